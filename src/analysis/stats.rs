@@ -1,0 +1,71 @@
+//! Plain descriptive statistics.
+
+use crate::result::Stats;
+
+/// Median, mean, sample standard deviation, min and max; zeros for an empty slice.
+pub fn describe(values: &[f64]) -> Stats {
+    if values.is_empty() {
+        return Stats::default();
+    }
+    let mut sorted = values.to_vec();
+    sorted.sort_by(f64::total_cmp);
+    let count = sorted.len();
+    let mean = sorted.iter().sum::<f64>() / count as f64;
+    let variance = if count > 1 {
+        sorted
+            .iter()
+            .map(|value| (value - mean).powi(2))
+            .sum::<f64>()
+            / (count - 1) as f64
+    } else {
+        0.0
+    };
+    Stats {
+        median: median_of_sorted(&sorted),
+        mean,
+        stdev: variance.sqrt(),
+        min: sorted[0],
+        max: sorted[count - 1],
+    }
+}
+
+fn median_of_sorted(sorted: &[f64]) -> f64 {
+    let middle = sorted.len() / 2;
+    if sorted.len() % 2 == 0 {
+        (sorted[middle - 1] + sorted[middle]) / 2.0
+    } else {
+        sorted[middle]
+    }
+}
+
+pub fn median(values: &[f64]) -> f64 {
+    describe(values).median
+}
+
+/// Coefficient of variation (stdev / mean), 0 when the mean is 0.
+pub fn coefficient_of_variation(values: &[f64]) -> f64 {
+    let stats = describe(values);
+    if stats.mean == 0.0 {
+        0.0
+    } else {
+        stats.stdev / stats.mean
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn describes_an_odd_and_an_even_set() {
+        let odd = describe(&[3.0, 1.0, 2.0]);
+        assert_eq!(
+            (odd.median, odd.mean, odd.min, odd.max),
+            (2.0, 2.0, 1.0, 3.0)
+        );
+        assert!((odd.stdev - 1.0).abs() < 1e-12);
+        assert_eq!(median(&[4.0, 1.0, 3.0, 2.0]), 2.5);
+        assert_eq!(describe(&[]).median, 0.0);
+        assert!((coefficient_of_variation(&[9.0, 11.0]) - 0.1414213562).abs() < 1e-9);
+    }
+}

@@ -1,0 +1,227 @@
+//! Command-line definitions. test_cpu_parallel's flags are accepted as aliases so its users
+//! can switch without relearning.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use clap::{Args, Parser, Subcommand};
+
+use crate::host::pinning::Pin;
+use crate::sweep::plan::SweepSpec;
+use crate::workload::WorkloadKind;
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "corescale",
+    version,
+    about = "Load-test a server's CPUs and memory with 1..N workers and measure how it scales",
+    long_about = "corescale runs a workload with 1..N concurrent worker threads, measures job \
+times, per-thread CPU time, OS figures (including steal time) and hardware counters at each \
+load level, and writes versioned JSON and test_cpu_parallel-compatible CSV.",
+    after_help = "Examples:\n  corescale host\n  corescale run                       # cpu workload, automatic sweep\n  corescale run --sweep 1,2,4,8 -o rac55.json -o rac55.csv\n  corescale run memory --full -w 16 --pin scatter\n  corescale run bandwidth -w 1 --duration 10s"
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Show the host's CPU topology, caches, NUMA nodes and memory.
+    #[command(after_help = "Examples:\n  corescale host\n  corescale host --json")]
+    Host(HostArgs),
+    /// Run a workload over one or more load levels and record the measurements.
+    #[command(after_help = RUN_EXAMPLES)]
+    Run(Box<RunArgs>),
+}
+
+const RUN_EXAMPLES: &str = "Examples:
+  corescale run                                  # cpu, --sweep auto around the core counts
+  corescale run --sweep 1,2,4,8 -o out.json -o out.csv
+  corescale run cpu --full -w 16 --pin scatter   # every level 1..16, one worker per core first
+  corescale run memory -w 4 --array-size 1G
+  corescale run bandwidth --sweep auto --duration 5s
+  corescale run --precision 2% --max-repeat 10   # add batches until job-time CV <= 2%
+
+test_cpu_parallel users: --num_workers 8 --full --output_file out.csv --mode memory work as before.";
+
+#[derive(Debug, Args)]
+pub struct HostArgs {
+    /// Print the host description as JSON.
+    #[arg(long)]
+    pub json: bool,
+    /// Read sysfs and procfs below this directory instead of / (for fixture trees).
+    #[arg(long, value_name = "DIR", default_value = "/")]
+    pub root: PathBuf,
+}
+
+#[derive(Debug, Args)]
+pub struct RunArgs {
+    /// Workload: cpu (instruction-bound), memory (latency-bound), bandwidth (STREAM triad).
+    #[arg(value_enum, value_name = "WORKLOAD")]
+    pub workload: Option<WorkloadKind>,
+
+    /// Workload, test_cpu_parallel style (same as the positional WORKLOAD).
+    #[arg(short = 'm', long = "mode", value_enum, conflicts_with = "workload")]
+    pub mode: Option<WorkloadKind>,
+
+    /// Number of concurrent workers: one level, or the top of --full.
+    #[arg(short = 'w', long = "workers", visible_alias = "num_workers", value_name = "N",
+          value_parser = clap::value_parser!(u64).range(1..))]
+    pub workers: Option<u64>,
+
+    /// Measure every level from 1 to --workers (default: the logical CPU count).
+    #[arg(short = 'f', long, conflicts_with = "sweep")]
+    pub full: bool,
+
+    /// Load levels: a list such as 1,2,4,8, or 'auto' (1, 2, powers of two, around the
+    /// physical-core and logical-CPU counts, up to 1.5x the logical CPUs). Default: auto.
+    #[arg(long, value_name = "LIST|auto", conflicts_with = "workers")]
+    pub sweep: Option<SweepSpec>,
+
+    /// Batches per level; in each batch every worker runs one job.
+    #[arg(long, visible_alias = "num_job_execution_loops", value_name = "K",
+          default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..=10_000))]
+    pub repeat: u32,
+
+    /// Add batches until the CV of job times is under this target (e.g. 2%).
+    #[arg(long, value_name = "PCT", value_parser = parse_percent)]
+    pub precision: Option<f64>,
+
+    /// Most batches per level with --precision.
+    #[arg(long, value_name = "K", default_value_t = 10,
+          value_parser = clap::value_parser!(u32).range(1..=10_000))]
+    pub max_repeat: u32,
+
+    /// Work per job: cpu iterations (default 350M), memory accesses (default 10M), or
+    /// bandwidth passes over the arrays (default: enough to move 10 GB). Suffixes K, M, G.
+    #[arg(long, value_name = "N", value_parser = parse_count)]
+    pub job_size: Option<u64>,
+
+    /// test_cpu_parallel's job size: millions of cpu iterations, or 50,000s of memory accesses.
+    #[arg(long = "worker_inner_loop_size", value_name = "N", conflicts_with = "job_size",
+          value_parser = clap::value_parser!(u64).range(1..))]
+    pub worker_inner_loop_size: Option<u64>,
+
+    /// Run each job for this long instead of a fixed amount of work, and report rates.
+    #[arg(long, value_name = "TIME", value_parser = parse_duration)]
+    pub duration: Option<Duration>,
+
+    /// Bytes per array for memory and bandwidth (default 4x the last-level cache). Suffixes K, M, G.
+    #[arg(long, value_name = "SIZE", value_parser = parse_size)]
+    pub array_size: Option<u64>,
+
+    /// Pin workers: none, compact (fill SMT siblings first), scatter (one per core first).
+    #[arg(long, value_enum, default_value = "none")]
+    pub pin: Pin,
+
+    /// Result file, format by extension (.json or .csv); repeatable. Rewritten after each level.
+    #[arg(
+        short = 'o',
+        long = "output",
+        visible_alias = "output_file",
+        value_name = "FILE"
+    )]
+    pub outputs: Vec<PathBuf>,
+
+    /// Name for this host in results and reports (default: the hostname).
+    #[arg(long)]
+    pub label: Option<String>,
+
+    /// Allow more than 8 workers per logical CPU, or allocations above available memory.
+    #[arg(long)]
+    pub force: bool,
+
+    /// No progress bar and no summary table.
+    #[arg(short, long)]
+    pub quiet: bool,
+}
+
+impl RunArgs {
+    pub fn workload_kind(&self) -> WorkloadKind {
+        self.workload.or(self.mode).unwrap_or(WorkloadKind::Cpu)
+    }
+
+    /// The job size, translating test_cpu_parallel's inner-loop count into our units.
+    pub fn job_size(&self) -> Option<u64> {
+        self.job_size.or_else(|| {
+            let loops = self.worker_inner_loop_size?;
+            Some(match self.workload_kind() {
+                WorkloadKind::Memory => loops.saturating_mul(50_000),
+                _ => loops.saturating_mul(1_000_000),
+            })
+        })
+    }
+}
+
+/// "2%", "2" or "0.5%" as a fraction (0.02, 0.02, 0.005).
+fn parse_percent(text: &str) -> Result<f64, String> {
+    let number = text.trim().trim_end_matches('%');
+    match number.parse::<f64>() {
+        Ok(value) if value > 0.0 && value < 100.0 => Ok(value / 100.0),
+        _ => Err(format!(
+            "'{text}' is not a percentage between 0 and 100, e.g. 2%"
+        )),
+    }
+}
+
+/// A count with decimal suffixes: 500M = 500,000,000.
+fn parse_count(text: &str) -> Result<u64, String> {
+    parse_with_suffix(text, 1000).and_then(|value| {
+        if value == 0 {
+            Err("the job size must be at least 1".to_string())
+        } else {
+            Ok(value)
+        }
+    })
+}
+
+/// A byte size with binary suffixes: 64M = 64 MiB.
+fn parse_size(text: &str) -> Result<u64, String> {
+    parse_with_suffix(text, 1024)
+}
+
+fn parse_with_suffix(text: &str, base: u64) -> Result<u64, String> {
+    let trimmed = text.trim().trim_end_matches(['B', 'b', 'i']);
+    let (digits, power) = match trimmed.chars().last() {
+        Some('K' | 'k') => (&trimmed[..trimmed.len() - 1], 1),
+        Some('M' | 'm') => (&trimmed[..trimmed.len() - 1], 2),
+        Some('G' | 'g') => (&trimmed[..trimmed.len() - 1], 3),
+        Some('T' | 't') => (&trimmed[..trimmed.len() - 1], 4),
+        _ => (trimmed, 0),
+    };
+    digits
+        .parse::<u64>()
+        .ok()
+        .and_then(|value| value.checked_mul(base.pow(power)))
+        .ok_or_else(|| format!("'{text}' is not a number with an optional K, M or G suffix"))
+}
+
+fn parse_duration(text: &str) -> Result<Duration, String> {
+    match humantime::parse_duration(text) {
+        Ok(duration) if duration >= Duration::from_millis(10) => Ok(duration),
+        Ok(_) => Err(format!("'{text}' is too short: use at least 10ms")),
+        Err(error) => Err(format!(
+            "'{text}' is not a duration such as 10s or 1m: {error}"
+        )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes_counts_and_percentages_parse() {
+        assert_eq!(parse_size("64M"), Ok(64 << 20));
+        assert_eq!(parse_size("1GiB"), Ok(1 << 30));
+        assert_eq!(parse_count("500M"), Ok(500_000_000));
+        assert_eq!(parse_count("12"), Ok(12));
+        assert!(parse_count("0").is_err());
+        assert!(parse_size("lots").is_err());
+        assert_eq!(parse_percent("2%"), Ok(0.02));
+        assert!(parse_percent("0").is_err());
+        assert_eq!(parse_duration("10s"), Ok(Duration::from_secs(10)));
+        assert!(parse_duration("1ms").is_err());
+    }
+}

@@ -1,0 +1,4 @@
+//! One module per subcommand: each wires run -> record -> analyse -> show.
+
+pub mod host;
+pub mod run;

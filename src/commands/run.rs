@@ -1,0 +1,201 @@
+//! `corescale run`: plan the levels, measure each, summarise, write the files after every
+//! level, and show the summary table.
+
+use anyhow::{Context, Result};
+use chrono::Utc;
+use nix::sched::sched_getaffinity;
+use nix::unistd::Pid;
+
+use crate::analysis::summary::summarize_document;
+use crate::cli::RunArgs;
+use crate::error::UsageError;
+use crate::host::counters::CounterStatus;
+use crate::host::pinning::{self, Pin};
+use crate::host::sysfs::FsRoot;
+use crate::host::{HostInfo, Topology};
+use crate::report::run_table;
+use crate::result::writer::{Output, write_all};
+use crate::result::{RunDocument, RunMode, RunSettings, SCHEMA, Tool};
+use crate::sweep::plan::{LoadLevels, SweepSpec, plan};
+use crate::sweep::progress::Progress;
+use crate::sweep::runner::{LevelSettings, measure_level};
+use crate::sweep::stop;
+use crate::workload::{self, WorkloadInfo, WorkloadRequest};
+
+/// How a run ended, for the exit code.
+pub enum RunEnd {
+    Complete,
+    Interrupted,
+}
+
+pub fn execute(args: &RunArgs, command_line: Vec<String>) -> Result<RunEnd> {
+    let host = HostInfo::read(&FsRoot::new("/"), args.label.clone())?;
+    let plan = plan(
+        &load_levels(args, &host.topology),
+        &host.topology,
+        args.force,
+    )?;
+    let outputs = args
+        .outputs
+        .iter()
+        .map(|path| Output::parse(path))
+        .collect::<Result<Vec<_>, _>>()?;
+    let request = WorkloadRequest {
+        job_size: args.job_size(),
+        array_bytes: args.array_size,
+    };
+    let workload = workload::build(args.workload_kind(), &request, &host.topology)
+        .map_err(|error| UsageError::new(error.to_string()))?;
+    let largest = plan.iter().copied().max().unwrap_or(1);
+    check_memory(&workload.info(), largest, &host, args.force)?;
+    check_pinning(&host.topology, args.pin, largest)?;
+
+    stop::install_handler();
+    let settings = level_settings(args);
+    let mut document = new_document(args, command_line, host, workload.info(), &plan);
+    let progress = Progress::new(plan.len() as u64 * u64::from(settings.repeat), args.quiet);
+    for (index, &workers) in plan.iter().enumerate() {
+        progress.level(index, plan.len(), workers);
+        let placement = pinning::placement(&document.host.topology, args.pin, workers);
+        let outcome = measure_level(workload.as_ref(), workers, &placement, &settings, &progress)?;
+        for problem in &outcome.pin_problems {
+            progress.note(&format!("corescale: warning: {problem}"));
+        }
+        document.hw_counters = CounterStatus {
+            available: outcome.counter_problem.is_none(),
+            reason: outcome.counter_problem,
+        };
+        document.levels.push(outcome.level);
+        summarize_document(&mut document);
+        document.updated_at = Utc::now();
+        if stop::stop_requested() {
+            document.stop_reason = Some("interrupted by the user (Ctrl-C)".to_string());
+            break;
+        }
+        write_all(&outputs, &document)?;
+    }
+    document.complete = document.stop_reason.is_none();
+    write_all(&outputs, &document)?;
+    progress.finish();
+    if !args.quiet {
+        print!("{}", run_table::render(&document));
+    }
+    Ok(if document.complete {
+        RunEnd::Complete
+    } else {
+        RunEnd::Interrupted
+    })
+}
+
+fn load_levels(args: &RunArgs, topology: &Topology) -> LoadLevels {
+    let workers = args.workers.map(|workers| workers as usize);
+    match (&args.sweep, args.full, workers) {
+        (Some(SweepSpec::List(list)), _, _) => LoadLevels::List(list.clone()),
+        (Some(SweepSpec::Auto), _, _) => LoadLevels::Auto,
+        (None, true, top) => LoadLevels::Full(top.unwrap_or(topology.logical_cpus)),
+        (None, false, Some(workers)) => LoadLevels::Single(workers),
+        (None, false, None) => LoadLevels::Auto,
+    }
+}
+
+fn level_settings(args: &RunArgs) -> LevelSettings {
+    LevelSettings {
+        repeat: args.repeat,
+        precision: args.precision,
+        max_repeat: args.max_repeat.max(args.repeat),
+        duration: args.duration,
+    }
+}
+
+fn new_document(
+    args: &RunArgs,
+    command_line: Vec<String>,
+    host: HostInfo,
+    workload: WorkloadInfo,
+    plan: &[usize],
+) -> RunDocument {
+    let now = Utc::now();
+    RunDocument {
+        schema: SCHEMA.to_string(),
+        tool: Tool {
+            name: "corescale".to_string(),
+            version: env!("CARGO_PKG_VERSION").to_string(),
+        },
+        command_line,
+        complete: false,
+        stop_reason: None,
+        started_at: now,
+        updated_at: now,
+        host,
+        workload,
+        settings: RunSettings {
+            mode: if args.duration.is_some() {
+                RunMode::FixedTime
+            } else {
+                RunMode::FixedWork
+            },
+            plan: plan.to_vec(),
+            repeat: args.repeat,
+            precision_target_pct: args.precision.map(|fraction| fraction * 100.0),
+            max_repeat: args.max_repeat.max(args.repeat),
+            duration_s: args.duration.map(|duration| duration.as_secs_f64()),
+            pin: args.pin,
+        },
+        hw_counters: CounterStatus {
+            available: false,
+            reason: Some("no level measured yet".to_string()),
+        },
+        levels: Vec::new(),
+    }
+}
+
+/// Refuses allocations that would push the host into swap or the OOM killer.
+fn check_memory(
+    workload: &WorkloadInfo,
+    workers: usize,
+    host: &HostInfo,
+    force: bool,
+) -> Result<(), UsageError> {
+    let (Some(memory), false) = (&host.memory, force) else {
+        return Ok(());
+    };
+    let needed = workload.bytes_per_worker.saturating_mul(workers as u64);
+    let margin = (memory.total_bytes / 10).max(512 << 20);
+    let usable = memory.available_bytes.saturating_sub(margin);
+    if needed > usable {
+        return Err(UsageError::new(format!(
+            "{workers} workers x {} = {} needed, but only {} is available after a {} safety margin: use a smaller --array-size, fewer workers, or --force",
+            gib(workload.bytes_per_worker),
+            gib(needed),
+            gib(usable),
+            gib(margin)
+        )));
+    }
+    Ok(())
+}
+
+fn gib(bytes: u64) -> String {
+    format!("{:.2} GiB", bytes as f64 / (1u64 << 30) as f64)
+}
+
+/// Refuses a pinning plan that names CPUs this process may not use (taskset, cgroups).
+fn check_pinning(topology: &Topology, pin: Pin, workers: usize) -> Result<()> {
+    if pin == Pin::None {
+        return Ok(());
+    }
+    let allowed =
+        sched_getaffinity(Pid::from_raw(0)).context("reading this process's CPU affinity")?;
+    for cpu in pinning::placement(topology, pin, workers)
+        .into_iter()
+        .flatten()
+    {
+        if !allowed.is_set(cpu).unwrap_or(false) {
+            return Err(UsageError::new(format!(
+                "--pin {} needs CPU {cpu}, which this process may not use (taskset or cgroup limits): use --pin none",
+                format!("{pin:?}").to_lowercase(),
+            ))
+            .into());
+        }
+    }
+    Ok(())
+}

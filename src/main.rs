@@ -1,0 +1,26 @@
+use clap::Parser;
+
+use corescale::cli::{Cli, Command};
+use corescale::commands::{self, run::RunEnd};
+use corescale::error::exit_code;
+use corescale::sweep::stop::INTERRUPTED_EXIT_CODE;
+
+fn main() {
+    let cli = Cli::parse();
+    let outcome = match &cli.command {
+        Command::Host(args) => commands::host::execute(args).map(|()| 0),
+        Command::Run(args) => {
+            commands::run::execute(args, std::env::args().collect()).map(|end| match end {
+                RunEnd::Complete => 0,
+                RunEnd::Interrupted => INTERRUPTED_EXIT_CODE,
+            })
+        }
+    };
+    match outcome {
+        Ok(code) => std::process::exit(code),
+        Err(error) => {
+            eprintln!("error: {error:#}");
+            std::process::exit(exit_code(&error));
+        }
+    }
+}

@@ -1,0 +1,83 @@
+//! The CSV form of a run: test_cpu_parallel's four columns first, so existing notebooks read
+//! it unchanged, then corescale's own columns.
+
+use anyhow::Result;
+use serde::Serialize;
+
+use super::{Level, RunDocument};
+
+/// One CSV row. The first four field names are test_cpu_parallel's header, byte for byte.
+#[derive(Debug, Serialize)]
+struct Row {
+    #[serde(rename = "Num_concurrent_jobs")]
+    workers: usize,
+    #[serde(rename = "job_median_run_time (sec)")]
+    median_s: f64,
+    #[serde(rename = "job_mean_run_time (sec)")]
+    mean_s: f64,
+    #[serde(rename = "job_stdev_run_time (sec)")]
+    stdev_s: f64,
+    #[serde(rename = "job_min_run_time (sec)")]
+    min_s: f64,
+    #[serde(rename = "job_max_run_time (sec)")]
+    max_s: f64,
+    jobs: usize,
+    cv: f64,
+    speed_jobs_per_min_per_worker: f64,
+    capacity_jobs_per_min: f64,
+    speedup: Option<f64>,
+    efficiency: Option<f64>,
+    cpu_fraction: f64,
+    rate_unit: String,
+    rate_per_worker: f64,
+    rate_total: f64,
+    user_pct: f64,
+    system_pct: f64,
+    idle_pct: f64,
+    iowait_pct: f64,
+    steal_pct: f64,
+    ctx_switches_per_s: f64,
+    run_queue: Option<f64>,
+    ipc: Option<f64>,
+}
+
+impl Row {
+    fn new(level: &Level, unit: &str) -> Self {
+        let summary = &level.summary;
+        Self {
+            workers: level.workers,
+            median_s: summary.job_time_s.median,
+            mean_s: summary.job_time_s.mean,
+            stdev_s: summary.job_time_s.stdev,
+            min_s: summary.job_time_s.min,
+            max_s: summary.job_time_s.max,
+            jobs: summary.jobs,
+            cv: summary.cv,
+            speed_jobs_per_min_per_worker: summary.speed_jobs_per_min,
+            capacity_jobs_per_min: summary.capacity_jobs_per_min,
+            speedup: summary.speedup,
+            efficiency: summary.efficiency,
+            cpu_fraction: summary.cpu_fraction,
+            rate_unit: format!("{unit}/s"),
+            rate_per_worker: summary.rate_per_worker,
+            rate_total: summary.rate_total,
+            user_pct: level.os.user_pct,
+            system_pct: level.os.system_pct,
+            idle_pct: level.os.idle_pct,
+            iowait_pct: level.os.iowait_pct,
+            steal_pct: level.os.steal_pct,
+            ctx_switches_per_s: level.os.ctx_switches_per_s,
+            run_queue: level.os.run_queue,
+            ipc: summary.ipc,
+        }
+    }
+}
+
+/// The CSV text of a run with at least one level (serde writes the header with the first row).
+pub fn to_csv(document: &RunDocument) -> Result<Vec<u8>> {
+    let mut writer = csv::Writer::from_writer(Vec::new());
+    for level in &document.levels {
+        writer.serialize(Row::new(level, &document.workload.unit))?;
+    }
+    Ok(writer.into_inner()?)
+}

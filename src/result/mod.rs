@@ -1,0 +1,128 @@
+//! The versioned result document (`corescale/1`) and its writers.
+
+pub mod csv_format;
+pub mod writer;
+
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+
+use crate::host::HostInfo;
+use crate::host::counters::CounterStatus;
+use crate::host::os_stats::OsFigures;
+use crate::host::pinning::Pin;
+use crate::workload::WorkloadInfo;
+
+pub const SCHEMA: &str = "corescale/1";
+
+/// One run of one workload over a plan of load levels.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunDocument {
+    pub schema: String,
+    pub tool: Tool,
+    pub command_line: Vec<String>,
+    /// False until every planned level was measured; an interrupted run stays false.
+    pub complete: bool,
+    /// Why the run ended early, when it did.
+    pub stop_reason: Option<String>,
+    pub started_at: DateTime<Utc>,
+    pub updated_at: DateTime<Utc>,
+    pub host: HostInfo,
+    pub workload: WorkloadInfo,
+    pub settings: RunSettings,
+    pub hw_counters: CounterStatus,
+    pub levels: Vec<Level>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Tool {
+    pub name: String,
+    pub version: String,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RunMode {
+    /// Every job does the same work; job time is the figure.
+    FixedWork,
+    /// Every job runs for the same time; operations per second is the figure.
+    FixedTime,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunSettings {
+    pub mode: RunMode,
+    /// Worker counts, in the order they are measured.
+    pub plan: Vec<usize>,
+    pub repeat: u32,
+    /// Target coefficient of variation of job times, in percent.
+    pub precision_target_pct: Option<f64>,
+    pub max_repeat: u32,
+    pub duration_s: Option<f64>,
+    pub pin: Pin,
+}
+
+/// One measured load level.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Level {
+    pub workers: usize,
+    pub batches: u32,
+    /// With `--precision`: whether the CV target was met within `max_repeat` batches.
+    pub precision_reached: Option<bool>,
+    /// The CPU each worker was pinned to (null when not pinned).
+    pub placement: Vec<Option<usize>>,
+    pub started_at: DateTime<Utc>,
+    /// Wall time of the measured batches, setup excluded.
+    pub elapsed_s: f64,
+    pub os: OsFigures,
+    pub samples: Vec<Sample>,
+    pub summary: LevelSummary,
+}
+
+/// One job of one worker.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Sample {
+    pub batch: u32,
+    pub worker: usize,
+    /// The CPU the worker was on when the job ended.
+    pub cpu: Option<usize>,
+    pub wall_s: f64,
+    pub cpu_s: f64,
+    pub ops: u64,
+    pub cycles: Option<u64>,
+    pub instructions: Option<u64>,
+}
+
+/// Order statistics of a set of values.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct Stats {
+    pub median: f64,
+    pub mean: f64,
+    pub stdev: f64,
+    pub min: f64,
+    pub max: f64,
+}
+
+/// The figures of seed 000 for one level, derived from its samples by `analysis`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct LevelSummary {
+    pub jobs: usize,
+    pub job_time_s: Stats,
+    /// stdev / mean of job times.
+    pub cv: f64,
+    pub cpu_time_s_mean: f64,
+    /// Thread CPU time over wall time: 1.0 means the workers never waited for a CPU.
+    pub cpu_fraction: f64,
+    /// Jobs per minute per worker (60 / median job time).
+    pub speed_jobs_per_min: f64,
+    /// Jobs per minute, all workers (60 n / median job time).
+    pub capacity_jobs_per_min: f64,
+    /// Operations per second of one worker (median over jobs).
+    pub rate_per_worker: f64,
+    /// Operations per second of all workers (median over batches of the batch sum).
+    pub rate_total: f64,
+    /// Capacity (or total rate) relative to the 1-worker level, when it was measured.
+    pub speedup: Option<f64>,
+    pub efficiency: Option<f64>,
+    /// Instructions per cycle, when hardware counters were available.
+    pub ipc: Option<f64>,
+}

@@ -1,0 +1,121 @@
+//! The memory workload: random read-modify-write over a per-worker array several times the
+//! last-level cache. Each next index is computed from the value just read, so accesses cannot
+//! overlap: the loop is bound by memory latency, not bandwidth.
+
+use anyhow::{Result, ensure};
+
+use crossbeam_utils::CachePadded;
+
+use super::{
+    WorkerJob, Workload, WorkloadInfo, WorkloadKind, WorkloadRequest, default_array_bytes,
+};
+use crate::host::Topology;
+
+/// Accesses of one default job: about 1 s at ~100 ns per DRAM access.
+pub const DEFAULT_JOB_ACCESSES: u64 = 10_000_000;
+
+/// Accesses of one fixed-time slice (about a millisecond).
+const SLICE_ACCESSES: u64 = 10_000;
+
+/// One dependent read-modify-write per access; returns where the walk stopped.
+#[inline(never)]
+pub fn chase(array: &mut [u64], accesses: u64, start: usize) -> usize {
+    let mask = array.len() - 1;
+    let mut index = start & mask;
+    for _ in 0..accesses {
+        let value = array[index];
+        array[index] = value.wrapping_add(1);
+        index = (scramble(value ^ index as u64) as usize) & mask;
+    }
+    index
+}
+
+/// splitmix64's finaliser: spreads every input bit over the whole word.
+fn scramble(mut value: u64) -> u64 {
+    value = (value ^ (value >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    value = (value ^ (value >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    value ^ (value >> 31)
+}
+
+pub struct MemoryWorkload {
+    array_words: usize,
+    job_accesses: u64,
+}
+
+impl MemoryWorkload {
+    pub fn new(request: &WorkloadRequest, topology: &Topology) -> Result<Self> {
+        let bytes = request
+            .array_bytes
+            .unwrap_or_else(|| default_array_bytes(topology));
+        ensure!(
+            bytes >= 4096,
+            "--array-size must be at least 4K (got {bytes} bytes)"
+        );
+        // A power of two lets the index be masked instead of divided.
+        let array_words = (bytes / 8).next_power_of_two() as usize;
+        Ok(Self {
+            array_words,
+            job_accesses: request.job_size.unwrap_or(DEFAULT_JOB_ACCESSES),
+        })
+    }
+}
+
+impl Workload for MemoryWorkload {
+    fn info(&self) -> WorkloadInfo {
+        let bytes = self.array_words as u64 * 8;
+        WorkloadInfo {
+            kind: WorkloadKind::Memory,
+            unit: "accesses".to_string(),
+            job_size: self.job_accesses,
+            job_size_unit: "accesses".to_string(),
+            bytes_per_worker: bytes,
+            array_bytes: Some(bytes),
+            description: "dependent random read-modify-write of u64 words (latency-bound)"
+                .to_string(),
+        }
+    }
+
+    fn prepare(&self, worker: usize) -> Box<dyn WorkerJob> {
+        let seed = worker as u64 + 1;
+        let array = (0..self.array_words as u64)
+            .map(|word| scramble(word ^ (seed << 40)))
+            .collect();
+        Box::new(CachePadded::new(MemoryJob {
+            array,
+            accesses: self.job_accesses,
+            position: seed as usize,
+        }))
+    }
+}
+
+struct MemoryJob {
+    array: Vec<u64>,
+    accesses: u64,
+    position: usize,
+}
+
+impl WorkerJob for MemoryJob {
+    fn run_job(&mut self) -> u64 {
+        self.position = chase(&mut self.array, self.accesses, self.position);
+        self.accesses
+    }
+
+    fn run_slice(&mut self) -> u64 {
+        self.position = chase(&mut self.array, SLICE_ACCESSES, self.position);
+        SLICE_ACCESSES
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_access_writes_one_increment() {
+        let mut array = vec![0u64; 1024];
+        chase(&mut array, 5000, 3);
+        assert_eq!(array.iter().sum::<u64>(), 5000);
+        // The walk spreads over the array instead of cycling in a corner.
+        assert!(array.iter().filter(|&&count| count > 0).count() > 512);
+    }
+}
