@@ -93,7 +93,7 @@ pub struct RunArgs {
           value_parser = clap::value_parser!(u32).range(1..=10_000))]
     pub max_repeat: u32,
 
-    /// Work per job: cpu iterations (default 350M), memory accesses (default 10M), or
+    /// Work per job: cpu iterations (default 350M), memory accesses (default 6M), or
     /// bandwidth passes over the arrays (default: enough to move 10 GB). Suffixes K, M, G.
     #[arg(long, value_name = "N", value_parser = parse_count)]
     pub job_size: Option<u64>,

@@ -5,8 +5,18 @@ use std::collections::BTreeMap;
 use super::stats::{coefficient_of_variation, describe, median};
 use crate::result::{Level, LevelSummary, RunDocument, RunMode, Sample};
 
+/// The spread that `--precision` targets: of job times for fixed-work jobs, of per-job rates
+/// for fixed-time jobs (whose times are all the same by construction).
+pub fn job_variation(samples: &[Sample], mode: RunMode) -> f64 {
+    let values: Vec<f64> = match mode {
+        RunMode::FixedWork => samples.iter().map(|sample| sample.wall_s).collect(),
+        RunMode::FixedTime => samples.iter().map(rate).collect(),
+    };
+    coefficient_of_variation(&values)
+}
+
 /// Summarises one level's samples; speedup is filled in by [`summarize_document`].
-pub fn summarize_level(workers: usize, samples: &[Sample]) -> LevelSummary {
+pub fn summarize_level(workers: usize, samples: &[Sample], mode: RunMode) -> LevelSummary {
     let wall: Vec<f64> = samples.iter().map(|sample| sample.wall_s).collect();
     let job_time_s = describe(&wall);
     let total_wall: f64 = wall.iter().sum();
@@ -22,7 +32,7 @@ pub fn summarize_level(workers: usize, samples: &[Sample]) -> LevelSummary {
     LevelSummary {
         jobs: samples.len(),
         job_time_s,
-        cv: coefficient_of_variation(&wall),
+        cv: job_variation(samples, mode),
         cpu_time_s_mean: if samples.is_empty() {
             0.0
         } else {
@@ -74,7 +84,7 @@ fn instructions_per_cycle(samples: &[Sample]) -> Option<f64> {
 /// capacity ratio for fixed-work runs, total-rate ratio for fixed-time runs.
 pub fn summarize_document(document: &mut RunDocument) {
     for level in &mut document.levels {
-        level.summary = summarize_level(level.workers, &level.samples);
+        level.summary = summarize_level(level.workers, &level.samples, document.settings.mode);
     }
     let throughput = |level: &Level| match document.settings.mode {
         RunMode::FixedWork => level.summary.capacity_jobs_per_min,
@@ -120,7 +130,7 @@ mod tests {
     #[test]
     fn speed_and_capacity_follow_the_median_job_time() {
         let samples = [sample(1, 0, 2.0), sample(1, 1, 2.0), sample(2, 0, 4.0)];
-        let summary = summarize_level(2, &samples);
+        let summary = summarize_level(2, &samples, RunMode::FixedWork);
         assert_eq!(summary.job_time_s.median, 2.0);
         assert_eq!(summary.speed_jobs_per_min, 30.0);
         assert_eq!(summary.capacity_jobs_per_min, 60.0);

@@ -15,7 +15,7 @@ use crate::host::sysfs::FsRoot;
 use crate::host::{HostInfo, Topology};
 use crate::report::run_table;
 use crate::result::writer::{Output, write_all};
-use crate::result::{RunDocument, RunMode, RunSettings, SCHEMA, Tool};
+use crate::result::{RunDocument, RunSettings, SCHEMA, Tool};
 use crate::sweep::plan::{LoadLevels, SweepSpec, plan};
 use crate::sweep::progress::Progress;
 use crate::sweep::runner::{LevelSettings, measure_level};
@@ -52,7 +52,7 @@ pub fn execute(args: &RunArgs, command_line: Vec<String>) -> Result<RunEnd> {
 
     stop::install_handler();
     let settings = level_settings(args);
-    let mut document = new_document(args, command_line, host, workload.info(), &plan);
+    let mut document = new_document(args, &settings, command_line, host, workload.info(), &plan);
     let progress = Progress::new(plan.len() as u64 * u64::from(settings.repeat), args.quiet);
     for (index, &workers) in plan.iter().enumerate() {
         progress.level(index, plan.len(), workers);
@@ -109,6 +109,7 @@ fn level_settings(args: &RunArgs) -> LevelSettings {
 
 fn new_document(
     args: &RunArgs,
+    settings: &LevelSettings,
     command_line: Vec<String>,
     host: HostInfo,
     workload: WorkloadInfo,
@@ -129,16 +130,12 @@ fn new_document(
         host,
         workload,
         settings: RunSettings {
-            mode: if args.duration.is_some() {
-                RunMode::FixedTime
-            } else {
-                RunMode::FixedWork
-            },
+            mode: settings.mode(),
             plan: plan.to_vec(),
-            repeat: args.repeat,
-            precision_target_pct: args.precision.map(|fraction| fraction * 100.0),
-            max_repeat: args.max_repeat.max(args.repeat),
-            duration_s: args.duration.map(|duration| duration.as_secs_f64()),
+            repeat: settings.repeat,
+            precision_target_pct: settings.precision.map(|fraction| fraction * 100.0),
+            max_repeat: settings.max_repeat,
+            duration_s: settings.duration.map(|duration| duration.as_secs_f64()),
             pin: args.pin,
         },
         hw_counters: CounterStatus {

@@ -13,12 +13,12 @@ use nix::time::{ClockId, clock_gettime};
 
 use super::progress::Progress;
 use super::stop;
-use crate::analysis::stats::coefficient_of_variation;
+use crate::analysis::summary::job_variation;
 use crate::host::counters::{CounterReading, ThreadCounters};
 use crate::host::os_stats::{RunQueueSampler, StatSnapshot};
 use crate::host::pinning::{current_cpu, pin_current_thread};
 use crate::host::sysfs::FsRoot;
-use crate::result::{Level, LevelSummary, Sample};
+use crate::result::{Level, LevelSummary, RunMode, Sample};
 use crate::workload::{WorkerJob, Workload};
 
 /// How each level is measured.
@@ -26,12 +26,22 @@ use crate::workload::{WorkerJob, Workload};
 pub struct LevelSettings {
     /// Batches per level (each worker runs one job per batch).
     pub repeat: u32,
-    /// Keep adding batches until the CV of job times is at most this fraction...
+    /// Keep adding batches until the CV of job times (rates, for fixed-time) is at most this...
     pub precision: Option<f64>,
     /// ...but never more than this many batches.
     pub max_repeat: u32,
     /// Fixed-time jobs of this length instead of fixed-work jobs.
     pub duration: Option<Duration>,
+}
+
+impl LevelSettings {
+    pub fn mode(&self) -> RunMode {
+        if self.duration.is_some() {
+            RunMode::FixedTime
+        } else {
+            RunMode::FixedWork
+        }
+    }
 }
 
 /// A measured level and what went wrong on its workers without stopping them.
@@ -97,12 +107,7 @@ pub fn measure_level(
             batches += 1;
             samples.extend(samples_received.try_iter());
             progress.batch_done(batches > settings.repeat);
-            let cv = coefficient_of_variation(
-                &samples
-                    .iter()
-                    .map(|sample| sample.wall_s)
-                    .collect::<Vec<_>>(),
-            );
+            let cv = job_variation(&samples, settings.mode());
             if let Some(target) = settings.precision {
                 precision_reached = Some(cv <= target);
             }

@@ -70,13 +70,17 @@ impl Workload for BandwidthWorkload {
     }
 
     fn prepare(&self, _worker: usize) -> Box<dyn WorkerJob> {
-        Box::new(CachePadded::new(BandwidthJob {
-            a: vec![0.0; self.elements],
+        // Non-zero fills: a zero-filled Vec is lazily mapped by the kernel, and its page faults
+        // would land in the first timed pass. One untimed pass then settles the arrays.
+        let mut job = BandwidthJob {
+            a: vec![0.5; self.elements],
             b: vec![1.0; self.elements],
             c: vec![2.0; self.elements],
             passes: self.job_passes,
             cursor: 0,
-        }))
+        };
+        triad(&mut job.a, &job.b, &job.c, SCALAR);
+        Box::new(CachePadded::new(job))
     }
 }
 
