@@ -75,9 +75,12 @@ fn parent_directory(path: &Path) -> &Path {
     }
 }
 
-/// Writes to a temporary file beside `path`, syncs it and renames it over `path`.
+/// Writes to a temporary file beside `path`, syncs it and renames it over `path`. A kill in
+/// the middle can leave a `.corescale-*` file behind, never a half-written result.
 pub fn write_atomically(path: &Path, bytes: &[u8]) -> Result<()> {
-    let mut temporary = tempfile::NamedTempFile::new_in(parent_directory(path))?;
+    let mut temporary = tempfile::Builder::new()
+        .prefix(".corescale-")
+        .tempfile_in(parent_directory(path))?;
     temporary.write_all(bytes)?;
     temporary.as_file().sync_all()?;
     temporary.persist(path)?;

@@ -1,0 +1,228 @@
+//! Helpers shared by the integration tests: fixture sysfs/procfs trees and the binary.
+
+#![allow(dead_code)]
+
+use std::fs;
+use std::path::Path;
+
+use assert_cmd::Command;
+
+/// The corescale binary built by cargo for this test run.
+pub fn corescale() -> Command {
+    Command::cargo_bin("corescale").expect("the corescale binary is built")
+}
+
+/// A cache level of a fixture machine and who shares one instance of it.
+pub struct FixtureCache {
+    pub level: u32,
+    pub kind: &'static str,
+    pub size: &'static str,
+    pub per_socket: bool,
+}
+
+/// A machine to lay out as a sysfs/procfs tree, numbered the way Linux numbers x86 CPUs:
+/// first thread of every core of every socket, then the second threads.
+pub struct FixtureMachine {
+    pub sockets: usize,
+    pub cores_per_socket: usize,
+    pub threads_per_core: usize,
+    pub model_name: &'static str,
+    pub caches: Vec<FixtureCache>,
+    /// Extra cpuinfo flags, e.g. "hypervisor".
+    pub flags: &'static str,
+    pub dmi_vendor: Option<&'static str>,
+    pub mem_total_kb: u64,
+    pub mem_available_kb: u64,
+}
+
+impl FixtureMachine {
+    fn cpu_number(&self, socket: usize, core: usize, thread: usize) -> usize {
+        thread * self.sockets * self.cores_per_socket + socket * self.cores_per_socket + core
+    }
+
+    pub fn logical_cpus(&self) -> usize {
+        self.sockets * self.cores_per_socket * self.threads_per_core
+    }
+
+    /// Writes the tree below `root`.
+    pub fn write(&self, root: &Path) {
+        let write = |relative: &str, text: &str| {
+            let path = root.join(relative);
+            fs::create_dir_all(path.parent().unwrap()).unwrap();
+            fs::write(path, format!("{text}\n")).unwrap();
+        };
+        let total = self.logical_cpus();
+        write("sys/devices/system/cpu/online", &format!("0-{}", total - 1));
+        let mut cpuinfo = String::new();
+        for socket in 0..self.sockets {
+            let mut node_cpus = Vec::new();
+            for core in 0..self.cores_per_socket {
+                let siblings: Vec<usize> = (0..self.threads_per_core)
+                    .map(|thread| self.cpu_number(socket, core, thread))
+                    .collect();
+                let socket_cpus: Vec<usize> = (0..self.cores_per_socket)
+                    .flat_map(|other| (0..self.threads_per_core).map(move |thread| (other, thread)))
+                    .map(|(other, thread)| self.cpu_number(socket, other, thread))
+                    .collect();
+                for &cpu in &siblings {
+                    node_cpus.push(cpu);
+                    let base = format!("sys/devices/system/cpu/cpu{cpu}");
+                    write(
+                        &format!("{base}/topology/physical_package_id"),
+                        &socket.to_string(),
+                    );
+                    write(&format!("{base}/topology/core_id"), &core.to_string());
+                    for (index, cache) in self.caches.iter().enumerate() {
+                        let dir = format!("{base}/cache/index{index}");
+                        let shared = if cache.per_socket {
+                            &socket_cpus
+                        } else {
+                            &siblings
+                        };
+                        write(&format!("{dir}/level"), &cache.level.to_string());
+                        write(&format!("{dir}/type"), cache.kind);
+                        write(&format!("{dir}/size"), cache.size);
+                        write(&format!("{dir}/shared_cpu_list"), &list(shared));
+                    }
+                    cpuinfo.push_str(&format!(
+                        "processor\t: {cpu}\nvendor_id\t: GenuineIntel\nmodel name\t: {}\nphysical id\t: {socket}\ncore id\t\t: {core}\nflags\t\t: fpu sse2 {}\n\n",
+                        self.model_name, self.flags
+                    ));
+                }
+            }
+            node_cpus.sort_unstable();
+            write(
+                &format!("sys/devices/system/node/node{socket}/cpulist"),
+                &list(&node_cpus),
+            );
+        }
+        write("proc/cpuinfo", cpuinfo.trim_end());
+        write("proc/meminfo", &self.meminfo());
+        write("proc/sys/kernel/osrelease", "3.10.0-1160.el7.x86_64");
+        write("proc/sys/kernel/hostname", "fixture-host");
+        if let Some(vendor) = self.dmi_vendor {
+            write("sys/class/dmi/id/sys_vendor", vendor);
+        }
+    }
+}
+
+impl FixtureMachine {
+    /// A /proc/meminfo with every field a 3.10+ kernel prints; only the first three matter.
+    fn meminfo(&self) -> String {
+        let mut text = format!(
+            "MemTotal:       {} kB\nMemFree:        {} kB\nMemAvailable:   {} kB\n",
+            self.mem_total_kb, self.mem_available_kb, self.mem_available_kb
+        );
+        for field in [
+            "Buffers",
+            "Cached",
+            "SwapCached",
+            "Active",
+            "Inactive",
+            "SwapTotal",
+            "SwapFree",
+            "Dirty",
+            "Writeback",
+            "AnonPages",
+            "Mapped",
+            "Shmem",
+            "Slab",
+            "SReclaimable",
+            "SUnreclaim",
+            "KernelStack",
+            "PageTables",
+            "NFS_Unstable",
+            "Bounce",
+            "WritebackTmp",
+            "CommitLimit",
+            "Committed_AS",
+            "VmallocTotal",
+            "VmallocUsed",
+            "VmallocChunk",
+        ] {
+            text.push_str(&format!("{field}: 0 kB\n"));
+        }
+        text
+    }
+}
+
+fn list(cpus: &[usize]) -> String {
+    cpus.iter()
+        .map(usize::to_string)
+        .collect::<Vec<_>>()
+        .join(",")
+}
+
+/// Like RAC52 of the anchor data: 2 sockets x 10 cores x 2 threads, 2.2 GHz, 25 MiB L3.
+pub fn rac52_like() -> FixtureMachine {
+    FixtureMachine {
+        sockets: 2,
+        cores_per_socket: 10,
+        threads_per_core: 2,
+        model_name: "Intel(R) Xeon(R) CPU E5-2630 v4 @ 2.20GHz",
+        caches: vec![
+            FixtureCache {
+                level: 1,
+                kind: "Data",
+                size: "32K",
+                per_socket: false,
+            },
+            FixtureCache {
+                level: 1,
+                kind: "Instruction",
+                size: "32K",
+                per_socket: false,
+            },
+            FixtureCache {
+                level: 2,
+                kind: "Unified",
+                size: "256K",
+                per_socket: false,
+            },
+            FixtureCache {
+                level: 3,
+                kind: "Unified",
+                size: "25600K",
+                per_socket: true,
+            },
+        ],
+        flags: "ht",
+        dmi_vendor: None,
+        mem_total_kb: 512 * 1024 * 1024,
+        mem_available_kb: 500 * 1024 * 1024,
+    }
+}
+
+/// A 1-socket 4-core guest without SMT, under a hypervisor that DMI names.
+pub fn four_core_guest() -> FixtureMachine {
+    FixtureMachine {
+        sockets: 1,
+        cores_per_socket: 4,
+        threads_per_core: 1,
+        model_name: "AMD EPYC 7B13",
+        caches: vec![
+            FixtureCache {
+                level: 1,
+                kind: "Data",
+                size: "32K",
+                per_socket: false,
+            },
+            FixtureCache {
+                level: 2,
+                kind: "Unified",
+                size: "512K",
+                per_socket: false,
+            },
+            FixtureCache {
+                level: 3,
+                kind: "Unified",
+                size: "32768K",
+                per_socket: true,
+            },
+        ],
+        flags: "hypervisor",
+        dmi_vendor: Some("QEMU"),
+        mem_total_kb: 16 * 1024 * 1024,
+        mem_available_kb: 15 * 1024 * 1024,
+    }
+}

@@ -1,0 +1,380 @@
+//! `corescale run` through the real binary: result files, compatibility flags, refusals,
+//! and what survives an interruption.
+
+mod common;
+
+use std::path::Path;
+use std::process::{Command as StdCommand, Stdio};
+use std::time::{Duration, Instant};
+
+use common::corescale;
+use predicates::str::contains;
+use serde_json::Value;
+
+/// Small jobs keep the suite quick: about 60 ms of cpu work each on a current core.
+const SMALL_CPU_JOB: &str = "20M";
+
+fn read_json(path: &Path) -> Value {
+    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+}
+
+fn csv_rows(path: &Path) -> (Vec<String>, Vec<Vec<String>>) {
+    let mut reader = csv::Reader::from_path(path).unwrap();
+    let header = reader
+        .headers()
+        .unwrap()
+        .iter()
+        .map(str::to_string)
+        .collect();
+    let rows = reader
+        .records()
+        .map(|record| record.unwrap().iter().map(str::to_string).collect())
+        .collect();
+    (header, rows)
+}
+
+#[test]
+fn a_sweep_writes_a_complete_versioned_document_and_a_notebook_csv() {
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("run.json");
+    let csv = dir.path().join("run.csv");
+    corescale()
+        .args([
+            "run",
+            "cpu",
+            "--sweep",
+            "1,2",
+            "--repeat",
+            "2",
+            "--job-size",
+            SMALL_CPU_JOB,
+        ])
+        .args(["--label", "test-box", "-o"])
+        .arg(&json)
+        .arg("-o")
+        .arg(&csv)
+        .assert()
+        .success()
+        .stdout(contains("cpu on test-box"))
+        .stdout(contains("jobs/min/worker"));
+
+    let document = read_json(&json);
+    assert_eq!(document["schema"], "corescale/1");
+    assert_eq!(document["complete"], true);
+    assert_eq!(document["host"]["label"], "test-box");
+    assert_eq!(document["workload"]["kind"], "cpu");
+    assert_eq!(document["workload"]["job_size"], 20_000_000);
+    assert_eq!(document["settings"]["plan"], serde_json::json!([1, 2]));
+    let levels = document["levels"].as_array().unwrap();
+    assert_eq!(levels.len(), 2);
+    for level in levels {
+        let workers = level["workers"].as_u64().unwrap();
+        let samples = level["samples"].as_array().unwrap();
+        assert_eq!(
+            samples.len() as u64,
+            2 * workers,
+            "one sample per worker per batch"
+        );
+        for sample in samples {
+            assert_eq!(sample["ops"], 20_000_000);
+            let wall = sample["wall_s"].as_f64().unwrap();
+            let cpu = sample["cpu_s"].as_f64().unwrap();
+            assert!(
+                wall > 0.0 && cpu > 0.0 && cpu <= wall * 1.05,
+                "cpu {cpu} wall {wall}"
+            );
+        }
+        let summary = &level["summary"];
+        let median = summary["job_time_s"]["median"].as_f64().unwrap();
+        let capacity = summary["capacity_jobs_per_min"].as_f64().unwrap();
+        assert!((capacity - 60.0 * workers as f64 / median).abs() < 1e-6 * capacity);
+        let os = &level["os"];
+        for field in [
+            "user_pct",
+            "system_pct",
+            "idle_pct",
+            "steal_pct",
+            "ctx_switches_per_s",
+        ] {
+            assert!(os[field].as_f64().unwrap() >= 0.0, "{field}");
+        }
+    }
+    assert_eq!(levels[0]["summary"]["speedup"], 1.0);
+    let counters = &document["hw_counters"];
+    assert!(counters["available"].as_bool().unwrap() || counters["reason"].is_string());
+
+    let (header, rows) = csv_rows(&csv);
+    assert_eq!(
+        header[..4],
+        [
+            "Num_concurrent_jobs",
+            "job_median_run_time (sec)",
+            "job_mean_run_time (sec)",
+            "job_stdev_run_time (sec)"
+        ]
+    );
+    assert_eq!(rows.len(), 2);
+    assert_eq!(rows[1][0], "2");
+    let csv_median: f64 = rows[1][1].parse().unwrap();
+    let json_median = levels[1]["summary"]["job_time_s"]["median"]
+        .as_f64()
+        .unwrap();
+    assert_eq!(csv_median, json_median);
+}
+
+#[test]
+fn test_cpu_parallel_flags_run_a_full_sweep() {
+    let dir = tempfile::tempdir().unwrap();
+    let csv = dir.path().join("myout.csv");
+    corescale()
+        .args(["run", "--num_workers", "2", "--full", "--mode", "cpu"])
+        .args([
+            "--num_job_execution_loops",
+            "1",
+            "--worker_inner_loop_size",
+            "10",
+        ])
+        .arg("--output_file")
+        .arg(&csv)
+        .assert()
+        .success();
+    let (_, rows) = csv_rows(&csv);
+    let workers: Vec<&str> = rows.iter().map(|row| row[0].as_str()).collect();
+    assert_eq!(workers, ["1", "2"]);
+    let jobs: Vec<&str> = rows.iter().map(|row| row[6].as_str()).collect();
+    assert_eq!(jobs, ["1", "2"], "one batch per level");
+}
+
+#[test]
+fn fixed_time_runs_report_rates() {
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("rate.json");
+    corescale()
+        .args([
+            "run",
+            "-w",
+            "1",
+            "--duration",
+            "200ms",
+            "--repeat",
+            "2",
+            "-q",
+            "-o",
+        ])
+        .arg(&json)
+        .assert()
+        .success()
+        .stdout("");
+    let document = read_json(&json);
+    assert_eq!(document["settings"]["mode"], "fixed_time");
+    let level = &document["levels"][0];
+    for sample in level["samples"].as_array().unwrap() {
+        let wall = sample["wall_s"].as_f64().unwrap();
+        assert!((0.2..0.5).contains(&wall), "a 200ms job took {wall}s");
+    }
+    let rate = level["summary"]["rate_total"].as_f64().unwrap();
+    let ops = level["samples"][0]["ops"].as_f64().unwrap();
+    let wall = level["samples"][0]["wall_s"].as_f64().unwrap();
+    assert!(rate > 0.5 * ops / wall && rate < 2.0 * ops / wall);
+}
+
+#[test]
+fn memory_and_bandwidth_run_with_small_arrays() {
+    let dir = tempfile::tempdir().unwrap();
+    let memory = dir.path().join("memory.json");
+    corescale()
+        .args([
+            "run",
+            "memory",
+            "-w",
+            "2",
+            "--array-size",
+            "8M",
+            "--job-size",
+            "200K",
+        ])
+        .args(["--repeat", "1", "-q", "-o"])
+        .arg(&memory)
+        .assert()
+        .success();
+    let document = read_json(&memory);
+    assert_eq!(document["workload"]["array_bytes"], 8 << 20);
+    assert_eq!(document["workload"]["bytes_per_worker"], 8 << 20);
+    assert_eq!(document["levels"][0]["samples"][0]["ops"], 200_000);
+
+    let bandwidth = dir.path().join("bandwidth.json");
+    corescale()
+        .args([
+            "run",
+            "bandwidth",
+            "-w",
+            "1",
+            "--array-size",
+            "8M",
+            "--job-size",
+            "4",
+        ])
+        .args(["--repeat", "1", "-o"])
+        .arg(&bandwidth)
+        .assert()
+        .success()
+        .stdout(contains("GB/s"));
+    let document = read_json(&bandwidth);
+    assert_eq!(document["workload"]["unit"], "bytes");
+    assert_eq!(document["workload"]["bytes_per_worker"], 3 * (8 << 20));
+    // 4 passes x 1M elements x 24 bytes
+    assert_eq!(
+        document["levels"][0]["samples"][0]["ops"],
+        4 * (1 << 20) * 24
+    );
+}
+
+#[test]
+fn compact_pinning_records_the_cpus_used() {
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("pinned.json");
+    corescale()
+        .args([
+            "run",
+            "-w",
+            "2",
+            "--pin",
+            "compact",
+            "--repeat",
+            "1",
+            "--job-size",
+            "5M",
+            "-q",
+        ])
+        .arg("-o")
+        .arg(&json)
+        .assert()
+        .success();
+    let document = read_json(&json);
+    let level = &document["levels"][0];
+    let placement: Vec<u64> = level["placement"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|cpu| cpu.as_u64().unwrap())
+        .collect();
+    assert_eq!(placement.len(), 2);
+    for sample in level["samples"].as_array().unwrap() {
+        let worker = sample["worker"].as_u64().unwrap() as usize;
+        assert_eq!(sample["cpu"].as_u64().unwrap(), placement[worker]);
+    }
+    assert_eq!(document["settings"]["pin"], "compact");
+}
+
+#[test]
+fn bad_input_is_a_one_line_usage_error() {
+    let cases: &[(&[&str], &str)] = &[
+        (&["run", "-w", "0"], "0"),
+        (&["run", "--sweep", "1,0"], "at least 1 worker"),
+        (&["run", "--sweep", "1,x"], "not a worker count"),
+        (&["run", "disk"], "invalid value 'disk'"),
+        (&["run", "-w", "100000"], "add --force"),
+        (&["run", "--precision", "abc"], "not a percentage"),
+        (&["run", "--duration", "soon"], "not a duration"),
+        (&["run", "-o", "results.txt"], "name it *.json or *.csv"),
+        (&["run", "-o", "/no/such/dir/out.json"], "does not exist"),
+        (
+            &["run", "memory", "-w", "4", "--array-size", "64T"],
+            "--array-size",
+        ),
+        (&["run", "--frobnicate"], "unexpected argument"),
+    ];
+    for (args, message) in cases {
+        let output = corescale().args(*args).output().unwrap();
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(output.status.code(), Some(2), "{args:?}: {stderr}");
+        assert!(stderr.contains(message), "{args:?}: {stderr}");
+        assert!(!stderr.contains("panicked"), "{args:?}: {stderr}");
+    }
+}
+
+#[test]
+fn the_memory_refusal_shows_the_numbers() {
+    corescale()
+        .args(["run", "bandwidth", "-w", "2", "--array-size", "64T"])
+        .assert()
+        .code(2)
+        .stderr(contains("2 workers x 196608.00 GiB = 393216.00 GiB needed"))
+        .stderr(contains("available"));
+}
+
+#[test]
+fn help_shows_examples() {
+    corescale()
+        .args(["run", "--help"])
+        .assert()
+        .success()
+        .stdout(contains("Examples:"))
+        .stdout(contains("--num_workers"));
+}
+
+/// Starts a long sweep, waits for the first level to reach `json`, and returns the child.
+fn start_long_sweep(json: &Path) -> std::process::Child {
+    let child = StdCommand::new(assert_cmd::cargo::cargo_bin("corescale"))
+        .args([
+            "run",
+            "--sweep",
+            "1,2,3,4",
+            "--repeat",
+            "50",
+            "--job-size",
+            "2M",
+            "-q",
+            "-o",
+        ])
+        .arg(json)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while !json.exists() {
+        assert!(Instant::now() < deadline, "no level was written in 60 s");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    child
+}
+
+#[test]
+fn ctrl_c_keeps_completed_levels_and_marks_the_run_incomplete() {
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("interrupted.json");
+    let child = start_long_sweep(&json);
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(child.id() as i32),
+        nix::sys::signal::Signal::SIGINT,
+    )
+    .unwrap();
+    let output = child.wait_with_output().unwrap();
+    assert_eq!(output.status.code(), Some(130));
+    assert!(String::from_utf8_lossy(&output.stderr).contains("stopping after the current batch"));
+    let document = read_json(&json);
+    assert_eq!(document["complete"], false);
+    assert!(
+        document["stop_reason"]
+            .as_str()
+            .unwrap()
+            .contains("interrupted")
+    );
+    let levels = document["levels"].as_array().unwrap();
+    assert!(!levels.is_empty() && levels.len() < 4);
+    assert_eq!(levels[0]["batches"], 50, "the first level was complete");
+}
+
+#[test]
+fn a_killed_run_leaves_a_whole_file_with_the_levels_done() {
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("killed.json");
+    let mut child = start_long_sweep(&json);
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let document = read_json(&json);
+    assert_eq!(document["complete"], false);
+    assert!(!document["levels"].as_array().unwrap().is_empty());
+}
