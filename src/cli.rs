@@ -33,6 +33,94 @@ pub enum Command {
     /// Run a workload over one or more load levels and record the measurements.
     #[command(after_help = RUN_EXAMPLES)]
     Run(Box<RunArgs>),
+    /// Analyse and compare result files: figures, knee, saturation, fits, findings.
+    #[command(after_help = REPORT_EXAMPLES)]
+    Report(ReportArgs),
+}
+
+const REPORT_EXAMPLES: &str = "Examples:
+  corescale report rac52.csv rac54.csv rac55.csv --cores rac52=20/40 --cores rac54=8/16 --cores rac55=16/32
+  corescale report run1.json run2.json --html report.html --png figures/ --markdown report.md --json analysis.json
+  corescale report old.csv --label old.csv=RAC52 --cost RAC52=10000
+
+Inputs: corescale JSON or CSV, test_cpu_parallel CSV (either header), or SLOB-style
+Num_concurrent_workers,<rate> CSV; the format is detected from the content.";
+
+#[derive(Debug, Args)]
+pub struct ReportArgs {
+    /// Result files to analyse, one series each.
+    #[arg(required = true, value_name = "FILE")]
+    pub files: Vec<PathBuf>,
+
+    /// Name a series: FILE=NAME (default: the host label, else the file name without extension).
+    #[arg(long = "label", value_name = "FILE=NAME", value_parser = parse_pair)]
+    pub labels: Vec<(String, String)>,
+
+    /// Physical cores / logical CPUs of a series whose file has no topology: NAME=P/L.
+    #[arg(long = "cores", value_name = "NAME=P/L", value_parser = parse_cores)]
+    pub cores: Vec<(String, (usize, usize))>,
+
+    /// Cost of a server, in any unit you like, for capacity per cost: NAME=VALUE.
+    #[arg(long = "cost", value_name = "NAME=VALUE", value_parser = parse_cost)]
+    pub costs: Vec<(String, f64)>,
+
+    /// Write a self-contained HTML page with the four figures, tables and findings.
+    #[arg(long, value_name = "FILE")]
+    pub html: Option<PathBuf>,
+
+    /// Write the figures as PNG files into this directory (created if missing).
+    #[arg(long, value_name = "DIR")]
+    pub png: Option<PathBuf>,
+
+    /// Write tables and findings as Markdown.
+    #[arg(long, value_name = "FILE")]
+    pub markdown: Option<PathBuf>,
+
+    /// Write the whole analysis as JSON (fields documented in README).
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<PathBuf>,
+
+    /// Do not print the summary on the terminal.
+    #[arg(short, long)]
+    pub quiet: bool,
+}
+
+/// "KEY=VALUE" with both parts non-empty.
+fn parse_pair(text: &str) -> Result<(String, String), String> {
+    match text.split_once('=') {
+        Some((key, value)) if !key.is_empty() && !value.is_empty() => {
+            Ok((key.to_string(), value.to_string()))
+        }
+        _ => Err(format!("'{text}' is not KEY=VALUE")),
+    }
+}
+
+/// "NAME=P/L", e.g. RAC52=20/40.
+fn parse_cores(text: &str) -> Result<(String, (usize, usize)), String> {
+    let (name, counts) = parse_pair(text)?;
+    let parsed = counts.split_once('/').and_then(|(physical, logical)| {
+        Some((
+            physical.trim().parse::<usize>().ok()?,
+            logical.trim().parse::<usize>().ok()?,
+        ))
+    });
+    match parsed {
+        Some((physical, logical)) if physical >= 1 && logical >= physical => {
+            Ok((name, (physical, logical)))
+        }
+        _ => Err(format!(
+            "'{counts}' is not P/L with 1 <= P <= L, e.g. {name}=20/40"
+        )),
+    }
+}
+
+/// "NAME=VALUE" with a positive cost.
+fn parse_cost(text: &str) -> Result<(String, f64), String> {
+    let (name, value) = parse_pair(text)?;
+    match value.parse::<f64>() {
+        Ok(cost) if cost > 0.0 && cost.is_finite() => Ok((name, cost)),
+        _ => Err(format!("'{value}' is not a positive cost")),
+    }
 }
 
 const RUN_EXAMPLES: &str = "Examples:

@@ -9,6 +9,7 @@ fn main() {
     let cli = Cli::parse();
     let outcome = match &cli.command {
         Command::Host(args) => commands::host::execute(args).map(|()| 0),
+        Command::Report(args) => commands::report::execute(args).map(|()| 0),
         Command::Run(args) => {
             commands::run::execute(args, std::env::args().collect()).map(|end| match end {
                 RunEnd::Complete => 0,

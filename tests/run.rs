@@ -384,24 +384,50 @@ fn precision_adds_batches_up_to_the_cap_and_says_whether_it_got_there() {
     let dir = tempfile::tempdir().unwrap();
     let strict = dir.path().join("strict.json");
     corescale()
-        .args(["run", "-w", "1", "--job-size", "2M", "--repeat", "2", "--max-repeat", "5"])
+        .args([
+            "run",
+            "-w",
+            "1",
+            "--job-size",
+            "2M",
+            "--repeat",
+            "2",
+            "--max-repeat",
+            "5",
+        ])
         .args(["--precision", "0.00001%", "-q", "-o"])
         .arg(&strict)
         .assert()
         .success();
     let level = &read_json(&strict)["levels"][0];
-    assert_eq!(level["batches"], 5, "an unreachable target runs up to --max-repeat");
+    assert_eq!(
+        level["batches"], 5,
+        "an unreachable target runs up to --max-repeat"
+    );
     assert_eq!(level["precision_reached"], false);
 
     let loose = dir.path().join("loose.json");
     corescale()
-        .args(["run", "-w", "1", "--job-size", "2M", "--repeat", "2", "--max-repeat", "5"])
+        .args([
+            "run",
+            "-w",
+            "1",
+            "--job-size",
+            "2M",
+            "--repeat",
+            "2",
+            "--max-repeat",
+            "5",
+        ])
         .args(["--precision", "99%", "-q", "-o"])
         .arg(&loose)
         .assert()
         .success();
     let document = read_json(&loose);
-    assert_eq!(document["levels"][0]["batches"], 2, "a met target stops at --repeat");
+    assert_eq!(
+        document["levels"][0]["batches"], 2,
+        "a met target stops at --repeat"
+    );
     assert_eq!(document["levels"][0]["precision_reached"], true);
     assert_eq!(document["settings"]["precision_target_pct"], 99.0);
 }

@@ -1,4 +1,5 @@
 //! One module per subcommand: each wires run -> record -> analyse -> show.
 
 pub mod host;
+pub mod report;
 pub mod run;

@@ -1,6 +1,11 @@
 //! Renderers: turn documents into text for people. A renderer never measures.
 
+pub mod analysis_text;
+pub mod charts;
 pub mod host_text;
+pub mod html;
+pub mod markdown;
 pub mod run_table;
 pub mod table;
+pub mod tables;
 pub mod units;

@@ -4,7 +4,7 @@
 use anyhow::Result;
 use serde::Serialize;
 
-use super::{Level, RunDocument};
+use super::{Level, RunDocument, RunMode};
 
 /// One CSV row. The first four field names are test_cpu_parallel's header, byte for byte.
 #[derive(Debug, Serialize)]
@@ -39,10 +39,12 @@ struct Row {
     ctx_switches_per_s: f64,
     run_queue: Option<f64>,
     ipc: Option<f64>,
+    /// fixed_work or fixed_time: tells `report` whether job time or rate_total is the figure.
+    mode: RunMode,
 }
 
 impl Row {
-    fn new(level: &Level, unit: &str) -> Self {
+    fn new(level: &Level, unit: &str, mode: RunMode) -> Self {
         let summary = &level.summary;
         Self {
             workers: level.workers,
@@ -69,6 +71,7 @@ impl Row {
             ctx_switches_per_s: level.os.ctx_switches_per_s,
             run_queue: level.os.run_queue,
             ipc: summary.ipc,
+            mode,
         }
     }
 }
@@ -77,7 +80,11 @@ impl Row {
 pub fn to_csv(document: &RunDocument) -> Result<Vec<u8>> {
     let mut writer = csv::Writer::from_writer(Vec::new());
     for level in &document.levels {
-        writer.serialize(Row::new(level, &document.workload.unit))?;
+        writer.serialize(Row::new(
+            level,
+            &document.workload.unit,
+            document.settings.mode,
+        ))?;
     }
     Ok(writer.into_inner()?)
 }

@@ -1,6 +1,7 @@
 //! The versioned result document (`corescale/1`) and its writers.
 
 pub mod csv_format;
+pub mod import;
 pub mod writer;
 
 use chrono::{DateTime, Utc};

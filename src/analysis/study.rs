@@ -1,0 +1,181 @@
+//! The whole analysis of a set of series: per-series figures, fits, comparison, findings.
+//! This is what `report --json` writes and every renderer draws from.
+
+use serde::{Deserialize, Serialize};
+
+use super::compare::{Comparison, compare};
+use super::findings::{findings, series_warnings};
+use super::fit::{Fit, Model, fit};
+use super::scaling::{Knee, Saturation, knee, saturation, smt_yield};
+use super::series::{Measure, Series};
+
+pub const REPORT_SCHEMA: &str = "corescale-report/1";
+
+/// CV above this at a level is flagged as noisy.
+pub const NOISY_CV: f64 = 0.05;
+/// Steal above this percentage at a level is flagged.
+pub const NOISY_STEAL_PCT: f64 = 2.0;
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Analysis {
+    pub schema: String,
+    pub series: Vec<SeriesAnalysis>,
+    /// One comparison per group of series that share a measure and unit.
+    pub comparisons: Vec<Comparison>,
+    pub findings: Vec<String>,
+    pub warnings: Vec<String>,
+}
+
+/// Figures of one level, as plotted.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LevelFigures {
+    pub workers: usize,
+    /// Job time (s) or total rate.
+    pub raw: f64,
+    pub speed: f64,
+    pub capacity: f64,
+    pub speedup: f64,
+    pub efficiency: f64,
+    pub cv: Option<f64>,
+    pub cpu_fraction: Option<f64>,
+    pub steal_pct: Option<f64>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Fits {
+    /// Over every level up to the logical-CPU count (all levels when it is unknown).
+    pub amdahl: Option<Fit>,
+    pub usl: Option<Fit>,
+    /// Over the levels up to the knee, where scaling is one regime.
+    pub amdahl_to_knee: Option<Fit>,
+    pub usl_to_knee: Option<Fit>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SeriesAnalysis {
+    pub series: Series,
+    /// Labels: "jobs/min" or the rate unit.
+    pub capacity_unit: String,
+    pub levels: Vec<LevelFigures>,
+    /// The worker count speedup is relative to (1 unless the series starts higher).
+    pub speedup_base: usize,
+    pub knee: Option<Knee>,
+    pub saturation: Option<Saturation>,
+    pub smt_yield: Option<f64>,
+    pub fits: Fits,
+    pub warnings: Vec<String>,
+}
+
+impl SeriesAnalysis {
+    pub fn name(&self) -> &str {
+        &self.series.name
+    }
+
+    pub fn level(&self, workers: usize) -> Option<&LevelFigures> {
+        self.levels.iter().find(|level| level.workers == workers)
+    }
+}
+
+pub fn analyse(series: Vec<Series>) -> Analysis {
+    let analysed: Vec<SeriesAnalysis> = series.into_iter().map(analyse_series).collect();
+    let comparisons = groups(&analysed)
+        .into_iter()
+        .filter(|group| group.len() > 1)
+        .map(|group| compare(&group))
+        .collect::<Vec<_>>();
+    let mut warnings: Vec<String> = analysed
+        .iter()
+        .flat_map(|series| {
+            series
+                .warnings
+                .iter()
+                .map(move |warning| format!("{}: {warning}", series.name()))
+        })
+        .collect();
+    if groups(&analysed).len() > 1 {
+        warnings.push(
+            "the series measure different things (job times and rates, or different rate units): they are compared only within each kind".to_string(),
+        );
+    }
+    Analysis {
+        schema: REPORT_SCHEMA.to_string(),
+        findings: findings(&analysed, &comparisons),
+        series: analysed,
+        comparisons,
+        warnings,
+    }
+}
+
+/// Series grouped by what they measure, in input order.
+fn groups(series: &[SeriesAnalysis]) -> Vec<Vec<&SeriesAnalysis>> {
+    let mut groups: Vec<(Measure, Vec<&SeriesAnalysis>)> = Vec::new();
+    for analysed in series {
+        match groups
+            .iter_mut()
+            .find(|(measure, _)| *measure == analysed.series.measure)
+        {
+            Some((_, members)) => members.push(analysed),
+            None => groups.push((analysed.series.measure.clone(), vec![analysed])),
+        }
+    }
+    groups.into_iter().map(|(_, members)| members).collect()
+}
+
+fn analyse_series(series: Series) -> SeriesAnalysis {
+    let base = &series.points[0];
+    let base_capacity = series.capacity(base);
+    let levels = series
+        .points
+        .iter()
+        .map(|point| {
+            // Without a 1-worker level, speedup assumes linear scaling up to the first level.
+            let speedup = series.capacity(point) / base_capacity * base.workers as f64;
+            LevelFigures {
+                workers: point.workers,
+                raw: point.raw,
+                speed: series.speed(point),
+                capacity: series.capacity(point),
+                speedup,
+                efficiency: speedup / point.workers as f64,
+                cv: point.cv,
+                cpu_fraction: point.cpu_fraction,
+                steal_pct: point.steal_pct,
+            }
+        })
+        .collect();
+    let knee = knee(&series);
+    let fits = fit_series(&series, knee.as_ref());
+    let mut analysed = SeriesAnalysis {
+        capacity_unit: series.capacity_unit(),
+        speedup_base: base.workers,
+        saturation: saturation(&series),
+        smt_yield: smt_yield(&series),
+        knee,
+        fits,
+        levels,
+        warnings: Vec::new(),
+        series,
+    };
+    analysed.warnings = series_warnings(&analysed);
+    analysed
+}
+
+fn fit_series(series: &Series, knee: Option<&Knee>) -> Fits {
+    let up_to = |limit: Option<usize>| -> Vec<(usize, f64)> {
+        series
+            .points
+            .iter()
+            .filter(|point| limit.is_none_or(|limit| point.workers <= limit))
+            .map(|point| (point.workers, series.capacity(point)))
+            .collect()
+    };
+    let full = up_to(series.logical_cpus);
+    let to_knee = knee.map(|knee| up_to(Some(knee.workers)));
+    let fit_knee = |model| to_knee.as_deref().and_then(|points| fit(model, points));
+    Fits {
+        amdahl: fit(Model::Amdahl, &full),
+        usl: fit(Model::Usl, &full),
+        amdahl_to_knee: fit_knee(Model::Amdahl),
+        usl_to_knee: fit_knee(Model::Usl),
+    }
+}

@@ -1,0 +1,229 @@
+//! The analysis as tables of text cells, built once and rendered as terminal text, Markdown or
+//! HTML by the format's own renderer.
+
+use super::units::optional;
+use crate::analysis::compare::Comparison;
+use crate::analysis::findings::significant;
+use crate::analysis::fit::Fit;
+use crate::analysis::series::Measure;
+use crate::analysis::study::{Analysis, SeriesAnalysis};
+
+pub struct Table {
+    pub title: String,
+    pub headers: Vec<String>,
+    pub rows: Vec<Vec<String>>,
+}
+
+fn cells<const N: usize>(values: [&str; N]) -> Vec<String> {
+    values.iter().map(|value| value.to_string()).collect()
+}
+
+fn percent(value: f64) -> String {
+    format!("{:.0}%", 100.0 * value)
+}
+
+/// One row per series: where it bends and saturates.
+pub fn series_table(analysis: &Analysis) -> Table {
+    let rows = analysis
+        .series
+        .iter()
+        .map(|series| {
+            let cores = match (series.series.physical_cores, series.series.logical_cpus) {
+                (Some(physical), Some(logical)) => format!("{physical}/{logical}"),
+                _ => "?".to_string(),
+            };
+            vec![
+                series.name().to_string(),
+                measure_name(&series.series.measure),
+                series.levels.len().to_string(),
+                cores,
+                series
+                    .knee
+                    .as_ref()
+                    .map_or("-".into(), |knee| knee.workers.to_string()),
+                series
+                    .knee
+                    .as_ref()
+                    .map_or("-".into(), |knee| format!("{:+.0}%", 100.0 * knee.droop)),
+                series.saturation.as_ref().map_or("-".into(), |saturation| {
+                    format!(
+                        "{} at n={}",
+                        significant(saturation.capacity),
+                        saturation.workers
+                    )
+                }),
+                series
+                    .smt_yield
+                    .map_or("-".into(), |smt| format!("{smt:.2}")),
+                if series.series.complete { "yes" } else { "NO" }.to_string(),
+            ]
+        })
+        .collect();
+    Table {
+        title: "Series".to_string(),
+        headers: cells([
+            "series",
+            "measure",
+            "levels",
+            "P/L cores",
+            "knee",
+            "droop",
+            "max capacity",
+            "SMT yield",
+            "complete",
+        ]),
+        rows,
+    }
+}
+
+fn measure_name(measure: &Measure) -> String {
+    match measure {
+        Measure::JobTime => "job time".to_string(),
+        Measure::Rate { unit } => format!("rate ({unit})"),
+    }
+}
+
+/// Every level of one series with the four figures.
+pub fn levels_table(series: &SeriesAnalysis) -> Table {
+    let raw_header = match &series.series.measure {
+        Measure::JobTime => "job time s".to_string(),
+        Measure::Rate { unit } => unit.clone(),
+    };
+    let speed_header = match &series.series.measure {
+        Measure::JobTime => "jobs/min/worker".to_string(),
+        Measure::Rate { unit } => format!("{unit} per worker"),
+    };
+    let rows = series
+        .levels
+        .iter()
+        .map(|level| {
+            vec![
+                level.workers.to_string(),
+                significant(level.raw),
+                significant(level.speed),
+                significant(level.capacity),
+                format!("{:.2}", level.speedup),
+                percent(level.efficiency),
+                level
+                    .cv
+                    .map_or("-".into(), |cv| format!("{:.1}%", 100.0 * cv)),
+                level.cpu_fraction.map_or("-".into(), percent),
+                optional(level.steal_pct, 1),
+            ]
+        })
+        .collect();
+    Table {
+        title: format!("{}: levels", series.name()),
+        headers: vec![
+            "workers".into(),
+            raw_header,
+            speed_header,
+            format!("capacity {}", series.capacity_unit),
+            "speedup".into(),
+            "efficiency".into(),
+            "CV".into(),
+            "on CPU".into(),
+            "steal %".into(),
+        ],
+        rows,
+    }
+}
+
+pub fn comparison_table(comparison: &Comparison) -> Table {
+    let ratio = |value: Option<f64>| value.map_or("-".into(), |value| format!("{value:.2}x"));
+    let rows = comparison
+        .rows
+        .iter()
+        .map(|row| {
+            let rank = comparison
+                .ranking
+                .iter()
+                .position(|name| *name == row.name)
+                .map_or(0, |index| index + 1);
+            vec![
+                row.name.clone(),
+                row.single_thread_speed.map_or("-".into(), significant),
+                ratio(row.single_thread_ratio),
+                format!(
+                    "{} at n={}",
+                    significant(row.capacity_at_saturation),
+                    row.saturation_workers
+                ),
+                ratio(Some(row.capacity_ratio)),
+                row.capacity_per_core.map_or("-".into(), significant),
+                ratio(row.per_core_ratio),
+                row.capacity_per_cost.map_or("-".into(), significant),
+                ratio(row.per_cost_ratio),
+                rank.to_string(),
+            ]
+        })
+        .collect();
+    Table {
+        title: format!(
+            "Comparison ({}; ratios against {})",
+            comparison.unit, comparison.baseline
+        ),
+        headers: cells([
+            "series",
+            "1-worker speed",
+            "ratio",
+            "capacity at saturation",
+            "ratio",
+            "per core",
+            "ratio",
+            "per cost",
+            "ratio",
+            "rank",
+        ]),
+        rows,
+    }
+}
+
+pub fn fits_table(analysis: &Analysis) -> Table {
+    let mut rows = Vec::new();
+    for series in &analysis.series {
+        let fits = [
+            ("Amdahl", &series.fits.amdahl),
+            ("USL", &series.fits.usl),
+            ("Amdahl to knee", &series.fits.amdahl_to_knee),
+            ("USL to knee", &series.fits.usl_to_knee),
+        ];
+        for (name, fit) in fits {
+            if let Some(fit) = fit {
+                rows.push(fit_row(series.name(), name, fit));
+            }
+        }
+    }
+    Table {
+        title: "Scalability fits (to capacity, single-worker capacity free)".to_string(),
+        headers: cells([
+            "series", "model", "workers", "sigma", "kappa", "R^2", "limit",
+        ]),
+        rows,
+    }
+}
+
+fn fit_row(series: &str, model: &str, fit: &Fit) -> Vec<String> {
+    let with_ci = |value: f64, ci: Option<f64>, decimals: usize| match ci {
+        Some(ci) => format!("{value:.decimals$} ± {ci:.decimals$}"),
+        None => format!("{value:.decimals$}"),
+    };
+    let limit = match (fit.max_speedup, fit.peak_workers) {
+        (Some(speedup), _) => format!("speedup <= {speedup:.0}x"),
+        (_, Some(peak)) => format!("peak at n*={peak:.0}"),
+        _ => "-".to_string(),
+    };
+    vec![
+        series.to_string(),
+        model.to_string(),
+        format!("{}..{}", fit.n_min, fit.n_max),
+        with_ci(fit.sigma, fit.sigma_ci95, 4),
+        if model.starts_with("USL") {
+            with_ci(fit.kappa, fit.kappa_ci95, 6)
+        } else {
+            "-".to_string()
+        },
+        format!("{:.4}", fit.r_squared),
+        limit,
+    ]
+}
