@@ -1,0 +1,352 @@
+//! `corescale report` on the anchor data and on files corescale writes.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+
+use common::corescale;
+use predicates::str::contains;
+use serde_json::Value;
+
+fn anchor(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/anchor")
+        .join(name)
+}
+
+/// The three CPU sweeps named RAC52, RAC54, RAC55 with their core counts, plus `extra` args.
+fn anchor_report(extra: &[&str]) -> assert_cmd::assert::Assert {
+    let mut command = corescale();
+    command.arg("report");
+    for server in ["RAC52", "RAC54", "RAC55"] {
+        let file = anchor(&format!("test_cpu_parallel_rust_{server}.csv"));
+        command
+            .arg(&file)
+            .arg("--label")
+            .arg(format!("{}={server}", file.display()));
+    }
+    command.args([
+        "--cores",
+        "RAC52=20/40",
+        "--cores",
+        "RAC54=8/16",
+        "--cores",
+        "RAC55=16/32",
+    ]);
+    command.args(extra).assert()
+}
+
+fn analysis_json(extra: &[&str]) -> Value {
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("analysis.json");
+    let mut args = vec!["-q", "--json", json.to_str().unwrap()];
+    args.extend_from_slice(extra);
+    anchor_report(&args).success().stdout("");
+    serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap()
+}
+
+fn close(actual: &Value, expected: f64) {
+    let actual = actual.as_f64().unwrap();
+    assert!((actual - expected).abs() < 1e-4, "{actual} != {expected}");
+}
+
+#[test]
+fn anchor_ratios_match_the_hand_computation() {
+    let analysis = analysis_json(&[]);
+    let comparison = &analysis["comparisons"][0];
+    assert_eq!(comparison["baseline"], "RAC52");
+    let row = |name: &str| {
+        comparison["rows"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|row| row["name"] == name)
+            .unwrap()
+            .clone()
+    };
+    // Single thread: job time at 1 worker, RAC52 65.77 s, RAC54 48.06 s, RAC55 29.18 s.
+    close(&row("RAC55")["single_thread_ratio"], 65.77 / 29.18);
+    close(&row("RAC54")["single_thread_ratio"], 65.77 / 48.06);
+    // Capacity at saturation, 60 n / t: RAC52 60*44/157.73 (n=44), RAC54 60*20/98.76 (n=20),
+    // RAC55 60*40/70.05 (n=40).
+    let (rac52, rac54, rac55) = (
+        60.0 * 44.0 / 157.73,
+        60.0 * 20.0 / 98.76,
+        60.0 * 40.0 / 70.05,
+    );
+    close(&row("RAC55")["capacity_ratio"], rac55 / rac52);
+    close(&row("RAC54")["capacity_ratio"], rac54 / rac52);
+    assert_eq!(row("RAC52")["saturation_workers"], 44);
+    assert_eq!(row("RAC55")["saturation_workers"], 40);
+    // Per physical core: capacity / P.
+    close(
+        &row("RAC55")["per_core_ratio"],
+        (rac55 / 16.0) / (rac52 / 20.0),
+    );
+    assert_eq!(
+        comparison["ranking"],
+        serde_json::json!(["RAC55", "RAC52", "RAC54"])
+    );
+}
+
+#[test]
+fn knees_land_on_the_physical_core_counts() {
+    let analysis = analysis_json(&[]);
+    let series = analysis["series"].as_array().unwrap();
+    for (index, cores) in [20, 8, 16].into_iter().enumerate() {
+        let knee = series[index]["knee"]["workers"].as_i64().unwrap();
+        assert!((knee - cores).abs() <= 1, "knee {knee}, cores {cores}");
+    }
+    // RAC52 loses about a fifth of its per-worker speed before the knee: 65.77 / 84.41 - 1.
+    close(&series[0]["knee"]["droop"], 65.77 / 84.41 - 1.0);
+    // SMT yield of RAC52: capacity at 40 over capacity at 20 = (40/145.09) / (20/84.41).
+    close(&series[0]["smt_yield"], (40.0 / 145.09) / (20.0 / 84.41));
+}
+
+#[test]
+fn findings_say_it_in_sentences() {
+    anchor_report(&[])
+        .success()
+        .stdout(contains(
+            "RAC55 is 2.25x faster than RAC52 single-threaded and has 2.05x its capacity at saturation, despite 16 vs 20 physical cores.",
+        ))
+        .stdout(contains("RAC52 scales almost linearly up to 20 workers (its physical core count), where speed per worker is 22% lower"))
+        .stdout(contains("a single Amdahl/USL curve over 1..40 is misleading"));
+}
+
+#[test]
+fn costs_give_capacity_per_cost() {
+    let analysis = analysis_json(&["--cost", "RAC52=10", "--cost", "RAC55=20"]);
+    let rows = analysis["comparisons"][0]["rows"].as_array().unwrap();
+    let rac55 = rows.iter().find(|row| row["name"] == "RAC55").unwrap();
+    // (rac55 / 20) / (rac52 / 10) = capacity ratio / 2
+    let capacity_ratio = rac55["capacity_ratio"].as_f64().unwrap();
+    close(&rac55["per_cost_ratio"], capacity_ratio / 2.0);
+    assert!(
+        analysis["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|finding| {
+                finding
+                    .as_str()
+                    .unwrap()
+                    .starts_with("Per unit of cost, RAC55 delivers the most capacity")
+            })
+    );
+}
+
+#[test]
+fn the_slob_file_is_a_rate_series() {
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("slob.json");
+    corescale()
+        .arg("report")
+        .arg(anchor("RAC55_SLOB_Oracle_LIO.csv"))
+        .args(["--cores", "RAC55_SLOB_Oracle_LIO=16/32", "-q", "--json"])
+        .arg(&json)
+        .assert()
+        .success();
+    let analysis: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let series = &analysis["series"][0];
+    assert_eq!(series["series"]["measure"]["kind"], "rate");
+    assert_eq!(series["series"]["measure"]["unit"], "Oracle_Logical_IOPS");
+    let levels = series["levels"].as_array().unwrap();
+    assert_eq!(levels.len(), 19);
+    // Values carry trailing spaces in the file: "2,1.3  " is read as 1.3.
+    close(&levels[1]["raw"], 1.3);
+    // Capacity is the rate itself; speed is rate per worker; speedup R(n)/R(1).
+    close(&levels[2]["speed"], 3.2 / 4.0);
+    close(&levels[2]["speedup"], 3.2 / 0.75);
+    assert_eq!(series["saturation"]["workers"], 32);
+    close(&series["smt_yield"], 16.6 / 11.2);
+}
+
+#[test]
+fn every_input_format_is_detected_from_its_header() {
+    let dir = tempfile::tempdir().unwrap();
+    let v12 = dir.path().join("v12.csv");
+    std::fs::write(&v12, "Num_Threads,Median_Runtime,Mean_Runtime,StdDev_Runtime\n1,10.0,10.1,0.1\n2,10.0,10.0,0.2\n4,20.0,20.0,0.3\n").unwrap();
+    let json = dir.path().join("run.json");
+    let csv = dir.path().join("run.csv");
+    corescale()
+        .args([
+            "run",
+            "--sweep",
+            "1,2",
+            "--repeat",
+            "1",
+            "--job-size",
+            "5M",
+            "-q",
+            "--label",
+            "box",
+        ])
+        .arg("-o")
+        .arg(&json)
+        .arg("-o")
+        .arg(&csv)
+        .assert()
+        .success();
+    let out = dir.path().join("analysis.json");
+    corescale()
+        .arg("report")
+        .args([&v12, &json, &csv])
+        .arg("-q")
+        .arg("--json")
+        .arg(&out)
+        .assert()
+        .success();
+    let analysis: Value = serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
+    let names: Vec<&str> = analysis["series"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|series| series["series"]["name"].as_str().unwrap())
+        .collect();
+    // The JSON and the CSV come from one host labelled "box"; the CSV has no label.
+    assert_eq!(names, ["v12", "box", "run"]);
+    let v12 = &analysis["series"][0];
+    close(&v12["levels"][2]["speedup"], 4.0 * 10.0 / 20.0);
+    close(&v12["levels"][0]["cv"], 0.1 / 10.1);
+    let from_json = &analysis["series"][1];
+    assert!(from_json["series"]["physical_cores"].as_u64().unwrap() >= 1);
+    assert_eq!(from_json["levels"].as_array().unwrap().len(), 2);
+    // The CSV and the JSON of one run give the same figures.
+    close(
+        &analysis["series"][2]["levels"][1]["raw"],
+        from_json["levels"][1]["raw"].as_f64().unwrap(),
+    );
+}
+
+#[test]
+fn unreadable_inputs_name_the_file_and_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let unknown = dir.path().join("unknown.csv");
+    std::fs::write(&unknown, "a,b,c\n1,2,3\n").unwrap();
+    corescale()
+        .arg("report")
+        .arg(&unknown)
+        .assert()
+        .code(1)
+        .stderr(contains("unknown.csv' line 1: unknown header 'a,b,c'"));
+
+    let bad_number = dir.path().join("bad.csv");
+    std::fs::write(&bad_number, "Num_concurrent_workers,LIO\n1,0.7\n2,fast\n").unwrap();
+    corescale()
+        .arg("report")
+        .arg(&bad_number)
+        .assert()
+        .code(1)
+        .stderr(contains(
+            "bad.csv' line 3: 'fast' in column 2 is not a number",
+        ));
+
+    let corrupt = dir.path().join("corrupt.json");
+    std::fs::write(&corrupt, "{\"schema\": \"corescale/1\",\n \"levels\": [").unwrap();
+    corescale()
+        .arg("report")
+        .arg(&corrupt)
+        .assert()
+        .code(1)
+        .stderr(contains(
+            "corrupt.json' line 2: not a corescale result document",
+        ));
+
+    corescale()
+        .args(["report", "/no/such/file.csv"])
+        .assert()
+        .code(1)
+        .stderr(contains("cannot read '/no/such/file.csv'"));
+    corescale()
+        .arg("report")
+        .arg(anchor("RAC55_SLOB_Oracle_LIO.csv"))
+        .args(["--cores", "RAC99=4/8"])
+        .assert()
+        .code(2)
+        .stderr(contains(
+            "--cores names 'RAC99', which is none of the series",
+        ));
+    corescale()
+        .args(["report", "x.csv", "--cores", "a=8/4"])
+        .assert()
+        .code(2)
+        .stderr(contains("not P/L"));
+}
+
+#[test]
+fn the_html_page_is_self_contained_and_holds_the_four_figures() {
+    let dir = tempfile::tempdir().unwrap();
+    let html = dir.path().join("report.html");
+    anchor_report(&["-q", "--html", html.to_str().unwrap()]).success();
+    let text = std::fs::read_to_string(&html).unwrap();
+    let page = scraper::Html::parse_document(&text);
+    assert!(page.errors.is_empty(), "{:?}", page.errors);
+    let select = |css: &str| scraper::Selector::parse(css).unwrap();
+    let figures: Vec<String> = page
+        .select(&select("figure"))
+        .map(|figure| figure.value().attr("id").unwrap().to_string())
+        .collect();
+    assert_eq!(
+        figures,
+        ["fig1_raw", "fig2_speed", "fig3_capacity", "fig4_speedup"]
+    );
+    assert_eq!(page.select(&select("figure svg")).count(), 4);
+    assert_eq!(page.select(&select("script, link, img, iframe")).count(), 0);
+    assert!(!text.contains("http://") || text.matches("http://").all(|_| text.contains("xmlns")));
+    assert!(!text.contains("https://"));
+    // Dashed P and L markers and the fitted curves are drawn.
+    let speedup = page.select(&select("#fig4_speedup")).next().unwrap();
+    let labels: Vec<String> = speedup
+        .select(&select("text"))
+        .map(|text| text.text().collect::<String>().trim().to_string())
+        .collect();
+    for label in [
+        "RAC52 Amdahl fit",
+        "RAC55 USL fit",
+        "ideal (linear)",
+        "P",
+        "L",
+    ] {
+        assert!(
+            labels.iter().any(|text| text == label),
+            "no '{label}' in {labels:?}"
+        );
+    }
+    // One P and one L marker per series.
+    assert_eq!(labels.iter().filter(|text| *text == "P").count(), 3);
+    assert!(text.contains("RAC55 is 2.25x faster than RAC52"));
+}
+
+#[test]
+fn png_and_markdown_are_written() {
+    let dir = tempfile::tempdir().unwrap();
+    let png = dir.path().join("figures");
+    let markdown = dir.path().join("report.md");
+    anchor_report(&[
+        "-q",
+        "--png",
+        png.to_str().unwrap(),
+        "--markdown",
+        markdown.to_str().unwrap(),
+    ])
+    .success();
+    for figure in ["fig1_raw", "fig2_speed", "fig3_capacity", "fig4_speedup"] {
+        let bytes = std::fs::read(png.join(format!("{figure}.png"))).unwrap();
+        assert_eq!(&bytes[..8], b"\x89PNG\r\n\x1a\n", "{figure} is a PNG");
+        assert!(bytes.len() > 10_000, "{figure} has content");
+    }
+    let text = std::fs::read_to_string(&markdown).unwrap();
+    assert!(text.contains("## Findings"));
+    assert!(text.contains("| RAC55 | 2.06 | 2.25x |"), "{text}");
+}
+
+#[test]
+fn renderers_are_stable() {
+    let terminal = anchor_report(&[]).success().get_output().stdout.clone();
+    insta::assert_snapshot!("terminal", String::from_utf8(terminal).unwrap());
+    let dir = tempfile::tempdir().unwrap();
+    let markdown = dir.path().join("report.md");
+    anchor_report(&["-q", "--markdown", markdown.to_str().unwrap()]).success();
+    insta::assert_snapshot!("markdown", std::fs::read_to_string(&markdown).unwrap());
+}
