@@ -51,13 +51,25 @@ pub fn execute(args: &RunArgs, command_line: Vec<String>) -> Result<RunEnd> {
     check_pinning(&host.topology, args.pin, largest)?;
 
     stop::install_handler();
-    let settings = level_settings(args);
+    let mut settings = level_settings(args);
+    settings.duration = settings.duration.or(workload.default_duration());
     let mut document = new_document(args, &settings, command_line, host, workload.info(), &plan);
     let progress = Progress::new(plan.len() as u64 * u64::from(settings.repeat), args.quiet);
     for (index, &workers) in plan.iter().enumerate() {
         progress.level(index, plan.len(), workers);
         let placement = pinning::placement(&document.host.topology, args.pin, workers);
-        let outcome = measure_level(workload.as_ref(), workers, &placement, &settings, &progress)?;
+        let outcome =
+            match measure_level(workload.as_ref(), workers, &placement, &settings, &progress) {
+                Ok(outcome) => outcome,
+                Err(error) => {
+                    // Keep every level measured so far, and say why the run ended.
+                    progress.finish();
+                    document.stop_reason = Some(format!("failed at {workers} workers: {error:#}"));
+                    document.updated_at = Utc::now();
+                    write_all(&outputs, &document)?;
+                    return Err(error.context(format!("measuring {workers} workers")));
+                }
+            };
         for problem in &outcome.pin_problems {
             progress.note(&format!("corescale: warning: {problem}"));
         }

@@ -4,6 +4,8 @@ pub mod csv_format;
 pub mod import;
 pub mod writer;
 
+use std::collections::BTreeMap;
+
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
@@ -77,6 +79,9 @@ pub struct Level {
     pub os: OsFigures,
     pub samples: Vec<Sample>,
     pub summary: LevelSummary,
+    /// Figures the workload adds (LIO/s, latch misses, hit ratio, database counters, ...).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub workload_figures: BTreeMap<String, f64>,
 }
 
 /// One job of one worker.

@@ -1,14 +1,18 @@
 //! Measures one load level: N worker threads, each with private (cache-line padded) state,
 //! released together by a barrier for every batch. The timed window holds only the job:
 //! no allocation, no locks, no shared writes; samples are handed over after it closes.
+//!
+//! A worker whose session fails (a database that went away) keeps taking part in the
+//! barriers without working, so the others are never left waiting; the level then ends with
+//! the error and the levels before it are kept by the caller.
 
 use std::sync::Barrier;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use anyhow::{Result, bail};
+use anyhow::{Result, anyhow};
 use chrono::Utc;
-use crossbeam_channel::{Sender, bounded};
+use crossbeam_channel::{Receiver, Sender, unbounded};
 use nix::time::{ClockId, clock_gettime};
 
 use super::progress::Progress;
@@ -19,7 +23,7 @@ use crate::host::os_stats::{RunQueueSampler, StatSnapshot};
 use crate::host::pinning::{current_cpu, pin_current_thread};
 use crate::host::sysfs::FsRoot;
 use crate::result::{Level, LevelSummary, RunMode, Sample};
-use crate::workload::{WorkerJob, Workload};
+use crate::workload::{Counters, LevelTotals, WorkerJob, Workload};
 
 /// How each level is measured.
 #[derive(Debug, Clone)]
@@ -52,9 +56,14 @@ pub struct LevelOutcome {
     pub pin_problems: Vec<String>,
 }
 
-enum WorkerProblem {
+/// What workers report besides their samples.
+enum WorkerNote {
     Counters(String),
     Pin(String),
+    /// The session failed; the level cannot go on.
+    Failed(String),
+    /// The session's own counters, sent after the last batch.
+    Session(Counters),
 }
 
 /// Measures `workers` workers for at least one batch; after a stop request it ends with the
@@ -70,11 +79,13 @@ pub fn measure_level(
     let start = Barrier::new(workers + 1);
     let end = Barrier::new(workers + 1);
     let finished = AtomicBool::new(false);
-    let (sample_sender, samples_received) = bounded::<Sample>(workers);
-    let (problem_sender, problems) = bounded::<WorkerProblem>(2 * workers);
+    let (sample_sender, samples_received) = unbounded::<Sample>();
+    let (note_sender, notes) = unbounded::<WorkerNote>();
     let proc_root = FsRoot::new("/");
+    let mut failure: Option<String> = None;
+    let mut collected: Vec<WorkerNote> = Vec::new();
 
-    std::thread::scope(|scope| {
+    let measured = std::thread::scope(|scope| {
         for (worker, cpu) in placement.iter().copied().enumerate() {
             let context = WorkerContext {
                 worker,
@@ -85,15 +96,29 @@ pub fn measure_level(
                 end: &end,
                 finished: &finished,
                 samples: sample_sender.clone(),
-                problems: problem_sender.clone(),
+                notes: note_sender.clone(),
             };
             std::thread::Builder::new()
                 .name(format!("worker-{worker}"))
                 .spawn_scoped(scope, move || run_worker(workload, context))
                 .expect("spawning a worker thread");
         }
+        let release = || {
+            finished.store(true, Ordering::SeqCst);
+            start.wait();
+        };
 
         ready.wait();
+        failure = take_notes(&notes, &mut collected);
+        if failure.is_none()
+            && let Err(error) = workload.level_started()
+        {
+            failure = Some(format!("{error:#}"));
+        }
+        if failure.is_some() {
+            release();
+            return None;
+        }
         let started_at = Utc::now();
         let before = StatSnapshot::read(&proc_root);
         let run_queue = RunQueueSampler::start(proc_root.clone());
@@ -106,6 +131,10 @@ pub fn measure_level(
             end.wait();
             batches += 1;
             samples.extend(samples_received.try_iter());
+            failure = take_notes(&notes, &mut collected);
+            if failure.is_some() {
+                break;
+            }
             progress.batch_done(batches > settings.repeat);
             let cv = job_variation(&samples, settings.mode());
             if let Some(target) = settings.precision {
@@ -120,34 +149,15 @@ pub fn measure_level(
             }
         }
         let elapsed_s = began.elapsed().as_secs_f64();
-        finished.store(true, Ordering::SeqCst);
-        start.wait();
+        release();
         let run_queue = run_queue.finish();
         let after = StatSnapshot::read(&proc_root);
-
         let mut os = match (before, after) {
             (Some(before), Some(after)) => before.figures_until(&after),
             _ => Default::default(),
         };
         os.run_queue = run_queue;
-        let mut counter_problem = None;
-        let mut pin_problems = Vec::new();
-        for problem in problems.try_iter() {
-            match problem {
-                WorkerProblem::Counters(reason) => {
-                    counter_problem = counter_problem.or(Some(reason))
-                }
-                WorkerProblem::Pin(reason) => pin_problems.push(reason),
-            }
-        }
-        if samples.len() != batches as usize * workers {
-            bail!(
-                "expected {} samples from {workers} workers, got {}",
-                batches as usize * workers,
-                samples.len()
-            );
-        }
-        let level = Level {
+        Some(Level {
             workers,
             batches,
             precision_reached,
@@ -157,13 +167,59 @@ pub fn measure_level(
             os,
             samples,
             summary: LevelSummary::default(),
-        };
-        Ok(LevelOutcome {
-            level,
-            counter_problem,
-            pin_problems,
+            workload_figures: Counters::new(),
         })
+    });
+
+    // Every worker has ended: the notes are complete.
+    drop(note_sender);
+    let mut counter_problem = None;
+    let mut pin_problems = Vec::new();
+    let mut sessions = Vec::new();
+    collected.extend(notes.try_iter());
+    for note in collected {
+        match note {
+            WorkerNote::Counters(reason) => counter_problem = counter_problem.or(Some(reason)),
+            WorkerNote::Pin(reason) => pin_problems.push(reason),
+            WorkerNote::Failed(reason) => failure = failure.or(Some(reason)),
+            WorkerNote::Session(counters) => sessions.push(counters),
+        }
+    }
+    if let Some(reason) = failure {
+        return Err(anyhow!(reason));
+    }
+    let mut level = measured.ok_or_else(|| anyhow!("the level ended before it started"))?;
+    if level.samples.len() != level.batches as usize * workers {
+        return Err(anyhow!(
+            "expected {} samples from {workers} workers, got {}",
+            level.batches as usize * workers,
+            level.samples.len()
+        ));
+    }
+    level.workload_figures = workload.level_figures(&sessions, &totals(&level))?;
+    Ok(LevelOutcome {
+        level,
+        counter_problem,
+        pin_problems,
     })
+}
+
+/// Moves the notes that have arrived into `collected` and returns the first failure.
+fn take_notes(notes: &Receiver<WorkerNote>, collected: &mut Vec<WorkerNote>) -> Option<String> {
+    collected.extend(notes.try_iter());
+    collected.iter().find_map(|note| match note {
+        WorkerNote::Failed(reason) => Some(reason.clone()),
+        _ => None,
+    })
+}
+
+fn totals(level: &Level) -> LevelTotals {
+    LevelTotals {
+        workers: level.workers,
+        elapsed_s: level.elapsed_s,
+        cpu_s: level.samples.iter().map(|sample| sample.cpu_s).sum(),
+        ops: level.samples.iter().map(|sample| sample.ops).sum(),
+    }
 }
 
 /// What one worker thread needs; everything it writes in the timed window is its own.
@@ -176,23 +232,35 @@ struct WorkerContext<'a> {
     end: &'a Barrier,
     finished: &'a AtomicBool,
     samples: Sender<Sample>,
-    problems: Sender<WorkerProblem>,
+    notes: Sender<WorkerNote>,
 }
 
 fn run_worker(workload: &dyn Workload, context: WorkerContext<'_>) {
+    let note = |note| {
+        let _ = context.notes.send(note);
+    };
     if let Some(cpu) = context.cpu
         && let Err(error) = pin_current_thread(cpu)
     {
-        let _ = context.problems.send(WorkerProblem::Pin(format!(
+        note(WorkerNote::Pin(format!(
             "pinning worker {} to CPU {cpu}: {error}",
             context.worker
         )));
     }
-    let mut job = workload.prepare(context.worker);
+    let mut job = match workload.prepare(context.worker) {
+        Ok(job) => Some(job),
+        Err(error) => {
+            note(WorkerNote::Failed(format!(
+                "worker {}: {error:#}",
+                context.worker
+            )));
+            None
+        }
+    };
     let mut counters = match ThreadCounters::open() {
         Ok(counters) => Some(counters),
         Err(reason) => {
-            let _ = context.problems.send(WorkerProblem::Counters(reason));
+            note(WorkerNote::Counters(reason));
             None
         }
     };
@@ -202,19 +270,24 @@ fn run_worker(workload: &dyn Workload, context: WorkerContext<'_>) {
         if context.finished.load(Ordering::SeqCst) {
             break;
         }
-        let measured = timed_job(job.as_mut(), counters.as_mut(), context.duration);
-        let sample = Sample {
-            batch,
-            worker: context.worker,
-            cpu: current_cpu(),
-            wall_s: measured.wall_s,
-            cpu_s: measured.cpu_s,
-            ops: measured.ops,
-            cycles: measured.counters.map(|reading| reading.cycles),
-            instructions: measured.counters.map(|reading| reading.instructions),
-        };
-        let _ = context.samples.send(sample);
+        if let Some(active) = job.as_deref_mut() {
+            match timed_job(active, counters.as_mut(), context.duration) {
+                Ok(measured) => {
+                    let _ = context.samples.send(measured.sample(batch, context.worker));
+                }
+                Err(error) => {
+                    note(WorkerNote::Failed(format!(
+                        "worker {}: {error:#}",
+                        context.worker
+                    )));
+                    job = None;
+                }
+            }
+        }
         context.end.wait();
+    }
+    if let Some(job) = job {
+        note(WorkerNote::Session(job.counters()));
     }
 }
 
@@ -225,12 +298,27 @@ struct Measured {
     counters: Option<CounterReading>,
 }
 
+impl Measured {
+    fn sample(&self, batch: u32, worker: usize) -> Sample {
+        Sample {
+            batch,
+            worker,
+            cpu: current_cpu(),
+            wall_s: self.wall_s,
+            cpu_s: self.cpu_s,
+            ops: self.ops,
+            cycles: self.counters.map(|reading| reading.cycles),
+            instructions: self.counters.map(|reading| reading.instructions),
+        }
+    }
+}
+
 /// The timed window: counters on, clocks read, the job, clocks read, counters off.
 fn timed_job(
     job: &mut dyn WorkerJob,
     mut counters: Option<&mut ThreadCounters>,
     duration: Option<Duration>,
-) -> Measured {
+) -> Result<Measured> {
     if let Some(counters) = counters.as_deref_mut() {
         counters.start();
     }
@@ -240,10 +328,17 @@ fn timed_job(
         None => job.run_job(),
         Some(duration) => {
             let mut ops = 0;
+            let mut outcome = Ok(());
             while began.elapsed() < duration {
-                ops += job.run_slice();
+                match job.run_slice() {
+                    Ok(done) => ops += done,
+                    Err(error) => {
+                        outcome = Err(error);
+                        break;
+                    }
+                }
             }
-            ops
+            outcome.map(|()| ops)
         }
     };
     let wall_s = began.elapsed().as_secs_f64();
@@ -252,12 +347,12 @@ fn timed_job(
         counters.stop();
         counters.read()
     });
-    Measured {
+    Ok(Measured {
         wall_s,
         cpu_s,
-        ops,
+        ops: ops?,
         counters,
-    }
+    })
 }
 
 /// CPU time consumed by the calling thread (CLOCK_THREAD_CPUTIME_ID).

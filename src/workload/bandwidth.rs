@@ -69,7 +69,7 @@ impl Workload for BandwidthWorkload {
         }
     }
 
-    fn prepare(&self, _worker: usize) -> Box<dyn WorkerJob> {
+    fn prepare(&self, _worker: usize) -> anyhow::Result<Box<dyn WorkerJob>> {
         // Non-zero fills: a zero-filled Vec is lazily mapped by the kernel, and its page faults
         // would land in the first timed pass. One untimed pass then settles the arrays.
         let mut job = BandwidthJob {
@@ -80,7 +80,7 @@ impl Workload for BandwidthWorkload {
             cursor: 0,
         };
         triad(&mut job.a, &job.b, &job.c, SCALAR);
-        Box::new(CachePadded::new(job))
+        Ok(Box::new(CachePadded::new(job)))
     }
 }
 
@@ -93,14 +93,14 @@ struct BandwidthJob {
 }
 
 impl WorkerJob for BandwidthJob {
-    fn run_job(&mut self) -> u64 {
+    fn run_job(&mut self) -> anyhow::Result<u64> {
         for _ in 0..self.passes {
             triad(&mut self.a, &self.b, &self.c, SCALAR);
         }
-        self.passes * self.a.len() as u64 * BYTES_PER_ELEMENT
+        Ok(self.passes * self.a.len() as u64 * BYTES_PER_ELEMENT)
     }
 
-    fn run_slice(&mut self) -> u64 {
+    fn run_slice(&mut self) -> anyhow::Result<u64> {
         let end = (self.cursor + SLICE_ELEMENTS).min(self.a.len());
         let range = self.cursor..end;
         triad(
@@ -111,7 +111,7 @@ impl WorkerJob for BandwidthJob {
         );
         let done = (end - self.cursor) as u64;
         self.cursor = if end == self.a.len() { 0 } else { end };
-        done * BYTES_PER_ELEMENT
+        Ok(done * BYTES_PER_ELEMENT)
     }
 }
 

@@ -51,11 +51,11 @@ impl Workload for CpuWorkload {
         }
     }
 
-    fn prepare(&self, worker: usize) -> Box<dyn WorkerJob> {
-        Box::new(CachePadded::new(CpuJob {
+    fn prepare(&self, worker: usize) -> anyhow::Result<Box<dyn WorkerJob>> {
+        Ok(Box::new(CachePadded::new(CpuJob {
             iterations: self.job_iterations,
             seed: worker as u64 + 1,
-        }))
+        })))
     }
 }
 
@@ -65,14 +65,14 @@ struct CpuJob {
 }
 
 impl WorkerJob for CpuJob {
-    fn run_job(&mut self) -> u64 {
+    fn run_job(&mut self) -> anyhow::Result<u64> {
         self.seed = burn(self.iterations, self.seed);
-        self.iterations
+        Ok(self.iterations)
     }
 
-    fn run_slice(&mut self) -> u64 {
+    fn run_slice(&mut self) -> anyhow::Result<u64> {
         self.seed = burn(SLICE_ITERATIONS, self.seed);
-        SLICE_ITERATIONS
+        Ok(SLICE_ITERATIONS)
     }
 }
 

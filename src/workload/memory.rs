@@ -76,7 +76,7 @@ impl Workload for MemoryWorkload {
         }
     }
 
-    fn prepare(&self, worker: usize) -> Box<dyn WorkerJob> {
+    fn prepare(&self, worker: usize) -> anyhow::Result<Box<dyn WorkerJob>> {
         let seed = worker as u64 + 1;
         let array = (0..self.array_words as u64)
             .map(|word| scramble(word ^ (seed << 40)))
@@ -88,7 +88,7 @@ impl Workload for MemoryWorkload {
         };
         // An untimed quarter job warms the TLB and caches the way every later job finds them.
         job.position = chase(&mut job.array, self.job_accesses / 4, job.position);
-        Box::new(CachePadded::new(job))
+        Ok(Box::new(CachePadded::new(job)))
     }
 }
 
@@ -99,14 +99,14 @@ struct MemoryJob {
 }
 
 impl WorkerJob for MemoryJob {
-    fn run_job(&mut self) -> u64 {
+    fn run_job(&mut self) -> anyhow::Result<u64> {
         self.position = chase(&mut self.array, self.accesses, self.position);
-        self.accesses
+        Ok(self.accesses)
     }
 
-    fn run_slice(&mut self) -> u64 {
+    fn run_slice(&mut self) -> anyhow::Result<u64> {
         self.position = chase(&mut self.array, SLICE_ACCESSES, self.position);
-        SLICE_ACCESSES
+        Ok(SLICE_ACCESSES)
     }
 }
 

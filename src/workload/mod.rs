@@ -5,6 +5,8 @@ pub mod bandwidth;
 pub mod cpu;
 pub mod memory;
 
+use std::collections::BTreeMap;
+
 use anyhow::Result;
 use clap::ValueEnum;
 use crossbeam_utils::CachePadded;
@@ -58,33 +60,72 @@ pub struct WorkloadInfo {
     pub description: String,
 }
 
+/// Named figures a workload adds to a level (LIO/s, latch misses, hit ratio, ...).
+pub type Counters = BTreeMap<String, f64>;
+
+/// What the runner measured over a level, for workloads that derive figures from it.
+#[derive(Debug, Clone, Copy)]
+pub struct LevelTotals {
+    pub workers: usize,
+    /// Wall time of the measured batches.
+    pub elapsed_s: f64,
+    /// Thread CPU time of all jobs.
+    pub cpu_s: f64,
+    pub ops: u64,
+}
+
 /// A load generator: describes itself and builds per-worker state.
 pub trait Workload: Send + Sync {
     fn info(&self) -> WorkloadInfo;
 
-    /// Builds one worker's private state (allocating and touching its memory) before any
-    /// timing starts. Runs on the worker's own thread, after pinning, so memory is local.
-    fn prepare(&self, worker: usize) -> Box<dyn WorkerJob>;
+    /// Builds one worker's private state (allocating and touching its memory, or opening a
+    /// session) before any timing starts. Runs on the worker's own thread, after pinning.
+    fn prepare(&self, worker: usize) -> Result<Box<dyn WorkerJob>>;
+
+    /// Fixed-time jobs of this length unless the user chose otherwise (rate workloads).
+    fn default_duration(&self) -> Option<std::time::Duration> {
+        None
+    }
+
+    /// Called on the main thread just before a level's first batch.
+    fn level_started(&self) -> Result<()> {
+        Ok(())
+    }
+
+    /// Figures for a level from the sessions' counters and the runner's totals; called on the
+    /// main thread after the level's last batch.
+    fn level_figures(&self, _sessions: &[Counters], _totals: &LevelTotals) -> Result<Counters> {
+        Ok(Counters::new())
+    }
 }
 
 /// One worker's private state and loops. Nothing here is shared between workers.
 pub trait WorkerJob: Send {
     /// One fixed-work job; returns the operations done.
-    fn run_job(&mut self) -> u64;
+    fn run_job(&mut self) -> Result<u64>;
 
     /// A short slice of work (about a millisecond) for fixed-time runs; returns operations.
-    fn run_slice(&mut self) -> u64;
+    fn run_slice(&mut self) -> Result<u64>;
+
+    /// This session's own counters, read once after the level's last batch.
+    fn counters(&self) -> Counters {
+        Counters::new()
+    }
 }
 
 /// Workers' states sit in separate heap blocks; padding them to cache lines keeps one
 /// worker's writes from invalidating a line another worker reads.
 impl<T: WorkerJob> WorkerJob for CachePadded<T> {
-    fn run_job(&mut self) -> u64 {
+    fn run_job(&mut self) -> Result<u64> {
         (**self).run_job()
     }
 
-    fn run_slice(&mut self) -> u64 {
+    fn run_slice(&mut self) -> Result<u64> {
         (**self).run_slice()
+    }
+
+    fn counters(&self) -> Counters {
+        (**self).counters()
     }
 }
 
