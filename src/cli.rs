@@ -6,9 +6,10 @@ use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand};
 
+use crate::error::UsageError;
 use crate::host::pinning::Pin;
 use crate::sweep::plan::SweepSpec;
-use crate::workload::WorkloadKind;
+use crate::workload::{SlobRequest, WorkloadKind};
 
 #[derive(Debug, Parser)]
 #[command(
@@ -145,7 +146,8 @@ pub struct HostArgs {
 
 #[derive(Debug, Args)]
 pub struct RunArgs {
-    /// Workload: cpu (instruction-bound), memory (latency-bound), bandwidth (STREAM triad).
+    /// Workload: cpu (instruction-bound), memory (latency-bound), bandwidth (STREAM triad),
+    /// lio (SLOB-method logical IO), pio (the same with a cache smaller than the data).
     #[arg(value_enum, value_name = "WORKLOAD")]
     pub workload: Option<WorkloadKind>,
 
@@ -199,6 +201,66 @@ pub struct RunArgs {
     #[arg(long, value_name = "SIZE", value_parser = parse_size)]
     pub array_size: Option<u64>,
 
+    /// lio/pio: rows (one-row blocks) per schema, as a count (8192) or a size (64M).
+    #[arg(
+        long,
+        value_name = "ROWS|SIZE",
+        help_heading = "lio and pio (SLOB method)"
+    )]
+    pub scale: Option<String>,
+
+    /// lio/pio: number of schemas (default: one per worker of the largest level).
+    #[arg(long, value_name = "N", help_heading = "lio and pio (SLOB method)",
+          value_parser = clap::value_parser!(u64).range(1..=100_000))]
+    pub schemas: Option<u64>,
+
+    /// lio/pio: every session on one schema (the contended case).
+    #[arg(long, help_heading = "lio and pio (SLOB method)")]
+    pub single_schema: bool,
+
+    /// lio/pio: keys visited per statement (default 64).
+    #[arg(long, value_name = "N", help_heading = "lio and pio (SLOB method)",
+          value_parser = clap::value_parser!(u64).range(1..))]
+    pub work_unit: Option<u64>,
+
+    /// lio/pio: share of statements that update the rows they visit (e.g. 20%).
+    #[arg(long, value_name = "PCT", help_heading = "lio and pio (SLOB method)",
+          value_parser = parse_share)]
+    pub update_pct: Option<f64>,
+
+    /// lio/pio: share of statements that start in a small hot region (e.g. 90%).
+    #[arg(long, value_name = "PCT", help_heading = "lio and pio (SLOB method)",
+          value_parser = parse_share)]
+    pub hotspot: Option<f64>,
+
+    /// lio/pio: rows in the hot region (default 1% of the rows, at least one work unit).
+    #[arg(long, value_name = "ROWS", help_heading = "lio and pio (SLOB method)",
+          value_parser = clap::value_parser!(u64).range(1..))]
+    pub hotspot_rows: Option<u64>,
+
+    /// lio/pio: pause between statements (SLOB's THINK_TM), e.g. 1ms.
+    #[arg(long, value_name = "TIME", help_heading = "lio and pio (SLOB method)",
+          value_parser = humantime::parse_duration)]
+    pub think_time: Option<Duration>,
+
+    /// lio/pio: block size (default 8K).
+    #[arg(long, value_name = "SIZE", help_heading = "lio and pio (SLOB method)",
+          value_parser = parse_size)]
+    pub block_size: Option<u64>,
+
+    /// pio: buffer cache size (default 10% of the data), e.g. 32M.
+    #[arg(long, value_name = "SIZE", help_heading = "lio and pio (SLOB method)",
+          value_parser = parse_size)]
+    pub cache_size: Option<u64>,
+
+    /// pio: directory for the data file (default: the current directory).
+    #[arg(long, value_name = "DIR", help_heading = "lio and pio (SLOB method)")]
+    pub data_dir: Option<PathBuf>,
+
+    /// pio: read blocks into private memory, bypassing the shared cache.
+    #[arg(long, help_heading = "lio and pio (SLOB method)")]
+    pub direct_path: bool,
+
     /// Pin workers: none, compact (fill SMT siblings first), scatter (one per core first).
     #[arg(long, value_enum, default_value = "none")]
     pub pin: Pin,
@@ -226,6 +288,48 @@ pub struct RunArgs {
 }
 
 impl RunArgs {
+    /// The SLOB-method settings; sizes become rows and blocks of the chosen block size.
+    pub fn slob_request(&self) -> Result<SlobRequest, UsageError> {
+        let block = self.block_size.unwrap_or(8192).max(1);
+        let rows = match &self.scale {
+            None => None,
+            Some(text) if text.trim().chars().all(|c| c.is_ascii_digit()) => Some(
+                text.trim()
+                    .parse::<u64>()
+                    .map_err(|_| UsageError::new(format!("--scale '{text}' is not a row count")))?,
+            ),
+            Some(text) => Some(parse_size(text).map_err(UsageError::new)? / block),
+        };
+        let kind = self.workload_kind();
+        let slob_only = [
+            (self.scale.is_some(), "--scale"),
+            (self.single_schema, "--single-schema"),
+            (self.direct_path, "--direct-path"),
+            (self.cache_size.is_some(), "--cache-size"),
+        ];
+        if !matches!(kind, WorkloadKind::Lio | WorkloadKind::Pio)
+            && let Some((_, flag)) = slob_only.iter().find(|(given, _)| *given)
+        {
+            return Err(UsageError::new(format!(
+                "{flag} applies to the lio and pio workloads, not {}",
+                kind.name()
+            )));
+        }
+        Ok(SlobRequest {
+            block_bytes: self.block_size,
+            rows_per_schema: rows,
+            schemas: self.schemas,
+            single_schema: self.single_schema,
+            work_unit: self.work_unit,
+            update_share: self.update_pct.unwrap_or(0.0),
+            hotspot: self.hotspot.map(|share| (share, self.hotspot_rows)),
+            think_time: self.think_time,
+            cache_blocks: self.cache_size.map(|bytes| (bytes / block).max(1)),
+            data_dir: self.data_dir.clone(),
+            direct_path: self.direct_path,
+        })
+    }
+
     pub fn workload_kind(&self) -> WorkloadKind {
         self.workload.or(self.mode).unwrap_or(WorkloadKind::Cpu)
     }
@@ -249,6 +353,17 @@ fn parse_percent(text: &str) -> Result<f64, String> {
         Ok(value) if value > 0.0 && value < 100.0 => Ok(value / 100.0),
         _ => Err(format!(
             "'{text}' is not a percentage between 0 and 100, e.g. 2%"
+        )),
+    }
+}
+
+/// "20%" or "20" as a share in 0..=1.
+fn parse_share(text: &str) -> Result<f64, String> {
+    let number = text.trim().trim_end_matches('%');
+    match number.parse::<f64>() {
+        Ok(value) if (0.0..=100.0).contains(&value) => Ok(value / 100.0),
+        _ => Err(format!(
+            "'{text}' is not a percentage between 0 and 100, e.g. 20%"
         )),
     }
 }

@@ -40,15 +40,18 @@ pub fn execute(args: &RunArgs, command_line: Vec<String>) -> Result<RunEnd> {
         .iter()
         .map(|path| Output::parse(path))
         .collect::<Result<Vec<_>, _>>()?;
+    let largest = plan.iter().copied().max().unwrap_or(1);
     let request = WorkloadRequest {
         job_size: args.job_size(),
         array_bytes: args.array_size,
+        slob: args.slob_request()?,
+        max_workers: largest,
     };
-    let workload = workload::build(args.workload_kind(), &request, &host.topology)
+    let mut workload = workload::build(args.workload_kind(), &request, &host.topology)
         .map_err(|error| UsageError::new(error.to_string()))?;
-    let largest = plan.iter().copied().max().unwrap_or(1);
     check_memory(&workload.info(), largest, &host, args.force)?;
     check_pinning(&host.topology, args.pin, largest)?;
+    workload.setup().context("building the workload's data")?;
 
     stop::install_handler();
     let mut settings = level_settings(args);
@@ -168,13 +171,17 @@ fn check_memory(
     let (Some(memory), false) = (&host.memory, force) else {
         return Ok(());
     };
-    let needed = workload.bytes_per_worker.saturating_mul(workers as u64);
+    let needed = workload
+        .bytes_per_worker
+        .saturating_mul(workers as u64)
+        .saturating_add(workload.shared_bytes);
     let margin = (memory.total_bytes / 10).max(512 << 20);
     let usable = memory.available_bytes.saturating_sub(margin);
     if needed > usable {
         return Err(UsageError::new(format!(
-            "{workers} workers x {} = {} needed, but only {} is available after a {} safety margin: use a smaller --array-size, fewer workers, or --force",
+            "{workers} workers x {} + {} shared = {} needed, but only {} is available after a {} safety margin: use a smaller --array-size or --scale, fewer workers, or --force",
             gib(workload.bytes_per_worker),
+            gib(workload.shared_bytes),
             gib(needed),
             gib(usable),
             gib(margin)

@@ -62,6 +62,7 @@ impl Workload for BandwidthWorkload {
             unit: "bytes".to_string(),
             job_size: self.job_passes,
             job_size_unit: "passes".to_string(),
+            shared_bytes: 0,
             bytes_per_worker: 3 * array_bytes,
             array_bytes: Some(array_bytes),
             description: "STREAM triad a = b + s*c over three f64 arrays, 24 bytes per element"

@@ -45,6 +45,7 @@ impl Workload for CpuWorkload {
             unit: "iterations".to_string(),
             job_size: self.job_iterations,
             job_size_unit: "iterations".to_string(),
+            shared_bytes: 0,
             bytes_per_worker: 0,
             array_bytes: None,
             description: "dependent multiply-add-xorshift integer loop in registers".to_string(),

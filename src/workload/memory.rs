@@ -69,6 +69,7 @@ impl Workload for MemoryWorkload {
             unit: "accesses".to_string(),
             job_size: self.job_accesses,
             job_size_unit: "accesses".to_string(),
+            shared_bytes: 0,
             bytes_per_worker: bytes,
             array_bytes: Some(bytes),
             description: "dependent random read-modify-write of u64 words (latency-bound)"

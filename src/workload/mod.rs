@@ -3,6 +3,7 @@
 
 pub mod bandwidth;
 pub mod cpu;
+pub mod lio;
 pub mod memory;
 
 use std::collections::BTreeMap;
@@ -23,6 +24,10 @@ pub enum WorkloadKind {
     Memory,
     /// STREAM-style triad over three large per-worker arrays (memory bandwidth).
     Bandwidth,
+    /// SLOB-method logical IO through an in-process shared buffer cache.
+    Lio,
+    /// The same engine with a cache smaller than the data, reading misses from a data file.
+    Pio,
 }
 
 impl WorkloadKind {
@@ -31,6 +36,8 @@ impl WorkloadKind {
             Self::Cpu => "cpu",
             Self::Memory => "memory",
             Self::Bandwidth => "bandwidth",
+            Self::Lio => "lio",
+            Self::Pio => "pio",
         }
     }
 }
@@ -42,6 +49,29 @@ pub struct WorkloadRequest {
     pub job_size: Option<u64>,
     /// Bytes per array, for the memory workloads.
     pub array_bytes: Option<u64>,
+    /// The buffer-cache engine's settings, for lio and pio.
+    pub slob: SlobRequest,
+    /// The largest worker count of the plan (sizes per-session schemas).
+    pub max_workers: usize,
+}
+
+/// SLOB-method settings as the user gave them; unset ones get the engine's defaults.
+#[derive(Debug, Clone, Default)]
+pub struct SlobRequest {
+    pub block_bytes: Option<u64>,
+    /// Rows (one-row blocks) per schema.
+    pub rows_per_schema: Option<u64>,
+    pub schemas: Option<u64>,
+    pub single_schema: bool,
+    pub work_unit: Option<u64>,
+    pub update_share: f64,
+    /// Share of statements in the hot region, and its size in rows.
+    pub hotspot: Option<(f64, Option<u64>)>,
+    pub think_time: Option<std::time::Duration>,
+    /// Cache size in blocks, for pio.
+    pub cache_blocks: Option<u64>,
+    pub data_dir: Option<std::path::PathBuf>,
+    pub direct_path: bool,
 }
 
 /// A description of the workload as the result document records it.
@@ -56,6 +86,9 @@ pub struct WorkloadInfo {
     pub job_size_unit: String,
     /// Bytes each worker allocates (0 for cpu).
     pub bytes_per_worker: u64,
+    /// Bytes allocated once for all workers (the lio buffer cache).
+    #[serde(default)]
+    pub shared_bytes: u64,
     pub array_bytes: Option<u64>,
     pub description: String,
 }
@@ -77,6 +110,12 @@ pub struct LevelTotals {
 /// A load generator: describes itself and builds per-worker state.
 pub trait Workload: Send + Sync {
     fn info(&self) -> WorkloadInfo;
+
+    /// Builds shared data (the lio buffer cache and its tables) once, after the memory it
+    /// needs was checked and before any level; its time is reported apart from measurements.
+    fn setup(&mut self) -> Result<()> {
+        Ok(())
+    }
 
     /// Builds one worker's private state (allocating and touching its memory, or opening a
     /// session) before any timing starts. Runs on the worker's own thread, after pinning.
@@ -139,6 +178,7 @@ pub fn build(
         WorkloadKind::Cpu => Box::new(cpu::CpuWorkload::new(request)),
         WorkloadKind::Memory => Box::new(memory::MemoryWorkload::new(request, topology)?),
         WorkloadKind::Bandwidth => Box::new(bandwidth::BandwidthWorkload::new(request, topology)?),
+        WorkloadKind::Lio | WorkloadKind::Pio => Box::new(lio::from_request(kind, request)?),
     })
 }
 

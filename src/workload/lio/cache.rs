@@ -1,0 +1,365 @@
+//! The shared buffer cache: buffers, buffer headers, hash chains under latches, and clock
+//! replacement under its own latch when the cache is smaller than the data.
+//!
+//! A consistent get: hash the block address, take the chain's latch, walk the chain, pin the
+//! buffer, release the latch, read the row, unpin. A miss takes a victim buffer from the
+//! replacement clock, unlinks it from its old chain, links it under the new address in
+//! READING state, reads the block from storage, and marks it VALID; a session that finds a
+//! block still READING waits for it, so a block is never read twice at once.
+
+use std::sync::atomic::{AtomicBool, AtomicU8, AtomicU32, AtomicU64, Ordering};
+
+use anyhow::{Result, bail};
+use crossbeam_utils::CachePadded;
+
+use super::latch::{Latch, LatchStats, total};
+
+/// Hash chains per buffer, rounded up to a power of two, as Oracle sizes its buckets.
+const CHAINS_PER_BUFFER: usize = 2;
+/// Up to this many chains share one latch (Oracle's "cache buffers chains" latches)...
+const MAX_CHAINS_PER_LATCH: usize = 32;
+/// ...but a cache has at least this many latches, so small caches are not all contention.
+const MIN_LATCHES: usize = 1024;
+
+const NO_ADDRESS: u64 = u64::MAX;
+const END: u32 = u32::MAX;
+const FREE: u8 = 0;
+const READING: u8 = 1;
+const VALID: u8 = 2;
+
+struct Header {
+    address: AtomicU64,
+    next: AtomicU32,
+    pins: AtomicU32,
+    touches: AtomicU32,
+    state: AtomicU8,
+    dirty: AtomicBool,
+    /// Held by an update while it changes the row ("exclusive mode").
+    exclusive: AtomicBool,
+}
+
+impl Header {
+    fn new() -> Self {
+        Self {
+            address: AtomicU64::new(NO_ADDRESS),
+            next: AtomicU32::new(END),
+            pins: AtomicU32::new(0),
+            touches: AtomicU32::new(0),
+            state: AtomicU8::new(FREE),
+            dirty: AtomicBool::new(false),
+            exclusive: AtomicBool::new(false),
+        }
+    }
+}
+
+/// Where blocks come from on a miss and go to when a dirty buffer is reused.
+pub trait BlockSource: Sync {
+    /// Reads block `address` into `words`; returns how long the read took, in nanoseconds.
+    fn read(&self, address: u64, scratch: &mut [u8], words: &[AtomicU64]) -> Result<u64>;
+    fn write(&self, address: u64, scratch: &mut [u8], words: &[AtomicU64]) -> Result<()>;
+}
+
+pub struct BufferCache {
+    block_words: usize,
+    words: Box<[AtomicU64]>,
+    headers: Box<[Header]>,
+    heads: Box<[AtomicU32]>,
+    chain_latches: Box<[CachePadded<Latch>]>,
+    chains_per_latch: usize,
+    lru_latch: CachePadded<Latch>,
+    clock_hand: CachePadded<AtomicU32>,
+}
+
+/// A pinned buffer: the block stays in it until the pin is dropped.
+pub struct Pinned<'a> {
+    cache: &'a BufferCache,
+    buffer: u32,
+}
+
+/// What a get cost: a hit, or a miss with the read it needed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Visit {
+    Hit,
+    Miss { read_ns: u64 },
+}
+
+impl Drop for Pinned<'_> {
+    fn drop(&mut self) {
+        self.cache.headers[self.buffer as usize]
+            .pins
+            .fetch_sub(1, Ordering::Release);
+    }
+}
+
+impl Pinned<'_> {
+    pub fn word(&self, index: usize) -> u64 {
+        self.cache.buffer_words(self.buffer)[index].load(Ordering::Relaxed)
+    }
+
+    /// Adds one to a word in exclusive mode, so concurrent updates are never lost, and marks
+    /// the buffer dirty.
+    pub fn increment(&self, index: usize) {
+        let header = &self.cache.headers[self.buffer as usize];
+        while header
+            .exclusive
+            .compare_exchange_weak(false, true, Ordering::Acquire, Ordering::Relaxed)
+            .is_err()
+        {
+            std::hint::spin_loop();
+        }
+        let word = &self.cache.buffer_words(self.buffer)[index];
+        // A plain read and write: only exclusive mode makes the increment safe.
+        word.store(word.load(Ordering::Relaxed) + 1, Ordering::Relaxed);
+        header.dirty.store(true, Ordering::Relaxed);
+        header.exclusive.store(false, Ordering::Release);
+    }
+}
+
+impl BufferCache {
+    pub fn new(buffers: usize, block_words: usize) -> Result<Self> {
+        if buffers == 0 || buffers >= END as usize {
+            bail!("a buffer cache needs between 1 and {} buffers", END - 1);
+        }
+        let chains = (buffers * CHAINS_PER_BUFFER)
+            .next_power_of_two()
+            .max(MIN_LATCHES);
+        let latches = (chains / MAX_CHAINS_PER_LATCH).max(MIN_LATCHES);
+        let chains_per_latch = chains / latches;
+        Ok(Self {
+            block_words,
+            words: (0..buffers * block_words)
+                .map(|_| AtomicU64::new(0))
+                .collect(),
+            headers: (0..buffers).map(|_| Header::new()).collect(),
+            heads: (0..chains).map(|_| AtomicU32::new(END)).collect(),
+            chain_latches: (0..latches)
+                .map(|_| CachePadded::new(Latch::default()))
+                .collect(),
+            chains_per_latch,
+            lru_latch: CachePadded::new(Latch::default()),
+            clock_hand: CachePadded::new(AtomicU32::new(0)),
+        })
+    }
+
+    pub fn buffers(&self) -> usize {
+        self.headers.len()
+    }
+
+    fn buffer_words(&self, buffer: u32) -> &[AtomicU64] {
+        let start = buffer as usize * self.block_words;
+        &self.words[start..start + self.block_words]
+    }
+
+    fn chain_of(&self, address: u64) -> usize {
+        // Fibonacci hashing spreads neighbouring addresses over the chains.
+        (address.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 20) as usize & (self.heads.len() - 1)
+    }
+
+    fn latch_of(&self, chain: usize) -> &Latch {
+        &self.chain_latches[chain / self.chains_per_latch]
+    }
+
+    /// Walks a chain (its latch held) and pins the buffer holding `address`.
+    fn find_and_pin(&self, chain: usize, address: u64) -> Option<u32> {
+        let mut buffer = self.heads[chain].load(Ordering::Acquire);
+        while buffer != END {
+            let header = &self.headers[buffer as usize];
+            if header.address.load(Ordering::Relaxed) == address {
+                header.pins.fetch_add(1, Ordering::Acquire);
+                header.touches.fetch_add(1, Ordering::Relaxed);
+                return Some(buffer);
+            }
+            buffer = header.next.load(Ordering::Relaxed);
+        }
+        None
+    }
+
+    /// Places a block in a free buffer at load time (the cache must not be full).
+    pub fn preload(&self, buffer: u32, address: u64, contents: &[u64]) {
+        for (word, value) in self.buffer_words(buffer).iter().zip(contents) {
+            word.store(*value, Ordering::Relaxed);
+        }
+        let header = &self.headers[buffer as usize];
+        header.address.store(address, Ordering::Relaxed);
+        header.state.store(VALID, Ordering::Release);
+        let chain = self.chain_of(address);
+        let _latch = self.latch_of(chain).acquire();
+        header
+            .next
+            .store(self.heads[chain].load(Ordering::Relaxed), Ordering::Relaxed);
+        self.heads[chain].store(buffer, Ordering::Release);
+    }
+
+    /// A consistent get of block `address`: the pinned buffer and whether it was a hit.
+    /// Without a source, a block missing from the cache is an error.
+    pub fn get(
+        &self,
+        address: u64,
+        source: Option<&dyn BlockSource>,
+        scratch: &mut [u8],
+    ) -> Result<(Pinned<'_>, Visit)> {
+        let chain = self.chain_of(address);
+        let found = {
+            let _latch = self.latch_of(chain).acquire();
+            self.find_and_pin(chain, address)
+        };
+        if let Some(buffer) = found {
+            self.wait_valid(buffer);
+            return Ok((
+                Pinned {
+                    cache: self,
+                    buffer,
+                },
+                Visit::Hit,
+            ));
+        }
+        let Some(source) = source else {
+            bail!("block {address} is not in the buffer cache");
+        };
+        self.load(address, chain, source, scratch)
+    }
+
+    fn wait_valid(&self, buffer: u32) {
+        let state = &self.headers[buffer as usize].state;
+        while state.load(Ordering::Acquire) != VALID {
+            std::thread::yield_now();
+        }
+    }
+
+    fn load(
+        &self,
+        address: u64,
+        chain: usize,
+        source: &dyn BlockSource,
+        scratch: &mut [u8],
+    ) -> Result<(Pinned<'_>, Visit)> {
+        let victim = self.claim_victim(source, scratch)?;
+        let header = &self.headers[victim as usize];
+        {
+            let _latch = self.latch_of(chain).acquire();
+            if let Some(existing) = self.find_and_pin(chain, address) {
+                // Another session loaded it meanwhile: give the victim back.
+                header.state.store(FREE, Ordering::Relaxed);
+                header.pins.store(0, Ordering::Release);
+                drop(_latch);
+                self.wait_valid(existing);
+                return Ok((
+                    Pinned {
+                        cache: self,
+                        buffer: existing,
+                    },
+                    Visit::Hit,
+                ));
+            }
+            header.address.store(address, Ordering::Relaxed);
+            header.state.store(READING, Ordering::Relaxed);
+            header.touches.store(1, Ordering::Relaxed);
+            header
+                .next
+                .store(self.heads[chain].load(Ordering::Relaxed), Ordering::Relaxed);
+            self.heads[chain].store(victim, Ordering::Release);
+        }
+        let read = source.read(address, scratch, self.buffer_words(victim));
+        header.state.store(VALID, Ordering::Release);
+        let pinned = Pinned {
+            cache: self,
+            buffer: victim,
+        };
+        Ok((pinned, Visit::Miss { read_ns: read? }))
+    }
+
+    /// Takes an unpinned buffer by the clock (second chance), unlinks it from its chain,
+    /// writes it back if dirty, and returns it pinned once and FREE.
+    fn claim_victim(&self, source: &dyn BlockSource, scratch: &mut [u8]) -> Result<u32> {
+        let buffers = self.headers.len() as u32;
+        let victim = {
+            let _lru = self.lru_latch.acquire();
+            let mut sweeps = 0u64;
+            loop {
+                let buffer = self.clock_hand.load(Ordering::Relaxed);
+                self.clock_hand
+                    .store((buffer + 1) % buffers, Ordering::Relaxed);
+                let header = &self.headers[buffer as usize];
+                sweeps += 1;
+                if sweeps > 64 * u64::from(buffers) {
+                    bail!("every buffer is pinned: the cache is too small for this many sessions");
+                }
+                if header.state.load(Ordering::Acquire) == READING {
+                    continue;
+                }
+                if header.touches.load(Ordering::Relaxed) > 0 {
+                    header.touches.fetch_sub(1, Ordering::Relaxed);
+                    continue;
+                }
+                if header
+                    .pins
+                    .compare_exchange(0, 1, Ordering::Acquire, Ordering::Relaxed)
+                    .is_ok()
+                {
+                    break buffer;
+                }
+            }
+        };
+        let header = &self.headers[victim as usize];
+        let old = header.address.load(Ordering::Relaxed);
+        if old != NO_ADDRESS {
+            let chain = self.chain_of(old);
+            {
+                let _latch = self.latch_of(chain).acquire();
+                self.unlink(chain, victim);
+                header.address.store(NO_ADDRESS, Ordering::Relaxed);
+            }
+            // Sessions that pinned the old block before the unlink finish reading it first.
+            while header.pins.load(Ordering::Acquire) > 1 {
+                std::thread::yield_now();
+            }
+            if header.dirty.swap(false, Ordering::AcqRel) {
+                source.write(old, scratch, self.buffer_words(victim))?;
+            }
+        }
+        header.state.store(FREE, Ordering::Relaxed);
+        Ok(victim)
+    }
+
+    /// Removes `buffer` from `chain` (its latch held).
+    fn unlink(&self, chain: usize, buffer: u32) {
+        let next = self.headers[buffer as usize].next.load(Ordering::Relaxed);
+        let head = &self.heads[chain];
+        if head.load(Ordering::Relaxed) == buffer {
+            head.store(next, Ordering::Release);
+            return;
+        }
+        let mut current = head.load(Ordering::Relaxed);
+        while current != END {
+            let link = &self.headers[current as usize].next;
+            if link.load(Ordering::Relaxed) == buffer {
+                link.store(next, Ordering::Release);
+                return;
+            }
+            current = link.load(Ordering::Relaxed);
+        }
+    }
+
+    /// Writes every dirty buffer back (after a run, so the data file holds every update).
+    pub fn flush(&self, source: &dyn BlockSource, scratch: &mut [u8]) -> Result<()> {
+        for (buffer, header) in self.headers.iter().enumerate() {
+            if header.dirty.swap(false, Ordering::AcqRel) {
+                let address = header.address.load(Ordering::Relaxed);
+                source.write(address, scratch, self.buffer_words(buffer as u32))?;
+            }
+        }
+        Ok(())
+    }
+
+    pub fn chain_latch_stats(&self) -> LatchStats {
+        total(&self.chain_latches)
+    }
+
+    pub fn lru_latch_stats(&self) -> LatchStats {
+        total(std::slice::from_ref(&self.lru_latch))
+    }
+
+    pub fn chain_latches(&self) -> usize {
+        self.chain_latches.len()
+    }
+}

@@ -1,0 +1,427 @@
+//! `lio` and `pio`: the SLOB method through an in-process buffer cache. Each worker is a
+//! session on its own schema (or all on one with `--single-schema`); its unit of work is one
+//! statement, and its operations are the blocks it visits (LIO) — or reads (PIO) with
+//! `--direct-path`, which has no cache to visit.
+
+pub mod cache;
+pub mod engine;
+pub mod latch;
+pub mod layout;
+pub mod storage;
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use anyhow::Result;
+use crossbeam_utils::CachePadded;
+use hdrhistogram::Histogram;
+
+use super::{
+    Counters, LevelTotals, SlobRequest, WorkerJob, Workload, WorkloadInfo, WorkloadKind,
+    WorkloadRequest,
+};
+use engine::PhysicalOptions;
+use engine::{Engine, EngineOptions, SessionIo, StatementCounts};
+use latch::LatchStats;
+use storage::AlignedBlock;
+
+/// Default rows per schema: 64 MiB of 8 KiB blocks.
+pub const DEFAULT_ROWS: u64 = 8192;
+pub const DEFAULT_BLOCK_BYTES: u64 = 8192;
+pub const DEFAULT_WORK_UNIT: u64 = 64;
+/// The pio cache holds this share of the data unless --cache-size says otherwise.
+pub const DEFAULT_CACHE_SHARE: f64 = 0.1;
+/// The hot region, when its size is not given: this share of the rows.
+pub const DEFAULT_HOT_SHARE_OF_ROWS: f64 = 0.01;
+
+/// Builds lio or pio from the command line's settings.
+pub fn from_request(kind: WorkloadKind, request: &WorkloadRequest) -> Result<LioWorkload> {
+    let slob: &SlobRequest = &request.slob;
+    let rows = slob.rows_per_schema.unwrap_or(DEFAULT_ROWS);
+    anyhow::ensure!(rows >= 2, "--scale must give at least 2 rows per schema");
+    let work_unit = slob.work_unit.unwrap_or(DEFAULT_WORK_UNIT);
+    anyhow::ensure!(
+        (1..=rows).contains(&work_unit),
+        "--work-unit must be between 1 and the rows per schema ({rows})"
+    );
+    let schemas = if slob.single_schema {
+        1
+    } else {
+        slob.schemas.unwrap_or(request.max_workers.max(1) as u64)
+    };
+    let block_bytes = slob.block_bytes.unwrap_or(DEFAULT_BLOCK_BYTES) as usize;
+    let physical = (kind == WorkloadKind::Pio).then(|| {
+        let layout = layout::Layout::new(block_bytes.max(512), rows, schemas);
+        let default_cache = (layout.total_blocks() as f64 * DEFAULT_CACHE_SHARE).ceil() as u64;
+        PhysicalOptions {
+            cache_blocks: slob.cache_blocks.unwrap_or(default_cache).max(16),
+            data_dir: slob.data_dir.clone().unwrap_or_else(|| ".".into()),
+            direct_path: slob.direct_path,
+        }
+    });
+    anyhow::ensure!(
+        !slob.direct_path || kind == WorkloadKind::Pio,
+        "--direct-path reads from the data file: use it with pio"
+    );
+    let hotspot = slob.hotspot.map(|(share, hot_rows)| {
+        let default_rows = ((rows as f64 * DEFAULT_HOT_SHARE_OF_ROWS) as u64).max(work_unit);
+        (share, hot_rows.unwrap_or(default_rows).clamp(1, rows))
+    });
+    LioWorkload::new(
+        kind,
+        EngineOptions {
+            block_bytes,
+            rows_per_schema: rows,
+            schemas,
+            physical,
+        },
+        SessionOptions {
+            work_unit,
+            update_share: slob.update_share,
+            hotspot,
+            think_time: slob.think_time,
+            single_schema: slob.single_schema,
+            job_statements: request.job_size.unwrap_or(DEFAULT_JOB_STATEMENTS),
+        },
+    )
+}
+
+/// Untimed statements each session runs before measuring, as SLOB users warm the cache.
+const WARM_UP_STATEMENTS: u64 = 2000;
+
+/// Statements per fixed-work job.
+pub const DEFAULT_JOB_STATEMENTS: u64 = 2000;
+/// Rate workloads run fixed-time jobs unless told otherwise, as SLOB runs for RUN_TIME.
+pub const DEFAULT_DURATION: Duration = Duration::from_secs(5);
+
+/// How sessions choose their statements.
+#[derive(Debug, Clone)]
+pub struct SessionOptions {
+    pub work_unit: u64,
+    /// Share of statements that update (0..=1).
+    pub update_share: f64,
+    /// Share of statements that start in the hot region, and its size in rows.
+    pub hotspot: Option<(f64, u64)>,
+    pub think_time: Option<Duration>,
+    pub single_schema: bool,
+    pub job_statements: u64,
+}
+
+pub struct LioWorkload {
+    kind: WorkloadKind,
+    options: EngineOptions,
+    /// The planned shape, known before the data is built.
+    layout: layout::Layout,
+    /// Built by `setup`.
+    engine: Option<Arc<Engine>>,
+    sessions: SessionOptions,
+    latency: Arc<Mutex<Histogram<u64>>>,
+    latches_at_start: Mutex<(LatchStats, LatchStats)>,
+}
+
+impl LioWorkload {
+    pub fn new(
+        kind: WorkloadKind,
+        options: EngineOptions,
+        sessions: SessionOptions,
+    ) -> Result<Self> {
+        Ok(Self {
+            kind,
+            layout: layout::Layout::new(
+                options.block_bytes,
+                options.rows_per_schema,
+                options.schemas,
+            ),
+            options,
+            engine: None,
+            sessions,
+            latency: Arc::new(Mutex::new(new_histogram())),
+            latches_at_start: Mutex::new(Default::default()),
+        })
+    }
+
+    /// The engine, once `setup` has built it.
+    pub fn engine(&self) -> Result<&Arc<Engine>> {
+        self.engine
+            .as_ref()
+            .ok_or_else(|| anyhow::anyhow!("the lio engine is used before setup"))
+    }
+
+    fn cache_blocks(&self) -> u64 {
+        let total = self.layout.total_blocks();
+        self.options
+            .physical
+            .as_ref()
+            .map_or(total, |physical| physical.cache_blocks.clamp(1, total))
+    }
+}
+
+fn new_histogram() -> Histogram<u64> {
+    // 1 ns to 100 s at 3 significant digits: fixed buckets, so recording never allocates.
+    Histogram::new_with_bounds(1, 100_000_000_000, 3).expect("valid histogram bounds")
+}
+
+impl Workload for LioWorkload {
+    fn info(&self) -> WorkloadInfo {
+        let layout = &self.layout;
+        let cache_bytes = self.cache_blocks() * layout.block_bytes() as u64;
+        let direct = self
+            .options
+            .physical
+            .as_ref()
+            .is_some_and(|physical| physical.direct_path);
+        let file_note = match self.engine.as_ref().and_then(|engine| engine.file.as_ref()) {
+            Some(file) if file.direct => ", data file read with O_DIRECT",
+            Some(_) => {
+                ", data file read through the page cache (O_DIRECT refused by this file system)"
+            }
+            None => "",
+        };
+        let setup = self.engine.as_ref().map_or(String::new(), |engine| {
+            format!("; setup {:.2} s", engine.setup_s)
+        });
+        WorkloadInfo {
+            kind: self.kind,
+            unit: if direct { "PIO" } else { "LIO" }.to_string(),
+            job_size: self.sessions.job_statements,
+            job_size_unit: "statements".to_string(),
+            bytes_per_worker: 0,
+            shared_bytes: cache_bytes,
+            array_bytes: None,
+            description: format!(
+                "SLOB method: {} schema(s) x {} one-row blocks of {} bytes, index of {} level(s); work unit {}, {:.0}% updates, hot spot {}, cache {} buffers ({} MiB){file_note}{}{setup}",
+                layout.schemas,
+                layout.rows,
+                layout.block_bytes(),
+                layout.index_levels.len(),
+                self.sessions.work_unit,
+                100.0 * self.sessions.update_share,
+                self.sessions
+                    .hotspot
+                    .map_or("none".to_string(), |(share, rows)| format!(
+                        "{:.0}% of statements in {rows} rows",
+                        100.0 * share
+                    )),
+                self.cache_blocks(),
+                cache_bytes >> 20,
+                if direct {
+                    ", direct path reads into private memory"
+                } else {
+                    ""
+                },
+            ),
+        }
+    }
+
+    fn setup(&mut self) -> Result<()> {
+        if self.engine.is_none() {
+            self.engine = Some(Arc::new(Engine::build(&self.options)?));
+        }
+        Ok(())
+    }
+
+    fn prepare(&self, worker: usize) -> Result<Box<dyn WorkerJob>> {
+        let engine = self.engine()?;
+        let schemas = self.layout.schemas;
+        let schema = if self.sessions.single_schema {
+            0
+        } else {
+            worker as u64 % schemas
+        };
+        let mut session = Session {
+            engine: Arc::clone(engine),
+            options: self.sessions.clone(),
+            schema,
+            random: 0x2545_F491_4F6C_DD1D ^ (worker as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15),
+            scratch: AlignedBlock::new(self.layout.block_bytes()),
+            totals: SessionTotals::default(),
+            latency: new_histogram(),
+            shared_latency: Arc::clone(&self.latency),
+        };
+        for _ in 0..WARM_UP_STATEMENTS {
+            session.statement()?;
+        }
+        session.totals = SessionTotals::default();
+        session.latency.reset();
+        Ok(Box::new(CachePadded::new(session)))
+    }
+
+    fn default_duration(&self) -> Option<Duration> {
+        Some(DEFAULT_DURATION)
+    }
+
+    fn level_started(&self) -> Result<()> {
+        let engine = self.engine()?;
+        *self.latency.lock().expect("latency histogram") = new_histogram();
+        *self.latches_at_start.lock().expect("latch baseline") = (
+            engine.cache.chain_latch_stats(),
+            engine.cache.lru_latch_stats(),
+        );
+        Ok(())
+    }
+
+    fn level_figures(&self, sessions: &[Counters], totals: &LevelTotals) -> Result<Counters> {
+        let engine = self.engine()?;
+        let sum = |name: &str| -> f64 {
+            sessions
+                .iter()
+                .filter_map(|session| session.get(name))
+                .sum()
+        };
+        let (lio, pio, hits, misses) = (sum("lio"), sum("pio"), sum("hits"), sum("misses"));
+        let (chains_before, lru_before) = *self.latches_at_start.lock().expect("latch baseline");
+        let chains = engine.cache.chain_latch_stats().since(&chains_before);
+        let lru = engine.cache.lru_latch_stats().since(&lru_before);
+        let per = |count: f64, over: f64| if over > 0.0 { count / over } else { 0.0 };
+        let mut figures = Counters::new();
+        let mut put = |name: &str, value: f64| {
+            figures.insert(name.to_string(), value);
+        };
+        put("statements", sum("statements"));
+        put("updates", sum("updates"));
+        put("lio", lio);
+        put("lio_per_s", per(lio, totals.elapsed_s));
+        put(
+            "lio_per_s_per_worker",
+            per(lio, totals.elapsed_s * totals.workers as f64),
+        );
+        put("lio_per_cpu_s", per(lio, totals.cpu_s));
+        put(
+            "ns_per_lio",
+            per(1e9 * totals.elapsed_s * totals.workers as f64, lio),
+        );
+        put("cache_hits", hits);
+        put("cache_misses", misses);
+        put("cache_hit_ratio", per(hits, hits + misses));
+        put("pio", pio);
+        put("pio_per_s", per(pio, totals.elapsed_s));
+        put("pio_per_cpu_s", per(pio, totals.cpu_s));
+        let latency = self.latency.lock().expect("latency histogram");
+        if !latency.is_empty() {
+            for (name, quantile) in [
+                ("read_us_p50", 0.50),
+                ("read_us_p95", 0.95),
+                ("read_us_p99", 0.99),
+            ] {
+                put(name, latency.value_at_quantile(quantile) as f64 / 1000.0);
+            }
+        }
+        put("latch_gets", chains.gets as f64);
+        put("latch_misses", chains.misses as f64);
+        put("latch_spins", chains.spins as f64);
+        put("latch_sleeps", chains.sleeps as f64);
+        put(
+            "latch_miss_ratio",
+            per(chains.misses as f64, chains.gets as f64),
+        );
+        put("lru_latch_gets", lru.gets as f64);
+        put("lru_latch_misses", lru.misses as f64);
+        put("cache_chain_latches", engine.cache.chain_latches() as f64);
+        put("setup_s", engine.setup_s);
+        Ok(figures)
+    }
+}
+
+#[derive(Debug, Default, Clone, Copy)]
+struct SessionTotals {
+    statements: u64,
+    updates: u64,
+    counts: StatementCounts,
+}
+
+struct Session {
+    engine: Arc<Engine>,
+    options: SessionOptions,
+    schema: u64,
+    random: u64,
+    scratch: AlignedBlock,
+    totals: SessionTotals,
+    latency: Histogram<u64>,
+    shared_latency: Arc<Mutex<Histogram<u64>>>,
+}
+
+impl Session {
+    /// xorshift64*: a cheap private generator, nothing shared.
+    fn next_random(&mut self) -> u64 {
+        self.random ^= self.random >> 12;
+        self.random ^= self.random << 25;
+        self.random ^= self.random >> 27;
+        self.random.wrapping_mul(0x2545_F491_4F6C_DD1D)
+    }
+
+    fn chance(&mut self, share: f64) -> bool {
+        let uniform = (self.next_random() >> 11) as f64 / (1u64 << 53) as f64;
+        share > 0.0 && uniform < share
+    }
+
+    /// The first key of the next statement: in the hot region for its share, else anywhere.
+    fn first_key(&mut self) -> u64 {
+        let rows = self.engine.layout.rows;
+        let hotspot = self.options.hotspot;
+        let span = match hotspot {
+            Some((share, hot_rows)) if self.chance(share) => hot_rows.min(rows),
+            _ => rows,
+        };
+        let starts = span.saturating_sub(self.options.work_unit).max(1);
+        self.next_random() % starts
+    }
+
+    /// Runs one statement; returns its operations (LIO, or PIO on the direct path).
+    fn statement(&mut self) -> Result<u64> {
+        let key = self.first_key();
+        let update = self.chance(self.options.update_share);
+        let mut io = SessionIo {
+            block: self.scratch.bytes(),
+            read_ns: &mut self.latency,
+        };
+        let counts =
+            self.engine
+                .statement(self.schema, key, self.options.work_unit, update, &mut io)?;
+        let totals = &mut self.totals;
+        totals.statements += 1;
+        totals.updates += u64::from(update);
+        totals.counts.lio += counts.lio;
+        totals.counts.hits += counts.hits;
+        totals.counts.misses += counts.misses;
+        totals.counts.reads += counts.reads;
+        totals.counts.read_ns += counts.read_ns;
+        totals.counts.scratch_sum += counts.scratch_sum;
+        if let Some(pause) = self.options.think_time {
+            std::thread::sleep(pause);
+        }
+        Ok(if self.engine.direct_path {
+            counts.reads
+        } else {
+            counts.lio
+        })
+    }
+}
+
+impl WorkerJob for Session {
+    fn run_job(&mut self) -> Result<u64> {
+        let mut ops = 0;
+        for _ in 0..self.options.job_statements {
+            ops += self.statement()?;
+        }
+        Ok(ops)
+    }
+
+    fn run_slice(&mut self) -> Result<u64> {
+        self.statement()
+    }
+
+    fn counters(&self) -> Counters {
+        if let Ok(mut shared) = self.shared_latency.lock() {
+            let _ = shared.add(&self.latency);
+        }
+        let totals = &self.totals;
+        Counters::from([
+            ("statements".to_string(), totals.statements as f64),
+            ("updates".to_string(), totals.updates as f64),
+            ("lio".to_string(), totals.counts.lio as f64),
+            ("hits".to_string(), totals.counts.hits as f64),
+            ("misses".to_string(), totals.counts.misses as f64),
+            ("pio".to_string(), totals.counts.reads as f64),
+        ])
+    }
+}

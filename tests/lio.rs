@@ -1,0 +1,263 @@
+//! The SLOB-method engine: rows really read, no lost updates, hit ratios and reads that add
+//! up, consistent latch counters — on the engine itself and through the binary.
+
+mod common;
+
+use common::corescale;
+use corescale::workload::lio::engine::{Engine, EngineOptions, PhysicalOptions, SessionIo};
+use corescale::workload::lio::layout::Layout;
+use corescale::workload::lio::storage::AlignedBlock;
+use hdrhistogram::Histogram;
+use serde_json::Value;
+
+const BLOCK: usize = 8192;
+
+fn engine(rows: u64, schemas: u64, physical: Option<PhysicalOptions>) -> Engine {
+    Engine::build(&EngineOptions {
+        block_bytes: BLOCK,
+        rows_per_schema: rows,
+        schemas,
+        physical,
+    })
+    .unwrap()
+}
+
+/// Runs one statement with a fresh private buffer.
+fn run(
+    engine: &Engine,
+    schema: u64,
+    key: u64,
+    work_unit: u64,
+    update: bool,
+) -> (u64, u64, u64, u64) {
+    let mut block = AlignedBlock::new(BLOCK);
+    let mut histogram = Histogram::new(3).unwrap();
+    let mut io = SessionIo {
+        block: block.bytes(),
+        read_ns: &mut histogram,
+    };
+    let counts = engine
+        .statement(schema, key, work_unit, update, &mut io)
+        .unwrap();
+    (counts.scratch_sum, counts.lio, counts.misses, counts.reads)
+}
+
+fn loaded_sum(keys: std::ops::Range<u64>) -> u64 {
+    keys.map(Layout::initial_scratch).sum()
+}
+
+#[test]
+fn statements_read_the_rows_the_loader_wrote() {
+    // 3000 rows: three index leaves under a root, so ranges cross leaves.
+    let engine = engine(3000, 2, None);
+    for (key, work_unit) in [(0, 64), (1000, 64), (1010, 64), (2990, 10), (0, 3000)] {
+        let (sum, lio, misses, _) = run(&engine, 1, key, work_unit, false);
+        assert_eq!(sum, loaded_sum(key..key + work_unit), "key {key}");
+        // root + first leaf + each further leaf + one table block per key
+        let leaves = (key + work_unit - 1) / engine.layout.fanout - key / engine.layout.fanout + 1;
+        assert_eq!(lio, 1 + leaves + work_unit);
+        assert_eq!(misses, 0, "everything is cached in lio");
+    }
+}
+
+fn concurrent_updates(engine: &Engine, sessions: u64, statements: u64, work_unit: u64) {
+    let rows = engine.layout.rows;
+    std::thread::scope(|scope| {
+        for session in 0..sessions {
+            scope.spawn(move || {
+                let mut block = AlignedBlock::new(BLOCK);
+                let mut histogram = Histogram::new(3).unwrap();
+                let mut io = SessionIo {
+                    block: block.bytes(),
+                    read_ns: &mut histogram,
+                };
+                for statement in 0..statements {
+                    // Overlapping ranges from both sessions, to collide on the same rows.
+                    let key = (statement * 37 + session * 11) % (rows - work_unit);
+                    engine.statement(0, key, work_unit, true, &mut io).unwrap();
+                }
+            });
+        }
+    });
+    let (total, ..) = run(engine, 0, 0, rows, false);
+    assert_eq!(
+        total,
+        loaded_sum(0..rows) + sessions * statements * work_unit,
+        "every update was kept"
+    );
+}
+
+#[test]
+fn concurrent_updates_are_never_lost() {
+    concurrent_updates(&engine(500, 1, None), 2, 3000, 32);
+}
+
+#[test]
+fn updates_survive_eviction_and_write_back() {
+    let dir = tempfile::tempdir().unwrap();
+    // A cache of 40 buffers over 600 blocks: updated rows are evicted, written back, re-read.
+    let engine = engine(
+        600,
+        1,
+        Some(PhysicalOptions {
+            cache_blocks: 40,
+            data_dir: dir.path().to_path_buf(),
+            direct_path: false,
+        }),
+    );
+    concurrent_updates(&engine, 2, 400, 16);
+}
+
+#[test]
+fn in_pio_every_miss_is_one_read() {
+    let dir = tempfile::tempdir().unwrap();
+    let engine = engine(
+        2000,
+        1,
+        Some(PhysicalOptions {
+            cache_blocks: 100,
+            data_dir: dir.path().to_path_buf(),
+            direct_path: false,
+        }),
+    );
+    let (mut misses, mut reads, mut lio) = (0, 0, 0);
+    for key in (0..1900).step_by(97) {
+        let (sum, visits, missed, read) = run(&engine, 0, key, 64, false);
+        assert_eq!(sum, loaded_sum(key..key + 64));
+        misses += missed;
+        reads += read;
+        lio += visits;
+    }
+    assert_eq!(misses, reads);
+    assert!(
+        misses > 0 && misses < lio,
+        "{misses} misses of {lio} visits"
+    );
+}
+
+#[test]
+fn direct_path_reads_the_same_rows_without_the_cache() {
+    let dir = tempfile::tempdir().unwrap();
+    let engine = engine(
+        3000,
+        2,
+        Some(PhysicalOptions {
+            cache_blocks: 16,
+            data_dir: dir.path().to_path_buf(),
+            direct_path: true,
+        }),
+    );
+    let (sum, lio, misses, reads) = run(&engine, 1, 990, 64, false);
+    assert_eq!(sum, loaded_sum(990..1054));
+    assert_eq!((lio, misses), (0, 0), "no cache visits on the direct path");
+    // root + two leaves + 64 table blocks
+    assert_eq!(reads, 1 + 2 + 64);
+}
+
+fn figures(path: &std::path::Path) -> Vec<Value> {
+    let document: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    document["levels"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|level| level["workload_figures"].clone())
+        .collect()
+}
+
+#[test]
+fn a_lio_run_reports_consistent_figures() {
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("lio.json");
+    corescale()
+        .args([
+            "run",
+            "lio",
+            "--sweep",
+            "1,2",
+            "--scale",
+            "2000",
+            "--duration",
+            "300ms",
+        ])
+        .args([
+            "--repeat",
+            "1",
+            "--single-schema",
+            "--hotspot",
+            "90%",
+            "--update-pct",
+            "10%",
+        ])
+        .args(["-q", "-o"])
+        .arg(&json)
+        .assert()
+        .success();
+    for level in figures(&json) {
+        let get = |name: &str| level[name].as_f64().unwrap_or_else(|| panic!("no {name}"));
+        assert_eq!(get("cache_hit_ratio"), 1.0);
+        assert!(get("lio") > 0.0 && get("lio_per_s") > 0.0 && get("lio_per_cpu_s") > 0.0);
+        assert_eq!(
+            get("latch_gets"),
+            get("lio"),
+            "one chain latch get per visit"
+        );
+        assert!(get("latch_misses") <= get("latch_gets"));
+        assert!(get("latch_sleeps") <= get("latch_misses"));
+        assert!(get("updates") > 0.0 && get("updates") < get("statements"));
+    }
+}
+
+#[test]
+fn a_pio_run_counts_reads_and_their_latency() {
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("pio.json");
+    corescale()
+        .args([
+            "run",
+            "pio",
+            "-w",
+            "2",
+            "--scale",
+            "4M",
+            "--cache-size",
+            "512K",
+        ])
+        .args(["--duration", "300ms", "--repeat", "1", "-q", "--data-dir"])
+        .arg(dir.path())
+        .arg("-o")
+        .arg(&json)
+        .assert()
+        .success();
+    let level = &figures(&json)[0];
+    let get = |name: &str| level[name].as_f64().unwrap_or_else(|| panic!("no {name}"));
+    assert_eq!(get("pio"), get("cache_misses"));
+    assert!(get("cache_hit_ratio") < 1.0);
+    assert!(get("read_us_p50") > 0.0 && get("read_us_p50") <= get("read_us_p99"));
+    let leftovers: Vec<_> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|entry| entry.unwrap().file_name().into_string().unwrap())
+        .filter(|name| name.ends_with(".dat"))
+        .collect();
+    assert!(
+        leftovers.is_empty(),
+        "the data file is removed: {leftovers:?}"
+    );
+}
+
+#[test]
+fn slob_flags_belong_to_lio_and_pio() {
+    corescale()
+        .args(["run", "cpu", "--single-schema"])
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains(
+            "--single-schema applies to the lio and pio workloads",
+        ));
+    corescale()
+        .args(["run", "lio", "--work-unit", "100", "--scale", "50"])
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains(
+            "--work-unit must be between 1 and the rows per schema (50)",
+        ));
+}
