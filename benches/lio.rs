@@ -1,0 +1,179 @@
+//! The SLOB-method engine, measured side by side in one run (`cargo bench --bench lio`):
+//!
+//! 1. memory-bound like the real thing: LIO/s of one session as the data grows from fitting in
+//!    L2 to 10x the last-level cache;
+//! 2. scaling: 2 sessions on separate schemas against 1, interleaved over several rounds;
+//! 3. contention: 2 sessions on one schema with a hot spot show latch misses;
+//! 4. buffered (pio) against direct-path reads: PIO per CPU second, as seed 004 compares.
+
+use std::time::Duration;
+
+use corescale::analysis::stats::median;
+use corescale::host::HostInfo;
+use corescale::host::sysfs::FsRoot;
+use corescale::sweep::progress::Progress;
+use corescale::sweep::runner::{LevelSettings, measure_level};
+use corescale::workload::lio::engine::{EngineOptions, PhysicalOptions};
+use corescale::workload::lio::{LioWorkload, SessionOptions};
+use corescale::workload::{Counters, Workload, WorkloadKind};
+
+const BLOCK: u64 = 8192;
+const ROUNDS: usize = 5;
+
+fn sessions(single_schema: bool, hotspot: Option<(f64, u64)>) -> SessionOptions {
+    SessionOptions {
+        work_unit: 64,
+        update_share: 0.0,
+        hotspot,
+        think_time: None,
+        single_schema,
+        job_statements: 1000,
+    }
+}
+
+fn workload(
+    kind: WorkloadKind,
+    rows: u64,
+    schemas: u64,
+    physical: Option<PhysicalOptions>,
+    options: SessionOptions,
+) -> LioWorkload {
+    let mut workload = LioWorkload::new(
+        kind,
+        EngineOptions {
+            block_bytes: BLOCK as usize,
+            rows_per_schema: rows,
+            schemas,
+            physical,
+        },
+        options,
+    )
+    .expect("a valid engine");
+    workload.setup().expect("building the engine");
+    workload
+}
+
+/// Runs one fixed-time level and returns the workload's figures.
+fn level(workload: &LioWorkload, workers: usize, seconds: f64) -> Counters {
+    let settings = LevelSettings {
+        repeat: 1,
+        precision: None,
+        max_repeat: 1,
+        duration: Some(Duration::from_secs_f64(seconds)),
+    };
+    measure_level(
+        workload,
+        workers,
+        &vec![None; workers],
+        &settings,
+        &Progress::new(0, true),
+    )
+    .expect("measuring a level")
+    .level
+    .workload_figures
+}
+
+fn main() {
+    let host = HostInfo::read(&FsRoot::new("/"), None).expect("reading the host");
+    let cache = |name: &str| {
+        host.topology
+            .cache(name)
+            .map_or(1 << 20, |cache| cache.size_bytes)
+    };
+    let (l2, l3) = (cache("L2"), cache("L3"));
+
+    println!(
+        "1. LIO/s of one session as the data grows (L2 {} KiB, L3 {} MiB)",
+        l2 >> 10,
+        l3 >> 20
+    );
+    // The bytes a session's visits touch are about one cache line per block plus headers, but
+    // the data itself is what a DBA sizes: rows x 8 KiB.
+    for (label, bytes) in [
+        ("L2 / 2", l2 / 2),
+        ("L2 x 2", l2 * 2),
+        ("L3 / 4", l3 / 4),
+        ("L3", l3),
+        ("L3 x 4", l3 * 4),
+        ("L3 x 10", l3 * 10),
+    ] {
+        let rows = (bytes / BLOCK).max(128);
+        let engine = workload(WorkloadKind::Lio, rows, 1, None, sessions(false, None));
+        let figures = level(&engine, 1, 1.5);
+        println!(
+            "   data {label:>7} ({:>6} MiB, {rows:>7} rows): {:>6.2} M LIO/s per session, {:>6.1} ns per LIO",
+            (rows * BLOCK) >> 20,
+            figures["lio_per_s_per_worker"] / 1e6,
+            figures["ns_per_lio"]
+        );
+    }
+
+    println!(
+        "2. scaling on separate schemas (default 8192 rows each), {ROUNDS} interleaved rounds"
+    );
+    let engine = workload(WorkloadKind::Lio, 8192, 2, None, sessions(false, None));
+    let mut ratios = Vec::new();
+    for _ in 0..ROUNDS {
+        let one = level(&engine, 1, 1.0)["lio_per_s"];
+        let two = level(&engine, 2, 1.0)["lio_per_s"];
+        ratios.push(two / one);
+        println!(
+            "   1 session {:.2} M LIO/s, 2 sessions {:.2} M LIO/s, ratio {:.3}",
+            one / 1e6,
+            two / 1e6,
+            two / one
+        );
+    }
+    println!("   median ratio {:.3} (target >= 1.8)", median(&ratios));
+
+    println!("3. contention: 2 sessions on one schema, 90% of statements in a 64-row hot spot");
+    let engine = workload(
+        WorkloadKind::Lio,
+        8192,
+        1,
+        None,
+        sessions(true, Some((0.9, 64))),
+    );
+    let figures = level(&engine, 2, 2.0);
+    println!(
+        "   latch gets {:.0}, misses {:.0} (ratio {:.5}), sleeps {:.0}, {:.2} M LIO/s",
+        figures["latch_gets"],
+        figures["latch_misses"],
+        figures["latch_miss_ratio"],
+        figures["latch_sleeps"],
+        figures["lio_per_s"] / 1e6
+    );
+
+    println!("4. buffered against direct-path reads, 1 session, 64 MiB data, 8 MiB cache");
+    let data_dir = tempfile::tempdir_in(".").expect("a data directory");
+    let physical = |direct_path| PhysicalOptions {
+        cache_blocks: 1024,
+        data_dir: data_dir.path().to_path_buf(),
+        direct_path,
+    };
+    let buffered = workload(
+        WorkloadKind::Pio,
+        8192,
+        1,
+        Some(physical(false)),
+        sessions(false, None),
+    );
+    let direct = workload(
+        WorkloadKind::Pio,
+        8192,
+        1,
+        Some(physical(true)),
+        sessions(false, None),
+    );
+    let (mut buffered_rates, mut direct_rates) = (Vec::new(), Vec::new());
+    for _ in 0..3 {
+        buffered_rates.push(level(&buffered, 1, 2.0)["pio_per_cpu_s"]);
+        direct_rates.push(level(&direct, 1, 2.0)["pio_per_cpu_s"]);
+    }
+    let (buffered_rate, direct_rate) = (median(&buffered_rates), median(&direct_rates));
+    println!(
+        "   PIO per CPU second: buffered {buffered_rate:.0}, direct {direct_rate:.0}, direct / buffered = {:.2} (seed 004: 29,884 / 19,306 = 1.55)",
+        direct_rate / buffered_rate
+    );
+    println!("   {}", buffered.info().description);
+}
