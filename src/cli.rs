@@ -9,6 +9,8 @@ use clap::{Args, Parser, Subcommand};
 use crate::error::UsageError;
 use crate::host::pinning::Pin;
 use crate::sweep::plan::SweepSpec;
+use crate::workload::db::DbOptions;
+use crate::workload::db::target::Target;
 use crate::workload::{SlobRequest, WorkloadKind};
 
 #[derive(Debug, Parser)]
@@ -37,6 +39,61 @@ pub enum Command {
     /// Analyse and compare result files: figures, knee, saturation, fits, findings.
     #[command(after_help = REPORT_EXAMPLES)]
     Report(ReportArgs),
+    /// Create or drop corescale's tables in a PostgreSQL, MySQL/MariaDB or Oracle database.
+    #[command(subcommand)]
+    Db(DbCommand),
+}
+
+#[derive(Debug, Subcommand)]
+pub enum DbCommand {
+    /// Create corescale_tN tables of one-row blocks with a random-order key index.
+    #[command(after_help = "Examples:\n  corescale db setup --target postgres://postgres@127.0.0.1:5432/test --schemas 4 --scale 64M\n  corescale db setup --target mysql://root@127.0.0.1:3306/test --schemas 2 --scale 8192")]
+    Setup(DbSetupArgs),
+    /// Drop corescale's own tables and functions, and nothing else.
+    Teardown(DbTargetArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct DbTargetArgs {
+    /// postgres://, mysql://, mariadb:// or oracle://user@host:port/service. The password may
+    /// be in the URL, in CORESCALE_DB_PASSWORD, or typed at --password-prompt.
+    #[arg(long, value_name = "URL")]
+    pub target: String,
+
+    /// Ask for the password on the terminal (never echoed).
+    #[arg(long)]
+    pub password_prompt: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct DbSetupArgs {
+    #[command(flatten)]
+    pub target: DbTargetArgs,
+
+    /// Tables to create, one per session (run sessions beyond this share them).
+    #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u64).range(1..=1000))]
+    pub schemas: u64,
+
+    /// Rows (one-row blocks) per table, as a count (8192) or a size at 8 KiB per row (64M).
+    #[arg(long, value_name = "ROWS|SIZE", default_value = "64M")]
+    pub scale: String,
+}
+
+impl DbSetupArgs {
+    pub fn rows(&self) -> Result<u64, UsageError> {
+        let text = self.scale.trim();
+        let rows = if text.chars().all(|c| c.is_ascii_digit()) {
+            text.parse::<u64>().ok()
+        } else {
+            parse_size(text).ok().map(|bytes| bytes / 8192)
+        };
+        match rows {
+            Some(rows) if rows >= 128 => Ok(rows),
+            _ => Err(UsageError::new(format!(
+                "--scale '{text}' must give at least 128 rows, e.g. 8192 or 64M"
+            ))),
+        }
+    }
 }
 
 const REPORT_EXAMPLES: &str = "Examples:
@@ -261,6 +318,23 @@ pub struct RunArgs {
     #[arg(long, help_heading = "lio and pio (SLOB method)")]
     pub direct_path: bool,
 
+    /// db: the database, postgres://, mysql://, mariadb:// or oracle:// URL (see `db setup`).
+    #[arg(long, value_name = "URL", help_heading = "db (SLOB/pgio method on a real database)")]
+    pub target: Option<String>,
+
+    /// db: ask for the database password on the terminal (never echoed).
+    #[arg(long, help_heading = "db (SLOB/pgio method on a real database)")]
+    pub password_prompt: bool,
+
+    /// db: run the statements in a PL/pgSQL loop inside PostgreSQL, as pgio does.
+    #[arg(long, help_heading = "db (SLOB/pgio method on a real database)")]
+    pub server_loop: bool,
+
+    /// db: keys changed by each update statement (default: the work unit).
+    #[arg(long, value_name = "N", help_heading = "db (SLOB/pgio method on a real database)",
+          value_parser = clap::value_parser!(u64).range(1..))]
+    pub update_work_unit: Option<u64>,
+
     /// Pin workers: none, compact (fill SMT siblings first), scatter (one per core first).
     #[arg(long, value_enum, default_value = "none")]
     pub pin: Pin,
@@ -288,6 +362,40 @@ pub struct RunArgs {
 }
 
 impl RunArgs {
+    /// The database target and session settings, for the db workload.
+    pub fn database_request(&self) -> anyhow::Result<Option<(Target, DbOptions)>> {
+        let kind = self.workload_kind();
+        if kind != WorkloadKind::Db {
+            if self.target.is_some() || self.server_loop {
+                return Err(UsageError::new(format!(
+                    "--target and --server-loop apply to the db workload, not {}",
+                    kind.name()
+                ))
+                .into());
+            }
+            return Ok(None);
+        }
+        let Some(url) = &self.target else {
+            return Err(UsageError::new(
+                "the db workload needs --target URL, e.g. postgres://postgres@127.0.0.1:5432/test",
+            )
+            .into());
+        };
+        let target = Target::parse(url)?.with_password(self.password_prompt)?;
+        let work_unit = self.work_unit.unwrap_or(64);
+        Ok(Some((
+            target,
+            DbOptions {
+                work_unit,
+                update_share: self.update_pct.unwrap_or(0.0),
+                update_work_unit: self.update_work_unit.unwrap_or(work_unit),
+                server_loop: self.server_loop,
+                think_time: self.think_time,
+                job_statements: self.job_size.unwrap_or(1000),
+            },
+        )))
+    }
+
     /// The SLOB-method settings; sizes become rows and blocks of the chosen block size.
     pub fn slob_request(&self) -> Result<SlobRequest, UsageError> {
         let block = self.block_size.unwrap_or(8192).max(1);

@@ -1,5 +1,6 @@
 //! One module per subcommand: each wires run -> record -> analyse -> show.
 
+pub mod db;
 pub mod host;
 pub mod report;
 pub mod run;

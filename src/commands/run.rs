@@ -20,7 +20,7 @@ use crate::sweep::plan::{LoadLevels, SweepSpec, plan};
 use crate::sweep::progress::Progress;
 use crate::sweep::runner::{LevelSettings, measure_level};
 use crate::sweep::stop;
-use crate::workload::{self, WorkloadInfo, WorkloadRequest};
+use crate::workload::{self, WorkloadInfo, WorkloadKind, WorkloadRequest};
 
 /// How a run ended, for the exit code.
 pub enum RunEnd {
@@ -46,9 +46,17 @@ pub fn execute(args: &RunArgs, command_line: Vec<String>) -> Result<RunEnd> {
         array_bytes: args.array_size,
         slob: args.slob_request()?,
         max_workers: largest,
+        database: args.database_request()?,
     };
-    let mut workload = workload::build(args.workload_kind(), &request, &host.topology)
-        .map_err(|error| UsageError::new(error.to_string()))?;
+    let kind = args.workload_kind();
+    let mut workload = workload::build(kind, &request, &host.topology).map_err(|error| {
+        // A database that cannot be reached is a runtime failure; a bad setting is a usage error.
+        if kind == WorkloadKind::Db {
+            error
+        } else {
+            UsageError::new(error.to_string()).into()
+        }
+    })?;
     check_memory(&workload.info(), largest, &host, args.force)?;
     check_pinning(&host.topology, args.pin, largest)?;
     workload.setup().context("building the workload's data")?;
@@ -73,8 +81,8 @@ pub fn execute(args: &RunArgs, command_line: Vec<String>) -> Result<RunEnd> {
                     return Err(error.context(format!("measuring {workers} workers")));
                 }
             };
-        for problem in &outcome.pin_problems {
-            progress.note(&format!("corescale: warning: {problem}"));
+        for problem in outcome.pin_problems.iter().chain(&outcome.level.warnings) {
+            progress.note(&format!("corescale: warning: {workers} workers: {problem}"));
         }
         document.hw_counters = CounterStatus {
             available: outcome.counter_problem.is_none(),

@@ -82,6 +82,9 @@ pub struct Level {
     /// Figures the workload adds (LIO/s, latch misses, hit ratio, database counters, ...).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub workload_figures: BTreeMap<String, f64>,
+    /// What this level's figures cannot vouch for.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
 }
 
 /// One job of one worker.

@@ -168,6 +168,7 @@ pub fn measure_level(
             samples,
             summary: LevelSummary::default(),
             workload_figures: Counters::new(),
+            warnings: Vec::new(),
         })
     });
 
@@ -197,6 +198,7 @@ pub fn measure_level(
         ));
     }
     level.workload_figures = workload.level_figures(&sessions, &totals(&level))?;
+    level.warnings = workload.level_warnings(&level.workload_figures);
     Ok(LevelOutcome {
         level,
         counter_problem,
@@ -286,7 +288,7 @@ fn run_worker(workload: &dyn Workload, context: WorkerContext<'_>) {
         }
         context.end.wait();
     }
-    if let Some(job) = job {
+    if let Some(mut job) = job {
         note(WorkerNote::Session(job.counters()));
     }
 }

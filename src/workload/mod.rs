@@ -3,6 +3,7 @@
 
 pub mod bandwidth;
 pub mod cpu;
+pub mod db;
 pub mod lio;
 pub mod memory;
 
@@ -28,6 +29,8 @@ pub enum WorkloadKind {
     Lio,
     /// The same engine with a cache smaller than the data, reading misses from a data file.
     Pio,
+    /// The SLOB/pgio method against a real database (--target URL).
+    Db,
 }
 
 impl WorkloadKind {
@@ -38,6 +41,7 @@ impl WorkloadKind {
             Self::Bandwidth => "bandwidth",
             Self::Lio => "lio",
             Self::Pio => "pio",
+            Self::Db => "db",
         }
     }
 }
@@ -53,6 +57,8 @@ pub struct WorkloadRequest {
     pub slob: SlobRequest,
     /// The largest worker count of the plan (sizes per-session schemas).
     pub max_workers: usize,
+    /// The database target and its session settings, for `db`.
+    pub database: Option<(db::target::Target, db::DbOptions)>,
 }
 
 /// SLOB-method settings as the user gave them; unset ones get the engine's defaults.
@@ -136,6 +142,11 @@ pub trait Workload: Send + Sync {
     fn level_figures(&self, _sessions: &[Counters], _totals: &LevelTotals) -> Result<Counters> {
         Ok(Counters::new())
     }
+
+    /// What a level's figures cannot vouch for (an LIO test that was not cached, ...).
+    fn level_warnings(&self, _figures: &Counters) -> Vec<String> {
+        Vec::new()
+    }
 }
 
 /// One worker's private state and loops. Nothing here is shared between workers.
@@ -147,7 +158,7 @@ pub trait WorkerJob: Send {
     fn run_slice(&mut self) -> Result<u64>;
 
     /// This session's own counters, read once after the level's last batch.
-    fn counters(&self) -> Counters {
+    fn counters(&mut self) -> Counters {
         Counters::new()
     }
 }
@@ -163,7 +174,7 @@ impl<T: WorkerJob> WorkerJob for CachePadded<T> {
         (**self).run_slice()
     }
 
-    fn counters(&self) -> Counters {
+    fn counters(&mut self) -> Counters {
         (**self).counters()
     }
 }
@@ -179,6 +190,12 @@ pub fn build(
         WorkloadKind::Memory => Box::new(memory::MemoryWorkload::new(request, topology)?),
         WorkloadKind::Bandwidth => Box::new(bandwidth::BandwidthWorkload::new(request, topology)?),
         WorkloadKind::Lio | WorkloadKind::Pio => Box::new(lio::from_request(kind, request)?),
+        WorkloadKind::Db => {
+            let (target, options) = request.database.clone().ok_or_else(|| {
+                anyhow::anyhow!("the db workload needs --target URL, e.g. postgres://postgres@127.0.0.1:5432/test")
+            })?;
+            Box::new(db::DbWorkload::new(&target, options)?)
+        }
     })
 }
 

@@ -410,7 +410,7 @@ impl WorkerJob for Session {
         self.statement()
     }
 
-    fn counters(&self) -> Counters {
+    fn counters(&mut self) -> Counters {
         if let Ok(mut shared) = self.shared_latency.lock() {
             let _ = shared.add(&self.latency);
         }

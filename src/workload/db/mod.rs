@@ -1,0 +1,426 @@
+//! The SLOB/pgio method against real databases. Each worker is a database session on its own
+//! schema (table), running `SELECT sum(scratch) FROM t WHERE key BETWEEN k AND k + WORK_UNIT`
+//! — or the matching update — as prepared statements; the figures come from the database's
+//! own counters, read before and after every level, checked against the client's own count.
+
+pub mod mysql;
+#[cfg(feature = "oracle")]
+pub mod oracle;
+pub mod postgres;
+pub mod target;
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use anyhow::{Context, Result, bail};
+use crossbeam_utils::CachePadded;
+
+use super::{Counters, LevelTotals, WorkerJob, Workload, WorkloadInfo, WorkloadKind};
+use target::{Flavour, Target};
+
+/// Every object corescale creates starts with this, and teardown drops nothing else.
+pub const PREFIX: &str = "corescale_";
+/// An LIO test ran cached when at least this share of block visits were hits.
+pub const CACHED_HIT_RATIO: f64 = 0.99;
+/// Statements each session runs before a level's baseline is taken.
+const WARM_UP_STATEMENTS: u64 = 50;
+/// Statements per server-side loop call (`--server-loop`).
+const SERVER_LOOP_STATEMENTS: u64 = 200;
+
+pub fn table_name(schema: u64) -> String {
+    format!("{PREFIX}t{schema}")
+}
+
+/// Server-wide block counters.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct DbCounters {
+    /// Logical reads: PostgreSQL blks_hit, InnoDB buffer pool read requests, Oracle session
+    /// logical reads.
+    pub lio: f64,
+    /// Physical reads: blks_read, Innodb_buffer_pool_reads, physical reads.
+    pub pio: f64,
+    /// Oracle's DB CPU, in seconds, where the database reports it.
+    pub db_cpu_s: Option<f64>,
+}
+
+/// One database behind a URL.
+pub trait Database: Send + Sync {
+    fn target(&self) -> &Target;
+    /// Creates (or recreates) `schemas` tables of `rows` one-row blocks, loading in parallel.
+    fn setup(&self, schemas: u64, rows: u64, loaded: &(dyn Fn(u64) + Sync)) -> Result<()>;
+    /// Drops corescale's own objects only; returns their names.
+    fn teardown(&self) -> Result<Vec<String>>;
+    /// The tables present: how many schemas, and rows per schema.
+    fn inventory(&self) -> Result<(u64, u64)>;
+    fn open_session(&self) -> Result<Box<dyn DbSession>>;
+    fn counters(&self) -> Result<DbCounters>;
+    /// Blocks one statement over `work_unit` keys visits, by the database's own per-statement
+    /// instrumentation (EXPLAIN ANALYZE BUFFERS, ANALYZE FORMAT=JSON).
+    fn blocks_per_statement(&self, schema: u64, work_unit: u64) -> Result<f64>;
+    /// The server's process, when one process serves every session (MariaDB).
+    fn server_pid(&self) -> Result<Option<u32>> {
+        Ok(None)
+    }
+}
+
+/// One session. PostgreSQL sessions have their own backend process.
+pub trait DbSession: Send {
+    /// Returns the sum of scratch and the rows visited.
+    fn select(&mut self, schema: u64, first_key: u64, last_key: u64) -> Result<(i64, u64)>;
+    /// Adds one to scratch of the rows in the range; returns the rows changed.
+    fn update(&mut self, schema: u64, first_key: u64, last_key: u64) -> Result<u64>;
+    /// Runs `statements` selects inside the server (PostgreSQL's PL/pgSQL loop, as pgio does);
+    /// returns the rows visited.
+    fn server_loop(&mut self, _schema: u64, _rows: u64, _work_unit: u64, _statements: u64) -> Result<u64> {
+        bail!("--server-loop is available for PostgreSQL only")
+    }
+    fn backend_pid(&self) -> Option<u32> {
+        None
+    }
+    /// Makes the session's statistics visible to other sessions (PostgreSQL flushes lazily).
+    fn publish_statistics(&mut self) -> Result<()> {
+        Ok(())
+    }
+}
+
+/// Statements sampled to learn how many blocks one statement visits.
+const SAMPLE_STATEMENTS: u64 = 16;
+
+/// First keys spread over the table for the sample statements.
+pub fn sample_keys(rows: u64, work_unit: u64) -> Vec<u64> {
+    let span = rows.saturating_sub(work_unit).max(1);
+    (0..SAMPLE_STATEMENTS)
+        .map(|index| index * span / SAMPLE_STATEMENTS + index * 7 % span.max(1))
+        .map(|key| key.min(span - 1))
+        .collect()
+}
+
+/// The mean block count of the sample statements, which must be positive.
+pub fn mean_of_samples(samples: &[f64], source: &str) -> Result<f64> {
+    let mean = samples.iter().sum::<f64>() / samples.len().max(1) as f64;
+    if mean <= 0.0 {
+        bail!("{source} reported no blocks for the sample statements");
+    }
+    Ok(mean)
+}
+
+/// Opens the database a target names.
+pub fn connect(target: &Target) -> Result<Arc<dyn Database>> {
+    Ok(match target.flavour {
+        Flavour::Postgres => Arc::new(postgres::Postgres::new(target.clone())?),
+        Flavour::MySql => Arc::new(mysql::MySql::new(target.clone())?),
+        #[cfg(feature = "oracle")]
+        Flavour::Oracle => Arc::new(oracle::Oracle::new(target.clone())?),
+        #[cfg(not(feature = "oracle"))]
+        Flavour::Oracle => bail!(
+            "this corescale was built without Oracle support: rebuild with `cargo build --release --features oracle` (needs Oracle Instant Client at run time)"
+        ),
+    })
+}
+
+/// User and CPU time of a process, in seconds, from /proc/PID/stat.
+pub fn process_cpu_seconds(pid: u32) -> Option<f64> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // Fields after the command name, which may hold spaces, start after the last ')'.
+    let fields: Vec<&str> = stat.rsplit_once(')')?.1.split_whitespace().collect();
+    let ticks: f64 = fields.get(11)?.parse::<f64>().ok()? + fields.get(12)?.parse::<f64>().ok()?;
+    let per_second = nix::unistd::sysconf(nix::unistd::SysconfVar::CLK_TCK)
+        .ok()
+        .flatten()
+        .unwrap_or(100) as f64;
+    Some(ticks / per_second)
+}
+
+#[derive(Debug, Clone)]
+pub struct DbOptions {
+    pub work_unit: u64,
+    pub update_share: f64,
+    pub update_work_unit: u64,
+    pub server_loop: bool,
+    pub think_time: Option<Duration>,
+    pub job_statements: u64,
+}
+
+pub struct DbWorkload {
+    database: Arc<dyn Database>,
+    options: DbOptions,
+    schemas: u64,
+    rows: u64,
+    blocks_per_statement: f64,
+    baseline: Mutex<Option<Baseline>>,
+}
+
+#[derive(Debug, Clone, Copy)]
+struct Baseline {
+    counters: DbCounters,
+    server_cpu_s: Option<f64>,
+}
+
+impl DbWorkload {
+    pub fn new(target: &Target, options: DbOptions) -> Result<Self> {
+        let database = connect(target)?;
+        let (schemas, rows) = database.inventory()?;
+        if schemas == 0 {
+            bail!(
+                "no corescale tables in {target}: run `corescale db setup --target <URL> --schemas N` first"
+            );
+        }
+        if options.work_unit >= rows {
+            bail!("--work-unit {} is not below the {rows} rows per schema", options.work_unit);
+        }
+        if options.server_loop && target.flavour != Flavour::Postgres {
+            bail!("--server-loop is available for PostgreSQL only");
+        }
+        let blocks_per_statement = database
+            .blocks_per_statement(0, options.work_unit)
+            .context("measuring the blocks one statement visits")?;
+        Ok(Self {
+            database,
+            options,
+            schemas,
+            rows,
+            blocks_per_statement,
+            baseline: Mutex::new(None),
+        })
+    }
+
+    fn server_cpu_s(&self) -> Result<Option<f64>> {
+        if !self.database.target().is_local() {
+            return Ok(None);
+        }
+        Ok(self.database.server_pid()?.and_then(process_cpu_seconds))
+    }
+}
+
+impl Workload for DbWorkload {
+    fn info(&self) -> WorkloadInfo {
+        WorkloadInfo {
+            kind: WorkloadKind::Db,
+            unit: "LIO".to_string(),
+            job_size: self.options.job_statements,
+            job_size_unit: "statements".to_string(),
+            bytes_per_worker: 0,
+            shared_bytes: 0,
+            array_bytes: None,
+            description: format!(
+                "SLOB/pgio method on {}: {} table(s) of {} one-row blocks; work unit {}, {:.0}% updates of {} rows; {} blocks per select by the database's own count{}",
+                self.database.target(),
+                self.schemas,
+                self.rows,
+                self.options.work_unit,
+                100.0 * self.options.update_share,
+                self.options.update_work_unit,
+                self.blocks_per_statement,
+                if self.options.server_loop { "; statements looped inside the server (PL/pgSQL)" } else { "; one round trip per statement" }
+            ),
+        }
+    }
+
+    fn prepare(&self, worker: usize) -> Result<Box<dyn WorkerJob>> {
+        let mut session = DbSessionJob {
+            connection: self.database.open_session()?,
+            options: self.options.clone(),
+            schema: worker as u64 % self.schemas,
+            rows: self.rows,
+            blocks_per_statement: self.blocks_per_statement,
+            random: 0x9E37_79B9_7F4A_7C15 ^ (worker as u64 + 1).wrapping_mul(0xBF58_476D_1CE4_E5B9),
+            statements: 0,
+            updates: 0,
+            rows_visited: 0,
+            backend_cpu_start: None,
+        };
+        for _ in 0..WARM_UP_STATEMENTS {
+            session.select_once()?;
+        }
+        session.statements = 0;
+        session.rows_visited = 0;
+        session.connection.publish_statistics()?;
+        session.backend_cpu_start = session.backend_cpu();
+        Ok(Box::new(CachePadded::new(session)))
+    }
+
+    fn default_duration(&self) -> Option<Duration> {
+        Some(Duration::from_secs(5))
+    }
+
+    fn level_started(&self) -> Result<()> {
+        let baseline = Baseline {
+            counters: self.database.counters()?,
+            server_cpu_s: self.server_cpu_s()?,
+        };
+        *self.baseline.lock().expect("baseline") = Some(baseline);
+        Ok(())
+    }
+
+    fn level_figures(&self, sessions: &[Counters], totals: &LevelTotals) -> Result<Counters> {
+        let after = self.database.counters()?;
+        let Some(before) = *self.baseline.lock().expect("baseline") else {
+            bail!("the level's database counters were not read at its start");
+        };
+        let sum = |name: &str| -> f64 { sessions.iter().filter_map(|session| session.get(name)).sum() };
+        let per = |count: f64, over: f64| if over > 0.0 { count / over } else { 0.0 };
+        let lio = after.lio - before.counters.lio;
+        let pio = after.pio - before.counters.pio;
+        let client_blocks = sum("client_blocks");
+        let mut figures = Counters::new();
+        let mut put = |name: &str, value: f64| {
+            figures.insert(name.to_string(), value);
+        };
+        put("statements", sum("statements"));
+        put("updates", sum("updates"));
+        put("rows_visited", sum("rows_visited"));
+        put("client_blocks", client_blocks);
+        put("db_lio", lio);
+        put("db_pio", pio);
+        put("db_lio_per_s", per(lio, totals.elapsed_s));
+        put("db_lio_per_s_per_worker", per(lio, totals.elapsed_s * totals.workers as f64));
+        put("db_pio_per_s", per(pio, totals.elapsed_s));
+        put("db_hit_ratio", per(lio, lio + pio));
+        put("db_lio_over_client_blocks", per(lio, client_blocks));
+        put("blocks_per_statement", self.blocks_per_statement);
+        put("client_cpu_s", totals.cpu_s);
+        // PostgreSQL: the sessions' backends; MariaDB: the server process.
+        let server_cpu = match (self.server_cpu_s()?, before.server_cpu_s) {
+            (Some(now), Some(then)) => Some(now - then),
+            _ => sessions
+                .iter()
+                .map(|session| session.get("backend_cpu_s").copied())
+                .sum::<Option<f64>>(),
+        };
+        if let Some(server_cpu) = server_cpu.filter(|_| !sessions.is_empty()) {
+            put("db_cpu_s", server_cpu);
+            put("db_lio_per_db_cpu_s", per(lio, server_cpu));
+            put("client_cpu_share", per(totals.cpu_s, totals.cpu_s + server_cpu));
+        }
+        if let (Some(now), Some(then)) = (after.db_cpu_s, before.counters.db_cpu_s) {
+            put("db_cpu_s", now - then);
+            put("db_lio_per_db_cpu_s", per(lio, now - then));
+        }
+        Ok(figures)
+    }
+
+    fn level_warnings(&self, figures: &Counters) -> Vec<String> {
+        let mut warnings = Vec::new();
+        if let Some(ratio) = figures.get("db_hit_ratio")
+            && *ratio < CACHED_HIT_RATIO
+        {
+            warnings.push(format!(
+                "hit ratio {:.2}% is below {:.0}%: this was not a cached LIO test (grow the buffer cache or shrink --scale)",
+                100.0 * ratio,
+                100.0 * CACHED_HIT_RATIO
+            ));
+        }
+        if let Some(agreement) = figures.get("db_lio_over_client_blocks")
+            && !(0.95..=1.05).contains(agreement)
+        {
+            warnings.push(format!(
+                "the database counted {agreement:.3}x the blocks the client visited: other activity on the server, or a changed plan"
+            ));
+        }
+        warnings
+    }
+}
+
+struct DbSessionJob {
+    connection: Box<dyn DbSession>,
+    options: DbOptions,
+    schema: u64,
+    rows: u64,
+    blocks_per_statement: f64,
+    random: u64,
+    statements: u64,
+    updates: u64,
+    rows_visited: u64,
+    backend_cpu_start: Option<f64>,
+}
+
+impl DbSessionJob {
+    fn next_random(&mut self) -> u64 {
+        self.random ^= self.random >> 12;
+        self.random ^= self.random << 25;
+        self.random ^= self.random >> 27;
+        self.random.wrapping_mul(0x2545_F491_4F6C_DD1D)
+    }
+
+    fn backend_cpu(&self) -> Option<f64> {
+        self.connection.backend_pid().and_then(process_cpu_seconds)
+    }
+
+    fn select_once(&mut self) -> Result<u64> {
+        let first = self.next_random() % (self.rows - self.options.work_unit);
+        let (_, rows) = self
+            .connection
+            .select(self.schema, first, first + self.options.work_unit)?;
+        self.statements += 1;
+        self.rows_visited += rows;
+        Ok(rows)
+    }
+
+    /// One unit of work: a statement (or a server-side loop of them); returns blocks visited
+    /// by the client's count.
+    fn step(&mut self) -> Result<u64> {
+        if self.options.server_loop {
+            let rows = self.connection.server_loop(
+                self.schema,
+                self.rows,
+                self.options.work_unit,
+                SERVER_LOOP_STATEMENTS,
+            )?;
+            self.statements += SERVER_LOOP_STATEMENTS;
+            self.rows_visited += rows;
+            return Ok((SERVER_LOOP_STATEMENTS as f64 * self.blocks_per_statement) as u64);
+        }
+        let update = self.options.update_share > 0.0
+            && ((self.next_random() >> 11) as f64 / (1u64 << 53) as f64) < self.options.update_share;
+        let blocks = if update {
+            let first = self.next_random() % (self.rows - self.options.update_work_unit.min(self.rows - 1));
+            let rows = self
+                .connection
+                .update(self.schema, first, first + self.options.update_work_unit)?;
+            self.updates += 1;
+            self.statements += 1;
+            self.rows_visited += rows;
+            0
+        } else {
+            self.select_once()?;
+            self.blocks_per_statement as u64
+        };
+        if let Some(pause) = self.options.think_time {
+            std::thread::sleep(pause);
+        }
+        Ok(blocks)
+    }
+}
+
+impl WorkerJob for DbSessionJob {
+    fn run_job(&mut self) -> Result<u64> {
+        let mut blocks = 0;
+        for _ in 0..self.options.job_statements {
+            blocks += self.step()?;
+        }
+        Ok(blocks)
+    }
+
+    fn run_slice(&mut self) -> Result<u64> {
+        self.step()
+    }
+
+    fn counters(&mut self) -> Counters {
+        // Published before the main thread reads the level's closing counters.
+        let published = self.connection.publish_statistics();
+        let selects = self.statements - self.updates;
+        let mut counters = Counters::from([
+            ("statements".to_string(), self.statements as f64),
+            ("updates".to_string(), self.updates as f64),
+            ("rows_visited".to_string(), self.rows_visited as f64),
+            ("client_blocks".to_string(), selects as f64 * self.blocks_per_statement),
+        ]);
+        if let (Some(start), Some(now)) = (self.backend_cpu_start, self.backend_cpu()) {
+            counters.insert("backend_cpu_s".to_string(), now - start);
+        }
+        if published.is_err() {
+            counters.insert("statistics_not_published".to_string(), 1.0);
+        }
+        counters
+    }
+}

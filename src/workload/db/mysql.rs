@@ -1,0 +1,289 @@
+//! MySQL and MariaDB (InnoDB). InnoDB keeps rows in primary-key order, so the physical order is
+//! an `id` primary key and the SLOB key is a secondary index over keys in random order; every
+//! row visit descends the clustered index. Rows carry a 7600-byte filler, so two rows fill a
+//! 16 KiB page (InnoDB keeps at least two rows per page; longer rows would move off-page).
+//! LIO is Innodb_buffer_pool_read_requests and PIO Innodb_buffer_pool_reads.
+
+use std::sync::Mutex;
+
+use anyhow::{Context, Result, anyhow, bail};
+use mysql::prelude::Queryable;
+use mysql::{Conn, Opts, OptsBuilder, Statement};
+
+use super::target::Target;
+use super::{Database, DbCounters, DbSession, PREFIX, mean_of_samples, sample_keys, table_name};
+use crate::workload::lio::layout::permutation;
+
+const FILLER_BYTES: usize = 7600;
+const INSERT_BATCH: usize = 500;
+
+pub struct MySql {
+    target: Target,
+    monitor: Mutex<Conn>,
+}
+
+impl MySql {
+    pub fn new(target: Target) -> Result<Self> {
+        let monitor = Mutex::new(connect(&target)?);
+        Ok(Self { target, monitor })
+    }
+
+    /// Global status variables by name, read in one statement.
+    fn status(&self, names: &[&str]) -> Result<Vec<f64>> {
+        let mut connection = self.monitor.lock().expect("monitor connection");
+        let quoted: Vec<String> = names.iter().map(|name| format!("'{name}'")).collect();
+        let rows: Vec<(String, String)> = connection
+            .query(format!(
+                "SHOW GLOBAL STATUS WHERE Variable_name IN ({})",
+                quoted.join(",")
+            ))
+            .map_err(|error| describe(error, &self.target))?;
+        names
+            .iter()
+            .map(|name| {
+                let (_, value) = rows
+                    .iter()
+                    .find(|(variable, _)| variable.eq_ignore_ascii_case(name))
+                    .ok_or_else(|| anyhow!("{}: no status variable {name}", self.target))?;
+                value
+                    .parse()
+                    .with_context(|| format!("{}: {name} = '{value}' is not a number", self.target))
+            })
+            .collect()
+    }
+}
+
+fn connect(target: &Target) -> Result<Conn> {
+    let options = OptsBuilder::new()
+        .ip_or_hostname(Some(target.host()))
+        .tcp_port(target.port().unwrap_or(3306))
+        .user(Some(target.user()))
+        .pass(target.password())
+        .db_name(Some(target.database()));
+    Conn::new(Opts::from(options)).map_err(|error| {
+        anyhow!("cannot connect to {target}: {error} (is the server running and the URL right?)")
+    })
+}
+
+fn describe(error: mysql::Error, target: &Target) -> anyhow::Error {
+    let text = error.to_string();
+    if let mysql::Error::MySqlError(server) = &error {
+        match server.code {
+            1146 => return anyhow!("{text} in {target}: run `corescale db setup --target <URL>` first"),
+            1142 | 1044 | 1045 => {
+                return anyhow!("{text} in {target}: the user needs CREATE, SELECT and UPDATE on the database");
+            }
+            _ => {}
+        }
+    }
+    anyhow!("{target}: {text}")
+}
+
+impl Database for MySql {
+    fn target(&self) -> &Target {
+        &self.target
+    }
+
+    fn setup(&self, schemas: u64, rows: u64, loaded: &(dyn Fn(u64) + Sync)) -> Result<()> {
+        let target = &self.target;
+        std::thread::scope(|scope| -> Result<()> {
+            let loaders: Vec<_> = (0..schemas)
+                .map(|schema| scope.spawn(move || load_table(target, schema, rows, loaded)))
+                .collect();
+            for loader in loaders {
+                loader.join().map_err(|_| anyhow!("a loader thread panicked"))??;
+            }
+            Ok(())
+        })
+    }
+
+    fn teardown(&self) -> Result<Vec<String>> {
+        let mut connection = self.monitor.lock().expect("monitor connection");
+        let tables: Vec<String> = connection
+            .exec(
+                "SELECT table_name FROM information_schema.tables WHERE table_schema = DATABASE() AND table_name LIKE ?",
+                (format!("{}%", PREFIX.replace('_', "\\_")),),
+            )
+            .map_err(|error| describe(error, &self.target))?;
+        for table in &tables {
+            connection
+                .query_drop(format!("DROP TABLE IF EXISTS `{table}`"))
+                .map_err(|error| describe(error, &self.target))?;
+        }
+        Ok(tables)
+    }
+
+    fn inventory(&self) -> Result<(u64, u64)> {
+        let mut connection = self.monitor.lock().expect("monitor connection");
+        let schemas: Option<u64> = connection
+            .query_first(
+                "SELECT COUNT(*) FROM information_schema.tables WHERE table_schema = DATABASE() AND table_name REGEXP '^corescale_t[0-9]+$'",
+            )
+            .map_err(|error| describe(error, &self.target))?;
+        let schemas = schemas.unwrap_or(0);
+        if schemas == 0 {
+            return Ok((0, 0));
+        }
+        let rows: Option<u64> = connection
+            .query_first(format!("SELECT COUNT(*) FROM {}", table_name(0)))
+            .map_err(|error| describe(error, &self.target))?;
+        Ok((schemas, rows.unwrap_or(0)))
+    }
+
+    fn open_session(&self) -> Result<Box<dyn DbSession>> {
+        Ok(Box::new(MySqlSession {
+            connection: connect(&self.target)?,
+            target: self.target.clone(),
+            selects: Vec::new(),
+            updates: Vec::new(),
+        }))
+    }
+
+    fn counters(&self) -> Result<DbCounters> {
+        let values = self.status(&["Innodb_buffer_pool_read_requests", "Innodb_buffer_pool_reads"])?;
+        Ok(DbCounters {
+            lio: values[0],
+            pio: values[1],
+            db_cpu_s: None,
+        })
+    }
+
+    fn blocks_per_statement(&self, schema: u64, work_unit: u64) -> Result<f64> {
+        let mut connection = connect(&self.target)?;
+        let (_, rows) = self.inventory()?;
+        let mut samples = Vec::new();
+        for first_key in sample_keys(rows, work_unit) {
+            let plan: Option<String> = connection
+                .query_first(format!(
+                    "ANALYZE FORMAT=JSON SELECT SUM(scratch), COUNT(*) FROM {} WHERE `key` BETWEEN {first_key} AND {}",
+                    table_name(schema),
+                    first_key + work_unit
+                ))
+                .map_err(|error| describe(error, &self.target))?;
+            let plan: serde_json::Value = serde_json::from_str(&plan.unwrap_or_default())
+                .context("reading ANALYZE FORMAT=JSON")?;
+            let Some(pages) = find_number(&plan, "pages_accessed") else {
+                bail!(
+                    "{}: ANALYZE FORMAT=JSON reports no pages_accessed (MariaDB 10.9 or later reports it)",
+                    self.target
+                );
+            };
+            samples.push(pages);
+        }
+        mean_of_samples(&samples, "ANALYZE FORMAT=JSON")
+    }
+
+    fn server_pid(&self) -> Result<Option<u32>> {
+        let mut connection = self.monitor.lock().expect("monitor connection");
+        let pid_file: Option<String> = connection
+            .query_first("SELECT @@pid_file")
+            .map_err(|error| describe(error, &self.target))?;
+        Ok(pid_file
+            .and_then(|path| std::fs::read_to_string(path).ok())
+            .and_then(|text| text.trim().parse().ok()))
+    }
+}
+
+/// The first number under `name` anywhere in a JSON document.
+fn find_number(value: &serde_json::Value, name: &str) -> Option<f64> {
+    match value {
+        serde_json::Value::Object(map) => map
+            .get(name)
+            .and_then(serde_json::Value::as_f64)
+            .or_else(|| map.values().find_map(|child| find_number(child, name))),
+        serde_json::Value::Array(items) => items.iter().find_map(|child| find_number(child, name)),
+        _ => None,
+    }
+}
+
+fn load_table(target: &Target, schema: u64, rows: u64, loaded: &(dyn Fn(u64) + Sync)) -> Result<()> {
+    let mut connection = connect(target)?;
+    let table = table_name(schema);
+    connection
+        .query_drop(format!("DROP TABLE IF EXISTS {table}"))
+        .map_err(|error| describe(error, target))?;
+    connection
+        .query_drop(format!(
+            "CREATE TABLE {table} (id BIGINT NOT NULL PRIMARY KEY, `key` BIGINT NOT NULL, scratch BIGINT NOT NULL, filler VARCHAR({FILLER_BYTES}) NOT NULL) ENGINE=InnoDB ROW_FORMAT=DYNAMIC"
+        ))
+        .map_err(|error| describe(error, target))?;
+    // id is the physical order; the key at each id is a random permutation.
+    let keys = permutation(rows, schema + 1);
+    for (chunk_index, chunk) in keys.chunks(INSERT_BATCH).enumerate() {
+        let first_id = chunk_index * INSERT_BATCH;
+        let values: Vec<String> = chunk
+            .iter()
+            .enumerate()
+            .map(|(offset, key)| {
+                format!("({},{key},{},REPEAT('x',{FILLER_BYTES}))", first_id + offset, key % 1000)
+            })
+            .collect();
+        connection
+            .query_drop(format!(
+                "INSERT INTO {table} (id, `key`, scratch, filler) VALUES {}",
+                values.join(",")
+            ))
+            .map_err(|error| describe(error, target))?;
+        loaded(chunk.len() as u64);
+    }
+    connection
+        .query_drop(format!("CREATE INDEX {table}_key ON {table} (`key`)"))
+        .map_err(|error| describe(error, target))?;
+    connection
+        .query_drop(format!("ANALYZE TABLE {table}"))
+        .map_err(|error| describe(error, target))?;
+    Ok(())
+}
+
+struct MySqlSession {
+    connection: Conn,
+    target: Target,
+    selects: Vec<Option<Statement>>,
+    updates: Vec<Option<Statement>>,
+}
+
+impl MySqlSession {
+    fn prepared(&mut self, schema: u64, update: bool) -> Result<Statement> {
+        let index = schema as usize;
+        let cache = if update { &mut self.updates } else { &mut self.selects };
+        if cache.len() <= index {
+            cache.resize(index + 1, None);
+        }
+        if let Some(statement) = &cache[index] {
+            return Ok(statement.clone());
+        }
+        let table = table_name(schema);
+        let sql = if update {
+            format!("UPDATE {table} SET scratch = scratch + 1 WHERE `key` BETWEEN ? AND ?")
+        } else {
+            format!("SELECT CAST(SUM(scratch) AS SIGNED), COUNT(*) FROM {table} WHERE `key` BETWEEN ? AND ?")
+        };
+        let statement = self
+            .connection
+            .prep(sql)
+            .map_err(|error| describe(error, &self.target))?;
+        let cache = if update { &mut self.updates } else { &mut self.selects };
+        cache[index] = Some(statement.clone());
+        Ok(statement)
+    }
+}
+
+impl DbSession for MySqlSession {
+    fn select(&mut self, schema: u64, first_key: u64, last_key: u64) -> Result<(i64, u64)> {
+        let statement = self.prepared(schema, false)?;
+        let row: Option<(Option<i64>, u64)> = self
+            .connection
+            .exec_first(&statement, (first_key, last_key))
+            .map_err(|error| describe(error, &self.target))?;
+        let (sum, rows) = row.unwrap_or((None, 0));
+        Ok((sum.unwrap_or(0), rows))
+    }
+
+    fn update(&mut self, schema: u64, first_key: u64, last_key: u64) -> Result<u64> {
+        let statement = self.prepared(schema, true)?;
+        self.connection
+            .exec_drop(&statement, (first_key, last_key))
+            .map_err(|error| describe(error, &self.target))?;
+        Ok(self.connection.affected_rows())
+    }
+}

@@ -1,0 +1,397 @@
+//! The SLOB/pgio method against the real PostgreSQL and MariaDB servers named by
+//! CORESCALE_TEST_PG and CORESCALE_TEST_MYSQL (`.ci/run` sets both). Without them these tests
+//! print a notice and check nothing, so `cargo test` passes on a machine with no database.
+
+mod common;
+
+use std::path::Path;
+use std::process::{Command as StdCommand, Stdio};
+use std::time::{Duration, Instant};
+
+use common::corescale;
+use predicates::prelude::*;
+use predicates::str::contains;
+use serde_json::Value;
+
+/// The tests share each server's corescale_t* tables: one at a time.
+static SERVER_LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+fn exclusive() -> std::sync::MutexGuard<'static, ()> {
+    SERVER_LOCK
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+const ROWS: &str = "1024";
+const WORK_UNIT: u64 = 64;
+
+fn server(variable: &str) -> Option<String> {
+    match std::env::var(variable) {
+        Ok(url) if !url.is_empty() => Some(url),
+        _ => {
+            eprintln!("NOTICE: {variable} is not set: skipping this database test (see README)");
+            None
+        }
+    }
+}
+
+fn read_json(path: &Path) -> Value {
+    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+}
+
+fn setup(url: &str) {
+    corescale()
+        .args([
+            "db",
+            "setup",
+            "--target",
+            url,
+            "--schemas",
+            "2",
+            "--scale",
+            ROWS,
+        ])
+        .assert()
+        .success()
+        .stdout(contains("created 2 table(s)"));
+}
+
+/// Runs a short sweep and returns the levels' workload figures.
+fn sweep(url: &str, extra: &[&str]) -> (Value, Vec<Value>) {
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("db.json");
+    corescale()
+        .args([
+            "run",
+            "db",
+            "--target",
+            url,
+            "--sweep",
+            "1,2",
+            "--duration",
+            "400ms",
+        ])
+        .args(["--repeat", "1", "-q", "-o"])
+        .arg(&json)
+        .args(extra)
+        .assert()
+        .success();
+    let document = read_json(&json);
+    let figures = document["levels"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|level| level["workload_figures"].clone())
+        .collect();
+    (document, figures)
+}
+
+fn number(figures: &Value, name: &str) -> f64 {
+    figures[name]
+        .as_f64()
+        .unwrap_or_else(|| panic!("no {name} in {figures}"))
+}
+
+/// A select-only sweep: the database's LIO count matches the client's within 5%, the test ran
+/// cached, every statement visited WORK_UNIT + 1 rows.
+fn select_sweep_agrees(url: &str) {
+    let (document, levels) = sweep(url, &[]);
+    assert_eq!(document["complete"], true);
+    for figures in &levels {
+        let agreement = number(figures, "db_lio_over_client_blocks");
+        assert!(
+            (0.95..=1.05).contains(&agreement),
+            "db/client = {agreement}: {figures}"
+        );
+        assert!(number(figures, "db_hit_ratio") >= 0.99, "{figures}");
+        let statements = number(figures, "statements");
+        assert!(statements > 0.0);
+        assert_eq!(
+            number(figures, "rows_visited"),
+            statements * (WORK_UNIT + 1) as f64
+        );
+        assert!(number(figures, "db_lio_per_s") > 0.0);
+        assert!(
+            number(figures, "db_cpu_s") > 0.0,
+            "the local server's CPU time is read"
+        );
+    }
+}
+
+fn update_sweep_changes_rows(url: &str, total_scratch: &dyn Fn() -> i64) {
+    let before = total_scratch();
+    let (_, levels) = sweep(url, &["--update-pct", "50%", "--update-work-unit", "8"]);
+    let updates: f64 = levels
+        .iter()
+        .map(|figures| number(figures, "updates"))
+        .sum();
+    assert!(updates > 0.0);
+    // Each update adds one to the 9 rows of key BETWEEN k AND k + 8.
+    assert_eq!(total_scratch() - before, updates as i64 * 9);
+}
+
+fn teardown_keeps_other_tables(
+    url: &str,
+    create_bystander: &dyn Fn(),
+    bystander_exists: &dyn Fn() -> bool,
+) {
+    create_bystander();
+    corescale()
+        .args(["db", "teardown", "--target", url])
+        .assert()
+        .success()
+        .stdout(contains("corescale_t0"))
+        .stdout(contains("corescale_t1"));
+    assert!(
+        bystander_exists(),
+        "teardown touched a table that is not corescale's"
+    );
+    corescale()
+        .args([
+            "run",
+            "db",
+            "--target",
+            url,
+            "-w",
+            "1",
+            "--duration",
+            "100ms",
+            "-q",
+        ])
+        .assert()
+        .code(1)
+        .stderr(contains("corescale db setup"));
+}
+
+#[test]
+fn postgresql_end_to_end() {
+    let Some(url) = server("CORESCALE_TEST_PG") else {
+        return;
+    };
+    let _server = exclusive();
+    let mut client = postgres::Client::connect(&url, postgres::NoTls).unwrap();
+    setup(&url);
+    select_sweep_agrees(&url);
+    let (_, loop_levels) = sweep(&url, &["--server-loop"]);
+    for figures in &loop_levels {
+        let agreement = number(figures, "db_lio_over_client_blocks");
+        assert!(
+            (0.95..=1.05).contains(&agreement),
+            "server loop db/client = {agreement}"
+        );
+    }
+    let total = || -> i64 {
+        let mut client = postgres::Client::connect(&url, postgres::NoTls).unwrap();
+        client
+            .query_one("SELECT ((SELECT sum(scratch) FROM corescale_t0) + (SELECT sum(scratch) FROM corescale_t1))::bigint", &[])
+            .unwrap()
+            .get::<_, i64>(0)
+    };
+    update_sweep_changes_rows(&url, &total);
+    client
+        .batch_execute("DROP TABLE IF EXISTS bystander; CREATE TABLE bystander (x int)")
+        .unwrap();
+    let exists = || {
+        let mut client = postgres::Client::connect(&url, postgres::NoTls).unwrap();
+        client
+            .query_one(
+                "SELECT count(*) FROM pg_tables WHERE tablename = 'bystander'",
+                &[],
+            )
+            .unwrap()
+            .get::<_, i64>(0)
+            == 1
+    };
+    teardown_keeps_other_tables(&url, &|| {}, &exists);
+    client.batch_execute("DROP TABLE bystander").unwrap();
+}
+
+#[test]
+fn mariadb_end_to_end() {
+    let Some(url) = server("CORESCALE_TEST_MYSQL") else {
+        return;
+    };
+    use mysql::prelude::Queryable;
+    let _server = exclusive();
+    let pool = mysql::Pool::new(url.as_str()).unwrap();
+    setup(&url);
+    select_sweep_agrees(&url);
+    let total = || -> i64 {
+        let mut connection = pool.get_conn().unwrap();
+        connection
+            .query_first("SELECT CAST((SELECT SUM(scratch) FROM corescale_t0) + (SELECT SUM(scratch) FROM corescale_t1) AS SIGNED)")
+            .unwrap()
+            .unwrap()
+    };
+    update_sweep_changes_rows(&url, &total);
+    let create = || {
+        let mut connection = pool.get_conn().unwrap();
+        connection
+            .query_drop("DROP TABLE IF EXISTS bystander")
+            .unwrap();
+        connection
+            .query_drop("CREATE TABLE bystander (x INT)")
+            .unwrap();
+    };
+    let exists = || {
+        let mut connection = pool.get_conn().unwrap();
+        let count: Option<u64> = connection
+            .query_first("SELECT COUNT(*) FROM information_schema.tables WHERE table_schema = DATABASE() AND table_name = 'bystander'")
+            .unwrap();
+        count == Some(1)
+    };
+    teardown_keeps_other_tables(&url, &create, &exists);
+    pool.get_conn()
+        .unwrap()
+        .query_drop("DROP TABLE bystander")
+        .unwrap();
+}
+
+#[test]
+fn a_session_killed_mid_run_keeps_the_levels_done() {
+    let Some(url) = server("CORESCALE_TEST_PG") else {
+        return;
+    };
+    let _server = exclusive();
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("killed.json");
+    corescale()
+        .args([
+            "db",
+            "setup",
+            "--target",
+            &url,
+            "--schemas",
+            "2",
+            "--scale",
+            ROWS,
+        ])
+        .assert()
+        .success();
+    let child = StdCommand::new(assert_cmd::cargo::cargo_bin("corescale"))
+        .args([
+            "run",
+            "db",
+            "--target",
+            &url,
+            "--sweep",
+            "1,2",
+            "--duration",
+            "1s",
+            "--repeat",
+            "5",
+            "-q",
+            "-o",
+        ])
+        .arg(&json)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while !json.exists() {
+        assert!(Instant::now() < deadline, "the first level never finished");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    std::thread::sleep(Duration::from_millis(700));
+    let mut client = postgres::Client::connect(&url, postgres::NoTls).unwrap();
+    client
+        .execute(
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'corescale' AND pid <> pg_backend_pid() AND client_port IS NOT NULL AND backend_start > now() - interval '5 seconds'",
+            &[],
+        )
+        .unwrap();
+    let output = child.wait_with_output().unwrap();
+    assert_eq!(
+        output.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let document = read_json(&json);
+    assert_eq!(document["complete"], false);
+    assert_eq!(
+        document["levels"].as_array().unwrap().len(),
+        1,
+        "the 1-worker level is kept"
+    );
+    assert!(
+        document["stop_reason"]
+            .as_str()
+            .unwrap()
+            .contains("failed at 2 workers")
+    );
+}
+
+#[test]
+fn unreachable_servers_and_passwords_are_handled() {
+    corescale()
+        .args([
+            "run",
+            "db",
+            "--target",
+            "postgres://corescale:topsecret@127.0.0.1:1/test",
+            "-w",
+            "1",
+        ])
+        .assert()
+        .code(1)
+        .stderr(contains(
+            "cannot connect to postgres://corescale:***@127.0.0.1:1/test",
+        ))
+        .stderr(predicates::str::contains("topsecret").not());
+    corescale()
+        .args(["run", "db", "--target", "redis://127.0.0.1:6379", "-w", "1"])
+        .assert()
+        .code(2)
+        .stderr(contains("not supported"));
+    corescale()
+        .args(["run", "db", "-w", "1"])
+        .assert()
+        .code(2)
+        .stderr(contains("needs --target"));
+    let Some(url) = server("CORESCALE_TEST_PG") else {
+        return;
+    };
+    let _server = exclusive();
+    // Trust authentication ignores the password; it must still never reach the results.
+    let with_password = url.replacen("://postgres@", "://postgres:topsecret@", 1);
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("redacted.json");
+    corescale()
+        .args([
+            "db",
+            "setup",
+            "--target",
+            &with_password,
+            "--scale",
+            "256",
+            "--schemas",
+            "1",
+        ])
+        .assert()
+        .success()
+        .stdout(predicates::str::contains("topsecret").not());
+    corescale()
+        .args([
+            "run",
+            "db",
+            "--target",
+            &with_password,
+            "-w",
+            "1",
+            "--duration",
+            "100ms",
+            "--repeat",
+            "1",
+            "-q",
+            "-o",
+        ])
+        .arg(&json)
+        .assert()
+        .success();
+    let text = std::fs::read_to_string(&json).unwrap();
+    assert!(!text.contains("topsecret"));
+    assert!(text.contains("postgres:***@"));
+}
