@@ -47,7 +47,9 @@ pub enum Command {
 #[derive(Debug, Subcommand)]
 pub enum DbCommand {
     /// Create corescale_tN tables of one-row blocks with a random-order key index.
-    #[command(after_help = "Examples:\n  corescale db setup --target postgres://postgres@127.0.0.1:5432/test --schemas 4 --scale 64M\n  corescale db setup --target mysql://root@127.0.0.1:3306/test --schemas 2 --scale 8192")]
+    #[command(
+        after_help = "Examples:\n  corescale db setup --target postgres://postgres@127.0.0.1:5432/test --schemas 4 --scale 64M\n  corescale db setup --target mysql://root@127.0.0.1:3306/test --schemas 2 --scale 8192"
+    )]
     Setup(DbSetupArgs),
     /// Drop corescale's own tables and functions, and nothing else.
     Teardown(DbTargetArgs),
@@ -319,7 +321,11 @@ pub struct RunArgs {
     pub direct_path: bool,
 
     /// db: the database, postgres://, mysql://, mariadb:// or oracle:// URL (see `db setup`).
-    #[arg(long, value_name = "URL", help_heading = "db (SLOB/pgio method on a real database)")]
+    #[arg(
+        long,
+        value_name = "URL",
+        help_heading = "db (SLOB/pgio method on a real database)"
+    )]
     pub target: Option<String>,
 
     /// db: ask for the database password on the terminal (never echoed).

@@ -15,8 +15,10 @@ pub fn execute(command: &DbCommand) -> Result<()> {
             let database = connect(&target)?;
             let bar = ProgressBar::new(args.schemas * rows);
             bar.set_style(
-                ProgressStyle::with_template("{spinner} [{elapsed_precise}] {bar:30} {pos}/{len} rows  ETA {eta}")
-                    .expect("the progress template is valid"),
+                ProgressStyle::with_template(
+                    "{spinner} [{elapsed_precise}] {bar:30} {pos}/{len} rows  ETA {eta}",
+                )
+                .expect("the progress template is valid"),
             );
             database
                 .setup(args.schemas, rows, &|count| bar.inc(count))

@@ -71,7 +71,13 @@ pub trait DbSession: Send {
     fn update(&mut self, schema: u64, first_key: u64, last_key: u64) -> Result<u64>;
     /// Runs `statements` selects inside the server (PostgreSQL's PL/pgSQL loop, as pgio does);
     /// returns the rows visited.
-    fn server_loop(&mut self, _schema: u64, _rows: u64, _work_unit: u64, _statements: u64) -> Result<u64> {
+    fn server_loop(
+        &mut self,
+        _schema: u64,
+        _rows: u64,
+        _work_unit: u64,
+        _statements: u64,
+    ) -> Result<u64> {
         bail!("--server-loop is available for PostgreSQL only")
     }
     fn backend_pid(&self) -> Option<u32> {
@@ -166,7 +172,10 @@ impl DbWorkload {
             );
         }
         if options.work_unit >= rows {
-            bail!("--work-unit {} is not below the {rows} rows per schema", options.work_unit);
+            bail!(
+                "--work-unit {} is not below the {rows} rows per schema",
+                options.work_unit
+            );
         }
         if options.server_loop && target.flavour != Flavour::Postgres {
             bail!("--server-loop is available for PostgreSQL only");
@@ -211,7 +220,11 @@ impl Workload for DbWorkload {
                 100.0 * self.options.update_share,
                 self.options.update_work_unit,
                 self.blocks_per_statement,
-                if self.options.server_loop { "; statements looped inside the server (PL/pgSQL)" } else { "; one round trip per statement" }
+                if self.options.server_loop {
+                    "; statements looped inside the server (PL/pgSQL)"
+                } else {
+                    "; one round trip per statement"
+                }
             ),
         }
     }
@@ -257,7 +270,12 @@ impl Workload for DbWorkload {
         let Some(before) = *self.baseline.lock().expect("baseline") else {
             bail!("the level's database counters were not read at its start");
         };
-        let sum = |name: &str| -> f64 { sessions.iter().filter_map(|session| session.get(name)).sum() };
+        let sum = |name: &str| -> f64 {
+            sessions
+                .iter()
+                .filter_map(|session| session.get(name))
+                .sum()
+        };
         let per = |count: f64, over: f64| if over > 0.0 { count / over } else { 0.0 };
         let lio = after.lio - before.counters.lio;
         let pio = after.pio - before.counters.pio;
@@ -273,7 +291,10 @@ impl Workload for DbWorkload {
         put("db_lio", lio);
         put("db_pio", pio);
         put("db_lio_per_s", per(lio, totals.elapsed_s));
-        put("db_lio_per_s_per_worker", per(lio, totals.elapsed_s * totals.workers as f64));
+        put(
+            "db_lio_per_s_per_worker",
+            per(lio, totals.elapsed_s * totals.workers as f64),
+        );
         put("db_pio_per_s", per(pio, totals.elapsed_s));
         put("db_hit_ratio", per(lio, lio + pio));
         put("db_lio_over_client_blocks", per(lio, client_blocks));
@@ -290,7 +311,10 @@ impl Workload for DbWorkload {
         if let Some(server_cpu) = server_cpu.filter(|_| !sessions.is_empty()) {
             put("db_cpu_s", server_cpu);
             put("db_lio_per_db_cpu_s", per(lio, server_cpu));
-            put("client_cpu_share", per(totals.cpu_s, totals.cpu_s + server_cpu));
+            put(
+                "client_cpu_share",
+                per(totals.cpu_s, totals.cpu_s + server_cpu),
+            );
         }
         if let (Some(now), Some(then)) = (after.db_cpu_s, before.counters.db_cpu_s) {
             put("db_cpu_s", now - then);
@@ -348,9 +372,9 @@ impl DbSessionJob {
 
     fn select_once(&mut self) -> Result<u64> {
         let first = self.next_random() % (self.rows - self.options.work_unit);
-        let (_, rows) = self
-            .connection
-            .select(self.schema, first, first + self.options.work_unit)?;
+        let (_, rows) =
+            self.connection
+                .select(self.schema, first, first + self.options.work_unit)?;
         self.statements += 1;
         self.rows_visited += rows;
         Ok(rows)
@@ -371,12 +395,16 @@ impl DbSessionJob {
             return Ok((SERVER_LOOP_STATEMENTS as f64 * self.blocks_per_statement) as u64);
         }
         let update = self.options.update_share > 0.0
-            && ((self.next_random() >> 11) as f64 / (1u64 << 53) as f64) < self.options.update_share;
+            && ((self.next_random() >> 11) as f64 / (1u64 << 53) as f64)
+                < self.options.update_share;
         let blocks = if update {
-            let first = self.next_random() % (self.rows - self.options.update_work_unit.min(self.rows - 1));
-            let rows = self
-                .connection
-                .update(self.schema, first, first + self.options.update_work_unit)?;
+            let first =
+                self.next_random() % (self.rows - self.options.update_work_unit.min(self.rows - 1));
+            let rows = self.connection.update(
+                self.schema,
+                first,
+                first + self.options.update_work_unit,
+            )?;
             self.updates += 1;
             self.statements += 1;
             self.rows_visited += rows;
@@ -413,7 +441,10 @@ impl WorkerJob for DbSessionJob {
             ("statements".to_string(), self.statements as f64),
             ("updates".to_string(), self.updates as f64),
             ("rows_visited".to_string(), self.rows_visited as f64),
-            ("client_blocks".to_string(), selects as f64 * self.blocks_per_statement),
+            (
+                "client_blocks".to_string(),
+                selects as f64 * self.blocks_per_statement,
+            ),
         ]);
         if let (Some(start), Some(now)) = (self.backend_cpu_start, self.backend_cpu()) {
             counters.insert("backend_cpu_s".to_string(), now - start);

@@ -69,9 +69,13 @@ fn describe(error: mysql::Error, target: &Target) -> anyhow::Error {
     let text = error.to_string();
     if let mysql::Error::MySqlError(server) = &error {
         match server.code {
-            1146 => return anyhow!("{text} in {target}: run `corescale db setup --target <URL>` first"),
+            1146 => {
+                return anyhow!("{text} in {target}: run `corescale db setup --target <URL>` first");
+            }
             1142 | 1044 | 1045 => {
-                return anyhow!("{text} in {target}: the user needs CREATE, SELECT and UPDATE on the database");
+                return anyhow!(
+                    "{text} in {target}: the user needs CREATE, SELECT and UPDATE on the database"
+                );
             }
             _ => {}
         }
@@ -91,7 +95,9 @@ impl Database for MySql {
                 .map(|schema| scope.spawn(move || load_table(target, schema, rows, loaded)))
                 .collect();
             for loader in loaders {
-                loader.join().map_err(|_| anyhow!("a loader thread panicked"))??;
+                loader
+                    .join()
+                    .map_err(|_| anyhow!("a loader thread panicked"))??;
             }
             Ok(())
         })
@@ -140,7 +146,10 @@ impl Database for MySql {
     }
 
     fn counters(&self) -> Result<DbCounters> {
-        let values = self.status(&["Innodb_buffer_pool_read_requests", "Innodb_buffer_pool_reads"])?;
+        let values = self.status(&[
+            "Innodb_buffer_pool_read_requests",
+            "Innodb_buffer_pool_reads",
+        ])?;
         Ok(DbCounters {
             lio: values[0],
             pio: values[1],
@@ -196,7 +205,12 @@ fn find_number(value: &serde_json::Value, name: &str) -> Option<f64> {
     }
 }
 
-fn load_table(target: &Target, schema: u64, rows: u64, loaded: &(dyn Fn(u64) + Sync)) -> Result<()> {
+fn load_table(
+    target: &Target,
+    schema: u64,
+    rows: u64,
+    loaded: &(dyn Fn(u64) + Sync),
+) -> Result<()> {
     let mut connection = connect(target)?;
     let table = table_name(schema);
     connection
@@ -215,7 +229,11 @@ fn load_table(target: &Target, schema: u64, rows: u64, loaded: &(dyn Fn(u64) + S
             .iter()
             .enumerate()
             .map(|(offset, key)| {
-                format!("({},{key},{},REPEAT('x',{FILLER_BYTES}))", first_id + offset, key % 1000)
+                format!(
+                    "({},{key},{},REPEAT('x',{FILLER_BYTES}))",
+                    first_id + offset,
+                    key % 1000
+                )
             })
             .collect();
         connection
@@ -245,7 +263,11 @@ struct MySqlSession {
 impl MySqlSession {
     fn prepared(&mut self, schema: u64, update: bool) -> Result<Statement> {
         let index = schema as usize;
-        let cache = if update { &mut self.updates } else { &mut self.selects };
+        let cache = if update {
+            &mut self.updates
+        } else {
+            &mut self.selects
+        };
         if cache.len() <= index {
             cache.resize(index + 1, None);
         }
@@ -256,13 +278,19 @@ impl MySqlSession {
         let sql = if update {
             format!("UPDATE {table} SET scratch = scratch + 1 WHERE `key` BETWEEN ? AND ?")
         } else {
-            format!("SELECT CAST(SUM(scratch) AS SIGNED), COUNT(*) FROM {table} WHERE `key` BETWEEN ? AND ?")
+            format!(
+                "SELECT CAST(SUM(scratch) AS SIGNED), COUNT(*) FROM {table} WHERE `key` BETWEEN ? AND ?"
+            )
         };
         let statement = self
             .connection
             .prep(sql)
             .map_err(|error| describe(error, &self.target))?;
-        let cache = if update { &mut self.updates } else { &mut self.selects };
+        let cache = if update {
+            &mut self.updates
+        } else {
+            &mut self.selects
+        };
         cache[index] = Some(statement.clone());
         Ok(statement)
     }

@@ -32,7 +32,10 @@ impl Postgres {
 
 fn connect(target: &Target) -> Result<Client> {
     let mut config = postgres::Config::new();
-    config.host(target.host()).user(target.user()).dbname(target.database());
+    config
+        .host(target.host())
+        .user(target.user())
+        .dbname(target.database());
     config.application_name("corescale");
     if let Some(port) = target.port() {
         config.port(port);
@@ -47,9 +50,9 @@ fn connect(target: &Target) -> Result<Client> {
 
 fn describe(error: postgres::Error, target: &Target) -> anyhow::Error {
     match error.code() {
-        Some(code) if *code == postgres::error::SqlState::UNDEFINED_TABLE => anyhow!(
-            "{error} in {target}: run `corescale db setup --target <URL>` first"
-        ),
+        Some(code) if *code == postgres::error::SqlState::UNDEFINED_TABLE => {
+            anyhow!("{error} in {target}: run `corescale db setup --target <URL>` first")
+        }
         Some(code) if *code == postgres::error::SqlState::INSUFFICIENT_PRIVILEGE => anyhow!(
             "{error} in {target}: the user needs CREATE on the database and SELECT/UPDATE on corescale_* tables"
         ),
@@ -69,7 +72,9 @@ impl Database for Postgres {
                 .map(|schema| scope.spawn(move || load_table(target, schema, rows, loaded)))
                 .collect();
             for loader in loaders {
-                loader.join().map_err(|_| anyhow!("a loader thread panicked"))??;
+                loader
+                    .join()
+                    .map_err(|_| anyhow!("a loader thread panicked"))??;
             }
             Ok(())
         })
@@ -196,7 +201,12 @@ impl Database for Postgres {
     }
 }
 
-fn load_table(target: &Target, schema: u64, rows: u64, loaded: &(dyn Fn(u64) + Sync)) -> Result<()> {
+fn load_table(
+    target: &Target,
+    schema: u64,
+    rows: u64,
+    loaded: &(dyn Fn(u64) + Sync),
+) -> Result<()> {
     let mut client = connect(target)?;
     let table = table_name(schema);
     client
@@ -212,7 +222,10 @@ fn load_table(target: &Target, schema: u64, rows: u64, loaded: &(dyn Fn(u64) + S
         ))
         .map_err(|error| describe(error, target))?;
     // Rows go in physically in a random key order, so a key range visits random blocks.
-    let order: Vec<i64> = permutation(rows, schema + 1).into_iter().map(|key| key as i64).collect();
+    let order: Vec<i64> = permutation(rows, schema + 1)
+        .into_iter()
+        .map(|key| key as i64)
+        .collect();
     for batch in order.chunks(INSERT_BATCH) {
         client
             .execute(&insert, &[&batch])
@@ -220,7 +233,9 @@ fn load_table(target: &Target, schema: u64, rows: u64, loaded: &(dyn Fn(u64) + S
         loaded(batch.len() as u64);
     }
     client
-        .batch_execute(&format!("CREATE INDEX {table}_key ON {table} (key); ANALYZE {table}"))
+        .batch_execute(&format!(
+            "CREATE INDEX {table}_key ON {table} (key); ANALYZE {table}"
+        ))
         .map_err(|error| describe(error, target))?;
     client
         .batch_execute(&loop_function_sql(schema))
@@ -263,7 +278,11 @@ struct PostgresSession {
 impl PostgresSession {
     fn prepared(&mut self, schema: u64, update: bool) -> Result<Statement> {
         let index = schema as usize;
-        let cache = if update { &mut self.updates } else { &mut self.selects };
+        let cache = if update {
+            &mut self.updates
+        } else {
+            &mut self.selects
+        };
         if cache.len() <= index {
             cache.resize(index + 1, None);
         }
@@ -274,13 +293,19 @@ impl PostgresSession {
         let sql = if update {
             format!("UPDATE {table} SET scratch = scratch + 1 WHERE key BETWEEN $1 AND $2")
         } else {
-            format!("SELECT sum(scratch)::bigint, count(*) FROM {table} WHERE key BETWEEN $1 AND $2")
+            format!(
+                "SELECT sum(scratch)::bigint, count(*) FROM {table} WHERE key BETWEEN $1 AND $2"
+            )
         };
         let statement = self
             .client
             .prepare(&sql)
             .map_err(|error| describe(error, &self.target))?;
-        let cache = if update { &mut self.updates } else { &mut self.selects };
+        let cache = if update {
+            &mut self.updates
+        } else {
+            &mut self.selects
+        };
         cache[index] = Some(statement.clone());
         Ok(statement)
     }
@@ -305,7 +330,13 @@ impl DbSession for PostgresSession {
             .map_err(|error| describe(error, &self.target))
     }
 
-    fn server_loop(&mut self, schema: u64, rows: u64, work_unit: u64, statements: u64) -> Result<u64> {
+    fn server_loop(
+        &mut self,
+        schema: u64,
+        rows: u64,
+        work_unit: u64,
+        statements: u64,
+    ) -> Result<u64> {
         let row = self
             .client
             .query_one(

@@ -89,9 +89,7 @@ impl Target {
     }
 
     pub fn password(&self) -> Option<String> {
-        self.url.password().map(|password| {
-            percent_decode(password)
-        })
+        self.url.password().map(|password| percent_decode(password))
     }
 
     pub fn host(&self) -> &str {
@@ -152,11 +150,17 @@ mod tests {
             redact("--target=postgres://bob:s3cret@db:5432/test and mysql://root@h/x"),
             "--target=postgres://bob:***@db:5432/test and mysql://root@h/x"
         );
-        assert_eq!(redact("oracle://u:p%40ss@host:1521/svc"), "oracle://u:***@host:1521/svc");
+        assert_eq!(
+            redact("oracle://u:p%40ss@host:1521/svc"),
+            "oracle://u:***@host:1521/svc"
+        );
         let target = Target::parse("mariadb://root:pw@127.0.0.1:3306/test").unwrap();
         assert_eq!(target.flavour, Flavour::MySql);
         assert_eq!(target.to_string(), "mariadb://root:***@127.0.0.1:3306/test");
-        assert_eq!(format!("{target:?}"), "Target(mariadb://root:***@127.0.0.1:3306/test)");
+        assert_eq!(
+            format!("{target:?}"),
+            "Target(mariadb://root:***@127.0.0.1:3306/test)"
+        );
         assert_eq!(target.password().as_deref(), Some("pw"));
         assert!(target.is_local());
         assert!(Target::parse("redis://x").is_err());

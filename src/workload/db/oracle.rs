@@ -1,0 +1,295 @@
+//! Oracle, as SLOB lays it out: one row per block (PCTFREE 99), rows inserted in a random key
+//! order, a b-tree on the key. LIO is v$sysstat 'session logical reads', PIO 'physical reads',
+//! DB CPU from v$sys_time_model. Built with the `oracle` cargo feature; needs Oracle Instant
+//! Client at run time. Not integration-tested here: no Oracle database is reachable in CI.
+
+use std::sync::Mutex;
+
+use anyhow::{Result, anyhow, bail};
+use oracle::{Connection, Statement};
+
+use super::target::Target;
+use super::{Database, DbCounters, DbSession, mean_of_samples, sample_keys, table_name};
+use crate::workload::lio::layout::permutation;
+
+const FILLER_BYTES: usize = 1000;
+const INSERT_BATCH: usize = 1000;
+
+pub struct Oracle {
+    target: Target,
+    monitor: Mutex<Connection>,
+}
+
+impl Oracle {
+    pub fn new(target: Target) -> Result<Self> {
+        let monitor = Mutex::new(connect(&target)?);
+        Ok(Self { target, monitor })
+    }
+}
+
+/// oracle://user[:password]@host:port/service becomes the easy-connect string //host:port/service.
+fn connect(target: &Target) -> Result<Connection> {
+    let port = target.port().unwrap_or(1521);
+    let easy_connect = format!("//{}:{port}/{}", target.host(), target.database());
+    let password = target.password().unwrap_or_default();
+    Connection::connect(target.user(), password, easy_connect).map_err(|error| {
+        anyhow!("cannot connect to {target}: {error} (is the listener up, the service right, and Oracle Instant Client installed?)")
+    })
+}
+
+fn describe(error: oracle::Error, target: &Target) -> anyhow::Error {
+    let text = error.to_string();
+    if text.contains("ORA-00942") {
+        return anyhow!("{text} in {target}: run `corescale db setup --target <URL>` first");
+    }
+    if text.contains("ORA-01031") {
+        return anyhow!(
+            "{text} in {target}: the user needs CREATE TABLE, and SELECT on v$sysstat, v$mystat and v$sys_time_model"
+        );
+    }
+    anyhow!("{target}: {text}")
+}
+
+fn oracle_table(schema: u64) -> String {
+    table_name(schema).to_uppercase()
+}
+
+impl Database for Oracle {
+    fn target(&self) -> &Target {
+        &self.target
+    }
+
+    fn setup(&self, schemas: u64, rows: u64, loaded: &(dyn Fn(u64) + Sync)) -> Result<()> {
+        let target = &self.target;
+        std::thread::scope(|scope| -> Result<()> {
+            let loaders: Vec<_> = (0..schemas)
+                .map(|schema| scope.spawn(move || load_table(target, schema, rows, loaded)))
+                .collect();
+            for loader in loaders {
+                loader
+                    .join()
+                    .map_err(|_| anyhow!("a loader thread panicked"))??;
+            }
+            Ok(())
+        })
+    }
+
+    fn teardown(&self) -> Result<Vec<String>> {
+        let connection = self.monitor.lock().expect("monitor connection");
+        let rows = connection
+            .query_as::<String>(
+                "SELECT table_name FROM user_tables WHERE table_name LIKE 'CORESCALE\\_%' ESCAPE '\\'",
+                &[],
+            )
+            .map_err(|error| describe(error, &self.target))?;
+        let mut dropped = Vec::new();
+        for table in rows {
+            let table = table.map_err(|error| describe(error, &self.target))?;
+            connection
+                .execute(&format!("DROP TABLE \"{table}\" PURGE"), &[])
+                .map_err(|error| describe(error, &self.target))?;
+            dropped.push(table);
+        }
+        Ok(dropped)
+    }
+
+    fn inventory(&self) -> Result<(u64, u64)> {
+        let connection = self.monitor.lock().expect("monitor connection");
+        let schemas = connection
+            .query_row_as::<i64>(
+                "SELECT COUNT(*) FROM user_tables WHERE REGEXP_LIKE(table_name, '^CORESCALE_T[0-9]+$')",
+                &[],
+            )
+            .map_err(|error| describe(error, &self.target))?;
+        if schemas == 0 {
+            return Ok((0, 0));
+        }
+        let rows = connection
+            .query_row_as::<i64>(&format!("SELECT COUNT(*) FROM {}", oracle_table(0)), &[])
+            .map_err(|error| describe(error, &self.target))?;
+        Ok((schemas as u64, rows as u64))
+    }
+
+    fn open_session(&self) -> Result<Box<dyn DbSession>> {
+        Ok(Box::new(OracleSession {
+            connection: connect(&self.target)?,
+            target: self.target.clone(),
+            selects: Vec::new(),
+            updates: Vec::new(),
+        }))
+    }
+
+    fn counters(&self) -> Result<DbCounters> {
+        let connection = self.monitor.lock().expect("monitor connection");
+        let (lio, pio) = connection
+            .query_row_as::<(f64, f64)>(
+                "SELECT SUM(DECODE(name, 'session logical reads', value)), SUM(DECODE(name, 'physical reads', value))
+                 FROM v$sysstat WHERE name IN ('session logical reads', 'physical reads')",
+                &[],
+            )
+            .map_err(|error| describe(error, &self.target))?;
+        let db_cpu_us = connection
+            .query_row_as::<f64>(
+                "SELECT value FROM v$sys_time_model WHERE stat_name = 'DB CPU'",
+                &[],
+            )
+            .map_err(|error| describe(error, &self.target))?;
+        Ok(DbCounters {
+            lio,
+            pio,
+            db_cpu_s: Some(db_cpu_us / 1e6),
+        })
+    }
+
+    /// Session logical reads of this session around each sample statement.
+    fn blocks_per_statement(&self, schema: u64, work_unit: u64) -> Result<f64> {
+        let connection = connect(&self.target)?;
+        let (_, rows) = self.inventory()?;
+        let my_reads = "SELECT m.value FROM v$mystat m JOIN v$statname n ON n.statistic# = m.statistic# WHERE n.name = 'session logical reads'";
+        let select = format!(
+            "SELECT SUM(scratch), COUNT(*) FROM {} WHERE key BETWEEN :1 AND :2",
+            oracle_table(schema)
+        );
+        // One untimed execution parses the statement, so samples count only its visits.
+        connection
+            .query_row_as::<(Option<i64>, i64)>(&select, &[&0i64, &(work_unit as i64)])
+            .map_err(|error| describe(error, &self.target))?;
+        let mut samples = Vec::new();
+        for first_key in sample_keys(rows, work_unit) {
+            let before = connection
+                .query_row_as::<f64>(my_reads, &[])
+                .map_err(|error| describe(error, &self.target))?;
+            connection
+                .query_row_as::<(Option<i64>, i64)>(
+                    &select,
+                    &[&(first_key as i64), &((first_key + work_unit) as i64)],
+                )
+                .map_err(|error| describe(error, &self.target))?;
+            let after = connection
+                .query_row_as::<f64>(my_reads, &[])
+                .map_err(|error| describe(error, &self.target))?;
+            samples.push(after - before);
+        }
+        mean_of_samples(&samples, "v$mystat session logical reads")
+    }
+}
+
+fn load_table(
+    target: &Target,
+    schema: u64,
+    rows: u64,
+    loaded: &(dyn Fn(u64) + Sync),
+) -> Result<()> {
+    let connection = connect(target)?;
+    let table = oracle_table(schema);
+    let exists = connection
+        .query_row_as::<i64>(
+            "SELECT COUNT(*) FROM user_tables WHERE table_name = :1",
+            &[&table],
+        )
+        .map_err(|error| describe(error, target))?;
+    if exists > 0 {
+        connection
+            .execute(&format!("DROP TABLE {table} PURGE"), &[])
+            .map_err(|error| describe(error, target))?;
+    }
+    connection
+        .execute(
+            &format!("CREATE TABLE {table} (key NUMBER NOT NULL, scratch NUMBER NOT NULL, filler VARCHAR2({FILLER_BYTES}) NOT NULL) PCTFREE 99 PCTUSED 1"),
+            &[],
+        )
+        .map_err(|error| describe(error, target))?;
+    let mut insert = connection
+        .statement(&format!(
+            "INSERT INTO {table} (key, scratch, filler) VALUES (:1, :2, RPAD('x', {FILLER_BYTES}, 'x'))"
+        ))
+        .build()
+        .map_err(|error| describe(error, target))?;
+    let order = permutation(rows, schema + 1);
+    for batch in order.chunks(INSERT_BATCH) {
+        for key in batch {
+            insert
+                .execute(&[&(*key as i64), &((*key % 1000) as i64)])
+                .map_err(|error| describe(error, target))?;
+        }
+        connection
+            .commit()
+            .map_err(|error| describe(error, target))?;
+        loaded(batch.len() as u64);
+    }
+    connection
+        .execute(&format!("CREATE INDEX {table}_KEY ON {table} (key)"), &[])
+        .map_err(|error| describe(error, target))?;
+    connection
+        .execute(
+            &format!("BEGIN DBMS_STATS.GATHER_TABLE_STATS(USER, '{table}'); END;"),
+            &[],
+        )
+        .map_err(|error| describe(error, target))?;
+    if rows == 0 {
+        bail!("no rows to load");
+    }
+    Ok(())
+}
+
+struct OracleSession {
+    connection: Connection,
+    target: Target,
+    selects: Vec<Option<Statement>>,
+    updates: Vec<Option<Statement>>,
+}
+
+impl OracleSession {
+    fn prepared(&mut self, schema: u64, update: bool) -> Result<&mut Statement> {
+        let index = schema as usize;
+        let table = oracle_table(schema);
+        let sql = if update {
+            format!("UPDATE {table} SET scratch = scratch + 1 WHERE key BETWEEN :1 AND :2")
+        } else {
+            format!("SELECT SUM(scratch), COUNT(*) FROM {table} WHERE key BETWEEN :1 AND :2")
+        };
+        let cache = if update {
+            &mut self.updates
+        } else {
+            &mut self.selects
+        };
+        if cache.len() <= index {
+            cache.resize_with(index + 1, || None);
+        }
+        if cache[index].is_none() {
+            let statement = self
+                .connection
+                .statement(&sql)
+                .build()
+                .map_err(|error| describe(error, &self.target))?;
+            cache[index] = Some(statement);
+        }
+        Ok(cache[index].as_mut().expect("just prepared"))
+    }
+}
+
+impl DbSession for OracleSession {
+    fn select(&mut self, schema: u64, first_key: u64, last_key: u64) -> Result<(i64, u64)> {
+        let target = self.target.clone();
+        let statement = self.prepared(schema, false)?;
+        let (sum, rows) = statement
+            .query_row_as::<(Option<i64>, i64)>(&[&(first_key as i64), &(last_key as i64)])
+            .map_err(|error| describe(error, &target))?;
+        Ok((sum.unwrap_or(0), rows as u64))
+    }
+
+    fn update(&mut self, schema: u64, first_key: u64, last_key: u64) -> Result<u64> {
+        let target = self.target.clone();
+        let statement = self.prepared(schema, true)?;
+        statement
+            .execute(&[&(first_key as i64), &(last_key as i64)])
+            .map_err(|error| describe(error, &target))?;
+        let changed = statement
+            .row_count()
+            .map_err(|error| describe(error, &target))?;
+        self.connection
+            .commit()
+            .map_err(|error| describe(error, &target))?;
+        Ok(changed)
+    }
+}
