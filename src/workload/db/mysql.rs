@@ -70,7 +70,9 @@ fn describe(error: mysql::Error, target: &Target) -> anyhow::Error {
     if let mysql::Error::MySqlError(server) = &error {
         match server.code {
             1146 => {
-                return anyhow!("{text} in {target}: run `corescale db setup --target <URL>` first");
+                return anyhow!(
+                    "{text} in {target}: run `corescale db setup --target <URL>` first"
+                );
             }
             1142 | 1044 | 1045 => {
                 return anyhow!(

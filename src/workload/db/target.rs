@@ -89,7 +89,7 @@ impl Target {
     }
 
     pub fn password(&self) -> Option<String> {
-        self.url.password().map(|password| percent_decode(password))
+        self.url.password().map(percent_decode)
     }
 
     pub fn host(&self) -> &str {
