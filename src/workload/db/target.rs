@@ -96,6 +96,14 @@ impl Target {
         self.url.host_str().unwrap_or("localhost")
     }
 
+    /// A Unix-socket directory given as `?host=/var/run/postgresql` (libpq's syntax).
+    pub fn socket_directory(&self) -> Option<String> {
+        self.url
+            .query_pairs()
+            .find(|(name, value)| name == "host" && value.starts_with('/'))
+            .map(|(_, value)| value.into_owned())
+    }
+
     pub fn port(&self) -> Option<u16> {
         self.url.port()
     }
@@ -107,7 +115,8 @@ impl Target {
 
     /// Whether the server runs on this host, so its processes' CPU time can be read.
     pub fn is_local(&self) -> bool {
-        matches!(self.host(), "localhost" | "127.0.0.1" | "[::1]" | "::1")
+        self.socket_directory().is_some()
+            || matches!(self.host(), "localhost" | "127.0.0.1" | "[::1]" | "::1")
     }
 }
 
