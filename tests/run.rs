@@ -304,6 +304,15 @@ fn the_memory_refusal_shows_the_numbers() {
 }
 
 #[test]
+fn the_lio_cache_is_checked_against_memory_before_it_is_built() {
+    corescale()
+        .args(["run", "lio", "-w", "1", "--scale", "16T"])
+        .assert()
+        .code(2)
+        .stderr(contains("1 workers x 0.00 GiB + 16400.05 GiB shared"));
+}
+
+#[test]
 fn help_shows_examples() {
     corescale()
         .args(["run", "--help"])

@@ -186,10 +186,14 @@ fn check_memory(
     let margin = (memory.total_bytes / 10).max(512 << 20);
     let usable = memory.available_bytes.saturating_sub(margin);
     if needed > usable {
+        let shared = if workload.shared_bytes > 0 {
+            format!(" + {} shared", gib(workload.shared_bytes))
+        } else {
+            String::new()
+        };
         return Err(UsageError::new(format!(
-            "{workers} workers x {} + {} shared = {} needed, but only {} is available after a {} safety margin: use a smaller --array-size or --scale, fewer workers, or --force",
+            "{workers} workers x {}{shared} = {} needed, but only {} is available after a {} safety margin: use a smaller --array-size or --scale, fewer workers, or --force",
             gib(workload.bytes_per_worker),
-            gib(workload.shared_bytes),
             gib(needed),
             gib(usable),
             gib(margin)
