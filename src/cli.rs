@@ -460,26 +460,23 @@ impl RunArgs {
     }
 }
 
-/// "2%", "2" or "0.5%" as a fraction (0.02, 0.02, 0.005).
+/// "2%", "2" or "0.5%" as a fraction (0.02, 0.02, 0.005), strictly between 0 and 1: a CV target.
 fn parse_percent(text: &str) -> Result<f64, String> {
-    let number = text.trim().trim_end_matches('%');
-    match number.parse::<f64>() {
-        Ok(value) if value > 0.0 && value < 100.0 => Ok(value / 100.0),
-        _ => Err(format!(
-            "'{text}' is not a percentage between 0 and 100, e.g. 2%"
-        )),
-    }
+    percentage(text)
+        .filter(|value| *value > 0.0 && *value < 1.0)
+        .ok_or_else(|| format!("'{text}' is not a percentage strictly between 0 and 100, e.g. 2%"))
+}
+
+/// A percentage as a fraction, when it is a number in 0..=100 with or without '%'.
+fn percentage(text: &str) -> Option<f64> {
+    let value: f64 = text.trim().trim_end_matches('%').parse().ok()?;
+    (0.0..=100.0).contains(&value).then_some(value / 100.0)
 }
 
 /// "20%" or "20" as a share in 0..=1.
 fn parse_share(text: &str) -> Result<f64, String> {
-    let number = text.trim().trim_end_matches('%');
-    match number.parse::<f64>() {
-        Ok(value) if (0.0..=100.0).contains(&value) => Ok(value / 100.0),
-        _ => Err(format!(
-            "'{text}' is not a percentage between 0 and 100, e.g. 20%"
-        )),
-    }
+    percentage(text)
+        .ok_or_else(|| format!("'{text}' is not a percentage between 0 and 100, e.g. 20%"))
 }
 
 /// A count with decimal suffixes: 500M = 500,000,000.

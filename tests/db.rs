@@ -5,10 +5,9 @@
 mod common;
 
 use std::path::Path;
-use std::process::{Command as StdCommand, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use common::corescale;
+use common::{corescale, spawn_until_first_level};
 use predicates::prelude::*;
 use predicates::str::contains;
 use serde_json::Value;
@@ -274,32 +273,20 @@ fn a_session_killed_mid_run_keeps_the_levels_done() {
         ])
         .assert()
         .success();
-    let child = StdCommand::new(assert_cmd::cargo::cargo_bin("corescale"))
-        .args([
-            "run",
-            "db",
-            "--target",
-            &url,
-            "--sweep",
-            "1,2",
-            "--duration",
-            "1s",
-            "--repeat",
-            "5",
-            "-q",
-            "-o",
-        ])
-        .arg(&json)
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let deadline = Instant::now() + Duration::from_secs(60);
-    while !json.exists() {
-        assert!(Instant::now() < deadline, "the first level never finished");
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    let sweep = [
+        "run",
+        "db",
+        "--target",
+        &url,
+        "--sweep",
+        "1,2",
+        "--duration",
+        "1s",
+        "--repeat",
+        "5",
+        "-q",
+    ];
+    let child = spawn_until_first_level(&sweep, &json);
     std::thread::sleep(Duration::from_millis(700));
     let mut client = postgres::Client::connect(&url, postgres::NoTls).unwrap();
     client

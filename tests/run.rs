@@ -4,10 +4,8 @@
 mod common;
 
 use std::path::Path;
-use std::process::{Command as StdCommand, Stdio};
-use std::time::{Duration, Instant};
 
-use common::corescale;
+use common::{corescale, spawn_until_first_level};
 use predicates::str::contains;
 use serde_json::Value;
 
@@ -322,32 +320,19 @@ fn help_shows_examples() {
         .stdout(contains("--num_workers"));
 }
 
-/// Starts a long sweep, waits for the first level to reach `json`, and returns the child.
+/// Starts a long sweep and returns once its first level is in `json`.
 fn start_long_sweep(json: &Path) -> std::process::Child {
-    let child = StdCommand::new(assert_cmd::cargo::cargo_bin("corescale"))
-        .args([
-            "run",
-            "--sweep",
-            "1,2,3,4",
-            "--repeat",
-            "50",
-            "--job-size",
-            "2M",
-            "-q",
-            "-o",
-        ])
-        .arg(json)
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let deadline = Instant::now() + Duration::from_secs(60);
-    while !json.exists() {
-        assert!(Instant::now() < deadline, "no level was written in 60 s");
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    child
+    let sweep = [
+        "run",
+        "--sweep",
+        "1,2,3,4",
+        "--repeat",
+        "50",
+        "--job-size",
+        "2M",
+        "-q",
+    ];
+    spawn_until_first_level(&sweep, json)
 }
 
 #[test]
@@ -388,10 +373,10 @@ fn a_killed_run_leaves_a_whole_file_with_the_levels_done() {
     assert!(!document["levels"].as_array().unwrap().is_empty());
 }
 
-#[test]
-fn precision_adds_batches_up_to_the_cap_and_says_whether_it_got_there() {
+/// A 1-worker run of 2 to 5 batches with a precision target; returns the document.
+fn run_with_precision(target: &str) -> Value {
     let dir = tempfile::tempdir().unwrap();
-    let strict = dir.path().join("strict.json");
+    let json = dir.path().join("precision.json");
     corescale()
         .args([
             "run",
@@ -404,39 +389,28 @@ fn precision_adds_batches_up_to_the_cap_and_says_whether_it_got_there() {
             "--max-repeat",
             "5",
         ])
-        .args(["--precision", "0.00001%", "-q", "-o"])
-        .arg(&strict)
+        .args(["--precision", target, "-q", "-o"])
+        .arg(&json)
         .assert()
         .success();
-    let level = &read_json(&strict)["levels"][0];
+    read_json(&json)
+}
+
+#[test]
+fn precision_adds_batches_up_to_the_cap_and_says_whether_it_got_there() {
+    let strict = run_with_precision("0.00001%");
+    let level = &strict["levels"][0];
     assert_eq!(
         level["batches"], 5,
         "an unreachable target runs up to --max-repeat"
     );
     assert_eq!(level["precision_reached"], false);
 
-    let loose = dir.path().join("loose.json");
-    corescale()
-        .args([
-            "run",
-            "-w",
-            "1",
-            "--job-size",
-            "2M",
-            "--repeat",
-            "2",
-            "--max-repeat",
-            "5",
-        ])
-        .args(["--precision", "99%", "-q", "-o"])
-        .arg(&loose)
-        .assert()
-        .success();
-    let document = read_json(&loose);
+    let loose = run_with_precision("99%");
     assert_eq!(
-        document["levels"][0]["batches"], 2,
+        loose["levels"][0]["batches"], 2,
         "a met target stops at --repeat"
     );
-    assert_eq!(document["levels"][0]["precision_reached"], true);
-    assert_eq!(document["settings"]["precision_target_pct"], 99.0);
+    assert_eq!(loose["levels"][0]["precision_reached"], true);
+    assert_eq!(loose["settings"]["precision_target_pct"], 99.0);
 }

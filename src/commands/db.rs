@@ -4,8 +4,8 @@ use anyhow::{Context, Result};
 use indicatif::{ProgressBar, ProgressStyle};
 
 use crate::cli::{DbCommand, DbTargetArgs};
-use crate::workload::db::connect;
 use crate::workload::db::target::Target;
+use crate::workload::db::{connect, setup};
 
 pub fn execute(command: &DbCommand) -> Result<()> {
     match command {
@@ -20,9 +20,10 @@ pub fn execute(command: &DbCommand) -> Result<()> {
                 )
                 .expect("the progress template is valid"),
             );
-            database
-                .setup(args.schemas, rows, &|count| bar.inc(count))
-                .with_context(|| format!("setting up {target}"))?;
+            setup(database.as_ref(), args.schemas, rows, &|count| {
+                bar.inc(count)
+            })
+            .with_context(|| format!("setting up {target}"))?;
             bar.finish_and_clear();
             println!(
                 "created {} table(s) corescale_t0..corescale_t{} of {rows} one-row blocks in {target}",

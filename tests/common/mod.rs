@@ -4,12 +4,34 @@
 
 use std::fs;
 use std::path::Path;
+use std::process::{Child, Command as StdCommand, Stdio};
+use std::time::{Duration, Instant};
 
 use assert_cmd::Command;
 
 /// The corescale binary built by cargo for this test run.
 pub fn corescale() -> Command {
     Command::cargo_bin("corescale").expect("the corescale binary is built")
+}
+
+/// Starts corescale with `args` plus `-o json` in the background and returns once its first
+/// level has been written to `json` (within 60 s).
+pub fn spawn_until_first_level(args: &[&str], json: &Path) -> Child {
+    let child = StdCommand::new(assert_cmd::cargo::cargo_bin("corescale"))
+        .args(args)
+        .arg("-o")
+        .arg(json)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while !json.exists() {
+        assert!(Instant::now() < deadline, "no level was written in 60 s");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    child
 }
 
 /// A cache level of a fixture machine and who shares one instance of it.

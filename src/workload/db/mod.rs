@@ -46,8 +46,8 @@ pub struct DbCounters {
 /// One database behind a URL.
 pub trait Database: Send + Sync {
     fn target(&self) -> &Target;
-    /// Creates (or recreates) `schemas` tables of `rows` one-row blocks, loading in parallel.
-    fn setup(&self, schemas: u64, rows: u64, loaded: &(dyn Fn(u64) + Sync)) -> Result<()>;
+    /// Creates (or recreates) table `schema` with `rows` one-row blocks; `loaded` counts rows.
+    fn load_table(&self, schema: u64, rows: u64, loaded: &(dyn Fn(u64) + Sync)) -> Result<()>;
     /// Drops corescale's own objects only; returns their names.
     fn teardown(&self) -> Result<Vec<String>>;
     /// The tables present: how many schemas, and rows per schema.
@@ -108,6 +108,26 @@ pub fn mean_of_samples(samples: &[f64], source: &str) -> Result<f64> {
         bail!("{source} reported no blocks for the sample statements");
     }
     Ok(mean)
+}
+
+/// Creates `schemas` tables of `rows` one-row blocks, one loader thread per table.
+pub fn setup(
+    database: &dyn Database,
+    schemas: u64,
+    rows: u64,
+    loaded: &(dyn Fn(u64) + Sync),
+) -> Result<()> {
+    std::thread::scope(|scope| -> Result<()> {
+        let loaders: Vec<_> = (0..schemas)
+            .map(|schema| scope.spawn(move || database.load_table(schema, rows, loaded)))
+            .collect();
+        for loader in loaders {
+            loader
+                .join()
+                .map_err(|_| anyhow::anyhow!("a loader thread panicked"))??;
+        }
+        Ok(())
+    })
 }
 
 /// Opens the database a target names.

@@ -65,19 +65,8 @@ impl Database for Postgres {
         &self.target
     }
 
-    fn setup(&self, schemas: u64, rows: u64, loaded: &(dyn Fn(u64) + Sync)) -> Result<()> {
-        let target = &self.target;
-        std::thread::scope(|scope| -> Result<()> {
-            let loaders: Vec<_> = (0..schemas)
-                .map(|schema| scope.spawn(move || load_table(target, schema, rows, loaded)))
-                .collect();
-            for loader in loaders {
-                loader
-                    .join()
-                    .map_err(|_| anyhow!("a loader thread panicked"))??;
-            }
-            Ok(())
-        })
+    fn load_table(&self, schema: u64, rows: u64, loaded: &(dyn Fn(u64) + Sync)) -> Result<()> {
+        load_table(&self.target, schema, rows, loaded)
     }
 
     fn teardown(&self) -> Result<Vec<String>> {
