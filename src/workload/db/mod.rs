@@ -89,6 +89,45 @@ pub trait DbSession: Send {
     }
 }
 
+/// A session's prepared statements, by table and kind, prepared on first use.
+pub struct PreparedStatements<S> {
+    selects: Vec<Option<S>>,
+    updates: Vec<Option<S>>,
+}
+
+impl<S> Default for PreparedStatements<S> {
+    fn default() -> Self {
+        Self {
+            selects: Vec::new(),
+            updates: Vec::new(),
+        }
+    }
+}
+
+impl<S> PreparedStatements<S> {
+    /// The statement for `schema`, prepared by `prepare(table, update)` the first time.
+    pub fn get(
+        &mut self,
+        schema: u64,
+        update: bool,
+        prepare: impl FnOnce(&str, bool) -> Result<S>,
+    ) -> Result<&mut S> {
+        let index = schema as usize;
+        let cache = if update {
+            &mut self.updates
+        } else {
+            &mut self.selects
+        };
+        if cache.len() <= index {
+            cache.resize_with(index + 1, || None);
+        }
+        if cache[index].is_none() {
+            cache[index] = Some(prepare(&table_name(schema), update)?);
+        }
+        Ok(cache[index].as_mut().expect("prepared just now"))
+    }
+}
+
 /// Statements sampled to learn how many blocks one statement visits.
 const SAMPLE_STATEMENTS: u64 = 16;
 

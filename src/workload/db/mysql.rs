@@ -11,7 +11,10 @@ use mysql::prelude::Queryable;
 use mysql::{Conn, Opts, OptsBuilder, Statement};
 
 use super::target::Target;
-use super::{Database, DbCounters, DbSession, PREFIX, mean_of_samples, sample_keys, table_name};
+use super::{
+    Database, DbCounters, DbSession, PREFIX, PreparedStatements, mean_of_samples, sample_keys,
+    table_name,
+};
 use crate::workload::lio::layout::permutation;
 
 const FILLER_BYTES: usize = 7600;
@@ -131,8 +134,7 @@ impl Database for MySql {
         Ok(Box::new(MySqlSession {
             connection: connect(&self.target)?,
             target: self.target.clone(),
-            selects: Vec::new(),
-            updates: Vec::new(),
+            statements: PreparedStatements::default(),
         }))
     }
 
@@ -247,43 +249,21 @@ fn load_table(
 struct MySqlSession {
     connection: Conn,
     target: Target,
-    selects: Vec<Option<Statement>>,
-    updates: Vec<Option<Statement>>,
+    statements: PreparedStatements<Statement>,
 }
 
 impl MySqlSession {
     fn prepared(&mut self, schema: u64, update: bool) -> Result<Statement> {
-        let index = schema as usize;
-        let cache = if update {
-            &mut self.updates
-        } else {
-            &mut self.selects
-        };
-        if cache.len() <= index {
-            cache.resize(index + 1, None);
-        }
-        if let Some(statement) = &cache[index] {
-            return Ok(statement.clone());
-        }
-        let table = table_name(schema);
-        let sql = if update {
-            format!("UPDATE {table} SET scratch = scratch + 1 WHERE `key` BETWEEN ? AND ?")
-        } else {
-            format!(
-                "SELECT CAST(SUM(scratch) AS SIGNED), COUNT(*) FROM {table} WHERE `key` BETWEEN ? AND ?"
-            )
-        };
-        let statement = self
-            .connection
-            .prep(sql)
-            .map_err(|error| describe(error, &self.target))?;
-        let cache = if update {
-            &mut self.updates
-        } else {
-            &mut self.selects
-        };
-        cache[index] = Some(statement.clone());
-        Ok(statement)
+        let (connection, target) = (&mut self.connection, &self.target);
+        let statement = self.statements.get(schema, update, |table, update| {
+            let sql = if update {
+                format!("UPDATE {table} SET scratch = scratch + 1 WHERE `key` BETWEEN ? AND ?")
+            } else {
+                format!("SELECT CAST(SUM(scratch) AS SIGNED), COUNT(*) FROM {table} WHERE `key` BETWEEN ? AND ?")
+            };
+            connection.prep(sql).map_err(|error| describe(error, target))
+        })?;
+        Ok(statement.clone())
     }
 }
 

@@ -9,7 +9,9 @@ use anyhow::{Result, anyhow, bail};
 use oracle::{Connection, Statement};
 
 use super::target::Target;
-use super::{Database, DbCounters, DbSession, mean_of_samples, sample_keys, table_name};
+use super::{
+    Database, DbCounters, DbSession, PreparedStatements, mean_of_samples, sample_keys, table_name,
+};
 use crate::workload::lio::layout::permutation;
 
 const FILLER_BYTES: usize = 1000;
@@ -103,8 +105,7 @@ impl Database for Oracle {
         Ok(Box::new(OracleSession {
             connection: connect(&self.target)?,
             target: self.target.clone(),
-            selects: Vec::new(),
-            updates: Vec::new(),
+            statements: PreparedStatements::default(),
         }))
     }
 
@@ -224,36 +225,24 @@ fn load_table(
 struct OracleSession {
     connection: Connection,
     target: Target,
-    selects: Vec<Option<Statement>>,
-    updates: Vec<Option<Statement>>,
+    statements: PreparedStatements<Statement>,
 }
 
 impl OracleSession {
     fn prepared(&mut self, schema: u64, update: bool) -> Result<&mut Statement> {
-        let index = schema as usize;
-        let table = oracle_table(schema);
-        let sql = if update {
-            format!("UPDATE {table} SET scratch = scratch + 1 WHERE key BETWEEN :1 AND :2")
-        } else {
-            format!("SELECT SUM(scratch), COUNT(*) FROM {table} WHERE key BETWEEN :1 AND :2")
-        };
-        let cache = if update {
-            &mut self.updates
-        } else {
-            &mut self.selects
-        };
-        if cache.len() <= index {
-            cache.resize_with(index + 1, || None);
-        }
-        if cache[index].is_none() {
-            let statement = self
-                .connection
+        let (connection, target) = (&self.connection, &self.target);
+        self.statements.get(schema, update, |table, update| {
+            let table = table.to_uppercase();
+            let sql = if update {
+                format!("UPDATE {table} SET scratch = scratch + 1 WHERE key BETWEEN :1 AND :2")
+            } else {
+                format!("SELECT SUM(scratch), COUNT(*) FROM {table} WHERE key BETWEEN :1 AND :2")
+            };
+            connection
                 .statement(&sql)
                 .build()
-                .map_err(|error| describe(error, &self.target))?;
-            cache[index] = Some(statement);
-        }
-        Ok(cache[index].as_mut().expect("just prepared"))
+                .map_err(|error| describe(error, target))
+        })
     }
 }
 

@@ -8,7 +8,10 @@ use anyhow::{Context, Result, anyhow};
 use postgres::{Client, NoTls, Statement};
 
 use super::target::Target;
-use super::{Database, DbCounters, DbSession, PREFIX, mean_of_samples, sample_keys, table_name};
+use super::{
+    Database, DbCounters, DbSession, PREFIX, PreparedStatements, mean_of_samples, sample_keys,
+    table_name,
+};
 use crate::workload::lio::layout::permutation;
 
 const FILLER_BYTES: usize = 1000;
@@ -140,8 +143,7 @@ impl Database for Postgres {
         Ok(Box::new(PostgresSession {
             client,
             target: self.target.clone(),
-            selects: Vec::new(),
-            updates: Vec::new(),
+            statements: PreparedStatements::default(),
             backend_pid: backend_pid as u32,
         }))
     }
@@ -258,45 +260,26 @@ fn loop_function_sql(schema: u64) -> String {
 struct PostgresSession {
     client: Client,
     target: Target,
-    /// Prepared statements by schema.
-    selects: Vec<Option<Statement>>,
-    updates: Vec<Option<Statement>>,
+    statements: PreparedStatements<Statement>,
     backend_pid: u32,
 }
 
 impl PostgresSession {
     fn prepared(&mut self, schema: u64, update: bool) -> Result<Statement> {
-        let index = schema as usize;
-        let cache = if update {
-            &mut self.updates
-        } else {
-            &mut self.selects
-        };
-        if cache.len() <= index {
-            cache.resize(index + 1, None);
-        }
-        if let Some(statement) = &cache[index] {
-            return Ok(statement.clone());
-        }
-        let table = table_name(schema);
-        let sql = if update {
-            format!("UPDATE {table} SET scratch = scratch + 1 WHERE key BETWEEN $1 AND $2")
-        } else {
-            format!(
-                "SELECT sum(scratch)::bigint, count(*) FROM {table} WHERE key BETWEEN $1 AND $2"
-            )
-        };
-        let statement = self
-            .client
-            .prepare(&sql)
-            .map_err(|error| describe(error, &self.target))?;
-        let cache = if update {
-            &mut self.updates
-        } else {
-            &mut self.selects
-        };
-        cache[index] = Some(statement.clone());
-        Ok(statement)
+        let (client, target) = (&mut self.client, &self.target);
+        let statement = self.statements.get(schema, update, |table, update| {
+            let sql = if update {
+                format!("UPDATE {table} SET scratch = scratch + 1 WHERE key BETWEEN $1 AND $2")
+            } else {
+                format!(
+                    "SELECT sum(scratch)::bigint, count(*) FROM {table} WHERE key BETWEEN $1 AND $2"
+                )
+            };
+            client
+                .prepare(&sql)
+                .map_err(|error| describe(error, target))
+        })?;
+        Ok(statement.clone())
     }
 }
 
