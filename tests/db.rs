@@ -98,10 +98,11 @@ fn number(figures: &Value, name: &str) -> f64 {
 }
 
 /// A select-only sweep: the database's LIO count matches the client's within 5%, the test ran
-/// cached, every statement visited WORK_UNIT + 1 rows.
+/// cached, every statement visited WORK_UNIT + 1 rows; `report` draws it as an LIO/s series.
 fn select_sweep_agrees(url: &str) {
     let (document, levels) = sweep(url, &[]);
     assert_eq!(document["complete"], true);
+    reported_as_database_rates(&document, &levels);
     for figures in &levels {
         let agreement = number(figures, "db_lio_over_client_blocks");
         assert!(
@@ -119,6 +120,32 @@ fn select_sweep_agrees(url: &str) {
         assert!(
             number(figures, "db_cpu_s") > 0.0,
             "the local server's CPU time is read"
+        );
+    }
+}
+
+fn reported_as_database_rates(document: &Value, levels: &[Value]) {
+    let dir = tempfile::tempdir().unwrap();
+    let (input, analysis) = (dir.path().join("db.json"), dir.path().join("analysis.json"));
+    std::fs::write(&input, document.to_string()).unwrap();
+    corescale()
+        .arg("report")
+        .arg(&input)
+        .args(["-q", "--json"])
+        .arg(&analysis)
+        .assert()
+        .success();
+    let series = &read_json(&analysis)["series"][0];
+    assert_eq!(series["series"]["measure"]["unit"], "LIO/s");
+    for (level, figures) in series["levels"].as_array().unwrap().iter().zip(levels) {
+        assert_eq!(
+            level["raw"].as_f64().unwrap(),
+            number(figures, "db_lio_per_s")
+        );
+        let on_cpu = level["cpu_fraction"].as_f64().unwrap();
+        assert!(
+            on_cpu > 0.0 && on_cpu <= 1.05,
+            "DB sessions on CPU {on_cpu}"
         );
     }
 }

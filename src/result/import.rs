@@ -65,15 +65,24 @@ fn from_document(path: &Path, text: &str) -> Result<Series> {
     let points = document
         .levels
         .iter()
-        .map(|level| Point {
-            workers: level.workers,
-            raw: match measure {
-                Measure::JobTime => level.summary.job_time_s.median,
-                Measure::Rate { .. } => level.summary.rate_total,
-            },
-            cv: Some(level.summary.cv),
-            cpu_fraction: Some(level.summary.cpu_fraction),
-            steal_pct: Some(level.os.steal_pct),
+        .map(|level| {
+            let figure = |name: &str| level.workload_figures.get(name).copied();
+            // A database's own counters are the figure of merit; its sessions' CPU time over
+            // their wall time is the on-CPU fraction (seed 003's DB CPU against DB time).
+            let database_cpu = figure("db_cpu_s")
+                .map(|cpu| cpu / (level.elapsed_s * level.workers as f64).max(f64::MIN_POSITIVE));
+            Point {
+                workers: level.workers,
+                raw: match measure {
+                    Measure::JobTime => level.summary.job_time_s.median,
+                    Measure::Rate { .. } => {
+                        figure("db_lio_per_s").unwrap_or(level.summary.rate_total)
+                    }
+                },
+                cv: Some(level.summary.cv),
+                cpu_fraction: database_cpu.or(Some(level.summary.cpu_fraction)),
+                steal_pct: Some(level.os.steal_pct),
+            }
         })
         .collect();
     let topology = &document.host.topology;
