@@ -57,6 +57,9 @@ fn a_sweep_writes_a_complete_versioned_document_and_a_notebook_csv() {
         .stdout(contains("jobs/min/worker"));
 
     let document = read_json(&json);
+    use std::os::unix::fs::PermissionsExt;
+    let mode = std::fs::metadata(&json).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode, 0o644, "results are ordinary readable files");
     assert_eq!(document["schema"], "corescale/1");
     assert_eq!(document["complete"], true);
     assert_eq!(document["host"]["label"], "test-box");

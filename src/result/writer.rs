@@ -3,6 +3,7 @@
 //! completed level.
 
 use std::io::Write;
+use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
@@ -82,6 +83,10 @@ pub fn write_atomically(path: &Path, bytes: &[u8]) -> Result<()> {
         .prefix(".corescale-")
         .tempfile_in(parent_directory(path))?;
     temporary.write_all(bytes)?;
+    // Temporary files are private (0600); results are ordinary files.
+    temporary
+        .as_file()
+        .set_permissions(std::fs::Permissions::from_mode(0o644))?;
     temporary.as_file().sync_all()?;
     temporary.persist(path)?;
     Ok(())
