@@ -21,7 +21,7 @@ use crate::workload::{SlobRequest, WorkloadKind};
     long_about = "corescale runs a workload with 1..N concurrent worker threads, measures job \
 times, per-thread CPU time, OS figures (including steal time) and hardware counters at each \
 load level, and writes versioned JSON and test_cpu_parallel-compatible CSV.",
-    after_help = "Examples:\n  corescale host\n  corescale run                       # cpu workload, automatic sweep\n  corescale run --sweep 1,2,4,8 -o rac55.json -o rac55.csv\n  corescale run memory --full -w 16 --pin scatter\n  corescale run bandwidth -w 1 --duration 10s"
+    after_help = "Examples:\n  corescale host\n  corescale run                       # cpu workload, automatic sweep\n  corescale run --sweep 1,2,4,8 -o rac55.json -o rac55.csv\n  corescale run memory --full -w 16 --pin scatter\n  corescale run lio --sweep auto -o lio.json        # SLOB method, no database needed\n  corescale db setup --target postgres://postgres@127.0.0.1:5432/test --schemas 4\n  corescale run db --target postgres://postgres@127.0.0.1:5432/test --sweep 1,2,4\n  corescale report rac52.json rac55.json --html report.html"
 )]
 pub struct Cli {
     #[command(subcommand)]
@@ -190,6 +190,9 @@ const RUN_EXAMPLES: &str = "Examples:
   corescale run memory -w 4 --array-size 1G
   corescale run bandwidth --sweep auto --duration 5s
   corescale run --precision 2% --max-repeat 10   # add batches until job-time CV <= 2%
+  corescale run lio --sweep 1,2 --single-schema --hotspot 90%   # latch contention
+  corescale run pio -w 4 --cache-size 256M --data-dir /data      # misses read with O_DIRECT
+  corescale run db --target mysql://root@127.0.0.1:3306/test --update-pct 20%
 
 test_cpu_parallel users: --num_workers 8 --full --output_file out.csv --mode memory work as before.";
 
