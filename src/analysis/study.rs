@@ -78,10 +78,18 @@ impl SeriesAnalysis {
 
 pub fn analyse(series: Vec<Series>) -> Analysis {
     let analysed: Vec<SeriesAnalysis> = series.into_iter().map(analyse_series).collect();
-    let comparisons = groups(&analysed)
-        .into_iter()
+    let groups = measure_groups(&analysed);
+    let comparisons = groups
+        .iter()
         .filter(|group| group.len() > 1)
-        .map(|group| compare(&group))
+        .map(|group| {
+            compare(
+                &group
+                    .iter()
+                    .map(|&index| &analysed[index])
+                    .collect::<Vec<_>>(),
+            )
+        })
         .collect::<Vec<_>>();
     let mut warnings: Vec<String> = analysed
         .iter()
@@ -92,7 +100,7 @@ pub fn analyse(series: Vec<Series>) -> Analysis {
                 .map(move |warning| format!("{}: {warning}", series.name()))
         })
         .collect();
-    if groups(&analysed).len() > 1 {
+    if groups.len() > 1 {
         warnings.push(
             "the series measure different things (job times and rates, or different rate units): they are compared only within each kind".to_string(),
         );
@@ -106,16 +114,15 @@ pub fn analyse(series: Vec<Series>) -> Analysis {
     }
 }
 
-/// Series grouped by what they measure, in input order.
-fn groups(series: &[SeriesAnalysis]) -> Vec<Vec<&SeriesAnalysis>> {
-    let mut groups: Vec<(Measure, Vec<&SeriesAnalysis>)> = Vec::new();
-    for analysed in series {
-        match groups
-            .iter_mut()
-            .find(|(measure, _)| *measure == analysed.series.measure)
-        {
-            Some((_, members)) => members.push(analysed),
-            None => groups.push((analysed.series.measure.clone(), vec![analysed])),
+/// Indices of the series grouped by what they measure (job time, or a rate unit), groups and
+/// members in input order: only series in one group can be compared or drawn together.
+pub fn measure_groups(series: &[SeriesAnalysis]) -> Vec<Vec<usize>> {
+    let mut groups: Vec<(&Measure, Vec<usize>)> = Vec::new();
+    for (index, analysed) in series.iter().enumerate() {
+        let measure = &analysed.series.measure;
+        match groups.iter_mut().find(|(known, _)| *known == measure) {
+            Some((_, members)) => members.push(index),
+            None => groups.push((measure, vec![index])),
         }
     }
     groups.into_iter().map(|(_, members)| members).collect()

@@ -12,7 +12,7 @@ use plotters::prelude::*;
 
 use crate::analysis::fit::Fit;
 use crate::analysis::series::Measure;
-use crate::analysis::study::{Analysis, SeriesAnalysis};
+use crate::analysis::study::{Analysis, SeriesAnalysis, measure_groups};
 
 pub const WIDTH: u32 = 900;
 pub const HEIGHT: u32 = 520;
@@ -63,25 +63,23 @@ pub struct Marker {
 
 /// Four figures per group of series that measure the same thing.
 pub fn figures(analysis: &Analysis) -> Vec<Figure> {
-    let mut groups: Vec<(Measure, Vec<(usize, &SeriesAnalysis)>)> = Vec::new();
-    for (color, series) in analysis.series.iter().enumerate() {
-        let measure = series.series.measure.clone();
-        match groups.iter_mut().find(|(known, _)| *known == measure) {
-            Some((_, members)) => members.push((color, series)),
-            None => groups.push((measure, vec![(color, series)])),
-        }
-    }
+    let groups = measure_groups(&analysis.series);
     let several = groups.len() > 1;
     groups
         .iter()
         .enumerate()
-        .flat_map(|(index, (measure, members))| {
+        .flat_map(|(number, group)| {
+            // A series keeps its colour (its input position) in every figure.
+            let members: Vec<(usize, &SeriesAnalysis)> = group
+                .iter()
+                .map(|&index| (index, &analysis.series[index]))
+                .collect();
             let suffix = if several {
-                format!("_{}", index + 1)
+                format!("_{}", number + 1)
             } else {
                 String::new()
             };
-            group_figures(measure, members, &suffix)
+            group_figures(&members[0].1.series.measure, &members, &suffix)
         })
         .collect()
 }
