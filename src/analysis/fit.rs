@@ -43,11 +43,6 @@ impl Fit {
     pub fn capacity(&self, workers: f64) -> f64 {
         predict(self.lambda, self.sigma, self.kappa, workers)
     }
-
-    /// Speedup the model predicts, relative to its own single-worker capacity.
-    pub fn speedup(&self, workers: f64) -> f64 {
-        predict(1.0, self.sigma, self.kappa, workers)
-    }
 }
 
 fn predict(lambda: f64, sigma: f64, kappa: f64, workers: f64) -> f64 {

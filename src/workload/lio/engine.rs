@@ -59,7 +59,6 @@ pub struct StatementCounts {
     pub hits: u64,
     pub misses: u64,
     pub reads: u64,
-    pub read_ns: u64,
     /// Sum of the scratch values of the rows visited.
     pub scratch_sum: u64,
 }
@@ -177,7 +176,6 @@ impl Engine {
             Visit::Miss { read_ns } => {
                 counts.misses += 1;
                 counts.reads += 1;
-                counts.read_ns += read_ns;
                 io.record_read(read_ns);
             }
         }
@@ -200,9 +198,8 @@ impl Engine {
         let read =
             |address: u64, io: &mut SessionIo<'_>, counts: &mut StatementCounts| -> Result<()> {
                 let read_ns = file.read_block(address, io.block)?;
-                counts.read_ns += read_ns;
-                counts.reads += 1;
                 io.record_read(read_ns);
+                counts.reads += 1;
                 Ok(())
             };
         let fanout = self.layout.fanout;

@@ -384,7 +384,6 @@ impl Session {
         totals.counts.hits += counts.hits;
         totals.counts.misses += counts.misses;
         totals.counts.reads += counts.reads;
-        totals.counts.read_ns += counts.read_ns;
         totals.counts.scratch_sum += counts.scratch_sum;
         if let Some(pause) = self.options.think_time {
             std::thread::sleep(pause);
