@@ -10,8 +10,12 @@ use crate::error::UsageError;
 use crate::host::pinning::Pin;
 use crate::sweep::plan::SweepSpec;
 use crate::workload::db::DbOptions;
-use crate::workload::db::target::Target;
+use crate::workload::db::target::{Flavour, Target};
 use crate::workload::{SlobRequest, WorkloadKind};
+
+/// PostgreSQL statements per pipelined batch unless --pipeline says otherwise: enough that the
+/// backend's flush and the client's wake-up are paid once per batch (see README, "db").
+const DEFAULT_PIPELINE: u64 = 32;
 
 #[derive(Debug, Parser)]
 #[command(
@@ -339,6 +343,12 @@ pub struct RunArgs {
     #[arg(long, help_heading = "db (SLOB/pgio method on a real database)")]
     pub server_loop: bool,
 
+    /// db: statements sent together under one Sync, two batches in flight (PostgreSQL only).
+    /// Default 32 on PostgreSQL; 1 waits for every answer, one round trip per statement.
+    #[arg(long, value_name = "N", help_heading = "db (SLOB/pgio method on a real database)",
+          value_parser = clap::value_parser!(u64).range(1..=64))]
+    pub pipeline: Option<u64>,
+
     /// db: keys changed by each update statement (default: the work unit).
     #[arg(long, value_name = "N", help_heading = "db (SLOB/pgio method on a real database)",
           value_parser = clap::value_parser!(u64).range(1..))]
@@ -375,9 +385,9 @@ impl RunArgs {
     pub fn database_request(&self) -> anyhow::Result<Option<(Target, DbOptions)>> {
         let kind = self.workload_kind();
         if kind != WorkloadKind::Db {
-            if self.target.is_some() || self.server_loop {
+            if self.target.is_some() || self.server_loop || self.pipeline.is_some() {
                 return Err(UsageError::new(format!(
-                    "--target and --server-loop apply to the db workload, not {}",
+                    "--target, --server-loop and --pipeline apply to the db workload, not {}",
                     kind.name()
                 ))
                 .into());
@@ -392,6 +402,16 @@ impl RunArgs {
         };
         let target = Target::parse(url)?.with_password(self.password_prompt)?;
         let work_unit = self.work_unit.unwrap_or(64);
+        let pipeline = match (target.flavour, self.pipeline) {
+            (Flavour::Postgres, depth) => depth.unwrap_or(DEFAULT_PIPELINE),
+            (_, None | Some(1)) => 1,
+            (_, Some(_)) => {
+                return Err(UsageError::new(
+                    "--pipeline above 1 needs PostgreSQL: the MySQL and Oracle drivers wait for each answer (use --pipeline 1)",
+                )
+                .into());
+            }
+        };
         Ok(Some((
             target,
             DbOptions {
@@ -401,6 +421,7 @@ impl RunArgs {
                 server_loop: self.server_loop,
                 think_time: self.think_time,
                 job_statements: self.job_size.unwrap_or(1000),
+                pipeline: pipeline as usize,
             },
         )))
     }

@@ -7,7 +7,7 @@ mod common;
 use std::path::Path;
 use std::time::Duration;
 
-use common::{corescale, spawn_until_first_level};
+use common::{corescale, spawn_until_first_level, variable_or_skip as server};
 use predicates::prelude::*;
 use predicates::str::contains;
 use serde_json::Value;
@@ -23,22 +23,6 @@ fn exclusive() -> std::sync::MutexGuard<'static, ()> {
 
 const ROWS: &str = "1024";
 const WORK_UNIT: u64 = 64;
-
-fn server(variable: &str) -> Option<String> {
-    match std::env::var(variable) {
-        Ok(url) if !url.is_empty() => Some(url),
-        _ => {
-            // Straight to the stderr handle: the test harness captures eprintln!, and this
-            // notice must be seen.
-            use std::io::Write;
-            let _ = writeln!(
-                std::io::stderr(),
-                "NOTICE: {variable} is not set: skipping this database test (see README)"
-            );
-            None
-        }
-    }
-}
 
 fn read_json(path: &Path) -> Value {
     serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
@@ -99,8 +83,8 @@ fn number(figures: &Value, name: &str) -> f64 {
 
 /// A select-only sweep: the database's LIO count matches the client's within 5%, the test ran
 /// cached, every statement visited WORK_UNIT + 1 rows; `report` draws it as an LIO/s series.
-fn select_sweep_agrees(url: &str) {
-    let (document, levels) = sweep(url, &[]);
+fn select_sweep_agrees(url: &str, extra: &[&str]) {
+    let (document, levels) = sweep(url, extra);
     assert_eq!(document["complete"], true);
     reported_as_database_rates(&document, &levels);
     for figures in &levels {
@@ -203,7 +187,9 @@ fn postgresql_end_to_end() {
     let _server = exclusive();
     let mut client = postgres::Client::connect(&url, postgres::NoTls).unwrap();
     setup(&url);
-    select_sweep_agrees(&url);
+    // Pipelined batches (the default) and one round trip per statement.
+    select_sweep_agrees(&url, &[]);
+    select_sweep_agrees(&url, &["--pipeline", "1"]);
     let (_, loop_levels) = sweep(&url, &["--server-loop"]);
     for figures in &loop_levels {
         let agreement = number(figures, "db_lio_over_client_blocks");
@@ -247,7 +233,7 @@ fn mariadb_end_to_end() {
     let _server = exclusive();
     let pool = mysql::Pool::new(url.as_str()).unwrap();
     setup(&url);
-    select_sweep_agrees(&url);
+    select_sweep_agrees(&url, &[]);
     let total = || -> i64 {
         let mut connection = pool.get_conn().unwrap();
         connection
@@ -371,6 +357,17 @@ fn unreachable_servers_and_passwords_are_handled() {
         .assert()
         .code(2)
         .stderr(contains("needs --target"));
+    corescale()
+        .args(["run", "db", "--target", "mysql://root@127.0.0.1:1/test"])
+        .args(["--pipeline", "4", "-w", "1"])
+        .assert()
+        .code(2)
+        .stderr(contains("--pipeline above 1 needs PostgreSQL"));
+    corescale()
+        .args(["run", "cpu", "--pipeline", "4", "-w", "1"])
+        .assert()
+        .code(2)
+        .stderr(contains("apply to the db workload"));
     let Some(url) = server("CORESCALE_TEST_PG") else {
         return;
     };

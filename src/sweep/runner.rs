@@ -340,7 +340,7 @@ fn timed_job(
                     }
                 }
             }
-            outcome.map(|()| ops)
+            outcome.and_then(|()| Ok(ops + job.end_window()?))
         }
     };
     let wall_s = began.elapsed().as_secs_f64();

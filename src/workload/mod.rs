@@ -157,6 +157,12 @@ pub trait WorkerJob: Send {
     /// A short slice of work (about a millisecond) for fixed-time runs; returns operations.
     fn run_slice(&mut self) -> Result<u64>;
 
+    /// Finishes work still in flight when a fixed-time window ends (pipelined statements);
+    /// runs inside the window and returns operations.
+    fn end_window(&mut self) -> Result<u64> {
+        Ok(0)
+    }
+
     /// This session's own counters, read once after the level's last batch.
     fn counters(&mut self) -> Counters {
         Counters::new()
@@ -172,6 +178,10 @@ impl<T: WorkerJob> WorkerJob for CachePadded<T> {
 
     fn run_slice(&mut self) -> Result<u64> {
         (**self).run_slice()
+    }
+
+    fn end_window(&mut self) -> Result<u64> {
+        (**self).end_window()
     }
 
     fn counters(&mut self) -> Counters {

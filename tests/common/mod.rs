@@ -14,6 +14,22 @@ pub fn corescale() -> Command {
     Command::cargo_bin("corescale").expect("the corescale binary is built")
 }
 
+/// The value of an environment variable naming a test server; without it, prints a notice
+/// that the test is skipped (straight to the stderr handle: the harness captures eprintln!).
+pub fn variable_or_skip(variable: &str) -> Option<String> {
+    match std::env::var(variable) {
+        Ok(value) if !value.is_empty() => Some(value),
+        _ => {
+            use std::io::Write;
+            let _ = writeln!(
+                std::io::stderr(),
+                "NOTICE: {variable} is not set: skipping this database test (see README)"
+            );
+            None
+        }
+    }
+}
+
 /// Starts corescale with `args` plus `-o json` in the background and returns once its first
 /// level has been written to `json` (within 60 s).
 pub fn spawn_until_first_level(args: &[&str], json: &Path) -> Child {

@@ -6,6 +6,7 @@
 pub mod mysql;
 #[cfg(feature = "oracle")]
 pub mod oracle;
+pub mod pg_wire;
 pub mod postgres;
 pub mod target;
 
@@ -63,12 +64,65 @@ pub trait Database: Send + Sync {
     }
 }
 
+/// One statement of the client loop: a select or an update over a key range of one table.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PlannedStatement {
+    pub schema: u64,
+    pub update: bool,
+    pub first_key: u64,
+    pub last_key: u64,
+}
+
+/// What the database answered for some statements: selects and the rows they visited,
+/// updates and the rows they changed.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Answered {
+    pub selects: u64,
+    pub updates: u64,
+    pub rows: u64,
+}
+
+impl std::ops::AddAssign for Answered {
+    fn add_assign(&mut self, other: Self) {
+        self.selects += other.selects;
+        self.updates += other.updates;
+        self.rows += other.rows;
+    }
+}
+
 /// One session. PostgreSQL sessions have their own backend process.
 pub trait DbSession: Send {
-    /// Returns the sum of scratch and the rows visited.
-    fn select(&mut self, schema: u64, first_key: u64, last_key: u64) -> Result<(i64, u64)>;
+    /// Sums scratch over the key range in the server; returns the rows visited.
+    fn select(&mut self, schema: u64, first_key: u64, last_key: u64) -> Result<u64>;
     /// Adds one to scratch of the rows in the range; returns the rows changed.
     fn update(&mut self, schema: u64, first_key: u64, last_key: u64) -> Result<u64>;
+    /// Sends a statement; drivers that can pipeline send `batch` statements together and
+    /// answer for earlier ones later. Returns what was answered meanwhile.
+    fn submit(&mut self, statement: PlannedStatement, _batch: usize) -> Result<Answered> {
+        let PlannedStatement {
+            schema,
+            update,
+            first_key,
+            last_key,
+        } = statement;
+        Ok(if update {
+            Answered {
+                updates: 1,
+                rows: self.update(schema, first_key, last_key)?,
+                ..Answered::default()
+            }
+        } else {
+            Answered {
+                selects: 1,
+                rows: self.select(schema, first_key, last_key)?,
+                ..Answered::default()
+            }
+        })
+    }
+    /// Waits for every statement still in flight; returns what they answered.
+    fn drain(&mut self) -> Result<Answered> {
+        Ok(Answered::default())
+    }
     /// Runs `statements` selects inside the server (PostgreSQL's PL/pgSQL loop, as pgio does);
     /// returns the rows visited.
     fn server_loop(
@@ -204,6 +258,9 @@ pub struct DbOptions {
     pub server_loop: bool,
     pub think_time: Option<Duration>,
     pub job_statements: u64,
+    /// Statements sent together under one Sync, two such batches in flight (PostgreSQL);
+    /// 1 waits for every answer before sending the next statement.
+    pub pipeline: usize,
 }
 
 pub struct DbWorkload {
@@ -429,18 +486,41 @@ impl DbSessionJob {
         self.connection.backend_pid().and_then(process_cpu_seconds)
     }
 
-    fn select_once(&mut self) -> Result<u64> {
-        let first = self.next_random() % (self.rows - self.options.work_unit);
-        let (_, rows) =
-            self.connection
-                .select(self.schema, first, first + self.options.work_unit)?;
-        self.statements += 1;
-        self.rows_visited += rows;
-        Ok(rows)
+    /// A warm-up select, answered before it returns.
+    fn select_once(&mut self) -> Result<()> {
+        let statement = self.plan(false);
+        let answered = self.connection.submit(statement, 1)?;
+        self.count(answered);
+        Ok(())
     }
 
-    /// One unit of work: a statement (or a server-side loop of them); returns blocks visited
-    /// by the client's count.
+    /// The next statement over a random key range of this session's table.
+    fn plan(&mut self, update: bool) -> PlannedStatement {
+        let span = if update {
+            self.options.update_work_unit.min(self.rows - 1)
+        } else {
+            self.options.work_unit
+        };
+        let first_key = self.next_random() % (self.rows - span);
+        PlannedStatement {
+            schema: self.schema,
+            update,
+            first_key,
+            last_key: first_key + span,
+        }
+    }
+
+    /// Counts answered statements; returns the blocks they visited by the client's count
+    /// (updates are not part of the LIO figure).
+    fn count(&mut self, answered: Answered) -> u64 {
+        self.statements += answered.selects + answered.updates;
+        self.updates += answered.updates;
+        self.rows_visited += answered.rows;
+        (answered.selects as f64 * self.blocks_per_statement) as u64
+    }
+
+    /// One unit of work: a statement sent (or a server-side loop of them); returns blocks
+    /// visited by the statements answered meanwhile.
     fn step(&mut self) -> Result<u64> {
         if self.options.server_loop {
             let rows = self.connection.server_loop(
@@ -456,26 +536,19 @@ impl DbSessionJob {
         let update = self.options.update_share > 0.0
             && ((self.next_random() >> 11) as f64 / (1u64 << 53) as f64)
                 < self.options.update_share;
-        let blocks = if update {
-            let first =
-                self.next_random() % (self.rows - self.options.update_work_unit.min(self.rows - 1));
-            let rows = self.connection.update(
-                self.schema,
-                first,
-                first + self.options.update_work_unit,
-            )?;
-            self.updates += 1;
-            self.statements += 1;
-            self.rows_visited += rows;
-            0
-        } else {
-            self.select_once()?;
-            self.blocks_per_statement as u64
-        };
+        let statement = self.plan(update);
+        let answered = self.connection.submit(statement, self.options.pipeline)?;
+        let blocks = self.count(answered);
         if let Some(pause) = self.options.think_time {
             std::thread::sleep(pause);
         }
         Ok(blocks)
+    }
+
+    /// Waits for the statements still in flight; returns the blocks they visited.
+    fn drain(&mut self) -> Result<u64> {
+        let answered = self.connection.drain()?;
+        Ok(self.count(answered))
     }
 }
 
@@ -485,11 +558,15 @@ impl WorkerJob for DbSessionJob {
         for _ in 0..self.options.job_statements {
             blocks += self.step()?;
         }
-        Ok(blocks)
+        Ok(blocks + self.drain()?)
     }
 
     fn run_slice(&mut self) -> Result<u64> {
         self.step()
+    }
+
+    fn end_window(&mut self) -> Result<u64> {
+        self.drain()
     }
 
     fn counters(&mut self) -> Counters {

@@ -268,14 +268,13 @@ impl MySqlSession {
 }
 
 impl DbSession for MySqlSession {
-    fn select(&mut self, schema: u64, first_key: u64, last_key: u64) -> Result<(i64, u64)> {
+    fn select(&mut self, schema: u64, first_key: u64, last_key: u64) -> Result<u64> {
         let statement = self.prepared(schema, false)?;
         let row: Option<(Option<i64>, u64)> = self
             .connection
             .exec_first(&statement, (first_key, last_key))
             .map_err(|error| describe(error, &self.target))?;
-        let (sum, rows) = row.unwrap_or((None, 0));
-        Ok((sum.unwrap_or(0), rows))
+        Ok(row.map_or(0, |(_sum, rows)| rows))
     }
 
     fn update(&mut self, schema: u64, first_key: u64, last_key: u64) -> Result<u64> {

@@ -247,13 +247,13 @@ impl OracleSession {
 }
 
 impl DbSession for OracleSession {
-    fn select(&mut self, schema: u64, first_key: u64, last_key: u64) -> Result<(i64, u64)> {
+    fn select(&mut self, schema: u64, first_key: u64, last_key: u64) -> Result<u64> {
         let target = self.target.clone();
         let statement = self.prepared(schema, false)?;
-        let (sum, rows) = statement
+        let (_sum, rows) = statement
             .query_row_as::<(Option<i64>, i64)>(&[&(first_key as i64), &(last_key as i64)])
             .map_err(|error| describe(error, &target))?;
-        Ok((sum.unwrap_or(0), rows as u64))
+        Ok(rows as u64)
     }
 
     fn update(&mut self, schema: u64, first_key: u64, last_key: u64) -> Result<u64> {

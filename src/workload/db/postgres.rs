@@ -5,12 +5,14 @@
 use std::sync::Mutex;
 
 use anyhow::{Context, Result, anyhow};
-use postgres::{Client, NoTls, Statement};
+use postgres::error::SqlState;
+use postgres::{Client, NoTls};
 
+use super::pg_wire::{ServerError, WireSession};
 use super::target::Target;
 use super::{
-    Database, DbCounters, DbSession, PREFIX, PreparedStatements, mean_of_samples, sample_keys,
-    table_name,
+    Answered, Database, DbCounters, DbSession, PREFIX, PlannedStatement, mean_of_samples,
+    sample_keys, table_name,
 };
 use crate::workload::lio::layout::permutation;
 
@@ -47,16 +49,49 @@ fn connect(target: &Target) -> Result<Client> {
         config.password(password);
     }
     config.connect(NoTls).map_err(|error| {
-        anyhow!("cannot connect to {target}: {error} (is the server running and the URL right?)")
+        let reason = match std::error::Error::source(&error) {
+            Some(source) if error.as_db_error().is_none() => format!("{error}: {source}"),
+            _ => server_message(&error),
+        };
+        let hint = if error.as_db_error().is_some() {
+            ""
+        } else if target.password().is_none() && reason.contains("password") {
+            " (give the password in the URL, in CORESCALE_DB_PASSWORD or with --password-prompt)"
+        } else {
+            " (is the server running and the URL right?)"
+        };
+        anyhow!("cannot connect to {target}: {reason}{hint}")
     })
 }
 
 fn describe(error: postgres::Error, target: &Target) -> anyhow::Error {
-    match error.code() {
-        Some(code) if *code == postgres::error::SqlState::UNDEFINED_TABLE => {
+    let code = error.code().map(|code| code.code().to_string());
+    explain(code.as_deref(), server_message(&error), target)
+}
+
+/// The server's own words when it sent an error (the driver's Display says only "db error").
+fn server_message(error: &postgres::Error) -> String {
+    match error.as_db_error() {
+        Some(db) => format!("{} (SQLSTATE {})", db.message(), db.code().code()),
+        None => error.to_string(),
+    }
+}
+
+/// An error from a session's own connection, with the same hints as the driver's.
+fn describe_wire(error: anyhow::Error, target: &Target) -> anyhow::Error {
+    match error.downcast_ref::<ServerError>() {
+        Some(server) => explain(Some(&server.code.clone()), error, target),
+        None => error,
+    }
+}
+
+/// The server's error with what to do about it, by SQLSTATE.
+fn explain(code: Option<&str>, error: impl std::fmt::Display, target: &Target) -> anyhow::Error {
+    match code {
+        Some(code) if code == SqlState::UNDEFINED_TABLE.code() => {
             anyhow!("{error} in {target}: run `corescale db setup --target <URL>` first")
         }
-        Some(code) if *code == postgres::error::SqlState::INSUFFICIENT_PRIVILEGE => anyhow!(
+        Some(code) if code == SqlState::INSUFFICIENT_PRIVILEGE.code() => anyhow!(
             "{error} in {target}: the user needs CREATE on the database and SELECT/UPDATE on corescale_* tables"
         ),
         _ => anyhow!("{target}: {error}"),
@@ -129,22 +164,15 @@ impl Database for Postgres {
     }
 
     fn open_session(&self) -> Result<Box<dyn DbSession>> {
-        let mut client = connect(&self.target)?;
+        let mut wire = WireSession::connect(&self.target)?;
         // An index range scan visiting one heap block per row, planned once: the SLOB method.
-        client
-            .batch_execute(
-                "SET enable_bitmapscan = off; SET enable_seqscan = off; SET plan_cache_mode = force_generic_plan",
-            )
-            .map_err(|error| describe(error, &self.target))?;
-        let backend_pid: i32 = client
-            .query_one("SELECT pg_backend_pid()", &[])
-            .map_err(|error| describe(error, &self.target))?
-            .get(0);
+        wire.simple(
+            "SET enable_bitmapscan = off; SET enable_seqscan = off; SET plan_cache_mode = force_generic_plan",
+        )
+        .map_err(|error| describe_wire(error, &self.target))?;
         Ok(Box::new(PostgresSession {
-            client,
+            wire,
             target: self.target.clone(),
-            statements: PreparedStatements::default(),
-            backend_pid: backend_pid as u32,
         }))
     }
 
@@ -257,49 +285,43 @@ fn loop_function_sql(schema: u64) -> String {
     )
 }
 
+/// A session on corescale's own protocol client, which can pipeline (see `pg_wire`).
 struct PostgresSession {
-    client: Client,
+    wire: WireSession,
     target: Target,
-    statements: PreparedStatements<Statement>,
-    backend_pid: u32,
 }
 
 impl PostgresSession {
-    fn prepared(&mut self, schema: u64, update: bool) -> Result<Statement> {
-        let (client, target) = (&mut self.client, &self.target);
-        let statement = self.statements.get(schema, update, |table, update| {
-            let sql = if update {
-                format!("UPDATE {table} SET scratch = scratch + 1 WHERE key BETWEEN $1 AND $2")
-            } else {
-                format!(
-                    "SELECT sum(scratch)::bigint, count(*) FROM {table} WHERE key BETWEEN $1 AND $2"
-                )
-            };
-            client
-                .prepare(&sql)
-                .map_err(|error| describe(error, target))
-        })?;
-        Ok(statement.clone())
+    fn one(&mut self, schema: u64, update: bool, first_key: u64, last_key: u64) -> Result<u64> {
+        let statement = PlannedStatement {
+            schema,
+            update,
+            first_key,
+            last_key,
+        };
+        Ok(self.submit(statement, 1)?.rows)
     }
 }
 
 impl DbSession for PostgresSession {
-    fn select(&mut self, schema: u64, first_key: u64, last_key: u64) -> Result<(i64, u64)> {
-        let statement = self.prepared(schema, false)?;
-        let row = self
-            .client
-            .query_one(&statement, &[&(first_key as i64), &(last_key as i64)])
-            .map_err(|error| describe(error, &self.target))?;
-        let sum: Option<i64> = row.get(0);
-        let rows: i64 = row.get(1);
-        Ok((sum.unwrap_or(0), rows as u64))
+    fn select(&mut self, schema: u64, first_key: u64, last_key: u64) -> Result<u64> {
+        self.one(schema, false, first_key, last_key)
     }
 
     fn update(&mut self, schema: u64, first_key: u64, last_key: u64) -> Result<u64> {
-        let statement = self.prepared(schema, true)?;
-        self.client
-            .execute(&statement, &[&(first_key as i64), &(last_key as i64)])
-            .map_err(|error| describe(error, &self.target))
+        self.one(schema, true, first_key, last_key)
+    }
+
+    fn submit(&mut self, statement: PlannedStatement, batch: usize) -> Result<Answered> {
+        self.wire
+            .submit(statement, batch)
+            .map_err(|error| describe_wire(error, &self.target))
+    }
+
+    fn drain(&mut self) -> Result<Answered> {
+        self.wire
+            .drain()
+            .map_err(|error| describe_wire(error, &self.target))
     }
 
     fn server_loop(
@@ -309,25 +331,25 @@ impl DbSession for PostgresSession {
         work_unit: u64,
         statements: u64,
     ) -> Result<u64> {
-        let row = self
-            .client
-            .query_one(
+        let visited = self
+            .wire
+            .call(
+                "corescale_server_loop",
                 &format!("SELECT {}($1, $2, $3)", loop_function(schema)),
-                &[&(rows as i64), &(work_unit as i64), &(statements as i64)],
+                &[rows as i64, work_unit as i64, statements as i64],
             )
-            .map_err(|error| describe(error, &self.target))
+            .map_err(|error| describe_wire(error, &self.target))
             .context("calling the server-side loop (was it created by `corescale db setup`?)")?;
-        let visited: i64 = row.get(0);
-        Ok(visited as u64)
+        Ok(visited.unwrap_or(0) as u64)
     }
 
     fn backend_pid(&self) -> Option<u32> {
-        Some(self.backend_pid)
+        Some(self.wire.backend_pid())
     }
 
     fn publish_statistics(&mut self) -> Result<()> {
-        self.client
-            .batch_execute("SELECT pg_stat_force_next_flush()")
-            .map_err(|error| describe(error, &self.target))
+        self.wire
+            .simple("SELECT pg_stat_force_next_flush()")
+            .map_err(|error| describe_wire(error, &self.target))
     }
 }

@@ -1,0 +1,215 @@
+//! corescale's own PostgreSQL session client authenticates with each password method the
+//! server can ask for. The shared test server trusts everyone, so this test starts a private
+//! cluster from the binaries in CORESCALE_TEST_PG_BINDIR (`.ci/run` sets it) whose pg_hba.conf
+//! asks for `password`, `md5` and `scram-sha-256`, one role each.
+
+mod common;
+
+use std::os::unix::fs::MetadataExt;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use common::{corescale, variable_or_skip};
+use predicates::prelude::*;
+use predicates::str::contains;
+
+/// Roles, their authentication method and password.
+const ROLES: [(&str, &str, &str); 3] = [
+    ("corescale_plain", "password", "plain-Secret-1"),
+    ("corescale_md5", "md5", "md5-Secret-2"),
+    ("corescale_scram", "scram-sha-256", "scram-Secret-3"),
+];
+
+/// A PostgreSQL cluster in a temporary directory, stopped when dropped.
+struct PrivateCluster {
+    bindir: PathBuf,
+    dir: tempfile::TempDir,
+    port: u16,
+    as_root: bool,
+}
+
+impl PrivateCluster {
+    fn start(bindir: &str) -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        let as_root = std::fs::metadata("/proc/self").unwrap().uid() == 0;
+        if as_root {
+            // The server refuses to run as root: the cluster belongs to the postgres user.
+            let status = Command::new("chown")
+                .args(["postgres:"])
+                .arg(dir.path())
+                .status()
+                .unwrap();
+            assert!(status.success(), "chown postgres: {}", dir.path().display());
+        }
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let cluster = Self {
+            bindir: PathBuf::from(bindir),
+            dir,
+            port,
+            as_root,
+        };
+        cluster.run(
+            "initdb",
+            &[
+                "-D",
+                &cluster.data(),
+                "-U",
+                "postgres",
+                "-A",
+                "trust",
+                "--no-sync",
+            ],
+        );
+        let mut hba = String::from("local all postgres trust\n");
+        for (role, method, _) in ROLES {
+            hba.push_str(&format!("host all {role} 127.0.0.1/32 {method}\n"));
+        }
+        std::fs::write(Path::new(&cluster.data()).join("pg_hba.conf"), hba).unwrap();
+        let options = format!(
+            "-p {port} -k {} -c listen_addresses=127.0.0.1 -c fsync=off -c shared_buffers=16MB",
+            cluster.dir.path().display()
+        );
+        cluster.run(
+            "pg_ctl",
+            &[
+                "-D",
+                &cluster.data(),
+                "-o",
+                &options,
+                "-l",
+                &format!("{}/log", cluster.dir.path().display()),
+                "-w",
+                "start",
+            ],
+        );
+        let mut sql = String::new();
+        for (role, method, password) in ROLES {
+            let encryption = if method == "md5" {
+                "md5"
+            } else {
+                "scram-sha-256"
+            };
+            sql.push_str(&format!(
+                "SET password_encryption = '{encryption}'; CREATE ROLE {role} LOGIN PASSWORD '{password}'; CREATE SCHEMA AUTHORIZATION {role};"
+            ));
+        }
+        cluster.run(
+            "psql",
+            &[
+                "-h",
+                &cluster.dir.path().display().to_string(),
+                "-p",
+                &port.to_string(),
+                "-U",
+                "postgres",
+                "-d",
+                "postgres",
+                "-v",
+                "ON_ERROR_STOP=1",
+                "-q",
+                "-c",
+                &sql,
+            ],
+        );
+        cluster
+    }
+
+    fn data(&self) -> String {
+        format!("{}/data", self.dir.path().display())
+    }
+
+    /// A command running one of the cluster's programs as the cluster's owner.
+    fn command(&self, program: &str) -> Command {
+        let binary = self.bindir.join(program);
+        if self.as_root {
+            let mut command = Command::new("runuser");
+            command.args(["-u", "postgres", "--"]).arg(binary);
+            command
+        } else {
+            Command::new(binary)
+        }
+    }
+
+    fn run(&self, program: &str, args: &[&str]) {
+        let output = self.command(program).args(args).output().unwrap();
+        assert!(
+            output.status.success(),
+            "{program} failed: {}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+    }
+
+    fn url(&self, role: &str, password: &str) -> String {
+        format!(
+            "postgres://{role}:{password}@127.0.0.1:{}/postgres",
+            self.port
+        )
+    }
+}
+
+impl Drop for PrivateCluster {
+    fn drop(&mut self) {
+        // No assertion here: a panic while unwinding would abort the test run.
+        let _ = self
+            .command("pg_ctl")
+            .args(["-D", &self.data(), "-m", "immediate", "stop"])
+            .output();
+    }
+}
+
+#[test]
+fn sessions_authenticate_with_password_md5_and_scram() {
+    let Some(bindir) = variable_or_skip("CORESCALE_TEST_PG_BINDIR") else {
+        return;
+    };
+    let cluster = PrivateCluster::start(&bindir);
+    let dir = tempfile::tempdir().unwrap();
+    for (role, method, password) in ROLES {
+        let url = cluster.url(role, password);
+        corescale()
+            .args(["db", "setup", "--target", &url])
+            .args(["--schemas", "1", "--scale", "256"])
+            .assert()
+            .success();
+        let json = dir.path().join(format!("{role}.json"));
+        // The workers' sessions are corescale's own protocol client: each one authenticates.
+        corescale()
+            .args(["run", "db", "--target", &url, "--sweep", "1,2"])
+            .args(["--duration", "200ms", "--repeat", "1", "-q", "-o"])
+            .arg(&json)
+            .assert()
+            .success()
+            .stderr(contains(password).not());
+        let text = std::fs::read_to_string(&json).unwrap();
+        assert!(!text.contains(password), "{method}: password stored");
+        let document: serde_json::Value = serde_json::from_str(&text).unwrap();
+        for level in document["levels"].as_array().unwrap() {
+            let statements = level["workload_figures"]["statements"].as_f64().unwrap();
+            assert!(statements > 0.0, "{method}: no statements ran");
+        }
+    }
+    // A wrong password is refused with the server's reason and never shown.
+    let (role, _, _) = ROLES[2];
+    corescale()
+        .args(["run", "db", "-w", "1", "--target"])
+        .arg(cluster.url(role, "Wrong-Guess-9"))
+        .assert()
+        .code(1)
+        .stderr(contains("password authentication failed"))
+        .stderr(contains("Wrong-Guess-9").not());
+    // Without a password the user is told where to give one.
+    corescale()
+        .args(["run", "db", "-w", "1", "--target"])
+        .arg(format!(
+            "postgres://{role}@127.0.0.1:{}/postgres",
+            cluster.port
+        ))
+        .env_remove("CORESCALE_DB_PASSWORD")
+        .assert()
+        .code(1)
+        .stderr(contains("password"));
+}
