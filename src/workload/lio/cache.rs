@@ -27,15 +27,13 @@ const FREE: u8 = 0;
 const READING: u8 = 1;
 const VALID: u8 = 2;
 
+/// What chain walkers read: the block a buffer holds, its chain link and its state. Kept
+/// apart from `BufferUse`, so a walk past another session's buffer does not pull a cache line
+/// that session is writing with every pin.
 struct Header {
     address: AtomicU64,
     next: AtomicU32,
-    pins: AtomicU32,
-    touches: AtomicU32,
     state: AtomicU8,
-    dirty: AtomicBool,
-    /// Held by an update while it changes the row ("exclusive mode").
-    exclusive: AtomicBool,
 }
 
 impl Header {
@@ -43,13 +41,19 @@ impl Header {
         Self {
             address: AtomicU64::new(NO_ADDRESS),
             next: AtomicU32::new(END),
-            pins: AtomicU32::new(0),
-            touches: AtomicU32::new(0),
             state: AtomicU8::new(FREE),
-            dirty: AtomicBool::new(false),
-            exclusive: AtomicBool::new(false),
         }
     }
+}
+
+/// What sessions write as they use a buffer: pins, the touch count, dirty and exclusive mode.
+#[derive(Default)]
+struct BufferUse {
+    pins: AtomicU32,
+    touches: AtomicU32,
+    dirty: AtomicBool,
+    /// Held by an update while it changes the row ("exclusive mode").
+    exclusive: AtomicBool,
 }
 
 /// Where blocks come from on a miss and go to when a dirty buffer is reused.
@@ -63,6 +67,7 @@ pub struct BufferCache {
     block_words: usize,
     words: Box<[AtomicU64]>,
     headers: Box<[Header]>,
+    uses: Box<[BufferUse]>,
     heads: Box<[AtomicU32]>,
     chain_latches: Box<[CachePadded<Latch>]>,
     chains_per_latch: usize,
@@ -85,7 +90,7 @@ pub enum Visit {
 
 impl Drop for Pinned<'_> {
     fn drop(&mut self) {
-        self.cache.headers[self.buffer as usize]
+        self.cache.uses[self.buffer as usize]
             .pins
             .fetch_sub(1, Ordering::Release);
     }
@@ -99,7 +104,7 @@ impl Pinned<'_> {
     /// Adds one to a word in exclusive mode, so concurrent updates are never lost, and marks
     /// the buffer dirty.
     pub fn increment(&self, index: usize) {
-        let header = &self.cache.headers[self.buffer as usize];
+        let header = &self.cache.uses[self.buffer as usize];
         while header
             .exclusive
             .compare_exchange_weak(false, true, Ordering::Acquire, Ordering::Relaxed)
@@ -131,6 +136,7 @@ impl BufferCache {
                 .map(|_| AtomicU64::new(0))
                 .collect(),
             headers: (0..buffers).map(|_| Header::new()).collect(),
+            uses: (0..buffers).map(|_| BufferUse::default()).collect(),
             heads: (0..chains).map(|_| AtomicU32::new(END)).collect(),
             chain_latches: (0..latches)
                 .map(|_| CachePadded::new(Latch::default()))
@@ -165,8 +171,9 @@ impl BufferCache {
         while buffer != END {
             let header = &self.headers[buffer as usize];
             if header.address.load(Ordering::Relaxed) == address {
-                header.pins.fetch_add(1, Ordering::Acquire);
-                header.touches.fetch_add(1, Ordering::Relaxed);
+                let using = &self.uses[buffer as usize];
+                using.pins.fetch_add(1, Ordering::Acquire);
+                using.touches.fetch_add(1, Ordering::Relaxed);
                 return Some(buffer);
             }
             buffer = header.next.load(Ordering::Relaxed);
@@ -234,13 +241,13 @@ impl BufferCache {
         scratch: &mut [u8],
     ) -> Result<(Pinned<'_>, Visit)> {
         let victim = self.claim_victim(source, scratch)?;
-        let header = &self.headers[victim as usize];
+        let (header, using) = (&self.headers[victim as usize], &self.uses[victim as usize]);
         {
             let _latch = self.latch_of(chain).acquire();
             if let Some(existing) = self.find_and_pin(chain, address) {
                 // Another session loaded it meanwhile: give the victim back.
                 header.state.store(FREE, Ordering::Relaxed);
-                header.pins.store(0, Ordering::Release);
+                using.pins.store(0, Ordering::Release);
                 drop(_latch);
                 self.wait_valid(existing);
                 return Ok((
@@ -253,7 +260,7 @@ impl BufferCache {
             }
             header.address.store(address, Ordering::Relaxed);
             header.state.store(READING, Ordering::Relaxed);
-            header.touches.store(1, Ordering::Relaxed);
+            using.touches.store(1, Ordering::Relaxed);
             header
                 .next
                 .store(self.heads[chain].load(Ordering::Relaxed), Ordering::Relaxed);
@@ -279,7 +286,7 @@ impl BufferCache {
                 let buffer = self.clock_hand.load(Ordering::Relaxed);
                 self.clock_hand
                     .store((buffer + 1) % buffers, Ordering::Relaxed);
-                let header = &self.headers[buffer as usize];
+                let (header, using) = (&self.headers[buffer as usize], &self.uses[buffer as usize]);
                 sweeps += 1;
                 if sweeps > 64 * u64::from(buffers) {
                     bail!("every buffer is pinned: the cache is too small for this many sessions");
@@ -287,11 +294,11 @@ impl BufferCache {
                 if header.state.load(Ordering::Acquire) == READING {
                     continue;
                 }
-                if header.touches.load(Ordering::Relaxed) > 0 {
-                    header.touches.fetch_sub(1, Ordering::Relaxed);
+                if using.touches.load(Ordering::Relaxed) > 0 {
+                    using.touches.fetch_sub(1, Ordering::Relaxed);
                     continue;
                 }
-                if header
+                if using
                     .pins
                     .compare_exchange(0, 1, Ordering::Acquire, Ordering::Relaxed)
                     .is_ok()
@@ -300,7 +307,7 @@ impl BufferCache {
                 }
             }
         };
-        let header = &self.headers[victim as usize];
+        let (header, using) = (&self.headers[victim as usize], &self.uses[victim as usize]);
         let old = header.address.load(Ordering::Relaxed);
         if old != NO_ADDRESS {
             let chain = self.chain_of(old);
@@ -310,10 +317,10 @@ impl BufferCache {
                 header.address.store(NO_ADDRESS, Ordering::Relaxed);
             }
             // Sessions that pinned the old block before the unlink finish reading it first.
-            while header.pins.load(Ordering::Acquire) > 1 {
+            while using.pins.load(Ordering::Acquire) > 1 {
                 std::thread::yield_now();
             }
-            if header.dirty.swap(false, Ordering::AcqRel) {
+            if using.dirty.swap(false, Ordering::AcqRel) {
                 source.write(old, scratch, self.buffer_words(victim))?;
             }
         }
@@ -342,8 +349,8 @@ impl BufferCache {
 
     /// Writes every dirty buffer back (after a run, so the data file holds every update).
     pub fn flush(&self, source: &dyn BlockSource, scratch: &mut [u8]) -> Result<()> {
-        for (buffer, header) in self.headers.iter().enumerate() {
-            if header.dirty.swap(false, Ordering::AcqRel) {
+        for (buffer, (header, using)) in self.headers.iter().zip(&self.uses).enumerate() {
+            if using.dirty.swap(false, Ordering::AcqRel) {
                 let address = header.address.load(Ordering::Relaxed);
                 source.write(address, scratch, self.buffer_words(buffer as u32))?;
             }
