@@ -267,7 +267,8 @@ pub struct RunArgs {
     #[arg(long, value_name = "SIZE", value_parser = parse_size)]
     pub array_size: Option<u64>,
 
-    /// lio/pio: rows (one-row blocks) per schema, as a count (8192) or a size (64M).
+    /// lio/pio: rows (one-row blocks) per schema, as a count (8192) or a size (64M). Default:
+    /// lio 64000 (500M, as seed 003, or the last-level cache if larger); pio 8192.
     #[arg(
         long,
         value_name = "ROWS|SIZE",

@@ -261,3 +261,47 @@ fn slob_flags_belong_to_lio_and_pio() {
             "--work-unit must be between 1 and the rows per schema (50)",
         ));
 }
+
+#[test]
+fn a_lio_level_whose_data_fits_in_the_cpu_cache_is_flagged() {
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("small.json");
+    corescale()
+        .args([
+            "run",
+            "lio",
+            "-w",
+            "1",
+            "--scale",
+            "256",
+            "--duration",
+            "100ms",
+        ])
+        .args(["--repeat", "1", "-q", "-o"])
+        .arg(&json)
+        .assert()
+        .success();
+    let document: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let last_level_cache = document["host"]["topology"]["caches"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|cache| cache["name"] != "L1i")
+        .max_by_key(|cache| cache["name"].as_str().unwrap().to_string())
+        .map(|cache| cache["size_bytes"].as_f64().unwrap());
+    let level = &document["levels"][0];
+    let data_mib = level["workload_figures"]["data_read_mib"].as_f64().unwrap();
+    assert!(
+        (2.0..2.1).contains(&data_mib),
+        "256 rows + 1 index block of 8 KiB: {data_mib}"
+    );
+    let warned = level["warnings"].as_array().is_some_and(|warnings| {
+        warnings
+            .iter()
+            .any(|w| w.as_str().unwrap().contains("last-level cache"))
+    });
+    match last_level_cache {
+        Some(bytes) => assert_eq!(warned, data_mib * 1048576.0 <= bytes, "cache {bytes} B"),
+        None => assert!(!warned, "no cache size is known, so nothing can be said"),
+    }
+}

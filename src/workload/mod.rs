@@ -199,7 +199,9 @@ pub fn build(
         WorkloadKind::Cpu => Box::new(cpu::CpuWorkload::new(request)),
         WorkloadKind::Memory => Box::new(memory::MemoryWorkload::new(request, topology)?),
         WorkloadKind::Bandwidth => Box::new(bandwidth::BandwidthWorkload::new(request, topology)?),
-        WorkloadKind::Lio | WorkloadKind::Pio => Box::new(lio::from_request(kind, request)?),
+        WorkloadKind::Lio | WorkloadKind::Pio => {
+            Box::new(lio::from_request(kind, request, topology)?)
+        }
         WorkloadKind::Db => {
             let (target, options) = request.database.clone().ok_or_else(|| {
                 anyhow::anyhow!("the db workload needs --target URL, e.g. postgres://postgres@127.0.0.1:5432/test")

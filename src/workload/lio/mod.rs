@@ -20,13 +20,18 @@ use super::{
     Counters, LevelTotals, SlobRequest, WorkerJob, Workload, WorkloadInfo, WorkloadKind,
     WorkloadRequest,
 };
+use crate::host::topology::Topology;
 use engine::PhysicalOptions;
 use engine::{Engine, EngineOptions, SessionIo, StatementCounts};
 use latch::LatchStats;
 use storage::AlignedBlock;
 
-/// Default rows per schema: 64 MiB of 8 KiB blocks.
-pub const DEFAULT_ROWS: u64 = 8192;
+/// lio's default rows per schema: seed 003's SCALE of 500M (64,000 blocks of 8 KiB), "large
+/// enough because I don't want to be in cpu cache" — or the last-level cache, if larger.
+pub const LIO_DEFAULT_ROWS: u64 = 64_000;
+/// pio's default rows per schema (64 MiB of 8 KiB blocks): its data file goes to disk and its
+/// cache holds a tenth of it, so the CPU caches do not matter.
+pub const PIO_DEFAULT_ROWS: u64 = 8192;
 pub const DEFAULT_BLOCK_BYTES: u64 = 8192;
 pub const DEFAULT_WORK_UNIT: u64 = 64;
 /// The pio cache holds this share of the data unless --cache-size says otherwise.
@@ -35,9 +40,17 @@ pub const DEFAULT_CACHE_SHARE: f64 = 0.1;
 pub const DEFAULT_HOT_SHARE_OF_ROWS: f64 = 0.01;
 
 /// Builds lio or pio from the command line's settings.
-pub fn from_request(kind: WorkloadKind, request: &WorkloadRequest) -> Result<LioWorkload> {
+pub fn from_request(
+    kind: WorkloadKind,
+    request: &WorkloadRequest,
+    topology: &Topology,
+) -> Result<LioWorkload> {
     let slob: &SlobRequest = &request.slob;
-    let rows = slob.rows_per_schema.unwrap_or(DEFAULT_ROWS);
+    let block_bytes = slob.block_bytes.unwrap_or(DEFAULT_BLOCK_BYTES) as usize;
+    let last_level_cache = topology.last_level_cache_bytes();
+    let rows = slob
+        .rows_per_schema
+        .unwrap_or_else(|| default_rows(kind, block_bytes as u64, last_level_cache));
     anyhow::ensure!(rows >= 2, "--scale must give at least 2 rows per schema");
     let work_unit = slob.work_unit.unwrap_or(DEFAULT_WORK_UNIT);
     anyhow::ensure!(
@@ -49,7 +62,6 @@ pub fn from_request(kind: WorkloadKind, request: &WorkloadRequest) -> Result<Lio
     } else {
         slob.schemas.unwrap_or(request.max_workers.max(1) as u64)
     };
-    let block_bytes = slob.block_bytes.unwrap_or(DEFAULT_BLOCK_BYTES) as usize;
     let physical = (kind == WorkloadKind::Pio).then(|| {
         let layout = layout::Layout::new(block_bytes.max(512), rows, schemas);
         let default_cache = (layout.total_blocks() as f64 * DEFAULT_CACHE_SHARE).ceil() as u64;
@@ -67,7 +79,7 @@ pub fn from_request(kind: WorkloadKind, request: &WorkloadRequest) -> Result<Lio
         let default_rows = ((rows as f64 * DEFAULT_HOT_SHARE_OF_ROWS) as u64).max(work_unit);
         (share, hot_rows.unwrap_or(default_rows).clamp(1, rows))
     });
-    LioWorkload::new(
+    Ok(LioWorkload::new(
         kind,
         EngineOptions {
             block_bytes,
@@ -83,7 +95,18 @@ pub fn from_request(kind: WorkloadKind, request: &WorkloadRequest) -> Result<Lio
             single_schema: slob.single_schema,
             job_statements: request.job_size.unwrap_or(DEFAULT_JOB_STATEMENTS),
         },
-    )
+    )?
+    .warning_when_cached(last_level_cache))
+}
+
+/// Rows per schema when --scale is not given.
+fn default_rows(kind: WorkloadKind, block_bytes: u64, last_level_cache: Option<u64>) -> u64 {
+    match kind {
+        WorkloadKind::Pio => PIO_DEFAULT_ROWS,
+        _ => last_level_cache
+            .map_or(0, |bytes| bytes.div_ceil(block_bytes.max(1)))
+            .max(LIO_DEFAULT_ROWS),
+    }
 }
 
 /// Untimed statements each session runs before measuring, as SLOB users warm the cache.
@@ -117,6 +140,8 @@ pub struct LioWorkload {
     sessions: SessionOptions,
     latency: Arc<Mutex<Histogram<u64>>>,
     latches_at_start: Mutex<(LatchStats, LatchStats)>,
+    /// lio levels whose data fits in this many bytes of CPU cache get a warning.
+    last_level_cache: Option<u64>,
 }
 
 impl LioWorkload {
@@ -137,7 +162,15 @@ impl LioWorkload {
             sessions,
             latency: Arc::new(Mutex::new(new_histogram())),
             latches_at_start: Mutex::new(Default::default()),
+            last_level_cache: None,
         })
+    }
+
+    /// Warns on lio levels whose sessions' data fits in a last-level cache of this size: their
+    /// LIO/s then measures the CPU caches, not memory, as a database's buffer cache would.
+    pub fn warning_when_cached(mut self, last_level_cache: Option<u64>) -> Self {
+        self.last_level_cache = last_level_cache;
+        self
     }
 
     /// The engine, once `setup` has built it.
@@ -318,7 +351,32 @@ impl Workload for LioWorkload {
         put("lru_latch_misses", lru.misses as f64);
         put("cache_chain_latches", engine.cache.chain_latches() as f64);
         put("setup_s", engine.setup_s);
+        let layout = &self.layout;
+        let schemas_read = if self.sessions.single_schema {
+            1
+        } else {
+            (totals.workers as u64).min(layout.schemas)
+        };
+        put(
+            "data_read_mib",
+            (schemas_read * layout.blocks_per_schema() * layout.block_bytes() as u64) as f64
+                / (1u64 << 20) as f64,
+        );
         Ok(figures)
+    }
+
+    fn level_warnings(&self, figures: &Counters) -> Vec<String> {
+        let (Some(cache), Some(data_mib)) = (self.last_level_cache, figures.get("data_read_mib"))
+        else {
+            return Vec::new();
+        };
+        let cache_mib = cache as f64 / (1u64 << 20) as f64;
+        if self.kind != WorkloadKind::Lio || *data_mib > cache_mib {
+            return Vec::new();
+        }
+        vec![format!(
+            "the sessions read {data_mib:.0} MiB, which fits in the {cache_mib:.0} MiB last-level cache: LIO/s measures the CPU caches, not memory (raise --scale, as seed 003 does to stay out of the CPU cache)"
+        )]
     }
 }
 
@@ -422,5 +480,70 @@ impl WorkerJob for Session {
             ("misses".to_string(), totals.counts.misses as f64),
             ("pio".to_string(), totals.counts.reads as f64),
         ])
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn small_lio(rows: u64) -> LioWorkload {
+        LioWorkload::new(
+            WorkloadKind::Lio,
+            EngineOptions {
+                block_bytes: 8192,
+                rows_per_schema: rows,
+                schemas: 2,
+                physical: None,
+            },
+            SessionOptions {
+                work_unit: 8,
+                update_share: 0.0,
+                hotspot: None,
+                think_time: None,
+                single_schema: false,
+                job_statements: 10,
+            },
+        )
+        .unwrap()
+    }
+
+    #[test]
+    fn lio_defaults_to_data_beyond_the_last_level_cache() {
+        assert_eq!(default_rows(WorkloadKind::Lio, 8192, None), 64_000);
+        assert_eq!(
+            default_rows(WorkloadKind::Lio, 8192, Some(105 << 20)),
+            64_000
+        );
+        assert_eq!(
+            default_rows(WorkloadKind::Lio, 8192, Some(1 << 30)),
+            (1 << 30) / 8192
+        );
+        assert_eq!(default_rows(WorkloadKind::Pio, 8192, Some(1 << 30)), 8192);
+    }
+
+    #[test]
+    fn levels_whose_data_fits_in_the_cpu_cache_are_flagged() {
+        let mut workload = small_lio(1000).warning_when_cached(Some(32 << 20));
+        workload.setup().unwrap();
+        let totals = |workers| LevelTotals {
+            workers,
+            elapsed_s: 1.0,
+            cpu_s: 1.0,
+            ops: 0,
+        };
+        // One schema of 1000 rows is ~8 MiB: inside a 32 MiB cache.
+        let one = workload.level_figures(&[], &totals(1)).unwrap();
+        let warnings = workload.level_warnings(&one);
+        assert_eq!(warnings.len(), 1, "{warnings:?}");
+        assert!(warnings[0].contains("fits in the 32 MiB last-level cache"));
+        // Without a known cache size nothing can be said.
+        let unknown = small_lio(1000);
+        assert!(unknown.level_warnings(&one).is_empty());
+        // Larger data than the cache: no warning.
+        let mut large = small_lio(1000).warning_when_cached(Some(4 << 20));
+        large.setup().unwrap();
+        let figures = large.level_figures(&[], &totals(2)).unwrap();
+        assert!(large.level_warnings(&figures).is_empty());
     }
 }
