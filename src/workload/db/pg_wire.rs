@@ -115,6 +115,8 @@ pub struct WireSession {
     unsent: usize,
     /// Batches sent and not yet answered, oldest first, with their statement counts.
     in_flight: VecDeque<usize>,
+    /// Answers read early (before a statement outside the pipeline), not yet returned.
+    unclaimed: Answered,
 }
 
 impl WireSession {
@@ -135,6 +137,7 @@ impl WireSession {
             statements: PreparedStatements::default(),
             unsent: 0,
             in_flight: VecDeque::new(),
+            unclaimed: Answered::default(),
         };
         let parameters = [
             ("user", target.user()),
@@ -231,21 +234,18 @@ impl WireSession {
 
     /// Runs SQL through the simple protocol and discards any rows.
     pub fn simple(&mut self, sql: &str) -> Result<()> {
+        self.settle()?;
         frontend::query(sql, &mut self.outgoing)?;
         self.send()?;
         self.until_ready()
     }
 
-    /// The name of the prepared statement for a table and kind, prepared on first use.
+    /// The name of the prepared statement for a table and kind. The first use puts its Parse
+    /// in the outgoing batch, ahead of the Bind: no wait, and its answer (ParseComplete, or
+    /// the error) comes back with the batch's.
     fn prepared(&mut self, schema: u64, update: bool) -> Result<String> {
-        let Self {
-            statements,
-            stream,
-            outgoing,
-            ..
-        } = self;
-        let mut parsed = None;
-        let name = statements.get(schema, update, |table, update| {
+        let outgoing = &mut self.outgoing;
+        let name = self.statements.get(schema, update, |table, update| {
             let (name, sql) = if update {
                 (
                     format!("{table}_update"),
@@ -260,17 +260,9 @@ impl WireSession {
                 )
             };
             frontend::parse(&name, &sql, [INT8_OID, INT8_OID], outgoing)?;
-            frontend::sync(outgoing);
-            stream.write_all(outgoing)?;
-            outgoing.clear();
-            parsed = Some(());
             Ok(name)
         })?;
-        let name = name.clone();
-        if parsed.is_some() {
-            self.until_ready()?;
-        }
-        Ok(name)
+        Ok(name.clone())
     }
 
     /// Encodes Bind and Execute of a prepared statement with int8 parameters.
@@ -306,10 +298,11 @@ impl WireSession {
         }
         self.send_batch()?;
         let limit = if batch <= 1 { 1 } else { 2 };
-        if self.in_flight.len() < limit {
-            return Ok(Answered::default());
+        let mut answered = std::mem::take(&mut self.unclaimed);
+        if self.in_flight.len() >= limit {
+            answered += self.answer_oldest()?;
         }
-        self.answer_oldest()
+        Ok(answered)
     }
 
     /// Sends what is queued and waits for every batch in flight.
@@ -317,11 +310,18 @@ impl WireSession {
         if self.unsent > 0 {
             self.send_batch()?;
         }
-        let mut answered = Answered::default();
+        let mut answered = std::mem::take(&mut self.unclaimed);
         while !self.in_flight.is_empty() {
             answered += self.answer_oldest()?;
         }
         Ok(answered)
+    }
+
+    /// Finishes the pipeline before a statement outside it, keeping its answers for later.
+    fn settle(&mut self) -> Result<()> {
+        let answered = self.drain()?;
+        self.unclaimed = answered;
+        Ok(())
     }
 
     fn send_batch(&mut self) -> Result<()> {
@@ -364,6 +364,7 @@ impl WireSession {
 
     /// Runs one prepared call alone and returns the first column of its row.
     pub fn call(&mut self, name: &str, sql: &str, parameters: &[i64]) -> Result<Option<i64>> {
+        self.settle()?;
         frontend::parse(
             name,
             sql,
