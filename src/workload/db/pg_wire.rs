@@ -338,9 +338,8 @@ impl WireSession {
             return Ok(Answered::default());
         };
         let mut answered = Answered::default();
-        let mut failure = None;
-        loop {
-            match self.next_message()? {
+        self.read_until_ready(|message| {
+            match message {
                 Message::DataRow(row) => {
                     answered.selects += 1;
                     answered.rows += int8_column(&row, 1)?.unwrap_or(0) as u64;
@@ -351,15 +350,11 @@ impl WireSession {
                         answered.rows += changed.parse::<u64>().unwrap_or(0);
                     }
                 }
-                Message::ErrorResponse(body) => failure = Some(ServerError::from_body(&body)),
-                Message::ReadyForQuery(_) => break,
                 _ => {}
             }
-        }
-        match failure {
-            Some(error) => Err(error.into()),
-            None => Ok(answered),
-        }
+            Ok(())
+        })?;
+        Ok(answered)
     }
 
     /// Runs one prepared call alone and returns the first column of its row.
@@ -376,30 +371,39 @@ impl WireSession {
         frontend::sync(&mut self.outgoing);
         self.send()?;
         let mut first = None;
-        let mut failure = None;
-        loop {
-            match self.next_message()? {
-                Message::DataRow(row) => first = int8_column(&row, 0)?,
-                Message::ErrorResponse(body) => failure = Some(ServerError::from_body(&body)),
-                Message::ReadyForQuery(_) => break,
-                _ => {}
+        self.read_until_ready(|message| {
+            if let Message::DataRow(row) = message {
+                first = int8_column(&row, 0)?;
             }
-        }
-        match failure {
-            Some(error) => Err(error.into()),
-            None => Ok(first),
-        }
+            Ok(())
+        })?;
+        Ok(first)
     }
 
-    /// Reads messages up to ReadyForQuery; fails with the server's error if one came.
+    /// Reads messages up to ReadyForQuery, learning the backend's process id on the way.
     fn until_ready(&mut self) -> Result<()> {
+        let mut backend_pid = None;
+        self.read_until_ready(|message| {
+            if let Message::BackendKeyData(body) = message {
+                backend_pid = Some(body.process_id() as u32);
+            }
+            Ok(())
+        })?;
+        if let Some(pid) = backend_pid {
+            self.backend_pid = pid;
+        }
+        Ok(())
+    }
+
+    /// Hands every message up to ReadyForQuery to `handle`; then fails with the server's error
+    /// if one came (the server skips the rest of a batch after an error, up to its Sync).
+    fn read_until_ready(&mut self, mut handle: impl FnMut(Message) -> Result<()>) -> Result<()> {
         let mut failure = None;
         loop {
             match self.next_message()? {
-                Message::BackendKeyData(body) => self.backend_pid = body.process_id() as u32,
                 Message::ErrorResponse(body) => failure = Some(ServerError::from_body(&body)),
                 Message::ReadyForQuery(_) => break,
-                _ => {}
+                message => handle(message)?,
             }
         }
         match failure {
