@@ -1,7 +1,9 @@
 //! corescale's own PostgreSQL session client authenticates with each password method the
-//! server can ask for. The shared test server trusts everyone, so this test starts a private
+//! server can ask for, and a user without privileges is told what is missing. The shared test
+//! server trusts everyone and its test user is a superuser, so this test starts a private
 //! cluster from the binaries in CORESCALE_TEST_PG_BINDIR (`.ci/run` sets it) whose pg_hba.conf
-//! asks for `password`, `md5` and `scram-sha-256`, one role each.
+//! asks for `password`, `md5` and `scram-sha-256`, one role each, plus a role that may log in
+//! but not create tables.
 
 mod common;
 
@@ -19,6 +21,10 @@ const ROLES: [(&str, &str, &str); 3] = [
     ("corescale_md5", "md5", "md5-Secret-2"),
     ("corescale_scram", "scram-sha-256", "scram-Secret-3"),
 ];
+
+/// A role that may log in but owns no schema and, as PostgreSQL 15 has it, may not create
+/// tables in `public`.
+const UNPRIVILEGED: (&str, &str) = ("corescale_visitor", "visitor-Secret-4");
 
 /// A PostgreSQL cluster in a temporary directory, stopped when dropped.
 struct PrivateCluster {
@@ -68,6 +74,10 @@ impl PrivateCluster {
         for (role, method, _) in ROLES {
             hba.push_str(&format!("host all {role} 127.0.0.1/32 {method}\n"));
         }
+        hba.push_str(&format!(
+            "host all {} 127.0.0.1/32 scram-sha-256\n",
+            UNPRIVILEGED.0
+        ));
         std::fs::write(Path::new(&cluster.data()).join("pg_hba.conf"), hba).unwrap();
         let options = format!(
             "-p {port} -k {} -c listen_addresses=127.0.0.1 -c fsync=off -c shared_buffers=16MB",
@@ -86,7 +96,10 @@ impl PrivateCluster {
                 "start",
             ],
         );
-        let mut sql = String::new();
+        let mut sql = format!(
+            "REVOKE CREATE ON SCHEMA public FROM PUBLIC; CREATE ROLE {} LOGIN PASSWORD '{}';",
+            UNPRIVILEGED.0, UNPRIVILEGED.1
+        );
         for (role, method, password) in ROLES {
             let encryption = if method == "md5" {
                 "md5"
@@ -212,4 +225,21 @@ fn sessions_authenticate_with_password_md5_and_scram() {
         .assert()
         .code(1)
         .stderr(contains("password"));
+}
+
+#[test]
+fn a_user_without_privileges_is_told_what_is_missing() {
+    let Some(bindir) = variable_or_skip("CORESCALE_TEST_PG_BINDIR") else {
+        return;
+    };
+    let cluster = PrivateCluster::start(&bindir);
+    let (role, password) = UNPRIVILEGED;
+    corescale()
+        .args(["db", "setup", "--target", &cluster.url(role, password)])
+        .args(["--schemas", "1", "--scale", "256"])
+        .assert()
+        .code(1)
+        .stderr(contains("permission denied"))
+        .stderr(contains("needs CREATE"))
+        .stderr(contains(password).not());
 }
