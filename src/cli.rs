@@ -197,6 +197,8 @@ const RUN_EXAMPLES: &str = "Examples:
   corescale run lio --sweep 1,2 --single-schema --hotspot 90%   # latch contention
   corescale run pio -w 4 --cache-size 256M --data-dir /data      # misses read with O_DIRECT
   corescale run db --target mysql://root@127.0.0.1:3306/test --update-pct 20%
+  corescale run db --target postgres://postgres@127.0.0.1/test -w 1 --work-unit 255 --pipeline 1
+                                                 # one round trip per statement, no batching
 
 test_cpu_parallel users: --num_workers 8 --full --output_file out.csv --mode memory work as before.";
 

@@ -336,10 +336,12 @@ impl Workload for DbWorkload {
                 100.0 * self.options.update_share,
                 self.options.update_work_unit,
                 self.blocks_per_statement,
-                if self.options.server_loop {
-                    "; statements looped inside the server (PL/pgSQL)"
-                } else {
-                    "; one round trip per statement"
+                match (self.options.server_loop, self.options.pipeline) {
+                    (true, _) => "; statements looped inside the server (PL/pgSQL)".to_string(),
+                    (false, 0 | 1) => "; one round trip per statement".to_string(),
+                    (false, batch) => format!(
+                        "; pipelined: batches of {batch} statements under one Sync, two in flight"
+                    ),
                 }
             ),
         }
