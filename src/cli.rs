@@ -347,7 +347,8 @@ pub struct RunArgs {
     pub server_loop: bool,
 
     /// db: statements sent together under one Sync, two batches in flight (PostgreSQL only).
-    /// Default 32 on PostgreSQL; 1 waits for every answer, one round trip per statement.
+    /// Default 32 on PostgreSQL (1 with --think-time); 1 waits for every answer, one round
+    /// trip per statement.
     #[arg(long, value_name = "N", help_heading = "db (SLOB/pgio method on a real database)",
           value_parser = clap::value_parser!(u64).range(1..=64))]
     pub pipeline: Option<u64>,
@@ -406,6 +407,8 @@ impl RunArgs {
         let target = Target::parse(url)?.with_password(self.password_prompt)?;
         let work_unit = self.work_unit.unwrap_or(64);
         let pipeline = match (target.flavour, self.pipeline) {
+            // A think time paces single statements, so they are sent one by one.
+            (Flavour::Postgres, None) if self.think_time.is_some() => 1,
             (Flavour::Postgres, depth) => depth.unwrap_or(DEFAULT_PIPELINE),
             (_, None | Some(1)) => 1,
             (_, Some(_)) => {

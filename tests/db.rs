@@ -207,6 +207,13 @@ fn postgresql_end_to_end() {
     };
     update_sweep_changes_rows(&url, &total);
     every_statement_is_counted_once(&url);
+    // A think time paces single statements: they are not batched.
+    let (paced, _) = sweep(&url, &["--think-time", "1ms"]);
+    let description = paced["workload"]["description"].as_str().unwrap();
+    assert!(
+        description.contains("one round trip per statement"),
+        "{description}"
+    );
     client
         .batch_execute("DROP TABLE IF EXISTS bystander; CREATE TABLE bystander (x int)")
         .unwrap();
