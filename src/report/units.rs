@@ -1,13 +1,18 @@
 //! Human-readable numbers with units.
 
-/// Formats an operations-per-second figure in the workload's unit: GB/s for bytes,
-/// millions per second otherwise.
+/// Formats an operations-per-second figure in the workload's unit: GB/s for bytes; otherwise
+/// with the SI prefix that fits, so a pio run's thousands do not show as "0.0 M".
 pub fn rate(value: f64, unit: &str) -> String {
     if unit == "bytes" {
-        format!("{:.2} GB/s", value / 1e9)
-    } else {
-        format!("{:.1} M{unit}/s", value / 1e6)
+        return format!("{:.2} GB/s", value / 1e9);
     }
+    let (scaled, prefix) = match value.abs() {
+        v if v >= 1e9 => (value / 1e9, "G"),
+        v if v >= 1e6 => (value / 1e6, "M"),
+        v if v >= 1e3 => (value / 1e3, "K"),
+        _ => (value, ""),
+    };
+    format!("{scaled:.1} {prefix}{unit}/s")
 }
 
 pub fn bytes(value: u64) -> String {
@@ -39,6 +44,9 @@ mod tests {
         assert_eq!(bytes(105 << 20), "105 MiB");
         assert_eq!(rate(12.345e9, "bytes"), "12.35 GB/s");
         assert_eq!(rate(4.5e8, "iterations"), "450.0 Miterations/s");
+        assert_eq!(rate(14_565.0, "LIO"), "14.6 KLIO/s");
+        assert_eq!(rate(2.5e9, "LIO"), "2.5 GLIO/s");
+        assert_eq!(rate(12.0, "statements"), "12.0 statements/s");
         assert_eq!(optional(None, 2), "-");
     }
 }
