@@ -4,35 +4,45 @@
 #     two batches in flight),
 #   - the same loop with --pipeline 1 (one round trip per statement),
 #   - --server-loop (the statements loop in PL/pgSQL inside the server, as pgio does).
-# Prints the database's LIO/s for each and the ratios to the server loop (target: default
+# Prints the database's LIO/s and the host's steal time for every run, the ratio to the server
+# loop of each round (runs of one round are seconds apart, so slow drift cancels), their
+# median, and the median over the rounds where neither run lost more than QUIET_STEAL percent
+# to steal: on a shared VM steal moves LIO/s more than the client loop does (target: default
 # client loop >= 0.90 x server loop). Needs a PostgreSQL URL in CORESCALE_TEST_PG.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 : "${CORESCALE_TEST_PG:?set CORESCALE_TEST_PG to a PostgreSQL URL}"
 ROUNDS=${ROUNDS:-3}
+QUIET_STEAL=${QUIET_STEAL:-5}
 cargo build --release --quiet
 bin=./target/release/corescale
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 $bin db setup --target "$CORESCALE_TEST_PG" --schemas 1 --scale 8192 >/dev/null
-rate() { python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["levels"][0]["workload_figures"]["db_lio_per_s"])' "$1"; }
+# One run: prints "LIO/s steal%".
 measure() {
     $bin run db --target "$CORESCALE_TEST_PG" -w 1 --work-unit 255 --duration 5s --repeat 1 -q -o "$work/level.json" "$@"
-    rate "$work/level.json"
+    python3 -c 'import json,sys; l=json.load(open(sys.argv[1]))["levels"][0]; print(l["workload_figures"]["db_lio_per_s"], l["os"]["steal_pct"])' "$work/level.json"
 }
-pipelined=(); single=(); server=()
 for round in $(seq "$ROUNDS"); do
-    pipelined+=("$(measure)")
-    single+=("$(measure --pipeline 1)")
-    server+=("$(measure --server-loop)")
-done
-python3 - "${pipelined[*]}" "${single[*]}" "${server[*]}" <<'PY'
+    echo "$(measure) $(measure --pipeline 1) $(measure --server-loop)"
+done >"$work/rounds"
+python3 - "$work/rounds" "$QUIET_STEAL" <<'PY'
 import statistics, sys
-names = ["client loop (default, pipelined)", "client loop (--pipeline 1)", "server loop"]
-series = [[float(x) for x in arg.split()] for arg in sys.argv[1:4]]
-for name, values in zip(names, series):
-    print(f"{name:34} LIO/s: {[round(x) for x in values]} median {round(statistics.median(values))}")
-server = statistics.median(series[2])
-print(f"default client / server = {statistics.median(series[0]) / server:.3f} (target >= 0.90)")
-print(f"--pipeline 1   / server = {statistics.median(series[1]) / server:.3f}")
+rounds = [[float(x) for x in line.split()] for line in open(sys.argv[1])]
+quiet_steal = float(sys.argv[2])
+print("round  client loop (steal)   --pipeline 1 (steal)   server loop (steal)   client/server  pipeline-1/server")
+for i, (client, client_steal, single, single_steal, server, server_steal) in enumerate(rounds, 1):
+    print(f"{i:5}  {client/1e6:6.3f} M ({client_steal:4.1f}%)   {single/1e6:6.3f} M ({single_steal:4.1f}%)"
+          f"     {server/1e6:6.3f} M ({server_steal:4.1f}%)      {client/server:6.3f}        {single/server:6.3f}")
+def summary(name, chosen):
+    if not chosen:
+        print(f"{name}: no such rounds")
+        return
+    client = statistics.median(r[0] / r[4] for r in chosen)
+    single = statistics.median(r[2] / r[4] for r in chosen)
+    print(f"{name} ({len(chosen)} rounds): default client / server = {client:.3f} (target >= 0.90), --pipeline 1 / server = {single:.3f}")
+summary("median of all rounds", rounds)
+summary(f"median of rounds whose client and server runs had steal < {quiet_steal:g}%",
+        [r for r in rounds if r[1] < quiet_steal and r[5] < quiet_steal])
 PY
