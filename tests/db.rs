@@ -4,10 +4,9 @@
 
 mod common;
 
-use std::path::Path;
 use std::time::Duration;
 
-use common::{corescale, spawn_until_first_level, variable_or_skip as server};
+use common::{corescale, read_json, spawn_until_first_level, variable_or_skip as server};
 use predicates::prelude::*;
 use predicates::str::contains;
 use serde_json::Value;
@@ -23,10 +22,6 @@ fn exclusive() -> std::sync::MutexGuard<'static, ()> {
 
 const ROWS: &str = "1024";
 const WORK_UNIT: u64 = 64;
-
-fn read_json(path: &Path) -> Value {
-    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
-}
 
 fn setup(url: &str) {
     corescale()
@@ -73,6 +68,11 @@ fn sweep(url: &str, extra: &[&str]) -> (Value, Vec<Value>) {
         .map(|level| level["workload_figures"].clone())
         .collect();
     (document, figures)
+}
+
+/// A figure summed over the levels of a run.
+fn summed(levels: &[Value], name: &str) -> f64 {
+    levels.iter().map(|figures| number(figures, name)).sum()
 }
 
 fn number(figures: &Value, name: &str) -> f64 {
@@ -137,10 +137,7 @@ fn reported_as_database_rates(document: &Value, levels: &[Value]) {
 fn update_sweep_changes_rows(url: &str, total_scratch: &dyn Fn() -> i64) {
     let before = total_scratch();
     let (_, levels) = sweep(url, &["--update-pct", "50%", "--update-work-unit", "8"]);
-    let updates: f64 = levels
-        .iter()
-        .map(|figures| number(figures, "updates"))
-        .sum();
+    let updates = summed(&levels, "updates");
     assert!(updates > 0.0);
     // Each update adds one to the 9 rows of key BETWEEN k AND k + 8.
     assert_eq!(total_scratch() - before, updates as i64 * 9);
@@ -248,10 +245,7 @@ fn every_statement_is_counted_once(url: &str) {
     };
     let before = index_scans();
     let (_, levels) = sweep(url, &["--update-pct", "30%", "--update-work-unit", "8"]);
-    let counted: f64 = levels
-        .iter()
-        .map(|figures| number(figures, "statements"))
-        .sum();
+    let counted = summed(&levels, "statements");
     // Sessions of levels 1 and 2 each run 50 warm-up selects; the run samples 16 statements
     // with EXPLAIN ANALYZE and counts the rows of one table (19 extra scans seen here). One
     // lost batch would leave 32 scans uncounted.

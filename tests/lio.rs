@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::corescale;
+use common::{corescale, read_json};
 use corescale::workload::lio::engine::{Engine, EngineOptions, PhysicalOptions, SessionIo};
 use corescale::workload::lio::layout::Layout;
 use corescale::workload::lio::storage::AlignedBlock;
@@ -155,7 +155,7 @@ fn direct_path_reads_the_same_rows_without_the_cache() {
 }
 
 fn figures(path: &std::path::Path) -> Vec<Value> {
-    let document: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    let document = read_json(path);
     document["levels"]
         .as_array()
         .unwrap()
@@ -281,7 +281,7 @@ fn a_lio_level_whose_data_fits_in_the_cpu_cache_is_flagged() {
         .arg(&json)
         .assert()
         .success();
-    let document: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let document = read_json(&json);
     let last_level_cache = document["host"]["topology"]["caches"]
         .as_array()
         .unwrap()

@@ -4,7 +4,7 @@ mod common;
 
 use std::path::{Path, PathBuf};
 
-use common::corescale;
+use common::{corescale, read_json};
 use predicates::str::contains;
 use serde_json::Value;
 
@@ -42,7 +42,7 @@ fn analysis_json(extra: &[&str]) -> Value {
     let mut args = vec!["-q", "--json", json.to_str().unwrap()];
     args.extend_from_slice(extra);
     anchor_report(&args).success().stdout("");
-    serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap()
+    read_json(&json)
 }
 
 fn close(actual: &Value, expected: f64) {
@@ -147,7 +147,7 @@ fn the_slob_file_is_a_rate_series() {
         .arg(&json)
         .assert()
         .success();
-    let analysis: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let analysis: Value = read_json(&json);
     let series = &analysis["series"][0];
     assert_eq!(series["series"]["measure"]["kind"], "rate");
     assert_eq!(series["series"]["measure"]["unit"], "Oracle_Logical_IOPS");
@@ -197,7 +197,7 @@ fn every_input_format_is_detected_from_its_header() {
         .arg(&out)
         .assert()
         .success();
-    let analysis: Value = serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
+    let analysis = read_json(&out);
     let names: Vec<&str> = analysis["series"]
         .as_array()
         .unwrap()

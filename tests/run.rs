@@ -5,16 +5,12 @@ mod common;
 
 use std::path::Path;
 
-use common::{corescale, spawn_until_first_level};
+use common::{corescale, read_json, spawn_until_first_level};
 use predicates::str::contains;
 use serde_json::Value;
 
 /// Small jobs keep the suite quick: about 60 ms of cpu work each on a current core.
 const SMALL_CPU_JOB: &str = "20M";
-
-fn read_json(path: &Path) -> Value {
-    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
-}
 
 fn csv_rows(path: &Path) -> (Vec<String>, Vec<Vec<String>>) {
     let mut reader = csv::Reader::from_path(path).unwrap();

@@ -9,6 +9,11 @@ use std::time::{Duration, Instant};
 
 use assert_cmd::Command;
 
+/// A JSON document the binary wrote.
+pub fn read_json(path: &Path) -> serde_json::Value {
+    serde_json::from_str(&fs::read_to_string(path).unwrap()).unwrap()
+}
+
 /// The corescale binary built by cargo for this test run.
 pub fn corescale() -> Command {
     Command::cargo_bin("corescale").expect("the corescale binary is built")
