@@ -118,10 +118,13 @@ fn main() {
         );
     }
 
-    let rounds = std::env::var("LIO_ROUNDS")
-        .ok()
-        .and_then(|value| value.parse().ok())
-        .unwrap_or(DEFAULT_ROUNDS);
+    let rounds: usize = std::env::var("LIO_ROUNDS").map_or(DEFAULT_ROUNDS, |value| {
+        value
+            .parse()
+            .ok()
+            .filter(|&rounds| rounds > 0)
+            .expect("LIO_ROUNDS must be a whole number of rounds, at least 1")
+    });
     // 64 MiB schemas sit in this host's CPU caches; the default size (seed 003's) does not.
     for rows in [8192, LIO_DEFAULT_ROWS] {
         println!(
