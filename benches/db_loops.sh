@@ -35,14 +35,17 @@ print("round  client loop (steal)   --pipeline 1 (steal)   server loop (steal)  
 for i, (client, client_steal, single, single_steal, server, server_steal) in enumerate(rounds, 1):
     print(f"{i:5}  {client/1e6:6.3f} M ({client_steal:4.1f}%)   {single/1e6:6.3f} M ({single_steal:4.1f}%)"
           f"     {server/1e6:6.3f} M ({server_steal:4.1f}%)      {client/server:6.3f}        {single/server:6.3f}")
-def summary(name, chosen):
+# Each rounds entry: client, its steal, --pipeline 1, its steal, server, its steal.
+def ratio(label, index, quiet_only):
+    """Median over rounds of run `index` / server; with quiet_only, only rounds where both
+    runs compared had steal below the threshold."""
+    chosen = [r[index] / r[4] for r in rounds
+              if not quiet_only or (r[index + 1] < quiet_steal and r[5] < quiet_steal)]
     if not chosen:
-        print(f"{name}: no such rounds")
-        return
-    client = statistics.median(r[0] / r[4] for r in chosen)
-    single = statistics.median(r[2] / r[4] for r in chosen)
-    print(f"{name} ({len(chosen)} rounds): default client / server = {client:.3f} (target >= 0.90), --pipeline 1 / server = {single:.3f}")
-summary("median of all rounds", rounds)
-summary(f"median of rounds whose client and server runs had steal < {quiet_steal:g}%",
-        [r for r in rounds if r[1] < quiet_steal and r[5] < quiet_steal])
+        return f"{label}: no such rounds"
+    return f"{label} = {statistics.median(chosen):.3f} ({len(chosen)} rounds)"
+for quiet_only, name in [(False, "median of all rounds"),
+                         (True, f"median of rounds whose two runs had steal < {quiet_steal:g}%")]:
+    print(f"{name}: {ratio('default client / server', 0, quiet_only)} (target >= 0.90), "
+          f"{ratio('--pipeline 1 / server', 2, quiet_only)}")
 PY

@@ -147,7 +147,7 @@ fn the_slob_file_is_a_rate_series() {
         .arg(&json)
         .assert()
         .success();
-    let analysis: Value = read_json(&json);
+    let analysis = read_json(&json);
     let series = &analysis["series"][0];
     assert_eq!(series["series"]["measure"]["kind"], "rate");
     assert_eq!(series["series"]["measure"]["unit"], "Oracle_Logical_IOPS");
