@@ -8,6 +8,8 @@
 //!    the engine does, so the median is also given over the rounds that lost little to it;
 //! 3. contention: 2 sessions on one schema with a hot spot show latch misses;
 //! 4. buffered (pio) against direct-path reads: PIO per CPU second, as seed 004 compares.
+//!
+//! `LIO_SECTIONS=2` (or `1,3`, ...) runs only those sections.
 
 use std::time::Duration;
 
@@ -83,7 +85,39 @@ fn measured(workload: &LioWorkload, workers: usize, seconds: f64) -> Level {
     .level
 }
 
+/// The sections `LIO_SECTIONS` (e.g. "2" or "1,3") selects; all four by default.
+fn sections() -> Vec<u32> {
+    std::env::var("LIO_SECTIONS").map_or(vec![1, 2, 3, 4], |value| {
+        value
+            .split(',')
+            .map(|section| {
+                section
+                    .trim()
+                    .parse()
+                    .ok()
+                    .filter(|section| (1..=4).contains(section))
+                    .expect("LIO_SECTIONS must list sections 1 to 4, e.g. 2 or 1,3")
+            })
+            .collect()
+    })
+}
+
 fn main() {
+    let chosen = sections();
+    let all: [(u32, fn()); 4] = [
+        (1, memory_bound),
+        (2, scaling),
+        (3, contention),
+        (4, buffered_against_direct),
+    ];
+    for (number, section) in all {
+        if chosen.contains(&number) {
+            section();
+        }
+    }
+}
+
+fn memory_bound() {
     let host = HostInfo::read(&FsRoot::new("/"), None).expect("reading the host");
     let cache = |name: &str| {
         host.topology
@@ -117,7 +151,9 @@ fn main() {
             figures["ns_per_lio"]
         );
     }
+}
 
+fn scaling() {
     let rounds: usize = std::env::var("LIO_ROUNDS").map_or(DEFAULT_ROUNDS, |value| {
         value
             .parse()
@@ -158,7 +194,9 @@ fn main() {
             ),
         }
     }
+}
 
+fn contention() {
     println!("3. contention: 2 sessions on one schema, 90% of statements in a 64-row hot spot");
     let engine = workload(
         WorkloadKind::Lio,
@@ -176,7 +214,9 @@ fn main() {
         figures["latch_sleeps"],
         figures["lio_per_s"] / 1e6
     );
+}
 
+fn buffered_against_direct() {
     println!("4. buffered against direct-path reads, 1 session, 64 MiB data, 8 MiB cache");
     let data_dir = tempfile::tempdir_in(".").expect("a data directory");
     let physical = |direct_path| PhysicalOptions {
