@@ -156,9 +156,14 @@ impl BufferCache {
         &self.words[start..start + self.block_words]
     }
 
+    /// The block address modulo the chain count, with consecutive chains under one latch, as
+    /// InnoDB's page hash does it (cell = page fold % cells, one latch per cache line of
+    /// cells). A schema's blocks are contiguous, so sessions on separate schemas take separate
+    /// latches, as sessions on separate tables do there, while sessions on one schema share
+    /// them. A mixing hash would put every schema under every latch, and each get would then
+    /// pull a latch line the other core had just written.
     fn chain_of(&self, address: u64) -> usize {
-        // Fibonacci hashing spreads neighbouring addresses over the chains.
-        (address.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 20) as usize & (self.heads.len() - 1)
+        address as usize & (self.heads.len() - 1)
     }
 
     fn latch_of(&self, chain: usize) -> &Latch {
