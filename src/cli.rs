@@ -242,7 +242,8 @@ pub struct RunArgs {
           default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..=10_000))]
     pub repeat: u32,
 
-    /// Add batches until the CV of job times is under this target (e.g. 2%).
+    /// Add batches until the CV of job times (of job rates with --duration) is under this
+    /// target (e.g. 2%).
     #[arg(long, value_name = "PCT", value_parser = parse_percent)]
     pub precision: Option<f64>,
 

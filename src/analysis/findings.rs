@@ -194,7 +194,7 @@ pub fn series_warnings(series: &SeriesAnalysis) -> Vec<String> {
     let noisy = flagged(&|level| level.cv.is_some_and(|cv| cv > NOISY_CV));
     if !noisy.is_empty() {
         warnings.push(format!(
-            "job-time CV above {:.0}% at {} workers: treat those levels as noisy",
+            "job-to-job CV above {:.0}% at {} workers: treat those levels as noisy",
             100.0 * NOISY_CV,
             noisy.join(", ")
         ));

@@ -116,7 +116,8 @@ pub struct Stats {
 pub struct LevelSummary {
     pub jobs: usize,
     pub job_time_s: Stats,
-    /// stdev / mean of job times.
+    /// stdev / mean of job times, or of per-job rates in fixed-time runs (where every job
+    /// takes the same time and the rate is what varies).
     pub cv: f64,
     pub cpu_time_s_mean: f64,
     /// Thread CPU time over wall time: 1.0 means the workers never waited for a CPU.
