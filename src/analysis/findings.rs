@@ -249,13 +249,36 @@ fn single_curve_warning(series: &SeriesAnalysis) -> Option<String> {
     ))
 }
 
-/// Three significant digits, without scientific notation for everyday magnitudes.
+/// Three significant digits, without scientific notation: 61.2, 0.0123, and from ten thousand
+/// up with an SI prefix (50.3 M rather than 50298278), as rates of LIO/s run into millions.
 pub fn significant(value: f64) -> String {
-    let magnitude = if value == 0.0 {
+    let (scaled, prefix) = match value.abs() {
+        v if v >= 1e9 => (value / 1e9, " G"),
+        v if v >= 1e6 => (value / 1e6, " M"),
+        v if v >= 1e4 => (value / 1e3, " K"),
+        _ => (value, ""),
+    };
+    let magnitude = if scaled == 0.0 {
         0
     } else {
-        value.abs().log10().floor() as i32
+        scaled.abs().log10().floor() as i32
     };
     let decimals = (2 - magnitude).clamp(0, 6) as usize;
-    format!("{value:.decimals$}")
+    format!("{scaled:.decimals$}{prefix}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::significant;
+
+    #[test]
+    fn significant_keeps_three_digits_at_every_magnitude() {
+        assert_eq!(significant(61.234), "61.2");
+        assert_eq!(significant(0.012345), "0.0123");
+        assert_eq!(significant(0.0), "0.00");
+        assert_eq!(significant(4321.0), "4321");
+        assert_eq!(significant(14_565.0), "14.6 K");
+        assert_eq!(significant(50_298_278.0), "50.3 M");
+        assert_eq!(significant(2.5e9), "2.50 G");
+    }
 }
