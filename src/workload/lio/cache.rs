@@ -375,3 +375,44 @@ impl BufferCache {
         self.chain_latches.len()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::collections::HashSet;
+
+    use super::*;
+    use crate::workload::lio::layout::Layout;
+
+    /// The chain latches taken for the blocks of one schema.
+    fn latches_of(cache: &BufferCache, layout: &Layout, schema: u64) -> HashSet<usize> {
+        let first = schema * layout.blocks_per_schema();
+        (first..first + layout.blocks_per_schema())
+            .map(|address| cache.chain_of(address) / cache.chains_per_latch)
+            .collect()
+    }
+
+    #[test]
+    fn separate_schemas_take_separate_latches_when_the_cache_holds_them() {
+        let layout = Layout::new(8192, 8192, 2);
+        let cache = BufferCache::new(layout.total_blocks() as usize, 4).unwrap();
+        let (first, second) = (
+            latches_of(&cache, &layout, 0),
+            latches_of(&cache, &layout, 1),
+        );
+        // At most the one latch whose chains straddle the boundary between the schemas.
+        assert!(first.intersection(&second).count() <= 1);
+        assert!(first.len() > 100 && second.len() > 100, "{first:?}");
+    }
+
+    #[test]
+    fn one_schema_spreads_over_many_latches() {
+        let layout = Layout::new(8192, 8192, 1);
+        let cache = BufferCache::new(layout.total_blocks() as usize, 4).unwrap();
+        let latches = latches_of(&cache, &layout, 0);
+        let per_latch = layout.blocks_per_schema() as f64 / latches.len() as f64;
+        assert!(
+            per_latch <= MAX_CHAINS_PER_LATCH as f64,
+            "{per_latch} blocks per latch"
+        );
+    }
+}
