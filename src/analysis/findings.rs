@@ -249,22 +249,28 @@ fn single_curve_warning(series: &SeriesAnalysis) -> Option<String> {
     ))
 }
 
-/// Three significant digits, without scientific notation: 61.2, 0.0123, and from ten thousand
+/// A value scaled to the SI prefix that fits it: (50.3, "M") for 50,298,278.
+pub fn si_prefix(value: f64) -> (f64, &'static str) {
+    match value.abs() {
+        v if v >= 1e9 => (value / 1e9, "G"),
+        v if v >= 1e6 => (value / 1e6, "M"),
+        v if v >= 1e3 => (value / 1e3, "K"),
+        _ => (value, ""),
+    }
+}
+
+/// Three significant digits, without scientific notation: 61.2, 0.0123, and from a thousand
 /// up with an SI prefix (50.3 M rather than 50298278), as rates of LIO/s run into millions.
 pub fn significant(value: f64) -> String {
-    let (scaled, prefix) = match value.abs() {
-        v if v >= 1e9 => (value / 1e9, " G"),
-        v if v >= 1e6 => (value / 1e6, " M"),
-        v if v >= 1e4 => (value / 1e3, " K"),
-        _ => (value, ""),
-    };
+    let (scaled, prefix) = si_prefix(value);
     let magnitude = if scaled == 0.0 {
         0
     } else {
         scaled.abs().log10().floor() as i32
     };
     let decimals = (2 - magnitude).clamp(0, 6) as usize;
-    format!("{scaled:.decimals$}{prefix}")
+    let space = if prefix.is_empty() { "" } else { " " };
+    format!("{scaled:.decimals$}{space}{prefix}")
 }
 
 #[cfg(test)]
@@ -276,7 +282,8 @@ mod tests {
         assert_eq!(significant(61.234), "61.2");
         assert_eq!(significant(0.012345), "0.0123");
         assert_eq!(significant(0.0), "0.00");
-        assert_eq!(significant(4321.0), "4321");
+        assert_eq!(significant(432.1), "432");
+        assert_eq!(significant(4321.0), "4.32 K");
         assert_eq!(significant(14_565.0), "14.6 K");
         assert_eq!(significant(50_298_278.0), "50.3 M");
         assert_eq!(significant(2.5e9), "2.50 G");

@@ -1,17 +1,14 @@
 //! Human-readable numbers with units.
 
+use crate::analysis::findings::si_prefix;
+
 /// Formats an operations-per-second figure in the workload's unit: GB/s for bytes; otherwise
 /// with the SI prefix that fits, so a pio run's thousands do not show as "0.0 M".
 pub fn rate(value: f64, unit: &str) -> String {
     if unit == "bytes" {
         return format!("{:.2} GB/s", value / 1e9);
     }
-    let (scaled, prefix) = match value.abs() {
-        v if v >= 1e9 => (value / 1e9, "G"),
-        v if v >= 1e6 => (value / 1e6, "M"),
-        v if v >= 1e3 => (value / 1e3, "K"),
-        _ => (value, ""),
-    };
+    let (scaled, prefix) = si_prefix(value);
     format!("{scaled:.1} {prefix}{unit}/s")
 }
 

@@ -166,8 +166,12 @@ impl BufferCache {
         address as usize & (self.heads.len() - 1)
     }
 
+    fn latch_index(&self, chain: usize) -> usize {
+        chain / self.chains_per_latch
+    }
+
     fn latch_of(&self, chain: usize) -> &Latch {
-        &self.chain_latches[chain / self.chains_per_latch]
+        &self.chain_latches[self.latch_index(chain)]
     }
 
     /// Walks a chain (its latch held) and pins the buffer holding `address`.
@@ -387,7 +391,7 @@ mod tests {
     fn latches_of(cache: &BufferCache, layout: &Layout, schema: u64) -> HashSet<usize> {
         let first = schema * layout.blocks_per_schema();
         (first..first + layout.blocks_per_schema())
-            .map(|address| cache.chain_of(address) / cache.chains_per_latch)
+            .map(|address| cache.latch_index(cache.chain_of(address)))
             .collect()
     }
 
