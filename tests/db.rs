@@ -444,3 +444,221 @@ fn unreachable_servers_and_passwords_are_handled() {
     assert!(!text.contains("topsecret"));
     assert!(text.contains("postgres:***@"));
 }
+
+/// What `db teardown` must leave: a user's tables and functions that merely look like
+/// corescale's, and tables whose names carry SQL meant to run inside teardown's DROP.
+struct Bystanders {
+    execute: Box<dyn Fn(&str)>,
+    count: Box<dyn Fn(&str) -> i64>,
+    /// A table name that would close the quoting of a naive DROP and drop `victim`.
+    hostile: &'static str,
+    create_function: &'static str,
+}
+
+fn teardown_touches_only_what_setup_recorded(url: &str, bystanders: &Bystanders) {
+    let run = &bystanders.execute;
+    run("DROP TABLE IF EXISTS victim");
+    run("DROP TABLE IF EXISTS corescale_orders");
+    run("CREATE TABLE victim (x INT)");
+    run("CREATE TABLE corescale_orders (x INT)");
+    run(bystanders.create_function);
+    run(&format!("CREATE TABLE {} (x INT)", bystanders.hostile));
+    setup(url);
+    let teardown = corescale()
+        .args(["db", "teardown", "--target", url])
+        .assert()
+        .success()
+        .stdout(contains("corescale_t0"))
+        .stdout(contains("left alone"))
+        .stdout(contains("corescale_orders"));
+    let printed = String::from_utf8_lossy(&teardown.get_output().stdout).to_string();
+    assert!(printed.contains("corescale_user_fn"), "{printed}");
+    for table in ["victim", "corescale_orders"] {
+        assert_eq!((bystanders.count)(table), 1, "teardown dropped {table}");
+    }
+    assert_eq!((bystanders.count)("corescale_t0"), 0);
+    assert_eq!((bystanders.count)("corescale_catalog"), 0);
+    // A second teardown finds nothing of corescale's and still leaves the bystanders.
+    corescale()
+        .args(["db", "teardown", "--target", url])
+        .assert()
+        .success()
+        .stdout(contains("no objects of corescale's catalogue"));
+    assert_eq!((bystanders.count)("victim"), 1);
+    // An object corescale did not create is never overwritten by setup.
+    run("CREATE TABLE corescale_t0 (mine INT)");
+    corescale()
+        .args([
+            "db",
+            "setup",
+            "--target",
+            url,
+            "--schemas",
+            "1",
+            "--scale",
+            ROWS,
+        ])
+        .assert()
+        .code(1)
+        .stderr(contains("corescale_t0 already exist"))
+        .stderr(contains("does not overwrite"));
+    assert_eq!((bystanders.count)("corescale_t0"), 1);
+    run("DROP TABLE corescale_t0");
+    run(&format!("DROP TABLE {}", bystanders.hostile));
+    run("DROP TABLE victim");
+    run("DROP TABLE corescale_orders");
+}
+
+/// Two setups started together: the lock is taken within milliseconds of the start and the
+/// load takes far longer, so one fails with a clear message and the other loads every key once.
+fn concurrent_setups_do_not_interleave(url: &str, keys: &dyn Fn() -> (i64, i64)) {
+    let start = || {
+        std::process::Command::new(assert_cmd::cargo::cargo_bin("corescale"))
+            .args([
+                "db",
+                "setup",
+                "--target",
+                url,
+                "--schemas",
+                "2",
+                "--scale",
+                "6000",
+            ])
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap()
+    };
+    let (first, second) = (start(), start());
+    let outputs = [
+        first.wait_with_output().unwrap(),
+        second.wait_with_output().unwrap(),
+    ];
+    let succeeded = outputs
+        .iter()
+        .filter(|output| output.status.success())
+        .count();
+    assert_eq!(succeeded, 1, "exactly one setup may run: {outputs:?}");
+    for output in outputs.iter().filter(|output| !output.status.success()) {
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(output.status.code(), Some(1));
+        assert!(stderr.contains("another `corescale db setup`"), "{stderr}");
+    }
+    let (rows, distinct) = keys();
+    assert_eq!(
+        (rows, distinct),
+        (6000, 6000),
+        "every key once in corescale_t0"
+    );
+}
+
+#[test]
+fn postgresql_teardown_by_ownership() {
+    let Some(url) = server("CORESCALE_TEST_PG") else {
+        return;
+    };
+    let _server = exclusive();
+    let connect = {
+        let url = url.clone();
+        move || postgres::Client::connect(&url, postgres::NoTls).unwrap()
+    };
+    let count = {
+        let connect = connect.clone();
+        move |name: &str| -> i64 {
+            connect()
+                .query_one(
+                    "SELECT (SELECT count(*) FROM pg_tables WHERE schemaname = current_schema() AND tablename = $1) + (SELECT count(*) FROM pg_proc WHERE proname = $1)",
+                    &[&name],
+                )
+                .unwrap()
+                .get(0)
+        }
+    };
+    let execute = {
+        let connect = connect.clone();
+        move |sql: &str| connect().batch_execute(sql).unwrap()
+    };
+    execute("DROP FUNCTION IF EXISTS corescale_user_fn()");
+    execute(r#"DROP TABLE IF EXISTS "corescale_x""; DROP TABLE victim; --""#);
+    let bystanders = Bystanders {
+        execute: Box::new(execute.clone()),
+        count: Box::new(count.clone()),
+        hostile: r#""corescale_x""; DROP TABLE victim; --""#,
+        create_function: "CREATE FUNCTION corescale_user_fn() RETURNS int LANGUAGE sql AS 'SELECT 1'",
+    };
+    teardown_touches_only_what_setup_recorded(&url, &bystanders);
+    assert_eq!(
+        count("corescale_user_fn"),
+        1,
+        "teardown dropped a user's function"
+    );
+    execute("DROP FUNCTION corescale_user_fn()");
+    let keys = || -> (i64, i64) {
+        let row = connect()
+            .query_one(
+                "SELECT count(*), count(DISTINCT key) FROM corescale_t0",
+                &[],
+            )
+            .unwrap();
+        (row.get(0), row.get(1))
+    };
+    concurrent_setups_do_not_interleave(&url, &keys);
+    corescale()
+        .args(["db", "teardown", "--target", &url])
+        .assert()
+        .success();
+}
+
+#[test]
+fn mariadb_teardown_by_ownership() {
+    let Some(url) = server("CORESCALE_TEST_MYSQL") else {
+        return;
+    };
+    use mysql::prelude::Queryable;
+    let _server = exclusive();
+    let pool = mysql::Pool::new(url.as_str()).unwrap();
+    let execute = {
+        let pool = pool.clone();
+        move |sql: &str| pool.get_conn().unwrap().query_drop(sql).unwrap()
+    };
+    let count = {
+        let pool = pool.clone();
+        move |name: &str| -> i64 {
+            pool.get_conn()
+                .unwrap()
+                .exec_first(
+                    "SELECT (SELECT COUNT(*) FROM information_schema.tables WHERE table_schema = DATABASE() AND table_name = ?) + (SELECT COUNT(*) FROM information_schema.routines WHERE routine_schema = DATABASE() AND routine_name = ?)",
+                    (name, name),
+                )
+                .unwrap()
+                .unwrap()
+        }
+    };
+    execute("DROP FUNCTION IF EXISTS corescale_user_fn");
+    execute("DROP TABLE IF EXISTS `corescale_x``; DROP TABLE victim; --`");
+    let bystanders = Bystanders {
+        execute: Box::new(execute.clone()),
+        count: Box::new(count.clone()),
+        hostile: "`corescale_x``; DROP TABLE victim; --`",
+        create_function: "CREATE FUNCTION corescale_user_fn() RETURNS INT DETERMINISTIC RETURN 1",
+    };
+    teardown_touches_only_what_setup_recorded(&url, &bystanders);
+    assert_eq!(
+        count("corescale_user_fn"),
+        1,
+        "teardown dropped a user's function"
+    );
+    execute("DROP FUNCTION corescale_user_fn");
+    let keys = || -> (i64, i64) {
+        pool.get_conn()
+            .unwrap()
+            .query_first("SELECT COUNT(*), COUNT(DISTINCT `key`) FROM corescale_t0")
+            .unwrap()
+            .unwrap()
+    };
+    concurrent_setups_do_not_interleave(&url, &keys);
+    corescale()
+        .args(["db", "teardown", "--target", &url])
+        .assert()
+        .success();
+}

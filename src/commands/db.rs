@@ -4,8 +4,9 @@ use anyhow::{Context, Result};
 use indicatif::{ProgressBar, ProgressStyle};
 
 use crate::cli::{DbCommand, DbTargetArgs};
+use crate::workload::db::catalog::{self, Teardown};
+use crate::workload::db::connect;
 use crate::workload::db::target::Target;
-use crate::workload::db::{connect, setup};
 
 pub fn execute(command: &DbCommand) -> Result<()> {
     match command {
@@ -20,11 +21,17 @@ pub fn execute(command: &DbCommand) -> Result<()> {
                 )
                 .expect("the progress template is valid"),
             );
-            setup(database.as_ref(), args.schemas, rows, &|count| {
+            let previous = catalog::setup(database.as_ref(), args.schemas, rows, &|count| {
                 bar.inc(count)
             })
             .with_context(|| format!("setting up {target}"))?;
             bar.finish_and_clear();
+            if !previous.is_empty() {
+                println!(
+                    "dropped the earlier setup's objects: {}",
+                    previous.join(", ")
+                );
+            }
             println!(
                 "created {} table(s) corescale_t0..corescale_t{} of {rows} one-row blocks in {target}",
                 args.schemas,
@@ -34,11 +41,28 @@ pub fn execute(command: &DbCommand) -> Result<()> {
         }
         DbCommand::Teardown(args) => {
             let target = open(args)?;
-            let dropped = connect(&target)?.teardown()?;
+            let Teardown {
+                dropped,
+                left_alone,
+                refused,
+            } = catalog::teardown(connect(&target)?.as_ref())?;
             if dropped.is_empty() {
-                println!("no corescale objects in {target}");
+                println!("no objects of corescale's catalogue in {target}");
             } else {
                 println!("dropped from {target}: {}", dropped.join(", "));
+            }
+            if !left_alone.is_empty() {
+                println!(
+                    "left alone (not created by corescale: its catalogue does not list them): {}",
+                    left_alone.join(", ")
+                );
+            }
+            if !refused.is_empty() {
+                eprintln!(
+                    "warning: {} lists {} which corescale never creates: left alone",
+                    catalog::CATALOG_TABLE,
+                    refused.join(", ")
+                );
             }
             Ok(())
         }

@@ -3,6 +3,7 @@
 //! — or the matching update — as prepared statements; the figures come from the database's
 //! own counters, read before and after every level, checked against the client's own count.
 
+pub mod catalog;
 pub mod mysql;
 #[cfg(feature = "oracle")]
 pub mod oracle;
@@ -17,9 +18,10 @@ use anyhow::{Context, Result, bail};
 use crossbeam_utils::CachePadded;
 
 use super::{Counters, LevelTotals, WorkerJob, Workload, WorkloadInfo, WorkloadKind};
+use catalog::{Owned, SetupRecord};
 use target::{Flavour, Target};
 
-/// Every object corescale creates starts with this, and teardown drops nothing else.
+/// Every object corescale creates starts with this; teardown drops what its catalogue lists.
 pub const PREFIX: &str = "corescale_";
 /// An LIO test ran cached when at least this share of block visits were hits.
 pub const CACHED_HIT_RATIO: f64 = 0.99;
@@ -30,6 +32,21 @@ const SERVER_LOOP_STATEMENTS: u64 = 200;
 
 pub fn table_name(schema: u64) -> String {
     format!("{PREFIX}t{schema}")
+}
+
+/// The server-side loop over table corescale_tN is the function corescale_loop_tN.
+pub fn loop_function(schema: u64) -> String {
+    format!("{PREFIX}loop_t{schema}")
+}
+
+/// An identifier in double quotes, embedded quotes doubled (PostgreSQL, Oracle, SQL standard).
+pub fn quote_double(name: &str) -> String {
+    format!("\"{}\"", name.replace('"', "\"\""))
+}
+
+/// An identifier in backticks, embedded backticks doubled (MySQL, MariaDB).
+pub fn quote_backtick(name: &str) -> String {
+    format!("`{}`", name.replace('`', "``"))
 }
 
 /// Server-wide block counters.
@@ -47,17 +64,27 @@ pub struct DbCounters {
 /// One database behind a URL.
 pub trait Database: Send + Sync {
     fn target(&self) -> &Target;
-    /// Creates (or recreates) table `schema` with `rows` one-row blocks; `loaded` counts rows.
-    fn load_table(&self, schema: u64, rows: u64, loaded: &(dyn Fn(u64) + Sync)) -> Result<()>;
-    /// Drops corescale's own objects only; returns their names.
-    fn teardown(&self) -> Result<Vec<String>>;
-    /// The tables present: how many schemas, and rows per schema.
-    fn inventory(&self) -> Result<(u64, u64)>;
+    /// Creates table `record.schema` with `record.rows` one-row blocks, its index (and
+    /// server-side loop) and their catalogue rows; `loaded` counts rows. The table must not
+    /// exist: creation fails rather than replace an object corescale did not create.
+    fn load_table(&self, record: SetupRecord, loaded: &(dyn Fn(u64) + Sync)) -> Result<()>;
+    /// Takes the setup lock for the monitor connection's lifetime, or fails at once naming
+    /// the other setup or teardown that holds it.
+    fn lock_setup(&self) -> Result<()>;
+    fn has_catalogue(&self) -> Result<bool>;
+    /// The catalogue's rows; none when there is no catalogue.
+    fn catalogue(&self) -> Result<Vec<Owned>>;
+    fn create_catalogue(&self) -> Result<()>;
+    /// Drops one catalogued object, its name quoted by the database's rules, and its row.
+    fn drop_owned(&self, object: &Owned) -> Result<()>;
+    fn drop_catalogue(&self) -> Result<()>;
+    /// Tables (and functions) whose names start with corescale's prefix, listed or not.
+    fn lookalikes(&self) -> Result<Vec<String>>;
     fn open_session(&self) -> Result<Box<dyn DbSession>>;
     fn counters(&self) -> Result<DbCounters>;
     /// Blocks one statement over `work_unit` keys visits, by the database's own per-statement
     /// instrumentation (EXPLAIN ANALYZE BUFFERS, ANALYZE FORMAT=JSON).
-    fn blocks_per_statement(&self, schema: u64, work_unit: u64) -> Result<f64>;
+    fn blocks_per_statement(&self, schema: u64, rows: u64, work_unit: u64) -> Result<f64>;
     /// The server's process, when one process serves every session (MariaDB).
     fn server_pid(&self) -> Result<Option<u32>> {
         Ok(None)
@@ -203,26 +230,6 @@ pub fn mean_of_samples(samples: &[f64], source: &str) -> Result<f64> {
     Ok(mean)
 }
 
-/// Creates `schemas` tables of `rows` one-row blocks, one loader thread per table.
-pub fn setup(
-    database: &dyn Database,
-    schemas: u64,
-    rows: u64,
-    loaded: &(dyn Fn(u64) + Sync),
-) -> Result<()> {
-    std::thread::scope(|scope| -> Result<()> {
-        let loaders: Vec<_> = (0..schemas)
-            .map(|schema| scope.spawn(move || database.load_table(schema, rows, loaded)))
-            .collect();
-        for loader in loaders {
-            loader
-                .join()
-                .map_err(|_| anyhow::anyhow!("a loader thread panicked"))??;
-        }
-        Ok(())
-    })
-}
-
 /// Opens the database a target names.
 pub fn connect(target: &Target) -> Result<Arc<dyn Database>> {
     Ok(match target.flavour {
@@ -281,10 +288,10 @@ struct Baseline {
 impl DbWorkload {
     pub fn new(target: &Target, options: DbOptions) -> Result<Self> {
         let database = connect(target)?;
-        let (schemas, rows) = database.inventory()?;
+        let (schemas, rows) = catalog::inventory(database.as_ref())?;
         if schemas == 0 {
             bail!(
-                "no corescale tables in {target}: run `corescale db setup --target <URL> --schemas N` first"
+                "no corescale tables in {target}: run `corescale db setup --target {target}` first"
             );
         }
         if options.work_unit >= rows {
@@ -297,7 +304,7 @@ impl DbWorkload {
             bail!("--server-loop is available for PostgreSQL only");
         }
         let blocks_per_statement = database
-            .blocks_per_statement(0, options.work_unit)
+            .blocks_per_statement(0, rows, options.work_unit)
             .context("measuring the blocks one statement visits")?;
         Ok(Self {
             database,

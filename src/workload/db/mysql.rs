@@ -10,10 +10,11 @@ use anyhow::{Context, Result, anyhow, bail};
 use mysql::prelude::Queryable;
 use mysql::{Conn, Opts, OptsBuilder, Statement};
 
+use super::catalog::{CATALOG_TABLE, LOADING, LOCK_NAME, ObjectKind, Owned, READY, SetupRecord};
 use super::target::Target;
 use super::{
-    Database, DbCounters, DbSession, PREFIX, PreparedStatements, mean_of_samples, sample_keys,
-    table_name,
+    Database, DbCounters, DbSession, PREFIX, PreparedStatements, mean_of_samples, quote_backtick,
+    sample_keys, table_name,
 };
 use crate::workload::lio::layout::permutation;
 
@@ -93,41 +94,112 @@ impl Database for MySql {
         &self.target
     }
 
-    fn load_table(&self, schema: u64, rows: u64, loaded: &(dyn Fn(u64) + Sync)) -> Result<()> {
-        load_table(&self.target, schema, rows, loaded)
+    fn load_table(&self, record: SetupRecord, loaded: &(dyn Fn(u64) + Sync)) -> Result<()> {
+        load_table(&self.target, record, loaded)
     }
 
-    fn teardown(&self) -> Result<Vec<String>> {
+    fn lock_setup(&self) -> Result<()> {
         let mut connection = self.monitor.lock().expect("monitor connection");
-        let tables: Vec<String> = connection
-            .exec(
-                "SELECT table_name FROM information_schema.tables WHERE table_schema = DATABASE() AND table_name LIKE ?",
-                (format!("{}%", PREFIX.replace('_', "\\_")),),
+        // GET_LOCK names are server-wide: the database's name keeps two databases apart.
+        let locked: Option<Option<i64>> = connection
+            .exec_first(
+                "SELECT GET_LOCK(?, 0)",
+                (format!("{LOCK_NAME}:{}", self.target.database()),),
             )
             .map_err(|error| describe(error, &self.target))?;
-        for table in &tables {
+        if locked.flatten() != Some(1) {
+            bail!(
+                "another `corescale db setup` or `db teardown` is working on {}: wait until it ends, then run this again",
+                self.target
+            );
+        }
+        Ok(())
+    }
+
+    fn has_catalogue(&self) -> Result<bool> {
+        let mut connection = self.monitor.lock().expect("monitor connection");
+        let count: Option<u64> = connection
+            .exec_first(
+                "SELECT COUNT(*) FROM information_schema.tables WHERE table_schema = DATABASE() AND table_name = ?",
+                (CATALOG_TABLE,),
+            )
+            .map_err(|error| describe(error, &self.target))?;
+        Ok(count.unwrap_or(0) > 0)
+    }
+
+    fn catalogue(&self) -> Result<Vec<Owned>> {
+        if !self.has_catalogue()? {
+            return Ok(Vec::new());
+        }
+        let mut connection = self.monitor.lock().expect("monitor connection");
+        let rows: Vec<(String, String, String, String)> = connection
+            .query(format!(
+                "SELECT kind, name, state, parameters FROM {} ORDER BY name",
+                quote_backtick(CATALOG_TABLE)
+            ))
+            .map_err(|error| describe(error, &self.target))
+            .with_context(|| format!("reading corescale's catalogue {CATALOG_TABLE}"))?;
+        Ok(rows
+            .into_iter()
+            .map(|(kind, name, state, parameters)| Owned {
+                kind: ObjectKind::parse(&kind),
+                name,
+                state,
+                parameters,
+            })
+            .collect())
+    }
+
+    fn create_catalogue(&self) -> Result<()> {
+        let mut connection = self.monitor.lock().expect("monitor connection");
+        connection
+            .query_drop(format!(
+                "CREATE TABLE {} (kind VARCHAR(16) NOT NULL, name VARCHAR(64) NOT NULL, state VARCHAR(16) NOT NULL, created_at TIMESTAMP NOT NULL DEFAULT CURRENT_TIMESTAMP, corescale_version VARCHAR(32) NOT NULL, parameters TEXT NOT NULL, PRIMARY KEY (kind, name)) ENGINE=InnoDB",
+                quote_backtick(CATALOG_TABLE)
+            ))
+            .map_err(|error| describe(error, &self.target))
+    }
+
+    fn drop_owned(&self, object: &Owned) -> Result<()> {
+        let mut connection = self.monitor.lock().expect("monitor connection");
+        if object.kind == Some(ObjectKind::Table) {
             connection
-                .query_drop(format!("DROP TABLE IF EXISTS `{table}`"))
+                .query_drop(format!(
+                    "DROP TABLE IF EXISTS {}",
+                    quote_backtick(&object.name)
+                ))
                 .map_err(|error| describe(error, &self.target))?;
         }
-        Ok(tables)
+        connection
+            .exec_drop(
+                format!(
+                    "DELETE FROM {} WHERE kind = ? AND name = ?",
+                    quote_backtick(CATALOG_TABLE)
+                ),
+                (object.kind.map_or("", ObjectKind::as_str), &object.name),
+            )
+            .map_err(|error| describe(error, &self.target))
     }
 
-    fn inventory(&self) -> Result<(u64, u64)> {
+    fn drop_catalogue(&self) -> Result<()> {
         let mut connection = self.monitor.lock().expect("monitor connection");
-        let schemas: Option<u64> = connection
-            .query_first(
-                "SELECT COUNT(*) FROM information_schema.tables WHERE table_schema = DATABASE() AND table_name REGEXP '^corescale_t[0-9]+$'",
+        connection
+            .query_drop(format!("DROP TABLE {}", quote_backtick(CATALOG_TABLE)))
+            .map_err(|error| describe(error, &self.target))
+    }
+
+    fn lookalikes(&self) -> Result<Vec<String>> {
+        let mut connection = self.monitor.lock().expect("monitor connection");
+        let pattern = format!("{}%", PREFIX.replace('_', "\\_"));
+        connection
+            .exec(
+                "SELECT table_name FROM information_schema.tables WHERE table_schema = DATABASE() AND table_name LIKE ?
+                 UNION ALL
+                 SELECT routine_name FROM information_schema.routines WHERE routine_schema = DATABASE() AND routine_name LIKE ?
+                 ORDER BY 1",
+                (&pattern, &pattern),
             )
-            .map_err(|error| describe(error, &self.target))?;
-        let schemas = schemas.unwrap_or(0);
-        if schemas == 0 {
-            return Ok((0, 0));
-        }
-        let rows: Option<u64> = connection
-            .query_first(format!("SELECT COUNT(*) FROM {}", table_name(0)))
-            .map_err(|error| describe(error, &self.target))?;
-        Ok((schemas, rows.unwrap_or(0)))
+            .map_err(|error| describe(error, &self.target))
     }
 
     fn open_session(&self) -> Result<Box<dyn DbSession>> {
@@ -150,15 +222,14 @@ impl Database for MySql {
         })
     }
 
-    fn blocks_per_statement(&self, schema: u64, work_unit: u64) -> Result<f64> {
+    fn blocks_per_statement(&self, schema: u64, rows: u64, work_unit: u64) -> Result<f64> {
         let mut connection = connect(&self.target)?;
-        let (_, rows) = self.inventory()?;
         let mut samples = Vec::new();
         for first_key in sample_keys(rows, work_unit) {
             let plan: Option<String> = connection
                 .query_first(format!(
                     "ANALYZE FORMAT=JSON SELECT SUM(scratch), COUNT(*) FROM {} WHERE `key` BETWEEN {first_key} AND {}",
-                    table_name(schema),
+                    quote_backtick(&table_name(schema)),
                     first_key + work_unit
                 ))
                 .map_err(|error| describe(error, &self.target))?;
@@ -198,24 +269,35 @@ fn find_number(value: &serde_json::Value, name: &str) -> Option<f64> {
     }
 }
 
-fn load_table(
-    target: &Target,
-    schema: u64,
-    rows: u64,
-    loaded: &(dyn Fn(u64) + Sync),
-) -> Result<()> {
+/// MariaDB commits DDL at once: the table is created (never over an existing one), recorded
+/// as `loading`, filled, then marked `ready`; an interrupted load stays recorded for teardown.
+fn load_table(target: &Target, record: SetupRecord, loaded: &(dyn Fn(u64) + Sync)) -> Result<()> {
     let mut connection = connect(target)?;
-    let table = table_name(schema);
-    connection
-        .query_drop(format!("DROP TABLE IF EXISTS {table}"))
-        .map_err(|error| describe(error, target))?;
+    let name = table_name(record.schema);
+    let (table, index) = (
+        quote_backtick(&name),
+        quote_backtick(&format!("{name}_key")),
+    );
+    let catalogue = quote_backtick(CATALOG_TABLE);
     connection
         .query_drop(format!(
             "CREATE TABLE {table} (id BIGINT NOT NULL PRIMARY KEY, `key` BIGINT NOT NULL, scratch BIGINT NOT NULL, filler VARCHAR({FILLER_BYTES}) NOT NULL) ENGINE=InnoDB ROW_FORMAT=DYNAMIC"
         ))
         .map_err(|error| describe(error, target))?;
+    connection
+        .exec_drop(
+            format!("INSERT INTO {catalogue} (kind, name, state, corescale_version, parameters) VALUES (?, ?, ?, ?, ?)"),
+            (
+                ObjectKind::Table.as_str(),
+                &name,
+                LOADING,
+                env!("CARGO_PKG_VERSION"),
+                record.to_json(),
+            ),
+        )
+        .map_err(|error| describe(error, target))?;
     // id is the physical order; the key at each id is a random permutation.
-    let keys = permutation(rows, schema + 1);
+    let keys = permutation(record.rows, record.schema + 1);
     for (chunk_index, chunk) in keys.chunks(INSERT_BATCH).enumerate() {
         let first_id = chunk_index * INSERT_BATCH;
         let values: Vec<String> = chunk
@@ -238,12 +320,17 @@ fn load_table(
         loaded(chunk.len() as u64);
     }
     connection
-        .query_drop(format!("CREATE INDEX {table}_key ON {table} (`key`)"))
+        .query_drop(format!("CREATE INDEX {index} ON {table} (`key`)"))
         .map_err(|error| describe(error, target))?;
     connection
         .query_drop(format!("ANALYZE TABLE {table}"))
         .map_err(|error| describe(error, target))?;
-    Ok(())
+    connection
+        .exec_drop(
+            format!("UPDATE {catalogue} SET state = ? WHERE kind = ? AND name = ?"),
+            (READY, ObjectKind::Table.as_str(), &name),
+        )
+        .map_err(|error| describe(error, target))
 }
 
 struct MySqlSession {
@@ -256,6 +343,7 @@ impl MySqlSession {
     fn prepared(&mut self, schema: u64, update: bool) -> Result<Statement> {
         let (connection, target) = (&mut self.connection, &self.target);
         let statement = self.statements.get(schema, update, |table, update| {
+            let table = quote_backtick(table);
             let sql = if update {
                 format!("UPDATE {table} SET scratch = scratch + 1 WHERE `key` BETWEEN ? AND ?")
             } else {

@@ -6,11 +6,14 @@
 use std::sync::Mutex;
 
 use anyhow::{Result, anyhow, bail};
+use oracle::sql_type::OracleType;
 use oracle::{Connection, Statement};
 
+use super::catalog::{CATALOG_TABLE, LOADING, LOCK_NAME, ObjectKind, Owned, READY, SetupRecord};
 use super::target::Target;
 use super::{
-    Database, DbCounters, DbSession, PreparedStatements, mean_of_samples, sample_keys, table_name,
+    Database, DbCounters, DbSession, PreparedStatements, mean_of_samples, quote_double,
+    sample_keys, table_name,
 };
 use crate::workload::lio::layout::permutation;
 
@@ -52,8 +55,13 @@ fn describe(error: oracle::Error, target: &Target) -> anyhow::Error {
     anyhow!("{target}: {text}")
 }
 
+/// Oracle keeps unquoted names in upper case; corescale creates them so, quoted.
 fn oracle_table(schema: u64) -> String {
     table_name(schema).to_uppercase()
+}
+
+fn catalogue_table() -> String {
+    CATALOG_TABLE.to_uppercase()
 }
 
 impl Database for Oracle {
@@ -61,44 +69,141 @@ impl Database for Oracle {
         &self.target
     }
 
-    fn load_table(&self, schema: u64, rows: u64, loaded: &(dyn Fn(u64) + Sync)) -> Result<()> {
-        load_table(&self.target, schema, rows, loaded)
+    fn load_table(&self, record: SetupRecord, loaded: &(dyn Fn(u64) + Sync)) -> Result<()> {
+        load_table(&self.target, record, loaded)
     }
 
-    fn teardown(&self) -> Result<Vec<String>> {
+    /// DBMS_LOCK, held for the session (not released at commit: DDL commits).
+    fn lock_setup(&self) -> Result<()> {
+        let connection = self.monitor.lock().expect("monitor connection");
+        let mut statement = connection
+            .statement(
+                "DECLARE handle VARCHAR2(128); BEGIN DBMS_LOCK.ALLOCATE_UNIQUE(:1, handle); :2 := DBMS_LOCK.REQUEST(handle, DBMS_LOCK.X_MODE, 0, FALSE); END;",
+            )
+            .build()
+            .map_err(|error| describe(error, &self.target))?;
+        statement
+            .execute(&[&LOCK_NAME, &OracleType::Int64])
+            .map_err(|error| describe(error, &self.target))?;
+        let status: i64 = statement
+            .bind_value(2)
+            .map_err(|error| describe(error, &self.target))?;
+        // 0: granted; 4: this session holds it already.
+        if status != 0 && status != 4 {
+            bail!(
+                "another `corescale db setup` or `db teardown` is working on {} (DBMS_LOCK status {status}): wait until it ends, then run this again",
+                self.target
+            );
+        }
+        Ok(())
+    }
+
+    fn has_catalogue(&self) -> Result<bool> {
+        let connection = self.monitor.lock().expect("monitor connection");
+        let count = connection
+            .query_row_as::<i64>(
+                "SELECT COUNT(*) FROM user_tables WHERE table_name = :1",
+                &[&catalogue_table()],
+            )
+            .map_err(|error| describe(error, &self.target))?;
+        Ok(count > 0)
+    }
+
+    fn catalogue(&self) -> Result<Vec<Owned>> {
+        if !self.has_catalogue()? {
+            return Ok(Vec::new());
+        }
+        let connection = self.monitor.lock().expect("monitor connection");
+        let rows = connection
+            .query_as::<(String, String, String, String)>(
+                &format!(
+                    "SELECT kind, name, state, parameters FROM {} ORDER BY name",
+                    quote_double(&catalogue_table())
+                ),
+                &[],
+            )
+            .map_err(|error| describe(error, &self.target))?;
+        let mut owned = Vec::new();
+        for row in rows {
+            let (kind, name, state, parameters) =
+                row.map_err(|error| describe(error, &self.target))?;
+            owned.push(Owned {
+                kind: ObjectKind::parse(&kind),
+                name,
+                state,
+                parameters,
+            });
+        }
+        Ok(owned)
+    }
+
+    fn create_catalogue(&self) -> Result<()> {
+        let connection = self.monitor.lock().expect("monitor connection");
+        connection
+            .execute(
+                &format!(
+                    "CREATE TABLE {} (kind VARCHAR2(16) NOT NULL, name VARCHAR2(128) NOT NULL, state VARCHAR2(16) NOT NULL, created_at TIMESTAMP DEFAULT SYSTIMESTAMP NOT NULL, corescale_version VARCHAR2(32) NOT NULL, parameters VARCHAR2(4000) NOT NULL, PRIMARY KEY (kind, name))",
+                    quote_double(&catalogue_table())
+                ),
+                &[],
+            )
+            .map_err(|error| describe(error, &self.target))?;
+        Ok(())
+    }
+
+    fn drop_owned(&self, object: &Owned) -> Result<()> {
+        let connection = self.monitor.lock().expect("monitor connection");
+        if object.kind == Some(ObjectKind::Table) {
+            let exists = connection
+                .query_row_as::<i64>(
+                    "SELECT COUNT(*) FROM user_tables WHERE table_name = :1",
+                    &[&object.name],
+                )
+                .map_err(|error| describe(error, &self.target))?;
+            if exists > 0 {
+                connection
+                    .execute(
+                        &format!("DROP TABLE {} PURGE", quote_double(&object.name)),
+                        &[],
+                    )
+                    .map_err(|error| describe(error, &self.target))?;
+            }
+        }
+        connection
+            .execute(
+                &format!(
+                    "DELETE FROM {} WHERE kind = :1 AND name = :2",
+                    quote_double(&catalogue_table())
+                ),
+                &[&object.kind.map_or("", ObjectKind::as_str), &object.name],
+            )
+            .map_err(|error| describe(error, &self.target))?;
+        connection
+            .commit()
+            .map_err(|error| describe(error, &self.target))
+    }
+
+    fn drop_catalogue(&self) -> Result<()> {
+        let connection = self.monitor.lock().expect("monitor connection");
+        connection
+            .execute(
+                &format!("DROP TABLE {} PURGE", quote_double(&catalogue_table())),
+                &[],
+            )
+            .map_err(|error| describe(error, &self.target))?;
+        Ok(())
+    }
+
+    fn lookalikes(&self) -> Result<Vec<String>> {
         let connection = self.monitor.lock().expect("monitor connection");
         let rows = connection
             .query_as::<String>(
-                "SELECT table_name FROM user_tables WHERE table_name LIKE 'CORESCALE\\_%' ESCAPE '\\'",
+                "SELECT object_name FROM user_objects WHERE object_type IN ('TABLE', 'FUNCTION', 'PROCEDURE') AND UPPER(object_name) LIKE 'CORESCALE\\_%' ESCAPE '\\' ORDER BY 1",
                 &[],
             )
             .map_err(|error| describe(error, &self.target))?;
-        let mut dropped = Vec::new();
-        for table in rows {
-            let table = table.map_err(|error| describe(error, &self.target))?;
-            connection
-                .execute(&format!("DROP TABLE \"{table}\" PURGE"), &[])
-                .map_err(|error| describe(error, &self.target))?;
-            dropped.push(table);
-        }
-        Ok(dropped)
-    }
-
-    fn inventory(&self) -> Result<(u64, u64)> {
-        let connection = self.monitor.lock().expect("monitor connection");
-        let schemas = connection
-            .query_row_as::<i64>(
-                "SELECT COUNT(*) FROM user_tables WHERE REGEXP_LIKE(table_name, '^CORESCALE_T[0-9]+$')",
-                &[],
-            )
-            .map_err(|error| describe(error, &self.target))?;
-        if schemas == 0 {
-            return Ok((0, 0));
-        }
-        let rows = connection
-            .query_row_as::<i64>(&format!("SELECT COUNT(*) FROM {}", oracle_table(0)), &[])
-            .map_err(|error| describe(error, &self.target))?;
-        Ok((schemas as u64, rows as u64))
+        rows.map(|row| row.map_err(|error| describe(error, &self.target)))
+            .collect()
     }
 
     fn open_session(&self) -> Result<Box<dyn DbSession>> {
@@ -132,13 +237,12 @@ impl Database for Oracle {
     }
 
     /// Session logical reads of this session around each sample statement.
-    fn blocks_per_statement(&self, schema: u64, work_unit: u64) -> Result<f64> {
+    fn blocks_per_statement(&self, schema: u64, rows: u64, work_unit: u64) -> Result<f64> {
         let connection = connect(&self.target)?;
-        let (_, rows) = self.inventory()?;
         let my_reads = "SELECT m.value FROM v$mystat m JOIN v$statname n ON n.statistic# = m.statistic# WHERE n.name = 'session logical reads'";
         let select = format!(
             "SELECT SUM(scratch), COUNT(*) FROM {} WHERE key BETWEEN :1 AND :2",
-            oracle_table(schema)
+            quote_double(&oracle_table(schema))
         );
         // One untimed execution parses the statement, so samples count only its visits.
         connection
@@ -164,30 +268,36 @@ impl Database for Oracle {
     }
 }
 
-fn load_table(
-    target: &Target,
-    schema: u64,
-    rows: u64,
-    loaded: &(dyn Fn(u64) + Sync),
-) -> Result<()> {
-    let connection = connect(target)?;
-    let table = oracle_table(schema);
-    let exists = connection
-        .query_row_as::<i64>(
-            "SELECT COUNT(*) FROM user_tables WHERE table_name = :1",
-            &[&table],
-        )
-        .map_err(|error| describe(error, target))?;
-    if exists > 0 {
-        connection
-            .execute(&format!("DROP TABLE {table} PURGE"), &[])
-            .map_err(|error| describe(error, target))?;
+/// Oracle commits DDL at once: the table is created (never over an existing one), recorded
+/// as `loading`, filled, then marked `ready`; an interrupted load stays recorded for teardown.
+fn load_table(target: &Target, record: SetupRecord, loaded: &(dyn Fn(u64) + Sync)) -> Result<()> {
+    if record.rows == 0 {
+        bail!("no rows to load");
     }
+    let connection = connect(target)?;
+    let name = oracle_table(record.schema);
+    let (table, index) = (quote_double(&name), quote_double(&format!("{name}_KEY")));
+    let catalogue = quote_double(&catalogue_table());
     connection
         .execute(
             &format!("CREATE TABLE {table} (key NUMBER NOT NULL, scratch NUMBER NOT NULL, filler VARCHAR2({FILLER_BYTES}) NOT NULL) PCTFREE 99 PCTUSED 1"),
             &[],
         )
+        .map_err(|error| describe(error, target))?;
+    connection
+        .execute(
+            &format!("INSERT INTO {catalogue} (kind, name, state, corescale_version, parameters) VALUES (:1, :2, :3, :4, :5)"),
+            &[
+                &ObjectKind::Table.as_str(),
+                &name,
+                &LOADING,
+                &env!("CARGO_PKG_VERSION"),
+                &record.to_json(),
+            ],
+        )
+        .map_err(|error| describe(error, target))?;
+    connection
+        .commit()
         .map_err(|error| describe(error, target))?;
     let mut insert = connection
         .statement(&format!(
@@ -195,7 +305,7 @@ fn load_table(
         ))
         .build()
         .map_err(|error| describe(error, target))?;
-    let order = permutation(rows, schema + 1);
+    let order = permutation(record.rows, record.schema + 1);
     for batch in order.chunks(INSERT_BATCH) {
         for key in batch {
             insert
@@ -208,18 +318,21 @@ fn load_table(
         loaded(batch.len() as u64);
     }
     connection
-        .execute(&format!("CREATE INDEX {table}_KEY ON {table} (key)"), &[])
+        .execute(&format!("CREATE INDEX {index} ON {table} (key)"), &[])
         .map_err(|error| describe(error, target))?;
     connection
         .execute(
-            &format!("BEGIN DBMS_STATS.GATHER_TABLE_STATS(USER, '{table}'); END;"),
-            &[],
+            "BEGIN DBMS_STATS.GATHER_TABLE_STATS(USER, :1); END;",
+            &[&name],
         )
         .map_err(|error| describe(error, target))?;
-    if rows == 0 {
-        bail!("no rows to load");
-    }
-    Ok(())
+    connection
+        .execute(
+            &format!("UPDATE {catalogue} SET state = :1 WHERE kind = :2 AND name = :3"),
+            &[&READY, &ObjectKind::Table.as_str(), &name],
+        )
+        .map_err(|error| describe(error, target))?;
+    connection.commit().map_err(|error| describe(error, target))
 }
 
 struct OracleSession {
@@ -232,7 +345,7 @@ impl OracleSession {
     fn prepared(&mut self, schema: u64, update: bool) -> Result<&mut Statement> {
         let (connection, target) = (&self.connection, &self.target);
         self.statements.get(schema, update, |table, update| {
-            let table = table.to_uppercase();
+            let table = quote_double(&table.to_uppercase());
             let sql = if update {
                 format!("UPDATE {table} SET scratch = scratch + 1 WHERE key BETWEEN :1 AND :2")
             } else {

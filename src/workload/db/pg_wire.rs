@@ -19,7 +19,7 @@ use postgres_protocol::message::backend::{DataRowBody, ErrorResponseBody, Messag
 use postgres_protocol::message::frontend;
 
 use super::target::Target;
-use super::{Answered, PlannedStatement, PreparedStatements};
+use super::{Answered, PlannedStatement, PreparedStatements, quote_double};
 
 /// The int8 type, for the statements' parameters.
 const INT8_OID: u32 = 20;
@@ -246,16 +246,17 @@ impl WireSession {
     fn prepared(&mut self, schema: u64, update: bool) -> Result<String> {
         let outgoing = &mut self.outgoing;
         let name = self.statements.get(schema, update, |table, update| {
+            let quoted = quote_double(table);
             let (name, sql) = if update {
                 (
                     format!("{table}_update"),
-                    format!("UPDATE {table} SET scratch = scratch + 1 WHERE key BETWEEN $1 AND $2"),
+                    format!("UPDATE {quoted} SET scratch = scratch + 1 WHERE key BETWEEN $1 AND $2"),
                 )
             } else {
                 (
                     format!("{table}_select"),
                     format!(
-                        "SELECT sum(scratch)::bigint, count(*) FROM {table} WHERE key BETWEEN $1 AND $2"
+                        "SELECT sum(scratch)::bigint, count(*) FROM {quoted} WHERE key BETWEEN $1 AND $2"
                     ),
                 )
             };

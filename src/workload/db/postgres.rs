@@ -4,24 +4,21 @@
 
 use std::sync::Mutex;
 
-use anyhow::{Context, Result, anyhow};
+use anyhow::{Context, Result, anyhow, bail};
 use postgres::error::SqlState;
 use postgres::{Client, NoTls};
 
+use super::catalog::{CATALOG_TABLE, ObjectKind, Owned, PG_LOCK_KEY, READY, SetupRecord};
 use super::pg_wire::{ServerError, WireSession};
 use super::target::Target;
 use super::{
-    Answered, Database, DbCounters, DbSession, PREFIX, PlannedStatement, mean_of_samples,
-    sample_keys, table_name,
+    Answered, Database, DbCounters, DbSession, PREFIX, PlannedStatement, loop_function,
+    mean_of_samples, quote_double, sample_keys, table_name,
 };
 use crate::workload::lio::layout::permutation;
 
 const FILLER_BYTES: usize = 1000;
 const INSERT_BATCH: usize = 2000;
-/// The server-side loop over table corescale_tN is the function corescale_loop_tN.
-fn loop_function(schema: u64) -> String {
-    format!("{PREFIX}loop_t{schema}")
-}
 
 pub struct Postgres {
     target: Target,
@@ -103,64 +100,125 @@ impl Database for Postgres {
         &self.target
     }
 
-    fn load_table(&self, schema: u64, rows: u64, loaded: &(dyn Fn(u64) + Sync)) -> Result<()> {
-        load_table(&self.target, schema, rows, loaded)
+    fn load_table(&self, record: SetupRecord, loaded: &(dyn Fn(u64) + Sync)) -> Result<()> {
+        load_table(&self.target, record, loaded)
     }
 
-    fn teardown(&self) -> Result<Vec<String>> {
+    fn lock_setup(&self) -> Result<()> {
         let mut client = self.monitor.lock().expect("monitor connection");
-        let tables: Vec<String> = client
-            .query(
-                "SELECT tablename FROM pg_tables WHERE schemaname = current_schema() AND starts_with(tablename, $1)",
-                &[&PREFIX],
-            )
+        let locked: bool = client
+            .query_one("SELECT pg_try_advisory_lock($1)", &[&PG_LOCK_KEY])
             .map_err(|error| describe(error, &self.target))?
-            .iter()
-            .map(|row| row.get(0))
-            .collect();
-        let mut dropped = Vec::new();
-        for table in tables {
-            // Names come from the catalogue and carry the prefix; quote them anyway.
-            client
-                .batch_execute(&format!("DROP TABLE IF EXISTS \"{table}\""))
-                .map_err(|error| describe(error, &self.target))?;
-            dropped.push(table);
+            .get(0);
+        if !locked {
+            bail!(
+                "another `corescale db setup` or `db teardown` is working on {}: wait until it ends, then run this again",
+                self.target
+            );
         }
-        let functions: Vec<String> = client
-            .query(
-                "SELECT proname FROM pg_proc WHERE pronamespace = current_schema()::regnamespace AND starts_with(proname, $1)",
-                &[&PREFIX],
-            )
-            .map_err(|error| describe(error, &self.target))?
-            .iter()
-            .map(|row| row.get(0))
-            .collect();
-        for function in functions {
-            client
-                .batch_execute(&format!("DROP FUNCTION IF EXISTS \"{function}\""))
-                .map_err(|error| describe(error, &self.target))?;
-            dropped.push(format!("{function}()"));
-        }
-        Ok(dropped)
+        Ok(())
     }
 
-    fn inventory(&self) -> Result<(u64, u64)> {
+    fn has_catalogue(&self) -> Result<bool> {
         let mut client = self.monitor.lock().expect("monitor connection");
-        let schemas: i64 = client
+        Ok(client
             .query_one(
-                "SELECT count(*) FROM pg_tables WHERE schemaname = current_schema() AND tablename ~ '^corescale_t[0-9]+$'",
+                "SELECT EXISTS (SELECT 1 FROM pg_tables WHERE schemaname = current_schema() AND tablename = $1)",
+                &[&CATALOG_TABLE],
+            )
+            .map_err(|error| describe(error, &self.target))?
+            .get(0))
+    }
+
+    fn catalogue(&self) -> Result<Vec<Owned>> {
+        if !self.has_catalogue()? {
+            return Ok(Vec::new());
+        }
+        let mut client = self.monitor.lock().expect("monitor connection");
+        let rows = client
+            .query(
+                &format!(
+                    "SELECT kind::text, name::text, state::text, parameters::text FROM {} ORDER BY name",
+                    quote_double(CATALOG_TABLE)
+                ),
                 &[],
             )
+            .map_err(|error| describe(error, &self.target))
+            .with_context(|| format!("reading corescale's catalogue {CATALOG_TABLE}"))?;
+        Ok(rows
+            .iter()
+            .map(|row| Owned {
+                kind: ObjectKind::parse(row.get(0)),
+                name: row.get(1),
+                state: row.get(2),
+                parameters: row.get(3),
+            })
+            .collect())
+    }
+
+    fn create_catalogue(&self) -> Result<()> {
+        let mut client = self.monitor.lock().expect("monitor connection");
+        client
+            .batch_execute(&format!(
+                "CREATE TABLE {} (kind text NOT NULL, name text NOT NULL, state text NOT NULL, created_at timestamptz NOT NULL DEFAULT now(), corescale_version text NOT NULL, parameters text NOT NULL, PRIMARY KEY (kind, name))",
+                quote_double(CATALOG_TABLE)
+            ))
+            .map_err(|error| describe(error, &self.target))
+    }
+
+    fn drop_owned(&self, object: &Owned) -> Result<()> {
+        // The server quotes the name itself (format's %I), as the issue of hostile names asks.
+        let template = match object.kind {
+            Some(ObjectKind::Function) => "DROP FUNCTION IF EXISTS %I(bigint, bigint, bigint)",
+            _ => "DROP TABLE IF EXISTS %I",
+        };
+        let mut client = self.monitor.lock().expect("monitor connection");
+        let mut transaction = client
+            .transaction()
+            .map_err(|error| describe(error, &self.target))?;
+        let statement: String = transaction
+            .query_one("SELECT format($1, $2::text)", &[&template, &object.name])
             .map_err(|error| describe(error, &self.target))?
             .get(0);
-        if schemas == 0 {
-            return Ok((0, 0));
-        }
-        let rows: i64 = client
-            .query_one(&format!("SELECT count(*) FROM {}", table_name(0)), &[])
-            .map_err(|error| describe(error, &self.target))?
-            .get(0);
-        Ok((schemas as u64, rows as u64))
+        transaction
+            .batch_execute(&statement)
+            .map_err(|error| describe(error, &self.target))?;
+        transaction
+            .execute(
+                &format!(
+                    "DELETE FROM {} WHERE kind = $1 AND name = $2",
+                    quote_double(CATALOG_TABLE)
+                ),
+                &[&object.kind.map_or("", ObjectKind::as_str), &object.name],
+            )
+            .map_err(|error| describe(error, &self.target))?;
+        transaction
+            .commit()
+            .map_err(|error| describe(error, &self.target))
+    }
+
+    fn drop_catalogue(&self) -> Result<()> {
+        let mut client = self.monitor.lock().expect("monitor connection");
+        client
+            .batch_execute(&format!("DROP TABLE {}", quote_double(CATALOG_TABLE)))
+            .map_err(|error| describe(error, &self.target))
+    }
+
+    fn lookalikes(&self) -> Result<Vec<String>> {
+        let mut client = self.monitor.lock().expect("monitor connection");
+        let rows = client
+            .query(
+                "SELECT tablename::text FROM pg_tables WHERE schemaname = current_schema() AND starts_with(lower(tablename), $1)
+                 UNION ALL
+                 SELECT proname::text || '()' FROM pg_proc WHERE pronamespace = current_schema()::regnamespace AND starts_with(lower(proname), $1)
+                 ORDER BY 1",
+                &[&PREFIX],
+            )
+            .map_err(|error| describe(error, &self.target))?;
+        Ok(rows
+            .iter()
+            .map(|row| row.get::<_, String>(0).trim_end_matches("()").to_string())
+            .collect())
     }
 
     fn open_session(&self) -> Result<Box<dyn DbSession>> {
@@ -191,19 +249,18 @@ impl Database for Postgres {
         })
     }
 
-    fn blocks_per_statement(&self, schema: u64, work_unit: u64) -> Result<f64> {
+    fn blocks_per_statement(&self, schema: u64, rows: u64, work_unit: u64) -> Result<f64> {
         let mut client = connect(&self.target)?;
         client
             .batch_execute("SET enable_bitmapscan = off; SET enable_seqscan = off")
             .map_err(|error| describe(error, &self.target))?;
-        let (_, rows) = self.inventory()?;
         let mut samples = Vec::new();
         for first_key in sample_keys(rows, work_unit) {
             let plan: serde_json::Value = client
                 .query_one(
                     &format!(
                         "EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) SELECT sum(scratch), count(*) FROM {} WHERE key BETWEEN {first_key} AND {}",
-                        table_name(schema),
+                        quote_double(&table_name(schema)),
                         first_key + work_unit
                     ),
                     &[],
@@ -220,53 +277,79 @@ impl Database for Postgres {
     }
 }
 
-fn load_table(
-    target: &Target,
-    schema: u64,
-    rows: u64,
-    loaded: &(dyn Fn(u64) + Sync),
-) -> Result<()> {
+/// One transaction: the table, its rows, index and server-side loop, and their catalogue
+/// rows. A failed or interrupted load leaves nothing behind.
+fn load_table(target: &Target, record: SetupRecord, loaded: &(dyn Fn(u64) + Sync)) -> Result<()> {
     let mut client = connect(target)?;
-    let table = table_name(schema);
-    client
+    let name = table_name(record.schema);
+    let (table, index) = (quote_double(&name), quote_double(&format!("{name}_key")));
+    let mut transaction = client
+        .transaction()
+        .map_err(|error| describe(error, target))?;
+    transaction
         .batch_execute(&format!(
-            "DROP TABLE IF EXISTS {table};
-             CREATE TABLE {table} (key bigint NOT NULL, scratch bigint NOT NULL, filler text NOT NULL) WITH (fillfactor = 10)"
+            "CREATE TABLE {table} (key bigint NOT NULL, scratch bigint NOT NULL, filler text NOT NULL) WITH (fillfactor = 10)"
         ))
         .map_err(|error| describe(error, target))?;
-    let insert = client
+    let insert = transaction
         .prepare(&format!(
             "INSERT INTO {table} (key, scratch, filler)
              SELECT k, k % 1000, repeat('x', {FILLER_BYTES}) FROM unnest($1::bigint[]) WITH ORDINALITY AS u(k, position) ORDER BY position"
         ))
         .map_err(|error| describe(error, target))?;
     // Rows go in physically in a random key order, so a key range visits random blocks.
-    let order: Vec<i64> = permutation(rows, schema + 1)
+    let order: Vec<i64> = permutation(record.rows, record.schema + 1)
         .into_iter()
         .map(|key| key as i64)
         .collect();
     for batch in order.chunks(INSERT_BATCH) {
-        client
+        transaction
             .execute(&insert, &[&batch])
             .map_err(|error| describe(error, target))?;
         loaded(batch.len() as u64);
     }
-    client
+    transaction
         .batch_execute(&format!(
-            "CREATE INDEX {table}_key ON {table} (key); ANALYZE {table}"
+            "CREATE INDEX {index} ON {table} (key); ANALYZE {table}"
         ))
         .map_err(|error| describe(error, target))?;
-    client
-        .batch_execute(&loop_function_sql(schema))
+    transaction
+        .batch_execute(&loop_function_sql(record.schema))
+        .map_err(|error| describe(error, target))?;
+    let record_row = format!(
+        "INSERT INTO {} (kind, name, state, corescale_version, parameters) VALUES ($1, $2, $3, $4, $5)",
+        quote_double(CATALOG_TABLE)
+    );
+    let parameters = record.to_json();
+    for (kind, object) in [
+        (ObjectKind::Table, name.clone()),
+        (ObjectKind::Function, loop_function(record.schema)),
+    ] {
+        transaction
+            .execute(
+                &record_row,
+                &[
+                    &kind.as_str(),
+                    &object,
+                    &READY,
+                    &env!("CARGO_PKG_VERSION"),
+                    &parameters,
+                ],
+            )
+            .map_err(|error| describe(error, target))?;
+    }
+    transaction
+        .commit()
         .map_err(|error| describe(error, target))
 }
 
 /// pgio's approach: the statements loop inside the server, with no client round trip. Static
 /// SQL, so PL/pgSQL plans it once, as the client's prepared statement is.
 fn loop_function_sql(schema: u64) -> String {
-    let (function, table) = (loop_function(schema), table_name(schema));
+    let function = quote_double(&loop_function(schema));
+    let table = quote_double(&table_name(schema));
     format!(
-        "CREATE OR REPLACE FUNCTION {function}(row_count bigint, work_unit bigint, statements bigint)
+        "CREATE FUNCTION {function}(row_count bigint, work_unit bigint, statements bigint)
          RETURNS bigint LANGUAGE plpgsql AS $$
          DECLARE
              first_key bigint;
@@ -335,7 +418,10 @@ impl DbSession for PostgresSession {
             .wire
             .call(
                 "corescale_server_loop",
-                &format!("SELECT {}($1, $2, $3)", loop_function(schema)),
+                &format!(
+                    "SELECT {}($1, $2, $3)",
+                    quote_double(&loop_function(schema))
+                ),
                 &[rows as i64, work_unit as i64, statements as i64],
             )
             .map_err(|error| describe_wire(error, &self.target))
