@@ -16,6 +16,8 @@ use crate::workload::{SlobRequest, WorkloadKind};
 /// PostgreSQL statements per pipelined batch unless --pipeline says otherwise: enough that the
 /// backend's flush and the client's wake-up are paid once per batch (see README, "db").
 const DEFAULT_PIPELINE: u64 = 32;
+/// How much longer than a job's duration one database answer may take.
+const STATEMENT_MARGIN: Duration = Duration::from_secs(30);
 
 #[derive(Debug, Parser)]
 #[command(
@@ -69,6 +71,19 @@ pub struct DbTargetArgs {
     /// Ask for the password on the terminal (never echoed).
     #[arg(long)]
     pub password_prompt: bool,
+
+    /// Give up on a server that does not complete the connection within this time.
+    #[arg(long, value_name = "DURATION", default_value = "10s", value_parser = parse_duration)]
+    pub connect_timeout: Duration,
+}
+
+impl DbTargetArgs {
+    /// The target with its password and connect limit; setup's loads may take their time.
+    pub fn open(&self) -> anyhow::Result<Target> {
+        Ok(Target::parse(&self.target)?
+            .with_password(self.password_prompt)?
+            .with_timeouts(self.connect_timeout, None))
+    }
 }
 
 #[derive(Debug, Args)]
@@ -343,6 +358,11 @@ pub struct RunArgs {
     #[arg(long, help_heading = "db (SLOB/pgio method on a real database)")]
     pub password_prompt: bool,
 
+    /// db: give up on a server that does not complete the connection within this time.
+    #[arg(long, value_name = "DURATION", default_value = "10s", value_parser = parse_duration,
+          help_heading = "db (SLOB/pgio method on a real database)")]
+    pub connect_timeout: Duration,
+
     /// db: run the statements in a PL/pgSQL loop inside PostgreSQL, as pgio does.
     #[arg(long, help_heading = "db (SLOB/pgio method on a real database)")]
     pub server_loop: bool,
@@ -405,7 +425,12 @@ impl RunArgs {
             )
             .into());
         };
-        let target = Target::parse(url)?.with_password(self.password_prompt)?;
+        // One answer may take a whole job's duration and a margin before the server counts
+        // as stalled; then the run ends, keeping the levels done.
+        let answer_limit = self.duration.unwrap_or(Duration::from_secs(5)) + STATEMENT_MARGIN;
+        let target = Target::parse(url)?
+            .with_password(self.password_prompt)?
+            .with_timeouts(self.connect_timeout, Some(answer_limit));
         let work_unit = self.work_unit.unwrap_or(64);
         let pipeline = match (target.flavour, self.pipeline) {
             // A think time paces single statements, so they are sent one by one.

@@ -4,16 +4,28 @@ use corescale::cli::{Cli, Command};
 use corescale::commands::{self, run::RunEnd};
 use corescale::error::exit_code;
 use corescale::sweep::stop::INTERRUPTED_EXIT_CODE;
-use corescale::workload::db::target::redact;
+use corescale::workload::db::target::{
+    PASSWORD_VARIABLE, carries_password, hide_passwords_from_ps, redact, redact_argument,
+};
 
 fn main() {
     let cli = Cli::parse();
+    if std::env::args_os().any(|arg| carries_password(&arg.to_string_lossy())) {
+        eprintln!(
+            "warning: a password on the command line shows in `ps` and stays in shell history: set {PASSWORD_VARIABLE} or use --password-prompt"
+        );
+        if let Err(error) = hide_passwords_from_ps() {
+            eprintln!("warning: the password stays visible in `ps`: {error:#}");
+        }
+    }
     let outcome = match &cli.command {
         Command::Host(args) => commands::host::execute(args).map(|()| 0),
         Command::Report(args) => commands::report::execute(args).map(|()| 0),
         Command::Db(args) => commands::db::execute(args).map(|()| 0),
         Command::Run(args) => {
-            let command_line = std::env::args().map(|arg| redact(&arg)).collect();
+            let command_line = std::env::args_os()
+                .map(|arg| redact_argument(&arg.to_string_lossy()))
+                .collect();
             commands::run::execute(args, command_line).map(|end| match end {
                 RunEnd::Complete => 0,
                 RunEnd::Interrupted => INTERRUPTED_EXIT_CODE,

@@ -662,3 +662,111 @@ fn mariadb_teardown_by_ownership() {
         .assert()
         .success();
 }
+
+/// A listener that accepts connections (the kernel does, into its backlog) and never says a
+/// word: connecting gives up after --connect-timeout with a clear message, for every flavour
+/// and for setup as for runs.
+#[test]
+fn a_server_that_never_answers_ends_the_command() {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    for scheme in ["postgres", "mysql"] {
+        let url = format!("{scheme}://root@127.0.0.1:{port}/test");
+        for command in [
+            vec!["run", "db", "-w", "1", "--target", &url],
+            vec!["db", "setup", "--target", &url],
+            vec!["db", "teardown", "--target", &url],
+        ] {
+            let started = std::time::Instant::now();
+            corescale()
+                .args(&command)
+                .args(["--connect-timeout", "1s"])
+                .timeout(Duration::from_secs(30))
+                .assert()
+                .code(1)
+                .stderr(contains("within 1s"));
+            assert!(
+                started.elapsed() < Duration::from_secs(20),
+                "{command:?} took {:?}",
+                started.elapsed()
+            );
+        }
+    }
+    drop(listener);
+}
+
+/// A MariaDB user of its own whose password holds URL characters: percent-encoded in the URL
+/// it connects, and neither the URL nor the error ever shows it.
+#[test]
+fn mariadb_passwords_with_url_characters() {
+    let Some(url) = server("CORESCALE_TEST_MYSQL") else {
+        return;
+    };
+    use mysql::prelude::Queryable;
+    let _server = exclusive();
+    let password = "Pl+us%2F/sl?q#h&a:c@t 5";
+    let pool = mysql::Pool::new(url.as_str()).unwrap();
+    let mut admin = pool.get_conn().unwrap();
+    admin
+        .query_drop("DROP USER IF EXISTS 'corescale_pw'@'127.0.0.1'")
+        .unwrap();
+    admin
+        // CREATE USER takes no bound values; the constant holds no quote or backslash.
+        .query_drop(format!(
+            "CREATE USER 'corescale_pw'@'127.0.0.1' IDENTIFIED BY '{password}'"
+        ))
+        .unwrap();
+    admin
+        .query_drop("GRANT ALL ON test.* TO 'corescale_pw'@'127.0.0.1'")
+        .unwrap();
+    let encoded =
+        percent_encoding::utf8_percent_encode(password, percent_encoding::NON_ALPHANUMERIC);
+    let with_password = format!("mysql://corescale_pw:{encoded}@127.0.0.1:3306/test");
+    corescale()
+        .args([
+            "db",
+            "setup",
+            "--target",
+            &with_password,
+            "--schemas",
+            "1",
+            "--scale",
+            "256",
+        ])
+        .assert()
+        .success()
+        .stdout(contains("Pl%2Bus").not());
+    let bare = "mysql://corescale_pw@127.0.0.1:3306/test";
+    corescale()
+        .args([
+            "run",
+            "db",
+            "-w",
+            "1",
+            "--duration",
+            "200ms",
+            "--repeat",
+            "1",
+            "-q",
+        ])
+        .args(["--target", bare])
+        .env("CORESCALE_DB_PASSWORD", password)
+        .assert()
+        .success();
+    corescale()
+        .args(["run", "db", "-w", "1", "--target", bare])
+        .env("CORESCALE_DB_PASSWORD", "Wrong-Guess-9")
+        .assert()
+        .code(1)
+        .stderr(contains("access denied"))
+        .stderr(contains("Wrong-Guess-9").not());
+    corescale()
+        .args(["db", "teardown", "--target", bare])
+        .env("CORESCALE_DB_PASSWORD", password)
+        .assert()
+        .success()
+        .stdout(contains("corescale_t0"));
+    admin
+        .query_drop("DROP USER 'corescale_pw'@'127.0.0.1'")
+        .unwrap();
+}

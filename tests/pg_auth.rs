@@ -15,11 +15,17 @@ use common::{corescale, variable_or_skip};
 use predicates::prelude::*;
 use predicates::str::contains;
 
-/// Roles, their authentication method and password.
-const ROLES: [(&str, &str, &str); 3] = [
+/// Roles, their authentication method and password. The last password holds every
+/// character that means something in a URL, and a literal `%2F`.
+const ROLES: [(&str, &str, &str); 4] = [
     ("corescale_plain", "password", "plain-Secret-1"),
     ("corescale_md5", "md5", "md5-Secret-2"),
     ("corescale_scram", "scram-sha-256", "scram-Secret-3"),
+    (
+        "corescale_special",
+        "scram-sha-256",
+        "Pl+us%2F/sl?q#h&a:c@t 5",
+    ),
 ];
 
 /// A role that may log in but owns no schema and, as PostgreSQL 15 has it, may not create
@@ -156,9 +162,12 @@ impl PrivateCluster {
         );
     }
 
+    /// The role's URL, its password percent-encoded as URLs require.
     fn url(&self, role: &str, password: &str) -> String {
+        let encoded =
+            percent_encoding::utf8_percent_encode(password, percent_encoding::NON_ALPHANUMERIC);
         format!(
-            "postgres://{role}:{password}@127.0.0.1:{}/postgres",
+            "postgres://{role}:{encoded}@127.0.0.1:{}/postgres",
             self.port
         )
     }
@@ -242,4 +251,105 @@ fn a_user_without_privileges_is_told_what_is_missing() {
         .stderr(contains("permission denied"))
         .stderr(contains("needs CREATE"))
         .stderr(contains(password).not());
+}
+
+#[test]
+fn passwords_with_url_characters_work_and_never_show() {
+    let Some(bindir) = variable_or_skip("CORESCALE_TEST_PG_BINDIR") else {
+        return;
+    };
+    let cluster = PrivateCluster::start(&bindir);
+    let (role, _, password) = ROLES[3];
+    let bare = format!("postgres://{role}@127.0.0.1:{}/postgres", cluster.port);
+    // From the environment, as it is.
+    corescale()
+        .args([
+            "db",
+            "setup",
+            "--target",
+            &bare,
+            "--schemas",
+            "1",
+            "--scale",
+            "256",
+        ])
+        .env("CORESCALE_DB_PASSWORD", password)
+        .assert()
+        .success();
+    // Percent-encoded in the URL: `+` stays `+`, `%2B`-style escapes decode once.
+    corescale()
+        .args([
+            "run",
+            "db",
+            "-w",
+            "1",
+            "--duration",
+            "200ms",
+            "--repeat",
+            "1",
+            "-q",
+        ])
+        .arg("--target")
+        .arg(cluster.url(role, password))
+        .env_remove("CORESCALE_DB_PASSWORD")
+        .assert()
+        .success()
+        .stderr(contains("warning: a password on the command line"))
+        .stderr(contains("Pl+us").not());
+    // Written raw, the URL does not parse: the error hides everything before the last @.
+    let raw = format!(
+        "postgres://{role}:{password}@127.0.0.1:{}/postgres",
+        cluster.port
+    );
+    corescale()
+        .args(["run", "db", "-w", "1", "--target", &raw])
+        .assert()
+        .code(2)
+        .stderr(contains("Pl+us").not())
+        .stderr(contains("sl?q").not())
+        .stderr(contains("CORESCALE_DB_PASSWORD"));
+    // libpq's ?password= is refused, naming the safe ways.
+    corescale()
+        .args(["run", "db", "-w", "1", "--target"])
+        .arg(format!("{bare}?password=visible-Secret"))
+        .assert()
+        .code(2)
+        .stderr(contains("--password-prompt"))
+        .stderr(contains("visible-Secret").not());
+    // While a run is under way, `ps` (the process's cmdline) shows no password.
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("ps.json");
+    let url = cluster.url(role, password);
+    let args = [
+        "run",
+        "db",
+        "--target",
+        &url,
+        "--sweep",
+        "1,2",
+        "--duration",
+        "500ms",
+        "--repeat",
+        "2",
+        "-q",
+    ];
+    let child = common::spawn_until_first_level(&args, &json);
+    let cmdline = std::fs::read(format!("/proc/{}/cmdline", child.id())).unwrap();
+    let shown = String::from_utf8_lossy(&cmdline).replace('\0', " ");
+    let output = child.wait_with_output().unwrap();
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert!(
+        shown.contains(&format!("{role}:***@127.0.0.1")),
+        "ps shows {shown}"
+    );
+    assert!(!shown.contains("Pl%2Bus"), "ps shows {shown}");
+    let stored = std::fs::read_to_string(&json).unwrap();
+    assert!(
+        !stored.contains("Pl%2Bus") && !stored.contains("Pl+us"),
+        "{stored}"
+    );
 }

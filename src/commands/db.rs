@@ -3,16 +3,15 @@
 use anyhow::{Context, Result};
 use indicatif::{ProgressBar, ProgressStyle};
 
-use crate::cli::{DbCommand, DbTargetArgs};
+use crate::cli::DbCommand;
 use crate::workload::db::catalog::{self, Teardown};
 use crate::workload::db::connect;
-use crate::workload::db::target::Target;
 
 pub fn execute(command: &DbCommand) -> Result<()> {
     match command {
         DbCommand::Setup(args) => {
             let rows = args.rows()?;
-            let target = open(&args.target)?;
+            let target = args.target.open()?;
             let database = connect(&target)?;
             let bar = ProgressBar::new(args.schemas * rows);
             bar.set_style(
@@ -40,7 +39,7 @@ pub fn execute(command: &DbCommand) -> Result<()> {
             Ok(())
         }
         DbCommand::Teardown(args) => {
-            let target = open(args)?;
+            let target = args.open()?;
             let Teardown {
                 dropped,
                 left_alone,
@@ -67,8 +66,4 @@ pub fn execute(command: &DbCommand) -> Result<()> {
             Ok(())
         }
     }
-}
-
-fn open(args: &DbTargetArgs) -> Result<Target> {
-    Target::parse(&args.target)?.with_password(args.password_prompt)
 }

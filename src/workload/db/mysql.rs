@@ -11,7 +11,7 @@ use mysql::prelude::Queryable;
 use mysql::{Conn, Opts, OptsBuilder, Statement};
 
 use super::catalog::{CATALOG_TABLE, LOADING, LOCK_NAME, ObjectKind, Owned, READY, SetupRecord};
-use super::target::Target;
+use super::target::{Target, within};
 use super::{
     Database, DbCounters, DbSession, PREFIX, PreparedStatements, mean_of_samples, quote_backtick,
     sample_keys, table_name,
@@ -63,10 +63,33 @@ fn connect(target: &Target) -> Result<Conn> {
         .tcp_port(target.port().unwrap_or(3306))
         .user(Some(target.user()))
         .pass(target.password())
-        .db_name(Some(target.database()));
-    Conn::new(Opts::from(options)).map_err(|error| {
-        anyhow!("cannot connect to {target}: {error} (is the server running and the URL right?)")
+        .db_name(Some(target.database()))
+        .tcp_connect_timeout(Some(target.connect_timeout))
+        .read_timeout(target.answer_timeout)
+        .write_timeout(target.answer_timeout);
+    let shown = target.clone();
+    // The handshake waits on the server's greeting, which the connect timeout does not cover.
+    within(target, move || {
+        Conn::new(Opts::from(options)).map_err(|error| connect_error(error, &shown))
     })
+}
+
+/// Why a connection failed, in words: the server's refusal or the network's.
+fn connect_error(error: mysql::Error, target: &Target) -> anyhow::Error {
+    match &error {
+        mysql::Error::MySqlError(server) if server.code == 1045 => anyhow!(
+            "cannot connect to {target}: access denied for this user and password (MySQL error 1045: {})",
+            server.message
+        ),
+        mysql::Error::MySqlError(server) => anyhow!(
+            "cannot connect to {target}: the server refused (MySQL error {}: {})",
+            server.code,
+            server.message
+        ),
+        _ => anyhow!(
+            "cannot connect to {target}: {error} (is the server running and the URL right?)"
+        ),
+    }
 }
 
 fn describe(error: mysql::Error, target: &Target) -> anyhow::Error {

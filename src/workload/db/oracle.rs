@@ -10,7 +10,7 @@ use oracle::sql_type::OracleType;
 use oracle::{Connection, Statement};
 
 use super::catalog::{CATALOG_TABLE, LOADING, LOCK_NAME, ObjectKind, Owned, READY, SetupRecord};
-use super::target::Target;
+use super::target::{Target, within};
 use super::{
     Database, DbCounters, DbSession, PreparedStatements, mean_of_samples, quote_double,
     sample_keys, table_name,
@@ -36,9 +36,12 @@ impl Oracle {
 fn connect(target: &Target) -> Result<Connection> {
     let port = target.port().unwrap_or(1521);
     let easy_connect = format!("//{}:{port}/{}", target.host(), target.database());
-    let password = target.password().unwrap_or_default();
-    Connection::connect(target.user(), password, easy_connect).map_err(|error| {
-        anyhow!("cannot connect to {target}: {error} (is the listener up, the service right, and Oracle Instant Client installed?)")
+    let (user, password) = (target.user(), target.password().unwrap_or_default());
+    let shown = target.clone();
+    within(target, move || {
+        Connection::connect(user, password, easy_connect).map_err(|error| {
+            anyhow!("cannot connect to {shown}: {error} (is the listener up, the service right, and Oracle Instant Client installed?)")
+        })
     })
 }
 

@@ -6,8 +6,9 @@
 
 use std::collections::VecDeque;
 use std::io::{Read, Write};
-use std::net::TcpStream;
+use std::net::{TcpStream, ToSocketAddrs};
 use std::os::unix::net::UnixStream;
+use std::time::Duration;
 
 use anyhow::{Result, anyhow, bail};
 use bytes::{BufMut, BytesMut};
@@ -42,13 +43,43 @@ impl Stream {
                 Stream::Unix(UnixStream::connect(format!("{directory}/.s.PGSQL.{port}"))?)
             }
             None => {
-                let stream = TcpStream::connect((target.host(), port))?;
+                let mut last_error = None;
+                let mut connected = None;
+                for address in (target.host(), port).to_socket_addrs()? {
+                    match TcpStream::connect_timeout(&address, target.connect_timeout) {
+                        Ok(stream) => {
+                            connected = Some(stream);
+                            break;
+                        }
+                        Err(error) => last_error = Some(error),
+                    }
+                }
+                let stream = connected.ok_or_else(|| {
+                    last_error.unwrap_or_else(|| {
+                        std::io::Error::new(std::io::ErrorKind::NotFound, "no address")
+                    })
+                })?;
                 // Batches go out whole; Nagle would hold the next one back.
                 stream.set_nodelay(true)?;
                 Stream::Tcp(stream)
             }
         };
+        // Until the server is ready, the connect timeout bounds every wait.
+        stream.set_timeouts(Some(target.connect_timeout))?;
         Ok(stream)
+    }
+
+    fn set_timeouts(&self, timeout: Option<Duration>) -> std::io::Result<()> {
+        match self {
+            Stream::Tcp(stream) => {
+                stream.set_read_timeout(timeout)?;
+                stream.set_write_timeout(timeout)
+            }
+            Stream::Unix(stream) => {
+                stream.set_read_timeout(timeout)?;
+                stream.set_write_timeout(timeout)
+            }
+        }
     }
 }
 
@@ -117,6 +148,8 @@ pub struct WireSession {
     in_flight: VecDeque<usize>,
     /// Answers read early (before a statement outside the pipeline), not yet returned.
     unclaimed: Answered,
+    /// The limit on one wait for the server.
+    timeout: Option<Duration>,
 }
 
 impl WireSession {
@@ -138,16 +171,20 @@ impl WireSession {
             unsent: 0,
             in_flight: VecDeque::new(),
             unclaimed: Answered::default(),
+            timeout: Some(target.connect_timeout),
         };
+        let (user, database) = (target.user(), target.database());
         let parameters = [
-            ("user", target.user()),
-            ("database", target.database()),
+            ("user", user.as_str()),
+            ("database", database.as_str()),
             ("application_name", "corescale"),
         ];
         frontend::startup_message(parameters, &mut session.outgoing)?;
         session.send()?;
         session.authenticate()?;
         session.until_ready()?;
+        session.stream.set_timeouts(target.answer_timeout)?;
+        session.timeout = target.answer_timeout;
         Ok(session)
     }
 
@@ -413,10 +450,25 @@ impl WireSession {
         }
     }
 
+    /// An I/O failure in words: a wait that hit its limit says so.
+    fn failure(&self, error: std::io::Error) -> anyhow::Error {
+        match error.kind() {
+            std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut => anyhow!(
+                "{}: the server did not answer within {} (stalled or overloaded?)",
+                self.target,
+                self.timeout.map_or_else(
+                    || "its limit".to_string(),
+                    |limit| humantime::format_duration(limit).to_string()
+                )
+            ),
+            _ => anyhow!("{}: the connection failed: {error}", self.target),
+        }
+    }
+
     fn send(&mut self) -> Result<()> {
-        self.stream
-            .write_all(&self.outgoing)
-            .map_err(|error| anyhow!("{}: the connection failed: {error}", self.target))?;
+        if let Err(error) = self.stream.write_all(&self.outgoing) {
+            return Err(self.failure(error));
+        }
         self.outgoing.clear();
         Ok(())
     }
@@ -427,10 +479,10 @@ impl WireSession {
                 return Ok(message);
             }
             let mut chunk = [0u8; READ_CHUNK];
-            let read = self
-                .stream
-                .read(&mut chunk)
-                .map_err(|error| anyhow!("{}: the connection failed: {error}", self.target))?;
+            let read = match self.stream.read(&mut chunk) {
+                Ok(read) => read,
+                Err(error) => return Err(self.failure(error)),
+            };
             if read == 0 {
                 bail!("{}: the server closed the connection", self.target);
             }

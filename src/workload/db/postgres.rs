@@ -10,7 +10,7 @@ use postgres::{Client, NoTls};
 
 use super::catalog::{CATALOG_TABLE, ObjectKind, Owned, PG_LOCK_KEY, READY, SetupRecord};
 use super::pg_wire::{ServerError, WireSession};
-use super::target::Target;
+use super::target::{Target, within};
 use super::{
     Answered, Database, DbCounters, DbSession, PREFIX, PlannedStatement, loop_function,
     mean_of_samples, quote_double, sample_keys, table_name,
@@ -36,8 +36,9 @@ fn connect(target: &Target) -> Result<Client> {
     let mut config = postgres::Config::new();
     config
         .host(target.host())
-        .user(target.user())
-        .dbname(target.database());
+        .user(&target.user())
+        .dbname(&target.database())
+        .connect_timeout(target.connect_timeout);
     config.application_name("corescale");
     if let Some(port) = target.port() {
         config.port(port);
@@ -45,19 +46,24 @@ fn connect(target: &Target) -> Result<Client> {
     if let Some(password) = target.password() {
         config.password(password);
     }
-    config.connect(NoTls).map_err(|error| {
-        let reason = match std::error::Error::source(&error) {
-            Some(source) if error.as_db_error().is_none() => format!("{error}: {source}"),
-            _ => server_message(&error),
-        };
-        let hint = if error.as_db_error().is_some() {
-            ""
-        } else if target.password().is_none() && reason.contains("password") {
-            " (give the password in the URL, in CORESCALE_DB_PASSWORD or with --password-prompt)"
-        } else {
-            " (is the server running and the URL right?)"
-        };
-        anyhow!("cannot connect to {target}: {reason}{hint}")
+    let shown = target.clone();
+    // The driver's own timeout covers the TCP connect only, not the handshake.
+    within(target, move || {
+        config.connect(NoTls).map_err(|error| {
+            let target = shown;
+            let reason = match std::error::Error::source(&error) {
+                Some(source) if error.as_db_error().is_none() => format!("{error}: {source}"),
+                _ => server_message(&error),
+            };
+            let hint = if error.as_db_error().is_some() {
+                ""
+            } else if target.password().is_none() && reason.contains("password") {
+                " (give the password in CORESCALE_DB_PASSWORD or with --password-prompt)"
+            } else {
+                " (is the server running and the URL right?)"
+            };
+            anyhow!("cannot connect to {target}: {reason}{hint}")
+        })
     })
 }
 
@@ -224,9 +230,13 @@ impl Database for Postgres {
     fn open_session(&self) -> Result<Box<dyn DbSession>> {
         let mut wire = WireSession::connect(&self.target)?;
         // An index range scan visiting one heap block per row, planned once: the SLOB method.
-        wire.simple(
-            "SET enable_bitmapscan = off; SET enable_seqscan = off; SET plan_cache_mode = force_generic_plan",
-        )
+        let statement_timeout = self
+            .target
+            .answer_timeout
+            .map_or(0, |limit| limit.as_millis());
+        wire.simple(&format!(
+            "SET enable_bitmapscan = off; SET enable_seqscan = off; SET plan_cache_mode = force_generic_plan; SET statement_timeout = {statement_timeout}"
+        ))
         .map_err(|error| describe_wire(error, &self.target))?;
         Ok(Box::new(PostgresSession {
             wire,

@@ -2,6 +2,7 @@
 //! environment variable or a prompt, and redacted wherever a URL is shown or stored.
 
 use std::fmt;
+use std::time::Duration;
 
 use anyhow::{Context, Result, bail};
 use url::Url;
@@ -18,16 +19,31 @@ pub enum Flavour {
     Oracle,
 }
 
+/// How long connecting may take before corescale gives up on a server.
+pub const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+
 /// A parsed target URL. Its Display never shows the password.
 #[derive(Clone)]
 pub struct Target {
     pub flavour: Flavour,
     url: Url,
+    /// Decoded, from the URL, the environment or the prompt; never shown.
+    password: Option<String>,
+    /// Limit on establishing a connection, handshake and authentication included.
+    pub connect_timeout: Duration,
+    /// Limit on waiting for one answer once connected (None: wait as long as it takes, as
+    /// setup's loads and index builds may).
+    pub answer_timeout: Option<Duration>,
 }
 
 impl fmt::Display for Target {
     fn fmt(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
-        formatter.write_str(&redact(self.url.as_str()))
+        let mut shown = self.url.clone();
+        if self.password.is_some() {
+            // A URL with a user accepts any password text.
+            let _ = shown.set_password(Some("***"));
+        }
+        formatter.write_str(shown.as_str())
     }
 }
 
@@ -42,8 +58,8 @@ impl Target {
     pub fn parse(text: &str) -> Result<Self, UsageError> {
         let url = Url::parse(text).map_err(|error| {
             UsageError::new(format!(
-                "--target '{}' is not a URL ({error}): use e.g. postgres://user@127.0.0.1:5432/test",
-                redact(text)
+                "--target '{}' is not a URL ({error}): use e.g. postgres://user@127.0.0.1:5432/test, with special characters in the password written as %XX (or the password in {PASSWORD_VARIABLE})",
+                redact_argument(text)
             ))
         })?;
         let flavour = match url.scheme() {
@@ -52,16 +68,45 @@ impl Target {
             "oracle" => Flavour::Oracle,
             other => {
                 return Err(UsageError::new(format!(
-                    "--target scheme '{other}' is not supported: use postgres://, mysql://, mariadb:// or oracle://"
+                    "--target scheme '{}' is not supported: use postgres://, mysql://, mariadb:// or oracle://",
+                    printable(other)
                 )));
             }
         };
-        Ok(Self { flavour, url })
+        if url
+            .query_pairs()
+            .any(|(name, _)| name.eq_ignore_ascii_case("password"))
+        {
+            return Err(UsageError::new(format!(
+                "--target must not carry ?password=: set {PASSWORD_VARIABLE} or use --password-prompt"
+            )));
+        }
+        if url.host_str().is_none_or(str::is_empty) && flavour != Flavour::Postgres {
+            return Err(UsageError::new(format!(
+                "--target '{}' names no host: use e.g. mysql://root@127.0.0.1:3306/test",
+                redact_argument(text)
+            )));
+        }
+        let password = url.password().map(percent_decode);
+        Ok(Self {
+            flavour,
+            url,
+            password,
+            connect_timeout: DEFAULT_CONNECT_TIMEOUT,
+            answer_timeout: None,
+        })
+    }
+
+    /// Sets the limits on connecting and on waiting for an answer.
+    pub fn with_timeouts(mut self, connect: Duration, answer: Option<Duration>) -> Self {
+        self.connect_timeout = connect;
+        self.answer_timeout = answer;
+        self
     }
 
     /// Fills in a password from the environment or a prompt when the URL has none.
     pub fn with_password(mut self, prompt: bool) -> Result<Self> {
-        if self.url.password().is_some() {
+        if self.password.is_some() {
             return Ok(self);
         }
         let password = match std::env::var(PASSWORD_VARIABLE) {
@@ -72,24 +117,16 @@ impl Target {
             ),
             Err(_) => None,
         };
-        if let Some(password) = password
-            && self.url.set_password(Some(&password)).is_err()
-        {
-            bail!("{self} cannot carry a password");
-        }
+        self.password = password;
         Ok(self)
     }
 
-    pub fn url(&self) -> &Url {
-        &self.url
-    }
-
-    pub fn user(&self) -> &str {
-        self.url.username()
+    pub fn user(&self) -> String {
+        percent_decode(self.url.username())
     }
 
     pub fn password(&self) -> Option<String> {
-        self.url.password().map(percent_decode)
+        self.password.clone()
     }
 
     pub fn host(&self) -> &str {
@@ -109,8 +146,8 @@ impl Target {
     }
 
     /// The database (PostgreSQL, MySQL) or service (Oracle) name.
-    pub fn database(&self) -> &str {
-        self.url.path().trim_start_matches('/')
+    pub fn database(&self) -> String {
+        percent_decode(self.url.path().trim_start_matches('/'))
     }
 
     /// Whether the server runs on this host, so its processes' CPU time can be read.
@@ -120,33 +157,144 @@ impl Target {
     }
 }
 
+/// RFC 3986 percent-decoding: `%2B` is `+`, and `+` stays `+` (URLs are not form fields).
 fn percent_decode(text: &str) -> String {
-    url::form_urlencoded::parse(format!("p={text}").as_bytes())
-        .next()
-        .map_or_else(|| text.to_string(), |(_, value)| value.into_owned())
+    percent_encoding::percent_decode_str(text)
+        .decode_utf8_lossy()
+        .into_owned()
 }
 
-/// Replaces the password of every `scheme://user:password@` in `text` with `***`.
+/// Runs `connect` on a thread of its own and gives up after `timeout`: drivers whose
+/// handshake has no time limit of its own would otherwise hang on a server that accepts and
+/// never answers. The abandoned thread ends with the process.
+pub fn within<T: Send + 'static>(
+    target: &Target,
+    connect: impl FnOnce() -> Result<T> + Send + 'static,
+) -> Result<T> {
+    let (sender, receiver) = std::sync::mpsc::channel();
+    std::thread::Builder::new()
+        .name("corescale-connect".to_string())
+        .spawn(move || {
+            let _ = sender.send(connect());
+        })
+        .context("starting a thread to connect")?;
+    match receiver.recv_timeout(target.connect_timeout) {
+        Ok(outcome) => outcome,
+        Err(_) => bail!(
+            "cannot connect to {target}: no answer within {} (is the server running, and is this its port? --connect-timeout sets the limit)",
+            humantime::format_duration(target.connect_timeout)
+        ),
+    }
+}
+
+/// Text with control characters shown as escapes, for quoting input in messages.
+fn printable(text: &str) -> String {
+    text.chars().flat_map(char::escape_debug).take(80).collect()
+}
+
+/// Hides the secrets of every URL in free text: for each `scheme://`, the password between
+/// the user and the last `@` of the word (so a raw `/`, `?` or `#` in the password hides too),
+/// and the value of any `password=` parameter.
 pub fn redact(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     let mut rest = text;
     while let Some(start) = rest.find("://") {
         let (before, after) = rest.split_at(start + 3);
         out.push_str(before);
-        let authority_end = after.find(['/', '?', '#']).unwrap_or(after.len());
-        let authority = &after[..authority_end];
-        match (authority.rfind('@'), authority.find(':')) {
-            (Some(at), Some(colon)) if colon < at => {
-                out.push_str(&authority[..colon]);
-                out.push_str(":***");
-                out.push_str(&authority[at..]);
-            }
-            _ => out.push_str(authority),
-        }
-        rest = &after[authority_end..];
+        let end = after
+            .find(|c: char| c.is_whitespace() || matches!(c, '\'' | '"' | '`' | ')' | '>'))
+            .unwrap_or(after.len());
+        out.push_str(&redact_word(&after[..end]));
+        rest = &after[end..];
     }
     out.push_str(rest);
     out
+}
+
+/// [`redact`] for one command-line argument: the whole argument is one URL, spaces and all.
+pub fn redact_argument(argument: &str) -> String {
+    match argument.find("://") {
+        Some(start) => {
+            let (before, after) = argument.split_at(start + 3);
+            format!("{before}{}", redact_word(after))
+        }
+        None => argument.to_string(),
+    }
+}
+
+/// The part of a URL after `://`, its password and `password=` values replaced by `***`.
+fn redact_word(word: &str) -> String {
+    let mut shown = match word.rfind('@') {
+        Some(at) => {
+            let userinfo = &word[..at];
+            match userinfo.find(':') {
+                Some(colon) => format!("{}:***{}", &userinfo[..colon], &word[at..]),
+                None => word.to_string(),
+            }
+        }
+        None => word.to_string(),
+    };
+    let lower = shown.to_ascii_lowercase();
+    if let Some(position) = lower.find("password=") {
+        let value = position + "password=".len();
+        let end = shown[value..]
+            .find('&')
+            .map_or(shown.len(), |end| value + end);
+        shown.replace_range(value..end, "***");
+    }
+    shown
+}
+
+/// Whether an argument carries a password that [`redact_argument`] hides.
+pub fn carries_password(argument: &str) -> bool {
+    redact_argument(argument) != argument
+}
+
+/// Overwrites passwords in this process's own argument memory (what `ps` and
+/// /proc/PID/cmdline show), as the mysql and psql clients do: each argument that carries one
+/// is rewritten redacted, padded with NULs to its old length. Returns whether any was found.
+/// Best effort: a kernel that refuses writes to /proc/self/mem leaves the arguments as they
+/// were, and the error says so.
+pub fn hide_passwords_from_ps() -> Result<bool> {
+    use std::io::{Seek, SeekFrom, Write};
+    let cmdline = std::fs::read("/proc/self/cmdline").context("reading /proc/self/cmdline")?;
+    let stat = std::fs::read_to_string("/proc/self/stat").context("reading /proc/self/stat")?;
+    // Fields after the command name (which may hold spaces): arg_start is field 48.
+    let fields: Vec<&str> = stat
+        .rsplit_once(')')
+        .map(|(_, rest)| rest.split_whitespace().collect())
+        .unwrap_or_default();
+    let arg_start: u64 = fields
+        .get(45)
+        .and_then(|field| field.parse().ok())
+        .context("no arg_start in /proc/self/stat")?;
+    let mut found = false;
+    let mut memory = None;
+    let mut offset = 0u64;
+    for argument in cmdline.split(|byte| *byte == 0) {
+        let text = String::from_utf8_lossy(argument);
+        if carries_password(&text) {
+            found = true;
+            let mut replacement = redact_argument(&text).into_bytes();
+            if replacement.len() <= argument.len() {
+                replacement.resize(argument.len(), 0);
+                if memory.is_none() {
+                    memory = Some(
+                        std::fs::OpenOptions::new()
+                            .write(true)
+                            .open("/proc/self/mem")
+                            .context("opening /proc/self/mem to hide the password")?,
+                    );
+                }
+                let file = memory.as_mut().expect("opened just now");
+                file.seek(SeekFrom::Start(arg_start + offset))
+                    .and_then(|_| file.write_all(&replacement))
+                    .context("hiding the password in the process's arguments")?;
+            }
+        }
+        offset += argument.len() as u64 + 1;
+    }
+    Ok(found)
 }
 
 #[cfg(test)]
@@ -163,6 +311,19 @@ mod tests {
             redact("oracle://u:p%40ss@host:1521/svc"),
             "oracle://u:***@host:1521/svc"
         );
+        // Raw characters that end a URL's authority still hide: everything up to the last @.
+        for raw in ["a/b", "a?b", "a#b", "a@b", "a:b"] {
+            let text = format!("error: 'postgres://u:{raw}@h:5432/db' is bad");
+            assert_eq!(redact(&text), "error: 'postgres://u:***@h:5432/db' is bad");
+            assert_eq!(
+                redact_argument(&format!("postgres://u:{raw} x@h/db")),
+                "postgres://u:***@h/db"
+            );
+        }
+        assert_eq!(
+            redact("postgres://u@h/db?sslmode=require&password=hunter2&x=1"),
+            "postgres://u@h/db?sslmode=require&password=***&x=1"
+        );
         let target = Target::parse("mariadb://root:pw@127.0.0.1:3306/test").unwrap();
         assert_eq!(target.flavour, Flavour::MySql);
         assert_eq!(target.to_string(), "mariadb://root:***@127.0.0.1:3306/test");
@@ -173,5 +334,32 @@ mod tests {
         assert_eq!(target.password().as_deref(), Some("pw"));
         assert!(target.is_local());
         assert!(Target::parse("redis://x").is_err());
+    }
+
+    #[test]
+    fn user_password_and_database_are_percent_decoded_as_urls_are() {
+        let target = Target::parse("postgres://b%C3%B6b:a+b%2Bc%25d%26e@h/my%20db").unwrap();
+        assert_eq!(target.user(), "b\u{f6}b");
+        assert_eq!(target.password().as_deref(), Some("a+b+c%d&e"));
+        assert_eq!(target.database(), "my db");
+        // A password from the environment or prompt is kept as it is and never shown.
+        let mut target = Target::parse("postgres://u@h/db").unwrap();
+        target.password = Some("p/?#&+%2F @:x".to_string());
+        assert_eq!(target.password().as_deref(), Some("p/?#&+%2F @:x"));
+        assert_eq!(target.to_string(), "postgres://u:***@h/db");
+    }
+
+    #[test]
+    fn a_password_parameter_is_refused_without_showing_it() {
+        let error = Target::parse("postgres://u@h/db?password=hunter2")
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(error.contains(PASSWORD_VARIABLE), "{error}");
+        assert!(!error.contains("hunter2"), "{error}");
+        for text in ["mysql://u:se/cret@h:33x06/db", "mysql://u:se cret@/db"] {
+            let error = Target::parse(text).err().unwrap().to_string();
+            assert!(!error.contains("cret"), "{error}");
+        }
     }
 }
