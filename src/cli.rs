@@ -240,7 +240,7 @@ pub struct RunArgs {
 
     /// Number of concurrent workers: one level, or the top of --full.
     #[arg(short = 'w', long = "workers", visible_alias = "num_workers", value_name = "N",
-          value_parser = clap::value_parser!(u64).range(1..))]
+          value_parser = parse_workers)]
     pub workers: Option<u64>,
 
     /// Measure every level from 1 to --workers (default: the logical CPU count).
@@ -282,7 +282,7 @@ pub struct RunArgs {
     pub duration: Option<Duration>,
 
     /// Bytes per array for memory and bandwidth (default 4x the last-level cache). Suffixes K, M, G.
-    #[arg(long, value_name = "SIZE", value_parser = parse_size)]
+    #[arg(long, value_name = "SIZE", value_parser = parse_array_size)]
     pub array_size: Option<u64>,
 
     /// lio/pio: rows (one-row blocks) per schema, as a count (8192) or a size (64M). Default:
@@ -330,7 +330,7 @@ pub struct RunArgs {
 
     /// lio/pio: block size (default 8K).
     #[arg(long, value_name = "SIZE", help_heading = "lio and pio (SLOB method)",
-          value_parser = parse_size)]
+          value_parser = parse_block_size)]
     pub block_size: Option<u64>,
 
     /// pio: buffer cache size (default 10% of the data), e.g. 32M.
@@ -470,6 +470,13 @@ impl RunArgs {
             ),
             Some(text) => Some(parse_size(text).map_err(UsageError::new)? / block),
         };
+        if let Some(rows) = rows
+            && rows > MAX_ROWS_PER_SCHEMA
+        {
+            return Err(UsageError::new(format!(
+                "--scale gives {rows} rows per schema: at most {MAX_ROWS_PER_SCHEMA} (2^32)"
+            )));
+        }
         let kind = self.workload_kind();
         let slob_only = [
             (self.scale.is_some(), "--scale"),
@@ -551,6 +558,52 @@ fn parse_size(text: &str) -> Result<u64, String> {
     parse_with_suffix(text, 1024)
 }
 
+/// Most workers in one level, even with --force: each is a thread with its own stack.
+pub const MAX_WORKERS: u64 = 4096;
+/// Most rows per lio/pio schema, so sizes stay far from 64-bit overflow.
+pub const MAX_ROWS_PER_SCHEMA: u64 = 1 << 32;
+/// Range of --array-size: a few pages, up to 1 TiB per array.
+const ARRAY_BYTES: std::ops::RangeInclusive<u64> = 4096..=(1 << 40);
+/// Range of --block-size: the block sizes databases use.
+const BLOCK_BYTES: std::ops::RangeInclusive<u64> = 512..=(64 << 10);
+
+/// A worker count: at least 1, at most [`MAX_WORKERS`].
+pub fn parse_workers(text: &str) -> Result<u64, String> {
+    let workers: u64 = text
+        .trim()
+        .parse()
+        .map_err(|_| format!("'{text}' is not a worker count: use a whole number such as 8"))?;
+    match workers {
+        0 => Err("a load level needs at least 1 worker".to_string()),
+        1..=MAX_WORKERS => Ok(workers),
+        _ => Err(format!(
+            "{workers} workers is more than corescale runs in one level (at most {MAX_WORKERS})"
+        )),
+    }
+}
+
+fn parse_array_size(text: &str) -> Result<u64, String> {
+    let bytes = parse_size(text)?;
+    if ARRAY_BYTES.contains(&bytes) {
+        Ok(bytes)
+    } else {
+        Err(format!(
+            "'{text}' is outside the array sizes corescale allocates: use 4K to 1T"
+        ))
+    }
+}
+
+fn parse_block_size(text: &str) -> Result<u64, String> {
+    let bytes = parse_size(text)?;
+    if BLOCK_BYTES.contains(&bytes) && bytes.is_power_of_two() {
+        Ok(bytes)
+    } else {
+        Err(format!(
+            "'{text}' is not a block size: use a power of two from 512 to 64K, e.g. 8K"
+        ))
+    }
+}
+
 fn parse_with_suffix(text: &str, base: u64) -> Result<u64, String> {
     let trimmed = text.trim().trim_end_matches(['B', 'b', 'i']);
     let (digits, power) = match trimmed.chars().last() {
@@ -593,5 +646,29 @@ mod tests {
         assert!(parse_percent("0").is_err());
         assert_eq!(parse_duration("10s"), Ok(Duration::from_secs(10)));
         assert!(parse_duration("1ms").is_err());
+        assert_eq!(parse_block_size("8K"), Ok(8192));
+        for bad in [
+            "0",
+            "8",
+            "16",
+            "24",
+            "100",
+            "511",
+            "128K",
+            "18446744073709551615",
+        ] {
+            assert!(parse_block_size(bad).is_err(), "{bad}");
+        }
+        assert_eq!(parse_array_size("1G"), Ok(1 << 30));
+        for bad in ["1", "4095", "2T", "18446744073709551615", "99999999999T"] {
+            assert!(parse_array_size(bad).is_err(), "{bad}");
+        }
+        assert_eq!(parse_workers("4096"), Ok(4096));
+        assert_eq!(
+            parse_workers("0"),
+            Err("a load level needs at least 1 worker".to_string())
+        );
+        assert!(parse_workers("4097").is_err());
+        assert!(parse_workers("18446744073709551615").is_err());
     }
 }

@@ -266,18 +266,38 @@ fn compact_pinning_records_the_cpus_used() {
 #[test]
 fn bad_input_is_a_one_line_usage_error() {
     let cases: &[(&[&str], &str)] = &[
-        (&["run", "-w", "0"], "0"),
+        (&["run", "-w", "0"], "at least 1 worker"),
         (&["run", "--sweep", "1,0"], "at least 1 worker"),
         (&["run", "--sweep", "1,x"], "not a worker count"),
+        (&["run", "--sweep", "1,-2"], "not a worker count"),
         (&["run", "disk"], "invalid value 'disk'"),
-        (&["run", "-w", "100000"], "add --force"),
+        (&["run", "-w", "100"], "add --force"),
+        (&["run", "-w", "100000", "--force"], "at most 4096"),
+        (
+            &["run", "--sweep", "18446744073709551615", "--force"],
+            "at most 4096",
+        ),
+        (
+            &["run", "memory", "--array-size", "18446744073709551615"],
+            "outside the array sizes",
+        ),
+        (&["run", "lio", "--block-size", "0"], "not a block size"),
+        (&["run", "lio", "--block-size", "8"], "not a block size"),
+        (&["run", "lio", "--block-size", "16"], "not a block size"),
+        (&["run", "lio", "--block-size", "24"], "not a block size"),
+        (&["run", "lio", "--block-size", "100"], "not a block size"),
+        (&["run", "lio", "--block-size", "1T"], "not a block size"),
+        (
+            &["run", "lio", "--scale", "99999999999999", "-w", "1"],
+            "at most 4294967296",
+        ),
         (&["run", "--precision", "abc"], "not a percentage"),
         (&["run", "--duration", "soon"], "not a duration"),
         (&["run", "-o", "results.txt"], "name it *.json or *.csv"),
         (&["run", "-o", "/no/such/dir/out.json"], "does not exist"),
         (
             &["run", "memory", "-w", "4", "--array-size", "64T"],
-            "--array-size",
+            "outside the array sizes",
         ),
         (&["run", "--frobnicate"], "unexpected argument"),
     ];
@@ -293,11 +313,66 @@ fn bad_input_is_a_one_line_usage_error() {
 #[test]
 fn the_memory_refusal_shows_the_numbers() {
     corescale()
-        .args(["run", "bandwidth", "-w", "2", "--array-size", "64T"])
+        .args(["run", "bandwidth", "-w", "2", "--array-size", "1T"])
         .assert()
         .code(2)
-        .stderr(contains("2 workers x 196608.00 GiB = 393216.00 GiB needed"))
+        .stderr(contains("2 workers x 3072.00 GiB = 6144.00 GiB needed"))
         .stderr(contains("available"));
+}
+
+/// Under `ulimit -v` the guard counts the address-space limit, not only /proc/meminfo, and
+/// says which limit refused; --force does not get past it.
+#[test]
+fn the_memory_guard_knows_the_process_limits() {
+    let binary = assert_cmd::cargo::cargo_bin("corescale");
+    for force in ["", "--force"] {
+        let output = std::process::Command::new("sh")
+            .arg("-c")
+            .arg(format!(
+                "ulimit -v 1000000 && exec '{}' run memory -w 1 --array-size 2G -q {force}",
+                binary.display()
+            ))
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(output.status.code(), Some(2), "{force}: {stderr}");
+        assert!(
+            stderr.contains("address-space limit (ulimit -v)"),
+            "{stderr}"
+        );
+    }
+}
+
+/// A worker thread that cannot be started (here: no address space left for its stack) ends
+/// the level with an error naming it; the workers already started are released, not hung.
+#[test]
+fn a_worker_thread_that_cannot_start_ends_the_run_cleanly() {
+    let binary = assert_cmd::cargo::cargo_bin("corescale");
+    let mut child = std::process::Command::new("sh")
+        .arg("-c")
+        .arg(format!(
+            "ulimit -v 600000 && exec '{}' run cpu -w 400 --force --job-size 1M --repeat 1 -q",
+            binary.display()
+        ))
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if std::time::Instant::now() > deadline {
+            child.kill().unwrap();
+            panic!("the run hung after a failed thread start");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    };
+    let mut stderr = String::new();
+    std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut stderr).unwrap();
+    assert_eq!(status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("starting worker thread"), "{stderr}");
+    assert!(!stderr.contains("panicked"), "{stderr}");
 }
 
 #[test]

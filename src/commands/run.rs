@@ -10,6 +10,7 @@ use crate::analysis::summary::summarize_document;
 use crate::cli::RunArgs;
 use crate::error::UsageError;
 use crate::host::counters::CounterStatus;
+use crate::host::memory_limit;
 use crate::host::pinning::{self, Pin};
 use crate::host::sysfs::FsRoot;
 use crate::host::{HostInfo, Topology};
@@ -169,30 +170,53 @@ fn new_document(
     }
 }
 
-/// Refuses allocations that would push the host into swap or the OOM killer.
+/// Refuses allocations that would push the host into swap or the OOM killer, or past the
+/// process's own limits (a container's memory cgroup, `ulimit -v`), where an allocation
+/// would abort the run. `--force` skips the safety margin, never a hard limit.
 fn check_memory(
     workload: &WorkloadInfo,
     workers: usize,
     host: &HostInfo,
     force: bool,
 ) -> Result<(), UsageError> {
-    let (Some(memory), false) = (&host.memory, force) else {
+    let Some(memory) = &host.memory else {
         return Ok(());
     };
     let needed = workload
         .bytes_per_worker
         .saturating_mul(workers as u64)
         .saturating_add(workload.shared_bytes);
-    let margin = (memory.total_bytes / 10).max(512 << 20);
-    let usable = memory.available_bytes.saturating_sub(margin);
+    let root = FsRoot::new("/");
+    let process_limit = [
+        memory_limit::cgroup_headroom(&root),
+        memory_limit::address_space_headroom(&root),
+    ]
+    .into_iter()
+    .flatten()
+    .min_by_key(|limit| limit.bytes);
+    let (usable, margin, source) = if force {
+        match process_limit {
+            Some(limit) => (limit.bytes, 0, limit.source),
+            None => return Ok(()),
+        }
+    } else {
+        let limit = memory_limit::allocatable(&root, memory.available_bytes);
+        let margin = (memory.total_bytes / 10).max(512 << 20);
+        (limit.bytes.saturating_sub(margin), margin, limit.source)
+    };
     if needed > usable {
         let shared = if workload.shared_bytes > 0 {
             format!(" + {} shared", gib(workload.shared_bytes))
         } else {
             String::new()
         };
+        let hint = if force {
+            "use a smaller --array-size or --scale, or fewer workers"
+        } else {
+            "use a smaller --array-size or --scale, fewer workers, or --force"
+        };
         return Err(UsageError::new(format!(
-            "{workers} workers x {}{shared} = {} needed, but only {} is available after a {} safety margin: use a smaller --array-size or --scale, fewer workers, or --force",
+            "{workers} workers x {}{shared} = {} needed, but {source} leaves only {} after a {} safety margin: {hint}",
             gib(workload.bytes_per_worker),
             gib(needed),
             gib(usable),

@@ -41,14 +41,14 @@ impl FromStr for SweepSpec {
             .split(',')
             .map(|part| {
                 let part = part.trim();
-                part.parse::<usize>().map_err(|_| {
-                    format!("'{part}' is not a worker count: use a list such as 1,2,4,8 or 'auto'")
-                })
+                if part.is_empty() || !part.bytes().all(|byte| byte.is_ascii_digit()) {
+                    return Err(format!(
+                        "'{part}' is not a worker count: use a list such as 1,2,4,8 or 'auto'"
+                    ));
+                }
+                crate::cli::parse_workers(part).map(|workers| workers as usize)
             })
             .collect::<Result<Vec<_>, _>>()?;
-        if counts.contains(&0) {
-            return Err("a load level needs at least 1 worker".to_string());
-        }
         Ok(Self::List(counts))
     }
 }

@@ -6,8 +6,8 @@
 //! barriers without working, so the others are never left waiting; the level then ends with
 //! the error and the levels before it are kept by the caller.
 
-use std::sync::Barrier;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Barrier, Condvar, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
 use anyhow::{Result, anyhow};
@@ -85,12 +85,14 @@ pub fn measure_level(
     let mut failure: Option<String> = None;
     let mut collected: Vec<WorkerNote> = Vec::new();
 
+    let gate = Gate::default();
     let measured = std::thread::scope(|scope| {
         for (worker, cpu) in placement.iter().copied().enumerate() {
             let context = WorkerContext {
                 worker,
                 cpu,
                 duration: settings.duration,
+                gate: &gate,
                 ready: &ready,
                 start: &start,
                 end: &end,
@@ -98,11 +100,20 @@ pub fn measure_level(
                 samples: sample_sender.clone(),
                 notes: note_sender.clone(),
             };
-            std::thread::Builder::new()
+            let spawned = std::thread::Builder::new()
                 .name(format!("worker-{worker}"))
-                .spawn_scoped(scope, move || run_worker(workload, context))
-                .expect("spawning a worker thread");
+                .spawn_scoped(scope, move || run_worker(workload, context));
+            if let Err(error) = spawned {
+                // The workers started so far are held at the gate: send them home.
+                gate.open(false);
+                failure = Some(format!(
+                    "starting worker thread {} of {workers}: {error} (a thread or memory limit: ulimit -u, pids.max?)",
+                    worker + 1
+                ));
+                return None;
+            }
         }
+        gate.open(true);
         let release = || {
             finished.store(true, Ordering::SeqCst);
             start.wait();
@@ -224,11 +235,41 @@ fn totals(level: &Level) -> LevelTotals {
     }
 }
 
+/// Holds started workers until every worker thread of the level exists, so a thread that
+/// cannot be started leaves nobody waiting at a barrier sized for all of them.
+#[derive(Default)]
+struct Gate {
+    decision: Mutex<Option<bool>>,
+    decided: Condvar,
+}
+
+impl Gate {
+    fn open(&self, go: bool) {
+        *self.decision.lock().unwrap_or_else(PoisonError::into_inner) = Some(go);
+        self.decided.notify_all();
+    }
+
+    /// Whether the level goes ahead.
+    fn wait(&self) -> bool {
+        let mut decision = self.decision.lock().unwrap_or_else(PoisonError::into_inner);
+        loop {
+            if let Some(go) = *decision {
+                return go;
+            }
+            decision = self
+                .decided
+                .wait(decision)
+                .unwrap_or_else(PoisonError::into_inner);
+        }
+    }
+}
+
 /// What one worker thread needs; everything it writes in the timed window is its own.
 struct WorkerContext<'a> {
     worker: usize,
     cpu: Option<usize>,
     duration: Option<Duration>,
+    gate: &'a Gate,
     ready: &'a Barrier,
     start: &'a Barrier,
     end: &'a Barrier,
@@ -238,6 +279,9 @@ struct WorkerContext<'a> {
 }
 
 fn run_worker(workload: &dyn Workload, context: WorkerContext<'_>) {
+    if !context.gate.wait() {
+        return;
+    }
     let note = |note| {
         let _ = context.notes.send(note);
     };

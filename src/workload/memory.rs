@@ -53,7 +53,10 @@ impl MemoryWorkload {
             "--array-size must be at least 4K (got {bytes} bytes)"
         );
         // A power of two lets the index be masked instead of divided.
-        let array_words = (bytes / 8).next_power_of_two() as usize;
+        let array_words = usize::try_from(bytes / 8)
+            .ok()
+            .and_then(usize::checked_next_power_of_two)
+            .ok_or_else(|| anyhow::anyhow!("--array-size {bytes} is too large"))?;
         Ok(Self {
             array_words,
             job_accesses: request.job_size.unwrap_or(DEFAULT_JOB_ACCESSES),

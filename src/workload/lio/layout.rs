@@ -49,7 +49,7 @@ impl Layout {
     }
 
     pub fn total_blocks(&self) -> u64 {
-        self.blocks_per_schema() * self.schemas
+        self.blocks_per_schema().saturating_mul(self.schemas)
     }
 
     pub fn block_bytes(&self) -> usize {

@@ -197,7 +197,9 @@ fn new_histogram() -> Histogram<u64> {
 impl Workload for LioWorkload {
     fn info(&self) -> WorkloadInfo {
         let layout = &self.layout;
-        let cache_bytes = self.cache_blocks() * layout.block_bytes() as u64;
+        let cache_bytes = self
+            .cache_blocks()
+            .saturating_mul(layout.block_bytes() as u64);
         let direct = self
             .options
             .physical
