@@ -15,7 +15,7 @@ use crate::host::pinning::{self, Pin};
 use crate::host::sysfs::FsRoot;
 use crate::host::{HostInfo, Topology};
 use crate::report::run_table;
-use crate::result::writer::{Output, write_all};
+use crate::result::writer::{Output, OutputLocks, write_all};
 use crate::result::{RunDocument, RunSettings, SCHEMA, Tool};
 use crate::sweep::plan::{LoadLevels, SweepSpec, plan};
 use crate::sweep::progress::Progress;
@@ -41,6 +41,7 @@ pub fn execute(args: &RunArgs, command_line: Vec<String>) -> Result<RunEnd> {
         .iter()
         .map(|path| Output::parse(path))
         .collect::<Result<Vec<_>, _>>()?;
+    let _locks = OutputLocks::acquire(&outputs)?;
     let largest = plan.iter().copied().max().unwrap_or(1);
     let request = WorkloadRequest {
         job_size: args.job_size(),

@@ -51,7 +51,7 @@ impl Output {
         })
     }
 
-    pub fn write(&self, document: &RunDocument) -> Result<()> {
+    pub fn stage(&self, document: &RunDocument) -> Result<Staged> {
         let bytes = match self.format {
             Format::Json => {
                 let mut text = serde_json::to_vec_pretty(document)?;
@@ -60,7 +60,7 @@ impl Output {
             }
             Format::Csv => csv_format::to_csv(document)?,
         };
-        write_atomically(&self.path, &bytes).with_context(|| {
+        stage(&self.path, &bytes).with_context(|| {
             format!(
                 "cannot write results to '{}' (is the disk full or read-only? free space or choose another --output)",
                 self.path.display()
@@ -76,23 +76,177 @@ fn parent_directory(path: &Path) -> &Path {
     }
 }
 
+/// The file that finally receives the bytes: a symlink's target (followed hop by hop), so
+/// a link stays a link and its target is what gets replaced.
+fn final_path(path: &Path) -> PathBuf {
+    let mut current = path.to_path_buf();
+    for _ in 0..40 {
+        match std::fs::symlink_metadata(&current) {
+            Ok(metadata) if metadata.file_type().is_symlink() => {
+                let Ok(target) = std::fs::read_link(&current) else {
+                    break;
+                };
+                current = parent_directory(&current).join(target);
+            }
+            _ => break,
+        }
+    }
+    current
+}
+
+/// The permissions a new file gets under this process's umask (rw for whom the umask allows).
+fn mode_under_umask() -> u32 {
+    let umask = std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|status| {
+            status
+                .lines()
+                .find_map(|line| line.strip_prefix("Umask:"))
+                .and_then(|value| u32::from_str_radix(value.trim(), 8).ok())
+        })
+        .unwrap_or(0o022);
+    0o666 & !umask
+}
+
+/// A written but not yet visible result: renamed into place by [`Staged::publish`].
+pub struct Staged {
+    temporary: Option<tempfile::NamedTempFile>,
+    path: PathBuf,
+}
+
+impl Staged {
+    pub fn publish(self) -> Result<()> {
+        if let Some(temporary) = self.temporary {
+            temporary.persist(&self.path)?;
+        }
+        Ok(())
+    }
+}
+
+/// Writes `bytes` to a temporary file beside `path`'s final target, synced, with the mode the
+/// umask gives new files; nothing is visible until [`Staged::publish`]. A path that is a
+/// device, FIFO or other non-regular file is written through at once instead (`--json
+/// /dev/stdout` must not replace the device with a file).
+pub fn stage(path: &Path, bytes: &[u8]) -> Result<Staged> {
+    let target = final_path(path);
+    if let Ok(metadata) = std::fs::metadata(&target)
+        && !metadata.is_file()
+    {
+        if metadata.is_dir() {
+            anyhow::bail!("'{}' is a directory", path.display());
+        }
+        let mut file = std::fs::OpenOptions::new().write(true).open(&target)?;
+        file.write_all(bytes)?;
+        file.flush()?;
+        return Ok(Staged {
+            temporary: None,
+            path: target,
+        });
+    }
+    let mut temporary = tempfile::Builder::new()
+        .prefix(".corescale-")
+        .tempfile_in(parent_directory(&target))?;
+    temporary.write_all(bytes)?;
+    // Temporary files are private (0600); results are ordinary files, as the umask says.
+    temporary
+        .as_file()
+        .set_permissions(std::fs::Permissions::from_mode(mode_under_umask()))?;
+    temporary.as_file().sync_all()?;
+    Ok(Staged {
+        temporary: Some(temporary),
+        path: target,
+    })
+}
+
 /// Writes to a temporary file beside `path`, syncs it and renames it over `path`. A kill in
 /// the middle can leave a `.corescale-*` file behind, never a half-written result.
 pub fn write_atomically(path: &Path, bytes: &[u8]) -> Result<()> {
-    let mut temporary = tempfile::Builder::new()
-        .prefix(".corescale-")
-        .tempfile_in(parent_directory(path))?;
-    temporary.write_all(bytes)?;
-    // Temporary files are private (0600); results are ordinary files.
-    temporary
-        .as_file()
-        .set_permissions(std::fs::Permissions::from_mode(0o644))?;
-    temporary.as_file().sync_all()?;
-    temporary.persist(path)?;
-    Ok(())
+    stage(path, bytes)?.publish()
 }
 
-/// Writes the document to every output.
+/// Writes the document to every output: all files are staged first and renamed one after
+/// the other only when every one is complete, so a kill leaves them at the same level.
 pub fn write_all(outputs: &[Output], document: &RunDocument) -> Result<()> {
-    outputs.iter().try_for_each(|output| output.write(document))
+    let staged = outputs
+        .iter()
+        .map(|output| output.stage(document))
+        .collect::<Result<Vec<_>>>()?;
+    staged.into_iter().try_for_each(Staged::publish)
+}
+
+/// Exclusive use of a run's output files: an advisory lock (flock) on a hidden lock file
+/// beside each, held until the run ends, so a second run cannot overwrite the first's levels.
+pub struct OutputLocks {
+    held: Vec<(PathBuf, nix::fcntl::Flock<std::fs::File>)>,
+}
+
+impl OutputLocks {
+    pub fn acquire(outputs: &[Output]) -> Result<Self> {
+        // Built as it goes, so a refusal half-way removes the lock files taken so far.
+        let mut locks = Self { held: Vec::new() };
+        let held = &mut locks.held;
+        for output in outputs {
+            let target = final_path(&output.path);
+            let name = target
+                .file_name()
+                .map(|name| name.to_string_lossy().into_owned())
+                .unwrap_or_default();
+            let lock_path = parent_directory(&target).join(format!(".{name}.corescale-lock"));
+            if held.iter().any(|(path, _)| *path == lock_path) {
+                continue;
+            }
+            let lock = match lock_file(&lock_path) {
+                Ok(Some(lock)) => lock,
+                Ok(None) => anyhow::bail!(
+                    "'{}' is being written by another corescale run: wait for it to end or choose another --output",
+                    output.path.display()
+                ),
+                Err(error) => {
+                    return Err(error).with_context(|| {
+                        format!(
+                            "cannot create the lock file '{}' beside the output",
+                            lock_path.display()
+                        )
+                    });
+                }
+            };
+            held.push((lock_path, lock));
+        }
+        Ok(locks)
+    }
+}
+
+impl Drop for OutputLocks {
+    fn drop(&mut self) {
+        // Unlinked while still locked: a run that opened the old file fails its own check.
+        for (path, _) in &self.held {
+            let _ = std::fs::remove_file(path);
+        }
+    }
+}
+
+/// Locks `path` without waiting (None: another process holds it); retries when the file
+/// was replaced between open and lock.
+fn lock_file(path: &Path) -> std::io::Result<Option<nix::fcntl::Flock<std::fs::File>>> {
+    use std::os::unix::fs::MetadataExt;
+    loop {
+        let file = std::fs::OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(path)?;
+        let lock = match nix::fcntl::Flock::lock(file, nix::fcntl::FlockArg::LockExclusiveNonblock)
+        {
+            Ok(lock) => lock,
+            Err((_, nix::errno::Errno::EWOULDBLOCK)) => return Ok(None),
+            Err((_, errno)) => return Err(std::io::Error::from(errno)),
+        };
+        let same = match (lock.metadata(), std::fs::metadata(path)) {
+            (Ok(held), Ok(now)) => held.ino() == now.ino() && held.dev() == now.dev(),
+            _ => false,
+        };
+        if same {
+            return Ok(Some(lock));
+        }
+    }
 }
