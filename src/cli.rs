@@ -184,7 +184,7 @@ fn parse_cores(text: &str) -> Result<(String, (usize, usize)), String> {
         ))
     });
     match parsed {
-        Some((physical, logical)) if physical >= 1 && logical >= physical => {
+        Some((physical, logical)) if physical >= 1 && logical >= physical && logical < 1 << 20 => {
             Ok((name, (physical, logical)))
         }
         _ => Err(format!(
@@ -197,8 +197,11 @@ fn parse_cores(text: &str) -> Result<(String, (usize, usize)), String> {
 fn parse_cost(text: &str) -> Result<(String, f64), String> {
     let (name, value) = parse_pair(text)?;
     match value.parse::<f64>() {
-        Ok(cost) if cost > 0.0 && cost.is_finite() => Ok((name, cost)),
-        _ => Err(format!("'{value}' is not a positive cost")),
+        // Normal and bounded, so capacity per cost stays a finite number.
+        Ok(cost) if cost.is_normal() && (1e-9..=1e15).contains(&cost) => Ok((name, cost)),
+        _ => Err(format!(
+            "'{value}' is not a cost: use a positive number from 1e-9 to 1e15"
+        )),
     }
 }
 

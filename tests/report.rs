@@ -238,9 +238,7 @@ fn unreadable_inputs_name_the_file_and_line() {
         .arg(&bad_number)
         .assert()
         .code(1)
-        .stderr(contains(
-            "bad.csv' line 3: 'fast' in column 2 is not a number",
-        ));
+        .stderr(contains("bad.csv' line 3 column 2: 'fast' is not a number"));
 
     let corrupt = dir.path().join("corrupt.json");
     std::fs::write(&corrupt, "{\"schema\": \"corescale/1\",\n \"levels\": [").unwrap();
@@ -249,9 +247,7 @@ fn unreadable_inputs_name_the_file_and_line() {
         .arg(&corrupt)
         .assert()
         .code(1)
-        .stderr(contains(
-            "corrupt.json' line 2: not a corescale result document",
-        ));
+        .stderr(contains("corrupt.json' line 2 column 12: not JSON"));
 
     corescale()
         .args(["report", "/no/such/file.csv"])

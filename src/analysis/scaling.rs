@@ -40,10 +40,10 @@ pub fn knee(series: &Series) -> Option<Knee> {
         .map(|point| point.workers as f64 / series.capacity(point))
         .collect();
     let straight = fit_hinge(&workers, &time, None)?;
-    // Each candidate keeps at least two levels on either side of it.
-    let best = (2..points.len() - 2)
-        .filter_map(|index| fit_hinge(&workers, &time, Some(workers[index])))
-        .min_by(|a, b| a.sse.total_cmp(&b.sse))?;
+    // Each candidate keeps at least two levels on either side of it. Candidates are ranked
+    // by sums kept as running totals (linear in the levels), the best one refitted exactly.
+    let candidate = best_breakpoint(&workers, &time)?;
+    let best = fit_hinge(&workers, &time, Some(workers[candidate]))?;
     let (slope_before, bend) = (best.coefficients[1], best.coefficients[2]);
     // A real knee steepens the curve and explains most of what a straight line cannot.
     if bend <= 0.0 || best.sse > 0.5 * straight.sse {
@@ -64,6 +64,56 @@ struct HingeFit {
     breakpoint: Option<f64>,
     coefficients: [f64; 3],
     sse: f64,
+}
+
+/// The index of the breakpoint (among levels 2..n-2) whose hinge fit leaves the least
+/// squared error, from the normal equations built out of prefix and suffix sums: one pass,
+/// however many levels. x and y are centred first, which keeps the sums well conditioned.
+fn best_breakpoint(x: &[f64], y: &[f64]) -> Option<usize> {
+    let n = x.len();
+    let (mean_x, mean_y) = (
+        x.iter().sum::<f64>() / n as f64,
+        y.iter().sum::<f64>() / n as f64,
+    );
+    let x: Vec<f64> = x.iter().map(|value| value - mean_x).collect();
+    let y: Vec<f64> = y.iter().map(|value| value - mean_y).collect();
+    let (sx, sy, sxx, sxy, syy) = x.iter().zip(&y).fold(
+        (0.0, 0.0, 0.0, 0.0, 0.0),
+        |(sx, sy, sxx, sxy, syy), (x, y)| (sx + x, sy + y, sxx + x * x, sxy + x * y, syy + y * y),
+    );
+    // Sums over the levels right of the candidate: count, x, x², y, xy.
+    let last = n - 1;
+    let mut right = [1.0, x[last], x[last] * x[last], y[last], x[last] * y[last]];
+    let mut best: Option<(usize, f64)> = None;
+    for index in (2..n - 2).rev() {
+        let (xr, yr) = (x[index + 1], y[index + 1]);
+        right[0] += 1.0;
+        right[1] += xr;
+        right[2] += xr * xr;
+        right[3] += yr;
+        right[4] += xr * yr;
+        let k = x[index];
+        let [count, rx, rxx, ry, rxy] = right;
+        // h = max(0, x - k) is zero up to and including the candidate.
+        let sh = rx - k * count;
+        let shh = rxx - 2.0 * k * rx + k * k * count;
+        let sxh = rxx - k * rx;
+        let shy = rxy - k * ry;
+        let normal = nalgebra::Matrix3::new(
+            n as f64, sx, sh, //
+            sx, sxx, sxh, //
+            sh, sxh, shh,
+        );
+        let moments = nalgebra::Vector3::new(sy, sxy, shy);
+        let Some(solution) = normal.lu().solve(&moments) else {
+            continue;
+        };
+        let sse = syy - solution.dot(&moments);
+        if best.is_none_or(|(_, least)| sse < least) {
+            best = Some((index, sse));
+        }
+    }
+    best.map(|(index, _)| index)
 }
 
 /// Least squares of y = a + b x + c max(0, x - k); with no k, a straight line.

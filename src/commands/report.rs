@@ -11,7 +11,7 @@ use crate::cli::ReportArgs;
 use crate::error::UsageError;
 use crate::report::charts::{figures, render_png};
 use crate::report::{analysis_text, html, markdown};
-use crate::result::import::read_series;
+use crate::result::import::{printable, read_series};
 use crate::result::writer::write_atomically;
 
 pub fn execute(args: &ReportArgs) -> Result<()> {
@@ -37,7 +37,7 @@ fn load_series(args: &ReportArgs) -> Result<Vec<Series>> {
     for path in &args.files {
         let mut one = read_series(path)?;
         if let Some((_, name)) = args.labels.iter().find(|(file, _)| Path::new(file) == path) {
-            one.name = name.clone();
+            one.name = printable(name);
         }
         series.push(one);
     }

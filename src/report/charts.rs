@@ -62,6 +62,9 @@ pub struct Marker {
 }
 
 /// Four figures per group of series that measure the same thing.
+/// Most levels of a series drawn with a marker on each.
+const MAX_MARKED_POINTS: usize = 500;
+
 pub fn figures(analysis: &Analysis) -> Vec<Figure> {
     let groups = measure_groups(&analysis.series);
     let several = groups.len() > 1;
@@ -338,13 +341,16 @@ where
         let legend_style = tint.stroke_width(2);
         let drawn = match line.style {
             LineStyle::Measured => {
-                chart
-                    .draw_series(
-                        points
-                            .iter()
-                            .map(|&point| Circle::new(point, 3, tint.filled())),
-                    )
-                    .map_err(fail)?;
+                // Past a few hundred levels the markers merge into the line: draw just the line.
+                if points.len() <= MAX_MARKED_POINTS {
+                    chart
+                        .draw_series(
+                            points
+                                .iter()
+                                .map(|&point| Circle::new(point, 3, tint.filled())),
+                        )
+                        .map_err(fail)?;
+                }
                 chart.draw_series(LineSeries::new(points, tint.stroke_width(2)))
             }
             LineStyle::Ideal => {

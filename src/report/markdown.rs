@@ -43,6 +43,37 @@ fn markdown_table(table: &Table) -> String {
     out
 }
 
+/// Table pipes escaped, and every `<` or `&` that could open an HTML tag, comment or entity
+/// backslash-escaped: Markdown passes raw HTML through, and names come from files other tools
+/// wrote. A `<` before a space or `=` (as in "speedup <= 23x") stays as it is.
 fn escape(text: &str) -> String {
-    text.replace('|', "\\|")
+    let mut out = String::with_capacity(text.len());
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        let next = chars.peek().copied().unwrap_or(' ');
+        let opens_html = match c {
+            '<' => next.is_alphanumeric() || matches!(next, '/' | '!' | '?'),
+            '&' => next.is_alphanumeric() || next == '#',
+            '|' => true,
+            _ => false,
+        };
+        if opens_html {
+            out.push('\\');
+        }
+        out.push(c);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::escape;
+
+    #[test]
+    fn raw_html_and_pipes_are_escaped() {
+        assert_eq!(
+            escape("<script>alert(1)</script> a|b &amp; <= 3 & x <!-- c -->"),
+            "\\<script>alert(1)\\</script> a\\|b \\&amp; <= 3 & x \\<!-- c -->"
+        );
+    }
 }

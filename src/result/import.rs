@@ -9,20 +9,109 @@ use anyhow::{Context, Result, bail};
 use super::{RunDocument, RunMode, SCHEMA};
 use crate::analysis::series::{Measure, Point, Series};
 
+/// Text longer than this is cut when quoted in a message.
+const QUOTE_CHARS: usize = 80;
+/// Largest worker count a file may claim.
+const MAX_WORKERS: f64 = 4_294_967_295.0;
+/// What a job time (s) or rate may be: positive, and far enough from 0 and infinity that
+/// capacities and ratios stay finite.
+const RAW: std::ops::RangeInclusive<f64> = 1e-9..=1e18;
+/// Job-to-job CV as a fraction (up to 10,000%).
+const CV: std::ops::RangeInclusive<f64> = 0.0..=100.0;
+/// CPU time over wall time per worker; above 1 only by clock granularity or a database
+/// server's own helpers.
+const CPU_FRACTION: std::ops::RangeInclusive<f64> = 0.0..=16.0;
+const PERCENT: std::ops::RangeInclusive<f64> = 0.0..=100.0;
+
+/// Text from a file as it may be shown: control characters escaped (no terminal escape
+/// sequence gets through), everything else kept.
+pub fn printable(text: &str) -> String {
+    text.chars()
+        .flat_map(|c| {
+            let escaped: Vec<char> = if c.is_control() {
+                c.escape_default().collect()
+            } else {
+                vec![c]
+            };
+            escaped
+        })
+        .collect()
+}
+
+/// Input quoted in a message: printable, and at most [`QUOTE_CHARS`] characters.
+pub fn quote(text: &str) -> String {
+    let shown = printable(text);
+    match shown.char_indices().nth(QUOTE_CHARS) {
+        Some((cut, _)) => format!("{}...", &shown[..cut]),
+        None => shown,
+    }
+}
+
+/// Checks an imported number against its range; `at` says where it was.
+fn in_range(
+    value: f64,
+    range: &std::ops::RangeInclusive<f64>,
+    what: &str,
+    at: &dyn Fn() -> String,
+) -> Result<f64> {
+    if value.is_finite() && range.contains(&value) {
+        Ok(value)
+    } else {
+        bail!(
+            "{}: {what} {value} is outside {} to {}",
+            at(),
+            short(*range.start()),
+            short(*range.end())
+        )
+    }
+}
+
+/// A range end as people write it: 1e-9, 100, 1e18.
+fn short(value: f64) -> String {
+    if value != 0.0 && !(1e-3..=1e6).contains(&value.abs()) {
+        format!("{value:e}")
+    } else {
+        value.to_string()
+    }
+}
+
+fn worker_count(value: f64, at: &dyn Fn() -> String) -> Result<usize> {
+    if (1.0..=MAX_WORKERS).contains(&value) && value.fract() == 0.0 {
+        Ok(value as usize)
+    } else {
+        bail!(
+            "{}: '{value}' is not a worker count (a whole number from 1 to {MAX_WORKERS})",
+            at()
+        )
+    }
+}
+
 /// Reads one file into a series named after its host label, else its file stem.
 pub fn read_series(path: &Path) -> Result<Series> {
-    let text = std::fs::read_to_string(path)
-        .with_context(|| format!("cannot read '{}'", path.display()))?;
+    let bytes = std::fs::read(path).with_context(|| format!("cannot read '{}'", path.display()))?;
+    let text = String::from_utf8(bytes).map_err(|error| {
+        anyhow::anyhow!(
+            "'{}': not a text file (invalid UTF-8 at byte {})",
+            path.display(),
+            error.utf8_error().valid_up_to()
+        )
+    })?;
+    // Editors on Windows put a byte-order mark before JSON and CSV alike.
+    let text = text.strip_prefix('\u{feff}').unwrap_or(&text);
     let stem = path.file_stem().map_or_else(
         || "series".to_string(),
         |stem| stem.to_string_lossy().into_owned(),
     );
     let mut series = if text.trim_start().starts_with('{') {
-        from_document(path, &text)?
+        from_document(path, text)?
     } else {
-        from_csv(path, &text, &stem)?
+        from_csv(path, text, &stem)?
     };
     series.source = path.display().to_string();
+    series.name = printable(&series.name);
+    if let Measure::Rate { unit } = &mut series.measure {
+        *unit = printable(unit);
+    }
     if series.points.is_empty() {
         bail!("'{}' holds no load levels", path.display());
     }
@@ -42,49 +131,80 @@ pub fn read_series(path: &Path) -> Result<Series> {
 }
 
 fn from_document(path: &Path, text: &str) -> Result<Series> {
-    let document: RunDocument = serde_json::from_str(text).map_err(|error| {
+    let value: serde_json::Value = serde_json::from_str(text).map_err(|error| {
         anyhow::anyhow!(
-            "'{}' line {}: not a corescale result document ({error})",
+            "'{}' line {} column {}: not JSON ({error})",
             path.display(),
-            error.line()
+            error.line(),
+            error.column()
         )
     })?;
-    if document.schema != SCHEMA {
-        bail!(
+    match value.get("schema").and_then(serde_json::Value::as_str) {
+        Some(SCHEMA) => {}
+        Some(schema) if schema.starts_with("corescale-report/") => bail!(
+            "'{}' is an analysis written by `corescale report --json`, not a run: report the run's own JSON or CSV",
+            path.display()
+        ),
+        Some(schema) => bail!(
             "'{}': schema '{}' is not supported (this corescale reads '{SCHEMA}')",
             path.display(),
-            document.schema
-        );
+            quote(schema)
+        ),
+        None => bail!(
+            "'{}': not a corescale result document (no \"schema\" field)",
+            path.display()
+        ),
     }
+    let document: RunDocument = serde_json::from_value(value).map_err(|error| {
+        anyhow::anyhow!(
+            "'{}': not a corescale result document ({})",
+            path.display(),
+            quote(&error.to_string())
+        )
+    })?;
     let measure = match document.settings.mode {
         RunMode::FixedWork => Measure::JobTime,
         RunMode::FixedTime => Measure::Rate {
             unit: format!("{}/s", document.workload.unit),
         },
     };
-    let points = document
-        .levels
-        .iter()
-        .map(|level| {
-            let figure = |name: &str| level.workload_figures.get(name).copied();
-            // A database's own counters are the figure of merit; its sessions' CPU time over
-            // their wall time is the on-CPU fraction (seed 003's DB CPU against DB time).
-            let database_cpu = figure("db_cpu_s")
-                .map(|cpu| cpu / (level.elapsed_s * level.workers as f64).max(f64::MIN_POSITIVE));
-            Point {
-                workers: level.workers,
-                raw: match measure {
-                    Measure::JobTime => level.summary.job_time_s.median,
-                    Measure::Rate { .. } => {
-                        figure("db_lio_per_s").unwrap_or(level.summary.rate_total)
-                    }
-                },
-                cv: Some(level.summary.cv),
-                cpu_fraction: database_cpu.or(Some(level.summary.cpu_fraction)),
-                steal_pct: Some(level.os.steal_pct),
-            }
-        })
-        .collect();
+    let mut points = Vec::new();
+    for (index, level) in document.levels.iter().enumerate() {
+        let at = |field: &str| format!("'{}' levels[{index}].{field}", path.display());
+        let figure = |name: &str| level.workload_figures.get(name).copied();
+        let workers = worker_count(level.workers as f64, &|| at("workers"))?;
+        // A database's own counters are the figure of merit; its sessions' CPU time over
+        // their wall time is the on-CPU fraction (seed 003's DB CPU against DB time).
+        let database_cpu = figure("db_cpu_s")
+            .map(|cpu| cpu / (level.elapsed_s * workers as f64).max(f64::MIN_POSITIVE));
+        let (raw, raw_field) = match measure {
+            Measure::JobTime => (level.summary.job_time_s.median, "summary.job_time_s.median"),
+            Measure::Rate { .. } => match figure("db_lio_per_s") {
+                Some(rate) => (rate, "workload_figures.db_lio_per_s"),
+                None => (level.summary.rate_total, "summary.rate_total"),
+            },
+        };
+        let (cpu_fraction, cpu_field) = match database_cpu {
+            Some(fraction) => (fraction, "workload_figures.db_cpu_s / elapsed"),
+            None => (level.summary.cpu_fraction, "summary.cpu_fraction"),
+        };
+        points.push(Point {
+            workers,
+            raw: in_range(raw, &RAW, "the measurement", &|| at(raw_field))?,
+            cv: Some(in_range(level.summary.cv, &CV, "the CV", &|| {
+                at("summary.cv")
+            })?),
+            cpu_fraction: Some(in_range(
+                cpu_fraction,
+                &CPU_FRACTION,
+                "the on-CPU fraction",
+                &|| at(cpu_field),
+            )?),
+            steal_pct: Some(in_range(level.os.steal_pct, &PERCENT, "steal %", &|| {
+                at("os.steal_pct")
+            })?),
+        });
+    }
     let topology = &document.host.topology;
     Ok(Series {
         name: document.host.label.clone(),
@@ -150,7 +270,7 @@ fn from_csv(path: &Path, text: &str, stem: &str) -> Result<Series> {
         bail!(
             "'{}' line 1: unknown header '{}': expected corescale or test_cpu_parallel job times, or Num_concurrent_workers,<rate>",
             path.display(),
-            header.join(",")
+            quote(&header.join(","))
         );
     };
     let extra = ExtraColumns::find(&header);
@@ -158,8 +278,14 @@ fn from_csv(path: &Path, text: &str, stem: &str) -> Result<Series> {
         .records()
         .enumerate()
         .map(|(index, record)| {
-            record
-                .with_context(|| format!("'{}' line {}: malformed CSV", path.display(), index + 2))
+            record.map_err(|error| {
+                anyhow::anyhow!(
+                    "'{}' line {}: malformed CSV ({})",
+                    path.display(),
+                    index + 2,
+                    printable(&error.to_string())
+                )
+            })
         })
         .collect::<Result<Vec<_>>>()?;
     // A corescale CSV of a fixed-time run carries its figure in rate_total, not job time.
@@ -190,49 +316,46 @@ fn from_csv(path: &Path, text: &str, stem: &str) -> Result<Series> {
         if record.iter().all(str::is_empty) {
             continue;
         }
+        let at = |column: usize| {
+            move || format!("'{}' line {line} column {}", path.display(), column + 1)
+        };
         let number = |column: usize| -> Result<f64> {
             let cell = record.get(column).unwrap_or("");
             cell.parse::<f64>()
-                .ok()
-                .filter(|value| value.is_finite())
-                .with_context(|| {
-                    format!(
-                        "'{}' line {line}: '{cell}' in column {} is not a number",
-                        path.display(),
-                        column + 1
-                    )
-                })
+                .map_err(|_| anyhow::anyhow!("{}: '{}' is not a number", at(column)(), quote(cell)))
         };
-        let workers = number(0)?;
-        if workers < 1.0 || workers.fract() != 0.0 {
-            bail!(
-                "'{}' line {line}: '{workers}' is not a worker count",
-                path.display()
-            );
-        }
-        let raw = number(value_column)?;
-        if raw <= 0.0 {
-            bail!(
-                "'{}' line {line}: the measurement must be positive, got {raw}",
-                path.display()
-            );
-        }
+        let workers = worker_count(number(0)?, &at(0))?;
+        let raw = in_range(
+            number(value_column)?,
+            &RAW,
+            "the measurement",
+            &at(value_column),
+        )?;
         let cv = match layout {
             CsvLayout::Rate(_) => None,
             _ => {
                 let (mean, stdev) = (number(2)?, number(3)?);
-                (mean > 0.0).then(|| stdev / mean)
+                let mean = in_range(mean, &RAW, "the mean job time", &at(2))?;
+                let stdev = in_range(stdev, &(0.0..=f64::MAX), "the stdev", &at(3))?;
+                Some(in_range(stdev / mean, &CV, "stdev / mean", &at(3))?)
             }
         };
-        let optional = |column: Option<usize>| {
-            column.and_then(|column| record.get(column)?.parse::<f64>().ok())
+        // corescale's own columns: empty when unknown, else a number within its range.
+        let optional = |column: Option<usize>,
+                        range: &std::ops::RangeInclusive<f64>,
+                        what: &str|
+         -> Result<Option<f64>> {
+            match column.and_then(|column| Some((column, record.get(column)?))) {
+                None | Some((_, "")) => Ok(None),
+                Some((column, _)) => in_range(number(column)?, range, what, &at(column)).map(Some),
+            }
         };
         points.push(Point {
-            workers: workers as usize,
+            workers,
             raw,
-            cv: optional(extra.cv).or(cv),
-            cpu_fraction: optional(extra.cpu_fraction),
-            steal_pct: optional(extra.steal_pct),
+            cv: optional(extra.cv, &CV, "the CV")?.or(cv),
+            cpu_fraction: optional(extra.cpu_fraction, &CPU_FRACTION, "the on-CPU fraction")?,
+            steal_pct: optional(extra.steal_pct, &PERCENT, "steal %")?,
         });
     }
     Ok(Series {

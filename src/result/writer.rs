@@ -60,7 +60,7 @@ impl Output {
             }
             Format::Csv => csv_format::to_csv(document)?,
         };
-        stage(&self.path, &bytes).with_context(|| {
+        stage(&self.path, &bytes, true).with_context(|| {
             format!(
                 "cannot write results to '{}' (is the disk full or read-only? free space or choose another --output)",
                 self.path.display()
@@ -127,7 +127,9 @@ impl Staged {
 /// umask gives new files; nothing is visible until [`Staged::publish`]. A path that is a
 /// device, FIFO or other non-regular file is written through at once instead (`--json
 /// /dev/stdout` must not replace the device with a file).
-pub fn stage(path: &Path, bytes: &[u8]) -> Result<Staged> {
+/// `durable` syncs the bytes to disk before the rename (results of a long run); reports,
+/// which can be drawn again from the results, skip it.
+pub fn stage(path: &Path, bytes: &[u8], durable: bool) -> Result<Staged> {
     let target = final_path(path);
     if let Ok(metadata) = std::fs::metadata(&target)
         && !metadata.is_file()
@@ -151,17 +153,19 @@ pub fn stage(path: &Path, bytes: &[u8]) -> Result<Staged> {
     temporary
         .as_file()
         .set_permissions(std::fs::Permissions::from_mode(mode_under_umask()))?;
-    temporary.as_file().sync_all()?;
+    if durable {
+        temporary.as_file().sync_all()?;
+    }
     Ok(Staged {
         temporary: Some(temporary),
         path: target,
     })
 }
 
-/// Writes to a temporary file beside `path`, syncs it and renames it over `path`. A kill in
-/// the middle can leave a `.corescale-*` file behind, never a half-written result.
+/// Writes a report file through a temporary beside `path`, renamed over it: a reader never
+/// sees half a file, and a kill can leave a `.corescale-*` file behind, never a torn one.
 pub fn write_atomically(path: &Path, bytes: &[u8]) -> Result<()> {
-    stage(path, bytes)?.publish()
+    stage(path, bytes, false)?.publish()
 }
 
 /// Writes the document to every output: all files are staged first and renamed one after

@@ -1,0 +1,207 @@
+//! Property tests of the importers and the analysis over arbitrary input: any file either
+//! gives a clean error, or a series whose every capacity is finite and positive and whose
+//! outputs render without NaN, infinity or raw control characters. The fuzz target in
+//! `fuzz/` runs the same check over bytes (README, "Fuzzing").
+
+use std::io::Write;
+
+use corescale::analysis::study::analyse;
+use corescale::report::{analysis_text, html, markdown};
+use corescale::result::import::read_series;
+use proptest::prelude::*;
+
+/// Numbers as hostile files write them.
+fn cell() -> impl Strategy<Value = String> {
+    prop_oneof![
+        (1u64..200).prop_map(|n| n.to_string()),
+        (-1e3f64..1e3).prop_map(|x| x.to_string()),
+        prop::num::f64::ANY.prop_map(|x| x.to_string()),
+        Just("NaN".to_string()),
+        Just("inf".to_string()),
+        Just("-0.05".to_string()),
+        Just("1e-320".to_string()),
+        Just("1e19".to_string()),
+        Just("18446744073709551616".to_string()),
+        Just(String::new()),
+        Just("\"unclosed".to_string()),
+        "[\\x00-\\x7f]{0,6}",
+    ]
+}
+
+fn header() -> impl Strategy<Value = String> {
+    prop_oneof![
+        Just("Num_concurrent_jobs,job_median_run_time (sec),job_mean_run_time (sec),job_stdev_run_time (sec),cv,cpu_fraction,steal_pct".to_string()),
+        Just("Num_Threads,Median_Runtime,Mean_Runtime,StdDev_Runtime".to_string()),
+        Just("Num_concurrent_workers,LIO/s".to_string()),
+        "Num_concurrent_workers,[\\x00-\\x7f]{1,12}".prop_map(|name| name.replace(['\n', '\r', ',', '"'], "")),
+    ]
+}
+
+fn csv_file() -> impl Strategy<Value = String> {
+    (
+        header(),
+        prop::collection::vec(prop::collection::vec(cell(), 2..8), 0..40),
+        any::<bool>(),
+    )
+        .prop_map(|(header, rows, bom)| {
+            let mut text = if bom {
+                "\u{feff}".to_string()
+            } else {
+                String::new()
+            };
+            text.push_str(&header);
+            text.push('\n');
+            for row in rows {
+                text.push_str(&row.join(","));
+                text.push('\n');
+            }
+            text
+        })
+}
+
+/// Reads, analyses and renders; panics (fails the property) on any broken promise.
+fn check(text: &[u8]) {
+    let mut file = tempfile::Builder::new().suffix(".csv").tempfile().unwrap();
+    file.write_all(text).unwrap();
+    let Ok(series) = read_series(file.path()) else {
+        return;
+    };
+    let analysis = analyse(vec![series]);
+    for level in &analysis.series[0].levels {
+        assert!(
+            level.capacity.is_finite() && level.capacity > 0.0,
+            "capacity {} at {} workers",
+            level.capacity,
+            level.workers
+        );
+        assert!(level.speed.is_finite() && level.speed > 0.0);
+        assert!(level.speedup.is_finite() && level.speedup > 0.0);
+    }
+    let rendered = [
+        analysis_text::render(&analysis),
+        markdown::render(&analysis),
+        html::render(&analysis).unwrap(),
+    ];
+    for text in &rendered {
+        for bad in ["NaN", "inf%", "infx", "-inf"] {
+            assert!(!text.contains(bad), "{bad} in output:\n{text}");
+        }
+        assert!(
+            !text
+                .chars()
+                .any(|c| c.is_control() && c != '\n' && c != '\t'),
+            "a control character reached the output"
+        );
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 300, failure_persistence: None, ..ProptestConfig::default() })]
+
+    #[test]
+    fn any_csv_errors_cleanly_or_gives_finite_positive_capacities(text in csv_file()) {
+        check(text.as_bytes());
+    }
+
+    #[test]
+    fn any_bytes_error_cleanly_or_give_finite_positive_capacities(bytes in prop::collection::vec(any::<u8>(), 0..400)) {
+        check(&bytes);
+    }
+}
+
+/// The cases found by hand and by the fuzzer, each an error naming file, line and column,
+/// quoting at most 80 characters of the input.
+#[test]
+fn hostile_values_are_refused_with_their_place() {
+    let header = "Num_concurrent_jobs,job_median_run_time (sec),job_mean_run_time (sec),job_stdev_run_time (sec),cv,cpu_fraction,steal_pct";
+    let cases: &[(&str, &str)] = &[
+        (
+            "1,0,1,0.1,,,",
+            "line 2 column 2: the measurement 0 is outside",
+        ),
+        ("1,-0.05,1,0.1,,,", "line 2 column 2: the measurement -0.05"),
+        ("1,1e-320,1,0.1,,,", "line 2 column 2"),
+        ("1,NaN,1,0.1,,,", "line 2 column 2"),
+        ("1,1,1,0.1,NaN,,", "line 2 column 5: the CV NaN"),
+        ("1,1,1,0.1,,-3,", "line 2 column 6: the on-CPU fraction -3"),
+        ("1,1,1,0.1,,,inf", "line 2 column 7: steal % inf"),
+        ("1,1,1,0.1,,,300", "line 2 column 7: steal % 300"),
+        (
+            "1e19,1,1,0.1,,,",
+            "line 2 column 1: '10000000000000000000' is not a worker count",
+        ),
+        ("1.5,1,1,0.1,,,", "is not a worker count"),
+        ("0,1,1,0.1,,,", "is not a worker count"),
+    ];
+    for (row, message) in cases {
+        let mut file = tempfile::Builder::new().suffix(".csv").tempfile().unwrap();
+        write!(file, "{header}\n{row}\n").unwrap();
+        let error = format!("{:#}", read_series(file.path()).unwrap_err());
+        assert!(error.contains(message), "{row}: {error}");
+    }
+    // An unclosed quote: the error quotes at most 80 characters, not the rest of the file.
+    let mut file = tempfile::Builder::new().suffix(".csv").tempfile().unwrap();
+    write!(file, "{header}\n1,\"2").unwrap();
+    for _ in 0..200_000 {
+        write!(file, "\n3,4,5,6,,,").unwrap();
+    }
+    let error = format!("{:#}", read_series(file.path()).unwrap_err());
+    assert!(error.len() < 400, "{} bytes of error", error.len());
+    // Control characters in a column name reach no output raw.
+    let mut file = tempfile::Builder::new().suffix(".csv").tempfile().unwrap();
+    write!(
+        file,
+        "Num_concurrent_workers,\x1b[2J<b>LIO</b>\n1,100\n2,190\n"
+    )
+    .unwrap();
+    let series = read_series(file.path()).unwrap();
+    let analysis = analyse(vec![series]);
+    let text = analysis_text::render(&analysis);
+    assert!(
+        !text.contains('\x1b') && text.contains("\\u{1b}[2J"),
+        "{text}"
+    );
+    let page = markdown::render(&analysis);
+    assert!(
+        page.contains("\\<b>") && !page.replace("\\<", "").contains("<b"),
+        "{page}"
+    );
+    // A byte-order mark before JSON is not taken for CSV.
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("run.json");
+    let run = assert_cmd::Command::cargo_bin("corescale")
+        .unwrap()
+        .args([
+            "run",
+            "-w",
+            "1",
+            "--job-size",
+            "1M",
+            "--repeat",
+            "1",
+            "-q",
+            "-o",
+        ])
+        .arg(&json)
+        .output()
+        .unwrap();
+    assert!(run.status.success());
+    let mut text = b"\xef\xbb\xbf".to_vec();
+    text.extend(std::fs::read(&json).unwrap());
+    std::fs::write(&json, text).unwrap();
+    assert_eq!(read_series(&json).unwrap().points.len(), 1);
+    // A JSON value out of range names its place in the document.
+    let mut document: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&json).unwrap()[3..]).unwrap();
+    document["levels"][0]["summary"]["job_time_s"]["median"] = serde_json::json!(-0.05);
+    std::fs::write(&json, document.to_string()).unwrap();
+    let error = format!("{:#}", read_series(&json).unwrap_err());
+    assert!(
+        error.contains("levels[0].summary.job_time_s.median: the measurement -0.05"),
+        "{error}"
+    );
+    document["levels"][0]["workers"] = serde_json::json!(10_000_000_000_000_000_000u64);
+    std::fs::write(&json, document.to_string()).unwrap();
+    let error = format!("{:#}", read_series(&json).unwrap_err());
+    assert!(error.contains("is not a worker count"), "{error}");
+}
