@@ -89,15 +89,20 @@ fn worker_count(value: f64, at: &dyn Fn() -> String) -> Result<usize> {
 /// Reads one file into a series named after its host label, else its file stem.
 pub fn read_series(path: &Path) -> Result<Series> {
     let bytes = std::fs::read(path).with_context(|| format!("cannot read '{}'", path.display()))?;
-    let text = String::from_utf8(bytes).map_err(|error| {
+    parse_series(path, &bytes)
+}
+
+/// The series in a file's bytes; `path` names it in messages and gives the default name.
+pub fn parse_series(path: &Path, bytes: &[u8]) -> Result<Series> {
+    let text = std::str::from_utf8(bytes).map_err(|error| {
         anyhow::anyhow!(
             "'{}': not a text file (invalid UTF-8 at byte {})",
             path.display(),
-            error.utf8_error().valid_up_to()
+            error.valid_up_to()
         )
     })?;
     // Editors on Windows put a byte-order mark before JSON and CSV alike.
-    let text = text.strip_prefix('\u{feff}').unwrap_or(&text);
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     let stem = path.file_stem().map_or_else(
         || "series".to_string(),
         |stem| stem.to_string_lossy().into_owned(),
