@@ -46,6 +46,7 @@ fn run(series: usize, levels: usize) {
         markdown: Some(dir.path().join("report.md")),
         json: Some(dir.path().join("analysis.json")),
         quiet: true,
+        include_disturbed: false,
     };
     let began = Instant::now();
     report::execute(&args).expect("report runs");

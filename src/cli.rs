@@ -162,6 +162,10 @@ pub struct ReportArgs {
     /// Do not print the summary on the terminal.
     #[arg(short, long)]
     pub quiet: bool,
+
+    /// Keep levels the run judged disturbed (by default they are left out of every figure).
+    #[arg(long)]
+    pub include_disturbed: bool,
 }
 
 /// "KEY=VALUE" with both parts non-empty.
@@ -213,7 +217,7 @@ const RUN_EXAMPLES: &str = "Examples:
   corescale run bandwidth --sweep auto --duration 5s
   corescale run --precision 2% --max-repeat 10   # add batches until job-time CV <= 2%
   corescale run lio --sweep 1,2 --single-schema --hotspot 90%   # latch contention
-  corescale run pio -w 4 --cache-size 256M --data-dir /data      # misses read with O_DIRECT
+  corescale run pio -w 4 --cache-size 16M --data-dir /data       # misses read with O_DIRECT
   corescale run db --target mysql://root@127.0.0.1:3306/test --update-pct 20%
   corescale run db --target postgres://postgres@127.0.0.1/test -w 1 --work-unit 255 --pipeline 1
                                                  # one round trip per statement, no batching
@@ -406,6 +410,22 @@ pub struct RunArgs {
     /// No progress bar and no summary table.
     #[arg(short, long)]
     pub quiet: bool,
+
+    /// Keep every column of the summary table, however wide.
+    #[arg(long)]
+    pub wide: bool,
+
+    /// Exit with code 3 when a level was disturbed or missed its precision target.
+    #[arg(long)]
+    pub strict: bool,
+
+    /// Refuse to start (exit 1) when other processes keep the host busy.
+    #[arg(long)]
+    pub require_idle: bool,
+
+    /// Wait up to this long for the host to become idle before measuring (e.g. 60s).
+    #[arg(long, value_name = "TIME", value_parser = parse_duration)]
+    pub wait_idle: Option<Duration>,
 }
 
 impl RunArgs {

@@ -8,6 +8,7 @@ pub mod cli;
 pub mod commands;
 pub mod error;
 pub mod host;
+pub mod interrupt;
 pub mod report;
 pub mod result;
 pub mod sweep;

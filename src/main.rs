@@ -1,9 +1,8 @@
 use clap::Parser;
 
 use corescale::cli::{Cli, Command};
-use corescale::commands::{self, run::RunEnd};
+use corescale::commands::{self, run::RunEnd, run::STRICT_EXIT_CODE};
 use corescale::error::exit_code;
-use corescale::sweep::stop::INTERRUPTED_EXIT_CODE;
 use corescale::workload::db::target::{
     PASSWORD_VARIABLE, carries_password, hide_passwords_from_ps, redact, redact_argument,
 };
@@ -28,7 +27,8 @@ fn main() {
                 .collect();
             commands::run::execute(args, command_line).map(|end| match end {
                 RunEnd::Complete => 0,
-                RunEnd::Interrupted => INTERRUPTED_EXIT_CODE,
+                RunEnd::Flagged => STRICT_EXIT_CODE,
+                RunEnd::Stopped(code) => code,
             })
         }
     };

@@ -115,7 +115,8 @@ fn reported_as_database_rates(document: &Value, levels: &[Value]) {
     corescale()
         .arg("report")
         .arg(&input)
-        .args(["-q", "--json"])
+        // Every level is compared with the run's own figures, disturbed or not.
+        .args(["-q", "--include-disturbed", "--json"])
         .arg(&analysis)
         .assert()
         .success();
@@ -769,4 +770,65 @@ fn mariadb_passwords_with_url_characters() {
     admin
         .query_drop("DROP USER 'corescale_pw'@'127.0.0.1'")
         .unwrap();
+}
+
+/// A backend that stops answering mid-run (SIGSTOP, as a hung server would): the session
+/// gives up after the job's duration plus its margin, and the run ends with exit 1, keeping
+/// the level done before, instead of hanging past its duration.
+#[test]
+fn a_stalled_backend_ends_the_run_keeping_the_levels_done() {
+    let Some(url) = server("CORESCALE_TEST_PG") else {
+        return;
+    };
+    use nix::sys::signal::{Signal, kill};
+    use nix::unistd::Pid;
+    let _server = exclusive();
+    setup(&url);
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("stalled.json");
+    let args = [
+        "run",
+        "db",
+        "--target",
+        &url,
+        "--sweep",
+        "1,2",
+        "--duration",
+        "1s",
+        "--repeat",
+        "20",
+        "-q",
+    ];
+    let child = spawn_until_first_level(&args, &json);
+    std::thread::sleep(Duration::from_millis(1500));
+    let mut client = postgres::Client::connect(&url, postgres::NoTls).unwrap();
+    let backends: Vec<i32> = client
+        .query(
+            "SELECT pid FROM pg_stat_activity WHERE application_name = 'corescale' AND pid <> pg_backend_pid() AND backend_start > now() - interval '3 seconds'",
+            &[],
+        )
+        .unwrap()
+        .iter()
+        .map(|row| row.get(0))
+        .collect();
+    assert!(!backends.is_empty(), "no session backend found");
+    for pid in &backends {
+        kill(Pid::from_raw(*pid), Signal::SIGSTOP).unwrap();
+    }
+    let started = std::time::Instant::now();
+    let output = child.wait_with_output().unwrap();
+    for pid in &backends {
+        let _ = kill(Pid::from_raw(*pid), Signal::SIGCONT);
+    }
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("did not answer within 31s"), "{stderr}");
+    assert!(
+        started.elapsed() < Duration::from_secs(60),
+        "{:?}",
+        started.elapsed()
+    );
+    let document = read_json(&json);
+    assert_eq!(document["complete"], false);
+    assert_eq!(document["levels"].as_array().unwrap().len(), 1);
 }

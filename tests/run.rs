@@ -43,14 +43,15 @@ fn a_sweep_writes_a_complete_versioned_document_and_a_notebook_csv() {
             "--job-size",
             SMALL_CPU_JOB,
         ])
-        .args(["--label", "test-box", "-o"])
+        .args(["--label", "test-box", "--wide", "-o"])
         .arg(&json)
         .arg("-o")
         .arg(&csv)
         .assert()
         .success()
         .stdout(contains("cpu on test-box"))
-        .stdout(contains("jobs/min/worker"));
+        .stdout(contains("jobs/min/worker"))
+        .stdout(contains("batches"));
 
     let document = read_json(&json);
     use std::os::unix::fs::PermissionsExt;
@@ -123,7 +124,7 @@ fn a_sweep_writes_a_complete_versioned_document_and_a_notebook_csv() {
 fn test_cpu_parallel_flags_run_a_full_sweep() {
     let dir = tempfile::tempdir().unwrap();
     let csv = dir.path().join("myout.csv");
-    corescale()
+    let assert = corescale()
         .args(["run", "--num_workers", "2", "--full", "--mode", "cpu"])
         .args([
             "--num_job_execution_loops",
@@ -135,7 +136,17 @@ fn test_cpu_parallel_flags_run_a_full_sweep() {
         .arg(&csv)
         .assert()
         .success();
-    let (_, rows) = csv_rows(&csv);
+    let printed = String::from_utf8_lossy(&assert.get_output().stdout).into_owned();
+    for line in printed.lines() {
+        assert!(line.chars().count() <= 80, "wider than 80 columns: {line}");
+    }
+    let (header, rows) = csv_rows(&csv);
+    let verdict = header.iter().position(|name| name == "verdict").unwrap();
+    assert!(
+        rows.iter()
+            .all(|row| row[verdict] == "clean" || row[verdict].starts_with("disturbed: ")),
+        "{rows:?}"
+    );
     let workers: Vec<&str> = rows.iter().map(|row| row[0].as_str()).collect();
     assert_eq!(workers, ["1", "2"]);
     let jobs: Vec<&str> = rows.iter().map(|row| row[6].as_str()).collect();
@@ -428,7 +439,7 @@ fn ctrl_c_keeps_completed_levels_and_marks_the_run_incomplete() {
         document["stop_reason"]
             .as_str()
             .unwrap()
-            .contains("interrupted")
+            .contains("stopped by SIGINT (Ctrl-C)")
     );
     let levels = document["levels"].as_array().unwrap();
     assert!(!levels.is_empty() && levels.len() < 4);

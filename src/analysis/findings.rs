@@ -90,8 +90,8 @@ fn scaling_sentence(series: &SeriesAnalysis) -> String {
     };
     if let Some(saturation) = &series.saturation {
         sentence.push_str(&format!(
-            "; capacity peaks at {} workers ({} {unit})",
-            saturation.workers,
+            "; capacity peaks at {} ({} {unit})",
+            workers_text(saturation.workers),
             significant(saturation.capacity)
         ));
     }
@@ -169,6 +169,11 @@ fn fit_sentence(series: &SeriesAnalysis) -> Option<String> {
 }
 
 /// What the data of one series cannot support.
+/// "1 worker", "2 workers".
+pub fn workers_text(workers: usize) -> String {
+    format!("{workers} worker{}", if workers == 1 { "" } else { "s" })
+}
+
 pub fn series_warnings(series: &SeriesAnalysis) -> Vec<String> {
     let mut warnings = Vec::new();
     if !series.series.complete {
@@ -181,6 +186,47 @@ pub fn series_warnings(series: &SeriesAnalysis) -> Vec<String> {
         warnings.push(format!(
             "no 1-worker level: speedup assumes linear scaling up to {} workers",
             series.speedup_base
+        ));
+    }
+    for point in &series.series.left_out {
+        warnings.push(format!(
+            "left out {}, disturbed while measured: {} (--include-disturbed keeps it)",
+            workers_text(point.workers),
+            point.disturbed.join("; ")
+        ));
+    }
+    if !series.series.left_out.is_empty() {
+        warnings.push(format!(
+            "{} of {} levels left out as disturbed: fits, knee and comparisons use the other {}",
+            series.series.left_out.len(),
+            series.series.left_out.len() + series.series.points.len(),
+            series.series.points.len()
+        ));
+    }
+    let disturbed_kept: Vec<String> = series
+        .series
+        .points
+        .iter()
+        .filter(|point| !point.disturbed.is_empty())
+        .map(|point| point.workers.to_string())
+        .collect();
+    if !disturbed_kept.is_empty() {
+        warnings.push(format!(
+            "disturbed while measured, and kept: {} workers (other processes, steal or too few CPUs): these figures may not describe the host",
+            disturbed_kept.join(", ")
+        ));
+    }
+    let missed: Vec<String> = series
+        .series
+        .points
+        .iter()
+        .filter(|point| point.precision_reached == Some(false))
+        .map(|point| point.workers.to_string())
+        .collect();
+    if !missed.is_empty() {
+        warnings.push(format!(
+            "the precision target was missed at {} workers: their CV is above what the run asked for",
+            missed.join(", ")
         ));
     }
     let flagged = |test: &dyn Fn(&super::study::LevelFigures) -> bool| -> Vec<String> {

@@ -176,12 +176,15 @@ mod tests {
                     cv: None,
                     cpu_fraction: None,
                     steal_pct: None,
+                    disturbed: Vec::new(),
+                    precision_reached: None,
                 })
                 .collect(),
             physical_cores: Some(4),
             logical_cpus: Some(8),
             complete: true,
             cost: None,
+            left_out: Vec::new(),
         }
     }
 

@@ -23,6 +23,12 @@ pub struct Point {
     pub cv: Option<f64>,
     pub cpu_fraction: Option<f64>,
     pub steal_pct: Option<f64>,
+    /// Why the run judged this level disturbed; empty when clean or not judged.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub disturbed: Vec<String>,
+    /// With --precision: false when the CV target was missed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub precision_reached: Option<bool>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -38,6 +44,9 @@ pub struct Series {
     pub complete: bool,
     /// Cost of the server in the user's unit, for price/performance.
     pub cost: Option<f64>,
+    /// Levels the run judged disturbed, kept out of every figure (see `leave_out_disturbed`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub left_out: Vec<Point>,
 }
 
 impl Series {
@@ -60,6 +69,19 @@ impl Series {
             Measure::JobTime => "jobs/min".to_string(),
             Measure::Rate { unit } => unit.clone(),
         }
+    }
+
+    /// Moves the levels the run judged disturbed out of the analysis, unless none would be
+    /// left; then they stay, and the series' warnings say so.
+    pub fn leave_out_disturbed(&mut self) {
+        if self.points.iter().all(|point| !point.disturbed.is_empty()) {
+            return;
+        }
+        let (disturbed, clean) = std::mem::take(&mut self.points)
+            .into_iter()
+            .partition(|point| !point.disturbed.is_empty());
+        self.points = clean;
+        self.left_out = disturbed;
     }
 
     pub fn point(&self, workers: usize) -> Option<&Point> {

@@ -36,6 +36,9 @@ fn load_series(args: &ReportArgs) -> Result<Vec<Series>> {
     let mut series = Vec::new();
     for path in &args.files {
         let mut one = read_series(path)?;
+        if !args.include_disturbed {
+            one.leave_out_disturbed();
+        }
         if let Some((_, name)) = args.labels.iter().find(|(file, _)| Path::new(file) == path) {
             one.name = printable(name);
         }

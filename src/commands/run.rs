@@ -1,22 +1,26 @@
 //! `corescale run`: plan the levels, measure each, summarise, write the files after every
 //! level, and show the summary table.
 
+use std::time::{Duration, Instant};
+
 use anyhow::{Context, Result};
 use chrono::Utc;
 use nix::sched::sched_getaffinity;
 use nix::unistd::Pid;
 
+use crate::analysis::findings::workers_text;
 use crate::analysis::summary::summarize_document;
 use crate::cli::RunArgs;
 use crate::error::UsageError;
 use crate::host::counters::CounterStatus;
+use crate::host::interference::{self, Verdict};
 use crate::host::memory_limit;
 use crate::host::pinning::{self, Pin};
 use crate::host::sysfs::FsRoot;
 use crate::host::{HostInfo, Topology};
 use crate::report::run_table;
 use crate::result::writer::{Output, OutputLocks, write_all};
-use crate::result::{RunDocument, RunSettings, SCHEMA, Tool};
+use crate::result::{Level, RunDocument, RunSettings, SCHEMA, Tool};
 use crate::sweep::plan::{LoadLevels, SweepSpec, plan};
 use crate::sweep::progress::Progress;
 use crate::sweep::runner::{LevelSettings, measure_level};
@@ -26,8 +30,17 @@ use crate::workload::{self, WorkloadInfo, WorkloadKind, WorkloadRequest};
 /// How a run ended, for the exit code.
 pub enum RunEnd {
     Complete,
-    Interrupted,
+    /// `--strict`, and a level was disturbed or missed its precision target.
+    Flagged,
+    /// Stopped by a signal: the exit code it calls for (130 SIGINT, 143 SIGTERM, 129 SIGHUP).
+    Stopped(i32),
 }
+
+/// Exit code of a `--strict` run with a disturbed level or a missed precision target.
+pub const STRICT_EXIT_CODE: i32 = 3;
+
+/// How long the host is watched before the first level.
+const PREFLIGHT: Duration = Duration::from_secs(1);
 
 pub fn execute(args: &RunArgs, command_line: Vec<String>) -> Result<RunEnd> {
     let host = HostInfo::read(&FsRoot::new("/"), args.label.clone())?;
@@ -61,9 +74,11 @@ pub fn execute(args: &RunArgs, command_line: Vec<String>) -> Result<RunEnd> {
     })?;
     check_memory(&workload.info(), largest, &host, args.force)?;
     check_pinning(&host.topology, args.pin, largest)?;
-    workload.setup().context("building the workload's data")?;
-
+    // Before setup, which may write a data file that a signal must not leave behind.
     stop::install_handler();
+    workload.setup().context("building the workload's data")?;
+    preflight(args)?;
+
     let mut settings = level_settings(args);
     settings.duration = settings.duration.or(workload.default_duration());
     let mut document = new_document(args, &settings, command_line, host, workload.info(), &plan);
@@ -77,24 +92,34 @@ pub fn execute(args: &RunArgs, command_line: Vec<String>) -> Result<RunEnd> {
                 Err(error) => {
                     // Keep every level measured so far, and say why the run ended.
                     progress.finish();
-                    document.stop_reason = Some(format!("failed at {workers} workers: {error:#}"));
+                    let workers = workers_text(workers);
+                    document.stop_reason = Some(format!("failed at {workers}: {error:#}"));
                     document.updated_at = Utc::now();
                     write_all(&outputs, &document)?;
-                    return Err(error.context(format!("measuring {workers} workers")));
+                    return Err(error.context(format!("measuring {workers}")));
                 }
             };
-        for problem in outcome.pin_problems.iter().chain(&outcome.level.warnings) {
-            progress.note(&format!("corescale: warning: {workers} workers: {problem}"));
-        }
         document.hw_counters = CounterStatus {
             available: outcome.counter_problem.is_none(),
             reason: outcome.counter_problem,
         };
         document.levels.push(outcome.level);
         summarize_document(&mut document);
+        let level = document.levels.last().expect("pushed just now");
+        for problem in outcome
+            .pin_problems
+            .iter()
+            .chain(&level.warnings)
+            .chain(level_troubles(level, &settings).iter())
+        {
+            progress.note(&format!(
+                "corescale: warning: {}: {problem}",
+                workers_text(workers)
+            ));
+        }
         document.updated_at = Utc::now();
-        if stop::stop_requested() {
-            document.stop_reason = Some("interrupted by the user (Ctrl-C)".to_string());
+        if let Some((signal, _)) = stop::stopped_by() {
+            document.stop_reason = Some(format!("stopped by {signal}"));
             break;
         }
         write_all(&outputs, &document)?;
@@ -103,13 +128,81 @@ pub fn execute(args: &RunArgs, command_line: Vec<String>) -> Result<RunEnd> {
     write_all(&outputs, &document)?;
     progress.finish();
     if !args.quiet {
-        print!("{}", run_table::render(&document));
+        print!("{}", run_table::render(&document, args.wide));
     }
-    Ok(if document.complete {
-        RunEnd::Complete
-    } else {
-        RunEnd::Interrupted
+    if !document.hw_counters.available
+        && let Some(reason) = &document.hw_counters.reason
+    {
+        eprintln!("corescale: note: hardware counters unavailable: {reason}");
+    }
+    if outputs.is_empty() {
+        eprintln!(
+            "corescale: note: the results were not saved: add -o FILE.json (and -o FILE.csv) to keep them"
+        );
+    } else if !args.quiet {
+        let names: Vec<String> = outputs
+            .iter()
+            .map(|output| output.path.display().to_string())
+            .collect();
+        eprintln!("corescale: results written to {}", names.join(" and "));
+    }
+    let flagged = document.levels.iter().any(|level| {
+        level.precision_reached == Some(false)
+            || level
+                .interference
+                .as_ref()
+                .is_some_and(|interference| interference.verdict == Verdict::Disturbed)
+    });
+    Ok(match stop::stopped_by() {
+        Some((_, code)) => RunEnd::Stopped(code),
+        None if args.strict && flagged => RunEnd::Flagged,
+        None => RunEnd::Complete,
     })
+}
+
+/// What the user must know about a level as soon as it ends: interference, missed precision.
+fn level_troubles(level: &Level, settings: &LevelSettings) -> Vec<String> {
+    let mut troubles = Vec::new();
+    if let Some(interference) = &level.interference
+        && interference.verdict == Verdict::Disturbed
+    {
+        troubles.push(format!("disturbed: {}", interference.reasons.join("; ")));
+    }
+    if level.precision_reached == Some(false) {
+        troubles.push(format!(
+            "precision target {:.1}% missed: CV {:.1}% after {} batches",
+            100.0 * settings.precision.unwrap_or_default(),
+            100.0 * level.summary.cv,
+            level.batches
+        ));
+    }
+    troubles
+}
+
+/// Looks at the host for a second before measuring: says when it is not idle, waits for it
+/// with `--wait-idle`, refuses with `--require-idle`.
+fn preflight(args: &RunArgs) -> Result<()> {
+    let root = FsRoot::new("/");
+    let deadline = Instant::now() + args.wait_idle.unwrap_or_default();
+    loop {
+        let Some(load) = interference::preflight(&root, PREFLIGHT) else {
+            return Ok(());
+        };
+        if load.is_idle() {
+            return Ok(());
+        }
+        if Instant::now() < deadline && !stop::stop_requested() {
+            continue;
+        }
+        if args.require_idle {
+            anyhow::bail!("{} (--require-idle)", load.describe());
+        }
+        eprintln!(
+            "corescale: warning: {}; levels it disturbs will be marked",
+            load.describe()
+        );
+        return Ok(());
+    }
 }
 
 fn load_levels(args: &RunArgs, topology: &Topology) -> LoadLevels {

@@ -8,6 +8,7 @@ use crossbeam_channel::{Sender, bounded};
 use procfs_core::{ExplicitSystemInfo, FromReadSI, KernelStats};
 use serde::{Deserialize, Serialize};
 
+use super::interference::other_runnable_now;
 use super::sysfs::FsRoot;
 
 /// Only ratios of tick counts are used, so the tick rate given to the parser does not matter.
@@ -84,19 +85,29 @@ impl StatSnapshot {
     }
 }
 
-/// Samples `procs_running` in a background thread that sleeps between reads, so it costs
-/// the measured workers a few microseconds per second.
+/// Samples `procs_running`, and the runnable tasks that are not corescale's, in a background
+/// thread that sleeps between reads, so it costs the measured workers a few microseconds per
+/// second.
 pub struct RunQueueSampler {
     stop: Sender<()>,
-    handle: JoinHandle<Option<f64>>,
+    handle: JoinHandle<RunQueue>,
+}
+
+/// Means over a level's samples.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct RunQueue {
+    /// Runnable tasks, not counting the sampler.
+    pub all: Option<f64>,
+    /// Runnable tasks that are not this process's threads.
+    pub others: Option<f64>,
 }
 
 impl RunQueueSampler {
     pub fn start(root: FsRoot) -> Self {
         let (stop, stopped) = bounded::<()>(1);
         let handle = std::thread::spawn(move || {
-            let mut sum = 0.0;
-            let mut count = 0u32;
+            let (mut sum, mut count) = (0.0, 0u32);
+            let (mut others, mut others_count) = (0.0, 0u32);
             loop {
                 if let Ok(stats) = KernelStats::from_file(root.path("proc/stat"), &PARSE_INFO)
                     && let Some(running) = stats.procs_running
@@ -104,19 +115,26 @@ impl RunQueueSampler {
                     sum += f64::from(running.saturating_sub(1));
                     count += 1;
                 }
+                if let Some(other) = other_runnable_now(&root) {
+                    others += other;
+                    others_count += 1;
+                }
                 if stopped.recv_timeout(RUN_QUEUE_PERIOD).is_ok() {
                     break;
                 }
             }
-            (count > 0).then(|| sum / f64::from(count))
+            RunQueue {
+                all: (count > 0).then(|| sum / f64::from(count)),
+                others: (others_count > 0).then(|| others / f64::from(others_count)),
+            }
         });
         Self { stop, handle }
     }
 
-    /// Stops sampling and returns the mean run queue.
-    pub fn finish(self) -> Option<f64> {
+    /// Stops sampling and returns the means.
+    pub fn finish(self) -> RunQueue {
         let _ = self.stop.send(());
-        self.handle.join().ok().flatten()
+        self.handle.join().unwrap_or_default()
     }
 }
 

@@ -1,74 +1,103 @@
-//! The summary table printed when a run ends.
+//! The summary table printed when a run ends: one row per level, a `!` on levels that were
+//! disturbed or missed their precision target, and a footnote line per kind of trouble.
+//! It fits 80 columns unless asked to be wide: the least needed columns go first.
 
 use super::table;
 use super::units::{optional, rate};
-use crate::result::{RunDocument, RunMode};
+use crate::host::interference::{OTHER_BUSY_LIMIT, OTHER_RUNNABLE_LIMIT, STEAL_LIMIT_PCT, Verdict};
+use crate::result::{Level, RunDocument, RunMode};
 
-pub fn render(document: &RunDocument) -> String {
+/// Width the table and its notes keep to unless `--wide`.
+pub const TERMINAL_COLUMNS: usize = 80;
+
+/// One column: its header, its cell for a level, and how soon it is dropped when the table is
+/// too wide (0: never; higher goes first).
+struct Column<'a> {
+    header: &'static str,
+    cell: Box<dyn Fn(&Level) -> String + 'a>,
+    drop_rank: u8,
+}
+
+fn column<'a>(
+    header: &'static str,
+    drop_rank: u8,
+    cell: impl Fn(&Level) -> String + 'a,
+) -> Column<'a> {
+    Column {
+        header,
+        cell: Box::new(cell),
+        drop_rank,
+    }
+}
+
+/// Whether a level gets the `!` mark.
+fn flagged(level: &Level) -> bool {
+    disturbed(level) || level.precision_reached == Some(false)
+}
+
+fn disturbed(level: &Level) -> bool {
+    level
+        .interference
+        .as_ref()
+        .is_some_and(|interference| interference.verdict == Verdict::Disturbed)
+}
+
+pub fn render(document: &RunDocument, wide: bool) -> String {
     let unit = document.workload.unit.as_str();
     let fixed_work = document.settings.mode == RunMode::FixedWork;
-    let headers: Vec<&str> = if fixed_work {
-        vec![
-            "workers",
-            "median s",
-            "CV %",
-            "jobs/min/worker",
-            "jobs/min",
-            "speedup",
-            "CPU %",
-            "rate/worker",
-            "steal %",
-            "IPC",
-        ]
+    let mut columns = vec![
+        column("workers", 0, |level: &Level| level.workers.to_string()),
+        column("!", 0, |level: &Level| {
+            if flagged(level) { "!" } else { "" }.to_string()
+        }),
+        column("batches", 3, |level: &Level| level.batches.to_string()),
+    ];
+    if fixed_work {
+        columns.extend([
+            column("median s", 0, |level: &Level| {
+                format!("{:.3}", level.summary.job_time_s.median)
+            }),
+            column("CV %", 0, |level: &Level| {
+                format!("{:.2}", 100.0 * level.summary.cv)
+            }),
+            column("jobs/min/worker", 6, |level: &Level| {
+                format!("{:.2}", level.summary.speed_jobs_per_min)
+            }),
+            column("jobs/min", 0, |level: &Level| {
+                format!("{:.2}", level.summary.capacity_jobs_per_min)
+            }),
+        ]);
     } else {
-        vec![
-            "workers",
-            "rate/worker",
-            "rate total",
-            "CV %",
-            "speedup",
-            "CPU %",
-            "steal %",
-            "IPC",
-        ]
-    };
-    let rows: Vec<Vec<String>> = document
-        .levels
-        .iter()
-        .map(|level| {
-            let summary = &level.summary;
-            let cv = format!("{:.2}", 100.0 * summary.cv);
-            let cpu = format!("{:.1}", 100.0 * summary.cpu_fraction);
-            let steal = format!("{:.1}", level.os.steal_pct);
-            let speedup = optional(summary.speedup, 2);
-            let ipc = optional(summary.ipc, 2);
-            if fixed_work {
-                vec![
-                    level.workers.to_string(),
-                    format!("{:.3}", summary.job_time_s.median),
-                    cv,
-                    format!("{:.2}", summary.speed_jobs_per_min),
-                    format!("{:.2}", summary.capacity_jobs_per_min),
-                    speedup,
-                    cpu,
-                    rate(summary.rate_per_worker, unit),
-                    steal,
-                    ipc,
-                ]
-            } else {
-                vec![
-                    level.workers.to_string(),
-                    rate(summary.rate_per_worker, unit),
-                    rate(summary.rate_total, unit),
-                    cv,
-                    speedup,
-                    cpu,
-                    steal,
-                    ipc,
-                ]
-            }
-        })
-        .collect();
+        columns.extend([
+            column("rate/worker", 0, move |level: &Level| {
+                rate(level.summary.rate_per_worker, unit)
+            }),
+            column("rate total", 0, move |level: &Level| {
+                rate(level.summary.rate_total, unit)
+            }),
+            column("CV %", 0, |level: &Level| {
+                format!("{:.2}", 100.0 * level.summary.cv)
+            }),
+        ]);
+    }
+    columns.extend([
+        column("speedup", 0, |level: &Level| {
+            optional(level.summary.speedup, 2)
+        }),
+        column("CPU %", 4, |level: &Level| {
+            format!("{:.1}", 100.0 * level.summary.cpu_fraction)
+        }),
+        column("steal %", 2, |level: &Level| {
+            format!("{:.1}", level.os.steal_pct)
+        }),
+        column("IPC", 7, |level: &Level| optional(level.summary.ipc, 2)),
+    ]);
+    if fixed_work {
+        // Last to go: for bandwidth it is the figure (GB/s).
+        columns.push(column("rate/worker", 1, move |level: &Level| {
+            rate(level.summary.rate_per_worker, unit)
+        }));
+    }
     let mut out = format!(
         "{} on {} ({} physical cores, {} logical CPUs){}\n",
         document.workload.kind.name(),
@@ -78,14 +107,149 @@ pub fn render(document: &RunDocument) -> String {
         if document.complete {
             ""
         } else {
-            " — INCOMPLETE"
+            " - INCOMPLETE"
         }
     );
-    out.push_str(&table::render(&headers, &rows));
-    if !document.hw_counters.available
-        && let Some(reason) = &document.hw_counters.reason
-    {
-        out.push_str(&format!("hardware counters unavailable: {reason}\n"));
+    out.push_str(&fitted_table(columns, &document.levels, wide));
+    for note in footnotes(document) {
+        out.push_str(&wrap(&note, wide));
     }
     out
+}
+
+/// The table with the columns that fit: the highest drop ranks go first until it does.
+fn fitted_table(mut columns: Vec<Column<'_>>, levels: &[Level], wide: bool) -> String {
+    loop {
+        let headers: Vec<&str> = columns.iter().map(|column| column.header).collect();
+        let rows: Vec<Vec<String>> = levels
+            .iter()
+            .map(|level| columns.iter().map(|column| (column.cell)(level)).collect())
+            .collect();
+        let text = table::render(&headers, &rows);
+        let fits = text
+            .lines()
+            .all(|line| line.chars().count() <= TERMINAL_COLUMNS);
+        let droppable = columns
+            .iter()
+            .enumerate()
+            .filter(|(_, column)| column.drop_rank > 0)
+            .max_by_key(|(_, column)| column.drop_rank)
+            .map(|(index, _)| index);
+        match droppable {
+            Some(index) if !wide && !fits => {
+                columns.remove(index);
+            }
+            _ => return text,
+        }
+    }
+}
+
+/// Text wrapped at word boundaries to the terminal width, continuation lines indented.
+pub fn wrap(text: &str, wide: bool) -> String {
+    if wide {
+        return format!("{text}\n");
+    }
+    let options = textwrap::Options::new(TERMINAL_COLUMNS).subsequent_indent("  ");
+    let mut out = textwrap::fill(text, options);
+    out.push('\n');
+    out
+}
+
+fn worker_list(levels: &[&Level]) -> String {
+    let counts: Vec<String> = levels
+        .iter()
+        .map(|level| level.workers.to_string())
+        .collect();
+    format!(
+        "{} worker{}",
+        counts.join(", "),
+        if counts.len() == 1 && counts[0] == "1" {
+            ""
+        } else {
+            "s"
+        }
+    )
+}
+
+/// One line per kind of trouble, naming the levels and the worst figure.
+fn footnotes(document: &RunDocument) -> Vec<String> {
+    let mut notes = Vec::new();
+    let disturbed_levels: Vec<&Level> = document.levels.iter().filter(|l| disturbed(l)).collect();
+    let kind = |test: &dyn Fn(&Level) -> Option<f64>| -> Option<(Vec<&Level>, f64)> {
+        let hit: Vec<(&Level, f64)> = disturbed_levels
+            .iter()
+            .filter_map(|level| Some((*level, test(level)?)))
+            .collect();
+        let worst = hit.iter().map(|(_, value)| *value).fold(f64::MIN, f64::max);
+        (!hit.is_empty()).then(|| (hit.into_iter().map(|(level, _)| level).collect(), worst))
+    };
+    let interference = |level: &Level| level.interference.clone();
+    if let Some((levels, worst)) = kind(&|level| {
+        interference(level)
+            .map(|i| i.other_busy_cpus)
+            .filter(|busy| *busy > OTHER_BUSY_LIMIT)
+    }) {
+        notes.push(format!(
+            "! disturbed at {}: other processes used up to {worst:.2} CPUs (limit {OTHER_BUSY_LIMIT})",
+            worker_list(&levels)
+        ));
+    }
+    if let Some((levels, worst)) = kind(&|level| {
+        interference(level)
+            .and_then(|i| i.other_runnable)
+            .filter(|runnable| *runnable > OTHER_RUNNABLE_LIMIT)
+    }) {
+        notes.push(format!(
+            "! disturbed at {}: up to {worst:.2} other tasks were runnable (limit {OTHER_RUNNABLE_LIMIT})",
+            worker_list(&levels)
+        ));
+    }
+    if let Some((levels, worst)) = kind(&|level| {
+        interference(level)
+            .map(|i| i.steal_pct)
+            .filter(|steal| *steal > STEAL_LIMIT_PCT)
+    }) {
+        notes.push(format!(
+            "! disturbed at {}: the hypervisor stole up to {worst:.1}% of CPU time (limit {STEAL_LIMIT_PCT}%)",
+            worker_list(&levels)
+        ));
+    }
+    if let Some((levels, _)) = kind(&|level| {
+        interference(level).and_then(|i| {
+            i.reasons
+                .iter()
+                .any(|reason| reason.contains("ran on") || reason.contains("may use"))
+                .then_some(0.0)
+        })
+    }) {
+        notes.push(format!(
+            "! disturbed at {}: the workers had fewer CPUs than expected (see interference in the JSON)",
+            worker_list(&levels)
+        ));
+    }
+    let missed: Vec<&Level> = document
+        .levels
+        .iter()
+        .filter(|level| level.precision_reached == Some(false))
+        .collect();
+    if !missed.is_empty() {
+        let cvs: Vec<String> = missed
+            .iter()
+            .map(|level| format!("{:.1}%", 100.0 * level.summary.cv))
+            .collect();
+        notes.push(format!(
+            "! precision target {}% missed at {}: CV {} after {} batches",
+            document.settings.precision_target_pct.unwrap_or_default(),
+            worker_list(&missed),
+            cvs.join(", "),
+            document.settings.max_repeat
+        ));
+    }
+    if !disturbed_levels.is_empty() {
+        notes.push(
+            "  disturbed levels may not describe this host: measure again on an idle host (`corescale report` leaves them out)"
+                .to_string(),
+        );
+    }
+    notes
 }

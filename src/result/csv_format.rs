@@ -5,6 +5,7 @@ use anyhow::Result;
 use serde::Serialize;
 
 use super::{Level, RunDocument, RunMode};
+use crate::host::interference::Verdict;
 
 /// One CSV row. The first four field names are test_cpu_parallel's header, byte for byte.
 #[derive(Debug, Serialize)]
@@ -41,6 +42,12 @@ struct Row {
     ipc: Option<f64>,
     /// fixed_work or fixed_time: tells `report` whether job time or rate_total is the figure.
     mode: RunMode,
+    /// Other processes' CPUs over the level (empty in documents without the figure).
+    other_busy_cpus: Option<f64>,
+    /// `clean`, or `disturbed: ` and the reasons; empty when not judged.
+    verdict: String,
+    /// With --precision: whether the CV target was met.
+    precision_reached: Option<bool>,
 }
 
 impl Row {
@@ -72,6 +79,21 @@ impl Row {
             run_queue: level.os.run_queue,
             ipc: summary.ipc,
             mode,
+            other_busy_cpus: level
+                .interference
+                .as_ref()
+                .map(|interference| interference.other_busy_cpus),
+            verdict: level
+                .interference
+                .as_ref()
+                .map(|interference| match interference.verdict {
+                    Verdict::Clean => "clean".to_string(),
+                    Verdict::Disturbed => {
+                        format!("disturbed: {}", interference.reasons.join("; "))
+                    }
+                })
+                .unwrap_or_default(),
+            precision_reached: level.precision_reached,
         }
     }
 }

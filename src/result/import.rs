@@ -8,6 +8,7 @@ use anyhow::{Context, Result, bail};
 
 use super::{RunDocument, RunMode, SCHEMA};
 use crate::analysis::series::{Measure, Point, Series};
+use crate::host::interference::Verdict;
 
 /// Text longer than this is cut when quoted in a message.
 const QUOTE_CHARS: usize = 80;
@@ -208,6 +209,13 @@ fn from_document(path: &Path, text: &str) -> Result<Series> {
             steal_pct: Some(in_range(level.os.steal_pct, &PERCENT, "steal %", &|| {
                 at("os.steal_pct")
             })?),
+            disturbed: level
+                .interference
+                .as_ref()
+                .filter(|interference| interference.verdict == Verdict::Disturbed)
+                .map(|interference| interference.reasons.clone())
+                .unwrap_or_default(),
+            precision_reached: level.precision_reached,
         });
     }
     let topology = &document.host.topology;
@@ -220,6 +228,7 @@ fn from_document(path: &Path, text: &str) -> Result<Series> {
         logical_cpus: Some(topology.logical_cpus),
         complete: document.complete,
         cost: None,
+        left_out: Vec::new(),
     })
 }
 
@@ -361,6 +370,28 @@ fn from_csv(path: &Path, text: &str, stem: &str) -> Result<Series> {
             cv: optional(extra.cv, &CV, "the CV")?.or(cv),
             cpu_fraction: optional(extra.cpu_fraction, &CPU_FRACTION, "the on-CPU fraction")?,
             steal_pct: optional(extra.steal_pct, &PERCENT, "steal %")?,
+            disturbed: extra
+                .verdict
+                .and_then(|column| record.get(column)?.strip_prefix("disturbed"))
+                .map(|reasons| {
+                    let reasons = reasons.trim_start_matches(':').trim();
+                    reasons
+                        .split("; ")
+                        .filter(|reason| !reason.is_empty())
+                        .map(printable)
+                        .collect::<Vec<_>>()
+                })
+                .map(|reasons| {
+                    if reasons.is_empty() {
+                        vec!["disturbed".to_string()]
+                    } else {
+                        reasons
+                    }
+                })
+                .unwrap_or_default(),
+            precision_reached: extra
+                .precision_reached
+                .and_then(|column| record.get(column)?.parse().ok()),
         });
     }
     Ok(Series {
@@ -372,6 +403,7 @@ fn from_csv(path: &Path, text: &str, stem: &str) -> Result<Series> {
         logical_cpus: None,
         complete: true,
         cost: None,
+        left_out: Vec::new(),
     })
 }
 
@@ -383,6 +415,8 @@ struct ExtraColumns {
     mode: Option<usize>,
     rate_total: Option<usize>,
     rate_unit: Option<usize>,
+    verdict: Option<usize>,
+    precision_reached: Option<usize>,
 }
 
 impl ExtraColumns {
@@ -395,6 +429,8 @@ impl ExtraColumns {
             mode: column("mode"),
             rate_total: column("rate_total"),
             rate_unit: column("rate_unit"),
+            verdict: column("verdict"),
+            precision_reached: column("precision_reached"),
         }
     }
 }

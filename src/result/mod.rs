@@ -11,6 +11,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::host::HostInfo;
 use crate::host::counters::CounterStatus;
+use crate::host::interference::Interference;
 use crate::host::os_stats::OsFigures;
 use crate::host::pinning::Pin;
 use crate::workload::WorkloadInfo;
@@ -85,6 +86,9 @@ pub struct Level {
     /// What this level's figures cannot vouch for.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub warnings: Vec<String>,
+    /// What else the host did meanwhile, and the verdict (absent in older documents).
+    #[serde(default)]
+    pub interference: Option<Interference>,
 }
 
 /// One job of one worker.

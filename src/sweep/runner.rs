@@ -13,12 +13,15 @@ use std::time::{Duration, Instant};
 use anyhow::{Result, anyhow};
 use chrono::Utc;
 use crossbeam_channel::{Receiver, Sender, unbounded};
+use nix::sched::{CpuSet, sched_getaffinity};
 use nix::time::{ClockId, clock_gettime};
+use nix::unistd::Pid;
 
 use super::progress::Progress;
 use super::stop;
 use crate::analysis::summary::job_variation;
 use crate::host::counters::{CounterReading, ThreadCounters};
+use crate::host::interference::{CpuTicks, Interference, LevelLoad, judge};
 use crate::host::os_stats::{RunQueueSampler, StatSnapshot};
 use crate::host::pinning::{current_cpu, pin_current_thread};
 use crate::host::sysfs::FsRoot;
@@ -84,6 +87,7 @@ pub fn measure_level(
     let proc_root = FsRoot::new("/");
     let mut failure: Option<String> = None;
     let mut collected: Vec<WorkerNote> = Vec::new();
+    let mut load: Option<OtherLoad> = None;
 
     let gate = Gate::default();
     let measured = std::thread::scope(|scope| {
@@ -132,6 +136,7 @@ pub fn measure_level(
         }
         let started_at = Utc::now();
         let before = StatSnapshot::read(&proc_root);
+        let ticks_before = CpuTicks::read(&proc_root);
         let run_queue = RunQueueSampler::start(proc_root.clone());
         let began = Instant::now();
         let mut samples: Vec<Sample> = Vec::with_capacity(workers * settings.repeat as usize);
@@ -163,11 +168,18 @@ pub fn measure_level(
         release();
         let run_queue = run_queue.finish();
         let after = StatSnapshot::read(&proc_root);
+        if let (Some(before), Some(after)) = (ticks_before, CpuTicks::read(&proc_root)) {
+            load = Some(OtherLoad {
+                busy_cpus: before.other_busy_cpus(&after),
+                host_cpus: before.cpus,
+                runnable: run_queue.others,
+            });
+        }
         let mut os = match (before, after) {
             (Some(before), Some(after)) => before.figures_until(&after),
             _ => Default::default(),
         };
-        os.run_queue = run_queue;
+        os.run_queue = run_queue.all;
         Some(Level {
             workers,
             batches,
@@ -180,6 +192,7 @@ pub fn measure_level(
             summary: LevelSummary::default(),
             workload_figures: Counters::new(),
             warnings: Vec::new(),
+            interference: None,
         })
     });
 
@@ -210,6 +223,7 @@ pub fn measure_level(
     }
     level.workload_figures = workload.level_figures(&sessions, &totals(&level))?;
     level.warnings = workload.level_warnings(&level.workload_figures);
+    level.interference = load.map(|load| interference(&level, &load, workload.cpu_bound()));
     Ok(LevelOutcome {
         level,
         counter_problem,
@@ -223,6 +237,49 @@ fn take_notes(notes: &Receiver<WorkerNote>, collected: &mut Vec<WorkerNote>) -> 
     collected.iter().find_map(|note| match note {
         WorkerNote::Failed(reason) => Some(reason.clone()),
         _ => None,
+    })
+}
+
+/// What other processes did while a level ran.
+struct OtherLoad {
+    /// CPUs' worth of their busy time.
+    busy_cpus: f64,
+    /// The host's CPU count, from /proc/stat.
+    host_cpus: usize,
+    /// Their runnable tasks, mean over the level.
+    runnable: Option<f64>,
+}
+
+/// The level's verdict. A local database server's CPU time is part of the workload, not
+/// interference: it is taken out of the other processes' share.
+fn interference(level: &Level, load: &OtherLoad, cpu_bound: bool) -> Interference {
+    let server_cpus = level
+        .workload_figures
+        .get("db_cpu_s")
+        .map_or(0.0, |seconds| seconds / level.elapsed_s.max(1e-9));
+    let allowed_cpus = sched_getaffinity(Pid::from_raw(0)).map_or(0, |set| {
+        (0..CpuSet::count())
+            .filter(|cpu| set.is_set(*cpu).unwrap_or(false))
+            .count()
+    });
+    judge(LevelLoad {
+        workers: level.workers,
+        pinned: level.placement.iter().any(Option::is_some),
+        other_busy_cpus: (load.busy_cpus - server_cpus).max(0.0),
+        other_runnable: load.runnable,
+        steal_pct: level.os.steal_pct,
+        // Workers that wait need no CPU each: where they ran says nothing then.
+        cpus_seen: if cpu_bound {
+            level
+                .samples
+                .iter()
+                .filter_map(|sample| sample.cpu)
+                .collect()
+        } else {
+            Default::default()
+        },
+        allowed_cpus,
+        logical_cpus: load.host_cpus,
     })
 }
 

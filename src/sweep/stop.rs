@@ -1,27 +1,50 @@
-//! Ctrl-C handling: the first press asks the runner to stop after the current batch and keep
-//! what was measured; a second press exits at once (result files are always whole, because
-//! they are replaced atomically).
+//! Stopping on request: SIGINT (Ctrl-C), SIGTERM (timeout, systemd, Kubernetes, Ansible) and
+//! SIGHUP (a closed terminal) ask the runner to stop after the current batch and keep what was
+//! measured; a second signal exits at once, still removing temporary data files (result files
+//! are always whole, because they are replaced atomically).
 
-use std::sync::atomic::{AtomicBool, Ordering};
+use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
 
-static STOP_REQUESTED: AtomicBool = AtomicBool::new(false);
+use crate::interrupt;
 
-/// Exit code of a run stopped by the user, as shells report SIGINT.
-pub const INTERRUPTED_EXIT_CODE: i32 = 130;
+/// Exit code of a run stopped by Ctrl-C, as shells report SIGINT.
+pub const INTERRUPTED_EXIT_CODE: i32 = 128 + SIGINT;
 
 pub fn install_handler() {
-    let installed = ctrlc::set_handler(|| {
-        if STOP_REQUESTED.swap(true, Ordering::SeqCst) {
-            eprintln!("\ncorescale: stopped at once; files hold the levels completed so far");
-            std::process::exit(INTERRUPTED_EXIT_CODE);
+    let mut signals = match signal_hook::iterator::Signals::new([SIGINT, SIGTERM, SIGHUP]) {
+        Ok(signals) => signals,
+        Err(error) => {
+            eprintln!("corescale: warning: signals will not stop the run cleanly: {error}");
+            return;
         }
-        eprintln!("\ncorescale: stopping after the current batch (press Ctrl-C again to stop now)");
+    };
+    std::thread::spawn(move || {
+        for signal in signals.forever() {
+            if !interrupt::request_stop(signal) {
+                interrupt::remove_all();
+                eprintln!("\ncorescale: stopped at once; files hold the levels completed so far");
+                std::process::exit(128 + signal);
+            }
+            eprintln!(
+                "\ncorescale: {} received: stopping after the current batch (send it again to stop now)",
+                signal_name(signal)
+            );
+        }
     });
-    if let Err(error) = installed {
-        eprintln!("corescale: warning: Ctrl-C will not stop cleanly: {error}");
-    }
 }
 
-pub fn stop_requested() -> bool {
-    STOP_REQUESTED.load(Ordering::SeqCst)
+pub use interrupt::stop_requested;
+
+/// The signal that stopped the run, if any: its name and the exit code it calls for.
+pub fn stopped_by() -> Option<(&'static str, i32)> {
+    interrupt::stop_signal().map(|signal| (signal_name(signal), 128 + signal))
+}
+
+fn signal_name(signal: i32) -> &'static str {
+    match signal {
+        SIGINT => "SIGINT (Ctrl-C)",
+        SIGTERM => "SIGTERM",
+        SIGHUP => "SIGHUP",
+        _ => "a signal",
+    }
 }

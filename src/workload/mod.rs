@@ -132,6 +132,13 @@ pub trait Workload: Send + Sync {
         None
     }
 
+    /// Whether each worker needs a CPU of its own: then workers crowded onto fewer CPUs than
+    /// they could have make a level disturbed. Workloads that wait (for reads, for a server)
+    /// say no.
+    fn cpu_bound(&self) -> bool {
+        true
+    }
+
     /// Called on the main thread just before a level's first batch.
     fn level_started(&self) -> Result<()> {
         Ok(())

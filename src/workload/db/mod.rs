@@ -381,6 +381,11 @@ impl Workload for DbWorkload {
         Some(Duration::from_secs(5))
     }
 
+    /// Sessions wait for the server's answers.
+    fn cpu_bound(&self) -> bool {
+        false
+    }
+
     fn level_started(&self) -> Result<()> {
         let baseline = Baseline {
             counters: self.database.counters()?,

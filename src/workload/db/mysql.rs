@@ -98,7 +98,7 @@ fn describe(error: mysql::Error, target: &Target) -> anyhow::Error {
         match server.code {
             1146 => {
                 return anyhow!(
-                    "{text} in {target}: run `corescale db setup --target <URL>` first"
+                    "{text} in {target}: run `corescale db setup --target {target}` first"
                 );
             }
             1142 | 1044 | 1045 => {

@@ -48,7 +48,7 @@ fn connect(target: &Target) -> Result<Connection> {
 fn describe(error: oracle::Error, target: &Target) -> anyhow::Error {
     let text = error.to_string();
     if text.contains("ORA-00942") {
-        return anyhow!("{text} in {target}: run `corescale db setup --target <URL>` first");
+        return anyhow!("{text} in {target}: run `corescale db setup --target {target}` first");
     }
     if text.contains("ORA-01031") {
         return anyhow!(

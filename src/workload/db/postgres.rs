@@ -92,7 +92,7 @@ fn describe_wire(error: anyhow::Error, target: &Target) -> anyhow::Error {
 fn explain(code: Option<&str>, error: impl std::fmt::Display, target: &Target) -> anyhow::Error {
     match code {
         Some(code) if code == SqlState::UNDEFINED_TABLE.code() => {
-            anyhow!("{error} in {target}: run `corescale db setup --target <URL>` first")
+            anyhow!("{error} in {target}: run `corescale db setup --target {target}` first")
         }
         Some(code) if code == SqlState::INSUFFICIENT_PRIVILEGE.code() => anyhow!(
             "{error} in {target}: the user needs CREATE on the database and SELECT/UPDATE on corescale_* tables"

@@ -39,6 +39,9 @@ pub const DEFAULT_CACHE_SHARE: f64 = 0.1;
 /// The hot region, when its size is not given: this share of the rows.
 pub const DEFAULT_HOT_SHARE_OF_ROWS: f64 = 0.01;
 
+/// A pio level whose cache served more than this share of the visits measured the cache.
+const PIO_CACHED_HIT_RATIO: f64 = 0.99;
+
 /// Builds lio or pio from the command line's settings.
 pub fn from_request(
     kind: WorkloadKind,
@@ -274,6 +277,9 @@ impl Workload for LioWorkload {
             shared_latency: Arc::clone(&self.latency),
         };
         for _ in 0..WARM_UP_STATEMENTS {
+            if crate::interrupt::stop_requested() {
+                break;
+            }
             session.statement()?;
         }
         session.totals = SessionTotals::default();
@@ -283,6 +289,11 @@ impl Workload for LioWorkload {
 
     fn default_duration(&self) -> Option<Duration> {
         Some(DEFAULT_DURATION)
+    }
+
+    /// pio sessions wait for reads: they need no CPU of their own.
+    fn cpu_bound(&self) -> bool {
+        self.kind == WorkloadKind::Lio
     }
 
     fn level_started(&self) -> Result<()> {
@@ -368,6 +379,15 @@ impl Workload for LioWorkload {
     }
 
     fn level_warnings(&self, figures: &Counters) -> Vec<String> {
+        if self.kind == WorkloadKind::Pio
+            && let Some(hit_ratio) = figures.get("cache_hit_ratio")
+            && *hit_ratio > PIO_CACHED_HIT_RATIO
+        {
+            return vec![format!(
+                "the buffer cache served {:.3}% of the block visits: this pio level measured the cache, not physical IO (give a --cache-size well below the data, or raise --scale)",
+                100.0 * hit_ratio
+            )];
+        }
         let (Some(cache), Some(data_mib)) = (self.last_level_cache, figures.get("data_read_mib"))
         else {
             return Vec::new();

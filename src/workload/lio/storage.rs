@@ -19,12 +19,18 @@ use super::layout::{KeyOrder, Layout};
 pub const ALIGNMENT: usize = 4096;
 
 pub struct DataFile {
-    /// Removed from disk when dropped.
-    _temporary: NamedTempFile,
+    /// Removed from disk when dropped (and by a second signal, through `cleanup`).
+    temporary: NamedTempFile,
     reader: File,
     block_bytes: usize,
     /// Whether reads bypass the page cache.
     pub direct: bool,
+}
+
+impl Drop for DataFile {
+    fn drop(&mut self) {
+        crate::interrupt::forget(self.temporary.path());
+    }
 }
 
 impl DataFile {
@@ -40,6 +46,7 @@ impl DataFile {
                     directory.display()
                 )
             })?;
+        crate::interrupt::register(temporary.path());
         let mut block = vec![0u64; layout.block_words];
         {
             let mut writer = BufWriter::with_capacity(1 << 20, temporary.as_file());
@@ -58,7 +65,7 @@ impl DataFile {
             .context("writing the pio data file (is the disk full?)")?;
         let (reader, direct) = open_direct(temporary.path())?;
         Ok(Self {
-            _temporary: temporary,
+            temporary,
             reader,
             block_bytes: layout.block_bytes(),
             direct,

@@ -1,0 +1,370 @@
+//! What else the host did while a level ran, and whether the level's figures can be trusted:
+//! CPU time used by other processes, runnable tasks beyond corescale's own, steal, and how
+//! many CPUs the workers really ran on. Also the pre-flight look at the host before a run.
+
+use std::collections::BTreeSet;
+use std::time::{Duration, Instant};
+
+use serde::{Deserialize, Serialize};
+
+use super::sysfs::FsRoot;
+
+/// Other processes using more than this many CPUs' worth of time disturb a level.
+pub const OTHER_BUSY_LIMIT: f64 = 0.2;
+/// More than this many runnable tasks (mean) beyond corescale's own disturb a level.
+pub const OTHER_RUNNABLE_LIMIT: f64 = 0.5;
+/// Steal above this share of CPU time disturbs a level.
+pub const STEAL_LIMIT_PCT: f64 = 2.0;
+/// Own threads are counted one by one only up to this many (reading their states costs).
+const TASKS_COUNTED: usize = 512;
+
+/// Clean, or disturbed for the reasons given.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Verdict {
+    Clean,
+    Disturbed,
+}
+
+/// A level's interference figures and verdict.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Interference {
+    /// CPUs' worth of busy time by other processes, mean over the level.
+    pub other_busy_cpus: f64,
+    /// Mean runnable tasks beyond corescale's own threads (null when not counted).
+    pub other_runnable: Option<f64>,
+    pub steal_pct: f64,
+    /// Distinct CPUs the jobs ended on.
+    pub distinct_cpus: usize,
+    /// CPUs this process may run on (its affinity).
+    pub allowed_cpus: usize,
+    pub verdict: Verdict,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub reasons: Vec<String>,
+}
+
+/// Busy and total CPU ticks of the host and this process's own ticks, read together.
+#[derive(Debug, Clone, Copy)]
+pub struct CpuTicks {
+    /// user + nice + system + irq + softirq over all CPUs (steal, idle and iowait left out).
+    pub busy: u64,
+    /// Every tick over all CPUs, steal included.
+    pub total: u64,
+    pub cpus: usize,
+    /// utime + stime of this process, all threads.
+    pub own: u64,
+}
+
+impl CpuTicks {
+    pub fn read(root: &FsRoot) -> Option<Self> {
+        let stat = root.read("proc/stat")?;
+        let line = stat.lines().find(|line| line.starts_with("cpu "))?;
+        let fields: Vec<u64> = line
+            .split_whitespace()
+            .skip(1)
+            .map(|field| field.parse().unwrap_or(0))
+            .collect();
+        let field = |index: usize| fields.get(index).copied().unwrap_or(0);
+        // user nice system idle iowait irq softirq steal (guest is inside user already)
+        let busy = field(0) + field(1) + field(2) + field(5) + field(6);
+        let total = busy + field(3) + field(4) + field(7);
+        let cpus = stat
+            .lines()
+            .filter(|line| {
+                line.strip_prefix("cpu")
+                    .is_some_and(|rest| rest.starts_with(|c: char| c.is_ascii_digit()))
+            })
+            .count()
+            .max(1);
+        let own = process_ticks(&root.read("proc/self/stat")?)?;
+        Some(Self {
+            busy,
+            total,
+            cpus,
+            own,
+        })
+    }
+
+    /// Other processes' busy time from `self` to `later`, in CPUs.
+    pub fn other_busy_cpus(&self, later: &CpuTicks) -> f64 {
+        let total = later.total.saturating_sub(self.total);
+        if total == 0 {
+            return 0.0;
+        }
+        let busy = later.busy.saturating_sub(self.busy) as f64;
+        let own = later.own.saturating_sub(self.own) as f64;
+        ((busy - own) / total as f64 * self.cpus as f64).max(0.0)
+    }
+}
+
+/// utime + stime from a /proc/PID/stat line.
+fn process_ticks(stat: &str) -> Option<u64> {
+    let fields: Vec<&str> = stat.rsplit_once(')')?.1.split_whitespace().collect();
+    Some(fields.get(11)?.parse::<u64>().ok()? + fields.get(12)?.parse::<u64>().ok()?)
+}
+
+/// Runnable tasks beyond this process's own at this moment: `procs_running` of /proc/stat
+/// less this process's threads in state R. None when there are too many threads to count.
+pub fn other_runnable_now(root: &FsRoot) -> Option<f64> {
+    let stat = root.read("proc/stat")?;
+    let running: f64 = stat
+        .lines()
+        .find_map(|line| line.strip_prefix("procs_running "))?
+        .trim()
+        .parse()
+        .ok()?;
+    let tasks = std::fs::read_dir(root.path("proc/self/task")).ok()?;
+    let mut own = 0usize;
+    for (index, task) in tasks.flatten().enumerate() {
+        if index >= TASKS_COUNTED {
+            return None;
+        }
+        let state = std::fs::read_to_string(task.path().join("stat")).unwrap_or_default();
+        let running_state = state
+            .rsplit_once(')')
+            .and_then(|(_, rest)| rest.split_whitespace().next())
+            == Some("R");
+        own += usize::from(running_state);
+    }
+    Some((running - own as f64).max(0.0))
+}
+
+/// What the level saw, before judging it.
+pub struct LevelLoad {
+    pub workers: usize,
+    pub pinned: bool,
+    pub other_busy_cpus: f64,
+    pub other_runnable: Option<f64>,
+    pub steal_pct: f64,
+    pub cpus_seen: BTreeSet<usize>,
+    pub allowed_cpus: usize,
+    pub logical_cpus: usize,
+}
+
+/// Judges a level against the documented thresholds.
+pub fn judge(load: LevelLoad) -> Interference {
+    let mut reasons = Vec::new();
+    if load.other_busy_cpus > OTHER_BUSY_LIMIT {
+        reasons.push(format!(
+            "other processes used {:.2} CPUs (limit {OTHER_BUSY_LIMIT})",
+            load.other_busy_cpus
+        ));
+    }
+    if let Some(runnable) = load.other_runnable
+        && runnable > OTHER_RUNNABLE_LIMIT
+    {
+        reasons.push(format!(
+            "{runnable:.2} other tasks were runnable on average (limit {OTHER_RUNNABLE_LIMIT})"
+        ));
+    }
+    if load.steal_pct > STEAL_LIMIT_PCT {
+        reasons.push(format!(
+            "the hypervisor stole {:.1}% of CPU time (limit {STEAL_LIMIT_PCT}%)",
+            load.steal_pct
+        ));
+    }
+    let expected = load.workers.min(load.allowed_cpus.max(1));
+    if load.allowed_cpus < load.workers.min(load.logical_cpus) {
+        reasons.push(format!(
+            "this process may use {} of the {} logical CPUs (taskset or cpuset)",
+            load.allowed_cpus, load.logical_cpus
+        ));
+    }
+    if !load.pinned && !load.cpus_seen.is_empty() && load.cpus_seen.len() < expected {
+        reasons.push(format!(
+            "{} workers ran on {} CPU{} only, not {expected}",
+            load.workers,
+            load.cpus_seen.len(),
+            if load.cpus_seen.len() == 1 { "" } else { "s" }
+        ));
+    }
+    Interference {
+        other_busy_cpus: load.other_busy_cpus,
+        other_runnable: load.other_runnable,
+        steal_pct: load.steal_pct,
+        distinct_cpus: load.cpus_seen.len(),
+        allowed_cpus: load.allowed_cpus,
+        verdict: if reasons.is_empty() {
+            Verdict::Clean
+        } else {
+            Verdict::Disturbed
+        },
+        reasons,
+    }
+}
+
+/// The host before a run: other load, and who is causing it.
+#[derive(Debug, Clone)]
+pub struct HostLoad {
+    pub other_busy_cpus: f64,
+    pub other_runnable: Option<f64>,
+    /// Busiest other processes: pid, command, CPU %.
+    pub top: Vec<(u32, String, f64)>,
+}
+
+impl HostLoad {
+    pub fn is_idle(&self) -> bool {
+        self.other_busy_cpus <= OTHER_BUSY_LIMIT
+            && self
+                .other_runnable
+                .is_none_or(|runnable| runnable <= OTHER_RUNNABLE_LIMIT)
+    }
+
+    /// One line naming the load and its top consumers.
+    pub fn describe(&self) -> String {
+        let top: Vec<String> = self
+            .top
+            .iter()
+            .map(|(pid, command, pct)| format!("{command} (pid {pid}) {pct:.0}%"))
+            .collect();
+        format!(
+            "the host is not idle: other processes use {:.2} CPUs{}",
+            self.other_busy_cpus,
+            if top.is_empty() {
+                String::new()
+            } else {
+                format!("; busiest: {}", top.join(", "))
+            }
+        )
+    }
+}
+
+/// CPU ticks of every process, by pid, with its command name.
+fn process_table(root: &FsRoot) -> Vec<(u32, String, u64)> {
+    let Ok(entries) = std::fs::read_dir(root.path("proc")) else {
+        return Vec::new();
+    };
+    entries
+        .flatten()
+        .filter_map(|entry| {
+            let pid: u32 = entry.file_name().to_str()?.parse().ok()?;
+            let stat = std::fs::read_to_string(entry.path().join("stat")).ok()?;
+            let command = stat.split_once('(')?.1.rsplit_once(')')?.0.to_string();
+            Some((pid, command, process_ticks(&stat)?))
+        })
+        .collect()
+}
+
+/// Watches the host for `window`: other processes' CPU use and the busiest of them.
+pub fn preflight(root: &FsRoot, window: Duration) -> Option<HostLoad> {
+    let own_pid = std::process::id();
+    let before = CpuTicks::read(root)?;
+    let processes = process_table(root);
+    let began = Instant::now();
+    let mut runnable = Vec::new();
+    while began.elapsed() < window {
+        std::thread::sleep(Duration::from_millis(100));
+        runnable.extend(other_runnable_now(root));
+    }
+    let after = CpuTicks::read(root)?;
+    let seconds = began.elapsed().as_secs_f64();
+    let per_second = nix::unistd::sysconf(nix::unistd::SysconfVar::CLK_TCK)
+        .ok()
+        .flatten()
+        .unwrap_or(100) as f64;
+    let mut top: Vec<(u32, String, f64)> = process_table(root)
+        .into_iter()
+        .filter(|(pid, _, _)| *pid != own_pid)
+        .filter_map(|(pid, command, ticks)| {
+            let (_, _, earlier) = processes.iter().find(|(other, _, _)| *other == pid)?;
+            let pct = 100.0 * ticks.saturating_sub(*earlier) as f64 / per_second / seconds;
+            (pct >= 5.0).then_some((pid, command, pct))
+        })
+        .collect();
+    top.sort_by(|a, b| b.2.total_cmp(&a.2));
+    top.truncate(3);
+    Some(HostLoad {
+        other_busy_cpus: before.other_busy_cpus(&after),
+        other_runnable: (!runnable.is_empty())
+            .then(|| runnable.iter().sum::<f64>() / runnable.len() as f64),
+        top,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tree(stat: &str, own: &str) -> (tempfile::TempDir, FsRoot) {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join("proc/self/task/7")).unwrap();
+        std::fs::write(dir.path().join("proc/stat"), stat).unwrap();
+        std::fs::write(dir.path().join("proc/self/stat"), own).unwrap();
+        std::fs::write(
+            dir.path().join("proc/self/task/7/stat"),
+            "7 (corescale) R 1 2 3",
+        )
+        .unwrap();
+        let root = FsRoot::new(dir.path());
+        (dir, root)
+    }
+
+    /// A /proc/PID/stat line with utime and stime (fields 14 and 15).
+    fn own_stat(utime: u64, stime: u64) -> String {
+        format!("42 (core scale) R 1 42 42 0 -1 4194304 100 0 0 0 {utime} {stime} 0 0 20 0 3 0")
+    }
+
+    #[test]
+    fn other_work_is_busy_time_less_our_own() {
+        // Two CPUs, 2 s at 100 ticks/s: 400 ticks. The host was busy 300 ticks, 180 of ours:
+        // others used 120 ticks = 0.6 CPUs.
+        let (_a, before) = tree(
+            "cpu  1000 0 200 5000 0 0 0 0 0 0\ncpu0 500 0 100 2500 0 0 0 0\ncpu1 500 0 100 2500 0 0 0 0\nprocs_running 3\n",
+            &own_stat(50, 10),
+        );
+        let (_b, after) = tree(
+            "cpu  1250 0 250 5100 0 0 0 0 0 0\ncpu0 600 0 120 2550 0 0 0 0\ncpu1 650 0 130 2550 0 0 0 0\nprocs_running 3\n",
+            &own_stat(200, 40),
+        );
+        let (early, late) = (
+            CpuTicks::read(&before).unwrap(),
+            CpuTicks::read(&after).unwrap(),
+        );
+        assert_eq!(early.cpus, 2);
+        assert!((early.other_busy_cpus(&late) - 0.6).abs() < 1e-9);
+        // procs_running 3, one of them our own running thread: 2 others.
+        assert_eq!(other_runnable_now(&after), Some(2.0));
+    }
+
+    #[test]
+    fn verdicts_follow_the_thresholds() {
+        let load =
+            |busy: f64, runnable: f64, steal: f64, seen: &[usize], workers: usize| LevelLoad {
+                workers,
+                pinned: false,
+                other_busy_cpus: busy,
+                other_runnable: Some(runnable),
+                steal_pct: steal,
+                cpus_seen: seen.iter().copied().collect(),
+                allowed_cpus: 2,
+                logical_cpus: 2,
+            };
+        let clean = judge(load(0.05, 0.1, 0.5, &[0, 1], 2));
+        assert_eq!(clean.verdict, Verdict::Clean);
+        assert!(clean.reasons.is_empty());
+        let busy = judge(load(0.9, 0.1, 0.5, &[0, 1], 2));
+        assert_eq!(busy.verdict, Verdict::Disturbed);
+        assert!(busy.reasons[0].contains("0.90 CPUs"), "{:?}", busy.reasons);
+        assert_eq!(
+            judge(load(0.0, 1.2, 0.0, &[0, 1], 2)).verdict,
+            Verdict::Disturbed
+        );
+        assert_eq!(
+            judge(load(0.0, 0.0, 3.0, &[0, 1], 2)).verdict,
+            Verdict::Disturbed
+        );
+        let crowded = judge(load(0.0, 0.0, 0.0, &[1], 2));
+        assert!(crowded.reasons[0].contains("2 workers ran on 1 CPU only, not 2"));
+        // Three workers on two CPUs may use both and no more.
+        assert_eq!(
+            judge(load(0.0, 0.0, 0.0, &[0, 1], 3)).verdict,
+            Verdict::Clean
+        );
+        assert_eq!(judge(load(0.0, 0.0, 0.0, &[0], 1)).verdict, Verdict::Clean);
+        let confined = judge(LevelLoad {
+            allowed_cpus: 1,
+            ..load(0.0, 0.0, 0.0, &[0], 2)
+        });
+        assert!(confined.reasons[0].contains("may use 1 of the 2 logical CPUs"));
+    }
+}

@@ -1,0 +1,55 @@
+//! What every layer may ask about an interruption: whether a stop was requested (long
+//! untimed work such as a cache warm-up gives up early), and the files that must not outlive
+//! the process even when a second signal ends it at once (pio's data file). `sweep::stop`
+//! installs the signal handling that sets and uses them.
+
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicI32, Ordering};
+
+/// The signal that asked for a stop; 0 while none has.
+static STOP_SIGNAL: AtomicI32 = AtomicI32::new(0);
+
+/// Records the signal; returns false when a stop had been requested already.
+pub fn request_stop(signal: i32) -> bool {
+    STOP_SIGNAL
+        .compare_exchange(0, signal, Ordering::SeqCst, Ordering::SeqCst)
+        .is_ok()
+}
+
+/// The signal that asked for a stop, if one has.
+pub fn stop_signal() -> Option<i32> {
+    match STOP_SIGNAL.load(Ordering::SeqCst) {
+        0 => None,
+        signal => Some(signal),
+    }
+}
+
+pub fn stop_requested() -> bool {
+    stop_signal().is_some()
+}
+
+static PATHS: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
+
+fn paths() -> std::sync::MutexGuard<'static, Vec<PathBuf>> {
+    PATHS
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+/// Remembers a file to remove if the process is ended before its owner removes it.
+pub fn register(path: &Path) {
+    paths().push(path.to_path_buf());
+}
+
+/// Forgets a file its owner has removed (or is about to).
+pub fn forget(path: &Path) {
+    paths().retain(|known| known != path);
+}
+
+/// Removes every registered file; for the last moments of a process.
+pub fn remove_all() {
+    for path in paths().drain(..) {
+        let _ = std::fs::remove_file(path);
+    }
+}
