@@ -411,6 +411,11 @@ pub struct RunArgs {
     #[arg(short, long)]
     pub quiet: bool,
 
+    /// Print one plain line per interval (e.g. 1s) instead of a progress bar: the last
+    /// batch's figures, the CV so far, steal and other load.
+    #[arg(long, value_name = "TIME", value_parser = parse_duration)]
+    pub report_interval: Option<Duration>,
+
     /// Keep every column of the summary table, however wide.
     #[arg(long)]
     pub wide: bool,

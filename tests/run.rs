@@ -499,3 +499,61 @@ fn precision_adds_batches_up_to_the_cap_and_says_whether_it_got_there() {
     assert_eq!(loose["levels"][0]["precision_reached"], true);
     assert_eq!(loose["settings"]["precision_target_pct"], 99.0);
 }
+
+/// `--report-interval` prints plain lines while the run goes on: the last batch's figures,
+/// the CV so far, steal and other load; no progress bar.
+#[test]
+fn report_interval_prints_live_lines() {
+    let output = corescale()
+        .args([
+            "run",
+            "lio",
+            "--sweep",
+            "1",
+            "--duration",
+            "500ms",
+            "--repeat",
+            "3",
+        ])
+        .args(["--scale", "2M", "--report-interval", "200ms"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{stderr}");
+    let live: Vec<&str> = stderr
+        .lines()
+        .filter(|line| line.starts_with('[') && line.contains("steal"))
+        .collect();
+    assert!(live.len() >= 4, "{stderr}");
+    assert!(
+        live.iter().any(|line| line.contains("last batch")
+            && line.contains("LIO/s")
+            && line.contains("CV")),
+        "{stderr}"
+    );
+    assert!(stderr.contains("the results were not saved"), "{stderr}");
+}
+
+/// A pio level whose data fits its cache is said to have measured the cache.
+#[test]
+fn pio_says_when_the_cache_served_the_level() {
+    let dir = tempfile::tempdir().unwrap();
+    corescale()
+        .args([
+            "run",
+            "pio",
+            "-w",
+            "1",
+            "--duration",
+            "300ms",
+            "--repeat",
+            "1",
+        ])
+        .args(["--scale", "1024", "--cache-size", "64M", "-q", "--data-dir"])
+        .arg(dir.path())
+        .assert()
+        .success()
+        .stderr(contains(
+            "this pio level measured the cache, not physical IO",
+        ));
+}

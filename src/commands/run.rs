@@ -82,7 +82,11 @@ pub fn execute(args: &RunArgs, command_line: Vec<String>) -> Result<RunEnd> {
     let mut settings = level_settings(args);
     settings.duration = settings.duration.or(workload.default_duration());
     let mut document = new_document(args, &settings, command_line, host, workload.info(), &plan);
-    let progress = Progress::new(plan.len() as u64 * u64::from(settings.repeat), args.quiet);
+    let mut progress = Progress::new(
+        plan.len() as u64 * u64::from(settings.repeat),
+        args.quiet,
+        args.report_interval,
+    );
     for (index, &workers) in plan.iter().enumerate() {
         progress.level(index, plan.len(), workers);
         let placement = pinning::placement(&document.host.topology, args.pin, workers);

@@ -53,6 +53,7 @@ pub struct CpuTicks {
     pub cpus: usize,
     /// utime + stime of this process, all threads.
     pub own: u64,
+    pub steal: u64,
 }
 
 impl CpuTicks {
@@ -82,7 +83,17 @@ impl CpuTicks {
             total,
             cpus,
             own,
+            steal: field(7),
         })
+    }
+
+    /// Steal from `self` to `later`, as a percentage of all CPU time.
+    pub fn steal_pct(&self, later: &CpuTicks) -> f64 {
+        let total = later.total.saturating_sub(self.total);
+        if total == 0 {
+            return 0.0;
+        }
+        100.0 * later.steal.saturating_sub(self.steal) as f64 / total as f64
     }
 
     /// Other processes' busy time from `self` to `later`, in CPUs.

@@ -1,62 +1,150 @@
-//! The progress bar on stderr: level, batch, elapsed time and ETA. Hidden with --quiet or
-//! when stderr is not a terminal.
+//! What the user sees while a run goes on. On a terminal: a progress bar on stderr with the
+//! level, batch, ETA, the last batch's median job time (or rate) and the CV so far. With
+//! `--report-interval`: instead, one plain line per interval (for logs and terminals without
+//! a bar) with the same figures and the host's steal and other load over that interval.
+//! Figures come from finished batches only: workers are never read in the middle of a job.
 
 use std::io::IsTerminal;
-use std::time::Duration;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
 
+use crossbeam_channel::{Sender, bounded};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+
+use crate::host::interference::CpuTicks;
+use crate::host::sysfs::FsRoot;
 
 pub struct Progress {
     bar: ProgressBar,
-    quiet: bool,
+    live: Option<LiveLines>,
+}
+
+/// What the interval lines say, updated by the runner between batches.
+#[derive(Default)]
+struct LiveState {
+    level: String,
+    batch: String,
+}
+
+struct LiveLines {
+    state: Arc<Mutex<LiveState>>,
+    stop: Sender<()>,
+    handle: Option<JoinHandle<()>>,
+}
+
+impl LiveLines {
+    fn start(interval: Duration) -> Self {
+        let state = Arc::new(Mutex::new(LiveState::default()));
+        let (stop, stopped) = bounded::<()>(1);
+        let shared = Arc::clone(&state);
+        let handle = std::thread::spawn(move || {
+            let root = FsRoot::new("/");
+            let began = Instant::now();
+            let mut previous = CpuTicks::read(&root);
+            while stopped.recv_timeout(interval).is_err() {
+                let now = CpuTicks::read(&root);
+                let host = match (previous, now) {
+                    (Some(before), Some(after)) => format!(
+                        "steal {:.1}%, other load {:.2} CPUs",
+                        before.steal_pct(&after),
+                        before.other_busy_cpus(&after)
+                    ),
+                    _ => String::new(),
+                };
+                previous = now;
+                let state = shared.lock().unwrap_or_else(PoisonError::into_inner);
+                eprintln!(
+                    "[{:>7.1}s] {}{}{}; {host}",
+                    began.elapsed().as_secs_f64(),
+                    state.level,
+                    if state.batch.is_empty() { "" } else { ": " },
+                    state.batch
+                );
+            }
+        });
+        Self {
+            state,
+            stop,
+            handle: Some(handle),
+        }
+    }
+
+    fn update(&self, change: impl FnOnce(&mut LiveState)) {
+        change(&mut self.state.lock().unwrap_or_else(PoisonError::into_inner));
+    }
+
+    fn finish(&mut self) {
+        let _ = self.stop.send(());
+        if let Some(handle) = self.handle.take() {
+            let _ = handle.join();
+        }
+    }
 }
 
 impl Progress {
-    /// A bar counting `total_batches` planned batches.
-    pub fn new(total_batches: u64, quiet: bool) -> Self {
-        let bar = if quiet || !std::io::stderr().is_terminal() {
+    /// A bar counting `total_batches` planned batches, or interval lines every `interval`.
+    pub fn new(total_batches: u64, quiet: bool, interval: Option<Duration>) -> Self {
+        let live = interval.filter(|_| !quiet).map(LiveLines::start);
+        let bar = if quiet || live.is_some() || !std::io::stderr().is_terminal() {
             ProgressBar::with_draw_target(Some(total_batches), ProgressDrawTarget::hidden())
         } else {
             ProgressBar::new(total_batches)
         };
         bar.set_style(
             ProgressStyle::with_template(
-                "{spinner} [{elapsed_precise}] {bar:30} {pos}/{len} batches  {msg}  ETA {eta}",
+                "{spinner} [{elapsed_precise}] {bar:20} {pos}/{len} {msg} ETA {eta}",
             )
             .expect("the progress template is valid"),
         );
         bar.enable_steady_tick(Duration::from_millis(250));
-        Self { bar, quiet }
+        Self { bar, live }
     }
 
     pub fn level(&self, index: usize, levels: usize, workers: usize) {
-        self.bar.set_message(format!(
-            "level {}/{levels}: {workers} worker{}",
+        let text = format!(
+            "level {}/{levels}, {workers} worker{}",
             index + 1,
             if workers == 1 { "" } else { "s" }
-        ));
+        );
+        if let Some(live) = &self.live {
+            live.update(|state| {
+                state.level = text.clone();
+                state.batch.clear();
+            });
+        }
+        self.bar.set_message(text);
     }
 
-    /// A batch finished; batches beyond the plan (added by --precision) stretch the bar.
-    pub fn batch_done(&self, beyond_plan: bool) {
+    /// A batch finished, with its figures ("median 1.02 s, CV 0.8%"); batches beyond the
+    /// plan (added by --precision) stretch the bar.
+    pub fn batch_done(&self, beyond_plan: bool, figures: &str) {
         if beyond_plan {
             self.bar.inc_length(1);
         }
         self.bar.inc(1);
+        let message = self.bar.message();
+        let level = message.split(" | ").next().unwrap_or_default().to_string();
+        self.bar.set_message(format!("{level} | {figures}"));
+        if let Some(live) = &self.live {
+            live.update(|state| state.batch = figures.to_string());
+        }
     }
 
-    /// A line for the user on stderr, above the bar when there is one; silent with --quiet.
+    /// A warning for the user on stderr, above the bar when there is one. --quiet hides the
+    /// bar and the table, never a warning.
     pub fn note(&self, text: &str) {
         if self.bar.is_hidden() {
-            if !self.quiet {
-                eprintln!("{text}");
-            }
+            eprintln!("{text}");
         } else {
             self.bar.println(text);
         }
     }
 
-    pub fn finish(&self) {
+    pub fn finish(&mut self) {
+        if let Some(live) = self.live.as_mut() {
+            live.finish();
+        }
         self.bar.finish_and_clear();
     }
 }

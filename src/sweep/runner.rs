@@ -19,6 +19,7 @@ use nix::unistd::Pid;
 
 use super::progress::Progress;
 use super::stop;
+use crate::analysis::findings::significant;
 use crate::analysis::summary::job_variation;
 use crate::host::counters::{CounterReading, ThreadCounters};
 use crate::host::interference::{CpuTicks, Interference, LevelLoad, judge};
@@ -90,6 +91,7 @@ pub fn measure_level(
     let mut load: Option<OtherLoad> = None;
 
     let gate = Gate::default();
+    let unit = workload.info().unit;
     let measured = std::thread::scope(|scope| {
         for (worker, cpu) in placement.iter().copied().enumerate() {
             let context = WorkerContext {
@@ -151,8 +153,16 @@ pub fn measure_level(
             if failure.is_some() {
                 break;
             }
-            progress.batch_done(batches > settings.repeat);
             let cv = job_variation(&samples, settings.mode());
+            progress.batch_done(
+                batches > settings.repeat,
+                &batch_figures(
+                    &samples[samples.len().saturating_sub(workers)..],
+                    settings,
+                    cv,
+                    &unit,
+                ),
+            );
             if let Some(target) = settings.precision {
                 precision_reached = Some(cv <= target);
             }
@@ -229,6 +239,33 @@ pub fn measure_level(
         counter_problem,
         pin_problems,
     })
+}
+
+/// The last batch in a few words: its median job time, or its total and per-worker rates
+/// for fixed-time jobs, and the CV of the level so far.
+fn batch_figures(batch: &[Sample], settings: &LevelSettings, cv: f64, unit: &str) -> String {
+    let median = |mut values: Vec<f64>| {
+        values.sort_by(f64::total_cmp);
+        values.get(values.len() / 2).copied().unwrap_or(0.0)
+    };
+    let figure = match settings.mode() {
+        RunMode::FixedWork => format!(
+            "last batch median {:.3} s",
+            median(batch.iter().map(|sample| sample.wall_s).collect())
+        ),
+        RunMode::FixedTime => {
+            let rates: Vec<f64> = batch
+                .iter()
+                .map(|sample| sample.ops as f64 / sample.wall_s.max(1e-9))
+                .collect();
+            format!(
+                "last batch {} {unit}/s ({} per worker)",
+                significant(rates.iter().sum()),
+                significant(median(rates))
+            )
+        }
+    };
+    format!("{figure}, CV {:.1}%", 100.0 * cv)
 }
 
 /// Moves the notes that have arrived into `collected` and returns the first failure.
