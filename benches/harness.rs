@@ -21,7 +21,7 @@ const ROUNDS: usize = 7;
 
 fn main() {
     let workload = CpuWorkload::new(&WorkloadRequest::default());
-    let progress = Progress::new(0, true);
+    let progress = Progress::new(0, true, None);
     let settings = |repeat| LevelSettings {
         repeat,
         precision: None,
