@@ -80,7 +80,7 @@ fn measured(workload: &LioWorkload, workers: usize, seconds: f64) -> Level {
         workers,
         &vec![None; workers],
         &settings,
-        &Progress::new(0, true),
+        &Progress::new(0, true, None),
     )
     .expect("measuring a level")
     .level
