@@ -233,7 +233,7 @@ pub fn measure_level(
     }
     level.workload_figures = workload.level_figures(&sessions, &totals(&level))?;
     level.warnings = workload.level_warnings(&level.workload_figures);
-    level.interference = load.map(|load| interference(&level, &load, workload.cpu_bound()));
+    level.interference = load.map(|load| interference(&level, &load, workload));
     Ok(LevelOutcome {
         level,
         counter_problem,
@@ -289,7 +289,7 @@ struct OtherLoad {
 
 /// The level's verdict. A local database server's CPU time is part of the workload, not
 /// interference: it is taken out of the other processes' share.
-fn interference(level: &Level, load: &OtherLoad, cpu_bound: bool) -> Interference {
+fn interference(level: &Level, load: &OtherLoad, workload: &dyn Workload) -> Interference {
     let server_cpus = level
         .workload_figures
         .get("db_cpu_s")
@@ -303,10 +303,17 @@ fn interference(level: &Level, load: &OtherLoad, cpu_bound: bool) -> Interferenc
         workers: level.workers,
         pinned: level.placement.iter().any(Option::is_some),
         other_busy_cpus: (load.busy_cpus - server_cpus).max(0.0),
-        other_runnable: load.runnable,
+        // A local server's threads run for the workers: one each is part of the load.
+        other_runnable: load.runnable.map(|runnable| {
+            if workload.local_server() {
+                (runnable - level.workers as f64).max(0.0)
+            } else {
+                runnable
+            }
+        }),
         steal_pct: level.os.steal_pct,
         // Workers that wait need no CPU each: where they ran says nothing then.
-        cpus_seen: if cpu_bound {
+        cpus_seen: if workload.cpu_bound() {
             level
                 .samples
                 .iter()

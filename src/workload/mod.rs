@@ -139,6 +139,12 @@ pub trait Workload: Send + Sync {
         true
     }
 
+    /// Whether a server on this host works for the workers (a local database): its CPU time
+    /// and up to one runnable thread per worker are part of the load, not interference.
+    fn local_server(&self) -> bool {
+        false
+    }
+
     /// Called on the main thread just before a level's first batch.
     fn level_started(&self) -> Result<()> {
         Ok(())

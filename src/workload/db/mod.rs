@@ -84,7 +84,13 @@ pub trait Database: Send + Sync {
     fn counters(&self) -> Result<DbCounters>;
     /// Blocks one statement over `work_unit` keys visits, by the database's own per-statement
     /// instrumentation (EXPLAIN ANALYZE BUFFERS, ANALYZE FORMAT=JSON).
-    fn blocks_per_statement(&self, schema: u64, rows: u64, work_unit: u64) -> Result<f64>;
+    fn blocks_per_statement(
+        &self,
+        schema: u64,
+        rows: u64,
+        work_unit: u64,
+        update: bool,
+    ) -> Result<f64>;
     /// The server's process, when one process serves every session (MariaDB).
     fn server_pid(&self) -> Result<Option<u32>> {
         Ok(None)
@@ -270,12 +276,27 @@ pub struct DbOptions {
     pub pipeline: usize,
 }
 
+/// Blocks one statement visits, by the database's own per-statement instrumentation.
+#[derive(Debug, Clone, Copy)]
+struct BlocksPer {
+    select: f64,
+    update: f64,
+}
+
+impl BlocksPer {
+    /// Blocks visited by some selects and updates: what the database's LIO counter should
+    /// grow by.
+    fn of(self, selects: u64, updates: u64) -> f64 {
+        selects as f64 * self.select + updates as f64 * self.update
+    }
+}
+
 pub struct DbWorkload {
     database: Arc<dyn Database>,
     options: DbOptions,
     schemas: u64,
     rows: u64,
-    blocks_per_statement: f64,
+    blocks: BlocksPer,
     baseline: Mutex<Option<Baseline>>,
 }
 
@@ -303,15 +324,22 @@ impl DbWorkload {
         if options.server_loop && target.flavour != Flavour::Postgres {
             bail!("--server-loop is available for PostgreSQL only");
         }
-        let blocks_per_statement = database
-            .blocks_per_statement(0, rows, options.work_unit)
-            .context("measuring the blocks one statement visits")?;
+        let select = database
+            .blocks_per_statement(0, rows, options.work_unit, false)
+            .context("measuring the blocks one select visits")?;
+        let update = if options.update_share > 0.0 {
+            database
+                .blocks_per_statement(0, rows, options.update_work_unit.min(rows - 1), true)
+                .context("measuring the blocks one update visits")?
+        } else {
+            0.0
+        };
         Ok(Self {
             database,
             options,
             schemas,
             rows,
-            blocks_per_statement,
+            blocks: BlocksPer { select, update },
             baseline: Mutex::new(None),
         })
     }
@@ -335,14 +363,19 @@ impl Workload for DbWorkload {
             shared_bytes: 0,
             array_bytes: None,
             description: format!(
-                "SLOB/pgio method on {}: {} table(s) of {} one-row blocks; work unit {}, {:.0}% updates of {} rows; {} blocks per select by the database's own count{}",
+                "SLOB/pgio method on {}: {} table(s) of {} one-row blocks; work unit {}, {:.0}% updates of {} rows; {} blocks per select{} by the database's own count{}",
                 self.database.target(),
                 self.schemas,
                 self.rows,
                 self.options.work_unit,
                 100.0 * self.options.update_share,
                 self.options.update_work_unit,
-                self.blocks_per_statement,
+                self.blocks.select,
+                if self.options.update_share > 0.0 {
+                    format!(" and {} per update", self.blocks.update)
+                } else {
+                    String::new()
+                },
                 match (self.options.server_loop, self.options.pipeline) {
                     (true, _) => "; statements looped inside the server (PL/pgSQL)".to_string(),
                     (false, 0 | 1) => "; one round trip per statement".to_string(),
@@ -360,7 +393,7 @@ impl Workload for DbWorkload {
             options: self.options.clone(),
             schema: worker as u64 % self.schemas,
             rows: self.rows,
-            blocks_per_statement: self.blocks_per_statement,
+            blocks: self.blocks,
             random: 0x9E37_79B9_7F4A_7C15 ^ (worker as u64 + 1).wrapping_mul(0xBF58_476D_1CE4_E5B9),
             statements: 0,
             updates: 0,
@@ -384,6 +417,10 @@ impl Workload for DbWorkload {
     /// Sessions wait for the server's answers.
     fn cpu_bound(&self) -> bool {
         false
+    }
+
+    fn local_server(&self) -> bool {
+        self.database.target().is_local()
     }
 
     fn level_started(&self) -> Result<()> {
@@ -428,7 +465,10 @@ impl Workload for DbWorkload {
         put("db_pio_per_s", per(pio, totals.elapsed_s));
         put("db_hit_ratio", per(lio, lio + pio));
         put("db_lio_over_client_blocks", per(lio, client_blocks));
-        put("blocks_per_statement", self.blocks_per_statement);
+        put("blocks_per_statement", self.blocks.select);
+        if self.options.update_share > 0.0 {
+            put("blocks_per_update", self.blocks.update);
+        }
         put("client_cpu_s", totals.cpu_s);
         // PostgreSQL: the sessions' backends; MariaDB: the server process.
         let server_cpu = match (self.server_cpu_s()?, before.server_cpu_s) {
@@ -480,7 +520,7 @@ struct DbSessionJob {
     options: DbOptions,
     schema: u64,
     rows: u64,
-    blocks_per_statement: f64,
+    blocks: BlocksPer,
     random: u64,
     statements: u64,
     updates: u64,
@@ -524,13 +564,12 @@ impl DbSessionJob {
         }
     }
 
-    /// Counts answered statements; returns the blocks they visited by the client's count
-    /// (updates are not part of the LIO figure).
+    /// Counts answered statements; returns the blocks they visited by the client's count.
     fn count(&mut self, answered: Answered) -> u64 {
         self.statements += answered.selects + answered.updates;
         self.updates += answered.updates;
         self.rows_visited += answered.rows;
-        (answered.selects as f64 * self.blocks_per_statement) as u64
+        self.blocks.of(answered.selects, answered.updates) as u64
     }
 
     /// One unit of work: a statement sent (or a server-side loop of them); returns blocks
@@ -545,7 +584,7 @@ impl DbSessionJob {
             )?;
             self.statements += SERVER_LOOP_STATEMENTS;
             self.rows_visited += rows;
-            return Ok((SERVER_LOOP_STATEMENTS as f64 * self.blocks_per_statement) as u64);
+            return Ok(self.blocks.of(SERVER_LOOP_STATEMENTS, 0) as u64);
         }
         let update = self.options.update_share > 0.0
             && ((self.next_random() >> 11) as f64 / (1u64 << 53) as f64)
@@ -593,7 +632,7 @@ impl WorkerJob for DbSessionJob {
             ("rows_visited".to_string(), self.rows_visited as f64),
             (
                 "client_blocks".to_string(),
-                selects as f64 * self.blocks_per_statement,
+                self.blocks.of(selects, self.updates),
             ),
         ]);
         if let (Some(start), Some(now)) = (self.backend_cpu_start, self.backend_cpu()) {

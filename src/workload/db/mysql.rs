@@ -245,16 +245,32 @@ impl Database for MySql {
         })
     }
 
-    fn blocks_per_statement(&self, schema: u64, rows: u64, work_unit: u64) -> Result<f64> {
+    fn blocks_per_statement(
+        &self,
+        schema: u64,
+        rows: u64,
+        work_unit: u64,
+        update: bool,
+    ) -> Result<f64> {
         let mut connection = connect(&self.target)?;
+        let table = quote_backtick(&table_name(schema));
         let mut samples = Vec::new();
         for first_key in sample_keys(rows, work_unit) {
+            let last_key = first_key + work_unit;
+            let statement = if update {
+                format!("UPDATE {table} SET scratch = scratch + 1 WHERE `key` BETWEEN {first_key} AND {last_key}")
+            } else {
+                format!("SELECT SUM(scratch), COUNT(*) FROM {table} WHERE `key` BETWEEN {first_key} AND {last_key}")
+            };
+            // An update is measured inside a transaction that is rolled back: no row changes.
+            connection
+                .query_drop("START TRANSACTION")
+                .map_err(|error| describe(error, &self.target))?;
             let plan: Option<String> = connection
-                .query_first(format!(
-                    "ANALYZE FORMAT=JSON SELECT SUM(scratch), COUNT(*) FROM {} WHERE `key` BETWEEN {first_key} AND {}",
-                    quote_backtick(&table_name(schema)),
-                    first_key + work_unit
-                ))
+                .query_first(format!("ANALYZE FORMAT=JSON {statement}"))
+                .map_err(|error| describe(error, &self.target))?;
+            connection
+                .query_drop("ROLLBACK")
                 .map_err(|error| describe(error, &self.target))?;
             let plan: serde_json::Value = serde_json::from_str(&plan.unwrap_or_default())
                 .context("reading ANALYZE FORMAT=JSON")?;

@@ -240,28 +240,39 @@ impl Database for Oracle {
     }
 
     /// Session logical reads of this session around each sample statement.
-    fn blocks_per_statement(&self, schema: u64, rows: u64, work_unit: u64) -> Result<f64> {
+    /// Session logical reads of this session around each sample statement; updates are
+    /// rolled back.
+    fn blocks_per_statement(
+        &self,
+        schema: u64,
+        rows: u64,
+        work_unit: u64,
+        update: bool,
+    ) -> Result<f64> {
         let connection = connect(&self.target)?;
         let my_reads = "SELECT m.value FROM v$mystat m JOIN v$statname n ON n.statistic# = m.statistic# WHERE n.name = 'session logical reads'";
-        let select = format!(
-            "SELECT SUM(scratch), COUNT(*) FROM {} WHERE key BETWEEN :1 AND :2",
-            quote_double(&oracle_table(schema))
-        );
+        let table = quote_double(&oracle_table(schema));
+        let statement = if update {
+            format!("UPDATE {table} SET scratch = scratch + 1 WHERE key BETWEEN :1 AND :2")
+        } else {
+            format!("SELECT SUM(scratch), COUNT(*) FROM {table} WHERE key BETWEEN :1 AND :2")
+        };
+        let run = |first_key: u64| -> Result<()> {
+            connection
+                .execute(&statement, &[&(first_key as i64), &((first_key + work_unit) as i64)])
+                .map_err(|error| describe(error, &self.target))?;
+            connection
+                .rollback()
+                .map_err(|error| describe(error, &self.target))
+        };
         // One untimed execution parses the statement, so samples count only its visits.
-        connection
-            .query_row_as::<(Option<i64>, i64)>(&select, &[&0i64, &(work_unit as i64)])
-            .map_err(|error| describe(error, &self.target))?;
+        run(0)?;
         let mut samples = Vec::new();
         for first_key in sample_keys(rows, work_unit) {
             let before = connection
                 .query_row_as::<f64>(my_reads, &[])
                 .map_err(|error| describe(error, &self.target))?;
-            connection
-                .query_row_as::<(Option<i64>, i64)>(
-                    &select,
-                    &[&(first_key as i64), &((first_key + work_unit) as i64)],
-                )
-                .map_err(|error| describe(error, &self.target))?;
+            run(first_key)?;
             let after = connection
                 .query_row_as::<f64>(my_reads, &[])
                 .map_err(|error| describe(error, &self.target))?;

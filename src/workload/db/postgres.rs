@@ -259,24 +259,40 @@ impl Database for Postgres {
         })
     }
 
-    fn blocks_per_statement(&self, schema: u64, rows: u64, work_unit: u64) -> Result<f64> {
+    fn blocks_per_statement(
+        &self,
+        schema: u64,
+        rows: u64,
+        work_unit: u64,
+        update: bool,
+    ) -> Result<f64> {
         let mut client = connect(&self.target)?;
         client
             .batch_execute("SET enable_bitmapscan = off; SET enable_seqscan = off")
             .map_err(|error| describe(error, &self.target))?;
+        let table = quote_double(&table_name(schema));
         let mut samples = Vec::new();
         for first_key in sample_keys(rows, work_unit) {
-            let plan: serde_json::Value = client
+            let last_key = first_key + work_unit;
+            let statement = if update {
+                format!("UPDATE {table} SET scratch = scratch + 1 WHERE key BETWEEN {first_key} AND {last_key}")
+            } else {
+                format!("SELECT sum(scratch), count(*) FROM {table} WHERE key BETWEEN {first_key} AND {last_key}")
+            };
+            // An update is measured inside a transaction that is rolled back: no row changes.
+            let mut transaction = client
+                .transaction()
+                .map_err(|error| describe(error, &self.target))?;
+            let plan: serde_json::Value = transaction
                 .query_one(
-                    &format!(
-                        "EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) SELECT sum(scratch), count(*) FROM {} WHERE key BETWEEN {first_key} AND {}",
-                        quote_double(&table_name(schema)),
-                        first_key + work_unit
-                    ),
+                    &format!("EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) {statement}"),
                     &[],
                 )
                 .map_err(|error| describe(error, &self.target))?
                 .get(0);
+            transaction
+                .rollback()
+                .map_err(|error| describe(error, &self.target))?;
             let top = &plan[0]["Plan"];
             samples.push(
                 top["Shared Hit Blocks"].as_f64().unwrap_or(0.0)
