@@ -858,3 +858,41 @@ fn a_stalled_backend_ends_the_run_keeping_the_levels_done() {
     assert_eq!(document["complete"], false);
     assert_eq!(document["levels"].as_array().unwrap().len(), 1);
 }
+
+/// Setup says, before it loads anything, when the tables will not fit the buffer cache, and
+/// what to change. (The load is then interrupted: the tables are not needed.)
+#[test]
+fn setup_warns_when_the_data_outgrows_the_buffer_cache() {
+    let Some(url) = server("CORESCALE_TEST_PG") else {
+        return;
+    };
+    use std::io::BufRead;
+    let _server = exclusive();
+    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("corescale"))
+        .args([
+            "db",
+            "setup",
+            "--target",
+            &url,
+            "--schemas",
+            "8",
+            "--scale",
+            "8G",
+        ])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    std::io::BufReader::new(child.stderr.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    child.kill().unwrap();
+    child.wait().unwrap();
+    assert!(line.contains("more than fits in shared_buffers"), "{line}");
+    assert!(line.contains("Raise shared_buffers to at least"), "{line}");
+    corescale()
+        .args(["db", "teardown", "--target", &url])
+        .assert()
+        .success();
+}

@@ -13,6 +13,7 @@ pub fn execute(command: &DbCommand) -> Result<()> {
             let rows = args.rows()?;
             let target = args.target.open()?;
             let database = connect(&target)?;
+            warn_when_larger_than_the_cache(database.as_ref(), args.schemas, rows)?;
             let bar = ProgressBar::new(args.schemas * rows);
             bar.set_style(
                 ProgressStyle::with_template(
@@ -66,4 +67,31 @@ pub fn execute(command: &DbCommand) -> Result<()> {
             Ok(())
         }
     }
+}
+
+/// Says, before loading, when the tables will not fit the database's buffer cache: runs would
+/// then read from disk (the run warns on every level, too late to change anything).
+fn warn_when_larger_than_the_cache(
+    database: &dyn crate::workload::db::Database,
+    schemas: u64,
+    rows: u64,
+) -> Result<()> {
+    let Some((cache, setting)) = database.buffer_cache()? else {
+        return Ok(());
+    };
+    let data = schemas
+        .saturating_mul(rows)
+        .saturating_mul(database.bytes_per_row());
+    // The cache also holds indexes, catalogues and other tables: keep a fifth free.
+    if data.saturating_mul(5) / 4 > cache {
+        let mib = |bytes: u64| bytes as f64 / (1u64 << 20) as f64;
+        let rows_that_fit = (cache * 4 / 5 / database.bytes_per_row() / schemas.max(1)).max(1);
+        eprintln!(
+            "corescale: warning: {schemas} table(s) of {rows} rows take about {:.0} MiB, more than fits in {setting} = {:.0} MiB with room to spare: runs will read from disk instead of measuring logical IO. Raise {setting} to at least {:.0} MiB, or use --scale {rows_that_fit} or fewer --schemas",
+            mib(data),
+            mib(cache),
+            mib(data * 5 / 4)
+        );
+    }
+    Ok(())
 }

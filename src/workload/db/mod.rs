@@ -91,6 +91,14 @@ pub trait Database: Send + Sync {
         work_unit: u64,
         update: bool,
     ) -> Result<f64>;
+    /// The buffer cache's size in bytes and the setting that sets it, where readable.
+    fn buffer_cache(&self) -> Result<Option<(u64, &'static str)>> {
+        Ok(None)
+    }
+    /// Bytes one row takes in the table (a whole block or half a page).
+    fn bytes_per_row(&self) -> u64 {
+        8192
+    }
     /// The server's process, when one process serves every session (MariaDB).
     fn server_pid(&self) -> Result<Option<u32>> {
         Ok(None)

@@ -121,6 +121,19 @@ impl Database for MySql {
         load_table(&self.target, record, loaded)
     }
 
+    fn buffer_cache(&self) -> Result<Option<(u64, &'static str)>> {
+        let mut connection = self.monitor.lock().expect("monitor connection");
+        let bytes: Option<u64> = connection
+            .query_first("SELECT @@innodb_buffer_pool_size")
+            .map_err(|error| describe(error, &self.target))?;
+        Ok(bytes.map(|bytes| (bytes, "innodb_buffer_pool_size")))
+    }
+
+    /// Two rows fill a 16 KiB page, plus the secondary index.
+    fn bytes_per_row(&self) -> u64 {
+        8192 + 32
+    }
+
     fn lock_setup(&self) -> Result<()> {
         let mut connection = self.monitor.lock().expect("monitor connection");
         // GET_LOCK names are server-wide: the database's name keeps two databases apart.
@@ -258,9 +271,13 @@ impl Database for MySql {
         for first_key in sample_keys(rows, work_unit) {
             let last_key = first_key + work_unit;
             let statement = if update {
-                format!("UPDATE {table} SET scratch = scratch + 1 WHERE `key` BETWEEN {first_key} AND {last_key}")
+                format!(
+                    "UPDATE {table} SET scratch = scratch + 1 WHERE `key` BETWEEN {first_key} AND {last_key}"
+                )
             } else {
-                format!("SELECT SUM(scratch), COUNT(*) FROM {table} WHERE `key` BETWEEN {first_key} AND {last_key}")
+                format!(
+                    "SELECT SUM(scratch), COUNT(*) FROM {table} WHERE `key` BETWEEN {first_key} AND {last_key}"
+                )
             };
             // An update is measured inside a transaction that is rolled back: no row changes.
             connection

@@ -259,7 +259,10 @@ impl Database for Oracle {
         };
         let run = |first_key: u64| -> Result<()> {
             connection
-                .execute(&statement, &[&(first_key as i64), &((first_key + work_unit) as i64)])
+                .execute(
+                    &statement,
+                    &[&(first_key as i64), &((first_key + work_unit) as i64)],
+                )
                 .map_err(|error| describe(error, &self.target))?;
             connection
                 .rollback()

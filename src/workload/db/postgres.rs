@@ -110,6 +110,18 @@ impl Database for Postgres {
         load_table(&self.target, record, loaded)
     }
 
+    fn buffer_cache(&self) -> Result<Option<(u64, &'static str)>> {
+        let mut client = self.monitor.lock().expect("monitor connection");
+        let bytes: i64 = client
+            .query_one(
+                "SELECT setting::bigint * current_setting('block_size')::bigint FROM pg_settings WHERE name = 'shared_buffers'",
+                &[],
+            )
+            .map_err(|error| describe(error, &self.target))?
+            .get(0);
+        Ok(Some((bytes.max(0) as u64, "shared_buffers")))
+    }
+
     fn lock_setup(&self) -> Result<()> {
         let mut client = self.monitor.lock().expect("monitor connection");
         let locked: bool = client
@@ -275,9 +287,13 @@ impl Database for Postgres {
         for first_key in sample_keys(rows, work_unit) {
             let last_key = first_key + work_unit;
             let statement = if update {
-                format!("UPDATE {table} SET scratch = scratch + 1 WHERE key BETWEEN {first_key} AND {last_key}")
+                format!(
+                    "UPDATE {table} SET scratch = scratch + 1 WHERE key BETWEEN {first_key} AND {last_key}"
+                )
             } else {
-                format!("SELECT sum(scratch), count(*) FROM {table} WHERE key BETWEEN {first_key} AND {last_key}")
+                format!(
+                    "SELECT sum(scratch), count(*) FROM {table} WHERE key BETWEEN {first_key} AND {last_key}"
+                )
             };
             // An update is measured inside a transaction that is rolled back: no row changes.
             let mut transaction = client
