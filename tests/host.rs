@@ -121,3 +121,16 @@ fn a_root_without_sysfs_is_a_clear_error() {
         .code(1)
         .stderr(predicates::str::contains("no CPUs found under"));
 }
+
+/// Where neither the model name nor cpufreq gives the nominal frequency (VMs), /proc/cpuinfo's
+/// "cpu MHz" does.
+#[test]
+fn the_nominal_frequency_falls_back_to_cpuinfo() {
+    let cpuinfo = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
+    if !cpuinfo.lines().any(|line| line.starts_with("cpu MHz")) {
+        return;
+    }
+    let output = common::corescale().arg("host").output().unwrap();
+    let text = String::from_utf8_lossy(&output.stdout);
+    assert!(!text.contains("nominal frequency  unknown"), "{text}");
+}

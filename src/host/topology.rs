@@ -239,10 +239,21 @@ fn nominal_mhz(root: &FsRoot, model_name: Option<&str>) -> Option<f64> {
         let ghz: f64 = after.trim().trim_end_matches("GHz").trim().parse().ok()?;
         Some(ghz * 1000.0)
     });
-    from_name.or_else(|| {
-        root.read_u64("sys/devices/system/cpu/cpu0/cpufreq/base_frequency")
-            .map(|khz| khz as f64 / 1000.0)
-    })
+    from_name
+        .or_else(|| {
+            root.read_u64("sys/devices/system/cpu/cpu0/cpufreq/base_frequency")
+                .map(|khz| khz as f64 / 1000.0)
+        })
+        .or_else(|| {
+            // VMs without cpufreq: the kernel's clock (TSC) rate, the host's nominal rate.
+            root.read("proc/cpuinfo")?
+                .lines()
+                .find_map(|line| {
+                    let (key, value) = line.split_once(':')?;
+                    (key.trim() == "cpu MHz").then(|| value.trim().parse::<f64>().ok())?
+                })
+                .filter(|mhz| *mhz > 0.0)
+        })
 }
 
 /// Names the hypervisor: sysfs first (Xen, DMI), then CPUID leaf 0x40000000 on the live host.
