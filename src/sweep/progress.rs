@@ -93,7 +93,7 @@ impl Progress {
         };
         bar.set_style(
             ProgressStyle::with_template(
-                "{spinner} [{elapsed_precise}] {bar:20} {pos}/{len} {msg} ETA {eta}",
+                "{spinner} [{elapsed}] {pos}/{len} {wide_msg} ETA {eta}",
             )
             .expect("the progress template is valid"),
         );
