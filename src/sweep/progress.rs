@@ -92,10 +92,8 @@ impl Progress {
             ProgressBar::new(total_batches)
         };
         bar.set_style(
-            ProgressStyle::with_template(
-                "{spinner} [{elapsed}] {pos}/{len} {wide_msg} ETA {eta}",
-            )
-            .expect("the progress template is valid"),
+            ProgressStyle::with_template("{spinner} [{elapsed}] {pos}/{len} {wide_msg} ETA {eta}")
+                .expect("the progress template is valid"),
         );
         bar.enable_steady_tick(Duration::from_millis(250));
         Self { bar, live }
