@@ -250,6 +250,22 @@ fn unreadable_inputs_name_the_file_and_line() {
         .code(1)
         .stderr(contains("corrupt.json' line 2 column 12: not JSON"));
 
+    // report's own analysis is named as such, not taken for a broken run.
+    let analysis = dir.path().join("analysis.json");
+    std::fs::write(
+        &analysis,
+        "{\"schema\": \"corescale-report/1\", \"series\": []}",
+    )
+    .unwrap();
+    corescale()
+        .arg("report")
+        .arg(&analysis)
+        .assert()
+        .code(1)
+        .stderr(contains(
+            "is an analysis written by `corescale report --json`, not a run",
+        ));
+
     corescale()
         .args(["report", "/no/such/file.csv"])
         .assert()

@@ -137,6 +137,10 @@ fn test_cpu_parallel_flags_run_a_full_sweep() {
         .assert()
         .success();
     let printed = String::from_utf8_lossy(&assert.get_output().stdout).into_owned();
+    assert!(
+        !printed.contains("hardware counters"),
+        "notices go to stderr: {printed}"
+    );
     for line in printed.lines() {
         assert!(line.chars().count() <= 80, "wider than 80 columns: {line}");
     }
@@ -392,7 +396,7 @@ fn the_lio_cache_is_checked_against_memory_before_it_is_built() {
         .args(["run", "lio", "-w", "1", "--scale", "16T"])
         .assert()
         .code(2)
-        .stderr(contains("1 workers x 0.00 GiB + 16400.05 GiB shared"));
+        .stderr(contains("1 worker x 0.00 GiB + 16400.05 GiB shared"));
 }
 
 #[test]

@@ -314,7 +314,8 @@ fn check_memory(
             "use a smaller --array-size or --scale, fewer workers, or --force"
         };
         return Err(UsageError::new(format!(
-            "{workers} workers x {}{shared} = {} needed, but {source} leaves only {} after a {} safety margin: {hint}",
+            "{} x {}{shared} = {} needed, but {source} leaves only {} after a {} safety margin: {hint}",
+            workers_text(workers),
             gib(workload.bytes_per_worker),
             gib(needed),
             gib(usable),
