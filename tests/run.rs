@@ -530,9 +530,12 @@ fn report_interval_prints_live_lines() {
         .collect();
     assert!(live.len() >= 4, "{stderr}");
     assert!(
-        live.iter().any(|line| line.contains("last batch")
-            && line.contains("LIO/s")
-            && line.contains("CV")),
+        live.iter().all(|line| line.chars().count() <= 80),
+        "{stderr}"
+    );
+    assert!(
+        live.iter()
+            .any(|line| line.contains("LIO/s") && line.contains("/worker") && line.contains("CV")),
         "{stderr}"
     );
     assert!(stderr.contains("the results were not saved"), "{stderr}");

@@ -5,13 +5,16 @@
 //! Figures come from finished batches only: workers are never read in the middle of a job.
 
 use std::io::IsTerminal;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use crossbeam_channel::{Sender, bounded};
+use crossbeam_utils::CachePadded;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
+use crate::analysis::findings::significant;
 use crate::host::interference::CpuTicks;
 use crate::host::sysfs::FsRoot;
 
@@ -20,11 +23,19 @@ pub struct Progress {
     live: Option<LiveLines>,
 }
 
+/// Per-worker running operation counts of the level in progress (fixed-time jobs).
+pub type LiveCounts = Arc<[CachePadded<AtomicU64>]>;
+
 /// What the interval lines say, updated by the runner between batches.
 #[derive(Default)]
 struct LiveState {
+    /// Workers of the level in progress.
     level: String,
     batch: String,
+    counts: Option<LiveCounts>,
+    unit: String,
+    /// CV of the level's finished jobs so far.
+    cv: Option<f64>,
 }
 
 struct LiveLines {
@@ -42,24 +53,49 @@ impl LiveLines {
             let root = FsRoot::new("/");
             let began = Instant::now();
             let mut previous = CpuTicks::read(&root);
+            let mut last_count: Option<(LiveCounts, u64, Instant)> = None;
             while stopped.recv_timeout(interval).is_err() {
                 let now = CpuTicks::read(&root);
+                let state = shared.lock().unwrap_or_else(PoisonError::into_inner);
+                // The rate over this interval, from the workers' running counts.
+                let rate = state.counts.as_ref().and_then(|counts| {
+                    let total: u64 = counts.iter().map(|slot| slot.load(Ordering::Relaxed)).sum();
+                    let at = Instant::now();
+                    let rate = match &last_count {
+                        Some((seen, before, then)) if Arc::ptr_eq(seen, counts) => {
+                            let per_s = total.saturating_sub(*before) as f64
+                                / at.duration_since(*then).as_secs_f64().max(1e-9);
+                            Some(format!(
+                                "{} {}/s, {}/worker",
+                                significant(per_s),
+                                state.unit,
+                                significant(per_s / counts.len().max(1) as f64)
+                            ))
+                        }
+                        _ => None,
+                    };
+                    last_count = Some((Arc::clone(counts), total, at));
+                    rate
+                });
                 let host = match (previous, now) {
                     (Some(before), Some(after)) => format!(
-                        "steal {:.1}%, other load {:.2} CPUs",
+                        "steal {:.1}%, others {:.2} CPU",
                         before.steal_pct(&after),
                         before.other_busy_cpus(&after)
                     ),
                     _ => String::new(),
                 };
                 previous = now;
-                let state = shared.lock().unwrap_or_else(PoisonError::into_inner);
+                let figures = match (rate, state.cv) {
+                    (Some(rate), Some(cv)) => format!("{rate}, CV {:.1}%", 100.0 * cv),
+                    (Some(rate), None) => rate,
+                    (None, _) if state.batch.is_empty() => "first batch running".to_string(),
+                    (None, _) => state.batch.clone(),
+                };
                 eprintln!(
-                    "[{:>7.1}s] {}{}{}; {host}",
+                    "[{:.1}s] {}: {figures}, {host}",
                     began.elapsed().as_secs_f64(),
                     state.level,
-                    if state.batch.is_empty() { "" } else { ": " },
-                    state.batch
                 );
             }
         });
@@ -99,6 +135,21 @@ impl Progress {
         Self { bar, live }
     }
 
+    /// Whether interval lines are printed, so workers should keep running counts.
+    pub fn wants_live_counts(&self) -> bool {
+        self.live.is_some()
+    }
+
+    /// The running counts of the level starting (None when it ends), and their unit.
+    pub fn watch_counts(&self, counts: Option<LiveCounts>, unit: &str) {
+        if let Some(live) = &self.live {
+            live.update(|state| {
+                state.counts = counts;
+                state.unit = unit.to_string();
+            });
+        }
+    }
+
     pub fn level(&self, index: usize, levels: usize, workers: usize) {
         let text = format!(
             "level {}/{levels}, {workers} worker{}",
@@ -107,8 +158,9 @@ impl Progress {
         );
         if let Some(live) = &self.live {
             live.update(|state| {
-                state.level = text.clone();
+                state.level = format!("n={workers}");
                 state.batch.clear();
+                state.cv = None;
             });
         }
         self.bar.set_message(text);
@@ -116,7 +168,7 @@ impl Progress {
 
     /// A batch finished, with its figures ("median 1.02 s, CV 0.8%"); batches beyond the
     /// plan (added by --precision) stretch the bar.
-    pub fn batch_done(&self, beyond_plan: bool, figures: &str) {
+    pub fn batch_done(&self, beyond_plan: bool, figures: &str, cv: f64) {
         if beyond_plan {
             self.bar.inc_length(1);
         }
@@ -125,7 +177,10 @@ impl Progress {
         let level = message.split(" | ").next().unwrap_or_default().to_string();
         self.bar.set_message(format!("{level} | {figures}"));
         if let Some(live) = &self.live {
-            live.update(|state| state.batch = figures.to_string());
+            live.update(|state| {
+                state.batch = figures.to_string();
+                state.cv = Some(cv);
+            });
         }
     }
 

@@ -6,13 +6,15 @@
 //! barriers without working, so the others are never left waiting; the level then ends with
 //! the error and the levels before it are kept by the caller.
 
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Barrier, Condvar, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
 use anyhow::{Result, anyhow};
 use chrono::Utc;
 use crossbeam_channel::{Receiver, Sender, unbounded};
+use crossbeam_utils::CachePadded;
 use nix::sched::{CpuSet, sched_getaffinity};
 use nix::time::{ClockId, clock_gettime};
 use nix::unistd::Pid;
@@ -92,6 +94,14 @@ pub fn measure_level(
 
     let gate = Gate::default();
     let unit = workload.info().unit;
+    // Running counts for interval lines, one padded slot per worker.
+    let live_ops: Option<Arc<[CachePadded<AtomicU64>]>> =
+        (progress.wants_live_counts() && settings.duration.is_some()).then(|| {
+            (0..workers)
+                .map(|_| CachePadded::new(AtomicU64::new(0)))
+                .collect()
+        });
+    progress.watch_counts(live_ops.clone(), &unit);
     let measured = std::thread::scope(|scope| {
         for (worker, cpu) in placement.iter().copied().enumerate() {
             let context = WorkerContext {
@@ -105,6 +115,7 @@ pub fn measure_level(
                 finished: &finished,
                 samples: sample_sender.clone(),
                 notes: note_sender.clone(),
+                live_ops: live_ops.as_ref().map(|slots| &*slots[worker]),
             };
             let spawned = std::thread::Builder::new()
                 .name(format!("worker-{worker}"))
@@ -162,6 +173,7 @@ pub fn measure_level(
                     cv,
                     &unit,
                 ),
+                cv,
             );
             if let Some(target) = settings.precision {
                 precision_reached = Some(cv <= target);
@@ -206,6 +218,7 @@ pub fn measure_level(
         })
     });
 
+    progress.watch_counts(None, &unit);
     // Every worker has ended: the notes are complete.
     drop(note_sender);
     let mut counter_problem = None;
@@ -377,6 +390,9 @@ struct WorkerContext<'a> {
     finished: &'a AtomicBool,
     samples: Sender<Sample>,
     notes: Sender<WorkerNote>,
+    /// This worker's own padded slot for its running operation count, read once per
+    /// `--report-interval` (None without interval lines).
+    live_ops: Option<&'a AtomicU64>,
 }
 
 fn run_worker(workload: &dyn Workload, context: WorkerContext<'_>) {
@@ -412,14 +428,18 @@ fn run_worker(workload: &dyn Workload, context: WorkerContext<'_>) {
         }
     };
     context.ready.wait();
+    // Operations of the finished batches, so the live count only ever grows.
+    let mut level_ops = 0;
     for batch in 1.. {
         context.start.wait();
         if context.finished.load(Ordering::SeqCst) {
             break;
         }
         if let Some(active) = job.as_deref_mut() {
-            match timed_job(active, counters.as_mut(), context.duration) {
+            let live = context.live_ops.map(|slot| (slot, level_ops));
+            match timed_job(active, counters.as_mut(), context.duration, live) {
                 Ok(measured) => {
+                    level_ops += measured.ops;
                     let _ = context.samples.send(measured.sample(batch, context.worker));
                 }
                 Err(error) => {
@@ -460,11 +480,14 @@ impl Measured {
     }
 }
 
-/// The timed window: counters on, clocks read, the job, clocks read, counters off.
+/// The timed window: counters on, clocks read, the job, clocks read, counters off. With
+/// `live`, fixed-time jobs store their running count (plus `base`) in the worker's own padded
+/// slot after each slice: a plain store to a line no other thread writes.
 fn timed_job(
     job: &mut dyn WorkerJob,
     mut counters: Option<&mut ThreadCounters>,
     duration: Option<Duration>,
+    live: Option<(&AtomicU64, u64)>,
 ) -> Result<Measured> {
     if let Some(counters) = counters.as_deref_mut() {
         counters.start();
@@ -478,7 +501,12 @@ fn timed_job(
             let mut outcome = Ok(());
             while began.elapsed() < duration {
                 match job.run_slice() {
-                    Ok(done) => ops += done,
+                    Ok(done) => {
+                        ops += done;
+                        if let Some((slot, base)) = live {
+                            slot.store(base + ops, Ordering::Relaxed);
+                        }
+                    }
                     Err(error) => {
                         outcome = Err(error);
                         break;
