@@ -861,19 +861,14 @@ fn a_stalled_backend_ends_the_run_keeping_the_levels_done() {
 
 /// Setup says, before it loads anything, when the tables will not fit the buffer cache, and
 /// what to change. (The load is then interrupted: the tables are not needed.)
-#[test]
-fn setup_warns_when_the_data_outgrows_the_buffer_cache() {
-    let Some(url) = server("CORESCALE_TEST_PG") else {
-        return;
-    };
+fn setup_warns_when_the_data_outgrows(url: &str, setting: &str) {
     use std::io::BufRead;
-    let _server = exclusive();
     let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("corescale"))
         .args([
             "db",
             "setup",
             "--target",
-            &url,
+            url,
             "--schemas",
             "8",
             "--scale",
@@ -889,10 +884,68 @@ fn setup_warns_when_the_data_outgrows_the_buffer_cache() {
         .unwrap();
     child.kill().unwrap();
     child.wait().unwrap();
-    assert!(line.contains("more than fits in shared_buffers"), "{line}");
-    assert!(line.contains("Raise shared_buffers to at least"), "{line}");
+    assert!(
+        line.contains(&format!("more than fits in {setting}")),
+        "{line}"
+    );
+    assert!(
+        line.contains(&format!("Raise {setting} to at least")),
+        "{line}"
+    );
     corescale()
-        .args(["db", "teardown", "--target", &url])
+        .args(["db", "teardown", "--target", url])
         .assert()
         .success();
+}
+
+#[test]
+fn setup_warns_when_the_data_outgrows_the_buffer_cache() {
+    let _server = exclusive();
+    if let Some(url) = server("CORESCALE_TEST_PG") {
+        setup_warns_when_the_data_outgrows(&url, "shared_buffers");
+    }
+    if let Some(url) = server("CORESCALE_TEST_MYSQL") {
+        setup_warns_when_the_data_outgrows(&url, "innodb_buffer_pool_size");
+    }
+}
+
+/// A second setup with other --schemas and --scale replaces the first one's tables, and a run
+/// describes the new ones.
+#[test]
+fn a_new_setup_replaces_the_old_tables() {
+    let Some(url) = server("CORESCALE_TEST_PG") else {
+        return;
+    };
+    let _server = exclusive();
+    setup(&url);
+    corescale()
+        .args([
+            "db",
+            "setup",
+            "--target",
+            &url,
+            "--schemas",
+            "1",
+            "--scale",
+            "512",
+        ])
+        .assert()
+        .success()
+        .stdout(contains("dropped the earlier setup's objects"))
+        .stdout(contains("corescale_t1"));
+    let (document, _) = sweep(&url, &[]);
+    let description = document["workload"]["description"].as_str().unwrap();
+    assert!(
+        description.contains("1 table(s) of 512 one-row blocks"),
+        "{description}"
+    );
+    let mut client = postgres::Client::connect(&url, postgres::NoTls).unwrap();
+    let left: i64 = client
+        .query_one(
+            "SELECT count(*) FROM pg_tables WHERE tablename = 'corescale_t1'",
+            &[],
+        )
+        .unwrap()
+        .get(0);
+    assert_eq!(left, 0, "the first setup's second table is gone");
 }
