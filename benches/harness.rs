@@ -37,6 +37,7 @@ fn main() {
         bare.push(began.elapsed().as_secs_f64());
         let level = measure_level(&workload, 1, &[None], &settings(1), &progress)
             .expect("measuring one level")
+            .expect("no stop was requested")
             .level;
         harness.push(level.samples[0].wall_s);
     }
@@ -64,6 +65,7 @@ fn main() {
         let placement = vec![None; workers];
         let level = measure_level(&workload, workers, &placement, &settings(3), &progress)
             .expect("measuring a level")
+            .expect("no stop was requested")
             .level;
         let times: Vec<f64> = level.samples.iter().map(|sample| sample.wall_s).collect();
         let stats = describe(&times);

@@ -83,6 +83,7 @@ fn measured(workload: &LioWorkload, workers: usize, seconds: f64) -> Level {
         &Progress::new(0, true, None),
     )
     .expect("measuring a level")
+    .expect("no stop was requested")
     .level
 }
 

@@ -109,9 +109,9 @@ impl DbSetupArgs {
             parse_size(text).ok().map(|bytes| bytes / 8192)
         };
         match rows {
-            Some(rows) if rows >= 128 => Ok(rows),
+            Some(rows) if (128..=MAX_DB_ROWS).contains(&rows) => Ok(rows),
             _ => Err(UsageError::new(format!(
-                "--scale '{text}' must give at least 128 rows, e.g. 8192 or 64M"
+                "--scale '{text}' must give 128 to {MAX_DB_ROWS} rows (2 TiB at 8 KiB a row), e.g. 8192 or 64M"
             ))),
         }
     }
@@ -586,6 +586,9 @@ fn parse_size(text: &str) -> Result<u64, String> {
     parse_with_suffix(text, 1024)
 }
 
+/// Most rows per table `db setup` creates (each loader holds the key order in memory).
+pub const MAX_DB_ROWS: u64 = 1 << 28;
+
 /// Most workers in one level, even with --force: each is a thread with its own stack.
 pub const MAX_WORKERS: u64 = 4096;
 /// Most rows per lio/pio schema, so sizes stay far from 64-bit overflow.
@@ -648,8 +651,12 @@ fn parse_with_suffix(text: &str, base: u64) -> Result<u64, String> {
         .ok_or_else(|| format!("'{text}' is not a number with an optional K, M or G suffix"))
 }
 
+/// Longest duration any option takes: a week, far from overflowing a clock.
+const LONGEST: Duration = Duration::from_secs(7 * 24 * 3600);
+
 fn parse_duration(text: &str) -> Result<Duration, String> {
     match humantime::parse_duration(text) {
+        Ok(duration) if duration > LONGEST => Err(format!("'{text}' is too long: at most 7 days")),
         Ok(duration) if duration >= Duration::from_millis(10) => Ok(duration),
         Ok(_) => Err(format!("'{text}' is too short: use at least 10ms")),
         Err(error) => Err(format!(
@@ -674,6 +681,8 @@ mod tests {
         assert!(parse_percent("0").is_err());
         assert_eq!(parse_duration("10s"), Ok(Duration::from_secs(10)));
         assert!(parse_duration("1ms").is_err());
+        assert!(parse_duration("18446744073709551615s").is_err());
+        assert!(parse_duration("8days").is_err());
         assert_eq!(parse_block_size("8K"), Ok(8192));
         for bad in [
             "0",

@@ -8,7 +8,16 @@ use corescale::workload::db::target::{
 };
 
 fn main() {
-    let cli = Cli::parse();
+    // clap's own messages quote the arguments: a misplaced URL must not show its password.
+    let cli = Cli::try_parse().unwrap_or_else(|error| {
+        let text = redact(&error.render().to_string());
+        if error.use_stderr() {
+            eprint!("{text}");
+        } else {
+            print!("{text}");
+        }
+        std::process::exit(error.exit_code());
+    });
     if std::env::args_os().any(|arg| carries_password(&arg.to_string_lossy())) {
         eprintln!(
             "warning: a password on the command line shows in `ps` and stays in shell history: set {PASSWORD_VARIABLE} or use --password-prompt"

@@ -406,6 +406,13 @@ fn unreachable_servers_and_passwords_are_handled() {
             "cannot connect to postgres://corescale:***@127.0.0.1:1/test",
         ))
         .stderr(predicates::str::contains("topsecret").not());
+    // A URL where clap expects something else: clap's own error hides the password too.
+    corescale()
+        .args(["run", "db", "postgres://u:topsecret@127.0.0.1/db"])
+        .assert()
+        .code(2)
+        .stderr(contains("u:***@"))
+        .stderr(predicates::str::contains("topsecret").not());
     corescale()
         .args(["run", "db", "--target", "redis://127.0.0.1:6379", "-w", "1"])
         .assert()

@@ -14,7 +14,7 @@ pub fn execute(command: &DbCommand) -> Result<()> {
             let target = args.target.open()?;
             let database = connect(&target)?;
             warn_when_larger_than_the_cache(database.as_ref(), args.schemas, rows)?;
-            let bar = ProgressBar::new(args.schemas * rows);
+            let bar = ProgressBar::new(args.schemas.saturating_mul(rows));
             bar.set_style(
                 ProgressStyle::with_template(
                     "{spinner} [{elapsed_precise}] {bar:30} {pos}/{len} rows  ETA {eta}",

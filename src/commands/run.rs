@@ -88,11 +88,17 @@ pub fn execute(args: &RunArgs, command_line: Vec<String>) -> Result<RunEnd> {
         args.report_interval,
     );
     for (index, &workers) in plan.iter().enumerate() {
+        if let Some((signal, _)) = stop::stopped_by() {
+            // Stopped during setup, the pre-flight or a level's preparation.
+            document.stop_reason = Some(format!("stopped by {signal}"));
+            break;
+        }
         progress.level(index, plan.len(), workers);
         let placement = pinning::placement(&document.host.topology, args.pin, workers);
         let outcome =
             match measure_level(workload.as_ref(), workers, &placement, &settings, &progress) {
-                Ok(outcome) => outcome,
+                Ok(Some(outcome)) => outcome,
+                Ok(None) => continue,
                 Err(error) => {
                     // Keep every level measured so far, and say why the run ended.
                     progress.finish();

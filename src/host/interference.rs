@@ -15,8 +15,9 @@ pub const OTHER_BUSY_LIMIT: f64 = 0.2;
 pub const OTHER_RUNNABLE_LIMIT: f64 = 0.5;
 /// Steal above this share of CPU time disturbs a level.
 pub const STEAL_LIMIT_PCT: f64 = 2.0;
-/// Own threads are counted one by one only up to this many (reading their states costs).
-const TASKS_COUNTED: usize = 512;
+/// Own threads are counted one by one only up to this many: each read costs the sampler a
+/// few microseconds while the workers are timed, so larger levels go without the figure.
+const TASKS_COUNTED: usize = 64;
 
 /// Clean, or disturbed for the reasons given.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

@@ -54,10 +54,22 @@ pub fn cgroup_headroom(root: &FsRoot) -> Option<Limit> {
             if limit >= 1 << 62 {
                 return None;
             }
+            // Usage counts page cache the kernel would reclaim first: inactive file pages.
+            let reclaimable = root
+                .read(&format!("{directory}/memory.stat"))
+                .and_then(|stat| {
+                    stat.lines().find_map(|line| {
+                        let (name, value) = line.split_once(' ')?;
+                        matches!(name, "inactive_file" | "total_inactive_file")
+                            .then(|| value.trim().parse::<u64>().ok())?
+                    })
+                })
+                .unwrap_or(0);
             let usage = root
                 .read(&format!("{directory}/{usage_file}"))
                 .and_then(|text| text.trim().parse::<u64>().ok())
-                .unwrap_or(0);
+                .unwrap_or(0)
+                .saturating_sub(reclaimable);
             return Some(Limit {
                 bytes: limit.saturating_sub(usage),
                 source: "the memory cgroup's limit",
@@ -125,10 +137,17 @@ mod tests {
         let (_dir, root) = tree(&[
             ("proc/self/cgroup", "0::/box\n"),
             ("sys/fs/cgroup/box/memory.max", "1073741824\n"),
-            ("sys/fs/cgroup/box/memory.current", "73741824\n"),
+            ("sys/fs/cgroup/box/memory.current", "93741824\n"),
+            (
+                "sys/fs/cgroup/box/memory.stat",
+                "anon 1000\ninactive_file 20000000\n",
+            ),
         ]);
         let limit = cgroup_headroom(&root).unwrap();
-        assert_eq!(limit.bytes, 1_000_000_000);
+        assert_eq!(
+            limit.bytes, 1_000_000_000,
+            "reclaimable page cache counts as free"
+        );
         assert_eq!(allocatable(&root, 8 << 30).bytes, 1_000_000_000);
         assert_eq!(allocatable(&root, 500).bytes, 500);
     }

@@ -213,7 +213,13 @@ fn from_document(path: &Path, text: &str) -> Result<Series> {
                 .interference
                 .as_ref()
                 .filter(|interference| interference.verdict == Verdict::Disturbed)
-                .map(|interference| interference.reasons.clone())
+                .map(|interference| {
+                    interference
+                        .reasons
+                        .iter()
+                        .map(|reason| printable(reason))
+                        .collect()
+                })
                 .unwrap_or_default(),
             precision_reached: level.precision_reached,
         });

@@ -77,12 +77,22 @@ fn parent_directory(path: &Path) -> &Path {
 }
 
 /// The file that finally receives the bytes: a symlink's target (followed hop by hop), so
-/// a link stays a link and its target is what gets replaced.
-fn final_path(path: &Path) -> PathBuf {
+/// a link stays a link and its target is what gets replaced. Only links this user owns are
+/// followed, as the kernel's protected_symlinks does in shared directories: a link someone
+/// else planted in /tmp must not make corescale replace the file it points at.
+fn final_path(path: &Path) -> Result<PathBuf> {
+    use std::os::unix::fs::MetadataExt;
+    let own_uid = std::fs::metadata("/proc/self").map(|meta| meta.uid()).ok();
     let mut current = path.to_path_buf();
     for _ in 0..40 {
         match std::fs::symlink_metadata(&current) {
             Ok(metadata) if metadata.file_type().is_symlink() => {
+                if Some(metadata.uid()) != own_uid {
+                    anyhow::bail!(
+                        "'{}' is a symbolic link owned by another user: corescale does not replace what it points at (remove it or choose another name)",
+                        current.display()
+                    );
+                }
                 let Ok(target) = std::fs::read_link(&current) else {
                     break;
                 };
@@ -91,7 +101,7 @@ fn final_path(path: &Path) -> PathBuf {
             _ => break,
         }
     }
-    current
+    Ok(current)
 }
 
 /// The permissions a new file gets under this process's umask (rw for whom the umask allows).
@@ -130,13 +140,15 @@ impl Staged {
 /// `durable` syncs the bytes to disk before the rename (results of a long run); reports,
 /// which can be drawn again from the results, skip it.
 pub fn stage(path: &Path, bytes: &[u8], durable: bool) -> Result<Staged> {
-    let target = final_path(path);
-    if let Ok(metadata) = std::fs::metadata(&target)
+    // Devices and pipes are written through the path as given (/dev/stdout may lead to a
+    // pipe that has no name to resolve).
+    if let Ok(metadata) = std::fs::metadata(path)
         && !metadata.is_file()
     {
         if metadata.is_dir() {
             anyhow::bail!("'{}' is a directory", path.display());
         }
+        let target = path.to_path_buf();
         let mut file = std::fs::OpenOptions::new().write(true).open(&target)?;
         file.write_all(bytes)?;
         file.flush()?;
@@ -145,6 +157,7 @@ pub fn stage(path: &Path, bytes: &[u8], durable: bool) -> Result<Staged> {
             path: target,
         });
     }
+    let target = final_path(path)?;
     let mut temporary = tempfile::Builder::new()
         .prefix(".corescale-")
         .tempfile_in(parent_directory(&target))?;
@@ -190,7 +203,7 @@ impl OutputLocks {
         let mut locks = Self { held: Vec::new() };
         let held = &mut locks.held;
         for output in outputs {
-            let target = final_path(&output.path);
+            let target = final_path(&output.path)?;
             let name = target
                 .file_name()
                 .map(|name| name.to_string_lossy().into_owned())

@@ -73,14 +73,15 @@ enum WorkerNote {
 }
 
 /// Measures `workers` workers for at least one batch; after a stop request it ends with the
-/// batch in progress, so the level may hold fewer batches than planned.
+/// batch in progress, so the level may hold fewer batches than planned. None when a stop was
+/// requested before the first batch (while the sessions prepared).
 pub fn measure_level(
     workload: &dyn Workload,
     workers: usize,
     placement: &[Option<usize>],
     settings: &LevelSettings,
     progress: &Progress,
-) -> Result<LevelOutcome> {
+) -> Result<Option<LevelOutcome>> {
     let ready = Barrier::new(workers + 1);
     let start = Barrier::new(workers + 1);
     let end = Barrier::new(workers + 1);
@@ -137,6 +138,11 @@ pub fn measure_level(
         };
 
         ready.wait();
+        if stop::stop_requested() {
+            // Stopped while the sessions prepared (a warm-up cut short): measure nothing.
+            release();
+            return None;
+        }
         failure = take_notes(&notes, &mut collected);
         if failure.is_none()
             && let Err(error) = workload.level_started()
@@ -236,7 +242,10 @@ pub fn measure_level(
     if let Some(reason) = failure {
         return Err(anyhow!(reason));
     }
-    let mut level = measured.ok_or_else(|| anyhow!("the level ended before it started"))?;
+    let Some(mut level) = measured else {
+        // A stop request before the first batch: nothing was measured.
+        return Ok(None);
+    };
     if level.samples.len() != level.batches as usize * workers {
         return Err(anyhow!(
             "expected {} samples from {workers} workers, got {}",
@@ -247,11 +256,11 @@ pub fn measure_level(
     level.workload_figures = workload.level_figures(&sessions, &totals(&level))?;
     level.warnings = workload.level_warnings(&level.workload_figures);
     level.interference = load.map(|load| interference(&level, &load, workload));
-    Ok(LevelOutcome {
+    Ok(Some(LevelOutcome {
         level,
         counter_problem,
         pin_problems,
-    })
+    }))
 }
 
 /// The last batch in a few words: its median job time, or its total and per-worker rates
@@ -303,9 +312,11 @@ struct OtherLoad {
 /// The level's verdict. A local database server's CPU time is part of the workload, not
 /// interference: it is taken out of the other processes' share.
 fn interference(level: &Level, load: &OtherLoad, workload: &dyn Workload) -> Interference {
+    // Only a server on this host spends this host's CPUs.
     let server_cpus = level
         .workload_figures
         .get("db_cpu_s")
+        .filter(|_| workload.local_server())
         .map_or(0.0, |seconds| seconds / level.elapsed_s.max(1e-9));
     let allowed_cpus = sched_getaffinity(Pid::from_raw(0)).map_or(0, |set| {
         (0..CpuSet::count())

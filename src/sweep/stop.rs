@@ -10,8 +10,26 @@ use crate::interrupt;
 /// Exit code of a run stopped by Ctrl-C, as shells report SIGINT.
 pub const INTERRUPTED_EXIT_CODE: i32 = 128 + SIGINT;
 
+/// Whether a signal is ignored by inheritance (`nohup` ignores SIGHUP): the SigIgn mask of
+/// /proc/self/status, read rather than changed.
+fn ignored(signal: i32) -> bool {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|status| {
+            let mask = status
+                .lines()
+                .find_map(|line| line.strip_prefix("SigIgn:"))?;
+            u64::from_str_radix(mask.trim(), 16).ok()
+        })
+        .is_some_and(|mask| mask & (1 << (signal - 1)) != 0)
+}
+
 pub fn install_handler() {
-    let mut signals = match signal_hook::iterator::Signals::new([SIGINT, SIGTERM, SIGHUP]) {
+    let wanted: Vec<i32> = [SIGINT, SIGTERM, SIGHUP]
+        .into_iter()
+        .filter(|signal| !ignored(*signal))
+        .collect();
+    let mut signals = match signal_hook::iterator::Signals::new(wanted) {
         Ok(signals) => signals,
         Err(error) => {
             eprintln!("corescale: warning: signals will not stop the run cleanly: {error}");
@@ -20,15 +38,20 @@ pub fn install_handler() {
     };
     std::thread::spawn(move || {
         for signal in signals.forever() {
+            // A closed terminal makes writes fail: never let that end this thread.
+            let say = |text: String| {
+                use std::io::Write;
+                let _ = writeln!(std::io::stderr(), "{text}");
+            };
             if !interrupt::request_stop(signal) {
                 interrupt::remove_all();
-                eprintln!("\ncorescale: stopped at once; files hold the levels completed so far");
+                say("\ncorescale: stopped at once; files hold the levels completed so far".into());
                 std::process::exit(128 + signal);
             }
-            eprintln!(
+            say(format!(
                 "\ncorescale: {} received: stopping after the current batch (send it again to stop now)",
                 signal_name(signal)
-            );
+            ));
         }
     });
 }

@@ -70,8 +70,18 @@ pub struct Owned {
 impl Owned {
     /// Whether the row names an object of a shape corescale creates. A row that does not is
     /// never dropped: whoever can write the catalogue must not steer teardown elsewhere.
-    pub fn is_corescale_shaped(&self) -> bool {
+    /// corescale's names are all lower case, or all upper case where the database folds
+    /// unquoted names so (`upper_case`, Oracle); any other spelling is never one of them.
+    pub fn is_corescale_shaped(&self, upper_case: bool) -> bool {
         let lower = self.name.to_ascii_lowercase();
+        let expected = if upper_case {
+            self.name.to_ascii_uppercase()
+        } else {
+            lower.clone()
+        };
+        if self.name != expected {
+            return false;
+        }
         let numbered = |prefix: &str| {
             lower.strip_prefix(prefix).is_some_and(|digits| {
                 !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit())
@@ -101,7 +111,7 @@ fn drop_catalogued(database: &dyn Database) -> Result<(Vec<String>, Vec<String>)
     owned.sort_by_key(|object| object.kind != Some(ObjectKind::Function));
     let (mut dropped, mut refused) = (Vec::new(), Vec::new());
     for object in &owned {
-        if object.is_corescale_shaped() {
+        if object.is_corescale_shaped(database.upper_case_names()) {
             database.drop_owned(object)?;
             dropped.push(match object.kind {
                 Some(ObjectKind::Function) => format!("{}()", object.name),
@@ -197,7 +207,9 @@ pub fn setup(
 pub fn inventory(database: &dyn Database) -> Result<(u64, u64)> {
     let mut tables: Vec<(u64, SetupRecord)> = Vec::new();
     for object in database.catalogue()? {
-        if object.kind != Some(ObjectKind::Table) || !object.is_corescale_shaped() {
+        if object.kind != Some(ObjectKind::Table)
+            || !object.is_corescale_shaped(database.upper_case_names())
+        {
             continue;
         }
         if object.state != READY {
@@ -247,9 +259,11 @@ mod tests {
 
     #[test]
     fn only_corescale_shaped_rows_are_dropped() {
-        assert!(owned(Some(ObjectKind::Table), "corescale_t0").is_corescale_shaped());
-        assert!(owned(Some(ObjectKind::Table), "CORESCALE_T12").is_corescale_shaped());
-        assert!(owned(Some(ObjectKind::Function), "corescale_loop_t3").is_corescale_shaped());
+        assert!(owned(Some(ObjectKind::Table), "corescale_t0").is_corescale_shaped(false));
+        assert!(owned(Some(ObjectKind::Table), "CORESCALE_T12").is_corescale_shaped(true));
+        assert!(!owned(Some(ObjectKind::Table), "CORESCALE_T12").is_corescale_shaped(false));
+        assert!(!owned(Some(ObjectKind::Table), "Corescale_t12").is_corescale_shaped(true));
+        assert!(owned(Some(ObjectKind::Function), "corescale_loop_t3").is_corescale_shaped(false));
         for hostile in [
             "corescale_orders",
             "corescale_t",
@@ -259,12 +273,12 @@ mod tests {
             "corescale_t1 ",
         ] {
             assert!(
-                !owned(Some(ObjectKind::Table), hostile).is_corescale_shaped(),
+                !owned(Some(ObjectKind::Table), hostile).is_corescale_shaped(false),
                 "{hostile}"
             );
         }
-        assert!(!owned(Some(ObjectKind::Function), "corescale_t0").is_corescale_shaped());
-        assert!(!owned(None, "corescale_t0").is_corescale_shaped());
+        assert!(!owned(Some(ObjectKind::Function), "corescale_t0").is_corescale_shaped(false));
+        assert!(!owned(None, "corescale_t0").is_corescale_shaped(false));
     }
 
     #[test]

@@ -78,6 +78,10 @@ pub trait Database: Send + Sync {
     /// Drops one catalogued object, its name quoted by the database's rules, and its row.
     fn drop_owned(&self, object: &Owned) -> Result<()>;
     fn drop_catalogue(&self) -> Result<()>;
+    /// Whether the database keeps corescale's unquoted names in upper case (Oracle).
+    fn upper_case_names(&self) -> bool {
+        false
+    }
     /// Tables (and functions) whose names start with corescale's prefix, listed or not.
     fn lookalikes(&self) -> Result<Vec<String>>;
     fn open_session(&self) -> Result<Box<dyn DbSession>>;
@@ -229,8 +233,12 @@ const SAMPLE_STATEMENTS: u64 = 16;
 /// First keys spread over the table for the sample statements.
 pub fn sample_keys(rows: u64, work_unit: u64) -> Vec<u64> {
     let span = rows.saturating_sub(work_unit).max(1);
+    // In u128: rows come from the catalogue, which anyone with write access could change.
     (0..SAMPLE_STATEMENTS)
-        .map(|index| index * span / SAMPLE_STATEMENTS + index * 7 % span.max(1))
+        .map(|index| {
+            let spread = u128::from(index) * u128::from(span) / u128::from(SAMPLE_STATEMENTS);
+            (spread as u64).saturating_add(index * 7 % span)
+        })
         .map(|key| key.min(span - 1))
         .collect()
 }

@@ -76,12 +76,17 @@ impl Database for Oracle {
         load_table(&self.target, record, loaded)
     }
 
-    /// DBMS_LOCK, held for the session (not released at commit: DDL commits).
+    fn upper_case_names(&self) -> bool {
+        true
+    }
+
+    /// DBMS_LOCK, held for the session (not released at commit: DDL commits), one per schema
+    /// (user). Needs EXECUTE on DBMS_LOCK.
     fn lock_setup(&self) -> Result<()> {
         let connection = self.monitor.lock().expect("monitor connection");
         let mut statement = connection
             .statement(
-                "DECLARE handle VARCHAR2(128); BEGIN DBMS_LOCK.ALLOCATE_UNIQUE(:1, handle); :2 := DBMS_LOCK.REQUEST(handle, DBMS_LOCK.X_MODE, 0, FALSE); END;",
+                "DECLARE handle VARCHAR2(128); BEGIN DBMS_LOCK.ALLOCATE_UNIQUE(:1 || ':' || USER, handle); :2 := DBMS_LOCK.REQUEST(handle, DBMS_LOCK.X_MODE, 0, FALSE); END;",
             )
             .build()
             .map_err(|error| describe(error, &self.target))?;

@@ -186,16 +186,20 @@ impl Database for Postgres {
 
     fn drop_owned(&self, object: &Owned) -> Result<()> {
         // The server quotes the name itself (format's %I), as the issue of hostile names asks.
+        // Schema-qualified, so a name gone from this schema never resolves to another one.
         let template = match object.kind {
-            Some(ObjectKind::Function) => "DROP FUNCTION IF EXISTS %I(bigint, bigint, bigint)",
-            _ => "DROP TABLE IF EXISTS %I",
+            Some(ObjectKind::Function) => "DROP FUNCTION IF EXISTS %I.%I(bigint, bigint, bigint)",
+            _ => "DROP TABLE IF EXISTS %I.%I",
         };
         let mut client = self.monitor.lock().expect("monitor connection");
         let mut transaction = client
             .transaction()
             .map_err(|error| describe(error, &self.target))?;
         let statement: String = transaction
-            .query_one("SELECT format($1, $2::text)", &[&template, &object.name])
+            .query_one(
+                "SELECT format($1, current_schema(), $2::text)",
+                &[&template, &object.name],
+            )
             .map_err(|error| describe(error, &self.target))?
             .get(0);
         transaction

@@ -250,6 +250,28 @@ pub fn carries_password(argument: &str) -> bool {
     redact_argument(argument) != argument
 }
 
+/// The argument with every byte of the password (between the user's `:` and the last `@`
+/// of the URL) replaced by `*`: same length, nothing left to read.
+fn star_password(argument: &[u8]) -> Vec<u8> {
+    let mut starred = argument.to_vec();
+    let Some(scheme_end) = argument.windows(3).position(|window| window == b"://") else {
+        return starred;
+    };
+    let authority = scheme_end + 3;
+    let Some(at) = argument.iter().rposition(|byte| *byte == b'@') else {
+        return starred;
+    };
+    if let Some(colon) = argument[authority..at]
+        .iter()
+        .position(|byte| *byte == b':')
+    {
+        for byte in &mut starred[authority + colon + 1..at] {
+            *byte = b'*';
+        }
+    }
+    starred
+}
+
 /// Overwrites passwords in this process's own argument memory (what `ps` and
 /// /proc/PID/cmdline show), as the mysql and psql clients do: each argument that carries one
 /// is rewritten redacted, padded with NULs to its old length. Returns whether any was found.
@@ -276,21 +298,23 @@ pub fn hide_passwords_from_ps() -> Result<bool> {
         if carries_password(&text) {
             found = true;
             let mut replacement = redact_argument(&text).into_bytes();
-            if replacement.len() <= argument.len() {
-                replacement.resize(argument.len(), 0);
-                if memory.is_none() {
-                    memory = Some(
-                        std::fs::OpenOptions::new()
-                            .write(true)
-                            .open("/proc/self/mem")
-                            .context("opening /proc/self/mem to hide the password")?,
-                    );
-                }
-                let file = memory.as_mut().expect("opened just now");
-                file.seek(SeekFrom::Start(arg_start + offset))
-                    .and_then(|_| file.write_all(&replacement))
-                    .context("hiding the password in the process's arguments")?;
+            if replacement.len() > argument.len() {
+                // A password shorter than "***": star its own bytes instead.
+                replacement = star_password(argument);
             }
+            replacement.resize(argument.len(), 0);
+            if memory.is_none() {
+                memory = Some(
+                    std::fs::OpenOptions::new()
+                        .write(true)
+                        .open("/proc/self/mem")
+                        .context("opening /proc/self/mem to hide the password")?,
+                );
+            }
+            let file = memory.as_mut().expect("opened just now");
+            file.seek(SeekFrom::Start(arg_start + offset))
+                .and_then(|_| file.write_all(&replacement))
+                .context("hiding the password in the process's arguments")?;
         }
         offset += argument.len() as u64 + 1;
     }
@@ -347,6 +371,18 @@ mod tests {
         target.password = Some("p/?#&+%2F @:x".to_string());
         assert_eq!(target.password().as_deref(), Some("p/?#&+%2F @:x"));
         assert_eq!(target.to_string(), "postgres://u:***@h/db");
+    }
+
+    #[test]
+    fn short_passwords_are_starred_in_place() {
+        assert_eq!(
+            star_password(b"--target=postgres://u:pw@h/db"),
+            b"--target=postgres://u:**@h/db".to_vec()
+        );
+        assert_eq!(
+            star_password(b"postgres://u@h/db"),
+            b"postgres://u@h/db".to_vec()
+        );
     }
 
     #[test]
