@@ -98,7 +98,12 @@ pub fn execute(args: &RunArgs, command_line: Vec<String>) -> Result<RunEnd> {
         let outcome =
             match measure_level(workload.as_ref(), workers, &placement, &settings, &progress) {
                 Ok(Some(outcome)) => outcome,
-                Ok(None) => continue,
+                // Stopped while the level's sessions prepared: nothing was measured.
+                Ok(None) => {
+                    let signal = stop::stopped_by().map_or("a stop request", |(name, _)| name);
+                    document.stop_reason = Some(format!("stopped by {signal}"));
+                    break;
+                }
                 Err(error) => {
                     // Keep every level measured so far, and say why the run ended.
                     progress.finish();
