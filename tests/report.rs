@@ -363,3 +363,88 @@ fn renderers_are_stable() {
     anchor_report(&["-q", "--markdown", markdown.to_str().unwrap()]).success();
     insta::assert_snapshot!("markdown", std::fs::read_to_string(&markdown).unwrap());
 }
+
+/// Series that ran different jobs (another tool's loop, another job size, another workload)
+/// are not compared by speed or capacity: they land in separate comparison groups and a
+/// warning names the difference. README's own example (`report old.csv new.json`) included.
+#[test]
+fn series_of_different_jobs_are_not_compared() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = |name: &str, args: &[&str]| {
+        let json = dir.path().join(format!("{name}.json"));
+        corescale()
+            .args(["run", "-w", "1", "--repeat", "1", "-q", "--label", name])
+            .args(args)
+            .arg("-o")
+            .arg(&json)
+            .assert()
+            .success();
+        json
+    };
+    let big = run("big", &["cpu", "--job-size", "6M"]);
+    let small = run("small", &["cpu", "--job-size", "2M"]);
+    let memory = run(
+        "mem",
+        &["memory", "--array-size", "4M", "--job-size", "100K"],
+    );
+    let old = anchor("test_cpu_parallel_rust_RAC52.csv");
+    let out = dir.path().join("analysis.json");
+    let assert = corescale()
+        .arg("report")
+        .arg(&old)
+        .args([&big, &small, &memory])
+        .args(["--include-disturbed", "--json"])
+        .arg(&out)
+        .assert()
+        .success();
+    let printed = String::from_utf8_lossy(&assert.get_output().stdout).into_owned();
+    let analysis = read_json(&out);
+    assert!(
+        analysis["comparisons"].as_array().unwrap().is_empty(),
+        "nothing here ran the same job: {}",
+        analysis["comparisons"]
+    );
+    let warnings: Vec<&str> = analysis["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|warning| warning.as_str().unwrap())
+        .collect();
+    assert!(
+        warnings.iter().any(
+            |warning| warning.contains("test_cpu_parallel, its own loop")
+                && warning.contains("corescale cpu, 6000000 iterations per job")
+                && warning.contains("compare their speedup and efficiency, not their speed")
+        ),
+        "{warnings:?}"
+    );
+    assert!(
+        warnings
+            .iter()
+            .any(|warning| warning.contains("6000000") && warning.contains("2000000")),
+        "different job sizes are named: {warnings:?}"
+    );
+    for finding in analysis["findings"].as_array().unwrap() {
+        let finding = finding.as_str().unwrap();
+        assert!(!finding.contains("faster than"), "{finding}");
+    }
+    assert!(!printed.contains("faster than"), "{printed}");
+    // The same job from a JSON and its CSV still compares.
+    let csv = dir.path().join("big.csv");
+    corescale()
+        .args([
+            "run", "-w", "1", "--repeat", "1", "-q", "--label", "big2", "cpu",
+        ])
+        .args(["--job-size", "6M", "-o"])
+        .arg(&csv)
+        .assert()
+        .success();
+    corescale()
+        .arg("report")
+        .args([&big, &csv])
+        .args(["--include-disturbed", "--json"])
+        .arg(&out)
+        .assert()
+        .success();
+    assert_eq!(read_json(&out)["comparisons"].as_array().unwrap().len(), 1);
+}

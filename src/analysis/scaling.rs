@@ -185,6 +185,7 @@ mod tests {
             complete: true,
             cost: None,
             left_out: Vec::new(),
+            job: Default::default(),
         }
     }
 

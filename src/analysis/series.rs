@@ -47,6 +47,46 @@ pub struct Series {
     /// Levels the run judged disturbed, kept out of every figure (see `leave_out_disturbed`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub left_out: Vec<Point>,
+    /// What one job was: only series that ran the same job compare by speed or capacity.
+    #[serde(default)]
+    pub job: Job,
+}
+
+/// The job a series measured: the tool that ran it, and for corescale the workload and its
+/// size (or duration). Speedup, efficiency, knee and SMT yield compare across jobs; speed and
+/// capacity only within one.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Job {
+    /// "corescale", "test_cpu_parallel", or "rate file" (a SLOB-style CSV); empty if unknown.
+    pub tool: String,
+    /// The corescale workload (cpu, memory, lio, ...), when known.
+    pub workload: Option<String>,
+    /// Work per job and its unit, for fixed-work runs.
+    pub size: Option<(u64, String)>,
+    /// Seconds per job, for fixed-time runs.
+    pub duration_s: Option<f64>,
+}
+
+impl Job {
+    /// The job in words: "corescale cpu, 350000000 iterations", "test_cpu_parallel, its own loop".
+    pub fn describe(&self) -> String {
+        let mut text = if self.tool.is_empty() {
+            "an unknown tool".to_string()
+        } else {
+            self.tool.clone()
+        };
+        if let Some(workload) = &self.workload {
+            text.push(' ');
+            text.push_str(workload);
+        }
+        match (&self.size, self.duration_s) {
+            (Some((size, unit)), _) => text.push_str(&format!(", {size} {unit} per job")),
+            (None, Some(seconds)) => text.push_str(&format!(", {seconds} s per job")),
+            (None, None) if self.tool == "test_cpu_parallel" => text.push_str(", its own loop"),
+            (None, None) => {}
+        }
+        text
+    }
 }
 
 impl Series {

@@ -7,7 +7,7 @@ use super::compare::{Comparison, compare};
 use super::findings::{findings, series_warnings};
 use super::fit::{Fit, Model, fit};
 use super::scaling::{Knee, Saturation, knee, saturation, smt_yield};
-use super::series::{Measure, Series};
+use super::series::{Job, Measure, Series};
 
 pub const REPORT_SCHEMA: &str = "corescale-report/1";
 
@@ -100,7 +100,12 @@ pub fn analyse(series: Vec<Series>) -> Analysis {
                 .map(move |warning| format!("{}: {warning}", series.name()))
         })
         .collect();
-    if groups.len() > 1 {
+    warnings.extend(different_jobs(&analysed, &groups));
+    let kinds: Vec<&Measure> = groups
+        .iter()
+        .map(|group| &analysed[group[0]].series.measure)
+        .collect();
+    if kinds.iter().any(|kind| *kind != kinds[0]) {
         warnings.push(
             "the series measure different things (job times and rates, or different rate units): they are compared only within each kind".to_string(),
         );
@@ -114,18 +119,41 @@ pub fn analyse(series: Vec<Series>) -> Analysis {
     }
 }
 
-/// Indices of the series grouped by what they measure (job time, or a rate unit), groups and
-/// members in input order: only series in one group can be compared or drawn together.
+/// Indices of the series grouped by what they measure (job time, or a rate unit) and the job
+/// they ran, groups and members in input order: only series in one group can be compared by
+/// speed or capacity, or drawn together.
 pub fn measure_groups(series: &[SeriesAnalysis]) -> Vec<Vec<usize>> {
-    let mut groups: Vec<(&Measure, Vec<usize>)> = Vec::new();
+    let mut groups: Vec<((&Measure, &Job), Vec<usize>)> = Vec::new();
     for (index, analysed) in series.iter().enumerate() {
-        let measure = &analysed.series.measure;
-        match groups.iter_mut().find(|(known, _)| *known == measure) {
+        let key = (&analysed.series.measure, &analysed.series.job);
+        match groups.iter_mut().find(|(known, _)| *known == key) {
             Some((_, members)) => members.push(index),
-            None => groups.push((measure, vec![index])),
+            None => groups.push((key, vec![index])),
         }
     }
     groups.into_iter().map(|(_, members)| members).collect()
+}
+
+/// One warning per pair of groups that measure the same kind of figure but ran different
+/// jobs: their speed and capacity are not comparable, their scaling is.
+fn different_jobs(series: &[SeriesAnalysis], groups: &[Vec<usize>]) -> Vec<String> {
+    let mut warnings = Vec::new();
+    for (position, group) in groups.iter().enumerate() {
+        for other in &groups[position + 1..] {
+            let (first, second) = (&series[group[0]], &series[other[0]]);
+            if first.series.measure != second.series.measure {
+                continue;
+            }
+            warnings.push(format!(
+                "{} ({}) and {} ({}) ran different jobs: compare their speedup and efficiency, not their speed or capacity",
+                first.name(),
+                first.series.job.describe(),
+                second.name(),
+                second.series.job.describe()
+            ));
+        }
+    }
+    warnings
 }
 
 fn analyse_series(series: Series) -> SeriesAnalysis {

@@ -48,10 +48,17 @@ struct Row {
     verdict: String,
     /// With --precision: whether the CV target was met.
     precision_reached: Option<bool>,
+    /// The job, so `report` compares only series that ran the same one.
+    workload: String,
+    job_size: Option<u64>,
+    job_size_unit: Option<String>,
+    duration_s: Option<f64>,
 }
 
 impl Row {
-    fn new(level: &Level, unit: &str, mode: RunMode) -> Self {
+    fn new(level: &Level, document: &RunDocument) -> Self {
+        let (unit, mode) = (document.workload.unit.as_str(), document.settings.mode);
+        let fixed_work = mode == RunMode::FixedWork;
         let summary = &level.summary;
         Self {
             workers: level.workers,
@@ -94,6 +101,10 @@ impl Row {
                 })
                 .unwrap_or_default(),
             precision_reached: level.precision_reached,
+            workload: document.workload.kind.name().to_string(),
+            job_size: fixed_work.then_some(document.workload.job_size),
+            job_size_unit: fixed_work.then(|| document.workload.job_size_unit.clone()),
+            duration_s: document.settings.duration_s,
         }
     }
 }
@@ -102,11 +113,7 @@ impl Row {
 pub fn to_csv(document: &RunDocument) -> Result<Vec<u8>> {
     let mut writer = csv::Writer::from_writer(Vec::new());
     for level in &document.levels {
-        writer.serialize(Row::new(
-            level,
-            &document.workload.unit,
-            document.settings.mode,
-        ))?;
+        writer.serialize(Row::new(level, document))?;
     }
     Ok(writer.into_inner()?)
 }

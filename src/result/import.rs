@@ -7,7 +7,7 @@ use std::path::Path;
 use anyhow::{Context, Result, bail};
 
 use super::{RunDocument, RunMode, SCHEMA};
-use crate::analysis::series::{Measure, Point, Series};
+use crate::analysis::series::{Job, Measure, Point, Series};
 use crate::host::interference::Verdict;
 
 /// Text longer than this is cut when quoted in a message.
@@ -225,6 +225,14 @@ fn from_document(path: &Path, text: &str) -> Result<Series> {
         });
     }
     let topology = &document.host.topology;
+    let workload = &document.workload;
+    let job = Job {
+        tool: document.tool.name.clone(),
+        workload: Some(workload.kind.name().to_string()),
+        size: (document.settings.mode == RunMode::FixedWork)
+            .then(|| (workload.job_size, workload.job_size_unit.clone())),
+        duration_s: document.settings.duration_s,
+    };
     Ok(Series {
         name: document.host.label.clone(),
         source: String::new(),
@@ -235,6 +243,7 @@ fn from_document(path: &Path, text: &str) -> Result<Series> {
         complete: document.complete,
         cost: None,
         left_out: Vec::new(),
+        job,
     })
 }
 
@@ -314,6 +323,31 @@ fn from_csv(path: &Path, text: &str, stem: &str) -> Result<Series> {
             .first()
             .is_some_and(|record| record.get(column) == Some("fixed_time"))
     });
+    // corescale's CSV names its job; test_cpu_parallel's has only the four columns.
+    let first = records.first();
+    let cell = |column: Option<usize>| {
+        column
+            .and_then(|column| first?.get(column))
+            .filter(|text| !text.is_empty())
+    };
+    let job = match &layout {
+        CsvLayout::Rate(_) => Job {
+            tool: "rate file".to_string(),
+            ..Job::default()
+        },
+        _ if extra.mode.is_some() => Job {
+            tool: "corescale".to_string(),
+            workload: cell(extra.workload).map(printable),
+            size: cell(extra.job_size)
+                .and_then(|size| size.parse().ok())
+                .zip(cell(extra.job_size_unit).map(printable)),
+            duration_s: cell(extra.duration_s).and_then(|seconds| seconds.parse().ok()),
+        },
+        _ => Job {
+            tool: "test_cpu_parallel".to_string(),
+            ..Job::default()
+        },
+    };
     let (value_column, measure) = match (&layout, fixed_time, extra.rate_total) {
         (CsvLayout::Rate(unit), ..) => (1, Measure::Rate { unit: unit.clone() }),
         (_, true, Some(column)) => {
@@ -410,6 +444,7 @@ fn from_csv(path: &Path, text: &str, stem: &str) -> Result<Series> {
         complete: true,
         cost: None,
         left_out: Vec::new(),
+        job,
     })
 }
 
@@ -423,6 +458,10 @@ struct ExtraColumns {
     rate_unit: Option<usize>,
     verdict: Option<usize>,
     precision_reached: Option<usize>,
+    workload: Option<usize>,
+    job_size: Option<usize>,
+    job_size_unit: Option<usize>,
+    duration_s: Option<usize>,
 }
 
 impl ExtraColumns {
@@ -437,6 +476,10 @@ impl ExtraColumns {
             rate_unit: column("rate_unit"),
             verdict: column("verdict"),
             precision_reached: column("precision_reached"),
+            workload: column("workload"),
+            job_size: column("job_size"),
+            job_size_unit: column("job_size_unit"),
+            duration_s: column("duration_s"),
         }
     }
 }
