@@ -74,13 +74,21 @@ fn scaling_sentence(series: &SeriesAnalysis) -> String {
                 Some(cores) => format!(" ({cores} physical cores)"),
                 None => String::new(),
             };
+            // The droop is stated as the fact it is, never beside "almost linearly".
+            let change = if knee.droop.abs() < 0.005 {
+                "stays level".to_string()
+            } else {
+                format!(
+                    "{} {:.0}%",
+                    if knee.droop < 0.0 { "falls" } else { "rises" },
+                    100.0 * knee.droop.abs()
+                )
+            };
             format!(
-                "{name} scales almost linearly up to {} workers{cores}, where speed per worker is {:.0}% {} than at {} worker{}",
-                knee.workers,
-                100.0 * knee.droop.abs(),
-                if knee.droop < 0.0 { "lower" } else { "higher" },
+                "{name}: speed per worker {change} from {} to {} workers, then drops faster past {}{cores}",
                 series.speedup_base,
-                if series.speedup_base == 1 { "" } else { "s" },
+                knee.workers,
+                workers_text(knee.workers),
             )
         }
         None => format!(
@@ -100,10 +108,18 @@ fn scaling_sentence(series: &SeriesAnalysis) -> String {
         series.series.physical_cores,
         series.series.logical_cpus,
     ) {
-        sentence.push_str(&format!(
-            ", and SMT adds {:.0}% from {physical} to {logical} workers",
-            100.0 * (smt - 1.0)
-        ));
+        // A negative yield is no gain, and is said so.
+        sentence.push_str(&if smt >= 1.0 {
+            format!(
+                ", and SMT adds {:.0}% from {physical} to {logical} workers",
+                100.0 * (smt - 1.0)
+            )
+        } else {
+            format!(
+                "; SMT brings no gain: capacity at {logical} workers is {:.0}% below capacity at {physical}",
+                100.0 * (1.0 - smt)
+            )
+        });
     }
     sentence.push('.');
     sentence
