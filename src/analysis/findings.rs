@@ -219,26 +219,24 @@ pub fn series_warnings(series: &SeriesAnalysis) -> Vec<String> {
             series.series.points.len()
         ));
     }
-    let disturbed_kept: Vec<String> = series
-        .series
-        .points
-        .iter()
-        .filter(|point| !point.disturbed.is_empty())
-        .map(|point| point.workers.to_string())
-        .collect();
+    // Worker counts of the kept levels whose run-time flags say so.
+    let points_where = |test: &dyn Fn(&super::series::Point) -> bool| -> Vec<String> {
+        series
+            .series
+            .points
+            .iter()
+            .filter(|point| test(point))
+            .map(|point| point.workers.to_string())
+            .collect()
+    };
+    let disturbed_kept = points_where(&|point| !point.disturbed.is_empty());
     if !disturbed_kept.is_empty() {
         warnings.push(format!(
             "disturbed while measured, and kept: {} workers (other processes, steal or too few CPUs): these figures may not describe the host",
             disturbed_kept.join(", ")
         ));
     }
-    let missed: Vec<String> = series
-        .series
-        .points
-        .iter()
-        .filter(|point| point.precision_reached == Some(false))
-        .map(|point| point.workers.to_string())
-        .collect();
+    let missed = points_where(&|point| point.precision_reached == Some(false));
     if !missed.is_empty() {
         warnings.push(format!(
             "the precision target was missed at {} workers: their CV is above what the run asked for",

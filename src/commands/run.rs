@@ -88,9 +88,8 @@ pub fn execute(args: &RunArgs, command_line: Vec<String>) -> Result<RunEnd> {
         args.report_interval,
     );
     for (index, &workers) in plan.iter().enumerate() {
-        if let Some((signal, _)) = stop::stopped_by() {
-            // Stopped during setup, the pre-flight or a level's preparation.
-            document.stop_reason = Some(format!("stopped by {signal}"));
+        // Stopped during setup, the pre-flight or the previous level.
+        if stop::stop_requested() {
             break;
         }
         progress.level(index, plan.len(), workers);
@@ -99,11 +98,7 @@ pub fn execute(args: &RunArgs, command_line: Vec<String>) -> Result<RunEnd> {
             match measure_level(workload.as_ref(), workers, &placement, &settings, &progress) {
                 Ok(Some(outcome)) => outcome,
                 // Stopped while the level's sessions prepared: nothing was measured.
-                Ok(None) => {
-                    let signal = stop::stopped_by().map_or("a stop request", |(name, _)| name);
-                    document.stop_reason = Some(format!("stopped by {signal}"));
-                    break;
-                }
+                Ok(None) => break,
                 Err(error) => {
                     // Keep every level measured so far, and say why the run ended.
                     progress.finish();
@@ -133,11 +128,14 @@ pub fn execute(args: &RunArgs, command_line: Vec<String>) -> Result<RunEnd> {
             ));
         }
         document.updated_at = Utc::now();
-        if let Some((signal, _)) = stop::stopped_by() {
-            document.stop_reason = Some(format!("stopped by {signal}"));
+        if stop::stop_requested() {
             break;
         }
         write_all(&outputs, &document)?;
+    }
+    // A stop before the plan ran out (or cut the last level short) leaves the run incomplete.
+    if let Some((signal, _)) = stop::stopped_by() {
+        document.stop_reason = Some(format!("stopped by {signal}"));
     }
     document.complete = document.stop_reason.is_none();
     write_all(&outputs, &document)?;

@@ -109,7 +109,22 @@ impl CpuTicks {
     }
 }
 
-/// utime + stime from a /proc/PID/stat line.
+/// Clock ticks per second of /proc's CPU times (USER_HZ).
+pub fn ticks_per_second() -> f64 {
+    nix::unistd::sysconf(nix::unistd::SysconfVar::CLK_TCK)
+        .ok()
+        .flatten()
+        .unwrap_or(100) as f64
+}
+
+/// User and system CPU time of a process, in seconds, from /proc/PID/stat.
+pub fn process_cpu_seconds(pid: u32) -> Option<f64> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    Some(process_ticks(&stat)? as f64 / ticks_per_second())
+}
+
+/// utime + stime from a /proc/PID/stat line (fields after the command name, which may hold
+/// spaces, start after the last ')').
 fn process_ticks(stat: &str) -> Option<u64> {
     let fields: Vec<&str> = stat.rsplit_once(')')?.1.split_whitespace().collect();
     Some(fields.get(11)?.parse::<u64>().ok()? + fields.get(12)?.parse::<u64>().ok()?)
@@ -119,12 +134,18 @@ fn process_ticks(stat: &str) -> Option<u64> {
 /// less this process's threads in state R. None when there are too many threads to count.
 pub fn other_runnable_now(root: &FsRoot) -> Option<f64> {
     let stat = root.read("proc/stat")?;
-    let running: f64 = stat
+    let running: u64 = stat
         .lines()
         .find_map(|line| line.strip_prefix("procs_running "))?
         .trim()
         .parse()
         .ok()?;
+    other_runnable(root, running)
+}
+
+/// `procs_running` (read by the caller) less this process's threads in state R; None when
+/// there are too many threads to count.
+pub fn other_runnable(root: &FsRoot, procs_running: u64) -> Option<f64> {
     let tasks = std::fs::read_dir(root.path("proc/self/task")).ok()?;
     let mut own = 0usize;
     for (index, task) in tasks.flatten().enumerate() {
@@ -138,7 +159,7 @@ pub fn other_runnable_now(root: &FsRoot) -> Option<f64> {
             == Some("R");
         own += usize::from(running_state);
     }
-    Some((running - own as f64).max(0.0))
+    Some((procs_running as f64 - own as f64).max(0.0))
 }
 
 /// What the level saw, before judging it.
@@ -270,10 +291,7 @@ pub fn preflight(root: &FsRoot, window: Duration) -> Option<HostLoad> {
     }
     let after = CpuTicks::read(root)?;
     let seconds = began.elapsed().as_secs_f64();
-    let per_second = nix::unistd::sysconf(nix::unistd::SysconfVar::CLK_TCK)
-        .ok()
-        .flatten()
-        .unwrap_or(100) as f64;
+    let per_second = ticks_per_second();
     let mut top: Vec<(u32, String, f64)> = process_table(root)
         .into_iter()
         .filter(|(pid, _, _)| *pid != own_pid)

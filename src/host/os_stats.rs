@@ -8,7 +8,7 @@ use crossbeam_channel::{Sender, bounded};
 use procfs_core::{ExplicitSystemInfo, FromReadSI, KernelStats};
 use serde::{Deserialize, Serialize};
 
-use super::interference::other_runnable_now;
+use super::interference::other_runnable;
 use super::sysfs::FsRoot;
 
 /// Only ratios of tick counts are used, so the tick rate given to the parser does not matter.
@@ -109,15 +109,16 @@ impl RunQueueSampler {
             let (mut sum, mut count) = (0.0, 0u32);
             let (mut others, mut others_count) = (0.0, 0u32);
             loop {
+                // One read of /proc/stat serves both figures.
                 if let Ok(stats) = KernelStats::from_file(root.path("proc/stat"), &PARSE_INFO)
                     && let Some(running) = stats.procs_running
                 {
                     sum += f64::from(running.saturating_sub(1));
                     count += 1;
-                }
-                if let Some(other) = other_runnable_now(&root) {
-                    others += other;
-                    others_count += 1;
+                    if let Some(other) = other_runnable(&root, u64::from(running)) {
+                        others += other;
+                        others_count += 1;
+                    }
                 }
                 if stopped.recv_timeout(RUN_QUEUE_PERIOD).is_ok() {
                     break;

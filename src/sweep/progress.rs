@@ -14,7 +14,7 @@ use crossbeam_channel::{Sender, bounded};
 use crossbeam_utils::CachePadded;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
-use crate::analysis::findings::significant;
+use crate::analysis::findings::{significant, workers_text};
 use crate::host::interference::CpuTicks;
 use crate::host::sysfs::FsRoot;
 
@@ -151,11 +151,7 @@ impl Progress {
     }
 
     pub fn level(&self, index: usize, levels: usize, workers: usize) {
-        let text = format!(
-            "level {}/{levels}, {workers} worker{}",
-            index + 1,
-            if workers == 1 { "" } else { "s" }
-        );
+        let text = format!("level {}/{levels}, {}", index + 1, workers_text(workers));
         if let Some(live) = &self.live {
             live.update(|state| {
                 state.level = format!("n={workers}");

@@ -266,18 +266,7 @@ pub fn connect(target: &Target) -> Result<Arc<dyn Database>> {
     })
 }
 
-/// User and CPU time of a process, in seconds, from /proc/PID/stat.
-pub fn process_cpu_seconds(pid: u32) -> Option<f64> {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    // Fields after the command name, which may hold spaces, start after the last ')'.
-    let fields: Vec<&str> = stat.rsplit_once(')')?.1.split_whitespace().collect();
-    let ticks: f64 = fields.get(11)?.parse::<f64>().ok()? + fields.get(12)?.parse::<f64>().ok()?;
-    let per_second = nix::unistd::sysconf(nix::unistd::SysconfVar::CLK_TCK)
-        .ok()
-        .flatten()
-        .unwrap_or(100) as f64;
-    Some(ticks / per_second)
-}
+pub use crate::host::interference::process_cpu_seconds;
 
 #[derive(Debug, Clone)]
 pub struct DbOptions {
