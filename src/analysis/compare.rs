@@ -1,85 +1,305 @@
-//! Side-by-side ratios of series that measure the same thing: single-thread speed, capacity at
-//! saturation, capacity per physical core and per unit of cost, and a ranking.
+//! Side-by-side ratios of series that ran the same job: per-worker speed and capacity at every
+//! load both measured, summarised over the low-load and high-load bands, single-thread speed
+//! from a robust baseline, capacity at the saturation plateau, per physical core and per unit
+//! of cost, and a ranking.
 
 use serde::{Deserialize, Serialize};
 
+use super::noise::band;
+use super::stats::median;
 use super::study::SeriesAnalysis;
+
+/// A series' own noise where it has no jitter figure: half the default band.
+const QUIET_NOISE: f64 = 0.01;
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Comparison {
     /// "jobs/min" or the rate unit shared by the series compared.
     pub unit: String,
-    /// Ratios are relative to this series (the first given).
+    /// Ratios in `rows` are relative to this series (the first given).
     pub baseline: String,
     pub rows: Vec<ComparisonRow>,
     /// Series names by capacity at saturation, largest first.
     pub ranking: Vec<String>,
+    /// The leader (first in the ranking) against each other series: what the findings say.
+    pub leader_against: Vec<Versus>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ComparisonRow {
     pub name: String,
-    /// Speed per worker at 1 worker, when measured.
+    /// Robust single-thread speed: the median per-worker speed over the first levels while
+    /// they stay within the noise band of each other (see `single_thread_workers`).
     pub single_thread_speed: Option<f64>,
+    /// The worker counts that baseline is the median of.
+    #[serde(default)]
+    pub single_thread_workers: Vec<usize>,
     pub saturation_workers: usize,
+    /// The plateau capacity (a lower bound when `saturation_censored`).
     pub capacity_at_saturation: f64,
+    #[serde(default)]
+    pub saturation_censored: bool,
     pub physical_cores: Option<usize>,
     pub logical_cpus: Option<usize>,
     pub capacity_per_core: Option<f64>,
     pub cost: Option<f64>,
     pub capacity_per_cost: Option<f64>,
-    pub single_thread_ratio: Option<f64>,
-    pub capacity_ratio: f64,
     pub per_core_ratio: Option<f64>,
     pub per_cost_ratio: Option<f64>,
+    /// This series against the baseline.
+    #[serde(flatten)]
+    pub versus: Versus,
+}
+
+/// One series against another (`against`): every ratio is this one's figure over the other's.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Versus {
+    /// This series' name (the numerator).
+    #[serde(default)]
+    pub series: String,
+    pub against: String,
+    pub single_thread_ratio: Option<f64>,
+    /// Plateau capacity over the other's plateau capacity.
+    pub capacity_ratio: f64,
+    /// At every worker count both measured.
+    #[serde(default)]
+    pub by_load: Vec<LoadRatio>,
+    /// Levels up to the smaller physical core count of the two.
+    pub low_load: Option<BandRatio>,
+    /// Levels from the larger physical core count to the smaller logical CPU count.
+    pub high_load: Option<BandRatio>,
+    /// When either side's saturation is censored: the ratios at the largest load both measured.
+    pub common_load: Option<LoadRatio>,
+    /// The speed ratio at low load (else single-threaded) lies within the noise of 1: the two
+    /// are not ranked by speed.
+    #[serde(default)]
+    pub similar_speed: bool,
+    /// The capacity ratio lies within the noise of 1.
+    #[serde(default)]
+    pub similar_capacity: bool,
+}
+
+/// Ratios at one worker count.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LoadRatio {
+    pub workers: usize,
+    pub speed_ratio: f64,
+    pub capacity_ratio: f64,
+}
+
+/// The per-worker speed ratio over a band of levels: the median, with its spread.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct BandRatio {
+    pub from_workers: usize,
+    pub to_workers: usize,
+    pub levels: usize,
+    pub speed_ratio: f64,
+    pub speed_ratio_min: f64,
+    pub speed_ratio_max: f64,
 }
 
 pub fn compare(group: &[&SeriesAnalysis]) -> Comparison {
-    let mut rows: Vec<ComparisonRow> = group.iter().map(|series| row(series)).collect();
-    let baseline = rows[0].clone();
-    let ratio = |value: Option<f64>, base: Option<f64>| match (value, base) {
-        (Some(value), Some(base)) if base > 0.0 => Some(value / base),
-        _ => None,
-    };
-    for row in &mut rows {
-        row.single_thread_ratio = ratio(row.single_thread_speed, baseline.single_thread_speed);
-        row.capacity_ratio = row.capacity_at_saturation / baseline.capacity_at_saturation;
-        row.per_core_ratio = ratio(row.capacity_per_core, baseline.capacity_per_core);
-        row.per_cost_ratio = ratio(row.capacity_per_cost, baseline.capacity_per_cost);
-    }
-    let mut ranked: Vec<&ComparisonRow> = rows.iter().collect();
-    ranked.sort_by(|a, b| {
-        b.capacity_at_saturation
-            .total_cmp(&a.capacity_at_saturation)
+    let own: Vec<Own> = group.iter().map(|series| own_figures(series)).collect();
+    let rows: Vec<ComparisonRow> = group
+        .iter()
+        .zip(&own)
+        .enumerate()
+        .map(|(index, (series, figures))| {
+            let mut against_baseline = versus((series, figures), (group[0], &own[0]));
+            if index == 0 {
+                // The baseline against itself: ratios of 1, nothing to list.
+                against_baseline.by_load.clear();
+                against_baseline.low_load = None;
+                against_baseline.high_load = None;
+                against_baseline.common_load = None;
+            }
+            let ratio = |value: Option<f64>, base: Option<f64>| match (value, base) {
+                (Some(value), Some(base)) if base > 0.0 => Some(value / base),
+                _ => None,
+            };
+            ComparisonRow {
+                name: series.name().to_string(),
+                single_thread_speed: figures.single_thread.as_ref().map(|(speed, _)| *speed),
+                single_thread_workers: figures
+                    .single_thread
+                    .as_ref()
+                    .map_or_else(Vec::new, |(_, workers)| workers.clone()),
+                saturation_workers: figures.saturation_workers,
+                capacity_at_saturation: figures.capacity,
+                saturation_censored: figures.censored,
+                physical_cores: series.series.physical_cores,
+                logical_cpus: series.series.logical_cpus,
+                capacity_per_core: figures.per_core,
+                cost: series.series.cost,
+                capacity_per_cost: figures.per_cost,
+                per_core_ratio: ratio(figures.per_core, own[0].per_core),
+                per_cost_ratio: ratio(figures.per_cost, own[0].per_cost),
+                versus: against_baseline,
+            }
+        })
+        .collect();
+    let mut ranked: Vec<usize> = (0..rows.len()).collect();
+    ranked.sort_by(|&a, &b| {
+        rows[b]
+            .capacity_at_saturation
+            .total_cmp(&rows[a].capacity_at_saturation)
     });
+    let leader = ranked[0];
     Comparison {
         unit: group[0].capacity_unit.clone(),
-        baseline: baseline.name.clone(),
-        ranking: ranked.iter().map(|row| row.name.clone()).collect(),
+        baseline: rows[0].name.clone(),
+        ranking: ranked
+            .iter()
+            .map(|&index| rows[index].name.clone())
+            .collect(),
+        leader_against: ranked[1..]
+            .iter()
+            .map(|&other| versus((group[leader], &own[leader]), (group[other], &own[other])))
+            .collect(),
         rows,
     }
 }
 
-fn row(series: &SeriesAnalysis) -> ComparisonRow {
-    let (saturation_workers, capacity) =
-        series.saturation.as_ref().map_or((0, 0.0), |saturation| {
-            (saturation.workers, saturation.capacity)
+/// A series' own figures that comparisons divide.
+struct Own {
+    single_thread: Option<(f64, Vec<usize>)>,
+    saturation_workers: usize,
+    capacity: f64,
+    censored: bool,
+    per_core: Option<f64>,
+    per_cost: Option<f64>,
+}
+
+fn own_figures(series: &SeriesAnalysis) -> Own {
+    let (saturation_workers, capacity, censored) = series
+        .saturation
+        .as_ref()
+        .map_or((0, 0.0, false), |saturation| {
+            (saturation.workers, saturation.capacity, saturation.censored)
         });
-    let physical = series.series.physical_cores;
-    let cost = series.series.cost;
-    ComparisonRow {
-        name: series.name().to_string(),
-        single_thread_speed: series.level(1).map(|level| level.speed),
+    Own {
+        // Single-thread speed means one worker alone: a series that starts higher has none.
+        single_thread: single_thread(series).filter(|(_, workers)| workers[0] == 1),
         saturation_workers,
-        capacity_at_saturation: capacity,
-        physical_cores: physical,
-        logical_cpus: series.series.logical_cpus,
-        capacity_per_core: physical.map(|cores| capacity / cores as f64),
-        cost,
-        capacity_per_cost: cost.filter(|cost| *cost > 0.0).map(|cost| capacity / cost),
-        single_thread_ratio: None,
-        capacity_ratio: 1.0,
-        per_core_ratio: None,
-        per_cost_ratio: None,
+        capacity,
+        censored,
+        per_core: series
+            .series
+            .physical_cores
+            .map(|cores| capacity / cores as f64),
+        per_cost: series
+            .series
+            .cost
+            .filter(|cost| *cost > 0.0)
+            .map(|cost| capacity / cost),
     }
+}
+
+/// `series` against `other`.
+fn versus(
+    (series, own): (&SeriesAnalysis, &Own),
+    (other, theirs): (&SeriesAnalysis, &Own),
+) -> Versus {
+    let by_load = by_load(series, other);
+    let cores = |series: &SeriesAnalysis| series.series.physical_cores;
+    let threads = |series: &SeriesAnalysis| series.series.logical_cpus;
+    let low_load = cores(series)
+        .zip(cores(other))
+        .and_then(|(a, b)| summarise(&by_load, 1, a.min(b)));
+    let high_load = cores(series)
+        .zip(cores(other))
+        .zip(threads(series).zip(threads(other)))
+        .and_then(|((pa, pb), (la, lb))| summarise(&by_load, pa.max(pb), la.min(lb)));
+    let single_thread_ratio = match (&own.single_thread, &theirs.single_thread) {
+        (Some((mine, _)), Some((theirs, _))) if *theirs > 0.0 => Some(mine / theirs),
+        _ => None,
+    };
+    let capacity_ratio = if theirs.capacity > 0.0 {
+        own.capacity / theirs.capacity
+    } else {
+        f64::NAN
+    };
+    let margin = 2.0 * noise(series).hypot(noise(other));
+    let within = |ratio: f64| ratio.ln().abs() <= margin;
+    Versus {
+        series: series.name().to_string(),
+        against: other.name().to_string(),
+        similar_speed: low_load
+            .as_ref()
+            .map(|band| band.speed_ratio)
+            .or(single_thread_ratio)
+            .is_some_and(within),
+        similar_capacity: within(capacity_ratio),
+        common_load: (own.censored || theirs.censored)
+            .then(|| by_load.last().cloned())
+            .flatten(),
+        single_thread_ratio,
+        capacity_ratio,
+        low_load,
+        high_load,
+        by_load,
+    }
+}
+
+/// The level-to-level noise of a series: its jitter, else 1%.
+fn noise(series: &SeriesAnalysis) -> f64 {
+    series
+        .noise
+        .as_ref()
+        .map_or(QUIET_NOISE, |noise| noise.jitter.max(QUIET_NOISE / 2.0))
+}
+
+fn by_load(series: &SeriesAnalysis, base: &SeriesAnalysis) -> Vec<LoadRatio> {
+    series
+        .levels
+        .iter()
+        .filter_map(|level| {
+            let other = base.level(level.workers)?;
+            (other.speed > 0.0 && other.capacity > 0.0).then(|| LoadRatio {
+                workers: level.workers,
+                speed_ratio: level.speed / other.speed,
+                capacity_ratio: level.capacity / other.capacity,
+            })
+        })
+        .collect()
+}
+
+/// The median speed ratio over the levels from `from` to `to` workers, with its spread; none
+/// for a band of fewer than two levels.
+fn summarise(by_load: &[LoadRatio], from: usize, to: usize) -> Option<BandRatio> {
+    let ratios: Vec<&LoadRatio> = by_load
+        .iter()
+        .filter(|ratio| (from..=to).contains(&ratio.workers))
+        .collect();
+    if ratios.len() < 2 {
+        return None;
+    }
+    let speeds: Vec<f64> = ratios.iter().map(|ratio| ratio.speed_ratio).collect();
+    Some(BandRatio {
+        from_workers: ratios.first()?.workers,
+        to_workers: ratios.last()?.workers,
+        levels: ratios.len(),
+        speed_ratio: median(&speeds),
+        speed_ratio_min: speeds.iter().copied().fold(f64::MAX, f64::min),
+        speed_ratio_max: speeds.iter().copied().fold(f64::MIN, f64::max),
+    })
+}
+
+/// The robust single-thread baseline: levels from the first while each stays within the
+/// noise band of the median of those before it (and not past the physical core count).
+pub fn single_thread(series: &SeriesAnalysis) -> Option<(f64, Vec<usize>)> {
+    let first = series.levels.first()?;
+    let jitter = series.noise.as_ref().map(|noise| noise.jitter);
+    let width = band(first.cv, jitter);
+    let limit = series.series.physical_cores.unwrap_or(usize::MAX);
+    let mut speeds = vec![first.speed];
+    let mut workers = vec![first.workers];
+    for level in series.levels.iter().skip(1) {
+        if level.workers > limit || (level.speed / median(&speeds) - 1.0).abs() > width {
+            break;
+        }
+        speeds.push(level.speed);
+        workers.push(level.workers);
+    }
+    Some((median(&speeds), workers))
 }

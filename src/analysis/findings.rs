@@ -1,8 +1,10 @@
 //! Plain sentences from the numbers, in the manner of seed 000's "Key findings", and the
 //! warnings for what the data cannot support.
 
-use super::compare::{Comparison, ComparisonRow};
-use super::study::{NOISY_CV, NOISY_STEAL_PCT, SeriesAnalysis};
+use super::compare::{Comparison, ComparisonRow, Versus};
+use super::fit::Model;
+use super::noise::NOISY_JITTER;
+use super::study::{FitRange, NOISY_CV, NOISY_STEAL_PCT, SeriesAnalysis};
 
 /// At most this many findings are written.
 const MAX_FINDINGS: usize = 8;
@@ -16,51 +18,116 @@ pub fn findings(series: &[SeriesAnalysis], comparisons: &[Comparison]) -> Vec<St
     sentences
 }
 
-/// "A is 2.25x faster than B single-threaded and has 2.05x its capacity at saturation, ..."
+/// How each series compares with the leader (the largest capacity), per worker and in
+/// capacity, across the load range: `comparisons[].leader_against[]` in words.
 fn leader_sentences(comparison: &Comparison) -> Vec<String> {
-    let leader_name = &comparison.ranking[0];
     let find = |name: &str| comparison.rows.iter().find(|row| row.name == name);
-    let Some(leader) = find(leader_name) else {
-        return Vec::new();
-    };
     comparison
-        .ranking
+        .leader_against
         .iter()
-        .skip(1)
-        .filter_map(|name| find(name))
-        .map(|other| leader_versus(leader, other))
+        .filter_map(|versus| {
+            Some(leader_versus(
+                versus,
+                find(&versus.series)?,
+                find(&versus.against)?,
+            ))
+        })
         .collect()
 }
 
-fn leader_versus(leader: &ComparisonRow, other: &ComparisonRow) -> String {
-    let capacity = leader.capacity_at_saturation / other.capacity_at_saturation;
-    let single = leader
-        .single_thread_speed
-        .zip(other.single_thread_speed)
-        .map(|(leader, other)| leader / other);
+fn leader_versus(versus: &Versus, leader: &ComparisonRow, other: &ComparisonRow) -> String {
     let cores = match (leader.physical_cores, other.physical_cores) {
         (Some(a), Some(b)) if a < b => format!(", despite {a} vs {b} physical cores"),
         (Some(a), Some(b)) if a > b => format!(", with {a} vs {b} physical cores"),
         (Some(a), Some(_)) => format!(", with the same {a} physical cores"),
         _ => String::new(),
     };
-    match single {
-        Some(single) if single >= 1.0 => format!(
-            "{} is {single:.2}x faster than {} single-threaded and has {capacity:.2}x its capacity at saturation{cores}.",
+    let capacity = versus.capacity_ratio;
+    let capacity_text = if versus.similar_capacity {
+        format!(
+            "the two have similar capacity at saturation ({capacity:.2}x, within the noise){cores}"
+        )
+    } else if leader.saturation_censored || other.saturation_censored {
+        let at_common = versus
+            .common_load
+            .as_ref()
+            .map_or_else(String::new, |common| {
+                format!(
+                    "; at {}, the largest load both measured, {:.2}x",
+                    workers_text(common.workers),
+                    common.capacity_ratio
+                )
+            });
+        format!(
+            "{} has at least {capacity:.2}x the capacity of {} at saturation as measured (one of them was still rising at its last level){at_common}{cores}",
             leader.name, other.name
-        ),
-        Some(single) => format!(
-            "{} has {capacity:.2}x the capacity of {} at saturation{cores}, though {} is {:.2}x faster single-threaded.",
-            leader.name,
-            other.name,
-            other.name,
-            1.0 / single
-        ),
-        None => format!(
-            "{} has {capacity:.2}x the capacity of {} at saturation{cores}.",
+        )
+    } else {
+        format!(
+            "{} has {capacity:.2}x the capacity of {} at saturation{cores}",
             leader.name, other.name
-        ),
+        )
+    };
+    format!("{}; {capacity_text}.", speed_clause(versus))
+}
+
+/// Per-worker speed: the low-load band (else single-threaded), and the high-load band.
+fn speed_clause(versus: &Versus) -> String {
+    let (leader, other) = (&versus.series, &versus.against);
+    let single = versus.single_thread_ratio;
+    let low = versus.low_load.as_ref();
+    if versus.similar_speed {
+        return match low {
+            Some(low) => format!(
+                "{leader} and {other} are similar per worker up to {} ({:.2}x, {:.2}-{:.2}x over the levels, within the noise)",
+                workers_text(low.to_workers),
+                low.speed_ratio,
+                low.speed_ratio_min,
+                low.speed_ratio_max,
+            ),
+            None => format!("{leader} and {other} are similar single-threaded (within the noise)"),
+        };
     }
+    let (reference, range) = match (low, single) {
+        (Some(low), _) => (
+            low.speed_ratio,
+            format!(" up to {}", workers_text(low.to_workers)),
+        ),
+        (None, Some(single)) => (single, " single-threaded".to_string()),
+        (None, None) => return format!("{leader} and {other} have no load level in common"),
+    };
+    // Said from the faster one's side.
+    let orient = |ratio: f64| if reference >= 1.0 { ratio } else { 1.0 / ratio };
+    let (faster, slower) = if reference >= 1.0 {
+        (leader, other)
+    } else {
+        (other, leader)
+    };
+    let factor = orient(reference);
+    let mut clause = format!("{faster} is {factor:.2}x faster per worker than {slower}{range}");
+    if let (Some(single), Some(_)) = (single, low) {
+        clause.push_str(&format!(" ({:.2}x single-threaded)", orient(single)));
+    }
+    if let Some(high) = &versus.high_load {
+        let at_high = orient(high.speed_ratio);
+        let span = format!("{}-{} workers", high.from_workers, high.to_workers);
+        clause.push_str(&if at_high < 1.0 {
+            format!(
+                "; at high load ({span}) {slower} is {:.2}x faster instead",
+                1.0 / at_high
+            )
+        } else {
+            let trend = if (at_high / factor - 1.0).abs() < 0.05 {
+                "holds at"
+            } else if at_high < factor {
+                "narrows to"
+            } else {
+                "widens to"
+            };
+            format!("; the gap {trend} {at_high:.2}x at high load ({span})")
+        });
+    }
+    clause
 }
 
 /// Where one series bends and saturates.
@@ -97,11 +164,20 @@ fn scaling_sentence(series: &SeriesAnalysis) -> String {
         ),
     };
     if let Some(saturation) = &series.saturation {
-        sentence.push_str(&format!(
-            "; capacity peaks at {} ({} {unit})",
-            workers_text(saturation.workers),
-            significant(saturation.capacity)
-        ));
+        sentence.push_str(&if saturation.censored {
+            format!(
+                "; capacity is still rising at the last level measured ({}): at least {} {unit}",
+                saturation.workers,
+                significant(saturation.capacity)
+            )
+        } else {
+            format!(
+                "; capacity reaches its plateau at {} ({} {unit}, within {:.0}% of the largest)",
+                workers_text(saturation.workers),
+                significant(saturation.capacity),
+                100.0 * saturation.band
+            )
+        });
     }
     if let (Some(smt), Some(physical), Some(logical)) = (
         series.smt_yield,
@@ -144,42 +220,45 @@ fn cost_sentence(comparison: &Comparison) -> Option<String> {
     ))
 }
 
-/// Amdahl over one regime (up to the knee when there is one), the USL over the full range.
+/// The recommended fit, in words; none when no fit describes the data.
 fn fit_sentence(series: &SeriesAnalysis) -> Option<String> {
-    let amdahl = series
-        .fits
-        .amdahl_to_knee
-        .as_ref()
-        .or(series.fits.amdahl.as_ref())?;
-    let sigma_is_zero = amdahl.sigma_ci95.is_some_and(|ci| ci >= amdahl.sigma.abs());
-    let mut sentence = if sigma_is_zero {
-        format!(
-            "Over {}..{} workers {} scales linearly within the noise (Amdahl sigma = {:.4}, indistinguishable from 0)",
-            amdahl.n_min,
-            amdahl.n_max,
-            series.name(),
-            amdahl.sigma
-        )
-    } else {
-        format!(
-            "Over {}..{} workers {} follows Amdahl's law with sigma = {:.4}{}",
-            amdahl.n_min,
-            amdahl.n_max,
-            series.name(),
-            amdahl.sigma,
-            amdahl.max_speedup.map_or_else(String::new, |limit| format!(
+    let fit = series.fits.recommended_fit()?;
+    let name = series.name();
+    let with_ci = |value: f64, ci: Option<f64>, decimals: usize| match ci {
+        Some(ci) => format!("{value:.decimals$} ± {ci:.decimals$}"),
+        None => format!("{value:.decimals$}"),
+    };
+    let mut sentence = match fit.model {
+        Model::Amdahl if !fit.sigma_measured() => format!(
+            "Over {}..{} workers {name} scales linearly within the noise (Amdahl sigma {}, not measurable here)",
+            fit.n_min,
+            fit.n_max,
+            with_ci(fit.sigma, fit.sigma_ci95, 4)
+        ),
+        Model::Amdahl => format!(
+            "Over {}..{} workers {name} follows Amdahl's law with sigma = {}{}",
+            fit.n_min,
+            fit.n_max,
+            with_ci(fit.sigma, fit.sigma_ci95, 4),
+            fit.max_speedup.map_or_else(String::new, |limit| format!(
                 " (speedup at most {limit:.0}x)"
             ))
-        )
+        ),
+        Model::Usl => format!(
+            "Over {}..{} workers {name} follows the USL with sigma = {}, kappa = {}{}",
+            fit.n_min,
+            fit.n_max,
+            if fit.sigma_at_bound {
+                "0 (not measurable here)".to_string()
+            } else {
+                with_ci(fit.sigma, fit.sigma_ci95, 4)
+            },
+            with_ci(fit.kappa, fit.kappa_ci95, 6),
+            fit.peak_workers.map_or_else(String::new, |peak| format!(
+                " (capacity peaks near {peak:.0} workers)"
+            ))
+        ),
     };
-    if let Some(usl) = &series.fits.usl
-        && let Some(peak) = usl.peak_workers
-    {
-        sentence.push_str(&format!(
-            "; over {}..{} the USL gives sigma = {:.4}, kappa = {:.6} and a capacity peak near {peak:.0} workers",
-            usl.n_min, usl.n_max, usl.sigma, usl.kappa
-        ));
-    }
     sentence.push('.');
     Some(sentence)
 }
@@ -251,12 +330,37 @@ pub fn series_warnings(series: &SeriesAnalysis) -> Vec<String> {
             .map(|level| level.workers.to_string())
             .collect()
     };
-    let noisy = flagged(&|level| level.cv.is_some_and(|cv| cv > NOISY_CV));
+    let noisy = noisy_levels(series);
     if !noisy.is_empty() {
         warnings.push(format!(
-            "job-to-job CV above {:.0}% at {} workers: treat those levels as noisy",
+            "job-to-job CV above {:.0}% at {} workers, where jobs should not spread: treat those levels as noisy",
             100.0 * NOISY_CV,
             noisy.join(", ")
+        ));
+    }
+    if let Some(noise) = series
+        .noise
+        .as_ref()
+        .filter(|noise| noise.jitter > NOISY_JITTER)
+    {
+        warnings.push(format!(
+            "measurements vary about ±{:.0}% from level to level (per-worker speed over {}..{} workers): differences under {:.0}% are not significant",
+            100.0 * noise.jitter,
+            noise.from_workers,
+            noise.to_workers,
+            100.0 * noise.significant_difference
+        ));
+    }
+    if let Some(saturation) = series
+        .saturation
+        .as_ref()
+        .filter(|saturation| saturation.censored)
+    {
+        warnings.push(format!(
+            "still rising at the last level measured ({}): capacity at saturation is at least {} {}, and comparisons of capacity are lower bounds; measure more workers to find the plateau",
+            saturation.workers,
+            significant(saturation.capacity),
+            series.capacity_unit
         ));
     }
     let stolen = flagged(&|level| level.steal_pct.is_some_and(|steal| steal > NOISY_STEAL_PCT));
@@ -278,35 +382,107 @@ pub fn series_warnings(series: &SeriesAnalysis) -> Vec<String> {
             series.levels.len()
         ));
     }
-    warnings.extend(single_curve_warning(series));
+    warnings.extend(fit_warnings(series));
     warnings
 }
 
-/// A single Amdahl/USL curve over both sides of the knee averages two regimes.
-fn single_curve_warning(series: &SeriesAnalysis) -> Option<String> {
-    let knee = series.knee.as_ref()?;
-    let full = series.fits.amdahl.as_ref()?;
-    if full.n_max <= knee.workers {
-        return None;
+/// Levels whose job-to-job CV is above the noisy mark where jobs should not spread (up to
+/// the physical core count, else the knee, else everywhere), or past it where the CV jumps
+/// to more than twice that of both neighbours. Past P, threads share cores and jobs spread
+/// by design: that is expected dispersion, not noise.
+fn noisy_levels(series: &SeriesAnalysis) -> Vec<String> {
+    let quiet_until = series
+        .series
+        .physical_cores
+        .or(series.knee.as_ref().map(|knee| knee.workers))
+        .unwrap_or(usize::MAX);
+    let levels = &series.levels;
+    (0..levels.len())
+        .filter(|&index| {
+            let Some(cv) = levels[index].cv.filter(|cv| *cv > NOISY_CV) else {
+                return false;
+            };
+            if levels[index].workers <= quiet_until {
+                return true;
+            }
+            let neighbour = |at: Option<usize>| at.and_then(|at| levels.get(at)?.cv);
+            [neighbour(index.checked_sub(1)), neighbour(Some(index + 1))]
+                .into_iter()
+                .flatten()
+                .all(|other| cv > 2.0 * other)
+        })
+        .map(|index| levels[index].workers.to_string())
+        .collect()
+}
+
+/// One curve over both sides of a bend averages two regimes; a fit that does not describe
+/// its data is not quoted. Both are said.
+fn fit_warnings(series: &SeriesAnalysis) -> Vec<String> {
+    let mut warnings = Vec::new();
+    let fits = &series.fits;
+    if let (Some(single), Some(usl)) = (&fits.single_curve, &fits.usl)
+        && single.misleading
+    {
+        let bend = series.knee.as_ref().map_or_else(
+            || "scaling changes regime".to_string(),
+            |knee| format!("scaling bends at {} workers", knee.workers),
+        );
+        warnings.push(format!(
+            "{bend}, so a single Amdahl/USL curve over {}..{} is misleading (a {}-segment fit explains the levels far better: BIC {:.0} against {:.0}): {}",
+            usl.n_min,
+            usl.n_max,
+            single.segments,
+            single.bic_segmented,
+            single.bic_usl,
+            match fits.recommended {
+                Some(range) => format!("read the {} fit", range_name(range)),
+                None => "no fit describes these levels".to_string(),
+            }
+        ));
     }
-    let before = series.fits.amdahl_to_knee.as_ref();
-    let differs = before.is_none_or(|before| {
-        let ratio = full.sigma.abs().max(1e-9) / before.sigma.abs().max(1e-9);
-        !(0.5..=2.0).contains(&ratio)
-    });
-    if !differs && full.r_squared >= 0.98 {
-        return None;
+    let unused: Vec<String> = [
+        FitRange::Amdahl,
+        FitRange::Usl,
+        FitRange::AmdahlToKnee,
+        FitRange::UslToKnee,
+    ]
+    .into_iter()
+    .filter_map(|range| {
+        let fit = fits.get(range)?;
+        let reason = fit.inadequate_because.as_ref()?;
+        Some(format!(
+            "{} {}..{} ({reason})",
+            range_name(range),
+            fit.n_min,
+            fit.n_max
+        ))
+    })
+    .collect();
+    if !unused.is_empty() {
+        warnings.push(format!(
+            "fits not drawn or quoted, as their shape does not follow the data: {}",
+            unused.join("; ")
+        ));
     }
-    let before_text = before.map_or_else(String::new, |before| {
-        format!(
-            " (Amdahl sigma {:.4} up to the knee, {:.4} over {}..{})",
-            before.sigma, full.sigma, full.n_min, full.n_max
-        )
-    });
-    Some(format!(
-        "scaling bends at {} workers, so a single Amdahl/USL curve over {}..{} is misleading{before_text}: read the fit up to the knee",
-        knee.workers, full.n_min, full.n_max
-    ))
+    let said = fits
+        .single_curve
+        .as_ref()
+        .is_some_and(|single| single.misleading);
+    if fits.recommended.is_none() && fits.amdahl.is_some() && !said {
+        warnings.push(
+            "no Amdahl or USL fit describes these levels well enough to be quoted".to_string(),
+        );
+    }
+    warnings
+}
+
+pub fn range_name(range: FitRange) -> &'static str {
+    match range {
+        FitRange::Amdahl => "Amdahl",
+        FitRange::Usl => "USL",
+        FitRange::AmdahlToKnee => "Amdahl-to-the-knee",
+        FitRange::UslToKnee => "USL-to-the-knee",
+    }
 }
 
 /// A value scaled to the SI prefix that fits it: (50.3, "M") for 50,298,278.

@@ -1,13 +1,26 @@
-//! Amdahl and Universal Scalability Law fits to capacity, by Levenberg-Marquardt.
+//! Amdahl and Universal Scalability Law fits to capacity, by Levenberg-Marquardt, and the
+//! judgement of whether a fit describes the data well enough to be quoted.
 //!
 //! Capacity C(n) = lambda n / (1 + sigma (n - 1) + kappa n (n - 1)); Amdahl is kappa = 0.
 //! lambda (the single-worker capacity) is a free coefficient, as in the R package usl since
-//! 2.0, so a noisy or missing n = 1 level does not skew sigma and kappa.
+//! 2.0, so a noisy or missing n = 1 level does not skew sigma and kappa. sigma and kappa are
+//! physical coefficients and kept >= 0: one that the unbounded optimum puts below 0 is fixed
+//! at 0 ("not measurable here") and the others refitted.
 
 use levenberg_marquardt::{LeastSquaresProblem, LevenbergMarquardt};
 use nalgebra::{DMatrix, DVector, Dyn, Owned};
 use serde::{Deserialize, Serialize};
 use statrs::distribution::{ContinuousCDF, StudentsT};
+
+/// Residual sign runs this many standard deviations below the expected number mean the
+/// model's shape is wrong (one-sided 1%).
+const RUNS_Z: f64 = -2.326;
+/// Fewest levels for which the runs of residual signs are judged.
+const RUNS_MIN_LEVELS: usize = 8;
+/// No Amdahl limit is quoted beyond this multiple of the largest level measured, nor a USL
+/// peak beyond `PEAK_REACH` times it: the data cannot support them.
+const SPEEDUP_REACH: f64 = 4.0;
+const PEAK_REACH: f64 = 2.0;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -27,21 +40,55 @@ pub struct Fit {
     pub lambda_ci95: Option<f64>,
     pub sigma_ci95: Option<f64>,
     pub kappa_ci95: Option<f64>,
+    /// The coefficient sat at its bound 0: the data cannot measure it here.
+    pub sigma_at_bound: bool,
+    pub kappa_at_bound: bool,
     pub r_squared: f64,
     /// The range of worker counts used.
     pub n_min: usize,
     pub n_max: usize,
     pub levels: usize,
-    /// Amdahl: the asymptotic speedup 1 / sigma.
+    /// lambda against the measured capacity per worker at the first level (1.0: the curve
+    /// starts on the measurement).
+    pub lambda_vs_first_level: f64,
+    /// Runs of equal residual signs, and the number expected of random residuals.
+    pub residual_runs: usize,
+    pub expected_runs: f64,
+    pub durbin_watson: f64,
+    /// Whether the fit describes the data: residuals without long same-sign stretches, and
+    /// no measured speedup beyond the model's own limit. An inadequate fit is neither drawn
+    /// nor quoted.
+    pub adequate: bool,
+    /// Why it is not adequate.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub inadequate_because: Option<String>,
+    /// Amdahl: the asymptotic speedup 1 / sigma, when the data support it (sigma's interval
+    /// excludes 0 and the limit is within 4x the largest level).
     pub max_speedup: Option<f64>,
-    /// USL: where capacity peaks, sqrt((1 - sigma) / kappa).
+    /// USL: where capacity peaks, sqrt((1 - sigma) / kappa), when the data support it
+    /// (kappa's interval excludes 0 and the peak is within 2x the largest level).
     pub peak_workers: Option<f64>,
+    /// Why the model's limit is not given.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub limit_withheld: Option<String>,
 }
 
 impl Fit {
     /// Capacity the model predicts at `workers`.
     pub fn capacity(&self, workers: f64) -> f64 {
         predict(self.lambda, self.sigma, self.kappa, workers)
+    }
+
+    /// sigma's 95% interval lies above 0.
+    pub fn sigma_measured(&self) -> bool {
+        !self.sigma_at_bound && self.sigma_ci95.is_some_and(|ci| self.sigma - ci > 0.0)
+    }
+
+    /// kappa's 95% interval lies above 0.
+    pub fn kappa_measured(&self) -> bool {
+        self.model == Model::Usl
+            && !self.kappa_at_bound
+            && self.kappa_ci95.is_some_and(|ci| self.kappa - ci > 0.0)
     }
 }
 
@@ -52,61 +99,190 @@ fn predict(lambda: f64, sigma: f64, kappa: f64, workers: f64) -> f64 {
 /// Fits `model` to (workers, capacity) points; None with fewer points than coefficients + 1
 /// or when the optimiser does not converge.
 pub fn fit(model: Model, points: &[(usize, f64)]) -> Option<Fit> {
-    let parameters = match model {
-        Model::Amdahl => 2,
-        Model::Usl => 3,
+    let mut free = match model {
+        Model::Amdahl => vec![0, 1],
+        Model::Usl => vec![0, 1, 2],
     };
-    if points.len() <= parameters {
+    if points.len() <= free.len() {
         return None;
     }
-    let problem = CapacityProblem::new(model, points);
-    let (problem, report) = LevenbergMarquardt::new().minimize(problem);
-    if !report.termination.was_successful() {
-        return None;
-    }
-    let lambda = problem.params[0];
-    let sigma = problem.params[1];
-    let kappa = if model == Model::Usl {
-        problem.params[2]
-    } else {
-        0.0
+    let problem = loop {
+        let problem = CapacityProblem::new(points, &free);
+        let (problem, report) = LevenbergMarquardt::new().minimize(problem);
+        if !report.termination.was_successful() {
+            return None;
+        }
+        let below: Vec<usize> = free
+            .iter()
+            .copied()
+            .filter(|&index| index > 0 && problem.coefficients[index] < 0.0)
+            .collect();
+        if below.is_empty() {
+            break problem;
+        }
+        free.retain(|index| !below.contains(index));
     };
+    Some(describe(model, points, &problem))
+}
+
+fn describe(model: Model, points: &[(usize, f64)], problem: &CapacityProblem) -> Fit {
+    let [lambda, sigma, kappa] = problem.coefficients;
     let ci = problem.confidence_half_widths();
+    let ci_of = |index: usize| {
+        let position = problem.free.iter().position(|&free| free == index)?;
+        ci.as_ref().map(|ci| ci[position])
+    };
     let observed: Vec<f64> = points.iter().map(|&(_, capacity)| capacity).collect();
     let mean = observed.iter().sum::<f64>() / observed.len() as f64;
     let total: f64 = observed.iter().map(|value| (value - mean).powi(2)).sum();
-    let residual: f64 = problem.residual_vector().norm_squared();
-    Some(Fit {
+    let residuals = problem.residual_vector();
+    let (n_min, first_capacity) = points
+        .iter()
+        .copied()
+        .min_by_key(|&(workers, _)| workers)
+        .unwrap_or((1, lambda));
+    let n_max = points
+        .iter()
+        .map(|&(workers, _)| workers)
+        .max()
+        .unwrap_or(1);
+    let (runs, expected) = sign_runs(residuals.as_slice(), mean);
+    let mut fit = Fit {
         model,
         lambda,
         sigma,
         kappa,
-        lambda_ci95: ci.as_ref().map(|ci| ci[0]),
-        sigma_ci95: ci.as_ref().map(|ci| ci[1]),
-        kappa_ci95: ci.as_ref().and_then(|ci| ci.get(2).copied()),
+        lambda_ci95: ci_of(0),
+        sigma_ci95: ci_of(1),
+        kappa_ci95: ci_of(2),
+        sigma_at_bound: !problem.free.contains(&1),
+        kappa_at_bound: model == Model::Usl && !problem.free.contains(&2),
         r_squared: if total > 0.0 {
-            1.0 - residual / total
+            1.0 - residuals.norm_squared() / total
         } else {
             1.0
         },
-        n_min: points.iter().map(|&(workers, _)| workers).min()?,
-        n_max: points.iter().map(|&(workers, _)| workers).max()?,
+        n_min,
+        n_max,
         levels: points.len(),
-        max_speedup: (model == Model::Amdahl && sigma > 0.0).then(|| 1.0 / sigma),
-        peak_workers: (model == Model::Usl && kappa > 0.0 && sigma < 1.0)
-            .then(|| ((1.0 - sigma) / kappa).sqrt()),
-    })
+        lambda_vs_first_level: lambda / (first_capacity / n_min as f64),
+        residual_runs: runs,
+        expected_runs: expected,
+        durbin_watson: durbin_watson(residuals.as_slice()),
+        adequate: true,
+        inadequate_because: None,
+        max_speedup: None,
+        peak_workers: None,
+        limit_withheld: None,
+    };
+    judge(&mut fit, points);
+    fit
+}
+
+/// Sets `adequate` and the supported limit; see [`Fit`].
+fn judge(fit: &mut Fit, points: &[(usize, f64)]) {
+    let runs_deviation = (fit.levels >= RUNS_MIN_LEVELS && fit.expected_runs > 2.0).then(|| {
+        let count = fit.levels as f64;
+        let variance = (fit.expected_runs - 1.0) * (fit.expected_runs - 2.0) / (count - 1.0);
+        (fit.residual_runs as f64 - fit.expected_runs) / variance.sqrt()
+    });
+    let largest_speedup = points
+        .iter()
+        .map(|&(_, capacity)| capacity / fit.lambda)
+        .fold(0.0, f64::max);
+    if runs_deviation.is_some_and(|z| z < RUNS_Z) {
+        fit.adequate = false;
+        fit.inadequate_because = Some(format!(
+            "{} runs of residual signs over {} levels, {:.0} expected of noise",
+            fit.residual_runs, fit.levels, fit.expected_runs
+        ));
+    } else if fit.model == Model::Amdahl && fit.sigma > 0.0 && largest_speedup > 1.05 / fit.sigma {
+        fit.adequate = false;
+        fit.inadequate_because = Some(format!(
+            "measured speedup {largest_speedup:.1} beyond the model's own limit {:.1}",
+            1.0 / fit.sigma
+        ));
+    }
+    let reach = fit.n_max as f64;
+    match fit.model {
+        Model::Amdahl if fit.sigma_at_bound || fit.sigma <= 0.0 => {
+            fit.limit_withheld =
+                Some("sigma is at its bound 0, not measurable here: no limit".to_string());
+        }
+        Model::Amdahl if !fit.sigma_measured() => {
+            fit.limit_withheld =
+                Some("sigma's 95% interval includes 0: no limit can be given".to_string());
+        }
+        Model::Amdahl if 1.0 / fit.sigma > SPEEDUP_REACH * reach => {
+            fit.limit_withheld = Some(format!(
+                "the limit 1/sigma = {:.0} lies beyond {SPEEDUP_REACH}x the largest level measured ({})",
+                1.0 / fit.sigma,
+                fit.n_max
+            ));
+        }
+        Model::Amdahl => fit.max_speedup = Some(1.0 / fit.sigma),
+        Model::Usl if fit.kappa_at_bound || fit.kappa <= 0.0 => {
+            fit.limit_withheld =
+                Some("kappa is at its bound 0, not measurable here: no peak".to_string());
+        }
+        Model::Usl if !fit.kappa_measured() || fit.sigma >= 1.0 => {
+            fit.limit_withheld =
+                Some("kappa's 95% interval includes 0: no peak can be given".to_string());
+        }
+        Model::Usl => {
+            let peak = ((1.0 - fit.sigma) / fit.kappa).sqrt();
+            if peak > PEAK_REACH * reach {
+                fit.limit_withheld = Some(format!(
+                    "the peak near {peak:.0} workers lies beyond {PEAK_REACH}x the largest level measured ({})",
+                    fit.n_max
+                ));
+            } else {
+                fit.peak_workers = Some(peak);
+            }
+        }
+    }
+}
+
+/// Runs of equal sign among the residuals (those below 1e-9 of the mean capacity count as
+/// none), and the number expected if signs were random (Wald-Wolfowitz).
+fn sign_runs(residuals: &[f64], scale: f64) -> (usize, f64) {
+    let signs: Vec<bool> = residuals
+        .iter()
+        .filter(|residual| residual.abs() > 1e-9 * scale.abs())
+        .map(|residual| *residual > 0.0)
+        .collect();
+    let runs = signs.windows(2).filter(|pair| pair[0] != pair[1]).count() + 1;
+    let positive = signs.iter().filter(|&&sign| sign).count() as f64;
+    let negative = signs.len() as f64 - positive;
+    if signs.is_empty() {
+        return (0, 0.0);
+    }
+    (runs, 2.0 * positive * negative / signs.len() as f64 + 1.0)
+}
+
+fn durbin_watson(residuals: &[f64]) -> f64 {
+    let total: f64 = residuals.iter().map(|residual| residual * residual).sum();
+    if total == 0.0 {
+        return 2.0;
+    }
+    residuals
+        .windows(2)
+        .map(|pair| (pair[1] - pair[0]).powi(2))
+        .sum::<f64>()
+        / total
 }
 
 struct CapacityProblem {
     workers: DVector<f64>,
     capacity: DVector<f64>,
-    /// lambda, sigma and (USL) kappa.
-    params: DVector<f64>,
+    /// lambda, sigma and kappa; those not free stay at their value (0 for a bound).
+    coefficients: [f64; 3],
+    /// Indices of the coefficients the optimiser moves.
+    free: Vec<usize>,
 }
 
 impl CapacityProblem {
-    fn new(model: Model, points: &[(usize, f64)]) -> Self {
+    fn new(points: &[(usize, f64)], free: &[usize]) -> Self {
         let workers = DVector::from_iterator(points.len(), points.iter().map(|p| p.0 as f64));
         let capacity = DVector::from_iterator(points.len(), points.iter().map(|p| p.1));
         // Start from the best per-worker capacity seen and mild contention.
@@ -114,23 +290,21 @@ impl CapacityProblem {
             .iter()
             .map(|&(workers, capacity)| capacity / workers as f64)
             .fold(0.0, f64::max);
-        let params = match model {
-            Model::Amdahl => DVector::from_vec(vec![lambda, 0.01]),
-            Model::Usl => DVector::from_vec(vec![lambda, 0.01, 0.0001]),
-        };
+        let start = [lambda, 0.01, 0.0001];
+        let mut coefficients = [0.0; 3];
+        for &index in free {
+            coefficients[index] = start[index];
+        }
         Self {
             workers,
             capacity,
-            params,
+            coefficients,
+            free: free.to_vec(),
         }
     }
 
-    fn kappa(&self) -> f64 {
-        self.params.get(2).copied().unwrap_or(0.0)
-    }
-
     fn residual_vector(&self) -> DVector<f64> {
-        let (lambda, sigma, kappa) = (self.params[0], self.params[1], self.kappa());
+        let [lambda, sigma, kappa] = self.coefficients;
         DVector::from_iterator(
             self.workers.len(),
             self.workers
@@ -141,11 +315,11 @@ impl CapacityProblem {
     }
 
     fn jacobian_matrix(&self) -> DMatrix<f64> {
-        let (lambda, sigma, kappa) = (self.params[0], self.params[1], self.kappa());
-        DMatrix::from_fn(self.workers.len(), self.params.len(), |row, column| {
+        let [lambda, sigma, kappa] = self.coefficients;
+        DMatrix::from_fn(self.workers.len(), self.free.len(), |row, column| {
             let n = self.workers[row];
             let denominator = 1.0 + sigma * (n - 1.0) + kappa * n * (n - 1.0);
-            match column {
+            match self.free[column] {
                 0 => n / denominator,
                 1 => -lambda * n * (n - 1.0) / denominator.powi(2),
                 _ => -lambda * n * n * (n - 1.0) / denominator.powi(2),
@@ -153,9 +327,9 @@ impl CapacityProblem {
         })
     }
 
-    /// 95% half-widths from the covariance s^2 (J^T J)^-1 at the optimum.
+    /// 95% half-widths of the free coefficients from the covariance s^2 (J^T J)^-1.
     fn confidence_half_widths(&self) -> Option<Vec<f64>> {
-        let freedom = self.workers.len().checked_sub(self.params.len())?;
+        let freedom = self.workers.len().checked_sub(self.free.len())?;
         if freedom == 0 {
             return None;
         }
@@ -166,7 +340,7 @@ impl CapacityProblem {
             .ok()?
             .inverse_cdf(0.975);
         Some(
-            (0..self.params.len())
+            (0..self.free.len())
                 .map(|index| quantile * (variance * covariance[(index, index)]).max(0.0).sqrt())
                 .collect(),
         )
@@ -179,11 +353,16 @@ impl LeastSquaresProblem<f64, Dyn, Dyn> for CapacityProblem {
     type ParameterStorage = Owned<f64, Dyn>;
 
     fn set_params(&mut self, params: &DVector<f64>) {
-        self.params.copy_from(params);
+        for (&index, &value) in self.free.iter().zip(params.iter()) {
+            self.coefficients[index] = value;
+        }
     }
 
     fn params(&self) -> DVector<f64> {
-        self.params.clone()
+        DVector::from_iterator(
+            self.free.len(),
+            self.free.iter().map(|&index| self.coefficients[index]),
+        )
     }
 
     fn residuals(&self) -> Option<DVector<f64>> {

@@ -3,8 +3,14 @@
 pub mod compare;
 pub mod findings;
 pub mod fit;
+#[cfg(test)]
+mod known_answers;
+pub mod noise;
 pub mod scaling;
+pub mod segments;
 pub mod series;
 pub mod stats;
 pub mod study;
 pub mod summary;
+#[cfg(test)]
+pub mod synthetic;

@@ -1,149 +1,280 @@
-//! Where scaling bends: the knee (a two-segment fit), the droop before it, saturation and
-//! the SMT yield. Works on any series, with or without topology.
+//! Where scaling bends and where it stops: the knee (the first upward bend of time per unit
+//! of work), the droop before it, saturation at the capacity plateau, and the SMT yield.
+//! Works on any series, with or without topology.
 
 use serde::{Deserialize, Serialize};
 
+use super::noise::{band, jitter};
+use super::segments::{STRONG_EVIDENCE, best, bic, candidates, fit_knots};
 use super::series::Series;
+use super::stats::median;
 
-/// Fewest levels for which a two-segment fit means anything.
-const KNEE_MIN_LEVELS: usize = 5;
-
-/// The breakpoint of a continuous two-segment linear fit of time per unit of work
-/// (n / capacity, proportional to job time) against n.
+/// The knee: the last level before time per unit of work (n / capacity, proportional to job
+/// time) bends upward, from the continuous one-, two- or three-segment fit that the
+/// Bayesian information criterion prefers.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Knee {
     pub workers: usize,
     /// Per-worker speed at the knee relative to speed at the first level, minus 1
     /// (-0.22: a fifth slower, as turbo frequency falls while more cores get busy).
     pub droop: f64,
-    /// Slopes of time per unit of work before and after the knee, per added worker.
+    /// Slopes of time per unit of work (relative to the first level) before and after the
+    /// knee, per added worker.
     pub slope_before: f64,
     pub slope_after: f64,
+    /// Segments of the fit the knee comes from: 2, or 3 on an SMT server swept past its
+    /// logical CPUs (up to P, P to L, past L).
+    pub segments: usize,
+    /// The other bend of a three-segment fit, when there is one.
+    pub other_bend: Option<usize>,
+    /// How much better the segmented fit explains the levels than a straight line (BIC
+    /// difference; above 6 is strong evidence).
+    pub evidence: f64,
 }
 
+/// Saturation: where capacity reaches its plateau.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Saturation {
-    /// The level with the largest capacity.
+    /// The smallest level whose capacity (median of it and its neighbours) lies within the
+    /// noise band of the largest; the last level when the series is censored.
     pub workers: usize,
+    /// The plateau: the median capacity of the levels from `workers` on within the band; when
+    /// censored, the largest capacity measured (a lower bound).
     pub capacity: f64,
+    /// The level with the single largest capacity, and that capacity.
+    pub max_workers: usize,
+    pub max_capacity: f64,
+    /// The noise band used, as a fraction: the CV measured at the largest capacity, else 2%,
+    /// and at least three times the jitter of capacity from the knee on.
+    pub band: f64,
+    /// Still rising at the last level measured (by more than the band over the last levels):
+    /// the capacity figures are lower bounds.
+    pub censored: bool,
 }
 
-/// Finds the knee, or None when there are too few levels or no steepening to find.
+/// Levels kept between the knee and the ends of the series.
+const KNEE_MIN_LEVELS: usize = 5;
+
+/// Time per unit of work against workers, relative to the first level, for the knee search.
+pub fn time_per_work(series: &Series, until: Option<usize>) -> (Vec<f64>, Vec<f64>) {
+    let points: Vec<_> = series
+        .points
+        .iter()
+        .filter(|point| until.is_none_or(|until| point.workers <= until))
+        .collect();
+    let time = |point: &&super::series::Point| point.workers as f64 / series.capacity(point);
+    let first = points.first().map_or(1.0, time);
+    points
+        .iter()
+        .map(|point| (point.workers as f64, time(point) / first))
+        .unzip()
+}
+
+/// Finds the knee, or None when there are too few levels or no bend that a segmented fit
+/// supports strongly against a straight line.
+///
+/// The segmented fit is tried on time per unit of work (where a CPU sweep is flat, then
+/// about linear as threads share cores) and on capacity (where an SMT curve is linear, then
+/// shallower, then flat); the one that describes capacity better (BIC on its logarithm) sets
+/// the knee: its first bend that steepens time per unit of work, or flattens capacity.
 pub fn knee(series: &Series) -> Option<Knee> {
     let points = &series.points;
     if points.len() < KNEE_MIN_LEVELS {
         return None;
     }
-    let workers: Vec<f64> = points.iter().map(|point| point.workers as f64).collect();
-    let time: Vec<f64> = points
+    let (x, time) = time_per_work(series, None);
+    let first_capacity = series.capacity(&points[0]);
+    let capacity: Vec<f64> = points
         .iter()
-        .map(|point| point.workers as f64 / series.capacity(point))
+        .map(|point| series.capacity(point) / first_capacity)
         .collect();
-    let straight = fit_hinge(&workers, &time, None)?;
-    // Each candidate keeps at least two levels on either side of it. Candidates are ranked
-    // by sums kept as running totals (linear in the levels), the best one refitted exactly.
-    let candidate = best_breakpoint(&workers, &time)?;
-    let best = fit_hinge(&workers, &time, Some(workers[candidate]))?;
-    let (slope_before, bend) = (best.coefficients[1], best.coefficients[2]);
-    // A real knee steepens the curve and explains most of what a straight line cannot.
-    if bend <= 0.0 || best.sse > 0.5 * straight.sse {
+    let time_bend = bend(&x, &time, 1.0, &|n, y| n / (y * x[0]), &capacity);
+    let capacity_bend = bend(&x, &capacity, -1.0, &|_, y| y, &capacity);
+    let chosen = match (time_bend, capacity_bend) {
+        (Some(time), Some(capacity)) => {
+            if capacity.log_bic < time.log_bic {
+                capacity
+            } else {
+                time
+            }
+        }
+        (time, capacity) => time.or(capacity)?,
+    };
+    // Slopes are always given on time per unit of work, at the knee found.
+    let at_knee = fit_knots(&x, &time, &[chosen.index])?;
+    let slopes = at_knee.slopes();
+    let first = &points[0];
+    Some(Knee {
+        workers: points[chosen.index].workers,
+        droop: series.speed(&points[chosen.index]) / series.speed(first) - 1.0,
+        slope_before: slopes[0],
+        slope_after: slopes[1],
+        segments: chosen.segments,
+        other_bend: chosen.other.map(|other| points[other].workers),
+        evidence: chosen.evidence,
+    })
+}
+
+/// A bend found in one space.
+struct Bend {
+    index: usize,
+    other: Option<usize>,
+    segments: usize,
+    evidence: f64,
+    /// BIC of the fit on the logarithm of capacity, comparable across spaces.
+    log_bic: f64,
+}
+
+/// The knee in y against x, where `sign` +1 looks for a steepening and -1 for a flattening;
+/// `to_capacity(x, y)` turns a fitted y back into capacity relative to the first level.
+fn bend(
+    x: &[f64],
+    y: &[f64],
+    sign: f64,
+    to_capacity: &dyn Fn(f64, f64) -> f64,
+    capacity: &[f64],
+) -> Option<Bend> {
+    let fits = candidates(x, y);
+    let line = fits.first()?;
+    let chosen = best(&fits)?;
+    let evidence = line.bic - chosen.bic;
+    if chosen.knots.is_empty() || evidence < STRONG_EVIDENCE {
         return None;
     }
-    let knee_workers = best.breakpoint? as usize;
-    let first = &points[0];
-    let at_knee = series.point(knee_workers)?;
-    Some(Knee {
-        workers: knee_workers,
-        droop: series.speed(at_knee) / series.speed(first) - 1.0,
-        slope_before,
-        slope_after: slope_before + bend,
+    let slopes = chosen.slopes();
+    let position =
+        (0..chosen.knots.len()).find(|&at| sign * (slopes[at + 1] - slopes[at]) > 0.0)?;
+    let log_error: f64 = x
+        .iter()
+        .zip(capacity)
+        .map(|(&n, &observed)| (observed / to_capacity(n, chosen.predict(n))).ln().powi(2))
+        .sum();
+    if !log_error.is_finite() {
+        return None;
+    }
+    Some(Bend {
+        index: refine(x, y, chosen.knots[position], sign),
+        other: chosen
+            .knots
+            .iter()
+            .enumerate()
+            .find(|&(at, _)| at != position)
+            .map(|(_, &other)| other),
+        segments: chosen.knots.len() + 1,
+        evidence,
+        log_bic: bic(log_error, x.len(), chosen.parameters()),
     })
 }
 
-struct HingeFit {
-    breakpoint: Option<f64>,
-    coefficients: [f64; 3],
-    sse: f64,
-}
-
-/// The index of the breakpoint (among levels 2..n-2) whose hinge fit leaves the least
-/// squared error, from the normal equations built out of prefix and suffix sums: one pass,
-/// however many levels. x and y are centred first, which keeps the sums well conditioned.
-fn best_breakpoint(x: &[f64], y: &[f64]) -> Option<usize> {
+/// The fit puts its breakpoint where straight segments match best; where the curve between
+/// bends is itself curved, that can be a level off the bend. Within two levels of it, the
+/// level where the slope changes most (in the direction `sign`) is taken instead, if that
+/// change stands clear of the noise: three standard deviations of a slope change, from the
+/// curve's own jitter.
+fn refine(x: &[f64], y: &[f64], knot: usize, sign: f64) -> usize {
     let n = x.len();
-    let (mean_x, mean_y) = (
-        x.iter().sum::<f64>() / n as f64,
-        y.iter().sum::<f64>() / n as f64,
-    );
-    let x: Vec<f64> = x.iter().map(|value| value - mean_x).collect();
-    let y: Vec<f64> = y.iter().map(|value| value - mean_y).collect();
-    let (sx, sy, sxx, sxy, syy) = x.iter().zip(&y).fold(
-        (0.0, 0.0, 0.0, 0.0, 0.0),
-        |(sx, sy, sxx, sxy, syy), (x, y)| (sx + x, sy + y, sxx + x * x, sxy + x * y, syy + y * y),
-    );
-    // Sums over the levels right of the candidate: count, x, x², y, xy.
-    let last = n - 1;
-    let mut right = [1.0, x[last], x[last] * x[last], y[last], x[last] * y[last]];
-    let mut best: Option<(usize, f64)> = None;
-    for index in (2..n - 2).rev() {
-        let (xr, yr) = (x[index + 1], y[index + 1]);
-        right[0] += 1.0;
-        right[1] += xr;
-        right[2] += xr * xr;
-        right[3] += yr;
-        right[4] += xr * yr;
-        let k = x[index];
-        let [count, rx, rxx, ry, rxy] = right;
-        // h = max(0, x - k) is zero up to and including the candidate.
-        let sh = rx - k * count;
-        let shh = rxx - 2.0 * k * rx + k * k * count;
-        let sxh = rxx - k * rx;
-        let shy = rxy - k * ry;
-        let normal = nalgebra::Matrix3::new(
-            n as f64, sx, sh, //
-            sx, sxx, sxh, //
-            sh, sxh, shh,
-        );
-        let moments = nalgebra::Vector3::new(sy, sxy, shy);
-        let Some(solution) = normal.lu().solve(&moments) else {
-            continue;
-        };
-        let sse = syy - solution.dot(&moments);
-        if best.is_none_or(|(_, least)| sse < least) {
-            best = Some((index, sse));
+    let points: Vec<(f64, f64)> = x.iter().copied().zip(y.iter().copied()).collect();
+    let noise = jitter(&points).unwrap_or(0.0);
+    let change = |index: usize| -> (f64, f64) {
+        let (left, right) = (x[index] - x[index - 1], x[index + 1] - x[index]);
+        let slope_change =
+            sign * ((y[index + 1] - y[index]) / right - (y[index] - y[index - 1]) / left);
+        let deviation = noise
+            * y[index]
+            * (1.0 / (left * left) + (1.0 / left + 1.0 / right).powi(2) + 1.0 / (right * right))
+                .sqrt();
+        (slope_change, deviation)
+    };
+    let window = knot.saturating_sub(2).max(1)..=(knot + 2).min(n - 2);
+    let mut chosen = knot;
+    let mut largest = change(knot).0;
+    for index in window {
+        let (slope_change, deviation) = change(index);
+        if slope_change > largest && slope_change > 3.0 * deviation {
+            chosen = index;
+            largest = slope_change;
         }
     }
-    best.map(|(index, _)| index)
+    chosen
 }
 
-/// Least squares of y = a + b x + c max(0, x - k); with no k, a straight line.
-fn fit_hinge(x: &[f64], y: &[f64], breakpoint: Option<f64>) -> Option<HingeFit> {
-    let columns = if breakpoint.is_some() { 3 } else { 2 };
-    let design = nalgebra::DMatrix::from_fn(x.len(), columns, |row, column| match column {
-        0 => 1.0,
-        1 => x[row],
-        _ => (x[row] - breakpoint.unwrap_or(0.0)).max(0.0),
-    });
-    let target = nalgebra::DVector::from_column_slice(y);
-    let solution = design.clone().svd(true, true).solve(&target, 1e-12).ok()?;
-    let sse = (&design * &solution - &target).norm_squared();
-    let mut coefficients = [0.0; 3];
-    coefficients[..columns].copy_from_slice(solution.as_slice());
-    Some(HingeFit {
-        breakpoint,
-        coefficients,
-        sse,
+/// Saturation at the start of the capacity plateau; see [`Saturation`]. The jitter that widens
+/// the band is that of capacity from the knee on (the upper half of the levels without one),
+/// where the plateau is: noise at low load says little about noise at saturation.
+pub fn saturation(series: &Series, knee: Option<usize>) -> Option<Saturation> {
+    let points = &series.points;
+    let capacity: Vec<f64> = points.iter().map(|point| series.capacity(point)).collect();
+    let (max_index, &max_capacity) = capacity
+        .iter()
+        .enumerate()
+        .reduce(|best, next| if next.1 > best.1 { next } else { best })?;
+    let from = knee.unwrap_or(points[points.len() / 2].workers);
+    let upper: Vec<(f64, f64)> = points
+        .iter()
+        .zip(&capacity)
+        .filter(|(point, _)| point.workers >= from)
+        .map(|(point, &capacity)| (point.workers as f64, capacity))
+        .collect();
+    let band = band(points[max_index].cv, jitter(&upper));
+    // A level's capacity with its neighbours', so one lucky level does not set the maximum.
+    let smoothed = running_median(&capacity);
+    let top = smoothed.iter().copied().fold(f64::MIN, f64::max);
+    let threshold = top * (1.0 - band);
+    let start = smoothed.iter().position(|&value| value >= threshold)?;
+    let plateau: Vec<f64> = (start..capacity.len())
+        .filter(|&index| smoothed[index] >= threshold)
+        .map(|index| capacity[index])
+        .collect();
+    let censored = still_rising(&smoothed, max_index, band);
+    let last = points.len() - 1;
+    Some(Saturation {
+        workers: points[if censored { last } else { start }].workers,
+        capacity: if censored {
+            max_capacity
+        } else {
+            median(&plateau).min(max_capacity)
+        },
+        max_workers: points[max_index].workers,
+        max_capacity,
+        band,
+        censored,
     })
 }
 
-/// The first level that reaches the largest capacity.
-pub fn saturation(series: &Series) -> Option<Saturation> {
-    series
-        .points
-        .iter()
-        .map(|point| (point.workers, series.capacity(point)))
-        .reduce(|best, next| if next.1 > best.1 { next } else { best })
-        .map(|(workers, capacity)| Saturation { workers, capacity })
+/// Each value the median of it and its neighbours; at the ends, of it, its neighbour and the
+/// neighbour's value extended by the next step (Tukey's end-point rule).
+fn running_median(values: &[f64]) -> Vec<f64> {
+    let count = values.len();
+    if count < 3 {
+        return values.to_vec();
+    }
+    (0..count)
+        .map(|index| match index {
+            0 => median(&[values[0], values[1], 2.0 * values[1] - values[2]]),
+            _ if index + 1 == count => median(&[
+                values[index],
+                values[index - 1],
+                2.0 * values[index - 1] - values[index - 2],
+            ]),
+            _ => median(&values[index - 1..=index + 1]),
+        })
+        .collect()
+}
+
+/// The largest capacity is at the last level, and capacity (each level the median of it and
+/// its neighbours, so one lucky level does not decide) still rises by more than the band over
+/// the last three steps before it.
+fn still_rising(smoothed: &[f64], max_index: usize, band: f64) -> bool {
+    let count = smoothed.len();
+    if count < 2 || max_index + 1 < count {
+        return false;
+    }
+    let (from, to) = if count >= 5 {
+        (smoothed[count - 5], smoothed[count - 2])
+    } else {
+        (smoothed[0], smoothed[count - 1])
+    };
+    to / from - 1.0 > band
 }
 
 /// Capacity at the logical-CPU count over capacity at the physical-core count, when both
@@ -198,8 +329,8 @@ mod tests {
         assert_eq!(knee.workers, 4);
         assert!(knee.droop.abs() < 1e-9);
         assert!(knee.slope_after > knee.slope_before);
-        let saturation = saturation(&series).unwrap();
-        assert_eq!(saturation.workers, 8);
+        let saturation = saturation(&series, Some(4)).unwrap();
+        assert_eq!((saturation.max_workers, saturation.censored), (8, false));
         assert!((smt_yield(&series).unwrap() - 1.25).abs() < 1e-9);
     }
 

@@ -6,7 +6,9 @@ use serde::{Deserialize, Serialize};
 use super::compare::{Comparison, compare};
 use super::findings::{findings, series_warnings};
 use super::fit::{Fit, Model, fit};
-use super::scaling::{Knee, Saturation, knee, saturation, smt_yield};
+use super::noise::{Noise, noise};
+use super::scaling::{Knee, Saturation, knee, saturation, smt_yield, time_per_work};
+use super::segments::{self, bic};
 use super::series::{Job, Measure, Series};
 
 pub const REPORT_SCHEMA: &str = "corescale-report/1";
@@ -49,7 +51,54 @@ pub struct Fits {
     /// Over the levels up to the knee, where scaling is one regime.
     pub amdahl_to_knee: Option<Fit>,
     pub usl_to_knee: Option<Fit>,
+    /// One USL curve over the full range against the best segmented fit of the same levels.
+    pub single_curve: Option<SingleCurve>,
+    /// The fit the findings quote and figure 4 draws: the first adequate one of the full-range
+    /// USL (when kappa is measured), the full-range Amdahl, the USL to the knee (kappa
+    /// measured) and the Amdahl to the knee; full-range fits only when one curve is not
+    /// misleading.
+    pub recommended: Option<FitRange>,
 }
+
+/// Which of the four fits.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FitRange {
+    Amdahl,
+    Usl,
+    AmdahlToKnee,
+    UslToKnee,
+}
+
+impl Fits {
+    pub fn get(&self, range: FitRange) -> Option<&Fit> {
+        match range {
+            FitRange::Amdahl => self.amdahl.as_ref(),
+            FitRange::Usl => self.usl.as_ref(),
+            FitRange::AmdahlToKnee => self.amdahl_to_knee.as_ref(),
+            FitRange::UslToKnee => self.usl_to_knee.as_ref(),
+        }
+    }
+
+    pub fn recommended_fit(&self) -> Option<&Fit> {
+        self.get(self.recommended?)
+    }
+}
+
+/// Whether a single curve can describe the full range: the USL against a continuous two- or
+/// three-segment fit of the same levels, by the Bayesian information criterion on the log of
+/// capacity (each segmented breakpoint counted as a coefficient).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SingleCurve {
+    pub segments: usize,
+    pub bic_segmented: f64,
+    pub bic_usl: f64,
+    /// The segmented fit is better by more than `MISLEADING_EVIDENCE`.
+    pub misleading: bool,
+}
+
+/// BIC difference above which one USL curve is called misleading (very strong evidence).
+pub const MISLEADING_EVIDENCE: f64 = 10.0;
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SeriesAnalysis {
@@ -60,6 +109,8 @@ pub struct SeriesAnalysis {
     /// The worker count speedup is relative to (1 unless the series starts higher).
     pub speedup_base: usize,
     pub knee: Option<Knee>,
+    /// Level-to-level jitter of per-worker speed up to the knee.
+    pub noise: Option<Noise>,
     pub saturation: Option<Saturation>,
     pub smt_yield: Option<f64>,
     pub fits: Fits,
@@ -179,11 +230,18 @@ fn analyse_series(series: Series) -> SeriesAnalysis {
         })
         .collect();
     let knee = knee(&series);
+    let noise = noise(
+        &series,
+        knee.as_ref()
+            .map(|knee| knee.workers)
+            .or(series.physical_cores),
+    );
     let fits = fit_series(&series, knee.as_ref());
     let mut analysed = SeriesAnalysis {
         capacity_unit: series.capacity_unit(),
         speedup_base: base.workers,
-        saturation: saturation(&series),
+        saturation: saturation(&series, knee.as_ref().map(|knee| knee.workers)),
+        noise,
         smt_yield: smt_yield(&series),
         knee,
         fits,
@@ -207,10 +265,70 @@ fn fit_series(series: &Series, knee: Option<&Knee>) -> Fits {
     let full = up_to(series.logical_cpus);
     let to_knee = knee.map(|knee| up_to(Some(knee.workers)));
     let fit_knee = |model| to_knee.as_deref().and_then(|points| fit(model, points));
-    Fits {
+    let mut fits = Fits {
         amdahl: fit(Model::Amdahl, &full),
         usl: fit(Model::Usl, &full),
         amdahl_to_knee: fit_knee(Model::Amdahl),
         usl_to_knee: fit_knee(Model::Usl),
+        single_curve: None,
+        recommended: None,
+    };
+    fits.single_curve = fits
+        .usl
+        .as_ref()
+        .and_then(|usl| single_curve(series, usl, &full));
+    fits.recommended = recommend(&fits);
+    fits
+}
+
+/// See [`SingleCurve`].
+fn single_curve(series: &Series, usl: &Fit, full: &[(usize, f64)]) -> Option<SingleCurve> {
+    let (x, y) = time_per_work(series, series.logical_cpus);
+    let candidates = segments::candidates(&x, &y);
+    let segmented = candidates
+        .iter()
+        .skip(1)
+        .min_by(|a, b| a.bic.total_cmp(&b.bic))?;
+    let &(first_workers, first_capacity) = full.first()?;
+    let first_time = first_workers as f64 / first_capacity;
+    let log_error = |predict: &dyn Fn(f64) -> f64| -> f64 {
+        full.iter()
+            .map(|&(workers, capacity)| (capacity / predict(workers as f64)).ln().powi(2))
+            .sum()
+    };
+    let segmented_error = log_error(&|n| n / (segmented.predict(n) * first_time));
+    let usl_error = log_error(&|n| usl.capacity(n));
+    if !segmented_error.is_finite() || !usl_error.is_finite() {
+        return None;
     }
+    let bic_segmented = bic(segmented_error, full.len(), segmented.parameters());
+    let bic_usl = bic(usl_error, full.len(), 3);
+    Some(SingleCurve {
+        segments: segmented.knots.len() + 1,
+        bic_segmented,
+        bic_usl,
+        misleading: bic_usl - bic_segmented > MISLEADING_EVIDENCE,
+    })
+}
+
+fn recommend(fits: &Fits) -> Option<FitRange> {
+    let misleading = fits
+        .single_curve
+        .as_ref()
+        .is_some_and(|single| single.misleading);
+    let usable = |range: FitRange| {
+        fits.get(range)
+            .is_some_and(|fit| fit.adequate && (fit.model == Model::Amdahl || fit.kappa_measured()))
+    };
+    let order: &[FitRange] = if misleading {
+        &[FitRange::UslToKnee, FitRange::AmdahlToKnee]
+    } else {
+        &[
+            FitRange::Usl,
+            FitRange::Amdahl,
+            FitRange::UslToKnee,
+            FitRange::AmdahlToKnee,
+        ]
+    };
+    order.iter().copied().find(|&range| usable(range))
 }

@@ -10,7 +10,7 @@ use anyhow::{Result, anyhow};
 use plotters::coord::Shift;
 use plotters::prelude::*;
 
-use crate::analysis::fit::Fit;
+use crate::analysis::fit::Model;
 use crate::analysis::series::Measure;
 use crate::analysis::study::{Analysis, SeriesAnalysis, measure_groups};
 
@@ -197,35 +197,38 @@ fn group_figures(
     ]
 }
 
-/// Amdahl and USL curves in speedup units, on the same base as the measured speedup.
+/// The fit the findings recommend, in speedup units over the range it was fitted on, anchored
+/// at the measured capacity of its first level (so it starts on the measured speedup there).
+/// Fits that do not describe their data are not drawn.
 fn fit_lines(members: &[(usize, &SeriesAnalysis)]) -> Vec<Line> {
     let mut lines = Vec::new();
     for (color, series) in members {
-        let Some(base) = series.levels.first() else {
+        let (Some(base), Some(range)) = (series.levels.first(), series.fits.recommended) else {
             continue;
         };
-        let scale = base.workers as f64 / base.capacity;
-        let curve = |fit: &Fit| -> Vec<(f64, f64)> {
-            let (from, to) = (fit.n_min as f64, fit.n_max as f64);
-            (0..=100)
-                .map(|step| from + (to - from) * step as f64 / 100.0)
-                .map(|workers| (workers, fit.capacity(workers) * scale))
-                .collect()
+        let Some(fit) = series.fits.get(range) else {
+            continue;
         };
-        let fits = [
-            (&series.fits.amdahl, "Amdahl", LineStyle::AmdahlFit),
-            (&series.fits.usl, "USL", LineStyle::UslFit),
-        ];
-        for (fit, name, style) in fits {
-            if let Some(fit) = fit {
-                lines.push(Line {
-                    label: format!("{} {name} fit", series.name()),
-                    color: *color,
-                    points: curve(fit),
-                    style,
-                });
-            }
-        }
+        let Some(first) = series.level(fit.n_min) else {
+            continue;
+        };
+        let scale = base.workers as f64 / base.capacity * first.capacity
+            / fit.capacity(first.workers as f64);
+        let (from, to) = (fit.n_min as f64, fit.n_max as f64);
+        let points = (0..=100)
+            .map(|step| from + (to - from) * step as f64 / 100.0)
+            .map(|workers| (workers, fit.capacity(workers) * scale))
+            .collect();
+        let (name, style) = match fit.model {
+            Model::Amdahl => ("Amdahl", LineStyle::AmdahlFit),
+            Model::Usl => ("USL", LineStyle::UslFit),
+        };
+        lines.push(Line {
+            label: format!("{} {name} fit, {}..{}", series.name(), fit.n_min, fit.n_max),
+            color: *color,
+            points,
+            style,
+        });
     }
     lines
 }

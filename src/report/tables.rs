@@ -2,11 +2,12 @@
 //! HTML by the format's own renderer.
 
 use super::units::optional;
-use crate::analysis::compare::Comparison;
+use crate::analysis::compare::{BandRatio, Comparison};
 use crate::analysis::findings::significant;
-use crate::analysis::fit::Fit;
+use crate::analysis::fit::{Fit, Model};
+use crate::analysis::scaling::Saturation;
 use crate::analysis::series::Measure;
-use crate::analysis::study::{Analysis, SeriesAnalysis};
+use crate::analysis::study::{Analysis, FitRange, SeriesAnalysis};
 
 pub struct Table {
     pub title: String,
@@ -45,13 +46,10 @@ pub fn series_table(analysis: &Analysis) -> Table {
                     .knee
                     .as_ref()
                     .map_or("-".into(), |knee| format!("{:+.0}%", 100.0 * knee.droop)),
-                series.saturation.as_ref().map_or("-".into(), |saturation| {
-                    format!(
-                        "{} at n={}",
-                        significant(saturation.capacity),
-                        saturation.workers
-                    )
-                }),
+                series
+                    .saturation
+                    .as_ref()
+                    .map_or("-".into(), saturation_text),
                 series
                     .smt_yield
                     .map_or("-".into(), |smt| format!("{smt:.2}")),
@@ -68,11 +66,28 @@ pub fn series_table(analysis: &Analysis) -> Table {
             "P/L cores",
             "knee",
             "droop",
-            "max capacity",
+            "saturation",
             "SMT yield",
             "complete",
         ]),
         rows,
+    }
+}
+
+/// "16.6 from n=38", or ">=34.3 at n=40" when still rising at the last level.
+fn saturation_text(saturation: &Saturation) -> String {
+    if saturation.censored {
+        format!(
+            ">={} at n={}",
+            significant(saturation.capacity),
+            saturation.workers
+        )
+    } else {
+        format!(
+            "{} from n={}",
+            significant(saturation.capacity),
+            saturation.workers
+        )
     }
 }
 
@@ -131,6 +146,14 @@ pub fn levels_table(series: &SeriesAnalysis) -> Table {
 
 pub fn comparison_table(comparison: &Comparison) -> Table {
     let ratio = |value: Option<f64>| value.map_or("-".into(), |value| format!("{value:.2}x"));
+    let band = |band: Option<&BandRatio>| {
+        band.map_or("-".into(), |band| {
+            format!(
+                "{:.2}x ({}..{})",
+                band.speed_ratio, band.from_workers, band.to_workers
+            )
+        })
+    };
     let rows = comparison
         .rows
         .iter()
@@ -140,19 +163,28 @@ pub fn comparison_table(comparison: &Comparison) -> Table {
                 .iter()
                 .position(|name| *name == row.name)
                 .map_or(0, |index| index + 1);
+            let capacity = if row.saturation_censored {
+                format!(
+                    ">={} at n={}",
+                    significant(row.capacity_at_saturation),
+                    row.saturation_workers
+                )
+            } else {
+                format!(
+                    "{} from n={}",
+                    significant(row.capacity_at_saturation),
+                    row.saturation_workers
+                )
+            };
             vec![
                 row.name.clone(),
                 row.single_thread_speed.map_or("-".into(), significant),
-                ratio(row.single_thread_ratio),
-                format!(
-                    "{} at n={}",
-                    significant(row.capacity_at_saturation),
-                    row.saturation_workers
-                ),
-                ratio(Some(row.capacity_ratio)),
-                row.capacity_per_core.map_or("-".into(), significant),
+                ratio(row.versus.single_thread_ratio),
+                band(row.versus.low_load.as_ref()),
+                band(row.versus.high_load.as_ref()),
+                capacity,
+                ratio(Some(row.versus.capacity_ratio)),
                 ratio(row.per_core_ratio),
-                row.capacity_per_cost.map_or("-".into(), significant),
                 ratio(row.per_cost_ratio),
                 rank.to_string(),
             ]
@@ -160,19 +192,19 @@ pub fn comparison_table(comparison: &Comparison) -> Table {
         .collect();
     Table {
         title: format!(
-            "Comparison ({}; ratios against {})",
+            "Comparison ({}; ratios against {}; speed per worker at low and high load)",
             comparison.unit, comparison.baseline
         ),
         headers: cells([
             "series",
-            "1-worker speed",
+            "1-thread speed",
             "ratio",
+            "low load",
+            "high load",
             "capacity at saturation",
             "ratio",
             "per core",
-            "ratio",
             "per cost",
-            "ratio",
             "rank",
         ]),
         rows,
@@ -183,28 +215,37 @@ pub fn fits_table(analysis: &Analysis) -> Table {
     let mut rows = Vec::new();
     for series in &analysis.series {
         let fits = [
-            ("Amdahl", &series.fits.amdahl),
-            ("USL", &series.fits.usl),
-            ("Amdahl to knee", &series.fits.amdahl_to_knee),
-            ("USL to knee", &series.fits.usl_to_knee),
+            (FitRange::Amdahl, "Amdahl"),
+            (FitRange::Usl, "USL"),
+            (FitRange::AmdahlToKnee, "Amdahl to knee"),
+            (FitRange::UslToKnee, "USL to knee"),
         ];
-        for (name, fit) in fits {
-            if let Some(fit) = fit {
-                rows.push(fit_row(series.name(), name, fit));
+        for (range, name) in fits {
+            if let Some(fit) = series.fits.get(range) {
+                let used = if series.fits.recommended == Some(range) {
+                    "quoted"
+                } else if !fit.adequate {
+                    "no: poor fit"
+                } else {
+                    "-"
+                };
+                rows.push(fit_row(series.name(), name, fit, used));
             }
         }
     }
     Table {
-        title: "Scalability fits (to capacity, single-worker capacity free)".to_string(),
+        title: "Scalability fits (to capacity, single-worker capacity free; sigma, kappa >= 0)"
+            .to_string(),
         headers: cells([
-            "series", "model", "workers", "sigma", "kappa", "R^2", "limit",
+            "series", "model", "workers", "sigma", "kappa", "R^2", "limit", "used",
         ]),
         rows,
     }
 }
 
-fn fit_row(series: &str, model: &str, fit: &Fit) -> Vec<String> {
-    let with_ci = |value: f64, ci: Option<f64>, decimals: usize| match ci {
+fn fit_row(series: &str, model: &str, fit: &Fit, used: &str) -> Vec<String> {
+    let with_ci = |value: f64, ci: Option<f64>, at_bound: bool, decimals: usize| match ci {
+        _ if at_bound => "0 (bound)".to_string(),
         Some(ci) => format!("{value:.decimals$} ± {ci:.decimals$}"),
         None => format!("{value:.decimals$}"),
     };
@@ -217,13 +258,14 @@ fn fit_row(series: &str, model: &str, fit: &Fit) -> Vec<String> {
         series.to_string(),
         model.to_string(),
         format!("{}..{}", fit.n_min, fit.n_max),
-        with_ci(fit.sigma, fit.sigma_ci95, 4),
-        if model.starts_with("USL") {
-            with_ci(fit.kappa, fit.kappa_ci95, 6)
+        with_ci(fit.sigma, fit.sigma_ci95, fit.sigma_at_bound, 4),
+        if fit.model == Model::Usl {
+            with_ci(fit.kappa, fit.kappa_ci95, fit.kappa_at_bound, 6)
         } else {
             "-".to_string()
         },
         format!("{:.4}", fit.r_squared),
         limit,
+        used.to_string(),
     ]
 }
