@@ -7,8 +7,10 @@ use serde::{Deserialize, Serialize};
 
 use super::noise::band;
 use super::stats::median;
-use super::study::SeriesAnalysis;
+use super::study::{LevelFigures, SeriesAnalysis};
 
+/// Levels whose median is the reference of the single-thread baseline.
+const BASELINE_WINDOW: usize = 5;
 /// A series' own noise where it has no jitter figure: half the default band.
 const QUIET_NOISE: f64 = 0.01;
 
@@ -179,7 +181,12 @@ fn own_figures(series: &SeriesAnalysis) -> Own {
         });
     Own {
         // Single-thread speed means one worker alone: a series that starts higher has none.
-        single_thread: single_thread(series).filter(|(_, workers)| workers[0] == 1),
+        single_thread: single_thread(series).filter(|_| {
+            series
+                .levels
+                .first()
+                .is_some_and(|level| level.workers == 1)
+        }),
         saturation_workers,
         capacity,
         censored,
@@ -285,21 +292,42 @@ fn summarise(by_load: &[LoadRatio], from: usize, to: usize) -> Option<BandRatio>
     })
 }
 
-/// The robust single-thread baseline: levels from the first while each stays within the
-/// noise band of the median of those before it (and not past the physical core count).
+/// The robust single-thread baseline: the median per-worker speed of the levels, from the
+/// first, that stay within the noise band of the median of the first five (levels up to the
+/// physical core count only). Within those five a level outside the band is passed over as
+/// an outlier; after them the first one outside ends the run. When fewer than half of the
+/// first five are within the band, the start is not flat and the first level stands alone.
 pub fn single_thread(series: &SeriesAnalysis) -> Option<(f64, Vec<usize>)> {
     let first = series.levels.first()?;
     let jitter = series.noise.as_ref().map(|noise| noise.jitter);
     let width = band(first.cv, jitter);
-    let limit = series.series.physical_cores.unwrap_or(usize::MAX);
-    let mut speeds = vec![first.speed];
-    let mut workers = vec![first.workers];
-    for level in series.levels.iter().skip(1) {
-        if level.workers > limit || (level.speed / median(&speeds) - 1.0).abs() > width {
+    let limit = series
+        .series
+        .physical_cores
+        .unwrap_or(usize::MAX)
+        .max(first.workers);
+    let start: Vec<&LevelFigures> = series
+        .levels
+        .iter()
+        .take_while(|level| level.workers <= limit)
+        .collect();
+    let window = &start[..start.len().min(BASELINE_WINDOW)];
+    let reference = median(&window.iter().map(|level| level.speed).collect::<Vec<_>>());
+    let within = |level: &LevelFigures| (level.speed / reference - 1.0).abs() <= width;
+    if window.len() < 3 || 2 * window.iter().filter(|level| within(level)).count() <= window.len() {
+        return Some((first.speed, vec![first.workers]));
+    }
+    let mut chosen: Vec<&LevelFigures> = Vec::new();
+    for (index, level) in start.iter().enumerate() {
+        if within(level) {
+            chosen.push(level);
+        } else if index >= window.len() {
             break;
         }
-        speeds.push(level.speed);
-        workers.push(level.workers);
     }
-    Some((median(&speeds), workers))
+    let speeds: Vec<f64> = chosen.iter().map(|level| level.speed).collect();
+    Some((
+        median(&speeds),
+        chosen.iter().map(|level| level.workers).collect(),
+    ))
 }

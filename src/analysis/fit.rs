@@ -62,11 +62,11 @@ pub struct Fit {
     /// Why it is not adequate.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub inadequate_because: Option<String>,
-    /// Amdahl: the asymptotic speedup 1 / sigma, when the data support it (sigma's interval
-    /// excludes 0 and the limit is within 4x the largest level).
+    /// Amdahl: the asymptotic speedup 1 / sigma, when the data support it (sigma's 99%
+    /// interval excludes 0 and the limit is within 4x the largest level).
     pub max_speedup: Option<f64>,
     /// USL: where capacity peaks, sqrt((1 - sigma) / kappa), when the data support it
-    /// (kappa's interval excludes 0 and the peak is within 2x the largest level).
+    /// (kappa's 99% interval excludes 0 and the peak is within 2x the largest level).
     pub peak_workers: Option<f64>,
     /// Why the model's limit is not given.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -89,6 +89,17 @@ impl Fit {
         self.model == Model::Usl
             && !self.kappa_at_bound
             && self.kappa_ci95.is_some_and(|ci| self.kappa - ci > 0.0)
+    }
+
+    /// The 99% half-width from a 95% one: limits (a speedup ceiling, a capacity peak) are
+    /// strong claims and need the stricter interval to clear 0.
+    fn ci99(&self, ci95: Option<f64>, free: usize) -> Option<f64> {
+        let freedom = self
+            .levels
+            .checked_sub(free)
+            .filter(|freedom| *freedom > 0)? as f64;
+        let t = StudentsT::new(0.0, 1.0, freedom).ok()?;
+        Some(ci95? * t.inverse_cdf(0.995) / t.inverse_cdf(0.975))
     }
 }
 
@@ -209,9 +220,13 @@ fn judge(fit: &mut Fit, points: &[(usize, f64)]) {
             fit.limit_withheld =
                 Some("sigma is at its bound 0, not measurable here: no limit".to_string());
         }
-        Model::Amdahl if !fit.sigma_measured() => {
+        Model::Amdahl
+            if fit
+                .ci99(fit.sigma_ci95, 2)
+                .is_none_or(|ci| fit.sigma - ci <= 0.0) =>
+        {
             fit.limit_withheld =
-                Some("sigma's 95% interval includes 0: no limit can be given".to_string());
+                Some("sigma's 99% interval includes 0: no limit can be given".to_string());
         }
         Model::Amdahl if 1.0 / fit.sigma > SPEEDUP_REACH * reach => {
             fit.limit_withheld = Some(format!(
@@ -225,9 +240,14 @@ fn judge(fit: &mut Fit, points: &[(usize, f64)]) {
             fit.limit_withheld =
                 Some("kappa is at its bound 0, not measurable here: no peak".to_string());
         }
-        Model::Usl if !fit.kappa_measured() || fit.sigma >= 1.0 => {
+        Model::Usl
+            if fit.sigma >= 1.0
+                || fit
+                    .ci99(fit.kappa_ci95, 3 - usize::from(fit.sigma_at_bound))
+                    .is_none_or(|ci| fit.kappa - ci <= 0.0) =>
+        {
             fit.limit_withheld =
-                Some("kappa's 95% interval includes 0: no peak can be given".to_string());
+                Some("kappa's 99% interval includes 0: no peak can be given".to_string());
         }
         Model::Usl => {
             let peak = ((1.0 - fit.sigma) / fit.kappa).sqrt();

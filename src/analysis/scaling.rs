@@ -142,8 +142,12 @@ fn bend(
         return None;
     }
     let slopes = chosen.slopes();
-    let position =
-        (0..chosen.knots.len()).find(|&at| sign * (slopes[at + 1] - slopes[at]) > 0.0)?;
+    // A bend out of a steep fall (time per unit of work dropping faster than it rises after,
+    // as when the first level is an outlier) is a start-up effect, not the knee.
+    let position = (0..chosen.knots.len()).find(|&at| {
+        let (before, after) = (sign * slopes[at], sign * slopes[at + 1]);
+        after > before && before >= -after.abs()
+    })?;
     let log_error: f64 = x
         .iter()
         .zip(capacity)

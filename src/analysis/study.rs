@@ -230,12 +230,12 @@ fn analyse_series(series: Series) -> SeriesAnalysis {
         })
         .collect();
     let knee = knee(&series);
-    let noise = noise(
-        &series,
-        knee.as_ref()
-            .map(|knee| knee.workers)
-            .or(series.physical_cores),
-    );
+    // Where per-worker speed should be flat: up to the knee, or the physical core count
+    // when the knee leaves too few levels to measure jitter on.
+    let noise = knee
+        .as_ref()
+        .and_then(|knee| noise(&series, Some(knee.workers)))
+        .or_else(|| noise(&series, series.physical_cores));
     let fits = fit_series(&series, knee.as_ref());
     let mut analysed = SeriesAnalysis {
         capacity_unit: series.capacity_unit(),
