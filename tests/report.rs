@@ -72,7 +72,7 @@ fn anchor_ratios_match_the_hand_computation() {
         let mut speeds: Vec<f64> = times.iter().map(|time| 60.0 / time).collect();
         speeds.sort_by(f64::total_cmp);
         let middle = speeds.len() / 2;
-        if speeds.len() % 2 == 0 {
+        if speeds.len().is_multiple_of(2) {
             (speeds[middle - 1] + speeds[middle]) / 2.0
         } else {
             speeds[middle]

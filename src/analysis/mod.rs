@@ -12,5 +12,4 @@ pub mod series;
 pub mod stats;
 pub mod study;
 pub mod summary;
-#[cfg(test)]
 pub mod synthetic;

@@ -154,9 +154,9 @@ fn scan(x: &[f64], y: &[f64], fixed: &[usize]) -> Option<usize> {
     let m = 2 + fixed.len();
     let mut base_gram = DMatrix::zeros(m, m);
     let mut base_moments = DVector::zeros(m);
-    for row in 0..n {
+    for (row, &target) in y.iter().enumerate() {
         for i in 0..m {
-            base_moments[i] += base(row, i) * y[row];
+            base_moments[i] += base(row, i) * target;
             for j in 0..m {
                 base_gram[(i, j)] += base(row, i) * base(row, j);
             }

@@ -1,5 +1,5 @@
-//! Series with known answers for the analysis tests: a seeded generator, so every run and
-//! machine sees the same noise.
+//! Series with known answers, for the analysis tests and `benches/known_answers.rs`: a seeded
+//! generator, so every run and machine sees the same noise.
 
 use super::series::{Job, Measure, Point, Series};
 
