@@ -313,6 +313,7 @@ mod tests {
                     steal_pct: None,
                     disturbed: Vec::new(),
                     precision_reached: None,
+                    spread: None,
                 })
                 .collect(),
             physical_cores: Some(4),
@@ -321,6 +322,7 @@ mod tests {
             cost: None,
             left_out: Vec::new(),
             job: Default::default(),
+            provenance: Default::default(),
         }
     }
 

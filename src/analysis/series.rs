@@ -29,6 +29,10 @@ pub struct Point {
     /// With --precision: false when the CV target was missed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub precision_reached: Option<bool>,
+    /// The spread of the raw figure at this level (low, high): the fastest and slowest job
+    /// (or batch), or median ± stdev where the file gives only that.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub spread: Option<(f64, f64)>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -50,6 +54,33 @@ pub struct Series {
     /// What one job was: only series that ran the same job compare by speed or capacity.
     #[serde(default)]
     pub job: Job,
+    /// Where the series came from, as far as its file says.
+    #[serde(default)]
+    pub provenance: Provenance,
+}
+
+/// The run behind a series, for the report's provenance block: what a corescale JSON holds;
+/// for other files only what is known (the file, the tool, `--cores`).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Provenance {
+    pub hostname: Option<String>,
+    pub cpu_model: Option<String>,
+    pub sockets: Option<usize>,
+    pub memory_bytes: Option<u64>,
+    pub kernel: Option<String>,
+    /// The hypervisor's vendor, or "bare metal" when the CPU reports none.
+    pub hypervisor: Option<String>,
+    /// When the run started (RFC 3339, UTC).
+    pub started_at: Option<String>,
+    /// The version of the tool that wrote the file.
+    pub version: Option<String>,
+    /// The workload in words, with its job size or duration.
+    pub workload: Option<String>,
+    pub pinning: Option<String>,
+    /// "clean", "disturbed at 2 of 9 levels" or "not judged".
+    pub verdict: Option<String>,
+    /// The command line, passwords hidden.
+    pub command_line: Option<String>,
 }
 
 /// The job a series measured: the tool that ran it, and for corescale the workload and its

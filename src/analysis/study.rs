@@ -9,7 +9,7 @@ use super::fit::{Fit, Model, fit};
 use super::noise::{Noise, noise};
 use super::scaling::{Knee, Saturation, knee, saturation, smt_yield, time_per_work};
 use super::segments::{self, bic};
-use super::series::{Job, Measure, Series};
+use super::series::{Job, Measure, Point, Series};
 
 pub const REPORT_SCHEMA: &str = "corescale-report/1";
 
@@ -41,6 +41,11 @@ pub struct LevelFigures {
     pub cv: Option<f64>,
     pub cpu_fraction: Option<f64>,
     pub steal_pct: Option<f64>,
+    /// The spread of raw and of speed per worker (low, high), when the file gives one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub raw_spread: Option<(f64, f64)>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub speed_spread: Option<(f64, f64)>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -226,6 +231,17 @@ fn analyse_series(series: Series) -> SeriesAnalysis {
                 cv: point.cv,
                 cpu_fraction: point.cpu_fraction,
                 steal_pct: point.steal_pct,
+                raw_spread: point.spread,
+                speed_spread: point.spread.map(|(low, high)| {
+                    let speed = |raw: f64| {
+                        series.speed(&Point {
+                            raw,
+                            ..point.clone()
+                        })
+                    };
+                    let (a, b) = (speed(low), speed(high));
+                    (a.min(b), a.max(b))
+                }),
             }
         })
         .collect();

@@ -86,6 +86,7 @@ fn point(workers: usize, raw: f64) -> Point {
         steal_pct: None,
         disturbed: Vec::new(),
         precision_reached: None,
+        spread: None,
     }
 }
 
@@ -101,6 +102,7 @@ fn series(measure: Measure, points: Vec<Point>, cores: Option<(usize, usize)>) -
         cost: None,
         left_out: Vec::new(),
         job: Job::default(),
+        provenance: Default::default(),
     }
 }
 

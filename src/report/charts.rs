@@ -1,7 +1,9 @@
-//! The four figures of seed 000 — raw, speed per worker, capacity, speedup — with every series
-//! overlaid, dashed markers at each series' physical-core (P) and logical-CPU (L) counts, and
-//! the fitted Amdahl and USL curves on the speedup figure. Drawn once by plotters, onto an SVG
-//! string for HTML or a PNG file. The font is embedded, so no system font is needed.
+//! The figures of seed 000 — raw, speed per worker, capacity, speedup — with every series
+//! overlaid, dashed markers at each series' physical-core (P) and logical-CPU (L) counts,
+//! error bars where the file gives a spread, the recommended fit on the speedup figure, and,
+//! when series are compared, each one's speed per worker relative to the baseline. Described
+//! once as data, drawn by plotters onto an SVG string for HTML or a PNG file. The font is
+//! embedded, so no system font is needed.
 
 use std::path::Path;
 use std::sync::Once;
@@ -12,10 +14,14 @@ use plotters::prelude::*;
 
 use crate::analysis::fit::Model;
 use crate::analysis::series::Measure;
-use crate::analysis::study::{Analysis, SeriesAnalysis, measure_groups};
+use crate::analysis::study::{Analysis, LevelFigures, SeriesAnalysis, measure_groups};
 
-pub const WIDTH: u32 = 900;
-pub const HEIGHT: u32 = 520;
+/// The SVG's own size; the page scales it to its width through the viewBox.
+pub const WIDTH: u32 = 1000;
+pub const HEIGHT: u32 = 563;
+/// PNG size: the SVG scaled up by 1.6.
+pub const PNG_WIDTH: u32 = 1600;
+pub const PNG_HEIGHT: u32 = 900;
 const FONT: &str = "sans-serif";
 
 /// A figure as data: what to draw, independent of the backend.
@@ -23,18 +29,23 @@ pub struct Figure {
     /// Short name for files: "fig1_raw".
     pub slug: String,
     pub title: String,
+    /// One sentence under the figure on how to read it.
+    pub caption: String,
     pub x_label: String,
     pub y_label: String,
     pub lines: Vec<Line>,
     pub markers: Vec<Marker>,
     /// Where the legend covers the least data.
     pub legend: LegendCorner,
+    /// The y-axis reaches at least this high (the speedup figure: the ideal at the largest P).
+    pub y_at_least: f64,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]
 pub enum LegendCorner {
     UpperRight,
     LowerRight,
+    LowerLeft,
 }
 
 pub struct Line {
@@ -42,29 +53,35 @@ pub struct Line {
     pub color: usize,
     pub points: Vec<(f64, f64)>,
     pub style: LineStyle,
+    /// Vertical error bars: (workers, low, high).
+    pub bars: Vec<(f64, f64, f64)>,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]
 pub enum LineStyle {
     /// Measured levels: a solid line with dots.
     Measured,
-    /// y = x on the speedup figure.
+    /// y = x on the speedup figure; y = 1 on the ratio figure.
     Ideal,
+    /// Long dashes.
     AmdahlFit,
+    /// Dots.
     UslFit,
 }
 
-/// A vertical dashed line at a worker count, labelled "P" or "L".
+/// A vertical dashed line at a worker count, labelled "RAC55 P=16".
 pub struct Marker {
     pub x: f64,
     pub color: usize,
     pub label: String,
 }
 
-/// Four figures per group of series that measure the same thing.
-/// Most levels of a series drawn with a marker on each.
-const MAX_MARKED_POINTS: usize = 500;
+/// The colour of lines that belong to no series (the ideal line).
+const NEUTRAL: usize = usize::MAX;
+/// Most levels of a series drawn with a marker (and error bar) on each.
+const MAX_MARKED_POINTS: usize = 100;
 
+/// Four figures per group of series that measure the same thing, and a fifth per comparison.
 pub fn figures(analysis: &Analysis) -> Vec<Figure> {
     let groups = measure_groups(&analysis.series);
     let several = groups.len() > 1;
@@ -82,7 +99,35 @@ pub fn figures(analysis: &Analysis) -> Vec<Figure> {
             } else {
                 String::new()
             };
-            group_figures(&members[0].1.series.measure, &members, &suffix)
+            let mut figures = group_figures(&members[0].1.series.measure, &members, &suffix);
+            figures.extend(ratio_figure(analysis, &members, &suffix));
+            figures
+        })
+        .collect()
+}
+
+fn markers(members: &[(usize, &SeriesAnalysis)]) -> Vec<Marker> {
+    members
+        .iter()
+        .flat_map(|(color, series)| {
+            let name = series.name();
+            match (series.series.physical_cores, series.series.logical_cpus) {
+                (Some(physical), Some(logical)) if physical == logical => vec![Marker {
+                    x: physical as f64,
+                    color: *color,
+                    label: format!("{name} P=L={physical}"),
+                }],
+                (physical, logical) => physical
+                    .map(|cores| ("P", cores))
+                    .into_iter()
+                    .chain(logical.map(|cpus| ("L", cpus)))
+                    .map(|(kind, x)| Marker {
+                        x: x as f64,
+                        color: *color,
+                        label: format!("{name} {kind}={x}"),
+                    })
+                    .collect(),
+            }
         })
         .collect()
 }
@@ -92,21 +137,25 @@ fn group_figures(
     members: &[(usize, &SeriesAnalysis)],
     suffix: &str,
 ) -> Vec<Figure> {
-    let (raw_title, raw_label, speed_label, capacity_label) = match measure {
+    let (raw_title, raw_label, speed_title, speed_label, capacity_label) = match measure {
         Measure::JobTime => (
-            "Figure 1 - raw: job time",
+            "Figure 1 - raw: job time".to_string(),
             "job time (s)".to_string(),
+            "Figure 2 - speed per worker".to_string(),
             "jobs per minute per worker".to_string(),
             "jobs per minute".to_string(),
         ),
         Measure::Rate { unit } => (
-            "Figure 1 - raw: total rate",
+            format!("Figure 1 - raw: {unit}"),
             unit.clone(),
+            format!("Figure 2 - {unit} per worker"),
             format!("{unit} per worker"),
             unit.clone(),
         ),
     };
-    let measured = |pick: fn(&crate::analysis::study::LevelFigures) -> f64| -> Vec<Line> {
+    type Pick = fn(&LevelFigures) -> f64;
+    type Spread = fn(&LevelFigures) -> Option<(f64, f64)>;
+    let measured = |pick: Pick, spread: Spread| -> Vec<Line> {
         members
             .iter()
             .map(|(color, series)| Line {
@@ -118,32 +167,40 @@ fn group_figures(
                     .map(|level| (level.workers as f64, pick(level)))
                     .collect(),
                 style: LineStyle::Measured,
+                bars: if series.levels.len() <= MAX_MARKED_POINTS {
+                    series
+                        .levels
+                        .iter()
+                        .filter_map(|level| {
+                            let (low, high) = spread(level)?;
+                            Some((level.workers as f64, low, high))
+                        })
+                        .collect()
+                } else {
+                    Vec::new()
+                },
             })
             .collect()
     };
-    let markers: Vec<Marker> = members
+    let spread_note = if members
         .iter()
-        .flat_map(|(color, series)| {
-            let physical = series.series.physical_cores.map(|cores| ("P", cores));
-            let logical = series.series.logical_cpus.map(|cpus| ("L", cpus));
-            physical
-                .into_iter()
-                .chain(logical)
-                .map(|(label, x)| Marker {
-                    x: x as f64,
-                    color: *color,
-                    label: label.to_string(),
-                })
-        })
-        .collect();
-    let figure = |slug: &str, title: &str, y_label: String, lines: Vec<Line>| Figure {
+        .any(|(_, series)| series.levels.iter().any(|level| level.raw_spread.is_some()))
+    {
+        " Bars: fastest to slowest job (median ± stdev for test_cpu_parallel files)."
+    } else {
+        ""
+    };
+    let markers = markers(members);
+    let marker_note = "Dashed verticals mark each series' physical cores (P) and logical CPUs (L).";
+    let figure = |slug: &str, title: String, caption: String, y_label: String, lines| Figure {
         legend: if slug == "fig2_speed" {
-            LegendCorner::UpperRight
+            LegendCorner::LowerLeft
         } else {
             LegendCorner::LowerRight
         },
         slug: format!("{slug}{suffix}"),
-        title: title.to_string(),
+        title,
+        caption: format!("{caption} {marker_note}"),
         x_label: "concurrent workers".to_string(),
         y_label,
         lines,
@@ -155,46 +212,121 @@ fn group_figures(
                 label: marker.label.clone(),
             })
             .collect(),
+        y_at_least: 0.0,
     };
-    let mut speedup_lines = measured(|level| level.speedup);
-    speedup_lines.extend(fit_lines(members));
     let top = members
         .iter()
         .flat_map(|(_, series)| series.levels.iter().map(|level| level.workers))
         .max()
         .unwrap_or(1) as f64;
+    let mut speedup_lines = measured(|level| level.speedup, |_| None);
+    speedup_lines.extend(fit_lines(members));
     speedup_lines.push(Line {
         label: "ideal (linear)".to_string(),
-        color: usize::MAX,
+        color: NEUTRAL,
         points: vec![(1.0, 1.0), (top, top)],
         style: LineStyle::Ideal,
+        bars: Vec::new(),
     });
+    // The ideal line stays in view up to the largest P, so the distance to it shows.
+    let largest_p = members
+        .iter()
+        .filter_map(|(_, series)| series.series.physical_cores)
+        .max()
+        .map_or(top, |cores| (cores as f64).min(top));
+    let mut speedup = figure(
+        "fig4_speedup",
+        "Figure 4 - speedup".to_string(),
+        "Capacity relative to one worker, with the ideal line and the recommended Amdahl (dashed) or USL (dotted) fit over the levels it was fitted on.".to_string(),
+        "speedup".to_string(),
+        speedup_lines,
+    );
+    speedup.y_at_least = largest_p;
     vec![
         figure(
             "fig1_raw",
             raw_title,
+            format!("What was measured at each load level.{spread_note}"),
             raw_label,
-            measured(|level| level.raw),
+            measured(|level| level.raw, |level| level.raw_spread),
         ),
         figure(
             "fig2_speed",
-            "Figure 2 - speed per worker",
+            speed_title,
+            format!("Speed per worker: flat while each worker has a core of its own.{spread_note}"),
             speed_label,
-            measured(|level| level.speed),
+            measured(|level| level.speed, |level| level.speed_spread),
         ),
         figure(
             "fig3_capacity",
-            "Figure 3 - capacity",
+            "Figure 3 - capacity".to_string(),
+            "Total throughput of all workers: it flattens where the server saturates.".to_string(),
             capacity_label,
-            measured(|level| level.capacity),
+            measured(|level| level.capacity, |_| None),
         ),
-        figure(
-            "fig4_speedup",
-            "Figure 4 - speedup",
-            "speedup".to_string(),
-            speedup_lines,
-        ),
+        speedup,
     ]
+}
+
+/// Speed per worker of each series against the baseline's, at every load both measured.
+fn ratio_figure(
+    analysis: &Analysis,
+    members: &[(usize, &SeriesAnalysis)],
+    suffix: &str,
+) -> Option<Figure> {
+    let names: Vec<&str> = members.iter().map(|(_, series)| series.name()).collect();
+    let comparison = analysis
+        .comparisons
+        .iter()
+        .find(|comparison| comparison.rows.iter().all(|row| names.contains(&row.name.as_str())))?;
+    let color_of = |name: &str| {
+        members
+            .iter()
+            .find(|(_, series)| series.name() == name)
+            .map_or(NEUTRAL, |(color, _)| *color)
+    };
+    let mut lines: Vec<Line> = comparison
+        .rows
+        .iter()
+        .skip(1)
+        .map(|row| Line {
+            label: row.name.clone(),
+            color: color_of(&row.name),
+            points: row
+                .versus
+                .by_load
+                .iter()
+                .map(|ratio| (ratio.workers as f64, ratio.speed_ratio))
+                .collect(),
+            style: LineStyle::Measured,
+            bars: Vec::new(),
+        })
+        .collect();
+    let top = lines
+        .iter()
+        .flat_map(|line| line.points.iter().map(|point| point.0))
+        .fold(1.0, f64::max);
+    lines.push(Line {
+        label: format!("{} (baseline)", comparison.baseline),
+        color: color_of(&comparison.baseline),
+        points: vec![(1.0, 1.0), (top, 1.0)],
+        style: LineStyle::Ideal,
+        bars: Vec::new(),
+    });
+    Some(Figure {
+        slug: format!("fig5_ratio{suffix}"),
+        title: format!("Figure 5 - speed per worker relative to {}", comparison.baseline),
+        caption: format!(
+            "Each series' speed per worker over {}'s at the same load: above 1 is faster. Dashed verticals mark each series' P and L.",
+            comparison.baseline
+        ),
+        x_label: "concurrent workers".to_string(),
+        y_label: format!("speed / speed of {}", comparison.baseline),
+        lines,
+        markers: markers(members),
+        legend: LegendCorner::UpperRight,
+        y_at_least: 1.2,
+    })
 }
 
 /// The fit the findings recommend, in speedup units over the range it was fitted on, anchored
@@ -228,6 +360,7 @@ fn fit_lines(members: &[(usize, &SeriesAnalysis)]) -> Vec<Line> {
             color: *color,
             points,
             style,
+            bars: Vec::new(),
         });
     }
     lines
@@ -253,16 +386,36 @@ pub fn render_svg(figure: &Figure) -> Result<String> {
     Ok(svg)
 }
 
+/// The PNG is the SVG rasterised by resvg, with the same embedded font: one figure
+/// description, text shaped properly (kerning included), at 1600 x 900.
 pub fn render_png(figure: &Figure, path: &Path) -> Result<()> {
-    register_font();
-    let root = BitMapBackend::new(path, (WIDTH, HEIGHT)).into_drawing_area();
-    draw(&root, figure)?;
-    root.present()
-        .map_err(|error| anyhow!("writing {}: {error:?}", path.display()))
+    let svg = render_svg(figure)?;
+    let mut options = resvg::usvg::Options::default();
+    {
+        let fonts = options.fontdb_mut();
+        fonts.load_font_data(dejavu::sans::regular().to_vec());
+        fonts.set_sans_serif_family("DejaVu Sans");
+    }
+    options.font_family = "DejaVu Sans".to_string();
+    let tree = resvg::usvg::Tree::from_str(&svg, &options)
+        .map_err(|error| anyhow!("drawing {}: {error}", figure.slug))?;
+    let mut pixmap = resvg::tiny_skia::Pixmap::new(PNG_WIDTH, PNG_HEIGHT)
+        .ok_or_else(|| anyhow!("drawing {}: no memory for the image", figure.slug))?;
+    let scale = PNG_WIDTH as f32 / WIDTH as f32;
+    resvg::render(
+        &tree,
+        resvg::tiny_skia::Transform::from_scale(scale, scale),
+        &mut pixmap.as_mut(),
+    );
+    let bytes = pixmap
+        .encode_png()
+        .map_err(|error| anyhow!("encoding {}: {error}", figure.slug))?;
+    crate::result::writer::write_atomically(path, &bytes)
+        .map_err(|error| anyhow!("writing {}: {error:#}", path.display()))
 }
 
 fn color(index: usize) -> RGBColor {
-    if index == usize::MAX {
+    if index == NEUTRAL {
         return RGBColor(120, 120, 120);
     }
     // Tableau 10: distinguishable, and readable in print.
@@ -282,12 +435,36 @@ fn color(index: usize) -> RGBColor {
     RGBColor(r, g, b)
 }
 
+/// Rows for the marker labels: a label goes on the first row whose previous label ends left
+/// of it, so labels of nearby markers never overprint.
+fn label_rows(markers: &[Marker], x_span: f64, plot_width: f64, char_width: f64) -> Vec<usize> {
+    let mut order: Vec<usize> = (0..markers.len()).collect();
+    order.sort_by(|&a, &b| markers[a].x.total_cmp(&markers[b].x));
+    let mut row_ends: Vec<f64> = Vec::new();
+    let mut rows = vec![0; markers.len()];
+    for index in order {
+        let marker = &markers[index];
+        let width = (marker.label.chars().count() as f64 + 1.0) * char_width * x_span / plot_width;
+        let row = row_ends
+            .iter()
+            .position(|&end| end < marker.x)
+            .unwrap_or(row_ends.len());
+        if row == row_ends.len() {
+            row_ends.push(0.0);
+        }
+        row_ends[row] = marker.x + width;
+        rows[index] = row;
+    }
+    rows
+}
+
 fn draw<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, figure: &Figure) -> Result<()>
 where
     DB::ErrorType: 'static,
 {
     let fail =
         |error: DrawingAreaErrorKind<DB::ErrorType>| anyhow!("drawing {}: {error:?}", figure.slug);
+    let size = |points: f64| points.round() as u32;
     root.fill(&WHITE).map_err(fail)?;
     let x_max = figure
         .lines
@@ -295,94 +472,154 @@ where
         .flat_map(|line| line.points.iter().map(|point| point.0))
         .chain(figure.markers.iter().map(|marker| marker.x))
         .fold(1.0, f64::max);
-    let y_max = figure
+    let y_data = figure
         .lines
         .iter()
         .filter(|line| line.style == LineStyle::Measured)
-        .flat_map(|line| line.points.iter().map(|point| point.1))
-        .fold(0.0, f64::max)
-        * 1.1;
+        .flat_map(|line| {
+            line.points
+                .iter()
+                .map(|point| point.1)
+                .chain(line.bars.iter().map(|bar| bar.2))
+        })
+        .filter(|value| value.is_finite())
+        .fold(0.0, f64::max);
+    let y_max = y_data.max(figure.y_at_least) * 1.12;
     let y_max = if y_max > 0.0 { y_max } else { 1.0 };
+    let (label_area_x, label_area_y) = (size(50.0), size(80.0));
     let mut chart = ChartBuilder::on(root)
-        .caption(&figure.title, (FONT, 22))
-        .margin(12)
-        .x_label_area_size(44)
-        .y_label_area_size(70)
+        .caption(&figure.title, (FONT, size(24.0)))
+        .margin(size(14.0))
+        .x_label_area_size(label_area_x)
+        .y_label_area_size(label_area_y)
         .build_cartesian_2d(0.0..x_max * 1.03, 0.0..y_max)
         .map_err(fail)?;
     chart
         .configure_mesh()
         .x_desc(&figure.x_label)
         .y_desc(&figure.y_label)
-        .label_style((FONT, 13))
+        .label_style((FONT, size(15.0)))
+        .axis_desc_style((FONT, size(16.0)))
         .x_label_formatter(&|workers| format!("{workers:.0}"))
         .y_label_formatter(&|value| format!("{value:.decimals$}", decimals = axis_decimals(y_max)))
         .light_line_style(RGBColor(235, 235, 235))
         .draw()
         .map_err(fail)?;
-    for marker in &figure.markers {
-        let style = color(marker.color).mix(0.6).stroke_width(1);
+    let plot_width = (root.dim_in_pixel().0 as f64 - label_area_y as f64 - 2.0 * size(14.0) as f64)
+        .max(1.0);
+    let label_size = 13.0;
+    let rows = label_rows(&figure.markers, x_max * 1.03, plot_width, label_size * 0.6);
+    for (marker, row) in figure.markers.iter().zip(rows) {
+        let style = color(marker.color).mix(0.6).stroke_width(size(1.0));
         chart
             .draw_series(DashedLineSeries::new(
                 [(marker.x, 0.0), (marker.x, y_max)],
-                6,
-                4,
+                size(6.0),
+                size(4.0),
                 style,
             ))
             .map_err(fail)?;
         chart
             .draw_series(std::iter::once(Text::new(
-                marker.label.clone(),
-                (marker.x, y_max * 0.97),
-                (FONT, 15).into_font().color(&color(marker.color)),
+                format!(" {}", marker.label),
+                (marker.x, y_max * (0.985 - 0.05 * row as f64)),
+                (FONT, size(label_size))
+                    .into_font()
+                    .color(&color(marker.color)),
             )))
             .map_err(fail)?;
     }
     for line in &figure.lines {
         let tint = color(line.color);
         let points = clip_to_height(&line.points, y_max);
-        let legend_style = tint.stroke_width(2);
+        let width = size(2.0);
         let drawn = match line.style {
             LineStyle::Measured => {
-                // Past a few hundred levels the markers merge into the line: draw just the line.
+                // Past a hundred levels the markers merge into the line: draw just the line.
                 if points.len() <= MAX_MARKED_POINTS {
                     chart
                         .draw_series(
                             points
                                 .iter()
-                                .map(|&point| Circle::new(point, 3, tint.filled())),
+                                .map(|&point| Circle::new(point, size(3.0), tint.filled())),
                         )
                         .map_err(fail)?;
                 }
-                chart.draw_series(LineSeries::new(points, tint.stroke_width(2)))
+                chart.draw_series(line.bars.iter().map(|&(x, low, high)| {
+                    ErrorBar::new_vertical(
+                        x,
+                        low.min(y_max),
+                        (low + high) / 2.0,
+                        high.min(y_max),
+                        tint.mix(0.7).stroke_width(size(1.0)),
+                        size(6.0),
+                    )
+                }))
+                .map_err(fail)?;
+                chart.draw_series(LineSeries::new(points, tint.stroke_width(width)))
             }
-            LineStyle::Ideal => {
-                chart.draw_series(DashedLineSeries::new(points, 3, 3, tint.stroke_width(1)))
-            }
-            LineStyle::AmdahlFit => {
-                chart.draw_series(DashedLineSeries::new(points, 10, 5, tint.stroke_width(1)))
-            }
-            LineStyle::UslFit => {
-                chart.draw_series(DashedLineSeries::new(points, 3, 6, tint.stroke_width(2)))
-            }
+            LineStyle::Ideal => chart.draw_series(DashedLineSeries::new(
+                points,
+                size(4.0),
+                size(4.0),
+                tint.stroke_width(size(1.0)),
+            )),
+            LineStyle::AmdahlFit => chart.draw_series(DashedLineSeries::new(
+                points,
+                size(12.0),
+                size(6.0),
+                tint.stroke_width(width),
+            )),
+            LineStyle::UslFit => chart.draw_series(DashedLineSeries::new(
+                points,
+                size(2.0),
+                size(5.0),
+                tint.stroke_width(width),
+            )),
         }
         .map_err(fail)?;
-        drawn
-            .label(line.label.clone())
-            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], legend_style));
+        let unit = size(1.0) as i32;
+        let (segments, stroke, dot) = swatch(line.style);
+        let pen = tint.stroke_width(stroke * unit as u32);
+        let dot_color = if dot { tint.filled() } else { WHITE.mix(0.0).filled() };
+        drawn.label(line.label.clone()).legend(move |(x, y)| {
+            // Inside a composed element, coordinates are offsets from its anchor.
+            let segment =
+                |(from, to): (i32, i32)| PathElement::new(vec![(from * unit, 0), (to * unit, 0)], pen);
+            EmptyElement::at((x, y))
+                + segment(segments[0])
+                + segment(segments[1])
+                + segment(segments[2])
+                + segment(segments[3])
+                + Circle::new((11 * unit, 0), 3 * unit as u32, dot_color)
+        });
     }
     chart
         .configure_series_labels()
         .position(match figure.legend {
             LegendCorner::UpperRight => SeriesLabelPosition::UpperRight,
             LegendCorner::LowerRight => SeriesLabelPosition::LowerRight,
+            LegendCorner::LowerLeft => SeriesLabelPosition::LowerLeft,
         })
-        .label_font((FONT, 12))
+        .label_font((FONT, size(14.0)))
+        .legend_area_size(size(30.0) as i32)
         .background_style(WHITE.mix(0.85))
         .border_style(RGBColor(200, 200, 200))
         .draw()
         .map_err(fail)?;
     Ok(())
+}
+
+/// The legend's picture of a line in the style it is drawn: solid with a dot, long dashes,
+/// dots, or thin short dashes for the ideal line. Four segments (from, to) in units of the
+/// legend's scale, a stroke width and whether the dot shows.
+fn swatch(style: LineStyle) -> ([(i32, i32); 4], u32, bool) {
+    match style {
+        LineStyle::Measured => ([(0, 6), (6, 12), (12, 18), (18, 22)], 2, true),
+        LineStyle::AmdahlFit => ([(0, 9), (13, 22), (22, 22), (22, 22)], 2, false),
+        LineStyle::UslFit => ([(0, 2), (6, 8), (12, 14), (18, 20)], 2, false),
+        LineStyle::Ideal => ([(0, 4), (8, 12), (16, 20), (20, 20)], 1, false),
+    }
 }
 
 /// Enough decimals for about three significant digits at the top of the axis.

@@ -3,39 +3,70 @@
 
 use anyhow::Result;
 
-use super::charts::{figures, render_svg};
-use super::tables::{Table, comparison_table, fits_table, levels_table, series_table};
+use super::charts::{HEIGHT, WIDTH, figures, render_svg};
+use super::tables::{
+    Table, comparison_table, fits_table, levels_table, provenance_table, series_table,
+};
 use crate::analysis::study::Analysis;
 
-const STYLE: &str = "body{font-family:sans-serif;max-width:1000px;margin:2em auto;color:#222}\
-table{border-collapse:collapse;margin:0.5em 0 1.5em}td,th{border:1px solid #ccc;padding:3px 8px;\
-text-align:right}td:first-child,th:first-child{text-align:left}th{background:#f3f3f3}\
-figure{margin:1em 0}figcaption{color:#555;font-size:0.9em}.warn{color:#a33}";
+/// Readable from a 700 px window to a 1920 px screen; printed, one figure per page, tables
+/// whole and every collapsed section open.
+const STYLE: &str = "body{font-family:sans-serif;max-width:1200px;margin:1.5em auto;padding:0 1em;\
+color:#222;line-height:1.4}\
+table{border-collapse:collapse;margin:0.5em 0 1.5em;font-size:0.9em}td,th{border:1px solid #ccc;\
+padding:3px 8px;text-align:right}td:first-child,th:first-child{text-align:left}th{background:#f3f3f3}\
+.wide{overflow-x:auto}figure{margin:1em 0}figure svg{width:100%;height:auto;display:block}\
+figcaption{color:#555;font-size:0.9em}.warn{color:#a33}.summary{font-size:1.05em;\
+background:#f6f8fa;border-left:4px solid #1f77b4;padding:0.6em 1em}code{font-size:0.9em;\
+word-break:break-all}\
+@media print{body{max-width:none;margin:0}figure{break-after:page;break-inside:avoid}\
+table,tr{break-inside:avoid}.wide{overflow:visible}details>*{display:block}\
+details::details-content{content-visibility:visible;display:block}summary{list-style:none}}";
 
 pub fn render(analysis: &Analysis) -> Result<String> {
-    let mut body = String::from("<h1>corescale report</h1>\n");
-    body.push_str(&format!(
-        "<p>Series: {}.</p>\n",
-        analysis
-            .series
+    let names: Vec<&str> = analysis.series.iter().map(|series| series.name()).collect();
+    let title = format!("corescale report: {}", names.join(", "));
+    let mut body = format!("<h1>{}</h1>\n", escape(&title));
+    if !analysis.findings.is_empty() {
+        // The headline: the comparisons and the first series' verdict.
+        let headline: Vec<&str> = analysis
+            .findings
             .iter()
-            .map(|series| format!(
-                "{} (<code>{}</code>)",
+            .take(SUMMARY_FINDINGS)
+            .map(String::as_str)
+            .collect();
+        body.push_str(&format!(
+            "<p class=\"summary\">{}</p>\n",
+            escape(&headline.join(" "))
+        ));
+    }
+    body.push_str(&html_table(&provenance_table(analysis)));
+    let commands: String = analysis
+        .series
+        .iter()
+        .filter_map(|series| {
+            let command = series.series.provenance.command_line.as_ref()?;
+            Some(format!(
+                "<p>{}: <code>{}</code></p>",
                 escape(series.name()),
-                escape(&series.series.source)
+                escape(command)
             ))
-            .collect::<Vec<_>>()
-            .join(", ")
-    ));
+        })
+        .collect();
+    if !commands.is_empty() {
+        body.push_str(&format!(
+            "<details><summary>Command lines</summary>{commands}</details>\n"
+        ));
+    }
     body.push_str(&list("Findings", &analysis.findings, ""));
     body.push_str(&list("Warnings", &analysis.warnings, " class=\"warn\""));
     for figure in figures(analysis) {
         let svg = render_svg(&figure)?;
         body.push_str(&format!(
-            "<figure id=\"{}\">{}<figcaption>{}. Dashed verticals mark each series' physical-core (P) and logical-CPU (L) counts.</figcaption></figure>\n",
+            "<figure id=\"{}\">{}<figcaption>{}.</figcaption></figure>\n",
             figure.slug,
             strip_xml_declaration(&svg),
-            escape(&figure.title)
+            escape(&figure.caption)
         ));
     }
     body.push_str(&html_table(&series_table(analysis)));
@@ -51,9 +82,13 @@ pub fn render(analysis: &Analysis) -> Result<String> {
         ));
     }
     Ok(format!(
-        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>corescale report</title><style>{STYLE}</style></head>\n<body>\n{body}</body></html>\n"
+        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><meta name=\"viewport\" content=\"width=device-width, initial-scale=1\"><title>{}</title><style>{STYLE}</style></head>\n<body>\n{body}</body></html>\n",
+        escape(&title)
     ))
 }
+
+/// Findings quoted in the summary paragraph under the title.
+const SUMMARY_FINDINGS: usize = 3;
 
 fn list(title: &str, items: &[String], class: &str) -> String {
     if items.is_empty() {
@@ -79,17 +114,21 @@ fn html_table(table: &Table) -> String {
     };
     let rows: String = table.rows.iter().map(|cells| row("td", cells)).collect();
     format!(
-        "<h2>{}</h2><table>{}{rows}</table>\n",
+        "<h2>{}</h2><div class=\"wide\"><table>{}{rows}</table></div>\n",
         escape(&table.title),
         row("th", &table.headers)
     )
 }
 
-fn strip_xml_declaration(svg: &str) -> &str {
-    match svg.find("<svg") {
+/// The SVG without its XML declaration, and scaled by its viewBox to the page's width rather
+/// than fixed in pixels.
+fn strip_xml_declaration(svg: &str) -> String {
+    let svg = match svg.find("<svg") {
         Some(start) => &svg[start..],
         None => svg,
-    }
+    };
+    let fixed = format!("width=\"{WIDTH}\" height=\"{HEIGHT}\"");
+    svg.replacen(&fixed, "width=\"100%\" preserveAspectRatio=\"xMidYMid meet\"", 1)
 }
 
 pub fn escape(text: &str) -> String {

@@ -1,7 +1,7 @@
 //! The analysis as tables of text cells, built once and rendered as terminal text, Markdown or
 //! HTML by the format's own renderer.
 
-use super::units::optional;
+use super::units::{bytes, optional};
 use crate::analysis::compare::{BandRatio, Comparison};
 use crate::analysis::findings::significant;
 use crate::analysis::fit::{Fit, Model};
@@ -21,6 +21,80 @@ fn cells<const N: usize>(values: [&str; N]) -> Vec<String> {
 
 fn percent(value: f64) -> String {
     format!("{:.0}%", 100.0 * value)
+}
+
+/// One row per series: where and how it was measured, as far as its file says.
+pub fn provenance_table(analysis: &Analysis) -> Table {
+    let rows = analysis
+        .series
+        .iter()
+        .map(|series| {
+            let known = &series.series.provenance;
+            let text = |value: &Option<String>| value.clone().unwrap_or_else(|| "-".into());
+            let layout = match (
+                known.sockets,
+                series.series.physical_cores,
+                series.series.logical_cpus,
+            ) {
+                (Some(sockets), Some(physical), Some(logical)) if sockets > 0 && physical > 0 => {
+                    format!(
+                        "{sockets} x {} x {}",
+                        physical / sockets,
+                        logical / physical
+                    )
+                }
+                (None, Some(physical), Some(logical)) => format!("{physical}/{logical} (given)"),
+                _ => "-".into(),
+            };
+            let tool = known.version.clone().unwrap_or_else(|| {
+                if series.series.job.tool.is_empty() {
+                    "-".into()
+                } else {
+                    series.series.job.tool.clone()
+                }
+            });
+            vec![
+                series.name().to_string(),
+                series.series.source.clone(),
+                text(&known.hostname),
+                text(&known.cpu_model),
+                layout,
+                known.memory_bytes.map_or("-".into(), bytes),
+                text(&known.kernel),
+                text(&known.hypervisor),
+                known
+                    .started_at
+                    .as_deref()
+                    .map_or("-".into(), |date| date.replace('T', " ").replace('Z', " UTC")),
+                tool,
+                known
+                    .workload
+                    .clone()
+                    .unwrap_or_else(|| series.series.job.describe()),
+                text(&known.pinning),
+                text(&known.verdict),
+            ]
+        })
+        .collect();
+    Table {
+        title: "Provenance".to_string(),
+        headers: cells([
+            "series",
+            "file",
+            "host",
+            "CPU",
+            "sockets x cores x threads",
+            "memory",
+            "kernel",
+            "hypervisor",
+            "run started",
+            "tool",
+            "workload",
+            "pinning",
+            "verdict",
+        ]),
+        rows,
+    }
 }
 
 /// One row per series: where it bends and saturates.

@@ -7,7 +7,8 @@ use std::path::Path;
 use anyhow::{Context, Result, bail};
 
 use super::{RunDocument, RunMode, SCHEMA};
-use crate::analysis::series::{Job, Measure, Point, Series};
+use crate::analysis::series::{Job, Measure, Point, Provenance, Series};
+use crate::workload::db::target::redact_argument;
 use crate::host::interference::Verdict;
 
 /// Text longer than this is cut when quoted in a message.
@@ -222,6 +223,17 @@ fn from_document(path: &Path, text: &str) -> Result<Series> {
                 })
                 .unwrap_or_default(),
             precision_reached: level.precision_reached,
+            spread: match measure {
+                Measure::JobTime => Some((
+                    level.summary.job_time_s.min,
+                    level.summary.job_time_s.max,
+                )),
+                Measure::Rate { .. } if figure("db_lio_per_s").is_none() => {
+                    batch_rate_range(&level.samples)
+                }
+                Measure::Rate { .. } => None,
+            }
+            .filter(|(low, high)| low.is_finite() && high.is_finite() && low <= high),
         });
     }
     let topology = &document.host.topology;
@@ -243,8 +255,70 @@ fn from_document(path: &Path, text: &str) -> Result<Series> {
         complete: document.complete,
         cost: None,
         left_out: Vec::new(),
+        provenance: provenance(&document, &job),
         job,
     })
+}
+
+/// The smallest and largest total rate of the level's batches.
+fn batch_rate_range(samples: &[super::Sample]) -> Option<(f64, f64)> {
+    let mut totals: std::collections::BTreeMap<u32, f64> = std::collections::BTreeMap::new();
+    for sample in samples.iter().filter(|sample| sample.wall_s > 0.0) {
+        *totals.entry(sample.batch).or_default() += sample.ops as f64 / sample.wall_s;
+    }
+    let low = totals.values().copied().reduce(f64::min)?;
+    let high = totals.values().copied().reduce(f64::max)?;
+    Some((low, high))
+}
+
+/// What the run document says about where and how it ran; every text shown escaped of
+/// control characters, and the command line's passwords hidden again (the file may come
+/// from anywhere).
+fn provenance(document: &RunDocument, job: &Job) -> Provenance {
+    let topology = &document.host.topology;
+    let judged: Vec<&Verdict> = document
+        .levels
+        .iter()
+        .filter_map(|level| level.interference.as_ref().map(|judged| &judged.verdict))
+        .collect();
+    let disturbed = judged
+        .iter()
+        .filter(|verdict| ***verdict == Verdict::Disturbed)
+        .count();
+    Provenance {
+        hostname: Some(printable(&document.host.hostname)),
+        cpu_model: topology.model_name.as_deref().map(printable),
+        sockets: Some(topology.sockets),
+        memory_bytes: document.host.memory.as_ref().map(|memory| memory.total_bytes),
+        kernel: document.host.kernel.as_deref().map(printable),
+        hypervisor: Some(
+            topology
+                .hypervisor
+                .as_deref()
+                .map_or_else(|| "bare metal".to_string(), printable),
+        ),
+        started_at: Some(document.started_at.to_rfc3339_opts(chrono::SecondsFormat::Secs, true)),
+        version: Some(format!(
+            "{} {}",
+            printable(&document.tool.name),
+            printable(&document.tool.version)
+        )),
+        workload: Some(job.describe()),
+        pinning: Some(format!("{:?}", document.settings.pin).to_lowercase()),
+        verdict: Some(match (judged.len(), disturbed) {
+            (0, _) => "not judged".to_string(),
+            (_, 0) => "clean".to_string(),
+            (count, disturbed) => format!("disturbed at {disturbed} of {count} levels"),
+        }),
+        command_line: Some(
+            document
+                .command_line
+                .iter()
+                .map(|argument| printable(&redact_argument(argument)))
+                .collect::<Vec<_>>()
+                .join(" "),
+        ),
+    }
 }
 
 /// The CSV layouts, told apart by their header.
@@ -385,13 +459,16 @@ fn from_csv(path: &Path, text: &str, stem: &str) -> Result<Series> {
             "the measurement",
             &at(value_column),
         )?;
-        let cv = match layout {
-            CsvLayout::Rate(_) => None,
+        let (cv, spread) = match layout {
+            CsvLayout::Rate(_) => (None, None),
             _ => {
                 let (mean, stdev) = (number(2)?, number(3)?);
                 let mean = in_range(mean, &RAW, "the mean job time", &at(2))?;
                 let stdev = in_range(stdev, &(0.0..=f64::MAX), "the stdev", &at(3))?;
-                Some(in_range(stdev / mean, &CV, "stdev / mean", &at(3))?)
+                (
+                    Some(in_range(stdev / mean, &CV, "stdev / mean", &at(3))?),
+                    Some(((raw - stdev).max(raw * 0.01), raw + stdev)),
+                )
             }
         };
         // corescale's own columns: empty when unknown, else a number within its range.
@@ -408,6 +485,7 @@ fn from_csv(path: &Path, text: &str, stem: &str) -> Result<Series> {
             workers,
             raw,
             cv: optional(extra.cv, &CV, "the CV")?.or(cv),
+            spread,
             cpu_fraction: optional(extra.cpu_fraction, &CPU_FRACTION, "the on-CPU fraction")?,
             steal_pct: optional(extra.steal_pct, &PERCENT, "steal %")?,
             disturbed: extra
@@ -445,6 +523,7 @@ fn from_csv(path: &Path, text: &str, stem: &str) -> Result<Series> {
         cost: None,
         left_out: Vec::new(),
         job,
+        provenance: Provenance::default(),
     })
 }
 
