@@ -147,8 +147,7 @@ fn knees_land_on_the_physical_core_counts() {
     let analysis = analysis_json(&[]);
     let series = analysis["series"].as_array().unwrap();
     for (index, cores) in [20, 8, 16].into_iter().enumerate() {
-        let knee = series[index]["knee"]["workers"].as_i64().unwrap();
-        assert!((knee - cores).abs() <= 1, "knee {knee}, cores {cores}");
+        assert_eq!(series[index]["knee"]["workers"], cores);
     }
     // RAC52 loses about a fifth of its per-worker speed before the knee: 65.77 / 84.41 - 1.
     close(&series[0]["knee"]["droop"], 65.77 / 84.41 - 1.0);
@@ -354,37 +353,70 @@ fn the_html_page_is_self_contained_and_holds_the_four_figures() {
         .select(&select("figure"))
         .map(|figure| figure.value().attr("id").unwrap().to_string())
         .collect();
+    // The four figures of seed 000, and the speed ratio of the servers compared.
     assert_eq!(
         figures,
-        ["fig1_raw", "fig2_speed", "fig3_capacity", "fig4_speedup"]
+        [
+            "fig1_raw",
+            "fig2_speed",
+            "fig3_capacity",
+            "fig4_speedup",
+            "fig5_ratio"
+        ]
     );
-    assert_eq!(page.select(&select("figure svg")).count(), 4);
+    assert_eq!(page.select(&select("figure svg")).count(), 5);
+    // Scaled by the page, not fixed in pixels.
+    for svg in page.select(&select("figure svg")) {
+        assert_eq!(svg.value().attr("width"), Some("100%"));
+        assert!(svg.value().attr("viewBox").is_some());
+    }
     assert_eq!(page.select(&select("script, link, img, iframe")).count(), 0);
     assert!(!text.contains("http://") || text.matches("http://").all(|_| text.contains("xmlns")));
     assert!(!text.contains("https://"));
-    // Dashed P and L markers and the recommended fits (over the range fitted) are drawn;
-    // RAC52 has none that describes its levels, so none is drawn for it.
+    // Dashed P and L markers named after their series, and the recommended fits (over the
+    // range fitted); RAC52 has no fit that describes its levels, so none is drawn for it.
     let speedup = page.select(&select("#fig4_speedup")).next().unwrap();
     let labels: Vec<String> = speedup
         .select(&select("text"))
         .map(|text| text.text().collect::<String>().trim().to_string())
         .collect();
-    assert!(!labels.iter().any(|text| text.starts_with("RAC52 ")));
+    assert!(
+        !labels
+            .iter()
+            .any(|text| text.starts_with("RAC52 ") && text.contains("fit"))
+    );
     for label in [
         "RAC55 Amdahl fit, 1..16",
         "RAC54 USL fit, 1..8",
         "ideal (linear)",
-        "P",
-        "L",
+        "RAC52 P=20",
+        "RAC52 L=40",
+        "RAC54 P=8",
+        "RAC54 L=16",
+        "RAC55 P=16",
+        "RAC55 L=32",
     ] {
         assert!(
             labels.iter().any(|text| text == label),
             "no '{label}' in {labels:?}"
         );
     }
-    // One P and one L marker per series.
-    assert_eq!(labels.iter().filter(|text| *text == "P").count(), 3);
-    assert!(text.contains("RAC55 is 2.59x faster per worker than RAC52"));
+    // The provenance of each series, and the headline under the title.
+    let provenance: Vec<String> = page
+        .select(&select("table"))
+        .next()
+        .unwrap()
+        .select(&select("td:first-child"))
+        .map(|cell| cell.text().collect())
+        .collect();
+    assert_eq!(provenance, ["RAC52", "RAC54", "RAC55"]);
+    let summary: String = page
+        .select(&select("p.summary"))
+        .next()
+        .unwrap()
+        .text()
+        .collect();
+    assert!(summary.starts_with("RAC55 is 2.59x faster per worker than RAC52"));
 }
 
 #[test]

@@ -21,7 +21,8 @@ pub struct Comparison {
     /// Ratios in `rows` are relative to this series (the first given).
     pub baseline: String,
     pub rows: Vec<ComparisonRow>,
-    /// Series names by capacity at saturation, largest first.
+    /// Series names by capacity at saturation, largest first; when any is censored (its
+    /// capacity only a lower bound), by capacity at the largest load all of them measured.
     pub ranking: Vec<String>,
     /// The leader (first in the ranking) against each other series: what the findings say.
     pub leader_against: Vec<Versus>,
@@ -72,13 +73,21 @@ pub struct Versus {
     pub high_load: Option<BandRatio>,
     /// When either side's saturation is censored: the ratios at the largest load both measured.
     pub common_load: Option<LoadRatio>,
-    /// The speed ratio at low load (else single-threaded) lies within the noise of 1: the two
-    /// are not ranked by speed.
+    /// The speed ratios at low load (median, smallest and largest; else the single-thread
+    /// ratio) all lie within the noise of 1: the two are called similar, not faster or slower.
     #[serde(default)]
     pub similar_speed: bool,
-    /// The capacity ratio lies within the noise of 1.
+    /// At low load the ratio's median is within the noise of 1 but its ends are not: one is
+    /// faster at some loads, the other at others.
+    #[serde(default)]
+    pub speed_crosses: bool,
+    /// The capacity ratio lies within the noise of 1 (never said of a censored capacity).
     #[serde(default)]
     pub similar_capacity: bool,
+    /// Ratios closer to 1 than this (as a fraction) are within the noise of the two series:
+    /// 2 x their combined jitter.
+    #[serde(default)]
+    pub noise_margin: f64,
 }
 
 /// Ratios at one worker count.
@@ -98,6 +107,9 @@ pub struct BandRatio {
     pub speed_ratio: f64,
     pub speed_ratio_min: f64,
     pub speed_ratio_max: f64,
+    /// Where the smallest and the largest ratio were measured.
+    pub min_workers: usize,
+    pub max_workers: usize,
 }
 
 pub fn compare(group: &[&SeriesAnalysis]) -> Comparison {
@@ -140,12 +152,7 @@ pub fn compare(group: &[&SeriesAnalysis]) -> Comparison {
             }
         })
         .collect();
-    let mut ranked: Vec<usize> = (0..rows.len()).collect();
-    ranked.sort_by(|&a, &b| {
-        rows[b]
-            .capacity_at_saturation
-            .total_cmp(&rows[a].capacity_at_saturation)
-    });
+    let ranked = rank(group, &rows);
     let leader = ranked[0];
     Comparison {
         unit: group[0].capacity_unit.clone(),
@@ -160,6 +167,35 @@ pub fn compare(group: &[&SeriesAnalysis]) -> Comparison {
             .collect(),
         rows,
     }
+}
+
+/// Indices by plateau capacity, largest first, or, when a plateau is only a lower bound, by
+/// capacity at the largest load every series measured (if there is one).
+fn rank(group: &[&SeriesAnalysis], rows: &[ComparisonRow]) -> Vec<usize> {
+    let mut ranked: Vec<usize> = (0..rows.len()).collect();
+    let common = group
+        .iter()
+        .map(|series| {
+            series
+                .levels
+                .iter()
+                .map(|level| level.workers)
+                .collect::<Vec<_>>()
+        })
+        .reduce(|mut shared, workers| {
+            shared.retain(|n| workers.binary_search(n).is_ok());
+            shared
+        })
+        .and_then(|shared| shared.last().copied());
+    let key: Vec<f64> = match common {
+        Some(load) if rows.iter().any(|row| row.saturation_censored) => group
+            .iter()
+            .map(|series| series.level(load).map_or(0.0, |level| level.capacity))
+            .collect(),
+        _ => rows.iter().map(|row| row.capacity_at_saturation).collect(),
+    };
+    ranked.sort_by(|&a, &b| key[b].total_cmp(&key[a]));
+    ranked
 }
 
 /// A series' own figures that comparisons divide.
@@ -228,18 +264,24 @@ fn versus(
     };
     let margin = 2.0 * noise(series).hypot(noise(other));
     let within = |ratio: f64| ratio.ln().abs() <= margin;
+    let (similar_speed, speed_crosses) = match (&low_load, single_thread_ratio) {
+        (Some(band), _) if within(band.speed_ratio) => {
+            let ends = within(band.speed_ratio_min) && within(band.speed_ratio_max);
+            (ends, !ends)
+        }
+        (Some(_), _) => (false, false),
+        (None, Some(single)) => (within(single), false),
+        (None, None) => (false, false),
+    };
+    let censored = own.censored || theirs.censored;
     Versus {
         series: series.name().to_string(),
         against: other.name().to_string(),
-        similar_speed: low_load
-            .as_ref()
-            .map(|band| band.speed_ratio)
-            .or(single_thread_ratio)
-            .is_some_and(within),
-        similar_capacity: within(capacity_ratio),
-        common_load: (own.censored || theirs.censored)
-            .then(|| by_load.last().cloned())
-            .flatten(),
+        similar_speed,
+        speed_crosses,
+        similar_capacity: !censored && within(capacity_ratio),
+        noise_margin: margin,
+        common_load: censored.then(|| by_load.last().cloned()).flatten(),
         single_thread_ratio,
         capacity_ratio,
         low_load,
@@ -256,19 +298,29 @@ fn noise(series: &SeriesAnalysis) -> f64 {
         .map_or(QUIET_NOISE, |noise| noise.jitter.max(QUIET_NOISE / 2.0))
 }
 
+/// Ratios at every worker count both measured: one pass over the two sorted level lists.
 fn by_load(series: &SeriesAnalysis, base: &SeriesAnalysis) -> Vec<LoadRatio> {
-    series
-        .levels
-        .iter()
-        .filter_map(|level| {
-            let other = base.level(level.workers)?;
-            (other.speed > 0.0 && other.capacity > 0.0).then(|| LoadRatio {
+    let mut ratios = Vec::new();
+    let mut others = base.levels.iter().peekable();
+    for level in &series.levels {
+        while others
+            .peek()
+            .is_some_and(|other| other.workers < level.workers)
+        {
+            others.next();
+        }
+        if let Some(other) = others.peek().filter(|other| other.workers == level.workers)
+            && other.speed > 0.0
+            && other.capacity > 0.0
+        {
+            ratios.push(LoadRatio {
                 workers: level.workers,
                 speed_ratio: level.speed / other.speed,
                 capacity_ratio: level.capacity / other.capacity,
-            })
-        })
-        .collect()
+            });
+        }
+    }
+    ratios
 }
 
 /// The median speed ratio over the levels from `from` to `to` workers, with its spread; none
@@ -282,13 +334,21 @@ fn summarise(by_load: &[LoadRatio], from: usize, to: usize) -> Option<BandRatio>
         return None;
     }
     let speeds: Vec<f64> = ratios.iter().map(|ratio| ratio.speed_ratio).collect();
+    let lowest = ratios
+        .iter()
+        .min_by(|a, b| a.speed_ratio.total_cmp(&b.speed_ratio))?;
+    let highest = ratios
+        .iter()
+        .max_by(|a, b| a.speed_ratio.total_cmp(&b.speed_ratio))?;
     Some(BandRatio {
         from_workers: ratios.first()?.workers,
         to_workers: ratios.last()?.workers,
         levels: ratios.len(),
         speed_ratio: median(&speeds),
-        speed_ratio_min: speeds.iter().copied().fold(f64::MAX, f64::min),
-        speed_ratio_max: speeds.iter().copied().fold(f64::MIN, f64::max),
+        speed_ratio_min: lowest.speed_ratio,
+        speed_ratio_max: highest.speed_ratio,
+        min_workers: lowest.workers,
+        max_workers: highest.workers,
     })
 }
 

@@ -43,30 +43,37 @@ fn leader_versus(versus: &Versus, leader: &ComparisonRow, other: &ComparisonRow)
         _ => String::new(),
     };
     let capacity = versus.capacity_ratio;
-    let capacity_text = if versus.similar_capacity {
-        format!(
+    let at_common = versus
+        .common_load
+        .as_ref()
+        .map_or_else(String::new, |common| {
+            format!(
+                "; at {}, the largest load both measured, {:.2}x",
+                workers_text(common.workers),
+                common.capacity_ratio
+            )
+        });
+    // A censored capacity is a lower bound: the ratio is one too when it is the leader's,
+    // an upper bound when it is the other's, and unbounded either way when both are.
+    let capacity_text = match (leader.saturation_censored, other.saturation_censored) {
+        (false, false) if versus.similar_capacity => format!(
             "the two have similar capacity at saturation ({capacity:.2}x, within the noise){cores}"
-        )
-    } else if leader.saturation_censored || other.saturation_censored {
-        let at_common = versus
-            .common_load
-            .as_ref()
-            .map_or_else(String::new, |common| {
-                format!(
-                    "; at {}, the largest load both measured, {:.2}x",
-                    workers_text(common.workers),
-                    common.capacity_ratio
-                )
-            });
-        format!(
-            "{} has at least {capacity:.2}x the capacity of {} at saturation as measured (one of them was still rising at its last level){at_common}{cores}",
-            leader.name, other.name
-        )
-    } else {
-        format!(
+        ),
+        (false, false) => format!(
             "{} has {capacity:.2}x the capacity of {} at saturation{cores}",
             leader.name, other.name
-        )
+        ),
+        (true, false) => format!(
+            "{} has at least {capacity:.2}x the capacity of {} at saturation ({} was still rising at its last level){at_common}{cores}",
+            leader.name, other.name, leader.name
+        ),
+        (false, true) => format!(
+            "{} has at most {capacity:.2}x the capacity of {} at saturation ({} was still rising at its last level){at_common}{cores}",
+            leader.name, other.name, other.name
+        ),
+        (true, true) => format!(
+            "both were still rising at their last levels, so their capacities at saturation cannot be compared{at_common}{cores}"
+        ),
     };
     format!("{}; {capacity_text}.", speed_clause(versus))
 }
@@ -76,6 +83,19 @@ fn speed_clause(versus: &Versus) -> String {
     let (leader, other) = (&versus.series, &versus.against);
     let single = versus.single_thread_ratio;
     let low = versus.low_load.as_ref();
+    if versus.speed_crosses
+        && let Some(low) = low
+    {
+        let (at_low, at_high) = (low.speed_ratio_min, low.speed_ratio_max);
+        return format!(
+            "{leader} and {other} trade places per worker up to {}: {other} is {:.2}x faster at {} workers, {leader} {:.2}x faster at {}",
+            workers_text(low.to_workers),
+            1.0 / at_low,
+            low.min_workers,
+            at_high,
+            low.max_workers
+        );
+    }
     if versus.similar_speed {
         return match low {
             Some(low) => format!(
@@ -117,7 +137,7 @@ fn speed_clause(versus: &Versus) -> String {
                 1.0 / at_high
             )
         } else {
-            let trend = if (at_high / factor - 1.0).abs() < 0.05 {
+            let trend = if (at_high / factor).ln().abs() <= versus.noise_margin {
                 "holds at"
             } else if at_high < factor {
                 "narrows to"

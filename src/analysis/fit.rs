@@ -54,6 +54,9 @@ pub struct Fit {
     /// Runs of equal residual signs, and the number expected of random residuals.
     pub residual_runs: usize,
     pub expected_runs: f64,
+    /// How many standard deviations the runs lie from the expected number (Wald-Wolfowitz,
+    /// over the residuals with a sign); judged from 8 of them on.
+    pub runs_z: Option<f64>,
     pub durbin_watson: f64,
     /// Whether the fit describes the data: residuals without long same-sign stretches, and
     /// no measured speedup beyond the model's own limit. An inadequate fit is neither drawn
@@ -123,15 +126,15 @@ pub fn fit(model: Model, points: &[(usize, f64)]) -> Option<Fit> {
         if !report.termination.was_successful() {
             return None;
         }
-        let below: Vec<usize> = free
+        // One coefficient at a time, sigma first: with it at 0, kappa may come out positive.
+        let Some(below) = free
             .iter()
             .copied()
-            .filter(|&index| index > 0 && problem.coefficients[index] < 0.0)
-            .collect();
-        if below.is_empty() {
+            .find(|&index| index > 0 && problem.coefficients[index] < 0.0)
+        else {
             break problem;
-        }
-        free.retain(|index| !below.contains(index));
+        };
+        free.retain(|&index| index != below);
     };
     Some(describe(model, points, &problem))
 }
@@ -157,7 +160,7 @@ fn describe(model: Model, points: &[(usize, f64)], problem: &CapacityProblem) ->
         .map(|&(workers, _)| workers)
         .max()
         .unwrap_or(1);
-    let (runs, expected) = sign_runs(residuals.as_slice(), mean);
+    let (runs, expected, runs_z) = sign_runs(residuals.as_slice(), mean);
     let mut fit = Fit {
         model,
         lambda,
@@ -179,6 +182,7 @@ fn describe(model: Model, points: &[(usize, f64)], problem: &CapacityProblem) ->
         lambda_vs_first_level: lambda / (first_capacity / n_min as f64),
         residual_runs: runs,
         expected_runs: expected,
+        runs_z,
         durbin_watson: durbin_watson(residuals.as_slice()),
         adequate: true,
         inadequate_because: None,
@@ -192,16 +196,11 @@ fn describe(model: Model, points: &[(usize, f64)], problem: &CapacityProblem) ->
 
 /// Sets `adequate` and the supported limit; see [`Fit`].
 fn judge(fit: &mut Fit, points: &[(usize, f64)]) {
-    let runs_deviation = (fit.levels >= RUNS_MIN_LEVELS && fit.expected_runs > 2.0).then(|| {
-        let count = fit.levels as f64;
-        let variance = (fit.expected_runs - 1.0) * (fit.expected_runs - 2.0) / (count - 1.0);
-        (fit.residual_runs as f64 - fit.expected_runs) / variance.sqrt()
-    });
     let largest_speedup = points
         .iter()
         .map(|&(_, capacity)| capacity / fit.lambda)
         .fold(0.0, f64::max);
-    if runs_deviation.is_some_and(|z| z < RUNS_Z) {
+    if fit.runs_z.is_some_and(|z| z < RUNS_Z) {
         fit.adequate = false;
         fit.inadequate_because = Some(format!(
             "{} runs of residual signs over {} levels, {:.0} expected of noise",
@@ -213,6 +212,16 @@ fn judge(fit: &mut Fit, points: &[(usize, f64)]) {
             "measured speedup {largest_speedup:.1} beyond the model's own limit {:.1}",
             1.0 / fit.sigma
         ));
+    }
+    if fit.adequate
+        && let Some(reason) = usl_peak_unseen(fit, points)
+    {
+        fit.adequate = false;
+        fit.inadequate_because = Some(reason);
+    }
+    if !fit.adequate {
+        fit.limit_withheld = Some("the fit does not follow the data: no limit".to_string());
+        return;
     }
     let reach = fit.n_max as f64;
     match fit.model {
@@ -263,21 +272,61 @@ fn judge(fit: &mut Fit, points: &[(usize, f64)]) {
     }
 }
 
+/// A USL curve whose peak lies inside the measured range must see capacity fall after it:
+/// when the curve falls by more than 2% from its peak to the last level but the measurements
+/// fall less than half as much, the model's own limit contradicts the data.
+fn usl_peak_unseen(fit: &Fit, points: &[(usize, f64)]) -> Option<String> {
+    if fit.model != Model::Usl || fit.kappa <= 0.0 || fit.sigma >= 1.0 {
+        return None;
+    }
+    let peak = ((1.0 - fit.sigma) / fit.kappa).sqrt();
+    let last = fit.n_max as f64;
+    if peak >= last {
+        return None;
+    }
+    let model_fall = 1.0 - fit.capacity(last) / fit.capacity(peak);
+    let after: Vec<(usize, f64)> = points
+        .iter()
+        .copied()
+        .filter(|&(workers, _)| workers as f64 >= peak.floor())
+        .collect();
+    let highest = after
+        .iter()
+        .map(|&(_, capacity)| capacity)
+        .fold(0.0, f64::max);
+    let at_last = after.iter().max_by_key(|&&(workers, _)| workers)?.1;
+    let measured_fall = 1.0 - at_last / highest;
+    (model_fall > 0.02 && measured_fall < model_fall / 2.0).then(|| {
+        format!(
+            "the curve peaks near {peak:.0} workers and falls {:.0}% by {}, the measurements only {:.0}%",
+            100.0 * model_fall,
+            fit.n_max,
+            100.0 * measured_fall
+        )
+    })
+}
+
 /// Runs of equal sign among the residuals (those below 1e-9 of the mean capacity count as
-/// none), and the number expected if signs were random (Wald-Wolfowitz).
-fn sign_runs(residuals: &[f64], scale: f64) -> (usize, f64) {
+/// none), the number expected if signs were random, and the standard score of the runs
+/// (Wald-Wolfowitz), from `RUNS_MIN_LEVELS` signed residuals on.
+fn sign_runs(residuals: &[f64], scale: f64) -> (usize, f64, Option<f64>) {
     let signs: Vec<bool> = residuals
         .iter()
         .filter(|residual| residual.abs() > 1e-9 * scale.abs())
         .map(|residual| *residual > 0.0)
         .collect();
-    let runs = signs.windows(2).filter(|pair| pair[0] != pair[1]).count() + 1;
-    let positive = signs.iter().filter(|&&sign| sign).count() as f64;
-    let negative = signs.len() as f64 - positive;
     if signs.is_empty() {
-        return (0, 0.0);
+        return (0, 0.0, None);
     }
-    (runs, 2.0 * positive * negative / signs.len() as f64 + 1.0)
+    let runs = signs.windows(2).filter(|pair| pair[0] != pair[1]).count() + 1;
+    let count = signs.len() as f64;
+    let positive = signs.iter().filter(|&&sign| sign).count() as f64;
+    let negative = count - positive;
+    let expected = 2.0 * positive * negative / count + 1.0;
+    let variance = (expected - 1.0) * (expected - 2.0) / (count - 1.0);
+    let z = (signs.len() >= RUNS_MIN_LEVELS && variance > 0.0)
+        .then(|| (runs as f64 - expected) / variance.sqrt());
+    (runs, expected, z)
 }
 
 fn durbin_watson(residuals: &[f64]) -> f64 {

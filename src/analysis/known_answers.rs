@@ -333,7 +333,8 @@ fn servers_are_compared_across_the_load_range_not_at_one_worker() {
     );
     assert!(finding.contains("the gap narrows to 1."), "{finding}");
 
-    // The same server measured twice is similar, not ranked.
+    // The same server measured twice, past L = 32 so both reach their plateau, is similar.
+    let workers: Vec<usize> = (1..=40).collect();
     let first = named(
         rate_series(&b_capacity, &workers, 0.01, 1, Some((16, 32))),
         "first",
@@ -400,4 +401,92 @@ fn limits_the_data_cannot_support_are_not_given() {
     assert_eq!(usl.peak_workers, None, "{usl:?}");
     // Figure 4's curve starts on the measurement: lambda against the first level.
     assert!((usl.lambda_vs_first_level - 1.0).abs() < 1e-6);
+}
+
+#[test]
+fn a_ratio_over_a_censored_capacity_is_an_upper_bound() {
+    // A: flat at 16 from 16 to 40 workers. B: 1.2x A at every load, measured to 12 only.
+    let a = named(
+        job_time_series(smt_capacity(16.0, 17.0, 0.0), 40, 0.0, 0, None),
+        "A",
+    );
+    let b = named(
+        job_time_series(|n| 1.2 * smt_capacity(16.0, 17.0, 0.0)(n), 12, 0.0, 0, None),
+        "B",
+    );
+    let analysis = analyse(vec![a, b]);
+    let comparison = &analysis.comparisons[0];
+    // B's plateau is unknown; at 12, the largest load both measured, B is ahead.
+    assert_eq!(comparison.ranking, ["B", "A"]);
+    let finding = &analysis.findings[0];
+    assert!(finding.contains("B has at least"), "{finding}");
+    assert!(!finding.contains("similar capacity"), "{finding}");
+    // The other way round: A leads by plateau only when B is not censored.
+    let a = named(
+        job_time_series(smt_capacity(16.0, 17.0, 0.0), 40, 0.0, 0, None),
+        "A",
+    );
+    let b = named(
+        job_time_series(|n| 0.5 * smt_capacity(16.0, 17.0, 0.0)(n), 12, 0.0, 0, None),
+        "B",
+    );
+    let analysis = analyse(vec![a, b]);
+    let finding = &analysis.findings[0];
+    assert!(finding.contains("A has at most"), "{finding}");
+    assert!(
+        finding.contains("at 12 workers, the largest load both measured, 2.00x"),
+        "{finding}"
+    );
+}
+
+#[test]
+fn the_knee_of_a_capacity_that_flattens_is_found_in_capacity() {
+    // Capacity linear to 12, then a shallow line to 40: piecewise linear in capacity, curved
+    // in time per unit of work.
+    let capacity = |n: f64| {
+        if n <= 12.0 {
+            n
+        } else {
+            12.0 + 0.1 * (n - 12.0)
+        }
+    };
+    let series = job_time_series(capacity, 40, 0.0, 0, None);
+    assert_eq!(knee_of(series), Some(12));
+}
+
+#[test]
+fn series_that_trade_places_are_not_called_similar() {
+    // A is flat; B is 10% faster at one worker and droops 20% by 16 workers: the median
+    // ratio is near 1 but B leads at first and A at the end.
+    let workers: Vec<usize> = (1..=16).collect();
+    let a = named(rate_series(|n| n, &workers, 0.0, 0, Some((16, 32))), "A");
+    let b = named(
+        rate_series(
+            |n| n * 1.1 * (1.0 - 0.2 * (n - 1.0) / 15.0),
+            &workers,
+            0.0,
+            0,
+            Some((16, 32)),
+        ),
+        "B",
+    );
+    let analysis = analyse(vec![a, b]);
+    let versus = &analysis.comparisons[0].leader_against[0];
+    assert!(versus.speed_crosses && !versus.similar_speed, "{versus:?}");
+    assert!(
+        analysis.findings[0].contains("trade places per worker"),
+        "{}",
+        analysis.findings[0]
+    );
+}
+
+#[test]
+fn a_fit_that_does_not_follow_its_data_gives_no_limit() {
+    // Capacity linear to 16 then flat to 48: one USL curve over it has long residual runs.
+    let series = job_time_series(smt_capacity(16.0, 17.0, 0.0), 48, 0.0, 0, None);
+    let analysed = one(series);
+    let usl = analysed.fits.usl.as_ref().unwrap();
+    assert!(!usl.adequate, "{usl:?}");
+    assert_eq!((usl.peak_workers, usl.max_speedup), (None, None));
+    assert!(usl.limit_withheld.is_some());
 }

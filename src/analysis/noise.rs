@@ -24,8 +24,8 @@ pub struct Noise {
     /// The levels it was measured over: up to the knee, else the physical core count, else all.
     pub from_workers: usize,
     pub to_workers: usize,
-    /// Two levels of this series that differ by less than this (2 x jitter) are not
-    /// significantly different.
+    /// Two levels of this series that differ by less than this (2 x sqrt 2 x jitter: twice the
+    /// standard deviation of a difference of two levels) are not significantly different.
     pub significant_difference: f64,
 }
 
@@ -42,7 +42,7 @@ pub fn noise(series: &Series, until: Option<usize>) -> Option<Noise> {
         jitter,
         from_workers: points[0].0 as usize,
         to_workers: points[points.len() - 1].0 as usize,
-        significant_difference: 2.0 * jitter,
+        significant_difference: 2.0 * std::f64::consts::SQRT_2 * jitter,
     })
 }
 

@@ -47,8 +47,8 @@ pub struct Saturation {
     /// The noise band used, as a fraction: the CV measured at the largest capacity, else 2%,
     /// and at least three times the jitter of capacity from the knee on.
     pub band: f64,
-    /// Still rising at the last level measured (by more than the band over the last levels):
-    /// the capacity figures are lower bounds.
+    /// Still rising at the last level measured (by more than the band over the last two
+    /// steps): the capacity figures are lower bounds.
     pub censored: bool,
 }
 
@@ -142,11 +142,11 @@ fn bend(
         return None;
     }
     let slopes = chosen.slopes();
-    // A bend out of a steep fall (time per unit of work dropping faster than it rises after,
-    // as when the first level is an outlier) is a start-up effect, not the knee.
+    // A bend out of a steep fall of time per unit of work (dropping faster than it rises
+    // after, as when the first level is an outlier) is a start-up effect, not the knee.
     let position = (0..chosen.knots.len()).find(|&at| {
         let (before, after) = (sign * slopes[at], sign * slopes[at + 1]);
-        after > before && before >= -after.abs()
+        after > before && (sign < 0.0 || before >= -after.abs())
     })?;
     let log_error: f64 = x
         .iter()
@@ -207,6 +207,9 @@ fn refine(x: &[f64], y: &[f64], knot: usize, sign: f64) -> usize {
 /// where the plateau is: noise at low load says little about noise at saturation.
 pub fn saturation(series: &Series, knee: Option<usize>) -> Option<Saturation> {
     let points = &series.points;
+    if points.len() < 2 {
+        return None;
+    }
     let capacity: Vec<f64> = points.iter().map(|point| series.capacity(point)).collect();
     let (max_index, &max_capacity) = capacity
         .iter()
@@ -229,7 +232,7 @@ pub fn saturation(series: &Series, knee: Option<usize>) -> Option<Saturation> {
         .filter(|&index| smoothed[index] >= threshold)
         .map(|index| capacity[index])
         .collect();
-    let censored = still_rising(&smoothed, max_index, band);
+    let censored = still_rising(&smoothed, &capacity, band);
     let last = points.len() - 1;
     Some(Saturation {
         workers: points[if censored { last } else { start }].workers,
@@ -265,16 +268,29 @@ fn running_median(values: &[f64]) -> Vec<f64> {
         .collect()
 }
 
-/// The largest capacity is at the last level, and capacity (each level the median of it and
-/// its neighbours, so one lucky level does not decide) still rises by more than the band over
-/// the last three steps before it.
-fn still_rising(smoothed: &[f64], max_index: usize, band: f64) -> bool {
+/// The largest running-median capacity is at one of the last two levels (so a single lucky
+/// or unlucky level does not decide), the last level is within the band of the largest
+/// capacity (it did not clearly fall), and capacity rose by more than the band over the
+/// last two steps.
+fn still_rising(smoothed: &[f64], capacity: &[f64], band: f64) -> bool {
     let count = smoothed.len();
-    if count < 2 || max_index + 1 < count {
+    let largest = capacity.iter().copied().fold(f64::MIN, f64::max);
+    if capacity[count - 1] < largest * (1.0 - band) {
         return false;
     }
-    let (from, to) = if count >= 5 {
-        (smoothed[count - 5], smoothed[count - 2])
+    let top = smoothed
+        .iter()
+        .enumerate()
+        .reduce(|best, next| if next.1 >= best.1 { next } else { best })
+        .map_or(0, |(index, _)| index);
+    if count < 2 || top + 2 < count {
+        return false;
+    }
+    let (from, to) = if count >= 3 {
+        (
+            smoothed[count - 3],
+            smoothed[count - 2].max(smoothed[count - 1]),
+        )
     } else {
         (smoothed[0], smoothed[count - 1])
     };
@@ -329,8 +345,9 @@ mod tests {
     #[test]
     fn flat_then_linear_job_times_bend_at_the_core_count() {
         // 4 cores, 8 threads: time flat to 4, then grows as workers share cores; SMT gives
-        // 25% more capacity at 8 (60*8/16 = 30 jobs/min against 60*4/10 = 24).
-        let series = job_time_series(&[10.0, 10.0, 10.0, 10.0, 11.5, 13.0, 14.5, 16.0, 18.5]);
+        // 25% more capacity at 8 (60*8/16 = 30 jobs/min against 60*4/10 = 24), and no more
+        // past it (29.2 and 29.1 jobs/min at 9 and 10).
+        let series = job_time_series(&[10.0, 10.0, 10.0, 10.0, 11.5, 13.0, 14.5, 16.0, 18.5, 20.6]);
         let knee = knee(&series).unwrap();
         assert_eq!(knee.workers, 4);
         assert!(knee.droop.abs() < 1e-9);

@@ -275,10 +275,12 @@ fn ratio_figure(
     suffix: &str,
 ) -> Option<Figure> {
     let names: Vec<&str> = members.iter().map(|(_, series)| series.name()).collect();
-    let comparison = analysis
-        .comparisons
-        .iter()
-        .find(|comparison| comparison.rows.iter().all(|row| names.contains(&row.name.as_str())))?;
+    let comparison = analysis.comparisons.iter().find(|comparison| {
+        comparison
+            .rows
+            .iter()
+            .all(|row| names.contains(&row.name.as_str()))
+    })?;
     let color_of = |name: &str| {
         members
             .iter()
@@ -315,7 +317,10 @@ fn ratio_figure(
     });
     Some(Figure {
         slug: format!("fig5_ratio{suffix}"),
-        title: format!("Figure 5 - speed per worker relative to {}", comparison.baseline),
+        title: format!(
+            "Figure 5 - speed per worker relative to {}",
+            comparison.baseline
+        ),
         caption: format!(
             "Each series' speed per worker over {}'s at the same load: above 1 is faster. Dashed verticals mark each series' P and L.",
             comparison.baseline
@@ -505,8 +510,8 @@ where
         .light_line_style(RGBColor(235, 235, 235))
         .draw()
         .map_err(fail)?;
-    let plot_width = (root.dim_in_pixel().0 as f64 - label_area_y as f64 - 2.0 * size(14.0) as f64)
-        .max(1.0);
+    let plot_width =
+        (root.dim_in_pixel().0 as f64 - label_area_y as f64 - 2.0 * size(14.0) as f64).max(1.0);
     let label_size = 13.0;
     let rows = label_rows(&figure.markers, x_max * 1.03, plot_width, label_size * 0.6);
     for (marker, row) in figure.markers.iter().zip(rows) {
@@ -545,17 +550,18 @@ where
                         )
                         .map_err(fail)?;
                 }
-                chart.draw_series(line.bars.iter().map(|&(x, low, high)| {
-                    ErrorBar::new_vertical(
-                        x,
-                        low.min(y_max),
-                        (low + high) / 2.0,
-                        high.min(y_max),
-                        tint.mix(0.7).stroke_width(size(1.0)),
-                        size(6.0),
-                    )
-                }))
-                .map_err(fail)?;
+                chart
+                    .draw_series(line.bars.iter().map(|&(x, low, high)| {
+                        ErrorBar::new_vertical(
+                            x,
+                            low.min(y_max),
+                            (low + high) / 2.0,
+                            high.min(y_max),
+                            tint.mix(0.7).stroke_width(size(1.0)),
+                            size(6.0),
+                        )
+                    }))
+                    .map_err(fail)?;
                 chart.draw_series(LineSeries::new(points, tint.stroke_width(width)))
             }
             LineStyle::Ideal => chart.draw_series(DashedLineSeries::new(
@@ -581,11 +587,16 @@ where
         let unit = size(1.0) as i32;
         let (segments, stroke, dot) = swatch(line.style);
         let pen = tint.stroke_width(stroke * unit as u32);
-        let dot_color = if dot { tint.filled() } else { WHITE.mix(0.0).filled() };
+        let dot_color = if dot {
+            tint.filled()
+        } else {
+            WHITE.mix(0.0).filled()
+        };
         drawn.label(line.label.clone()).legend(move |(x, y)| {
             // Inside a composed element, coordinates are offsets from its anchor.
-            let segment =
-                |(from, to): (i32, i32)| PathElement::new(vec![(from * unit, 0), (to * unit, 0)], pen);
+            let segment = |(from, to): (i32, i32)| {
+                PathElement::new(vec![(from * unit, 0), (to * unit, 0)], pen)
+            };
             EmptyElement::at((x, y))
                 + segment(segments[0])
                 + segment(segments[1])

@@ -128,7 +128,11 @@ fn strip_xml_declaration(svg: &str) -> String {
         None => svg,
     };
     let fixed = format!("width=\"{WIDTH}\" height=\"{HEIGHT}\"");
-    svg.replacen(&fixed, "width=\"100%\" preserveAspectRatio=\"xMidYMid meet\"", 1)
+    svg.replacen(
+        &fixed,
+        "width=\"100%\" preserveAspectRatio=\"xMidYMid meet\"",
+        1,
+    )
 }
 
 pub fn escape(text: &str) -> String {

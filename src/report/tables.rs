@@ -62,10 +62,9 @@ pub fn provenance_table(analysis: &Analysis) -> Table {
                 known.memory_bytes.map_or("-".into(), bytes),
                 text(&known.kernel),
                 text(&known.hypervisor),
-                known
-                    .started_at
-                    .as_deref()
-                    .map_or("-".into(), |date| date.replace('T', " ").replace('Z', " UTC")),
+                known.started_at.as_deref().map_or("-".into(), |date| {
+                    date.replace('T', " ").replace('Z', " UTC")
+                }),
                 tool,
                 known
                     .workload

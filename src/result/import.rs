@@ -8,8 +8,8 @@ use anyhow::{Context, Result, bail};
 
 use super::{RunDocument, RunMode, SCHEMA};
 use crate::analysis::series::{Job, Measure, Point, Provenance, Series};
-use crate::workload::db::target::redact_argument;
 use crate::host::interference::Verdict;
+use crate::workload::db::target::redact_argument;
 
 /// Text longer than this is cut when quoted in a message.
 const QUOTE_CHARS: usize = 80;
@@ -224,10 +224,9 @@ fn from_document(path: &Path, text: &str) -> Result<Series> {
                 .unwrap_or_default(),
             precision_reached: level.precision_reached,
             spread: match measure {
-                Measure::JobTime => Some((
-                    level.summary.job_time_s.min,
-                    level.summary.job_time_s.max,
-                )),
+                Measure::JobTime => {
+                    Some((level.summary.job_time_s.min, level.summary.job_time_s.max))
+                }
                 Measure::Rate { .. } if figure("db_lio_per_s").is_none() => {
                     batch_rate_range(&level.samples)
                 }
@@ -289,7 +288,11 @@ fn provenance(document: &RunDocument, job: &Job) -> Provenance {
         hostname: Some(printable(&document.host.hostname)),
         cpu_model: topology.model_name.as_deref().map(printable),
         sockets: Some(topology.sockets),
-        memory_bytes: document.host.memory.as_ref().map(|memory| memory.total_bytes),
+        memory_bytes: document
+            .host
+            .memory
+            .as_ref()
+            .map(|memory| memory.total_bytes),
         kernel: document.host.kernel.as_deref().map(printable),
         hypervisor: Some(
             topology
@@ -297,7 +300,11 @@ fn provenance(document: &RunDocument, job: &Job) -> Provenance {
                 .as_deref()
                 .map_or_else(|| "bare metal".to_string(), printable),
         ),
-        started_at: Some(document.started_at.to_rfc3339_opts(chrono::SecondsFormat::Secs, true)),
+        started_at: Some(
+            document
+                .started_at
+                .to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
+        ),
         version: Some(format!(
             "{} {}",
             printable(&document.tool.name),
