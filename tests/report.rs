@@ -436,9 +436,26 @@ fn png_and_markdown_are_written() {
         let bytes = std::fs::read(png.join(format!("{figure}.png"))).unwrap();
         assert_eq!(&bytes[..8], b"\x89PNG\r\n\x1a\n", "{figure} is a PNG");
         assert!(bytes.len() > 10_000, "{figure} has content");
+        // 1600 x 900, from the IHDR chunk.
+        let dimension = |at: usize| u32::from_be_bytes(bytes[at..at + 4].try_into().unwrap());
+        assert_eq!((dimension(16), dimension(20)), (1600, 900), "{figure}");
     }
     let text = std::fs::read_to_string(&markdown).unwrap();
     assert!(text.contains("## Findings"));
+    // The PNGs are linked from the Markdown, relative to it.
+    for figure in [
+        "fig1_raw",
+        "fig2_speed",
+        "fig3_capacity",
+        "fig4_speedup",
+        "fig5_ratio",
+    ] {
+        assert!(
+            text.contains(&format!("](figures/{figure}.png)")),
+            "{figure}: {text}"
+        );
+    }
+    assert!(text.contains("| RAC52 | "), "provenance: {text}");
     assert!(
         text.contains("| RAC55 | 2.05 | 2.25x | 2.59x (1..16) |"),
         "{text}"

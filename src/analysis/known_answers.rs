@@ -490,3 +490,21 @@ fn a_fit_that_does_not_follow_its_data_gives_no_limit() {
     assert_eq!((usl.peak_workers, usl.max_speedup), (None, None));
     assert!(usl.limit_withheld.is_some());
 }
+
+#[test]
+fn a_noisy_rate_series_bends_near_its_core_count() {
+    let workers: Vec<usize> = (1..=32).collect();
+    let curve = |noise: f64, seed: u64| {
+        rate_series(
+            smt_capacity(16.0, 32.0, 0.25),
+            &workers,
+            noise,
+            seed,
+            Some((16, 32)),
+        )
+    };
+    let (near, answers) = landing(16, 2, |seed| knee_of(curve(0.03, seed)));
+    assert!(near >= 19, "at 3%: {answers:?}");
+    let (near, answers) = landing(16, 2, |seed| knee_of(curve(0.06, seed)));
+    assert!(near >= 15, "at 6%: {answers:?}");
+}

@@ -92,12 +92,6 @@ fn write_outputs(args: &ReportArgs, analysis: &Analysis) -> Result<()> {
         text.push(b'\n');
         write_file(path, &text)?;
     }
-    if let Some(path) = &args.markdown {
-        write_file(path, markdown::render(analysis).as_bytes())?;
-    }
-    if let Some(path) = &args.html {
-        write_file(path, html::render(analysis)?.as_bytes())?;
-    }
     if let Some(directory) = &args.png {
         std::fs::create_dir_all(directory)
             .with_context(|| format!("cannot create '{}'", directory.display()))?;
@@ -105,7 +99,40 @@ fn write_outputs(args: &ReportArgs, analysis: &Analysis) -> Result<()> {
             render_png(&figure, &directory.join(format!("{}.png", figure.slug)))?;
         }
     }
+    if let Some(path) = &args.markdown {
+        let linked = args
+            .png
+            .as_deref()
+            .map(|directory| figures_from(path, directory));
+        write_file(
+            path,
+            markdown::render(analysis, linked.as_deref()).as_bytes(),
+        )?;
+    }
+    if let Some(path) = &args.html {
+        write_file(path, html::render(analysis)?.as_bytes())?;
+    }
     Ok(())
+}
+
+/// The PNG directory as a link from the Markdown file: relative to the file's directory when
+/// both resolve, else as given. Written with forward slashes, as Markdown links are.
+fn figures_from(markdown: &Path, directory: &Path) -> String {
+    let absolute = |path: &Path| std::path::absolute(path).ok();
+    let base = markdown.parent().and_then(absolute);
+    let relative = base
+        .zip(absolute(directory))
+        .and_then(|(base, directory)| pathdiff::diff_paths(directory, base))
+        .unwrap_or_else(|| directory.to_path_buf());
+    let text = relative
+        .to_string_lossy()
+        .replace('\\', "/")
+        .replace(' ', "%20");
+    if text.is_empty() {
+        ".".to_string()
+    } else {
+        text
+    }
 }
 
 fn write_file(path: &Path, bytes: &[u8]) -> Result<()> {

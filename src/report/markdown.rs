@@ -1,12 +1,50 @@
 //! `report --markdown`: tables and findings for a wiki page or a pull request.
 
-use super::tables::{Table, comparison_table, fits_table, levels_table, series_table};
+use super::charts;
+use super::tables::{
+    Table, comparison_table, fits_table, levels_table, provenance_table, series_table,
+};
 use crate::analysis::study::Analysis;
 
-pub fn render(analysis: &Analysis) -> String {
-    let mut out = String::from("# corescale report\n\n");
+/// The page; with `figures` (the PNG directory as seen from the Markdown file), each figure
+/// is linked as an image under its title.
+pub fn render(analysis: &Analysis, figures: Option<&str>) -> String {
+    let names: Vec<&str> = analysis.series.iter().map(|series| series.name()).collect();
+    let mut out = format!("# corescale report: {}\n\n", escape(&names.join(", ")));
+    if !analysis.findings.is_empty() {
+        let headline: Vec<&str> = analysis
+            .findings
+            .iter()
+            .take(3)
+            .map(String::as_str)
+            .collect();
+        out.push_str(&format!("> {}\n\n", escape(&headline.join(" "))));
+    }
+    out.push_str(&markdown_table(&provenance_table(analysis)));
+    for series in &analysis.series {
+        if let Some(command) = &series.series.provenance.command_line {
+            out.push_str(&format!(
+                "- {} ran `{}`\n",
+                escape(series.name()),
+                command.replace('`', "'")
+            ));
+        }
+    }
+    out.push('\n');
     section(&mut out, "Findings", &analysis.findings);
     section(&mut out, "Warnings", &analysis.warnings);
+    if let Some(directory) = figures {
+        out.push_str("## Figures\n\n");
+        for figure in charts::figures(analysis) {
+            out.push_str(&format!(
+                "![{}]({}/{}.png)\n\n{}\n\n",
+                escape(&figure.title),
+                directory.trim_end_matches('/'),
+                figure.slug,
+                escape(&figure.caption)
+            ));
+        }
+    }
     let mut tables = vec![series_table(analysis)];
     tables.extend(analysis.comparisons.iter().map(comparison_table));
     tables.push(fits_table(analysis));
