@@ -21,16 +21,22 @@ pub fn render(analysis: &Analysis, figures: Option<&str>) -> String {
         out.push_str(&format!("> {}\n\n", escape(&headline.join(" "))));
     }
     out.push_str(&markdown_table(&provenance_table(analysis)));
-    for series in &analysis.series {
-        if let Some(command) = &series.series.provenance.command_line {
-            out.push_str(&format!(
+    let commands: Vec<String> = analysis
+        .series
+        .iter()
+        .filter_map(|series| {
+            let command = series.series.provenance.command_line.as_ref()?;
+            Some(format!(
                 "- {} ran `{}`\n",
                 escape(series.name()),
                 command.replace('`', "'")
-            ));
-        }
+            ))
+        })
+        .collect();
+    if !commands.is_empty() {
+        out.push_str(&commands.concat());
+        out.push('\n');
     }
-    out.push('\n');
     section(&mut out, "Findings", &analysis.findings);
     section(&mut out, "Warnings", &analysis.warnings);
     if let Some(directory) = figures {

@@ -55,7 +55,13 @@ pub fn provenance_table(analysis: &Analysis) -> Table {
             });
             vec![
                 series.name().to_string(),
-                series.series.source.clone(),
+                // The file's name: enough to find it, and the same wherever the report runs.
+                std::path::Path::new(&series.series.source)
+                    .file_name()
+                    .map_or_else(
+                        || series.series.source.clone(),
+                        |name| name.to_string_lossy().into_owned(),
+                    ),
                 text(&known.hostname),
                 text(&known.cpu_model),
                 layout,
