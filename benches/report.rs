@@ -47,6 +47,7 @@ fn run(series: usize, levels: usize) {
         json: Some(dir.path().join("analysis.json")),
         quiet: true,
         include_disturbed: false,
+        wide: false,
     };
     let began = Instant::now();
     report::execute(&args).expect("report runs");

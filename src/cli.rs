@@ -166,6 +166,11 @@ pub struct ReportArgs {
     /// Keep levels the run judged disturbed (by default they are left out of every figure).
     #[arg(long)]
     pub include_disturbed: bool,
+
+    /// Print every column of the terminal tables and unwrapped sentences, however wide
+    /// (by default they fit 80 columns).
+    #[arg(long)]
+    pub wide: bool,
 }
 
 /// "KEY=VALUE" with both parts non-empty.

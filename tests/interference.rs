@@ -144,7 +144,7 @@ fn a_busy_helper_disturbs_the_level_and_report_leaves_it_out() {
     assert_eq!(series["levels"].as_array().unwrap().len(), 1, "{series}");
     assert_eq!(series["series"]["left_out"][0]["workers"], 2);
     corescale()
-        .arg("report")
+        .args(["report", "--wide"])
         .arg(&json)
         .assert()
         .success()
@@ -152,7 +152,7 @@ fn a_busy_helper_disturbs_the_level_and_report_leaves_it_out() {
         .stdout(contains("1 of 2 levels left out as disturbed"));
     // --include-disturbed keeps it, and says so.
     corescale()
-        .args(["report", "--include-disturbed"])
+        .args(["report", "--include-disturbed", "--wide"])
         .arg(&json)
         .assert()
         .success()

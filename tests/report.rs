@@ -157,7 +157,7 @@ fn knees_land_on_the_physical_core_counts() {
 
 #[test]
 fn findings_say_it_in_sentences() {
-    anchor_report(&[])
+    anchor_report(&["--wide"])
         .success()
         .stdout(contains(
             "RAC55 is 2.59x faster per worker than RAC52 up to 16 workers (2.25x single-threaded); the gap narrows to 2.30x at high load (20-32 workers); RAC55 has 2.02x the capacity of RAC52 at saturation, despite 16 vs 20 physical cores.",
@@ -571,7 +571,7 @@ fn smt_that_loses_capacity_is_called_no_gain() {
     corescale()
         .arg("report")
         .arg(&csv)
-        .args(["--cores", "smt=2/4"])
+        .args(["--cores", "smt=2/4", "--wide"])
         .assert()
         .success()
         .stdout(contains(
@@ -580,4 +580,27 @@ fn smt_that_loses_capacity_is_called_no_gain() {
         .stdout(predicates::prelude::PredicateBooleanExt::not(contains(
             "SMT adds -",
         )));
+}
+
+#[test]
+fn the_terminal_summary_fits_80_columns_unless_wide() {
+    let narrow = anchor_report(&[]).success().get_output().stdout.clone();
+    let narrow = String::from_utf8(narrow).unwrap();
+    for line in narrow.lines() {
+        assert!(
+            line.chars().count() <= 80,
+            "{} columns: {line}",
+            line.chars().count()
+        );
+    }
+    // Sentences wrap at spaces, never inside a word or number.
+    assert!(narrow.contains("(2.25x single-threaded)") || narrow.contains("single-threaded);"));
+    let wide = anchor_report(&["--wide"])
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let wide = String::from_utf8(wide).unwrap();
+    assert!(wide.lines().any(|line| line.chars().count() > 80));
+    assert!(wide.contains("per cost"));
 }

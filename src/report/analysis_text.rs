@@ -1,35 +1,63 @@
-//! The terminal summary of `report`: series, comparisons, fits, findings, warnings.
+//! The terminal summary of `report`: series, comparisons, fits, findings, warnings. It fits
+//! 80 columns unless asked to be wide: each table drops its least needed columns first, and
+//! sentences wrap at word boundaries.
 
+use super::run_table::{TERMINAL_COLUMNS, wrap};
 use super::table;
 use super::tables::{Table, comparison_table, fits_table, series_table};
 use crate::analysis::study::Analysis;
 
-pub fn render(analysis: &Analysis) -> String {
+pub fn render(analysis: &Analysis, wide: bool) -> String {
     let mut tables = vec![series_table(analysis)];
     tables.extend(analysis.comparisons.iter().map(comparison_table));
     tables.push(fits_table(analysis));
     let mut out = String::new();
     for table in tables.iter().filter(|table| !table.rows.is_empty()) {
-        out.push_str(&render_table(table));
+        out.push_str(&wrap(&table.title, wide));
+        out.push_str(&fitted(table, wide));
         out.push('\n');
     }
-    out.push_str(&list("Findings", &analysis.findings));
-    out.push_str(&list("Warnings", &analysis.warnings));
+    out.push_str(&list("Findings", &analysis.findings, wide));
+    out.push_str(&list("Warnings", &analysis.warnings, wide));
     out
 }
 
-fn render_table(table: &Table) -> String {
-    let headers: Vec<&str> = table.headers.iter().map(String::as_str).collect();
-    format!("{}\n{}", table.title, table::render(&headers, &table.rows))
+/// The table without the columns it must drop, in its order, to fit the terminal.
+fn fitted(table: &Table, wide: bool) -> String {
+    let mut kept: Vec<usize> = (0..table.headers.len()).collect();
+    let mut dropping = table.drop_first.iter();
+    loop {
+        let headers: Vec<&str> = kept
+            .iter()
+            .map(|&column| table.headers[column].as_str())
+            .collect();
+        let rows: Vec<Vec<String>> = table
+            .rows
+            .iter()
+            .map(|row| kept.iter().map(|&column| row[column].clone()).collect())
+            .collect();
+        let text = table::render(&headers, &rows);
+        if wide
+            || text
+                .lines()
+                .all(|line| line.chars().count() <= TERMINAL_COLUMNS)
+        {
+            return text;
+        }
+        let Some(next) = dropping.next() else {
+            return text;
+        };
+        kept.retain(|&column| table.headers[column] != *next);
+    }
 }
 
-fn list(title: &str, items: &[String]) -> String {
+fn list(title: &str, items: &[String], wide: bool) -> String {
     if items.is_empty() {
         return String::new();
     }
     let mut out = format!("{title}\n");
     for item in items {
-        out.push_str(&format!("- {item}\n"));
+        out.push_str(&wrap(&format!("- {item}"), wide));
     }
     out.push('\n');
     out

@@ -149,7 +149,10 @@ pub fn wrap(text: &str, wide: bool) -> String {
     if wide {
         return format!("{text}\n");
     }
-    let options = textwrap::Options::new(TERMINAL_COLUMNS).subsequent_indent("  ");
+    // Never at a hyphen: "single-threaded" and "-22%" stay whole.
+    let options = textwrap::Options::new(TERMINAL_COLUMNS)
+        .subsequent_indent("  ")
+        .word_splitter(textwrap::WordSplitter::NoHyphenation);
     let mut out = textwrap::fill(text, options);
     out.push('\n');
     out

@@ -13,6 +13,8 @@ pub struct Table {
     pub title: String,
     pub headers: Vec<String>,
     pub rows: Vec<Vec<String>>,
+    /// Columns a narrow terminal drops first, in order (by header).
+    pub drop_first: Vec<&'static str>,
 }
 
 fn cells<const N: usize>(values: [&str; N]) -> Vec<String> {
@@ -82,6 +84,7 @@ pub fn provenance_table(analysis: &Analysis) -> Table {
         })
         .collect();
     Table {
+        drop_first: Vec::new(),
         title: "Provenance".to_string(),
         headers: cells([
             "series",
@@ -137,6 +140,7 @@ pub fn series_table(analysis: &Analysis) -> Table {
         })
         .collect();
     Table {
+        drop_first: vec!["complete", "measure", "levels", "droop", "SMT yield"],
         title: "Series".to_string(),
         headers: cells([
             "series",
@@ -207,6 +211,7 @@ pub fn levels_table(series: &SeriesAnalysis) -> Table {
         })
         .collect();
     Table {
+        drop_first: vec!["steal %", "on CPU", "efficiency"],
         title: format!("{}: levels", series.name()),
         headers: vec![
             "workers".into(),
@@ -270,6 +275,13 @@ pub fn comparison_table(comparison: &Comparison) -> Table {
         })
         .collect();
     Table {
+        drop_first: vec![
+            "per cost",
+            "per core",
+            "rank",
+            "1-thread speed",
+            "high load",
+        ],
         title: format!(
             "Comparison ({}; ratios against {}; speed per worker at low and high load)",
             comparison.unit, comparison.baseline
@@ -277,11 +289,11 @@ pub fn comparison_table(comparison: &Comparison) -> Table {
         headers: cells([
             "series",
             "1-thread speed",
-            "ratio",
+            "1-thread",
             "low load",
             "high load",
-            "capacity at saturation",
-            "ratio",
+            "saturation",
+            "capacity",
             "per core",
             "per cost",
             "rank",
@@ -313,6 +325,7 @@ pub fn fits_table(analysis: &Analysis) -> Table {
         }
     }
     Table {
+        drop_first: vec!["R^2", "limit", "workers"],
         title: "Scalability fits (to capacity, single-worker capacity free; sigma, kappa >= 0)"
             .to_string(),
         headers: cells([
