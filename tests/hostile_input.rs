@@ -77,8 +77,8 @@ fn check(text: &[u8]) {
         assert!(level.speedup.is_finite() && level.speedup > 0.0);
     }
     let rendered = [
-        analysis_text::render(&analysis),
-        markdown::render(&analysis),
+        analysis_text::render(&analysis, false),
+        markdown::render(&analysis, Some("figures")),
         html::render(&analysis).unwrap(),
     ];
     for text in &rendered {
@@ -155,12 +155,12 @@ fn hostile_values_are_refused_with_their_place() {
     .unwrap();
     let series = read_series(file.path()).unwrap();
     let analysis = analyse(vec![series]);
-    let text = analysis_text::render(&analysis);
+    let text = analysis_text::render(&analysis, false);
     assert!(
         !text.contains('\x1b') && text.contains("\\u{1b}[2J"),
         "{text}"
     );
-    let page = markdown::render(&analysis);
+    let page = markdown::render(&analysis, Some("figures"));
     assert!(
         page.contains("\\<b>") && !page.replace("\\<", "").contains("<b"),
         "{page}"
