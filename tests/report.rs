@@ -604,3 +604,39 @@ fn the_terminal_summary_fits_80_columns_unless_wide() {
     assert!(wide.lines().any(|line| line.chars().count() > 80));
     assert!(wide.contains("per cost"));
 }
+
+/// Ten servers of a hundred levels each still make a page under 1 MB (sizes do not depend on
+/// the machine, so this is a test, not a bench).
+#[test]
+fn the_page_for_ten_series_of_a_hundred_levels_stays_under_a_megabyte() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut command = corescale();
+    command.arg("report");
+    for index in 0..10 {
+        let (sigma, kappa) = (0.01 + 0.004 * index as f64, 0.00005 * (index + 1) as f64);
+        let mut text = String::from(
+            "Num_concurrent_jobs,job_median_run_time (sec),job_mean_run_time (sec),job_stdev_run_time (sec)\n",
+        );
+        for workers in 1..=100 {
+            let n = workers as f64;
+            let time = 30.0
+                * (1.0 + sigma * (n - 1.0) + kappa * n * (n - 1.0))
+                * (1.0 + 0.005 * ((workers * 7 + index) % 5) as f64);
+            text.push_str(&format!(
+                "{workers},{time:.3},{time:.3},{:.3}\n",
+                time * 0.01
+            ));
+        }
+        let path = dir.path().join(format!("server{index:02}.csv"));
+        std::fs::write(&path, text).unwrap();
+        command
+            .arg(&path)
+            .args(["--cores", &format!("server{index:02}=32/64")]);
+    }
+    let html = dir.path().join("report.html");
+    command.args(["-q", "--html"]).arg(&html).assert().success();
+    let size = std::fs::metadata(&html).unwrap().len();
+    assert!(size < 1_000_000, "{size} bytes");
+    let text = std::fs::read_to_string(&html).unwrap();
+    assert!(!text.contains("https://") && !text.contains("<script"));
+}

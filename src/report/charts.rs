@@ -78,8 +78,9 @@ pub struct Marker {
 
 /// The colour of lines that belong to no series (the ideal line).
 const NEUTRAL: usize = usize::MAX;
-/// Most levels of a series drawn with a marker (and error bar) on each.
-const MAX_MARKED_POINTS: usize = 100;
+/// Most levels of a series drawn with a marker (and error bar) on each: past that the marks
+/// merge into the line and only weigh down the page.
+const MAX_MARKED_POINTS: usize = 60;
 
 /// Four figures per group of series that measure the same thing, and a fifth per comparison.
 pub fn figures(analysis: &Analysis) -> Vec<Figure> {
@@ -440,27 +441,28 @@ fn color(index: usize) -> RGBColor {
     RGBColor(r, g, b)
 }
 
-/// Rows for the marker labels: a label goes on the first row whose previous label ends left
-/// of it, so labels of nearby markers never overprint.
-fn label_rows(markers: &[Marker], x_span: f64, plot_width: f64, char_width: f64) -> Vec<usize> {
+/// Where each marker's label goes: (left end in data units, row). A label sits right of its
+/// line, or left of it where it would leave the plot; it takes the first row whose labels
+/// all end left of it, so labels of nearby markers never overprint.
+fn place_labels(markers: &[Marker], widths: &[f64], x_end: f64) -> Vec<(f64, usize)> {
     let mut order: Vec<usize> = (0..markers.len()).collect();
     order.sort_by(|&a, &b| markers[a].x.total_cmp(&markers[b].x));
     let mut row_ends: Vec<f64> = Vec::new();
-    let mut rows = vec![0; markers.len()];
+    let mut placed = vec![(0.0, 0); markers.len()];
     for index in order {
-        let marker = &markers[index];
-        let width = (marker.label.chars().count() as f64 + 1.0) * char_width * x_span / plot_width;
+        let (x, width) = (markers[index].x, widths[index]);
+        let start = if x + width > x_end { x - width } else { x };
         let row = row_ends
             .iter()
-            .position(|&end| end < marker.x)
+            .position(|&end| end < start)
             .unwrap_or(row_ends.len());
         if row == row_ends.len() {
-            row_ends.push(0.0);
+            row_ends.push(f64::MIN);
         }
-        row_ends[row] = marker.x + width;
-        rows[index] = row;
+        row_ends[row] = start + width;
+        placed[index] = (start, row);
     }
-    rows
+    placed
 }
 
 fn draw<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, figure: &Figure) -> Result<()>
@@ -512,9 +514,24 @@ where
         .map_err(fail)?;
     let plot_width =
         (root.dim_in_pixel().0 as f64 - label_area_y as f64 - 2.0 * size(14.0) as f64).max(1.0);
-    let label_size = 13.0;
-    let rows = label_rows(&figure.markers, x_max * 1.03, plot_width, label_size * 0.6);
-    for (marker, row) in figure.markers.iter().zip(rows) {
+    let x_end = x_max * 1.03;
+    let label_font = (FONT, size(13.0)).into_font();
+    let texts: Vec<String> = figure
+        .markers
+        .iter()
+        .map(|marker| format!(" {} ", marker.label))
+        .collect();
+    let widths: Vec<f64> = texts
+        .iter()
+        .map(|text| {
+            let pixels = root
+                .estimate_text_size(text, &TextStyle::from(label_font.clone()))
+                .map_or(text.chars().count() as u32 * 8, |(width, _)| width);
+            pixels as f64 * x_end / plot_width
+        })
+        .collect();
+    let placed = place_labels(&figure.markers, &widths, x_end);
+    for ((marker, text), (start, row)) in figure.markers.iter().zip(texts).zip(placed) {
         let style = color(marker.color).mix(0.6).stroke_width(size(1.0));
         chart
             .draw_series(DashedLineSeries::new(
@@ -526,11 +543,9 @@ where
             .map_err(fail)?;
         chart
             .draw_series(std::iter::once(Text::new(
-                format!(" {}", marker.label),
-                (marker.x, y_max * (0.985 - 0.05 * row as f64)),
-                (FONT, size(label_size))
-                    .into_font()
-                    .color(&color(marker.color)),
+                text,
+                (start, y_max * (0.985 - 0.05 * row as f64)),
+                label_font.clone().color(&color(marker.color)),
             )))
             .map_err(fail)?;
     }
@@ -540,7 +555,7 @@ where
         let width = size(2.0);
         let drawn = match line.style {
             LineStyle::Measured => {
-                // Past a hundred levels the markers merge into the line: draw just the line.
+                // Past a few dozen levels the markers merge into the line: draw just the line.
                 if points.len() <= MAX_MARKED_POINTS {
                     chart
                         .draw_series(
