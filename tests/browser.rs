@@ -169,4 +169,29 @@ fn the_report_page_fits_700_and_1400_pixel_windows() {
         render(&page, width, &[&format!("--screenshot={}", shot.display())]);
         assert!(shot.is_file(), "no screenshot at {}", shot.display());
     }
+    // Printed, each figure takes a page of its own: at least one page per figure.
+    let pdf = screenshots.join("report.pdf");
+    let _ = std::fs::remove_file(&pdf);
+    render(
+        &page,
+        1400,
+        &[
+            &format!("--print-to-pdf={}", pdf.display()),
+            "--no-pdf-header-footer",
+        ],
+    );
+    let bytes = std::fs::read(&pdf).expect("a PDF was printed");
+    // Page objects: "/Type /Page" (or "/Type/Page") not followed by the "s" of "/Pages".
+    let pages = ["/Type /Page", "/Type/Page"]
+        .iter()
+        .map(|marker| {
+            bytes
+                .windows(marker.len() + 1)
+                .filter(|window| {
+                    window.starts_with(marker.as_bytes()) && window[marker.len()] != b's'
+                })
+                .count()
+        })
+        .sum::<usize>();
+    assert!(pages >= 5, "{pages} pages");
 }

@@ -640,3 +640,76 @@ fn the_page_for_ten_series_of_a_hundred_levels_stays_under_a_megabyte() {
     let text = std::fs::read_to_string(&html).unwrap();
     assert!(!text.contains("https://") && !text.contains("<script"));
 }
+
+/// A corescale run carries its provenance into the report: host, CPU, layout, tool version,
+/// workload, pinning, verdict and command line.
+#[test]
+fn a_corescale_run_brings_its_provenance_to_the_page() {
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("run.json");
+    corescale()
+        .args([
+            "run",
+            "cpu",
+            "-w",
+            "1",
+            "--repeat",
+            "1",
+            "--job-size",
+            "20M",
+        ])
+        .args(["--label", "box", "-q", "-o"])
+        .arg(&json)
+        .assert()
+        .success();
+    let (html, markdown) = (dir.path().join("r.html"), dir.path().join("r.md"));
+    corescale()
+        .args(["report", "-q", "--html"])
+        .arg(&html)
+        .arg("--markdown")
+        .arg(&markdown)
+        .arg(&json)
+        .assert()
+        .success();
+    let page = scraper::Html::parse_document(&std::fs::read_to_string(&html).unwrap());
+    let select = |css: &str| scraper::Selector::parse(css).unwrap();
+    let table = page.select(&select("table")).next().unwrap();
+    let headers: Vec<String> = table
+        .select(&select("th"))
+        .map(|cell| cell.text().collect())
+        .collect();
+    let cells: Vec<String> = table
+        .select(&select("td"))
+        .map(|cell| cell.text().collect())
+        .collect();
+    let cell = |header: &str| {
+        let column = headers.iter().position(|name| name == header).unwrap();
+        cells[column].clone()
+    };
+    assert_eq!(cell("series"), "box");
+    assert_eq!(cell("file"), "run.json");
+    assert!(cell("tool").starts_with("corescale "), "{cells:?}");
+    assert!(
+        cell("workload").starts_with("corescale cpu, 20000000 "),
+        "{cells:?}"
+    );
+    assert!(
+        cell("sockets x cores x threads").contains(" x "),
+        "{cells:?}"
+    );
+    assert!(cell("run started").ends_with(" UTC"), "{cells:?}");
+    assert!(
+        ["clean", "not judged"].contains(&cell("verdict").as_str())
+            || cell("verdict").starts_with("disturbed")
+    );
+    assert_ne!(cell("hypervisor"), "-");
+    let command: String = page
+        .select(&select("details code"))
+        .next()
+        .unwrap()
+        .text()
+        .collect();
+    assert!(command.contains("run cpu -w 1"), "{command}");
+    let text = std::fs::read_to_string(&markdown).unwrap();
+    assert!(text.contains("- box ran `"), "{text}");
+}
