@@ -22,7 +22,7 @@ const STATEMENT_MARGIN: Duration = Duration::from_secs(30);
 #[derive(Debug, Parser)]
 #[command(
     name = "corescale",
-    version,
+    version = crate::commands::about::LONG_VERSION,
     about = "Load-test a server's CPUs and memory with 1..N workers and measure how it scales",
     long_about = "corescale runs a workload with 1..N concurrent worker threads, measures job \
 times, per-thread CPU time, OS figures (including steal time) and hardware counters at each \
@@ -48,6 +48,38 @@ pub enum Command {
     /// Create or drop corescale's tables in a PostgreSQL, MySQL/MariaDB or Oracle database.
     #[command(subcommand)]
     Db(DbCommand),
+    /// Show the version, git commit, build date and target.
+    #[command(after_help = "Examples:\n  corescale version\n  corescale version --json")]
+    Version(VersionArgs),
+    /// Print a shell completion script.
+    #[command(
+        after_help = "Examples:\n  corescale completions bash > /etc/bash_completion.d/corescale\n  corescale completions zsh > ~/.zfunc/_corescale\n  corescale completions fish > ~/.config/fish/completions/corescale.fish"
+    )]
+    Completions(CompletionsArgs),
+    /// Write one man page per command into DIR (for packages and the release bundle).
+    #[command(hide = true)]
+    GenerateMan(GenerateManArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct VersionArgs {
+    /// As JSON: name, version, commit, build_date, target, features.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct CompletionsArgs {
+    /// The shell: bash, zsh, fish, elvish or powershell.
+    #[arg(value_name = "SHELL")]
+    pub shell: clap_complete::Shell,
+}
+
+#[derive(Debug, Args)]
+pub struct GenerateManArgs {
+    /// Directory to write corescale.1, corescale-run.1, ... into (created if missing).
+    #[arg(value_name = "DIR")]
+    pub directory: PathBuf,
 }
 
 #[derive(Debug, Subcommand)]

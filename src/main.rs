@@ -13,8 +13,8 @@ fn main() {
         let text = redact(&error.render().to_string());
         if error.use_stderr() {
             eprint!("{text}");
-        } else {
-            print!("{text}");
+        } else if let Err(error) = commands::write_out(&text) {
+            eprintln!("corescale: {error:#}");
         }
         std::process::exit(error.exit_code());
     });
@@ -30,6 +30,9 @@ fn main() {
         Command::Host(args) => commands::host::execute(args).map(|()| 0),
         Command::Report(args) => commands::report::execute(args).map(|()| 0),
         Command::Db(args) => commands::db::execute(args).map(|()| 0),
+        Command::Version(args) => commands::about::version(args).map(|()| 0),
+        Command::Completions(args) => commands::about::completions(args).map(|()| 0),
+        Command::GenerateMan(args) => commands::about::man_pages(&args.directory).map(|()| 0),
         Command::Run(args) => {
             let command_line = std::env::args_os()
                 .map(|arg| redact_argument(&arg.to_string_lossy()))

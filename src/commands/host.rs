@@ -10,9 +10,9 @@ use crate::report::host_text;
 pub fn execute(args: &HostArgs) -> Result<()> {
     let host = HostInfo::read(&FsRoot::new(&args.root), None)?;
     if args.json {
-        println!("{}", serde_json::to_string_pretty(&host)?);
+        super::write_out(&format!("{}\n", serde_json::to_string_pretty(&host)?))?;
     } else {
-        print!("{}", host_text::render(&host));
+        super::write_out(&host_text::render(&host))?;
     }
     Ok(())
 }

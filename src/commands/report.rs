@@ -19,7 +19,7 @@ pub fn execute(args: &ReportArgs) -> Result<()> {
     let analysis = analyse(series);
     write_outputs(args, &analysis)?;
     if !args.quiet {
-        print!("{}", analysis_text::render(&analysis, args.wide));
+        super::write_out(&analysis_text::render(&analysis, args.wide))?;
     }
     Ok(())
 }

@@ -141,7 +141,7 @@ pub fn execute(args: &RunArgs, command_line: Vec<String>) -> Result<RunEnd> {
     write_all(&outputs, &document)?;
     progress.finish();
     if !args.quiet {
-        print!("{}", run_table::render(&document, args.wide));
+        super::write_out(&run_table::render(&document, args.wide))?;
     }
     if !document.hw_counters.available
         && let Some(reason) = &document.hw_counters.reason
