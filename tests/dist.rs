@@ -122,10 +122,12 @@ fn the_portable_release_runs_on_glibc_2_17_and_installs_as_packages() {
             rpm_files.lines().any(|line| line == file),
             "{file} not in the RPM:\n{rpm_files}"
         );
+        // Debian policy: man pages are gzipped.
         assert!(
             deb_files
                 .lines()
-                .any(|line| line.ends_with(&format!(".{file}"))),
+                .any(|line| line.ends_with(&format!(".{file}"))
+                    || line.ends_with(&format!(".{file}.gz"))),
             "{file} not in the .deb:\n{deb_files}"
         );
     }
