@@ -16,6 +16,8 @@ use crate::workload::{SlobRequest, WorkloadKind};
 /// PostgreSQL statements per pipelined batch unless --pipeline says otherwise: enough that the
 /// backend's flush and the client's wake-up are paid once per batch (see README, "db").
 const DEFAULT_PIPELINE: u64 = 32;
+/// `--connect-timeout`'s default, as its `default_value` says.
+const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 /// How much longer than a job's duration one database answer may take.
 const STATEMENT_MARGIN: Duration = Duration::from_secs(30);
 
@@ -574,6 +576,68 @@ impl RunArgs {
 
     pub fn workload_kind(&self) -> WorkloadKind {
         self.workload.or(self.mode).unwrap_or(WorkloadKind::Cpu)
+    }
+
+    /// A flag given for a workload it does not belong to is a usage error naming the
+    /// workloads it does belong to: silently ignoring it would measure something else than
+    /// the user asked for.
+    pub fn check_flags(&self) -> Result<(), UsageError> {
+        use WorkloadKind::{Bandwidth, Db, Lio, Memory, Pio};
+        let slob = &[Lio, Pio][..];
+        let slob_and_db = &[Lio, Pio, Db][..];
+        let flags: [(&str, bool, &[WorkloadKind]); 20] = [
+            (
+                "--array-size",
+                self.array_size.is_some(),
+                &[Memory, Bandwidth],
+            ),
+            ("--scale", self.scale.is_some(), slob),
+            ("--schemas", self.schemas.is_some(), slob),
+            ("--single-schema", self.single_schema, slob),
+            ("--block-size", self.block_size.is_some(), slob),
+            ("--hotspot", self.hotspot.is_some(), slob),
+            ("--hotspot-rows", self.hotspot_rows.is_some(), slob),
+            ("--cache-size", self.cache_size.is_some(), slob),
+            ("--data-dir", self.data_dir.is_some(), &[Pio]),
+            ("--direct-path", self.direct_path, &[Pio]),
+            ("--work-unit", self.work_unit.is_some(), slob_and_db),
+            ("--update-pct", self.update_pct.is_some(), slob_and_db),
+            ("--think-time", self.think_time.is_some(), slob_and_db),
+            ("--target", self.target.is_some(), &[Db]),
+            ("--password-prompt", self.password_prompt, &[Db]),
+            ("--server-loop", self.server_loop, &[Db]),
+            ("--pipeline", self.pipeline.is_some(), &[Db]),
+            ("--update-work-unit", self.update_work_unit.is_some(), &[Db]),
+            (
+                "--connect-timeout",
+                self.connect_timeout != DEFAULT_CONNECT_TIMEOUT,
+                &[Db],
+            ),
+            (
+                "--hotspot-rows without --hotspot",
+                self.hotspot_rows.is_some() && self.hotspot.is_none(),
+                &[],
+            ),
+        ];
+        let kind = self.workload_kind();
+        for (flag, given, workloads) in flags {
+            if !given || workloads.contains(&kind) {
+                continue;
+            }
+            let names: Vec<&str> = workloads.iter().map(|workload| workload.name()).collect();
+            return Err(UsageError::new(if names.is_empty() {
+                format!("{flag}: give --hotspot PCT too")
+            } else {
+                format!(
+                    "{flag} applies to the {} workload{}, not {}: drop it, or run {}",
+                    names.join(" and "),
+                    if names.len() > 1 { "s" } else { "" },
+                    kind.name(),
+                    names.join(" or ")
+                )
+            }));
+        }
+        Ok(())
     }
 
     /// The job size, translating test_cpu_parallel's inner-loop count into our units.

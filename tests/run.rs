@@ -564,3 +564,54 @@ fn pio_says_when_the_cache_served_the_level() {
             "this pio level measured the cache, not physical IO",
         ));
 }
+
+/// A flag that belongs to another workload is refused, naming the workloads it belongs to,
+/// rather than silently ignored (issue 13).
+#[test]
+fn flags_of_other_workloads_are_usage_errors() {
+    for (args, message) in [
+        (
+            &["run", "cpu", "--data-dir", "/nonexistent"][..],
+            "--data-dir applies to the pio workload, not cpu",
+        ),
+        (
+            &["run", "cpu", "--hotspot", "50%"],
+            "--hotspot applies to the lio and pio workloads, not cpu",
+        ),
+        (
+            &["run", "cpu", "--block-size", "4096"],
+            "--block-size applies to the lio and pio workloads",
+        ),
+        (
+            &["run", "cpu", "--schemas", "7"],
+            "--schemas applies to the lio and pio workloads",
+        ),
+        (
+            &["run", "lio", "--update-work-unit", "5"],
+            "--update-work-unit applies to the db workload, not lio",
+        ),
+        (
+            &["run", "lio", "--password-prompt"],
+            "--password-prompt applies to the db workload",
+        ),
+        (
+            &["run", "memory", "--scale", "1G"],
+            "--scale applies to the lio and pio workloads, not memory",
+        ),
+        (
+            &["run", "bandwidth", "--work-unit", "8"],
+            "--work-unit applies to the lio and pio and db workloads",
+        ),
+        (
+            &["run", "lio", "--array-size", "64M"],
+            "--array-size applies to the memory and bandwidth workloads, not lio",
+        ),
+    ] {
+        corescale()
+            .args(args)
+            .args(["-q", "-w", "1"])
+            .assert()
+            .code(2)
+            .stderr(contains(message));
+    }
+}

@@ -43,6 +43,7 @@ pub const STRICT_EXIT_CODE: i32 = 3;
 const PREFLIGHT: Duration = Duration::from_secs(1);
 
 pub fn execute(args: &RunArgs, command_line: Vec<String>) -> Result<RunEnd> {
+    args.check_flags()?;
     let host = HostInfo::read(&FsRoot::new("/"), args.label.clone())?;
     let plan = plan(
         &load_levels(args, &host.topology),
