@@ -40,10 +40,12 @@ fn setup(url: &str) {
         .stdout(contains("created 2 table(s)"));
 }
 
-/// Runs a short sweep and returns the levels' workload figures.
-fn sweep(url: &str, extra: &[&str]) -> (Value, Vec<Value>) {
+/// Runs a short sweep and returns the document, the levels' workload figures and the CSV
+/// written beside the JSON.
+fn sweep(url: &str, extra: &[&str]) -> (Value, Vec<Value>, String) {
     let dir = tempfile::tempdir().unwrap();
     let json = dir.path().join("db.json");
+    let csv = dir.path().join("db.csv");
     corescale()
         .args([
             "run",
@@ -57,17 +59,20 @@ fn sweep(url: &str, extra: &[&str]) -> (Value, Vec<Value>) {
         ])
         .args(["--repeat", "1", "-q", "-o"])
         .arg(&json)
+        .arg("-o")
+        .arg(&csv)
         .args(extra)
         .assert()
         .success();
     let document = read_json(&json);
+    let csv_text = std::fs::read_to_string(&csv).unwrap();
     let figures = document["levels"]
         .as_array()
         .unwrap()
         .iter()
         .map(|level| level["workload_figures"].clone())
         .collect();
-    (document, figures)
+    (document, figures, csv_text)
 }
 
 /// A figure summed over the levels of a run.
@@ -84,9 +89,10 @@ fn number(figures: &Value, name: &str) -> f64 {
 /// A select-only sweep: the database's LIO count matches the client's within 5%, the test ran
 /// cached, every statement visited WORK_UNIT + 1 rows; `report` draws it as an LIO/s series.
 fn select_sweep_agrees(url: &str, extra: &[&str]) {
-    let (document, levels) = sweep(url, extra);
+    let (document, levels, csv) = sweep(url, extra);
     assert_eq!(document["complete"], true);
     reported_as_database_rates(&document, &levels);
+    the_csv_reports_as_the_json_does(&document, &csv);
     for figures in &levels {
         let agreement = number(figures, "db_lio_over_client_blocks");
         assert!(
@@ -105,6 +111,35 @@ fn select_sweep_agrees(url: &str, extra: &[&str]) {
             number(figures, "db_cpu_s") > 0.0,
             "the local server's CPU time is read"
         );
+    }
+}
+
+/// One run, one curve: `report` on the run's CSV gives the series it gives on its JSON (the
+/// database's own LIO/s and its sessions' on-CPU fraction, not the client's estimates).
+fn the_csv_reports_as_the_json_does(document: &Value, csv: &str) {
+    let dir = tempfile::tempdir().unwrap();
+    let (json_in, csv_in) = (dir.path().join("db.json"), dir.path().join("db.csv"));
+    std::fs::write(&json_in, document.to_string()).unwrap();
+    std::fs::write(&csv_in, csv).unwrap();
+    let series = |input: &std::path::Path| {
+        let out = dir.path().join("analysis.json");
+        corescale()
+            .arg("report")
+            .arg(input)
+            .args(["-q", "--include-disturbed", "--json"])
+            .arg(&out)
+            .assert()
+            .success();
+        read_json(&out)["series"][0]["levels"].clone()
+    };
+    let (from_json, from_csv) = (series(&json_in), series(&csv_in));
+    let (from_json, from_csv) = (from_json.as_array().unwrap(), from_csv.as_array().unwrap());
+    assert_eq!(from_json.len(), from_csv.len());
+    for (a, b) in from_json.iter().zip(from_csv) {
+        for field in ["raw", "capacity", "speed", "cpu_fraction"] {
+            let (x, y) = (a[field].as_f64().unwrap(), b[field].as_f64().unwrap());
+            assert!((x / y - 1.0).abs() < 1e-6, "{field}: JSON {x}, CSV {y}");
+        }
     }
 }
 
@@ -139,7 +174,7 @@ fn reported_as_database_rates(document: &Value, levels: &[Value]) {
 /// client's within 5%: updates are counted at their own blocks per statement, measured by the
 /// database's instrumentation in a transaction rolled back.
 fn update_mix_agrees(url: &str) {
-    let (document, levels) = sweep(url, &["--update-pct", "20%"]);
+    let (document, levels, _) = sweep(url, &["--update-pct", "20%"]);
     let description = document["workload"]["description"].as_str().unwrap();
     assert!(description.contains("per update"), "{description}");
     for figures in &levels {
@@ -161,7 +196,7 @@ fn update_mix_agrees(url: &str) {
 
 fn update_sweep_changes_rows(url: &str, total_scratch: &dyn Fn() -> i64) {
     let before = total_scratch();
-    let (_, levels) = sweep(url, &["--update-pct", "50%", "--update-work-unit", "8"]);
+    let (_, levels, _) = sweep(url, &["--update-pct", "50%", "--update-work-unit", "8"]);
     let updates = summed(&levels, "updates");
     assert!(updates > 0.0);
     // Each update adds one to the 9 rows of key BETWEEN k AND k + 8.
@@ -212,7 +247,7 @@ fn postgresql_end_to_end() {
     // Pipelined batches (the default) and one round trip per statement.
     select_sweep_agrees(&url, &[]);
     select_sweep_agrees(&url, &["--pipeline", "1"]);
-    let (_, loop_levels) = sweep(&url, &["--server-loop"]);
+    let (_, loop_levels, _) = sweep(&url, &["--server-loop"]);
     for figures in &loop_levels {
         let agreement = number(figures, "db_lio_over_client_blocks");
         assert!(
@@ -231,7 +266,7 @@ fn postgresql_end_to_end() {
     update_mix_agrees(&url);
     every_statement_is_counted_once(&url);
     // A think time paces single statements: they are not batched.
-    let (paced, _) = sweep(&url, &["--think-time", "1ms"]);
+    let (paced, _, _) = sweep(&url, &["--think-time", "1ms"]);
     let description = paced["workload"]["description"].as_str().unwrap();
     assert!(
         description.contains("one round trip per statement"),
@@ -270,7 +305,7 @@ fn every_statement_is_counted_once(url: &str) {
             .get(0)
     };
     let before = index_scans();
-    let (_, levels) = sweep(url, &["--update-pct", "30%", "--update-work-unit", "8"]);
+    let (_, levels, _) = sweep(url, &["--update-pct", "30%", "--update-work-unit", "8"]);
     let counted = summed(&levels, "statements");
     // Sessions of levels 1 and 2 each run 50 warm-up selects; the run samples 16 selects and
     // 16 updates with EXPLAIN ANALYZE (7 more scans seen here). One lost batch would leave 32
@@ -433,7 +468,7 @@ fn unreachable_servers_and_passwords_are_handled() {
         .args(["run", "cpu", "--pipeline", "4", "-w", "1"])
         .assert()
         .code(2)
-        .stderr(contains("apply to the db workload"));
+        .stderr(contains("--pipeline applies to the db workload, not cpu"));
     let Some(url) = server("CORESCALE_TEST_PG") else {
         return;
     };
@@ -940,7 +975,7 @@ fn a_new_setup_replaces_the_old_tables() {
         .success()
         .stdout(contains("dropped the earlier setup's objects"))
         .stdout(contains("corescale_t1"));
-    let (document, _) = sweep(&url, &[]);
+    let (document, _, _) = sweep(&url, &[]);
     let description = document["workload"]["description"].as_str().unwrap();
     assert!(
         description.contains("1 table(s) of 512 one-row blocks"),

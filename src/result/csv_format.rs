@@ -73,10 +73,14 @@ impl Row {
             capacity_jobs_per_min: summary.capacity_jobs_per_min,
             speedup: summary.speedup,
             efficiency: summary.efficiency,
-            cpu_fraction: summary.cpu_fraction,
+            cpu_fraction: level.cpu_fraction_of_merit().0,
             rate_unit: format!("{unit}/s"),
-            rate_per_worker: summary.rate_per_worker,
-            rate_total: summary.rate_total,
+            rate_per_worker: if level.workload_figures.contains_key(super::DB_LIO_PER_S) {
+                level.rate_of_merit().0 / level.workers.max(1) as f64
+            } else {
+                summary.rate_per_worker
+            },
+            rate_total: level.rate_of_merit().0,
             user_pct: level.os.user_pct,
             system_pct: level.os.system_pct,
             idle_pct: level.os.idle_pct,

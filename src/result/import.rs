@@ -182,19 +182,11 @@ fn from_document(path: &Path, text: &str) -> Result<Series> {
         let workers = worker_count(level.workers as f64, &|| at("workers"))?;
         // A database's own counters are the figure of merit; its sessions' CPU time over
         // their wall time is the on-CPU fraction (seed 003's DB CPU against DB time).
-        let database_cpu = figure("db_cpu_s")
-            .map(|cpu| cpu / (level.elapsed_s * workers as f64).max(f64::MIN_POSITIVE));
         let (raw, raw_field) = match measure {
             Measure::JobTime => (level.summary.job_time_s.median, "summary.job_time_s.median"),
-            Measure::Rate { .. } => match figure("db_lio_per_s") {
-                Some(rate) => (rate, "workload_figures.db_lio_per_s"),
-                None => (level.summary.rate_total, "summary.rate_total"),
-            },
+            Measure::Rate { .. } => level.rate_of_merit(),
         };
-        let (cpu_fraction, cpu_field) = match database_cpu {
-            Some(fraction) => (fraction, "workload_figures.db_cpu_s / elapsed"),
-            None => (level.summary.cpu_fraction, "summary.cpu_fraction"),
-        };
+        let (cpu_fraction, cpu_field) = level.cpu_fraction_of_merit();
         points.push(Point {
             workers,
             raw: in_range(raw, &RAW, "the measurement", &|| at(raw_field))?,
@@ -227,7 +219,7 @@ fn from_document(path: &Path, text: &str) -> Result<Series> {
                 Measure::JobTime => {
                     Some((level.summary.job_time_s.min, level.summary.job_time_s.max))
                 }
-                Measure::Rate { .. } if figure("db_lio_per_s").is_none() => {
+                Measure::Rate { .. } if figure(super::DB_LIO_PER_S).is_none() => {
                     batch_rate_range(&level.samples)
                 }
                 Measure::Rate { .. } => None,

@@ -91,6 +91,36 @@ pub struct Level {
     pub interference: Option<Interference>,
 }
 
+/// Names of the database figures a db level records in `workload_figures`, written by the
+/// workload and read by every writer and reader of the figure of merit.
+pub const DB_LIO_PER_S: &str = "db_lio_per_s";
+pub const DB_CPU_S: &str = "db_cpu_s";
+
+impl Level {
+    /// The total rate of a fixed-time level: the database's own count of logical reads per
+    /// second where the db workload recorded one (seed 003's figure), else the sum of the
+    /// workers' rates. The JSON importer and the CSV writer both use it, so `report` draws
+    /// one curve for one run whichever file it reads.
+    pub fn rate_of_merit(&self) -> (f64, &'static str) {
+        match self.workload_figures.get(DB_LIO_PER_S) {
+            Some(&rate) => (rate, "workload_figures.db_lio_per_s"),
+            None => (self.summary.rate_total, "summary.rate_total"),
+        }
+    }
+
+    /// The on-CPU fraction: the database sessions' CPU time over their wall time where the
+    /// db workload measured it (DB CPU against DB time), else the workers' own.
+    pub fn cpu_fraction_of_merit(&self) -> (f64, &'static str) {
+        match self.workload_figures.get(DB_CPU_S) {
+            Some(&cpu) => (
+                cpu / (self.elapsed_s * self.workers as f64).max(f64::MIN_POSITIVE),
+                "workload_figures.db_cpu_s / elapsed",
+            ),
+            None => (self.summary.cpu_fraction, "summary.cpu_fraction"),
+        }
+    }
+}
+
 /// One job of one worker.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct Sample {

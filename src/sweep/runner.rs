@@ -315,7 +315,7 @@ fn interference(level: &Level, load: &OtherLoad, workload: &dyn Workload) -> Int
     // Only a server on this host spends this host's CPUs.
     let server_cpus = level
         .workload_figures
-        .get("db_cpu_s")
+        .get(crate::result::DB_CPU_S)
         .filter(|_| workload.local_server())
         .map_or(0.0, |seconds| seconds / level.elapsed_s.max(1e-9));
     let allowed_cpus = sched_getaffinity(Pid::from_raw(0)).map_or(0, |set| {

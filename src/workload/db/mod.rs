@@ -462,7 +462,7 @@ impl Workload for DbWorkload {
         put("client_blocks", client_blocks);
         put("db_lio", lio);
         put("db_pio", pio);
-        put("db_lio_per_s", per(lio, totals.elapsed_s));
+        put(crate::result::DB_LIO_PER_S, per(lio, totals.elapsed_s));
         put(
             "db_lio_per_s_per_worker",
             per(lio, totals.elapsed_s * totals.workers as f64),
@@ -484,7 +484,7 @@ impl Workload for DbWorkload {
                 .sum::<Option<f64>>(),
         };
         if let Some(server_cpu) = server_cpu.filter(|_| !sessions.is_empty()) {
-            put("db_cpu_s", server_cpu);
+            put(crate::result::DB_CPU_S, server_cpu);
             put("db_lio_per_db_cpu_s", per(lio, server_cpu));
             put(
                 "client_cpu_share",
@@ -492,7 +492,7 @@ impl Workload for DbWorkload {
             );
         }
         if let (Some(now), Some(then)) = (after.db_cpu_s, before.counters.db_cpu_s) {
-            put("db_cpu_s", now - then);
+            put(crate::result::DB_CPU_S, now - then);
             put("db_lio_per_db_cpu_s", per(lio, now - then));
         }
         Ok(figures)
