@@ -991,3 +991,59 @@ fn a_new_setup_replaces_the_old_tables() {
         .get(0);
     assert_eq!(left, 0, "the first setup's second table is gone");
 }
+
+/// libpq's `?host=/socket/dir` reaches the server through its Unix socket for every
+/// connection corescale makes (setup, monitor, sessions, teardown), whatever the URL's host
+/// says: psql connects to this URL, and so does corescale (issue 13, item 4 in part).
+#[test]
+fn a_socket_directory_in_the_url_serves_setup_run_and_teardown() {
+    let Some(url) = server("CORESCALE_TEST_PG") else {
+        return;
+    };
+    let directory = "/var/run/postgresql";
+    if !std::path::Path::new(directory)
+        .join(".s.PGSQL.5432")
+        .exists()
+    {
+        panic!("no PostgreSQL socket in {directory}: the local server should have one");
+    }
+    let _server = exclusive();
+    let database = url.rsplit('/').next().unwrap();
+    let socket_url = format!("postgres://postgres@nonexistent.invalid/{database}?host={directory}");
+    corescale()
+        .args([
+            "db",
+            "setup",
+            "--target",
+            &socket_url,
+            "--schemas",
+            "1",
+            "--scale",
+            ROWS,
+        ])
+        .assert()
+        .success();
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("socket.json");
+    corescale()
+        .args([
+            "run",
+            "db",
+            "--target",
+            &socket_url,
+            "-w",
+            "1",
+            "--duration",
+            "300ms",
+        ])
+        .args(["--repeat", "1", "-q", "-o"])
+        .arg(&json)
+        .assert()
+        .success();
+    assert_eq!(read_json(&json)["complete"], true);
+    corescale()
+        .args(["db", "teardown", "--target", &socket_url])
+        .assert()
+        .success()
+        .stdout(contains("corescale_t0"));
+}

@@ -34,8 +34,13 @@ impl Postgres {
 
 fn connect(target: &Target) -> Result<Client> {
     let mut config = postgres::Config::new();
+    // libpq's `?host=/dir` names a Unix-socket directory and wins over the URL's host, as in
+    // psql and in corescale's own session client.
+    match target.socket_directory() {
+        Some(directory) => config.host_path(directory),
+        None => config.host(target.host()),
+    };
     config
-        .host(target.host())
         .user(&target.user())
         .dbname(&target.database())
         .connect_timeout(target.connect_timeout);
