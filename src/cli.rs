@@ -442,6 +442,11 @@ pub struct RunArgs {
     #[arg(long)]
     pub label: Option<String>,
 
+    /// Tag the result: KEY=VALUE (campaign=q3-refresh, inventory=db17); repeatable, stored in
+    /// the JSON and shown by `report`.
+    #[arg(long = "tag", value_name = "KEY=VALUE", value_parser = parse_tag)]
+    pub tags: Vec<(String, String)>,
+
     /// Allow more than 8 workers per logical CPU, or allocations above available memory.
     #[arg(long)]
     pub force: bool,
@@ -650,6 +655,27 @@ impl RunArgs {
             })
         })
     }
+}
+
+/// KEY=VALUE with a non-empty key of letters, digits, '-', '_' or '.', and a printable value.
+fn parse_tag(text: &str) -> Result<(String, String), String> {
+    let (key, value) = text
+        .split_once('=')
+        .ok_or_else(|| format!("'{text}' is not KEY=VALUE, e.g. campaign=q3"))?;
+    let key_ok = !key.is_empty()
+        && key.len() <= 64
+        && key
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'));
+    if !key_ok {
+        return Err(format!(
+            "tag key '{key}' must be 1 to 64 letters, digits, '-', '_' or '.'"
+        ));
+    }
+    if value.len() > 256 || value.chars().any(char::is_control) {
+        return Err("a tag value must be at most 256 printable characters".to_string());
+    }
+    Ok((key.to_string(), value.to_string()))
 }
 
 /// "2%", "2" or "0.5%" as a fraction (0.02, 0.02, 0.005), strictly between 0 and 1: a CV target.

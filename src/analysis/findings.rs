@@ -7,7 +7,7 @@ use super::noise::NOISY_JITTER;
 use super::study::{FitRange, NOISY_CV, NOISY_STEAL_PCT, SeriesAnalysis};
 
 /// At most this many findings are written.
-const MAX_FINDINGS: usize = 8;
+pub const MAX_FINDINGS: usize = 8;
 
 pub fn findings(series: &[SeriesAnalysis], comparisons: &[Comparison]) -> Vec<String> {
     let mut sentences: Vec<String> = comparisons.iter().flat_map(leader_sentences).collect();

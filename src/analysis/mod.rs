@@ -3,6 +3,7 @@
 pub mod compare;
 pub mod findings;
 pub mod fit;
+pub mod fleet;
 #[cfg(test)]
 mod known_answers;
 pub mod noise;

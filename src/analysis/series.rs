@@ -63,6 +63,11 @@ pub struct Series {
 /// for other files only what is known (the file, the tool, `--cores`).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Provenance {
+    /// The host's label in the run (`--label`, else its hostname): runs of one host share it.
+    pub label: Option<String>,
+    /// The run's `--tag` labels.
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub tags: std::collections::BTreeMap<String, String>,
     pub hostname: Option<String>,
     pub cpu_model: Option<String>,
     pub sockets: Option<usize>,
@@ -153,6 +158,12 @@ impl Series {
             .partition(|point| !point.disturbed.is_empty());
         self.points = clean;
         self.left_out = disturbed;
+    }
+
+    /// The host this series measured: the run's host label, else the series' name. Runs of
+    /// one host share it (their names are told apart by file).
+    pub fn host(&self) -> &str {
+        self.provenance.label.as_deref().unwrap_or(&self.name)
     }
 
     pub fn point(&self, workers: usize) -> Option<&Point> {

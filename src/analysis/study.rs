@@ -4,8 +4,9 @@
 use serde::{Deserialize, Serialize};
 
 use super::compare::{Comparison, compare};
-use super::findings::{findings, series_warnings};
+use super::findings::{MAX_FINDINGS, findings, series_warnings};
 use super::fit::{Fit, Model, fit};
+use super::fleet::{Fleet, fleet, fleet_findings};
 use super::noise::{Noise, noise};
 use super::scaling::{Knee, Saturation, knee, saturation, smt_yield, time_per_work};
 use super::segments::{self, bic};
@@ -24,6 +25,10 @@ pub struct Analysis {
     pub series: Vec<SeriesAnalysis>,
     /// One comparison per group of series that share a measure and unit.
     pub comparisons: Vec<Comparison>,
+    /// Several hosts, or one host measured repeatedly: each against its siblings and its own
+    /// history.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fleet: Option<Fleet>,
     pub findings: Vec<String>,
     pub warnings: Vec<String>,
 }
@@ -166,9 +171,14 @@ pub fn analyse(series: Vec<Series>) -> Analysis {
             "the series measure different things (job times and rates, or different rate units): they are compared only within each kind".to_string(),
         );
     }
+    let fleet = fleet(&analysed);
+    let mut all_findings = fleet.as_ref().map(fleet_findings).unwrap_or_default();
+    all_findings.extend(findings(&analysed, &comparisons));
+    all_findings.truncate(MAX_FINDINGS);
     Analysis {
         schema: REPORT_SCHEMA.to_string(),
-        findings: findings(&analysed, &comparisons),
+        fleet,
+        findings: all_findings,
         series: analysed,
         comparisons,
         warnings,

@@ -11,7 +11,7 @@ use crate::cli::ReportArgs;
 use crate::error::UsageError;
 use crate::report::charts::{figures, render_png};
 use crate::report::{analysis_text, html, markdown};
-use crate::result::import::{printable, read_series};
+use crate::result::import::{printable, read_series, result_files};
 use crate::result::writer::write_atomically;
 
 pub fn execute(args: &ReportArgs) -> Result<()> {
@@ -34,7 +34,7 @@ fn load_series(args: &ReportArgs) -> Result<Vec<Series>> {
         }
     }
     let mut series = Vec::new();
-    for path in &args.files {
+    for path in &result_files(&args.files)? {
         let mut one = read_series(path)?;
         if !args.include_disturbed {
             one.leave_out_disturbed();

@@ -19,7 +19,7 @@ use crate::host::pinning::{self, Pin};
 use crate::host::sysfs::FsRoot;
 use crate::host::{HostInfo, Topology};
 use crate::report::run_table;
-use crate::result::writer::{Output, OutputLocks, write_all};
+use crate::result::writer::{Output, OutputLocks, write_all, write_stdout};
 use crate::result::{Level, RunDocument, RunSettings, SCHEMA, Tool};
 use crate::sweep::plan::{LoadLevels, SweepSpec, plan};
 use crate::sweep::progress::Progress;
@@ -107,6 +107,7 @@ pub fn execute(args: &RunArgs, command_line: Vec<String>) -> Result<RunEnd> {
                     document.stop_reason = Some(format!("failed at {workers}: {error:#}"));
                     document.updated_at = Utc::now();
                     write_all(&outputs, &document)?;
+                    write_stdout(&outputs, &document)?;
                     return Err(error.context(format!("measuring {workers}")));
                 }
             };
@@ -141,8 +142,15 @@ pub fn execute(args: &RunArgs, command_line: Vec<String>) -> Result<RunEnd> {
     document.complete = document.stop_reason.is_none();
     write_all(&outputs, &document)?;
     progress.finish();
+    write_stdout(&outputs, &document)?;
     if !args.quiet {
-        super::write_out(&run_table::render(&document, args.wide))?;
+        let table = run_table::render(&document, args.wide);
+        // With the document on standard output, the table goes to standard error.
+        if outputs.iter().any(Output::is_stdout) {
+            eprint!("{table}");
+        } else {
+            super::write_out(&table)?;
+        }
     }
     if !document.hw_counters.available
         && let Some(reason) = &document.hw_counters.reason
@@ -156,7 +164,13 @@ pub fn execute(args: &RunArgs, command_line: Vec<String>) -> Result<RunEnd> {
     } else if !args.quiet {
         let names: Vec<String> = outputs
             .iter()
-            .map(|output| output.path.display().to_string())
+            .map(|output| {
+                if output.is_stdout() {
+                    "standard output".to_string()
+                } else {
+                    output.path.display().to_string()
+                }
+            })
             .collect();
         eprintln!("corescale: results written to {}", names.join(" and "));
     }
@@ -255,6 +269,7 @@ fn new_document(
             version: env!("CARGO_PKG_VERSION").to_string(),
         },
         command_line,
+        tags: args.tags.iter().cloned().collect(),
         complete: false,
         stop_reason: None,
         started_at: now,

@@ -4,11 +4,18 @@
 
 use super::run_table::{TERMINAL_COLUMNS, wrap};
 use super::table;
-use super::tables::{Table, comparison_table, fits_table, series_table};
+use super::tables::{
+    Table, comparison_table, fits_table, fleet_table, history_table, series_table,
+};
 use crate::analysis::study::Analysis;
 
 pub fn render(analysis: &Analysis, wide: bool) -> String {
-    let mut tables = vec![series_table(analysis)];
+    let mut tables = Vec::new();
+    if let Some(fleet) = &analysis.fleet {
+        tables.push(fleet_table(fleet));
+        tables.extend(fleet.histories.iter().map(history_table));
+    }
+    tables.push(series_table(analysis));
     tables.extend(analysis.comparisons.iter().map(comparison_table));
     tables.push(fits_table(analysis));
     let mut out = String::new();

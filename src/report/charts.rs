@@ -13,6 +13,7 @@ use plotters::coord::Shift;
 use plotters::prelude::*;
 
 use crate::analysis::fit::Model;
+use crate::analysis::fleet::Fleet;
 use crate::analysis::series::Measure;
 use crate::analysis::study::{Analysis, LevelFigures, SeriesAnalysis, measure_groups};
 
@@ -39,6 +40,8 @@ pub struct Figure {
     pub legend: LegendCorner,
     /// The y-axis reaches at least this high (the speedup figure: the ideal at the largest P).
     pub y_at_least: f64,
+    /// Names for x = 1, 2, ... (the fleet's hosts) instead of numbers.
+    pub x_names: Vec<String>,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -67,6 +70,8 @@ pub enum LineStyle {
     AmdahlFit,
     /// Dots.
     UslFit,
+    /// Markers only: values of separate things (hosts), not a curve.
+    Points,
 }
 
 /// A vertical dashed line at a worker count, labelled "RAC55 P=16".
@@ -104,7 +109,108 @@ pub fn figures(analysis: &Analysis) -> Vec<Figure> {
             figures.extend(ratio_figure(analysis, &members, &suffix));
             figures
         })
+        .chain(analysis.fleet.iter().flat_map(fleet_figures))
         .collect()
+}
+
+/// Each host's capacity against the median of its siblings, and each repeatedly measured
+/// host's capacity run by run against its own median.
+fn fleet_figures(fleet: &Fleet) -> Vec<Figure> {
+    let mut figures = Vec::new();
+    let compared: Vec<(usize, &crate::analysis::fleet::FleetHost)> = fleet
+        .hosts
+        .iter()
+        .filter(|host| host.capacity_vs_group.is_some())
+        .enumerate()
+        .collect();
+    if !compared.is_empty() {
+        let mut lines: Vec<Line> = fleet
+            .groups
+            .iter()
+            .enumerate()
+            .filter(|(_, group)| group.hosts.len() > 1)
+            .map(|(number, group)| Line {
+                label: group
+                    .cpu_model
+                    .clone()
+                    .unwrap_or_else(|| format!("group {}", number + 1)),
+                color: number,
+                points: compared
+                    .iter()
+                    .filter(|(_, host)| host.group == number)
+                    .map(|(index, host)| {
+                        (*index as f64 + 1.0, host.capacity_vs_group.unwrap_or(1.0))
+                    })
+                    .collect(),
+                style: LineStyle::Points,
+                bars: Vec::new(),
+            })
+            .collect();
+        lines.push(Line {
+            label: "sibling median".to_string(),
+            color: NEUTRAL,
+            points: vec![(0.5, 1.0), (compared.len() as f64 + 0.5, 1.0)],
+            style: LineStyle::Ideal,
+            bars: Vec::new(),
+        });
+        figures.push(Figure {
+            slug: "fleet_capacity".to_string(),
+            title: "Fleet - capacity against the median of each host's siblings".to_string(),
+            caption: "Each host's capacity at saturation over the median of the hosts with the same CPU, cores and job; the findings name those beyond the noise.".to_string(),
+            x_label: "host".to_string(),
+            y_label: "capacity / sibling median".to_string(),
+            lines,
+            markers: Vec::new(),
+            legend: LegendCorner::LowerRight,
+            y_at_least: 1.2,
+            x_names: compared.iter().map(|(_, host)| host.host.clone()).collect(),
+        });
+    }
+    if !fleet.histories.is_empty() {
+        let mut lines: Vec<Line> = fleet
+            .histories
+            .iter()
+            .enumerate()
+            .map(|(number, history)| Line {
+                label: history.host.clone(),
+                color: number,
+                points: history
+                    .runs
+                    .iter()
+                    .enumerate()
+                    .map(|(index, run)| (index as f64 + 1.0, run.capacity_vs_history))
+                    .collect(),
+                style: LineStyle::Measured,
+                bars: Vec::new(),
+            })
+            .collect();
+        let longest = fleet
+            .histories
+            .iter()
+            .map(|history| history.runs.len())
+            .max()
+            .unwrap_or(1);
+        lines.push(Line {
+            label: "host's median".to_string(),
+            color: NEUTRAL,
+            points: vec![(1.0, 1.0), (longest as f64, 1.0)],
+            style: LineStyle::Ideal,
+            bars: Vec::new(),
+        });
+        figures.push(Figure {
+            slug: "fleet_over_time".to_string(),
+            title: "Over time - each run's capacity against its host's median".to_string(),
+            caption: "Runs in the order they started (seed 003's week of runs): a run that departs beyond the noise is named in the findings.".to_string(),
+            x_label: "run, in start order".to_string(),
+            y_label: "capacity / host's median".to_string(),
+            lines,
+            markers: Vec::new(),
+            legend: LegendCorner::LowerRight,
+            y_at_least: 1.2,
+            x_names: Vec::new(),
+        });
+    }
+    figures
 }
 
 fn markers(members: &[(usize, &SeriesAnalysis)]) -> Vec<Marker> {
@@ -214,6 +320,7 @@ fn group_figures(
             })
             .collect(),
         y_at_least: 0.0,
+        x_names: Vec::new(),
     };
     let top = members
         .iter()
@@ -332,6 +439,7 @@ fn ratio_figure(
         markers: markers(members),
         legend: LegendCorner::UpperRight,
         y_at_least: 1.2,
+        x_names: Vec::new(),
     })
 }
 
@@ -482,7 +590,7 @@ where
     let y_data = figure
         .lines
         .iter()
-        .filter(|line| line.style == LineStyle::Measured)
+        .filter(|line| matches!(line.style, LineStyle::Measured | LineStyle::Points))
         .flat_map(|line| {
             line.points
                 .iter()
@@ -507,7 +615,14 @@ where
         .y_desc(&figure.y_label)
         .label_style((FONT, size(15.0)))
         .axis_desc_style((FONT, size(16.0)))
-        .x_label_formatter(&|workers| format!("{workers:.0}"))
+        .x_label_formatter(&|x| {
+            let index = x.round();
+            match figure.x_names.get((index as usize).wrapping_sub(1)) {
+                Some(name) if (x - index).abs() < 1e-6 => name.clone(),
+                _ if figure.x_names.is_empty() => format!("{x:.0}"),
+                _ => String::new(),
+            }
+        })
         .y_label_formatter(&|value| format!("{value:.decimals$}", decimals = axis_decimals(y_max)))
         .light_line_style(RGBColor(235, 235, 235))
         .draw()
@@ -579,6 +694,11 @@ where
                     .map_err(fail)?;
                 chart.draw_series(LineSeries::new(points, tint.stroke_width(width)))
             }
+            LineStyle::Points => chart.draw_series(
+                points
+                    .iter()
+                    .map(|&point| Circle::new(point, size(5.0), tint.filled())),
+            ),
             LineStyle::Ideal => chart.draw_series(DashedLineSeries::new(
                 points,
                 size(4.0),
@@ -645,6 +765,7 @@ fn swatch(style: LineStyle) -> ([(i32, i32); 4], u32, bool) {
         LineStyle::AmdahlFit => ([(0, 9), (13, 22), (22, 22), (22, 22)], 2, false),
         LineStyle::UslFit => ([(0, 2), (6, 8), (12, 14), (18, 20)], 2, false),
         LineStyle::Ideal => ([(0, 4), (8, 12), (16, 20), (20, 20)], 1, false),
+        LineStyle::Points => ([(11, 11), (11, 11), (11, 11), (11, 11)], 1, true),
     }
 }
 

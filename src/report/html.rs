@@ -5,7 +5,8 @@ use anyhow::Result;
 
 use super::charts::{HEIGHT, WIDTH, figures, render_svg};
 use super::tables::{
-    Table, comparison_table, fits_table, levels_table, provenance_table, series_table,
+    Table, comparison_table, fits_table, fleet_table, history_levels_table, history_table,
+    levels_table, provenance_table, series_table,
 };
 use crate::analysis::study::Analysis;
 
@@ -60,6 +61,13 @@ pub fn render(analysis: &Analysis) -> Result<String> {
     }
     body.push_str(&list("Findings", &analysis.findings, ""));
     body.push_str(&list("Warnings", &analysis.warnings, " class=\"warn\""));
+    if let Some(fleet) = &analysis.fleet {
+        body.push_str(&html_table(&fleet_table(fleet)));
+        for history in &fleet.histories {
+            body.push_str(&html_table(&history_table(history)));
+            body.push_str(&html_table(&history_levels_table(history)));
+        }
+    }
     for figure in figures(analysis) {
         let svg = render_svg(&figure)?;
         body.push_str(&format!(

@@ -2,7 +2,8 @@
 
 use super::charts;
 use super::tables::{
-    Table, comparison_table, fits_table, levels_table, provenance_table, series_table,
+    Table, comparison_table, fits_table, fleet_table, history_levels_table, history_table,
+    levels_table, provenance_table, series_table,
 };
 use crate::analysis::study::Analysis;
 
@@ -51,7 +52,15 @@ pub fn render(analysis: &Analysis, figures: Option<&str>) -> String {
             ));
         }
     }
-    let mut tables = vec![series_table(analysis)];
+    let mut tables = Vec::new();
+    if let Some(fleet) = &analysis.fleet {
+        tables.push(fleet_table(fleet));
+        for history in &fleet.histories {
+            tables.push(history_table(history));
+            tables.push(history_levels_table(history));
+        }
+    }
+    tables.push(series_table(analysis));
     tables.extend(analysis.comparisons.iter().map(comparison_table));
     tables.push(fits_table(analysis));
     tables.extend(analysis.series.iter().map(levels_table));

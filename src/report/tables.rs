@@ -5,6 +5,7 @@ use super::units::{bytes, optional};
 use crate::analysis::compare::{BandRatio, Comparison};
 use crate::analysis::findings::significant;
 use crate::analysis::fit::{Fit, Model};
+use crate::analysis::fleet::{Fleet, HostHistory};
 use crate::analysis::scaling::Saturation;
 use crate::analysis::series::Measure;
 use crate::analysis::study::{Analysis, FitRange, SeriesAnalysis};
@@ -80,6 +81,16 @@ pub fn provenance_table(analysis: &Analysis) -> Table {
                     .unwrap_or_else(|| series.series.job.describe()),
                 text(&known.pinning),
                 text(&known.verdict),
+                if known.tags.is_empty() {
+                    "-".to_string()
+                } else {
+                    known
+                        .tags
+                        .iter()
+                        .map(|(key, value)| format!("{key}={value}"))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                },
             ]
         })
         .collect();
@@ -100,6 +111,7 @@ pub fn provenance_table(analysis: &Analysis) -> Table {
             "workload",
             "pinning",
             "verdict",
+            "tags",
         ]),
         rows,
     }
@@ -360,4 +372,118 @@ fn fit_row(series: &str, model: &str, fit: &Fit, used: &str) -> Vec<String> {
         limit,
         used.to_string(),
     ]
+}
+
+/// The fleet: one row per host, against the median of its siblings.
+pub fn fleet_table(fleet: &Fleet) -> Table {
+    let rows = fleet
+        .hosts
+        .iter()
+        .map(|host| {
+            vec![
+                host.host.clone(),
+                host.cpu_model.clone().unwrap_or_else(|| "-".into()),
+                match (host.physical_cores, host.logical_cpus) {
+                    (Some(physical), Some(logical)) => format!("{physical}/{logical}"),
+                    _ => "?".into(),
+                },
+                host.runs.to_string(),
+                host.single_thread_speed.map_or("-".into(), significant),
+                significant(host.capacity),
+                host.capacity_vs_group.map_or("-".into(), |ratio| {
+                    format!("{:+.0}%", 100.0 * (ratio - 1.0))
+                }),
+                format!("{}", fleet.groups[host.group].hosts.len()),
+                host.verdict.clone(),
+                if host.outlier { "OUTLIER" } else { "" }.to_string(),
+            ]
+        })
+        .collect();
+    Table {
+        drop_first: vec!["CPU", "runs", "siblings", "verdict"],
+        title:
+            "Fleet (capacity against the median of the host's siblings: same CPU, cores and job)"
+                .to_string(),
+        headers: cells([
+            "host",
+            "CPU",
+            "P/L",
+            "runs",
+            "1-thread speed",
+            "capacity",
+            "vs siblings",
+            "siblings",
+            "verdict",
+            "",
+        ]),
+        rows,
+    }
+}
+
+/// Each host measured repeatedly: its runs in order against its own median.
+pub fn history_table(history: &HostHistory) -> Table {
+    let rows = history
+        .runs
+        .iter()
+        .map(|run| {
+            vec![
+                run.started_at.as_deref().map_or_else(
+                    || run.series.clone(),
+                    |date| date.replace('T', " ").replace('Z', ""),
+                ),
+                significant(run.capacity),
+                format!("{:+.1}%", 100.0 * (run.capacity_vs_history - 1.0)),
+                run.single_thread_speed.map_or("-".into(), significant),
+                optional(run.steal_pct, 1),
+                if run.departs { "DEPARTS" } else { "" }.to_string(),
+            ]
+        })
+        .collect();
+    Table {
+        drop_first: vec!["steal %"],
+        title: format!(
+            "{}: {} runs (capacity against their median {}; threshold ±{:.0}%)",
+            history.host,
+            history.runs.len(),
+            significant(history.median_capacity),
+            100.0 * history.threshold
+        ),
+        headers: cells([
+            "run started",
+            "capacity",
+            "vs median",
+            "1-thread speed",
+            "steal %",
+            "",
+        ]),
+        rows,
+    }
+}
+
+/// Seed 003's week table: each load level over a host's runs.
+pub fn history_levels_table(history: &HostHistory) -> Table {
+    let rows = history
+        .levels
+        .iter()
+        .map(|level| {
+            vec![
+                level.workers.to_string(),
+                level.runs.to_string(),
+                significant(level.capacity_median),
+                format!(
+                    "{}-{}",
+                    significant(level.capacity_min),
+                    significant(level.capacity_max)
+                ),
+                level.cpu_fraction_median.map_or("-".into(), percent),
+                format!("{:.2}", level.speedup_median),
+            ]
+        })
+        .collect();
+    Table {
+        drop_first: vec!["on CPU"],
+        title: format!("{}: every level over its runs", history.host),
+        headers: cells(["workers", "runs", "capacity", "range", "on CPU", "speedup"]),
+        rows,
+    }
 }

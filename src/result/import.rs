@@ -90,8 +90,66 @@ fn worker_count(value: f64, at: &dyn Fn() -> String) -> Result<usize> {
 
 /// Reads one file into a series named after its host label, else its file stem.
 pub fn read_series(path: &Path) -> Result<Series> {
+    if path.as_os_str() == "-" {
+        let mut bytes = Vec::new();
+        std::io::Read::read_to_end(&mut std::io::stdin(), &mut bytes)
+            .context("cannot read standard input")?;
+        return parse_series(Path::new("stdin"), &bytes);
+    }
     let bytes = std::fs::read(path).with_context(|| format!("cannot read '{}'", path.display()))?;
     parse_series(path, &bytes)
+}
+
+/// The result files a report reads: each file as given (`-` for standard input), and every
+/// `*.json` and `*.csv` under each directory, recursively and in path order; a CSV beside a
+/// JSON of the same name is the same run and is left out. Hidden files (lock files) are
+/// skipped.
+pub fn result_files(inputs: &[std::path::PathBuf]) -> Result<Vec<std::path::PathBuf>> {
+    let mut files = Vec::new();
+    for input in inputs {
+        if !input.is_dir() {
+            files.push(input.clone());
+            continue;
+        }
+        let mut found: Vec<std::path::PathBuf> = Vec::new();
+        for entry in walkdir::WalkDir::new(input).sort_by_file_name() {
+            let entry = entry.with_context(|| format!("cannot read '{}'", input.display()))?;
+            let name = entry.file_name().to_string_lossy();
+            let extension = entry
+                .path()
+                .extension()
+                .map(|extension| extension.to_string_lossy().to_ascii_lowercase());
+            if entry.file_type().is_file()
+                && !name.starts_with('.')
+                && matches!(extension.as_deref(), Some("json" | "csv"))
+            {
+                found.push(entry.into_path());
+            }
+        }
+        let all: std::collections::BTreeSet<&std::path::PathBuf> = found.iter().collect();
+        let has_json = |csv: &std::path::Path| {
+            all.contains(&csv.with_extension("json")) || all.contains(&csv.with_extension("JSON"))
+        };
+        let kept: Vec<std::path::PathBuf> = found
+            .iter()
+            .filter(|path| {
+                let csv = path
+                    .extension()
+                    .is_some_and(|extension| extension.eq_ignore_ascii_case("csv"));
+                !(csv && has_json(path))
+            })
+            .cloned()
+            .collect();
+        if kept.is_empty() {
+            return Err(crate::error::UsageError::new(format!(
+                "no .json or .csv results under '{}'",
+                input.display()
+            ))
+            .into());
+        }
+        files.extend(kept);
+    }
+    Ok(files)
 }
 
 /// The series in a file's bytes; `path` names it in messages and gives the default name.
@@ -277,6 +335,12 @@ fn provenance(document: &RunDocument, job: &Job) -> Provenance {
         .filter(|verdict| ***verdict == Verdict::Disturbed)
         .count();
     Provenance {
+        label: Some(printable(&document.host.label)),
+        tags: document
+            .tags
+            .iter()
+            .map(|(key, value)| (printable(key), printable(value)))
+            .collect(),
         hostname: Some(printable(&document.host.hostname)),
         cpu_model: topology.model_name.as_deref().map(printable),
         sockets: Some(topology.sockets),

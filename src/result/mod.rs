@@ -24,6 +24,9 @@ pub struct RunDocument {
     pub schema: String,
     pub tool: Tool,
     pub command_line: Vec<String>,
+    /// `--tag key=value` labels (campaign, inventory host, ...), shown by `report`.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub tags: BTreeMap<String, String>,
     /// False until every planned level was measured; an interrupted run stays false.
     pub complete: bool,
     /// Why the run ended early, when it did.

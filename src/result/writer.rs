@@ -18,7 +18,8 @@ pub enum Format {
     Csv,
 }
 
-/// A result file and its format, chosen by extension.
+/// A result file and its format, chosen by extension; `-` is the JSON document on standard
+/// output, written once at the end (for pipelines and `kubectl logs`).
 #[derive(Debug, Clone)]
 pub struct Output {
     pub path: PathBuf,
@@ -26,8 +27,19 @@ pub struct Output {
 }
 
 impl Output {
+    /// Whether this output is standard output (`-o -`).
+    pub fn is_stdout(&self) -> bool {
+        self.path.as_os_str() == "-"
+    }
+
     /// Checks the extension and that the directory exists, before any measuring starts.
     pub fn parse(path: &Path) -> Result<Self, UsageError> {
+        if path.as_os_str() == "-" {
+            return Ok(Self {
+                path: path.to_path_buf(),
+                format: Format::Json,
+            });
+        }
         let format = match path.extension().and_then(|ext| ext.to_str()) {
             Some(ext) if ext.eq_ignore_ascii_case("json") => Format::Json,
             Some(ext) if ext.eq_ignore_ascii_case("csv") => Format::Csv,
@@ -186,9 +198,21 @@ pub fn write_atomically(path: &Path, bytes: &[u8]) -> Result<()> {
 pub fn write_all(outputs: &[Output], document: &RunDocument) -> Result<()> {
     let staged = outputs
         .iter()
+        .filter(|output| !output.is_stdout())
         .map(|output| output.stage(document))
         .collect::<Result<Vec<_>>>()?;
     staged.into_iter().try_for_each(Staged::publish)
+}
+
+/// Writes the final document to standard output when `-o -` asked for it: once, at the end,
+/// as a pipe cannot be rewritten level by level.
+pub fn write_stdout(outputs: &[Output], document: &RunDocument) -> Result<()> {
+    if !outputs.iter().any(Output::is_stdout) {
+        return Ok(());
+    }
+    let mut text = serde_json::to_string_pretty(document)?;
+    text.push('\n');
+    crate::commands::write_out(&text)
 }
 
 /// Exclusive use of a run's output files: an advisory lock (flock) on a hidden lock file
@@ -202,7 +226,7 @@ impl OutputLocks {
         // Built as it goes, so a refusal half-way removes the lock files taken so far.
         let mut locks = Self { held: Vec::new() };
         let held = &mut locks.held;
-        for output in outputs {
+        for output in outputs.iter().filter(|output| !output.is_stdout()) {
             let target = final_path(&output.path)?;
             let name = target
                 .file_name()

@@ -1,0 +1,410 @@
+//! Many results at once: a fleet of hosts (one row per host, each against the median of its
+//! siblings with the same CPU, cores and job) and the history of hosts measured repeatedly
+//! (seed 003's week of runs: does a VM keep delivering its cores?).
+
+use serde::{Deserialize, Serialize};
+
+use super::compare::single_thread;
+use super::series::{Job, Measure};
+use super::stats::median;
+use super::study::SeriesAnalysis;
+
+/// Smallest departure called an outlier, whatever the noise: measurements of identical
+/// servers seldom agree closer than this.
+const FLOOR: f64 = 0.03;
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Fleet {
+    /// One row per host, in input order.
+    pub hosts: Vec<FleetHost>,
+    /// Hosts with the same CPU model, core counts, measure and job.
+    pub groups: Vec<SiblingGroup>,
+    /// Hosts measured more than once.
+    pub histories: Vec<HostHistory>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FleetHost {
+    pub host: String,
+    pub cpu_model: Option<String>,
+    pub physical_cores: Option<usize>,
+    pub logical_cpus: Option<usize>,
+    pub runs: usize,
+    /// Medians over the host's runs.
+    pub single_thread_speed: Option<f64>,
+    pub capacity: f64,
+    /// "clean", or how many of its runs were disturbed, or "not judged".
+    pub verdict: String,
+    /// Index into `groups`.
+    pub group: usize,
+    /// Capacity and single-thread speed over the group's medians (None alone in its group).
+    pub capacity_vs_group: Option<f64>,
+    pub speed_vs_group: Option<f64>,
+    /// Capacity departs from the group median by more than the group's threshold.
+    pub outlier: bool,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SiblingGroup {
+    pub cpu_model: Option<String>,
+    pub physical_cores: Option<usize>,
+    pub logical_cpus: Option<usize>,
+    pub job: Job,
+    pub hosts: Vec<String>,
+    pub median_capacity: f64,
+    /// A host's capacity ratio must depart from 1 by more than this to be an outlier: the
+    /// larger of 3 robust deviations of the group's ratios, 2·√2 times the hosts' median
+    /// jitter, and 3%.
+    pub threshold: f64,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct HostHistory {
+    pub host: String,
+    /// In the order the runs started.
+    pub runs: Vec<HistoryRun>,
+    pub median_capacity: f64,
+    /// A run departing from the median by more than this is called out: the larger of 3
+    /// robust deviations of the runs and twice the run's own noise band.
+    pub threshold: f64,
+    /// Per load level over the runs (seed 003's table): median and range.
+    pub levels: Vec<HistoryLevel>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct HistoryRun {
+    pub series: String,
+    pub started_at: Option<String>,
+    pub capacity: f64,
+    pub single_thread_speed: Option<f64>,
+    /// The largest steal of any level of the run, in percent.
+    pub steal_pct: Option<f64>,
+    /// Capacity over the host's median.
+    pub capacity_vs_history: f64,
+    pub departs: bool,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct HistoryLevel {
+    pub workers: usize,
+    pub runs: usize,
+    pub capacity_median: f64,
+    pub capacity_min: f64,
+    pub capacity_max: f64,
+    pub cpu_fraction_median: Option<f64>,
+    /// Median capacity over the median capacity at the first level, times its workers.
+    pub speedup_median: f64,
+}
+
+/// The fleet view, when at least two hosts share CPU, cores and job, or a host was measured
+/// repeatedly.
+pub fn fleet(series: &[SeriesAnalysis]) -> Option<Fleet> {
+    let mut by_host: Vec<(String, Vec<usize>)> = Vec::new();
+    for (index, analysed) in series.iter().enumerate() {
+        let host = analysed.series.host().to_string();
+        match by_host.iter_mut().find(|(known, _)| *known == host) {
+            Some((_, members)) => members.push(index),
+            None => by_host.push((host, vec![index])),
+        }
+    }
+    if by_host.len() < 2 && by_host.iter().all(|(_, runs)| runs.len() < 2) {
+        return None;
+    }
+    let mut hosts: Vec<FleetHost> = by_host
+        .iter()
+        .map(|(host, runs)| host_row(host, runs, series))
+        .collect();
+    let groups = sibling_groups(&mut hosts, &by_host, series);
+    let histories: Vec<HostHistory> = by_host
+        .iter()
+        .filter(|(_, runs)| runs.len() > 1)
+        .map(|(host, runs)| history(host, runs, series))
+        .collect();
+    // Servers of different kinds are a comparison, not a fleet: that needs siblings or a
+    // history.
+    if histories.is_empty() && groups.iter().all(|group| group.hosts.len() < 2) {
+        return None;
+    }
+    Some(Fleet {
+        hosts,
+        groups,
+        histories,
+    })
+}
+
+fn capacity(series: &SeriesAnalysis) -> Option<f64> {
+    series
+        .saturation
+        .as_ref()
+        .map(|saturation| saturation.capacity)
+}
+
+fn host_row(host: &str, runs: &[usize], series: &[SeriesAnalysis]) -> FleetHost {
+    let first = &series[runs[0]].series;
+    let capacities: Vec<f64> = runs
+        .iter()
+        .filter_map(|&run| capacity(&series[run]))
+        .collect();
+    let speeds: Vec<f64> = runs
+        .iter()
+        .filter_map(|&run| single_thread(&series[run]).map(|(speed, _)| speed))
+        .collect();
+    let verdicts: Vec<&str> = runs
+        .iter()
+        .filter_map(|&run| series[run].series.provenance.verdict.as_deref())
+        .collect();
+    let disturbed = verdicts
+        .iter()
+        .filter(|verdict| verdict.starts_with("disturbed"))
+        .count();
+    FleetHost {
+        host: host.to_string(),
+        cpu_model: first.provenance.cpu_model.clone(),
+        physical_cores: first.physical_cores,
+        logical_cpus: first.logical_cpus,
+        runs: runs.len(),
+        single_thread_speed: (!speeds.is_empty()).then(|| median(&speeds)),
+        capacity: median(&capacities),
+        verdict: match (verdicts.len(), disturbed) {
+            (0, _) => "not judged".to_string(),
+            (_, 0) => "clean".to_string(),
+            (count, disturbed) => format!("disturbed in {disturbed} of {count} runs"),
+        },
+        group: 0,
+        capacity_vs_group: None,
+        speed_vs_group: None,
+        outlier: false,
+    }
+}
+
+/// Groups hosts by CPU model, cores, measure and job; fills each host's ratios to its group.
+fn sibling_groups(
+    hosts: &mut [FleetHost],
+    by_host: &[(String, Vec<usize>)],
+    series: &[SeriesAnalysis],
+) -> Vec<SiblingGroup> {
+    type Key = (Option<String>, Option<usize>, Option<usize>, Measure, Job);
+    let mut keys: Vec<(Key, Vec<usize>)> = Vec::new();
+    for (index, host) in hosts.iter().enumerate() {
+        let first = &series[by_host[index].1[0]].series;
+        let key: Key = (
+            host.cpu_model.clone(),
+            host.physical_cores,
+            host.logical_cpus,
+            first.measure.clone(),
+            first.job.clone(),
+        );
+        match keys.iter_mut().find(|(known, _)| *known == key) {
+            Some((_, members)) => members.push(index),
+            None => keys.push((key, vec![index])),
+        }
+    }
+    let jitter_of = |index: usize| {
+        let runs = &by_host[index].1;
+        let jitters: Vec<f64> = runs
+            .iter()
+            .filter_map(|&run| series[run].noise.as_ref().map(|noise| noise.jitter))
+            .collect();
+        (!jitters.is_empty()).then(|| median(&jitters))
+    };
+    keys.into_iter()
+        .enumerate()
+        .map(
+            |(group, ((cpu_model, physical, logical, _, job), members))| {
+                let capacities: Vec<f64> =
+                    members.iter().map(|&index| hosts[index].capacity).collect();
+                let median_capacity = median(&capacities);
+                let ratios: Vec<f64> = capacities
+                    .iter()
+                    .map(|capacity| capacity / median_capacity)
+                    .collect();
+                let deviations: Vec<f64> = ratios.iter().map(|ratio| (ratio - 1.0).abs()).collect();
+                let jitters: Vec<f64> = members
+                    .iter()
+                    .filter_map(|&index| jitter_of(index))
+                    .collect();
+                let threshold = (3.0 * 1.4826 * median(&deviations))
+                    .max(2.0 * std::f64::consts::SQRT_2 * median(&jitters))
+                    .max(FLOOR);
+                let speeds: Vec<f64> = members
+                    .iter()
+                    .filter_map(|&index| hosts[index].single_thread_speed)
+                    .collect();
+                let median_speed = (!speeds.is_empty()).then(|| median(&speeds));
+                for (&index, ratio) in members.iter().zip(&ratios) {
+                    let host = &mut hosts[index];
+                    host.group = group;
+                    if members.len() > 1 {
+                        host.capacity_vs_group = Some(*ratio);
+                        host.speed_vs_group = host
+                            .single_thread_speed
+                            .zip(median_speed)
+                            .map(|(speed, typical)| speed / typical);
+                        host.outlier = (ratio - 1.0).abs() > threshold;
+                    }
+                }
+                SiblingGroup {
+                    cpu_model,
+                    physical_cores: physical,
+                    logical_cpus: logical,
+                    job,
+                    hosts: members
+                        .iter()
+                        .map(|&index| hosts[index].host.clone())
+                        .collect(),
+                    median_capacity,
+                    threshold,
+                }
+            },
+        )
+        .collect()
+}
+
+fn history(host: &str, runs: &[usize], series: &[SeriesAnalysis]) -> HostHistory {
+    let mut ordered: Vec<usize> = runs.to_vec();
+    ordered.sort_by(|&a, &b| {
+        let start = |run: usize| series[run].series.provenance.started_at.clone();
+        start(a).cmp(&start(b))
+    });
+    let capacities: Vec<f64> = ordered
+        .iter()
+        .filter_map(|&run| capacity(&series[run]))
+        .collect();
+    let median_capacity = median(&capacities);
+    let deviations: Vec<f64> = capacities
+        .iter()
+        .map(|capacity| (capacity / median_capacity - 1.0).abs())
+        .collect();
+    let bands: Vec<f64> = ordered
+        .iter()
+        .filter_map(|&run| {
+            series[run]
+                .saturation
+                .as_ref()
+                .map(|saturation| saturation.band)
+        })
+        .collect();
+    let threshold = (3.0 * 1.4826 * median(&deviations))
+        .max(2.0 * median(&bands))
+        .max(FLOOR);
+    let runs: Vec<HistoryRun> = ordered
+        .iter()
+        .map(|&run| {
+            let analysed = &series[run];
+            let capacity = capacity(analysed).unwrap_or(0.0);
+            let ratio = capacity / median_capacity;
+            HistoryRun {
+                series: analysed.name().to_string(),
+                started_at: analysed.series.provenance.started_at.clone(),
+                capacity,
+                single_thread_speed: single_thread(analysed).map(|(speed, _)| speed),
+                steal_pct: analysed
+                    .levels
+                    .iter()
+                    .filter_map(|level| level.steal_pct)
+                    .reduce(f64::max),
+                capacity_vs_history: ratio,
+                departs: (ratio - 1.0).abs() > threshold,
+            }
+        })
+        .collect();
+    HostHistory {
+        host: host.to_string(),
+        levels: history_levels(&ordered, series),
+        runs,
+        median_capacity,
+        threshold,
+    }
+}
+
+/// Per worker count over the runs that measured it: median and range of capacity, median
+/// on-CPU fraction and median speedup against the median first level.
+fn history_levels(runs: &[usize], series: &[SeriesAnalysis]) -> Vec<HistoryLevel> {
+    let mut workers: Vec<usize> = runs
+        .iter()
+        .flat_map(|&run| series[run].levels.iter().map(|level| level.workers))
+        .collect();
+    workers.sort_unstable();
+    workers.dedup();
+    let at = |count: usize| -> Vec<&super::study::LevelFigures> {
+        runs.iter()
+            .filter_map(|&run| series[run].level(count))
+            .collect()
+    };
+    let Some(&first) = workers.first() else {
+        return Vec::new();
+    };
+    let base: Vec<f64> = at(first).iter().map(|level| level.capacity).collect();
+    let base = median(&base);
+    workers
+        .iter()
+        .map(|&count| {
+            let levels = at(count);
+            let capacities: Vec<f64> = levels.iter().map(|level| level.capacity).collect();
+            let cpu: Vec<f64> = levels
+                .iter()
+                .filter_map(|level| level.cpu_fraction)
+                .collect();
+            let capacity_median = median(&capacities);
+            HistoryLevel {
+                workers: count,
+                runs: levels.len(),
+                capacity_median,
+                capacity_min: capacities.iter().copied().fold(f64::MAX, f64::min),
+                capacity_max: capacities.iter().copied().fold(f64::MIN, f64::max),
+                cpu_fraction_median: (!cpu.is_empty()).then(|| median(&cpu)),
+                speedup_median: if base > 0.0 {
+                    capacity_median / base * first as f64
+                } else {
+                    0.0
+                },
+            }
+        })
+        .collect()
+}
+
+/// The fleet in sentences: each outlier against its siblings, each run that departs from its
+/// host's own history.
+pub fn fleet_findings(fleet: &Fleet) -> Vec<String> {
+    let mut sentences = Vec::new();
+    for host in fleet.hosts.iter().filter(|host| host.outlier) {
+        let group = &fleet.groups[host.group];
+        let Some(ratio) = host.capacity_vs_group else {
+            continue;
+        };
+        let cpu = match (&group.cpu_model, group.physical_cores, group.logical_cpus) {
+            (Some(model), Some(physical), Some(logical)) => {
+                format!(" with the same CPU ({model}, {physical} cores, {logical} threads)")
+            }
+            (None, Some(physical), Some(logical)) => {
+                format!(" with the same {physical} cores and {logical} threads")
+            }
+            _ => String::new(),
+        };
+        sentences.push(format!(
+            "{} has {:.0}% {} capacity than the median of its {} siblings{cpu} (threshold ±{:.0}% from the measured noise).",
+            host.host,
+            100.0 * (ratio - 1.0).abs(),
+            if ratio < 1.0 { "less" } else { "more" },
+            group.hosts.len() - 1,
+            100.0 * group.threshold
+        ));
+    }
+    for history in &fleet.histories {
+        for run in history.runs.iter().filter(|run| run.departs) {
+            sentences.push(format!(
+                "{}: the run started {} delivered {:.0}% {} capacity than the host's median over {} runs (threshold ±{:.0}%){}.",
+                history.host,
+                run.started_at.as_deref().unwrap_or(&run.series),
+                100.0 * (run.capacity_vs_history - 1.0).abs(),
+                if run.capacity_vs_history < 1.0 { "less" } else { "more" },
+                history.runs.len(),
+                100.0 * history.threshold,
+                run.steal_pct
+                    .filter(|steal| *steal > 2.0)
+                    .map_or_else(String::new, |steal| format!(", with steal up to {steal:.0}%"))
+            ));
+        }
+    }
+    sentences
+}

@@ -1,0 +1,186 @@
+//! `report DIR` over many results: a fleet of hosts against their siblings, and one host's
+//! runs over time; `run -o -` into `report -`.
+
+mod common;
+
+use std::path::Path;
+
+use common::{corescale, read_json};
+use predicates::str::contains;
+use serde_json::Value;
+
+/// A real corescale result (cpu, 1 and 2 workers) that the fleet's files are made from.
+fn template() -> Value {
+    read_json(&Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/run/cpu-template.json"))
+}
+
+/// The template as measured on `host`, started at `started`, every job `slower` times as long.
+fn variant(host: &str, started: &str, slower: f64) -> Value {
+    let mut document = template();
+    document["host"]["label"] = Value::from(host);
+    document["host"]["hostname"] = Value::from(host);
+    document["started_at"] = Value::from(started);
+    for level in document["levels"].as_array_mut().unwrap() {
+        let times = &mut level["summary"]["job_time_s"];
+        for field in ["median", "mean", "min", "max"] {
+            times[field] = Value::from(times[field].as_f64().unwrap() * slower);
+        }
+    }
+    document
+}
+
+fn write(dir: &Path, name: &str, document: &Value) {
+    std::fs::create_dir_all(dir.join(name).parent().unwrap()).unwrap();
+    std::fs::write(dir.join(name), document.to_string()).unwrap();
+}
+
+#[test]
+fn a_fleet_names_the_host_that_underperforms_its_siblings() {
+    let dir = tempfile::tempdir().unwrap();
+    let results = dir.path().join("results");
+    // Twelve identical servers within ±1%, and db07 with 18% less capacity (jobs 1/0.82 as long).
+    for index in 1..=12 {
+        let host = format!("db{index:02}");
+        let slower = if index == 7 {
+            1.0 / 0.82
+        } else {
+            1.0 + 0.002 * ((index * 7) % 5) as f64
+        };
+        let document = variant(&host, "2026-11-20T10:00:00Z", slower);
+        write(
+            &results,
+            &format!("{host}/2026-11-20T1000-cpu.json"),
+            &document,
+        );
+    }
+    let analysis = dir.path().join("analysis.json");
+    corescale()
+        .arg("report")
+        .arg(&results)
+        .args(["--include-disturbed", "--wide", "--json"])
+        .arg(&analysis)
+        .assert()
+        .success()
+        .stdout(contains(
+            "db07 has 18% less capacity than the median of its 11 siblings",
+        ));
+    let analysis = read_json(&analysis);
+    let fleet = &analysis["fleet"];
+    let hosts = fleet["hosts"].as_array().unwrap();
+    assert_eq!(hosts.len(), 12);
+    let outliers: Vec<&str> = hosts
+        .iter()
+        .filter(|host| host["outlier"] == true)
+        .map(|host| host["host"].as_str().unwrap())
+        .collect();
+    assert_eq!(outliers, ["db07"]);
+    let db07 = hosts.iter().find(|host| host["host"] == "db07").unwrap();
+    let ratio = db07["capacity_vs_group"].as_f64().unwrap();
+    assert!((ratio - 0.82).abs() < 0.005, "{ratio}");
+    assert_eq!(fleet["groups"].as_array().unwrap().len(), 1);
+    // The campaign tag of each run is shown.
+    assert_eq!(
+        analysis["series"][0]["series"]["provenance"]["tags"]["campaign"],
+        "fixture"
+    );
+}
+
+#[test]
+fn a_run_that_departs_from_its_hosts_history_is_called_out() {
+    let dir = tempfile::tempdir().unwrap();
+    // A week of runs of one VM, every 15 minutes in seed 003; here eight, one 15% short.
+    for run in 0..8 {
+        let slower = if run == 5 {
+            1.0 / 0.85
+        } else {
+            1.0 + 0.003 * (run % 3) as f64
+        };
+        let started = format!("2026-11-2{run}T09:00:00Z");
+        let document = variant("vm1", &started, slower);
+        write(dir.path(), &format!("vm1/run{run}.json"), &document);
+        // The CSV beside a JSON is the same run and is not read twice.
+        std::fs::write(dir.path().join(format!("vm1/run{run}.csv")), "not read").unwrap();
+    }
+    let analysis = dir.path().join("analysis.json");
+    let html = dir.path().join("fleet.html");
+    corescale()
+        .arg("report")
+        .arg(dir.path().join("vm1"))
+        .args(["--include-disturbed", "--wide", "--json"])
+        .arg(&analysis)
+        .arg("--html")
+        .arg(&html)
+        .assert()
+        .success()
+        .stdout(contains(
+            "vm1: the run started 2026-11-25T09:00:00Z delivered 15% less capacity than the host's median over 8 runs",
+        ));
+    let analysis = read_json(&analysis);
+    let history = &analysis["fleet"]["histories"][0];
+    assert_eq!(history["runs"].as_array().unwrap().len(), 8);
+    let departing: Vec<bool> = history["runs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|run| run["departs"].as_bool().unwrap())
+        .collect();
+    assert_eq!(
+        departing,
+        [false, false, false, false, false, true, false, false]
+    );
+    // Seed 003's table: every level over the runs.
+    let levels = history["levels"].as_array().unwrap();
+    assert_eq!(levels[0]["workers"], 1);
+    assert_eq!(levels[0]["runs"], 8);
+    let page = std::fs::read_to_string(&html).unwrap();
+    assert!(
+        page.contains("id=\"fleet_over_time\""),
+        "the over-time chart is drawn"
+    );
+}
+
+#[test]
+fn a_result_on_standard_output_feeds_report_on_standard_input() {
+    let output = corescale()
+        .args([
+            "run",
+            "cpu",
+            "-w",
+            "1",
+            "--repeat",
+            "1",
+            "--job-size",
+            "20M",
+        ])
+        .args(["--tag", "campaign=pipe", "-o", "-"])
+        .output()
+        .unwrap();
+    assert!(output.status.success());
+    let document: Value = serde_json::from_slice(&output.stdout).expect("stdout is the JSON");
+    assert_eq!(document["schema"], "corescale/1");
+    assert_eq!(document["tags"]["campaign"], "pipe");
+    // The table went to standard error.
+    assert!(String::from_utf8_lossy(&output.stderr).contains("workers"));
+    corescale()
+        .args(["report", "-", "--include-disturbed"])
+        .write_stdin(output.stdout)
+        .assert()
+        .success()
+        .stdout(contains("Series"));
+}
+
+#[test]
+fn bad_tags_and_empty_folders_are_usage_errors() {
+    corescale()
+        .args(["run", "cpu", "-w", "1", "--tag", "no-equals-sign"])
+        .assert()
+        .code(2)
+        .stderr(contains("is not KEY=VALUE"));
+    let dir = tempfile::tempdir().unwrap();
+    corescale()
+        .arg("report")
+        .arg(dir.path())
+        .assert()
+        .code(2)
+        .stderr(contains("no .json or .csv results under"));
+}
