@@ -1,0 +1,215 @@
+//! The Ansible playbook over real ssh: three sshd instances on 127.0.0.1 (own ports, a key
+//! the test generates), the playbook copying corescale to each, running a short sweep and
+//! fetching the results, then `corescale report results/` showing them as a fleet of three.
+//!
+//! Needs ansible-core, ansible-lint (pip) and openssh-server, and root (sshd, root login on
+//! 127.0.0.1 only): `.ci/run` installs them and runs this with `--ignored`.
+
+mod common;
+
+use std::net::{TcpListener, TcpStream};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command};
+use std::time::{Duration, Instant};
+
+use common::{corescale, read_json};
+
+fn root() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn run(program: &str, args: &[&str], envs: &[(&str, &str)]) -> String {
+    let output = Command::new(program)
+        .args(args)
+        .envs(envs.iter().copied())
+        .current_dir(root())
+        .output()
+        .unwrap_or_else(|error| panic!("running {program}: {error}"));
+    assert!(
+        output.status.success(),
+        "{program} {args:?} failed:\n{}\n{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
+    String::from_utf8_lossy(&output.stdout).into_owned()
+}
+
+/// An sshd on 127.0.0.1:port that lets the test's key in as root; stopped when dropped.
+struct Sshd(Child);
+
+impl Drop for Sshd {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+fn start_sshd(dir: &Path, port: u16) -> Sshd {
+    let config = dir.join(format!("sshd_{port}.conf"));
+    std::fs::write(
+        &config,
+        format!(
+            "Port {port}\nListenAddress 127.0.0.1\nHostKey {dir}/host_key\n\
+             AuthorizedKeysFile {dir}/authorized_keys\nPidFile {dir}/sshd_{port}.pid\n\
+             PermitRootLogin prohibit-password\nPasswordAuthentication no\n\
+             KbdInteractiveAuthentication no\nUsePAM no\nStrictModes no\n\
+             Subsystem sftp internal-sftp\n",
+            dir = dir.display()
+        ),
+    )
+    .unwrap();
+    std::fs::create_dir_all("/run/sshd").unwrap();
+    let child = Command::new("/usr/sbin/sshd")
+        .args(["-D", "-e", "-f"])
+        .arg(&config)
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("starting sshd");
+    let sshd = Sshd(child);
+    let began = Instant::now();
+    while TcpStream::connect(("127.0.0.1", port)).is_err() {
+        assert!(
+            began.elapsed() < Duration::from_secs(10),
+            "sshd on {port} did not start"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    sshd
+}
+
+fn working_directories() -> Vec<PathBuf> {
+    std::fs::read_dir(std::env::temp_dir())
+        .unwrap()
+        .filter_map(|entry| entry.ok().map(|entry| entry.path()))
+        .filter(|path| {
+            path.file_name()
+                .is_some_and(|name| name.to_string_lossy().starts_with("corescale."))
+        })
+        .collect()
+}
+
+#[test]
+#[ignore = "needs ansible-core, ansible-lint, openssh-server and root; .ci/run installs them and runs this"]
+fn the_playbook_measures_three_hosts_over_ssh_and_report_shows_the_fleet() {
+    run("ansible-lint", &["deploy/ansible"], &[]);
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path();
+    let key = path.join("key");
+    run(
+        "ssh-keygen",
+        &["-q", "-t", "ed25519", "-N", "", "-f", key.to_str().unwrap()],
+        &[],
+    );
+    let host_key = path.join("host_key");
+    run(
+        "ssh-keygen",
+        &[
+            "-q",
+            "-t",
+            "ed25519",
+            "-N",
+            "",
+            "-f",
+            host_key.to_str().unwrap(),
+        ],
+        &[],
+    );
+    std::fs::copy(path.join("key.pub"), path.join("authorized_keys")).unwrap();
+    let ports: Vec<u16> = (0..3).map(|_| free_port()).collect();
+    let _servers: Vec<Sshd> = ports.iter().map(|&port| start_sshd(path, port)).collect();
+
+    let mut inventory = String::from("[corescale]\n");
+    for (index, port) in ports.iter().enumerate() {
+        inventory.push_str(&format!(
+            "host{} ansible_host=127.0.0.1 ansible_port={port}\n",
+            index + 1
+        ));
+    }
+    inventory.push_str(&format!(
+        "[corescale:vars]\nansible_user=root\nansible_ssh_private_key_file={}\n\
+         ansible_ssh_common_args='-o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null'\n\
+         ansible_python_interpreter=/usr/bin/python3\n",
+        key.display()
+    ));
+    let inventory_file = path.join("inventory");
+    std::fs::write(&inventory_file, inventory).unwrap();
+    let results = path.join("results");
+    let binary = assert_cmd::cargo::cargo_bin("corescale");
+    let before = working_directories();
+    let extra = |name: &str, value: &str| format!("{name}={value}");
+    run(
+        "ansible-playbook",
+        &[
+            "-i",
+            inventory_file.to_str().unwrap(),
+            "deploy/ansible/corescale.yml",
+            "-e",
+            &extra("corescale_binary", binary.to_str().unwrap()),
+            "-e",
+            "corescale_sweep=1",
+            "-e",
+            "corescale_job_size=20M",
+            "-e",
+            "corescale_require_idle=false",
+            "-e",
+            "corescale_poll=1",
+            "-e",
+            "corescale_campaign=ci",
+            "-e",
+            &extra("corescale_results_dir", results.to_str().unwrap()),
+        ],
+        &[
+            ("ANSIBLE_NOCOLOR", "1"),
+            ("ANSIBLE_HOST_KEY_CHECKING", "False"),
+        ],
+    );
+
+    // One JSON and one CSV per host, under results/<inventory_hostname>/.
+    for host in ["host1", "host2", "host3"] {
+        let files: Vec<String> = std::fs::read_dir(results.join(host))
+            .unwrap()
+            .map(|entry| entry.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        assert_eq!(files.len(), 2, "{host}: {files:?}");
+        assert!(
+            files.iter().any(|name| name.ends_with("-cpu.json")),
+            "{files:?}"
+        );
+        assert!(
+            files.iter().any(|name| name.ends_with("-cpu.csv")),
+            "{files:?}"
+        );
+    }
+    // Nothing left behind on the hosts.
+    assert_eq!(working_directories(), before);
+
+    let analysis = path.join("analysis.json");
+    corescale()
+        .arg("report")
+        .arg(&results)
+        .args(["-q", "--include-disturbed", "--json"])
+        .arg(&analysis)
+        .assert()
+        .success();
+    let analysis = read_json(&analysis);
+    let hosts: Vec<&str> = analysis["fleet"]["hosts"]
+        .as_array()
+        .expect("a fleet")
+        .iter()
+        .map(|host| host["host"].as_str().unwrap())
+        .collect();
+    assert_eq!(hosts, ["host1", "host2", "host3"]);
+    for series in analysis["series"].as_array().unwrap() {
+        let tags = &series["series"]["provenance"]["tags"];
+        assert_eq!(tags["campaign"], "ci");
+        assert_eq!(tags["inventory"], series["series"]["name"]);
+    }
+}
