@@ -99,14 +99,35 @@ pub struct HistoryLevel {
 /// The fleet view, when at least two hosts share CPU, cores and job, or a host was measured
 /// repeatedly.
 pub fn fleet(series: &[SeriesAnalysis]) -> Option<Fleet> {
-    let mut by_host: Vec<(String, Vec<usize>)> = Vec::new();
+    // Runs belong together when they measured one host with identical settings (the same
+    // measure and job); a host that ran several jobs has one row per job.
+    let mut keyed: Vec<((&str, &Measure, &Job), Vec<usize>)> = Vec::new();
     for (index, analysed) in series.iter().enumerate() {
-        let host = analysed.series.host().to_string();
-        match by_host.iter_mut().find(|(known, _)| *known == host) {
+        let key = (
+            analysed.series.host(),
+            &analysed.series.measure,
+            &analysed.series.job,
+        );
+        match keyed.iter_mut().find(|(known, _)| *known == key) {
             Some((_, members)) => members.push(index),
-            None => by_host.push((host, vec![index])),
+            None => keyed.push((key, vec![index])),
         }
     }
+    let by_host: Vec<(String, Vec<usize>)> = keyed
+        .iter()
+        .map(|((host, _, job), members)| {
+            let jobs_of_host = keyed
+                .iter()
+                .filter(|((other, _, _), _)| other == host)
+                .count();
+            let name = if jobs_of_host > 1 {
+                format!("{host} ({})", job.describe())
+            } else {
+                host.to_string()
+            };
+            (name, members.clone())
+        })
+        .collect();
     if by_host.len() < 2 && by_host.iter().all(|(_, runs)| runs.len() < 2) {
         return None;
     }
