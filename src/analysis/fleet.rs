@@ -101,7 +101,8 @@ pub struct HistoryLevel {
 pub fn fleet(series: &[SeriesAnalysis]) -> Option<Fleet> {
     // Runs belong together when they measured one host with identical settings (the same
     // measure and job); a host that ran several jobs has one row per job.
-    let mut keyed: Vec<((&str, &Measure, &Job), Vec<usize>)> = Vec::new();
+    type RunKey<'a> = (&'a str, &'a Measure, &'a Job);
+    let mut keyed: Vec<(RunKey, Vec<usize>)> = Vec::new();
     for (index, analysed) in series.iter().enumerate() {
         let key = (
             analysed.series.host(),
