@@ -19,7 +19,12 @@ step() { echo "== $*"; }
 fail() { echo "dist: $*" >&2; exit 1; }
 
 step "tools"
-command -v cargo-zigbuild >/dev/null || pip install --quiet ziglang cargo-zigbuild
+if ! command -v cargo-zigbuild >/dev/null; then
+    # A virtual environment: system Pythons refuse pip installs (PEP 668).
+    python3 -m venv target/dist-tools
+    target/dist-tools/bin/pip install --quiet ziglang cargo-zigbuild
+    export PATH="$PWD/target/dist-tools/bin:$PATH"
+fi
 command -v cargo-deb >/dev/null || cargo install --locked --quiet cargo-deb
 command -v cargo-generate-rpm >/dev/null || cargo install --locked --quiet cargo-generate-rpm
 

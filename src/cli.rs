@@ -590,7 +590,15 @@ impl RunArgs {
         use WorkloadKind::{Bandwidth, Db, Lio, Memory, Pio};
         let slob = &[Lio, Pio][..];
         let slob_and_db = &[Lio, Pio, Db][..];
-        let flags: [(&str, bool, &[WorkloadKind]); 20] = [
+        use WorkloadKind::Cpu;
+        let flags: [(&str, bool, &[WorkloadKind]); 21] = [
+            // test_cpu_parallel's loop count scales cpu and memory jobs; elsewhere it would
+            // make millions of passes or statements.
+            (
+                "--worker_inner_loop_size",
+                self.worker_inner_loop_size.is_some(),
+                &[Cpu, Memory],
+            ),
             (
                 "--array-size",
                 self.array_size.is_some(),
@@ -624,6 +632,14 @@ impl RunArgs {
                 &[],
             ),
         ];
+        let mut keys: Vec<&str> = self.tags.iter().map(|(key, _)| key.as_str()).collect();
+        keys.sort_unstable();
+        if let Some(pair) = keys.windows(2).find(|pair| pair[0] == pair[1]) {
+            return Err(UsageError::new(format!(
+                "--tag {}=... is given twice: give each key once",
+                pair[0]
+            )));
+        }
         let kind = self.workload_kind();
         for (flag, given, workloads) in flags {
             if !given || workloads.contains(&kind) {

@@ -85,8 +85,10 @@ fn start_sshd(dir: &Path, port: u16) -> Sshd {
     sshd
 }
 
+/// The role's working directories on the hosts (all this machine): in its default
+/// `corescale_remote_dir`, /var/tmp.
 fn working_directories() -> Vec<PathBuf> {
-    std::fs::read_dir(std::env::temp_dir())
+    std::fs::read_dir("/var/tmp")
         .unwrap()
         .filter_map(|entry| entry.ok().map(|entry| entry.path()))
         .filter(|path| {
@@ -189,6 +191,43 @@ fn the_playbook_measures_three_hosts_over_ssh_and_report_shows_the_fleet() {
         );
     }
     // Nothing left behind on the hosts.
+    assert_eq!(working_directories(), before);
+
+    // A run that fails (here a flag the cpu workload refuses) fails the campaign once every
+    // host had its turn, naming the hosts, and still leaves nothing behind.
+    let failed = Command::new("ansible-playbook")
+        .args([
+            "-i",
+            inventory_file.to_str().unwrap(),
+            "deploy/ansible/corescale.yml",
+        ])
+        .args(["-e", &extra("corescale_binary", binary.to_str().unwrap())])
+        .args([
+            "-e",
+            "corescale_sweep=1",
+            "-e",
+            "corescale_require_idle=false",
+        ])
+        .args(["-e", "corescale_extra_args=--hotspot 50%"])
+        .args([
+            "-e",
+            &extra(
+                "corescale_results_dir",
+                path.join("failed").to_str().unwrap(),
+            ),
+        ])
+        .env("ANSIBLE_NOCOLOR", "1")
+        .current_dir(root())
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&failed.stdout);
+    assert!(!failed.status.success(), "{said}");
+    for host in ["host1", "host2", "host3"] {
+        assert!(
+            said.contains(&format!("corescale failed on {host}")),
+            "{said}"
+        );
+    }
     assert_eq!(working_directories(), before);
 
     let analysis = path.join("analysis.json");

@@ -184,3 +184,89 @@ fn bad_tags_and_empty_folders_are_usage_errors() {
         .code(2)
         .stderr(contains("no .json or .csv results under"));
 }
+
+/// The review's cases: a host without a capacity estimate, hosts of unknown hardware, a
+/// 7.7% departure among steady runs, and a document wrapped in `kubectl logs` notes.
+#[test]
+fn hosts_without_estimates_or_known_hardware_are_not_called_outliers() {
+    let dir = tempfile::tempdir().unwrap();
+    for (index, slower) in [1.0, 1.003, 0.998].into_iter().enumerate() {
+        let mut document = variant(&format!("h{index}"), "2026-11-20T10:00:00Z", slower);
+        if index == 1 {
+            // Interrupted after one level: no capacity estimate.
+            document["levels"].as_array_mut().unwrap().truncate(1);
+            document["complete"] = Value::from(false);
+        }
+        write(dir.path(), &format!("h{index}.json"), &document);
+    }
+    let analysis = dir.path().join("analysis.json");
+    corescale()
+        .arg("report")
+        .arg(dir.path())
+        .args(["--include-disturbed", "--json"])
+        .arg(&analysis)
+        .assert()
+        .success();
+    let text = std::fs::read_to_string(&analysis).unwrap();
+    assert!(!text.contains("NaN") && !text.contains("inf"), "{text}");
+    let analysis = read_json(&analysis);
+    for host in analysis["fleet"]["hosts"].as_array().unwrap() {
+        assert_eq!(host["outlier"], false, "{host}");
+    }
+    for finding in analysis["findings"].as_array().unwrap() {
+        assert!(!finding.as_str().unwrap().contains("siblings"), "{finding}");
+    }
+
+    // Published CSVs of three different servers (no CPU model) are not siblings.
+    let anchors = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/anchor");
+    let out = dir.path().join("anchors.json");
+    corescale()
+        .arg("report")
+        .arg(&anchors)
+        .args(["-q", "--json"])
+        .arg(&out)
+        .assert()
+        .success();
+    assert!(read_json(&out).get("fleet").is_none());
+}
+
+#[test]
+fn a_small_departure_among_steady_runs_is_called_out() {
+    let dir = tempfile::tempdir().unwrap();
+    for run in 0..9 {
+        let slower = if run == 4 {
+            1.0 / 0.923
+        } else {
+            1.0 + 0.001 * (run % 3) as f64
+        };
+        let document = variant("vm2", &format!("2026-11-1{run}T09:00:00Z"), slower);
+        write(dir.path(), &format!("run{run}.json"), &document);
+    }
+    corescale()
+        .arg("report")
+        .arg(dir.path())
+        .args(["--include-disturbed", "--wide"])
+        .assert()
+        .success()
+        .stdout(contains(
+            "vm2: the run started 2026-11-14T09:00:00Z delivered 8% less capacity",
+        ));
+}
+
+#[test]
+fn a_document_in_kubectl_logs_is_read() {
+    let mut text =
+        String::from("corescale: warning: 1 worker: disturbed: other processes used 0.25 CPUs\n");
+    text.push_str(&serde_json::to_string_pretty(&template()).unwrap());
+    text.push_str("\ncorescale: note: hardware counters unavailable: no PMU\n");
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("node-1.json");
+    std::fs::write(&log, text).unwrap();
+    corescale()
+        .arg("report")
+        .arg(&log)
+        .arg("--include-disturbed")
+        .assert()
+        .success()
+        .stdout(contains("Series"));
+}

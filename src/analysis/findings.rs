@@ -55,7 +55,14 @@ fn leader_versus(versus: &Versus, leader: &ComparisonRow, other: &ComparisonRow)
         });
     // A censored capacity is a lower bound: the ratio is one too when it is the leader's,
     // an upper bound when it is the other's, and unbounded either way when both are.
+    let no_estimate = [leader, other]
+        .into_iter()
+        .find(|row| !(row.capacity_at_saturation.is_finite() && row.capacity_at_saturation > 0.0));
     let capacity_text = match (leader.saturation_censored, other.saturation_censored) {
+        _ if no_estimate.is_some() || !capacity.is_finite() => format!(
+            "the capacity of {} could not be estimated (too few levels kept), so capacities are not compared{cores}",
+            no_estimate.map_or(other.name.as_str(), |row| row.name.as_str())
+        ),
         (false, false) if versus.similar_capacity => format!(
             "the two have similar capacity at saturation ({capacity:.2}x, within the noise){cores}"
         ),

@@ -30,14 +30,17 @@ pub struct FleetHost {
     pub physical_cores: Option<usize>,
     pub logical_cpus: Option<usize>,
     pub runs: usize,
-    /// Medians over the host's runs.
+    /// Medians over the host's runs; capacity only from runs that gave an estimate.
     pub single_thread_speed: Option<f64>,
-    pub capacity: f64,
+    pub capacity: Option<f64>,
+    /// Some run was still rising at its last level: the capacity is a lower bound.
+    pub capacity_is_lower_bound: bool,
     /// "clean", or how many of its runs were disturbed, or "not judged".
     pub verdict: String,
     /// Index into `groups`.
     pub group: usize,
-    /// Capacity and single-thread speed over the group's medians (None alone in its group).
+    /// Capacity (at `SiblingGroup::compared_at` workers when set) and single-thread speed
+    /// over the median of the host's siblings, the other hosts of its group.
     pub capacity_vs_group: Option<f64>,
     pub speed_vs_group: Option<f64>,
     /// Capacity departs from the group median by more than the group's threshold.
@@ -52,10 +55,14 @@ pub struct SiblingGroup {
     pub job: Job,
     pub hosts: Vec<String>,
     pub median_capacity: f64,
+    /// When some host's capacity is only a lower bound, capacities are compared at the
+    /// largest load every host of the group measured, this many workers.
+    pub compared_at: Option<usize>,
     /// A host's capacity ratio must depart from 1 by more than this to be an outlier: the
     /// larger of 3 robust deviations of the group's ratios, 2·√2 times the hosts' median
-    /// jitter, and 3%.
+    /// jitter, and 3% (`threshold_is_floor` when the floor decided).
     pub threshold: f64,
+    pub threshold_is_floor: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -65,7 +72,7 @@ pub struct HostHistory {
     pub runs: Vec<HistoryRun>,
     pub median_capacity: f64,
     /// A run departing from the median by more than this is called out: the larger of 3
-    /// robust deviations of the runs and twice the run's own noise band.
+    /// robust deviations of the runs' capacities, 2·√2 times the runs' median jitter, and 3%.
     pub threshold: f64,
     /// Per load level over the runs (seed 003's table): median and range.
     pub levels: Vec<HistoryLevel>,
@@ -75,12 +82,13 @@ pub struct HostHistory {
 pub struct HistoryRun {
     pub series: String,
     pub started_at: Option<String>,
-    pub capacity: f64,
+    /// None when the run gave no capacity estimate (too few levels kept).
+    pub capacity: Option<f64>,
     pub single_thread_speed: Option<f64>,
     /// The largest steal of any level of the run, in percent.
     pub steal_pct: Option<f64>,
     /// Capacity over the host's median.
-    pub capacity_vs_history: f64,
+    pub capacity_vs_history: Option<f64>,
     pub departs: bool,
 }
 
@@ -101,11 +109,15 @@ pub struct HistoryLevel {
 pub fn fleet(series: &[SeriesAnalysis]) -> Option<Fleet> {
     // Runs belong together when they measured one host with identical settings (the same
     // measure and job); a host that ran several jobs has one row per job.
-    type RunKey<'a> = (&'a str, &'a Measure, &'a Job);
+    // A host is its label and its hostname: clones that share one label stay apart.
+    type RunKey<'a> = ((&'a str, Option<&'a str>), &'a Measure, &'a Job);
     let mut keyed: Vec<(RunKey, Vec<usize>)> = Vec::new();
     for (index, analysed) in series.iter().enumerate() {
         let key = (
-            analysed.series.host(),
+            (
+                analysed.series.host(),
+                analysed.series.provenance.hostname.as_deref(),
+            ),
             &analysed.series.measure,
             &analysed.series.job,
         );
@@ -116,16 +128,22 @@ pub fn fleet(series: &[SeriesAnalysis]) -> Option<Fleet> {
     }
     let by_host: Vec<(String, Vec<usize>)> = keyed
         .iter()
-        .map(|((host, _, job), members)| {
-            let jobs_of_host = keyed
+        .map(|(((host, hostname), _, job), members)| {
+            let same_label: Vec<&RunKey> = keyed
                 .iter()
-                .filter(|((other, _, _), _)| other == host)
-                .count();
-            let name = if jobs_of_host > 1 {
-                format!("{host} ({})", job.describe())
-            } else {
-                host.to_string()
-            };
+                .map(|(key, _)| key)
+                .filter(|((other, _), _, _)| other == host)
+                .collect();
+            let mut name = host.to_string();
+            if same_label
+                .iter()
+                .any(|((_, other), _, _)| other != hostname)
+            {
+                name.push_str(&format!(" ({})", hostname.unwrap_or("?")));
+            }
+            if same_label.len() > 1 && same_label.iter().any(|(_, _, other)| *other != *job) {
+                name.push_str(&format!(" ({})", job.describe()));
+            }
             (name, members.clone())
         })
         .collect();
@@ -159,6 +177,12 @@ fn capacity(series: &SeriesAnalysis) -> Option<f64> {
         .saturation
         .as_ref()
         .map(|saturation| saturation.capacity)
+        .filter(|capacity| capacity.is_finite() && *capacity > 0.0)
+}
+
+/// The median of the values, or None for none.
+fn median_of(values: &[f64]) -> Option<f64> {
+    (!values.is_empty()).then(|| median(values))
 }
 
 fn host_row(host: &str, runs: &[usize], series: &[SeriesAnalysis]) -> FleetHost {
@@ -185,8 +209,14 @@ fn host_row(host: &str, runs: &[usize], series: &[SeriesAnalysis]) -> FleetHost 
         physical_cores: first.physical_cores,
         logical_cpus: first.logical_cpus,
         runs: runs.len(),
-        single_thread_speed: (!speeds.is_empty()).then(|| median(&speeds)),
-        capacity: median(&capacities),
+        single_thread_speed: median_of(&speeds),
+        capacity: median_of(&capacities),
+        capacity_is_lower_bound: runs.iter().any(|&run| {
+            series[run]
+                .saturation
+                .as_ref()
+                .is_some_and(|saturation| saturation.censored)
+        }),
         verdict: match (verdicts.len(), disturbed) {
             (0, _) => "not judged".to_string(),
             (_, 0) => "clean".to_string(),
@@ -199,22 +229,38 @@ fn host_row(host: &str, runs: &[usize], series: &[SeriesAnalysis]) -> FleetHost 
     }
 }
 
-/// Groups hosts by CPU model, cores, measure and job; fills each host's ratios to its group.
+/// Fewest hosts in a group for an outlier to be named: with two, neither is the odd one.
+const MIN_SIBLINGS_FOR_OUTLIERS: usize = 3;
+
+/// Groups hosts by CPU model, cores, measure and job, known ones only (a host whose CPU model
+/// or core counts are unknown stands alone); fills each host's ratios to its siblings.
 fn sibling_groups(
     hosts: &mut [FleetHost],
     by_host: &[(String, Vec<usize>)],
     series: &[SeriesAnalysis],
 ) -> Vec<SiblingGroup> {
-    type Key = (Option<String>, Option<usize>, Option<usize>, Measure, Job);
+    type Key = (
+        Option<String>,
+        Option<usize>,
+        Option<usize>,
+        Measure,
+        Job,
+        usize,
+    );
     let mut keys: Vec<(Key, Vec<usize>)> = Vec::new();
     for (index, host) in hosts.iter().enumerate() {
         let first = &series[by_host[index].1[0]].series;
+        let known = host.cpu_model.is_some()
+            && host.physical_cores.is_some()
+            && host.logical_cpus.is_some();
         let key: Key = (
             host.cpu_model.clone(),
             host.physical_cores,
             host.logical_cpus,
             first.measure.clone(),
             first.job.clone(),
+            // Unknown hardware: a group of its own.
+            if known { usize::MAX } else { index },
         );
         match keys.iter_mut().find(|(known, _)| *known == key) {
             Some((_, members)) => members.push(index),
@@ -222,48 +268,98 @@ fn sibling_groups(
         }
     }
     let jitter_of = |index: usize| {
-        let runs = &by_host[index].1;
-        let jitters: Vec<f64> = runs
+        let jitters: Vec<f64> = by_host[index]
+            .1
             .iter()
             .filter_map(|&run| series[run].noise.as_ref().map(|noise| noise.jitter))
             .collect();
-        (!jitters.is_empty()).then(|| median(&jitters))
+        median_of(&jitters)
     };
     keys.into_iter()
         .enumerate()
         .map(
-            |(group, ((cpu_model, physical, logical, _, job), members))| {
-                let capacities: Vec<f64> =
-                    members.iter().map(|&index| hosts[index].capacity).collect();
-                let median_capacity = median(&capacities);
-                let ratios: Vec<f64> = capacities
+            |(group, ((cpu_model, physical, logical, _, job, _), members))| {
+                // Lower bounds are compared where every host measured, not at their plateaus.
+                let censored = members
                     .iter()
-                    .map(|capacity| capacity / median_capacity)
+                    .any(|&index| hosts[index].capacity_is_lower_bound);
+                let compared_at = censored
+                    .then(|| {
+                        common_load(
+                            members
+                                .iter()
+                                .flat_map(|&index| by_host[index].1.iter().copied()),
+                            series,
+                        )
+                    })
+                    .flatten();
+                let value = |index: usize| -> Option<f64> {
+                    match compared_at {
+                        Some(workers) => {
+                            let at: Vec<f64> = by_host[index]
+                                .1
+                                .iter()
+                                .filter_map(|&run| {
+                                    series[run].level(workers).map(|level| level.capacity)
+                                })
+                                .collect();
+                            median_of(&at)
+                        }
+                        None if censored => None,
+                        None => hosts[index].capacity,
+                    }
+                };
+                let values: Vec<(usize, f64)> = members
+                    .iter()
+                    .filter_map(|&index| Some((index, value(index)?)))
+                    .filter(|(_, value)| value.is_finite() && *value > 0.0)
                     .collect();
-                let deviations: Vec<f64> = ratios.iter().map(|ratio| (ratio - 1.0).abs()).collect();
+                let all: Vec<f64> = values.iter().map(|&(_, value)| value).collect();
+                let median_capacity = median_of(&all).unwrap_or(0.0);
+                // Each host against the median of the others.
+                let ratios: Vec<(usize, f64)> = values
+                    .iter()
+                    .filter_map(|&(index, value)| {
+                        let others: Vec<f64> = values
+                            .iter()
+                            .filter(|&&(other, _)| other != index)
+                            .map(|&(_, value)| value)
+                            .collect();
+                        Some((index, value / median_of(&others)?))
+                    })
+                    .collect();
+                let deviations: Vec<f64> = ratios
+                    .iter()
+                    .map(|(_, ratio)| (ratio - 1.0).abs())
+                    .collect();
                 let jitters: Vec<f64> = members
                     .iter()
                     .filter_map(|&index| jitter_of(index))
                     .collect();
-                let threshold = (3.0 * 1.4826 * median(&deviations))
-                    .max(2.0 * std::f64::consts::SQRT_2 * median(&jitters))
-                    .max(FLOOR);
-                let speeds: Vec<f64> = members
+                let spread = 3.0 * 1.4826 * median_of(&deviations).unwrap_or(0.0);
+                let noise = 2.0 * std::f64::consts::SQRT_2 * median_of(&jitters).unwrap_or(0.0);
+                let threshold = spread.max(noise).max(FLOOR);
+                let speeds: Vec<(usize, f64)> = members
                     .iter()
-                    .filter_map(|&index| hosts[index].single_thread_speed)
+                    .filter_map(|&index| Some((index, hosts[index].single_thread_speed?)))
                     .collect();
-                let median_speed = (!speeds.is_empty()).then(|| median(&speeds));
-                for (&index, ratio) in members.iter().zip(&ratios) {
+                for &(index, ratio) in &ratios {
+                    let others: Vec<f64> = speeds
+                        .iter()
+                        .filter(|&&(other, _)| other != index)
+                        .map(|&(_, speed)| speed)
+                        .collect();
                     let host = &mut hosts[index];
-                    host.group = group;
-                    if members.len() > 1 {
-                        host.capacity_vs_group = Some(*ratio);
-                        host.speed_vs_group = host
-                            .single_thread_speed
-                            .zip(median_speed)
-                            .map(|(speed, typical)| speed / typical);
-                        host.outlier = (ratio - 1.0).abs() > threshold;
-                    }
+                    host.capacity_vs_group = Some(ratio);
+                    host.speed_vs_group = host
+                        .single_thread_speed
+                        .zip(median_of(&others))
+                        .map(|(speed, typical)| speed / typical);
+                    host.outlier = ratios.len() >= MIN_SIBLINGS_FOR_OUTLIERS
+                        && (ratio - 1.0).abs() > threshold;
+                }
+                for &index in &members {
+                    hosts[index].group = group;
                 }
                 SiblingGroup {
                     cpu_model,
@@ -275,11 +371,26 @@ fn sibling_groups(
                         .map(|&index| hosts[index].host.clone())
                         .collect(),
                     median_capacity,
+                    compared_at,
                     threshold,
+                    threshold_is_floor: spread.max(noise) < FLOOR,
                 }
             },
         )
         .collect()
+}
+
+/// The largest worker count that every one of the runs measured.
+fn common_load(runs: impl Iterator<Item = usize>, series: &[SeriesAnalysis]) -> Option<usize> {
+    runs.map(|run| {
+        series[run]
+            .levels
+            .iter()
+            .map(|level| level.workers)
+            .collect::<std::collections::BTreeSet<usize>>()
+    })
+    .reduce(|shared, workers| shared.intersection(&workers).copied().collect())
+    .and_then(|shared| shared.last().copied())
 }
 
 fn history(host: &str, runs: &[usize], series: &[SeriesAnalysis]) -> HostHistory {
@@ -292,29 +403,26 @@ fn history(host: &str, runs: &[usize], series: &[SeriesAnalysis]) -> HostHistory
         .iter()
         .filter_map(|&run| capacity(&series[run]))
         .collect();
-    let median_capacity = median(&capacities);
+    let median_capacity = median_of(&capacities).unwrap_or(0.0);
     let deviations: Vec<f64> = capacities
         .iter()
         .map(|capacity| (capacity / median_capacity - 1.0).abs())
         .collect();
-    let bands: Vec<f64> = ordered
+    let jitters: Vec<f64> = ordered
         .iter()
-        .filter_map(|&run| {
-            series[run]
-                .saturation
-                .as_ref()
-                .map(|saturation| saturation.band)
-        })
+        .filter_map(|&run| series[run].noise.as_ref().map(|noise| noise.jitter))
         .collect();
-    let threshold = (3.0 * 1.4826 * median(&deviations))
-        .max(2.0 * median(&bands))
+    let threshold = (3.0 * 1.4826 * median_of(&deviations).unwrap_or(0.0))
+        .max(2.0 * std::f64::consts::SQRT_2 * median_of(&jitters).unwrap_or(0.0))
         .max(FLOOR);
     let runs: Vec<HistoryRun> = ordered
         .iter()
         .map(|&run| {
             let analysed = &series[run];
-            let capacity = capacity(analysed).unwrap_or(0.0);
-            let ratio = capacity / median_capacity;
+            let capacity = capacity(analysed);
+            let ratio = capacity
+                .filter(|_| median_capacity > 0.0)
+                .map(|capacity| capacity / median_capacity);
             HistoryRun {
                 series: analysed.name().to_string(),
                 started_at: analysed.series.provenance.started_at.clone(),
@@ -326,7 +434,7 @@ fn history(host: &str, runs: &[usize], series: &[SeriesAnalysis]) -> HostHistory
                     .filter_map(|level| level.steal_pct)
                     .reduce(f64::max),
                 capacity_vs_history: ratio,
-                departs: (ratio - 1.0).abs() > threshold,
+                departs: ratio.is_some_and(|ratio| (ratio - 1.0).abs() > threshold),
             }
         })
         .collect();
@@ -398,28 +506,41 @@ pub fn fleet_findings(fleet: &Fleet) -> Vec<String> {
             (Some(model), Some(physical), Some(logical)) => {
                 format!(" with the same CPU ({model}, {physical} cores, {logical} threads)")
             }
-            (None, Some(physical), Some(logical)) => {
-                format!(" with the same {physical} cores and {logical} threads")
-            }
             _ => String::new(),
         };
+        let at = group.compared_at.map_or_else(String::new, |workers| {
+            format!(" at {workers} workers (the largest load all of them measured; some were still rising)")
+        });
+        let threshold = if group.threshold_is_floor {
+            format!(
+                "threshold ±{:.0}%, above the measured noise",
+                100.0 * group.threshold
+            )
+        } else {
+            format!(
+                "threshold ±{:.0}% from the measured noise",
+                100.0 * group.threshold
+            )
+        };
         sentences.push(format!(
-            "{} has {:.0}% {} capacity than the median of its {} siblings{cpu} (threshold ±{:.0}% from the measured noise).",
+            "{} has {:.0}% {} capacity than the median of its {} siblings{cpu}{at} ({threshold}).",
             host.host,
             100.0 * (ratio - 1.0).abs(),
             if ratio < 1.0 { "less" } else { "more" },
             group.hosts.len() - 1,
-            100.0 * group.threshold
         ));
     }
     for history in &fleet.histories {
         for run in history.runs.iter().filter(|run| run.departs) {
+            let Some(ratio) = run.capacity_vs_history else {
+                continue;
+            };
             sentences.push(format!(
                 "{}: the run started {} delivered {:.0}% {} capacity than the host's median over {} runs (threshold ±{:.0}%){}.",
                 history.host,
                 run.started_at.as_deref().unwrap_or(&run.series),
-                100.0 * (run.capacity_vs_history - 1.0).abs(),
-                if run.capacity_vs_history < 1.0 { "less" } else { "more" },
+                100.0 * (ratio - 1.0).abs(),
+                if ratio < 1.0 { "less" } else { "more" },
                 history.runs.len(),
                 100.0 * history.threshold,
                 run.steal_pct

@@ -81,6 +81,8 @@ pub struct Marker {
     pub label: String,
 }
 
+/// Most series drawn in one figure.
+pub const MAX_SERIES_IN_FIGURES: usize = 12;
 /// The colour of lines that belong to no series (the ideal line).
 const NEUTRAL: usize = usize::MAX;
 /// Most levels of a series drawn with a marker (and error bar) on each: past that the marks
@@ -105,6 +107,11 @@ pub fn figures(analysis: &Analysis) -> Vec<Figure> {
             } else {
                 String::new()
             };
+            // Past a dozen series a figure is a tangle and its legend fills it: a fleet is
+            // drawn by its own charts instead.
+            if members.len() > MAX_SERIES_IN_FIGURES {
+                return Vec::new();
+            }
             let mut figures = group_figures(&members[0].1.series.measure, &members, &suffix);
             figures.extend(ratio_figure(analysis, &members, &suffix));
             figures
@@ -178,7 +185,7 @@ fn fleet_figures(fleet: &Fleet) -> Vec<Figure> {
                     .runs
                     .iter()
                     .enumerate()
-                    .map(|(index, run)| (index as f64 + 1.0, run.capacity_vs_history))
+                    .filter_map(|(index, run)| Some((index as f64 + 1.0, run.capacity_vs_history?)))
                     .collect(),
                 style: LineStyle::Measured,
                 bars: Vec::new(),

@@ -96,21 +96,16 @@ fn markdown_table(table: &Table) -> String {
     out
 }
 
-/// Table pipes escaped, and every `<` or `&` that could open an HTML tag, comment or entity
-/// backslash-escaped: Markdown passes raw HTML through, and names come from files other tools
-/// wrote. A `<` before a space or `=` (as in "speedup <= 23x") stays as it is.
+/// Text from other tools' files (host names, tags, CPU models) must not turn into Markdown:
+/// every character that can open a link, image, emphasis, code, heading, HTML or a table cell
+/// is backslash-escaped (CommonMark lets any ASCII punctuation be escaped).
 fn escape(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
-    let mut chars = text.chars().peekable();
-    while let Some(c) = chars.next() {
-        let next = chars.peek().copied().unwrap_or(' ');
-        let opens_html = match c {
-            '<' => next.is_alphanumeric() || matches!(next, '/' | '!' | '?'),
-            '&' => next.is_alphanumeric() || next == '#',
-            '|' => true,
-            _ => false,
-        };
-        if opens_html {
+    for c in text.chars() {
+        if matches!(
+            c,
+            '\\' | '`' | '*' | '_' | '[' | ']' | '<' | '>' | '!' | '#' | '|' | '~' | '&'
+        ) {
             out.push('\\');
         }
         out.push(c);
@@ -123,10 +118,14 @@ mod tests {
     use super::escape;
 
     #[test]
-    fn raw_html_and_pipes_are_escaped() {
+    fn raw_html_links_images_and_pipes_are_escaped() {
         assert_eq!(
-            escape("<script>alert(1)</script> a|b &amp; <= 3 & x <!-- c -->"),
-            "\\<script>alert(1)\\</script> a\\|b \\&amp; <= 3 & x \\<!-- c -->"
+            escape("<script>alert(1)</script> a|b &amp; <= 3"),
+            "\\<script\\>alert(1)\\</script\\> a\\|b \\&amp; \\<= 3"
+        );
+        assert_eq!(
+            escape("![t](https://evil.example/p.png) [x](javascript:1) *b* _i_ `c` # h"),
+            "\\!\\[t\\](https://evil.example/p.png) \\[x\\](javascript:1) \\*b\\* \\_i\\_ \\`c\\` \\# h"
         );
     }
 }

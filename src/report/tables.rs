@@ -389,11 +389,17 @@ pub fn fleet_table(fleet: &Fleet) -> Table {
                 },
                 host.runs.to_string(),
                 host.single_thread_speed.map_or("-".into(), significant),
-                significant(host.capacity),
+                host.capacity.map_or("-".into(), |capacity| {
+                    if host.capacity_is_lower_bound {
+                        format!(">={}", significant(capacity))
+                    } else {
+                        significant(capacity)
+                    }
+                }),
                 host.capacity_vs_group.map_or("-".into(), |ratio| {
                     format!("{:+.0}%", 100.0 * (ratio - 1.0))
                 }),
-                format!("{}", fleet.groups[host.group].hosts.len()),
+                format!("{}", fleet.groups[host.group].hosts.len() - 1),
                 host.verdict.clone(),
                 if host.outlier { "OUTLIER" } else { "" }.to_string(),
             ]
@@ -431,8 +437,10 @@ pub fn history_table(history: &HostHistory) -> Table {
                     || run.series.clone(),
                     |date| date.replace('T', " ").replace('Z', ""),
                 ),
-                significant(run.capacity),
-                format!("{:+.1}%", 100.0 * (run.capacity_vs_history - 1.0)),
+                run.capacity.map_or("no estimate".into(), significant),
+                run.capacity_vs_history.map_or("-".into(), |ratio| {
+                    format!("{:+.1}%", 100.0 * (ratio - 1.0))
+                }),
                 run.single_thread_speed.map_or("-".into(), significant),
                 optional(run.steal_pct, 1),
                 if run.departs { "DEPARTS" } else { "" }.to_string(),

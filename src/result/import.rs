@@ -112,16 +112,23 @@ pub fn result_files(inputs: &[std::path::PathBuf]) -> Result<Vec<std::path::Path
             continue;
         }
         let mut found: Vec<std::path::PathBuf> = Vec::new();
-        for entry in walkdir::WalkDir::new(input).sort_by_file_name() {
+        // Links are followed (walkdir stops at loops); hidden folders and files are not read.
+        let walk = walkdir::WalkDir::new(input)
+            .follow_links(true)
+            .sort_by_file_name()
+            .into_iter()
+            .filter_entry(|entry| {
+                entry.depth() == 0 || !entry.file_name().to_string_lossy().starts_with('.')
+            });
+        for entry in walk {
             let entry = entry.with_context(|| format!("cannot read '{}'", input.display()))?;
-            let name = entry.file_name().to_string_lossy();
             let extension = entry
                 .path()
                 .extension()
                 .map(|extension| extension.to_string_lossy().to_ascii_lowercase());
             if entry.file_type().is_file()
-                && !name.starts_with('.')
                 && matches!(extension.as_deref(), Some("json" | "csv"))
+                && !is_report_analysis(entry.path())
             {
                 found.push(entry.into_path());
             }
@@ -152,6 +159,43 @@ pub fn result_files(inputs: &[std::path::PathBuf]) -> Result<Vec<std::path::Path
     Ok(files)
 }
 
+/// A result document inside log output: the first line that is just `{` begins it, and the
+/// lines before and after it are blank or corescale's own notes (each starting "corescale:").
+/// None for anything else (compact JSON, CSV, other text).
+fn logged_document(text: &str) -> Option<&str> {
+    let start = if text.starts_with("{\n") {
+        0
+    } else {
+        text.find("\n{\n")? + 1
+    };
+    let mut values =
+        serde_json::Deserializer::from_str(&text[start..]).into_iter::<serde::de::IgnoredAny>();
+    values.next()?.ok()?;
+    let end = start + values.byte_offset();
+    let notes = |part: &str| {
+        part.lines()
+            .all(|line| line.trim().is_empty() || line.starts_with("corescale:"))
+    };
+    (notes(&text[..start]) && notes(&text[end..])).then(|| &text[start..end])
+}
+
+/// An analysis `report --json` wrote (often saved beside the results): not a run, so a
+/// folder's report leaves it out and says so.
+fn is_report_analysis(path: &Path) -> bool {
+    let mut head = [0u8; 4096];
+    let read = std::fs::File::open(path)
+        .and_then(|mut file| std::io::Read::read(&mut file, &mut head))
+        .unwrap_or(0);
+    let found = String::from_utf8_lossy(&head[..read]).contains("\"schema\": \"corescale-report/");
+    if found {
+        eprintln!(
+            "corescale: note: left out '{}': a report's analysis, not a run",
+            path.display()
+        );
+    }
+    found
+}
+
 /// The series in a file's bytes; `path` names it in messages and gives the default name.
 pub fn parse_series(path: &Path, bytes: &[u8]) -> Result<Series> {
     let text = std::str::from_utf8(bytes).map_err(|error| {
@@ -167,7 +211,10 @@ pub fn parse_series(path: &Path, bytes: &[u8]) -> Result<Series> {
         || "series".to_string(),
         |stem| stem.to_string_lossy().into_owned(),
     );
-    let mut series = if text.trim_start().starts_with('{') {
+    let mut series = if let Some(document) = logged_document(text) {
+        // Also `kubectl logs` of a `run -o -` pod: corescale's own notes around the document.
+        from_document(path, document)?
+    } else if text.trim_start().starts_with('{') {
         from_document(path, text)?
     } else {
         from_csv(path, text, &stem)?
