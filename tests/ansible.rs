@@ -12,26 +12,10 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command};
 use std::time::{Duration, Instant};
 
-use common::{corescale, read_json};
+use common::{corescale, read_json, run_tool as run};
 
 fn root() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))
-}
-
-fn run(program: &str, args: &[&str], envs: &[(&str, &str)]) -> String {
-    let output = Command::new(program)
-        .args(args)
-        .envs(envs.iter().copied())
-        .current_dir(root())
-        .output()
-        .unwrap_or_else(|error| panic!("running {program}: {error}"));
-    assert!(
-        output.status.success(),
-        "{program} {args:?} failed:\n{}\n{}",
-        String::from_utf8_lossy(&output.stdout),
-        String::from_utf8_lossy(&output.stderr)
-    );
-    String::from_utf8_lossy(&output.stdout).into_owned()
 }
 
 /// An sshd on 127.0.0.1:port that lets the test's key in as root; stopped when dropped.

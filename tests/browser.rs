@@ -10,14 +10,8 @@ mod common;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use common::corescale;
+use common::anchor_report_command;
 use serde_json::Value;
-
-fn anchor(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/fixtures/anchor")
-        .join(name)
-}
 
 fn chromium() -> PathBuf {
     if let Some(path) = std::env::var_os("CORESCALE_CHROMIUM") {
@@ -89,18 +83,8 @@ fn render(page: &Path, width: u32, extra: &[&str]) -> String {
 fn the_report_page_fits_700_and_1400_pixel_windows() {
     let dir = tempfile::tempdir().unwrap();
     let page = dir.path().join("report.html");
-    let mut command = corescale();
-    command.arg("report");
-    for server in ["RAC52", "RAC54", "RAC55"] {
-        let file = anchor(&format!("test_cpu_parallel_rust_{server}.csv"));
-        command
-            .arg(&file)
-            .arg("--label")
-            .arg(format!("{}={server}", file.display()));
-    }
-    command
-        .args(["--cores", "RAC52=20/40", "--cores", "RAC54=8/16"])
-        .args(["--cores", "RAC55=16/32", "-q", "--html"])
+    anchor_report_command()
+        .args(["-q", "--html"])
         .arg(&page)
         .assert()
         .success();

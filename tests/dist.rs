@@ -4,27 +4,19 @@
 //! It builds a release with Zig (minutes) and needs `rpm` and `dpkg`: `.ci/run` installs what
 //! is missing and runs it with `cargo test --test dist -- --ignored`.
 
+mod common;
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
+
+use common::run_tool;
 
 fn root() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))
 }
 
-/// Runs a command, failing the test with its output when it fails; returns stdout.
 fn run(program: &str, args: &[&str]) -> String {
-    let output = Command::new(program)
-        .args(args)
-        .current_dir(root())
-        .output()
-        .unwrap_or_else(|error| panic!("running {program}: {error}"));
-    assert!(
-        output.status.success(),
-        "{program} {args:?} failed:\n{}\n{}",
-        String::from_utf8_lossy(&output.stdout),
-        String::from_utf8_lossy(&output.stderr)
-    );
-    String::from_utf8_lossy(&output.stdout).into_owned()
+    run_tool(program, args, &[])
 }
 
 fn only(pattern: &str) -> PathBuf {

@@ -2,38 +2,13 @@
 
 mod common;
 
-use std::path::{Path, PathBuf};
-
-use common::{corescale, read_json};
+use common::{anchor, anchor_report_command, corescale, read_json};
 use predicates::str::contains;
 use serde_json::Value;
 
-fn anchor(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/fixtures/anchor")
-        .join(name)
-}
-
 /// The three CPU sweeps named RAC52, RAC54, RAC55 with their core counts, plus `extra` args.
 fn anchor_report(extra: &[&str]) -> assert_cmd::assert::Assert {
-    let mut command = corescale();
-    command.arg("report");
-    for server in ["RAC52", "RAC54", "RAC55"] {
-        let file = anchor(&format!("test_cpu_parallel_rust_{server}.csv"));
-        command
-            .arg(&file)
-            .arg("--label")
-            .arg(format!("{}={server}", file.display()));
-    }
-    command.args([
-        "--cores",
-        "RAC52=20/40",
-        "--cores",
-        "RAC54=8/16",
-        "--cores",
-        "RAC55=16/32",
-    ]);
-    command.args(extra).assert()
+    anchor_report_command().args(extra).assert()
 }
 
 fn analysis_json(extra: &[&str]) -> Value {

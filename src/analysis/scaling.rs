@@ -311,35 +311,10 @@ pub fn smt_yield(series: &Series) -> Option<f64> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::analysis::series::{Measure, Point};
 
+    /// Measured job times at 1, 2, ... workers on a 4-core, 8-thread host.
     fn job_time_series(times: &[f64]) -> Series {
-        Series {
-            name: "test".into(),
-            source: String::new(),
-            measure: Measure::JobTime,
-            points: times
-                .iter()
-                .enumerate()
-                .map(|(index, &raw)| Point {
-                    workers: index + 1,
-                    raw,
-                    cv: None,
-                    cpu_fraction: None,
-                    steal_pct: None,
-                    disturbed: Vec::new(),
-                    precision_reached: None,
-                    spread: None,
-                })
-                .collect(),
-            physical_cores: Some(4),
-            logical_cpus: Some(8),
-            complete: true,
-            cost: None,
-            left_out: Vec::new(),
-            job: Default::default(),
-            provenance: Default::default(),
-        }
+        crate::analysis::synthetic::measured_job_times(times, Some((4, 8)))
     }
 
     #[test]

@@ -50,6 +50,16 @@ pub fn job_time_series(
     series(Measure::JobTime, points, cores)
 }
 
+/// Job times given level by level, at 1, 2, ... workers.
+pub fn measured_job_times(times: &[f64], cores: Option<(usize, usize)>) -> Series {
+    let points = times
+        .iter()
+        .enumerate()
+        .map(|(index, &raw)| point(index + 1, raw))
+        .collect();
+    series(Measure::JobTime, points, cores)
+}
+
 /// A rate series (total rate at each worker count in `workers`) with multiplicative noise.
 pub fn rate_series(
     capacity: impl Fn(f64) -> f64,

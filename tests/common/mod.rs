@@ -274,3 +274,51 @@ pub fn four_core_guest() -> FixtureMachine {
         mem_available_kb: 15 * 1024 * 1024,
     }
 }
+
+/// Runs a tool from the repository's root, failing the test with its output when it fails;
+/// returns what it printed.
+pub fn run_tool(program: &str, args: &[&str], envs: &[(&str, &str)]) -> String {
+    let output = StdCommand::new(program)
+        .args(args)
+        .envs(envs.iter().copied())
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .unwrap_or_else(|error| panic!("running {program}: {error}"));
+    assert!(
+        output.status.success(),
+        "{program} {args:?} failed:\n{}\n{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
+    String::from_utf8_lossy(&output.stdout).into_owned()
+}
+
+/// A published sweep in tests/fixtures/anchor.
+pub fn anchor(name: &str) -> std::path::PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/anchor")
+        .join(name)
+}
+
+/// `corescale report` over the three published CPU sweeps, named RAC52, RAC54 and RAC55 and
+/// given their core counts; add outputs and flags to it.
+pub fn anchor_report_command() -> Command {
+    let mut command = corescale();
+    command.arg("report");
+    for server in ["RAC52", "RAC54", "RAC55"] {
+        let file = anchor(&format!("test_cpu_parallel_rust_{server}.csv"));
+        command
+            .arg(&file)
+            .arg("--label")
+            .arg(format!("{}={server}", file.display()));
+    }
+    command.args([
+        "--cores",
+        "RAC52=20/40",
+        "--cores",
+        "RAC54=8/16",
+        "--cores",
+        "RAC55=16/32",
+    ]);
+    command
+}
