@@ -508,3 +508,19 @@ fn a_noisy_rate_series_bends_near_its_core_count() {
     let (near, answers) = landing(16, 2, |seed| knee_of(curve(0.06, seed)));
     assert!(near >= 15, "at 6%: {answers:?}");
 }
+
+#[test]
+fn a_host_swept_just_past_its_cores_saturates_at_its_cores() {
+    // A 2-core VM at 1, 2 and 3 workers (README's main job here): 91.7, 184.2 and 185.4
+    // jobs/min. The plateau starts at 2, and the run is not "still rising".
+    let series = crate::analysis::synthetic::measured_job_times(
+        &[60.0 / 91.68, 120.0 / 184.15, 180.0 / 185.44],
+        Some((2, 2)),
+    );
+    let saturation = one(series).saturation.unwrap();
+    assert_eq!(
+        (saturation.workers, saturation.censored),
+        (2, false),
+        "{saturation:?}"
+    );
+}

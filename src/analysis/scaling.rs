@@ -47,8 +47,8 @@ pub struct Saturation {
     /// The noise band used, as a fraction: the CV measured at the largest capacity, else 2%,
     /// and at least three times the jitter of capacity from the knee on.
     pub band: f64,
-    /// Still rising at the last level measured (by more than the band over the last two
-    /// steps): the capacity figures are lower bounds.
+    /// Still rising at the last level measured (each of the last two steps by more than half
+    /// the band): the capacity figures are lower bounds.
     pub censored: bool,
 }
 
@@ -224,7 +224,12 @@ pub fn saturation(series: &Series, knee: Option<usize>) -> Option<Saturation> {
         .collect();
     let band = band(points[max_index].cv, jitter(&upper));
     // A level's capacity with its neighbours', so one lucky level does not set the maximum.
-    let smoothed = running_median(&capacity);
+    let mut smoothed = running_median(&capacity);
+    // The end rule extrapolates the first level from the next two: where scaling bends right
+    // after it (1 worker, then a plateau from 2), that would put the plateau at 1.
+    if let (Some(first), Some(raw)) = (smoothed.first_mut(), capacity.first()) {
+        *first = first.min(*raw);
+    }
     let top = smoothed.iter().copied().fold(f64::MIN, f64::max);
     let threshold = top * (1.0 - band);
     let start = smoothed.iter().position(|&value| value >= threshold)?;
@@ -270,8 +275,8 @@ fn running_median(values: &[f64]) -> Vec<f64> {
 
 /// The largest running-median capacity is at one of the last two levels (so a single lucky
 /// or unlucky level does not decide), the last level is within the band of the largest
-/// capacity (it did not clearly fall), and capacity rose by more than the band over the
-/// last two steps.
+/// capacity (it did not clearly fall), and each of the last two steps still rose by more
+/// than half the band.
 fn still_rising(smoothed: &[f64], capacity: &[f64], band: f64) -> bool {
     let count = smoothed.len();
     let largest = capacity.iter().copied().fold(f64::MIN, f64::max);
@@ -286,15 +291,14 @@ fn still_rising(smoothed: &[f64], capacity: &[f64], band: f64) -> bool {
     if count < 2 || top + 2 < count {
         return false;
     }
-    let (from, to) = if count >= 3 {
-        (
-            smoothed[count - 3],
-            smoothed[count - 2].max(smoothed[count - 1]),
-        )
+    // Each of the last two steps rises by more than half the band (a single jump into a
+    // plateau, as from P to P + 1 on a host swept just past its cores, is not a rise).
+    let step = |at: usize| smoothed[at] / smoothed[at - 1] - 1.0;
+    if count >= 3 {
+        step(count - 1) > band / 2.0 && step(count - 2) > band / 2.0
     } else {
-        (smoothed[0], smoothed[count - 1])
-    };
-    to / from - 1.0 > band
+        step(count - 1) > band
+    }
 }
 
 /// Capacity at the logical-CPU count over capacity at the physical-core count, when both
