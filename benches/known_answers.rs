@@ -4,7 +4,9 @@
 
 use corescale::analysis::series::Series;
 use corescale::analysis::study::{SeriesAnalysis, analyse};
-use corescale::analysis::synthetic::{job_time_series, rate_series, smt_capacity, usl_capacity};
+use corescale::analysis::synthetic::{
+    droop_then_bend, job_time_series, rate_series, smt_capacity, usl_capacity,
+};
 
 const SEEDS: u64 = 100;
 
@@ -17,15 +19,6 @@ fn landing(expected: usize, tolerance: usize, answer: impl Fn(u64) -> Option<usi
     (0..SEEDS)
         .filter(|&seed| answer(seed).is_some_and(|found| found.abs_diff(expected) <= tolerance))
         .count()
-}
-
-fn droop_then_bend(n: f64) -> f64 {
-    let speed_at = |n: f64| 1.0 / (1.0 + 0.0148 * (n - 1.0));
-    if n <= 20.0 {
-        n * speed_at(n)
-    } else {
-        20.0 * speed_at(20.0) * (1.0 + 0.16 * (n.min(40.0) - 20.0) / 20.0)
-    }
 }
 
 fn main() {

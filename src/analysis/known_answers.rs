@@ -4,7 +4,7 @@
 
 use super::series::Series;
 use super::study::{Analysis, SeriesAnalysis, analyse};
-use super::synthetic::{job_time_series, rate_series, smt_capacity, usl_capacity};
+use super::synthetic::{droop_then_bend, job_time_series, rate_series, smt_capacity, usl_capacity};
 
 const SEEDS: u64 = 20;
 
@@ -54,17 +54,6 @@ fn the_knee_of_smt_curves_is_exact_without_noise_and_within_a_level_at_one_perce
         assert!(near >= 19, "{levels} levels at 1%: {answers:?}");
         let (near, answers) = landing(16, 1, |seed| knee_of(curve(0.03, seed)));
         assert!(near >= 16, "{levels} levels at 3%: {answers:?}");
-    }
-}
-
-/// Per-worker speed droops 22% from 1 to 20 workers, then each added worker shares a core
-/// (SMT adding 16% by 40) and capacity is flat past 40: RAC52's shape.
-fn droop_then_bend(n: f64) -> f64 {
-    let speed_at = |n: f64| 1.0 / (1.0 + 0.0148 * (n - 1.0));
-    if n <= 20.0 {
-        n * speed_at(n)
-    } else {
-        20.0 * speed_at(20.0) * (1.0 + 0.16 * (n.min(40.0) - 20.0) / 20.0)
     }
 }
 

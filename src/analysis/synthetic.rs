@@ -134,3 +134,14 @@ pub fn smt_capacity(physical: f64, logical: f64, smt: f64) -> impl Fn(f64) -> f6
 pub fn usl_capacity(sigma: f64, kappa: f64) -> impl Fn(f64) -> f64 {
     move |n| n / (1.0 + sigma * (n - 1.0) + kappa * n * (n - 1.0))
 }
+
+/// RAC52's shape: per-worker speed droops 22% from 1 to 20 workers, then each added worker
+/// shares a core (SMT adding 16% by 40) and capacity is flat past 40.
+pub fn droop_then_bend(n: f64) -> f64 {
+    let speed_at = |n: f64| 1.0 / (1.0 + 0.0148 * (n - 1.0));
+    if n <= 20.0 {
+        n * speed_at(n)
+    } else {
+        20.0 * speed_at(20.0) * (1.0 + 0.16 * (n.min(40.0) - 20.0) / 20.0)
+    }
+}
