@@ -6,6 +6,7 @@ use anyhow::{Result, ensure};
 
 use crossbeam_utils::CachePadded;
 
+use super::rng::scramble;
 use super::{
     WorkerJob, Workload, WorkloadInfo, WorkloadKind, WorkloadRequest, default_array_bytes,
 };
@@ -29,13 +30,6 @@ pub fn chase(array: &mut [u64], accesses: u64, start: usize) -> usize {
         index = (scramble(value ^ index as u64) as usize) & mask;
     }
     index
-}
-
-/// splitmix64's finaliser: spreads every input bit over the whole word.
-fn scramble(mut value: u64) -> u64 {
-    value = (value ^ (value >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    value = (value ^ (value >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    value ^ (value >> 31)
 }
 
 pub struct MemoryWorkload {

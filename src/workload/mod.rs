@@ -6,6 +6,7 @@ pub mod cpu;
 pub mod db;
 pub mod lio;
 pub mod memory;
+pub mod rng;
 
 use std::collections::BTreeMap;
 

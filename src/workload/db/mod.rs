@@ -17,6 +17,7 @@ use std::time::Duration;
 use anyhow::{Context, Result, bail};
 use crossbeam_utils::CachePadded;
 
+use super::rng::SessionRng;
 use super::{Counters, LevelTotals, WorkerJob, Workload, WorkloadInfo, WorkloadKind};
 use catalog::{Owned, SetupRecord};
 use target::{Flavour, Target};
@@ -399,7 +400,7 @@ impl Workload for DbWorkload {
             schema: worker as u64 % self.schemas,
             rows: self.rows,
             blocks: self.blocks,
-            random: 0x9E37_79B9_7F4A_7C15 ^ (worker as u64 + 1).wrapping_mul(0xBF58_476D_1CE4_E5B9),
+            random: SessionRng::for_worker(worker, 0x9E37_79B9_7F4A_7C15),
             statements: 0,
             updates: 0,
             rows_visited: 0,
@@ -526,7 +527,7 @@ struct DbSessionJob {
     schema: u64,
     rows: u64,
     blocks: BlocksPer,
-    random: u64,
+    random: SessionRng,
     statements: u64,
     updates: u64,
     rows_visited: u64,
@@ -534,13 +535,6 @@ struct DbSessionJob {
 }
 
 impl DbSessionJob {
-    fn next_random(&mut self) -> u64 {
-        self.random ^= self.random >> 12;
-        self.random ^= self.random << 25;
-        self.random ^= self.random >> 27;
-        self.random.wrapping_mul(0x2545_F491_4F6C_DD1D)
-    }
-
     fn backend_cpu(&self) -> Option<f64> {
         self.connection.backend_pid().and_then(process_cpu_seconds)
     }
@@ -560,7 +554,7 @@ impl DbSessionJob {
         } else {
             self.options.work_unit
         };
-        let first_key = self.next_random() % (self.rows - span);
+        let first_key = self.random.below(self.rows - span);
         PlannedStatement {
             schema: self.schema,
             update,
@@ -591,9 +585,7 @@ impl DbSessionJob {
             self.rows_visited += rows;
             return Ok(self.blocks.of(SERVER_LOOP_STATEMENTS, 0) as u64);
         }
-        let update = self.options.update_share > 0.0
-            && ((self.next_random() >> 11) as f64 / (1u64 << 53) as f64)
-                < self.options.update_share;
+        let update = self.random.chance(self.options.update_share);
         let statement = self.plan(update);
         let answered = self.connection.submit(statement, self.options.pipeline)?;
         let blocks = self.count(answered);

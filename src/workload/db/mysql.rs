@@ -16,7 +16,7 @@ use super::{
     Database, DbCounters, DbSession, PREFIX, PreparedStatements, mean_of_samples, quote_backtick,
     sample_keys, table_name,
 };
-use crate::workload::lio::layout::permutation;
+use crate::workload::rng::permutation;
 
 const FILLER_BYTES: usize = 7600;
 const INSERT_BATCH: usize = 500;

@@ -15,7 +15,7 @@ use super::{
     Database, DbCounters, DbSession, PreparedStatements, mean_of_samples, quote_double,
     sample_keys, table_name,
 };
-use crate::workload::lio::layout::permutation;
+use crate::workload::rng::permutation;
 
 const FILLER_BYTES: usize = 1000;
 const INSERT_BATCH: usize = 1000;

@@ -1,8 +1,11 @@
-//! A PostgreSQL session that speaks the extended query protocol itself (messages from the
-//! `postgres-protocol` crate), so statements can be pipelined the way libpq's pipeline mode
-//! does: a batch of Bind/Execute pairs under one Sync, answered in one flush. Drivers that
-//! put a Sync after every statement make the backend flush and wake the client once per
-//! statement, which on a VM costs as much CPU as the statement itself.
+//! corescale's one PostgreSQL client. It speaks the extended query protocol itself (messages
+//! from the `postgres-protocol` crate), so statements can be pipelined the way libpq's
+//! pipeline mode does: a batch of Bind/Execute pairs under one Sync, answered in one flush.
+//! Drivers that put a Sync after every statement make the backend flush and wake the client
+//! once per statement, which on a VM costs as much CPU as the statement itself. Setup, the
+//! monitor and EXPLAIN use the same client through [`WireSession::query`], so one URL means
+//! one thing everywhere (`?host=` included). The session is generic over its byte stream:
+//! the unit tests below drive it with scripted server bytes.
 
 use std::collections::VecDeque;
 use std::io::{Read, Write};
@@ -30,7 +33,7 @@ const DEFAULT_PORT: u16 = 5432;
 const READ_CHUNK: usize = 16 * 1024;
 
 /// The byte stream to the server: TCP, or a Unix socket in the directory `?host=` names.
-enum Stream {
+pub enum Stream {
     Tcp(TcpStream),
     Unix(UnixStream),
 }
@@ -134,9 +137,12 @@ impl ServerError {
     }
 }
 
+/// One row of a text-format answer; NULL is None.
+pub type TextRow = Vec<Option<String>>;
+
 /// One session: the connection, its prepared statements and the batches in flight.
-pub struct WireSession {
-    stream: Stream,
+pub struct WireSession<S: Read + Write = Stream> {
+    stream: S,
     target: Target,
     incoming: BytesMut,
     outgoing: BytesMut,
@@ -150,17 +156,30 @@ pub struct WireSession {
     unclaimed: Answered,
     /// The limit on one wait for the server.
     timeout: Option<Duration>,
+    /// Until the server is ready, failures are failures to connect.
+    connected: bool,
 }
 
-impl WireSession {
+impl WireSession<Stream> {
     /// Connects, authenticates (trust, password, MD5 or SCRAM-SHA-256) and waits until the
-    /// server is ready.
+    /// server is ready, each wait bounded by the connect timeout; then answers are bounded by
+    /// the answer timeout.
     pub fn connect(target: &Target) -> Result<Self> {
         let stream = Stream::open(target).map_err(|error| {
             anyhow!(
                 "cannot connect to {target}: {error} (is the server running and the URL right?)"
             )
         })?;
+        let mut session = Self::start(stream, target)?;
+        session.stream.set_timeouts(target.answer_timeout)?;
+        session.timeout = target.answer_timeout;
+        Ok(session)
+    }
+}
+
+impl<S: Read + Write> WireSession<S> {
+    /// The startup handshake over an open stream.
+    pub fn start(stream: S, target: &Target) -> Result<Self> {
         let mut session = Self {
             stream,
             target: target.clone(),
@@ -172,6 +191,7 @@ impl WireSession {
             in_flight: VecDeque::new(),
             unclaimed: Answered::default(),
             timeout: Some(target.connect_timeout),
+            connected: false,
         };
         let (user, database) = (target.user(), target.database());
         let parameters = [
@@ -183,8 +203,7 @@ impl WireSession {
         session.send()?;
         session.authenticate()?;
         session.until_ready()?;
-        session.stream.set_timeouts(target.answer_timeout)?;
-        session.timeout = target.answer_timeout;
+        session.connected = true;
         Ok(session)
     }
 
@@ -275,6 +294,69 @@ impl WireSession {
         frontend::query(sql, &mut self.outgoing)?;
         self.send()?;
         self.until_ready()
+    }
+
+    /// Runs one statement with its values bound as text parameters (the server infers their
+    /// types, as psql's `\bind` does) and returns its rows in text format.
+    pub fn query(&mut self, sql: &str, parameters: &[&str]) -> Result<Vec<TextRow>> {
+        self.settle()?;
+        frontend::parse("", sql, std::iter::empty(), &mut self.outgoing)?;
+        frontend::bind(
+            "",
+            "",
+            std::iter::empty(),
+            parameters.iter(),
+            |value, buffer| {
+                buffer.put_slice(value.as_bytes());
+                Ok(IsNull::No)
+            },
+            std::iter::empty(),
+            &mut self.outgoing,
+        )
+        .map_err(|_| anyhow!("encoding a Bind message"))?;
+        frontend::execute("", 0, &mut self.outgoing)?;
+        frontend::sync(&mut self.outgoing);
+        self.send()?;
+        let mut rows = Vec::new();
+        self.read_until_ready(|message| {
+            if let Message::DataRow(row) = message {
+                rows.push(text_columns(&row)?);
+            }
+            Ok(())
+        })?;
+        Ok(rows)
+    }
+
+    /// The first column of the one row a statement returns, parsed.
+    pub fn query_value<T: std::str::FromStr>(
+        &mut self,
+        sql: &str,
+        parameters: &[&str],
+    ) -> Result<T> {
+        let rows = self.query(sql, parameters)?;
+        let text = rows
+            .first()
+            .and_then(|row| row.first().cloned().flatten())
+            .ok_or_else(|| anyhow!("{}: no value from `{sql}`", self.target))?;
+        text.parse()
+            .map_err(|_| anyhow!("{}: unexpected value '{text}' from `{sql}`", self.target))
+    }
+
+    /// Runs `work` in a transaction: committed when it succeeds, rolled back when it fails,
+    /// so a failure leaves the session usable and the database unchanged.
+    pub fn transaction<T>(&mut self, work: impl FnOnce(&mut Self) -> Result<T>) -> Result<T> {
+        self.simple("BEGIN")?;
+        match work(self) {
+            Ok(value) => {
+                self.simple("COMMIT")?;
+                Ok(value)
+            }
+            Err(error) => {
+                // The error says what went wrong; a failed rollback adds nothing to it.
+                let _ = self.simple("ROLLBACK");
+                Err(error)
+            }
+        }
     }
 
     /// The name of the prepared statement for a table and kind. The first use puts its Parse
@@ -453,6 +535,13 @@ impl WireSession {
     /// An I/O failure in words: a wait that hit its limit says so.
     fn failure(&self, error: std::io::Error) -> anyhow::Error {
         match error.kind() {
+            std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut if !self.connected => {
+                anyhow!(
+                    "cannot connect to {}: no answer within {} (is the server running, and is this its port? --connect-timeout sets the limit)",
+                    self.target,
+                    humantime::format_duration(self.target.connect_timeout)
+                )
+            }
             std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut => anyhow!(
                 "{}: the server did not answer within {} (stalled or overloaded?)",
                 self.target,
@@ -484,19 +573,42 @@ impl WireSession {
                 Err(error) => return Err(self.failure(error)),
             };
             if read == 0 {
-                bail!("{}: the server closed the connection", self.target);
+                if self.connected {
+                    bail!("{}: the server closed the connection", self.target);
+                }
+                bail!(
+                    "cannot connect to {}: the server closed the connection during the handshake (is this a PostgreSQL port?)",
+                    self.target
+                );
             }
             self.incoming.extend_from_slice(&chunk[..read]);
         }
     }
 }
 
-impl Drop for WireSession {
+impl<S: Read + Write> Drop for WireSession<S> {
     fn drop(&mut self) {
         self.outgoing.clear();
         frontend::terminate(&mut self.outgoing);
         let _ = self.stream.write_all(&self.outgoing);
     }
+}
+
+/// Every column of a text-format row; NULL is None.
+fn text_columns(row: &DataRowBody) -> Result<TextRow> {
+    let mut columns = Vec::new();
+    let mut ranges = row.ranges();
+    while let Some(range) = ranges.next()? {
+        columns.push(match range {
+            Some(range) => Some(
+                std::str::from_utf8(&row.buffer()[range])
+                    .map_err(|_| anyhow!("the server sent a column that is not UTF-8"))?
+                    .to_string(),
+            ),
+            None => None,
+        });
+    }
+    Ok(columns)
 }
 
 /// Column `index` of a binary row of int8 columns; NULL is None.
@@ -511,4 +623,330 @@ fn int8_column(row: &DataRowBody, index: usize) -> Result<Option<i64>> {
         .try_into()
         .map_err(|_| anyhow!("the server sent a column that is not int8"))?;
     Ok(Some(i64::from_be_bytes(bytes)))
+}
+
+#[cfg(test)]
+mod tests {
+    //! The client against scripted server bytes: no server needed, every branch reachable.
+    use std::io::Cursor;
+    use std::sync::{Arc, Mutex};
+
+    use super::*;
+
+    /// Plays the server: answers from a script, records what the client sent.
+    struct Scripted {
+        answers: Cursor<Vec<u8>>,
+        sent: Arc<Mutex<Vec<u8>>>,
+    }
+
+    impl Read for Scripted {
+        fn read(&mut self, buffer: &mut [u8]) -> std::io::Result<usize> {
+            self.answers.read(buffer)
+        }
+    }
+
+    impl Write for Scripted {
+        fn write(&mut self, buffer: &[u8]) -> std::io::Result<usize> {
+            self.sent.lock().unwrap().extend_from_slice(buffer);
+            Ok(buffer.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+
+    /// One backend message: tag, length, body.
+    fn message(tag: u8, body: &[u8]) -> Vec<u8> {
+        let mut bytes = vec![tag];
+        bytes.extend_from_slice(&(body.len() as i32 + 4).to_be_bytes());
+        bytes.extend_from_slice(body);
+        bytes
+    }
+
+    fn auth(code: i32, extra: &[u8]) -> Vec<u8> {
+        let mut body = code.to_be_bytes().to_vec();
+        body.extend_from_slice(extra);
+        message(b'R', &body)
+    }
+
+    fn ready() -> Vec<u8> {
+        message(b'Z', b"I")
+    }
+
+    fn key_data(pid: i32) -> Vec<u8> {
+        let mut body = pid.to_be_bytes().to_vec();
+        body.extend_from_slice(&7i32.to_be_bytes());
+        message(b'K', &body)
+    }
+
+    /// The server's greeting after trust authentication.
+    fn greeting(pid: i32) -> Vec<u8> {
+        [auth(0, &[]), key_data(pid), ready()].concat()
+    }
+
+    fn error(code: &str, text: &str) -> Vec<u8> {
+        let body = format!("SERROR\0C{code}\0M{text}\0\0");
+        message(b'E', body.as_bytes())
+    }
+
+    fn complete(tag: &str) -> Vec<u8> {
+        message(b'C', format!("{tag}\0").as_bytes())
+    }
+
+    /// A row of columns, binary int8 or text; None is NULL.
+    fn row(columns: &[Option<Vec<u8>>]) -> Vec<u8> {
+        let mut body = (columns.len() as i16).to_be_bytes().to_vec();
+        for column in columns {
+            match column {
+                Some(bytes) => {
+                    body.extend_from_slice(&(bytes.len() as i32).to_be_bytes());
+                    body.extend_from_slice(bytes);
+                }
+                None => body.extend_from_slice(&(-1i32).to_be_bytes()),
+            }
+        }
+        message(b'D', &body)
+    }
+
+    fn int8(value: i64) -> Option<Vec<u8>> {
+        Some(value.to_be_bytes().to_vec())
+    }
+
+    /// A select's answer in a pipelined batch: bind, row (sum, count), command complete.
+    fn select_answer(count: i64) -> Vec<u8> {
+        [
+            message(b'2', &[]),
+            row(&[int8(0), int8(count)]),
+            complete("SELECT 1"),
+        ]
+        .concat()
+    }
+
+    fn target(url: &str) -> Target {
+        Target::parse(url).unwrap()
+    }
+
+    fn session(url: &str, script: Vec<u8>) -> (Result<WireSession<Scripted>>, Arc<Mutex<Vec<u8>>>) {
+        let sent = Arc::new(Mutex::new(Vec::new()));
+        let stream = Scripted {
+            answers: Cursor::new(script),
+            sent: Arc::clone(&sent),
+        };
+        (WireSession::start(stream, &target(url)), sent)
+    }
+
+    fn contains(haystack: &[u8], needle: &[u8]) -> bool {
+        haystack
+            .windows(needle.len())
+            .any(|window| window == needle)
+    }
+
+    #[test]
+    fn trust_authentication_learns_the_backend() {
+        let (session, sent) = session("postgres://alice@db/shop", greeting(4242));
+        assert_eq!(session.unwrap().backend_pid(), 4242);
+        let sent = sent.lock().unwrap();
+        assert!(contains(&sent, b"user\0alice\0"));
+        assert!(contains(&sent, b"database\0shop\0"));
+        assert!(contains(&sent, b"application_name\0corescale\0"));
+    }
+
+    #[test]
+    fn md5_authentication_sends_the_salted_hash_never_the_password() {
+        let salt = [1, 2, 3, 4];
+        let script = [auth(5, &salt), greeting(1)].concat();
+        let (session, sent) = session("postgres://alice:s3cret@db/shop", script);
+        session.unwrap();
+        let expected = md5_hash(b"alice", b"s3cret", salt);
+        let sent = sent.lock().unwrap();
+        assert!(contains(&sent, expected.as_bytes()));
+        assert!(!contains(&sent, b"s3cret"));
+    }
+
+    #[test]
+    fn a_password_request_without_a_password_names_the_ways_to_give_one() {
+        let (session, _) = session("postgres://alice@db/shop", auth(3, &[]));
+        let text = format!("{:#}", session.err().unwrap());
+        assert!(text.contains("CORESCALE_DB_PASSWORD"), "{text}");
+    }
+
+    #[test]
+    fn a_refused_login_is_a_connect_failure_with_the_servers_words() {
+        let script = [
+            auth(5, &[0; 4]),
+            error("28P01", "password authentication failed"),
+        ]
+        .concat();
+        let (session, _) = session("postgres://alice:wrong@db/shop", script);
+        let text = format!("{:#}", session.err().unwrap());
+        assert!(
+            text.starts_with("cannot connect to postgres://alice:***@db/shop"),
+            "{text}"
+        );
+        assert!(
+            text.contains("password authentication failed (SQLSTATE 28P01)"),
+            "{text}"
+        );
+        assert!(!text.contains("wrong"), "{text}");
+    }
+
+    #[test]
+    fn a_server_that_hangs_up_during_the_handshake_is_named() {
+        let (session, _) = session("postgres://alice@db/shop", auth(0, &[]));
+        let text = format!("{:#}", session.err().unwrap());
+        assert!(
+            text.contains("closed the connection during the handshake"),
+            "{text}"
+        );
+    }
+
+    fn planned(first_key: u64) -> PlannedStatement {
+        PlannedStatement {
+            schema: 0,
+            update: false,
+            first_key,
+            last_key: first_key + 9,
+        }
+    }
+
+    #[test]
+    fn a_pipelined_batch_is_answered_together_and_counted() {
+        // Batch of 3: parse once, three bind/row/complete, one ReadyForQuery.
+        let answers = [
+            greeting(1),
+            message(b'1', &[]),
+            select_answer(10),
+            select_answer(10),
+            select_answer(9),
+            ready(),
+        ]
+        .concat();
+        let (session, sent) = session("postgres://alice@db/shop", answers);
+        let mut session = session.unwrap();
+        let start = sent.lock().unwrap().len();
+        for key in 0..3 {
+            assert_eq!(
+                session.submit(planned(key), 3).unwrap(),
+                Answered::default()
+            );
+        }
+        // Sent as one write: one Parse, three Binds and Executes, one Sync.
+        let batch = sent.lock().unwrap()[start..].to_vec();
+        let syncs = batch
+            .windows(5)
+            .filter(|w| *w == [b'S', 0, 0, 0, 4])
+            .count();
+        let executes = batch.windows(1).filter(|w| w[0] == b'E').count();
+        assert_eq!(syncs, 1);
+        assert!(executes >= 3, "{executes}");
+        assert!(contains(&batch, b"corescale_t0_select\0"));
+        let answered = session.drain().unwrap();
+        assert_eq!(
+            answered,
+            Answered {
+                selects: 3,
+                updates: 0,
+                rows: 29
+            }
+        );
+    }
+
+    #[test]
+    fn an_error_mid_batch_fails_the_batch_with_its_sqlstate_and_the_session_goes_on() {
+        let answers = [
+            greeting(1),
+            message(b'1', &[]),
+            select_answer(10),
+            error("40P01", "deadlock detected"),
+            ready(),
+            // The next statement on the same session is answered normally.
+            select_answer(10),
+            ready(),
+        ]
+        .concat();
+        let (session, _) = session("postgres://alice@db/shop", answers);
+        let mut session = session.unwrap();
+        session.submit(planned(0), 2).unwrap();
+        session.submit(planned(1), 2).unwrap();
+        let error = session.drain().unwrap_err();
+        let server = error.downcast_ref::<ServerError>().unwrap();
+        assert_eq!(server.code, "40P01");
+        assert_eq!(format!("{error}"), "deadlock detected (SQLSTATE 40P01)");
+        // One statement alone is answered before submit returns.
+        assert_eq!(session.submit(planned(2), 1).unwrap().selects, 1);
+    }
+
+    #[test]
+    fn a_server_that_closes_mid_answer_is_a_clear_failure() {
+        let answers = [greeting(1), message(b'1', &[]), select_answer(10)].concat();
+        let (session, _) = session("postgres://alice@db/shop", answers);
+        let mut session = session.unwrap();
+        // Alone, the statement waits for its ReadyForQuery and meets the closed socket.
+        let text = format!("{:#}", session.submit(planned(0), 1).unwrap_err());
+        assert_eq!(
+            text,
+            "postgres://alice@db/shop: the server closed the connection"
+        );
+    }
+
+    #[test]
+    fn text_queries_bind_values_and_read_nulls() {
+        let answers = [
+            greeting(1),
+            message(b'1', &[]),
+            message(b'2', &[]),
+            row(&[Some(b"table".to_vec()), None]),
+            row(&[Some(b"function".to_vec()), Some(b"x".to_vec())]),
+            complete("SELECT 2"),
+            ready(),
+        ]
+        .concat();
+        let (session, sent) = session("postgres://alice@db/shop", answers);
+        let mut session = session.unwrap();
+        let rows = session
+            .query(
+                "SELECT kind, name FROM t WHERE name = $1",
+                &["o'hara\"; DROP"],
+            )
+            .unwrap();
+        assert_eq!(
+            rows,
+            vec![
+                vec![Some("table".to_string()), None],
+                vec![Some("function".to_string()), Some("x".to_string())]
+            ]
+        );
+        // The value travels as a bound parameter, never inside the SQL text.
+        let sent = sent.lock().unwrap();
+        assert!(contains(
+            &sent,
+            b"SELECT kind, name FROM t WHERE name = $1\0"
+        ));
+        assert!(contains(&sent, b"o'hara\"; DROP"));
+    }
+
+    #[test]
+    fn a_failed_transaction_is_rolled_back() {
+        let answers = [
+            greeting(1),
+            complete("BEGIN"),
+            ready(),
+            message(b'1', &[]),
+            error("42P01", "relation \"corescale_t0\" does not exist"),
+            message(b'Z', b"E"),
+            complete("ROLLBACK"),
+            ready(),
+        ]
+        .concat();
+        let (session, sent) = session("postgres://alice@db/shop", answers);
+        let mut session = session.unwrap();
+        let outcome: Result<()> = session.transaction(|session| {
+            session.query("DELETE FROM corescale_t0", &[])?;
+            Ok(())
+        });
+        assert!(format!("{}", outcome.unwrap_err()).contains("SQLSTATE 42P01"));
+        let sent = sent.lock().unwrap();
+        assert!(contains(&sent, b"ROLLBACK\0"));
+        assert!(!contains(&sent, b"COMMIT\0"));
+    }
 }

@@ -4,6 +4,8 @@
 //! Every schema owns a contiguous range of block addresses: its table blocks, then its index
 //! leaves, then each branch level up to a single root.
 
+use crate::workload::rng::permutation;
+
 /// Block words (u64). Table block: [MAGIC_TABLE, key, scratch, filler...].
 /// Index block: [MAGIC_INDEX, entries, child or row address per entry...].
 pub const MAGIC_TABLE: u64 = 0x5441_424C_0000_0000;
@@ -112,21 +114,6 @@ impl Layout {
             block[FIRST_ENTRY + entry as usize] = child;
         }
     }
-}
-
-/// A random permutation of 0..n (Fisher-Yates with splitmix64), the same for a given seed.
-pub fn permutation(n: u64, seed: u64) -> Vec<u64> {
-    let mut values: Vec<u64> = (0..n).collect();
-    let mut state = seed;
-    for index in (1..values.len()).rev() {
-        state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut mixed = state;
-        mixed = (mixed ^ (mixed >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        mixed = (mixed ^ (mixed >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        mixed ^= mixed >> 31;
-        values.swap(index, (mixed % (index as u64 + 1)) as usize);
-    }
-    values
 }
 
 /// Both directions of a schema's key order: key -> position and position -> key.

@@ -21,6 +21,7 @@ use super::{
     WorkloadRequest,
 };
 use crate::host::topology::Topology;
+use crate::workload::rng::SessionRng;
 use engine::PhysicalOptions;
 use engine::{Engine, EngineOptions, SessionIo, StatementCounts};
 use latch::LatchStats;
@@ -270,7 +271,7 @@ impl Workload for LioWorkload {
             engine: Arc::clone(engine),
             options: self.sessions.clone(),
             schema,
-            random: 0x2545_F491_4F6C_DD1D ^ (worker as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15),
+            random: SessionRng::for_worker(worker, 0x2545_F491_4F6C_DD1D),
             scratch: AlignedBlock::new(self.layout.block_bytes()),
             totals: SessionTotals::default(),
             latency: new_histogram(),
@@ -413,7 +414,7 @@ struct Session {
     engine: Arc<Engine>,
     options: SessionOptions,
     schema: u64,
-    random: u64,
+    random: SessionRng,
     scratch: AlignedBlock,
     totals: SessionTotals,
     latency: Histogram<u64>,
@@ -421,17 +422,12 @@ struct Session {
 }
 
 impl Session {
-    /// xorshift64*: a cheap private generator, nothing shared.
     fn next_random(&mut self) -> u64 {
-        self.random ^= self.random >> 12;
-        self.random ^= self.random << 25;
-        self.random ^= self.random >> 27;
-        self.random.wrapping_mul(0x2545_F491_4F6C_DD1D)
+        self.random.next_u64()
     }
 
     fn chance(&mut self, share: f64) -> bool {
-        let uniform = (self.next_random() >> 11) as f64 / (1u64 << 53) as f64;
-        share > 0.0 && uniform < share
+        self.random.chance(share)
     }
 
     /// The first key of the next statement: in the hot region for its share, else anywhere.
