@@ -14,13 +14,12 @@ use std::time::Instant;
 use corescale::analysis::stats::{coefficient_of_variation, describe};
 use corescale::sweep::progress::Progress;
 use corescale::sweep::runner::{LevelSettings, measure_level};
-use corescale::workload::WorkloadRequest;
 use corescale::workload::cpu::{CpuWorkload, DEFAULT_JOB_ITERATIONS, burn};
 
 const ROUNDS: usize = 7;
 
 fn main() {
-    let workload = CpuWorkload::new(&WorkloadRequest::default());
+    let workload = CpuWorkload::new(None);
     let progress = Progress::new(0, true, None);
     let settings = |repeat| LevelSettings {
         repeat,

@@ -1,25 +1,18 @@
 //! Command-line definitions. test_cpu_parallel's flags are accepted as aliases so its users
 //! can switch without relearning.
 
+use std::ffi::OsString;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use clap::{Args, Parser, Subcommand};
+use clap::{Args, CommandFactory, Parser, Subcommand};
 
 use crate::error::UsageError;
 use crate::host::pinning::Pin;
 use crate::sweep::plan::SweepSpec;
-use crate::workload::db::DbOptions;
-use crate::workload::db::target::{Flavour, Target};
-use crate::workload::{SlobRequest, WorkloadKind};
-
-/// PostgreSQL statements per pipelined batch unless --pipeline says otherwise: enough that the
-/// backend's flush and the client's wake-up are paid once per batch (see README, "db").
-const DEFAULT_PIPELINE: u64 = 32;
-/// `--connect-timeout`'s default, as its `default_value` says.
-const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
-/// How much longer than a job's duration one database answer may take.
-const STATEMENT_MARGIN: Duration = Duration::from_secs(30);
+use crate::values::{Workers, parse_count, parse_duration, parse_percent, parse_workers};
+use crate::workload::db::args::{DbSetupArgs, DbTargetArgs};
+use crate::workload::{WorkloadArgs, WorkloadKind};
 
 #[derive(Debug, Parser)]
 #[command(
@@ -93,62 +86,6 @@ pub enum DbCommand {
     Setup(DbSetupArgs),
     /// Drop corescale's own tables and functions, and nothing else.
     Teardown(DbTargetArgs),
-}
-
-#[derive(Debug, Args)]
-pub struct DbTargetArgs {
-    /// postgres://, mysql://, mariadb:// or oracle://user@host:port/service. The password may
-    /// be in the URL, in CORESCALE_DB_PASSWORD, or typed at --password-prompt.
-    #[arg(long, value_name = "URL")]
-    pub target: String,
-
-    /// Ask for the password on the terminal (never echoed).
-    #[arg(long)]
-    pub password_prompt: bool,
-
-    /// Give up on a server that does not complete the connection within this time.
-    #[arg(long, value_name = "DURATION", default_value = "10s", value_parser = parse_duration)]
-    pub connect_timeout: Duration,
-}
-
-impl DbTargetArgs {
-    /// The target with its password and connect limit; setup's loads may take their time.
-    pub fn open(&self) -> anyhow::Result<Target> {
-        Ok(Target::parse(&self.target)?
-            .with_password(self.password_prompt)?
-            .with_timeouts(self.connect_timeout, None))
-    }
-}
-
-#[derive(Debug, Args)]
-pub struct DbSetupArgs {
-    #[command(flatten)]
-    pub target: DbTargetArgs,
-
-    /// Tables to create, one per session (run sessions beyond this share them).
-    #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u64).range(1..=1000))]
-    pub schemas: u64,
-
-    /// Rows (one-row blocks) per table, as a count (8192) or a size at 8 KiB per row (64M).
-    #[arg(long, value_name = "ROWS|SIZE", default_value = "64M")]
-    pub scale: String,
-}
-
-impl DbSetupArgs {
-    pub fn rows(&self) -> Result<u64, UsageError> {
-        let text = self.scale.trim();
-        let rows = if text.chars().all(|c| c.is_ascii_digit()) {
-            text.parse::<u64>().ok()
-        } else {
-            parse_size(text).ok().map(|bytes| bytes / 8192)
-        };
-        match rows {
-            Some(rows) if (128..=MAX_DB_ROWS).contains(&rows) => Ok(rows),
-            _ => Err(UsageError::new(format!(
-                "--scale '{text}' must give 128 to {MAX_DB_ROWS} rows (2 TiB at 8 KiB a row), e.g. 8192 or 64M"
-            ))),
-        }
-    }
 }
 
 const REPORT_EXAMPLES: &str = "Examples:
@@ -274,364 +211,126 @@ pub struct HostArgs {
 }
 
 #[derive(Debug, Args)]
+#[command(
+    subcommand_value_name = "WORKLOAD",
+    subcommand_help_heading = "Workloads (default: cpu)",
+    disable_help_subcommand = true
+)]
 pub struct RunArgs {
-    /// Workload: cpu (instruction-bound), memory (latency-bound), bandwidth (STREAM triad),
-    /// lio (SLOB-method logical IO), pio (the same with a cache smaller than the data).
-    #[arg(value_enum, value_name = "WORKLOAD")]
-    pub workload: Option<WorkloadKind>,
+    /// The workload, with its own options (`corescale run WORKLOAD --help` lists them).
+    #[command(subcommand)]
+    pub workload: WorkloadArgs,
 
-    /// Workload, test_cpu_parallel style (same as the positional WORKLOAD).
-    #[arg(short = 'm', long = "mode", value_enum, conflicts_with = "workload")]
-    pub mode: Option<WorkloadKind>,
+    #[command(flatten)]
+    pub sweep: SweepArgs,
+}
 
+/// The options of every run: which levels, how many batches, where the results go. Global,
+/// so they may come before or after the workload's name.
+#[derive(Debug, Args)]
+pub struct SweepArgs {
     /// Number of concurrent workers: one level, or the top of --full.
     #[arg(short = 'w', long = "workers", visible_alias = "num_workers", value_name = "N",
-          value_parser = parse_workers)]
-    pub workers: Option<u64>,
+          value_parser = parse_workers, global = true)]
+    pub workers: Option<Workers>,
 
     /// Measure every level from 1 to --workers (default: the logical CPU count).
-    #[arg(short = 'f', long, conflicts_with = "sweep")]
+    #[arg(short = 'f', long, conflicts_with = "sweep", global = true)]
     pub full: bool,
 
     /// Load levels: a list such as 1,2,4,8, or 'auto' (1, 2, powers of two, around the
     /// physical-core and logical-CPU counts, up to 1.5x the logical CPUs). Default: auto.
-    #[arg(long, value_name = "LIST|auto", conflicts_with = "workers")]
+    #[arg(
+        long,
+        value_name = "LIST|auto",
+        conflicts_with = "workers",
+        global = true
+    )]
     pub sweep: Option<SweepSpec>,
 
     /// Batches per level; in each batch every worker runs one job.
     #[arg(long, visible_alias = "num_job_execution_loops", value_name = "K",
-          default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..=10_000))]
+          default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..=10_000),
+          global = true)]
     pub repeat: u32,
 
     /// Add batches until the CV of job times (of job rates with --duration) is under this
     /// target (e.g. 2%).
-    #[arg(long, value_name = "PCT", value_parser = parse_percent)]
+    #[arg(long, value_name = "PCT", value_parser = parse_percent, global = true)]
     pub precision: Option<f64>,
 
     /// Most batches per level with --precision.
     #[arg(long, value_name = "K", default_value_t = 10,
-          value_parser = clap::value_parser!(u32).range(1..=10_000))]
+          value_parser = clap::value_parser!(u32).range(1..=10_000), global = true)]
     pub max_repeat: u32,
 
-    /// Work per job: cpu iterations (default 350M), memory accesses (default 6M), or
-    /// bandwidth passes over the arrays (default: enough to move 10 GB). Suffixes K, M, G.
-    #[arg(long, value_name = "N", value_parser = parse_count)]
+    /// Work per job in the workload's unit: cpu iterations (default 350M), memory accesses
+    /// (6M), bandwidth passes (enough to move 10 GB), lio/pio/db statements (2000/2000/1000).
+    /// Suffixes K, M, G.
+    #[arg(long, value_name = "N", value_parser = parse_count, global = true)]
     pub job_size: Option<u64>,
 
-    /// test_cpu_parallel's job size: millions of cpu iterations, or 50,000s of memory accesses.
-    #[arg(long = "worker_inner_loop_size", value_name = "N", conflicts_with = "job_size",
-          value_parser = clap::value_parser!(u64).range(1..))]
-    pub worker_inner_loop_size: Option<u64>,
-
     /// Run each job for this long instead of a fixed amount of work, and report rates.
-    #[arg(long, value_name = "TIME", value_parser = parse_duration)]
+    #[arg(long, value_name = "TIME", value_parser = parse_duration, global = true)]
     pub duration: Option<Duration>,
 
-    /// Bytes per array for memory and bandwidth (default 4x the last-level cache). Suffixes K, M, G.
-    #[arg(long, value_name = "SIZE", value_parser = parse_array_size)]
-    pub array_size: Option<u64>,
-
-    /// lio/pio: rows (one-row blocks) per schema, as a count (8192) or a size (64M). Default:
-    /// lio 64000 (500M, as seed 003, or the last-level cache if larger); pio 8192.
-    #[arg(
-        long,
-        value_name = "ROWS|SIZE",
-        help_heading = "lio and pio (SLOB method)"
-    )]
-    pub scale: Option<String>,
-
-    /// lio/pio: number of schemas (default: one per worker of the largest level).
-    #[arg(long, value_name = "N", help_heading = "lio and pio (SLOB method)",
-          value_parser = clap::value_parser!(u64).range(1..=100_000))]
-    pub schemas: Option<u64>,
-
-    /// lio/pio: every session on one schema (the contended case).
-    #[arg(long, help_heading = "lio and pio (SLOB method)")]
-    pub single_schema: bool,
-
-    /// lio/pio: keys visited per statement (default 64).
-    #[arg(long, value_name = "N", help_heading = "lio and pio (SLOB method)",
-          value_parser = clap::value_parser!(u64).range(1..))]
-    pub work_unit: Option<u64>,
-
-    /// lio/pio: share of statements that update the rows they visit (e.g. 20%).
-    #[arg(long, value_name = "PCT", help_heading = "lio and pio (SLOB method)",
-          value_parser = parse_share)]
-    pub update_pct: Option<f64>,
-
-    /// lio/pio: share of statements that start in a small hot region (e.g. 90%).
-    #[arg(long, value_name = "PCT", help_heading = "lio and pio (SLOB method)",
-          value_parser = parse_share)]
-    pub hotspot: Option<f64>,
-
-    /// lio/pio: rows in the hot region (default 1% of the rows, at least one work unit).
-    #[arg(long, value_name = "ROWS", help_heading = "lio and pio (SLOB method)",
-          value_parser = clap::value_parser!(u64).range(1..))]
-    pub hotspot_rows: Option<u64>,
-
-    /// lio/pio: pause between statements (SLOB's THINK_TM), e.g. 1ms.
-    #[arg(long, value_name = "TIME", help_heading = "lio and pio (SLOB method)",
-          value_parser = humantime::parse_duration)]
-    pub think_time: Option<Duration>,
-
-    /// lio/pio: block size (default 8K).
-    #[arg(long, value_name = "SIZE", help_heading = "lio and pio (SLOB method)",
-          value_parser = parse_block_size)]
-    pub block_size: Option<u64>,
-
-    /// pio: buffer cache size (default 10% of the data), e.g. 32M.
-    #[arg(long, value_name = "SIZE", help_heading = "lio and pio (SLOB method)",
-          value_parser = parse_size)]
-    pub cache_size: Option<u64>,
-
-    /// pio: directory for the data file (default: the current directory).
-    #[arg(long, value_name = "DIR", help_heading = "lio and pio (SLOB method)")]
-    pub data_dir: Option<PathBuf>,
-
-    /// pio: read blocks into private memory, bypassing the shared cache.
-    #[arg(long, help_heading = "lio and pio (SLOB method)")]
-    pub direct_path: bool,
-
-    /// db: the database, postgres://, mysql://, mariadb:// or oracle:// URL (see `db setup`).
-    #[arg(
-        long,
-        value_name = "URL",
-        help_heading = "db (SLOB/pgio method on a real database)"
-    )]
-    pub target: Option<String>,
-
-    /// db: ask for the database password on the terminal (never echoed).
-    #[arg(long, help_heading = "db (SLOB/pgio method on a real database)")]
-    pub password_prompt: bool,
-
-    /// db: give up on a server that does not complete the connection within this time.
-    #[arg(long, value_name = "DURATION", default_value = "10s", value_parser = parse_duration,
-          help_heading = "db (SLOB/pgio method on a real database)")]
-    pub connect_timeout: Duration,
-
-    /// db: run the statements in a PL/pgSQL loop inside PostgreSQL, as pgio does.
-    #[arg(long, help_heading = "db (SLOB/pgio method on a real database)")]
-    pub server_loop: bool,
-
-    /// db: statements sent together under one Sync, two batches in flight (PostgreSQL only).
-    /// Default 32 on PostgreSQL (1 with --think-time); 1 waits for every answer, one round
-    /// trip per statement.
-    #[arg(long, value_name = "N", help_heading = "db (SLOB/pgio method on a real database)",
-          value_parser = clap::value_parser!(u64).range(1..=64))]
-    pub pipeline: Option<u64>,
-
-    /// db: keys changed by each update statement (default: the work unit).
-    #[arg(long, value_name = "N", help_heading = "db (SLOB/pgio method on a real database)",
-          value_parser = clap::value_parser!(u64).range(1..))]
-    pub update_work_unit: Option<u64>,
-
     /// Pin workers: none, compact (fill SMT siblings first), scatter (one per core first).
-    #[arg(long, value_enum, default_value = "none")]
+    #[arg(long, value_enum, default_value = "none", global = true)]
     pub pin: Pin,
 
-    /// Result file, format by extension (.json or .csv); repeatable. Rewritten after each level.
+    /// Result file, format by extension (.json or .csv, - for JSON on standard output);
+    /// repeatable. Rewritten after each level.
     #[arg(
         short = 'o',
         long = "output",
         visible_alias = "output_file",
-        value_name = "FILE"
+        value_name = "FILE",
+        global = true
     )]
     pub outputs: Vec<PathBuf>,
 
     /// Name for this host in results and reports (default: the hostname).
-    #[arg(long)]
+    #[arg(long, global = true)]
     pub label: Option<String>,
 
     /// Tag the result: KEY=VALUE (campaign=q3-refresh, inventory=db17); repeatable, stored in
     /// the JSON and shown by `report`.
-    #[arg(long = "tag", value_name = "KEY=VALUE", value_parser = parse_tag)]
+    #[arg(long = "tag", value_name = "KEY=VALUE", value_parser = parse_tag, global = true)]
     pub tags: Vec<(String, String)>,
 
     /// Allow more than 8 workers per logical CPU, or allocations above available memory.
-    #[arg(long)]
+    #[arg(long, global = true)]
     pub force: bool,
 
     /// No progress bar and no summary table.
-    #[arg(short, long)]
+    #[arg(short, long, global = true)]
     pub quiet: bool,
 
     /// Print one plain line per interval (e.g. 1s) instead of a progress bar: the last
     /// batch's figures, the CV so far, steal and other load.
-    #[arg(long, value_name = "TIME", value_parser = parse_duration)]
+    #[arg(long, value_name = "TIME", value_parser = parse_duration, global = true)]
     pub report_interval: Option<Duration>,
 
     /// Keep every column of the summary table, however wide.
-    #[arg(long)]
+    #[arg(long, global = true)]
     pub wide: bool,
 
     /// Exit with code 3 when a level was disturbed or missed its precision target.
-    #[arg(long)]
+    #[arg(long, global = true)]
     pub strict: bool,
 
     /// Refuse to start (exit 1) when other processes keep the host busy.
-    #[arg(long)]
+    #[arg(long, global = true)]
     pub require_idle: bool,
 
     /// Wait up to this long for the host to become idle before measuring (e.g. 60s).
-    #[arg(long, value_name = "TIME", value_parser = parse_duration)]
+    #[arg(long, value_name = "TIME", value_parser = parse_duration, global = true)]
     pub wait_idle: Option<Duration>,
 }
 
-impl RunArgs {
-    /// The database target and session settings, for the db workload.
-    pub fn database_request(&self) -> anyhow::Result<Option<(Target, DbOptions)>> {
-        let kind = self.workload_kind();
-        if kind != WorkloadKind::Db {
-            if self.target.is_some() || self.server_loop || self.pipeline.is_some() {
-                return Err(UsageError::new(format!(
-                    "--target, --server-loop and --pipeline apply to the db workload, not {}",
-                    kind.name()
-                ))
-                .into());
-            }
-            return Ok(None);
-        }
-        let Some(url) = &self.target else {
-            return Err(UsageError::new(
-                "the db workload needs --target URL, e.g. postgres://postgres@127.0.0.1:5432/test",
-            )
-            .into());
-        };
-        // One answer may take a whole job's duration and a margin before the server counts
-        // as stalled; then the run ends, keeping the levels done.
-        let answer_limit = self.duration.unwrap_or(Duration::from_secs(5)) + STATEMENT_MARGIN;
-        let target = Target::parse(url)?
-            .with_password(self.password_prompt)?
-            .with_timeouts(self.connect_timeout, Some(answer_limit));
-        let work_unit = self.work_unit.unwrap_or(64);
-        let pipeline = match (target.flavour, self.pipeline) {
-            // A think time paces single statements, so they are sent one by one.
-            (Flavour::Postgres, None) if self.think_time.is_some() => 1,
-            (Flavour::Postgres, depth) => depth.unwrap_or(DEFAULT_PIPELINE),
-            (_, None | Some(1)) => 1,
-            (_, Some(_)) => {
-                return Err(UsageError::new(
-                    "--pipeline above 1 needs PostgreSQL: the MySQL and Oracle drivers wait for each answer (use --pipeline 1)",
-                )
-                .into());
-            }
-        };
-        Ok(Some((
-            target,
-            DbOptions {
-                work_unit,
-                update_share: self.update_pct.unwrap_or(0.0),
-                update_work_unit: self.update_work_unit.unwrap_or(work_unit),
-                server_loop: self.server_loop,
-                think_time: self.think_time,
-                job_statements: self.job_size.unwrap_or(1000),
-                pipeline: pipeline as usize,
-            },
-        )))
-    }
-
-    /// The SLOB-method settings; sizes become rows and blocks of the chosen block size.
-    pub fn slob_request(&self) -> Result<SlobRequest, UsageError> {
-        let block = self.block_size.unwrap_or(8192).max(1);
-        let rows = match &self.scale {
-            None => None,
-            Some(text) if text.trim().chars().all(|c| c.is_ascii_digit()) => Some(
-                text.trim()
-                    .parse::<u64>()
-                    .map_err(|_| UsageError::new(format!("--scale '{text}' is not a row count")))?,
-            ),
-            Some(text) => Some(parse_size(text).map_err(UsageError::new)? / block),
-        };
-        if let Some(rows) = rows
-            && rows > MAX_ROWS_PER_SCHEMA
-        {
-            return Err(UsageError::new(format!(
-                "--scale gives {rows} rows per schema: at most {MAX_ROWS_PER_SCHEMA} (2^32)"
-            )));
-        }
-        let kind = self.workload_kind();
-        let slob_only = [
-            (self.scale.is_some(), "--scale"),
-            (self.single_schema, "--single-schema"),
-            (self.direct_path, "--direct-path"),
-            (self.cache_size.is_some(), "--cache-size"),
-        ];
-        if !matches!(kind, WorkloadKind::Lio | WorkloadKind::Pio)
-            && let Some((_, flag)) = slob_only.iter().find(|(given, _)| *given)
-        {
-            return Err(UsageError::new(format!(
-                "{flag} applies to the lio and pio workloads, not {}",
-                kind.name()
-            )));
-        }
-        Ok(SlobRequest {
-            block_bytes: self.block_size,
-            rows_per_schema: rows,
-            schemas: self.schemas,
-            single_schema: self.single_schema,
-            work_unit: self.work_unit,
-            update_share: self.update_pct.unwrap_or(0.0),
-            hotspot: self.hotspot.map(|share| (share, self.hotspot_rows)),
-            think_time: self.think_time,
-            cache_blocks: self.cache_size.map(|bytes| (bytes / block).max(1)),
-            data_dir: self.data_dir.clone(),
-            direct_path: self.direct_path,
-        })
-    }
-
-    pub fn workload_kind(&self) -> WorkloadKind {
-        self.workload.or(self.mode).unwrap_or(WorkloadKind::Cpu)
-    }
-
-    /// A flag given for a workload it does not belong to is a usage error naming the
-    /// workloads it does belong to: silently ignoring it would measure something else than
-    /// the user asked for.
-    pub fn check_flags(&self) -> Result<(), UsageError> {
-        use WorkloadKind::{Bandwidth, Db, Lio, Memory, Pio};
-        let slob = &[Lio, Pio][..];
-        let slob_and_db = &[Lio, Pio, Db][..];
-        use WorkloadKind::Cpu;
-        let flags: [(&str, bool, &[WorkloadKind]); 21] = [
-            // test_cpu_parallel's loop count scales cpu and memory jobs; elsewhere it would
-            // make millions of passes or statements.
-            (
-                "--worker_inner_loop_size",
-                self.worker_inner_loop_size.is_some(),
-                &[Cpu, Memory],
-            ),
-            (
-                "--array-size",
-                self.array_size.is_some(),
-                &[Memory, Bandwidth],
-            ),
-            ("--scale", self.scale.is_some(), slob),
-            ("--schemas", self.schemas.is_some(), slob),
-            ("--single-schema", self.single_schema, slob),
-            ("--block-size", self.block_size.is_some(), slob),
-            ("--hotspot", self.hotspot.is_some(), slob),
-            ("--hotspot-rows", self.hotspot_rows.is_some(), slob),
-            ("--cache-size", self.cache_size.is_some(), slob),
-            ("--data-dir", self.data_dir.is_some(), &[Pio]),
-            ("--direct-path", self.direct_path, &[Pio]),
-            ("--work-unit", self.work_unit.is_some(), slob_and_db),
-            ("--update-pct", self.update_pct.is_some(), slob_and_db),
-            ("--think-time", self.think_time.is_some(), slob_and_db),
-            ("--target", self.target.is_some(), &[Db]),
-            ("--password-prompt", self.password_prompt, &[Db]),
-            ("--server-loop", self.server_loop, &[Db]),
-            ("--pipeline", self.pipeline.is_some(), &[Db]),
-            ("--update-work-unit", self.update_work_unit.is_some(), &[Db]),
-            (
-                "--connect-timeout",
-                self.connect_timeout != DEFAULT_CONNECT_TIMEOUT,
-                &[Db],
-            ),
-            (
-                "--hotspot-rows without --hotspot",
-                self.hotspot_rows.is_some() && self.hotspot.is_none(),
-                &[],
-            ),
-        ];
+impl SweepArgs {
+    /// Checks what clap cannot: each tag key given once.
+    pub fn check(&self) -> Result<(), UsageError> {
         let mut keys: Vec<&str> = self.tags.iter().map(|(key, _)| key.as_str()).collect();
         keys.sort_unstable();
         if let Some(pair) = keys.windows(2).find(|pair| pair[0] == pair[1]) {
@@ -640,36 +339,7 @@ impl RunArgs {
                 pair[0]
             )));
         }
-        let kind = self.workload_kind();
-        for (flag, given, workloads) in flags {
-            if !given || workloads.contains(&kind) {
-                continue;
-            }
-            let names: Vec<&str> = workloads.iter().map(|workload| workload.name()).collect();
-            return Err(UsageError::new(if names.is_empty() {
-                format!("{flag}: give --hotspot PCT too")
-            } else {
-                format!(
-                    "{flag} applies to the {} workload{}, not {}: drop it, or run {}",
-                    names.join(" and "),
-                    if names.len() > 1 { "s" } else { "" },
-                    kind.name(),
-                    names.join(" or ")
-                )
-            }));
-        }
         Ok(())
-    }
-
-    /// The job size, translating test_cpu_parallel's inner-loop count into our units.
-    pub fn job_size(&self) -> Option<u64> {
-        self.job_size.or_else(|| {
-            let loops = self.worker_inner_loop_size?;
-            Some(match self.workload_kind() {
-                WorkloadKind::Memory => loops.saturating_mul(50_000),
-                _ => loops.saturating_mul(1_000_000),
-            })
-        })
     }
 }
 
@@ -694,161 +364,164 @@ fn parse_tag(text: &str) -> Result<(String, String), String> {
     Ok((key.to_string(), value.to_string()))
 }
 
-/// "2%", "2" or "0.5%" as a fraction (0.02, 0.02, 0.005), strictly between 0 and 1: a CV target.
-fn parse_percent(text: &str) -> Result<f64, String> {
-    percentage(text)
-        .filter(|value| *value > 0.0 && *value < 1.0)
-        .ok_or_else(|| format!("'{text}' is not a percentage strictly between 0 and 100, e.g. 2%"))
-}
+/// test_cpu_parallel's way of naming the workload: `--mode memory`, `-m memory`.
+const MODE_FLAGS: [&str; 2] = ["--mode", "-m"];
 
-/// A percentage as a fraction, when it is a number in 0..=100 with or without '%'.
-fn percentage(text: &str) -> Option<f64> {
-    let value: f64 = text.trim().trim_end_matches('%').parse().ok()?;
-    (0.0..=100.0).contains(&value).then_some(value / 100.0)
-}
-
-/// "20%" or "20" as a share in 0..=1.
-fn parse_share(text: &str) -> Result<f64, String> {
-    percentage(text)
-        .ok_or_else(|| format!("'{text}' is not a percentage between 0 and 100, e.g. 20%"))
-}
-
-/// A count with decimal suffixes: 500M = 500,000,000.
-fn parse_count(text: &str) -> Result<u64, String> {
-    parse_with_suffix(text, 1000).and_then(|value| {
-        if value == 0 {
-            Err("the job size must be at least 1".to_string())
-        } else {
-            Ok(value)
+/// Brings `corescale run ...` to the shape clap parses: test_cpu_parallel's `--mode X`
+/// becomes the workload `X`, and a run that names no workload runs cpu, as
+/// test_cpu_parallel does. Other commands pass unchanged.
+pub fn normalize(arguments: Vec<OsString>) -> Result<Vec<OsString>, UsageError> {
+    if arguments.get(1).and_then(|arg| arg.to_str()) != Some("run") {
+        return Ok(arguments);
+    }
+    let mut rest: Vec<OsString> = arguments[2..].to_vec();
+    let mut mode = None;
+    let mut index = 0;
+    while index < rest.len() {
+        let text = rest[index].to_string_lossy().into_owned();
+        if text == "--" {
+            break;
         }
-    })
-}
-
-/// A byte size with binary suffixes: 64M = 64 MiB.
-fn parse_size(text: &str) -> Result<u64, String> {
-    parse_with_suffix(text, 1024)
-}
-
-/// Most rows per table `db setup` creates (each loader holds the key order in memory).
-pub const MAX_DB_ROWS: u64 = 1 << 28;
-
-/// Most workers in one level, even with --force: each is a thread with its own stack.
-pub const MAX_WORKERS: u64 = 4096;
-/// Most rows per lio/pio schema, so sizes stay far from 64-bit overflow.
-pub const MAX_ROWS_PER_SCHEMA: u64 = 1 << 32;
-/// Range of --array-size: a few pages, up to 1 TiB per array.
-const ARRAY_BYTES: std::ops::RangeInclusive<u64> = 4096..=(1 << 40);
-/// Range of --block-size: the block sizes databases use.
-const BLOCK_BYTES: std::ops::RangeInclusive<u64> = 512..=(64 << 10);
-
-/// A worker count: at least 1, at most [`MAX_WORKERS`].
-pub fn parse_workers(text: &str) -> Result<u64, String> {
-    let workers: u64 = text
-        .trim()
-        .parse()
-        .map_err(|_| format!("'{text}' is not a worker count: use a whole number such as 8"))?;
-    match workers {
-        0 => Err("a load level needs at least 1 worker".to_string()),
-        1..=MAX_WORKERS => Ok(workers),
-        _ => Err(format!(
-            "{workers} workers is more than corescale runs in one level (at most {MAX_WORKERS})"
-        )),
+        let inline = text
+            .strip_prefix("--mode=")
+            .or_else(|| text.strip_prefix("-m").filter(|value| !value.is_empty()));
+        if MODE_FLAGS.contains(&text.as_str()) || inline.is_some() {
+            let value = match inline {
+                Some(value) => value.to_string(),
+                None if index + 1 < rest.len() => {
+                    rest.remove(index + 1).to_string_lossy().into_owned()
+                }
+                None => {
+                    return Err(UsageError::new(
+                        "--mode needs a workload, e.g. --mode memory",
+                    ));
+                }
+            };
+            if mode.replace(value).is_some() {
+                return Err(UsageError::new("--mode is given twice: give it once"));
+            }
+            rest.remove(index);
+            continue;
+        }
+        index += 1;
     }
-}
-
-fn parse_array_size(text: &str) -> Result<u64, String> {
-    let bytes = parse_size(text)?;
-    if ARRAY_BYTES.contains(&bytes) {
-        Ok(bytes)
-    } else {
-        Err(format!(
-            "'{text}' is outside the array sizes corescale allocates: use 4K to 1T"
-        ))
+    let named = first_positional(&rest);
+    let help_only = named.is_none()
+        && mode.is_none()
+        && rest
+            .iter()
+            .any(|arg| matches!(arg.to_str(), Some("-h" | "--help")));
+    let names: Vec<String> = WorkloadKind::ALL
+        .iter()
+        .map(|kind| kind.name().to_string())
+        .collect();
+    if let Some(name) = named.as_ref().or(mode.as_ref())
+        && !names.contains(name)
+    {
+        return Err(UsageError::new(format!(
+            "'{name}' is not a workload: use {}",
+            listed(&names, "or")
+        )));
     }
-}
-
-fn parse_block_size(text: &str) -> Result<u64, String> {
-    let bytes = parse_size(text)?;
-    if BLOCK_BYTES.contains(&bytes) && bytes.is_power_of_two() {
-        Ok(bytes)
-    } else {
-        Err(format!(
-            "'{text}' is not a block size: use a power of two from 512 to 64K, e.g. 8K"
-        ))
+    let mut normalized = arguments[..2].to_vec();
+    match (named, mode) {
+        (Some(named), Some(mode)) => {
+            return Err(UsageError::new(format!(
+                "the workload is given twice ({named} and --mode {mode}): give it once, e.g. `corescale run {named}`"
+            )));
+        }
+        (None, Some(mode)) => normalized.push(mode.into()),
+        (None, None) if !help_only => normalized.push(WorkloadKind::Cpu.name().into()),
+        _ => {}
     }
+    normalized.extend(rest);
+    Ok(normalized)
 }
 
-fn parse_with_suffix(text: &str, base: u64) -> Result<u64, String> {
-    let trimmed = text.trim().trim_end_matches(['B', 'b', 'i']);
-    let (digits, power) = match trimmed.chars().last() {
-        Some('K' | 'k') => (&trimmed[..trimmed.len() - 1], 1),
-        Some('M' | 'm') => (&trimmed[..trimmed.len() - 1], 2),
-        Some('G' | 'g') => (&trimmed[..trimmed.len() - 1], 3),
-        Some('T' | 't') => (&trimmed[..trimmed.len() - 1], 4),
-        _ => (trimmed, 0),
+/// The first argument of `run` that is neither an option nor an option's value: the workload.
+fn first_positional(arguments: &[OsString]) -> Option<String> {
+    let command = Cli::command();
+    let run = command.find_subcommand("run")?;
+    // Options taking a value, of `run` and of every workload.
+    let takes_value = |long: Option<&str>, short: Option<char>| {
+        std::iter::once(run)
+            .chain(run.get_subcommands())
+            .flat_map(|command| command.get_arguments())
+            .filter(|arg| arg.get_action().takes_values() && !arg.is_positional())
+            .any(|arg| {
+                long.is_some_and(|long| {
+                    arg.get_long() == Some(long)
+                        || arg
+                            .get_all_aliases()
+                            .is_some_and(|aliases| aliases.contains(&long))
+                }) || short.is_some_and(|short| arg.get_short() == Some(short))
+            })
     };
-    digits
-        .parse::<u64>()
-        .ok()
-        .and_then(|value| value.checked_mul(base.pow(power)))
-        .ok_or_else(|| format!("'{text}' is not a number with an optional K, M or G suffix"))
-}
-
-/// Longest duration any option takes: a week, far from overflowing a clock.
-const LONGEST: Duration = Duration::from_secs(7 * 24 * 3600);
-
-fn parse_duration(text: &str) -> Result<Duration, String> {
-    match humantime::parse_duration(text) {
-        Ok(duration) if duration > LONGEST => Err(format!("'{text}' is too long: at most 7 days")),
-        Ok(duration) if duration >= Duration::from_millis(10) => Ok(duration),
-        Ok(_) => Err(format!("'{text}' is too short: use at least 10ms")),
-        Err(error) => Err(format!(
-            "'{text}' is not a duration such as 10s or 1m: {error}"
-        )),
+    let mut arguments = arguments.iter().map(|arg| arg.to_string_lossy());
+    while let Some(argument) = arguments.next() {
+        if argument == "--" {
+            return arguments.next().map(|arg| arg.into_owned());
+        }
+        if let Some(long) = argument.strip_prefix("--") {
+            if !long.contains('=') && takes_value(Some(long), None) {
+                arguments.next();
+            }
+        } else if let Some(shorts) = argument.strip_prefix('-').filter(|s| !s.is_empty()) {
+            // A cluster such as -qw8 or -w 8: the first short that takes a value ends it.
+            for (position, short) in shorts.char_indices() {
+                if takes_value(None, Some(short)) {
+                    if position + short.len_utf8() == shorts.len() {
+                        arguments.next();
+                    }
+                    break;
+                }
+            }
+        } else {
+            return Some(argument.into_owned());
+        }
     }
+    None
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
+/// For an option clap did not know in `run WORKLOAD`: which workloads it belongs to, in
+/// words, so the user learns what to drop or which workload to run.
+pub fn foreign_option(arguments: &[OsString], option: &str) -> Option<String> {
+    if arguments.get(1).and_then(|arg| arg.to_str()) != Some("run") {
+        return None;
+    }
+    let chosen = first_positional(&arguments[2..])?;
+    let name = option.split('=').next().unwrap_or(option);
+    let long = name.strip_prefix("--")?;
+    let command = Cli::command();
+    let owners: Vec<String> = command
+        .find_subcommand("run")?
+        .get_subcommands()
+        .filter(|workload| {
+            workload.get_arguments().any(|arg| {
+                arg.get_long() == Some(long)
+                    || arg
+                        .get_all_aliases()
+                        .is_some_and(|aliases| aliases.contains(&long))
+            })
+        })
+        .map(|workload| workload.get_name().to_string())
+        .collect();
+    if owners.is_empty() || owners.contains(&chosen) {
+        return None;
+    }
+    Some(format!(
+        "{name} applies to the {} workload{}, not {chosen}: drop it, or run {}",
+        listed(&owners, "and"),
+        if owners.len() > 1 { "s" } else { "" },
+        listed(&owners, "or")
+    ))
+}
 
-    #[test]
-    fn sizes_counts_and_percentages_parse() {
-        assert_eq!(parse_size("64M"), Ok(64 << 20));
-        assert_eq!(parse_size("1GiB"), Ok(1 << 30));
-        assert_eq!(parse_count("500M"), Ok(500_000_000));
-        assert_eq!(parse_count("12"), Ok(12));
-        assert!(parse_count("0").is_err());
-        assert!(parse_size("lots").is_err());
-        assert_eq!(parse_percent("2%"), Ok(0.02));
-        assert!(parse_percent("0").is_err());
-        assert_eq!(parse_duration("10s"), Ok(Duration::from_secs(10)));
-        assert!(parse_duration("1ms").is_err());
-        assert!(parse_duration("18446744073709551615s").is_err());
-        assert!(parse_duration("8days").is_err());
-        assert_eq!(parse_block_size("8K"), Ok(8192));
-        for bad in [
-            "0",
-            "8",
-            "16",
-            "24",
-            "100",
-            "511",
-            "128K",
-            "18446744073709551615",
-        ] {
-            assert!(parse_block_size(bad).is_err(), "{bad}");
-        }
-        assert_eq!(parse_array_size("1G"), Ok(1 << 30));
-        for bad in ["1", "4095", "2T", "18446744073709551615", "99999999999T"] {
-            assert!(parse_array_size(bad).is_err(), "{bad}");
-        }
-        assert_eq!(parse_workers("4096"), Ok(4096));
-        assert_eq!(
-            parse_workers("0"),
-            Err("a load level needs at least 1 worker".to_string())
-        );
-        assert!(parse_workers("4097").is_err());
-        assert!(parse_workers("18446744073709551615").is_err());
+/// "a", "a and b", "a, b and c".
+fn listed(items: &[String], conjunction: &str) -> String {
+    match items {
+        [] => String::new(),
+        [one] => one.clone(),
+        [rest @ .., last] => format!("{} {conjunction} {last}", rest.join(", ")),
     }
 }

@@ -12,4 +12,5 @@ pub mod interrupt;
 pub mod report;
 pub mod result;
 pub mod sweep;
+pub mod values;
 pub mod workload;

@@ -1,6 +1,7 @@
 use clap::Parser;
+use clap::error::{ContextKind, ContextValue, ErrorKind};
 
-use corescale::cli::{Cli, Command};
+use corescale::cli::{self, Cli, Command};
 use corescale::commands::{self, run::RunEnd, run::STRICT_EXIT_CODE};
 use corescale::error::exit_code;
 use corescale::workload::db::target::{
@@ -8,8 +9,19 @@ use corescale::workload::db::target::{
 };
 
 fn main() {
+    let arguments = cli::normalize(std::env::args_os().collect()).unwrap_or_else(|error| {
+        eprintln!("error: {}", redact(&error.to_string()));
+        std::process::exit(2);
+    });
     // clap's own messages quote the arguments: a misplaced URL must not show its password.
-    let cli = Cli::try_parse().unwrap_or_else(|error| {
+    let cli = Cli::try_parse_from(&arguments).unwrap_or_else(|error| {
+        if error.kind() == ErrorKind::UnknownArgument
+            && let Some(ContextValue::String(option)) = error.get(ContextKind::InvalidArg)
+            && let Some(text) = cli::foreign_option(&arguments, option)
+        {
+            eprintln!("error: {}", redact(&text));
+            std::process::exit(2);
+        }
         let text = redact(&error.render().to_string());
         if error.use_stderr() {
             eprint!("{text}");

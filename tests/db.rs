@@ -457,7 +457,9 @@ fn unreachable_servers_and_passwords_are_handled() {
         .args(["run", "db", "-w", "1"])
         .assert()
         .code(2)
-        .stderr(contains("needs --target"));
+        .stderr(contains(
+            "required arguments were not provided:\n  --target <URL>",
+        ));
     corescale()
         .args(["run", "db", "--target", "mysql://root@127.0.0.1:1/test"])
         .args(["--pipeline", "4", "-w", "1"])

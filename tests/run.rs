@@ -285,7 +285,11 @@ fn bad_input_is_a_one_line_usage_error() {
         (&["run", "--sweep", "1,0"], "at least 1 worker"),
         (&["run", "--sweep", "1,x"], "not a worker count"),
         (&["run", "--sweep", "1,-2"], "not a worker count"),
-        (&["run", "disk"], "invalid value 'disk'"),
+        (
+            &["run", "disk"],
+            "'disk' is not a workload: use cpu, memory, bandwidth, lio, pio or db",
+        ),
+        (&["run", "--mode", "disk"], "'disk' is not a workload"),
         (&["run", "-w", "100"], "add --force"),
         (&["run", "-w", "100000", "--force"], "at most 4096"),
         (
@@ -397,6 +401,60 @@ fn the_lio_cache_is_checked_against_memory_before_it_is_built() {
         .assert()
         .code(2)
         .stderr(contains("1 worker x 0.00 GiB + 16400.05 GiB shared"));
+}
+
+/// test_cpu_parallel's ways of naming the workload, and the run's options before or after
+/// the workload's name, all choose the same workload and options.
+#[test]
+fn the_workload_can_be_named_every_way_and_options_go_anywhere() {
+    let dir = tempfile::tempdir().unwrap();
+    for (index, args) in [
+        &["run", "--mode", "memory", "--array-size", "64K", "-qw1"][..],
+        &[
+            "run",
+            "--mode=memory",
+            "--array-size",
+            "64K",
+            "-q",
+            "-w",
+            "1",
+        ],
+        &["run", "-m", "memory", "--array-size", "64K", "-qw", "1"],
+        &[
+            "run",
+            "--repeat",
+            "1",
+            "-qw1",
+            "memory",
+            "--array-size",
+            "64K",
+        ],
+        &[
+            "run",
+            "memory",
+            "--array-size",
+            "64K",
+            "--repeat",
+            "1",
+            "-qw1",
+        ],
+        &["run", "-qw1", "memory", "--array-size", "64K"],
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let json = dir.path().join(format!("{index}.json"));
+        corescale()
+            .args(args)
+            .args(["--job-size", "1000", "-o"])
+            .arg(&json)
+            .assert()
+            .success();
+        let document: Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+        assert_eq!(document["workload"]["kind"], "memory", "{args:?}");
+        assert_eq!(document["workload"]["array_bytes"], 65536, "{args:?}");
+        assert_eq!(document["workload"]["job_size"], 1000, "{args:?}");
+    }
 }
 
 #[test]
@@ -566,7 +624,8 @@ fn pio_says_when_the_cache_served_the_level() {
 }
 
 /// A flag that belongs to another workload is refused, naming the workloads it belongs to,
-/// rather than silently ignored (issue 13).
+/// rather than silently ignored (issue 13). Each workload declares its own options, so clap
+/// refuses the flag and `cli::foreign_option` names its owners.
 #[test]
 fn flags_of_other_workloads_are_usage_errors() {
     for (args, message) in [
@@ -600,11 +659,40 @@ fn flags_of_other_workloads_are_usage_errors() {
         ),
         (
             &["run", "bandwidth", "--work-unit", "8"],
-            "--work-unit applies to the lio and pio and db workloads",
+            "--work-unit applies to the lio, pio and db workloads, not bandwidth: drop it, or run lio, pio or db",
         ),
         (
             &["run", "lio", "--array-size", "64M"],
             "--array-size applies to the memory and bandwidth workloads, not lio",
+        ),
+        // No workload named: cpu, as test_cpu_parallel.
+        (
+            &["run", "--cache-size", "64M"],
+            "--cache-size applies to the pio workload, not cpu",
+        ),
+        // test_cpu_parallel's --mode names the workload.
+        (
+            &["run", "--mode", "memory", "--data-dir", "/tmp"],
+            "--data-dir applies to the pio workload, not memory",
+        ),
+        (
+            &["run", "bandwidth", "--worker_inner_loop_size", "3"],
+            "--worker_inner_loop_size applies to the cpu and memory workloads, not bandwidth",
+        ),
+        (
+            &["run", "--mode", "memory", "memory"],
+            "the workload is given twice",
+        ),
+        (
+            &[
+                "run",
+                "cpu",
+                "--job-size",
+                "5",
+                "--worker_inner_loop_size",
+                "3",
+            ],
+            "--job-size and --worker_inner_loop_size both set the job size: give one",
         ),
     ] {
         corescale()

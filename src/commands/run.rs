@@ -10,7 +10,7 @@ use nix::unistd::Pid;
 
 use crate::analysis::findings::workers_text;
 use crate::analysis::summary::summarize_document;
-use crate::cli::RunArgs;
+use crate::cli::{RunArgs, SweepArgs};
 use crate::error::UsageError;
 use crate::host::counters::CounterStatus;
 use crate::host::interference::{self, Verdict};
@@ -25,7 +25,7 @@ use crate::sweep::plan::{LoadLevels, SweepSpec, plan};
 use crate::sweep::progress::Progress;
 use crate::sweep::runner::{LevelSettings, measure_level};
 use crate::sweep::stop;
-use crate::workload::{self, WorkloadInfo, WorkloadKind, WorkloadRequest};
+use crate::workload::{BuildContext, WorkloadInfo, WorkloadKind};
 
 /// How a run ended, for the exit code.
 pub enum RunEnd {
@@ -42,8 +42,9 @@ pub const STRICT_EXIT_CODE: i32 = 3;
 /// How long the host is watched before the first level.
 const PREFLIGHT: Duration = Duration::from_secs(1);
 
-pub fn execute(args: &RunArgs, command_line: Vec<String>) -> Result<RunEnd> {
-    args.check_flags()?;
+pub fn execute(run: &RunArgs, command_line: Vec<String>) -> Result<RunEnd> {
+    let args = &run.sweep;
+    args.check()?;
     let host = HostInfo::read(&FsRoot::new("/"), args.label.clone())?;
     let plan = plan(
         &load_levels(args, &host.topology),
@@ -57,17 +58,17 @@ pub fn execute(args: &RunArgs, command_line: Vec<String>) -> Result<RunEnd> {
         .collect::<Result<Vec<_>, _>>()?;
     let _locks = OutputLocks::acquire(&outputs)?;
     let largest = plan.iter().copied().max().unwrap_or(1);
-    let request = WorkloadRequest {
-        job_size: args.job_size(),
-        array_bytes: args.array_size,
-        slob: args.slob_request()?,
+    let context = BuildContext {
+        job_size: args.job_size,
+        duration: args.duration,
         max_workers: largest,
-        database: args.database_request()?,
+        topology: &host.topology,
     };
-    let kind = args.workload_kind();
-    let mut workload = workload::build(kind, &request, &host.topology).map_err(|error| {
-        // A database that cannot be reached is a runtime failure; a bad setting is a usage error.
-        if kind == WorkloadKind::Db {
+    let kind = run.workload.kind();
+    let mut workload = run.workload.options().build(&context).map_err(|error| {
+        // A usage error stays one; a database that cannot be reached is a runtime failure;
+        // any other bad setting is a usage error.
+        if kind == WorkloadKind::Db || error.is::<UsageError>() {
             error
         } else {
             UsageError::new(error.to_string()).into()
@@ -209,7 +210,7 @@ fn level_troubles(level: &Level, settings: &LevelSettings) -> Vec<String> {
 
 /// Looks at the host for a second before measuring: says when it is not idle, waits for it
 /// with `--wait-idle`, refuses with `--require-idle`.
-fn preflight(args: &RunArgs) -> Result<()> {
+fn preflight(args: &SweepArgs) -> Result<()> {
     let root = FsRoot::new("/");
     let deadline = Instant::now() + args.wait_idle.unwrap_or_default();
     loop {
@@ -233,8 +234,8 @@ fn preflight(args: &RunArgs) -> Result<()> {
     }
 }
 
-fn load_levels(args: &RunArgs, topology: &Topology) -> LoadLevels {
-    let workers = args.workers.map(|workers| workers as usize);
+fn load_levels(args: &SweepArgs, topology: &Topology) -> LoadLevels {
+    let workers = args.workers.map(|workers| workers.0);
     match (&args.sweep, args.full, workers) {
         (Some(SweepSpec::List(list)), _, _) => LoadLevels::List(list.clone()),
         (Some(SweepSpec::Auto), _, _) => LoadLevels::Auto,
@@ -244,7 +245,7 @@ fn load_levels(args: &RunArgs, topology: &Topology) -> LoadLevels {
     }
 }
 
-fn level_settings(args: &RunArgs) -> LevelSettings {
+fn level_settings(args: &SweepArgs) -> LevelSettings {
     LevelSettings {
         repeat: args.repeat,
         precision: args.precision,
@@ -254,7 +255,7 @@ fn level_settings(args: &RunArgs) -> LevelSettings {
 }
 
 fn new_document(
-    args: &RunArgs,
+    args: &SweepArgs,
     settings: &LevelSettings,
     command_line: Vec<String>,
     host: HostInfo,

@@ -46,7 +46,7 @@ impl FromStr for SweepSpec {
                         "'{part}' is not a worker count: use a list such as 1,2,4,8 or 'auto'"
                     ));
                 }
-                crate::cli::parse_workers(part).map(|workers| workers as usize)
+                crate::values::parse_workers(part).map(|workers| workers.0)
             })
             .collect::<Result<Vec<_>, _>>()?;
         Ok(Self::List(counts))

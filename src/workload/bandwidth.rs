@@ -2,11 +2,13 @@
 //! each several times the last-level cache. Counted as STREAM counts it: 24 bytes per element.
 
 use anyhow::{Result, ensure};
+use clap::Args;
 
 use crossbeam_utils::CachePadded;
 
 use super::{
-    WorkerJob, Workload, WorkloadInfo, WorkloadKind, WorkloadRequest, default_array_bytes,
+    ArrayArgs, BuildContext, WorkerJob, Workload, WorkloadInfo, WorkloadKind, WorkloadOptions,
+    default_array_bytes,
 };
 use crate::host::Topology;
 
@@ -34,11 +36,30 @@ pub struct BandwidthWorkload {
     job_passes: u64,
 }
 
+/// `run bandwidth`: --job-size counts passes over the arrays (default: enough to move 10 GB).
+#[derive(Debug, Clone, Default, Args)]
+pub struct BandwidthArgs {
+    #[command(flatten)]
+    pub array: ArrayArgs,
+}
+
+impl WorkloadOptions for BandwidthArgs {
+    fn build(&self, context: &BuildContext) -> Result<Box<dyn Workload>> {
+        Ok(Box::new(BandwidthWorkload::new(
+            self.array.array_size,
+            context.job_size,
+            context.topology,
+        )?))
+    }
+}
+
 impl BandwidthWorkload {
-    pub fn new(request: &WorkloadRequest, topology: &Topology) -> Result<Self> {
-        let bytes = request
-            .array_bytes
-            .unwrap_or_else(|| default_array_bytes(topology));
+    pub fn new(
+        array_bytes: Option<u64>,
+        job_size: Option<u64>,
+        topology: &Topology,
+    ) -> Result<Self> {
+        let bytes = array_bytes.unwrap_or_else(|| default_array_bytes(topology));
         ensure!(
             bytes >= 4096,
             "--array-size must be at least 4K (got {bytes} bytes)"
@@ -47,8 +68,7 @@ impl BandwidthWorkload {
         let bytes_per_pass = elements as u64 * BYTES_PER_ELEMENT;
         Ok(Self {
             elements,
-            job_passes: request
-                .job_size
+            job_passes: job_size
                 .unwrap_or_else(|| DEFAULT_JOB_BYTES.div_ceil(bytes_per_pass).max(1)),
         })
     }

@@ -6,7 +6,11 @@ use std::hint::black_box;
 
 use crossbeam_utils::CachePadded;
 
-use super::{WorkerJob, Workload, WorkloadInfo, WorkloadKind, WorkloadRequest};
+use clap::Args;
+
+use super::{
+    BuildContext, InnerLoopArgs, WorkerJob, Workload, WorkloadInfo, WorkloadKind, WorkloadOptions,
+};
 
 /// Iterations of one default job: about 1 s on a 2023 Xeon core (345M iterations/s measured
 /// on the Sapphire Rapids KVM guest this was developed on; see README).
@@ -31,10 +35,25 @@ pub struct CpuWorkload {
 }
 
 impl CpuWorkload {
-    pub fn new(request: &WorkloadRequest) -> Self {
+    /// A workload whose jobs run `job_iterations` iterations (default: about a second).
+    pub fn new(job_iterations: Option<u64>) -> Self {
         Self {
-            job_iterations: request.job_size.unwrap_or(DEFAULT_JOB_ITERATIONS),
+            job_iterations: job_iterations.unwrap_or(DEFAULT_JOB_ITERATIONS),
         }
+    }
+}
+
+/// `run cpu`: --job-size counts iterations (default 350M).
+#[derive(Debug, Clone, Default, Args)]
+pub struct CpuArgs {
+    #[command(flatten)]
+    pub loops: InnerLoopArgs,
+}
+
+impl WorkloadOptions for CpuArgs {
+    fn build(&self, context: &BuildContext) -> anyhow::Result<Box<dyn Workload>> {
+        let job_size = self.loops.job_size(context.job_size, 1_000_000)?;
+        Ok(Box::new(CpuWorkload::new(job_size)))
     }
 }
 

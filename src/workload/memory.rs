@@ -6,9 +6,12 @@ use anyhow::{Result, ensure};
 
 use crossbeam_utils::CachePadded;
 
+use clap::Args;
+
 use super::rng::scramble;
 use super::{
-    WorkerJob, Workload, WorkloadInfo, WorkloadKind, WorkloadRequest, default_array_bytes,
+    ArrayArgs, BuildContext, InnerLoopArgs, WorkerJob, Workload, WorkloadInfo, WorkloadKind,
+    WorkloadOptions, default_array_bytes,
 };
 use crate::host::Topology;
 
@@ -37,11 +40,33 @@ pub struct MemoryWorkload {
     job_accesses: u64,
 }
 
+/// `run memory`: --job-size counts accesses (default 6M).
+#[derive(Debug, Clone, Default, Args)]
+pub struct MemoryArgs {
+    #[command(flatten)]
+    pub array: ArrayArgs,
+    #[command(flatten)]
+    pub loops: InnerLoopArgs,
+}
+
+impl WorkloadOptions for MemoryArgs {
+    fn build(&self, context: &BuildContext) -> Result<Box<dyn Workload>> {
+        let job_size = self.loops.job_size(context.job_size, 50_000)?;
+        Ok(Box::new(MemoryWorkload::new(
+            self.array.array_size,
+            job_size,
+            context.topology,
+        )?))
+    }
+}
+
 impl MemoryWorkload {
-    pub fn new(request: &WorkloadRequest, topology: &Topology) -> Result<Self> {
-        let bytes = request
-            .array_bytes
-            .unwrap_or_else(|| default_array_bytes(topology));
+    pub fn new(
+        array_bytes: Option<u64>,
+        job_size: Option<u64>,
+        topology: &Topology,
+    ) -> Result<Self> {
+        let bytes = array_bytes.unwrap_or_else(|| default_array_bytes(topology));
         ensure!(
             bytes >= 4096,
             "--array-size must be at least 4K (got {bytes} bytes)"
@@ -53,7 +78,7 @@ impl MemoryWorkload {
             .ok_or_else(|| anyhow::anyhow!("--array-size {bytes} is too large"))?;
         Ok(Self {
             array_words,
-            job_accesses: request.job_size.unwrap_or(DEFAULT_JOB_ACCESSES),
+            job_accesses: job_size.unwrap_or(DEFAULT_JOB_ACCESSES),
         })
     }
 }

@@ -1,5 +1,7 @@
-//! Workloads: what each worker does in a job. A workload is one file behind [`Workload`];
-//! the runner knows nothing about any of them.
+//! Workloads: what each worker does in a job. A workload is one file (or folder) that owns
+//! its command-line options (a clap `Args` struct implementing [`WorkloadOptions`]), their
+//! defaults and validation, and its [`Workload`]; the runner knows nothing about any of them.
+//! Adding one takes its file, its `mod` line and one line in the `workloads!` table below.
 
 pub mod bandwidth;
 pub mod cpu;
@@ -7,78 +9,118 @@ pub mod db;
 pub mod lio;
 pub mod memory;
 pub mod rng;
+pub mod slob;
 
 use std::collections::BTreeMap;
+use std::time::Duration;
 
 use anyhow::Result;
-use clap::ValueEnum;
+use clap::{Args, Subcommand};
 use crossbeam_utils::CachePadded;
 use serde::{Deserialize, Serialize};
 
+use crate::error::UsageError;
 use crate::host::Topology;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum WorkloadKind {
-    /// Instruction-bound integer loop in registers.
-    Cpu,
-    /// Dependent random read-modify-write over a large per-worker array (memory latency).
-    Memory,
-    /// STREAM-style triad over three large per-worker arrays (memory bandwidth).
-    Bandwidth,
-    /// SLOB-method logical IO through an in-process shared buffer cache.
-    Lio,
-    /// The same engine with a cache smaller than the data, reading misses from a data file.
-    Pio,
-    /// The SLOB/pgio method against a real database (--target URL).
-    Db,
-}
-
-impl WorkloadKind {
-    pub fn name(self) -> &'static str {
-        match self {
-            Self::Cpu => "cpu",
-            Self::Memory => "memory",
-            Self::Bandwidth => "bandwidth",
-            Self::Lio => "lio",
-            Self::Pio => "pio",
-            Self::Db => "db",
+/// The table of workloads: for each, its name in results and on the command line, its options
+/// and what it measures (the doc line is its help). It generates [`WorkloadKind`], which the
+/// result document records, and [`WorkloadArgs`], the `run` subcommands.
+macro_rules! workloads {
+    ($($(#[doc = $doc:literal])* $variant:ident = $name:literal => $args:ty,)*) => {
+        /// Which workload a run measured, as the result document records it.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+        #[serde(rename_all = "lowercase")]
+        pub enum WorkloadKind {
+            $($(#[doc = $doc])* $variant,)*
         }
-    }
+
+        impl WorkloadKind {
+            pub const ALL: &[WorkloadKind] = &[$(Self::$variant),*];
+
+            pub fn name(self) -> &'static str {
+                match self {
+                    $(Self::$variant => $name,)*
+                }
+            }
+        }
+
+        /// `corescale run WORKLOAD [OPTIONS]`: one subcommand per workload, with its own options.
+        #[derive(Debug, Clone, Subcommand)]
+        pub enum WorkloadArgs {
+            $($(#[doc = $doc])* #[command(name = $name)] $variant($args),)*
+        }
+
+        impl WorkloadArgs {
+            pub fn kind(&self) -> WorkloadKind {
+                match self {
+                    $(Self::$variant(_) => WorkloadKind::$variant,)*
+                }
+            }
+
+            pub fn options(&self) -> &dyn WorkloadOptions {
+                match self {
+                    $(Self::$variant(options) => options,)*
+                }
+            }
+        }
+    };
 }
 
-/// What the user asked for; the workload fills in defaults from the topology.
-#[derive(Debug, Clone, Default)]
-pub struct WorkloadRequest {
-    /// Operations per job in the workload's own unit (iterations, accesses, passes).
+workloads! {
+    /// Instruction-bound integer loop in registers.
+    Cpu = "cpu" => cpu::CpuArgs,
+    /// Dependent random read-modify-write over a large per-worker array (memory latency).
+    Memory = "memory" => memory::MemoryArgs,
+    /// STREAM-style triad over three large per-worker arrays (memory bandwidth).
+    Bandwidth = "bandwidth" => bandwidth::BandwidthArgs,
+    /// SLOB-method logical IO through an in-process shared buffer cache.
+    Lio = "lio" => lio::args::LioArgs,
+    /// The same engine with a cache smaller than the data, reading misses from a data file.
+    Pio = "pio" => lio::args::PioArgs,
+    /// The SLOB/pgio method against a real database (--target URL).
+    Db = "db" => db::args::DbArgs,
+}
+
+/// What every workload is told about the run it is built for.
+pub struct BuildContext<'a> {
+    /// `--job-size`: work per job in the workload's own unit, when given.
     pub job_size: Option<u64>,
-    /// Bytes per array, for the memory workloads.
-    pub array_bytes: Option<u64>,
-    /// The buffer-cache engine's settings, for lio and pio.
-    pub slob: SlobRequest,
+    /// `--duration`: fixed-time jobs of this length, when given.
+    pub duration: Option<Duration>,
     /// The largest worker count of the plan (sizes per-session schemas).
     pub max_workers: usize,
-    /// The database target and its session settings, for `db`.
-    pub database: Option<(db::target::Target, db::DbOptions)>,
+    pub topology: &'a Topology,
 }
 
-/// SLOB-method settings as the user gave them; unset ones get the engine's defaults.
-#[derive(Debug, Clone, Default)]
-pub struct SlobRequest {
-    pub block_bytes: Option<u64>,
-    /// Rows (one-row blocks) per schema.
-    pub rows_per_schema: Option<u64>,
-    pub schemas: Option<u64>,
-    pub single_schema: bool,
-    pub work_unit: Option<u64>,
-    pub update_share: f64,
-    /// Share of statements in the hot region, and its size in rows.
-    pub hotspot: Option<(f64, Option<u64>)>,
-    pub think_time: Option<std::time::Duration>,
-    /// Cache size in blocks, for pio.
-    pub cache_blocks: Option<u64>,
-    pub data_dir: Option<std::path::PathBuf>,
-    pub direct_path: bool,
+/// A workload's own options: it validates them and builds the workload for this host.
+pub trait WorkloadOptions {
+    fn build(&self, context: &BuildContext) -> Result<Box<dyn Workload>>;
+}
+
+/// test_cpu_parallel's job size, for the workloads it had (cpu and memory).
+#[derive(Debug, Clone, Default, Args)]
+pub struct InnerLoopArgs {
+    /// test_cpu_parallel's job size: millions of cpu iterations, or 50,000s of memory accesses.
+    #[arg(long = "worker_inner_loop_size", value_name = "N",
+          value_parser = clap::value_parser!(u64).range(1..))]
+    pub worker_inner_loop_size: Option<u64>,
+}
+
+impl InnerLoopArgs {
+    /// The job size: `--job-size`, else the loop count in units of `per_loop`.
+    pub fn job_size(
+        &self,
+        job_size: Option<u64>,
+        per_loop: u64,
+    ) -> Result<Option<u64>, UsageError> {
+        match (job_size, self.worker_inner_loop_size) {
+            (Some(_), Some(_)) => Err(UsageError::new(
+                "--job-size and --worker_inner_loop_size both set the job size: give one",
+            )),
+            (Some(size), None) => Ok(Some(size)),
+            (None, loops) => Ok(loops.map(|loops| loops.saturating_mul(per_loop))),
+        }
+    }
 }
 
 /// A description of the workload as the result document records it.
@@ -203,26 +245,12 @@ impl<T: WorkerJob> WorkerJob for CachePadded<T> {
     }
 }
 
-/// Builds the requested workload for this host.
-pub fn build(
-    kind: WorkloadKind,
-    request: &WorkloadRequest,
-    topology: &Topology,
-) -> Result<Box<dyn Workload>> {
-    Ok(match kind {
-        WorkloadKind::Cpu => Box::new(cpu::CpuWorkload::new(request)),
-        WorkloadKind::Memory => Box::new(memory::MemoryWorkload::new(request, topology)?),
-        WorkloadKind::Bandwidth => Box::new(bandwidth::BandwidthWorkload::new(request, topology)?),
-        WorkloadKind::Lio | WorkloadKind::Pio => {
-            Box::new(lio::from_request(kind, request, topology)?)
-        }
-        WorkloadKind::Db => {
-            let (target, options) = request.database.clone().ok_or_else(|| {
-                anyhow::anyhow!("the db workload needs --target URL, e.g. postgres://postgres@127.0.0.1:5432/test")
-            })?;
-            Box::new(db::DbWorkload::new(&target, options)?)
-        }
-    })
+/// The per-worker arrays of the memory workloads (memory, bandwidth).
+#[derive(Debug, Clone, Default, Args)]
+pub struct ArrayArgs {
+    /// Bytes per array (default 4x the last-level cache). Suffixes K, M, G.
+    #[arg(long, value_name = "SIZE", value_parser = crate::values::parse_array_size)]
+    pub array_size: Option<u64>,
 }
 
 /// Default array size for the memory workloads: 4x the last-level cache, so almost every

@@ -3,12 +3,15 @@
 //! — or the matching update — as prepared statements; the figures come from the database's
 //! own counters, read before and after every level, checked against the client's own count.
 
+pub mod args;
 pub mod catalog;
+pub mod driver;
 pub mod mysql;
 #[cfg(feature = "oracle")]
 pub mod oracle;
 pub mod pg_wire;
 pub mod postgres;
+pub mod session;
 pub mod target;
 
 use std::sync::{Arc, Mutex};
@@ -17,256 +20,18 @@ use std::time::Duration;
 use anyhow::{Context, Result, bail};
 use crossbeam_utils::CachePadded;
 
-use super::rng::SessionRng;
 use super::{Counters, LevelTotals, WorkerJob, Workload, WorkloadInfo, WorkloadKind};
-use catalog::{Owned, SetupRecord};
-use target::{Flavour, Target};
+pub use driver::{
+    Answered, Database, DbCounters, DbSession, PREFIX, PlannedStatement, PreparedStatements,
+    connect, loop_function, mean_of_samples, quote_backtick, quote_double, sample_keys, table_name,
+};
+use session::{BlocksPer, DbSessionJob};
+use target::Target;
 
-/// Every object corescale creates starts with this; teardown drops what its catalogue lists.
-pub const PREFIX: &str = "corescale_";
+/// A job's length when --duration is not given (fixed-time, as SLOB's RUN_TIME).
+pub const DEFAULT_JOB_DURATION: Duration = Duration::from_secs(5);
 /// An LIO test ran cached when at least this share of block visits were hits.
 pub const CACHED_HIT_RATIO: f64 = 0.99;
-/// Statements each session runs before a level's baseline is taken.
-const WARM_UP_STATEMENTS: u64 = 50;
-/// Statements per server-side loop call (`--server-loop`).
-const SERVER_LOOP_STATEMENTS: u64 = 200;
-
-pub fn table_name(schema: u64) -> String {
-    format!("{PREFIX}t{schema}")
-}
-
-/// The server-side loop over table corescale_tN is the function corescale_loop_tN.
-pub fn loop_function(schema: u64) -> String {
-    format!("{PREFIX}loop_t{schema}")
-}
-
-/// An identifier in double quotes, embedded quotes doubled (PostgreSQL, Oracle, SQL standard).
-pub fn quote_double(name: &str) -> String {
-    format!("\"{}\"", name.replace('"', "\"\""))
-}
-
-/// An identifier in backticks, embedded backticks doubled (MySQL, MariaDB).
-pub fn quote_backtick(name: &str) -> String {
-    format!("`{}`", name.replace('`', "``"))
-}
-
-/// Server-wide block counters.
-#[derive(Debug, Clone, Copy, Default, PartialEq)]
-pub struct DbCounters {
-    /// Logical reads: PostgreSQL blks_hit, InnoDB buffer pool read requests, Oracle session
-    /// logical reads.
-    pub lio: f64,
-    /// Physical reads: blks_read, Innodb_buffer_pool_reads, physical reads.
-    pub pio: f64,
-    /// Oracle's DB CPU, in seconds, where the database reports it.
-    pub db_cpu_s: Option<f64>,
-}
-
-/// One database behind a URL.
-pub trait Database: Send + Sync {
-    fn target(&self) -> &Target;
-    /// Creates table `record.schema` with `record.rows` one-row blocks, its index (and
-    /// server-side loop) and their catalogue rows; `loaded` counts rows. The table must not
-    /// exist: creation fails rather than replace an object corescale did not create.
-    fn load_table(&self, record: SetupRecord, loaded: &(dyn Fn(u64) + Sync)) -> Result<()>;
-    /// Takes the setup lock for the monitor connection's lifetime, or fails at once naming
-    /// the other setup or teardown that holds it.
-    fn lock_setup(&self) -> Result<()>;
-    fn has_catalogue(&self) -> Result<bool>;
-    /// The catalogue's rows; none when there is no catalogue.
-    fn catalogue(&self) -> Result<Vec<Owned>>;
-    fn create_catalogue(&self) -> Result<()>;
-    /// Drops one catalogued object, its name quoted by the database's rules, and its row.
-    fn drop_owned(&self, object: &Owned) -> Result<()>;
-    fn drop_catalogue(&self) -> Result<()>;
-    /// Whether the database keeps corescale's unquoted names in upper case (Oracle).
-    fn upper_case_names(&self) -> bool {
-        false
-    }
-    /// Tables (and functions) whose names start with corescale's prefix, listed or not.
-    fn lookalikes(&self) -> Result<Vec<String>>;
-    fn open_session(&self) -> Result<Box<dyn DbSession>>;
-    fn counters(&self) -> Result<DbCounters>;
-    /// Blocks one statement over `work_unit` keys visits, by the database's own per-statement
-    /// instrumentation (EXPLAIN ANALYZE BUFFERS, ANALYZE FORMAT=JSON).
-    fn blocks_per_statement(
-        &self,
-        schema: u64,
-        rows: u64,
-        work_unit: u64,
-        update: bool,
-    ) -> Result<f64>;
-    /// The buffer cache's size in bytes and the setting that sets it, where readable.
-    fn buffer_cache(&self) -> Result<Option<(u64, &'static str)>> {
-        Ok(None)
-    }
-    /// Bytes one row takes in the table (a whole block or half a page).
-    fn bytes_per_row(&self) -> u64 {
-        8192
-    }
-    /// The server's process, when one process serves every session (MariaDB).
-    fn server_pid(&self) -> Result<Option<u32>> {
-        Ok(None)
-    }
-}
-
-/// One statement of the client loop: a select or an update over a key range of one table.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct PlannedStatement {
-    pub schema: u64,
-    pub update: bool,
-    pub first_key: u64,
-    pub last_key: u64,
-}
-
-/// What the database answered for some statements: selects and the rows they visited,
-/// updates and the rows they changed.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Answered {
-    pub selects: u64,
-    pub updates: u64,
-    pub rows: u64,
-}
-
-impl std::ops::AddAssign for Answered {
-    fn add_assign(&mut self, other: Self) {
-        self.selects += other.selects;
-        self.updates += other.updates;
-        self.rows += other.rows;
-    }
-}
-
-/// One session. PostgreSQL sessions have their own backend process.
-pub trait DbSession: Send {
-    /// Sums scratch over the key range in the server; returns the rows visited.
-    fn select(&mut self, schema: u64, first_key: u64, last_key: u64) -> Result<u64>;
-    /// Adds one to scratch of the rows in the range; returns the rows changed.
-    fn update(&mut self, schema: u64, first_key: u64, last_key: u64) -> Result<u64>;
-    /// Sends a statement; drivers that can pipeline send `batch` statements together and
-    /// answer for earlier ones later. Returns what was answered meanwhile.
-    fn submit(&mut self, statement: PlannedStatement, _batch: usize) -> Result<Answered> {
-        let PlannedStatement {
-            schema,
-            update,
-            first_key,
-            last_key,
-        } = statement;
-        Ok(if update {
-            Answered {
-                updates: 1,
-                rows: self.update(schema, first_key, last_key)?,
-                ..Answered::default()
-            }
-        } else {
-            Answered {
-                selects: 1,
-                rows: self.select(schema, first_key, last_key)?,
-                ..Answered::default()
-            }
-        })
-    }
-    /// Waits for every statement still in flight; returns what they answered.
-    fn drain(&mut self) -> Result<Answered> {
-        Ok(Answered::default())
-    }
-    /// Runs `statements` selects inside the server (PostgreSQL's PL/pgSQL loop, as pgio does);
-    /// returns the rows visited.
-    fn server_loop(
-        &mut self,
-        _schema: u64,
-        _rows: u64,
-        _work_unit: u64,
-        _statements: u64,
-    ) -> Result<u64> {
-        bail!("--server-loop is available for PostgreSQL only")
-    }
-    fn backend_pid(&self) -> Option<u32> {
-        None
-    }
-    /// Makes the session's statistics visible to other sessions (PostgreSQL flushes lazily).
-    fn publish_statistics(&mut self) -> Result<()> {
-        Ok(())
-    }
-}
-
-/// A session's prepared statements, by table and kind, prepared on first use.
-pub struct PreparedStatements<S> {
-    selects: Vec<Option<S>>,
-    updates: Vec<Option<S>>,
-}
-
-impl<S> Default for PreparedStatements<S> {
-    fn default() -> Self {
-        Self {
-            selects: Vec::new(),
-            updates: Vec::new(),
-        }
-    }
-}
-
-impl<S> PreparedStatements<S> {
-    /// The statement for `schema`, prepared by `prepare(table, update)` the first time.
-    pub fn get(
-        &mut self,
-        schema: u64,
-        update: bool,
-        prepare: impl FnOnce(&str, bool) -> Result<S>,
-    ) -> Result<&mut S> {
-        let index = schema as usize;
-        let cache = if update {
-            &mut self.updates
-        } else {
-            &mut self.selects
-        };
-        if cache.len() <= index {
-            cache.resize_with(index + 1, || None);
-        }
-        if cache[index].is_none() {
-            cache[index] = Some(prepare(&table_name(schema), update)?);
-        }
-        Ok(cache[index].as_mut().expect("prepared just now"))
-    }
-}
-
-/// Statements sampled to learn how many blocks one statement visits.
-const SAMPLE_STATEMENTS: u64 = 16;
-
-/// First keys spread over the table for the sample statements.
-pub fn sample_keys(rows: u64, work_unit: u64) -> Vec<u64> {
-    let span = rows.saturating_sub(work_unit).max(1);
-    // In u128: rows come from the catalogue, which anyone with write access could change.
-    (0..SAMPLE_STATEMENTS)
-        .map(|index| {
-            let spread = u128::from(index) * u128::from(span) / u128::from(SAMPLE_STATEMENTS);
-            (spread as u64).saturating_add(index * 7 % span)
-        })
-        .map(|key| key.min(span - 1))
-        .collect()
-}
-
-/// The mean block count of the sample statements, which must be positive.
-pub fn mean_of_samples(samples: &[f64], source: &str) -> Result<f64> {
-    let mean = samples.iter().sum::<f64>() / samples.len().max(1) as f64;
-    if mean <= 0.0 {
-        bail!("{source} reported no blocks for the sample statements");
-    }
-    Ok(mean)
-}
-
-/// Opens the database a target names.
-pub fn connect(target: &Target) -> Result<Arc<dyn Database>> {
-    Ok(match target.flavour {
-        Flavour::Postgres => Arc::new(postgres::Postgres::new(target.clone())?),
-        Flavour::MySql => Arc::new(mysql::MySql::new(target.clone())?),
-        #[cfg(feature = "oracle")]
-        Flavour::Oracle => Arc::new(oracle::Oracle::new(target.clone())?),
-        #[cfg(not(feature = "oracle"))]
-        Flavour::Oracle => bail!(
-            "this corescale was built without Oracle support: rebuild with `cargo build --release --features oracle` (needs Oracle Instant Client at run time)"
-        ),
-    })
-}
-
 pub use crate::host::interference::process_cpu_seconds;
 
 #[derive(Debug, Clone)]
@@ -280,21 +45,6 @@ pub struct DbOptions {
     /// Statements sent together under one Sync, two such batches in flight (PostgreSQL);
     /// 1 waits for every answer before sending the next statement.
     pub pipeline: usize,
-}
-
-/// Blocks one statement visits, by the database's own per-statement instrumentation.
-#[derive(Debug, Clone, Copy)]
-struct BlocksPer {
-    select: f64,
-    update: f64,
-}
-
-impl BlocksPer {
-    /// Blocks visited by some selects and updates: what the database's LIO counter should
-    /// grow by.
-    fn of(self, selects: u64, updates: u64) -> f64 {
-        selects as f64 * self.select + updates as f64 * self.update
-    }
 }
 
 pub struct DbWorkload {
@@ -327,8 +77,11 @@ impl DbWorkload {
                 options.work_unit
             );
         }
-        if options.server_loop && target.flavour != Flavour::Postgres {
-            bail!("--server-loop is available for PostgreSQL only");
+        if options.server_loop && !target.driver.server_loop {
+            bail!(
+                "--server-loop is available for PostgreSQL only, not {}",
+                target.driver.name
+            );
         }
         let select = database
             .blocks_per_statement(0, rows, options.work_unit, false)
@@ -394,30 +147,19 @@ impl Workload for DbWorkload {
     }
 
     fn prepare(&self, worker: usize) -> Result<Box<dyn WorkerJob>> {
-        let mut session = DbSessionJob {
-            connection: self.database.open_session()?,
-            options: self.options.clone(),
-            schema: worker as u64 % self.schemas,
-            rows: self.rows,
-            blocks: self.blocks,
-            random: SessionRng::for_worker(worker, 0x9E37_79B9_7F4A_7C15),
-            statements: 0,
-            updates: 0,
-            rows_visited: 0,
-            backend_cpu_start: None,
-        };
-        for _ in 0..WARM_UP_STATEMENTS {
-            session.select_once()?;
-        }
-        session.statements = 0;
-        session.rows_visited = 0;
-        session.connection.publish_statistics()?;
-        session.backend_cpu_start = session.backend_cpu();
+        let session = DbSessionJob::start(
+            self.database.open_session()?,
+            self.options.clone(),
+            worker,
+            worker as u64 % self.schemas,
+            self.rows,
+            self.blocks,
+        )?;
         Ok(Box::new(CachePadded::new(session)))
     }
 
     fn default_duration(&self) -> Option<Duration> {
-        Some(Duration::from_secs(5))
+        Some(DEFAULT_JOB_DURATION)
     }
 
     /// Sessions wait for the server's answers.
@@ -518,126 +260,5 @@ impl Workload for DbWorkload {
             ));
         }
         warnings
-    }
-}
-
-struct DbSessionJob {
-    connection: Box<dyn DbSession>,
-    options: DbOptions,
-    schema: u64,
-    rows: u64,
-    blocks: BlocksPer,
-    random: SessionRng,
-    statements: u64,
-    updates: u64,
-    rows_visited: u64,
-    backend_cpu_start: Option<f64>,
-}
-
-impl DbSessionJob {
-    fn backend_cpu(&self) -> Option<f64> {
-        self.connection.backend_pid().and_then(process_cpu_seconds)
-    }
-
-    /// A warm-up select, answered before it returns.
-    fn select_once(&mut self) -> Result<()> {
-        let statement = self.plan(false);
-        let answered = self.connection.submit(statement, 1)?;
-        self.count(answered);
-        Ok(())
-    }
-
-    /// The next statement over a random key range of this session's table.
-    fn plan(&mut self, update: bool) -> PlannedStatement {
-        let span = if update {
-            self.options.update_work_unit.min(self.rows - 1)
-        } else {
-            self.options.work_unit
-        };
-        let first_key = self.random.below(self.rows - span);
-        PlannedStatement {
-            schema: self.schema,
-            update,
-            first_key,
-            last_key: first_key + span,
-        }
-    }
-
-    /// Counts answered statements; returns the blocks they visited by the client's count.
-    fn count(&mut self, answered: Answered) -> u64 {
-        self.statements += answered.selects + answered.updates;
-        self.updates += answered.updates;
-        self.rows_visited += answered.rows;
-        self.blocks.of(answered.selects, answered.updates) as u64
-    }
-
-    /// One unit of work: a statement sent (or a server-side loop of them); returns blocks
-    /// visited by the statements answered meanwhile.
-    fn step(&mut self) -> Result<u64> {
-        if self.options.server_loop {
-            let rows = self.connection.server_loop(
-                self.schema,
-                self.rows,
-                self.options.work_unit,
-                SERVER_LOOP_STATEMENTS,
-            )?;
-            self.statements += SERVER_LOOP_STATEMENTS;
-            self.rows_visited += rows;
-            return Ok(self.blocks.of(SERVER_LOOP_STATEMENTS, 0) as u64);
-        }
-        let update = self.random.chance(self.options.update_share);
-        let statement = self.plan(update);
-        let answered = self.connection.submit(statement, self.options.pipeline)?;
-        let blocks = self.count(answered);
-        if let Some(pause) = self.options.think_time {
-            std::thread::sleep(pause);
-        }
-        Ok(blocks)
-    }
-
-    /// Waits for the statements still in flight; returns the blocks they visited.
-    fn drain(&mut self) -> Result<u64> {
-        let answered = self.connection.drain()?;
-        Ok(self.count(answered))
-    }
-}
-
-impl WorkerJob for DbSessionJob {
-    fn run_job(&mut self) -> Result<u64> {
-        let mut blocks = 0;
-        for _ in 0..self.options.job_statements {
-            blocks += self.step()?;
-        }
-        Ok(blocks + self.drain()?)
-    }
-
-    fn run_slice(&mut self) -> Result<u64> {
-        self.step()
-    }
-
-    fn end_window(&mut self) -> Result<u64> {
-        self.drain()
-    }
-
-    fn counters(&mut self) -> Counters {
-        // Published before the main thread reads the level's closing counters.
-        let published = self.connection.publish_statistics();
-        let selects = self.statements - self.updates;
-        let mut counters = Counters::from([
-            ("statements".to_string(), self.statements as f64),
-            ("updates".to_string(), self.updates as f64),
-            ("rows_visited".to_string(), self.rows_visited as f64),
-            (
-                "client_blocks".to_string(),
-                self.blocks.of(selects, self.updates),
-            ),
-        ]);
-        if let (Some(start), Some(now)) = (self.backend_cpu_start, self.backend_cpu()) {
-            counters.insert("backend_cpu_s".to_string(), now - start);
-        }
-        if published.is_err() {
-            counters.insert("statistics_not_published".to_string(), 1.0);
-        }
-        counters
     }
 }

@@ -7,17 +7,11 @@ use std::time::Duration;
 use anyhow::{Context, Result, bail};
 use url::Url;
 
+use super::driver::Driver;
 use crate::error::UsageError;
 
 /// Environment variable read for a password the URL does not carry.
 pub const PASSWORD_VARIABLE: &str = "CORESCALE_DB_PASSWORD";
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Flavour {
-    Postgres,
-    MySql,
-    Oracle,
-}
 
 /// How long connecting may take before corescale gives up on a server.
 pub const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
@@ -25,7 +19,8 @@ pub const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 /// A parsed target URL. Its Display never shows the password.
 #[derive(Clone)]
 pub struct Target {
-    pub flavour: Flavour,
+    /// The driver the URL's scheme chose, with what it can do.
+    pub driver: &'static Driver,
     url: Url,
     /// Decoded, from the URL, the environment or the prompt; never shown.
     password: Option<String>,
@@ -62,16 +57,12 @@ impl Target {
                 redact_argument(text)
             ))
         })?;
-        let flavour = match url.scheme() {
-            "postgres" | "postgresql" => Flavour::Postgres,
-            "mysql" | "mariadb" => Flavour::MySql,
-            "oracle" => Flavour::Oracle,
-            other => {
-                return Err(UsageError::new(format!(
-                    "--target scheme '{}' is not supported: use postgres://, mysql://, mariadb:// or oracle://",
-                    printable(other)
-                )));
-            }
+        let Some(driver) = Driver::for_scheme(url.scheme()) else {
+            return Err(UsageError::new(format!(
+                "--target scheme '{}' is not supported: use {}",
+                printable(url.scheme()),
+                Driver::schemes()
+            )));
         };
         if url
             .query_pairs()
@@ -81,7 +72,7 @@ impl Target {
                 "--target must not carry ?password=: set {PASSWORD_VARIABLE} or use --password-prompt"
             )));
         }
-        if url.host_str().is_none_or(str::is_empty) && flavour != Flavour::Postgres {
+        if url.host_str().is_none_or(str::is_empty) && !driver.host_optional {
             return Err(UsageError::new(format!(
                 "--target '{}' names no host: use e.g. mysql://root@127.0.0.1:3306/test",
                 redact_argument(text)
@@ -89,7 +80,7 @@ impl Target {
         }
         let password = url.password().map(percent_decode);
         Ok(Self {
-            flavour,
+            driver,
             url,
             password,
             connect_timeout: DEFAULT_CONNECT_TIMEOUT,
@@ -349,7 +340,7 @@ mod tests {
             "postgres://u@h/db?sslmode=require&password=***&x=1"
         );
         let target = Target::parse("mariadb://root:pw@127.0.0.1:3306/test").unwrap();
-        assert_eq!(target.flavour, Flavour::MySql);
+        assert_eq!(target.driver.name, "MySQL/MariaDB");
         assert_eq!(target.to_string(), "mariadb://root:***@127.0.0.1:3306/test");
         assert_eq!(
             format!("{target:?}"),

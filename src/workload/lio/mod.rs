@@ -3,6 +3,7 @@
 //! statement, and its operations are the blocks it visits (LIO) — or reads (PIO) with
 //! `--direct-path`, which has no cache to visit.
 
+pub mod args;
 pub mod cache;
 pub mod engine;
 pub mod latch;
@@ -16,13 +17,8 @@ use anyhow::Result;
 use crossbeam_utils::CachePadded;
 use hdrhistogram::Histogram;
 
-use super::{
-    Counters, LevelTotals, SlobRequest, WorkerJob, Workload, WorkloadInfo, WorkloadKind,
-    WorkloadRequest,
-};
-use crate::host::topology::Topology;
+use super::{Counters, LevelTotals, WorkerJob, Workload, WorkloadInfo, WorkloadKind};
 use crate::workload::rng::SessionRng;
-use engine::PhysicalOptions;
 use engine::{Engine, EngineOptions, SessionIo, StatementCounts};
 use latch::LatchStats;
 use storage::AlignedBlock;
@@ -34,7 +30,6 @@ pub const LIO_DEFAULT_ROWS: u64 = 64_000;
 /// cache holds a tenth of it, so the CPU caches do not matter.
 pub const PIO_DEFAULT_ROWS: u64 = 8192;
 pub const DEFAULT_BLOCK_BYTES: u64 = 8192;
-pub const DEFAULT_WORK_UNIT: u64 = 64;
 /// The pio cache holds this share of the data unless --cache-size says otherwise.
 pub const DEFAULT_CACHE_SHARE: f64 = 0.1;
 /// The hot region, when its size is not given: this share of the rows.
@@ -42,76 +37,6 @@ pub const DEFAULT_HOT_SHARE_OF_ROWS: f64 = 0.01;
 
 /// A pio level whose cache served more than this share of the visits measured the cache.
 const PIO_CACHED_HIT_RATIO: f64 = 0.99;
-
-/// Builds lio or pio from the command line's settings.
-pub fn from_request(
-    kind: WorkloadKind,
-    request: &WorkloadRequest,
-    topology: &Topology,
-) -> Result<LioWorkload> {
-    let slob: &SlobRequest = &request.slob;
-    let block_bytes = slob.block_bytes.unwrap_or(DEFAULT_BLOCK_BYTES) as usize;
-    let last_level_cache = topology.last_level_cache_bytes();
-    let rows = slob
-        .rows_per_schema
-        .unwrap_or_else(|| default_rows(kind, block_bytes as u64, last_level_cache));
-    anyhow::ensure!(rows >= 2, "--scale must give at least 2 rows per schema");
-    let work_unit = slob.work_unit.unwrap_or(DEFAULT_WORK_UNIT);
-    anyhow::ensure!(
-        (1..=rows).contains(&work_unit),
-        "--work-unit must be between 1 and the rows per schema ({rows})"
-    );
-    let schemas = if slob.single_schema {
-        1
-    } else {
-        slob.schemas.unwrap_or(request.max_workers.max(1) as u64)
-    };
-    let physical = (kind == WorkloadKind::Pio).then(|| {
-        let layout = layout::Layout::new(block_bytes.max(512), rows, schemas);
-        let default_cache = (layout.total_blocks() as f64 * DEFAULT_CACHE_SHARE).ceil() as u64;
-        PhysicalOptions {
-            cache_blocks: slob.cache_blocks.unwrap_or(default_cache).max(16),
-            data_dir: slob.data_dir.clone().unwrap_or_else(|| ".".into()),
-            direct_path: slob.direct_path,
-        }
-    });
-    anyhow::ensure!(
-        !slob.direct_path || kind == WorkloadKind::Pio,
-        "--direct-path reads from the data file: use it with pio"
-    );
-    let hotspot = slob.hotspot.map(|(share, hot_rows)| {
-        let default_rows = ((rows as f64 * DEFAULT_HOT_SHARE_OF_ROWS) as u64).max(work_unit);
-        (share, hot_rows.unwrap_or(default_rows).clamp(1, rows))
-    });
-    Ok(LioWorkload::new(
-        kind,
-        EngineOptions {
-            block_bytes,
-            rows_per_schema: rows,
-            schemas,
-            physical,
-        },
-        SessionOptions {
-            work_unit,
-            update_share: slob.update_share,
-            hotspot,
-            think_time: slob.think_time,
-            single_schema: slob.single_schema,
-            job_statements: request.job_size.unwrap_or(DEFAULT_JOB_STATEMENTS),
-        },
-    )?
-    .warning_when_cached(last_level_cache))
-}
-
-/// Rows per schema when --scale is not given.
-fn default_rows(kind: WorkloadKind, block_bytes: u64, last_level_cache: Option<u64>) -> u64 {
-    match kind {
-        WorkloadKind::Pio => PIO_DEFAULT_ROWS,
-        _ => last_level_cache
-            .map_or(0, |bytes| bytes.div_ceil(block_bytes.max(1)))
-            .max(LIO_DEFAULT_ROWS),
-    }
-}
 
 /// Untimed statements each session runs before measuring, as SLOB users warm the cache.
 const WARM_UP_STATEMENTS: u64 = 2000;
@@ -503,6 +428,7 @@ impl WorkerJob for Session {
 
 #[cfg(test)]
 mod tests {
+    use super::args::default_rows;
     use super::*;
 
     fn small_lio(rows: u64) -> LioWorkload {

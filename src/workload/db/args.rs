@@ -1,0 +1,170 @@
+//! The options of `run db`, `db setup` and `db teardown`: the target, how sessions send
+//! their statements, and the tables' size.
+
+use std::time::Duration;
+
+use anyhow::Result;
+use clap::Args;
+
+use super::target::{DEFAULT_CONNECT_TIMEOUT, Target};
+use super::{DEFAULT_JOB_DURATION, DbOptions, DbWorkload};
+use crate::error::UsageError;
+use crate::values::{Scale, parse_duration, parse_scale};
+use crate::workload::slob::SlobArgs;
+use crate::workload::{BuildContext, Workload, WorkloadOptions};
+
+/// How much longer than a job's duration one database answer may take.
+const STATEMENT_MARGIN: Duration = Duration::from_secs(30);
+/// Statements per fixed-work job unless --job-size says otherwise.
+const DEFAULT_JOB_STATEMENTS: u64 = 1000;
+/// Most rows per table `db setup` creates (each loader holds the key order in memory).
+pub const MAX_DB_ROWS: u64 = 1 << 28;
+/// Bytes per row `db setup` sizes tables in: one 8 KiB block per row.
+const SETUP_ROW_BYTES: u64 = 8192;
+
+/// Where the database is and how to reach it.
+#[derive(Debug, Clone, Args)]
+pub struct DbTargetArgs {
+    /// postgres://, mysql://, mariadb:// or oracle://user@host:port/service. The password may
+    /// be in the URL, in CORESCALE_DB_PASSWORD, or typed at --password-prompt.
+    #[arg(long, value_name = "URL")]
+    pub target: String,
+
+    /// Ask for the password on the terminal (never echoed).
+    #[arg(long)]
+    pub password_prompt: bool,
+
+    /// Give up on a server that does not complete the connection within this time.
+    #[arg(long, value_name = "DURATION", default_value = "10s", value_parser = parse_duration)]
+    pub connect_timeout: Duration,
+}
+
+impl DbTargetArgs {
+    /// The target with its password and connect limit; setup's loads may take their time.
+    pub fn open(&self) -> Result<Target> {
+        self.open_with(None)
+    }
+
+    /// The target with a limit on each answer too.
+    fn open_with(&self, answer_limit: Option<Duration>) -> Result<Target> {
+        Ok(Target::parse(&self.target)?
+            .with_password(self.password_prompt)?
+            .with_timeouts(self.connect_timeout, answer_limit))
+    }
+}
+
+impl Default for DbTargetArgs {
+    fn default() -> Self {
+        Self {
+            target: String::new(),
+            password_prompt: false,
+            connect_timeout: DEFAULT_CONNECT_TIMEOUT,
+        }
+    }
+}
+
+/// `run db`: the SLOB/pgio method on a real database.
+#[derive(Debug, Clone, Default, Args)]
+#[command(next_help_heading = "db (SLOB/pgio method on a real database)")]
+pub struct DbArgs {
+    #[command(flatten)]
+    pub target: DbTargetArgs,
+
+    #[command(flatten)]
+    pub slob: SlobArgs,
+
+    /// Run the statements in a PL/pgSQL loop inside PostgreSQL, as pgio does.
+    #[arg(long, help_heading = "db (SLOB/pgio method on a real database)")]
+    pub server_loop: bool,
+
+    /// Statements sent together under one Sync, two batches in flight (PostgreSQL only).
+    /// Default 32 on PostgreSQL (1 with --think-time); 1 waits for every answer, one round
+    /// trip per statement.
+    #[arg(long, value_name = "N", help_heading = "db (SLOB/pgio method on a real database)",
+          value_parser = clap::value_parser!(u64).range(1..=64))]
+    pub pipeline: Option<u64>,
+
+    /// Keys changed by each update statement (default: the work unit).
+    #[arg(long, value_name = "N", help_heading = "db (SLOB/pgio method on a real database)",
+          value_parser = clap::value_parser!(u64).range(1..))]
+    pub update_work_unit: Option<u64>,
+}
+
+impl DbArgs {
+    /// The target and the sessions' settings, checked against what the driver can do.
+    pub fn request(&self, context: &BuildContext) -> Result<(Target, DbOptions)> {
+        // One answer may take a whole job's duration and a margin before the server counts
+        // as stalled; then the run ends, keeping the levels done.
+        let answer_limit = context.duration.unwrap_or(DEFAULT_JOB_DURATION) + STATEMENT_MARGIN;
+        let target = self.target.open_with(Some(answer_limit))?;
+        let driver = target.driver;
+        let pipeline = match self.pipeline {
+            Some(depth) if depth as usize > driver.max_pipeline => {
+                return Err(UsageError::new(format!(
+                    "--pipeline above {} needs PostgreSQL: the {} driver waits for each answer (use --pipeline 1)",
+                    driver.max_pipeline, driver.name
+                ))
+                .into());
+            }
+            Some(depth) => depth as usize,
+            // A think time paces single statements, so they are sent one by one.
+            None if self.slob.think_time.is_some() => 1,
+            None => driver.default_pipeline,
+        };
+        if self.server_loop && !driver.server_loop {
+            return Err(UsageError::new(format!(
+                "--server-loop is available for PostgreSQL only, not {}",
+                driver.name
+            ))
+            .into());
+        }
+        let work_unit = self.slob.work_unit();
+        Ok((
+            target,
+            DbOptions {
+                work_unit,
+                update_share: self.slob.update_share(),
+                update_work_unit: self.update_work_unit.unwrap_or(work_unit),
+                server_loop: self.server_loop,
+                think_time: self.slob.think_time,
+                job_statements: context.job_size.unwrap_or(DEFAULT_JOB_STATEMENTS),
+                pipeline,
+            },
+        ))
+    }
+}
+
+impl WorkloadOptions for DbArgs {
+    fn build(&self, context: &BuildContext) -> Result<Box<dyn Workload>> {
+        let (target, options) = self.request(context)?;
+        Ok(Box::new(DbWorkload::new(&target, options)?))
+    }
+}
+
+/// `db setup`: corescale's tables in a database.
+#[derive(Debug, Args)]
+pub struct DbSetupArgs {
+    #[command(flatten)]
+    pub target: DbTargetArgs,
+
+    /// Tables to create, one per session (run sessions beyond this share them).
+    #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u64).range(1..=1000))]
+    pub schemas: u64,
+
+    /// Rows (one-row blocks) per table, as a count (8192) or a size at 8 KiB per row (64M).
+    #[arg(long, value_name = "ROWS|SIZE", default_value = "64M", value_parser = parse_scale)]
+    pub scale: Scale,
+}
+
+impl DbSetupArgs {
+    pub fn rows(&self) -> Result<u64, UsageError> {
+        let rows = self.scale.rows(SETUP_ROW_BYTES);
+        if (128..=MAX_DB_ROWS).contains(&rows) {
+            Ok(rows)
+        } else {
+            Err(UsageError::new(format!(
+                "--scale gives {rows} rows: use 128 to {MAX_DB_ROWS} rows (2 TiB at 8 KiB a row), e.g. 8192 or 64M"
+            )))
+        }
+    }
+}

@@ -1,0 +1,327 @@
+//! What a database driver is: the [`Database`] and [`DbSession`] traits every driver
+//! implements, the names and quoting of corescale's objects, and the one table that chooses
+//! a driver by URL scheme, with what each can do (pipelining, a server-side loop).
+
+use std::sync::Arc;
+
+use anyhow::{Result, bail};
+
+use super::catalog::{Owned, SetupRecord};
+use super::target::Target;
+
+/// A database corescale can drive, and what its driver can do.
+#[derive(Debug)]
+pub struct Driver {
+    /// The product, for messages.
+    pub name: &'static str,
+    /// URL schemes that choose it.
+    pub schemes: &'static [&'static str],
+    /// Statements one session may have in flight (1: one round trip per statement).
+    pub max_pipeline: usize,
+    /// Statements per batch unless --pipeline says otherwise.
+    pub default_pipeline: usize,
+    /// Whether `--server-loop` can run the statements in the server (pgio's PL/pgSQL loop).
+    pub server_loop: bool,
+    /// Whether a URL may leave the host out (libpq then uses its local socket).
+    pub host_optional: bool,
+    open: fn(&Target) -> Result<Arc<dyn Database>>,
+}
+
+impl Driver {
+    /// Connects the monitor session to the database a target names.
+    pub fn open(&self, target: &Target) -> Result<Arc<dyn Database>> {
+        (self.open)(target)
+    }
+
+    /// The driver a URL scheme chooses.
+    pub fn for_scheme(scheme: &str) -> Option<&'static Driver> {
+        DRIVERS
+            .iter()
+            .find(|driver| driver.schemes.contains(&scheme))
+    }
+
+    /// "postgres://, postgresql://, ...", for messages.
+    pub fn schemes() -> String {
+        let schemes: Vec<String> = DRIVERS
+            .iter()
+            .flat_map(|driver| driver.schemes)
+            .map(|scheme| format!("{scheme}://"))
+            .collect();
+        schemes.join(", ")
+    }
+}
+
+/// The drivers, by URL scheme: adding a database is one row here and its file.
+static DRIVERS: [Driver; 3] = [
+    Driver {
+        name: "PostgreSQL",
+        schemes: &["postgres", "postgresql"],
+        // Enough that the backend's flush and the client's wake-up are paid once per batch
+        // (see docs/db.md).
+        max_pipeline: 64,
+        default_pipeline: 32,
+        server_loop: true,
+        host_optional: true,
+        open: |target| Ok(Arc::new(super::postgres::Postgres::new(target.clone())?)),
+    },
+    Driver {
+        name: "MySQL/MariaDB",
+        schemes: &["mysql", "mariadb"],
+        max_pipeline: 1,
+        default_pipeline: 1,
+        server_loop: false,
+        host_optional: false,
+        open: |target| Ok(Arc::new(super::mysql::MySql::new(target.clone())?)),
+    },
+    Driver {
+        name: "Oracle",
+        schemes: &["oracle"],
+        max_pipeline: 1,
+        default_pipeline: 1,
+        server_loop: false,
+        host_optional: false,
+        open: open_oracle,
+    },
+];
+
+#[cfg(feature = "oracle")]
+fn open_oracle(target: &Target) -> Result<Arc<dyn Database>> {
+    Ok(Arc::new(super::oracle::Oracle::new(target.clone())?))
+}
+
+#[cfg(not(feature = "oracle"))]
+fn open_oracle(_target: &Target) -> Result<Arc<dyn Database>> {
+    bail!(
+        "this corescale was built without Oracle support: rebuild with `cargo build --release --features oracle` (needs Oracle Instant Client at run time)"
+    )
+}
+
+/// Opens the database a target names.
+pub fn connect(target: &Target) -> Result<Arc<dyn Database>> {
+    target.driver.open(target)
+}
+
+/// Every object corescale creates starts with this; teardown drops what its catalogue lists.
+pub const PREFIX: &str = "corescale_";
+
+pub fn table_name(schema: u64) -> String {
+    format!("{PREFIX}t{schema}")
+}
+
+/// The server-side loop over table corescale_tN is the function corescale_loop_tN.
+pub fn loop_function(schema: u64) -> String {
+    format!("{PREFIX}loop_t{schema}")
+}
+
+/// An identifier in double quotes, embedded quotes doubled (PostgreSQL, Oracle, SQL standard).
+pub fn quote_double(name: &str) -> String {
+    format!("\"{}\"", name.replace('"', "\"\""))
+}
+
+/// An identifier in backticks, embedded backticks doubled (MySQL, MariaDB).
+pub fn quote_backtick(name: &str) -> String {
+    format!("`{}`", name.replace('`', "``"))
+}
+
+/// Server-wide block counters.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct DbCounters {
+    /// Logical reads: PostgreSQL blks_hit, InnoDB buffer pool read requests, Oracle session
+    /// logical reads.
+    pub lio: f64,
+    /// Physical reads: blks_read, Innodb_buffer_pool_reads, physical reads.
+    pub pio: f64,
+    /// Oracle's DB CPU, in seconds, where the database reports it.
+    pub db_cpu_s: Option<f64>,
+}
+
+/// One database behind a URL.
+pub trait Database: Send + Sync {
+    fn target(&self) -> &Target;
+    /// Creates table `record.schema` with `record.rows` one-row blocks, its index (and
+    /// server-side loop) and their catalogue rows; `loaded` counts rows. The table must not
+    /// exist: creation fails rather than replace an object corescale did not create.
+    fn load_table(&self, record: SetupRecord, loaded: &(dyn Fn(u64) + Sync)) -> Result<()>;
+    /// Takes the setup lock for the monitor connection's lifetime, or fails at once naming
+    /// the other setup or teardown that holds it.
+    fn lock_setup(&self) -> Result<()>;
+    fn has_catalogue(&self) -> Result<bool>;
+    /// The catalogue's rows; none when there is no catalogue.
+    fn catalogue(&self) -> Result<Vec<Owned>>;
+    fn create_catalogue(&self) -> Result<()>;
+    /// Drops one catalogued object, its name quoted by the database's rules, and its row.
+    fn drop_owned(&self, object: &Owned) -> Result<()>;
+    fn drop_catalogue(&self) -> Result<()>;
+    /// Whether the database keeps corescale's unquoted names in upper case (Oracle).
+    fn upper_case_names(&self) -> bool {
+        false
+    }
+    /// Tables (and functions) whose names start with corescale's prefix, listed or not.
+    fn lookalikes(&self) -> Result<Vec<String>>;
+    fn open_session(&self) -> Result<Box<dyn DbSession>>;
+    fn counters(&self) -> Result<DbCounters>;
+    /// Blocks one statement over `work_unit` keys visits, by the database's own per-statement
+    /// instrumentation (EXPLAIN ANALYZE BUFFERS, ANALYZE FORMAT=JSON).
+    fn blocks_per_statement(
+        &self,
+        schema: u64,
+        rows: u64,
+        work_unit: u64,
+        update: bool,
+    ) -> Result<f64>;
+    /// The buffer cache's size in bytes and the setting that sets it, where readable.
+    fn buffer_cache(&self) -> Result<Option<(u64, &'static str)>> {
+        Ok(None)
+    }
+    /// Bytes one row takes in the table (a whole block or half a page).
+    fn bytes_per_row(&self) -> u64 {
+        8192
+    }
+    /// The server's process, when one process serves every session (MariaDB).
+    fn server_pid(&self) -> Result<Option<u32>> {
+        Ok(None)
+    }
+}
+
+/// One statement of the client loop: a select or an update over a key range of one table.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PlannedStatement {
+    pub schema: u64,
+    pub update: bool,
+    pub first_key: u64,
+    pub last_key: u64,
+}
+
+/// What the database answered for some statements: selects and the rows they visited,
+/// updates and the rows they changed.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Answered {
+    pub selects: u64,
+    pub updates: u64,
+    pub rows: u64,
+}
+
+impl std::ops::AddAssign for Answered {
+    fn add_assign(&mut self, other: Self) {
+        self.selects += other.selects;
+        self.updates += other.updates;
+        self.rows += other.rows;
+    }
+}
+
+/// One session. PostgreSQL sessions have their own backend process.
+pub trait DbSession: Send {
+    /// Sums scratch over the key range in the server; returns the rows visited.
+    fn select(&mut self, schema: u64, first_key: u64, last_key: u64) -> Result<u64>;
+    /// Adds one to scratch of the rows in the range; returns the rows changed.
+    fn update(&mut self, schema: u64, first_key: u64, last_key: u64) -> Result<u64>;
+    /// Sends a statement; drivers that can pipeline send `batch` statements together and
+    /// answer for earlier ones later. Returns what was answered meanwhile.
+    fn submit(&mut self, statement: PlannedStatement, _batch: usize) -> Result<Answered> {
+        let PlannedStatement {
+            schema,
+            update,
+            first_key,
+            last_key,
+        } = statement;
+        Ok(if update {
+            Answered {
+                updates: 1,
+                rows: self.update(schema, first_key, last_key)?,
+                ..Answered::default()
+            }
+        } else {
+            Answered {
+                selects: 1,
+                rows: self.select(schema, first_key, last_key)?,
+                ..Answered::default()
+            }
+        })
+    }
+    /// Waits for every statement still in flight; returns what they answered.
+    fn drain(&mut self) -> Result<Answered> {
+        Ok(Answered::default())
+    }
+    /// Runs `statements` selects inside the server (PostgreSQL's PL/pgSQL loop, as pgio does);
+    /// returns the rows visited.
+    fn server_loop(
+        &mut self,
+        _schema: u64,
+        _rows: u64,
+        _work_unit: u64,
+        _statements: u64,
+    ) -> Result<u64> {
+        bail!("--server-loop is available for PostgreSQL only")
+    }
+    fn backend_pid(&self) -> Option<u32> {
+        None
+    }
+    /// Makes the session's statistics visible to other sessions (PostgreSQL flushes lazily).
+    fn publish_statistics(&mut self) -> Result<()> {
+        Ok(())
+    }
+}
+
+/// A session's prepared statements, by table and kind, prepared on first use.
+pub struct PreparedStatements<S> {
+    selects: Vec<Option<S>>,
+    updates: Vec<Option<S>>,
+}
+
+impl<S> Default for PreparedStatements<S> {
+    fn default() -> Self {
+        Self {
+            selects: Vec::new(),
+            updates: Vec::new(),
+        }
+    }
+}
+
+impl<S> PreparedStatements<S> {
+    /// The statement for `schema`, prepared by `prepare(table, update)` the first time.
+    pub fn get(
+        &mut self,
+        schema: u64,
+        update: bool,
+        prepare: impl FnOnce(&str, bool) -> Result<S>,
+    ) -> Result<&mut S> {
+        let index = schema as usize;
+        let cache = if update {
+            &mut self.updates
+        } else {
+            &mut self.selects
+        };
+        if cache.len() <= index {
+            cache.resize_with(index + 1, || None);
+        }
+        if cache[index].is_none() {
+            cache[index] = Some(prepare(&table_name(schema), update)?);
+        }
+        Ok(cache[index].as_mut().expect("prepared just now"))
+    }
+}
+
+/// Statements sampled to learn how many blocks one statement visits.
+const SAMPLE_STATEMENTS: u64 = 16;
+
+/// First keys spread over the table for the sample statements.
+pub fn sample_keys(rows: u64, work_unit: u64) -> Vec<u64> {
+    let span = rows.saturating_sub(work_unit).max(1);
+    // In u128: rows come from the catalogue, which anyone with write access could change.
+    (0..SAMPLE_STATEMENTS)
+        .map(|index| {
+            let spread = u128::from(index) * u128::from(span) / u128::from(SAMPLE_STATEMENTS);
+            (spread as u64).saturating_add(index * 7 % span)
+        })
+        .map(|key| key.min(span - 1))
+        .collect()
+}
+
+/// The mean block count of the sample statements, which must be positive.
+pub fn mean_of_samples(samples: &[f64], source: &str) -> Result<f64> {
+    let mean = samples.iter().sum::<f64>() / samples.len().max(1) as f64;
+    if mean <= 0.0 {
+        bail!("{source} reported no blocks for the sample statements");
+    }
+    Ok(mean)
+}

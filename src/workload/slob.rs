@@ -1,0 +1,37 @@
+//! The options every SLOB-method workload shares (lio, pio, db): what one statement visits,
+//! how many statements update, and the pause between them.
+
+use std::time::Duration;
+
+use clap::Args;
+
+use crate::values::{Share, parse_pause, parse_share};
+
+/// Keys one statement visits unless --work-unit says otherwise (SLOB's WORK_UNIT).
+pub const DEFAULT_WORK_UNIT: u64 = 64;
+
+#[derive(Debug, Clone, Default, Args)]
+#[command(next_help_heading = "SLOB method (lio, pio, db)")]
+pub struct SlobArgs {
+    /// Keys visited per statement (default 64).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    pub work_unit: Option<u64>,
+
+    /// Share of statements that update the rows they visit (e.g. 20%).
+    #[arg(long, value_name = "PCT", value_parser = parse_share)]
+    pub update_pct: Option<Share>,
+
+    /// Pause between statements (SLOB's THINK_TM), e.g. 1ms.
+    #[arg(long, value_name = "TIME", value_parser = parse_pause)]
+    pub think_time: Option<Duration>,
+}
+
+impl SlobArgs {
+    pub fn work_unit(&self) -> u64 {
+        self.work_unit.unwrap_or(DEFAULT_WORK_UNIT)
+    }
+
+    pub fn update_share(&self) -> f64 {
+        self.update_pct.unwrap_or_default().0
+    }
+}
