@@ -11,7 +11,7 @@
 use std::hint::black_box;
 use std::time::Instant;
 
-use corescale::analysis::stats::{coefficient_of_variation, describe};
+use corescale::stats::{coefficient_of_variation, describe};
 use corescale::sweep::progress::Progress;
 use corescale::sweep::runner::{LevelSettings, measure_level};
 use corescale::workload::cpu::{CpuWorkload, DEFAULT_JOB_ITERATIONS, burn};

@@ -14,15 +14,15 @@
 
 use std::time::Duration;
 
-use corescale::analysis::stats::median;
 use corescale::host::HostInfo;
 use corescale::host::sysfs::FsRoot;
 use corescale::result::Level;
+use corescale::stats::median;
 use corescale::sweep::progress::Progress;
 use corescale::sweep::runner::{LevelSettings, measure_level};
 use corescale::workload::lio::engine::{EngineOptions, PhysicalOptions};
 use corescale::workload::lio::{LIO_DEFAULT_ROWS, LioWorkload, SessionOptions};
-use corescale::workload::{Counters, Workload, WorkloadKind};
+use corescale::workload::{Workload, WorkloadKind};
 
 const BLOCK: u64 = 8192;
 const DEFAULT_ROUNDS: usize = 15;
@@ -63,7 +63,11 @@ fn workload(
 }
 
 /// Runs one fixed-time level and returns the workload's figures.
-fn level(workload: &LioWorkload, workers: usize, seconds: f64) -> Counters {
+fn level(
+    workload: &LioWorkload,
+    workers: usize,
+    seconds: f64,
+) -> std::collections::BTreeMap<String, f64> {
     measured(workload, workers, seconds).workload_figures
 }
 

@@ -14,10 +14,22 @@ use crate::values::{Workers, parse_count, parse_duration, parse_percent, parse_w
 use crate::workload::db::args::{DbSetupArgs, DbTargetArgs};
 use crate::workload::{WorkloadArgs, WorkloadKind};
 
+/// The version line of `--version` and `version`: version, commit, build date, target.
+pub const LONG_VERSION: &str = concat!(
+    env!("CARGO_PKG_VERSION"),
+    " (commit ",
+    env!("CORESCALE_COMMIT"),
+    ", built ",
+    env!("CORESCALE_BUILD_DATE"),
+    ", ",
+    env!("CORESCALE_TARGET"),
+    ")"
+);
+
 #[derive(Debug, Parser)]
 #[command(
     name = "corescale",
-    version = crate::commands::about::LONG_VERSION,
+    version = LONG_VERSION,
     about = "Load-test a server's CPUs and memory with 1..N workers and measure how it scales",
     long_about = "corescale runs a workload with 1..N concurrent worker threads, measures job \
 times, per-thread CPU time, OS figures (including steal time) and hardware counters at each \

@@ -6,7 +6,10 @@ mod common;
 
 use std::time::Duration;
 
-use common::{corescale, read_json, spawn_until_first_level, variable_or_skip as server};
+use common::{
+    corescale, read_json, spawn_until_first_level, the_csv_reports_as_the_json_does,
+    variable_or_skip as server,
+};
 use predicates::prelude::*;
 use predicates::str::contains;
 use serde_json::Value;
@@ -92,7 +95,12 @@ fn select_sweep_agrees(url: &str, extra: &[&str]) {
     let (document, levels, csv) = sweep(url, extra);
     assert_eq!(document["complete"], true);
     reported_as_database_rates(&document, &levels);
-    the_csv_reports_as_the_json_does(&document, &csv);
+    let dir = tempfile::tempdir().unwrap();
+    let (json_in, csv_in) = (dir.path().join("db.json"), dir.path().join("db.csv"));
+    std::fs::write(&json_in, document.to_string()).unwrap();
+    std::fs::write(&csv_in, &csv).unwrap();
+    // The database's own LIO/s and its sessions' on-CPU fraction, not the client's estimates.
+    the_csv_reports_as_the_json_does(&json_in, &csv_in);
     for figures in &levels {
         let agreement = number(figures, "db_lio_over_client_blocks");
         assert!(
@@ -111,35 +119,6 @@ fn select_sweep_agrees(url: &str, extra: &[&str]) {
             number(figures, "db_cpu_s") > 0.0,
             "the local server's CPU time is read"
         );
-    }
-}
-
-/// One run, one curve: `report` on the run's CSV gives the series it gives on its JSON (the
-/// database's own LIO/s and its sessions' on-CPU fraction, not the client's estimates).
-fn the_csv_reports_as_the_json_does(document: &Value, csv: &str) {
-    let dir = tempfile::tempdir().unwrap();
-    let (json_in, csv_in) = (dir.path().join("db.json"), dir.path().join("db.csv"));
-    std::fs::write(&json_in, document.to_string()).unwrap();
-    std::fs::write(&csv_in, csv).unwrap();
-    let series = |input: &std::path::Path| {
-        let out = dir.path().join("analysis.json");
-        corescale()
-            .arg("report")
-            .arg(input)
-            .args(["-q", "--include-disturbed", "--json"])
-            .arg(&out)
-            .assert()
-            .success();
-        read_json(&out)["series"][0]["levels"].clone()
-    };
-    let (from_json, from_csv) = (series(&json_in), series(&csv_in));
-    let (from_json, from_csv) = (from_json.as_array().unwrap(), from_csv.as_array().unwrap());
-    assert_eq!(from_json.len(), from_csv.len());
-    for (a, b) in from_json.iter().zip(from_csv) {
-        for field in ["raw", "capacity", "speed", "cpu_fraction"] {
-            let (x, y) = (a[field].as_f64().unwrap(), b[field].as_f64().unwrap());
-            assert!((x / y - 1.0).abs() < 1e-6, "{field}: JSON {x}, CSV {y}");
-        }
     }
 }
 

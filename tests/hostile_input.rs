@@ -6,9 +6,9 @@
 use std::io::Write;
 use std::path::Path;
 
+use corescale::analysis::input::{parse_series, read_series};
 use corescale::analysis::study::analyse;
 use corescale::report::{analysis_text, html, markdown};
-use corescale::result::import::{parse_series, read_series};
 use proptest::prelude::*;
 
 /// Numbers as hostile files write them.

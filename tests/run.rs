@@ -457,6 +457,62 @@ fn the_workload_can_be_named_every_way_and_options_go_anywhere() {
     }
 }
 
+/// For every built-in workload, fixed-work and fixed-time, `report` on the run's CSV gives
+/// the series it gives on its JSON (the db workload's case is in tests/db.rs).
+#[test]
+fn every_workload_reports_one_curve_from_either_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let data_dir = dir.path().to_str().unwrap().to_string();
+    let cases: [(&str, Vec<&str>); 7] = [
+        ("cpu", vec!["cpu", "--job-size", "2M"]),
+        ("cpu-timed", vec!["cpu", "--duration", "100ms"]),
+        (
+            "memory",
+            vec!["memory", "--array-size", "64K", "--job-size", "20K"],
+        ),
+        (
+            "bandwidth",
+            vec!["bandwidth", "--array-size", "64K", "--job-size", "20"],
+        ),
+        ("lio", vec!["lio", "--scale", "1000", "--duration", "100ms"]),
+        (
+            "lio-work",
+            vec!["lio", "--scale", "1000", "--job-size", "200"],
+        ),
+        (
+            "pio",
+            vec![
+                "pio",
+                "--scale",
+                "1024",
+                "--duration",
+                "100ms",
+                "--data-dir",
+                &data_dir,
+            ],
+        ),
+    ];
+    for (name, args) in cases {
+        let (json, csv) = (
+            dir.path().join(format!("{name}.json")),
+            dir.path().join(format!("{name}.csv")),
+        );
+        corescale()
+            .arg("run")
+            .args(&args)
+            .args(["--sweep", "1,2", "--repeat", "2", "-q", "-o"])
+            .arg(&json)
+            .arg("-o")
+            .arg(&csv)
+            .assert()
+            .success();
+        let document = read_json(&json);
+        let merit = &document["levels"][1]["summary"]["merit"];
+        assert!(merit["value"].as_f64().unwrap() > 0.0, "{name}: {merit}");
+        common::the_csv_reports_as_the_json_does(&json, &csv);
+    }
+}
+
 #[test]
 fn help_shows_examples() {
     corescale()

@@ -5,9 +5,9 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::model::{LevelFigures, SeriesAnalysis};
 use super::noise::band;
-use super::stats::median;
-use super::study::{LevelFigures, SeriesAnalysis};
+use crate::stats::median;
 
 /// Levels whose median is the reference of the single-thread baseline.
 const BASELINE_WINDOW: usize = 5;

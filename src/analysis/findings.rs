@@ -3,8 +3,9 @@
 
 use super::compare::{Comparison, ComparisonRow, Versus};
 use super::fit::Model;
+use super::model::{FitRange, NOISY_CV, NOISY_STEAL_PCT, SeriesAnalysis};
 use super::noise::NOISY_JITTER;
-use super::study::{FitRange, NOISY_CV, NOISY_STEAL_PCT, SeriesAnalysis};
+use crate::format::{significant, workers_text};
 
 /// At most this many findings are written.
 pub const MAX_FINDINGS: usize = 8;
@@ -291,11 +292,6 @@ fn fit_sentence(series: &SeriesAnalysis) -> Option<String> {
 }
 
 /// What the data of one series cannot support.
-/// "1 worker", "2 workers".
-pub fn workers_text(workers: usize) -> String {
-    format!("{workers} worker{}", if workers == 1 { "" } else { "s" })
-}
-
 pub fn series_warnings(series: &SeriesAnalysis) -> Vec<String> {
     let mut warnings = Vec::new();
     if !series.series.complete {
@@ -349,7 +345,7 @@ pub fn series_warnings(series: &SeriesAnalysis) -> Vec<String> {
             missed.join(", ")
         ));
     }
-    let flagged = |test: &dyn Fn(&super::study::LevelFigures) -> bool| -> Vec<String> {
+    let flagged = |test: &dyn Fn(&super::model::LevelFigures) -> bool| -> Vec<String> {
         series
             .levels
             .iter()
@@ -509,46 +505,5 @@ pub fn range_name(range: FitRange) -> &'static str {
         FitRange::Usl => "USL",
         FitRange::AmdahlToKnee => "Amdahl-to-the-knee",
         FitRange::UslToKnee => "USL-to-the-knee",
-    }
-}
-
-/// A value scaled to the SI prefix that fits it: (50.3, "M") for 50,298,278.
-pub fn si_prefix(value: f64) -> (f64, &'static str) {
-    match value.abs() {
-        v if v >= 1e9 => (value / 1e9, "G"),
-        v if v >= 1e6 => (value / 1e6, "M"),
-        v if v >= 1e3 => (value / 1e3, "K"),
-        _ => (value, ""),
-    }
-}
-
-/// Three significant digits, without scientific notation: 61.2, 0.0123, and from a thousand
-/// up with an SI prefix (50.3 M rather than 50298278), as rates of LIO/s run into millions.
-pub fn significant(value: f64) -> String {
-    let (scaled, prefix) = si_prefix(value);
-    let magnitude = if scaled == 0.0 {
-        0
-    } else {
-        scaled.abs().log10().floor() as i32
-    };
-    let decimals = (2 - magnitude).clamp(0, 6) as usize;
-    let space = if prefix.is_empty() { "" } else { " " };
-    format!("{scaled:.decimals$}{space}{prefix}")
-}
-
-#[cfg(test)]
-mod tests {
-    use super::significant;
-
-    #[test]
-    fn significant_keeps_three_digits_at_every_magnitude() {
-        assert_eq!(significant(61.234), "61.2");
-        assert_eq!(significant(0.012345), "0.0123");
-        assert_eq!(significant(0.0), "0.00");
-        assert_eq!(significant(432.1), "432");
-        assert_eq!(significant(4321.0), "4.32 K");
-        assert_eq!(significant(14_565.0), "14.6 K");
-        assert_eq!(significant(50_298_278.0), "50.3 M");
-        assert_eq!(significant(2.5e9), "2.50 G");
     }
 }

@@ -5,9 +5,9 @@
 use serde::{Deserialize, Serialize};
 
 use super::compare::single_thread;
+use super::model::SeriesAnalysis;
 use super::series::{Job, Measure};
-use super::stats::median;
-use super::study::SeriesAnalysis;
+use crate::stats::median;
 
 /// Smallest departure called an outlier, whatever the noise: measurements of identical
 /// servers seldom agree closer than this.
@@ -456,7 +456,7 @@ fn history_levels(runs: &[usize], series: &[SeriesAnalysis]) -> Vec<HistoryLevel
         .collect();
     workers.sort_unstable();
     workers.dedup();
-    let at = |count: usize| -> Vec<&super::study::LevelFigures> {
+    let at = |count: usize| -> Vec<&super::model::LevelFigures> {
         runs.iter()
             .filter_map(|&run| series[run].level(count))
             .collect()

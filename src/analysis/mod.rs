@@ -4,13 +4,13 @@ pub mod compare;
 pub mod findings;
 pub mod fit;
 pub mod fleet;
+pub mod input;
 #[cfg(test)]
 mod known_answers;
+pub mod model;
 pub mod noise;
 pub mod scaling;
 pub mod segments;
 pub mod series;
-pub mod stats;
 pub mod study;
-pub mod summary;
 pub mod synthetic;

@@ -5,7 +5,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::series::Series;
-use super::stats::median;
+use crate::stats::median;
 
 /// The band used where a series has neither a measured CV nor a jitter figure.
 pub const DEFAULT_BAND: f64 = 0.02;

@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 use super::noise::{band, jitter};
 use super::segments::{STRONG_EVIDENCE, best, bic, candidates, fit_knots};
 use super::series::Series;
-use super::stats::median;
+use crate::stats::median;
 
 /// The knee: the last level before time per unit of work (n / capacity, proportional to job
 /// time) bends upward, from the continuous one-, two- or three-segment fit that the

@@ -7,19 +7,7 @@ use anyhow::{Context, Result};
 use clap::CommandFactory;
 use serde::Serialize;
 
-use crate::cli::{Cli, CompletionsArgs, VersionArgs};
-
-/// The version line of `--version` and `version`: version, commit, build date, target.
-pub const LONG_VERSION: &str = concat!(
-    env!("CARGO_PKG_VERSION"),
-    " (commit ",
-    env!("CORESCALE_COMMIT"),
-    ", built ",
-    env!("CORESCALE_BUILD_DATE"),
-    ", ",
-    env!("CORESCALE_TARGET"),
-    ")"
-);
+use crate::cli::{Cli, CompletionsArgs, LONG_VERSION, VersionArgs};
 
 #[derive(Serialize)]
 struct Version {

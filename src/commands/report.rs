@@ -5,13 +5,13 @@ use std::path::Path;
 
 use anyhow::{Context, Result};
 
+use crate::analysis::input::{printable, read_series, result_files};
 use crate::analysis::series::Series;
 use crate::analysis::study::{Analysis, analyse};
 use crate::cli::ReportArgs;
 use crate::error::UsageError;
 use crate::report::charts::{figures, render_png};
 use crate::report::{analysis_text, html, markdown};
-use crate::result::import::{printable, read_series, result_files};
 use crate::result::writer::write_atomically;
 
 pub fn execute(args: &ReportArgs) -> Result<()> {

@@ -8,10 +8,9 @@ use chrono::Utc;
 use nix::sched::sched_getaffinity;
 use nix::unistd::Pid;
 
-use crate::analysis::findings::workers_text;
-use crate::analysis::summary::summarize_document;
 use crate::cli::{RunArgs, SweepArgs};
 use crate::error::UsageError;
+use crate::format::workers_text;
 use crate::host::counters::CounterStatus;
 use crate::host::interference::{self, Verdict};
 use crate::host::memory_limit;
@@ -19,6 +18,7 @@ use crate::host::pinning::{self, Pin};
 use crate::host::sysfs::FsRoot;
 use crate::host::{HostInfo, Topology};
 use crate::report::run_table;
+use crate::result::summary::summarize_document;
 use crate::result::writer::{Output, OutputLocks, write_all, write_stdout};
 use crate::result::{Level, RunDocument, RunSettings, SCHEMA, Tool};
 use crate::sweep::plan::{LoadLevels, SweepSpec, plan};
@@ -82,7 +82,10 @@ pub fn execute(run: &RunArgs, command_line: Vec<String>) -> Result<RunEnd> {
     preflight(args)?;
 
     let mut settings = level_settings(args);
-    settings.duration = settings.duration.or(workload.default_duration());
+    // Rate workloads run fixed-time jobs unless a job size asks for fixed work.
+    if args.job_size.is_none() {
+        settings.duration = settings.duration.or(workload.default_duration());
+    }
     let mut document = new_document(args, &settings, command_line, host, workload.info(), &plan);
     let mut progress = Progress::new(
         plan.len() as u64 * u64::from(settings.repeat),

@@ -2,7 +2,7 @@
 
 use std::fmt::Write;
 
-use super::units::bytes;
+use crate::format::bytes;
 use crate::host::HostInfo;
 
 pub fn render(host: &HostInfo) -> String {

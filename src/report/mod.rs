@@ -8,4 +8,3 @@ pub mod markdown;
 pub mod run_table;
 pub mod table;
 pub mod tables;
-pub mod units;

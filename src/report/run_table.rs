@@ -3,7 +3,7 @@
 //! It fits 80 columns unless asked to be wide: the least needed columns go first.
 
 use super::table;
-use super::units::{optional, rate};
+use crate::format::{optional, rate};
 use crate::host::interference::{OTHER_BUSY_LIMIT, OTHER_RUNNABLE_LIMIT, STEAL_LIMIT_PCT, Verdict};
 use crate::result::{Level, RunDocument, RunMode};
 

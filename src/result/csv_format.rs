@@ -60,6 +60,10 @@ impl Row {
         let (unit, mode) = (document.workload.unit.as_str(), document.settings.mode);
         let fixed_work = mode == RunMode::FixedWork;
         let summary = &level.summary;
+        let merit = summary
+            .merit
+            .clone()
+            .unwrap_or_else(|| level.merit(mode, unit));
         Self {
             workers: level.workers,
             median_s: summary.job_time_s.median,
@@ -73,14 +77,10 @@ impl Row {
             capacity_jobs_per_min: summary.capacity_jobs_per_min,
             speedup: summary.speedup,
             efficiency: summary.efficiency,
-            cpu_fraction: level.cpu_fraction_of_merit().0,
+            cpu_fraction: merit.cpu_fraction,
             rate_unit: format!("{unit}/s"),
-            rate_per_worker: if level.workload_figures.contains_key(super::DB_LIO_PER_S) {
-                level.rate_of_merit().0 / level.workers.max(1) as f64
-            } else {
-                summary.rate_per_worker
-            },
-            rate_total: level.rate_of_merit().0,
+            rate_per_worker: merit.rate_per_worker,
+            rate_total: merit.rate_total,
             user_pct: level.os.user_pct,
             system_pct: level.os.system_pct,
             idle_pct: level.os.idle_pct,

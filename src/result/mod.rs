@@ -1,8 +1,10 @@
 //! The versioned result document (`corescale/1`) and its writers.
 
 pub mod csv_format;
-pub mod import;
+pub mod summary;
 pub mod writer;
+
+pub use crate::stats::Stats;
 
 use std::collections::BTreeMap;
 
@@ -94,34 +96,73 @@ pub struct Level {
     pub interference: Option<Interference>,
 }
 
-/// Names of the database figures a db level records in `workload_figures`, written by the
-/// workload and read by every writer and reader of the figure of merit.
-pub const DB_LIO_PER_S: &str = "db_lio_per_s";
-pub const DB_CPU_S: &str = "db_cpu_s";
+pub use crate::workload::db::{DB_CPU_S, DB_LIO_PER_S};
 
 impl Level {
-    /// The total rate of a fixed-time level: the database's own count of logical reads per
-    /// second where the db workload recorded one (seed 003's figure), else the sum of the
-    /// workers' rates. The JSON importer and the CSV writer both use it, so `report` draws
-    /// one curve for one run whichever file it reads.
-    pub fn rate_of_merit(&self) -> (f64, &'static str) {
-        match self.workload_figures.get(DB_LIO_PER_S) {
-            Some(&rate) => (rate, "workload_figures.db_lio_per_s"),
-            None => (self.summary.rate_total, "summary.rate_total"),
-        }
+    /// The database server's CPU seconds over the level, where the db workload measured them.
+    pub fn server_cpu_s(&self) -> Option<f64> {
+        self.workload_figures.get(DB_CPU_S).copied()
     }
 
-    /// The on-CPU fraction: the database sessions' CPU time over their wall time where the
-    /// db workload measured it (DB CPU against DB time), else the workers' own.
-    pub fn cpu_fraction_of_merit(&self) -> (f64, &'static str) {
-        match self.workload_figures.get(DB_CPU_S) {
-            Some(&cpu) => (
-                cpu / (self.elapsed_s * self.workers as f64).max(f64::MIN_POSITIVE),
-                "workload_figures.db_cpu_s / elapsed",
+    /// The level's figure of merit, from its summary and its workload's figures: the job
+    /// time (fixed work) or the total rate (fixed time), where the rate is the database's own
+    /// count of logical reads per second when the db workload recorded one (seed 003's
+    /// figure). The one definition: `summarize_document` stores it in the summary (for
+    /// notebooks, and the speedup), the CSV writer writes it, and `report` derives it again
+    /// from the fields it comes from, so one run gives one curve whichever file is read.
+    pub fn merit(&self, mode: RunMode, unit: &str) -> Merit {
+        let server_rate = self.workload_figures.get(DB_LIO_PER_S).copied();
+        let (rate_total, rate_per_worker) = match server_rate {
+            Some(rate) => (rate, rate / self.workers.max(1) as f64),
+            None => (self.summary.rate_total, self.summary.rate_per_worker),
+        };
+        let cpu_fraction = match self.server_cpu_s() {
+            // DB CPU against DB time.
+            Some(cpu) => cpu / (self.elapsed_s * self.workers as f64).max(f64::MIN_POSITIVE),
+            None => self.summary.cpu_fraction,
+        };
+        let (value, unit, source) = match (mode, server_rate) {
+            (RunMode::FixedWork, _) => (
+                self.summary.job_time_s.median,
+                "s".to_string(),
+                "summary.job_time_s.median",
             ),
-            None => (self.summary.cpu_fraction, "summary.cpu_fraction"),
+            (RunMode::FixedTime, Some(_)) => (
+                rate_total,
+                format!("{unit}/s"),
+                "workload_figures.db_lio_per_s",
+            ),
+            (RunMode::FixedTime, None) => (rate_total, format!("{unit}/s"), "summary.rate_total"),
+        };
+        Merit {
+            value,
+            unit,
+            source: source.to_string(),
+            rate_total,
+            rate_per_worker,
+            server_counted: server_rate.is_some(),
+            cpu_fraction,
         }
     }
+}
+
+/// A level's figure of merit, computed once (see [`Level::merit`]).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Merit {
+    /// What `report` draws: the median job time (fixed work) or the total rate (fixed time).
+    pub value: f64,
+    /// "s", or the workload's unit per second ("LIO/s").
+    pub unit: String,
+    /// Where `value` comes from in this document.
+    pub source: String,
+    /// All workers' operations per second, and one worker's: the database's own count where
+    /// the db workload recorded one.
+    pub rate_total: f64,
+    pub rate_per_worker: f64,
+    /// Whether the rates are the database server's own count rather than the workers'.
+    pub server_counted: bool,
+    /// Busy share of the workers' time: the database sessions' CPU where measured.
+    pub cpu_fraction: f64,
 }
 
 /// One job of one worker.
@@ -136,16 +177,6 @@ pub struct Sample {
     pub ops: u64,
     pub cycles: Option<u64>,
     pub instructions: Option<u64>,
-}
-
-/// Order statistics of a set of values.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
-pub struct Stats {
-    pub median: f64,
-    pub mean: f64,
-    pub stdev: f64,
-    pub min: f64,
-    pub max: f64,
 }
 
 /// The figures of seed 000 for one level, derived from its samples by `analysis`.
@@ -172,4 +203,7 @@ pub struct LevelSummary {
     pub efficiency: Option<f64>,
     /// Instructions per cycle, when hardware counters were available.
     pub ipc: Option<f64>,
+    /// The figure of merit every writer and reader uses (absent in documents before it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub merit: Option<Merit>,
 }

@@ -212,7 +212,7 @@ pub fn write_stdout(outputs: &[Output], document: &RunDocument) -> Result<()> {
     }
     let mut text = serde_json::to_string_pretty(document)?;
     text.push('\n');
-    crate::commands::write_out(&text)
+    write_out(&text)
 }
 
 /// Exclusive use of a run's output files: an advisory lock (flock) on a hidden lock file
@@ -289,5 +289,18 @@ fn lock_file(path: &Path) -> std::io::Result<Option<nix::fcntl::Flock<std::fs::F
         if same {
             return Ok(Some(lock));
         }
+    }
+}
+
+/// Writes to standard output; a reader that went away (`corescale report ... | head`) ends
+/// the output quietly instead of a panic.
+pub fn write_out(text: &str) -> anyhow::Result<()> {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
+        Err(error) if error.kind() != std::io::ErrorKind::BrokenPipe => {
+            Err(anyhow::Error::new(error).context("cannot write to standard output"))
+        }
+        _ => Ok(()),
     }
 }

@@ -14,7 +14,7 @@ use crossbeam_channel::{Sender, bounded};
 use crossbeam_utils::CachePadded;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
-use crate::analysis::findings::{significant, workers_text};
+use crate::format::{significant, workers_text};
 use crate::host::interference::CpuTicks;
 use crate::host::sysfs::FsRoot;
 

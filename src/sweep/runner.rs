@@ -21,15 +21,15 @@ use nix::unistd::Pid;
 
 use super::progress::Progress;
 use super::stop;
-use crate::analysis::findings::significant;
-use crate::analysis::summary::job_variation;
+use crate::format::significant;
 use crate::host::counters::{CounterReading, ThreadCounters};
 use crate::host::interference::{CpuTicks, Interference, LevelLoad, judge};
 use crate::host::os_stats::{RunQueueSampler, StatSnapshot};
 use crate::host::pinning::{current_cpu, pin_current_thread};
 use crate::host::sysfs::FsRoot;
+use crate::result::summary::job_variation;
 use crate::result::{Level, LevelSummary, RunMode, Sample};
-use crate::workload::{Counters, LevelTotals, WorkerJob, Workload};
+use crate::workload::{LevelTotals, SessionCounts, WorkerJob, Workload};
 
 /// How each level is measured.
 #[derive(Debug, Clone)]
@@ -69,7 +69,7 @@ enum WorkerNote {
     /// The session failed; the level cannot go on.
     Failed(String),
     /// The session's own counters, sent after the last batch.
-    Session(Counters),
+    Session(SessionCounts),
 }
 
 /// Measures `workers` workers for at least one batch; after a stop request it ends with the
@@ -218,7 +218,7 @@ pub fn measure_level(
             os,
             samples,
             summary: LevelSummary::default(),
-            workload_figures: Counters::new(),
+            workload_figures: Default::default(),
             warnings: Vec::new(),
             interference: None,
         })
@@ -253,8 +253,9 @@ pub fn measure_level(
             level.samples.len()
         ));
     }
-    level.workload_figures = workload.level_figures(&sessions, &totals(&level))?;
-    level.warnings = workload.level_warnings(&level.workload_figures);
+    let figures = workload.level_figures(&sessions, &totals(&level))?;
+    level.workload_figures = figures.recorded;
+    level.warnings = figures.warnings;
     level.interference = load.map(|load| interference(&level, &load, workload));
     Ok(Some(LevelOutcome {
         level,
@@ -314,8 +315,7 @@ struct OtherLoad {
 fn interference(level: &Level, load: &OtherLoad, workload: &dyn Workload) -> Interference {
     // Only a server on this host spends this host's CPUs.
     let server_cpus = level
-        .workload_figures
-        .get(crate::result::DB_CPU_S)
+        .server_cpu_s()
         .filter(|_| workload.local_server())
         .map_or(0.0, |seconds| seconds / level.elapsed_s.max(1e-9));
     let allowed_cpus = sched_getaffinity(Pid::from_raw(0)).map_or(0, |set| {

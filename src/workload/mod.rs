@@ -142,8 +142,41 @@ pub struct WorkloadInfo {
     pub description: String,
 }
 
-/// Named figures a workload adds to a level (LIO/s, latch misses, hit ratio, ...).
-pub type Counters = BTreeMap<String, f64>;
+/// A session's own counts, read once after a level's last batch. Each workload hands its
+/// own typed struct out and reads the same type back in [`Workload::level_figures`]; the
+/// runner only carries them.
+pub type SessionCounts = Box<dyn std::any::Any + Send>;
+
+/// The sessions' counts of one workload, back as its own type (the runner passes them on
+/// unopened, so every one is of the type the workload's sessions gave).
+pub fn sessions_as<T: 'static + Copy>(sessions: &[SessionCounts]) -> Vec<T> {
+    sessions
+        .iter()
+        .filter_map(|counts| counts.downcast_ref::<T>().copied())
+        .collect()
+}
+
+/// What a workload adds to a level: its typed figures as the result document records them
+/// (`workload_figures`, named by the struct's fields), and what they cannot vouch for.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct LevelFigures {
+    pub recorded: BTreeMap<String, f64>,
+    pub warnings: Vec<String>,
+}
+
+impl LevelFigures {
+    /// Records a workload's typed figures under their field names (absent options left out).
+    pub fn of<T: Serialize>(figures: &T, warnings: Vec<String>) -> Self {
+        let recorded = match serde_json::to_value(figures) {
+            Ok(serde_json::Value::Object(fields)) => fields
+                .into_iter()
+                .filter_map(|(name, value)| Some((name, value.as_f64()?)))
+                .collect(),
+            _ => BTreeMap::new(),
+        };
+        Self { recorded, warnings }
+    }
+}
 
 /// What the runner measured over a level, for workloads that derive figures from it.
 #[derive(Debug, Clone, Copy)]
@@ -193,15 +226,15 @@ pub trait Workload: Send + Sync {
         Ok(())
     }
 
-    /// Figures for a level from the sessions' counters and the runner's totals; called on the
-    /// main thread after the level's last batch.
-    fn level_figures(&self, _sessions: &[Counters], _totals: &LevelTotals) -> Result<Counters> {
-        Ok(Counters::new())
-    }
-
-    /// What a level's figures cannot vouch for (an LIO test that was not cached, ...).
-    fn level_warnings(&self, _figures: &Counters) -> Vec<String> {
-        Vec::new()
+    /// Figures for a level from the sessions' counts and the runner's totals, with what they
+    /// cannot vouch for (an LIO test that was not cached, ...); called on the main thread
+    /// after the level's last batch.
+    fn level_figures(
+        &self,
+        _sessions: &[SessionCounts],
+        _totals: &LevelTotals,
+    ) -> Result<LevelFigures> {
+        Ok(LevelFigures::default())
     }
 }
 
@@ -219,9 +252,9 @@ pub trait WorkerJob: Send {
         Ok(0)
     }
 
-    /// This session's own counters, read once after the level's last batch.
-    fn counters(&mut self) -> Counters {
-        Counters::new()
+    /// This session's own counts, read once after the level's last batch.
+    fn counters(&mut self) -> SessionCounts {
+        Box::new(())
     }
 }
 
@@ -240,7 +273,7 @@ impl<T: WorkerJob> WorkerJob for CachePadded<T> {
         (**self).end_window()
     }
 
-    fn counters(&mut self) -> Counters {
+    fn counters(&mut self) -> SessionCounts {
         (**self).counters()
     }
 }

@@ -322,3 +322,34 @@ pub fn anchor_report_command() -> Command {
     ]);
     command
 }
+
+/// One run, one curve: `report` on a run's CSV gives the series it gives on its JSON (raw,
+/// capacity, speed and on-CPU fraction of every level, to 1e-6), whichever workload wrote it.
+pub fn the_csv_reports_as_the_json_does(json: &Path, csv: &Path) {
+    let dir = tempfile::tempdir().unwrap();
+    let series = |input: &Path| {
+        let out = dir.path().join("analysis.json");
+        corescale()
+            .arg("report")
+            .arg(input)
+            .args(["-q", "--include-disturbed", "--json"])
+            .arg(&out)
+            .assert()
+            .success();
+        read_json(&out)["series"][0]["levels"].clone()
+    };
+    let (from_json, from_csv) = (series(json), series(csv));
+    let (from_json, from_csv) = (from_json.as_array().unwrap(), from_csv.as_array().unwrap());
+    assert!(!from_json.is_empty());
+    assert_eq!(from_json.len(), from_csv.len());
+    for (a, b) in from_json.iter().zip(from_csv) {
+        for field in ["raw", "capacity", "speed", "cpu_fraction"] {
+            let (x, y) = (a[field].as_f64().unwrap(), b[field].as_f64().unwrap());
+            assert!(
+                (x / y - 1.0).abs() < 1e-6,
+                "{}: {field}: JSON {x}, CSV {y}",
+                json.display()
+            );
+        }
+    }
+}

@@ -20,12 +20,17 @@ use std::time::Duration;
 use anyhow::{Context, Result, bail};
 use crossbeam_utils::CachePadded;
 
-use super::{Counters, LevelTotals, WorkerJob, Workload, WorkloadInfo, WorkloadKind};
+use serde::Serialize;
+
+use super::{
+    LevelFigures, LevelTotals, SessionCounts, WorkerJob, Workload, WorkloadInfo, WorkloadKind,
+    sessions_as,
+};
 pub use driver::{
     Answered, Database, DbCounters, DbSession, PREFIX, PlannedStatement, PreparedStatements,
     connect, loop_function, mean_of_samples, quote_backtick, quote_double, sample_keys, table_name,
 };
-use session::{BlocksPer, DbSessionJob};
+use session::{BlocksPer, DbSessionJob, SessionTally};
 use target::Target;
 
 /// A job's length when --duration is not given (fixed-time, as SLOB's RUN_TIME).
@@ -180,85 +185,152 @@ impl Workload for DbWorkload {
         Ok(())
     }
 
-    fn level_figures(&self, sessions: &[Counters], totals: &LevelTotals) -> Result<Counters> {
+    fn level_figures(
+        &self,
+        sessions: &[SessionCounts],
+        totals: &LevelTotals,
+    ) -> Result<LevelFigures> {
         let after = self.database.counters()?;
         let Some(before) = *self.baseline.lock().expect("baseline") else {
             bail!("the level's database counters were not read at its start");
         };
-        let sum = |name: &str| -> f64 {
-            sessions
-                .iter()
-                .filter_map(|session| session.get(name))
-                .sum()
-        };
+        let tallies = sessions_as::<SessionTally>(sessions);
         let per = |count: f64, over: f64| if over > 0.0 { count / over } else { 0.0 };
         let lio = after.lio - before.counters.lio;
         let pio = after.pio - before.counters.pio;
-        let client_blocks = sum("client_blocks");
-        let mut figures = Counters::new();
-        let mut put = |name: &str, value: f64| {
-            figures.insert(name.to_string(), value);
-        };
-        put("statements", sum("statements"));
-        put("updates", sum("updates"));
-        put("rows_visited", sum("rows_visited"));
-        put("client_blocks", client_blocks);
-        put("db_lio", lio);
-        put("db_pio", pio);
-        put(crate::result::DB_LIO_PER_S, per(lio, totals.elapsed_s));
-        put(
-            "db_lio_per_s_per_worker",
-            per(lio, totals.elapsed_s * totals.workers as f64),
-        );
-        put("db_pio_per_s", per(pio, totals.elapsed_s));
-        put("db_hit_ratio", per(lio, lio + pio));
-        put("db_lio_over_client_blocks", per(lio, client_blocks));
-        put("blocks_per_statement", self.blocks.select);
-        if self.options.update_share > 0.0 {
-            put("blocks_per_update", self.blocks.update);
-        }
-        put("client_cpu_s", totals.cpu_s);
-        // PostgreSQL: the sessions' backends; MariaDB: the server process.
-        let server_cpu = match (self.server_cpu_s()?, before.server_cpu_s) {
+        let client_blocks: f64 = tallies.iter().map(|tally| tally.client_blocks).sum();
+        // Oracle's own DB CPU; else the server process (MariaDB), else the sessions' backends
+        // (PostgreSQL).
+        let server_cpu = match (after.db_cpu_s, before.counters.db_cpu_s) {
             (Some(now), Some(then)) => Some(now - then),
-            _ => sessions
-                .iter()
-                .map(|session| session.get("backend_cpu_s").copied())
-                .sum::<Option<f64>>(),
+            _ => match (self.server_cpu_s()?, before.server_cpu_s) {
+                (Some(now), Some(then)) => Some(now - then),
+                _ => tallies
+                    .iter()
+                    .map(|tally| tally.backend_cpu_s)
+                    .sum::<Option<f64>>(),
+            },
+        }
+        .filter(|_| !tallies.is_empty());
+        let figures = DbFigures {
+            statements: tallies.iter().map(|tally| tally.statements as f64).sum(),
+            updates: tallies.iter().map(|tally| tally.updates as f64).sum(),
+            rows_visited: tallies.iter().map(|tally| tally.rows_visited as f64).sum(),
+            client_blocks,
+            db_lio: lio,
+            db_pio: pio,
+            db_lio_per_s: per(lio, totals.elapsed_s),
+            db_lio_per_s_per_worker: per(lio, totals.elapsed_s * totals.workers as f64),
+            db_pio_per_s: per(pio, totals.elapsed_s),
+            db_hit_ratio: per(lio, lio + pio),
+            db_lio_over_client_blocks: per(lio, client_blocks),
+            blocks_per_statement: self.blocks.select,
+            blocks_per_update: (self.options.update_share > 0.0).then_some(self.blocks.update),
+            client_cpu_s: totals.cpu_s,
+            db_cpu_s: server_cpu,
+            db_lio_per_db_cpu_s: server_cpu.map(|cpu| per(lio, cpu)),
+            client_cpu_share: server_cpu.map(|cpu| per(totals.cpu_s, totals.cpu_s + cpu)),
+            sessions_unpublished: tallies.iter().filter(|tally| !tally.published).count() as f64,
         };
-        if let Some(server_cpu) = server_cpu.filter(|_| !sessions.is_empty()) {
-            put(crate::result::DB_CPU_S, server_cpu);
-            put("db_lio_per_db_cpu_s", per(lio, server_cpu));
-            put(
-                "client_cpu_share",
-                per(totals.cpu_s, totals.cpu_s + server_cpu),
-            );
-        }
-        if let (Some(now), Some(then)) = (after.db_cpu_s, before.counters.db_cpu_s) {
-            put(crate::result::DB_CPU_S, now - then);
-            put("db_lio_per_db_cpu_s", per(lio, now - then));
-        }
-        Ok(figures)
+        let warnings = figures.warnings();
+        Ok(LevelFigures::of(&figures, warnings))
     }
+}
 
-    fn level_warnings(&self, figures: &Counters) -> Vec<String> {
+/// Names of the database's own figures in `workload_figures`: the figure of merit of a db
+/// level and the server's CPU time, read back by `result::Level`.
+pub const DB_LIO_PER_S: &str = "db_lio_per_s";
+pub const DB_CPU_S: &str = "db_cpu_s";
+
+/// One db level's figures; `workload_figures` in the result, by these names.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct DbFigures {
+    /// Statements answered, updates among them, rows they visited (the client's count).
+    pub statements: f64,
+    pub updates: f64,
+    pub rows_visited: f64,
+    /// Blocks the statements visited by the client's count (statements x blocks each).
+    pub client_blocks: f64,
+    /// The database's own block counters over the level, and per second.
+    pub db_lio: f64,
+    pub db_pio: f64,
+    pub db_lio_per_s: f64,
+    pub db_lio_per_s_per_worker: f64,
+    pub db_pio_per_s: f64,
+    pub db_hit_ratio: f64,
+    /// The database's count over the client's: 1 when nothing else ran and the plan held.
+    pub db_lio_over_client_blocks: f64,
+    pub blocks_per_statement: f64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub blocks_per_update: Option<f64>,
+    pub client_cpu_s: f64,
+    /// CPU seconds the database spent for the sessions, where measured.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub db_cpu_s: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub db_lio_per_db_cpu_s: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub client_cpu_share: Option<f64>,
+    /// Sessions whose statistics were not published before the counters were read.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub sessions_unpublished: f64,
+}
+
+fn is_zero(value: &f64) -> bool {
+    *value == 0.0
+}
+
+impl DbFigures {
+    /// What the level's figures cannot vouch for.
+    fn warnings(&self) -> Vec<String> {
         let mut warnings = Vec::new();
-        if let Some(ratio) = figures.get("db_hit_ratio")
-            && *ratio < CACHED_HIT_RATIO
-        {
+        if self.db_hit_ratio < CACHED_HIT_RATIO {
             warnings.push(format!(
                 "hit ratio {:.2}% is below {:.0}%: this was not a cached LIO test (grow the buffer cache or shrink --scale)",
-                100.0 * ratio,
+                100.0 * self.db_hit_ratio,
                 100.0 * CACHED_HIT_RATIO
             ));
         }
-        if let Some(agreement) = figures.get("db_lio_over_client_blocks")
-            && !(0.95..=1.05).contains(agreement)
-        {
+        if !(0.95..=1.05).contains(&self.db_lio_over_client_blocks) {
             warnings.push(format!(
-                "the database counted {agreement:.3}x the blocks the client visited: other activity on the server, or a changed plan"
+                "the database counted {:.3}x the blocks the client visited: other activity on the server, or a changed plan",
+                self.db_lio_over_client_blocks
+            ));
+        }
+        if self.sessions_unpublished > 0.0 {
+            warnings.push(format!(
+                "{:.0} session(s) could not publish their statistics before the level's counters were read: the database's count may be short",
+                self.sessions_unpublished
             ));
         }
         warnings
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The names `result::Level` reads back are the names the figures are recorded under.
+    #[test]
+    fn the_figure_names_read_back_are_the_recorded_ones() {
+        let figures = DbFigures {
+            db_lio_per_s: 5.0,
+            db_cpu_s: Some(2.0),
+            db_hit_ratio: 1.0,
+            db_lio_over_client_blocks: 1.0,
+            ..DbFigures::default()
+        };
+        let recorded = LevelFigures::of(&figures, Vec::new()).recorded;
+        assert_eq!(recorded[DB_LIO_PER_S], 5.0);
+        assert_eq!(recorded[DB_CPU_S], 2.0);
+        assert!(!recorded.contains_key("blocks_per_update"));
+        assert!(figures.warnings().is_empty());
+        let short = DbFigures {
+            sessions_unpublished: 2.0,
+            db_hit_ratio: 0.5,
+            ..figures
+        };
+        assert_eq!(short.warnings().len(), 2, "{:?}", short.warnings());
     }
 }

@@ -7,7 +7,21 @@ use anyhow::Result;
 use super::driver::{Answered, DbSession, PlannedStatement};
 use super::{DbOptions, process_cpu_seconds};
 use crate::workload::rng::SessionRng;
-use crate::workload::{Counters, WorkerJob};
+use crate::workload::{SessionCounts, WorkerJob};
+
+/// What one session counted over a level, by the client's own count.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct SessionTally {
+    pub statements: u64,
+    pub updates: u64,
+    pub rows_visited: u64,
+    /// Blocks the statements visited, by the blocks one statement visits.
+    pub client_blocks: f64,
+    /// CPU time of the session's own server process, where it has one (PostgreSQL).
+    pub backend_cpu_s: Option<f64>,
+    /// Whether the session's statistics reached the server's counters before they were read.
+    pub published: bool,
+}
 
 /// Statements each session runs before a level's baseline is taken.
 const WARM_UP_STATEMENTS: u64 = 50;
@@ -160,25 +174,20 @@ impl WorkerJob for DbSessionJob {
         self.drain()
     }
 
-    fn counters(&mut self) -> Counters {
+    fn counters(&mut self) -> SessionCounts {
         // Published before the main thread reads the level's closing counters.
-        let published = self.connection.publish_statistics();
+        let published = self.connection.publish_statistics().is_ok();
         let selects = self.statements - self.updates;
-        let mut counters = Counters::from([
-            ("statements".to_string(), self.statements as f64),
-            ("updates".to_string(), self.updates as f64),
-            ("rows_visited".to_string(), self.rows_visited as f64),
-            (
-                "client_blocks".to_string(),
-                self.blocks.of(selects, self.updates),
-            ),
-        ]);
-        if let (Some(start), Some(now)) = (self.backend_cpu_start, self.backend_cpu()) {
-            counters.insert("backend_cpu_s".to_string(), now - start);
-        }
-        if published.is_err() {
-            counters.insert("statistics_not_published".to_string(), 1.0);
-        }
-        counters
+        Box::new(SessionTally {
+            statements: self.statements,
+            updates: self.updates,
+            rows_visited: self.rows_visited,
+            client_blocks: self.blocks.of(selects, self.updates),
+            backend_cpu_s: self
+                .backend_cpu_start
+                .zip(self.backend_cpu())
+                .map(|(start, now)| now - start),
+            published,
+        })
     }
 }

@@ -17,7 +17,12 @@ use anyhow::Result;
 use crossbeam_utils::CachePadded;
 use hdrhistogram::Histogram;
 
-use super::{Counters, LevelTotals, WorkerJob, Workload, WorkloadInfo, WorkloadKind};
+use serde::Serialize;
+
+use super::{
+    LevelFigures, LevelTotals, SessionCounts, WorkerJob, Workload, WorkloadInfo, WorkloadKind,
+    sessions_as,
+};
 use crate::workload::rng::SessionRng;
 use engine::{Engine, EngineOptions, SessionIo, StatementCounts};
 use latch::LatchStats;
@@ -232,94 +237,121 @@ impl Workload for LioWorkload {
         Ok(())
     }
 
-    fn level_figures(&self, sessions: &[Counters], totals: &LevelTotals) -> Result<Counters> {
+    fn level_figures(
+        &self,
+        sessions: &[SessionCounts],
+        totals: &LevelTotals,
+    ) -> Result<LevelFigures> {
         let engine = self.engine()?;
-        let sum = |name: &str| -> f64 {
-            sessions
-                .iter()
-                .filter_map(|session| session.get(name))
-                .sum()
-        };
-        let (lio, pio, hits, misses) = (sum("lio"), sum("pio"), sum("hits"), sum("misses"));
+        let mut sum = SessionTotals::default();
+        for session in sessions_as::<SessionTotals>(sessions) {
+            sum.add(&session);
+        }
+        let (lio, pio) = (sum.counts.lio as f64, sum.counts.reads as f64);
+        let (hits, misses) = (sum.counts.hits as f64, sum.counts.misses as f64);
         let (chains_before, lru_before) = *self.latches_at_start.lock().expect("latch baseline");
         let chains = engine.cache.chain_latch_stats().since(&chains_before);
         let lru = engine.cache.lru_latch_stats().since(&lru_before);
         let per = |count: f64, over: f64| if over > 0.0 { count / over } else { 0.0 };
-        let mut figures = Counters::new();
-        let mut put = |name: &str, value: f64| {
-            figures.insert(name.to_string(), value);
-        };
-        put("statements", sum("statements"));
-        put("updates", sum("updates"));
-        put("lio", lio);
-        put("lio_per_s", per(lio, totals.elapsed_s));
-        put(
-            "lio_per_s_per_worker",
-            per(lio, totals.elapsed_s * totals.workers as f64),
-        );
-        put("lio_per_cpu_s", per(lio, totals.cpu_s));
-        put(
-            "ns_per_lio",
-            per(1e9 * totals.elapsed_s * totals.workers as f64, lio),
-        );
-        put("cache_hits", hits);
-        put("cache_misses", misses);
-        put("cache_hit_ratio", per(hits, hits + misses));
-        put("pio", pio);
-        put("pio_per_s", per(pio, totals.elapsed_s));
-        put("pio_per_cpu_s", per(pio, totals.cpu_s));
         let latency = self.latency.lock().expect("latency histogram");
-        if !latency.is_empty() {
-            for (name, quantile) in [
-                ("read_us_p50", 0.50),
-                ("read_us_p95", 0.95),
-                ("read_us_p99", 0.99),
-            ] {
-                put(name, latency.value_at_quantile(quantile) as f64 / 1000.0);
-            }
-        }
-        put("latch_gets", chains.gets as f64);
-        put("latch_misses", chains.misses as f64);
-        put("latch_spins", chains.spins as f64);
-        put("latch_sleeps", chains.sleeps as f64);
-        put(
-            "latch_miss_ratio",
-            per(chains.misses as f64, chains.gets as f64),
-        );
-        put("lru_latch_gets", lru.gets as f64);
-        put("lru_latch_misses", lru.misses as f64);
-        put("cache_chain_latches", engine.cache.chain_latches() as f64);
-        put("setup_s", engine.setup_s);
+        let read_us = |quantile: f64| {
+            (!latency.is_empty()).then(|| latency.value_at_quantile(quantile) as f64 / 1000.0)
+        };
         let layout = &self.layout;
         let schemas_read = if self.sessions.single_schema {
             1
         } else {
             (totals.workers as u64).min(layout.schemas)
         };
-        put(
-            "data_read_mib",
-            (schemas_read * layout.blocks_per_schema() * layout.block_bytes() as u64) as f64
+        let figures = SlobFigures {
+            statements: sum.statements as f64,
+            updates: sum.updates as f64,
+            lio,
+            lio_per_s: per(lio, totals.elapsed_s),
+            lio_per_s_per_worker: per(lio, totals.elapsed_s * totals.workers as f64),
+            lio_per_cpu_s: per(lio, totals.cpu_s),
+            ns_per_lio: per(1e9 * totals.elapsed_s * totals.workers as f64, lio),
+            cache_hits: hits,
+            cache_misses: misses,
+            cache_hit_ratio: per(hits, hits + misses),
+            pio,
+            pio_per_s: per(pio, totals.elapsed_s),
+            pio_per_cpu_s: per(pio, totals.cpu_s),
+            read_us_p50: read_us(0.50),
+            read_us_p95: read_us(0.95),
+            read_us_p99: read_us(0.99),
+            latch_gets: chains.gets as f64,
+            latch_misses: chains.misses as f64,
+            latch_spins: chains.spins as f64,
+            latch_sleeps: chains.sleeps as f64,
+            latch_miss_ratio: per(chains.misses as f64, chains.gets as f64),
+            lru_latch_gets: lru.gets as f64,
+            lru_latch_misses: lru.misses as f64,
+            cache_chain_latches: engine.cache.chain_latches() as f64,
+            setup_s: engine.setup_s,
+            data_read_mib: (schemas_read * layout.blocks_per_schema() * layout.block_bytes() as u64)
+                as f64
                 / (1u64 << 20) as f64,
-        );
-        Ok(figures)
+        };
+        let warnings = self.warnings(&figures);
+        Ok(LevelFigures::of(&figures, warnings))
     }
+}
 
-    fn level_warnings(&self, figures: &Counters) -> Vec<String> {
-        if self.kind == WorkloadKind::Pio
-            && let Some(hit_ratio) = figures.get("cache_hit_ratio")
-            && *hit_ratio > PIO_CACHED_HIT_RATIO
-        {
+/// One lio or pio level's figures; `workload_figures` in the result, by these names.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct SlobFigures {
+    pub statements: f64,
+    pub updates: f64,
+    /// Block visits (logical IO), and per second, per worker-second and per CPU-second.
+    pub lio: f64,
+    pub lio_per_s: f64,
+    pub lio_per_s_per_worker: f64,
+    pub lio_per_cpu_s: f64,
+    pub ns_per_lio: f64,
+    pub cache_hits: f64,
+    pub cache_misses: f64,
+    pub cache_hit_ratio: f64,
+    /// Blocks read from the data file (physical IO).
+    pub pio: f64,
+    pub pio_per_s: f64,
+    pub pio_per_cpu_s: f64,
+    /// Read latency quantiles in microseconds, when there were reads.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub read_us_p50: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub read_us_p95: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub read_us_p99: Option<f64>,
+    pub latch_gets: f64,
+    pub latch_misses: f64,
+    pub latch_spins: f64,
+    pub latch_sleeps: f64,
+    pub latch_miss_ratio: f64,
+    pub lru_latch_gets: f64,
+    pub lru_latch_misses: f64,
+    pub cache_chain_latches: f64,
+    /// Seconds spent building the cache and its tables, before the first level.
+    pub setup_s: f64,
+    /// The data the sessions read, in MiB (for the CPU-cache check).
+    pub data_read_mib: f64,
+}
+
+impl LioWorkload {
+    /// What a level's figures cannot vouch for: a pio level the cache served, an lio level
+    /// whose data fits in the CPU caches.
+    fn warnings(&self, figures: &SlobFigures) -> Vec<String> {
+        if self.kind == WorkloadKind::Pio && figures.cache_hit_ratio > PIO_CACHED_HIT_RATIO {
             return vec![format!(
                 "the buffer cache served {:.3}% of the block visits: this pio level measured the cache, not physical IO (give a --cache-size well below the data, or raise --scale)",
-                100.0 * hit_ratio
+                100.0 * figures.cache_hit_ratio
             )];
         }
-        let (Some(cache), Some(data_mib)) = (self.last_level_cache, figures.get("data_read_mib"))
-        else {
+        let Some(cache) = self.last_level_cache else {
             return Vec::new();
         };
-        let cache_mib = cache as f64 / (1u64 << 20) as f64;
-        if self.kind != WorkloadKind::Lio || *data_mib > cache_mib {
+        let (cache_mib, data_mib) = (cache as f64 / (1u64 << 20) as f64, figures.data_read_mib);
+        if self.kind != WorkloadKind::Lio || data_mib > cache_mib {
             return Vec::new();
         }
         vec![format!(
@@ -328,11 +360,23 @@ impl Workload for LioWorkload {
     }
 }
 
+/// One session's counts over a level.
 #[derive(Debug, Default, Clone, Copy)]
 struct SessionTotals {
     statements: u64,
     updates: u64,
     counts: StatementCounts,
+}
+
+impl SessionTotals {
+    fn add(&mut self, other: &Self) {
+        self.statements += other.statements;
+        self.updates += other.updates;
+        self.counts.lio += other.counts.lio;
+        self.counts.hits += other.counts.hits;
+        self.counts.misses += other.counts.misses;
+        self.counts.reads += other.counts.reads;
+    }
 }
 
 struct Session {
@@ -410,19 +454,11 @@ impl WorkerJob for Session {
         self.statement()
     }
 
-    fn counters(&mut self) -> Counters {
+    fn counters(&mut self) -> SessionCounts {
         if let Ok(mut shared) = self.shared_latency.lock() {
             let _ = shared.add(&self.latency);
         }
-        let totals = &self.totals;
-        Counters::from([
-            ("statements".to_string(), totals.statements as f64),
-            ("updates".to_string(), totals.updates as f64),
-            ("lio".to_string(), totals.counts.lio as f64),
-            ("hits".to_string(), totals.counts.hits as f64),
-            ("misses".to_string(), totals.counts.misses as f64),
-            ("pio".to_string(), totals.counts.reads as f64),
-        ])
+        Box::new(self.totals)
     }
 }
 
@@ -466,6 +502,12 @@ mod tests {
         assert_eq!(default_rows(WorkloadKind::Pio, 8192, Some(1 << 30)), 8192);
     }
 
+    /// The MiB one session of `workload` reads: its schema's blocks.
+    fn warnings_mib(workload: &LioWorkload) -> f64 {
+        let layout = &workload.layout;
+        (layout.blocks_per_schema() * layout.block_bytes() as u64) as f64 / (1u64 << 20) as f64
+    }
+
     #[test]
     fn levels_whose_data_fits_in_the_cpu_cache_are_flagged() {
         let mut workload = small_lio(1000).warning_when_cached(Some(32 << 20));
@@ -477,17 +519,19 @@ mod tests {
             ops: 0,
         };
         // One schema of 1000 rows is ~8 MiB: inside a 32 MiB cache.
-        let one = workload.level_figures(&[], &totals(1)).unwrap();
-        let warnings = workload.level_warnings(&one);
+        let warnings = workload.level_figures(&[], &totals(1)).unwrap().warnings;
         assert_eq!(warnings.len(), 1, "{warnings:?}");
         assert!(warnings[0].contains("fits in the 32 MiB last-level cache"));
         // Without a known cache size nothing can be said.
-        let unknown = small_lio(1000);
-        assert!(unknown.level_warnings(&one).is_empty());
+        let mut unknown = small_lio(1000);
+        unknown.setup().unwrap();
+        let figures = unknown.level_figures(&[], &totals(1)).unwrap();
+        assert!(figures.warnings.is_empty());
+        assert_eq!(figures.recorded["data_read_mib"], warnings_mib(&workload));
         // Larger data than the cache: no warning.
         let mut large = small_lio(1000).warning_when_cached(Some(4 << 20));
         large.setup().unwrap();
         let figures = large.level_figures(&[], &totals(2)).unwrap();
-        assert!(large.level_warnings(&figures).is_empty());
+        assert!(figures.warnings.is_empty());
     }
 }

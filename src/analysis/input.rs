@@ -6,10 +6,10 @@ use std::path::Path;
 
 use anyhow::{Context, Result, bail};
 
-use super::{RunDocument, RunMode, SCHEMA};
 use crate::analysis::series::{Job, Measure, Point, Provenance, Series};
 use crate::host::interference::Verdict;
-use crate::workload::db::target::redact_argument;
+use crate::redact::redact_argument;
+use crate::result::{RunDocument, RunMode, SCHEMA};
 
 /// Text longer than this is cut when quoted in a message.
 const QUOTE_CHARS: usize = 80;
@@ -283,15 +283,13 @@ fn from_document(path: &Path, text: &str) -> Result<Series> {
     let mut points = Vec::new();
     for (index, level) in document.levels.iter().enumerate() {
         let at = |field: &str| format!("'{}' levels[{index}].{field}", path.display());
-        let figure = |name: &str| level.workload_figures.get(name).copied();
+        // Derived again from the fields it comes from, by the one definition the run used
+        // to store `summary.merit`: a document edited (or older than that field) cannot
+        // make the two disagree, and each value is checked at its own place.
+        let merit = level.merit(document.settings.mode, &document.workload.unit);
         let workers = worker_count(level.workers as f64, &|| at("workers"))?;
-        // A database's own counters are the figure of merit; its sessions' CPU time over
-        // their wall time is the on-CPU fraction (seed 003's DB CPU against DB time).
-        let (raw, raw_field) = match measure {
-            Measure::JobTime => (level.summary.job_time_s.median, "summary.job_time_s.median"),
-            Measure::Rate { .. } => level.rate_of_merit(),
-        };
-        let (cpu_fraction, cpu_field) = level.cpu_fraction_of_merit();
+        let (raw, raw_field) = (merit.value, merit.source.as_str());
+        let (cpu_fraction, cpu_field) = (merit.cpu_fraction, "summary.merit.cpu_fraction");
         points.push(Point {
             workers,
             raw: in_range(raw, &RAW, "the measurement", &|| at(raw_field))?,
@@ -324,9 +322,7 @@ fn from_document(path: &Path, text: &str) -> Result<Series> {
                 Measure::JobTime => {
                     Some((level.summary.job_time_s.min, level.summary.job_time_s.max))
                 }
-                Measure::Rate { .. } if figure(super::DB_LIO_PER_S).is_none() => {
-                    batch_rate_range(&level.samples)
-                }
+                Measure::Rate { .. } if !merit.server_counted => batch_rate_range(&level.samples),
                 Measure::Rate { .. } => None,
             }
             .filter(|(low, high)| low.is_finite() && high.is_finite() && low <= high),
@@ -357,7 +353,7 @@ fn from_document(path: &Path, text: &str) -> Result<Series> {
 }
 
 /// The smallest and largest total rate of the level's batches.
-fn batch_rate_range(samples: &[super::Sample]) -> Option<(f64, f64)> {
+fn batch_rate_range(samples: &[crate::result::Sample]) -> Option<(f64, f64)> {
     let mut totals: std::collections::BTreeMap<u32, f64> = std::collections::BTreeMap::new();
     for sample in samples.iter().filter(|sample| sample.wall_s > 0.0) {
         *totals.entry(sample.batch).or_default() += sample.ops as f64 / sample.wall_s;

@@ -1,6 +1,17 @@
-//! Plain descriptive statistics.
+//! Plain descriptive statistics, shared by the sweep (a level's CV, its summary) and the
+//! analysis. A leaf module.
 
-use crate::result::Stats;
+use serde::{Deserialize, Serialize};
+
+/// Order statistics of a set of values.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct Stats {
+    pub median: f64,
+    pub mean: f64,
+    pub stdev: f64,
+    pub min: f64,
+    pub max: f64,
+}
 
 /// Median, mean, sample standard deviation, min and max; zeros for an empty slice.
 pub fn describe(values: &[f64]) -> Stats {

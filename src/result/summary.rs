@@ -2,8 +2,8 @@
 
 use std::collections::BTreeMap;
 
-use super::stats::{coefficient_of_variation, describe, median};
 use crate::result::{Level, LevelSummary, RunDocument, RunMode, Sample};
+use crate::stats::{coefficient_of_variation, describe, median};
 
 /// The spread that `--precision` targets: of job times for fixed-work jobs, of per-job rates
 /// for fixed-time jobs (whose times are all the same by construction).
@@ -50,6 +50,7 @@ pub fn summarize_level(workers: usize, samples: &[Sample], mode: RunMode) -> Lev
         speedup: None,
         efficiency: None,
         ipc: instructions_per_cycle(samples),
+        merit: None,
     }
 }
 
@@ -83,12 +84,19 @@ fn instructions_per_cycle(samples: &[Sample]) -> Option<f64> {
 /// Recomputes every level's summary, including speedup relative to the 1-worker level:
 /// capacity ratio for fixed-work runs, total-rate ratio for fixed-time runs.
 pub fn summarize_document(document: &mut RunDocument) {
+    let (mode, unit) = (document.settings.mode, document.workload.unit.as_str());
     for level in &mut document.levels {
-        level.summary = summarize_level(level.workers, &level.samples, document.settings.mode);
+        level.summary = summarize_level(level.workers, &level.samples, mode);
+        level.summary.merit = Some(level.merit(mode, unit));
     }
-    let throughput = |level: &Level| match document.settings.mode {
+    // Speedup of capacity, or of the rate of merit (the database's own count for db runs).
+    let throughput = |level: &Level| match mode {
         RunMode::FixedWork => level.summary.capacity_jobs_per_min,
-        RunMode::FixedTime => level.summary.rate_total,
+        RunMode::FixedTime => level
+            .summary
+            .merit
+            .as_ref()
+            .map_or(level.summary.rate_total, |merit| merit.rate_total),
     };
     let baseline = document
         .levels

@@ -1,0 +1,112 @@
+//! Numbers and units in words, for every place that prints them (the run's table and
+//! progress, the report's tables and findings): one SI scaler, one byte scaler, and rate
+//! units that are typed, so bandwidth is formatted as bytes by its kind, not by string
+//! comparison scattered over the renderers. A leaf module.
+
+/// What a rate counts: bytes get GB/s, anything else its own name with an SI prefix.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RateUnit<'a> {
+    Bytes,
+    Items(&'a str),
+}
+
+impl<'a> RateUnit<'a> {
+    /// The unit a workload records ("bytes", "LIO", "iterations", ...).
+    pub fn of(unit: &'a str) -> Self {
+        match unit {
+            "bytes" => Self::Bytes,
+            other => Self::Items(other),
+        }
+    }
+}
+
+/// "1 worker", "2 workers".
+pub fn workers_text(workers: usize) -> String {
+    format!("{workers} worker{}", if workers == 1 { "" } else { "s" })
+}
+
+/// A value scaled to the SI prefix that fits it: (50.3, "M") for 50,298,278.
+pub fn si_prefix(value: f64) -> (f64, &'static str) {
+    match value.abs() {
+        v if v >= 1e9 => (value / 1e9, "G"),
+        v if v >= 1e6 => (value / 1e6, "M"),
+        v if v >= 1e3 => (value / 1e3, "K"),
+        _ => (value, ""),
+    }
+}
+
+/// Three significant digits, without scientific notation: 61.2, 0.0123, and from a thousand
+/// up with an SI prefix (50.3 M rather than 50298278), as rates of LIO/s run into millions.
+pub fn significant(value: f64) -> String {
+    let (scaled, prefix) = si_prefix(value);
+    let magnitude = if scaled == 0.0 {
+        0
+    } else {
+        scaled.abs().log10().floor() as i32
+    };
+    let decimals = (2 - magnitude).clamp(0, 6) as usize;
+    let space = if prefix.is_empty() { "" } else { " " };
+    format!("{scaled:.decimals$}{space}{prefix}")
+}
+
+/// An operations-per-second figure in the workload's unit: GB/s for bytes; otherwise with the
+/// SI prefix that fits, so a pio run's thousands do not show as "0.0 M".
+pub fn rate(value: f64, unit: &str) -> String {
+    match RateUnit::of(unit) {
+        RateUnit::Bytes => format!("{:.2} GB/s", value / 1e9),
+        RateUnit::Items(name) => {
+            let (scaled, prefix) = si_prefix(value);
+            format!("{scaled:.1} {prefix}{name}/s")
+        }
+    }
+}
+
+pub fn bytes(value: u64) -> String {
+    const UNITS: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
+    let mut scaled = value as f64;
+    let mut unit = 0;
+    while scaled >= 1024.0 && unit < UNITS.len() - 1 {
+        scaled /= 1024.0;
+        unit += 1;
+    }
+    if scaled.fract() == 0.0 {
+        format!("{scaled:.0} {}", UNITS[unit])
+    } else {
+        format!("{scaled:.1} {}", UNITS[unit])
+    }
+}
+
+pub fn optional(value: Option<f64>, decimals: usize) -> String {
+    value.map_or_else(|| "-".to_string(), |value| format!("{value:.decimals$}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn significant_keeps_three_digits_at_every_magnitude() {
+        assert_eq!(significant(61.234), "61.2");
+        assert_eq!(significant(0.012345), "0.0123");
+        assert_eq!(significant(0.0), "0.00");
+        assert_eq!(significant(432.1), "432");
+        assert_eq!(significant(4321.0), "4.32 K");
+        assert_eq!(significant(14_565.0), "14.6 K");
+        assert_eq!(significant(50_298_278.0), "50.3 M");
+        assert_eq!(significant(2.5e9), "2.50 G");
+        assert_eq!(workers_text(1), "1 worker");
+        assert_eq!(workers_text(2), "2 workers");
+    }
+
+    #[test]
+    fn units_scale() {
+        assert_eq!(bytes(32 * 1024), "32 KiB");
+        assert_eq!(bytes(105 << 20), "105 MiB");
+        assert_eq!(rate(12.345e9, "bytes"), "12.35 GB/s");
+        assert_eq!(rate(4.5e8, "iterations"), "450.0 Miterations/s");
+        assert_eq!(rate(14_565.0, "LIO"), "14.6 KLIO/s");
+        assert_eq!(rate(2.5e9, "LIO"), "2.5 GLIO/s");
+        assert_eq!(rate(12.0, "statements"), "12.0 statements/s");
+        assert_eq!(optional(None, 2), "-");
+    }
+}
