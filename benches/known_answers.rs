@@ -2,8 +2,9 @@
 //! noise 0, 1% and 3% (`cargo bench --bench known_answers`; the figures in docs/analysis.md).
 //! The test suite checks the same cases on 20 seeds.
 
+use corescale::analysis::model::SeriesAnalysis;
 use corescale::analysis::series::Series;
-use corescale::analysis::study::{SeriesAnalysis, analyse};
+use corescale::analysis::study::analyse;
 use corescale::analysis::synthetic::{
     droop_then_bend, job_time_series, rate_series, smt_capacity, usl_capacity,
 };

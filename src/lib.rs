@@ -1,7 +1,18 @@
-//! corescale: load-test a server's CPUs and memory with 1..N workers and measure how it scales.
+//! corescale: load-test a server's CPUs, memory and databases with 1..N workers and measure
+//! how it scales.
 //!
-//! Data flows one way: `sweep` runs `workload`s on the `host` and records a `result`
-//! document; `analysis` derives figures from it; `report` renders them.
+//! Data flows one way, and so do the modules' dependencies (`tests/layers.rs` keeps this
+//! true):
+//!
+//! - leaves, which depend on nothing of corescale: `values` (command-line values), `stats`,
+//!   `format` (numbers and units in words), `redact` (passwords), `error`, `interrupt`;
+//! - `host` (topology, OS figures, interference), then `workload` (each workload with its
+//!   options), then `result` (the versioned document, its summaries and writers);
+//! - `sweep` runs workloads on the host and records results;
+//! - `analysis` reads results (`analysis::input`) into series and derives figures, fits and
+//!   findings (`model` holds the types; `study` puts the computations together);
+//! - `report` renders analyses and results;
+//! - `cli` and `commands`, the binary's surface, use any of the above.
 
 pub mod analysis;
 pub mod cli;

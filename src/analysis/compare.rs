@@ -3,9 +3,9 @@
 //! from a robust baseline, capacity at the saturation plateau, per physical core and per unit
 //! of cost, and a ranking.
 
-use serde::{Deserialize, Serialize};
-
-use super::model::{LevelFigures, SeriesAnalysis};
+use super::model::{
+    BandRatio, Comparison, ComparisonRow, LevelFigures, LoadRatio, SeriesAnalysis, Versus,
+};
 use super::noise::band;
 use crate::stats::median;
 
@@ -13,104 +13,6 @@ use crate::stats::median;
 const BASELINE_WINDOW: usize = 5;
 /// A series' own noise where it has no jitter figure: half the default band.
 const QUIET_NOISE: f64 = 0.01;
-
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Comparison {
-    /// "jobs/min" or the rate unit shared by the series compared.
-    pub unit: String,
-    /// Ratios in `rows` are relative to this series (the first given).
-    pub baseline: String,
-    pub rows: Vec<ComparisonRow>,
-    /// Series names by capacity at saturation, largest first; when any is censored (its
-    /// capacity only a lower bound), by capacity at the largest load all of them measured.
-    pub ranking: Vec<String>,
-    /// The leader (first in the ranking) against each other series: what the findings say.
-    pub leader_against: Vec<Versus>,
-}
-
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct ComparisonRow {
-    pub name: String,
-    /// Robust single-thread speed: the median per-worker speed over the first levels while
-    /// they stay within the noise band of each other (see `single_thread_workers`).
-    pub single_thread_speed: Option<f64>,
-    /// The worker counts that baseline is the median of.
-    #[serde(default)]
-    pub single_thread_workers: Vec<usize>,
-    pub saturation_workers: usize,
-    /// The plateau capacity (a lower bound when `saturation_censored`).
-    pub capacity_at_saturation: f64,
-    #[serde(default)]
-    pub saturation_censored: bool,
-    pub physical_cores: Option<usize>,
-    pub logical_cpus: Option<usize>,
-    pub capacity_per_core: Option<f64>,
-    pub cost: Option<f64>,
-    pub capacity_per_cost: Option<f64>,
-    pub per_core_ratio: Option<f64>,
-    pub per_cost_ratio: Option<f64>,
-    /// This series against the baseline.
-    #[serde(flatten)]
-    pub versus: Versus,
-}
-
-/// One series against another (`against`): every ratio is this one's figure over the other's.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Versus {
-    /// This series' name (the numerator).
-    #[serde(default)]
-    pub series: String,
-    pub against: String,
-    pub single_thread_ratio: Option<f64>,
-    /// Plateau capacity over the other's plateau capacity.
-    pub capacity_ratio: f64,
-    /// At every worker count both measured.
-    #[serde(default)]
-    pub by_load: Vec<LoadRatio>,
-    /// Levels up to the smaller physical core count of the two.
-    pub low_load: Option<BandRatio>,
-    /// Levels from the larger physical core count to the smaller logical CPU count.
-    pub high_load: Option<BandRatio>,
-    /// When either side's saturation is censored: the ratios at the largest load both measured.
-    pub common_load: Option<LoadRatio>,
-    /// The speed ratios at low load (median, smallest and largest; else the single-thread
-    /// ratio) all lie within the noise of 1: the two are called similar, not faster or slower.
-    #[serde(default)]
-    pub similar_speed: bool,
-    /// At low load the ratio's median is within the noise of 1 but its ends are not: one is
-    /// faster at some loads, the other at others.
-    #[serde(default)]
-    pub speed_crosses: bool,
-    /// The capacity ratio lies within the noise of 1 (never said of a censored capacity).
-    #[serde(default)]
-    pub similar_capacity: bool,
-    /// Ratios closer to 1 than this (as a fraction) are within the noise of the two series:
-    /// 2 x their combined jitter.
-    #[serde(default)]
-    pub noise_margin: f64,
-}
-
-/// Ratios at one worker count.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct LoadRatio {
-    pub workers: usize,
-    pub speed_ratio: f64,
-    pub capacity_ratio: f64,
-}
-
-/// The per-worker speed ratio over a band of levels: the median, with its spread.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct BandRatio {
-    pub from_workers: usize,
-    pub to_workers: usize,
-    pub levels: usize,
-    pub speed_ratio: f64,
-    pub speed_ratio_min: f64,
-    pub speed_ratio_max: f64,
-    /// Where the smallest and the largest ratio were measured.
-    pub min_workers: usize,
-    pub max_workers: usize,
-}
 
 pub fn compare(group: &[&SeriesAnalysis]) -> Comparison {
     let own: Vec<Own> = group.iter().map(|series| own_figures(series)).collect();

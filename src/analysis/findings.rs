@@ -1,9 +1,10 @@
 //! Plain sentences from the numbers, in the manner of seed 000's "Key findings", and the
 //! warnings for what the data cannot support.
 
-use super::compare::{Comparison, ComparisonRow, Versus};
 use super::fit::Model;
-use super::model::{FitRange, NOISY_CV, NOISY_STEAL_PCT, SeriesAnalysis};
+use super::model::{
+    Comparison, ComparisonRow, FitRange, NOISY_CV, NOISY_STEAL_PCT, SeriesAnalysis, Versus,
+};
 use super::noise::NOISY_JITTER;
 use crate::format::{significant, workers_text};
 

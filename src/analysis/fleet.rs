@@ -2,107 +2,16 @@
 //! siblings with the same CPU, cores and job) and the history of hosts measured repeatedly
 //! (seed 003's week of runs: does a VM keep delivering its cores?).
 
-use serde::{Deserialize, Serialize};
-
 use super::compare::single_thread;
-use super::model::SeriesAnalysis;
+use super::model::{
+    Fleet, FleetHost, HistoryLevel, HistoryRun, HostHistory, SeriesAnalysis, SiblingGroup,
+};
 use super::series::{Job, Measure};
 use crate::stats::median;
 
 /// Smallest departure called an outlier, whatever the noise: measurements of identical
 /// servers seldom agree closer than this.
 const FLOOR: f64 = 0.03;
-
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Fleet {
-    /// One row per host, in input order.
-    pub hosts: Vec<FleetHost>,
-    /// Hosts with the same CPU model, core counts, measure and job.
-    pub groups: Vec<SiblingGroup>,
-    /// Hosts measured more than once.
-    pub histories: Vec<HostHistory>,
-}
-
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct FleetHost {
-    pub host: String,
-    pub cpu_model: Option<String>,
-    pub physical_cores: Option<usize>,
-    pub logical_cpus: Option<usize>,
-    pub runs: usize,
-    /// Medians over the host's runs; capacity only from runs that gave an estimate.
-    pub single_thread_speed: Option<f64>,
-    pub capacity: Option<f64>,
-    /// Some run was still rising at its last level: the capacity is a lower bound.
-    pub capacity_is_lower_bound: bool,
-    /// "clean", or how many of its runs were disturbed, or "not judged".
-    pub verdict: String,
-    /// Index into `groups`.
-    pub group: usize,
-    /// Capacity (at `SiblingGroup::compared_at` workers when set) and single-thread speed
-    /// over the median of the host's siblings, the other hosts of its group.
-    pub capacity_vs_group: Option<f64>,
-    pub speed_vs_group: Option<f64>,
-    /// Capacity departs from the group median by more than the group's threshold.
-    pub outlier: bool,
-}
-
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct SiblingGroup {
-    pub cpu_model: Option<String>,
-    pub physical_cores: Option<usize>,
-    pub logical_cpus: Option<usize>,
-    pub job: Job,
-    pub hosts: Vec<String>,
-    pub median_capacity: f64,
-    /// When some host's capacity is only a lower bound, capacities are compared at the
-    /// largest load every host of the group measured, this many workers.
-    pub compared_at: Option<usize>,
-    /// A host's capacity ratio must depart from 1 by more than this to be an outlier: the
-    /// larger of 3 robust deviations of the group's ratios, 2·√2 times the hosts' median
-    /// jitter, and 3% (`threshold_is_floor` when the floor decided).
-    pub threshold: f64,
-    pub threshold_is_floor: bool,
-}
-
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct HostHistory {
-    pub host: String,
-    /// In the order the runs started.
-    pub runs: Vec<HistoryRun>,
-    pub median_capacity: f64,
-    /// A run departing from the median by more than this is called out: the larger of 3
-    /// robust deviations of the runs' capacities, 2·√2 times the runs' median jitter, and 3%.
-    pub threshold: f64,
-    /// Per load level over the runs (seed 003's table): median and range.
-    pub levels: Vec<HistoryLevel>,
-}
-
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct HistoryRun {
-    pub series: String,
-    pub started_at: Option<String>,
-    /// None when the run gave no capacity estimate (too few levels kept).
-    pub capacity: Option<f64>,
-    pub single_thread_speed: Option<f64>,
-    /// The largest steal of any level of the run, in percent.
-    pub steal_pct: Option<f64>,
-    /// Capacity over the host's median.
-    pub capacity_vs_history: Option<f64>,
-    pub departs: bool,
-}
-
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct HistoryLevel {
-    pub workers: usize,
-    pub runs: usize,
-    pub capacity_median: f64,
-    pub capacity_min: f64,
-    pub capacity_max: f64,
-    pub cpu_fraction_median: Option<f64>,
-    /// Median capacity over the median capacity at the first level, times its workers.
-    pub speedup_median: f64,
-}
 
 /// The fleet view, when at least two hosts share CPU, cores and job, or a host was measured
 /// repeatedly.

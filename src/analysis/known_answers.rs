@@ -2,8 +2,9 @@
 //! seeds: knee, saturation, censoring, fits and their judgement, noise, comparisons. Where
 //! noise can move an answer, the test counts the seeds that land and states the share.
 
+use super::model::{Analysis, SeriesAnalysis};
 use super::series::Series;
-use super::study::{Analysis, SeriesAnalysis, analyse};
+use super::study::analyse;
 use super::synthetic::{droop_then_bend, job_time_series, rate_series, smt_capacity, usl_capacity};
 
 const SEEDS: u64 = 20;

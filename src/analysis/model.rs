@@ -5,12 +5,10 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::compare::Comparison;
 use super::fit::Fit;
-use super::fleet::Fleet;
 use super::noise::Noise;
 use super::scaling::{Knee, Saturation};
-use super::series::Series;
+use super::series::{Job, Series};
 
 pub const REPORT_SCHEMA: &str = "corescale-report/1";
 
@@ -135,4 +133,197 @@ impl SeriesAnalysis {
     pub fn level(&self, workers: usize) -> Option<&LevelFigures> {
         self.levels.iter().find(|level| level.workers == workers)
     }
+}
+
+// Comparisons between series (computed by `compare`).
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Comparison {
+    /// "jobs/min" or the rate unit shared by the series compared.
+    pub unit: String,
+    /// Ratios in `rows` are relative to this series (the first given).
+    pub baseline: String,
+    pub rows: Vec<ComparisonRow>,
+    /// Series names by capacity at saturation, largest first; when any is censored (its
+    /// capacity only a lower bound), by capacity at the largest load all of them measured.
+    pub ranking: Vec<String>,
+    /// The leader (first in the ranking) against each other series: what the findings say.
+    pub leader_against: Vec<Versus>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ComparisonRow {
+    pub name: String,
+    /// Robust single-thread speed: the median per-worker speed over the first levels while
+    /// they stay within the noise band of each other (see `single_thread_workers`).
+    pub single_thread_speed: Option<f64>,
+    /// The worker counts that baseline is the median of.
+    #[serde(default)]
+    pub single_thread_workers: Vec<usize>,
+    pub saturation_workers: usize,
+    /// The plateau capacity (a lower bound when `saturation_censored`).
+    pub capacity_at_saturation: f64,
+    #[serde(default)]
+    pub saturation_censored: bool,
+    pub physical_cores: Option<usize>,
+    pub logical_cpus: Option<usize>,
+    pub capacity_per_core: Option<f64>,
+    pub cost: Option<f64>,
+    pub capacity_per_cost: Option<f64>,
+    pub per_core_ratio: Option<f64>,
+    pub per_cost_ratio: Option<f64>,
+    /// This series against the baseline.
+    #[serde(flatten)]
+    pub versus: Versus,
+}
+
+/// One series against another (`against`): every ratio is this one's figure over the other's.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Versus {
+    /// This series' name (the numerator).
+    #[serde(default)]
+    pub series: String,
+    pub against: String,
+    pub single_thread_ratio: Option<f64>,
+    /// Plateau capacity over the other's plateau capacity.
+    pub capacity_ratio: f64,
+    /// At every worker count both measured.
+    #[serde(default)]
+    pub by_load: Vec<LoadRatio>,
+    /// Levels up to the smaller physical core count of the two.
+    pub low_load: Option<BandRatio>,
+    /// Levels from the larger physical core count to the smaller logical CPU count.
+    pub high_load: Option<BandRatio>,
+    /// When either side's saturation is censored: the ratios at the largest load both measured.
+    pub common_load: Option<LoadRatio>,
+    /// The speed ratios at low load (median, smallest and largest; else the single-thread
+    /// ratio) all lie within the noise of 1: the two are called similar, not faster or slower.
+    #[serde(default)]
+    pub similar_speed: bool,
+    /// At low load the ratio's median is within the noise of 1 but its ends are not: one is
+    /// faster at some loads, the other at others.
+    #[serde(default)]
+    pub speed_crosses: bool,
+    /// The capacity ratio lies within the noise of 1 (never said of a censored capacity).
+    #[serde(default)]
+    pub similar_capacity: bool,
+    /// Ratios closer to 1 than this (as a fraction) are within the noise of the two series:
+    /// 2 x their combined jitter.
+    #[serde(default)]
+    pub noise_margin: f64,
+}
+
+/// Ratios at one worker count.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LoadRatio {
+    pub workers: usize,
+    pub speed_ratio: f64,
+    pub capacity_ratio: f64,
+}
+
+/// The per-worker speed ratio over a band of levels: the median, with its spread.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct BandRatio {
+    pub from_workers: usize,
+    pub to_workers: usize,
+    pub levels: usize,
+    pub speed_ratio: f64,
+    pub speed_ratio_min: f64,
+    pub speed_ratio_max: f64,
+    /// Where the smallest and the largest ratio were measured.
+    pub min_workers: usize,
+    pub max_workers: usize,
+}
+
+// The fleet view (computed by `fleet`).
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Fleet {
+    /// One row per host, in input order.
+    pub hosts: Vec<FleetHost>,
+    /// Hosts with the same CPU model, core counts, measure and job.
+    pub groups: Vec<SiblingGroup>,
+    /// Hosts measured more than once.
+    pub histories: Vec<HostHistory>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FleetHost {
+    pub host: String,
+    pub cpu_model: Option<String>,
+    pub physical_cores: Option<usize>,
+    pub logical_cpus: Option<usize>,
+    pub runs: usize,
+    /// Medians over the host's runs; capacity only from runs that gave an estimate.
+    pub single_thread_speed: Option<f64>,
+    pub capacity: Option<f64>,
+    /// Some run was still rising at its last level: the capacity is a lower bound.
+    pub capacity_is_lower_bound: bool,
+    /// "clean", or how many of its runs were disturbed, or "not judged".
+    pub verdict: String,
+    /// Index into `groups`.
+    pub group: usize,
+    /// Capacity (at `SiblingGroup::compared_at` workers when set) and single-thread speed
+    /// over the median of the host's siblings, the other hosts of its group.
+    pub capacity_vs_group: Option<f64>,
+    pub speed_vs_group: Option<f64>,
+    /// Capacity departs from the group median by more than the group's threshold.
+    pub outlier: bool,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SiblingGroup {
+    pub cpu_model: Option<String>,
+    pub physical_cores: Option<usize>,
+    pub logical_cpus: Option<usize>,
+    pub job: Job,
+    pub hosts: Vec<String>,
+    pub median_capacity: f64,
+    /// When some host's capacity is only a lower bound, capacities are compared at the
+    /// largest load every host of the group measured, this many workers.
+    pub compared_at: Option<usize>,
+    /// A host's capacity ratio must depart from 1 by more than this to be an outlier: the
+    /// larger of 3 robust deviations of the group's ratios, 2·√2 times the hosts' median
+    /// jitter, and 3% (`threshold_is_floor` when the floor decided).
+    pub threshold: f64,
+    pub threshold_is_floor: bool,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct HostHistory {
+    pub host: String,
+    /// In the order the runs started.
+    pub runs: Vec<HistoryRun>,
+    pub median_capacity: f64,
+    /// A run departing from the median by more than this is called out: the larger of 3
+    /// robust deviations of the runs' capacities, 2·√2 times the runs' median jitter, and 3%.
+    pub threshold: f64,
+    /// Per load level over the runs (seed 003's table): median and range.
+    pub levels: Vec<HistoryLevel>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct HistoryRun {
+    pub series: String,
+    pub started_at: Option<String>,
+    /// None when the run gave no capacity estimate (too few levels kept).
+    pub capacity: Option<f64>,
+    pub single_thread_speed: Option<f64>,
+    /// The largest steal of any level of the run, in percent.
+    pub steal_pct: Option<f64>,
+    /// Capacity over the host's median.
+    pub capacity_vs_history: Option<f64>,
+    pub departs: bool,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct HistoryLevel {
+    pub workers: usize,
+    pub runs: usize,
+    pub capacity_median: f64,
+    pub capacity_min: f64,
+    pub capacity_max: f64,
+    pub cpu_fraction_median: Option<f64>,
+    /// Median capacity over the median capacity at the first level, times its workers.
+    pub speedup_median: f64,
 }

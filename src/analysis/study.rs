@@ -5,12 +5,14 @@ use super::compare::compare;
 use super::findings::{MAX_FINDINGS, findings, series_warnings};
 use super::fit::{Fit, Model, fit};
 use super::fleet::{fleet, fleet_findings};
+use super::model::{
+    Analysis, FitRange, Fits, LevelFigures, MISLEADING_EVIDENCE, REPORT_SCHEMA, SeriesAnalysis,
+    SingleCurve,
+};
 use super::noise::noise;
 use super::scaling::{Knee, knee, saturation, smt_yield, time_per_work};
 use super::segments::{self, bic};
 use super::series::{Job, Measure, Point, Series};
-
-pub use super::model::*;
 
 pub fn analyse(series: Vec<Series>) -> Analysis {
     let analysed: Vec<SeriesAnalysis> = series.into_iter().map(analyse_series).collect();

@@ -6,8 +6,9 @@ use std::path::Path;
 use anyhow::{Context, Result};
 
 use crate::analysis::input::{printable, read_series, result_files};
+use crate::analysis::model::Analysis;
 use crate::analysis::series::Series;
-use crate::analysis::study::{Analysis, analyse};
+use crate::analysis::study::analyse;
 use crate::cli::ReportArgs;
 use crate::error::UsageError;
 use crate::report::charts::{figures, render_png};

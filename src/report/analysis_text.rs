@@ -7,7 +7,7 @@ use super::table;
 use super::tables::{
     Table, comparison_table, fits_table, fleet_table, history_table, series_table,
 };
-use crate::analysis::study::Analysis;
+use crate::analysis::model::Analysis;
 
 pub fn render(analysis: &Analysis, wide: bool) -> String {
     let mut tables = Vec::new();

@@ -13,9 +13,10 @@ use plotters::coord::Shift;
 use plotters::prelude::*;
 
 use crate::analysis::fit::Model;
-use crate::analysis::fleet::Fleet;
+use crate::analysis::model::Fleet;
+use crate::analysis::model::{Analysis, LevelFigures, SeriesAnalysis};
 use crate::analysis::series::Measure;
-use crate::analysis::study::{Analysis, LevelFigures, SeriesAnalysis, measure_groups};
+use crate::analysis::study::measure_groups;
 
 /// The SVG's own size; the page scales it to its width through the viewBox.
 pub const WIDTH: u32 = 1000;
@@ -124,7 +125,7 @@ pub fn figures(analysis: &Analysis) -> Vec<Figure> {
 /// host's capacity run by run against its own median.
 fn fleet_figures(fleet: &Fleet) -> Vec<Figure> {
     let mut figures = Vec::new();
-    let compared: Vec<(usize, &crate::analysis::fleet::FleetHost)> = fleet
+    let compared: Vec<(usize, &crate::analysis::model::FleetHost)> = fleet
         .hosts
         .iter()
         .filter(|host| host.capacity_vs_group.is_some())

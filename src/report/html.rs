@@ -8,7 +8,7 @@ use super::tables::{
     Table, comparison_table, fits_table, fleet_table, history_levels_table, history_table,
     levels_table, provenance_table, series_table,
 };
-use crate::analysis::study::Analysis;
+use crate::analysis::model::Analysis;
 
 /// Readable from a 700 px window to a 1920 px screen; printed, one figure per page, tables
 /// whole and every collapsed section open.

@@ -5,7 +5,7 @@ use super::tables::{
     Table, comparison_table, fits_table, fleet_table, history_levels_table, history_table,
     levels_table, provenance_table, series_table,
 };
-use crate::analysis::study::Analysis;
+use crate::analysis::model::Analysis;
 
 /// The page; with `figures` (the PNG directory as seen from the Markdown file), each figure
 /// is linked as an image under its title.

@@ -1,12 +1,12 @@
 //! The analysis as tables of text cells, built once and rendered as terminal text, Markdown or
 //! HTML by the format's own renderer.
 
-use crate::analysis::compare::{BandRatio, Comparison};
 use crate::analysis::fit::{Fit, Model};
-use crate::analysis::fleet::{Fleet, HostHistory};
+use crate::analysis::model::{Analysis, FitRange, SeriesAnalysis};
+use crate::analysis::model::{BandRatio, Comparison};
+use crate::analysis::model::{Fleet, HostHistory};
 use crate::analysis::scaling::Saturation;
 use crate::analysis::series::Measure;
-use crate::analysis::study::{Analysis, FitRange, SeriesAnalysis};
 use crate::format::significant;
 use crate::format::{bytes, optional};
 

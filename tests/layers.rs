@@ -1,0 +1,123 @@
+//! The layering `src/lib.rs` states, checked on the source: each top-level module uses only
+//! the modules below it, and the analysis modules use each other without a circle.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+const LEAVES: [&str; 6] = ["values", "stats", "format", "redact", "error", "interrupt"];
+
+/// What each module may use besides the leaves.
+fn allowed(module: &str) -> Option<&'static [&'static str]> {
+    Some(match module {
+        "values" | "stats" | "format" | "redact" | "error" | "interrupt" => &[],
+        "host" => &[],
+        "workload" => &["host"],
+        "result" => &["host", "workload"],
+        "sweep" => &["host", "workload", "result"],
+        "analysis" => &["host", "result"],
+        "report" => &["host", "result", "analysis"],
+        "cli" => &["host", "workload", "sweep"],
+        "commands" => &[
+            "host", "workload", "result", "sweep", "analysis", "report", "cli",
+        ],
+        _ => return None,
+    })
+}
+
+fn sources(path: &Path) -> Vec<PathBuf> {
+    if path.is_file() {
+        return vec![path.to_path_buf()];
+    }
+    let mut files = Vec::new();
+    for entry in std::fs::read_dir(path).unwrap() {
+        files.extend(sources(&entry.unwrap().path()));
+    }
+    files
+}
+
+/// The names after `prefix` in `text` (`crate::host::...` gives "host").
+fn used(text: &str, prefix: &str) -> BTreeSet<String> {
+    text.match_indices(prefix)
+        .map(|(at, _)| {
+            text[at + prefix.len()..]
+                .chars()
+                .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+                .collect::<String>()
+        })
+        .filter(|name| !name.is_empty())
+        .collect()
+}
+
+#[test]
+fn each_module_uses_only_the_layers_below_it() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut checked = 0;
+    for entry in std::fs::read_dir(&src).unwrap() {
+        let path = entry.unwrap().path();
+        let module = path.file_stem().unwrap().to_string_lossy().into_owned();
+        if matches!(module.as_str(), "lib" | "main") {
+            continue;
+        }
+        let permitted = allowed(&module)
+            .unwrap_or_else(|| panic!("src/{module}: add it to the layering in lib.rs and here"));
+        for file in sources(&path) {
+            let text = std::fs::read_to_string(&file).unwrap();
+            for target in used(&text, "crate::") {
+                assert!(
+                    target == module
+                        || LEAVES.contains(&target.as_str()) && !LEAVES.contains(&module.as_str())
+                        || permitted.contains(&target.as_str()),
+                    "{} uses crate::{target}, which is not below {module}",
+                    file.display()
+                );
+            }
+        }
+        checked += 1;
+    }
+    assert!(checked >= 14, "only {checked} modules found");
+}
+
+#[test]
+fn the_analysis_modules_form_no_circle() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/analysis");
+    let mut edges: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    for file in sources(&dir) {
+        let module = file.file_stem().unwrap().to_string_lossy().into_owned();
+        let text = std::fs::read_to_string(&file).unwrap();
+        // Test modules may use anything; the circle that matters is in the code.
+        let code = text.split("#[cfg(test)]").next().unwrap_or_default();
+        let mut targets = used(code, "super::");
+        targets.extend(used(code, "crate::analysis::"));
+        targets.remove(&module);
+        edges.entry(module).or_default().extend(targets);
+    }
+    assert!(edges.contains_key("model") && edges.contains_key("study"));
+    // Depth-first search for a back edge.
+    fn visit(
+        node: &str,
+        edges: &BTreeMap<String, BTreeSet<String>>,
+        path: &mut Vec<String>,
+        done: &mut BTreeSet<String>,
+    ) {
+        if let Some(at) = path.iter().position(|seen| seen == node) {
+            panic!(
+                "analysis modules use each other in a circle: {:?}",
+                &path[at..]
+            );
+        }
+        if !done.insert(node.to_string()) {
+            return;
+        }
+        path.push(node.to_string());
+        for next in edges.get(node).into_iter().flatten() {
+            if edges.contains_key(next) {
+                visit(next, edges, path, done);
+            }
+        }
+        path.pop();
+    }
+    let mut done = BTreeSet::new();
+    for node in edges.keys() {
+        visit(node, &edges, &mut Vec::new(), &mut done);
+    }
+}
