@@ -41,6 +41,7 @@ fn run(series: usize, levels: usize) {
             .map(|index| (format!("server{index:02}"), (32, 64)))
             .collect(),
         costs: Vec::new(),
+        outputs: Vec::new(),
         html: Some(dir.path().join("report.html")),
         png: Some(dir.path().join("png")),
         markdown: Some(dir.path().join("report.md")),
@@ -108,6 +109,7 @@ fn run_fleet(hosts: usize, runs: usize) {
         labels: Vec::new(),
         cores: Vec::new(),
         costs: Vec::new(),
+        outputs: Vec::new(),
         html: Some(dir.path().join("report.html")),
         png: None,
         markdown: None,

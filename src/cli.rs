@@ -102,7 +102,7 @@ pub enum DbCommand {
 
 const REPORT_EXAMPLES: &str = "Examples:
   corescale report rac52.csv rac54.csv rac55.csv --cores rac52=20/40 --cores rac54=8/16 --cores rac55=16/32
-  corescale report run1.json run2.json --html report.html --png figures/ --markdown report.md --json analysis.json
+  corescale report run1.json run2.json -o report.html -o figures/ -o report.md -o analysis.json
   corescale report old.csv --label old.csv=RAC52 --cost RAC52=10000
 
 Inputs: corescale JSON or CSV, test_cpu_parallel CSV (either header), or SLOB-style
@@ -126,19 +126,25 @@ pub struct ReportArgs {
     #[arg(long = "cost", value_name = "NAME=VALUE", value_parser = parse_cost)]
     pub costs: Vec<(String, f64)>,
 
-    /// Write a self-contained HTML page with the four figures, tables and findings.
+    /// Write an output, its format by its name: FILE.html (a self-contained page with the
+    /// figures, tables and findings), FILE.md (Markdown), FILE.json (the whole analysis), or
+    /// DIR/ (the figures as PNG files, the folder created if missing); repeatable.
+    #[arg(short = 'o', long = "output", value_name = "FILE")]
+    pub outputs: Vec<PathBuf>,
+
+    /// Same as -o FILE.html.
     #[arg(long, value_name = "FILE")]
     pub html: Option<PathBuf>,
 
-    /// Write the figures as PNG files into this directory (created if missing).
+    /// Same as -o DIR/.
     #[arg(long, value_name = "DIR")]
     pub png: Option<PathBuf>,
 
-    /// Write tables and findings as Markdown.
+    /// Same as -o FILE.md.
     #[arg(long, value_name = "FILE")]
     pub markdown: Option<PathBuf>,
 
-    /// Write the whole analysis as JSON (fields documented in README).
+    /// Same as -o FILE.json (fields in docs/schema.md).
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,
 

@@ -3,7 +3,7 @@
 use thiserror::Error;
 
 /// A bad command line: unknown value, impossible worker count, unsupported output name.
-#[derive(Debug, Error)]
+#[derive(Debug, Error, PartialEq, Eq)]
 #[error("{message}")]
 pub struct UsageError {
     message: String,

@@ -690,3 +690,49 @@ fn a_corescale_run_brings_its_provenance_to_the_page() {
     let text = std::fs::read_to_string(&markdown).unwrap();
     assert!(text.contains("- box ran `"), "{text}");
 }
+
+/// `-o` picks each output's format by its name, as `run -o` does; the format flags stay as
+/// aliases and give the same files.
+#[test]
+fn outputs_are_chosen_by_their_names() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = |name: &str| dir.path().join(name);
+    let folder = format!("{}/", path("figures").display());
+    anchor_report_command()
+        .args(["-q", "-o"])
+        .arg(path("report.html"))
+        .arg("-o")
+        .arg(path("report.md"))
+        .arg("-o")
+        .arg(path("analysis.json"))
+        .args(["-o", &folder])
+        .assert()
+        .success();
+    assert!(
+        std::fs::read_to_string(path("report.html"))
+            .unwrap()
+            .contains("<svg")
+    );
+    let markdown = std::fs::read_to_string(path("report.md")).unwrap();
+    assert!(
+        markdown.contains("](figures/"),
+        "the Markdown links the PNG folder"
+    );
+    let pngs = std::fs::read_dir(path("figures")).unwrap().count();
+    assert!(pngs >= 4, "{pngs} PNG files");
+    let by_name = read_json(&path("analysis.json"));
+    anchor_report_command()
+        .args(["-q", "--json"])
+        .arg(path("alias.json"))
+        .assert()
+        .success();
+    assert_eq!(by_name["series"], read_json(&path("alias.json"))["series"]);
+    anchor_report_command()
+        .args(["-q", "-o"])
+        .arg(path("report.pdf"))
+        .assert()
+        .code(2)
+        .stderr(contains(
+            "name it *.html, *.md or *.json, or end it with / for a folder",
+        ));
+}

@@ -3,7 +3,7 @@
 use std::collections::BTreeSet;
 use std::path::Path;
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 
 use crate::analysis::input::{printable, read_series, result_files};
 use crate::analysis::model::Analysis;
@@ -11,9 +11,8 @@ use crate::analysis::series::Series;
 use crate::analysis::study::analyse;
 use crate::cli::ReportArgs;
 use crate::error::UsageError;
-use crate::report::charts::{figures, render_png};
-use crate::report::{analysis_text, html, markdown};
-use crate::result::writer::write_atomically;
+use crate::report::analysis_text;
+use crate::report::output::{Format, renderer};
 
 pub fn execute(args: &ReportArgs) -> Result<()> {
     let series = load_series(args)?;
@@ -87,60 +86,30 @@ fn disambiguate(series: &mut [Series]) {
     }
 }
 
+/// Every output asked for, by `-o` and by the format flags, each through its renderer.
 fn write_outputs(args: &ReportArgs, analysis: &Analysis) -> Result<()> {
-    if let Some(path) = &args.json {
-        let mut text = serde_json::to_vec_pretty(analysis)?;
-        text.push(b'\n');
-        write_file(path, &text)?;
+    let mut outputs = Vec::new();
+    for path in &args.outputs {
+        outputs.push((Format::of(path)?, path.clone()));
     }
-    if let Some(directory) = &args.png {
-        std::fs::create_dir_all(directory)
-            .with_context(|| format!("cannot create '{}'", directory.display()))?;
-        for figure in figures(analysis) {
-            render_png(&figure, &directory.join(format!("{}.png", figure.slug)))?;
+    for (format, path) in [
+        (Format::Json, &args.json),
+        (Format::Png, &args.png),
+        (Format::Markdown, &args.markdown),
+        (Format::Html, &args.html),
+    ] {
+        if let Some(path) = path {
+            outputs.push((format, path.clone()));
         }
     }
-    if let Some(path) = &args.markdown {
-        let linked = args
-            .png
-            .as_deref()
-            .map(|directory| figures_from(path, directory));
-        write_file(
-            path,
-            markdown::render(analysis, linked.as_deref()).as_bytes(),
-        )?;
-    }
-    if let Some(path) = &args.html {
-        write_file(path, html::render(analysis)?.as_bytes())?;
+    // PNG figures first, so the Markdown that links them never points at missing files.
+    outputs.sort_by_key(|(format, _)| *format != Format::Png);
+    let png_folder = outputs
+        .iter()
+        .find(|(format, _)| *format == Format::Png)
+        .map(|(_, path)| path.clone());
+    for (format, path) in &outputs {
+        renderer(*format, png_folder.as_deref()).write(analysis, path)?;
     }
     Ok(())
-}
-
-/// The PNG directory as a link from the Markdown file: relative to the file's directory when
-/// both resolve, else as given. Written with forward slashes, as Markdown links are.
-fn figures_from(markdown: &Path, directory: &Path) -> String {
-    let absolute = |path: &Path| std::path::absolute(path).ok();
-    let base = markdown.parent().and_then(absolute);
-    let relative = base
-        .zip(absolute(directory))
-        .and_then(|(base, directory)| pathdiff::diff_paths(directory, base))
-        .unwrap_or_else(|| directory.to_path_buf());
-    let text = relative
-        .to_string_lossy()
-        .replace('\\', "/")
-        .replace(' ', "%20");
-    if text.is_empty() {
-        ".".to_string()
-    } else {
-        text
-    }
-}
-
-fn write_file(path: &Path, bytes: &[u8]) -> Result<()> {
-    write_atomically(path, bytes).with_context(|| {
-        format!(
-            "cannot write '{}': check the directory exists and has space",
-            path.display()
-        )
-    })
 }

@@ -5,6 +5,7 @@ pub mod charts;
 pub mod host_text;
 pub mod html;
 pub mod markdown;
+pub mod output;
 pub mod run_table;
 pub mod table;
 pub mod tables;

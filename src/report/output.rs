@@ -1,0 +1,155 @@
+//! `report`'s outputs behind one trait: each format renders an analysis into its destination,
+//! chosen by the destination's name (`-o report.html`, `-o report.md`, `-o analysis.json`,
+//! `-o figures/` for PNG files).
+
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result};
+
+use super::charts::{figures, render_png};
+use super::{html, markdown};
+use crate::analysis::model::Analysis;
+use crate::error::UsageError;
+use crate::result::writer::write_atomically;
+
+/// One rendering of an analysis.
+pub trait Renderer {
+    /// Writes the analysis to `destination`, replacing what was there only when complete.
+    fn write(&self, analysis: &Analysis, destination: &Path) -> Result<()>;
+}
+
+/// The formats `report` writes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Format {
+    Html,
+    Markdown,
+    Json,
+    /// One PNG file per figure, into a folder.
+    Png,
+}
+
+impl Format {
+    /// The format a destination's name asks for: its extension, or a folder (a name ending
+    /// in `/`, or an existing directory) for PNG figures.
+    pub fn of(path: &Path) -> Result<Self, UsageError> {
+        let text = path.to_string_lossy();
+        if text.ends_with('/') || path.is_dir() {
+            return Ok(Self::Png);
+        }
+        let extension = path
+            .extension()
+            .map(|extension| extension.to_string_lossy().to_ascii_lowercase());
+        match extension.as_deref() {
+            Some("html" | "htm") => Ok(Self::Html),
+            Some("md" | "markdown") => Ok(Self::Markdown),
+            Some("json") => Ok(Self::Json),
+            _ => Err(UsageError::new(format!(
+                "-o '{text}': name it *.html, *.md or *.json, or end it with / for a folder of PNG figures"
+            ))),
+        }
+    }
+}
+
+struct Html;
+struct Markdown {
+    /// The PNG folder of the same report, linked relative to the Markdown file.
+    figures: Option<PathBuf>,
+}
+struct Json;
+struct Png;
+
+/// The renderer of a format; Markdown links the figures of `png_folder` when there is one.
+pub fn renderer(format: Format, png_folder: Option<&Path>) -> Box<dyn Renderer> {
+    match format {
+        Format::Html => Box::new(Html),
+        Format::Markdown => Box::new(Markdown {
+            figures: png_folder.map(Path::to_path_buf),
+        }),
+        Format::Json => Box::new(Json),
+        Format::Png => Box::new(Png),
+    }
+}
+
+impl Renderer for Html {
+    fn write(&self, analysis: &Analysis, destination: &Path) -> Result<()> {
+        write_file(destination, html::render(analysis)?.as_bytes())
+    }
+}
+
+impl Renderer for Markdown {
+    fn write(&self, analysis: &Analysis, destination: &Path) -> Result<()> {
+        let linked = self
+            .figures
+            .as_deref()
+            .map(|folder| figures_from(destination, folder));
+        write_file(
+            destination,
+            markdown::render(analysis, linked.as_deref()).as_bytes(),
+        )
+    }
+}
+
+impl Renderer for Json {
+    fn write(&self, analysis: &Analysis, destination: &Path) -> Result<()> {
+        let mut text = serde_json::to_vec_pretty(analysis)?;
+        text.push(b'\n');
+        write_file(destination, &text)
+    }
+}
+
+impl Renderer for Png {
+    fn write(&self, analysis: &Analysis, destination: &Path) -> Result<()> {
+        std::fs::create_dir_all(destination)
+            .with_context(|| format!("cannot create '{}'", destination.display()))?;
+        for figure in figures(analysis) {
+            render_png(&figure, &destination.join(format!("{}.png", figure.slug)))?;
+        }
+        Ok(())
+    }
+}
+
+/// The PNG directory as a link from the Markdown file: relative to the file's directory when
+/// both resolve, else as given. Written with forward slashes, as Markdown links are.
+fn figures_from(markdown: &Path, directory: &Path) -> String {
+    let absolute = |path: &Path| std::path::absolute(path).ok();
+    let base = markdown.parent().and_then(absolute);
+    let relative = base
+        .zip(absolute(directory))
+        .and_then(|(base, directory)| pathdiff::diff_paths(directory, base))
+        .unwrap_or_else(|| directory.to_path_buf());
+    let text = relative
+        .to_string_lossy()
+        .replace('\\', "/")
+        .replace(' ', "%20");
+    if text.is_empty() {
+        ".".to_string()
+    } else {
+        text
+    }
+}
+
+fn write_file(path: &Path, bytes: &[u8]) -> Result<()> {
+    write_atomically(path, bytes).with_context(|| {
+        format!(
+            "cannot write '{}': check the directory exists and has space",
+            path.display()
+        )
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_format_follows_the_name() {
+        assert_eq!(Format::of(Path::new("r.html")), Ok(Format::Html));
+        assert_eq!(Format::of(Path::new("r.HTM")), Ok(Format::Html));
+        assert_eq!(Format::of(Path::new("r.md")), Ok(Format::Markdown));
+        assert_eq!(Format::of(Path::new("a.json")), Ok(Format::Json));
+        assert_eq!(Format::of(Path::new("figures/")), Ok(Format::Png));
+        assert_eq!(Format::of(Path::new(".")), Ok(Format::Png));
+        let error = Format::of(Path::new("report.pdf")).unwrap_err().to_string();
+        assert!(error.contains("*.html, *.md or *.json"), "{error}");
+    }
+}
