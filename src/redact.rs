@@ -2,6 +2,7 @@
 //! password replaced. A leaf module, used wherever text leaves the process.
 
 use anyhow::{Context, Result};
+use procfs_core::FromRead;
 
 /// Hides the secrets of every URL in free text: for each `scheme://`, the password between
 /// the user and the last `@` of the word (so a raw `/`, `?` or `#` in the password hides too),
@@ -92,14 +93,9 @@ pub fn hide_passwords_from_ps() -> Result<bool> {
     use std::io::{Seek, SeekFrom, Write};
     let cmdline = std::fs::read("/proc/self/cmdline").context("reading /proc/self/cmdline")?;
     let stat = std::fs::read_to_string("/proc/self/stat").context("reading /proc/self/stat")?;
-    // Fields after the command name (which may hold spaces): arg_start is field 48.
-    let fields: Vec<&str> = stat
-        .rsplit_once(')')
-        .map(|(_, rest)| rest.split_whitespace().collect())
-        .unwrap_or_default();
-    let arg_start: u64 = fields
-        .get(45)
-        .and_then(|field| field.parse().ok())
+    let arg_start = procfs_core::process::Stat::from_read(stat.as_bytes())
+        .ok()
+        .and_then(|stat| stat.arg_start)
         .context("no arg_start in /proc/self/stat")?;
     let mut found = false;
     let mut memory = None;

@@ -1,16 +1,16 @@
 //! Turning samples into figures: per-level statistics, speed, capacity, speedup.
 
-pub mod compare;
-pub mod findings;
-pub mod fit;
-pub mod fleet;
+pub(crate) mod compare;
+pub(crate) mod findings;
+pub(crate) mod fit;
+pub(crate) mod fleet;
 pub mod input;
 #[cfg(test)]
 mod known_answers;
 pub mod model;
-pub mod noise;
-pub mod scaling;
-pub mod segments;
+pub(crate) mod noise;
+pub(crate) mod scaling;
+pub(crate) mod segments;
 pub mod series;
 pub mod study;
 pub mod synthetic;

@@ -5,6 +5,8 @@
 use std::collections::BTreeSet;
 use std::time::{Duration, Instant};
 
+use procfs_core::FromRead;
+use procfs_core::process::Stat;
 use serde::{Deserialize, Serialize};
 
 use super::sysfs::FsRoot;
@@ -123,11 +125,16 @@ pub fn process_cpu_seconds(pid: u32) -> Option<f64> {
     Some(process_ticks(&stat)? as f64 / ticks_per_second())
 }
 
-/// utime + stime from a /proc/PID/stat line (fields after the command name, which may hold
-/// spaces, start after the last ')').
+/// utime + stime from a /proc/PID/stat line, parsed by procfs-core.
 fn process_ticks(stat: &str) -> Option<u64> {
-    let fields: Vec<&str> = stat.rsplit_once(')')?.1.split_whitespace().collect();
-    Some(fields.get(11)?.parse::<u64>().ok()? + fields.get(12)?.parse::<u64>().ok()?)
+    let stat = process_stat(stat)?;
+    Some(stat.utime + stat.stime)
+}
+
+/// A /proc/PID/stat line, parsed by procfs-core (which knows the command name may hold
+/// spaces and parentheses).
+pub fn process_stat(stat: &str) -> Option<Stat> {
+    Stat::from_read(stat.as_bytes()).ok()
 }
 
 /// Runnable tasks beyond this process's own at this moment: `procs_running` of /proc/stat
@@ -152,12 +159,8 @@ pub fn other_runnable(root: &FsRoot, procs_running: u64) -> Option<f64> {
         if index >= TASKS_COUNTED {
             return None;
         }
-        let state = std::fs::read_to_string(task.path().join("stat")).unwrap_or_default();
-        let running_state = state
-            .rsplit_once(')')
-            .and_then(|(_, rest)| rest.split_whitespace().next())
-            == Some("R");
-        own += usize::from(running_state);
+        let stat = std::fs::read_to_string(task.path().join("stat")).unwrap_or_default();
+        own += usize::from(process_stat(&stat).is_some_and(|stat| stat.state == 'R'));
     }
     Some((procs_running as f64 - own as f64).max(0.0))
 }
@@ -320,18 +323,23 @@ mod tests {
         std::fs::create_dir_all(dir.path().join("proc/self/task/7")).unwrap();
         std::fs::write(dir.path().join("proc/stat"), stat).unwrap();
         std::fs::write(dir.path().join("proc/self/stat"), own).unwrap();
-        std::fs::write(
-            dir.path().join("proc/self/task/7/stat"),
-            "7 (corescale) R 1 2 3",
-        )
-        .unwrap();
+        std::fs::write(dir.path().join("proc/self/task/7/stat"), task_stat(7)).unwrap();
         let root = FsRoot::new(dir.path());
         (dir, root)
     }
 
-    /// A /proc/PID/stat line with utime and stime (fields 14 and 15).
+    /// A whole /proc/PID/stat line (52 fields, as Linux writes) with utime and stime
+    /// (fields 14 and 15) and a command name holding a space and a parenthesis.
     fn own_stat(utime: u64, stime: u64) -> String {
-        format!("42 (core scale) R 1 42 42 0 -1 4194304 100 0 0 0 {utime} {stime} 0 0 20 0 3 0")
+        let rest = vec!["0"; 52 - 21].join(" ");
+        format!(
+            "42 (core) scale) R 1 42 42 0 -1 4194304 100 0 0 0 {utime} {stime} 0 0 20 0 3 0 {rest}"
+        )
+    }
+
+    /// A running thread's whole stat line.
+    fn task_stat(tid: u32) -> String {
+        own_stat(1, 1).replacen("42", &tid.to_string(), 1)
     }
 
     #[test]

@@ -1,10 +1,10 @@
 //! What the machine is and what it is doing: topology, OS figures, hardware counters, pinning.
 
-pub mod counters;
-pub mod interference;
-pub mod memory_limit;
-pub mod os_stats;
-pub mod pinning;
+pub(crate) mod counters;
+pub(crate) mod interference;
+pub(crate) mod memory_limit;
+pub(crate) mod os_stats;
+pub(crate) mod pinning;
 pub mod sysfs;
 pub mod topology;
 

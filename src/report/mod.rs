@@ -1,11 +1,11 @@
 //! Renderers: turn documents into text for people. A renderer never measures.
 
 pub mod analysis_text;
-pub mod charts;
-pub mod host_text;
+pub(crate) mod charts;
+pub(crate) mod host_text;
 pub mod html;
 pub mod markdown;
-pub mod output;
-pub mod run_table;
-pub mod table;
-pub mod tables;
+pub(crate) mod output;
+pub(crate) mod run_table;
+pub(crate) mod table;
+pub(crate) mod tables;

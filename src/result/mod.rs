@@ -1,8 +1,8 @@
 //! The versioned result document (`corescale/1`) and its writers.
 
-pub mod csv_format;
-pub mod summary;
-pub mod writer;
+pub(crate) mod csv_format;
+pub(crate) mod summary;
+pub(crate) mod writer;
 
 pub use crate::stats::Stats;
 

@@ -1,6 +1,6 @@
 //! Load levels and the runner that measures them.
 
-pub mod plan;
+pub(crate) mod plan;
 pub mod progress;
 pub mod runner;
-pub mod stop;
+pub(crate) mod stop;

@@ -7,9 +7,6 @@ use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
 
 use crate::interrupt;
 
-/// Exit code of a run stopped by Ctrl-C, as shells report SIGINT.
-pub const INTERRUPTED_EXIT_CODE: i32 = 128 + SIGINT;
-
 /// Whether a signal is ignored by inheritance (`nohup` ignores SIGHUP): the SigIgn mask of
 /// /proc/self/status, read rather than changed.
 fn ignored(signal: i32) -> bool {

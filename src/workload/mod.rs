@@ -3,13 +3,13 @@
 //! defaults and validation, and its [`Workload`]; the runner knows nothing about any of them.
 //! Adding one takes its file, its `mod` line and one line in the `workloads!` table below.
 
-pub mod bandwidth;
+pub(crate) mod bandwidth;
 pub mod cpu;
 pub mod db;
 pub mod lio;
-pub mod memory;
-pub mod rng;
-pub mod slob;
+pub(crate) mod memory;
+pub(crate) mod rng;
+pub(crate) mod slob;
 
 use std::collections::BTreeMap;
 use std::time::Duration;

@@ -3,15 +3,15 @@
 //! — or the matching update — as prepared statements; the figures come from the database's
 //! own counters, read before and after every level, checked against the client's own count.
 
-pub mod args;
-pub mod catalog;
-pub mod driver;
-pub mod mysql;
+pub(crate) mod args;
+pub(crate) mod catalog;
+pub(crate) mod driver;
+pub(crate) mod mysql;
 #[cfg(feature = "oracle")]
 pub mod oracle;
-pub mod pg_wire;
-pub mod postgres;
-pub mod session;
+pub(crate) mod pg_wire;
+pub(crate) mod postgres;
+pub(crate) mod session;
 pub mod target;
 
 use std::sync::{Arc, Mutex};
@@ -69,7 +69,13 @@ struct Baseline {
 
 impl DbWorkload {
     pub fn new(target: &Target, options: DbOptions) -> Result<Self> {
-        let database = connect(target)?;
+        Self::on(connect(target)?, options)
+    }
+
+    /// The workload on a database already connected: its tables from the catalogue, and
+    /// the blocks one statement visits by the database's own instrumentation.
+    fn on(database: Arc<dyn Database>, options: DbOptions) -> Result<Self> {
+        let target = database.target().clone();
         let (schemas, rows) = catalog::inventory(database.as_ref())?;
         if schemas == 0 {
             bail!(
@@ -309,7 +315,151 @@ impl DbFigures {
 
 #[cfg(test)]
 mod tests {
+    use super::catalog::{ObjectKind, Owned, READY, SetupRecord};
     use super::*;
+
+    /// A database of two catalogued tables whose block counters advance by what the test
+    /// says, and whose sessions answer at once.
+    struct FakeDatabase {
+        target: Target,
+        counters: Mutex<DbCounters>,
+    }
+
+    impl Database for FakeDatabase {
+        fn target(&self) -> &Target {
+            &self.target
+        }
+        fn load_table(&self, _: SetupRecord, _: &(dyn Fn(u64) + Sync)) -> Result<()> {
+            bail!("the fake database is read only")
+        }
+        fn lock_setup(&self) -> Result<()> {
+            Ok(())
+        }
+        fn has_catalogue(&self) -> Result<bool> {
+            Ok(true)
+        }
+        fn catalogue(&self) -> Result<Vec<Owned>> {
+            Ok((0..2)
+                .map(|schema| Owned {
+                    kind: Some(ObjectKind::Table),
+                    name: table_name(schema),
+                    state: READY.to_string(),
+                    parameters: SetupRecord {
+                        schema,
+                        schemas: 2,
+                        rows: 1000,
+                    }
+                    .to_json(),
+                })
+                .collect())
+        }
+        fn create_catalogue(&self) -> Result<()> {
+            bail!("the fake database is read only")
+        }
+        fn drop_owned(&self, _: &Owned) -> Result<()> {
+            bail!("the fake database is read only")
+        }
+        fn drop_catalogue(&self) -> Result<()> {
+            bail!("the fake database is read only")
+        }
+        fn lookalikes(&self) -> Result<Vec<String>> {
+            Ok(Vec::new())
+        }
+        fn open_session(&self) -> Result<Box<dyn DbSession>> {
+            bail!("this test drives the level figures only")
+        }
+        fn counters(&self) -> Result<DbCounters> {
+            Ok(*self.counters.lock().unwrap())
+        }
+        fn blocks_per_statement(
+            &self,
+            _: u64,
+            _: u64,
+            work_unit: u64,
+            update: bool,
+        ) -> Result<f64> {
+            // One block per row, and an update also visits its index leaf.
+            Ok(work_unit as f64 + 1.0 + f64::from(u8::from(update)))
+        }
+    }
+
+    #[test]
+    fn level_figures_come_from_the_databases_counters_checked_against_the_clients() {
+        let database = Arc::new(FakeDatabase {
+            target: Target::parse("postgres://u@db.example/test").unwrap(),
+            counters: Mutex::new(DbCounters {
+                lio: 5_000.0,
+                pio: 10.0,
+                db_cpu_s: None,
+            }),
+        });
+        let options = DbOptions {
+            work_unit: 9,
+            update_share: 0.5,
+            update_work_unit: 4,
+            server_loop: false,
+            think_time: None,
+            job_statements: 100,
+            pipeline: 1,
+        };
+        let workload = DbWorkload::on(database.clone(), options).unwrap();
+        assert_eq!((workload.schemas, workload.rows), (2, 1000));
+        assert_eq!(
+            (workload.blocks.select, workload.blocks.update),
+            (10.0, 6.0)
+        );
+        workload.level_started().unwrap();
+        // Two sessions: 100 selects and 50 updates between them, all blocks counted by the
+        // server, which spent 1.5 s of backend CPU.
+        let sessions: Vec<SessionCounts> = vec![
+            Box::new(SessionTally {
+                statements: 90,
+                updates: 30,
+                rows_visited: 0,
+                client_blocks: 60.0 * 10.0 + 30.0 * 6.0,
+                backend_cpu_s: Some(1.0),
+                published: true,
+            }),
+            Box::new(SessionTally {
+                statements: 60,
+                updates: 20,
+                rows_visited: 0,
+                client_blocks: 40.0 * 10.0 + 20.0 * 6.0,
+                backend_cpu_s: Some(0.5),
+                published: true,
+            }),
+        ];
+        let client_blocks = 1000.0 + 300.0;
+        database.counters.lock().unwrap().lio += client_blocks;
+        let totals = LevelTotals {
+            workers: 2,
+            elapsed_s: 2.0,
+            cpu_s: 0.5,
+            ops: 0,
+        };
+        let figures = workload.level_figures(&sessions, &totals).unwrap();
+        let recorded = &figures.recorded;
+        assert_eq!(recorded["statements"], 150.0);
+        assert_eq!(recorded["updates"], 50.0);
+        assert_eq!(recorded[DB_LIO_PER_S], client_blocks / 2.0);
+        assert_eq!(recorded["db_lio_per_s_per_worker"], client_blocks / 4.0);
+        assert_eq!(recorded["db_lio_over_client_blocks"], 1.0);
+        assert_eq!(recorded["db_hit_ratio"], 1.0);
+        assert_eq!(recorded[DB_CPU_S], 1.5);
+        assert_eq!(recorded["client_cpu_share"], 0.5 / 2.0);
+        assert_eq!(recorded["blocks_per_update"], 6.0);
+        assert!(figures.warnings.is_empty(), "{:?}", figures.warnings);
+        // The server counts twice the client's blocks (another client, a changed plan): said.
+        workload.level_started().unwrap();
+        database.counters.lock().unwrap().lio += 2.0 * client_blocks;
+        let figures = workload.level_figures(&sessions, &totals).unwrap();
+        assert_eq!(figures.recorded["db_lio_over_client_blocks"], 2.0);
+        assert!(
+            figures.warnings[0].contains("counted 2.000x the blocks"),
+            "{:?}",
+            figures.warnings
+        );
+    }
 
     /// The names `result::Level` reads back are the names the figures are recorded under.
     #[test]

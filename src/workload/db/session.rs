@@ -191,3 +191,150 @@ impl WorkerJob for DbSessionJob {
         })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    //! The session loop against a fake driver: what it sends, and how it counts answers that
+    //! come back late (pipelined) or not at all.
+    use std::sync::{Arc, Mutex};
+
+    use super::*;
+
+    /// A driver that records every statement and answers batches of `batch` statements as
+    /// `pg_wire` does (late, when pipelined); each statement visits its key range.
+    struct Fake {
+        sent: Arc<Mutex<Vec<PlannedStatement>>>,
+        pending: Vec<PlannedStatement>,
+        published: bool,
+    }
+
+    fn answer(statements: &[PlannedStatement]) -> Answered {
+        let mut answered = Answered::default();
+        for statement in statements {
+            if statement.update {
+                answered.updates += 1;
+            } else {
+                answered.selects += 1;
+            }
+            answered.rows += statement.last_key - statement.first_key + 1;
+        }
+        answered
+    }
+
+    impl DbSession for Fake {
+        fn select(&mut self, _: u64, _: u64, _: u64) -> Result<u64> {
+            anyhow::bail!("the session loop submits; it never calls select")
+        }
+        fn update(&mut self, _: u64, _: u64, _: u64) -> Result<u64> {
+            anyhow::bail!("the session loop submits; it never calls update")
+        }
+        fn submit(&mut self, statement: PlannedStatement, batch: usize) -> Result<Answered> {
+            self.sent.lock().unwrap().push(statement);
+            self.pending.push(statement);
+            // One batch in flight waits for its answer (the classic round trip); pipelined,
+            // two are in flight and the older is answered when the newer is full.
+            let in_flight = if batch <= 1 { 1 } else { 2 };
+            if self.pending.len() < in_flight * batch.max(1) {
+                return Ok(Answered::default());
+            }
+            let older: Vec<_> = self.pending.drain(..batch.max(1)).collect();
+            Ok(answer(&older))
+        }
+        fn drain(&mut self) -> Result<Answered> {
+            Ok(answer(&std::mem::take(&mut self.pending)))
+        }
+        fn publish_statistics(&mut self) -> Result<()> {
+            if self.published {
+                Ok(())
+            } else {
+                anyhow::bail!("statistics stayed with the session")
+            }
+        }
+    }
+
+    fn options(update_share: f64, pipeline: usize) -> DbOptions {
+        DbOptions {
+            work_unit: 10,
+            update_share,
+            update_work_unit: 4,
+            server_loop: false,
+            think_time: None,
+            job_statements: 1000,
+            pipeline,
+        }
+    }
+
+    const BLOCKS: BlocksPer = BlocksPer {
+        select: 11.0,
+        update: 5.0,
+    };
+
+    fn session(options: DbOptions) -> (DbSessionJob, Arc<Mutex<Vec<PlannedStatement>>>) {
+        let sent = Arc::new(Mutex::new(Vec::new()));
+        let fake = Fake {
+            sent: Arc::clone(&sent),
+            pending: Vec::new(),
+            published: true,
+        };
+        let job = DbSessionJob::start(Box::new(fake), options, 3, 1, 500, BLOCKS).unwrap();
+        sent.lock().unwrap().clear();
+        (job, sent)
+    }
+
+    fn tally(job: &mut DbSessionJob) -> SessionTally {
+        *job.counters().downcast::<SessionTally>().unwrap()
+    }
+
+    #[test]
+    fn statements_are_the_asked_mix_over_the_sessions_table() {
+        let (mut job, sent) = session(options(0.25, 1));
+        job.run_job().unwrap();
+        let sent = sent.lock().unwrap();
+        assert_eq!(sent.len(), 1000);
+        let updates = sent.iter().filter(|statement| statement.update).count();
+        assert!((200..300).contains(&updates), "{updates} updates of 1000");
+        for statement in sent.iter() {
+            assert_eq!(statement.schema, 1);
+            let span = if statement.update { 4 } else { 10 };
+            assert_eq!(statement.last_key - statement.first_key, span);
+            assert!(statement.last_key < 500);
+        }
+    }
+
+    #[test]
+    fn pipelined_answers_are_counted_once_and_none_is_lost() {
+        for pipeline in [1, 3, 32] {
+            let (mut job, sent) = session(options(0.2, pipeline));
+            let blocks = job.run_job().unwrap();
+            let sent = sent.lock().unwrap().clone();
+            let updates = sent.iter().filter(|statement| statement.update).count() as u64;
+            let selects = sent.len() as u64 - updates;
+            // The job drains what is in flight: every statement it sent is counted in it.
+            assert_eq!(
+                blocks,
+                BLOCKS.of(selects, updates) as u64,
+                "pipeline {pipeline}"
+            );
+            let counted = tally(&mut job);
+            assert_eq!(counted.statements, 1000, "pipeline {pipeline}");
+            assert_eq!(counted.updates, updates);
+            let rows: u64 = sent.iter().map(|s| s.last_key - s.first_key + 1).sum();
+            assert_eq!(counted.rows_visited, rows);
+            assert_eq!(counted.client_blocks, BLOCKS.of(selects, updates));
+            assert!(counted.published);
+        }
+    }
+
+    #[test]
+    fn a_session_that_cannot_publish_says_so() {
+        let (mut job, _) = session(options(0.0, 1));
+        job.run_job().unwrap();
+        // Swap in a driver whose statistics stay with it.
+        job.connection = Box::new(Fake {
+            sent: Arc::new(Mutex::new(Vec::new())),
+            pending: Vec::new(),
+            published: false,
+        });
+        assert!(!tally(&mut job).published);
+    }
+}

@@ -147,10 +147,6 @@ impl BufferCache {
         })
     }
 
-    pub fn buffers(&self) -> usize {
-        self.headers.len()
-    }
-
     fn buffer_words(&self, buffer: u32) -> &[AtomicU64] {
         let start = buffer as usize * self.block_words;
         &self.words[start..start + self.block_words]
@@ -354,17 +350,6 @@ impl BufferCache {
             }
             current = link.load(Ordering::Relaxed);
         }
-    }
-
-    /// Writes every dirty buffer back (after a run, so the data file holds every update).
-    pub fn flush(&self, source: &dyn BlockSource, scratch: &mut [u8]) -> Result<()> {
-        for (buffer, (header, using)) in self.headers.iter().zip(&self.uses).enumerate() {
-            if using.dirty.swap(false, Ordering::AcqRel) {
-                let address = header.address.load(Ordering::Relaxed);
-                source.write(address, scratch, self.buffer_words(buffer as u32))?;
-            }
-        }
-        Ok(())
     }
 
     pub fn chain_latch_stats(&self) -> LatchStats {

@@ -230,14 +230,6 @@ impl Engine {
         }
         Ok(counts)
     }
-
-    /// Writes dirty buffers back to the data file, if there is one.
-    pub fn flush(&self, scratch: &mut [u8]) -> Result<()> {
-        match &self.file {
-            Some(file) => self.cache.flush(file, scratch),
-            None => Ok(()),
-        }
-    }
 }
 
 /// Builds a cache that holds every block, each placed once at load time.

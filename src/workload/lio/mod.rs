@@ -3,10 +3,10 @@
 //! statement, and its operations are the blocks it visits (LIO) — or reads (PIO) with
 //! `--direct-path`, which has no cache to visit.
 
-pub mod args;
-pub mod cache;
+pub(crate) mod args;
+pub(crate) mod cache;
 pub mod engine;
-pub mod latch;
+pub(crate) mod latch;
 pub mod layout;
 pub mod storage;
 
