@@ -7,7 +7,7 @@ use std::path::Path;
 
 use corescale::analysis::study::analyse;
 use corescale::report::{analysis_text, markdown};
-use corescale::result::import::parse_series;
+use corescale::analysis::input::parse_series;
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|bytes: &[u8]| {
