@@ -1,16 +1,14 @@
 //! The bandwidth workload: STREAM's triad a[i] = b[i] + s * c[i] over three per-worker arrays,
 //! each several times the last-level cache. Counted as STREAM counts it: 24 bytes per element.
 
-use anyhow::{Result, ensure};
+use anyhow::Result;
 use clap::Args;
 
 use crossbeam_utils::CachePadded;
 
 use super::{
     ArrayArgs, BuildContext, WorkerJob, Workload, WorkloadInfo, WorkloadKind, WorkloadOptions,
-    default_array_bytes,
 };
-use crate::host::Topology;
 
 /// Bytes STREAM counts per triad element: read b, read c, write a.
 pub const BYTES_PER_ELEMENT: u64 = 24;
@@ -46,24 +44,15 @@ pub struct BandwidthArgs {
 impl WorkloadOptions for BandwidthArgs {
     fn build(&self, context: &BuildContext) -> Result<Box<dyn Workload>> {
         Ok(Box::new(BandwidthWorkload::new(
-            self.array.array_size,
+            self.array.bytes(context.topology)?,
             context.job_size,
-            context.topology,
         )?))
     }
 }
 
 impl BandwidthWorkload {
-    pub fn new(
-        array_bytes: Option<u64>,
-        job_size: Option<u64>,
-        topology: &Topology,
-    ) -> Result<Self> {
-        let bytes = array_bytes.unwrap_or_else(|| default_array_bytes(topology));
-        ensure!(
-            bytes >= 4096,
-            "--array-size must be at least 4K (got {bytes} bytes)"
-        );
+    /// Arrays of `bytes` each (see [`ArrayArgs::bytes`]).
+    pub fn new(bytes: u64, job_size: Option<u64>) -> Result<Self> {
         let elements = (bytes / 8) as usize;
         let bytes_per_pass = elements as u64 * BYTES_PER_ELEMENT;
         Ok(Self {

@@ -2,7 +2,7 @@
 //! last-level cache. Each next index is computed from the value just read, so accesses cannot
 //! overlap: the loop is bound by memory latency, not bandwidth.
 
-use anyhow::{Result, ensure};
+use anyhow::Result;
 
 use crossbeam_utils::CachePadded;
 
@@ -11,9 +11,8 @@ use clap::Args;
 use super::rng::scramble;
 use super::{
     ArrayArgs, BuildContext, InnerLoopArgs, WorkerJob, Workload, WorkloadInfo, WorkloadKind,
-    WorkloadOptions, default_array_bytes,
+    WorkloadOptions,
 };
-use crate::host::Topology;
 
 /// Accesses of one default job: about 1 s at the ~170 ns per access (DRAM plus TLB miss)
 /// measured on the KVM guest this was developed on.
@@ -53,24 +52,15 @@ impl WorkloadOptions for MemoryArgs {
     fn build(&self, context: &BuildContext) -> Result<Box<dyn Workload>> {
         let job_size = self.loops.job_size(context.job_size, 50_000)?;
         Ok(Box::new(MemoryWorkload::new(
-            self.array.array_size,
+            self.array.bytes(context.topology)?,
             job_size,
-            context.topology,
         )?))
     }
 }
 
 impl MemoryWorkload {
-    pub fn new(
-        array_bytes: Option<u64>,
-        job_size: Option<u64>,
-        topology: &Topology,
-    ) -> Result<Self> {
-        let bytes = array_bytes.unwrap_or_else(|| default_array_bytes(topology));
-        ensure!(
-            bytes >= 4096,
-            "--array-size must be at least 4K (got {bytes} bytes)"
-        );
+    /// Arrays of `bytes` each (see [`ArrayArgs::bytes`]).
+    pub fn new(bytes: u64, job_size: Option<u64>) -> Result<Self> {
         // A power of two lets the index be masked instead of divided.
         let array_words = usize::try_from(bytes / 8)
             .ok()

@@ -286,10 +286,19 @@ pub struct ArrayArgs {
     pub array_size: Option<u64>,
 }
 
-/// Default array size for the memory workloads: 4x the last-level cache, so almost every
-/// access misses it; 256 MiB when the cache size is unknown.
-pub fn default_array_bytes(topology: &Topology) -> u64 {
-    topology
-        .last_level_cache_bytes()
-        .map_or(256 << 20, |bytes| bytes * 4)
+impl ArrayArgs {
+    /// Bytes per array: as given, else 4x the last-level cache, so almost every access
+    /// misses it (256 MiB when the cache size is unknown).
+    pub fn bytes(&self, topology: &Topology) -> Result<u64> {
+        let bytes = self.array_size.unwrap_or_else(|| {
+            topology
+                .last_level_cache_bytes()
+                .map_or(256 << 20, |bytes| bytes * 4)
+        });
+        anyhow::ensure!(
+            bytes >= 4096,
+            "--array-size must be at least 4K (got {bytes} bytes)"
+        );
+        Ok(bytes)
+    }
 }

@@ -28,7 +28,8 @@ use super::{
 };
 pub use driver::{
     Answered, Database, DbCounters, DbSession, PREFIX, PlannedStatement, PreparedStatements,
-    connect, loop_function, mean_of_samples, quote_backtick, quote_double, sample_keys, table_name,
+    connect, loop_function, mean_of_samples, quote_backtick, quote_double, sample_keys,
+    sample_statement, table_name,
 };
 use session::{BlocksPer, DbSessionJob, SessionTally};
 use target::Target;

@@ -14,7 +14,7 @@ use super::catalog::{CATALOG_TABLE, LOADING, LOCK_NAME, ObjectKind, Owned, READY
 use super::target::{Target, within};
 use super::{
     Database, DbCounters, DbSession, PREFIX, PreparedStatements, mean_of_samples, quote_backtick,
-    sample_keys, table_name,
+    sample_keys, sample_statement, table_name,
 };
 use crate::workload::rng::permutation;
 
@@ -270,15 +270,7 @@ impl Database for MySql {
         let mut samples = Vec::new();
         for first_key in sample_keys(rows, work_unit) {
             let last_key = first_key + work_unit;
-            let statement = if update {
-                format!(
-                    "UPDATE {table} SET scratch = scratch + 1 WHERE `key` BETWEEN {first_key} AND {last_key}"
-                )
-            } else {
-                format!(
-                    "SELECT SUM(scratch), COUNT(*) FROM {table} WHERE `key` BETWEEN {first_key} AND {last_key}"
-                )
-            };
+            let statement = sample_statement(&table, "`key`", first_key, last_key, update);
             // An update is measured inside a transaction that is rolled back: no row changes.
             connection
                 .query_drop("START TRANSACTION")

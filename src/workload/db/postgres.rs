@@ -11,7 +11,7 @@ use super::pg_wire::{ServerError, WireSession};
 use super::target::Target;
 use super::{
     Answered, Database, DbCounters, DbSession, PREFIX, PlannedStatement, loop_function,
-    mean_of_samples, quote_double, sample_keys, table_name,
+    mean_of_samples, quote_double, sample_keys, sample_statement, table_name,
 };
 use crate::workload::rng::permutation;
 
@@ -265,15 +265,7 @@ fn explain_samples(
     let table = quote_double(&table_name(schema));
     for first_key in sample_keys(rows, work_unit) {
         let last_key = first_key + work_unit;
-        let statement = if update {
-            format!(
-                "UPDATE {table} SET scratch = scratch + 1 WHERE key BETWEEN {first_key} AND {last_key}"
-            )
-        } else {
-            format!(
-                "SELECT sum(scratch), count(*) FROM {table} WHERE key BETWEEN {first_key} AND {last_key}"
-            )
-        };
+        let statement = sample_statement(&table, "key", first_key, last_key, update);
         session.simple("BEGIN")?;
         let plan = session.query_value::<String>(
             &format!("EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) {statement}"),
