@@ -9,6 +9,7 @@ use clap::{Args, CommandFactory, Parser, Subcommand};
 
 use crate::error::UsageError;
 use crate::host::pinning::Pin;
+use crate::redact::redact_argument;
 use crate::sweep::plan::SweepSpec;
 use crate::values::{Workers, parse_count, parse_duration, parse_percent, parse_workers};
 use crate::workload::db::args::{DbSetupArgs, DbTargetArgs};
@@ -282,9 +283,8 @@ pub struct SweepArgs {
           value_parser = clap::value_parser!(u32).range(1..=10_000), global = true)]
     pub max_repeat: u32,
 
-    /// Work per job in the workload's unit: cpu iterations (default 350M), memory accesses
-    /// (6M), bandwidth passes (enough to move 10 GB), lio/pio/db statements (2000/2000/1000).
-    /// Suffixes K, M, G.
+    /// Work per job in the workload's unit (its `--help` says which, and the default); for
+    /// lio, pio and db it makes fixed-work jobs of N statements. Suffixes K, M, G.
     #[arg(long, value_name = "N", value_parser = parse_count, global = true)]
     pub job_size: Option<u64>,
 
@@ -423,7 +423,15 @@ pub fn normalize(arguments: Vec<OsString>) -> Result<Vec<OsString>, UsageError> 
         }
         index += 1;
     }
-    let named = first_positional(&rest);
+    // The workload goes first, right after `run`: its own options may then come anywhere,
+    // before or after its name (clap reads a subcommand's options only after it).
+    let named = first_positional(&rest).map(|index| {
+        let name = rest.remove(index).to_string_lossy().into_owned();
+        if index > 0 && rest[index - 1] == "--" {
+            rest.remove(index - 1);
+        }
+        name
+    });
     let help_only = named.is_none()
         && mode.is_none()
         && rest
@@ -437,7 +445,8 @@ pub fn normalize(arguments: Vec<OsString>) -> Result<Vec<OsString>, UsageError> 
         && !names.contains(name)
     {
         return Err(UsageError::new(format!(
-            "'{name}' is not a workload: use {}",
+            "'{}' is not a workload: use {}",
+            redact_argument(name),
             listed(&names, "or")
         )));
     }
@@ -448,16 +457,25 @@ pub fn normalize(arguments: Vec<OsString>) -> Result<Vec<OsString>, UsageError> 
                 "the workload is given twice ({named} and --mode {mode}): give it once, e.g. `corescale run {named}`"
             )));
         }
-        (None, Some(mode)) => normalized.push(mode.into()),
+        (Some(name), None) | (None, Some(name)) => normalized.push(name.into()),
         (None, None) if !help_only => normalized.push(WorkloadKind::Cpu.name().into()),
-        _ => {}
+        (None, None) => {}
     }
     normalized.extend(rest);
     Ok(normalized)
 }
 
-/// The first argument of `run` that is neither an option nor an option's value: the workload.
-fn first_positional(arguments: &[OsString]) -> Option<String> {
+/// Whether an option is `--long` by its name or one of its aliases.
+fn has_long(arg: &clap::Arg, long: &str) -> bool {
+    arg.get_long() == Some(long)
+        || arg
+            .get_all_aliases()
+            .is_some_and(|aliases| aliases.contains(&long))
+}
+
+/// Where the first argument of `run` is that is neither an option nor an option's value:
+/// the workload.
+fn first_positional(arguments: &[OsString]) -> Option<usize> {
     let command = Cli::command();
     let run = command.find_subcommand("run")?;
     // Options taking a value, of `run` and of every workload.
@@ -467,36 +485,34 @@ fn first_positional(arguments: &[OsString]) -> Option<String> {
             .flat_map(|command| command.get_arguments())
             .filter(|arg| arg.get_action().takes_values() && !arg.is_positional())
             .any(|arg| {
-                long.is_some_and(|long| {
-                    arg.get_long() == Some(long)
-                        || arg
-                            .get_all_aliases()
-                            .is_some_and(|aliases| aliases.contains(&long))
-                }) || short.is_some_and(|short| arg.get_short() == Some(short))
+                long.is_some_and(|long| has_long(arg, long))
+                    || short.is_some_and(|short| arg.get_short() == Some(short))
             })
     };
-    let mut arguments = arguments.iter().map(|arg| arg.to_string_lossy());
-    while let Some(argument) = arguments.next() {
+    let mut index = 0;
+    while index < arguments.len() {
+        let argument = arguments[index].to_string_lossy();
         if argument == "--" {
-            return arguments.next().map(|arg| arg.into_owned());
+            return (index + 1 < arguments.len()).then_some(index + 1);
         }
         if let Some(long) = argument.strip_prefix("--") {
             if !long.contains('=') && takes_value(Some(long), None) {
-                arguments.next();
+                index += 1;
             }
         } else if let Some(shorts) = argument.strip_prefix('-').filter(|s| !s.is_empty()) {
             // A cluster such as -qw8 or -w 8: the first short that takes a value ends it.
             for (position, short) in shorts.char_indices() {
                 if takes_value(None, Some(short)) {
                     if position + short.len_utf8() == shorts.len() {
-                        arguments.next();
+                        index += 1;
                     }
                     break;
                 }
             }
         } else {
-            return Some(argument.into_owned());
+            return Some(index);
         }
+        index += 1;
     }
     None
 }
@@ -507,21 +523,14 @@ pub fn foreign_option(arguments: &[OsString], option: &str) -> Option<String> {
     if arguments.get(1).and_then(|arg| arg.to_str()) != Some("run") {
         return None;
     }
-    let chosen = first_positional(&arguments[2..])?;
+    let chosen = arguments.get(2)?.to_string_lossy().into_owned();
     let name = option.split('=').next().unwrap_or(option);
     let long = name.strip_prefix("--")?;
     let command = Cli::command();
     let owners: Vec<String> = command
         .find_subcommand("run")?
         .get_subcommands()
-        .filter(|workload| {
-            workload.get_arguments().any(|arg| {
-                arg.get_long() == Some(long)
-                    || arg
-                        .get_all_aliases()
-                        .is_some_and(|aliases| aliases.contains(&long))
-            })
-        })
+        .filter(|workload| workload.get_arguments().any(|arg| has_long(arg, long)))
         .map(|workload| workload.get_name().to_string())
         .collect();
     if owners.is_empty() || owners.contains(&chosen) {

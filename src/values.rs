@@ -154,23 +154,24 @@ fn parse_with_suffix(text: &str, base: u64) -> Result<u64, String> {
 
 /// A duration from 10 ms to a week, e.g. 10s or 1m.
 pub fn parse_duration(text: &str) -> Result<Duration, String> {
-    match humantime::parse_duration(text) {
-        Ok(duration) if duration > LONGEST => Err(format!("'{text}' is too long: at most 7 days")),
-        Ok(duration) if duration >= Duration::from_millis(10) => Ok(duration),
-        Ok(_) => Err(format!("'{text}' is too short: use at least 10ms")),
-        Err(error) => Err(format!(
-            "'{text}' is not a duration such as 10s or 1m: {error}"
-        )),
-    }
+    bounded_duration(text, Duration::from_millis(10))
 }
 
 /// A pause of any length up to a week (a think time may be shorter than 10 ms).
 pub fn parse_pause(text: &str) -> Result<Duration, String> {
+    bounded_duration(text, Duration::ZERO)
+}
+
+fn bounded_duration(text: &str, shortest: Duration) -> Result<Duration, String> {
     match humantime::parse_duration(text) {
         Ok(duration) if duration > LONGEST => Err(format!("'{text}' is too long: at most 7 days")),
-        Ok(duration) => Ok(duration),
+        Ok(duration) if duration >= shortest => Ok(duration),
+        Ok(_) => Err(format!(
+            "'{text}' is too short: use at least {}",
+            humantime::format_duration(shortest)
+        )),
         Err(error) => Err(format!(
-            "'{text}' is not a duration such as 1ms or 100us: {error}"
+            "'{text}' is not a duration such as 10s or 1m: {error}"
         )),
     }
 }

@@ -35,17 +35,55 @@ fn sources(path: &Path) -> Vec<PathBuf> {
     files
 }
 
-/// The names after `prefix` in `text` (`crate::host::...` gives "host").
+/// The names after `prefix` in `text`: `crate::host::...` gives "host", and a group
+/// `crate::{host, result::Level}` gives "host" and "result".
 fn used(text: &str, prefix: &str) -> BTreeSet<String> {
-    text.match_indices(prefix)
-        .map(|(at, _)| {
-            text[at + prefix.len()..]
-                .chars()
-                .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
-                .collect::<String>()
-        })
-        .filter(|name| !name.is_empty())
-        .collect()
+    let name = |rest: &str| -> String {
+        rest.trim_start()
+            .chars()
+            .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+            .collect()
+    };
+    let mut names = BTreeSet::new();
+    for (at, _) in text.match_indices(prefix) {
+        let rest = &text[at + prefix.len()..];
+        if let Some(group) = rest.strip_prefix('{') {
+            // The group's items at its top level, up to its closing brace.
+            let mut depth = 0;
+            let mut item_start = 0;
+            for (index, c) in group.char_indices() {
+                match c {
+                    '{' => depth += 1,
+                    '}' if depth == 0 => {
+                        names.insert(name(&group[item_start..index]));
+                        break;
+                    }
+                    '}' => depth -= 1,
+                    ',' if depth == 0 => {
+                        names.insert(name(&group[item_start..index]));
+                        item_start = index + 1;
+                    }
+                    _ => {}
+                }
+            }
+        } else {
+            names.insert(name(rest));
+        }
+    }
+    names.retain(|name| !name.is_empty() && name != "self");
+    names
+}
+
+#[test]
+fn groups_of_imports_are_read_too() {
+    let names = used(
+        "use crate::{host::Topology, result::{Level, Stats}, values};",
+        "crate::",
+    );
+    assert_eq!(
+        names.into_iter().collect::<Vec<_>>(),
+        ["host", "result", "values"]
+    );
 }
 
 #[test]

@@ -290,6 +290,11 @@ fn bad_input_is_a_one_line_usage_error() {
             "'disk' is not a workload: use cpu, memory, bandwidth, lio, pio or db",
         ),
         (&["run", "--mode", "disk"], "'disk' is not a workload"),
+        // A URL in the workload's place keeps its password hidden, spaces and all.
+        (
+            &["run", "postgres://u:p w@h/db"],
+            "'postgres://u:***@h/db' is not a workload",
+        ),
         (&["run", "-w", "100"], "add --force"),
         (&["run", "-w", "100000", "--force"], "at most 4096"),
         (
@@ -439,6 +444,9 @@ fn the_workload_can_be_named_every_way_and_options_go_anywhere() {
             "-qw1",
         ],
         &["run", "-qw1", "memory", "--array-size", "64K"],
+        // The workload's own options before its name, and the name after `--`.
+        &["run", "--array-size", "64K", "-qw1", "memory"],
+        &["run", "-qw1", "--", "memory", "--array-size", "64K"],
     ]
     .into_iter()
     .enumerate()

@@ -286,10 +286,10 @@ fn from_document(path: &Path, text: &str) -> Result<Series> {
         // Derived again from the fields it comes from, by the one definition the run used
         // to store `summary.merit`: a document edited (or older than that field) cannot
         // make the two disagree, and each value is checked at its own place.
-        let merit = level.merit(document.settings.mode, &document.workload.unit);
+        let merit = level.derive_merit(document.settings.mode, &document.workload.unit);
         let workers = worker_count(level.workers as f64, &|| at("workers"))?;
         let (raw, raw_field) = (merit.value, merit.source.as_str());
-        let (cpu_fraction, cpu_field) = (merit.cpu_fraction, "summary.merit.cpu_fraction");
+        let (cpu_fraction, cpu_field) = (merit.cpu_fraction, merit.cpu_fraction_source.as_str());
         points.push(Point {
             workers,
             raw: in_range(raw, &RAW, "the measurement", &|| at(raw_field))?,

@@ -25,7 +25,7 @@ use crate::sweep::plan::{LoadLevels, SweepSpec, plan};
 use crate::sweep::progress::Progress;
 use crate::sweep::runner::{LevelSettings, measure_level};
 use crate::sweep::stop;
-use crate::workload::{BuildContext, WorkloadInfo, WorkloadKind};
+use crate::workload::{BuildContext, WorkloadInfo};
 
 /// How a run ended, for the exit code.
 pub enum RunEnd {
@@ -64,11 +64,11 @@ pub fn execute(run: &RunArgs, command_line: Vec<String>) -> Result<RunEnd> {
         max_workers: largest,
         topology: &host.topology,
     };
-    let kind = run.workload.kind();
-    let mut workload = run.workload.options().build(&context).map_err(|error| {
-        // A usage error stays one; a database that cannot be reached is a runtime failure;
-        // any other bad setting is a usage error.
-        if kind == WorkloadKind::Db || error.is::<UsageError>() {
+    let options = run.workload.options();
+    let mut workload = options.build(&context).map_err(|error| {
+        // A workload that only checks its settings fails on a bad one: a usage error. One
+        // that connects somewhere marks its usage errors itself; the rest are runtime failures.
+        if options.connects() || error.is::<UsageError>() {
             error
         } else {
             UsageError::new(error.to_string()).into()

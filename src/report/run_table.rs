@@ -44,7 +44,8 @@ fn disturbed(level: &Level) -> bool {
 
 pub fn render(document: &RunDocument, wide: bool) -> String {
     let unit = document.workload.unit.as_str();
-    let fixed_work = document.settings.mode == RunMode::FixedWork;
+    let mode = document.settings.mode;
+    let fixed_work = mode == RunMode::FixedWork;
     let mut columns = vec![
         column("workers", 0, |level: &Level| level.workers.to_string()),
         column("!", 0, |level: &Level| {
@@ -69,11 +70,12 @@ pub fn render(document: &RunDocument, wide: bool) -> String {
         ]);
     } else {
         columns.extend([
+            // The figure of merit's rates: the database's own count for db runs.
             column("rate/worker", 0, move |level: &Level| {
-                rate(level.summary.rate_per_worker, unit)
+                rate(level.merit(mode, unit).rate_per_worker, unit)
             }),
             column("rate total", 0, move |level: &Level| {
-                rate(level.summary.rate_total, unit)
+                rate(level.merit(mode, unit).rate_total, unit)
             }),
             column("CV %", 0, |level: &Level| {
                 format!("{:.2}", 100.0 * level.summary.cv)
@@ -84,8 +86,8 @@ pub fn render(document: &RunDocument, wide: bool) -> String {
         column("speedup", 0, |level: &Level| {
             optional(level.summary.speedup, 2)
         }),
-        column("CPU %", 4, |level: &Level| {
-            format!("{:.1}", 100.0 * level.summary.cpu_fraction)
+        column("CPU %", 4, move |level: &Level| {
+            format!("{:.1}", 100.0 * level.merit(mode, unit).cpu_fraction)
         }),
         column("steal %", 2, |level: &Level| {
             format!("{:.1}", level.os.steal_pct)

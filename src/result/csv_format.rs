@@ -60,10 +60,7 @@ impl Row {
         let (unit, mode) = (document.workload.unit.as_str(), document.settings.mode);
         let fixed_work = mode == RunMode::FixedWork;
         let summary = &level.summary;
-        let merit = summary
-            .merit
-            .clone()
-            .unwrap_or_else(|| level.merit(mode, unit));
+        let merit = level.merit(mode, unit);
         Self {
             workers: level.workers,
             median_s: summary.job_time_s.median,

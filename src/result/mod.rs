@@ -88,6 +88,13 @@ pub struct Level {
     /// Figures the workload adds (LIO/s, latch misses, hit ratio, database counters, ...).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub workload_figures: BTreeMap<String, f64>,
+    /// The workload's own count of its total rate, where that and not the workers' sum is the
+    /// figure of merit (db: the database's LIO/s, `workload_figures.db_lio_per_s`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub workload_rate: Option<f64>,
+    /// CPU seconds a server on this host spent for the workers, where measured (db).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server_cpu_s: Option<f64>,
     /// What this level's figures cannot vouch for.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub warnings: Vec<String>,
@@ -96,12 +103,22 @@ pub struct Level {
     pub interference: Option<Interference>,
 }
 
-pub use crate::workload::db::{DB_CPU_S, DB_LIO_PER_S};
+/// Where documents written before `workload_rate` and `server_cpu_s` existed keep those
+/// figures: the db workload's `workload_figures`.
+const LEGACY_RATE: &str = "db_lio_per_s";
+const LEGACY_SERVER_CPU: &str = "db_cpu_s";
 
 impl Level {
-    /// The database server's CPU seconds over the level, where the db workload measured them.
-    pub fn server_cpu_s(&self) -> Option<f64> {
-        self.workload_figures.get(DB_CPU_S).copied()
+    /// CPU seconds a server spent for the workers over the level, where measured.
+    pub fn server_cpu(&self) -> Option<f64> {
+        self.server_cpu_s
+            .or_else(|| self.workload_figures.get(LEGACY_SERVER_CPU).copied())
+    }
+
+    /// The workload's own count of its rate, where that is the figure of merit.
+    pub fn own_rate(&self) -> Option<f64> {
+        self.workload_rate
+            .or_else(|| self.workload_figures.get(LEGACY_RATE).copied())
     }
 
     /// The level's figure of merit, from its summary and its workload's figures: the job
@@ -111,15 +128,26 @@ impl Level {
     /// notebooks, and the speedup), the CSV writer writes it, and `report` derives it again
     /// from the fields it comes from, so one run gives one curve whichever file is read.
     pub fn merit(&self, mode: RunMode, unit: &str) -> Merit {
-        let server_rate = self.workload_figures.get(DB_LIO_PER_S).copied();
+        self.summary
+            .merit
+            .clone()
+            .unwrap_or_else(|| self.derive_merit(mode, unit))
+    }
+
+    /// [`Level::merit`] from the fields it comes from, ignoring a stored one.
+    pub fn derive_merit(&self, mode: RunMode, unit: &str) -> Merit {
+        let server_rate = self.own_rate();
         let (rate_total, rate_per_worker) = match server_rate {
             Some(rate) => (rate, rate / self.workers.max(1) as f64),
             None => (self.summary.rate_total, self.summary.rate_per_worker),
         };
-        let cpu_fraction = match self.server_cpu_s() {
+        let (cpu_fraction, cpu_fraction_source) = match self.server_cpu() {
             // DB CPU against DB time.
-            Some(cpu) => cpu / (self.elapsed_s * self.workers as f64).max(f64::MIN_POSITIVE),
-            None => self.summary.cpu_fraction,
+            Some(cpu) => (
+                cpu / (self.elapsed_s * self.workers as f64).max(f64::MIN_POSITIVE),
+                "server_cpu_s / elapsed_s",
+            ),
+            None => (self.summary.cpu_fraction, "summary.cpu_fraction"),
         };
         let (value, unit, source) = match (mode, server_rate) {
             (RunMode::FixedWork, _) => (
@@ -127,11 +155,7 @@ impl Level {
                 "s".to_string(),
                 "summary.job_time_s.median",
             ),
-            (RunMode::FixedTime, Some(_)) => (
-                rate_total,
-                format!("{unit}/s"),
-                "workload_figures.db_lio_per_s",
-            ),
+            (RunMode::FixedTime, Some(_)) => (rate_total, format!("{unit}/s"), "workload_rate"),
             (RunMode::FixedTime, None) => (rate_total, format!("{unit}/s"), "summary.rate_total"),
         };
         Merit {
@@ -142,6 +166,7 @@ impl Level {
             rate_per_worker,
             server_counted: server_rate.is_some(),
             cpu_fraction,
+            cpu_fraction_source: cpu_fraction_source.to_string(),
         }
     }
 }
@@ -163,6 +188,8 @@ pub struct Merit {
     pub server_counted: bool,
     /// Busy share of the workers' time: the database sessions' CPU where measured.
     pub cpu_fraction: f64,
+    /// Where `cpu_fraction` comes from in this document.
+    pub cpu_fraction_source: String,
 }
 
 /// One job of one worker.

@@ -87,7 +87,7 @@ pub fn summarize_document(document: &mut RunDocument) {
     let (mode, unit) = (document.settings.mode, document.workload.unit.as_str());
     for level in &mut document.levels {
         level.summary = summarize_level(level.workers, &level.samples, mode);
-        level.summary.merit = Some(level.merit(mode, unit));
+        level.summary.merit = Some(level.derive_merit(mode, unit));
     }
     // Speedup of capacity, or of the rate of merit (the database's own count for db runs).
     let throughput = |level: &Level| match mode {

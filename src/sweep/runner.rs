@@ -219,6 +219,8 @@ pub fn measure_level(
             samples,
             summary: LevelSummary::default(),
             workload_figures: Default::default(),
+            workload_rate: None,
+            server_cpu_s: None,
             warnings: Vec::new(),
             interference: None,
         })
@@ -256,6 +258,8 @@ pub fn measure_level(
     let figures = workload.level_figures(&sessions, &totals(&level))?;
     level.workload_figures = figures.recorded;
     level.warnings = figures.warnings;
+    level.workload_rate = figures.rate_of_merit;
+    level.server_cpu_s = figures.server_cpu_s;
     level.interference = load.map(|load| interference(&level, &load, workload));
     Ok(Some(LevelOutcome {
         level,
@@ -315,7 +319,7 @@ struct OtherLoad {
 fn interference(level: &Level, load: &OtherLoad, workload: &dyn Workload) -> Interference {
     // Only a server on this host spends this host's CPUs.
     let server_cpus = level
-        .server_cpu_s()
+        .server_cpu_s
         .filter(|_| workload.local_server())
         .map_or(0.0, |seconds| seconds / level.elapsed_s.max(1e-9));
     let allowed_cpus = sched_getaffinity(Pid::from_raw(0)).map_or(0, |set| {

@@ -34,8 +34,9 @@ pub struct BandwidthWorkload {
     job_passes: u64,
 }
 
-/// `run bandwidth`: --job-size counts passes over the arrays (default: enough to move 10 GB).
+/// `run bandwidth`'s own options.
 #[derive(Debug, Clone, Default, Args)]
+#[command(after_help = super::job_size_help("passes over the arrays", &format!("enough to move {} GB", DEFAULT_JOB_BYTES / 1_000_000_000)))]
 pub struct BandwidthArgs {
     #[command(flatten)]
     pub array: ArrayArgs,

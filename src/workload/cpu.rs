@@ -43,8 +43,9 @@ impl CpuWorkload {
     }
 }
 
-/// `run cpu`: --job-size counts iterations (default 350M).
+/// `run cpu`'s own options.
 #[derive(Debug, Clone, Default, Args)]
+#[command(after_help = super::job_size_help("iterations", &crate::format::significant(DEFAULT_JOB_ITERATIONS as f64)))]
 pub struct CpuArgs {
     #[command(flatten)]
     pub loops: InnerLoopArgs,

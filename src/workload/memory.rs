@@ -39,8 +39,9 @@ pub struct MemoryWorkload {
     job_accesses: u64,
 }
 
-/// `run memory`: --job-size counts accesses (default 6M).
+/// `run memory`'s own options.
 #[derive(Debug, Clone, Default, Args)]
+#[command(after_help = super::job_size_help("accesses", &crate::format::significant(DEFAULT_JOB_ACCESSES as f64)))]
 pub struct MemoryArgs {
     #[command(flatten)]
     pub array: ArrayArgs,

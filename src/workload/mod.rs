@@ -29,9 +29,8 @@ macro_rules! workloads {
     ($($(#[doc = $doc:literal])* $variant:ident = $name:literal => $args:ty,)*) => {
         /// Which workload a run measured, as the result document records it.
         #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-        #[serde(rename_all = "lowercase")]
         pub enum WorkloadKind {
-            $($(#[doc = $doc])* $variant,)*
+            $($(#[doc = $doc])* #[serde(rename = $name)] $variant,)*
         }
 
         impl WorkloadKind {
@@ -95,6 +94,18 @@ pub struct BuildContext<'a> {
 /// A workload's own options: it validates them and builds the workload for this host.
 pub trait WorkloadOptions {
     fn build(&self, context: &BuildContext) -> Result<Box<dyn Workload>>;
+
+    /// Whether building connects to something outside corescale (a database): then a failure
+    /// is a runtime failure unless it is a [`UsageError`]. Otherwise building only checks
+    /// the options, and every failure is a bad setting.
+    fn connects(&self) -> bool {
+        false
+    }
+}
+
+/// The line each workload's `--help` ends with: what `--job-size` counts, and its default.
+pub fn job_size_help(unit: &str, default: &str) -> String {
+    format!("--job-size counts {unit} (default: {default}).")
 }
 
 /// test_cpu_parallel's job size, for the workloads it had (cpu and memory).
@@ -147,21 +158,34 @@ pub struct WorkloadInfo {
 /// runner only carries them.
 pub type SessionCounts = Box<dyn std::any::Any + Send>;
 
-/// The sessions' counts of one workload, back as its own type (the runner passes them on
-/// unopened, so every one is of the type the workload's sessions gave).
-pub fn sessions_as<T: 'static + Copy>(sessions: &[SessionCounts]) -> Vec<T> {
+/// The sessions' counts of one workload, back as its own type. The runner passes them on
+/// unopened, so a count of another type is a bug, reported rather than read as zero.
+pub fn sessions_as<T: 'static + Copy>(sessions: &[SessionCounts]) -> Result<Vec<T>> {
     sessions
         .iter()
-        .filter_map(|counts| counts.downcast_ref::<T>().copied())
+        .map(|counts| {
+            counts.downcast_ref::<T>().copied().ok_or_else(|| {
+                anyhow::anyhow!(
+                    "a session's counts are not {}: a workload's sessions and figures disagree",
+                    std::any::type_name::<T>()
+                )
+            })
+        })
         .collect()
 }
 
 /// What a workload adds to a level: its typed figures as the result document records them
-/// (`workload_figures`, named by the struct's fields), and what they cannot vouch for.
+/// (`workload_figures`, named by the struct's fields), what they cannot vouch for, and the
+/// two the result itself needs typed.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct LevelFigures {
     pub recorded: BTreeMap<String, f64>,
     pub warnings: Vec<String>,
+    /// The workload's own count of its total rate, when that (not the workers' sum of their
+    /// operations) is the figure of merit: a database's count of its logical reads.
+    pub rate_of_merit: Option<f64>,
+    /// CPU seconds a server spent for the workers, where measured.
+    pub server_cpu_s: Option<f64>,
 }
 
 impl LevelFigures {
@@ -174,7 +198,11 @@ impl LevelFigures {
                 .collect(),
             _ => BTreeMap::new(),
         };
-        Self { recorded, warnings }
+        Self {
+            recorded,
+            warnings,
+            ..Self::default()
+        }
     }
 }
 

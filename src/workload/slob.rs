@@ -9,6 +9,23 @@ use crate::values::{Share, parse_pause, parse_share};
 
 /// Keys one statement visits unless --work-unit says otherwise (SLOB's WORK_UNIT).
 pub const DEFAULT_WORK_UNIT: u64 = 64;
+/// SLOB-method workloads run fixed-time jobs of this length unless --duration or --job-size
+/// says otherwise, as SLOB runs for RUN_TIME.
+pub const DEFAULT_DURATION: Duration = Duration::from_secs(5);
+/// Statements of a fixed-work job when a caller builds one without a job size (the command
+/// line always gives one for fixed work: --job-size).
+pub const DEFAULT_JOB_STATEMENTS: u64 = 2000;
+
+/// The line `run lio|pio|db --help` ends with.
+pub fn job_help() -> String {
+    crate::workload::job_size_help(
+        "statements and makes fixed-work jobs",
+        &format!(
+            "fixed-time jobs of {}",
+            humantime::format_duration(DEFAULT_DURATION)
+        ),
+    )
+}
 
 #[derive(Debug, Clone, Default, Args)]
 #[command(next_help_heading = "SLOB method (lio, pio, db)")]

@@ -6,17 +6,15 @@ use std::time::Duration;
 use anyhow::Result;
 use clap::Args;
 
-use super::target::{DEFAULT_CONNECT_TIMEOUT, Target};
-use super::{DEFAULT_JOB_DURATION, DbOptions, DbWorkload};
+use super::target::{CONNECT_TIMEOUT_TEXT, Target};
+use super::{DbOptions, DbWorkload};
 use crate::error::UsageError;
 use crate::values::{Scale, parse_duration, parse_scale};
-use crate::workload::slob::SlobArgs;
+use crate::workload::slob::{DEFAULT_DURATION, DEFAULT_JOB_STATEMENTS, SlobArgs};
 use crate::workload::{BuildContext, Workload, WorkloadOptions};
 
 /// How much longer than a job's duration one database answer may take.
 const STATEMENT_MARGIN: Duration = Duration::from_secs(30);
-/// Statements per fixed-work job unless --job-size says otherwise.
-const DEFAULT_JOB_STATEMENTS: u64 = 1000;
 /// Most rows per table `db setup` creates (each loader holds the key order in memory).
 pub const MAX_DB_ROWS: u64 = 1 << 28;
 /// Bytes per row `db setup` sizes tables in: one 8 KiB block per row.
@@ -35,7 +33,8 @@ pub struct DbTargetArgs {
     pub password_prompt: bool,
 
     /// Give up on a server that does not complete the connection within this time.
-    #[arg(long, value_name = "DURATION", default_value = "10s", value_parser = parse_duration)]
+    #[arg(long, value_name = "DURATION", default_value = CONNECT_TIMEOUT_TEXT,
+          value_parser = parse_duration)]
     pub connect_timeout: Duration,
 }
 
@@ -53,18 +52,9 @@ impl DbTargetArgs {
     }
 }
 
-impl Default for DbTargetArgs {
-    fn default() -> Self {
-        Self {
-            target: String::new(),
-            password_prompt: false,
-            connect_timeout: DEFAULT_CONNECT_TIMEOUT,
-        }
-    }
-}
-
 /// `run db`: the SLOB/pgio method on a real database.
-#[derive(Debug, Clone, Default, Args)]
+#[derive(Debug, Clone, Args)]
+#[command(after_help = crate::workload::slob::job_help())]
 #[command(next_help_heading = "db (SLOB/pgio method on a real database)")]
 pub struct DbArgs {
     #[command(flatten)]
@@ -95,7 +85,7 @@ impl DbArgs {
     pub fn request(&self, context: &BuildContext) -> Result<(Target, DbOptions)> {
         // One answer may take a whole job's duration and a margin before the server counts
         // as stalled; then the run ends, keeping the levels done.
-        let answer_limit = context.duration.unwrap_or(DEFAULT_JOB_DURATION) + STATEMENT_MARGIN;
+        let answer_limit = context.duration.unwrap_or(DEFAULT_DURATION) + STATEMENT_MARGIN;
         let target = self.target.open_with(Some(answer_limit))?;
         let driver = target.driver;
         let pipeline = match self.pipeline {
@@ -138,6 +128,10 @@ impl WorkloadOptions for DbArgs {
     fn build(&self, context: &BuildContext) -> Result<Box<dyn Workload>> {
         let (target, options) = self.request(context)?;
         Ok(Box::new(DbWorkload::new(&target, options)?))
+    }
+
+    fn connects(&self) -> bool {
+        true
     }
 }
 

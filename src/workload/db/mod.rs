@@ -26,6 +26,7 @@ use super::{
     LevelFigures, LevelTotals, SessionCounts, WorkerJob, Workload, WorkloadInfo, WorkloadKind,
     sessions_as,
 };
+use crate::error::UsageError;
 pub use driver::{
     Answered, Database, DbCounters, DbSession, PREFIX, PlannedStatement, PreparedStatements,
     connect, loop_function, mean_of_samples, quote_backtick, quote_double, sample_keys,
@@ -34,8 +35,6 @@ pub use driver::{
 use session::{BlocksPer, DbSessionJob, SessionTally};
 use target::Target;
 
-/// A job's length when --duration is not given (fixed-time, as SLOB's RUN_TIME).
-pub const DEFAULT_JOB_DURATION: Duration = Duration::from_secs(5);
 /// An LIO test ran cached when at least this share of block visits were hits.
 pub const CACHED_HIT_RATIO: f64 = 0.99;
 pub use crate::host::interference::process_cpu_seconds;
@@ -84,16 +83,11 @@ impl DbWorkload {
             );
         }
         if options.work_unit >= rows {
-            bail!(
-                "--work-unit {} is not below the {rows} rows per schema",
+            return Err(UsageError::new(format!(
+                "--work-unit {} is not below the {rows} rows per schema of {target}: give a smaller one, or set up larger tables",
                 options.work_unit
-            );
-        }
-        if options.server_loop && !target.driver.server_loop {
-            bail!(
-                "--server-loop is available for PostgreSQL only, not {}",
-                target.driver.name
-            );
+            ))
+            .into());
         }
         let select = database
             .blocks_per_statement(0, rows, options.work_unit, false)
@@ -171,7 +165,7 @@ impl Workload for DbWorkload {
     }
 
     fn default_duration(&self) -> Option<Duration> {
-        Some(DEFAULT_JOB_DURATION)
+        Some(super::slob::DEFAULT_DURATION)
     }
 
     /// Sessions wait for the server's answers.
@@ -201,7 +195,7 @@ impl Workload for DbWorkload {
         let Some(before) = *self.baseline.lock().expect("baseline") else {
             bail!("the level's database counters were not read at its start");
         };
-        let tallies = sessions_as::<SessionTally>(sessions);
+        let tallies = sessions_as::<SessionTally>(sessions)?;
         let per = |count: f64, over: f64| if over > 0.0 { count / over } else { 0.0 };
         let lio = after.lio - before.counters.lio;
         let pio = after.pio - before.counters.pio;
@@ -240,14 +234,13 @@ impl Workload for DbWorkload {
             sessions_unpublished: tallies.iter().filter(|tally| !tally.published).count() as f64,
         };
         let warnings = figures.warnings();
-        Ok(LevelFigures::of(&figures, warnings))
+        Ok(LevelFigures {
+            rate_of_merit: Some(figures.db_lio_per_s),
+            server_cpu_s: figures.db_cpu_s,
+            ..LevelFigures::of(&figures, warnings)
+        })
     }
 }
-
-/// Names of the database's own figures in `workload_figures`: the figure of merit of a db
-/// level and the server's CPU time, read back by `result::Level`.
-pub const DB_LIO_PER_S: &str = "db_lio_per_s";
-pub const DB_CPU_S: &str = "db_cpu_s";
 
 /// One db level's figures; `workload_figures` in the result, by these names.
 #[derive(Debug, Clone, Default, Serialize)]
@@ -442,11 +435,13 @@ mod tests {
         let recorded = &figures.recorded;
         assert_eq!(recorded["statements"], 150.0);
         assert_eq!(recorded["updates"], 50.0);
-        assert_eq!(recorded[DB_LIO_PER_S], client_blocks / 2.0);
+        assert_eq!(recorded["db_lio_per_s"], client_blocks / 2.0);
+        assert_eq!(figures.rate_of_merit, Some(client_blocks / 2.0));
+        assert_eq!(figures.server_cpu_s, Some(1.5));
         assert_eq!(recorded["db_lio_per_s_per_worker"], client_blocks / 4.0);
         assert_eq!(recorded["db_lio_over_client_blocks"], 1.0);
         assert_eq!(recorded["db_hit_ratio"], 1.0);
-        assert_eq!(recorded[DB_CPU_S], 1.5);
+        assert_eq!(recorded["db_cpu_s"], 1.5);
         assert_eq!(recorded["client_cpu_share"], 0.5 / 2.0);
         assert_eq!(recorded["blocks_per_update"], 6.0);
         assert!(figures.warnings.is_empty(), "{:?}", figures.warnings);
@@ -462,7 +457,8 @@ mod tests {
         );
     }
 
-    /// The names `result::Level` reads back are the names the figures are recorded under.
+    /// Documents written before `Level::workload_rate` keep the figure of merit under these
+    /// names, which `result::Level` reads for them.
     #[test]
     fn the_figure_names_read_back_are_the_recorded_ones() {
         let figures = DbFigures {
@@ -473,8 +469,8 @@ mod tests {
             ..DbFigures::default()
         };
         let recorded = LevelFigures::of(&figures, Vec::new()).recorded;
-        assert_eq!(recorded[DB_LIO_PER_S], 5.0);
-        assert_eq!(recorded[DB_CPU_S], 2.0);
+        assert_eq!(recorded["db_lio_per_s"], 5.0);
+        assert_eq!(recorded["db_cpu_s"], 2.0);
         assert!(!recorded.contains_key("blocks_per_update"));
         assert!(figures.warnings().is_empty());
         let short = DbFigures {

@@ -520,7 +520,21 @@ impl<S: Read + Write> WireSession<S> {
     fn read_until_ready(&mut self, mut handle: impl FnMut(Message) -> Result<()>) -> Result<()> {
         let mut failure = None;
         loop {
-            match self.next_message()? {
+            let message = match self.next_message() {
+                Ok(message) => message,
+                // A server that says why and then hangs up (FATAL: no such database, admin
+                // shutdown): its words are the reason, not the closed socket.
+                Err(closed) => {
+                    return Err(match failure {
+                        Some(error) if !self.connected => {
+                            anyhow!("cannot connect to {}: {error}", self.target)
+                        }
+                        Some(error) => anyhow::Error::new(error).context(closed.to_string()),
+                        None => closed,
+                    });
+                }
+            };
+            match message {
                 Message::ErrorResponse(body) => failure = Some(ServerError::from_body(&body)),
                 Message::ReadyForQuery(_) => break,
                 message => handle(message)?,
@@ -788,6 +802,38 @@ mod tests {
             "{text}"
         );
         assert!(!text.contains("wrong"), "{text}");
+    }
+
+    #[test]
+    fn a_server_that_says_why_and_hangs_up_is_quoted() {
+        let script = [
+            auth(0, &[]),
+            error("3D000", "database \"shop\" does not exist"),
+        ]
+        .concat();
+        let (refused, _) = session("postgres://alice@db/shop", script);
+        let text = format!("{:#}", refused.err().unwrap());
+        assert_eq!(
+            text,
+            "cannot connect to postgres://alice@db/shop: database \"shop\" does not exist (SQLSTATE 3D000)"
+        );
+        // Mid-run, an administrator's shutdown keeps its SQLSTATE for the hints.
+        let answers = [
+            greeting(1),
+            message(b'1', &[]),
+            error(
+                "57P01",
+                "terminating connection due to administrator command",
+            ),
+        ]
+        .concat();
+        let (shut, _) = session("postgres://alice@db/shop", answers);
+        let error = shut.unwrap().submit(planned(0), 1).unwrap_err();
+        assert_eq!(error.downcast_ref::<ServerError>().unwrap().code, "57P01");
+        assert!(
+            format!("{error:#}").contains("closed the connection"),
+            "{error:#}"
+        );
     }
 
     #[test]

@@ -49,12 +49,12 @@ fn explain(error: anyhow::Error, target: &Target) -> anyhow::Error {
         .map(|server| server.code.as_str())
     {
         Some(UNDEFINED_TABLE) => {
-            anyhow!("{error} in {target}: run `corescale db setup --target {target}` first")
+            anyhow!("{error:#} in {target}: run `corescale db setup --target {target}` first")
         }
         Some(INSUFFICIENT_PRIVILEGE) => anyhow!(
-            "{error} in {target}: the user needs CREATE on the database and SELECT/UPDATE on corescale_* tables"
+            "{error:#} in {target}: the user needs CREATE on the database and SELECT/UPDATE on corescale_* tables"
         ),
-        Some(_) => anyhow!("{target}: {error}"),
+        Some(_) => anyhow!("{target}: {error:#}"),
         None => error,
     }
 }
@@ -271,9 +271,12 @@ fn explain_samples(
             &format!("EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) {statement}"),
             &[],
         );
-        session.simple("ROLLBACK")?;
+        // Rolled back whatever EXPLAIN said; its own error, if any, is the one to report.
+        let rolled_back = session.simple("ROLLBACK");
+        let plan = plan?;
+        rolled_back?;
         let plan: serde_json::Value =
-            serde_json::from_str(&plan?).context("reading EXPLAIN's JSON plan")?;
+            serde_json::from_str(&plan).context("reading EXPLAIN's JSON plan")?;
         let top = &plan[0]["Plan"];
         samples.push(
             top["Shared Hit Blocks"].as_f64().unwrap_or(0.0)

@@ -14,7 +14,9 @@ pub use crate::redact::{carries_password, hide_passwords_from_ps, redact, redact
 /// Environment variable read for a password the URL does not carry.
 pub const PASSWORD_VARIABLE: &str = "CORESCALE_DB_PASSWORD";
 
-/// How long connecting may take before corescale gives up on a server.
+/// How long connecting may take before corescale gives up on a server, as `--connect-timeout`
+/// writes it and as a duration (a unit test keeps the two equal).
+pub const CONNECT_TIMEOUT_TEXT: &str = "10s";
 pub const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// A parsed target URL. Its Display never shows the password.
@@ -234,6 +236,14 @@ mod tests {
         target.password = Some("p/?#&+%2F @:x".to_string());
         assert_eq!(target.password().as_deref(), Some("p/?#&+%2F @:x"));
         assert_eq!(target.to_string(), "postgres://u:***@h/db");
+    }
+
+    #[test]
+    fn the_connect_timeout_default_is_one_value() {
+        assert_eq!(
+            crate::values::parse_duration(CONNECT_TIMEOUT_TEXT),
+            Ok(DEFAULT_CONNECT_TIMEOUT)
+        );
     }
 
     #[test]

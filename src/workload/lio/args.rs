@@ -8,14 +8,14 @@ use clap::Args;
 
 use super::engine::{EngineOptions, PhysicalOptions};
 use super::{
-    DEFAULT_CACHE_SHARE, DEFAULT_HOT_SHARE_OF_ROWS, DEFAULT_JOB_STATEMENTS, LIO_DEFAULT_ROWS,
-    LioWorkload, PIO_DEFAULT_ROWS, SessionOptions, layout,
+    DEFAULT_CACHE_SHARE, DEFAULT_HOT_SHARE_OF_ROWS, LIO_DEFAULT_ROWS, LioWorkload,
+    PIO_DEFAULT_ROWS, SessionOptions, layout,
 };
 use crate::error::UsageError;
 use crate::values::{
     BlockSize, Scale, Share, parse_block_size, parse_scale, parse_share, parse_size,
 };
-use crate::workload::slob::SlobArgs;
+use crate::workload::slob::{DEFAULT_JOB_STATEMENTS, SlobArgs};
 use crate::workload::{BuildContext, Workload, WorkloadKind, WorkloadOptions};
 
 /// Most rows per lio/pio schema, so sizes stay far from 64-bit overflow.
@@ -54,6 +54,7 @@ pub struct EngineArgs {
 
 /// `run lio`: SLOB-method logical IO through an in-process buffer cache.
 #[derive(Debug, Clone, Default, Args)]
+#[command(after_help = crate::workload::slob::job_help())]
 pub struct LioArgs {
     #[command(flatten)]
     pub slob: SlobArgs,
@@ -63,6 +64,7 @@ pub struct LioArgs {
 
 /// `run pio`: the same engine with a cache smaller than the data, reading misses from a file.
 #[derive(Debug, Clone, Default, Args)]
+#[command(after_help = crate::workload::slob::job_help())]
 pub struct PioArgs {
     #[command(flatten)]
     pub slob: SlobArgs,

@@ -34,7 +34,6 @@ pub const LIO_DEFAULT_ROWS: u64 = 64_000;
 /// pio's default rows per schema (64 MiB of 8 KiB blocks): its data file goes to disk and its
 /// cache holds a tenth of it, so the CPU caches do not matter.
 pub const PIO_DEFAULT_ROWS: u64 = 8192;
-pub const DEFAULT_BLOCK_BYTES: u64 = 8192;
 /// The pio cache holds this share of the data unless --cache-size says otherwise.
 pub const DEFAULT_CACHE_SHARE: f64 = 0.1;
 /// The hot region, when its size is not given: this share of the rows.
@@ -45,11 +44,6 @@ const PIO_CACHED_HIT_RATIO: f64 = 0.99;
 
 /// Untimed statements each session runs before measuring, as SLOB users warm the cache.
 const WARM_UP_STATEMENTS: u64 = 2000;
-
-/// Statements per fixed-work job.
-pub const DEFAULT_JOB_STATEMENTS: u64 = 2000;
-/// Rate workloads run fixed-time jobs unless told otherwise, as SLOB runs for RUN_TIME.
-pub const DEFAULT_DURATION: Duration = Duration::from_secs(5);
 
 /// How sessions choose their statements.
 #[derive(Debug, Clone)]
@@ -219,7 +213,7 @@ impl Workload for LioWorkload {
     }
 
     fn default_duration(&self) -> Option<Duration> {
-        Some(DEFAULT_DURATION)
+        Some(crate::workload::slob::DEFAULT_DURATION)
     }
 
     /// pio sessions wait for reads: they need no CPU of their own.
@@ -244,7 +238,7 @@ impl Workload for LioWorkload {
     ) -> Result<LevelFigures> {
         let engine = self.engine()?;
         let mut sum = SessionTotals::default();
-        for session in sessions_as::<SessionTotals>(sessions) {
+        for session in sessions_as::<SessionTotals>(sessions)? {
             sum.add(&session);
         }
         let (lio, pio) = (sum.counts.lio as f64, sum.counts.reads as f64);
