@@ -400,9 +400,11 @@ pub fn normalize(arguments: Vec<OsString>) -> Result<Vec<OsString>, UsageError> 
         if text == "--" {
             break;
         }
-        let inline = text
-            .strip_prefix("--mode=")
-            .or_else(|| text.strip_prefix("-m").filter(|value| !value.is_empty()));
+        let inline = text.strip_prefix("--mode=").or_else(|| {
+            text.strip_prefix("-m")
+                .map(|value| value.strip_prefix('=').unwrap_or(value))
+                .filter(|value| !value.is_empty())
+        });
         if MODE_FLAGS.contains(&text.as_str()) || inline.is_some() {
             let value = match inline {
                 Some(value) => value.to_string(),
@@ -432,6 +434,15 @@ pub fn normalize(arguments: Vec<OsString>) -> Result<Vec<OsString>, UsageError> 
         }
         name
     });
+    // `run help [WORKLOAD]` is `run [WORKLOAD] --help`.
+    let (named, rest) = if named.as_deref() == Some("help") {
+        let workload =
+            first_positional(&rest).map(|index| rest.remove(index).to_string_lossy().into_owned());
+        rest.push("--help".into());
+        (workload, rest)
+    } else {
+        (named, rest)
+    };
     let help_only = named.is_none()
         && mode.is_none()
         && rest
@@ -523,9 +534,14 @@ pub fn foreign_option(arguments: &[OsString], option: &str) -> Option<String> {
     if arguments.get(1).and_then(|arg| arg.to_str()) != Some("run") {
         return None;
     }
-    let chosen = arguments.get(2)?.to_string_lossy().into_owned();
     let name = option.split('=').next().unwrap_or(option);
     let long = name.strip_prefix("--")?;
+    let chosen = arguments.get(2)?.to_string_lossy().into_owned();
+    if chosen == "db" && matches!(long, "scale" | "schemas") {
+        return Some(format!(
+            "{name} sets corescale's tables in the database: give it to `corescale db setup`, not to run db"
+        ));
+    }
     let command = Cli::command();
     let owners: Vec<String> = command
         .find_subcommand("run")?
@@ -535,6 +551,16 @@ pub fn foreign_option(arguments: &[OsString], option: &str) -> Option<String> {
         .collect();
     if owners.is_empty() || owners.contains(&chosen) {
         return None;
+    }
+    // No workload named (`run --target URL --help`): say where the option goes.
+    if !WorkloadKind::ALL.iter().any(|kind| kind.name() == chosen) {
+        return Some(format!(
+            "{name} is an option of the {} workload{}: name the workload, e.g. `corescale run {} {name} ...` (`corescale run {} --help` lists its options)",
+            listed(&owners, "and"),
+            if owners.len() > 1 { "s" } else { "" },
+            owners[0],
+            owners[0]
+        ));
     }
     Some(format!(
         "{name} applies to the {} workload{}, not {chosen}: drop it, or run {}",

@@ -447,6 +447,7 @@ fn the_workload_can_be_named_every_way_and_options_go_anywhere() {
         // The workload's own options before its name, and the name after `--`.
         &["run", "--array-size", "64K", "-qw1", "memory"],
         &["run", "-qw1", "--", "memory", "--array-size", "64K"],
+        &["run", "-m=memory", "--array-size", "64K", "-qw1"],
     ]
     .into_iter()
     .enumerate()
@@ -529,6 +530,13 @@ fn help_shows_examples() {
         .success()
         .stdout(contains("Examples:"))
         .stdout(contains("--num_workers"));
+    // A workload's help adds its own options and what --job-size counts there.
+    corescale()
+        .args(["run", "help", "pio"])
+        .assert()
+        .success()
+        .stdout(contains("--data-dir"))
+        .stdout(contains("--job-size counts statements"));
 }
 
 /// Starts a long sweep and returns once its first level is in `json`.

@@ -318,14 +318,10 @@ fn from_document(path: &Path, text: &str) -> Result<Series> {
                 })
                 .unwrap_or_default(),
             precision_reached: level.precision_reached,
-            spread: match measure {
-                Measure::JobTime => {
-                    Some((level.summary.job_time_s.min, level.summary.job_time_s.max))
-                }
-                Measure::Rate { .. } if !merit.server_counted => batch_rate_range(&level.samples),
-                Measure::Rate { .. } => None,
-            }
-            .filter(|(low, high)| low.is_finite() && high.is_finite() && low <= high),
+            spread: merit
+                .low
+                .zip(merit.high)
+                .filter(|(low, high)| low.is_finite() && high.is_finite() && low <= high),
         });
     }
     let topology = &document.host.topology;
@@ -350,17 +346,6 @@ fn from_document(path: &Path, text: &str) -> Result<Series> {
         provenance: provenance(&document, &job),
         job,
     })
-}
-
-/// The smallest and largest total rate of the level's batches.
-fn batch_rate_range(samples: &[crate::result::Sample]) -> Option<(f64, f64)> {
-    let mut totals: std::collections::BTreeMap<u32, f64> = std::collections::BTreeMap::new();
-    for sample in samples.iter().filter(|sample| sample.wall_s > 0.0) {
-        *totals.entry(sample.batch).or_default() += sample.ops as f64 / sample.wall_s;
-    }
-    let low = totals.values().copied().reduce(f64::min)?;
-    let high = totals.values().copied().reduce(f64::max)?;
-    Some((low, high))
 }
 
 /// What the run document says about where and how it ran; every text shown escaped of
@@ -571,9 +556,27 @@ fn from_csv(path: &Path, text: &str, stem: &str) -> Result<Series> {
                 let (mean, stdev) = (number(2)?, number(3)?);
                 let mean = in_range(mean, &RAW, "the mean job time", &at(2))?;
                 let stdev = in_range(stdev, &(0.0..=f64::MAX), "the stdev", &at(3))?;
+                // corescale's CSV carries the figure of merit's own spread (the JSON's);
+                // test_cpu_parallel's only median and stdev.
+                let spread = match (extra.merit_low, extra.merit_high) {
+                    (Some(low), Some(high)) => {
+                        match (
+                            record.get(low).unwrap_or(""),
+                            record.get(high).unwrap_or(""),
+                        ) {
+                            ("", _) | (_, "") => None,
+                            _ => Some((
+                                in_range(number(low)?, &RAW, "the spread's low end", &at(low))?,
+                                in_range(number(high)?, &RAW, "the spread's high end", &at(high))?,
+                            )),
+                        }
+                    }
+                    _ if fixed_time => None,
+                    _ => Some(((raw - stdev).max(raw * 0.01), raw + stdev)),
+                };
                 (
                     Some(in_range(stdev / mean, &CV, "stdev / mean", &at(3))?),
-                    Some(((raw - stdev).max(raw * 0.01), raw + stdev)),
+                    spread.filter(|(low, high)| low <= high),
                 )
             }
         };
@@ -647,6 +650,8 @@ struct ExtraColumns {
     job_size: Option<usize>,
     job_size_unit: Option<usize>,
     duration_s: Option<usize>,
+    merit_low: Option<usize>,
+    merit_high: Option<usize>,
 }
 
 impl ExtraColumns {
@@ -665,6 +670,8 @@ impl ExtraColumns {
             job_size: column("job_size"),
             job_size_unit: column("job_size_unit"),
             duration_s: column("duration_s"),
+            merit_low: column("merit_low"),
+            merit_high: column("merit_high"),
         }
     }
 }

@@ -97,7 +97,7 @@ pub fn render(document: &RunDocument, wide: bool) -> String {
     if fixed_work {
         // Last to go: for bandwidth it is the figure (GB/s).
         columns.push(column("rate/worker", 1, move |level: &Level| {
-            rate(level.summary.rate_per_worker, unit)
+            rate(level.merit(mode, unit).rate_per_worker, unit)
         }));
     }
     let mut out = format!(

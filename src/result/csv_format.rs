@@ -53,6 +53,9 @@ struct Row {
     job_size: Option<u64>,
     job_size_unit: Option<String>,
     duration_s: Option<f64>,
+    /// The spread `report` draws: fastest and slowest job, or lowest and highest batch rate.
+    merit_low: Option<f64>,
+    merit_high: Option<f64>,
 }
 
 impl Row {
@@ -106,6 +109,8 @@ impl Row {
             job_size: fixed_work.then_some(document.workload.job_size),
             job_size_unit: fixed_work.then(|| document.workload.job_size_unit.clone()),
             duration_s: document.settings.duration_s,
+            merit_low: merit.low,
+            merit_high: merit.high,
         }
     }
 }

@@ -109,16 +109,28 @@ const LEGACY_RATE: &str = "db_lio_per_s";
 const LEGACY_SERVER_CPU: &str = "db_cpu_s";
 
 impl Level {
-    /// CPU seconds a server spent for the workers over the level, where measured.
-    pub fn server_cpu(&self) -> Option<f64> {
-        self.server_cpu_s
-            .or_else(|| self.workload_figures.get(LEGACY_SERVER_CPU).copied())
+    /// CPU seconds a server spent for the workers over the level, where measured, and the
+    /// field it was read from.
+    pub fn server_cpu(&self) -> Option<(f64, &'static str)> {
+        match self.server_cpu_s {
+            Some(seconds) => Some((seconds, "server_cpu_s")),
+            None => self
+                .workload_figures
+                .get(LEGACY_SERVER_CPU)
+                .map(|&seconds| (seconds, "workload_figures.db_cpu_s")),
+        }
     }
 
-    /// The workload's own count of its rate, where that is the figure of merit.
-    pub fn own_rate(&self) -> Option<f64> {
-        self.workload_rate
-            .or_else(|| self.workload_figures.get(LEGACY_RATE).copied())
+    /// The workload's own count of its rate, where that is the figure of merit, and the field
+    /// it was read from.
+    pub fn own_rate(&self) -> Option<(f64, &'static str)> {
+        match self.workload_rate {
+            Some(rate) => Some((rate, "workload_rate")),
+            None => self
+                .workload_figures
+                .get(LEGACY_RATE)
+                .map(|&rate| (rate, "workload_figures.db_lio_per_s")),
+        }
     }
 
     /// The level's figure of merit, from its summary and its workload's figures: the job
@@ -138,25 +150,35 @@ impl Level {
     pub fn derive_merit(&self, mode: RunMode, unit: &str) -> Merit {
         let server_rate = self.own_rate();
         let (rate_total, rate_per_worker) = match server_rate {
-            Some(rate) => (rate, rate / self.workers.max(1) as f64),
+            Some((rate, _)) => (rate, rate / self.workers.max(1) as f64),
             None => (self.summary.rate_total, self.summary.rate_per_worker),
         };
         let (cpu_fraction, cpu_fraction_source) = match self.server_cpu() {
             // DB CPU against DB time.
-            Some(cpu) => (
+            Some((cpu, source)) => (
                 cpu / (self.elapsed_s * self.workers as f64).max(f64::MIN_POSITIVE),
-                "server_cpu_s / elapsed_s",
+                source,
             ),
             None => (self.summary.cpu_fraction, "summary.cpu_fraction"),
         };
-        let (value, unit, source) = match (mode, server_rate) {
+        let job_times = &self.summary.job_time_s;
+        let (value, unit, source, spread) = match (mode, server_rate) {
             (RunMode::FixedWork, _) => (
-                self.summary.job_time_s.median,
+                job_times.median,
                 "s".to_string(),
                 "summary.job_time_s.median",
+                Some((job_times.min, job_times.max)),
             ),
-            (RunMode::FixedTime, Some(_)) => (rate_total, format!("{unit}/s"), "workload_rate"),
-            (RunMode::FixedTime, None) => (rate_total, format!("{unit}/s"), "summary.rate_total"),
+            // One count over the level: no spread to draw.
+            (RunMode::FixedTime, Some((_, source))) => {
+                (rate_total, format!("{unit}/s"), source, None)
+            }
+            (RunMode::FixedTime, None) => (
+                rate_total,
+                format!("{unit}/s"),
+                "summary.rate_total",
+                batch_rate_range(&self.samples),
+            ),
         };
         Merit {
             value,
@@ -167,6 +189,8 @@ impl Level {
             server_counted: server_rate.is_some(),
             cpu_fraction,
             cpu_fraction_source: cpu_fraction_source.to_string(),
+            low: spread.map(|(low, _)| low),
+            high: spread.map(|(_, high)| high),
         }
     }
 }
@@ -190,6 +214,22 @@ pub struct Merit {
     pub cpu_fraction: f64,
     /// Where `cpu_fraction` comes from in this document.
     pub cpu_fraction_source: String,
+    /// The spread `report` draws around `value`: the fastest and slowest job (fixed work),
+    /// or the lowest and highest batch total rate (fixed time, by the workers' count); none
+    /// for a server's single count.
+    pub low: Option<f64>,
+    pub high: Option<f64>,
+}
+
+/// The lowest and highest total rate of a level's batches (each the sum of its workers').
+fn batch_rate_range(samples: &[Sample]) -> Option<(f64, f64)> {
+    let mut totals: BTreeMap<u32, f64> = BTreeMap::new();
+    for sample in samples.iter().filter(|sample| sample.wall_s > 0.0) {
+        *totals.entry(sample.batch).or_default() += sample.ops as f64 / sample.wall_s;
+    }
+    let low = totals.values().copied().reduce(f64::min)?;
+    let high = totals.values().copied().reduce(f64::max)?;
+    Some((low, high))
 }
 
 /// One job of one worker.

@@ -324,7 +324,8 @@ pub fn anchor_report_command() -> Command {
 }
 
 /// One run, one curve: `report` on a run's CSV gives the series it gives on its JSON (raw,
-/// capacity, speed and on-CPU fraction of every level, to 1e-6), whichever workload wrote it.
+/// capacity, speed and on-CPU fraction of every level, to 1e-6, and the same error bars),
+/// whichever workload wrote it.
 pub fn the_csv_reports_as_the_json_does(json: &Path, csv: &Path) {
     let dir = tempfile::tempdir().unwrap();
     let series = |input: &Path| {
@@ -336,9 +337,32 @@ pub fn the_csv_reports_as_the_json_does(json: &Path, csv: &Path) {
             .arg(&out)
             .assert()
             .success();
-        read_json(&out)["series"][0]["levels"].clone()
+        read_json(&out)["series"][0].clone()
     };
-    let (from_json, from_csv) = (series(json), series(csv));
+    let (json_series, csv_series) = (series(json), series(csv));
+    let spreads = |series: &serde_json::Value| -> Vec<Option<(f64, f64)>> {
+        series["series"]["points"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|point| {
+                let spread = point["spread"].as_array()?;
+                Some((spread[0].as_f64()?, spread[1].as_f64()?))
+            })
+            .collect()
+    };
+    for (a, b) in spreads(&json_series).into_iter().zip(spreads(&csv_series)) {
+        match (a, b) {
+            (None, None) => {}
+            (Some(a), Some(b)) => assert!(
+                (a.0 / b.0 - 1.0).abs() < 1e-6 && (a.1 / b.1 - 1.0).abs() < 1e-6,
+                "{}: spread: JSON {a:?}, CSV {b:?}",
+                json.display()
+            ),
+            _ => panic!("{}: spread: JSON {a:?}, CSV {b:?}", json.display()),
+        }
+    }
+    let (from_json, from_csv) = (json_series["levels"].clone(), csv_series["levels"].clone());
     let (from_json, from_csv) = (from_json.as_array().unwrap(), from_csv.as_array().unwrap());
     assert!(!from_json.is_empty());
     assert_eq!(from_json.len(), from_csv.len());

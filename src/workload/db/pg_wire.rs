@@ -198,6 +198,8 @@ impl<S: Read + Write> WireSession<S> {
             ("user", user.as_str()),
             ("database", database.as_str()),
             ("application_name", "corescale"),
+            // Text answers are read as UTF-8, whatever the database's own encoding.
+            ("client_encoding", "UTF8"),
         ];
         frontend::startup_message(parameters, &mut session.outgoing)?;
         session.send()?;
@@ -290,10 +292,22 @@ impl<S: Read + Write> WireSession<S> {
 
     /// Runs SQL through the simple protocol and discards any rows.
     pub fn simple(&mut self, sql: &str) -> Result<()> {
+        self.simple_tagged(sql).map(drop)
+    }
+
+    /// [`WireSession::simple`], returning the last command's tag ("COMMIT", "ROLLBACK", ...).
+    fn simple_tagged(&mut self, sql: &str) -> Result<String> {
         self.settle()?;
         frontend::query(sql, &mut self.outgoing)?;
         self.send()?;
-        self.until_ready()
+        let mut tag = String::new();
+        self.read_until_ready(|message| {
+            if let Message::CommandComplete(body) = message {
+                tag = body.tag()?.to_string();
+            }
+            Ok(())
+        })?;
+        Ok(tag)
     }
 
     /// Runs one statement with its values bound as text parameters (the server infers their
@@ -347,10 +361,11 @@ impl<S: Read + Write> WireSession<S> {
     pub fn transaction<T>(&mut self, work: impl FnOnce(&mut Self) -> Result<T>) -> Result<T> {
         self.simple("BEGIN")?;
         match work(self) {
-            Ok(value) => {
-                self.simple("COMMIT")?;
-                Ok(value)
-            }
+            // An aborted transaction answers COMMIT with ROLLBACK, and no error.
+            Ok(value) => match self.simple_tagged("COMMIT")?.as_str() {
+                "COMMIT" => Ok(value),
+                tag => bail!("{}: the transaction was not committed ({tag})", self.target),
+            },
             Err(error) => {
                 // The error says what went wrong; a failed rollback adds nothing to it.
                 let _ = self.simple("ROLLBACK");
@@ -477,17 +492,17 @@ impl<S: Read + Write> WireSession<S> {
         Ok(answered)
     }
 
-    /// Runs one prepared call alone and returns the first column of its row.
-    pub fn call(&mut self, name: &str, sql: &str, parameters: &[i64]) -> Result<Option<i64>> {
+    /// Runs one statement alone with int8 parameters and returns the first column of its
+    /// row. The unnamed statement: nothing is left prepared when it fails.
+    pub fn call(&mut self, sql: &str, parameters: &[i64]) -> Result<Option<i64>> {
         self.settle()?;
         frontend::parse(
-            name,
+            "",
             sql,
             parameters.iter().map(|_| INT8_OID),
             &mut self.outgoing,
         )?;
-        self.encode_call(name, parameters)?;
-        frontend::close(b'S', name, &mut self.outgoing)?;
+        self.encode_call("", parameters)?;
         frontend::sync(&mut self.outgoing);
         self.send()?;
         let mut first = None;
@@ -519,6 +534,7 @@ impl<S: Read + Write> WireSession<S> {
     /// if one came (the server skips the rest of a batch after an error, up to its Sync).
     fn read_until_ready(&mut self, mut handle: impl FnMut(Message) -> Result<()>) -> Result<()> {
         let mut failure = None;
+        let mut unreadable = None;
         loop {
             let message = match self.next_message() {
                 Ok(message) => message,
@@ -537,12 +553,21 @@ impl<S: Read + Write> WireSession<S> {
             match message {
                 Message::ErrorResponse(body) => failure = Some(ServerError::from_body(&body)),
                 Message::ReadyForQuery(_) => break,
-                message => handle(message)?,
+                // A message the handler cannot read fails the call, but the rest of the answer
+                // is still read: the next call must not find this one's leftovers.
+                message => {
+                    if let Err(error) = handle(message)
+                        && unreadable.is_none()
+                    {
+                        unreadable = Some(error);
+                    }
+                }
             }
         }
-        match failure {
-            Some(error) => Err(error.into()),
-            None => Ok(()),
+        match (failure, unreadable) {
+            (Some(error), _) => Err(error.into()),
+            (None, Some(error)) => Err(error),
+            (None, None) => Ok(()),
         }
     }
 
@@ -969,6 +994,52 @@ mod tests {
             b"SELECT kind, name FROM t WHERE name = $1\0"
         ));
         assert!(contains(&sent, b"o'hara\"; DROP"));
+    }
+
+    #[test]
+    fn an_unreadable_answer_fails_its_call_and_the_next_call_reads_its_own() {
+        let answers = [
+            greeting(1),
+            // A text column that is not UTF-8, then the rest of that answer.
+            message(b'1', &[]),
+            message(b'2', &[]),
+            row(&[Some(vec![0xff, 0xfe])]),
+            row(&[Some(b"stale".to_vec())]),
+            complete("SELECT 2"),
+            ready(),
+            // The next call's own answer.
+            message(b'1', &[]),
+            message(b'2', &[]),
+            row(&[Some(b"fresh".to_vec())]),
+            complete("SELECT 1"),
+            ready(),
+        ]
+        .concat();
+        let (session, _) = session("postgres://alice@db/shop", answers);
+        let mut session = session.unwrap();
+        let error = session.query("SELECT name FROM t", &[]).unwrap_err();
+        assert!(format!("{error}").contains("not UTF-8"), "{error}");
+        let value: String = session.query_value("SELECT 'fresh'", &[]).unwrap();
+        assert_eq!(value, "fresh");
+    }
+
+    #[test]
+    fn a_commit_the_server_turned_into_a_rollback_is_an_error() {
+        let answers = [
+            greeting(1),
+            complete("BEGIN"),
+            ready(),
+            complete("ROLLBACK"),
+            ready(),
+        ]
+        .concat();
+        let (session, _) = session("postgres://alice@db/shop", answers);
+        let mut session = session.unwrap();
+        let error = session.transaction(|_| Ok(())).unwrap_err();
+        assert!(
+            format!("{error}").contains("not committed (ROLLBACK)"),
+            "{error}"
+        );
     }
 
     #[test]

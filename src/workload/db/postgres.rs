@@ -410,7 +410,6 @@ impl DbSession for PostgresSession {
         let visited = self
             .wire
             .call(
-                "corescale_server_loop",
                 &format!(
                     "SELECT {}($1, $2, $3)",
                     quote_double(&loop_function(schema))

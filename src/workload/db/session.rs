@@ -85,7 +85,9 @@ impl DbSessionJob {
         session.statements = 0;
         session.updates = 0;
         session.rows_visited = 0;
-        session.connection.publish_statistics()?;
+        // Best effort: PostgreSQL before 15 has no way to publish at once (it sends its
+        // statistics every half second), and the level's figures say when one could not.
+        let _ = session.connection.publish_statistics();
         session.backend_cpu_start = session.backend_cpu();
         Ok(session)
     }
