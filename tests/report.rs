@@ -736,3 +736,56 @@ fn outputs_are_chosen_by_their_names() {
             "name it *.html, *.md or *.json, or end it with / for a folder",
         ));
 }
+
+/// A db document written before `workload_rate` and `summary.merit` existed keeps the
+/// database's rate only in `workload_figures.db_lio_per_s`: `report` still draws that rate,
+/// and an error about it names the field it was read from.
+#[test]
+fn older_documents_are_read_by_their_own_field_names() {
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("run.json");
+    corescale()
+        .args([
+            "run",
+            "cpu",
+            "--duration",
+            "100ms",
+            "--sweep",
+            "1",
+            "--repeat",
+            "1",
+            "-q",
+            "-o",
+        ])
+        .arg(&json)
+        .assert()
+        .success();
+    let mut document = read_json(&json);
+    let level = &mut document["levels"][0];
+    level["summary"].as_object_mut().unwrap().remove("merit");
+    assert!(level.get("workload_rate").is_none());
+    level["workload_figures"] = serde_json::json!({ "db_lio_per_s": 5000.0 });
+    std::fs::write(&json, document.to_string()).unwrap();
+    let analysis = dir.path().join("analysis.json");
+    corescale()
+        .arg("report")
+        .arg(&json)
+        .args(["-q", "--include-disturbed", "--json"])
+        .arg(&analysis)
+        .assert()
+        .success();
+    assert_eq!(
+        read_json(&analysis)["series"][0]["levels"][0]["raw"],
+        5000.0
+    );
+    document["levels"][0]["workload_figures"]["db_lio_per_s"] = serde_json::json!(-1.0);
+    std::fs::write(&json, document.to_string()).unwrap();
+    corescale()
+        .arg("report")
+        .arg(&json)
+        .assert()
+        .code(1)
+        .stderr(contains(
+            "levels[0].workload_figures.db_lio_per_s: the measurement -1",
+        ));
+}

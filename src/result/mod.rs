@@ -105,31 +105,35 @@ pub struct Level {
 
 /// Where documents written before `workload_rate` and `server_cpu_s` existed keep those
 /// figures: the db workload's `workload_figures`.
-const LEGACY_RATE: &str = "db_lio_per_s";
-const LEGACY_SERVER_CPU: &str = "db_cpu_s";
+const LEGACY_RATE: &str = "workload_figures.db_lio_per_s";
+const LEGACY_SERVER_CPU: &str = "workload_figures.db_cpu_s";
 
 impl Level {
     /// CPU seconds a server spent for the workers over the level, where measured, and the
     /// field it was read from.
     pub fn server_cpu(&self) -> Option<(f64, &'static str)> {
-        match self.server_cpu_s {
-            Some(seconds) => Some((seconds, "server_cpu_s")),
-            None => self
-                .workload_figures
-                .get(LEGACY_SERVER_CPU)
-                .map(|&seconds| (seconds, "workload_figures.db_cpu_s")),
-        }
+        self.typed_or_legacy(self.server_cpu_s, "server_cpu_s", LEGACY_SERVER_CPU)
     }
 
     /// The workload's own count of its rate, where that is the figure of merit, and the field
     /// it was read from.
     pub fn own_rate(&self) -> Option<(f64, &'static str)> {
-        match self.workload_rate {
-            Some(rate) => Some((rate, "workload_rate")),
-            None => self
-                .workload_figures
-                .get(LEGACY_RATE)
-                .map(|&rate| (rate, "workload_figures.db_lio_per_s")),
+        self.typed_or_legacy(self.workload_rate, "workload_rate", LEGACY_RATE)
+    }
+
+    /// A typed figure, or in an older document the `workload_figures` entry it was.
+    fn typed_or_legacy(
+        &self,
+        typed: Option<f64>,
+        name: &'static str,
+        legacy: &'static str,
+    ) -> Option<(f64, &'static str)> {
+        match typed {
+            Some(value) => Some((value, name)),
+            None => {
+                let key = legacy.strip_prefix("workload_figures.").unwrap_or(legacy);
+                self.workload_figures.get(key).map(|&value| (value, legacy))
+            }
         }
     }
 

@@ -92,11 +92,7 @@ pub fn summarize_document(document: &mut RunDocument) {
     // Speedup of capacity, or of the rate of merit (the database's own count for db runs).
     let throughput = |level: &Level| match mode {
         RunMode::FixedWork => level.summary.capacity_jobs_per_min,
-        RunMode::FixedTime => level
-            .summary
-            .merit
-            .as_ref()
-            .map_or(level.summary.rate_total, |merit| merit.rate_total),
+        RunMode::FixedTime => level.merit(mode, unit).rate_total,
     };
     let baseline = document
         .levels
