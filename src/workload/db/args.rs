@@ -6,7 +6,7 @@ use std::time::Duration;
 use anyhow::Result;
 use clap::Args;
 
-use super::target::{CONNECT_TIMEOUT_TEXT, Target};
+use super::target::Target;
 use super::{DbOptions, DbWorkload};
 use crate::error::UsageError;
 use crate::values::{Scale, parse_duration, parse_scale};
@@ -32,10 +32,10 @@ pub struct DbTargetArgs {
     #[arg(long)]
     pub password_prompt: bool,
 
-    /// Give up on a server that does not complete the connection within this time.
-    #[arg(long, value_name = "DURATION", default_value = CONNECT_TIMEOUT_TEXT,
-          value_parser = parse_duration)]
-    pub connect_timeout: Duration,
+    /// Give up on a server that does not complete the connection within this time
+    /// [default: connect_timeout or PGCONNECT_TIMEOUT, else 10s].
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
+    pub connect_timeout: Option<Duration>,
 }
 
 impl DbTargetArgs {

@@ -22,8 +22,11 @@ pub struct Driver {
     pub default_pipeline: usize,
     /// Whether `--server-loop` can run the statements in the server (pgio's PL/pgSQL loop).
     pub server_loop: bool,
-    /// Whether a URL may leave the host out (libpq then uses its local socket).
-    pub host_optional: bool,
+    /// Resolves a target's text into connection settings, as the database's own clients do.
+    pub resolve: fn(
+        &str,
+        &dyn super::settings::Surroundings,
+    ) -> Result<super::settings::ConnectSettings, crate::error::UsageError>,
     open: fn(&Target) -> Result<Arc<dyn Database>>,
 }
 
@@ -61,7 +64,7 @@ static DRIVERS: [Driver; 3] = [
         max_pipeline: 64,
         default_pipeline: 32,
         server_loop: true,
-        host_optional: true,
+        resolve: super::libpq::resolve,
         open: |target| Ok(Arc::new(super::postgres::Postgres::new(target.clone())?)),
     },
     Driver {
@@ -70,7 +73,7 @@ static DRIVERS: [Driver; 3] = [
         max_pipeline: 1,
         default_pipeline: 1,
         server_loop: false,
-        host_optional: false,
+        resolve: super::mycnf::resolve,
         open: |target| Ok(Arc::new(super::mysql::MySql::new(target.clone())?)),
     },
     Driver {
@@ -79,7 +82,7 @@ static DRIVERS: [Driver; 3] = [
         max_pipeline: 1,
         default_pipeline: 1,
         server_loop: false,
-        host_optional: false,
+        resolve: super::oracle_connect::resolve,
         open: open_oracle,
     },
 ];

@@ -6,13 +6,18 @@
 pub(crate) mod args;
 pub(crate) mod catalog;
 pub(crate) mod driver;
+pub(crate) mod libpq;
+pub(crate) mod mycnf;
 pub(crate) mod mysql;
 #[cfg(feature = "oracle")]
 pub mod oracle;
+pub(crate) mod oracle_connect;
 pub(crate) mod pg_wire;
 pub(crate) mod postgres;
 pub(crate) mod session;
+pub mod settings;
 pub mod target;
+pub(crate) mod tls;
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;

@@ -8,9 +8,10 @@ use std::sync::Mutex;
 
 use anyhow::{Context, Result, anyhow, bail};
 use mysql::prelude::Queryable;
-use mysql::{Conn, Opts, OptsBuilder, Statement};
+use mysql::{ClientIdentity, Conn, Opts, OptsBuilder, SslOpts, Statement};
 
 use super::catalog::{CATALOG_TABLE, LOADING, LOCK_NAME, ObjectKind, Owned, READY, SetupRecord};
+use super::settings::{Endpoint, RootCertificates, Setting, TlsMode, TlsSettings};
 use super::target::{Target, within};
 use super::{
     Database, DbCounters, DbSession, PREFIX, PreparedStatements, mean_of_samples, quote_backtick,
@@ -57,43 +58,189 @@ impl MySql {
     }
 }
 
+/// Connects as `ssl-mode` says: DISABLED in clear text, PREFERRED with TLS when the server
+/// offers it (unverified), REQUIRED with TLS or not at all (the chain checked when `ssl-ca`
+/// is given), VERIFY_CA the chain, VERIFY_IDENTITY the chain and the host name.
 fn connect(target: &Target) -> Result<Conn> {
-    let options = OptsBuilder::new()
-        .ip_or_hostname(Some(target.host()))
-        .tcp_port(target.port().unwrap_or(3306))
+    let tls = &target.settings().tls;
+    match tls.mode.value {
+        TlsMode::Disable => connect_with(target, None),
+        TlsMode::Allow | TlsMode::Prefer => match connect_with(target, Some(ssl_options(tls)?)) {
+            Err(error) if error.is::<NoTlsOffered>() => connect_with(target, None),
+            outcome => outcome,
+        },
+        TlsMode::Require | TlsMode::VerifyCa | TlsMode::VerifyFull => {
+            connect_with(target, Some(ssl_options(tls)?))
+        }
+    }
+}
+
+/// The server offers no TLS: PREFERRED then connects in clear text.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+struct NoTlsOffered(String);
+
+fn ssl_options(tls: &TlsSettings) -> Result<SslOpts> {
+    let mode = tls.mode.value;
+    let root = match &tls.root {
+        Some(Setting {
+            value: RootCertificates::File(path),
+            ..
+        }) => Some(path.clone()),
+        Some(_) => bail!("ssl-ca=system is not supported for MySQL: give the CA's PEM file"),
+        None if mode.verifies_certificate() => bail!(
+            "{} checks the server's certificate but no ssl-ca is given: add ?ssl-ca=/path/to/ca.pem (or ssl-ca in ~/.my.cnf)",
+            tls.shown()
+        ),
+        None => None,
+    };
+    // As the mysql client: REQUIRED with a CA given checks the chain, as VERIFY_CA.
+    let check_chain = mode.verifies_certificate() || (mode == TlsMode::Require && root.is_some());
+    let identity = match (&tls.client_certificate, &tls.client_key) {
+        (Some(certificate), Some(key)) => Some(ClientIdentity::new(
+            certificate.value.clone(),
+            key.value.clone(),
+        )),
+        (None, None) => None,
+        _ => bail!("ssl-cert and ssl-key go together: give both or neither"),
+    };
+    Ok(SslOpts::default()
+        .with_root_cert_path(root)
+        .with_client_identity(identity)
+        .with_danger_accept_invalid_certs(!check_chain)
+        .with_danger_skip_domain_validation(mode != TlsMode::VerifyFull))
+}
+
+fn connect_with(target: &Target, ssl: Option<SslOpts>) -> Result<Conn> {
+    let encrypted = ssl.is_some();
+    let mut options = OptsBuilder::new()
         .user(Some(target.user()))
         .pass(target.password())
-        .db_name(Some(target.database()))
+        .db_name(Some(target.database()).filter(|name| !name.is_empty()))
         .tcp_connect_timeout(Some(target.connect_timeout))
         .read_timeout(target.answer_timeout)
-        .write_timeout(target.answer_timeout);
+        .write_timeout(target.answer_timeout)
+        // The crate would otherwise move a loopback connection to the server's Unix socket,
+        // where it drops TLS without a word.
+        .prefer_socket(false)
+        .ssl_opts(ssl);
+    options = match target.endpoint() {
+        Endpoint::Socket(path) => options.socket(Some(path.display().to_string())),
+        Endpoint::Tcp { host, port } => options.ip_or_hostname(Some(host.clone())).tcp_port(*port),
+    };
     let shown = target.clone();
     // The handshake waits on the server's greeting, which the connect timeout does not cover.
     within(target, move || {
-        Conn::new(Opts::from(options)).map_err(|error| connect_error(error, &shown))
+        Conn::new(Opts::from(options)).map_err(|error| connect_error(error, &shown, encrypted))
     })
 }
 
-/// Why a connection failed, in words: the server's refusal or the network's.
-fn connect_error(error: mysql::Error, target: &Target) -> anyhow::Error {
+/// Why a connection failed, in one line: the server's refusal, TLS, or the network.
+fn connect_error(error: mysql::Error, target: &Target, encrypted: bool) -> anyhow::Error {
+    let tls = &target.settings().tls;
+    let without_tls = || {
+        if encrypted {
+            String::new()
+        } else {
+            format!(
+                ". corescale connected without TLS ({}): if the server requires secure transport, use ssl-mode=REQUIRED, or VERIFY_IDENTITY with ssl-ca",
+                tls.shown()
+            )
+        }
+    };
     match &error {
+        mysql::Error::DriverError(mysql::DriverError::TlsNotSupported) => {
+            let text = format!(
+                "cannot connect to {target}: the server does not offer TLS, but {} asks for it: configure TLS on the server (ssl_cert, ssl_key), or use ssl-mode=PREFERRED to allow clear text",
+                tls.shown()
+            );
+            if tls.mode.value.demands_tls() {
+                anyhow!(text)
+            } else {
+                anyhow::Error::new(NoTlsOffered(text))
+            }
+        }
+        mysql::Error::TlsError(tls_error) => {
+            let text = tls_error.to_string();
+            let reason = if text.contains("NotValidForName") {
+                format!(
+                    "host name '{}' does not match the server's certificate ({}): connect by a name the certificate holds, or use ssl-mode=VERIFY_CA",
+                    target.host(),
+                    tls.shown()
+                )
+            } else if text.contains("UnknownIssuer") || text.contains("BadSignature") {
+                format!(
+                    "the server's certificate is not trusted by ssl-ca={}: give the CA that signed it, or use ssl-mode=REQUIRED to encrypt without checking",
+                    tls.root
+                        .as_ref()
+                        .map_or_else(String::new, |root| root.value.to_string())
+                )
+            } else {
+                format!("the TLS handshake failed: {}", one_line(&text))
+            };
+            anyhow!("cannot connect to {target}: {reason}")
+        }
         mysql::Error::MySqlError(server) if server.code == 1045 => anyhow!(
-            "cannot connect to {target}: access denied for this user and password (MySQL error 1045: {})",
-            server.message
+            "cannot connect to {target}: access denied for this user and password (MySQL error 1045: {}){}",
+            one_line(&server.message),
+            without_tls()
         ),
         mysql::Error::MySqlError(server) => anyhow!(
-            "cannot connect to {target}: the server refused (MySQL error {}: {})",
+            "cannot connect to {target}: the server refused (MySQL error {}: {}){}",
             server.code,
-            server.message
+            one_line(&server.message),
+            without_tls()
         ),
         _ => anyhow!(
-            "cannot connect to {target}: {error} (is the server running and the URL right?)"
+            "cannot connect to {target}: {} (is the server running and the URL right?)",
+            readable(&error)
         ),
     }
 }
 
+/// The driver's error as one readable line: the server's message and code, or the I/O
+/// error's own words, never the crate's Debug dump.
+fn readable(error: &mysql::Error) -> String {
+    match error {
+        mysql::Error::MySqlError(server) => {
+            format!(
+                "{} (MySQL error {})",
+                one_line(&server.message),
+                server.code
+            )
+        }
+        mysql::Error::IoError(io) => io_words(io),
+        mysql::Error::CodecError(codec) => match codec {
+            mysql_common::proto::codec::error::PacketCodecError::Io(io) => io_words(io),
+            other => one_line(&other.to_string()),
+        },
+        mysql::Error::DriverError(driver) => one_line(&driver.to_string()),
+        other => one_line(&other.to_string()),
+    }
+}
+
+fn io_words(error: &std::io::Error) -> String {
+    match error.kind() {
+        std::io::ErrorKind::ConnectionReset
+        | std::io::ErrorKind::BrokenPipe
+        | std::io::ErrorKind::UnexpectedEof
+        | std::io::ErrorKind::ConnectionAborted => {
+            format!("the server closed the connection ({error})")
+        }
+        std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut => {
+            "the server did not answer in time (stalled or overloaded?)".to_string()
+        }
+        _ => one_line(&error.to_string()),
+    }
+}
+
+/// Text on one line.
+fn one_line(text: &str) -> String {
+    text.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
 fn describe(error: mysql::Error, target: &Target) -> anyhow::Error {
-    let text = error.to_string();
+    let text = readable(&error);
     if let mysql::Error::MySqlError(server) = &error {
         match server.code {
             1146 => {

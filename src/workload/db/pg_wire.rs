@@ -13,63 +13,144 @@ use std::net::{TcpStream, ToSocketAddrs};
 use std::os::unix::net::UnixStream;
 use std::time::Duration;
 
-use anyhow::{Result, anyhow, bail};
+use anyhow::{Context, Result, anyhow, bail};
 use bytes::{BufMut, BytesMut};
 use fallible_iterator::FallibleIterator;
 use postgres_protocol::IsNull;
 use postgres_protocol::authentication::md5_hash;
-use postgres_protocol::authentication::sasl::{ChannelBinding, SCRAM_SHA_256, ScramSha256};
+use postgres_protocol::authentication::sasl::{
+    ChannelBinding, SCRAM_SHA_256, SCRAM_SHA_256_PLUS, ScramSha256,
+};
 use postgres_protocol::message::backend::{DataRowBody, ErrorResponseBody, Message};
 use postgres_protocol::message::frontend;
 
+use super::settings::{ChannelBindingMode, Endpoint, TlsMode};
 use super::target::Target;
+use super::tls::{self, TlsFacts};
 use super::{Answered, PlannedStatement, PreparedStatements, quote_double};
 
 /// The int8 type, for the statements' parameters.
 const INT8_OID: u32 = 20;
 /// Binary format for parameters and results.
 const BINARY: i16 = 1;
-const DEFAULT_PORT: u16 = 5432;
+/// SQLSTATE of pg_hba.conf's refusals ("no pg_hba.conf entry ... no encryption").
+const INVALID_AUTHORIZATION: &str = "28000";
 const READ_CHUNK: usize = 16 * 1024;
 
-/// The byte stream to the server: TCP, or a Unix socket in the directory `?host=` names.
+/// The byte stream to the server: TCP, TLS over TCP, or a Unix socket.
 pub enum Stream {
     Tcp(TcpStream),
     Unix(UnixStream),
+    Tls(Box<rustls::StreamOwned<rustls::ClientConnection, TcpStream>>),
 }
 
+/// What a session runs over: whether TLS, with what, and the server certificate's hash for
+/// SCRAM channel binding.
+#[derive(Debug, Clone, Default)]
+pub struct Transport {
+    pub tls: Option<TlsFacts>,
+    pub end_point: Option<Vec<u8>>,
+}
+
+/// The TLS handshake failed (not the server's refusal of TLS): `prefer` then tries clear text.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct HandshakeFailed(String);
+
 impl Stream {
-    fn open(target: &Target) -> Result<Self> {
-        let port = target.port().unwrap_or(DEFAULT_PORT);
-        let stream = match target.socket_directory() {
-            Some(directory) => {
-                Stream::Unix(UnixStream::connect(format!("{directory}/.s.PGSQL.{port}"))?)
+    /// Connects to the target's endpoint and, over TCP, negotiates TLS as `mode` says.
+    fn open(target: &Target, mode: TlsMode) -> Result<(Self, Transport)> {
+        let timeout = Some(target.connect_timeout);
+        match target.endpoint() {
+            Endpoint::Socket(path) => {
+                let stream = UnixStream::connect(path).map_err(|error| {
+                    anyhow!(
+                        "cannot connect to {target}: socket {}: {error} (is the server running, and is this its socket directory and port?)",
+                        path.display()
+                    )
+                })?;
+                let stream = Stream::Unix(stream);
+                // Until the server is ready, the connect timeout bounds every wait.
+                stream.set_timeouts(timeout)?;
+                Ok((stream, Transport::default()))
             }
-            None => {
-                let mut last_error = None;
-                let mut connected = None;
-                for address in (target.host(), port).to_socket_addrs()? {
-                    match TcpStream::connect_timeout(&address, target.connect_timeout) {
-                        Ok(stream) => {
-                            connected = Some(stream);
-                            break;
-                        }
-                        Err(error) => last_error = Some(error),
-                    }
-                }
-                let stream = connected.ok_or_else(|| {
-                    last_error.unwrap_or_else(|| {
-                        std::io::Error::new(std::io::ErrorKind::NotFound, "no address")
-                    })
+            Endpoint::Tcp { host, port } => {
+                let tcp = connect_tcp(host, *port, target.connect_timeout).map_err(|error| {
+                    anyhow!(
+                        "cannot connect to {target}: {host}:{port}: {error} (is the server running and the URL right?)"
+                    )
                 })?;
                 // Batches go out whole; Nagle would hold the next one back.
-                stream.set_nodelay(true)?;
-                Stream::Tcp(stream)
+                tcp.set_nodelay(true)?;
+                tcp.set_read_timeout(timeout)?;
+                tcp.set_write_timeout(timeout)?;
+                match mode {
+                    TlsMode::Disable | TlsMode::Allow => {
+                        Ok((Stream::Tcp(tcp), Transport::default()))
+                    }
+                    _ => Self::negotiate(tcp, target, host, mode),
+                }
             }
+        }
+    }
+
+    /// PostgreSQL's SSLRequest: the server answers S (TLS follows) or N (clear text only).
+    fn negotiate(
+        mut tcp: TcpStream,
+        target: &Target,
+        host: &str,
+        mode: TlsMode,
+    ) -> Result<(Self, Transport)> {
+        let tls = &target.settings().tls;
+        let mut request = BytesMut::new();
+        frontend::ssl_request(&mut request);
+        let mut answer = [0u8; 1];
+        tcp.write_all(&request)
+            .and_then(|()| tcp.read_exact(&mut answer))
+            .map_err(|error| {
+                anyhow!("cannot connect to {target}: asking for TLS: {error} (is this a PostgreSQL port?)")
+            })?;
+        match answer[0] {
+            b'S' => {}
+            b'N' if !mode.demands_tls() => return Ok((Stream::Tcp(tcp), Transport::default())),
+            b'N' => bail!(
+                "cannot connect to {target}: the server does not accept TLS (ssl = off), but {} asks for it: turn ssl on in the server, or use sslmode=prefer to allow clear text",
+                tls.shown()
+            ),
+            other => bail!(
+                "cannot connect to {target}: the server answered the TLS request with {:?}, not S or N (is this a PostgreSQL port?)",
+                char::from(other)
+            ),
+        }
+        let (config, name) = tls::client_config(tls, host)
+            .map_err(|error| anyhow!("cannot connect to {target}: {error:#}"))?;
+        let mut connection = rustls::ClientConnection::new(config, name)
+            .map_err(|error| anyhow!("cannot connect to {target}: starting TLS: {error}"))?;
+        while connection.is_handshaking() {
+            if let Err(error) = connection.complete_io(&mut tcp) {
+                let reason = match error
+                    .get_ref()
+                    .and_then(|inner| inner.downcast_ref::<rustls::Error>())
+                {
+                    Some(tls_error) => tls::explain_handshake(tls_error, tls, host),
+                    None => format!("the TLS handshake failed: {error}"),
+                };
+                return Err(anyhow::Error::new(HandshakeFailed(format!(
+                    "cannot connect to {target}: {reason}"
+                ))));
+            }
+        }
+        let transport = Transport {
+            tls: Some(TlsFacts::of(&connection)),
+            end_point: connection
+                .peer_certificates()
+                .and_then(|certificates| certificates.first())
+                .map(|certificate| tls::server_end_point(certificate)),
         };
-        // Until the server is ready, the connect timeout bounds every wait.
-        stream.set_timeouts(Some(target.connect_timeout))?;
-        Ok(stream)
+        Ok((
+            Stream::Tls(Box::new(rustls::StreamOwned::new(connection, tcp))),
+            transport,
+        ))
     }
 
     fn set_timeouts(&self, timeout: Option<Duration>) -> std::io::Result<()> {
@@ -77,6 +158,10 @@ impl Stream {
             Stream::Tcp(stream) => {
                 stream.set_read_timeout(timeout)?;
                 stream.set_write_timeout(timeout)
+            }
+            Stream::Tls(stream) => {
+                stream.sock.set_read_timeout(timeout)?;
+                stream.sock.set_write_timeout(timeout)
             }
             Stream::Unix(stream) => {
                 stream.set_read_timeout(timeout)?;
@@ -86,10 +171,24 @@ impl Stream {
     }
 }
 
+/// The first address of `host` that accepts within the timeout.
+fn connect_tcp(host: &str, port: u16, timeout: Duration) -> std::io::Result<TcpStream> {
+    let mut last_error = None;
+    for address in (host, port).to_socket_addrs()? {
+        match TcpStream::connect_timeout(&address, timeout) {
+            Ok(stream) => return Ok(stream),
+            Err(error) => last_error = Some(error),
+        }
+    }
+    Err(last_error
+        .unwrap_or_else(|| std::io::Error::new(std::io::ErrorKind::NotFound, "no address")))
+}
+
 impl Read for Stream {
     fn read(&mut self, buffer: &mut [u8]) -> std::io::Result<usize> {
         match self {
             Stream::Tcp(stream) => stream.read(buffer),
+            Stream::Tls(stream) => stream.read(buffer),
             Stream::Unix(stream) => stream.read(buffer),
         }
     }
@@ -99,6 +198,7 @@ impl Write for Stream {
     fn write(&mut self, buffer: &[u8]) -> std::io::Result<usize> {
         match self {
             Stream::Tcp(stream) => stream.write(buffer),
+            Stream::Tls(stream) => stream.write(buffer),
             Stream::Unix(stream) => stream.write(buffer),
         }
     }
@@ -106,6 +206,7 @@ impl Write for Stream {
     fn flush(&mut self) -> std::io::Result<()> {
         match self {
             Stream::Tcp(stream) => stream.flush(),
+            Stream::Tls(stream) => stream.flush(),
             Stream::Unix(stream) => stream.flush(),
         }
     }
@@ -143,6 +244,8 @@ pub type TextRow = Vec<Option<String>>;
 /// One session: the connection, its prepared statements and the batches in flight.
 pub struct WireSession<S: Read + Write = Stream> {
     stream: S,
+    /// TLS or not, for the record and for channel binding.
+    transport: Transport,
     target: Target,
     incoming: BytesMut,
     outgoing: BytesMut,
@@ -161,27 +264,44 @@ pub struct WireSession<S: Read + Write = Stream> {
 }
 
 impl WireSession<Stream> {
-    /// Connects, authenticates (trust, password, MD5 or SCRAM-SHA-256) and waits until the
-    /// server is ready, each wait bounded by the connect timeout; then answers are bounded by
-    /// the answer timeout.
+    /// Connects, negotiates TLS as `sslmode` says, authenticates (trust, password, MD5 or
+    /// SCRAM-SHA-256, with channel binding over TLS) and waits until the server is ready, each
+    /// wait bounded by the connect timeout; then answers are bounded by the answer timeout.
+    /// As libpq: `prefer` falls back to clear text when the handshake fails, and `allow`
+    /// tries TLS when the server refuses clear text.
     pub fn connect(target: &Target) -> Result<Self> {
-        let stream = Stream::open(target).map_err(|error| {
-            anyhow!(
-                "cannot connect to {target}: {error} (is the server running and the URL right?)"
-            )
-        })?;
-        let mut session = Self::start(stream, target)?;
+        let mode = target.settings().tls.mode.value;
+        match Self::attempt(target, mode) {
+            Err(error) if mode == TlsMode::Prefer && error.is::<HandshakeFailed>() => {
+                Self::attempt(target, TlsMode::Disable)
+            }
+            Err(error) if mode == TlsMode::Allow && error.is::<RefusedWithoutTls>() => {
+                Self::attempt(target, TlsMode::Require)
+            }
+            outcome => outcome,
+        }
+    }
+
+    fn attempt(target: &Target, mode: TlsMode) -> Result<Self> {
+        let (stream, transport) = Stream::open(target, mode)?;
+        let mut session = Self::start(stream, target, transport)?;
         session.stream.set_timeouts(target.answer_timeout)?;
         session.timeout = target.answer_timeout;
         Ok(session)
     }
 }
 
+/// The server refused a connection made without TLS (pg_hba.conf's `hostssl` only).
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct RefusedWithoutTls(String);
+
 impl<S: Read + Write> WireSession<S> {
     /// The startup handshake over an open stream.
-    pub fn start(stream: S, target: &Target) -> Result<Self> {
+    pub fn start(stream: S, target: &Target, transport: Transport) -> Result<Self> {
         let mut session = Self {
             stream,
+            transport,
             target: target.clone(),
             incoming: BytesMut::with_capacity(READ_CHUNK),
             outgoing: BytesMut::with_capacity(READ_CHUNK),
@@ -194,10 +314,16 @@ impl<S: Read + Write> WireSession<S> {
             connected: false,
         };
         let (user, database) = (target.user(), target.database());
+        let application = target
+            .settings()
+            .application_name
+            .as_ref()
+            .map_or("corescale", |name| name.value.as_str())
+            .to_string();
         let parameters = [
             ("user", user.as_str()),
             ("database", database.as_str()),
-            ("application_name", "corescale"),
+            ("application_name", application.as_str()),
             // Text answers are read as UTF-8, whatever the database's own encoding.
             ("client_encoding", "UTF8"),
         ];
@@ -213,16 +339,33 @@ impl<S: Read + Write> WireSession<S> {
         self.backend_pid
     }
 
+    /// Whether the session runs over TLS, and with what.
+    pub fn tls(&self) -> Option<&TlsFacts> {
+        self.transport.tls.as_ref()
+    }
+
     fn authenticate(&mut self) -> Result<()> {
+        let binding = self.target.settings().tls.channel_binding.value;
         let mut scram: Option<ScramSha256> = None;
+        let mut bound = false;
         loop {
             match self.next_message()? {
-                Message::AuthenticationOk => return Ok(()),
+                Message::AuthenticationOk => {
+                    if binding == ChannelBindingMode::Require && !bound {
+                        bail!(
+                            "cannot connect to {}: channel_binding=require, but the server authenticated corescale without channel binding (it did not ask for SCRAM over TLS): use scram-sha-256 over TLS on the server, or channel_binding=prefer",
+                            self.target
+                        );
+                    }
+                    return Ok(());
+                }
                 Message::AuthenticationCleartextPassword => {
+                    self.refuse_unbound("password")?;
                     let password = self.password()?;
                     frontend::password_message(password.as_bytes(), &mut self.outgoing)?;
                 }
                 Message::AuthenticationMd5Password(body) => {
+                    self.refuse_unbound("md5")?;
                     let password = self.password()?;
                     let hash = md5_hash(
                         self.target.user().as_bytes(),
@@ -233,22 +376,49 @@ impl<S: Read + Write> WireSession<S> {
                 }
                 Message::AuthenticationSasl(body) => {
                     let mut mechanisms = body.mechanisms();
-                    let mut offered = false;
+                    let (mut plain, mut plus) = (false, false);
                     while let Some(mechanism) = mechanisms.next()? {
-                        offered |= mechanism == SCRAM_SHA_256;
+                        plain |= mechanism == SCRAM_SHA_256;
+                        plus |= mechanism == SCRAM_SHA_256_PLUS;
                     }
-                    if !offered {
+                    let end_point = self.transport.end_point.clone();
+                    let (mechanism, channel) = match (end_point, plus, binding) {
+                        (
+                            Some(end_point),
+                            true,
+                            ChannelBindingMode::Prefer | ChannelBindingMode::Require,
+                        ) => {
+                            bound = true;
+                            (
+                                SCRAM_SHA_256_PLUS,
+                                ChannelBinding::tls_server_end_point(end_point),
+                            )
+                        }
+                        (_, _, ChannelBindingMode::Require) => bail!(
+                            "cannot connect to {}: channel_binding=require, but {}: connect over TLS (sslmode=require or stricter) to a server that offers SCRAM-SHA-256-PLUS",
+                            self.target,
+                            if self.transport.tls.is_none() {
+                                "this connection has no TLS"
+                            } else {
+                                "the server offers no SCRAM-SHA-256-PLUS"
+                            }
+                        ),
+                        // Over TLS the client could bind: tell the server ("y"), so a man in the
+                        // middle cannot strip the PLUS mechanism unnoticed.
+                        (Some(_), false, ChannelBindingMode::Prefer) => {
+                            (SCRAM_SHA_256, ChannelBinding::unrequested())
+                        }
+                        _ => (SCRAM_SHA_256, ChannelBinding::unsupported()),
+                    };
+                    if mechanism == SCRAM_SHA_256 && !plain {
                         bail!(
                             "{}: the server offers no SASL mechanism corescale knows (it speaks SCRAM-SHA-256)",
                             self.target
                         );
                     }
-                    let exchange = ScramSha256::new(
-                        self.password()?.as_bytes(),
-                        ChannelBinding::unsupported(),
-                    );
+                    let exchange = ScramSha256::new(self.password()?.as_bytes(), channel);
                     frontend::sasl_initial_response(
-                        SCRAM_SHA_256,
+                        mechanism,
                         exchange.message(),
                         &mut self.outgoing,
                     )?;
@@ -270,7 +440,22 @@ impl<S: Read + Write> WireSession<S> {
                 }
                 Message::ErrorResponse(body) => {
                     let error = ServerError::from_body(&body);
-                    bail!("cannot connect to {}: {error}", self.target);
+                    if self.transport.tls.is_none() && error.code == INVALID_AUTHORIZATION {
+                        let tls = &self.target.settings().tls;
+                        let text = format!(
+                            "cannot connect to {}: {error}. corescale connected without TLS ({}{}): if the server accepts this user only over TLS, use sslmode=require, or verify-full with sslrootcert",
+                            self.target,
+                            tls.shown(),
+                            if matches!(self.target.endpoint(), Endpoint::Socket(_)) {
+                                ", over a Unix socket"
+                            } else {
+                                ""
+                            }
+                        );
+                        return Err(anyhow::Error::new(RefusedWithoutTls(text)));
+                    }
+                    return Err(anyhow::Error::new(error))
+                        .with_context(|| format!("cannot connect to {}", self.target));
                 }
                 _ => bail!(
                     "{}: the server asks for an authentication method corescale does not speak (use password, md5 or scram-sha-256)",
@@ -279,6 +464,18 @@ impl<S: Read + Write> WireSession<S> {
             }
             self.send()?;
         }
+    }
+
+    /// With `channel_binding=require`, a password method that cannot bind is refused before
+    /// the password is sent.
+    fn refuse_unbound(&self, method: &str) -> Result<()> {
+        if self.target.settings().tls.channel_binding.value == ChannelBindingMode::Require {
+            bail!(
+                "cannot connect to {}: channel_binding=require, but the server asks for the {method} method, which cannot bind: use scram-sha-256 over TLS on the server, or channel_binding=prefer",
+                self.target
+            );
+        }
+        Ok(())
     }
 
     fn password(&self) -> Result<String> {
@@ -594,7 +791,11 @@ impl<S: Read + Write> WireSession<S> {
     }
 
     fn send(&mut self) -> Result<()> {
-        if let Err(error) = self.stream.write_all(&self.outgoing) {
+        if let Err(error) = self
+            .stream
+            .write_all(&self.outgoing)
+            .and_then(|()| self.stream.flush())
+        {
             return Err(self.failure(error));
         }
         self.outgoing.clear();
@@ -771,7 +972,10 @@ mod tests {
             answers: Cursor::new(script),
             sent: Arc::clone(&sent),
         };
-        (WireSession::start(stream, &target(url)), sent)
+        (
+            WireSession::start(stream, &target(url), Transport::default()),
+            sent,
+        )
     }
 
     fn contains(haystack: &[u8], needle: &[u8]) -> bool {

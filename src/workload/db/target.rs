@@ -5,28 +5,31 @@ use std::fmt;
 use std::time::Duration;
 
 use anyhow::{Context, Result, bail};
-use url::Url;
 
 use super::driver::Driver;
+use super::settings::{ConnectSettings, Endpoint, ProcessSurroundings, Secret, Setting, Source};
 use crate::error::UsageError;
 pub use crate::redact::{carries_password, hide_passwords_from_ps, redact, redact_argument};
 
 /// Environment variable read for a password the URL does not carry.
 pub const PASSWORD_VARIABLE: &str = "CORESCALE_DB_PASSWORD";
 
-/// How long connecting may take before corescale gives up on a server, as `--connect-timeout`
-/// writes it and as a duration (a unit test keeps the two equal).
-pub const CONNECT_TIMEOUT_TEXT: &str = "10s";
+/// How long connecting may take before corescale gives up on a server, unless
+/// `--connect-timeout`, the URL's `connect_timeout` or PGCONNECT_TIMEOUT say otherwise.
 pub const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 
-/// A parsed target URL. Its Display never shows the password.
+/// A target: the URL as given (shown with its password hidden) and the settings its driver
+/// resolved from it, the environment and the files DBAs keep. Its Display never shows the
+/// password.
 #[derive(Clone)]
 pub struct Target {
     /// The driver the URL's scheme chose, with what it can do.
     pub driver: &'static Driver,
-    url: Url,
-    /// Decoded, from the URL, the environment or the prompt; never shown.
-    password: Option<String>,
+    /// The URL as given, its password hidden.
+    shown: String,
+    settings: ConnectSettings,
+    /// From the URL, a variable, the prompt or a file; never shown.
+    password: Option<Setting<Secret>>,
     /// Limit on establishing a connection, handshake and authentication included.
     pub connect_timeout: Duration,
     /// Limit on waiting for one answer once connected (None: wait as long as it takes, as
@@ -36,12 +39,7 @@ pub struct Target {
 
 impl fmt::Display for Target {
     fn fmt(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let mut shown = self.url.clone();
-        if self.password.is_some() {
-            // A URL with a user accepts any password text.
-            let _ = shown.set_password(Some("***"));
-        }
-        formatter.write_str(shown.as_str())
+        formatter.write_str(&self.shown)
     }
 }
 
@@ -52,110 +50,121 @@ impl fmt::Debug for Target {
 }
 
 impl Target {
-    /// Parses postgres://, postgresql://, mysql://, mariadb:// and oracle:// URLs.
+    /// Parses postgres://, postgresql://, mysql://, mariadb:// and oracle:// targets and
+    /// resolves their settings as the database's own clients would.
     pub fn parse(text: &str) -> Result<Self, UsageError> {
-        let url = Url::parse(text).map_err(|error| {
-            UsageError::new(format!(
-                "--target '{}' is not a URL ({error}): use e.g. postgres://user@127.0.0.1:5432/test, with special characters in the password written as %XX (or the password in {PASSWORD_VARIABLE})",
+        let Some((scheme, _)) = text.split_once("://") else {
+            return Err(UsageError::new(format!(
+                "--target '{}' is not a URL: use e.g. postgres://user@127.0.0.1:5432/test, mysql://root@127.0.0.1:3306/test or oracle://user@host:1521/service",
                 redact_argument(text)
-            ))
-        })?;
-        let Some(driver) = Driver::for_scheme(url.scheme()) else {
+            )));
+        };
+        let Some(driver) = Driver::for_scheme(&scheme.to_ascii_lowercase()) else {
             return Err(UsageError::new(format!(
                 "--target scheme '{}' is not supported: use {}",
-                printable(url.scheme()),
+                printable(scheme),
                 Driver::schemes()
             )));
         };
-        if url
-            .query_pairs()
-            .any(|(name, _)| name.eq_ignore_ascii_case("password"))
-        {
-            return Err(UsageError::new(format!(
-                "--target must not carry ?password=: set {PASSWORD_VARIABLE} or use --password-prompt"
-            )));
-        }
-        if url.host_str().is_none_or(str::is_empty) && !driver.host_optional {
-            return Err(UsageError::new(format!(
-                "--target '{}' names no host: use e.g. mysql://root@127.0.0.1:3306/test",
-                redact_argument(text)
-            )));
-        }
-        let password = url.password().map(percent_decode);
+        let settings = (driver.resolve)(text, &ProcessSurroundings)?;
+        let connect_timeout = settings
+            .connect_timeout
+            .as_ref()
+            .map_or(DEFAULT_CONNECT_TIMEOUT, |timeout| timeout.value);
         Ok(Self {
             driver,
-            url,
-            password,
-            connect_timeout: DEFAULT_CONNECT_TIMEOUT,
+            shown: redact_argument(text),
+            password: settings.password_url.clone(),
+            settings,
+            connect_timeout,
             answer_timeout: None,
         })
     }
 
-    /// Sets the limits on connecting and on waiting for an answer.
-    pub fn with_timeouts(mut self, connect: Duration, answer: Option<Duration>) -> Self {
-        self.connect_timeout = connect;
+    /// Sets the limits on connecting (when given; else the URL's or the environment's, else
+    /// the default) and on waiting for an answer.
+    pub fn with_timeouts(mut self, connect: Option<Duration>, answer: Option<Duration>) -> Self {
+        if let Some(connect) = connect {
+            self.connect_timeout = connect;
+        }
         self.answer_timeout = answer;
         self
     }
 
-    /// Fills in a password from the environment or a prompt when the URL has none.
+    /// Fills in a password the URL does not carry, in this order: CORESCALE_DB_PASSWORD, the
+    /// driver's own variable (PGPASSWORD, MYSQL_PWD), the prompt when asked for, then a
+    /// password file (.pgpass, a service file, an option file).
     pub fn with_password(mut self, prompt: bool) -> Result<Self> {
-        if self.password.is_some() {
+        if self.password.is_some() || self.settings.external_auth {
             return Ok(self);
         }
-        let password = match std::env::var(PASSWORD_VARIABLE) {
-            Ok(password) => Some(password),
-            Err(_) if prompt => Some(
-                rpassword::prompt_password(format!("password for {self}: "))
-                    .context("reading the password")?,
-            ),
-            Err(_) => None,
+        self.password = match std::env::var(PASSWORD_VARIABLE) {
+            Ok(password) => Some(Setting::new(
+                Secret(password),
+                Source::Variable(PASSWORD_VARIABLE),
+            )),
+            Err(_) => match self.settings.password_variable.clone() {
+                Some(password) => Some(password),
+                None if prompt => Some(Setting::new(
+                    Secret(
+                        rpassword::prompt_password(format!("password for {self}: "))
+                            .context("reading the password")?,
+                    ),
+                    Source::Prompt,
+                )),
+                None => self.settings.password_file.clone(),
+            },
         };
-        self.password = password;
         Ok(self)
     }
 
+    /// The settings the driver resolved, with their sources.
+    pub fn settings(&self) -> &ConnectSettings {
+        &self.settings
+    }
+
+    /// Where the password came from, never what it is.
+    pub fn password_source(&self) -> Option<&Source> {
+        self.password.as_ref().map(|password| &password.source)
+    }
+
     pub fn user(&self) -> String {
-        percent_decode(self.url.username())
+        self.settings.user.value.clone()
     }
 
     pub fn password(&self) -> Option<String> {
-        self.password.clone()
+        self.password
+            .as_ref()
+            .map(|password| password.value.0.clone())
     }
 
+    /// The host name, or the socket's directory or file.
     pub fn host(&self) -> &str {
-        self.url.host_str().unwrap_or("localhost")
+        &self.settings.host.value
     }
 
-    /// A Unix-socket directory given as `?host=/var/run/postgresql` (libpq's syntax).
-    pub fn socket_directory(&self) -> Option<String> {
-        self.url
-            .query_pairs()
-            .find(|(name, value)| name == "host" && value.starts_with('/'))
-            .map(|(_, value)| value.into_owned())
+    pub fn port(&self) -> u16 {
+        self.settings.port.value
     }
 
-    pub fn port(&self) -> Option<u16> {
-        self.url.port()
+    pub fn endpoint(&self) -> &Endpoint {
+        &self.settings.endpoint
     }
 
-    /// The database (PostgreSQL, MySQL) or service (Oracle) name.
+    /// The database (PostgreSQL, MySQL) or connect string (Oracle).
     pub fn database(&self) -> String {
-        percent_decode(self.url.path().trim_start_matches('/'))
+        self.settings.database.value.clone()
     }
 
     /// Whether the server runs on this host, so its processes' CPU time can be read.
     pub fn is_local(&self) -> bool {
-        self.socket_directory().is_some()
-            || matches!(self.host(), "localhost" | "127.0.0.1" | "[::1]" | "::1")
+        match &self.settings.endpoint {
+            Endpoint::Socket(_) => true,
+            Endpoint::Tcp { host, .. } => {
+                matches!(host.as_str(), "localhost" | "127.0.0.1" | "::1")
+            }
+        }
     }
-}
-
-/// RFC 3986 percent-decoding: `%2B` is `+`, and `+` stays `+` (URLs are not form fields).
-fn percent_decode(text: &str) -> String {
-    percent_encoding::percent_decode_str(text)
-        .decode_utf8_lossy()
-        .into_owned()
 }
 
 /// Runs `connect` on a thread of its own and gives up after `timeout`: drivers whose
@@ -223,6 +232,7 @@ mod tests {
         assert_eq!(target.password().as_deref(), Some("pw"));
         assert!(target.is_local());
         assert!(Target::parse("redis://x").is_err());
+        assert!(Target::parse("no url at all").is_err());
     }
 
     #[test]
@@ -233,17 +243,12 @@ mod tests {
         assert_eq!(target.database(), "my db");
         // A password from the environment or prompt is kept as it is and never shown.
         let mut target = Target::parse("postgres://u@h/db").unwrap();
-        target.password = Some("p/?#&+%2F @:x".to_string());
+        target.password = Some(Setting::new(
+            Secret("p/?#&+%2F @:x".to_string()),
+            Source::Prompt,
+        ));
         assert_eq!(target.password().as_deref(), Some("p/?#&+%2F @:x"));
-        assert_eq!(target.to_string(), "postgres://u:***@h/db");
-    }
-
-    #[test]
-    fn the_connect_timeout_default_is_one_value() {
-        assert_eq!(
-            crate::values::parse_duration(CONNECT_TIMEOUT_TEXT),
-            Ok(DEFAULT_CONNECT_TIMEOUT)
-        );
+        assert_eq!(target.to_string(), "postgres://u@h/db");
     }
 
     #[test]
@@ -254,7 +259,7 @@ mod tests {
             .to_string();
         assert!(error.contains(PASSWORD_VARIABLE), "{error}");
         assert!(!error.contains("hunter2"), "{error}");
-        for text in ["mysql://u:se/cret@h:33x06/db", "mysql://u:se cret@/db"] {
+        for text in ["mysql://u:se/cret@h:33x06/db", "mysql://u:se cret@h:x/db"] {
             let error = Target::parse(text).err().unwrap().to_string();
             assert!(!error.contains("cret"), "{error}");
         }

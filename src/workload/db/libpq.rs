@@ -1,0 +1,642 @@
+//! PostgreSQL's connection settings the way libpq finds them, so a DBA's `.pgpass`, service
+//! file and `PG*` variables work unchanged: the URL (and the service it or `PGSERVICE` names)
+//! first, then the variables, then the files in the home directory, then libpq's defaults.
+//! The keywords are libpq's; one it does not know, or one corescale does not implement, is a
+//! usage error rather than a setting silently ignored.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use url::Url;
+
+use super::settings::{
+    ChannelBindingMode, ConnectSettings, Endpoint, RootCertificates, Secret, Setting, Source,
+    Surroundings, TlsMode, TlsSettings, bad_value, expand_home, parse_url, private_to_owner,
+    url_password,
+};
+use crate::error::UsageError;
+
+pub const DEFAULT_PORT: u16 = 5432;
+/// Where Debian's and upstream's servers put their sockets, libpq's default host.
+const SOCKET_DIRECTORIES: [&str; 2] = ["/var/run/postgresql", "/tmp"];
+
+/// libpq keywords corescale reads, with the variable that supplies each.
+const KEYWORDS: [(&str, Option<&str>); 13] = [
+    ("host", Some("PGHOST")),
+    ("port", Some("PGPORT")),
+    ("dbname", Some("PGDATABASE")),
+    ("user", Some("PGUSER")),
+    ("sslmode", Some("PGSSLMODE")),
+    ("sslrootcert", Some("PGSSLROOTCERT")),
+    ("sslcert", Some("PGSSLCERT")),
+    ("sslkey", Some("PGSSLKEY")),
+    ("channel_binding", Some("PGCHANNELBINDING")),
+    ("connect_timeout", Some("PGCONNECT_TIMEOUT")),
+    ("application_name", Some("PGAPPNAME")),
+    ("passfile", Some("PGPASSFILE")),
+    ("service", Some("PGSERVICE")),
+];
+
+/// Settings by keyword, each with its source, filled from the strongest source down.
+type Found = BTreeMap<&'static str, Setting<String>>;
+
+/// Resolves a postgres:// URL into the settings libpq would use.
+pub fn resolve(text: &str, surroundings: &dyn Surroundings) -> Result<ConnectSettings, UsageError> {
+    let (url, host_given) = parse_url(text)?;
+    let url = &url;
+    let mut found = Found::new();
+    let mut password_file = None;
+    let mut warnings = Vec::new();
+    from_url(url, host_given, &mut found)?;
+    // A service is part of the connection string: its settings come before the variables'.
+    let service = found.get("service").cloned().or_else(|| {
+        surroundings
+            .var("PGSERVICE")
+            .map(|name| Setting::new(name, Source::Variable("PGSERVICE")))
+    });
+    if let Some(service) = service {
+        password_file = from_service(&service.value, surroundings, &mut found)?;
+    }
+    for (keyword, variable) in KEYWORDS {
+        if let Some(variable) = variable
+            && !found.contains_key(keyword)
+            && let Some(value) = surroundings.var(variable)
+        {
+            found.insert(keyword, Setting::new(value, Source::Variable(variable)));
+        }
+    }
+    let password_variable = surroundings
+        .var("PGPASSWORD")
+        .map(|password| Setting::new(Secret(password), Source::Variable("PGPASSWORD")));
+
+    let port = match found.get("port") {
+        Some(port) => Setting::new(
+            port.value
+                .parse::<u16>()
+                .ok()
+                .filter(|port| *port > 0)
+                .ok_or_else(|| bad_value("port", &port.value, "a TCP port, 1 to 65535"))?,
+            port.source.clone(),
+        ),
+        None => Setting::new(DEFAULT_PORT, Source::Default),
+    };
+    let host = found.get("host").cloned().unwrap_or_else(|| {
+        let directory = SOCKET_DIRECTORIES
+            .iter()
+            .find(|directory| socket_in(directory, port.value).exists())
+            .map_or("localhost", |directory| directory);
+        Setting::new(directory.to_string(), Source::Default)
+    });
+    if host.value.contains(',') {
+        return Err(UsageError::new(
+            "--target: corescale connects to one host; give one in host= (libpq's host lists are not supported)",
+        ));
+    }
+    let endpoint = if host.value.starts_with('/') {
+        Endpoint::Socket(socket_in(&host.value, port.value))
+    } else {
+        Endpoint::Tcp {
+            host: host.value.clone(),
+            port: port.value,
+        }
+    };
+    let user = found.get("user").cloned().unwrap_or_else(|| {
+        Setting::new(
+            surroundings
+                .os_user()
+                .unwrap_or_else(|| "postgres".to_string()),
+            Source::Default,
+        )
+    });
+    let database = found
+        .get("dbname")
+        .cloned()
+        .unwrap_or_else(|| Setting::new(user.value.clone(), Source::Default));
+    let tls = tls_settings(&found, &endpoint, surroundings)?;
+    let connect_timeout = found
+        .get("connect_timeout")
+        .map(|timeout| {
+            timeout
+                .value
+                .trim()
+                .parse::<u64>()
+                .map(|seconds| Setting::new(Duration::from_secs(seconds), timeout.source.clone()))
+                .map_err(|_| bad_value("connect_timeout", &timeout.value, "whole seconds"))
+        })
+        .transpose()?
+        // libpq: 0 waits for ever; corescale keeps its own limit then.
+        .filter(|timeout| !timeout.value.is_zero());
+    let password_file = match password_file {
+        Some(password) => Some(password),
+        None => from_passfile(
+            &found,
+            &host.value,
+            port.value,
+            &database.value,
+            &user.value,
+            surroundings,
+            &mut warnings,
+        ),
+    };
+    Ok(ConnectSettings {
+        host,
+        port,
+        endpoint,
+        user,
+        database,
+        tls,
+        connect_timeout,
+        application_name: found.get("application_name").cloned(),
+        password_url: url_password(url),
+        password_variable,
+        password_file,
+        external_auth: false,
+        warnings,
+    })
+}
+
+fn socket_in(directory: &str, port: u16) -> PathBuf {
+    Path::new(directory).join(format!(".s.PGSQL.{port}"))
+}
+
+/// The URL's user, host, port and database, and its query keywords.
+fn from_url(url: &Url, host_given: bool, found: &mut Found) -> Result<(), UsageError> {
+    let decode = |text: &str| {
+        percent_encoding::percent_decode_str(text)
+            .decode_utf8_lossy()
+            .into_owned()
+    };
+    let mut put = |keyword: &'static str, value: String| {
+        if !value.is_empty() {
+            found.insert(keyword, Setting::new(value, Source::Url));
+        }
+    };
+    put("user", decode(url.username()));
+    if host_given {
+        put(
+            "host",
+            decode(url.host_str().unwrap_or_default())
+                .trim_start_matches('[')
+                .trim_end_matches(']')
+                .to_string(),
+        );
+    }
+    if let Some(port) = url.port() {
+        put("port", port.to_string());
+    }
+    put("dbname", decode(url.path().trim_start_matches('/')));
+    for (name, value) in url.query_pairs() {
+        let Some((keyword, _)) = KEYWORDS.iter().find(|(keyword, _)| *keyword == name) else {
+            return Err(UsageError::new(format!(
+                "--target: '{}' is not a connection parameter corescale reads: use {}",
+                name.chars()
+                    .flat_map(char::escape_debug)
+                    .take(40)
+                    .collect::<String>(),
+                KEYWORDS.map(|(keyword, _)| keyword).join(", ")
+            )));
+        };
+        put(keyword, value.into_owned());
+    }
+    Ok(())
+}
+
+/// The settings of a service in `pg_service.conf`: the user's file (PGSERVICEFILE or
+/// ~/.pg_service.conf) first, then the system's (PGSYSCONFDIR). Fills what is not yet set;
+/// returns a password the service gives.
+fn from_service(
+    name: &str,
+    surroundings: &dyn Surroundings,
+    found: &mut Found,
+) -> Result<Option<Setting<Secret>>, UsageError> {
+    let user_file = surroundings
+        .var("PGSERVICEFILE")
+        .map(PathBuf::from)
+        .or_else(|| {
+            surroundings
+                .home()
+                .map(|home| home.join(".pg_service.conf"))
+        });
+    let system_file = match surroundings.var("PGSYSCONFDIR") {
+        Some(directory) => Path::new(&directory).join("pg_service.conf"),
+        None => surroundings.system_file("/etc/postgresql-common/pg_service.conf"),
+    };
+    for file in user_file.into_iter().chain([system_file]) {
+        if !file.exists() {
+            continue;
+        }
+        let text = std::fs::read_to_string(&file).map_err(|error| {
+            UsageError::new(format!(
+                "cannot read the service file {}: {error}",
+                file.display()
+            ))
+        })?;
+        let ini = ini::Ini::load_from_str_opt(
+            &text,
+            ini::ParseOption {
+                enabled_quote: false,
+                enabled_escape: false,
+                ..ini::ParseOption::default()
+            },
+        )
+        .map_err(|error| {
+            UsageError::new(format!(
+                "the service file {} is not readable as libpq reads it: {error}",
+                file.display()
+            ))
+        })?;
+        let Some(section) = ini.section(Some(name)) else {
+            continue;
+        };
+        let mut password = None;
+        for (key, value) in section.iter() {
+            let value = value.trim().to_string();
+            if key == "password" {
+                password = Some(Setting::new(Secret(value), Source::File(file.clone())));
+                continue;
+            }
+            let Some((keyword, _)) = KEYWORDS.iter().find(|(keyword, _)| *keyword == key) else {
+                return Err(UsageError::new(format!(
+                    "service '{name}' in {} sets '{key}', which corescale does not read: use {}",
+                    file.display(),
+                    KEYWORDS.map(|(keyword, _)| keyword).join(", ")
+                )));
+            };
+            found
+                .entry(keyword)
+                .or_insert_with(|| Setting::new(value, Source::File(file.clone())));
+        }
+        return Ok(password);
+    }
+    Err(UsageError::new(format!(
+        "service '{name}' is defined in no service file (looked in PGSERVICEFILE or ~/.pg_service.conf, and PGSYSCONFDIR/pg_service.conf): define it, or name the server in the URL"
+    )))
+}
+
+fn tls_settings(
+    found: &Found,
+    endpoint: &Endpoint,
+    surroundings: &dyn Surroundings,
+) -> Result<TlsSettings, UsageError> {
+    let mode = match found.get("sslmode") {
+        Some(mode) => Setting::new(
+            TlsMode::parse_libpq(&mode.value)
+                .ok_or_else(|| bad_value("sslmode", &mode.value, TlsMode::LIBPQ))?,
+            mode.source.clone(),
+        ),
+        None => Setting::new(TlsMode::Prefer, Source::Default),
+    };
+    if matches!(endpoint, Endpoint::Socket(_))
+        && mode.value.demands_tls()
+        && mode.source != Source::Default
+    {
+        return Err(UsageError::new(format!(
+            "sslmode={} (from {}) cannot be met over a Unix socket, which carries no TLS: connect over TCP (host=NAME) or drop sslmode",
+            mode.value.libpq_name(),
+            mode.source
+        )));
+    }
+    let channel_binding = match found.get("channel_binding") {
+        Some(binding) => Setting::new(
+            ChannelBindingMode::parse(&binding.value).ok_or_else(|| {
+                bad_value(
+                    "channel_binding",
+                    &binding.value,
+                    "disable, prefer or require",
+                )
+            })?,
+            binding.source.clone(),
+        ),
+        None => Setting::new(ChannelBindingMode::Prefer, Source::Default),
+    };
+    // libpq's files in ~/.postgresql are used when present.
+    let home_file = |name: &str| {
+        surroundings
+            .home()
+            .map(|home| home.join(".postgresql").join(name))
+            .filter(|path| path.exists())
+    };
+    let path = |keyword: &str, default: &str| {
+        found
+            .get(keyword)
+            .map(|setting| {
+                Setting::new(
+                    expand_home(&setting.value, surroundings),
+                    setting.source.clone(),
+                )
+            })
+            .or_else(|| home_file(default).map(|path| Setting::new(path, Source::Default)))
+    };
+    let root = path("sslrootcert", "root.crt").map(|path| {
+        Setting::new(
+            RootCertificates::parse(&path.value.to_string_lossy()),
+            path.source,
+        )
+    });
+    Ok(TlsSettings {
+        mode,
+        root,
+        client_certificate: path("sslcert", "postgresql.crt"),
+        client_key: path("sslkey", "postgresql.key"),
+        channel_binding,
+        mode_option: "sslmode",
+    })
+}
+
+/// The password `.pgpass` (or `passfile`, `PGPASSFILE`) gives for this host, port, database
+/// and user, by libpq's rules: the first matching line wins, `*` matches anything, `\`
+/// escapes `:` and `\`; a file others may read is ignored, with a warning.
+fn from_passfile(
+    found: &Found,
+    host: &str,
+    port: u16,
+    database: &str,
+    user: &str,
+    surroundings: &dyn Surroundings,
+    warnings: &mut Vec<String>,
+) -> Option<Setting<Secret>> {
+    let file = match found.get("passfile") {
+        Some(setting) => expand_home(&setting.value, surroundings),
+        None => surroundings.home()?.join(".pgpass"),
+    };
+    if !file.is_file() {
+        return None;
+    }
+    match private_to_owner(&file) {
+        Ok(true) => {}
+        Ok(false) => {
+            warnings.push(format!(
+                "password file {} has group or world access and is ignored (as libpq does): chmod 0600 it",
+                file.display()
+            ));
+            return None;
+        }
+        Err(error) => {
+            warnings.push(format!("cannot read {}: {error}", file.display()));
+            return None;
+        }
+    }
+    let text = std::fs::read_to_string(&file).ok()?;
+    // libpq: a socket in the default directory matches the host name "localhost".
+    let host = if host.starts_with('/') && SOCKET_DIRECTORIES.contains(&host) {
+        "localhost"
+    } else {
+        host
+    };
+    let port = port.to_string();
+    text.lines()
+        .filter(|line| !line.starts_with('#'))
+        .find_map(|line| {
+            let fields = passfile_fields(line);
+            let [f_host, f_port, f_database, f_user, password] = fields.as_slice() else {
+                return None;
+            };
+            let matches = |field: &str, value: &str| field == "*" || field == value;
+            (matches(f_host, host)
+                && matches(f_port, &port)
+                && matches(f_database, database)
+                && matches(f_user, user))
+            .then(|| Setting::new(Secret(password.clone()), Source::File(file.clone())))
+        })
+}
+
+/// A `.pgpass` line's five fields: `:` separates, `\` escapes the next character.
+fn passfile_fields(line: &str) -> Vec<String> {
+    let mut fields = vec![String::new()];
+    let mut characters = line.chars();
+    while let Some(character) = characters.next() {
+        match character {
+            '\\' => {
+                if let Some(escaped) = characters.next()
+                    && let Some(field) = fields.last_mut()
+                {
+                    field.push(escaped);
+                }
+            }
+            ':' if fields.len() < 5 => fields.push(String::new()),
+            other => {
+                if let Some(field) = fields.last_mut() {
+                    field.push(other);
+                }
+            }
+        }
+    }
+    fields
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::HashMap;
+    use std::os::unix::fs::PermissionsExt;
+
+    struct Fake {
+        variables: HashMap<&'static str, String>,
+        home: PathBuf,
+    }
+
+    impl Surroundings for Fake {
+        fn var(&self, name: &str) -> Option<String> {
+            self.variables.get(name).cloned()
+        }
+        fn home(&self) -> Option<PathBuf> {
+            Some(self.home.clone())
+        }
+        fn os_user(&self) -> Option<String> {
+            Some("osuser".to_string())
+        }
+        fn system_file(&self, path: &str) -> PathBuf {
+            self.home.join("etc").join(path.trim_start_matches('/'))
+        }
+    }
+
+    fn fake(home: &Path, variables: &[(&'static str, &str)]) -> Fake {
+        Fake {
+            variables: variables
+                .iter()
+                .map(|(name, value)| (*name, value.to_string()))
+                .collect(),
+            home: home.to_path_buf(),
+        }
+    }
+
+    fn resolved(url: &str, surroundings: &Fake) -> Result<ConnectSettings, UsageError> {
+        resolve(url, surroundings)
+    }
+
+    #[test]
+    fn the_url_beats_the_variables_which_beat_the_defaults() {
+        let home = tempfile::tempdir().unwrap();
+        let surroundings = fake(
+            home.path(),
+            &[
+                ("PGHOST", "envhost"),
+                ("PGPORT", "6000"),
+                ("PGUSER", "envuser"),
+                ("PGSSLMODE", "verify-full"),
+                ("PGAPPNAME", "nightly"),
+                ("PGCONNECT_TIMEOUT", "7"),
+            ],
+        );
+        let settings = resolved(
+            "postgres://urluser@urlhost/db1?sslmode=require",
+            &surroundings,
+        )
+        .unwrap();
+        assert_eq!(
+            settings.host,
+            Setting::new("urlhost".to_string(), Source::Url)
+        );
+        assert_eq!(
+            settings.port,
+            Setting::new(6000, Source::Variable("PGPORT"))
+        );
+        assert_eq!(settings.user.value, "urluser");
+        assert_eq!(settings.database.value, "db1");
+        assert_eq!(
+            settings.tls.mode,
+            Setting::new(TlsMode::Require, Source::Url)
+        );
+        assert_eq!(
+            settings.connect_timeout.unwrap().value,
+            Duration::from_secs(7)
+        );
+        assert_eq!(settings.application_name.unwrap().value, "nightly");
+        // Everything from the environment: postgres:// alone.
+        let settings = resolved("postgres://", &surroundings).unwrap();
+        assert_eq!(
+            settings.endpoint,
+            Endpoint::Tcp {
+                host: "envhost".to_string(),
+                port: 6000
+            }
+        );
+        assert_eq!(settings.user.source, Source::Variable("PGUSER"));
+        assert_eq!(settings.database.value, "envuser");
+        assert_eq!(settings.tls.mode.value, TlsMode::VerifyFull);
+        // Nothing anywhere: libpq's defaults.
+        let settings = resolved("postgres://h", &fake(home.path(), &[])).unwrap();
+        assert_eq!(
+            settings.user,
+            Setting::new("osuser".to_string(), Source::Default)
+        );
+        assert_eq!(settings.database.value, "osuser");
+        assert_eq!(settings.port, Setting::new(5432, Source::Default));
+        assert_eq!(
+            settings.tls.mode,
+            Setting::new(TlsMode::Prefer, Source::Default)
+        );
+        assert_eq!(
+            settings.tls.channel_binding.value,
+            ChannelBindingMode::Prefer
+        );
+    }
+
+    #[test]
+    fn unknown_keywords_and_values_are_usage_errors() {
+        let home = tempfile::tempdir().unwrap();
+        let surroundings = fake(home.path(), &[]);
+        for url in [
+            "postgres://h/db?sslmode=required",
+            "postgres://h/db?ssl-mode=REQUIRED",
+            "postgres://h/db?sslmod=require",
+            "postgres://h/db?channel_binding=yes",
+            "postgres://h/db?port=0",
+            "postgres://h/db?connect_timeout=5s",
+            "postgres://a,b/db",
+            "postgres://h/db?host=/tmp&sslmode=require",
+        ] {
+            assert!(resolved(url, &surroundings).is_err(), "{url}");
+        }
+        let error = resolved("postgres://h/db?sslmode=on", &surroundings)
+            .unwrap_err()
+            .to_string();
+        assert!(error.contains("verify-full"), "{error}");
+    }
+
+    #[test]
+    fn a_service_gives_host_port_database_user_and_sslmode() {
+        let home = tempfile::tempdir().unwrap();
+        let file = home.path().join("services.conf");
+        std::fs::write(
+            &file,
+            "# services\n[other]\nhost=wrong\n\n[prod]\nhost=db.example\nport=5433\ndbname=sales\nuser=dba\nsslmode=verify-full\n",
+        )
+        .unwrap();
+        let surroundings = fake(
+            home.path(),
+            &[
+                ("PGSERVICEFILE", file.to_str().unwrap()),
+                ("PGHOST", "envhost"),
+            ],
+        );
+        let settings = resolved("postgres:///?service=prod", &surroundings).unwrap();
+        assert_eq!(settings.host.value, "db.example");
+        assert_eq!(settings.host.source, Source::File(file.clone()));
+        assert_eq!(settings.port.value, 5433);
+        assert_eq!(settings.database.value, "sales");
+        assert_eq!(settings.user.value, "dba");
+        assert_eq!(settings.tls.mode.value, TlsMode::VerifyFull);
+        // The URL still wins over its service; PGSERVICE names one too.
+        let surroundings = fake(
+            home.path(),
+            &[
+                ("PGSERVICEFILE", file.to_str().unwrap()),
+                ("PGSERVICE", "prod"),
+            ],
+        );
+        let settings = resolved("postgres://other.example/", &surroundings).unwrap();
+        assert_eq!(settings.host.value, "other.example");
+        assert_eq!(settings.port.value, 5433);
+        let error = resolved("postgres:///?service=nope", &surroundings)
+            .unwrap_err()
+            .to_string();
+        assert!(error.contains("'nope'"), "{error}");
+    }
+
+    #[test]
+    fn pgpass_matches_as_libpq_does_and_must_be_private() {
+        let home = tempfile::tempdir().unwrap();
+        let file = home.path().join(".pgpass");
+        std::fs::write(
+            &file,
+            "# comment\nother:5432:*:dba:wrong\ndb.example:5432:sales:dba:first\\:colon\\\\slash\n*:*:*:dba:fallback\n",
+        )
+        .unwrap();
+        std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o600)).unwrap();
+        let surroundings = fake(home.path(), &[]);
+        let password = |url: &str| {
+            resolved(url, &surroundings)
+                .unwrap()
+                .password_file
+                .map(|setting| setting.value.0)
+        };
+        assert_eq!(
+            password("postgres://dba@db.example/sales").as_deref(),
+            Some("first:colon\\slash")
+        );
+        assert_eq!(
+            password("postgres://dba@db.example/other").as_deref(),
+            Some("fallback")
+        );
+        assert_eq!(password("postgres://nobody@db.example/sales"), None);
+        std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o644)).unwrap();
+        let settings = resolved("postgres://dba@db.example/sales", &surroundings).unwrap();
+        assert_eq!(settings.password_file, None);
+        assert!(
+            settings.warnings[0].contains("group or world"),
+            "{:?}",
+            settings.warnings
+        );
+    }
+
+    #[test]
+    fn passfile_fields_unescape() {
+        assert_eq!(
+            passfile_fields("h:1:d:u:pa:ss"),
+            ["h", "1", "d", "u", "pa:ss"]
+        );
+        assert_eq!(passfile_fields("h\\:x:1"), ["h:x", "1"]);
+    }
+}

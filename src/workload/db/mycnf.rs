@@ -1,0 +1,474 @@
+//! MySQL's and MariaDB's connection settings the way their clients find them: the URL
+//! (`?ssl-mode=`, `?ssl-ca=`, `?socket=`, `?defaults-file=`), then `MYSQL_*` variables, then
+//! the option files (`/etc/my.cnf`, `/etc/mysql/my.cnf`, `~/.my.cnf`, or only the one
+//! `defaults-file` names), groups `[client]`, `[mysql]` and `[mariadb-client]`, later files
+//! overriding earlier ones; then the clients' defaults.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use url::Url;
+
+use super::settings::{
+    ChannelBindingMode, ConnectSettings, Endpoint, RootCertificates, Secret, Setting, Source,
+    Surroundings, TlsMode, TlsSettings, bad_value, expand_home, parse_url, url_password,
+};
+use crate::error::UsageError;
+
+pub const DEFAULT_PORT: u16 = 3306;
+/// Option files read when no `defaults-file` is named, in MySQL's order.
+const OPTION_FILES: [&str; 2] = ["/etc/my.cnf", "/etc/mysql/my.cnf"];
+/// Groups of an option file that concern a client.
+const GROUPS: [&str; 5] = [
+    "client",
+    "client-server",
+    "mysql",
+    "mariadb-client",
+    "client-mariadb",
+];
+/// Options corescale reads, by their canonical (dashed) name.
+const OPTIONS: [&str; 10] = [
+    "user", "password", "host", "port", "socket", "database", "ssl-mode", "ssl-ca", "ssl-cert",
+    "ssl-key",
+];
+/// Includes followed at most this deep (a file including itself must not loop).
+const MAX_INCLUDE_DEPTH: usize = 8;
+
+type Found = BTreeMap<&'static str, Setting<String>>;
+
+/// Resolves a mysql:// or mariadb:// URL into the settings the MySQL client would use.
+pub fn resolve(text: &str, surroundings: &dyn Surroundings) -> Result<ConnectSettings, UsageError> {
+    let (url, host_given) = parse_url(text)?;
+    let url = &url;
+    let mut found = Found::new();
+    let mut warnings = Vec::new();
+    let defaults_file = from_url(url, host_given, &mut found)?;
+    for (option, variable) in [
+        ("host", "MYSQL_HOST"),
+        ("port", "MYSQL_TCP_PORT"),
+        ("socket", "MYSQL_UNIX_PORT"),
+    ] {
+        if !found.contains_key(option)
+            && let Some(value) = surroundings.var(variable)
+        {
+            found.insert(option, Setting::new(value, Source::Variable(variable)));
+        }
+    }
+    let files: Vec<PathBuf> = match defaults_file {
+        Some(file) => {
+            let file = expand_home(&file, surroundings);
+            if !file.is_file() {
+                return Err(UsageError::new(format!(
+                    "--target: defaults-file {} does not exist",
+                    file.display()
+                )));
+            }
+            vec![file]
+        }
+        None => OPTION_FILES
+            .iter()
+            .map(|file| surroundings.system_file(file))
+            .chain(surroundings.home().map(|home| home.join(".my.cnf")))
+            .collect(),
+    };
+    let mut from_files = Found::new();
+    for file in files.iter().filter(|file| file.is_file()) {
+        read_option_file(file, 0, &mut from_files, &mut warnings)?;
+    }
+    let password_file = from_files
+        .remove("password")
+        .map(|setting| Setting::new(Secret(setting.value), setting.source));
+    for (option, setting) in from_files {
+        found.entry(option).or_insert(setting);
+    }
+    let password_variable = surroundings
+        .var("MYSQL_PWD")
+        .map(|password| Setting::new(Secret(password), Source::Variable("MYSQL_PWD")));
+
+    let port = match found.get("port") {
+        Some(port) => Setting::new(
+            port.value
+                .trim()
+                .parse::<u16>()
+                .ok()
+                .filter(|port| *port > 0)
+                .ok_or_else(|| bad_value("port", &port.value, "a TCP port, 1 to 65535"))?,
+            port.source.clone(),
+        ),
+        None => Setting::new(DEFAULT_PORT, Source::Default),
+    };
+    let socket = found.get("socket").cloned();
+    let host = found.get("host").cloned();
+    // As the mysql client: no host, or "localhost", means the Unix socket when one is named.
+    let (host, endpoint) = match (host, socket) {
+        (Some(host), _) if host.value != "localhost" => {
+            let endpoint = Endpoint::Tcp {
+                host: host.value.clone(),
+                port: port.value,
+            };
+            (host, endpoint)
+        }
+        (_, Some(socket)) => {
+            let path = expand_home(&socket.value, surroundings);
+            (
+                Setting::new(path.display().to_string(), socket.source),
+                Endpoint::Socket(path),
+            )
+        }
+        (Some(host), None) => (
+            host.clone(),
+            Endpoint::Tcp {
+                host: host.value,
+                port: port.value,
+            },
+        ),
+        (None, None) => {
+            return Err(UsageError::new(
+                "--target names no host and no socket: use e.g. mysql://root@127.0.0.1:3306/test, ?socket=/run/mysqld/mysqld.sock, or host= in ~/.my.cnf",
+            ));
+        }
+    };
+    let user = found.get("user").cloned().unwrap_or_else(|| {
+        Setting::new(
+            surroundings.os_user().unwrap_or_else(|| "root".to_string()),
+            Source::Default,
+        )
+    });
+    let database = found
+        .get("database")
+        .cloned()
+        .unwrap_or_else(|| Setting::new(String::new(), Source::Default));
+    let mode = match found.get("ssl-mode") {
+        Some(mode) => Setting::new(
+            TlsMode::parse_mysql(&mode.value)
+                .ok_or_else(|| bad_value("ssl-mode", &mode.value, TlsMode::MYSQL))?,
+            mode.source.clone(),
+        ),
+        None => Setting::new(TlsMode::Prefer, Source::Default),
+    };
+    let path = |option: &str| {
+        found.get(option).map(|setting| {
+            Setting::new(
+                expand_home(&setting.value, surroundings),
+                setting.source.clone(),
+            )
+        })
+    };
+    if matches!(endpoint, Endpoint::Socket(_)) && mode.value.demands_tls() {
+        return Err(UsageError::new(format!(
+            "ssl-mode={} (from {}) cannot be met over a Unix socket, which carries no TLS: name a host (mysql://user@HOST:3306/db) or drop ssl-mode",
+            mode.value.mysql_name(),
+            mode.source
+        )));
+    }
+    let tls = TlsSettings {
+        mode,
+        root: path("ssl-ca")
+            .map(|path| Setting::new(RootCertificates::File(path.value), path.source)),
+        client_certificate: path("ssl-cert"),
+        client_key: path("ssl-key"),
+        channel_binding: Setting::new(ChannelBindingMode::Disable, Source::Default),
+        mode_option: "ssl-mode",
+    };
+    Ok(ConnectSettings {
+        host,
+        port,
+        endpoint,
+        user,
+        database,
+        tls,
+        connect_timeout: None,
+        application_name: None,
+        password_url: url_password(url),
+        password_variable,
+        password_file,
+        external_auth: false,
+        warnings,
+    })
+}
+
+/// An option's canonical name: MySQL treats `_` and `-` alike.
+fn canonical(name: &str) -> Option<&'static str> {
+    let dashed = name.trim().to_ascii_lowercase().replace('_', "-");
+    OPTIONS.iter().copied().find(|option| *option == dashed)
+}
+
+/// The URL's user, host, port and database and its parameters; returns a `defaults-file`.
+fn from_url(url: &Url, host_given: bool, found: &mut Found) -> Result<Option<String>, UsageError> {
+    let decode = |text: &str| {
+        percent_encoding::percent_decode_str(text)
+            .decode_utf8_lossy()
+            .into_owned()
+    };
+    let mut put = |option: &'static str, value: String| {
+        if !value.is_empty() {
+            found.insert(option, Setting::new(value, Source::Url));
+        }
+    };
+    put("user", decode(url.username()));
+    if host_given {
+        put(
+            "host",
+            decode(url.host_str().unwrap_or_default())
+                .trim_start_matches('[')
+                .trim_end_matches(']')
+                .to_string(),
+        );
+    }
+    if let Some(port) = url.port() {
+        put("port", port.to_string());
+    }
+    put("database", decode(url.path().trim_start_matches('/')));
+    let mut defaults_file = None;
+    for (name, value) in url.query_pairs() {
+        let dashed = name.to_ascii_lowercase().replace('_', "-");
+        match dashed.as_str() {
+            "defaults-file" => defaults_file = Some(value.into_owned()),
+            // The mysql crate's own spelling of REQUIRED.
+            "require-ssl" => match value.as_ref() {
+                "true" | "1" => put("ssl-mode", "REQUIRED".to_string()),
+                "false" | "0" => {}
+                other => return Err(bad_value("require_ssl", other, "true or false")),
+            },
+            "sslmode" | "ssl" => {
+                return Err(UsageError::new(format!(
+                    "--target: MySQL calls it ssl-mode, not {name}: use ?ssl-mode={}",
+                    TlsMode::MYSQL
+                )));
+            }
+            _ => match canonical(&dashed).filter(|option| *option != "password") {
+                Some(option) => put(option, value.into_owned()),
+                None => {
+                    return Err(UsageError::new(format!(
+                        "--target: '{}' is not a connection parameter corescale reads: use ssl-mode, ssl-ca, ssl-cert, ssl-key, socket, defaults-file",
+                        name.chars()
+                            .flat_map(char::escape_debug)
+                            .take(40)
+                            .collect::<String>()
+                    )));
+                }
+            },
+        }
+    }
+    Ok(defaults_file)
+}
+
+/// Reads one option file's client groups into `found`, later values replacing earlier ones;
+/// follows `!include` and `!includedir`. A world-writable file is skipped, as MySQL does.
+fn read_option_file(
+    file: &Path,
+    depth: usize,
+    found: &mut Found,
+    warnings: &mut Vec<String>,
+) -> Result<(), UsageError> {
+    use std::os::unix::fs::PermissionsExt;
+    if depth > MAX_INCLUDE_DEPTH {
+        return Err(UsageError::new(format!(
+            "option file {} includes files more than {MAX_INCLUDE_DEPTH} deep (a loop?)",
+            file.display()
+        )));
+    }
+    let cannot = |error: std::io::Error| {
+        UsageError::new(format!(
+            "cannot read option file {}: {error}",
+            file.display()
+        ))
+    };
+    if std::fs::metadata(file)
+        .map_err(cannot)?
+        .permissions()
+        .mode()
+        & 0o002
+        != 0
+    {
+        warnings.push(format!(
+            "option file {} is world-writable and is ignored (as MySQL does): chmod o-w it",
+            file.display()
+        ));
+        return Ok(());
+    }
+    let text = std::fs::read_to_string(file).map_err(cannot)?;
+    // rust-ini reads the sections and values; MySQL's directives and bare options (`quick`,
+    // `skip-ssl`) are taken out first.
+    let mut kept = String::new();
+    for line in text.lines() {
+        let trimmed = line.trim();
+        if let Some(included) = trimmed.strip_prefix("!includedir") {
+            let directory = Path::new(included.trim());
+            let mut entries: Vec<PathBuf> = std::fs::read_dir(directory)
+                .map(|entries| {
+                    entries
+                        .filter_map(|entry| entry.ok().map(|entry| entry.path()))
+                        .collect()
+                })
+                .unwrap_or_default();
+            entries.retain(|path| {
+                path.extension()
+                    .is_some_and(|extension| extension == "cnf" || extension == "ini")
+            });
+            entries.sort();
+            for entry in entries {
+                read_option_file(&entry, depth + 1, found, warnings)?;
+            }
+        } else if let Some(included) = trimmed.strip_prefix("!include") {
+            read_option_file(Path::new(included.trim()), depth + 1, found, warnings)?;
+        } else if trimmed.starts_with('[')
+            || trimmed.starts_with('#')
+            || trimmed.starts_with(';')
+            || trimmed.contains('=')
+        {
+            kept.push_str(line);
+            kept.push('\n');
+        } else if trimmed.eq_ignore_ascii_case("skip-ssl")
+            || trimmed.eq_ignore_ascii_case("skip_ssl")
+        {
+            kept.push_str("ssl-mode=DISABLED\n");
+        }
+    }
+    let ini = ini::Ini::load_from_str_opt(
+        &kept,
+        ini::ParseOption {
+            enabled_quote: true,
+            enabled_escape: true,
+            ..ini::ParseOption::default()
+        },
+    )
+    .map_err(|error| {
+        UsageError::new(format!(
+            "option file {} is not readable as MySQL reads it: {error}",
+            file.display()
+        ))
+    })?;
+    for (section, properties) in ini.iter() {
+        if !section.is_some_and(|section| GROUPS.contains(&section.trim())) {
+            continue;
+        }
+        for (key, value) in properties.iter() {
+            if let Some(option) = canonical(key) {
+                found.insert(
+                    option,
+                    Setting::new(value.trim().to_string(), Source::File(file.to_path_buf())),
+                );
+            }
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::HashMap;
+
+    struct Fake {
+        variables: HashMap<&'static str, String>,
+        home: PathBuf,
+    }
+
+    impl Surroundings for Fake {
+        fn var(&self, name: &str) -> Option<String> {
+            self.variables.get(name).cloned()
+        }
+        fn home(&self) -> Option<PathBuf> {
+            Some(self.home.clone())
+        }
+        fn os_user(&self) -> Option<String> {
+            Some("osuser".to_string())
+        }
+        fn system_file(&self, path: &str) -> PathBuf {
+            self.home.join("etc").join(path.trim_start_matches('/'))
+        }
+    }
+
+    fn resolved(url: &str, home: &Path) -> Result<ConnectSettings, UsageError> {
+        let surroundings = Fake {
+            variables: HashMap::new(),
+            home: home.to_path_buf(),
+        };
+        resolve(url, &surroundings)
+    }
+
+    #[test]
+    fn the_option_file_gives_what_the_url_leaves_out() {
+        let home = tempfile::tempdir().unwrap();
+        let extra = home.path().join("extra.cnf");
+        std::fs::write(&extra, "[client]\nssl_ca = /etc/ca.pem\n").unwrap();
+        std::fs::write(
+            home.path().join(".my.cnf"),
+            format!(
+                "[mysqld]\nport=1\n[client]\nuser = dba\npassword = \"p#ss w=rd\"\nquick\nport=3307\nssl-mode=VERIFY_IDENTITY\n!include {}\n[mysql]\nhost=db.example\n",
+                extra.display()
+            ),
+        )
+        .unwrap();
+        let settings = resolved("mysql:///sales", home.path()).unwrap();
+        assert_eq!(settings.user.value, "dba");
+        assert_eq!(
+            settings.password_file.as_ref().map(|p| p.value.0.as_str()),
+            Some("p#ss w=rd")
+        );
+        assert_eq!(settings.port.value, 3307);
+        assert_eq!(settings.host.value, "db.example");
+        assert_eq!(settings.database.value, "sales");
+        assert_eq!(settings.tls.mode.value, TlsMode::VerifyFull);
+        assert_eq!(
+            settings.tls.root.unwrap().value,
+            RootCertificates::File(PathBuf::from("/etc/ca.pem"))
+        );
+        // The URL wins.
+        let settings =
+            resolved("mysql://root@other:3306/x?ssl-mode=DISABLED", home.path()).unwrap();
+        assert_eq!(
+            (settings.user.value.as_str(), settings.port.value),
+            ("root", 3306)
+        );
+        assert_eq!(
+            settings.tls.mode,
+            Setting::new(TlsMode::Disable, Source::Url)
+        );
+    }
+
+    #[test]
+    fn a_socket_is_used_when_no_host_is_named() {
+        let home = tempfile::tempdir().unwrap();
+        let settings = resolved(
+            "mysql://root@/test?socket=/run/mysqld/mysqld.sock",
+            home.path(),
+        )
+        .unwrap();
+        assert_eq!(
+            settings.endpoint,
+            Endpoint::Socket(PathBuf::from("/run/mysqld/mysqld.sock"))
+        );
+        assert!(resolved("mysql://root@/test", home.path()).is_err());
+    }
+
+    #[test]
+    fn modes_and_parameters_are_checked() {
+        let home = tempfile::tempdir().unwrap();
+        let settings = resolved("mysql://u@h/db?require_ssl=true", home.path()).unwrap();
+        assert_eq!(settings.tls.mode.value, TlsMode::Require);
+        let settings = resolved("mysql://u@h/db?ssl_mode=verify_ca", home.path()).unwrap();
+        assert_eq!(settings.tls.mode.value, TlsMode::VerifyCa);
+        for url in [
+            "mysql://u@h/db?ssl-mode=ON",
+            "mysql://u@h/db?sslmode=require",
+            "mysql://u@h/db?tls=1",
+            "mysql://u@h/db?defaults-file=/nonexistent/my.cnf",
+        ] {
+            assert!(resolved(url, home.path()).is_err(), "{url}");
+        }
+    }
+
+    #[test]
+    fn a_world_writable_option_file_is_ignored() {
+        use std::os::unix::fs::PermissionsExt;
+        let home = tempfile::tempdir().unwrap();
+        let file = home.path().join(".my.cnf");
+        std::fs::write(&file, "[client]\nhost=evil.example\n").unwrap();
+        std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o666)).unwrap();
+        let settings = resolved("mysql://u@good.example/db", home.path()).unwrap();
+        assert_eq!(settings.host.value, "good.example");
+        assert!(settings.warnings[0].contains("world-writable"));
+    }
+}

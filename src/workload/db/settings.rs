@@ -1,0 +1,467 @@
+//! A connection's settings as the drivers resolve them, each with where it came from (the URL,
+//! a variable, a file, a default), so `db check` can say why corescale connected where it
+//! did. TLS modes are one type for every driver: libpq's and MySQL's names map onto it.
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use crate::error::UsageError;
+
+/// Where a setting came from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Source {
+    Url,
+    /// An environment variable, by name.
+    Variable(&'static str),
+    /// A file: a service file, a password file, an option file.
+    File(PathBuf),
+    /// Typed at the password prompt.
+    Prompt,
+    /// Built into corescale (as into libpq or the MySQL client).
+    Default,
+}
+
+impl fmt::Display for Source {
+    fn fmt(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Source::Url => formatter.write_str("the URL"),
+            Source::Variable(name) => write!(formatter, "${name}"),
+            Source::File(path) => write!(formatter, "{}", path.display()),
+            Source::Prompt => formatter.write_str("the prompt"),
+            Source::Default => formatter.write_str("default"),
+        }
+    }
+}
+
+/// A value and where it came from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Setting<T> {
+    pub value: T,
+    pub source: Source,
+}
+
+impl<T> Setting<T> {
+    pub fn new(value: T, source: Source) -> Self {
+        Self { value, source }
+    }
+}
+
+/// A password: never shown, not even by Debug.
+#[derive(Clone, PartialEq, Eq)]
+pub struct Secret(pub String);
+
+impl fmt::Debug for Secret {
+    fn fmt(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
+        formatter.write_str("***")
+    }
+}
+
+/// Whether and how a connection is encrypted: libpq's `sslmode` values, which MySQL's
+/// `ssl-mode` values map onto (DISABLED, PREFERRED, REQUIRED, VERIFY_CA, VERIFY_IDENTITY).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TlsMode {
+    /// Never TLS.
+    Disable,
+    /// Clear text first; TLS only if the server refuses it (libpq only).
+    Allow,
+    /// TLS when the server offers it, unverified; clear text otherwise.
+    Prefer,
+    /// TLS or no connection; the certificate is not checked (unless a root is given).
+    Require,
+    /// TLS with a certificate signed by a trusted CA, any host name.
+    VerifyCa,
+    /// TLS with a trusted certificate for the host name connected to.
+    VerifyFull,
+}
+
+impl TlsMode {
+    pub const LIBPQ: &'static str = "disable, allow, prefer, require, verify-ca or verify-full";
+    pub const MYSQL: &'static str = "DISABLED, PREFERRED, REQUIRED, VERIFY_CA or VERIFY_IDENTITY";
+
+    pub fn parse_libpq(text: &str) -> Option<Self> {
+        Some(match text {
+            "disable" => TlsMode::Disable,
+            "allow" => TlsMode::Allow,
+            "prefer" => TlsMode::Prefer,
+            "require" => TlsMode::Require,
+            "verify-ca" => TlsMode::VerifyCa,
+            "verify-full" => TlsMode::VerifyFull,
+            _ => return None,
+        })
+    }
+
+    pub fn parse_mysql(text: &str) -> Option<Self> {
+        Some(match text.to_ascii_uppercase().replace('-', "_").as_str() {
+            "DISABLED" => TlsMode::Disable,
+            "PREFERRED" => TlsMode::Prefer,
+            "REQUIRED" => TlsMode::Require,
+            "VERIFY_CA" => TlsMode::VerifyCa,
+            "VERIFY_IDENTITY" => TlsMode::VerifyFull,
+            _ => return None,
+        })
+    }
+
+    pub fn libpq_name(self) -> &'static str {
+        match self {
+            TlsMode::Disable => "disable",
+            TlsMode::Allow => "allow",
+            TlsMode::Prefer => "prefer",
+            TlsMode::Require => "require",
+            TlsMode::VerifyCa => "verify-ca",
+            TlsMode::VerifyFull => "verify-full",
+        }
+    }
+
+    pub fn mysql_name(self) -> &'static str {
+        match self {
+            TlsMode::Disable => "DISABLED",
+            TlsMode::Allow | TlsMode::Prefer => "PREFERRED",
+            TlsMode::Require => "REQUIRED",
+            TlsMode::VerifyCa => "VERIFY_CA",
+            TlsMode::VerifyFull => "VERIFY_IDENTITY",
+        }
+    }
+
+    /// Whether a connection without TLS must fail.
+    pub fn demands_tls(self) -> bool {
+        matches!(
+            self,
+            TlsMode::Require | TlsMode::VerifyCa | TlsMode::VerifyFull
+        )
+    }
+
+    /// Whether the server's certificate must chain to a trusted root.
+    pub fn verifies_certificate(self) -> bool {
+        matches!(self, TlsMode::VerifyCa | TlsMode::VerifyFull)
+    }
+}
+
+/// The roots a server certificate is checked against.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RootCertificates {
+    /// PEM certificates in a file.
+    File(PathBuf),
+    /// The operating system's trusted roots (libpq's `sslrootcert=system`).
+    System,
+}
+
+impl RootCertificates {
+    pub fn parse(text: &str) -> Self {
+        if text == "system" {
+            RootCertificates::System
+        } else {
+            RootCertificates::File(PathBuf::from(text))
+        }
+    }
+}
+
+impl fmt::Display for RootCertificates {
+    fn fmt(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            RootCertificates::File(path) => write!(formatter, "{}", path.display()),
+            RootCertificates::System => formatter.write_str("system"),
+        }
+    }
+}
+
+/// SCRAM channel binding (libpq's `channel_binding`): ties the password exchange to the TLS
+/// connection, so a man in the middle holding a trusted certificate cannot relay it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ChannelBindingMode {
+    Disable,
+    Prefer,
+    Require,
+}
+
+impl ChannelBindingMode {
+    pub fn parse(text: &str) -> Option<Self> {
+        Some(match text {
+            "disable" => ChannelBindingMode::Disable,
+            "prefer" => ChannelBindingMode::Prefer,
+            "require" => ChannelBindingMode::Require,
+            _ => return None,
+        })
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            ChannelBindingMode::Disable => "disable",
+            ChannelBindingMode::Prefer => "prefer",
+            ChannelBindingMode::Require => "require",
+        }
+    }
+}
+
+/// What TLS a connection asks for, and with which certificates.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TlsSettings {
+    pub mode: Setting<TlsMode>,
+    pub root: Option<Setting<RootCertificates>>,
+    pub client_certificate: Option<Setting<PathBuf>>,
+    pub client_key: Option<Setting<PathBuf>>,
+    pub channel_binding: Setting<ChannelBindingMode>,
+    /// The option's name in this driver's vocabulary, for messages: "sslmode" or "ssl-mode".
+    pub mode_option: &'static str,
+}
+
+impl TlsSettings {
+    /// The mode's name in this driver's vocabulary.
+    pub fn mode_name(&self) -> &'static str {
+        if self.mode_option == "sslmode" {
+            self.mode.value.libpq_name()
+        } else {
+            self.mode.value.mysql_name()
+        }
+    }
+
+    /// `sslmode=verify-full`, for messages.
+    pub fn shown(&self) -> String {
+        format!("{}={}", self.mode_option, self.mode_name())
+    }
+}
+
+/// Where the server is: a host and port, or a Unix socket file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Endpoint {
+    Tcp { host: String, port: u16 },
+    Socket(PathBuf),
+}
+
+/// Everything a driver needs to connect, resolved from the URL, the environment and the
+/// files DBAs keep, with where each came from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ConnectSettings {
+    /// The host name, or the socket directory or file.
+    pub host: Setting<String>,
+    pub port: Setting<u16>,
+    pub endpoint: Endpoint,
+    pub user: Setting<String>,
+    /// The database (PostgreSQL, MySQL), service or connect string (Oracle).
+    pub database: Setting<String>,
+    pub tls: TlsSettings,
+    pub connect_timeout: Option<Setting<Duration>>,
+    pub application_name: Option<Setting<String>>,
+    /// A password written in the URL.
+    pub password_url: Option<Setting<Secret>>,
+    /// A password from a variable (PGPASSWORD, MYSQL_PWD).
+    pub password_variable: Option<Setting<Secret>>,
+    /// A password from a file (.pgpass, a service file, an option file).
+    pub password_file: Option<Setting<Secret>>,
+    /// Oracle: external authentication (wallet or OS), no password asked.
+    pub external_auth: bool,
+    /// Files that were skipped, and why (a group-readable .pgpass), for the user to hear.
+    pub warnings: Vec<String>,
+}
+
+impl ConnectSettings {
+    /// The settings as `name: value (from where)` lines, never a password's value.
+    pub fn describe(&self) -> Vec<(String, String, String)> {
+        let mut lines = vec![
+            row("host", &self.host.value, &self.host.source),
+            row("port", &self.port.value, &self.port.source),
+            row("user", &self.user.value, &self.user.source),
+            row("database", &self.database.value, &self.database.source),
+            row(
+                self.tls.mode_option,
+                self.tls.mode_name(),
+                &self.tls.mode.source,
+            ),
+        ];
+        if let Some(root) = &self.tls.root {
+            lines.push(row("root certificates", &root.value, &root.source));
+        }
+        if let Some(certificate) = &self.tls.client_certificate {
+            lines.push(row(
+                "client certificate",
+                certificate.value.display(),
+                &certificate.source,
+            ));
+        }
+        if let Some(key) = &self.tls.client_key {
+            lines.push(row("client key", key.value.display(), &key.source));
+        }
+        if self.tls.mode_option == "sslmode" {
+            lines.push(row(
+                "channel_binding",
+                self.tls.channel_binding.value.name(),
+                &self.tls.channel_binding.source,
+            ));
+        }
+        if let Some(timeout) = &self.connect_timeout {
+            lines.push(row(
+                "connect timeout",
+                humantime::format_duration(timeout.value),
+                &timeout.source,
+            ));
+        }
+        if let Some(name) = &self.application_name {
+            lines.push(row("application name", &name.value, &name.source));
+        }
+        lines
+    }
+}
+
+fn row(name: &str, value: impl fmt::Display, source: &Source) -> (String, String, String) {
+    (name.to_string(), value.to_string(), source.to_string())
+}
+
+/// What the resolvers read of the process's surroundings: variables and the home directory.
+/// Tests hand in their own.
+pub trait Surroundings {
+    fn var(&self, name: &str) -> Option<String>;
+    fn home(&self) -> Option<PathBuf>;
+    /// The operating-system user name, libpq's and MySQL's default user.
+    fn os_user(&self) -> Option<String>;
+    /// A system-wide file (`/etc/my.cnf`), where the tests keep their own.
+    fn system_file(&self, path: &str) -> PathBuf {
+        PathBuf::from(path)
+    }
+}
+
+/// The real process environment.
+pub struct ProcessSurroundings;
+
+impl Surroundings for ProcessSurroundings {
+    fn var(&self, name: &str) -> Option<String> {
+        std::env::var(name).ok().filter(|value| !value.is_empty())
+    }
+
+    fn home(&self) -> Option<PathBuf> {
+        self.var("HOME").map(PathBuf::from).or_else(|| {
+            nix::unistd::User::from_uid(nix::unistd::getuid())
+                .ok()
+                .flatten()
+                .map(|user| user.dir)
+        })
+    }
+
+    fn os_user(&self) -> Option<String> {
+        nix::unistd::User::from_uid(nix::unistd::geteuid())
+            .ok()
+            .flatten()
+            .map(|user| user.name)
+            .or_else(|| self.var("USER"))
+    }
+}
+
+/// A usage error about a URL parameter, naming the accepted values.
+pub fn bad_value(option: &str, value: &str, accepted: &str) -> UsageError {
+    UsageError::new(format!(
+        "--target: {option}='{}' is not a value corescale knows: use {accepted}",
+        value
+            .chars()
+            .flat_map(char::escape_debug)
+            .take(60)
+            .collect::<String>()
+    ))
+}
+
+/// A postgres:// or mysql:// target as a URL, and whether it names a host: `user@/db` (a
+/// user, no host: the local socket) is valid to libpq and the MySQL client though not to the
+/// URL standard, so it is read with a placeholder host. A password parameter is refused (it
+/// would show in `ps` more plainly than the URL's own password field).
+pub fn parse_url(text: &str) -> Result<(url::Url, bool), UsageError> {
+    let not_a_url = |error: url::ParseError| {
+        UsageError::new(format!(
+            "--target '{}' is not a URL ({error}): use e.g. postgres://user@127.0.0.1:5432/test, with special characters in the password written as %XX (or the password in CORESCALE_DB_PASSWORD)",
+            crate::redact::redact_argument(text)
+        ))
+    };
+    let (url, host_given) = match url::Url::parse(text) {
+        Ok(url) => {
+            let given = url.host_str().is_some_and(|host| !host.is_empty());
+            (url, given)
+        }
+        Err(url::ParseError::EmptyHost) => {
+            let authority = text.find("://").map_or(0, |start| start + 3);
+            let end = text[authority..]
+                .find(['/', '?', '#'])
+                .map_or(text.len(), |end| authority + end);
+            if !text[authority..end].ends_with('@') {
+                return Err(not_a_url(url::ParseError::EmptyHost));
+            }
+            let placeholder = format!("{}localhost{}", &text[..end], &text[end..]);
+            (url::Url::parse(&placeholder).map_err(not_a_url)?, false)
+        }
+        Err(error) => return Err(not_a_url(error)),
+    };
+    if url
+        .query_pairs()
+        .any(|(name, _)| name.eq_ignore_ascii_case("password"))
+    {
+        return Err(UsageError::new(
+            "--target must not carry ?password=: set CORESCALE_DB_PASSWORD, use --password-prompt or a password file",
+        ));
+    }
+    Ok((url, host_given))
+}
+
+/// The URL's own password, decoded.
+pub fn url_password(url: &url::Url) -> Option<Setting<Secret>> {
+    url.password().map(|password| {
+        Setting::new(
+            Secret(
+                percent_encoding::percent_decode_str(password)
+                    .decode_utf8_lossy()
+                    .into_owned(),
+            ),
+            Source::Url,
+        )
+    })
+}
+
+/// A path with `~/` expanded to the home directory.
+pub fn expand_home(path: &str, surroundings: &dyn Surroundings) -> PathBuf {
+    match (path.strip_prefix("~/"), surroundings.home()) {
+        (Some(rest), Some(home)) => home.join(rest),
+        _ => PathBuf::from(path),
+    }
+}
+
+/// Whether a file may hold secrets by libpq's rule: readable by its owner only.
+pub fn private_to_owner(path: &Path) -> std::io::Result<bool> {
+    use std::os::unix::fs::PermissionsExt;
+    Ok(std::fs::metadata(path)?.permissions().mode() & 0o077 == 0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tls_modes_have_both_vocabularies() {
+        for text in [
+            "disable",
+            "allow",
+            "prefer",
+            "require",
+            "verify-ca",
+            "verify-full",
+        ] {
+            assert_eq!(TlsMode::parse_libpq(text).unwrap().libpq_name(), text);
+        }
+        for text in [
+            "DISABLED",
+            "PREFERRED",
+            "REQUIRED",
+            "VERIFY_CA",
+            "VERIFY_IDENTITY",
+        ] {
+            assert_eq!(TlsMode::parse_mysql(text).unwrap().mysql_name(), text);
+        }
+        assert_eq!(TlsMode::parse_mysql("verify-ca"), Some(TlsMode::VerifyCa));
+        assert_eq!(TlsMode::parse_libpq("REQUIRE"), None);
+        assert_eq!(TlsMode::parse_mysql("yes"), None);
+        assert!(TlsMode::Require.demands_tls() && !TlsMode::Prefer.demands_tls());
+        assert!(
+            TlsMode::VerifyCa.verifies_certificate() && !TlsMode::Require.verifies_certificate()
+        );
+    }
+
+    #[test]
+    fn secrets_never_show_in_debug() {
+        let setting = Setting::new(Secret("hunter2".to_string()), Source::Url);
+        assert!(!format!("{setting:?}").contains("hunter2"));
+    }
+}
