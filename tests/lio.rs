@@ -8,7 +8,13 @@ use corescale::workload::lio::engine::{Engine, EngineOptions, PhysicalOptions, S
 use corescale::workload::lio::layout::Layout;
 use corescale::workload::lio::storage::AlignedBlock;
 use hdrhistogram::Histogram;
+use nix::sys::signal::{Signal, kill};
+use nix::unistd::Pid;
+use predicates::str::contains;
 use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::process::{Command as StdCommand, Stdio};
+use std::time::{Duration, Instant};
 
 const BLOCK: usize = 8192;
 
@@ -304,4 +310,125 @@ fn a_lio_level_whose_data_fits_in_the_cpu_cache_is_flagged() {
         Some(bytes) => assert_eq!(warned, data_mib * 1048576.0 <= bytes, "cache {bytes} B"),
         None => assert!(!warned, "no cache size is known, so nothing can be said"),
     }
+}
+
+/// The pio data files in `dir`.
+fn pio_files(dir: &Path) -> Vec<PathBuf> {
+    std::fs::read_dir(dir)
+        .unwrap()
+        .map(|entry| entry.unwrap().path())
+        .filter(|path| {
+            path.file_name()
+                .unwrap()
+                .to_string_lossy()
+                .starts_with("corescale-pio-")
+        })
+        .collect()
+}
+
+/// A run killed with SIGKILL (no handler can remove its data file) leaves the file behind,
+/// named with its pid; the next run in that directory removes it and says so.
+#[test]
+fn the_next_run_removes_the_data_file_of_a_killed_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut first = StdCommand::new(assert_cmd::cargo::cargo_bin("corescale"))
+        .args([
+            "run",
+            "pio",
+            "-w",
+            "1",
+            "--scale",
+            "1024",
+            "--cache-size",
+            "1M",
+        ])
+        .args(["--duration", "60s", "--repeat", "1", "-q", "--data-dir"])
+        .arg(dir.path())
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let pid = first.id();
+    // A safety net only: the file appears as soon as the run's setup starts.
+    let deadline = Instant::now() + Duration::from_secs(120);
+    while pio_files(dir.path()).is_empty() {
+        assert!(
+            first.try_wait().unwrap().is_none(),
+            "the first run ended before it created its data file"
+        );
+        assert!(Instant::now() < deadline, "no data file after 120 s");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    kill(Pid::from_raw(pid as i32), Signal::SIGKILL).unwrap();
+    first.wait().unwrap();
+    let left = pio_files(dir.path());
+    assert_eq!(left.len(), 1, "SIGKILL leaves the data file: {left:?}");
+    let name = left[0].file_name().unwrap().to_string_lossy().into_owned();
+    assert!(
+        name.starts_with(&format!("corescale-pio-{pid}-")),
+        "the file is named after its run: {name}"
+    );
+    corescale()
+        .args([
+            "run",
+            "pio",
+            "-w",
+            "1",
+            "--scale",
+            "1024",
+            "--cache-size",
+            "1M",
+        ])
+        .args(["--duration", "100ms", "--repeat", "1", "-q", "--data-dir"])
+        .arg(dir.path())
+        .assert()
+        .success()
+        .stderr(contains(format!(
+            "removed a data file left by an earlier corescale run (pid {pid}, killed?): {}, ",
+            left[0].display()
+        )));
+    let leftovers = pio_files(dir.path());
+    assert!(leftovers.is_empty(), "no data file is left: {leftovers:?}");
+}
+
+/// A data file larger than the data directory's free space is refused with a usage error
+/// that names the directory, before anything is written there.
+#[test]
+fn a_data_dir_too_small_is_refused_before_anything_is_written() {
+    let dir = tempfile::tempdir().unwrap();
+    let stats = nix::sys::statvfs::statvfs(dir.path()).unwrap();
+    // The field types differ by platform (u32 or u64).
+    let free = (stats.blocks_available() as u64).saturating_mul(stats.fragment_size() as u64);
+    // Twice the free space, so space freed by others meanwhile cannot make it fit.
+    let rows = (free / BLOCK as u64).saturating_mul(2).max(1024);
+    let max_rows = 1u64 << 32;
+    let schemas = rows.div_ceil(max_rows);
+    let rows = rows.div_ceil(schemas).to_string();
+    let schemas = schemas.to_string();
+    corescale()
+        .args([
+            "run",
+            "pio",
+            "-w",
+            "1",
+            "--scale",
+            &rows,
+            "--schemas",
+            &schemas,
+        ])
+        .args(["--cache-size", "1M", "--duration", "100ms", "--repeat", "1"])
+        .args(["-q", "--data-dir"])
+        .arg(dir.path())
+        .assert()
+        .code(2)
+        .stderr(contains(format!(
+            "not enough free space in {} for the pio data file",
+            dir.path().display()
+        )))
+        .stderr(contains(
+            "give a smaller --scale or fewer --schemas, or another --data-dir",
+        ));
+    let written: Vec<_> = std::fs::read_dir(dir.path()).unwrap().collect();
+    assert!(written.is_empty(), "nothing was written: {written:?}");
 }

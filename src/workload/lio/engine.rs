@@ -11,7 +11,7 @@ use hdrhistogram::Histogram;
 
 use super::cache::{BlockSource, BufferCache, Pinned, Visit};
 use super::layout::{FIRST_ENTRY, KeyOrder, Layout, MAGIC_TABLE, WORD_KEY, WORD_SCRATCH};
-use super::storage::{DataFile, word_of};
+use super::storage::{self, DataFile, word_of};
 
 /// Physical IO: a cache smaller than the data, over a data file.
 #[derive(Debug, Clone)]
@@ -77,6 +77,14 @@ impl Engine {
             options.rows_per_schema,
             options.schemas,
         );
+        if let Some(physical) = &options.physical {
+            // Before the key orders (memory) and the file (disk): a stale file's space counts
+            // as free, and a file that cannot fit is refused before any work.
+            for note in storage::remove_stale(&physical.data_dir)? {
+                eprintln!("corescale: note: {note}");
+            }
+            storage::check_free_space(&physical.data_dir, layout.file_bytes())?;
+        }
         let orders: Vec<KeyOrder> = (0..options.schemas)
             .map(|schema| KeyOrder::new(options.rows_per_schema, schema + 1))
             .collect();

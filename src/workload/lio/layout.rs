@@ -58,6 +58,12 @@ impl Layout {
         self.block_words * 8
     }
 
+    /// The size of pio's data file, which holds every block.
+    pub fn file_bytes(&self) -> u64 {
+        self.total_blocks()
+            .saturating_mul(self.block_bytes() as u64)
+    }
+
     pub fn schema_base(&self, schema: u64) -> u64 {
         schema * self.blocks_per_schema()
     }
