@@ -99,6 +99,13 @@ pub enum DbCommand {
     Setup(DbSetupArgs),
     /// Drop corescale's own tables and functions, and nothing else.
     Teardown(DbTargetArgs),
+    /// Connect, and say what was reached: server, user, database, TLS, where each setting
+    /// came from (never the password) and whether `db setup` and `run db` have the
+    /// privileges they need. Exits 0 when all is well, 1 otherwise.
+    #[command(
+        after_help = "Examples:\n  corescale db check --target 'postgres://dba@db1.example/sales?sslmode=verify-full&sslrootcert=/etc/ssl/ca.pem'\n  corescale db check --target 'postgres:///?service=prod'      # from ~/.pg_service.conf and ~/.pgpass\n  corescale db check --target postgres://                     # from PGHOST, PGUSER, ...\n  corescale db check --target 'mysql://root@127.0.0.1/test?ssl-mode=VERIFY_IDENTITY&ssl-ca=ca.pem'\n  corescale db check --target mysql:///test                  # from ~/.my.cnf [client]"
+    )]
+    Check(DbTargetArgs),
 }
 
 const REPORT_EXAMPLES: &str = "Examples:

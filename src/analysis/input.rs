@@ -9,7 +9,7 @@ use anyhow::{Context, Result, bail};
 use crate::analysis::series::{Job, Measure, Point, Provenance, Series};
 use crate::host::interference::Verdict;
 use crate::redact::redact_argument;
-use crate::result::{RunDocument, RunMode, SCHEMA};
+use crate::result::{Level, RunDocument, RunMode, SCHEMA};
 
 /// Text longer than this is cut when quoted in a message.
 const QUOTE_CHARS: usize = 80;
@@ -395,6 +395,12 @@ fn provenance(document: &RunDocument, job: &Job) -> Provenance {
             printable(&document.tool.version)
         )),
         workload: Some(job.describe()),
+        connection: document
+            .levels
+            .iter()
+            .rev()
+            .find_map(Level::connection_summary)
+            .map(|text| printable(&text)),
         pinning: Some(format!("{:?}", document.settings.pin).to_lowercase()),
         verdict: Some(match (judged.len(), disturbed) {
             (0, _) => "not judged".to_string(),

@@ -86,6 +86,9 @@ pub struct Provenance {
     pub verdict: Option<String>,
     /// The command line, passwords hidden.
     pub command_line: Option<String>,
+    /// How the database sessions connected: TLS protocol and cipher, or no TLS (db runs).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub connection: Option<String>,
 }
 
 /// The job a series measured: the tool that ran it, and for corescale the workload and its

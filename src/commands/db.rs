@@ -9,6 +9,7 @@ use crate::workload::db::connect;
 
 pub fn execute(command: &DbCommand) -> Result<()> {
     match command {
+        DbCommand::Check(args) => check(args),
         DbCommand::Setup(args) => {
             let rows = args.rows()?;
             let target = args.target.open()?;
@@ -65,6 +66,81 @@ pub fn execute(command: &DbCommand) -> Result<()> {
                 );
             }
             Ok(())
+        }
+    }
+}
+
+/// `db check`: connects and says what it reached, where each setting came from and whether
+/// the privileges are there; an error when one is missing.
+fn check(args: &crate::workload::db::args::DbTargetArgs) -> Result<()> {
+    let target = args.open()?;
+    let facts = connect(&target)?.check()?;
+    let mut rows = vec![
+        ("server".to_string(), facts.server.clone(), String::new()),
+        ("user".to_string(), facts.user.clone(), String::new()),
+        (
+            "database".to_string(),
+            facts.database.clone(),
+            String::new(),
+        ),
+        (
+            "TLS".to_string(),
+            facts.tls.as_ref().map_or_else(
+                || "none: the connection is not encrypted".to_string(),
+                |tls| format!("{} {}", tls.protocol, tls.cipher),
+            ),
+            String::new(),
+        ),
+    ];
+    println!("connected to {target}");
+    print_rows(&rows);
+    println!("settings, and where each came from:");
+    rows = target.settings().describe();
+    rows.push((
+        "password".to_string(),
+        if target.password_source().is_some() {
+            "(given, not shown)".to_string()
+        } else {
+            "(none)".to_string()
+        },
+        target
+            .password_source()
+            .map_or_else(String::new, ToString::to_string),
+    ));
+    print_rows(&rows);
+    println!("privileges `db setup` and `run db` need:");
+    for (privilege, held) in &facts.privileges {
+        println!(
+            "  {} {privilege}",
+            if *held { "ok     " } else { "MISSING" }
+        );
+    }
+    let missing = facts.privileges.iter().filter(|(_, held)| !held).count();
+    if missing > 0 {
+        anyhow::bail!(
+            "{missing} privilege(s) missing in {target}: grant them, or use another user"
+        );
+    }
+    Ok(())
+}
+
+/// `name  value  (source)` lines, aligned, wrapped to 80 columns.
+fn print_rows(rows: &[(String, String, String)]) {
+    let width = rows
+        .iter()
+        .map(|(name, _, _)| name.len())
+        .max()
+        .unwrap_or(0);
+    for (name, value, source) in rows {
+        let source = if source.is_empty() {
+            String::new()
+        } else {
+            format!("  (from {source})")
+        };
+        let line = format!("  {name:width$}  {value}{source}");
+        let options = textwrap::Options::new(80).subsequent_indent("      ");
+        for piece in textwrap::wrap(&line, options) {
+            println!("{piece}");
         }
     }
 }

@@ -75,10 +75,16 @@ pub fn provenance_table(analysis: &Analysis) -> Table {
                     date.replace('T', " ").replace('Z', " UTC")
                 }),
                 tool,
-                known
-                    .workload
-                    .clone()
-                    .unwrap_or_else(|| series.series.job.describe()),
+                {
+                    let workload = known
+                        .workload
+                        .clone()
+                        .unwrap_or_else(|| series.series.job.describe());
+                    match &known.connection {
+                        Some(connection) => format!("{workload}; connected: {connection}"),
+                        None => workload,
+                    }
+                },
                 text(&known.pinning),
                 text(&known.verdict),
                 if known.tags.is_empty() {

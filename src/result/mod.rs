@@ -95,6 +95,9 @@ pub struct Level {
     /// CPU seconds a server on this host spent for the workers, where measured (db).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub server_cpu_s: Option<f64>,
+    /// How each session reached its server: TLS protocol and cipher, or clear text (db).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub connections: Vec<crate::workload::SessionConnection>,
     /// What this level's figures cannot vouch for.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub warnings: Vec<String>,
@@ -277,4 +280,41 @@ pub struct LevelSummary {
     /// The figure of merit every writer and reader uses (absent in documents before it).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub merit: Option<Merit>,
+}
+
+impl Level {
+    /// "TLSv1.3 TLS_AES_256_GCM_SHA384 for 4 of 4 sessions", or "no TLS", for provenance.
+    pub fn connection_summary(&self) -> Option<String> {
+        let connections = &self.connections;
+        if connections.is_empty() {
+            return None;
+        }
+        let encrypted: Vec<&crate::workload::SessionConnection> = connections
+            .iter()
+            .filter(|connection| connection.tls)
+            .collect();
+        if encrypted.is_empty() {
+            return Some(format!("no TLS ({} sessions)", connections.len()));
+        }
+        let mut kinds: Vec<String> = encrypted
+            .iter()
+            .map(|connection| {
+                format!(
+                    "{} {}",
+                    connection.protocol.as_deref().unwrap_or("TLS"),
+                    connection.cipher.as_deref().unwrap_or("")
+                )
+                .trim()
+                .to_string()
+            })
+            .collect();
+        kinds.sort();
+        kinds.dedup();
+        Some(format!(
+            "{} for {} of {} sessions",
+            kinds.join(", "),
+            encrypted.len(),
+            connections.len()
+        ))
+    }
 }

@@ -221,6 +221,7 @@ pub fn measure_level(
             workload_figures: Default::default(),
             workload_rate: None,
             server_cpu_s: None,
+            connections: Vec::new(),
             warnings: Vec::new(),
             interference: None,
         })
@@ -260,6 +261,7 @@ pub fn measure_level(
     level.warnings = figures.warnings;
     level.workload_rate = figures.rate_of_merit;
     level.server_cpu_s = figures.server_cpu_s;
+    level.connections = figures.connections;
     level.interference = load.map(|load| interference(&level, &load, workload));
     Ok(Some(LevelOutcome {
         level,

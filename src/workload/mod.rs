@@ -186,6 +186,20 @@ pub struct LevelFigures {
     pub rate_of_merit: Option<f64>,
     /// CPU seconds a server spent for the workers, where measured.
     pub server_cpu_s: Option<f64>,
+    /// How each session reached its server (database workloads).
+    pub connections: Vec<SessionConnection>,
+}
+
+/// How one session reached its server: over TLS, with its protocol and cipher, or in clear
+/// text. Recorded per level, so a `prefer` that fell back to clear text is seen.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SessionConnection {
+    pub session: usize,
+    pub tls: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub protocol: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cipher: Option<String>,
 }
 
 impl LevelFigures {

@@ -46,7 +46,11 @@ impl DbTargetArgs {
 
     /// The target with a limit on each answer too.
     fn open_with(&self, answer_limit: Option<Duration>) -> Result<Target> {
-        Ok(Target::parse(&self.target)?
+        let target = Target::parse(&self.target)?;
+        for warning in &target.settings().warnings {
+            eprintln!("corescale: warning: {warning}");
+        }
+        Ok(target
             .with_password(self.password_prompt)?
             .with_timeouts(self.connect_timeout, answer_limit))
     }

@@ -184,6 +184,20 @@ pub trait Database: Send + Sync {
     fn server_pid(&self) -> Result<Option<u32>> {
         Ok(None)
     }
+    /// What `db check` reports: the server, who corescale is there, its TLS, and whether the
+    /// privileges `db setup` and `run db` need are held.
+    fn check(&self) -> Result<ServerCheck>;
+}
+
+/// What a connection reached, for `corescale db check`.
+#[derive(Debug, Clone, Default)]
+pub struct ServerCheck {
+    pub server: String,
+    pub user: String,
+    pub database: String,
+    pub tls: Option<super::tls::TlsFacts>,
+    /// Each privilege `db setup` and `run db` need, and whether it is held.
+    pub privileges: Vec<(String, bool)>,
 }
 
 /// One statement of the client loop: a select or an update over a key range of one table.
@@ -214,6 +228,10 @@ impl std::ops::AddAssign for Answered {
 
 /// One session. PostgreSQL sessions have their own backend process.
 pub trait DbSession: Send {
+    /// Whether the session runs over TLS, and with what protocol and cipher.
+    fn tls(&self) -> Option<super::tls::TlsFacts> {
+        None
+    }
     /// Sums scratch over the key range in the server; returns the rows visited.
     fn select(&mut self, schema: u64, first_key: u64, last_key: u64) -> Result<u64>;
     /// Adds one to scratch of the rows in the range; returns the rows changed.

@@ -28,8 +28,8 @@ use crossbeam_utils::CachePadded;
 use serde::Serialize;
 
 use super::{
-    LevelFigures, LevelTotals, SessionCounts, WorkerJob, Workload, WorkloadInfo, WorkloadKind,
-    sessions_as,
+    LevelFigures, LevelTotals, SessionConnection, SessionCounts, WorkerJob, Workload, WorkloadInfo,
+    WorkloadKind, sessions_as,
 };
 use crate::error::UsageError;
 pub use driver::{
@@ -64,6 +64,8 @@ pub struct DbWorkload {
     rows: u64,
     blocks: BlocksPer,
     baseline: Mutex<Option<Baseline>>,
+    /// Each worker's session's TLS, as it connected for the current level.
+    connections: Mutex<std::collections::BTreeMap<usize, Option<tls::TlsFacts>>>,
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -111,6 +113,7 @@ impl DbWorkload {
             rows,
             blocks: BlocksPer { select, update },
             baseline: Mutex::new(None),
+            connections: Mutex::new(std::collections::BTreeMap::new()),
         })
     }
 
@@ -158,8 +161,13 @@ impl Workload for DbWorkload {
     }
 
     fn prepare(&self, worker: usize) -> Result<Box<dyn WorkerJob>> {
+        let session = self.database.open_session()?;
+        self.connections
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .insert(worker, session.tls());
         let session = DbSessionJob::start(
-            self.database.open_session()?,
+            session,
             self.options.clone(),
             worker,
             worker as u64 % self.schemas,
@@ -238,10 +246,34 @@ impl Workload for DbWorkload {
             client_cpu_share: server_cpu.map(|cpu| per(totals.cpu_s, totals.cpu_s + cpu)),
             sessions_unpublished: tallies.iter().filter(|tally| !tally.published).count() as f64,
         };
-        let warnings = figures.warnings();
+        let connections: Vec<SessionConnection> = self
+            .connections
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .range(..totals.workers)
+            .map(|(session, tls)| SessionConnection {
+                session: *session,
+                tls: tls.is_some(),
+                protocol: tls.as_ref().map(|tls| tls.protocol.clone()),
+                cipher: tls.as_ref().map(|tls| tls.cipher.clone()),
+            })
+            .collect();
+        let mut warnings = figures.warnings();
+        let encrypted = connections
+            .iter()
+            .filter(|connection| connection.tls)
+            .count();
+        if encrypted > 0 && encrypted < connections.len() {
+            warnings.push(format!(
+                "only {encrypted} of {} sessions ran over TLS (the others fell back to clear text): their figures are not comparable; set {} to make TLS required",
+                connections.len(),
+                self.database.target().settings().tls.mode_option
+            ));
+        }
         Ok(LevelFigures {
             rate_of_merit: Some(figures.db_lio_per_s),
             server_cpu_s: figures.db_cpu_s,
+            connections,
             ..LevelFigures::of(&figures, warnings)
         })
     }
@@ -369,6 +401,9 @@ mod tests {
         }
         fn counters(&self) -> Result<DbCounters> {
             Ok(*self.counters.lock().unwrap())
+        }
+        fn check(&self) -> Result<driver::ServerCheck> {
+            bail!("this test drives the level figures only")
         }
         fn blocks_per_statement(
             &self,

@@ -11,8 +11,10 @@ use mysql::prelude::Queryable;
 use mysql::{ClientIdentity, Conn, Opts, OptsBuilder, SslOpts, Statement};
 
 use super::catalog::{CATALOG_TABLE, LOADING, LOCK_NAME, ObjectKind, Owned, READY, SetupRecord};
+use super::driver::ServerCheck;
 use super::settings::{Endpoint, RootCertificates, Setting, TlsMode, TlsSettings};
 use super::target::{Target, within};
+use super::tls::TlsFacts;
 use super::{
     Database, DbCounters, DbSession, PREFIX, PreparedStatements, mean_of_samples, quote_backtick,
     sample_keys, sample_statement, table_name,
@@ -386,11 +388,61 @@ impl Database for MySql {
     }
 
     fn open_session(&self) -> Result<Box<dyn DbSession>> {
+        let mut connection = connect(&self.target)?;
+        let tls = session_tls(&mut connection).map_err(|error| describe(error, &self.target))?;
         Ok(Box::new(MySqlSession {
-            connection: connect(&self.target)?,
+            connection,
             target: self.target.clone(),
             statements: PreparedStatements::default(),
+            tls,
         }))
+    }
+
+    fn check(&self) -> Result<ServerCheck> {
+        let mut connection = self
+            .monitor
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let facts: Option<(String, String, Option<String>)> = connection
+            .query_first("SELECT VERSION(), CURRENT_USER(), DATABASE()")
+            .map_err(|error| describe(error, &self.target))?;
+        let (server, user, database) = facts.unwrap_or_default();
+        let tls = session_tls(&mut connection).map_err(|error| describe(error, &self.target))?;
+        let grants: Vec<String> = connection
+            .query("SHOW GRANTS")
+            .map_err(|error| describe(error, &self.target))?;
+        let database = database.unwrap_or_default();
+        let grants_on = |needed: &str| {
+            grants.iter().any(|grant| {
+                let upper = grant.to_ascii_uppercase();
+                let scope_ok = upper.contains(" ON *.* ")
+                    || upper.contains(&format!(" ON `{}`.* ", database.to_ascii_uppercase()));
+                scope_ok && (upper.contains("ALL PRIVILEGES") || upper.contains(needed))
+            })
+        };
+        let status_readable = connection
+            .query_drop("SHOW GLOBAL STATUS LIKE 'Innodb_buffer_pool_read_requests'")
+            .is_ok();
+        Ok(ServerCheck {
+            server: format!("MySQL/MariaDB {server}"),
+            user,
+            tls,
+            privileges: vec![
+                (
+                    format!("CREATE on {database} (db setup creates its tables there)"),
+                    grants_on("CREATE"),
+                ),
+                (
+                    format!("SELECT, UPDATE on {database} (run db's statements)"),
+                    grants_on("SELECT") && grants_on("UPDATE"),
+                ),
+                (
+                    "reads global status (the run's LIO and PIO counters)".to_string(),
+                    status_readable,
+                ),
+            ],
+            database,
+        })
     }
 
     fn counters(&self) -> Result<DbCounters> {
@@ -532,6 +584,23 @@ struct MySqlSession {
     connection: Conn,
     target: Target,
     statements: PreparedStatements<Statement>,
+    tls: Option<TlsFacts>,
+}
+
+/// The session's TLS as the server sees it (Ssl_version, Ssl_cipher; empty in clear text).
+fn session_tls(connection: &mut Conn) -> mysql::Result<Option<TlsFacts>> {
+    let rows: Vec<(String, String)> = connection
+        .query("SHOW SESSION STATUS WHERE Variable_name IN ('Ssl_version', 'Ssl_cipher')")?;
+    let value = |name: &str| {
+        rows.iter()
+            .find(|(variable, _)| variable.eq_ignore_ascii_case(name))
+            .map(|(_, value)| value.clone())
+            .filter(|value| !value.is_empty())
+    };
+    Ok(value("Ssl_version").map(|protocol| TlsFacts {
+        protocol,
+        cipher: value("Ssl_cipher").unwrap_or_default(),
+    }))
 }
 
 impl MySqlSession {
@@ -551,6 +620,10 @@ impl MySqlSession {
 }
 
 impl DbSession for MySqlSession {
+    fn tls(&self) -> Option<TlsFacts> {
+        self.tls.clone()
+    }
+
     fn select(&mut self, schema: u64, first_key: u64, last_key: u64) -> Result<u64> {
         let statement = self.prepared(schema, false)?;
         let row: Option<(Option<i64>, u64)> = self

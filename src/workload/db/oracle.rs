@@ -10,6 +10,7 @@ use oracle::sql_type::OracleType;
 use oracle::{Connection, Statement};
 
 use super::catalog::{CATALOG_TABLE, LOADING, LOCK_NAME, ObjectKind, Owned, READY, SetupRecord};
+use super::driver::ServerCheck;
 use super::target::{Target, within};
 use super::{
     Database, DbCounters, DbSession, PreparedStatements, mean_of_samples, quote_double,
@@ -32,15 +33,22 @@ impl Oracle {
     }
 }
 
-/// oracle://user[:password]@host:port/service becomes the easy-connect string //host:port/service.
+/// The target as the client library takes it: user, password and connect string (EZConnect,
+/// a TNS alias or a descriptor; see `oracle_connect`), or external authentication.
 fn connect(target: &Target) -> Result<Connection> {
-    let port = target.port().unwrap_or(1521);
-    let easy_connect = format!("//{}:{port}/{}", target.host(), target.database());
+    let connect_string = target.database();
+    let external = target.settings().external_auth;
     let (user, password) = (target.user(), target.password().unwrap_or_default());
     let shown = target.clone();
     within(target, move || {
-        Connection::connect(user, password, easy_connect).map_err(|error| {
-            anyhow!("cannot connect to {shown}: {error} (is the listener up, the service right, and Oracle Instant Client installed?)")
+        let mut connector = if external {
+            oracle::Connector::new("", "", connect_string)
+        } else {
+            oracle::Connector::new(user, password, connect_string)
+        };
+        connector.external_auth(external);
+        connector.connect().map_err(|error| {
+            anyhow!("cannot connect to {shown}: {error} (is the listener up, the service or alias right (TNS_ADMIN), and Oracle Instant Client installed?)")
         })
     })
 }
@@ -220,6 +228,51 @@ impl Database for Oracle {
             target: self.target.clone(),
             statements: PreparedStatements::default(),
         }))
+    }
+
+    fn check(&self) -> Result<ServerCheck> {
+        let connection = self
+            .monitor
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let (server, user, database, protocol) = connection
+            .query_row_as::<(String, String, String, Option<String>)>(
+                "SELECT (SELECT banner FROM v$version WHERE ROWNUM = 1), USER, SYS_CONTEXT('USERENV', 'DB_NAME'), SYS_CONTEXT('USERENV', 'NETWORK_PROTOCOL') FROM dual",
+                &[],
+            )
+            .map_err(|error| describe(error, &self.target))?;
+        let create_table = connection
+            .query_row_as::<i64>(
+                "SELECT COUNT(*) FROM session_privs WHERE privilege IN ('CREATE TABLE', 'CREATE ANY TABLE')",
+                &[],
+            )
+            .map_err(|error| describe(error, &self.target))?;
+        let statistics = connection
+            .query_row_as::<f64>("SELECT COUNT(*) FROM v$sysstat WHERE ROWNUM = 1", &[])
+            .is_ok();
+        let tcps = protocol
+            .as_deref()
+            .is_some_and(|protocol| protocol.eq_ignore_ascii_case("tcps"));
+        Ok(ServerCheck {
+            server,
+            user,
+            database,
+            tls: tcps.then(|| super::tls::TlsFacts {
+                protocol: "TCPS".to_string(),
+                cipher: String::new(),
+            }),
+            privileges: vec![
+                (
+                    "CREATE TABLE (db setup creates its tables)".to_string(),
+                    create_table > 0,
+                ),
+                (
+                    "SELECT on v$sysstat, v$mystat, v$sys_time_model (the run's counters)"
+                        .to_string(),
+                    statistics,
+                ),
+            ],
+        })
     }
 
     fn counters(&self) -> Result<DbCounters> {

@@ -7,6 +7,7 @@ use std::sync::{Mutex, MutexGuard};
 use anyhow::{Context, Result, anyhow, bail};
 
 use super::catalog::{CATALOG_TABLE, ObjectKind, Owned, PG_LOCK_KEY, READY, SetupRecord};
+use super::driver::ServerCheck;
 use super::pg_wire::{ServerError, WireSession};
 use super::target::Target;
 use super::{
@@ -211,6 +212,47 @@ impl Database for Postgres {
         }))
     }
 
+    fn check(&self) -> Result<ServerCheck> {
+        let rows = self.on_monitor(|monitor| {
+            monitor.query(
+                "SELECT version(), current_user::text, current_database()::text, current_schema()::text,
+                        has_schema_privilege(current_schema(), 'CREATE')::text,
+                        has_database_privilege(current_database(), 'CONNECT')::text,
+                        (SELECT count(*) FROM pg_stat_database WHERE datname = current_database())::text,
+                        (SELECT ssl::text || ' ' || coalesce(version, '') || ' ' || coalesce(cipher, '') FROM pg_stat_ssl WHERE pid = pg_backend_pid())",
+                &[],
+            )
+        })?;
+        let row = rows.into_iter().next().unwrap_or_default();
+        let column = |index: usize| row.get(index).cloned().flatten().unwrap_or_default();
+        let schema = column(3);
+        let tls = self.monitor().tls().cloned();
+        // The server's own view of the monitor session must agree with the client's.
+        let server_view = column(7);
+        if tls.is_some() != server_view.starts_with("true") {
+            bail!(
+                "{}: the client and pg_stat_ssl disagree on whether this session is encrypted ({server_view})",
+                self.target
+            );
+        }
+        Ok(ServerCheck {
+            server: column(0),
+            user: column(1),
+            database: column(2),
+            tls,
+            privileges: vec![
+                (
+                    format!("CREATE in schema {schema} (db setup creates its tables there)"),
+                    column(4) == "true",
+                ),
+                (
+                    "reads pg_stat_database (the run's LIO and PIO counters)".to_string(),
+                    column(6) == "1",
+                ),
+            ],
+        })
+    }
+
     fn counters(&self) -> Result<DbCounters> {
         let rows = self.on_monitor(|monitor| {
             monitor.query(
@@ -380,6 +422,10 @@ impl PostgresSession {
 }
 
 impl DbSession for PostgresSession {
+    fn tls(&self) -> Option<super::tls::TlsFacts> {
+        self.wire.tls().cloned()
+    }
+
     fn select(&mut self, schema: u64, first_key: u64, last_key: u64) -> Result<u64> {
         self.one(schema, false, first_key, last_key)
     }
