@@ -112,6 +112,7 @@ impl Target {
             Err(_) => None,
         };
         self.password = password;
+        crate::redact::register_secret(self.password.as_deref().unwrap_or_default());
         Ok(self)
     }
 
