@@ -21,7 +21,7 @@ pub mod error;
 pub(crate) mod format;
 pub mod host;
 pub(crate) mod interrupt;
-pub(crate) mod redact;
+pub mod redact;
 pub mod report;
 pub mod result;
 pub mod stats;

@@ -4,12 +4,23 @@ use clap::error::{ContextKind, ContextValue, ErrorKind};
 use corescale::cli::{self, Cli, Command};
 use corescale::commands::{self, run::RunEnd, run::STRICT_EXIT_CODE};
 use corescale::error::exit_code;
+use corescale::redact::{redact_misplaced, register_argument_secrets, register_variable_secrets};
 use corescale::workload::db::target::{
     PASSWORD_VARIABLE, carries_password, hide_passwords_from_ps, redact, redact_argument,
 };
 
+/// Environment variables whose value is a password: corescale's own and libpq's.
+const PASSWORD_VARIABLES: [&str; 2] = [PASSWORD_VARIABLE, "PGPASSWORD"];
+
 fn main() {
-    let arguments = cli::normalize(std::env::args_os().collect()).unwrap_or_else(|error| {
+    let arguments: Vec<_> = std::env::args_os().collect();
+    // Before anything may echo an argument (clap included): every password given is hidden
+    // from then on, whatever characters it holds, and a URL outside --target is stored and
+    // shown without its password.
+    register_argument_secrets(&arguments);
+    register_variable_secrets(&PASSWORD_VARIABLES);
+    let arguments = redact_misplaced(arguments, "--target");
+    let arguments = cli::normalize(arguments).unwrap_or_else(|error| {
         eprintln!("error: {}", redact(&error.to_string()));
         std::process::exit(2);
     });

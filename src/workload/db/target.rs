@@ -95,6 +95,9 @@ impl Target {
     /// driver's own variable (PGPASSWORD, MYSQL_PWD), the prompt when asked for, then a
     /// password file (.pgpass, a service file, an option file).
     pub fn with_password(mut self, prompt: bool) -> Result<Self> {
+        if let Some(password) = &self.password {
+            crate::redact::register_secret(&password.value.0);
+        }
         if self.password.is_some() || self.settings.external_auth {
             return Ok(self);
         }
@@ -115,6 +118,9 @@ impl Target {
                 None => self.settings.password_file.clone(),
             },
         };
+        if let Some(password) = &self.password {
+            crate::redact::register_secret(&password.value.0);
+        }
         Ok(self)
     }
 
