@@ -7,9 +7,7 @@
 
 mod common;
 
-use std::os::unix::fs::MetadataExt;
-use std::path::{Path, PathBuf};
-use std::process::Command;
+use common::pg_cluster::PrivateCluster;
 
 use common::{corescale, variable_or_skip};
 use predicates::prelude::*;
@@ -32,155 +30,32 @@ const ROLES: [(&str, &str, &str); 4] = [
 /// tables in `public`.
 const UNPRIVILEGED: (&str, &str) = ("corescale_visitor", "visitor-Secret-4");
 
-/// A PostgreSQL cluster in a temporary directory, stopped when dropped.
-struct PrivateCluster {
-    bindir: PathBuf,
-    dir: tempfile::TempDir,
-    port: u16,
-    as_root: bool,
-}
-
-impl PrivateCluster {
-    fn start(bindir: &str) -> Self {
-        let dir = tempfile::tempdir().unwrap();
-        let as_root = std::fs::metadata("/proc/self").unwrap().uid() == 0;
-        if as_root {
-            // The server refuses to run as root: the cluster belongs to the postgres user.
-            let status = Command::new("chown")
-                .args(["postgres:"])
-                .arg(dir.path())
-                .status()
-                .unwrap();
-            assert!(status.success(), "chown postgres: {}", dir.path().display());
-        }
-        let port = std::net::TcpListener::bind("127.0.0.1:0")
-            .unwrap()
-            .local_addr()
-            .unwrap()
-            .port();
-        let cluster = Self {
-            bindir: PathBuf::from(bindir),
-            dir,
-            port,
-            as_root,
-        };
-        cluster.run(
-            "initdb",
-            &[
-                "-D",
-                &cluster.data(),
-                "-U",
-                "postgres",
-                "-A",
-                "trust",
-                "--no-sync",
-            ],
-        );
-        let mut hba = String::from("local all postgres trust\n");
-        for (role, method, _) in ROLES {
-            hba.push_str(&format!("host all {role} 127.0.0.1/32 {method}\n"));
-        }
-        hba.push_str(&format!(
-            "host all {} 127.0.0.1/32 scram-sha-256\n",
-            UNPRIVILEGED.0
-        ));
-        std::fs::write(Path::new(&cluster.data()).join("pg_hba.conf"), hba).unwrap();
-        let options = format!(
-            "-p {port} -k {} -c listen_addresses=127.0.0.1 -c fsync=off -c shared_buffers=16MB",
-            cluster.dir.path().display()
-        );
-        cluster.run(
-            "pg_ctl",
-            &[
-                "-D",
-                &cluster.data(),
-                "-o",
-                &options,
-                "-l",
-                &format!("{}/log", cluster.dir.path().display()),
-                "-w",
-                "start",
-            ],
-        );
-        let mut sql = format!(
-            "REVOKE CREATE ON SCHEMA public FROM PUBLIC; CREATE ROLE {} LOGIN PASSWORD '{}';",
-            UNPRIVILEGED.0, UNPRIVILEGED.1
-        );
-        for (role, method, password) in ROLES {
-            let encryption = if method == "md5" {
-                "md5"
-            } else {
-                "scram-sha-256"
-            };
-            sql.push_str(&format!(
-                "SET password_encryption = '{encryption}'; CREATE ROLE {role} LOGIN PASSWORD '{password}'; CREATE SCHEMA AUTHORIZATION {role};"
-            ));
-        }
-        cluster.run(
-            "psql",
-            &[
-                "-h",
-                &cluster.dir.path().display().to_string(),
-                "-p",
-                &port.to_string(),
-                "-U",
-                "postgres",
-                "-d",
-                "postgres",
-                "-v",
-                "ON_ERROR_STOP=1",
-                "-q",
-                "-c",
-                &sql,
-            ],
-        );
-        cluster
+/// The private cluster of this file: one role per password method, and one without
+/// privileges.
+fn start_cluster(bindir: &str) -> PrivateCluster {
+    let mut hba = String::new();
+    for (role, method, _) in ROLES {
+        hba.push_str(&format!("host all {role} 127.0.0.1/32 {method}\n"));
     }
-
-    fn data(&self) -> String {
-        format!("{}/data", self.dir.path().display())
-    }
-
-    /// A command running one of the cluster's programs as the cluster's owner.
-    fn command(&self, program: &str) -> Command {
-        let binary = self.bindir.join(program);
-        if self.as_root {
-            let mut command = Command::new("runuser");
-            command.args(["-u", "postgres", "--"]).arg(binary);
-            command
+    hba.push_str(&format!(
+        "host all {} 127.0.0.1/32 scram-sha-256\n",
+        UNPRIVILEGED.0
+    ));
+    let mut sql = format!(
+        "REVOKE CREATE ON SCHEMA public FROM PUBLIC; CREATE ROLE {} LOGIN PASSWORD '{}';",
+        UNPRIVILEGED.0, UNPRIVILEGED.1
+    );
+    for (role, method, password) in ROLES {
+        let encryption = if method == "md5" {
+            "md5"
         } else {
-            Command::new(binary)
-        }
+            "scram-sha-256"
+        };
+        sql.push_str(&format!(
+            "SET password_encryption = '{encryption}'; CREATE ROLE {role} LOGIN PASSWORD '{password}'; CREATE SCHEMA AUTHORIZATION {role};"
+        ));
     }
-
-    fn run(&self, program: &str, args: &[&str]) {
-        let output = self.command(program).args(args).output().unwrap();
-        assert!(
-            output.status.success(),
-            "{program} failed: {}",
-            String::from_utf8_lossy(&output.stderr)
-        );
-    }
-
-    /// The role's URL, its password percent-encoded as URLs require.
-    fn url(&self, role: &str, password: &str) -> String {
-        let encoded =
-            percent_encoding::utf8_percent_encode(password, percent_encoding::NON_ALPHANUMERIC);
-        format!(
-            "postgres://{role}:{encoded}@127.0.0.1:{}/postgres",
-            self.port
-        )
-    }
-}
-
-impl Drop for PrivateCluster {
-    fn drop(&mut self) {
-        // No assertion here: a panic while unwinding would abort the test run.
-        let _ = self
-            .command("pg_ctl")
-            .args(["-D", &self.data(), "-m", "immediate", "stop"])
-            .output();
-    }
+    PrivateCluster::start(bindir, &hba, &[], "", &sql)
 }
 
 #[test]
@@ -188,7 +63,7 @@ fn sessions_authenticate_with_password_md5_and_scram() {
     let Some(bindir) = variable_or_skip("CORESCALE_TEST_PG_BINDIR") else {
         return;
     };
-    let cluster = PrivateCluster::start(&bindir);
+    let cluster = start_cluster(&bindir);
     let dir = tempfile::tempdir().unwrap();
     for (role, method, password) in ROLES {
         let url = cluster.url(role, password);
@@ -241,7 +116,7 @@ fn a_user_without_privileges_is_told_what_is_missing() {
     let Some(bindir) = variable_or_skip("CORESCALE_TEST_PG_BINDIR") else {
         return;
     };
-    let cluster = PrivateCluster::start(&bindir);
+    let cluster = start_cluster(&bindir);
     let (role, password) = UNPRIVILEGED;
     corescale()
         .args(["db", "setup", "--target", &cluster.url(role, password)])
@@ -258,7 +133,7 @@ fn passwords_with_url_characters_work_and_never_show() {
     let Some(bindir) = variable_or_skip("CORESCALE_TEST_PG_BINDIR") else {
         return;
     };
-    let cluster = PrivateCluster::start(&bindir);
+    let cluster = start_cluster(&bindir);
     let (role, _, password) = ROLES[3];
     let bare = format!("postgres://{role}@127.0.0.1:{}/postgres", cluster.port);
     // From the environment, as it is.

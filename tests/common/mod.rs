@@ -2,6 +2,8 @@
 
 #![allow(dead_code)]
 
+pub mod pg_cluster;
+
 use std::fs;
 use std::path::Path;
 use std::process::{Child, Command as StdCommand, Stdio};

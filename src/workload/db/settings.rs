@@ -259,7 +259,7 @@ impl ConnectSettings {
     pub fn describe(&self) -> Vec<(String, String, String)> {
         let mut lines = vec![
             row("host", &self.host.value, &self.host.source),
-            row("port", &self.port.value, &self.port.source),
+            row("port", self.port.value, &self.port.source),
             row("user", &self.user.value, &self.user.source),
             row("database", &self.database.value, &self.database.source),
             row(
