@@ -25,7 +25,7 @@ pub fn execute(command: &DbCommand) -> Result<()> {
             let previous = catalog::setup(database.as_ref(), args.schemas, rows, &|count| {
                 bar.inc(count)
             })
-            .with_context(|| format!("setting up {target}"))?;
+            .context("setting up corescale's tables")?;
             bar.finish_and_clear();
             if !previous.is_empty() {
                 println!(

@@ -191,7 +191,19 @@ fn connect_error(error: mysql::Error, target: &Target, encrypted: bool) -> anyho
             "cannot connect to {target}: the server refused (MySQL error {}: {}){}",
             server.code,
             one_line(&server.message),
-            without_tls()
+            if server
+                .message
+                .to_ascii_lowercase()
+                .contains("secure transport")
+                || server
+                    .message
+                    .to_ascii_lowercase()
+                    .contains("insecure transport")
+            {
+                without_tls()
+            } else {
+                String::new()
+            }
         ),
         _ => anyhow!(
             "cannot connect to {target}: {} (is the server running and the URL right?)",

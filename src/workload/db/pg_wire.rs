@@ -107,8 +107,14 @@ impl Stream {
         let mut answer = [0u8; 1];
         tcp.write_all(&request)
             .and_then(|()| tcp.read_exact(&mut answer))
-            .map_err(|error| {
-                anyhow!("cannot connect to {target}: asking for TLS: {error} (is this a PostgreSQL port?)")
+            .map_err(|error| match error.kind() {
+                std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut => anyhow!(
+                    "cannot connect to {target}: no answer within {} (is the server running, and is this its port? --connect-timeout sets the limit)",
+                    humantime::format_duration(target.connect_timeout)
+                ),
+                _ => anyhow!(
+                    "cannot connect to {target}: asking for TLS: {error} (is this a PostgreSQL port?)"
+                ),
             })?;
         match answer[0] {
             b'S' => {}

@@ -43,8 +43,11 @@ impl Postgres {
     }
 }
 
-/// The server's error with what to do about it, by SQLSTATE.
+/// The server's error with what to do about it, by SQLSTATE; the target named once.
 fn explain(error: anyhow::Error, target: &Target) -> anyhow::Error {
+    if format!("{error:#}").contains(&target.to_string()) {
+        return error;
+    }
     match error
         .downcast_ref::<ServerError>()
         .map(|server| server.code.as_str())
