@@ -312,17 +312,22 @@ fn read_option_file(
             }
         } else if let Some(included) = trimmed.strip_prefix("!include") {
             read_option_file(Path::new(included.trim()), depth + 1, found, warnings)?;
-        } else if trimmed.starts_with('[')
-            || trimmed.starts_with('#')
-            || trimmed.starts_with(';')
-            || trimmed.contains('=')
-        {
-            kept.push_str(line);
+        } else if trimmed.starts_with('[') {
+            // What follows a group's `]` (a comment) is ignored, as MySQL does.
+            let end = trimmed.find(']').map_or(trimmed.len(), |end| end + 1);
+            kept.push_str(&trimmed[..end]);
             kept.push('\n');
-        } else if trimmed.eq_ignore_ascii_case("skip-ssl")
-            || trimmed.eq_ignore_ascii_case("skip_ssl")
-        {
-            kept.push_str("ssl-mode=DISABLED\n");
+        } else if !trimmed.starts_with(';') {
+            // An option, or a comment: without_end_comment leaves nothing of a `#` line.
+            let option = without_end_comment(trimmed).trim_end();
+            if option.contains('=') {
+                kept.push_str(option);
+                kept.push('\n');
+            } else if option.eq_ignore_ascii_case("skip-ssl")
+                || option.eq_ignore_ascii_case("skip_ssl")
+            {
+                kept.push_str("ssl-mode=DISABLED\n");
+            }
         }
     }
     let ini = ini::Ini::load_from_str_opt(
@@ -353,6 +358,27 @@ fn read_option_file(
         }
     }
     Ok(())
+}
+
+/// An option line without its end comment, as MySQL reads it: `#` outside quotes starts a
+/// comment (`port = 3307  # the replica`); a quote escaped by `\\` inside quotes does not end
+/// them.
+fn without_end_comment(line: &str) -> &str {
+    let (mut quote, mut escaped) = (None, false);
+    for (index, character) in line.char_indices() {
+        if (character == '\'' || character == '"') && !escaped {
+            match quote {
+                None => quote = Some(character),
+                Some(open) if open == character => quote = None,
+                Some(_) => {}
+            }
+        }
+        if quote.is_none() && character == '#' {
+            return &line[..index];
+        }
+        escaped = quote.is_some() && character == '\\' && !escaped;
+    }
+    line
 }
 
 #[cfg(test)]
@@ -426,6 +452,24 @@ mod tests {
             settings.tls.mode,
             Setting::new(TlsMode::Disable, Source::Url)
         );
+    }
+
+    #[test]
+    fn end_comments_are_not_values() {
+        let home = tempfile::tempdir().unwrap();
+        std::fs::write(
+            home.path().join(".my.cnf"),
+            "[client]  # every client\nport = 3307  # the replica\npassword = \"a#b\\\"#c\" # quoted\nhost=db.example#no space\nskip-ssl # plain\n",
+        )
+        .unwrap();
+        let settings = resolved("mysql:///sales", home.path()).unwrap();
+        assert_eq!(settings.port.value, 3307);
+        assert_eq!(
+            settings.password_file.as_ref().map(|p| p.value.0.as_str()),
+            Some("a#b\"#c")
+        );
+        assert_eq!(settings.host.value, "db.example");
+        assert_eq!(settings.tls.mode.value, TlsMode::Disable);
     }
 
     #[test]

@@ -14,7 +14,7 @@ use super::catalog::{CATALOG_TABLE, LOADING, LOCK_NAME, ObjectKind, Owned, READY
 use super::driver::ServerCheck;
 use super::settings::{Endpoint, RootCertificates, Setting, TlsMode, TlsSettings};
 use super::target::{Target, within};
-use super::tls::TlsFacts;
+use super::tls::{self, TlsFacts};
 use super::{
     Database, DbCounters, DbSession, PREFIX, PreparedStatements, mean_of_samples, quote_backtick,
     sample_keys, sample_statement, table_name,
@@ -140,6 +140,12 @@ fn connect_with(target: &Target, ssl: Option<SslOpts>) -> Result<Conn> {
 /// Why a connection failed, in one line: the server's refusal, TLS, or the network.
 fn connect_error(error: mysql::Error, target: &Target, encrypted: bool) -> anyhow::Error {
     let tls = &target.settings().tls;
+    if let Some(handshake) = handshake_error(&error) {
+        return anyhow!(
+            "cannot connect to {target}: {}",
+            tls::explain_handshake(handshake, tls, target.host())
+        );
+    }
     let without_tls = || {
         if encrypted {
             String::new()
@@ -162,26 +168,10 @@ fn connect_error(error: mysql::Error, target: &Target, encrypted: bool) -> anyho
                 anyhow::Error::new(NoTlsOffered(text))
             }
         }
-        mysql::Error::TlsError(tls_error) => {
-            let text = tls_error.to_string();
-            let reason = if text.contains("NotValidForName") {
-                format!(
-                    "host name '{}' does not match the server's certificate ({}): connect by a name the certificate holds, or use ssl-mode=VERIFY_CA",
-                    target.host(),
-                    tls.shown()
-                )
-            } else if text.contains("UnknownIssuer") || text.contains("BadSignature") {
-                format!(
-                    "the server's certificate is not trusted by ssl-ca={}: give the CA that signed it, or use ssl-mode=REQUIRED to encrypt without checking",
-                    tls.root
-                        .as_ref()
-                        .map_or_else(String::new, |root| root.value.to_string())
-                )
-            } else {
-                format!("the TLS handshake failed: {}", one_line(&text))
-            };
-            anyhow!("cannot connect to {target}: {reason}")
-        }
+        mysql::Error::TlsError(tls_error) => anyhow!(
+            "cannot connect to {target}: the TLS handshake failed: {}",
+            one_line(&tls_error.to_string())
+        ),
         mysql::Error::MySqlError(server) if server.code == 1045 => anyhow!(
             "cannot connect to {target}: access denied for this user and password (MySQL error 1045: {}){}",
             one_line(&server.message),
@@ -210,6 +200,19 @@ fn connect_error(error: mysql::Error, target: &Target, encrypted: bool) -> anyho
             readable(&error)
         ),
     }
+}
+
+/// The rustls error that ended a handshake. The driver runs the handshake on its first write
+/// or read, so the error comes back inside an I/O error, not as the driver's TLS error.
+fn handshake_error(error: &mysql::Error) -> Option<&rustls::Error> {
+    let io = match error {
+        mysql::Error::IoError(io)
+        | mysql::Error::CodecError(mysql_common::proto::codec::error::PacketCodecError::Io(io)) => {
+            io
+        }
+        _ => return None,
+    };
+    io.get_ref()?.downcast_ref::<rustls::Error>()
 }
 
 /// The driver's error as one readable line: the server's message and code, or the I/O

@@ -276,6 +276,19 @@ pub fn explain_handshake(error: &rustls::Error, tls: &TlsSettings, host: &str) -
         .as_ref()
         .map_or_else(String::new, |root| root.value.to_string());
     match error {
+        // `require` checks the certificate only because a root is given (as libpq and the
+        // mysql client do): the way out is to drop the root, not to use `require`.
+        rustls::Error::InvalidCertificate(CertificateError::UnknownIssuer)
+            if tls.mode.value == TlsMode::Require && tls.root.is_some() =>
+        {
+            format!(
+                "the server's certificate is not trusted by {}={root} ({} checks it when {} is given, as the database's own client does): give the CA that signed it, or drop {} to encrypt without checking the certificate",
+                root_option(tls),
+                tls.shown(),
+                root_option(tls),
+                root_option(tls)
+            )
+        }
         rustls::Error::InvalidCertificate(
             CertificateError::NotValidForName | CertificateError::NotValidForNameContext { .. },
         ) => format!(

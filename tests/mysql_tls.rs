@@ -1,0 +1,572 @@
+//! corescale's MySQL/MariaDB connections against a private MariaDB configured as production
+//! servers are: `require_secure_transport=ON`, a server certificate from a private CA (made
+//! here with `openssl`), a user with a password allowed from 127.0.0.1 and localhost. Each
+//! test starts its own server (own port, socket and data directory in a temporary directory)
+//! and kills it when it ends, failed or not. Without `mariadbd`, `mariadb-install-db` or
+//! `openssl` the tests print a notice and check nothing, unless CI is set: then they fail.
+
+mod common;
+
+use std::os::unix::fs::MetadataExt;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use mysql::prelude::Queryable;
+use predicates::prelude::*;
+use predicates::str::contains;
+
+const DATABASE: &str = "corescale_tls";
+const USER: &str = "corescale_tls";
+const PASSWORD: &str = "tls-Secret-1";
+/// A second user whose password holds every ASCII punctuation character and a space.
+const PUNCTUATION_USER: &str = "corescale_punct";
+const PUNCTUATION_PASSWORD: &str = "!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~ Z9";
+/// Where the server also listens: an address its certificate does not name.
+const UNNAMED_ADDRESS: &str = "127.0.0.2";
+
+/// A program the tests need, from PATH or the sbin directories. Missing, the test is skipped
+/// with a notice, or fails where CI is set (as `common::variable_or_skip` does).
+fn program_or_skip(name: &str) -> Option<PathBuf> {
+    let mut directories: Vec<PathBuf> = std::env::var_os("PATH")
+        .map(|path| std::env::split_paths(&path).collect())
+        .unwrap_or_default();
+    directories.extend(["/usr/sbin", "/usr/local/sbin", "/usr/local/mysql/bin"].map(PathBuf::from));
+    let found = directories
+        .into_iter()
+        .map(|directory| directory.join(name))
+        .find(|path| path.is_file());
+    if found.is_none() {
+        if std::env::var_os("CI").is_some() {
+            panic!("CI is set but {name} is not installed: this MariaDB TLS test must run in CI");
+        }
+        use std::io::Write;
+        let _ = writeln!(
+            std::io::stderr(),
+            "NOTICE: {name} is not installed: SKIPPED this MariaDB TLS test, it did not run"
+        );
+    }
+    found
+}
+
+/// Runs a program, failing the test with its output when it fails.
+fn run(program: &Path, args: &[&str]) {
+    let output = Command::new(program).args(args).output().unwrap();
+    assert!(
+        output.status.success(),
+        "{} {args:?} failed:\n{}{}",
+        program.display(),
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
+}
+
+/// A MariaDB in a temporary directory, killed when dropped.
+struct PrivateMariaDb {
+    dir: tempfile::TempDir,
+    port: u16,
+    server: Child,
+}
+
+impl PrivateMariaDb {
+    /// Starts a server, or None when a program it needs is missing (outside CI).
+    fn start_or_skip() -> Option<Self> {
+        let openssl = program_or_skip("openssl")?;
+        let install = program_or_skip("mariadb-install-db")?;
+        let mariadbd = program_or_skip("mariadbd")?;
+        let dir = tempfile::Builder::new()
+            .prefix("corescale-mytls")
+            .tempdir()
+            .unwrap();
+        make_certificates(&openssl, dir.path());
+        let path = |name: &str| dir.path().join(name).display().to_string();
+        let as_root = std::fs::metadata("/proc/self").unwrap().uid() == 0;
+        // Temporary tables of its own: servers sharing /tmp collide on their names (two
+        // bootstraps at once fail one time in a few). Small InnoDB files: the server starts
+        // in well under a second.
+        std::fs::create_dir(path("tmp")).unwrap();
+        let common = [
+            "--no-defaults".to_string(),
+            format!("--datadir={}", path("data")),
+            format!("--tmpdir={}", path("tmp")),
+            "--innodb-log-file-size=8M".to_string(),
+            "--innodb-buffer-pool-size=32M".to_string(),
+        ];
+        let user: &[&str] = if as_root { &["--user=root"] } else { &[] };
+        let mut args: Vec<&str> = common.iter().map(String::as_str).collect();
+        args.extend(user);
+        args.extend([
+            "--auth-root-authentication-method=normal",
+            "--skip-test-db",
+            "--skip-name-resolve",
+        ]);
+        run(&install, &args);
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let log = std::fs::File::create(path("server.log")).unwrap();
+        let server = Command::new(mariadbd)
+            .args(&common)
+            .args(user)
+            .arg(format!("--socket={}", path("sock")))
+            .arg(format!("--port={port}"))
+            .arg(format!("--bind-address=127.0.0.1,{UNNAMED_ADDRESS}"))
+            .arg(format!("--pid-file={}", path("mariadbd.pid")))
+            .arg("--skip-name-resolve")
+            .arg("--require-secure-transport=ON")
+            .arg(format!("--ssl-ca={}", path("ca.pem")))
+            .arg(format!("--ssl-cert={}", path("server.pem")))
+            .arg(format!("--ssl-key={}", path("server.key")))
+            .stdin(Stdio::null())
+            .stdout(log.try_clone().unwrap())
+            .stderr(log)
+            .spawn()
+            .unwrap();
+        let mut private = Self { dir, port, server };
+        private.create_users();
+        Some(private)
+    }
+
+    fn path(&self, name: &str) -> String {
+        self.dir.path().join(name).display().to_string()
+    }
+
+    fn socket(&self) -> String {
+        self.path("sock")
+    }
+
+    /// root over the socket, once the server answers there (within 30 s).
+    fn admin(&mut self) -> mysql::Conn {
+        let options = mysql::OptsBuilder::new()
+            .socket(Some(self.socket()))
+            .user(Some("root"))
+            .prefer_socket(true);
+        let deadline = Instant::now() + Duration::from_secs(30);
+        loop {
+            match mysql::Conn::new(options.clone()) {
+                Ok(connection) => return connection,
+                Err(error) => {
+                    let log = std::fs::read_to_string(self.path("server.log")).unwrap_or_default();
+                    if let Ok(Some(status)) = self.server.try_wait() {
+                        panic!("mariadbd ended ({status}):\n{log}");
+                    }
+                    assert!(
+                        Instant::now() < deadline,
+                        "mariadbd did not answer in 30 s ({error}):\n{log}"
+                    );
+                    std::thread::sleep(Duration::from_millis(50));
+                }
+            }
+        }
+    }
+
+    /// The database and both users, each allowed from 127.0.0.1 (TCP) and localhost (the
+    /// socket); the passwords are checked over the socket, so a failure later is corescale's.
+    fn create_users(&mut self) {
+        let mut admin = self.admin();
+        admin
+            .query_drop(format!("CREATE DATABASE {DATABASE}"))
+            .unwrap();
+        for (user, password) in [(USER, PASSWORD), (PUNCTUATION_USER, PUNCTUATION_PASSWORD)] {
+            let literal = password.replace('\\', "\\\\").replace('\'', "\\'");
+            for host in ["127.0.0.1", "localhost"] {
+                admin
+                    .query_drop(format!(
+                        "CREATE USER '{user}'@'{host}' IDENTIFIED BY '{literal}'"
+                    ))
+                    .unwrap();
+                admin
+                    .query_drop(format!("GRANT ALL ON {DATABASE}.* TO '{user}'@'{host}'"))
+                    .unwrap();
+            }
+            let options = mysql::OptsBuilder::new()
+                .socket(Some(self.socket()))
+                .user(Some(user))
+                .pass(Some(password))
+                .prefer_socket(true);
+            mysql::Conn::new(options).unwrap_or_else(|error| {
+                panic!("{user} cannot log in with its password over the socket: {error}")
+            });
+        }
+    }
+
+    /// A global status counter, read as root over the socket (which carries no TLS).
+    fn status(&mut self, name: &str) -> u64 {
+        let value: Option<(String, String)> = self
+            .admin()
+            .query_first(format!("SHOW GLOBAL STATUS LIKE '{name}'"))
+            .unwrap();
+        value.unwrap().1.parse().unwrap()
+    }
+
+    /// `mysql://USER@HOST:PORT/corescale_tls?ssl-mode=MODE&ssl-ca=CA`.
+    fn url(&self, user: &str, host: &str, mode: &str, ca: &str) -> String {
+        format!(
+            "mysql://{user}@{host}:{}/{DATABASE}?ssl-mode={mode}&ssl-ca={}",
+            self.port,
+            self.path(ca)
+        )
+    }
+}
+
+impl Drop for PrivateMariaDb {
+    fn drop(&mut self) {
+        // No assertion here: a panic while unwinding would abort the test run. The data
+        // directory is thrown away, so the server need not shut down cleanly.
+        let _ = self.server.kill();
+        let _ = self.server.wait();
+    }
+}
+
+/// ca.pem signed server.pem (subjectAltName DNS:localhost, IP:127.0.0.1); other-ca.pem is a
+/// CA that signed nothing here.
+fn make_certificates(openssl: &Path, dir: &Path) {
+    let path = |name: &str| dir.join(name).display().to_string();
+    let key = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1"];
+    for (name, subject) in [
+        ("ca", "/CN=corescale test CA"),
+        ("other-ca", "/CN=an unrelated CA"),
+    ] {
+        let (certificate, private_key) =
+            (path(&format!("{name}.pem")), path(&format!("{name}.key")));
+        let mut args = vec!["req", "-x509", "-nodes", "-days", "2", "-subj", subject];
+        args.extend(key);
+        args.extend(["-keyout", &private_key, "-out", &certificate]);
+        run(openssl, &args);
+    }
+    let (request, extensions) = (path("server.csr"), path("server.ext"));
+    std::fs::write(
+        &extensions,
+        "subjectAltName=DNS:localhost,IP:127.0.0.1\nbasicConstraints=CA:FALSE\nkeyUsage=digitalSignature,keyEncipherment\nextendedKeyUsage=serverAuth\n",
+    )
+    .unwrap();
+    let (server_key, server_certificate) = (path("server.key"), path("server.pem"));
+    let mut args = vec!["req", "-nodes", "-subj", "/CN=localhost"];
+    args.extend(key);
+    args.extend(["-keyout", &server_key, "-out", &request]);
+    run(openssl, &args);
+    let (ca, ca_key) = (path("ca.pem"), path("ca.key"));
+    run(
+        openssl,
+        &[
+            "x509",
+            "-req",
+            "-in",
+            &request,
+            "-CA",
+            &ca,
+            "-CAkey",
+            &ca_key,
+            "-CAcreateserial",
+            "-days",
+            "2",
+            "-extfile",
+            &extensions,
+            "-out",
+            &server_certificate,
+        ],
+    );
+}
+
+/// corescale with none of the variables that would give it a password or a server.
+fn corescale() -> assert_cmd::Command {
+    let mut command = common::corescale();
+    for variable in [
+        "CORESCALE_DB_PASSWORD",
+        "MYSQL_PWD",
+        "MYSQL_HOST",
+        "MYSQL_TCP_PORT",
+        "MYSQL_UNIX_PORT",
+    ] {
+        command.env_remove(variable);
+    }
+    command
+}
+
+/// What a command printed, both streams.
+fn printed(output: &std::process::Output) -> String {
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    )
+}
+
+/// The error corescale printed for a failed command: exit 1, and its one line.
+fn one_line_error(command: &mut assert_cmd::Command) -> String {
+    let output = command.output().unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
+    assert_eq!(output.status.code(), Some(1), "{}", printed(&output));
+    assert_eq!(
+        stderr.trim_end().lines().count(),
+        1,
+        "not one line: {stderr}"
+    );
+    stderr
+}
+
+#[test]
+fn verified_tls_sets_up_runs_and_tears_down() {
+    let Some(mut server) = PrivateMariaDb::start_or_skip() else {
+        return;
+    };
+    let url = server.url(USER, "127.0.0.1", "VERIFY_IDENTITY", "ca.pem");
+    let handshakes = server.status("Ssl_accepts");
+    let output = corescale()
+        .args(["db", "setup", "--target", &url])
+        .args(["--scale", "256", "--schemas", "1"])
+        .env("CORESCALE_DB_PASSWORD", PASSWORD)
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{}", printed(&output));
+    assert!(!printed(&output).contains(PASSWORD));
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("run.json");
+    let output = corescale()
+        .args(["run", "db", "--target", &url, "-w", "1", "--duration", "1s"])
+        .args(["--repeat", "1", "-q", "-o"])
+        .arg(&json)
+        .env("CORESCALE_DB_PASSWORD", PASSWORD)
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{}", printed(&output));
+    assert!(!printed(&output).contains(PASSWORD));
+    let text = std::fs::read_to_string(&json).unwrap();
+    assert!(!text.contains(PASSWORD), "password stored");
+    let document: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let level = &document["levels"][0];
+    assert!(
+        level["workload_figures"]["statements"].as_f64().unwrap() > 0.0,
+        "no statements ran: {level}"
+    );
+    // Each session's TLS as the server reported it (Ssl_version, Ssl_cipher).
+    let connections = level["connections"].as_array().unwrap();
+    assert_eq!(connections.len(), 1, "{level}");
+    for connection in connections {
+        assert_eq!(connection["tls"], true, "{connection}");
+        assert!(
+            connection["protocol"]
+                .as_str()
+                .unwrap()
+                .starts_with("TLSv1."),
+            "{connection}"
+        );
+        assert!(!connection["cipher"].as_str().unwrap().is_empty());
+    }
+    // The server refuses TCP without TLS (require_secure_transport), so these sessions were
+    // encrypted; the server counted their handshakes too.
+    assert!(
+        server.status("Ssl_accepts") > handshakes,
+        "no TLS handshake reached the server"
+    );
+    corescale()
+        .args(["db", "teardown", "--target", &url])
+        .env("CORESCALE_DB_PASSWORD", PASSWORD)
+        .assert()
+        .success()
+        .stdout(contains("corescale_t0"));
+}
+
+#[test]
+fn refused_tls_names_the_setting_to_change() {
+    let Some(server) = PrivateMariaDb::start_or_skip() else {
+        return;
+    };
+    // A CA that did not sign the server's certificate.
+    let error = one_line_error(
+        corescale()
+            .args(["run", "db", "-w", "1", "--duration", "1s", "--target"])
+            .arg(server.url(USER, "127.0.0.1", "VERIFY_IDENTITY", "other-ca.pem"))
+            .env("CORESCALE_DB_PASSWORD", PASSWORD),
+    );
+    assert!(error.contains("not trusted"), "{error}");
+    assert!(error.contains("ssl-ca"), "{error}");
+    assert!(error.contains("other-ca.pem"), "{error}");
+    // REQUIRED checks the chain because ssl-ca is given: the way out is to drop ssl-ca.
+    let error = one_line_error(
+        corescale()
+            .args(["run", "db", "-w", "1", "--duration", "1s", "--target"])
+            .arg(server.url(USER, "127.0.0.1", "REQUIRED", "other-ca.pem"))
+            .env("CORESCALE_DB_PASSWORD", PASSWORD),
+    );
+    assert!(error.contains("not trusted by ssl-ca="), "{error}");
+    assert!(error.contains("drop ssl-ca"), "{error}");
+    assert!(!error.contains("use ssl-mode=REQUIRED"), "{error}");
+    // In clear text the server refuses; corescale says it did not use TLS, and how to.
+    let error = one_line_error(
+        corescale()
+            .args(["run", "db", "-w", "1", "--duration", "1s", "--target"])
+            .arg(server.url(USER, "127.0.0.1", "DISABLED", "ca.pem"))
+            .env("CORESCALE_DB_PASSWORD", PASSWORD),
+    );
+    assert!(error.contains("ssl-mode"), "{error}");
+    assert!(error.contains("without TLS"), "{error}");
+    assert!(!error.contains(PASSWORD), "{error}");
+    // An address the certificate does not name: VERIFY_IDENTITY refuses it...
+    let error = one_line_error(
+        corescale()
+            .args(["run", "db", "-w", "1", "--duration", "1s", "--target"])
+            .arg(server.url(USER, UNNAMED_ADDRESS, "VERIFY_IDENTITY", "ca.pem"))
+            .env("CORESCALE_DB_PASSWORD", PASSWORD),
+    );
+    assert!(error.contains("host name"), "{error}");
+    assert!(error.contains(UNNAMED_ADDRESS), "{error}");
+    assert!(error.contains("VERIFY_CA"), "{error}");
+    // ...VERIFY_CA, which checks the chain only, connects (teardown finds nothing to drop).
+    let output = corescale()
+        .args(["db", "teardown", "--target"])
+        .arg(server.url(USER, UNNAMED_ADDRESS, "VERIFY_CA", "ca.pem"))
+        .env("CORESCALE_DB_PASSWORD", PASSWORD)
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{}", printed(&output));
+}
+
+/// `~/.my.cnf` gives the user, the password (quoted, as MySQL reads it), the host, the
+/// port and the TLS settings: the target names only the database.
+#[test]
+fn the_option_file_gives_everything_but_the_database() {
+    let Some(server) = PrivateMariaDb::start_or_skip() else {
+        return;
+    };
+    let home = tempfile::tempdir().unwrap();
+    // As MySQL's and MariaDB's clients read option files: in quotes `#` and `;` are the
+    // value's, `\` and the quote are escaped with `\`; outside quotes `#` starts a comment.
+    let double_quoted = |password: &str| {
+        format!(
+            "\"{}\"",
+            password.replace('\\', "\\\\").replace('"', "\\\"")
+        )
+    };
+    let single_quoted =
+        |password: &str| format!("'{}'", password.replace('\\', "\\\\").replace('\'', "\\'"));
+    for (user, password, quoted) in [
+        (USER, PASSWORD, PASSWORD.to_string()),
+        (
+            PUNCTUATION_USER,
+            PUNCTUATION_PASSWORD,
+            double_quoted(PUNCTUATION_PASSWORD),
+        ),
+        (
+            PUNCTUATION_USER,
+            PUNCTUATION_PASSWORD,
+            single_quoted(PUNCTUATION_PASSWORD),
+        ),
+    ] {
+        std::fs::write(
+            home.path().join(".my.cnf"),
+            format!(
+                "# corescale's test server\n[client]\nuser = {user}\npassword = {quoted}  # keep this file private\nhost = 127.0.0.1\nport = {}  # the private server\nssl-mode = VERIFY_IDENTITY\nssl-ca = {}\n",
+                server.port,
+                server.path("ca.pem")
+            ),
+        )
+        .unwrap();
+        for target in [
+            format!("mysql:///{DATABASE}"),
+            format!("mysql://127.0.0.1/{DATABASE}"),
+        ] {
+            let output = corescale()
+                .args(["db", "teardown", "--target", &target])
+                .env("HOME", home.path())
+                .output()
+                .unwrap();
+            assert!(
+                output.status.success(),
+                "{user} {target}: {}",
+                printed(&output)
+            );
+            assert!(
+                !printed(&output).contains(password),
+                "{user}: password shown"
+            );
+        }
+    }
+}
+
+/// Every punctuation character and a space: from CORESCALE_DB_PASSWORD as it is, and
+/// percent-encoded in the URL; shown nowhere.
+#[test]
+fn punctuation_passwords_connect_and_never_show() {
+    let Some(server) = PrivateMariaDb::start_or_skip() else {
+        return;
+    };
+    let url = server.url(PUNCTUATION_USER, "127.0.0.1", "VERIFY_IDENTITY", "ca.pem");
+    let output = corescale()
+        .args(["db", "setup", "--target", &url])
+        .args(["--scale", "256", "--schemas", "1"])
+        .env("CORESCALE_DB_PASSWORD", PUNCTUATION_PASSWORD)
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{}", printed(&output));
+    assert!(!printed(&output).contains(PUNCTUATION_PASSWORD));
+    let encoded = percent_encoding::utf8_percent_encode(
+        PUNCTUATION_PASSWORD,
+        percent_encoding::NON_ALPHANUMERIC,
+    )
+    .to_string();
+    let with_password = url.replacen(
+        &format!("{PUNCTUATION_USER}@"),
+        &format!("{PUNCTUATION_USER}:{encoded}@"),
+        1,
+    );
+    let output = corescale()
+        .args(["run", "db", "--target", &with_password, "-w", "1"])
+        .args(["--duration", "200ms", "--repeat", "1", "-q"])
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{}", printed(&output));
+    let shown = printed(&output);
+    assert!(!shown.contains(PUNCTUATION_PASSWORD), "{shown}");
+    assert!(!shown.contains(&encoded), "{shown}");
+    // A wrong password is refused and not shown either.
+    let error = one_line_error(
+        corescale()
+            .args(["run", "db", "-w", "1", "--target", &url])
+            .env("CORESCALE_DB_PASSWORD", "Wrong-Guess-9"),
+    );
+    assert!(error.contains("access denied"), "{error}");
+    assert!(!error.contains("Wrong-Guess-9"), "{error}");
+    corescale()
+        .args(["db", "teardown", "--target", &url])
+        .env("CORESCALE_DB_PASSWORD", PUNCTUATION_PASSWORD)
+        .assert()
+        .success()
+        .stdout(contains("corescale_t0"))
+        .stdout(contains(PUNCTUATION_PASSWORD).not());
+}
+
+/// The private server's Unix socket (which MariaDB counts as secure transport) reaches it
+/// as `localhost`; a mode that demands TLS is refused there before connecting.
+#[test]
+fn a_unix_socket_reaches_the_server() {
+    let Some(server) = PrivateMariaDb::start_or_skip() else {
+        return;
+    };
+    let url = format!(
+        "mysql://{USER}@localhost/{DATABASE}?socket={}",
+        server.socket()
+    );
+    let output = corescale()
+        .args(["db", "setup", "--target", &url])
+        .args(["--scale", "256", "--schemas", "1"])
+        .env("CORESCALE_DB_PASSWORD", PASSWORD)
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{}", printed(&output));
+    corescale()
+        .args(["db", "teardown", "--target", &url])
+        .env("CORESCALE_DB_PASSWORD", PASSWORD)
+        .assert()
+        .success()
+        .stdout(contains("corescale_t0"));
+    corescale()
+        .args(["db", "teardown", "--target"])
+        .arg(format!("{url}&ssl-mode=VERIFY_IDENTITY"))
+        .env("CORESCALE_DB_PASSWORD", PASSWORD)
+        .assert()
+        .code(2)
+        .stderr(contains("Unix socket"));
+}
