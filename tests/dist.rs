@@ -70,6 +70,12 @@ fn the_portable_release_runs_on_glibc_2_17_and_installs_as_packages() {
     assert!(newest <= (2, 17), "needs glibc {newest:?}");
     let size = std::fs::metadata(&binary).unwrap().len();
     assert!(size < 12 * 1024 * 1024, "{size} bytes");
+    // TLS is rustls, inside the binary: no OpenSSL needed on the server.
+    let libraries = run("ldd", &[binary.to_str().unwrap()]);
+    assert!(
+        !libraries.contains("libssl") && !libraries.contains("libcrypto"),
+        "links OpenSSL:\n{libraries}"
+    );
     let line = run(binary.to_str().unwrap(), &["--version"]);
     assert!(
         line.starts_with(&format!("corescale {version} (commit ")),
