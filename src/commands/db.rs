@@ -44,13 +44,21 @@ pub fn execute(command: &DbCommand) -> Result<()> {
             let target = args.open()?;
             let Teardown {
                 dropped,
+                not_created,
                 left_alone,
                 refused,
+                catalogue_kept,
             } = catalog::teardown(connect(&target)?.as_ref())?;
-            if dropped.is_empty() {
+            if dropped.is_empty() && not_created.is_empty() && refused.is_empty() {
                 println!("no objects of corescale's catalogue in {target}");
-            } else {
+            } else if !dropped.is_empty() {
                 println!("dropped from {target}: {}", dropped.join(", "));
+            }
+            if !not_created.is_empty() {
+                println!(
+                    "left alone: not the object corescale created: {}",
+                    catalog::listed(&not_created)
+                );
             }
             if !left_alone.is_empty() {
                 println!(
@@ -63,6 +71,12 @@ pub fn execute(command: &DbCommand) -> Result<()> {
                     "warning: {} lists {} which corescale never creates: left alone",
                     catalog::CATALOG_TABLE,
                     refused.join(", ")
+                );
+            }
+            if catalogue_kept {
+                println!(
+                    "kept {}: it still lists what was left alone; check those objects, drop what is yours to drop, then delete their rows (or the catalogue) by hand",
+                    catalog::CATALOG_TABLE
                 );
             }
             Ok(())

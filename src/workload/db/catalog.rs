@@ -1,6 +1,8 @@
-//! Ownership: `db setup` records every object it creates in a catalogue table of its own, and
-//! `db teardown` drops exactly what that table lists, never by a name pattern. A user's own
-//! `corescale_orders` table, or one created with a hostile name, is listed and left alone.
+//! Ownership: `db setup` records every object it creates in a catalogue table of its own, with
+//! the object's identity as the database knows it, and `db teardown` drops what that table
+//! lists, never by a name pattern, and only while each object still is the one setup created.
+//! A user's own `corescale_orders` table, one created with a hostile name, or one a forged
+//! catalogue row names, is listed and left alone.
 
 use anyhow::{Result, bail};
 use serde::{Deserialize, Serialize};
@@ -57,6 +59,113 @@ impl SetupRecord {
     }
 }
 
+/// Catalogue columns holding an object's identity. A catalogue without them (an older
+/// corescale's) records no identity: teardown then leaves every object it lists alone.
+pub const IDENTITY_COLUMNS: [&str; 4] = [
+    "object_namespace",
+    "object_id",
+    "object_created",
+    "object_owner",
+];
+
+/// An object as the database itself knows it, beyond its name: a name can be reused by
+/// anyone, these cannot be chosen by whoever writes a catalogue row.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Identity {
+    /// The schema holding it (PostgreSQL namespace, MariaDB database, Oracle owner).
+    pub namespace: String,
+    /// The database's own number for it: `pg_class`/`pg_proc` oid, InnoDB TABLE_ID, Oracle
+    /// object_id. None where the database would not tell (MariaDB without PROCESS).
+    pub object_id: Option<String>,
+    /// When it was created (MariaDB's CREATE_TIME, in Unix seconds): the mark where no object
+    /// id is readable.
+    pub created: Option<String>,
+    /// Its owner where the database keeps one (PostgreSQL role, Oracle schema); in the
+    /// catalogue, MariaDB's creating user, recorded for people to read.
+    pub owner: Option<String>,
+}
+
+impl Identity {
+    /// An identity from the catalogue's identity columns, in [`IDENTITY_COLUMNS`] order; none
+    /// when no namespace was recorded.
+    pub fn from_columns(columns: [Option<String>; 4]) -> Option<Self> {
+        let [namespace, object_id, created, owner] = columns;
+        Some(Identity {
+            namespace: namespace?,
+            object_id,
+            created,
+            owner,
+        })
+    }
+}
+
+/// Whether a catalogued object still is the one setup created.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Verdict {
+    /// The same object: teardown may drop it.
+    Same,
+    /// The catalogue row records no identity (an older corescale's catalogue, or a row
+    /// written by hand): nothing proves the object is corescale's.
+    Unrecorded,
+    /// No such object in the current schema (dropped, or only in another schema).
+    Missing,
+    /// An object of that name that is not the recorded one: what differs.
+    Changed(String),
+}
+
+impl Verdict {
+    /// Why an object was left alone, for people.
+    pub fn reason(&self) -> String {
+        match self {
+            Verdict::Same => "the object corescale created".to_string(),
+            Verdict::Unrecorded => "the catalogue records no identity for it".to_string(),
+            Verdict::Missing => "no such object in the current schema".to_string(),
+            Verdict::Changed(what) => what.clone(),
+        }
+    }
+}
+
+/// Compares the identity the catalogue recorded with the object now under that name in the
+/// current schema. The object id decides where one was recorded (it changes whenever the
+/// object is recreated); else the creation time. Schema and owner must match too; the owner
+/// only where the database keeps one (`current.owner`), as MariaDB tables have none.
+pub fn verdict(recorded: Option<&Identity>, current: Option<&Identity>) -> Verdict {
+    let Some(recorded) =
+        recorded.filter(|recorded| recorded.object_id.is_some() || recorded.created.is_some())
+    else {
+        return Verdict::Unrecorded;
+    };
+    let Some(current) = current else {
+        return Verdict::Missing;
+    };
+    let shown = |value: &Option<String>| value.as_deref().unwrap_or("unknown").to_string();
+    if current.namespace != recorded.namespace {
+        return Verdict::Changed(format!(
+            "it is in schema {}, setup recorded schema {}",
+            current.namespace, recorded.namespace
+        ));
+    }
+    let (mark, now, then) = match &recorded.object_id {
+        Some(_) => ("id", &current.object_id, &recorded.object_id),
+        None => ("creation time", &current.created, &recorded.created),
+    };
+    if now != then {
+        return Verdict::Changed(format!(
+            "its {mark} is {}, setup recorded {}: recreated, or another object",
+            shown(now),
+            shown(then)
+        ));
+    }
+    if current.owner.is_some() && current.owner != recorded.owner {
+        return Verdict::Changed(format!(
+            "its owner is {}, setup recorded {}",
+            shown(&current.owner),
+            shown(&recorded.owner)
+        ));
+    }
+    Verdict::Same
+}
+
 /// One row of the catalogue.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Owned {
@@ -65,6 +174,8 @@ pub struct Owned {
     pub name: String,
     pub state: String,
     pub parameters: String,
+    /// What the object was when setup created it; None in an older catalogue.
+    pub identity: Option<Identity>,
 }
 
 impl Owned {
@@ -99,50 +210,95 @@ impl Owned {
 #[derive(Debug, Default)]
 pub struct Teardown {
     pub dropped: Vec<String>,
+    /// Catalogued objects that are not (or no longer) what setup created: left alone, their
+    /// catalogue rows kept.
+    pub not_created: Vec<NotCreated>,
     /// Objects named like corescale's that the catalogue does not list.
     pub left_alone: Vec<String>,
     /// Catalogue rows naming something corescale never creates.
     pub refused: Vec<String>,
+    /// The catalogue was kept: it still lists objects left alone.
+    pub catalogue_kept: bool,
 }
 
-/// Drops what the catalogue lists (functions first), then the catalogue when nothing is left.
-fn drop_catalogued(database: &dyn Database) -> Result<(Vec<String>, Vec<String>)> {
+/// A catalogued object teardown left alone, and why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NotCreated {
+    /// As messages show it: functions with their parentheses.
+    pub name: String,
+    pub reason: String,
+}
+
+impl std::fmt::Display for NotCreated {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(formatter, "{} ({})", self.name, self.reason)
+    }
+}
+
+/// Objects left alone, with why, for one message (the reasons hold commas).
+pub fn listed(objects: &[NotCreated]) -> String {
+    objects
+        .iter()
+        .map(ToString::to_string)
+        .collect::<Vec<_>>()
+        .join("; ")
+}
+
+/// An object's name as messages show it: functions with their parentheses.
+fn shown(object: &Owned) -> String {
+    match object.kind {
+        Some(ObjectKind::Function) => format!("{}()", object.name),
+        _ => object.name.clone(),
+    }
+}
+
+/// Drops what the catalogue lists (functions first) while it still is what setup created,
+/// then the catalogue when it lists nothing any more.
+fn drop_catalogued(database: &dyn Database) -> Result<Teardown> {
     let mut owned = database.catalogue()?;
     owned.sort_by_key(|object| object.kind != Some(ObjectKind::Function));
-    let (mut dropped, mut refused) = (Vec::new(), Vec::new());
+    let mut torn = Teardown::default();
     for object in &owned {
-        if object.is_corescale_shaped(database.upper_case_names()) {
-            database.drop_owned(object)?;
-            dropped.push(match object.kind {
-                Some(ObjectKind::Function) => format!("{}()", object.name),
-                _ => object.name.clone(),
-            });
-        } else {
-            refused.push(object.name.clone());
+        if !object.is_corescale_shaped(database.upper_case_names()) {
+            torn.refused.push(object.name.clone());
+            continue;
+        }
+        match database.drop_owned(object)? {
+            Verdict::Same => torn.dropped.push(shown(object)),
+            other => torn.not_created.push(NotCreated {
+                name: shown(object),
+                reason: other.reason(),
+            }),
         }
     }
-    if refused.is_empty() && database.has_catalogue()? {
-        database.drop_catalogue()?;
-        dropped.push(CATALOG_TABLE.to_string());
+    if database.has_catalogue()? {
+        if torn.refused.is_empty() && torn.not_created.is_empty() && database.drop_catalogue()? {
+            torn.dropped.push(CATALOG_TABLE.to_string());
+        } else {
+            torn.catalogue_kept = true;
+        }
     }
-    Ok((dropped, refused))
+    Ok(torn)
 }
 
 /// Drops corescale's own objects, by its catalogue, under the setup lock.
 pub fn teardown(database: &dyn Database) -> Result<Teardown> {
     database.lock_setup()?;
-    let (dropped, refused) = drop_catalogued(database)?;
-    let left_alone = database
+    let mut torn = drop_catalogued(database)?;
+    // Listed once: what the catalogue lists is reported above, dropped or not.
+    let reported: Vec<&str> = torn
+        .dropped
+        .iter()
+        .chain(torn.not_created.iter().map(|object| &object.name))
+        .map(|name| name.trim_end_matches("()"))
+        .collect();
+    torn.left_alone = database
         .lookalikes()?
         .into_iter()
-        .filter(|name| !dropped.iter().any(|gone| gone.eq_ignore_ascii_case(name)))
+        .filter(|name| !reported.iter().any(|gone| gone.eq_ignore_ascii_case(name)))
         .filter(|name| !name.eq_ignore_ascii_case(CATALOG_TABLE))
         .collect();
-    Ok(Teardown {
-        dropped,
-        left_alone,
-        refused,
-    })
+    Ok(torn)
 }
 
 /// Creates `schemas` tables of `rows` one-row blocks under the setup lock: what an earlier
@@ -155,14 +311,28 @@ pub fn setup(
     loaded: &(dyn Fn(u64) + Sync),
 ) -> Result<Vec<String>> {
     database.lock_setup()?;
-    let (previous, refused) = drop_catalogued(database)?;
-    if !refused.is_empty() {
+    let torn = drop_catalogued(database)?;
+    if !torn.refused.is_empty() {
         bail!(
             "{CATALOG_TABLE} in {} lists {} which corescale never creates: fix or drop the catalogue by hand before a new setup",
             database.target(),
-            refused.join(", ")
+            torn.refused.join(", ")
         );
     }
+    if !torn.not_created.is_empty() {
+        bail!(
+            "{CATALOG_TABLE} in {} lists objects that are not the ones corescale created, left alone: {}. Check them, drop what is yours to drop, then delete their rows (or the catalogue) by hand before a new setup",
+            database.target(),
+            listed(&torn.not_created)
+        );
+    }
+    if torn.catalogue_kept {
+        bail!(
+            "{CATALOG_TABLE} in {} gained rows while its objects were dropped: is something else writing it? Check it before a new setup",
+            database.target()
+        );
+    }
+    let previous = torn.dropped;
     let wanted: Vec<String> = (0..schemas)
         .flat_map(|schema| [table_name(schema), loop_function(schema)])
         .collect();
@@ -254,7 +424,86 @@ mod tests {
             name: name.to_string(),
             state: READY.to_string(),
             parameters: String::new(),
+            identity: None,
         }
+    }
+
+    fn identity(namespace: &str, id: Option<&str>, created: Option<&str>, owner: &str) -> Identity {
+        Identity {
+            namespace: namespace.to_string(),
+            object_id: id.map(str::to_string),
+            created: created.map(str::to_string),
+            owner: Some(owner.to_string()),
+        }
+    }
+
+    #[test]
+    fn only_the_recorded_object_is_the_same() {
+        let recorded = identity("public", Some("16385"), None, "corescale");
+        assert_eq!(verdict(Some(&recorded), Some(&recorded)), Verdict::Same);
+        // A user's table the row names: another oid.
+        let other = identity("public", Some("16401"), None, "corescale");
+        assert!(matches!(
+            verdict(Some(&recorded), Some(&other)),
+            Verdict::Changed(why) if why.contains("16401") && why.contains("16385")
+        ));
+        // Same oid, another owner or schema: not what setup left.
+        let given_away = identity("public", Some("16385"), None, "alice");
+        assert!(matches!(
+            verdict(Some(&recorded), Some(&given_away)),
+            Verdict::Changed(why) if why.contains("owner is alice")
+        ));
+        let elsewhere = identity("other", Some("16385"), None, "corescale");
+        assert!(matches!(
+            verdict(Some(&recorded), Some(&elsewhere)),
+            Verdict::Changed(why) if why.contains("schema other")
+        ));
+        assert_eq!(verdict(Some(&recorded), None), Verdict::Missing);
+    }
+
+    #[test]
+    fn a_row_without_identity_proves_nothing() {
+        let current = identity("public", Some("16385"), None, "corescale");
+        assert_eq!(verdict(None, Some(&current)), Verdict::Unrecorded);
+        assert_eq!(verdict(None, None), Verdict::Unrecorded);
+        // A namespace alone (no id, no creation time) is no identity either.
+        let bare = identity("public", None, None, "corescale");
+        assert_eq!(verdict(Some(&bare), Some(&current)), Verdict::Unrecorded);
+        assert_eq!(
+            Identity::from_columns([None, Some("1".into()), None, None]),
+            None
+        );
+    }
+
+    #[test]
+    fn mariadb_tables_by_table_id_else_creation_time() {
+        // MariaDB keeps no owner: the recorded creator is not compared.
+        let mut recorded = identity("shop", Some("18"), Some("1700000000"), "root@localhost");
+        let mut current = identity("shop", Some("18"), Some("1700000005"), "x");
+        current.owner = None;
+        // The TABLE_ID decides: CREATE INDEX moved CREATE_TIME, the table is the same.
+        assert_eq!(verdict(Some(&recorded), Some(&current)), Verdict::Same);
+        // Recreated within the same second: same CREATE_TIME, new TABLE_ID.
+        current.object_id = Some("19".into());
+        current.created = Some("1700000000".into());
+        assert!(matches!(
+            verdict(Some(&recorded), Some(&current)),
+            Verdict::Changed(_)
+        ));
+        // The id is unreadable now (no PROCESS privilege): not proven, left alone.
+        current.object_id = None;
+        assert!(matches!(
+            verdict(Some(&recorded), Some(&current)),
+            Verdict::Changed(why) if why.contains("unknown")
+        ));
+        // No id recorded: the creation time decides.
+        recorded.object_id = None;
+        assert_eq!(verdict(Some(&recorded), Some(&current)), Verdict::Same);
+        current.created = Some("1700000042".into());
+        assert!(matches!(
+            verdict(Some(&recorded), Some(&current)),
+            Verdict::Changed(why) if why.contains("creation time")
+        ));
     }
 
     #[test]

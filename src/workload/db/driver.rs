@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use anyhow::{Result, bail};
 
-use super::catalog::{Owned, SetupRecord};
+use super::catalog::{Owned, SetupRecord, Verdict};
 use super::target::Target;
 
 /// A database corescale can drive, and what its driver can do.
@@ -151,10 +151,16 @@ pub trait Database: Send + Sync {
     fn has_catalogue(&self) -> Result<bool>;
     /// The catalogue's rows; none when there is no catalogue.
     fn catalogue(&self) -> Result<Vec<Owned>>;
+    /// Creates the catalogue in the current schema, with the identity columns.
     fn create_catalogue(&self) -> Result<()>;
-    /// Drops one catalogued object, its name quoted by the database's rules, and its row.
-    fn drop_owned(&self, object: &Owned) -> Result<()>;
-    fn drop_catalogue(&self) -> Result<()>;
+    /// Drops one catalogued object, its name quoted by the database's rules, and its row, if
+    /// the object in the current schema still is the one the row records (checked under a
+    /// lock on the object, so it cannot be swapped in between); answers [`Verdict::Same`]
+    /// only when the object was really dropped. Otherwise changes nothing and says why.
+    fn drop_owned(&self, object: &Owned) -> Result<Verdict>;
+    /// Drops the catalogue of the current schema if it lists nothing any more (checked under
+    /// a lock on it); false, and kept, when it still has rows.
+    fn drop_catalogue(&self) -> Result<bool>;
     /// Whether the database keeps corescale's unquoted names in upper case (Oracle).
     fn upper_case_names(&self) -> bool {
         false

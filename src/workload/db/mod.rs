@@ -346,7 +346,7 @@ impl DbFigures {
 
 #[cfg(test)]
 mod tests {
-    use super::catalog::{ObjectKind, Owned, READY, SetupRecord};
+    use super::catalog::{ObjectKind, Owned, READY, SetupRecord, Verdict};
     use super::*;
 
     /// A database of two catalogued tables whose block counters advance by what the test
@@ -381,16 +381,17 @@ mod tests {
                         rows: 1000,
                     }
                     .to_json(),
+                    identity: None,
                 })
                 .collect())
         }
         fn create_catalogue(&self) -> Result<()> {
             bail!("the fake database is read only")
         }
-        fn drop_owned(&self, _: &Owned) -> Result<()> {
+        fn drop_owned(&self, _: &Owned) -> Result<Verdict> {
             bail!("the fake database is read only")
         }
-        fn drop_catalogue(&self) -> Result<()> {
+        fn drop_catalogue(&self) -> Result<bool> {
             bail!("the fake database is read only")
         }
         fn lookalikes(&self) -> Result<Vec<String>> {

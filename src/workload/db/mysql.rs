@@ -10,7 +10,10 @@ use anyhow::{Context, Result, anyhow, bail};
 use mysql::prelude::Queryable;
 use mysql::{ClientIdentity, Conn, Opts, OptsBuilder, SslOpts, Statement};
 
-use super::catalog::{CATALOG_TABLE, LOADING, LOCK_NAME, ObjectKind, Owned, READY, SetupRecord};
+use super::catalog::{
+    CATALOG_TABLE, IDENTITY_COLUMNS, Identity, LOADING, LOCK_NAME, ObjectKind, Owned, READY,
+    SetupRecord, Verdict, verdict,
+};
 use super::driver::ServerCheck;
 use super::settings::{Endpoint, RootCertificates, Setting, TlsMode, TlsSettings};
 use super::target::{Target, within};
@@ -332,21 +335,47 @@ impl Database for MySql {
             return Ok(Vec::new());
         }
         let mut connection = self.monitor.lock().expect("monitor connection");
-        let rows: Vec<(String, String, String, String)> = connection
+        let [namespace, id, created, owner] = IDENTITY_COLUMNS;
+        // An older corescale's catalogue has no identity columns: read as unrecorded.
+        let with_identity: Option<u64> = connection
+            .exec_first(
+                "SELECT COUNT(*) FROM information_schema.columns WHERE table_schema = DATABASE() AND table_name = ? AND column_name IN (?, ?, ?, ?)",
+                (CATALOG_TABLE, namespace, id, created, owner),
+            )
+            .map_err(|error| describe(error, &self.target))?;
+        let identity = if with_identity == Some(IDENTITY_COLUMNS.len() as u64) {
+            "object_namespace, object_id, object_created, object_owner"
+        } else {
+            "NULL, NULL, NULL, NULL"
+        };
+        type Row = (
+            String,
+            String,
+            String,
+            String,
+            Option<String>,
+            Option<String>,
+            Option<String>,
+            Option<String>,
+        );
+        let rows: Vec<Row> = connection
             .query(format!(
-                "SELECT kind, name, state, parameters FROM {} ORDER BY name",
+                "SELECT kind, name, state, parameters, {identity} FROM {} ORDER BY name",
                 quote_backtick(CATALOG_TABLE)
             ))
             .map_err(|error| describe(error, &self.target))
             .with_context(|| format!("reading corescale's catalogue {CATALOG_TABLE}"))?;
         Ok(rows
             .into_iter()
-            .map(|(kind, name, state, parameters)| Owned {
-                kind: ObjectKind::parse(&kind),
-                name,
-                state,
-                parameters,
-            })
+            .map(
+                |(kind, name, state, parameters, namespace, id, created, owner)| Owned {
+                    kind: ObjectKind::parse(&kind),
+                    name,
+                    state,
+                    parameters,
+                    identity: Identity::from_columns([namespace, id, created, owner]),
+                },
+            )
             .collect())
     }
 
@@ -354,38 +383,69 @@ impl Database for MySql {
         let mut connection = self.monitor.lock().expect("monitor connection");
         connection
             .query_drop(format!(
-                "CREATE TABLE {} (kind VARCHAR(16) NOT NULL, name VARCHAR(64) NOT NULL, state VARCHAR(16) NOT NULL, created_at TIMESTAMP NOT NULL DEFAULT CURRENT_TIMESTAMP, corescale_version VARCHAR(32) NOT NULL, parameters TEXT NOT NULL, PRIMARY KEY (kind, name)) ENGINE=InnoDB",
+                "CREATE TABLE {} (kind VARCHAR(16) NOT NULL, name VARCHAR(64) NOT NULL, state VARCHAR(16) NOT NULL, created_at TIMESTAMP NOT NULL DEFAULT CURRENT_TIMESTAMP, corescale_version VARCHAR(32) NOT NULL, parameters TEXT NOT NULL, object_namespace VARCHAR(64) NULL, object_id VARCHAR(32) NULL, object_created VARCHAR(32) NULL, object_owner VARCHAR(400) NULL, PRIMARY KEY (kind, name)) ENGINE=InnoDB",
                 quote_backtick(CATALOG_TABLE)
             ))
             .map_err(|error| describe(error, &self.target))
     }
 
-    fn drop_owned(&self, object: &Owned) -> Result<()> {
-        let mut connection = self.monitor.lock().expect("monitor connection");
-        if object.kind == Some(ObjectKind::Table) {
-            connection
-                .query_drop(format!(
-                    "DROP TABLE IF EXISTS {}",
-                    quote_backtick(&object.name)
-                ))
-                .map_err(|error| describe(error, &self.target))?;
+    /// LOCK TABLES holds the table from the identity check through the DROP (dropping a
+    /// write-locked table does not end LOCK TABLES), so what is checked is what is dropped.
+    fn drop_owned(&self, object: &Owned) -> Result<Verdict> {
+        let recorded = object.identity.as_ref();
+        if object.kind != Some(ObjectKind::Table) {
+            // Setup creates tables only here: any other row names nothing of corescale's.
+            return Ok(verdict(recorded, None));
         }
-        connection
-            .exec_drop(
-                format!(
-                    "DELETE FROM {} WHERE kind = ? AND name = ?",
-                    quote_backtick(CATALOG_TABLE)
-                ),
-                (object.kind.map_or("", ObjectKind::as_str), &object.name),
-            )
-            .map_err(|error| describe(error, &self.target))
+        let mut connection = self.monitor.lock().expect("monitor connection");
+        let current = current_identity(&mut connection, &object.name)
+            .map_err(|error| describe(error, &self.target))?;
+        // A first look without a lock: a table that is not corescale's is never locked.
+        let first = verdict(recorded, current.as_ref());
+        if first != Verdict::Same {
+            return Ok(first);
+        }
+        let database = current_database(&mut connection, &self.target)?;
+        let table = qualified(&database, &object.name);
+        let catalogue = qualified(&database, CATALOG_TABLE);
+        match connection.query_drop(format!("LOCK TABLES {table} WRITE, {catalogue} WRITE")) {
+            Err(mysql::Error::MySqlError(server)) if server.code == NO_SUCH_TABLE => {
+                return Ok(Verdict::Missing);
+            }
+            Err(error) => {
+                return Err(describe(error, &self.target)
+                    .context("locking it to drop it (teardown needs the LOCK TABLES privilege)"));
+            }
+            Ok(()) => {}
+        }
+        let outcome = drop_locked(&mut connection, object, &table, &catalogue);
+        let unlocked = connection.query_drop("UNLOCK TABLES");
+        let outcome = outcome.map_err(|error| describe(error, &self.target))?;
+        unlocked.map_err(|error| describe(error, &self.target))?;
+        Ok(outcome)
     }
 
-    fn drop_catalogue(&self) -> Result<()> {
+    fn drop_catalogue(&self) -> Result<bool> {
         let mut connection = self.monitor.lock().expect("monitor connection");
+        let database = current_database(&mut connection, &self.target)?;
+        let catalogue = qualified(&database, CATALOG_TABLE);
         connection
-            .query_drop(format!("DROP TABLE {}", quote_backtick(CATALOG_TABLE)))
-            .map_err(|error| describe(error, &self.target))
+            .query_drop(format!("LOCK TABLES {catalogue} WRITE"))
+            .map_err(|error| describe(error, &self.target))?;
+        // Locked, so no row can be added between the count and the drop.
+        let dropped = (|| -> Result<bool, mysql::Error> {
+            let rows: Option<u64> =
+                connection.query_first(format!("SELECT COUNT(*) FROM {catalogue}"))?;
+            if rows != Some(0) {
+                return Ok(false);
+            }
+            connection.query_drop(format!("DROP TABLE {catalogue}"))?;
+            Ok(true)
+        })();
+        let unlocked = connection.query_drop("UNLOCK TABLES");
+        let dropped = dropped.map_err(|error| describe(error, &self.target))?;
+        unlocked.map_err(|error| describe(error, &self.target))?;
+        Ok(dropped)
     }
 
     fn lookalikes(&self) -> Result<Vec<String>> {
@@ -519,6 +579,86 @@ impl Database for MySql {
     }
 }
 
+/// MySQL's "table doesn't exist".
+const NO_SUCH_TABLE: u16 = 1146;
+
+/// `database`.`name`, each quoted.
+fn qualified(database: &str, name: &str) -> String {
+    format!("{}.{}", quote_backtick(database), quote_backtick(name))
+}
+
+/// The database setup creates in and teardown looks in.
+fn current_database(connection: &mut Conn, target: &Target) -> Result<String> {
+    let name: Option<Option<String>> = connection
+        .query_first("SELECT DATABASE()")
+        .map_err(|error| describe(error, target))?;
+    name.flatten().ok_or_else(|| {
+        anyhow!(
+            "{target}: no database is selected: name one in the URL (mysql://user@host/DATABASE)"
+        )
+    })
+}
+
+/// InnoDB's TABLE_ID of `database`/`table`, which changes whenever a table is recreated
+/// (CREATE_TIME has one-second steps). None where the user may not read it (it takes the
+/// PROCESS privilege) or the server has no such view.
+fn table_id(connection: &mut Conn, database: &str, table: &str) -> Option<String> {
+    let name = format!("{database}/{table}");
+    // MariaDB's view, then MySQL 8's.
+    for view in ["INNODB_SYS_TABLES", "INNODB_TABLES"] {
+        let id: Result<Option<u64>, _> = connection.exec_first(
+            format!("SELECT TABLE_ID FROM information_schema.{view} WHERE NAME = ?"),
+            (&name,),
+        );
+        if let Ok(id) = id {
+            return id.map(|id| id.to_string());
+        }
+    }
+    None
+}
+
+/// What the server says table `name` of the current database is, if it exists: its
+/// database, TABLE_ID where readable and CREATE_TIME (as Unix seconds, whatever the
+/// session's time zone). MariaDB tables have no owner.
+fn current_identity(connection: &mut Conn, name: &str) -> Result<Option<Identity>, mysql::Error> {
+    let rows: Vec<(String, String, Option<String>)> = connection.exec(
+        "SELECT table_schema, table_name, CAST(UNIX_TIMESTAMP(create_time) AS CHAR) FROM information_schema.tables WHERE table_schema = DATABASE() AND table_name = ? AND table_type = 'BASE TABLE'",
+        (name,),
+    )?;
+    // information_schema compares names without case; the table is the one spelled so.
+    let Some((namespace, _, created)) = rows.into_iter().find(|(_, table, _)| table == name) else {
+        return Ok(None);
+    };
+    let object_id = table_id(connection, &namespace, name);
+    Ok(Some(Identity {
+        namespace,
+        object_id,
+        created,
+        owner: None,
+    }))
+}
+
+/// Under LOCK TABLES: drops the table and its catalogue row if it still is the recorded
+/// table. DROP without IF EXISTS: `Same` means it existed and is gone.
+fn drop_locked(
+    connection: &mut Conn,
+    object: &Owned,
+    table: &str,
+    catalogue: &str,
+) -> Result<Verdict, mysql::Error> {
+    let current = current_identity(connection, &object.name)?;
+    let now = verdict(object.identity.as_ref(), current.as_ref());
+    if now != Verdict::Same {
+        return Ok(now);
+    }
+    connection.query_drop(format!("DROP TABLE {table}"))?;
+    connection.exec_drop(
+        format!("DELETE FROM {catalogue} WHERE kind = ? AND name = ?"),
+        (ObjectKind::Table.as_str(), &object.name),
+    )?;
+    Ok(Verdict::Same)
+}
+
 /// The first number under `name` anywhere in a JSON document.
 fn find_number(value: &serde_json::Value, name: &str) -> Option<f64> {
     match value {
@@ -546,15 +686,19 @@ fn load_table(target: &Target, record: SetupRecord, loaded: &(dyn Fn(u64) + Sync
             "CREATE TABLE {table} (id BIGINT NOT NULL PRIMARY KEY, `key` BIGINT NOT NULL, scratch BIGINT NOT NULL, filler VARCHAR({FILLER_BYTES}) NOT NULL) ENGINE=InnoDB ROW_FORMAT=DYNAMIC"
         ))
         .map_err(|error| describe(error, target))?;
+    let created = created_identity(&mut connection, target, &name)?;
     connection
         .exec_drop(
-            format!("INSERT INTO {catalogue} (kind, name, state, corescale_version, parameters) VALUES (?, ?, ?, ?, ?)"),
+            format!("INSERT INTO {catalogue} (kind, name, state, corescale_version, parameters, object_namespace, object_id, object_created, object_owner) VALUES (?, ?, ?, ?, ?, ?, ?, ?, CURRENT_USER())"),
             (
                 ObjectKind::Table.as_str(),
                 &name,
                 LOADING,
                 env!("CARGO_PKG_VERSION"),
                 record.to_json(),
+                &created.namespace,
+                &created.object_id,
+                &created.created,
             ),
         )
         .map_err(|error| describe(error, target))?;
@@ -587,12 +731,31 @@ fn load_table(target: &Target, record: SetupRecord, loaded: &(dyn Fn(u64) + Sync
     connection
         .query_drop(format!("ANALYZE TABLE {table}"))
         .map_err(|error| describe(error, target))?;
+    // CREATE INDEX rewrites the table's definition, and its CREATE_TIME with it; its TABLE_ID
+    // stays, unless someone replaced the table meanwhile.
+    let ready = created_identity(&mut connection, target, &name)?;
+    if (&ready.namespace, &ready.object_id) != (&created.namespace, &created.object_id) {
+        bail!("{target}: {name} was replaced by someone else while it was loaded");
+    }
     connection
         .exec_drop(
-            format!("UPDATE {catalogue} SET state = ? WHERE kind = ? AND name = ?"),
-            (READY, ObjectKind::Table.as_str(), &name),
+            format!(
+                "UPDATE {catalogue} SET state = ?, object_created = ? WHERE kind = ? AND name = ?"
+            ),
+            (READY, &ready.created, ObjectKind::Table.as_str(), &name),
         )
         .map_err(|error| describe(error, target))
+}
+
+/// The identity of the table setup just created, to record; the table must have a mark
+/// (TABLE_ID or CREATE_TIME) teardown can check.
+fn created_identity(connection: &mut Conn, target: &Target, name: &str) -> Result<Identity> {
+    current_identity(connection, name)
+        .map_err(|error| describe(error, target))?
+        .filter(|identity| identity.object_id.is_some() || identity.created.is_some())
+        .ok_or_else(|| {
+            anyhow!("{target}: information_schema shows no TABLE_ID or CREATE_TIME for {name}, just created: teardown could not tell it is corescale's")
+        })
 }
 
 struct MySqlSession {

@@ -9,7 +9,10 @@ use anyhow::{Result, anyhow, bail};
 use oracle::sql_type::OracleType;
 use oracle::{Connection, Statement};
 
-use super::catalog::{CATALOG_TABLE, LOADING, LOCK_NAME, ObjectKind, Owned, READY, SetupRecord};
+use super::catalog::{
+    CATALOG_TABLE, IDENTITY_COLUMNS, Identity, LOADING, LOCK_NAME, ObjectKind, Owned, READY,
+    SetupRecord, Verdict, verdict,
+};
 use super::driver::ServerCheck;
 use super::target::{Target, within};
 use super::{
@@ -75,6 +78,39 @@ fn catalogue_table() -> String {
     CATALOG_TABLE.to_uppercase()
 }
 
+/// The schema setup creates in and teardown looks in: the session's current schema.
+fn current_schema(connection: &Connection, target: &Target) -> Result<String> {
+    connection
+        .query_row_as::<String>(
+            "SELECT SYS_CONTEXT('USERENV', 'CURRENT_SCHEMA') FROM dual",
+            &[],
+        )
+        .map_err(|error| describe(error, target))
+}
+
+/// `"SCHEMA"."NAME"`, each quoted.
+fn qualified(schema: &str, name: &str) -> String {
+    format!("{}.{}", quote_double(schema), quote_double(name))
+}
+
+/// What the database says table `name` of the current schema is, if it exists: its schema
+/// (which is its owner) and object_id, which changes whenever a table is recreated.
+fn current_identity(connection: &Connection, name: &str) -> oracle::Result<Option<Identity>> {
+    let first = connection
+        .query_as::<(String, String)>(
+            "SELECT owner, TO_CHAR(object_id) FROM all_objects WHERE owner = SYS_CONTEXT('USERENV', 'CURRENT_SCHEMA') AND object_name = :1 AND object_type = 'TABLE'",
+            &[&name],
+        )?
+        .next()
+        .transpose()?;
+    Ok(first.map(|(owner, object_id)| Identity {
+        namespace: owner.clone(),
+        object_id: Some(object_id),
+        created: None,
+        owner: Some(owner),
+    }))
+}
+
 impl Database for Oracle {
     fn target(&self) -> &Target {
         &self.target
@@ -118,7 +154,7 @@ impl Database for Oracle {
         let connection = self.monitor.lock().expect("monitor connection");
         let count = connection
             .query_row_as::<i64>(
-                "SELECT COUNT(*) FROM user_tables WHERE table_name = :1",
+                "SELECT COUNT(*) FROM all_tables WHERE owner = SYS_CONTEXT('USERENV', 'CURRENT_SCHEMA') AND table_name = :1",
                 &[&catalogue_table()],
             )
             .map_err(|error| describe(error, &self.target))?;
@@ -130,24 +166,49 @@ impl Database for Oracle {
             return Ok(Vec::new());
         }
         let connection = self.monitor.lock().expect("monitor connection");
+        let schema = current_schema(&connection, &self.target)?;
+        let [namespace, id, created, owner] = IDENTITY_COLUMNS.map(str::to_uppercase);
+        // An older corescale's catalogue has no identity columns: read as unrecorded.
+        let with_identity = connection
+            .query_row_as::<i64>(
+                "SELECT COUNT(*) FROM all_tab_columns WHERE owner = :1 AND table_name = :2 AND column_name IN (:3, :4, :5, :6)",
+                &[&schema, &catalogue_table(), &namespace, &id, &created, &owner],
+            )
+            .map_err(|error| describe(error, &self.target))?;
+        let identity = if with_identity == IDENTITY_COLUMNS.len() as i64 {
+            "object_namespace, object_id, object_created, object_owner"
+        } else {
+            "NULL, NULL, NULL, NULL"
+        };
+        type Row = (
+            String,
+            String,
+            String,
+            String,
+            Option<String>,
+            Option<String>,
+            Option<String>,
+            Option<String>,
+        );
         let rows = connection
-            .query_as::<(String, String, String, String)>(
+            .query_as::<Row>(
                 &format!(
-                    "SELECT kind, name, state, parameters FROM {} ORDER BY name",
-                    quote_double(&catalogue_table())
+                    "SELECT kind, name, state, parameters, {identity} FROM {} ORDER BY name",
+                    qualified(&schema, &catalogue_table())
                 ),
                 &[],
             )
             .map_err(|error| describe(error, &self.target))?;
         let mut owned = Vec::new();
         for row in rows {
-            let (kind, name, state, parameters) =
+            let (kind, name, state, parameters, namespace, id, created, owner) =
                 row.map_err(|error| describe(error, &self.target))?;
             owned.push(Owned {
                 kind: ObjectKind::parse(&kind),
                 name,
                 state,
                 parameters,
+                identity: Identity::from_columns([namespace, id, created, owner]),
             });
         }
         Ok(owned)
@@ -158,7 +219,7 @@ impl Database for Oracle {
         connection
             .execute(
                 &format!(
-                    "CREATE TABLE {} (kind VARCHAR2(16) NOT NULL, name VARCHAR2(128) NOT NULL, state VARCHAR2(16) NOT NULL, created_at TIMESTAMP DEFAULT SYSTIMESTAMP NOT NULL, corescale_version VARCHAR2(32) NOT NULL, parameters VARCHAR2(4000) NOT NULL, PRIMARY KEY (kind, name))",
+                    "CREATE TABLE {} (kind VARCHAR2(16) NOT NULL, name VARCHAR2(128) NOT NULL, state VARCHAR2(16) NOT NULL, created_at TIMESTAMP DEFAULT SYSTIMESTAMP NOT NULL, corescale_version VARCHAR2(32) NOT NULL, parameters VARCHAR2(4000) NOT NULL, object_namespace VARCHAR2(128), object_id VARCHAR2(40), object_created VARCHAR2(40), object_owner VARCHAR2(128), PRIMARY KEY (kind, name))",
                     quote_double(&catalogue_table())
                 ),
                 &[],
@@ -167,47 +228,79 @@ impl Database for Oracle {
         Ok(())
     }
 
-    fn drop_owned(&self, object: &Owned) -> Result<()> {
-        let connection = self.monitor.lock().expect("monitor connection");
-        if object.kind == Some(ObjectKind::Table) {
-            let exists = connection
-                .query_row_as::<i64>(
-                    "SELECT COUNT(*) FROM user_tables WHERE table_name = :1",
-                    &[&object.name],
-                )
-                .map_err(|error| describe(error, &self.target))?;
-            if exists > 0 {
-                connection
-                    .execute(
-                        &format!("DROP TABLE {} PURGE", quote_double(&object.name)),
-                        &[],
-                    )
-                    .map_err(|error| describe(error, &self.target))?;
-            }
+    /// Locked, then checked again by object_id. Oracle commits before any DDL, so the lock
+    /// ends just before DROP TABLE runs: a window Oracle gives no way to close.
+    fn drop_owned(&self, object: &Owned) -> Result<Verdict> {
+        let recorded = object.identity.as_ref();
+        if object.kind != Some(ObjectKind::Table) {
+            // Setup creates tables only here: any other row names nothing of corescale's.
+            return Ok(verdict(recorded, None));
         }
+        let connection = self.monitor.lock().expect("monitor connection");
+        let fail = |error: oracle::Error| describe(error, &self.target);
+        let current = current_identity(&connection, &object.name).map_err(fail)?;
+        // A first look without a lock: a table that is not corescale's is never locked.
+        let first = verdict(recorded, current.as_ref());
+        let Some(current) = current.filter(|_| first == Verdict::Same) else {
+            return Ok(first);
+        };
+        let table = qualified(&current.namespace, &object.name);
+        if let Err(error) =
+            connection.execute(&format!("LOCK TABLE {table} IN EXCLUSIVE MODE NOWAIT"), &[])
+        {
+            if error.to_string().contains("ORA-00942") {
+                return Ok(Verdict::Missing);
+            }
+            return Err(fail(error));
+        }
+        let now = verdict(
+            recorded,
+            current_identity(&connection, &object.name)
+                .map_err(fail)?
+                .as_ref(),
+        );
+        if now != Verdict::Same {
+            connection.rollback().map_err(fail)?;
+            return Ok(now);
+        }
+        connection
+            .execute(&format!("DROP TABLE {table} PURGE"), &[])
+            .map_err(fail)?;
         connection
             .execute(
                 &format!(
                     "DELETE FROM {} WHERE kind = :1 AND name = :2",
-                    quote_double(&catalogue_table())
+                    qualified(&current.namespace, &catalogue_table())
                 ),
-                &[&object.kind.map_or("", ObjectKind::as_str), &object.name],
+                &[&ObjectKind::Table.as_str(), &object.name],
             )
-            .map_err(|error| describe(error, &self.target))?;
-        connection
-            .commit()
-            .map_err(|error| describe(error, &self.target))
+            .map_err(fail)?;
+        connection.commit().map_err(fail)?;
+        Ok(Verdict::Same)
     }
 
-    fn drop_catalogue(&self) -> Result<()> {
+    fn drop_catalogue(&self) -> Result<bool> {
         let connection = self.monitor.lock().expect("monitor connection");
+        let fail = |error: oracle::Error| describe(error, &self.target);
+        let catalogue = qualified(
+            &current_schema(&connection, &self.target)?,
+            &catalogue_table(),
+        );
+        // Locked, so no row can be added between the count and the drop.
         connection
-            .execute(
-                &format!("DROP TABLE {} PURGE", quote_double(&catalogue_table())),
-                &[],
-            )
-            .map_err(|error| describe(error, &self.target))?;
-        Ok(())
+            .execute(&format!("LOCK TABLE {catalogue} IN EXCLUSIVE MODE"), &[])
+            .map_err(fail)?;
+        let rows = connection
+            .query_row_as::<i64>(&format!("SELECT COUNT(*) FROM {catalogue}"), &[])
+            .map_err(fail)?;
+        if rows > 0 {
+            connection.rollback().map_err(fail)?;
+            return Ok(false);
+        }
+        connection
+            .execute(&format!("DROP TABLE {catalogue} PURGE"), &[])
+            .map_err(fail)?;
+        Ok(true)
     }
 
     fn lookalikes(&self) -> Result<Vec<String>> {
@@ -352,22 +445,28 @@ fn load_table(target: &Target, record: SetupRecord, loaded: &(dyn Fn(u64) + Sync
     let connection = connect(target)?;
     let name = oracle_table(record.schema);
     let (table, index) = (quote_double(&name), quote_double(&format!("{name}_KEY")));
-    let catalogue = quote_double(&catalogue_table());
+    let catalogue = qualified(&current_schema(&connection, target)?, &catalogue_table());
     connection
         .execute(
             &format!("CREATE TABLE {table} (key NUMBER NOT NULL, scratch NUMBER NOT NULL, filler VARCHAR2({FILLER_BYTES}) NOT NULL) PCTFREE 99 PCTUSED 1"),
             &[],
         )
         .map_err(|error| describe(error, target))?;
+    let created = current_identity(&connection, &name)
+        .map_err(|error| describe(error, target))?
+        .ok_or_else(|| anyhow!("{target}: {name}, just created, is not in all_objects"))?;
     connection
         .execute(
-            &format!("INSERT INTO {catalogue} (kind, name, state, corescale_version, parameters) VALUES (:1, :2, :3, :4, :5)"),
+            &format!("INSERT INTO {catalogue} (kind, name, state, corescale_version, parameters, object_namespace, object_id, object_owner) VALUES (:1, :2, :3, :4, :5, :6, :7, :8)"),
             &[
                 &ObjectKind::Table.as_str(),
                 &name,
                 &LOADING,
                 &env!("CARGO_PKG_VERSION"),
                 &record.to_json(),
+                &created.namespace,
+                &created.object_id,
+                &created.owner,
             ],
         )
         .map_err(|error| describe(error, target))?;

@@ -6,7 +6,10 @@ use std::sync::{Mutex, MutexGuard};
 
 use anyhow::{Context, Result, anyhow, bail};
 
-use super::catalog::{CATALOG_TABLE, ObjectKind, Owned, PG_LOCK_KEY, READY, SetupRecord};
+use super::catalog::{
+    CATALOG_TABLE, IDENTITY_COLUMNS, Identity, ObjectKind, Owned, PG_LOCK_KEY, READY, SetupRecord,
+    Verdict, verdict,
+};
 use super::driver::ServerCheck;
 use super::pg_wire::{ServerError, WireSession};
 use super::target::Target;
@@ -20,6 +23,7 @@ const FILLER_BYTES: usize = 1000;
 const INSERT_BATCH: usize = 2000;
 /// SQLSTATEs with a hint of what to do.
 const UNDEFINED_TABLE: &str = "42P01";
+const UNDEFINED_FUNCTION: &str = "42883";
 const INSUFFICIENT_PRIVILEGE: &str = "42501";
 
 pub struct Postgres {
@@ -60,6 +64,152 @@ fn explain(error: anyhow::Error, target: &Target) -> anyhow::Error {
         ),
         Some(_) => anyhow!("{target}: {error:#}"),
         None => error,
+    }
+}
+
+/// The schema setup creates in and teardown looks in: the first existing one of search_path.
+fn current_schema(session: &mut WireSession) -> Result<String> {
+    session
+        .query("SELECT current_schema()::text", &[])?
+        .into_iter()
+        .next()
+        .and_then(|row| row.into_iter().next().flatten())
+        .ok_or_else(|| {
+            anyhow!("no schema of search_path exists: corescale works in the current schema (create it, or set search_path)")
+        })
+}
+
+/// The catalogue, qualified by its schema: unqualified, a name could resolve elsewhere (a
+/// temporary table, another schema of search_path).
+fn catalogue_in(schema: &str) -> String {
+    format!("{}.{}", quote_double(schema), quote_double(CATALOG_TABLE))
+}
+
+/// The identity of the object of `kind` named $1 in the current schema (namespace, oid,
+/// owner); no row when it has none. The server quotes the name itself (format's %I).
+fn identity_sql(kind: ObjectKind) -> &'static str {
+    match kind {
+        ObjectKind::Table => {
+            "SELECT n.nspname::text AS namespace, c.oid::text AS id, pg_get_userbyid(c.relowner)::text AS owner
+             FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+             WHERE c.oid = to_regclass(format('%I.%I', current_schema(), $1::text)) AND c.relkind IN ('r', 'p')"
+        }
+        ObjectKind::Function => {
+            "SELECT n.nspname::text AS namespace, p.oid::text AS id, pg_get_userbyid(p.proowner)::text AS owner
+             FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace
+             WHERE p.oid = to_regprocedure(format('%I.%I(bigint, bigint, bigint)', current_schema(), $1::text))"
+        }
+    }
+}
+
+/// What the database says the object named `name` in the current schema is, if any.
+fn current_identity(
+    session: &mut WireSession,
+    kind: ObjectKind,
+    name: &str,
+) -> Result<Option<Identity>> {
+    let rows = session.query(identity_sql(kind), &[name])?;
+    Ok(rows.into_iter().next().and_then(|row| {
+        let mut columns = row.into_iter().flatten();
+        Some(Identity {
+            namespace: columns.next()?,
+            object_id: Some(columns.next()?),
+            created: None,
+            owner: Some(columns.next()?),
+        })
+    }))
+}
+
+/// A statement from a `format()` template with two %I: the server quotes the schema and the
+/// name by its own rules.
+fn formatted(
+    session: &mut WireSession,
+    template: &str,
+    schema: &str,
+    name: &str,
+) -> Result<String> {
+    session.query_value(
+        "SELECT format($1::text, $2::text, $3::text)",
+        &[template, schema, name],
+    )
+}
+
+/// Carries a verdict out of a transaction that must roll back (the function's lock is taken
+/// by a COMMENT, undone so).
+#[derive(Debug, thiserror::Error)]
+#[error("left alone: {0:?}")]
+struct LeftAlone(Verdict);
+
+/// Drops `object` and its catalogue row in one transaction if it still is the recorded
+/// object: locked first, then its identity checked by oid, so what is checked is what is
+/// dropped. DROP without IF EXISTS: `Same` means it existed and is gone.
+fn drop_if_same(session: &mut WireSession, kind: ObjectKind, object: &Owned) -> Result<Verdict> {
+    let recorded = object.identity.as_ref();
+    // A first look without a lock: an object that is not corescale's is never locked.
+    let first = verdict(
+        recorded,
+        current_identity(session, kind, &object.name)?.as_ref(),
+    );
+    if first != Verdict::Same {
+        return Ok(first);
+    }
+    let schema = current_schema(session)?;
+    let (lock, drop) = match kind {
+        ObjectKind::Table => (
+            "LOCK TABLE %I.%I IN ACCESS EXCLUSIVE MODE",
+            "DROP TABLE %I.%I",
+        ),
+        // COMMENT locks the function against a concurrent DROP or CREATE OR REPLACE; it is
+        // rolled back unless the function is dropped.
+        ObjectKind::Function => (
+            "COMMENT ON FUNCTION %I.%I(bigint, bigint, bigint) IS NULL",
+            "DROP FUNCTION %I.%I(bigint, bigint, bigint)",
+        ),
+    };
+    let outcome = session.transaction(|session| {
+        let lock = formatted(session, lock, &schema, &object.name)?;
+        session.simple(&lock).map_err(|error| {
+            let gone = error.downcast_ref::<ServerError>().is_some_and(|server| {
+                [UNDEFINED_TABLE, UNDEFINED_FUNCTION].contains(&server.code.as_str())
+            });
+            if gone {
+                LeftAlone(Verdict::Missing).into()
+            } else {
+                error
+            }
+        })?;
+        let now = verdict(
+            recorded,
+            current_identity(session, kind, &object.name)?.as_ref(),
+        );
+        if now != Verdict::Same {
+            return Err(LeftAlone(now).into());
+        }
+        let drop = formatted(session, drop, &schema, &object.name)?;
+        session.simple(&drop)?;
+        let deleted = session.query(
+            &format!(
+                "DELETE FROM {} WHERE kind = $1::text AND name = $2::text RETURNING 1",
+                catalogue_in(&schema)
+            ),
+            &[kind.as_str(), &object.name],
+        )?;
+        if deleted.len() != 1 {
+            bail!(
+                "{CATALOG_TABLE} has {} rows for {} {}, not one",
+                deleted.len(),
+                kind.as_str(),
+                object.name
+            );
+        }
+        Ok(())
+    });
+    match outcome {
+        Ok(()) => Ok(Verdict::Same),
+        Err(error) => match error.downcast::<LeftAlone>() {
+            Ok(LeftAlone(verdict)) => Ok(verdict),
+            Err(error) => Err(error),
+        },
     }
 }
 
@@ -115,10 +265,20 @@ impl Database for Postgres {
         }
         let rows = self
             .on_monitor(|monitor| {
+                let catalogue = catalogue_in(&current_schema(monitor)?);
+                // An older corescale's catalogue has no identity columns: read as unrecorded.
+                let with_identity: i64 = monitor.query_value(
+                    "SELECT count(*) FROM information_schema.columns WHERE table_schema = current_schema() AND table_name = $1::text AND column_name = ANY (string_to_array($2::text, ','))",
+                    &[CATALOG_TABLE, &IDENTITY_COLUMNS.join(",")],
+                )?;
+                let identity = if with_identity == IDENTITY_COLUMNS.len() as i64 {
+                    "object_namespace::text, object_id::text, object_created::text, object_owner::text"
+                } else {
+                    "NULL, NULL, NULL, NULL"
+                };
                 monitor.query(
                     &format!(
-                        "SELECT kind::text, name::text, state::text, parameters::text FROM {} ORDER BY name",
-                        quote_double(CATALOG_TABLE)
+                        "SELECT kind::text, name::text, state::text, parameters::text, {identity} FROM {catalogue} ORDER BY name"
                     ),
                     &[],
                 )
@@ -127,13 +287,14 @@ impl Database for Postgres {
         Ok(rows
             .into_iter()
             .map(|row| {
-                let mut columns = row.into_iter().map(Option::unwrap_or_default);
-                let mut next = || columns.next().unwrap_or_default();
+                let mut columns = row.into_iter();
+                let mut next = || columns.next().flatten();
                 Owned {
-                    kind: ObjectKind::parse(&next()),
-                    name: next(),
-                    state: next(),
-                    parameters: next(),
+                    kind: ObjectKind::parse(&next().unwrap_or_default()),
+                    name: next().unwrap_or_default(),
+                    state: next().unwrap_or_default(),
+                    parameters: next().unwrap_or_default(),
+                    identity: Identity::from_columns([next(), next(), next(), next()]),
                 }
             })
             .collect())
@@ -141,43 +302,34 @@ impl Database for Postgres {
 
     fn create_catalogue(&self) -> Result<()> {
         self.on_monitor(|monitor| {
+            let catalogue = catalogue_in(&current_schema(monitor)?);
             monitor.simple(&format!(
-                "CREATE TABLE {} (kind text NOT NULL, name text NOT NULL, state text NOT NULL, created_at timestamptz NOT NULL DEFAULT now(), corescale_version text NOT NULL, parameters text NOT NULL, PRIMARY KEY (kind, name))",
-                quote_double(CATALOG_TABLE)
+                "CREATE TABLE {catalogue} (kind text NOT NULL, name text NOT NULL, state text NOT NULL, created_at timestamptz NOT NULL DEFAULT now(), corescale_version text NOT NULL, parameters text NOT NULL, object_namespace text, object_id text, object_created text, object_owner text, PRIMARY KEY (kind, name))"
             ))
         })
     }
 
-    fn drop_owned(&self, object: &Owned) -> Result<()> {
-        // The server quotes the name itself (format's %I), as the issue of hostile names asks.
-        // Schema-qualified, so a name gone from this schema never resolves to another one.
-        let template = match object.kind {
-            Some(ObjectKind::Function) => "DROP FUNCTION IF EXISTS %I.%I(bigint, bigint, bigint)",
-            _ => "DROP TABLE IF EXISTS %I.%I",
+    fn drop_owned(&self, object: &Owned) -> Result<Verdict> {
+        let Some(kind) = object.kind else {
+            return Ok(verdict(object.identity.as_ref(), None));
         };
-        let kind = object.kind.map_or("", ObjectKind::as_str);
-        self.on_monitor(|monitor| {
-            monitor.transaction(|monitor| {
-                let statement: String = monitor.query_value(
-                    "SELECT format($1::text, current_schema(), $2::text)",
-                    &[template, &object.name],
-                )?;
-                monitor.simple(&statement)?;
-                monitor.query(
-                    &format!(
-                        "DELETE FROM {} WHERE kind = $1::text AND name = $2::text",
-                        quote_double(CATALOG_TABLE)
-                    ),
-                    &[kind, &object.name],
-                )?;
-                Ok(())
-            })
-        })
+        self.on_monitor(|monitor| drop_if_same(monitor, kind, object))
     }
 
-    fn drop_catalogue(&self) -> Result<()> {
+    fn drop_catalogue(&self) -> Result<bool> {
         self.on_monitor(|monitor| {
-            monitor.simple(&format!("DROP TABLE {}", quote_double(CATALOG_TABLE)))
+            let catalogue = catalogue_in(&current_schema(monitor)?);
+            monitor.transaction(|monitor| {
+                // Locked, so no row can be added between the count and the drop.
+                monitor.simple(&format!("LOCK TABLE {catalogue} IN ACCESS EXCLUSIVE MODE"))?;
+                let rows: i64 =
+                    monitor.query_value(&format!("SELECT count(*) FROM {catalogue}"), &[])?;
+                if rows > 0 {
+                    return Ok(false);
+                }
+                monitor.simple(&format!("DROP TABLE {catalogue}"))?;
+                Ok(true)
+            })
         })
     }
 
@@ -186,7 +338,7 @@ impl Database for Postgres {
             monitor.query(
                 "SELECT tablename::text FROM pg_tables WHERE schemaname = current_schema() AND starts_with(lower(tablename), $1::text)
                  UNION ALL
-                 SELECT proname::text || '()' FROM pg_proc WHERE pronamespace = current_schema()::regnamespace AND starts_with(lower(proname), $1::text)
+                 SELECT proname::text || '()' FROM pg_proc WHERE pronamespace = (SELECT oid FROM pg_namespace WHERE nspname = current_schema()) AND starts_with(lower(proname), $1::text)
                  ORDER BY 1",
                 &[PREFIX],
             )
@@ -340,6 +492,7 @@ fn load_table(
 ) -> Result<()> {
     let name = table_name(record.schema);
     let (table, index) = (quote_double(&name), quote_double(&format!("{name}_key")));
+    let catalogue = catalogue_in(&current_schema(session)?);
     session.transaction(|session| {
         session.simple(&format!(
             "CREATE TABLE {table} (key bigint NOT NULL, scratch bigint NOT NULL, filler text NOT NULL) WITH (fillfactor = 10)"
@@ -357,25 +510,31 @@ fn load_table(
         }
         session.simple(&format!("CREATE INDEX {index} ON {table} (key); ANALYZE {table}"))?;
         session.simple(&loop_function_sql(record.schema))?;
-        let record_row = format!(
-            "INSERT INTO {} (kind, name, state, corescale_version, parameters) VALUES ($1::text, $2::text, $3::text, $4::text, $5::text)",
-            quote_double(CATALOG_TABLE)
-        );
         let parameters = record.to_json();
+        // Each object's identity is read in the transaction that creates it: no one else can
+        // have replaced it yet.
         for (kind, object) in [
             (ObjectKind::Table, name.clone()),
             (ObjectKind::Function, loop_function(record.schema)),
         ] {
-            session.query(
-                &record_row,
+            let recorded = session.query(
+                &format!(
+                    "INSERT INTO {catalogue} (kind, name, state, corescale_version, parameters, object_namespace, object_id, object_owner)
+                     SELECT $2::text, $1::text, $3::text, $4::text, $5::text, o.namespace, o.id, o.owner FROM ({}) AS o
+                     RETURNING 1",
+                    identity_sql(kind)
+                ),
                 &[
-                    kind.as_str(),
                     &object,
+                    kind.as_str(),
                     READY,
                     env!("CARGO_PKG_VERSION"),
                     &parameters,
                 ],
             )?;
+            if recorded.len() != 1 {
+                bail!("the {} {object} just created has no identity in the current schema", kind.as_str());
+            }
         }
         Ok(())
     })
