@@ -204,7 +204,8 @@ fn url_password(after: &str) -> Option<Range<usize>> {
     let host_follows = |at: usize| {
         line[at + 1..].chars().next().is_none_or(|c| {
             c.is_alphanumeric()
-                || matches!(c, '[' | '/' | '?' | '#' | ':' | '%' | '.' | '_' | '-' | '~')
+                // `(`: an Oracle descriptor, oracle://u:p@(DESCRIPTION=...).
+                || matches!(c, '[' | '(' | '/' | '?' | '#' | ':' | '%' | '.' | '_' | '-' | '~')
         })
     };
     let at = line
@@ -572,6 +573,14 @@ mod tests {
         assert_eq!(
             star_password(b"postgres://u@h/db"),
             b"postgres://u@h/db".to_vec()
+        );
+    }
+
+    #[test]
+    fn an_oracle_descriptor_keeps_its_password_hidden() {
+        assert_eq!(
+            redact("cannot connect to oracle://u:a@b@(DESCRIPTION=(HOST=h)): ORA-12154"),
+            "cannot connect to oracle://u:***@(DESCRIPTION=(HOST=h)): ORA-12154"
         );
     }
 }

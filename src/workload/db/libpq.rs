@@ -46,7 +46,7 @@ pub fn resolve(text: &str, surroundings: &dyn Surroundings) -> Result<ConnectSet
     let (url, host_given) = parse_url(text)?;
     let url = &url;
     let mut found = Found::new();
-    let mut password_file = None;
+    let mut service_password = None;
     let mut warnings = Vec::new();
     from_url(url, host_given, &mut found)?;
     // A service is part of the connection string: its settings come before the variables'.
@@ -56,7 +56,7 @@ pub fn resolve(text: &str, surroundings: &dyn Surroundings) -> Result<ConnectSet
             .map(|name| Setting::new(name, Source::Variable("PGSERVICE")))
     });
     if let Some(service) = service {
-        password_file = from_service(&service.value, surroundings, &mut found)?;
+        service_password = from_service(&service.value, surroundings, &mut found)?;
     }
     for (keyword, variable) in KEYWORDS {
         if let Some(variable) = variable
@@ -127,18 +127,15 @@ pub fn resolve(text: &str, surroundings: &dyn Surroundings) -> Result<ConnectSet
         .transpose()?
         // libpq: 0 waits for ever; corescale keeps its own limit then.
         .filter(|timeout| !timeout.value.is_zero());
-    let password_file = match password_file {
-        Some(password) => Some(password),
-        None => from_passfile(
-            &found,
-            &host.value,
-            port.value,
-            &database.value,
-            &user.value,
-            surroundings,
-            &mut warnings,
-        ),
-    };
+    let password_file = from_passfile(
+        &found,
+        &host.value,
+        port.value,
+        &database.value,
+        &user.value,
+        surroundings,
+        &mut warnings,
+    );
     Ok(ConnectSettings {
         host,
         port,
@@ -148,7 +145,8 @@ pub fn resolve(text: &str, surroundings: &dyn Surroundings) -> Result<ConnectSet
         tls,
         connect_timeout,
         application_name: found.get("application_name").cloned(),
-        password_url: url_password(url),
+        // A service's password is part of the connection string, as libpq takes it.
+        password_url: url_password(url).or(service_password),
         password_variable,
         password_file,
         external_auth: false,
@@ -334,6 +332,25 @@ fn tls_settings(
             path.source,
         )
     });
+    // libpq 16: the system's roots hold every public CA, so only the host name tells the
+    // server apart; sslrootcert=system means verify-full, and a weaker mode is refused.
+    let mode = match &root {
+        Some(Setting {
+            value: RootCertificates::System,
+            source,
+        }) => match mode.source {
+            Source::Default => Setting::new(TlsMode::VerifyFull, source.clone()),
+            _ if mode.value == TlsMode::VerifyFull => mode,
+            _ => {
+                return Err(UsageError::new(format!(
+                    "sslmode={} (from {}) is too weak for sslrootcert=system, which trusts every public CA: use sslmode=verify-full, or give your CA's file in sslrootcert",
+                    mode.value.libpq_name(),
+                    mode.source
+                )));
+            }
+        },
+        _ => mode,
+    };
     Ok(TlsSettings {
         mode,
         root,
@@ -392,36 +409,44 @@ fn from_passfile(
             let [f_host, f_port, f_database, f_user, password] = fields.as_slice() else {
                 return None;
             };
-            let matches = |field: &str, value: &str| field == "*" || field == value;
+            // libpq: a field that is exactly `*` matches anything; an escaped `\*` is a star.
+            let matches = |(raw, text): &(String, String), value: &str| raw == "*" || text == value;
             (matches(f_host, host)
                 && matches(f_port, &port)
                 && matches(f_database, database)
                 && matches(f_user, user))
-            .then(|| Setting::new(Secret(password.clone()), Source::File(file.clone())))
+            .then(|| Setting::new(Secret(password.1.clone()), Source::File(file.clone())))
         })
 }
 
-/// A `.pgpass` line's five fields: `:` separates, `\` escapes the next character.
-fn passfile_fields(line: &str) -> Vec<String> {
-    let mut fields = vec![String::new()];
+/// A `.pgpass` line's fields as libpq reads them, each as written and unescaped: `:`
+/// separates, `\` escapes the next character; the password, too, ends at an unescaped `:`.
+fn passfile_fields(line: &str) -> Vec<(String, String)> {
+    let mut fields = Vec::new();
+    let (mut raw, mut text) = (String::new(), String::new());
     let mut characters = line.chars();
     while let Some(character) = characters.next() {
         match character {
             '\\' => {
-                if let Some(escaped) = characters.next()
-                    && let Some(field) = fields.last_mut()
-                {
-                    field.push(escaped);
+                raw.push('\\');
+                if let Some(escaped) = characters.next() {
+                    raw.push(escaped);
+                    text.push(escaped);
                 }
             }
-            ':' if fields.len() < 5 => fields.push(String::new()),
-            other => {
-                if let Some(field) = fields.last_mut() {
-                    field.push(other);
+            ':' => {
+                fields.push((std::mem::take(&mut raw), std::mem::take(&mut text)));
+                if fields.len() == 5 {
+                    return fields;
                 }
+            }
+            other => {
+                raw.push(other);
+                text.push(other);
             }
         }
     }
+    fields.push((raw, text));
     fields
 }
 
@@ -596,6 +621,18 @@ mod tests {
     }
 
     #[test]
+    fn system_roots_mean_verify_full() {
+        let home = tempfile::tempdir().unwrap();
+        let surroundings = fake(home.path(), &[]);
+        let settings = resolved("postgres://h/db?sslrootcert=system", &surroundings).unwrap();
+        assert_eq!(settings.tls.mode.value, TlsMode::VerifyFull);
+        for mode in ["require", "verify-ca", "prefer"] {
+            let url = format!("postgres://h/db?sslrootcert=system&sslmode={mode}");
+            assert!(resolved(&url, &surroundings).is_err(), "{mode}");
+        }
+    }
+
+    #[test]
     fn pgpass_matches_as_libpq_does_and_must_be_private() {
         let home = tempfile::tempdir().unwrap();
         let file = home.path().join(".pgpass");
@@ -632,11 +669,20 @@ mod tests {
     }
 
     #[test]
-    fn passfile_fields_unescape() {
-        assert_eq!(
-            passfile_fields("h:1:d:u:pa:ss"),
-            ["h", "1", "d", "u", "pa:ss"]
-        );
-        assert_eq!(passfile_fields("h\\:x:1"), ["h:x", "1"]);
+    fn passfile_fields_unescape_as_libpq_does() {
+        let texts = |line: &str| -> Vec<String> {
+            passfile_fields(line)
+                .into_iter()
+                .map(|(_, text)| text)
+                .collect()
+        };
+        // The password ends at an unescaped colon, as in libpq.
+        assert_eq!(texts("h:1:d:u:pa:ss"), ["h", "1", "d", "u", "pa"]);
+        assert_eq!(texts("h:1:d:u:pa\\:ss"), ["h", "1", "d", "u", "pa:ss"]);
+        assert_eq!(texts("h\\:x:1"), ["h:x", "1"]);
+        // An escaped star is a literal star, not a wildcard.
+        let fields = passfile_fields("\\*:*:d:u:p");
+        assert_eq!(fields[0], ("\\*".to_string(), "*".to_string()));
+        assert_eq!(fields[1], ("*".to_string(), "*".to_string()));
     }
 }

@@ -289,13 +289,14 @@ fn read_option_file(
     }
     let text = std::fs::read_to_string(file).map_err(cannot)?;
     // rust-ini reads the sections and values; MySQL's directives and bare options (`quick`,
-    // `skip-ssl`) are taken out first.
+    // `skip-ssl`) are taken out first. An `!include` takes effect where it stands: what came
+    // before it is applied first, and the group goes on after it.
     let mut kept = String::new();
+    let mut group = String::new();
     for line in text.lines() {
         let trimmed = line.trim();
-        if let Some(included) = trimmed.strip_prefix("!includedir") {
-            let directory = Path::new(included.trim());
-            let mut entries: Vec<PathBuf> = std::fs::read_dir(directory)
+        let included: Vec<PathBuf> = if let Some(directory) = trimmed.strip_prefix("!includedir") {
+            let mut entries: Vec<PathBuf> = std::fs::read_dir(directory.trim())
                 .map(|entries| {
                     entries
                         .filter_map(|entry| entry.ok().map(|entry| entry.path()))
@@ -307,31 +308,48 @@ fn read_option_file(
                     .is_some_and(|extension| extension == "cnf" || extension == "ini")
             });
             entries.sort();
-            for entry in entries {
-                read_option_file(&entry, depth + 1, found, warnings)?;
-            }
+            entries
         } else if let Some(included) = trimmed.strip_prefix("!include") {
-            read_option_file(Path::new(included.trim()), depth + 1, found, warnings)?;
-        } else if trimmed.starts_with('[') {
-            // What follows a group's `]` (a comment) is ignored, as MySQL does.
-            let end = trimmed.find(']').map_or(trimmed.len(), |end| end + 1);
-            kept.push_str(&trimmed[..end]);
-            kept.push('\n');
-        } else if !trimmed.starts_with(';') {
-            // An option, or a comment: without_end_comment leaves nothing of a `#` line.
-            let option = without_end_comment(trimmed).trim_end();
-            if option.contains('=') {
-                kept.push_str(option);
+            vec![PathBuf::from(included.trim())]
+        } else {
+            if trimmed.starts_with('[') {
+                // What follows a group's `]` (a comment) is ignored, as MySQL does.
+                let end = trimmed.find(']').map_or(trimmed.len(), |end| end + 1);
+                group = trimmed[..end].to_string();
+                kept.push_str(&group);
                 kept.push('\n');
-            } else if option.eq_ignore_ascii_case("skip-ssl")
-                || option.eq_ignore_ascii_case("skip_ssl")
-            {
-                kept.push_str("ssl-mode=DISABLED\n");
+            } else if !trimmed.starts_with(';') {
+                // An option, or a comment: without_end_comment leaves nothing of a `#` line.
+                let option = without_end_comment(trimmed).trim_end();
+                if option.contains('=') {
+                    kept.push_str(option);
+                    kept.push('\n');
+                } else if !option.is_empty() {
+                    // A bare option: `ssl`, `skip-ssl`, `ssl-verify-server-cert`, `quick`.
+                    let dashed = option.to_ascii_lowercase().replace('_', "-");
+                    match dashed.strip_prefix("skip-") {
+                        Some(name) => kept.push_str(&format!("{name}=0\n")),
+                        None => kept.push_str(&format!("{dashed}=1\n")),
+                    }
+                }
             }
+            continue;
+        };
+        apply_options(file, &kept, found)?;
+        kept = format!("{group}\n");
+        for entry in included {
+            read_option_file(&entry, depth + 1, found, warnings)?;
         }
     }
+    apply_options(file, &kept, found)
+}
+
+/// Applies the client groups of option-file text to `found`, later values replacing earlier
+/// ones. MySQL's TLS switches (`ssl`, `ssl-verify-server-cert`) become `ssl-mode`; a TLS
+/// option corescale cannot honour is an error, never dropped.
+fn apply_options(file: &Path, text: &str, found: &mut Found) -> Result<(), UsageError> {
     let ini = ini::Ini::load_from_str_opt(
-        &kept,
+        text,
         ini::ParseOption {
             enabled_quote: true,
             enabled_escape: true,
@@ -344,16 +362,48 @@ fn read_option_file(
             file.display()
         ))
     })?;
+    let truthy = |value: &str| {
+        matches!(
+            value.trim().to_ascii_lowercase().as_str(),
+            "1" | "on" | "true" | "yes" | ""
+        )
+    };
     for (section, properties) in ini.iter() {
         if !section.is_some_and(|section| GROUPS.contains(&section.trim())) {
             continue;
         }
         for (key, value) in properties.iter() {
-            if let Some(option) = canonical(key) {
-                found.insert(
-                    option,
-                    Setting::new(value.trim().to_string(), Source::File(file.to_path_buf())),
-                );
+            let dashed = key.trim().to_ascii_lowercase().replace('_', "-");
+            let source = Source::File(file.to_path_buf());
+            let mode = |mode: &str| Setting::new(mode.to_string(), source.clone());
+            match dashed.as_str() {
+                "ssl" => {
+                    let next = if truthy(value) {
+                        "REQUIRED"
+                    } else {
+                        "DISABLED"
+                    };
+                    found.insert("ssl-mode", mode(next));
+                }
+                "ssl-verify-server-cert" => {
+                    if truthy(value) {
+                        found.insert("ssl-mode", mode("VERIFY_IDENTITY"));
+                    }
+                }
+                _ => match canonical(&dashed) {
+                    Some(option) => {
+                        found.insert(option, Setting::new(value.trim().to_string(), source));
+                    }
+                    // rustls speaks TLS 1.2 and 1.3 only, which any tls-version allows.
+                    None if dashed == "tls-version" => {}
+                    None if dashed.starts_with("ssl-") => {
+                        return Err(UsageError::new(format!(
+                            "option file {} sets {dashed}, which corescale cannot honour: it reads ssl-mode, ssl-ca, ssl-cert, ssl-key, ssl and ssl-verify-server-cert (remove it from the client groups, or point ?defaults-file= at a file without it)",
+                            file.display()
+                        )));
+                    }
+                    None => {}
+                },
             }
         }
     }
@@ -502,6 +552,43 @@ mod tests {
         ] {
             assert!(resolved(url, home.path()).is_err(), "{url}");
         }
+    }
+
+    #[test]
+    fn tls_switches_become_ssl_mode_and_includes_apply_where_they_stand() {
+        let home = tempfile::tempdir().unwrap();
+        let later = home.path().join("later.cnf");
+        std::fs::write(&later, "[client]\nssl-mode=DISABLED\n").unwrap();
+        std::fs::write(
+            home.path().join(".my.cnf"),
+            format!(
+                "[client]\nhost=h\n!include {}\nssl-verify-server-cert\nssl-ca=/ca.pem\n",
+                later.display()
+            ),
+        )
+        .unwrap();
+        // The include comes first, the switch after it wins.
+        let settings = resolved("mysql:///db", home.path()).unwrap();
+        assert_eq!(settings.tls.mode.value, TlsMode::VerifyFull);
+        std::fs::write(
+            home.path().join(".my.cnf"),
+            format!("[client]\nhost=h\nssl\n!include {}\n", later.display()),
+        )
+        .unwrap();
+        let settings = resolved("mysql:///db", home.path()).unwrap();
+        assert_eq!(settings.tls.mode.value, TlsMode::Disable);
+        std::fs::write(home.path().join(".my.cnf"), "[client]\nhost=h\nssl=1\n").unwrap();
+        let settings = resolved("mysql:///db", home.path()).unwrap();
+        assert_eq!(settings.tls.mode.value, TlsMode::Require);
+        std::fs::write(
+            home.path().join(".my.cnf"),
+            "[client]\nhost=h\nssl-capath=/etc/ssl/certs\n",
+        )
+        .unwrap();
+        let error = resolved("mysql:///db", home.path())
+            .unwrap_err()
+            .to_string();
+        assert!(error.contains("ssl-capath"), "{error}");
     }
 
     #[test]

@@ -54,7 +54,10 @@ pub fn parse(text: &str) -> Result<OracleConnect, UsageError> {
         return Ok(OracleConnect {
             user: String::new(),
             password: None,
-            tcps: connect_string.to_ascii_lowercase().contains("tcps"),
+            tcps: connect_string
+                .to_ascii_lowercase()
+                .replace(' ', "")
+                .contains("(protocol=tcps)"),
             host: descriptor_address(&connect_string),
             connect_string,
             external_auth: true,
@@ -208,9 +211,12 @@ pub fn resolve(
         tls: TlsSettings {
             mode: Setting::new(
                 if connect.tcps {
-                    TlsMode::VerifyFull
-                } else {
+                    TlsMode::Require
+                } else if connect.host.is_some() {
                     TlsMode::Disable
+                } else {
+                    // A TNS alias: tnsnames.ora decides.
+                    TlsMode::Prefer
                 },
                 Source::Url,
             ),

@@ -354,9 +354,20 @@ impl<S: Read + Write> WireSession<S> {
         let binding = self.target.settings().tls.channel_binding.value;
         let mut scram: Option<ScramSha256> = None;
         let mut bound = false;
+        // A SASL exchange is only done when the server's final message proved it knows the
+        // password: an AuthenticationOk before that is a server (or a man in the middle)
+        // skipping the proof, and is refused, as libpq refuses it.
+        let mut sasl_started = false;
+        let mut sasl_finished = false;
         loop {
             match self.next_message()? {
                 Message::AuthenticationOk => {
+                    if sasl_started && !sasl_finished {
+                        bail!(
+                            "cannot connect to {}: the server said authentication succeeded before completing SCRAM (it did not prove it knows the password): refusing the connection",
+                            self.target
+                        );
+                    }
                     if binding == ChannelBindingMode::Require && !bound {
                         bail!(
                             "cannot connect to {}: channel_binding=require, but the server authenticated corescale without channel binding (it did not ask for SCRAM over TLS): use scram-sha-256 over TLS on the server, or channel_binding=prefer",
@@ -417,6 +428,17 @@ impl<S: Read + Write> WireSession<S> {
                         _ => (SCRAM_SHA_256, ChannelBinding::unsupported()),
                     };
                     if mechanism == SCRAM_SHA_256 && !plain {
+                        if plus {
+                            bail!(
+                                "cannot connect to {}: the server offers only SCRAM-SHA-256-PLUS (channel binding), which {}: connect over TLS with channel_binding=prefer or require",
+                                self.target,
+                                if binding == ChannelBindingMode::Disable {
+                                    "channel_binding=disable turns off"
+                                } else {
+                                    "needs TLS"
+                                }
+                            );
+                        }
                         bail!(
                             "{}: the server offers no SASL mechanism corescale knows (it speaks SCRAM-SHA-256)",
                             self.target
@@ -429,6 +451,7 @@ impl<S: Read + Write> WireSession<S> {
                         &mut self.outgoing,
                     )?;
                     scram = Some(exchange);
+                    sasl_started = true;
                 }
                 Message::AuthenticationSaslContinue(body) => {
                     let exchange = scram
@@ -442,6 +465,7 @@ impl<S: Read + Write> WireSession<S> {
                         .as_mut()
                         .ok_or_else(|| anyhow!("{}: SASL end before its start", self.target))?;
                     exchange.finish(body.data())?;
+                    sasl_finished = true;
                     continue;
                 }
                 Message::ErrorResponse(body) => {
@@ -988,6 +1012,23 @@ mod tests {
         haystack
             .windows(needle.len())
             .any(|window| window == needle)
+    }
+
+    /// A server (or a man in the middle) that answers the first SCRAM message with "ok",
+    /// skipping the proof that it knows the password, is refused; so is one that does the same
+    /// after offering channel binding.
+    #[test]
+    fn an_unproven_scram_success_is_refused() {
+        let mechanisms = b"SCRAM-SHA-256\0\0";
+        let script = [auth(10, mechanisms), greeting(1)].concat();
+        let (outcome, _) = session("postgres://u:secret-pw@db/x", script);
+        let error = outcome.err().unwrap().to_string();
+        assert!(error.contains("before completing SCRAM"), "{error}");
+        assert!(!error.contains("secret-pw"), "{error}");
+        // Without a password method at all, channel_binding=require refuses "ok" outright.
+        let (outcome, _) = session("postgres://u@db/x?channel_binding=require", greeting(1));
+        let error = outcome.err().unwrap().to_string();
+        assert!(error.contains("without channel binding"), "{error}");
     }
 
     #[test]

@@ -208,10 +208,15 @@ pub struct TlsSettings {
 impl TlsSettings {
     /// The mode's name in this driver's vocabulary.
     pub fn mode_name(&self) -> &'static str {
-        if self.mode_option == "sslmode" {
-            self.mode.value.libpq_name()
-        } else {
-            self.mode.value.mysql_name()
+        match self.mode_option {
+            "sslmode" => self.mode.value.libpq_name(),
+            // Oracle: the client library decides, by the connect string or tnsnames.ora.
+            "protocol" => match self.mode.value {
+                TlsMode::Disable => "tcp",
+                TlsMode::Prefer | TlsMode::Allow => "as the alias says (tnsnames.ora)",
+                _ => "tcps (checked by the Oracle client and its wallet)",
+            },
+            _ => self.mode.value.mysql_name(),
         }
     }
 
@@ -242,7 +247,7 @@ pub struct ConnectSettings {
     pub tls: TlsSettings,
     pub connect_timeout: Option<Setting<Duration>>,
     pub application_name: Option<Setting<String>>,
-    /// A password written in the URL.
+    /// A password written in the URL (PostgreSQL: or in the service it names).
     pub password_url: Option<Setting<Secret>>,
     /// A password from a variable (PGPASSWORD, MYSQL_PWD).
     pub password_variable: Option<Setting<Secret>>,
@@ -399,16 +404,19 @@ pub fn parse_url(text: &str) -> Result<(url::Url, bool), UsageError> {
 
 /// The URL's own password, decoded.
 pub fn url_password(url: &url::Url) -> Option<Setting<Secret>> {
-    url.password().map(|password| {
-        Setting::new(
-            Secret(
-                percent_encoding::percent_decode_str(password)
-                    .decode_utf8_lossy()
-                    .into_owned(),
-            ),
-            Source::Url,
-        )
-    })
+    // An empty password is no password, as libpq takes it.
+    url.password()
+        .filter(|password| !password.is_empty())
+        .map(|password| {
+            Setting::new(
+                Secret(
+                    percent_encoding::percent_decode_str(password)
+                        .decode_utf8_lossy()
+                        .into_owned(),
+                ),
+                Source::Url,
+            )
+        })
 }
 
 /// A path with `~/` expanded to the home directory.

@@ -91,33 +91,35 @@ impl Target {
         self
     }
 
-    /// Fills in a password the URL does not carry, in this order: CORESCALE_DB_PASSWORD, the
-    /// driver's own variable (PGPASSWORD, MYSQL_PWD), the prompt when asked for, then a
-    /// password file (.pgpass, a service file, an option file).
+    /// Fills in a password the URL does not carry, in this order: the prompt when asked for,
+    /// CORESCALE_DB_PASSWORD, the driver's own variable (PGPASSWORD, MYSQL_PWD), then a
+    /// password file (.pgpass, an option file). An empty value is no password, as in libpq.
     pub fn with_password(mut self, prompt: bool) -> Result<Self> {
-        if let Some(password) = &self.password {
-            crate::redact::register_secret(&password.value.0);
-        }
-        if self.password.is_some() || self.settings.external_auth {
-            return Ok(self);
-        }
-        self.password = match std::env::var(PASSWORD_VARIABLE) {
-            Ok(password) => Some(Setting::new(
-                Secret(password),
-                Source::Variable(PASSWORD_VARIABLE),
-            )),
-            Err(_) => match self.settings.password_variable.clone() {
-                Some(password) => Some(password),
-                None if prompt => Some(Setting::new(
+        if self.password.is_none() && !self.settings.external_auth {
+            let variable = std::env::var(PASSWORD_VARIABLE)
+                .ok()
+                .filter(|password| !password.is_empty());
+            self.password = if prompt {
+                Some(Setting::new(
                     Secret(
                         rpassword::prompt_password(format!("password for {self}: "))
                             .context("reading the password")?,
                     ),
                     Source::Prompt,
-                )),
-                None => self.settings.password_file.clone(),
-            },
-        };
+                ))
+            } else if let Some(password) = variable {
+                Some(Setting::new(
+                    Secret(password),
+                    Source::Variable(PASSWORD_VARIABLE),
+                ))
+            } else {
+                self.settings
+                    .password_variable
+                    .clone()
+                    .or_else(|| self.settings.password_file.clone())
+            }
+            .filter(|password| !password.value.0.is_empty());
+        }
         if let Some(password) = &self.password {
             crate::redact::register_secret(&password.value.0);
         }

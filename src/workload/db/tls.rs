@@ -292,14 +292,25 @@ pub fn explain_handshake(error: &rustls::Error, tls: &TlsSettings, host: &str) -
         rustls::Error::InvalidCertificate(
             CertificateError::NotValidForName | CertificateError::NotValidForNameContext { .. },
         ) => format!(
-            "host name '{host}' does not match the server's certificate ({}): connect by a name the certificate holds, or use {} to check the CA only",
+            "host name '{host}' does not match the server's certificate ({}): connect by a name the certificate holds{}",
             tls.shown(),
-            mode_called(tls, TlsMode::VerifyCa)
+            if matches!(
+                tls.root.as_ref().map(|root| &root.value),
+                Some(RootCertificates::System)
+            ) {
+                String::new()
+            } else {
+                format!(
+                    ", or use {} to check the CA only",
+                    mode_called(tls, TlsMode::VerifyCa)
+                )
+            }
         ),
         rustls::Error::InvalidCertificate(
             CertificateError::UnknownIssuer | CertificateError::BadSignature,
         ) => format!(
-            "the server's certificate is not trusted by {}={root}: give the CA that signed it, or use {} to encrypt without checking the certificate",
+            "the server's certificate is not trusted by {}={root}: give the CA that signed it, or drop {} and use {} to encrypt without checking the certificate",
+            root_option(tls),
             root_option(tls),
             mode_called(tls, TlsMode::Require)
         ),
