@@ -359,6 +359,56 @@ fn postgresql_setup_and_teardown_leave_nothing() {
     assert!(teardown(&scratch.url).contains("no objects of corescale's catalogue"));
 }
 
+/// The identities setup records are public: a role that may also write the catalogue could
+/// copy them into a row naming its own table. While any such role exists, teardown drops
+/// nothing and names it; once the grant is revoked, it drops everything.
+#[test]
+fn postgresql_a_catalogue_others_may_write_steers_no_drop() {
+    let Some(base) = server("CORESCALE_TEST_PG") else {
+        return;
+    };
+    let _server = exclusive();
+    let scratch = PgScratch::new(&base, "writers");
+    let role = format!("cs_writer_{}", std::process::id());
+    setup(&scratch.url, "1");
+    let mut client = scratch.client();
+    // The role is the server's, not the database's: dropped below and on failure alike.
+    struct RoleGuard(String, String);
+    impl Drop for RoleGuard {
+        fn drop(&mut self) {
+            if let Ok(mut admin) = postgres::Client::connect(&self.0, postgres::NoTls) {
+                let _ = admin.batch_execute(&format!("DROP ROLE IF EXISTS \"{}\"", self.1));
+            }
+        }
+    }
+    client
+        .batch_execute(&format!("CREATE ROLE \"{role}\""))
+        .unwrap();
+    let guard = RoleGuard(base.clone(), role.clone());
+    client
+        .batch_execute(&format!("GRANT INSERT ON corescale_catalog TO \"{role}\""))
+        .unwrap();
+    corescale()
+        .args(["db", "teardown", "--target", &scratch.url])
+        .assert()
+        .code(1)
+        .stderr(predicates::str::contains(role.as_str()))
+        .stderr(predicates::str::contains("REVOKE INSERT, UPDATE"));
+    assert_eq!(
+        scratch.count("SELECT count(*) FROM pg_class WHERE relname = 'corescale_t0'"),
+        1,
+        "a table was dropped while others could write the catalogue"
+    );
+    client
+        .batch_execute(&format!(
+            "REVOKE INSERT ON corescale_catalog FROM \"{role}\""
+        ))
+        .unwrap();
+    drop(client);
+    drop(guard);
+    assert!(line(&teardown(&scratch.url), "dropped from").contains("corescale_t0"));
+}
+
 /// A catalogue written by an older corescale, without identity columns, proves nothing:
 /// teardown drops none of what it lists, and says so.
 #[test]

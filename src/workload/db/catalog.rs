@@ -255,6 +255,14 @@ fn shown(object: &Owned) -> String {
 /// Drops what the catalogue lists (functions first) while it still is what setup created,
 /// then the catalogue when it lists nothing any more.
 fn drop_catalogued(database: &dyn Database) -> Result<Teardown> {
+    let writers = database.catalogue_writers()?;
+    if !writers.is_empty() {
+        bail!(
+            "{CATALOG_TABLE} in {} may be written by {} as well: a row they added could name their own objects, so corescale drops nothing; REVOKE INSERT, UPDATE ON {CATALOG_TABLE} FROM them, then run this again",
+            database.target(),
+            writers.join(", ")
+        );
+    }
     let mut owned = database.catalogue()?;
     owned.sort_by_key(|object| object.kind != Some(ObjectKind::Function));
     let mut torn = Teardown::default();

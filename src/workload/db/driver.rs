@@ -167,6 +167,12 @@ pub trait Database: Send + Sync {
     }
     /// Tables (and functions) whose names start with corescale's prefix, listed or not.
     fn lookalikes(&self) -> Result<Vec<String>>;
+    /// Roles other than this one (and superusers) that may write corescale's catalogue. The
+    /// identities it records are public, so whoever may write it could forge a row naming
+    /// their own object: teardown then drops nothing. Empty where the database cannot tell.
+    fn catalogue_writers(&self) -> Result<Vec<String>> {
+        Ok(Vec::new())
+    }
     fn open_session(&self) -> Result<Box<dyn DbSession>>;
     fn counters(&self) -> Result<DbCounters>;
     /// Blocks one statement over `work_unit` keys visits, by the database's own per-statement

@@ -161,6 +161,16 @@ pub fn resolve(text: &str, surroundings: &dyn Surroundings) -> Result<ConnectSet
             mode.source
         )));
     }
+    // The mysql crate adds the public web roots to ssl-ca: without the host-name check, any
+    // publicly signed certificate passes. Said, so nobody takes VERIFY_CA for more than it is.
+    if mode.value == TlsMode::VerifyCa
+        || (mode.value == TlsMode::Require && found.contains_key("ssl-ca"))
+    {
+        warnings.push(format!(
+            "ssl-mode={} with the MySQL driver trusts the public web CAs as well as ssl-ca, and does not check the host name: any publicly signed certificate passes; use ssl-mode=VERIFY_IDENTITY",
+            mode.value.mysql_name()
+        ));
+    }
     let tls = TlsSettings {
         mode,
         root: path("ssl-ca")

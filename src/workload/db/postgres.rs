@@ -333,6 +333,26 @@ impl Database for Postgres {
         })
     }
 
+    fn catalogue_writers(&self) -> Result<Vec<String>> {
+        if !self.has_catalogue()? {
+            return Ok(Vec::new());
+        }
+        let rows = self.on_monitor(|monitor| {
+            monitor.query(
+                "SELECT r.rolname::text FROM pg_roles r
+                 WHERE r.rolname <> current_user AND NOT r.rolsuper AND r.rolname NOT LIKE 'pg\\_%'
+                   AND (has_table_privilege(r.oid, format('%I.%I', current_schema(), $1::text), 'INSERT')
+                        OR has_table_privilege(r.oid, format('%I.%I', current_schema(), $1::text), 'UPDATE'))
+                 ORDER BY 1",
+                &[CATALOG_TABLE],
+            )
+        })?;
+        Ok(rows
+            .into_iter()
+            .filter_map(|row| row.into_iter().next().flatten())
+            .collect())
+    }
+
     fn lookalikes(&self) -> Result<Vec<String>> {
         let rows = self.on_monitor(|monitor| {
             monitor.query(
