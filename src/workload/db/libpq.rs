@@ -12,8 +12,8 @@ use url::Url;
 
 use super::settings::{
     ChannelBindingMode, ConnectSettings, Endpoint, RootCertificates, Secret, Setting, Source,
-    Surroundings, TlsMode, TlsSettings, bad_value, expand_home, parse_url, private_to_owner,
-    url_password,
+    Surroundings, TlsMode, TlsSettings, bad_value, expand_home, parse_url, port_setting,
+    private_to_owner, url_parts, url_password,
 };
 use crate::error::UsageError;
 
@@ -70,17 +70,7 @@ pub fn resolve(text: &str, surroundings: &dyn Surroundings) -> Result<ConnectSet
         .var("PGPASSWORD")
         .map(|password| Setting::new(Secret(password), Source::Variable("PGPASSWORD")));
 
-    let port = match found.get("port") {
-        Some(port) => Setting::new(
-            port.value
-                .parse::<u16>()
-                .ok()
-                .filter(|port| *port > 0)
-                .ok_or_else(|| bad_value("port", &port.value, "a TCP port, 1 to 65535"))?,
-            port.source.clone(),
-        ),
-        None => Setting::new(DEFAULT_PORT, Source::Default),
-    };
+    let port = port_setting(found.get("port"), DEFAULT_PORT)?;
     let host = found.get("host").cloned().unwrap_or_else(|| {
         let directory = SOCKET_DIRECTORIES
             .iter()
@@ -160,30 +150,17 @@ fn socket_in(directory: &str, port: u16) -> PathBuf {
 
 /// The URL's user, host, port and database, and its query keywords.
 fn from_url(url: &Url, host_given: bool, found: &mut Found) -> Result<(), UsageError> {
-    let decode = |text: &str| {
-        percent_encoding::percent_decode_str(text)
-            .decode_utf8_lossy()
-            .into_owned()
-    };
     let mut put = |keyword: &'static str, value: String| {
-        if !value.is_empty() {
-            found.insert(keyword, Setting::new(value, Source::Url));
-        }
+        found.insert(keyword, Setting::new(value, Source::Url));
     };
-    put("user", decode(url.username()));
-    if host_given {
-        put(
-            "host",
-            decode(url.host_str().unwrap_or_default())
-                .trim_start_matches('[')
-                .trim_end_matches(']')
-                .to_string(),
-        );
+    for (keyword, value) in ["user", "host", "port", "dbname"]
+        .into_iter()
+        .zip(url_parts(url, host_given))
+    {
+        if let Some(value) = value {
+            put(keyword, value);
+        }
     }
-    if let Some(port) = url.port() {
-        put("port", port.to_string());
-    }
-    put("dbname", decode(url.path().trim_start_matches('/')));
     for (name, value) in url.query_pairs() {
         let Some((keyword, _)) = KEYWORDS.iter().find(|(keyword, _)| *keyword == name) else {
             return Err(UsageError::new(format!(
@@ -453,40 +430,14 @@ fn passfile_fields(line: &str) -> Vec<(String, String)> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::collections::HashMap;
+    use crate::workload::db::settings::FakeSurroundings;
     use std::os::unix::fs::PermissionsExt;
 
-    struct Fake {
-        variables: HashMap<&'static str, String>,
-        home: PathBuf,
+    fn fake(home: &Path, variables: &[(&'static str, &str)]) -> FakeSurroundings {
+        FakeSurroundings::new(home, variables)
     }
 
-    impl Surroundings for Fake {
-        fn var(&self, name: &str) -> Option<String> {
-            self.variables.get(name).cloned()
-        }
-        fn home(&self) -> Option<PathBuf> {
-            Some(self.home.clone())
-        }
-        fn os_user(&self) -> Option<String> {
-            Some("osuser".to_string())
-        }
-        fn system_file(&self, path: &str) -> PathBuf {
-            self.home.join("etc").join(path.trim_start_matches('/'))
-        }
-    }
-
-    fn fake(home: &Path, variables: &[(&'static str, &str)]) -> Fake {
-        Fake {
-            variables: variables
-                .iter()
-                .map(|(name, value)| (*name, value.to_string()))
-                .collect(),
-            home: home.to_path_buf(),
-        }
-    }
-
-    fn resolved(url: &str, surroundings: &Fake) -> Result<ConnectSettings, UsageError> {
+    fn resolved(url: &str, surroundings: &FakeSurroundings) -> Result<ConnectSettings, UsageError> {
         resolve(url, surroundings)
     }
 

@@ -11,7 +11,8 @@ use url::Url;
 
 use super::settings::{
     ChannelBindingMode, ConnectSettings, Endpoint, RootCertificates, Secret, Setting, Source,
-    Surroundings, TlsMode, TlsSettings, bad_value, expand_home, parse_url, url_password,
+    Surroundings, TlsMode, TlsSettings, bad_value, expand_home, parse_url, port_setting, url_parts,
+    url_password,
 };
 use crate::error::UsageError;
 
@@ -85,18 +86,7 @@ pub fn resolve(text: &str, surroundings: &dyn Surroundings) -> Result<ConnectSet
         .var("MYSQL_PWD")
         .map(|password| Setting::new(Secret(password), Source::Variable("MYSQL_PWD")));
 
-    let port = match found.get("port") {
-        Some(port) => Setting::new(
-            port.value
-                .trim()
-                .parse::<u16>()
-                .ok()
-                .filter(|port| *port > 0)
-                .ok_or_else(|| bad_value("port", &port.value, "a TCP port, 1 to 65535"))?,
-            port.source.clone(),
-        ),
-        None => Setting::new(DEFAULT_PORT, Source::Default),
-    };
+    let port = port_setting(found.get("port"), DEFAULT_PORT)?;
     let socket = found.get("socket").cloned();
     let host = found.get("host").cloned();
     // As the mysql client: no host, or "localhost", means the Unix socket when one is named.
@@ -205,30 +195,17 @@ fn canonical(name: &str) -> Option<&'static str> {
 
 /// The URL's user, host, port and database and its parameters; returns a `defaults-file`.
 fn from_url(url: &Url, host_given: bool, found: &mut Found) -> Result<Option<String>, UsageError> {
-    let decode = |text: &str| {
-        percent_encoding::percent_decode_str(text)
-            .decode_utf8_lossy()
-            .into_owned()
+    let mut put = |keyword: &'static str, value: String| {
+        found.insert(keyword, Setting::new(value, Source::Url));
     };
-    let mut put = |option: &'static str, value: String| {
-        if !value.is_empty() {
-            found.insert(option, Setting::new(value, Source::Url));
+    for (keyword, value) in ["user", "host", "port", "database"]
+        .into_iter()
+        .zip(url_parts(url, host_given))
+    {
+        if let Some(value) = value {
+            put(keyword, value);
         }
-    };
-    put("user", decode(url.username()));
-    if host_given {
-        put(
-            "host",
-            decode(url.host_str().unwrap_or_default())
-                .trim_start_matches('[')
-                .trim_end_matches(']')
-                .to_string(),
-        );
     }
-    if let Some(port) = url.port() {
-        put("port", port.to_string());
-    }
-    put("database", decode(url.path().trim_start_matches('/')));
     let mut defaults_file = None;
     for (name, value) in url.query_pairs() {
         let dashed = name.to_ascii_lowercase().replace('_', "-");
@@ -444,34 +421,10 @@ fn without_end_comment(line: &str) -> &str {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::collections::HashMap;
-
-    struct Fake {
-        variables: HashMap<&'static str, String>,
-        home: PathBuf,
-    }
-
-    impl Surroundings for Fake {
-        fn var(&self, name: &str) -> Option<String> {
-            self.variables.get(name).cloned()
-        }
-        fn home(&self) -> Option<PathBuf> {
-            Some(self.home.clone())
-        }
-        fn os_user(&self) -> Option<String> {
-            Some("osuser".to_string())
-        }
-        fn system_file(&self, path: &str) -> PathBuf {
-            self.home.join("etc").join(path.trim_start_matches('/'))
-        }
-    }
+    use crate::workload::db::settings::FakeSurroundings;
 
     fn resolved(url: &str, home: &Path) -> Result<ConnectSettings, UsageError> {
-        let surroundings = Fake {
-            variables: HashMap::new(),
-            home: home.to_path_buf(),
-        };
-        resolve(url, &surroundings)
+        resolve(url, &FakeSurroundings::new(home, &[]))
     }
 
     #[test]

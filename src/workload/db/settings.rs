@@ -402,6 +402,50 @@ pub fn parse_url(text: &str) -> Result<(url::Url, bool), UsageError> {
     Ok((url, host_given))
 }
 
+/// Percent-decoding as URLs do it: `%2B` is `+`, and `+` stays `+`.
+pub fn decode(text: &str) -> String {
+    percent_encoding::percent_decode_str(text)
+        .decode_utf8_lossy()
+        .into_owned()
+}
+
+/// The URL's user, host (when it names one), port and database, decoded, each only when
+/// given: what a driver files under its own keywords.
+pub fn url_parts(url: &url::Url, host_given: bool) -> [Option<String>; 4] {
+    let given = |value: String| Some(value).filter(|value| !value.is_empty());
+    [
+        given(decode(url.username())),
+        given(
+            decode(url.host_str().unwrap_or_default())
+                .trim_start_matches('[')
+                .trim_end_matches(']')
+                .to_string(),
+        )
+        .filter(|_| host_given),
+        url.port().map(|port| port.to_string()),
+        given(decode(url.path().trim_start_matches('/'))),
+    ]
+}
+
+/// A port setting, checked (1 to 65535), or the default.
+pub fn port_setting(
+    port: Option<&Setting<String>>,
+    default: u16,
+) -> Result<Setting<u16>, UsageError> {
+    match port {
+        Some(port) => Ok(Setting::new(
+            port.value
+                .trim()
+                .parse::<u16>()
+                .ok()
+                .filter(|port| *port > 0)
+                .ok_or_else(|| bad_value("port", &port.value, "a TCP port, 1 to 65535"))?,
+            port.source.clone(),
+        )),
+        None => Ok(Setting::new(default, Source::Default)),
+    }
+}
+
 /// The URL's own password, decoded.
 pub fn url_password(url: &url::Url) -> Option<Setting<Secret>> {
     // An empty password is no password, as libpq takes it.
@@ -431,6 +475,43 @@ pub fn expand_home(path: &str, surroundings: &dyn Surroundings) -> PathBuf {
 pub fn private_to_owner(path: &Path) -> std::io::Result<bool> {
     use std::os::unix::fs::PermissionsExt;
     Ok(std::fs::metadata(path)?.permissions().mode() & 0o077 == 0)
+}
+
+/// Surroundings of the tests' own making: variables, a home directory, and system files
+/// kept under `home/etc`.
+#[cfg(test)]
+pub struct FakeSurroundings {
+    pub variables: std::collections::HashMap<&'static str, String>,
+    pub home: PathBuf,
+}
+
+#[cfg(test)]
+impl FakeSurroundings {
+    pub fn new(home: &Path, variables: &[(&'static str, &str)]) -> Self {
+        Self {
+            variables: variables
+                .iter()
+                .map(|(name, value)| (*name, value.to_string()))
+                .collect(),
+            home: home.to_path_buf(),
+        }
+    }
+}
+
+#[cfg(test)]
+impl Surroundings for FakeSurroundings {
+    fn var(&self, name: &str) -> Option<String> {
+        self.variables.get(name).cloned()
+    }
+    fn home(&self) -> Option<PathBuf> {
+        Some(self.home.clone())
+    }
+    fn os_user(&self) -> Option<String> {
+        Some("osuser".to_string())
+    }
+    fn system_file(&self, path: &str) -> PathBuf {
+        self.home.join("etc").join(path.trim_start_matches('/'))
+    }
 }
 
 #[cfg(test)]
