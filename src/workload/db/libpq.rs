@@ -12,7 +12,7 @@ use url::Url;
 
 use super::settings::{
     ChannelBindingMode, ConnectSettings, Endpoint, RootCertificates, Secret, Setting, Source,
-    Surroundings, TlsMode, TlsSettings, bad_value, expand_home, parse_url, port_setting,
+    Surroundings, TlsMode, TlsSettings, bad_value, expand_home, load_ini, parse_url, port_setting,
     private_to_owner, url_parts, url_password,
 };
 use crate::error::UsageError;
@@ -207,20 +207,7 @@ fn from_service(
                 file.display()
             ))
         })?;
-        let ini = ini::Ini::load_from_str_opt(
-            &text,
-            ini::ParseOption {
-                enabled_quote: false,
-                enabled_escape: false,
-                ..ini::ParseOption::default()
-            },
-        )
-        .map_err(|error| {
-            UsageError::new(format!(
-                "the service file {} is not readable as libpq reads it: {error}",
-                file.display()
-            ))
-        })?;
+        let ini = load_ini(&text, &file, false, "libpq")?;
         let Some(section) = ini.section(Some(name)) else {
             continue;
         };

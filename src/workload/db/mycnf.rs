@@ -11,8 +11,8 @@ use url::Url;
 
 use super::settings::{
     ChannelBindingMode, ConnectSettings, Endpoint, RootCertificates, Secret, Setting, Source,
-    Surroundings, TlsMode, TlsSettings, bad_value, expand_home, parse_url, port_setting, url_parts,
-    url_password,
+    Surroundings, TlsMode, TlsSettings, bad_value, expand_home, load_ini, parse_url, port_setting,
+    url_parts, url_password,
 };
 use crate::error::UsageError;
 
@@ -335,20 +335,7 @@ fn read_option_file(
 /// ones. MySQL's TLS switches (`ssl`, `ssl-verify-server-cert`) become `ssl-mode`; a TLS
 /// option corescale cannot honour is an error, never dropped.
 fn apply_options(file: &Path, text: &str, found: &mut Found) -> Result<(), UsageError> {
-    let ini = ini::Ini::load_from_str_opt(
-        text,
-        ini::ParseOption {
-            enabled_quote: true,
-            enabled_escape: true,
-            ..ini::ParseOption::default()
-        },
-    )
-    .map_err(|error| {
-        UsageError::new(format!(
-            "option file {} is not readable as MySQL reads it: {error}",
-            file.display()
-        ))
-    })?;
+    let ini = load_ini(text, file, true, "MySQL")?;
     let truthy = |value: &str| {
         matches!(
             value.trim().to_ascii_lowercase().as_str(),

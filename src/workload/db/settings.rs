@@ -463,6 +463,30 @@ pub fn url_password(url: &url::Url) -> Option<Setting<Secret>> {
         })
 }
 
+/// An INI file's text as a client reads it: with quotes and backslash escapes (MySQL's option
+/// files) or without (libpq's service file); a file it cannot read is named with `reader`.
+pub fn load_ini(
+    text: &str,
+    file: &Path,
+    quoted: bool,
+    reader: &str,
+) -> Result<ini::Ini, UsageError> {
+    ini::Ini::load_from_str_opt(
+        text,
+        ini::ParseOption {
+            enabled_quote: quoted,
+            enabled_escape: quoted,
+            ..ini::ParseOption::default()
+        },
+    )
+    .map_err(|error| {
+        UsageError::new(format!(
+            "{} is not readable as {reader} reads it: {error}",
+            file.display()
+        ))
+    })
+}
+
 /// A path with `~/` expanded to the home directory.
 pub fn expand_home(path: &str, surroundings: &dyn Surroundings) -> PathBuf {
     match (path.strip_prefix("~/"), surroundings.home()) {
