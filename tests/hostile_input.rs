@@ -199,6 +199,56 @@ fn hostile_values_are_refused_with_their_place() {
         error.contains("levels[0].summary.job_time_s.median: the measurement -0.05"),
         "{error}"
     );
+    // Spreads are checked as the median is: f64::MAX once made the page's axis loop for
+    // ever; 1e300 was drawn; a spread that does not hold the median is not one.
+    document["levels"][0]["summary"]["job_time_s"]["median"] = serde_json::json!(0.5);
+    for (field, value, message) in [
+        (
+            "max",
+            f64::MAX,
+            "summary.job_time_s.max: the spread's high end",
+        ),
+        (
+            "max",
+            1e300,
+            "summary.job_time_s.max: the spread's high end 1",
+        ),
+        (
+            "min",
+            -1.0,
+            "summary.job_time_s.min: the spread's low end -1",
+        ),
+        ("min", 0.9, "does not hold the median"),
+        ("stdev", 1e300, "summary.job_time_s.stdev: the stdev"),
+    ] {
+        let mut edited = document.clone();
+        edited["levels"][0]["summary"]["job_time_s"]["min"] = serde_json::json!(0.4);
+        edited["levels"][0]["summary"]["job_time_s"]["max"] = serde_json::json!(0.6);
+        edited["levels"][0]["summary"]["job_time_s"][field] = serde_json::json!(value);
+        std::fs::write(&json, edited.to_string()).unwrap();
+        let error = format!("{:#}", read_series(&json).unwrap_err());
+        assert!(error.contains(message), "{field} = {value}: {error}");
+    }
+    // Every output refuses it at once, the page and the figures included.
+    let mut edited = document.clone();
+    edited["levels"][0]["summary"]["job_time_s"]["max"] = serde_json::json!(f64::MAX);
+    std::fs::write(&json, edited.to_string()).unwrap();
+    for output in ["report.html", "figures/", "report.md", "analysis.json"] {
+        let started = std::time::Instant::now();
+        assert_cmd::Command::cargo_bin("corescale")
+            .unwrap()
+            .args(["report"])
+            .arg(&json)
+            .args(["-o", &dir.path().join(output).display().to_string()])
+            .timeout(std::time::Duration::from_secs(60))
+            .assert()
+            .code(predicates::ord::ne(0))
+            .stderr(predicates::str::contains("summary.job_time_s.max"));
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(60),
+            "{output}"
+        );
+    }
     document["levels"][0]["workers"] = serde_json::json!(10_000_000_000_000_000_000u64);
     std::fs::write(&json, document.to_string()).unwrap();
     let error = format!("{:#}", read_series(&json).unwrap_err());

@@ -318,11 +318,41 @@ fn from_document(path: &Path, text: &str) -> Result<Series> {
                 })
                 .unwrap_or_default(),
             precision_reached: level.precision_reached,
-            spread: merit
-                .low
-                .zip(merit.high)
-                .filter(|(low, high)| low.is_finite() && high.is_finite() && low <= high),
+            spread: match merit.low.zip(merit.high) {
+                // Checked as the median is: a spread of 1e300 would otherwise be drawn (and
+                // an axis to f64::MAX never ends), and an inverted one is not a spread.
+                Some((low, high)) => {
+                    let (low_field, high_field) = if raw_field == "summary.job_time_s.median" {
+                        ("summary.job_time_s.min", "summary.job_time_s.max")
+                    } else {
+                        (
+                            "samples (the lowest batch rate)",
+                            "samples (the highest batch rate)",
+                        )
+                    };
+                    let low = in_range(low, &RAW, "the spread's low end", &|| at(low_field))?;
+                    let high = in_range(high, &RAW, "the spread's high end", &|| at(high_field))?;
+                    if low > raw || raw > high {
+                        bail!(
+                            "{}: the spread {} to {} does not hold the median {} ({})",
+                            at(low_field),
+                            short(low),
+                            short(high),
+                            short(raw),
+                            high_field
+                        );
+                    }
+                    Some((low, high))
+                }
+                None => None,
+            },
         });
+        in_range(
+            level.summary.job_time_s.stdev,
+            &(0.0..=*RAW.end()),
+            "the stdev",
+            &|| at("summary.job_time_s.stdev"),
+        )?;
     }
     let topology = &document.host.topology;
     let workload = &document.workload;
