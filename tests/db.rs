@@ -23,6 +23,20 @@ fn exclusive() -> std::sync::MutexGuard<'static, ()> {
         .unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
+/// Tears down what a test set up when it ends, passed or failed, so nothing of corescale's
+/// stays in the test database. Declared after the server lock, so it runs while the lock
+/// is still held.
+struct TornDown(String);
+
+impl Drop for TornDown {
+    fn drop(&mut self) {
+        // No assertion: a panic while unwinding would abort the test run.
+        let _ = std::process::Command::new(assert_cmd::cargo::cargo_bin("corescale"))
+            .args(["db", "teardown", "--target", &self.0])
+            .output();
+    }
+}
+
 const ROWS: &str = "1024";
 const WORK_UNIT: u64 = 64;
 
@@ -344,6 +358,7 @@ fn a_session_killed_mid_run_keeps_the_levels_done() {
         return;
     };
     let _server = exclusive();
+    let _torn_down = TornDown(url.clone());
     let dir = tempfile::tempdir().unwrap();
     let json = dir.path().join("killed.json");
     corescale()
@@ -454,6 +469,7 @@ fn unreachable_servers_and_passwords_are_handled() {
         return;
     };
     let _server = exclusive();
+    let _torn_down = TornDown(url.clone());
     // Trust authentication ignores the password; it must still never reach the results.
     let with_password = url.replacen("://postgres@", "://postgres:topsecret@", 1);
     let dir = tempfile::tempdir().unwrap();
@@ -832,6 +848,7 @@ fn a_stalled_backend_ends_the_run_keeping_the_levels_done() {
     use nix::sys::signal::{Signal, kill};
     use nix::unistd::Pid;
     let _server = exclusive();
+    let _torn_down = TornDown(url.clone());
     setup(&url);
     let dir = tempfile::tempdir().unwrap();
     let json = dir.path().join("stalled.json");
@@ -940,6 +957,7 @@ fn a_new_setup_replaces_the_old_tables() {
         return;
     };
     let _server = exclusive();
+    let _torn_down = TornDown(url.clone());
     setup(&url);
     corescale()
         .args([
