@@ -68,6 +68,20 @@ pub const IDENTITY_COLUMNS: [&str; 4] = [
     "object_owner",
 ];
 
+/// The select list of the identity columns, each with `cast` appended (`::text`), when the
+/// catalogue has them (`present`); NULLs in their place for an older catalogue.
+pub fn identity_select(present: bool, cast: &str) -> String {
+    IDENTITY_COLUMNS
+        .map(|column| {
+            if present {
+                format!("{column}{cast}")
+            } else {
+                "NULL".to_string()
+            }
+        })
+        .join(", ")
+}
+
 /// An object as the database itself knows it, beyond its name: a name can be reused by
 /// anyone, these cannot be chosen by whoever writes a catalogue row.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]

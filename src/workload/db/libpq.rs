@@ -12,8 +12,8 @@ use url::Url;
 
 use super::settings::{
     ChannelBindingMode, ConnectSettings, Endpoint, RootCertificates, Secret, Setting, Source,
-    Surroundings, TlsMode, TlsSettings, bad_value, expand_home, load_ini, parse_url, port_setting,
-    private_to_owner, url_parts, url_password,
+    Surroundings, TlsMode, TlsSettings, TlsVocabulary, bad_value, expand_home, load_ini, parse_url,
+    port_setting, private_to_owner, url_password, url_settings,
 };
 use crate::error::UsageError;
 
@@ -150,17 +150,14 @@ fn socket_in(directory: &str, port: u16) -> PathBuf {
 
 /// The URL's user, host, port and database, and its query keywords.
 fn from_url(url: &Url, host_given: bool, found: &mut Found) -> Result<(), UsageError> {
+    found.extend(url_settings(
+        url,
+        host_given,
+        ["user", "host", "port", "dbname"],
+    ));
     let mut put = |keyword: &'static str, value: String| {
         found.insert(keyword, Setting::new(value, Source::Url));
     };
-    for (keyword, value) in ["user", "host", "port", "dbname"]
-        .into_iter()
-        .zip(url_parts(url, host_given))
-    {
-        if let Some(value) = value {
-            put(keyword, value);
-        }
-    }
     for (name, value) in url.query_pairs() {
         let Some((keyword, _)) = KEYWORDS.iter().find(|(keyword, _)| *keyword == name) else {
             return Err(UsageError::new(format!(
@@ -321,7 +318,7 @@ fn tls_settings(
         client_certificate: path("sslcert", "postgresql.crt"),
         client_key: path("sslkey", "postgresql.key"),
         channel_binding,
-        mode_option: "sslmode",
+        vocabulary: TlsVocabulary::Libpq,
     })
 }
 

@@ -267,7 +267,7 @@ impl Workload for DbWorkload {
             warnings.push(format!(
                 "only {encrypted} of {} sessions ran over TLS (the others fell back to clear text): their figures are not comparable; set {} to make TLS required",
                 connections.len(),
-                self.database.target().settings().tls.mode_option
+                self.database.target().settings().tls.vocabulary.mode_option()
             ));
         }
         Ok(LevelFigures {

@@ -11,8 +11,8 @@ use url::Url;
 
 use super::settings::{
     ChannelBindingMode, ConnectSettings, Endpoint, RootCertificates, Secret, Setting, Source,
-    Surroundings, TlsMode, TlsSettings, bad_value, expand_home, load_ini, parse_url, port_setting,
-    url_parts, url_password,
+    Surroundings, TlsMode, TlsSettings, TlsVocabulary, bad_value, expand_home, load_ini, parse_url,
+    port_setting, url_password, url_settings,
 };
 use crate::error::UsageError;
 
@@ -168,7 +168,7 @@ pub fn resolve(text: &str, surroundings: &dyn Surroundings) -> Result<ConnectSet
         client_certificate: path("ssl-cert"),
         client_key: path("ssl-key"),
         channel_binding: Setting::new(ChannelBindingMode::Disable, Source::Default),
-        mode_option: "ssl-mode",
+        vocabulary: TlsVocabulary::MySql,
     };
     Ok(ConnectSettings {
         host,
@@ -195,17 +195,14 @@ fn canonical(name: &str) -> Option<&'static str> {
 
 /// The URL's user, host, port and database and its parameters; returns a `defaults-file`.
 fn from_url(url: &Url, host_given: bool, found: &mut Found) -> Result<Option<String>, UsageError> {
+    found.extend(url_settings(
+        url,
+        host_given,
+        ["user", "host", "port", "database"],
+    ));
     let mut put = |keyword: &'static str, value: String| {
         found.insert(keyword, Setting::new(value, Source::Url));
     };
-    for (keyword, value) in ["user", "host", "port", "database"]
-        .into_iter()
-        .zip(url_parts(url, host_given))
-    {
-        if let Some(value) = value {
-            put(keyword, value);
-        }
-    }
     let mut defaults_file = None;
     for (name, value) in url.query_pairs() {
         let dashed = name.to_ascii_lowercase().replace('_', "-");

@@ -12,7 +12,7 @@ use mysql::{ClientIdentity, Conn, Opts, OptsBuilder, SslOpts, Statement};
 
 use super::catalog::{
     CATALOG_TABLE, IDENTITY_COLUMNS, Identity, LOADING, LOCK_NAME, ObjectKind, Owned, READY,
-    SetupRecord, Verdict, verdict,
+    SetupRecord, Verdict, identity_select, verdict,
 };
 use super::driver::ServerCheck;
 use super::settings::{Endpoint, RootCertificates, Setting, TlsMode, TlsSettings};
@@ -343,11 +343,7 @@ impl Database for MySql {
                 (CATALOG_TABLE, namespace, id, created, owner),
             )
             .map_err(|error| describe(error, &self.target))?;
-        let identity = if with_identity == Some(IDENTITY_COLUMNS.len() as u64) {
-            "object_namespace, object_id, object_created, object_owner"
-        } else {
-            "NULL, NULL, NULL, NULL"
-        };
+        let identity = identity_select(with_identity == Some(IDENTITY_COLUMNS.len() as u64), "");
         type Row = (
             String,
             String,

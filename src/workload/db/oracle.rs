@@ -11,7 +11,7 @@ use oracle::{Connection, Statement};
 
 use super::catalog::{
     CATALOG_TABLE, IDENTITY_COLUMNS, Identity, LOADING, LOCK_NAME, ObjectKind, Owned, READY,
-    SetupRecord, Verdict, verdict,
+    SetupRecord, Verdict, identity_select, verdict,
 };
 use super::driver::ServerCheck;
 use super::target::{Target, within};
@@ -175,11 +175,7 @@ impl Database for Oracle {
                 &[&schema, &catalogue_table(), &namespace, &id, &created, &owner],
             )
             .map_err(|error| describe(error, &self.target))?;
-        let identity = if with_identity == IDENTITY_COLUMNS.len() as i64 {
-            "object_namespace, object_id, object_created, object_owner"
-        } else {
-            "NULL, NULL, NULL, NULL"
-        };
+        let identity = identity_select(with_identity == IDENTITY_COLUMNS.len() as i64, "");
         type Row = (
             String,
             String,

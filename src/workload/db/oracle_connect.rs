@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use super::settings::{
     ChannelBindingMode, ConnectSettings, Endpoint, Secret, Setting, Source, Surroundings, TlsMode,
-    TlsSettings, bad_value,
+    TlsSettings, TlsVocabulary, bad_value,
 };
 use crate::error::UsageError;
 
@@ -224,7 +224,7 @@ pub fn resolve(
             client_certificate: None,
             client_key: None,
             channel_binding: Setting::new(ChannelBindingMode::Disable, Source::Default),
-            mode_option: "protocol",
+            vocabulary: TlsVocabulary::Oracle,
         },
         connect_timeout: None::<Setting<Duration>>,
         application_name: None,

@@ -8,7 +8,7 @@ use anyhow::{Context, Result, anyhow, bail};
 
 use super::catalog::{
     CATALOG_TABLE, IDENTITY_COLUMNS, Identity, ObjectKind, Owned, PG_LOCK_KEY, READY, SetupRecord,
-    Verdict, verdict,
+    Verdict, identity_select, verdict,
 };
 use super::driver::ServerCheck;
 use super::pg_wire::{ServerError, WireSession};
@@ -271,11 +271,10 @@ impl Database for Postgres {
                     "SELECT count(*) FROM information_schema.columns WHERE table_schema = current_schema() AND table_name = $1::text AND column_name = ANY (string_to_array($2::text, ','))",
                     &[CATALOG_TABLE, &IDENTITY_COLUMNS.join(",")],
                 )?;
-                let identity = if with_identity == IDENTITY_COLUMNS.len() as i64 {
-                    "object_namespace::text, object_id::text, object_created::text, object_owner::text"
-                } else {
-                    "NULL, NULL, NULL, NULL"
-                };
+                let identity = identity_select(
+                    with_identity == IDENTITY_COLUMNS.len() as i64,
+                    "::text",
+                );
                 monitor.query(
                     &format!(
                         "SELECT kind::text, name::text, state::text, parameters::text, {identity} FROM {catalogue} ORDER BY name"

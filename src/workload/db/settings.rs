@@ -193,6 +193,55 @@ impl ChannelBindingMode {
     }
 }
 
+/// Whose words a connection's TLS settings are spoken in, for messages and `db check`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TlsVocabulary {
+    /// libpq's `sslmode`, `sslrootcert`.
+    Libpq,
+    /// MySQL's `ssl-mode`, `ssl-ca`.
+    MySql,
+    /// Oracle's connect string: `protocol=tcps`, decided by the client library.
+    Oracle,
+}
+
+impl TlsVocabulary {
+    /// The option that sets the mode.
+    pub fn mode_option(self) -> &'static str {
+        match self {
+            TlsVocabulary::Libpq => "sslmode",
+            TlsVocabulary::MySql => "ssl-mode",
+            TlsVocabulary::Oracle => "protocol",
+        }
+    }
+
+    /// The option naming root certificates.
+    pub fn root_option(self) -> &'static str {
+        match self {
+            TlsVocabulary::Libpq => "sslrootcert",
+            TlsVocabulary::MySql | TlsVocabulary::Oracle => "ssl-ca",
+        }
+    }
+
+    /// A mode's name in these words.
+    pub fn mode_name(self, mode: TlsMode) -> &'static str {
+        match self {
+            TlsVocabulary::Libpq => mode.libpq_name(),
+            TlsVocabulary::MySql => mode.mysql_name(),
+            // The client library decides, by the connect string or tnsnames.ora.
+            TlsVocabulary::Oracle => match mode {
+                TlsMode::Disable => "tcp",
+                TlsMode::Prefer | TlsMode::Allow => "as the alias says (tnsnames.ora)",
+                _ => "tcps (checked by the Oracle client and its wallet)",
+            },
+        }
+    }
+
+    /// `sslmode=verify-ca`, `ssl-mode=VERIFY_CA`: a mode as the user would write it.
+    pub fn called(self, mode: TlsMode) -> String {
+        format!("{}={}", self.mode_option(), self.mode_name(mode))
+    }
+}
+
 /// What TLS a connection asks for, and with which certificates.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TlsSettings {
@@ -201,28 +250,19 @@ pub struct TlsSettings {
     pub client_certificate: Option<Setting<PathBuf>>,
     pub client_key: Option<Setting<PathBuf>>,
     pub channel_binding: Setting<ChannelBindingMode>,
-    /// The option's name in this driver's vocabulary, for messages: "sslmode" or "ssl-mode".
-    pub mode_option: &'static str,
+    /// Whose option names messages use.
+    pub vocabulary: TlsVocabulary,
 }
 
 impl TlsSettings {
     /// The mode's name in this driver's vocabulary.
     pub fn mode_name(&self) -> &'static str {
-        match self.mode_option {
-            "sslmode" => self.mode.value.libpq_name(),
-            // Oracle: the client library decides, by the connect string or tnsnames.ora.
-            "protocol" => match self.mode.value {
-                TlsMode::Disable => "tcp",
-                TlsMode::Prefer | TlsMode::Allow => "as the alias says (tnsnames.ora)",
-                _ => "tcps (checked by the Oracle client and its wallet)",
-            },
-            _ => self.mode.value.mysql_name(),
-        }
+        self.vocabulary.mode_name(self.mode.value)
     }
 
     /// `sslmode=verify-full`, for messages.
     pub fn shown(&self) -> String {
-        format!("{}={}", self.mode_option, self.mode_name())
+        self.vocabulary.called(self.mode.value)
     }
 }
 
@@ -268,7 +308,7 @@ impl ConnectSettings {
             row("user", &self.user.value, &self.user.source),
             row("database", &self.database.value, &self.database.source),
             row(
-                self.tls.mode_option,
+                self.tls.vocabulary.mode_option(),
                 self.tls.mode_name(),
                 &self.tls.mode.source,
             ),
@@ -286,7 +326,7 @@ impl ConnectSettings {
         if let Some(key) = &self.tls.client_key {
             lines.push(row("client key", key.value.display(), &key.source));
         }
-        if self.tls.mode_option == "sslmode" {
+        if self.tls.vocabulary == TlsVocabulary::Libpq {
             lines.push(row(
                 "channel_binding",
                 self.tls.channel_binding.value.name(),
@@ -410,10 +450,14 @@ pub fn decode(text: &str) -> String {
 }
 
 /// The URL's user, host (when it names one), port and database, decoded, each only when
-/// given: what a driver files under its own keywords.
-pub fn url_parts(url: &url::Url, host_given: bool) -> [Option<String>; 4] {
+/// given, filed under the driver's own `keywords` for them.
+pub fn url_settings(
+    url: &url::Url,
+    host_given: bool,
+    keywords: [&'static str; 4],
+) -> impl Iterator<Item = (&'static str, Setting<String>)> {
     let given = |value: String| Some(value).filter(|value| !value.is_empty());
-    [
+    let parts = [
         given(decode(url.username())),
         given(
             decode(url.host_str().unwrap_or_default())
@@ -424,7 +468,11 @@ pub fn url_parts(url: &url::Url, host_given: bool) -> [Option<String>; 4] {
         .filter(|_| host_given),
         url.port().map(|port| port.to_string()),
         given(decode(url.path().trim_start_matches('/'))),
-    ]
+    ];
+    keywords
+        .into_iter()
+        .zip(parts)
+        .filter_map(|(keyword, value)| Some((keyword, Setting::new(value?, Source::Url))))
 }
 
 /// A port setting, checked (1 to 65535), or the default.

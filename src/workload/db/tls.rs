@@ -19,7 +19,7 @@ use rustls::{
 use serde::{Deserialize, Serialize};
 use sha2::Digest;
 
-use super::settings::{RootCertificates, TlsMode, TlsSettings};
+use super::settings::{RootCertificates, TlsMode, TlsSettings, TlsVocabulary};
 
 /// What a connection negotiated, recorded with the run.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -50,24 +50,6 @@ fn provider() -> Arc<CryptoProvider> {
     Arc::new(rustls::crypto::ring::default_provider())
 }
 
-/// The option naming root certificates, in the driver's vocabulary.
-pub fn root_option(tls: &TlsSettings) -> &'static str {
-    if tls.mode_option == "sslmode" {
-        "sslrootcert"
-    } else {
-        "ssl-ca"
-    }
-}
-
-/// The mode's name in the driver's vocabulary, for a suggestion.
-fn mode_called(tls: &TlsSettings, mode: TlsMode) -> String {
-    if tls.mode_option == "sslmode" {
-        format!("sslmode={}", mode.libpq_name())
-    } else {
-        format!("ssl-mode={}", mode.mysql_name())
-    }
-}
-
 /// The client configuration and the name to present for a connection to `host`.
 pub fn client_config(
     tls: &TlsSettings,
@@ -84,9 +66,9 @@ pub fn client_config(
             bail!(
                 "{} checks the server's certificate but no root certificate is given: set {}=/path/to/ca.pem (or {}=system for the system's roots){}",
                 tls.shown(),
-                root_option(tls),
-                root_option(tls),
-                if tls.mode_option == "sslmode" {
+                tls.vocabulary.root_option(),
+                tls.vocabulary.root_option(),
+                if tls.vocabulary == TlsVocabulary::Libpq {
                     ", or put it in ~/.postgresql/root.crt"
                 } else {
                     ""
@@ -146,7 +128,7 @@ pub fn client_config(
         }
         Err(_) => bail!(
             "host '{host}' is not a name a certificate can hold: connect by DNS name or IP address, or use {}",
-            mode_called(tls, TlsMode::VerifyCa)
+            tls.vocabulary.called(TlsMode::VerifyCa)
         ),
     };
     Ok((Arc::new(config), name))
@@ -177,7 +159,7 @@ fn root_store(roots: &RootCertificates, tls: &TlsSettings) -> Result<RootCertSto
                 .map_err(|error| {
                     anyhow!(
                         "cannot read {}={}: {error}",
-                        root_option(tls),
+                        tls.vocabulary.root_option(),
                         path.display()
                     )
                 })?;
@@ -185,7 +167,7 @@ fn root_store(roots: &RootCertificates, tls: &TlsSettings) -> Result<RootCertSto
             if added == 0 {
                 bail!(
                     "{}={} holds no certificate: give the PEM file of the CA that signed the server's certificate",
-                    root_option(tls),
+                    tls.vocabulary.root_option(),
                     path.display()
                 );
             }
@@ -196,7 +178,7 @@ fn root_store(roots: &RootCertificates, tls: &TlsSettings) -> Result<RootCertSto
             if added == 0 {
                 bail!(
                     "{}=system found no trusted roots on this system: give a CA file instead",
-                    root_option(tls)
+                    tls.vocabulary.root_option()
                 );
             }
         }
@@ -283,10 +265,10 @@ pub fn explain_handshake(error: &rustls::Error, tls: &TlsSettings, host: &str) -
         {
             format!(
                 "the server's certificate is not trusted by {}={root} ({} checks it when {} is given, as the database's own client does): give the CA that signed it, or drop {} to encrypt without checking the certificate",
-                root_option(tls),
+                tls.vocabulary.root_option(),
                 tls.shown(),
-                root_option(tls),
-                root_option(tls)
+                tls.vocabulary.root_option(),
+                tls.vocabulary.root_option()
             )
         }
         rustls::Error::InvalidCertificate(
@@ -302,7 +284,7 @@ pub fn explain_handshake(error: &rustls::Error, tls: &TlsSettings, host: &str) -
             } else {
                 format!(
                     ", or use {} to check the CA only",
-                    mode_called(tls, TlsMode::VerifyCa)
+                    tls.vocabulary.called(TlsMode::VerifyCa)
                 )
             }
         ),
@@ -310,9 +292,9 @@ pub fn explain_handshake(error: &rustls::Error, tls: &TlsSettings, host: &str) -
             CertificateError::UnknownIssuer | CertificateError::BadSignature,
         ) => format!(
             "the server's certificate is not trusted by {}={root}: give the CA that signed it, or drop {} and use {} to encrypt without checking the certificate",
-            root_option(tls),
-            root_option(tls),
-            mode_called(tls, TlsMode::Require)
+            tls.vocabulary.root_option(),
+            tls.vocabulary.root_option(),
+            tls.vocabulary.called(TlsMode::Require)
         ),
         rustls::Error::InvalidCertificate(
             CertificateError::Expired | CertificateError::ExpiredContext { .. },
