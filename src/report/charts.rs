@@ -208,7 +208,7 @@ fn fleet_figures(fleet: &Fleet) -> Vec<Figure> {
         figures.push(Figure {
             slug: "fleet_over_time".to_string(),
             title: "Over time - each run's capacity against its host's median".to_string(),
-            caption: "Runs in the order they started (seed 003's week of runs): a run that departs beyond the noise is named in the findings.".to_string(),
+            caption: "Runs in the order they started (repeated runs of one host, such as a week of them): a run that departs beyond the noise is named in the findings.".to_string(),
             x_label: "run, in start order".to_string(),
             y_label: "capacity / host's median".to_string(),
             lines,

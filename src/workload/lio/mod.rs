@@ -349,7 +349,7 @@ impl LioWorkload {
             return Vec::new();
         }
         vec![format!(
-            "the sessions read {data_mib:.0} MiB, which fits in the {cache_mib:.0} MiB last-level cache: LIO/s measures the CPU caches, not memory (raise --scale, as seed 003 does to stay out of the CPU cache)"
+            "the sessions read {data_mib:.0} MiB, which fits in the {cache_mib:.0} MiB last-level cache: LIO/s measures the CPU caches, not memory (raise --scale until the data outgrow the CPU caches, as the SLOB method needs)"
         )]
     }
 }
