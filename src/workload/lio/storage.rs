@@ -520,27 +520,27 @@ mod tests {
         let mut notes = remove_stale(dir.path()).unwrap();
         notes.sort();
         let path = |name: &str| dir.path().join(name).display().to_string();
-        assert_eq!(
-            notes,
-            [
-                format!(
-                    "left alone a data file in use by a running corescale (pid {me}): {}, 4 KiB",
-                    live.display()
-                ),
-                format!(
-                    "removed a data file left by an earlier corescale run (killed?): {}, 10 B",
-                    path("corescale-pio-Old123.dat")
-                ),
-                format!(
-                    "removed a data file left by an earlier corescale run (pid 2147483647, killed?): {}, 2 KiB",
-                    path("corescale-pio-2147483647-dead01.dat")
-                ),
-                format!(
-                    "removed a data file left by an earlier corescale run (pid {me}, killed?): {}, 0 B",
-                    path(&format!("corescale-pio-{me}-mine01.dat"))
-                ),
-            ]
-        );
+        // Sorted as the notes are: where this process's pid sorts depends on its digits.
+        let mut expected = vec![
+            format!(
+                "left alone a data file in use by a running corescale (pid {me}): {}, 4 KiB",
+                live.display()
+            ),
+            format!(
+                "removed a data file left by an earlier corescale run (killed?): {}, 10 B",
+                path("corescale-pio-Old123.dat")
+            ),
+            format!(
+                "removed a data file left by an earlier corescale run (pid 2147483647, killed?): {}, 2 KiB",
+                path("corescale-pio-2147483647-dead01.dat")
+            ),
+            format!(
+                "removed a data file left by an earlier corescale run (pid {me}, killed?): {}, 0 B",
+                path(&format!("corescale-pio-{me}-mine01.dat"))
+            ),
+        ];
+        expected.sort();
+        assert_eq!(notes, expected);
         let mut kept = vec![
             "corescale-pio-2147483647-dead01.dat.bak".to_string(),
             "corescale-pio-2147483647-dir001.dat".to_string(),
