@@ -6,7 +6,7 @@ use corescale::analysis::model::SeriesAnalysis;
 use corescale::analysis::series::Series;
 use corescale::analysis::study::analyse;
 use corescale::analysis::synthetic::{
-    droop_then_bend, job_time_series, rate_series, smt_capacity, usl_capacity,
+    droop_then_bend, early_dip, job_time_series, rate_series, smt_capacity, usl_capacity,
 };
 
 const SEEDS: u64 = 100;
@@ -110,6 +110,16 @@ fn main() {
         0,
     );
     println!("(the rate-series row uses 3x the noise: 0, 3% and 9%)");
+    println!();
+    println!("knee 16 +-2 (one level), the level at 2 workers 15% low | noise 0 | 1% | 3% | 6%");
+    let counts: Vec<String> = [0.0, 0.01, 0.03, 0.06]
+        .iter()
+        .map(|&noise| landing(16, 2, |seed| knee(early_dip(noise, seed))).to_string())
+        .collect();
+    println!(
+        "rate series on the SLOB grid 1, 2, 4, ..., 36 | {}",
+        counts.join(" | ")
+    );
     println!();
     println!(
         "pure USL, 48 levels, 1% noise | misleading warnings | median |error| sigma | kappa | within 5%: sigma | kappa"

@@ -48,6 +48,7 @@ fn run(series: usize, levels: usize) {
         json: Some(dir.path().join("analysis.json")),
         quiet: true,
         include_disturbed: false,
+        accept_truncated: false,
         wide: false,
     };
     let began = Instant::now();
@@ -116,6 +117,7 @@ fn run_fleet(hosts: usize, runs: usize) {
         json: Some(dir.path().join("analysis.json")),
         quiet: true,
         include_disturbed: true,
+        accept_truncated: false,
         wide: false,
     };
     let began = Instant::now();

@@ -164,6 +164,11 @@ pub struct ReportArgs {
     #[arg(long)]
     pub include_disturbed: bool,
 
+    /// Keep a CSV's last line that looks cut (no line end, its last number shorter than
+    /// the rest of its column's): by default it is left out, with a warning.
+    #[arg(long)]
+    pub accept_truncated: bool,
+
     /// Print every column of the terminal tables and unwrapped sentences, however wide
     /// (by default they fit 80 columns).
     #[arg(long)]

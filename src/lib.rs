@@ -14,6 +14,37 @@
 //! - `report` renders analyses and results;
 //! - `cli` and `commands`, the binary's surface, use any of the above.
 
+// The console's print macros, shadowed for every module below: a closed standard output or
+// error (`corescale run ... 2>&1 | head -1`) ends nothing and panics nowhere (std's panic on
+// a failed write, exit 101); a run goes on to write its results, `report` its files.
+
+/// `std::eprintln!` that ignores a closed standard error.
+#[macro_export]
+macro_rules! eprintln {
+    ($($arg:tt)*) => {{
+        use ::std::io::Write as _;
+        let _ = ::std::writeln!(::std::io::stderr(), $($arg)*);
+    }};
+}
+
+/// `std::eprint!` that ignores a closed standard error.
+#[macro_export]
+macro_rules! eprint {
+    ($($arg:tt)*) => {{
+        use ::std::io::Write as _;
+        let _ = ::std::write!(::std::io::stderr(), $($arg)*);
+    }};
+}
+
+/// `std::println!` that ignores a closed standard output.
+#[macro_export]
+macro_rules! println {
+    ($($arg:tt)*) => {{
+        use ::std::io::Write as _;
+        let _ = ::std::writeln!(::std::io::stdout(), $($arg)*);
+    }};
+}
+
 pub mod analysis;
 pub mod cli;
 pub mod commands;

@@ -1,5 +1,7 @@
 use clap::Parser;
 use clap::error::{ContextKind, ContextValue, ErrorKind};
+// Prints that ignore a closed pipe instead of panicking (see the crate's root).
+use corescale::{eprint, eprintln};
 
 use corescale::cli::{self, Cli, Command};
 use corescale::commands::{self, run::RunEnd, run::STRICT_EXIT_CODE};

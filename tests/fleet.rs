@@ -217,6 +217,65 @@ fn hosts_without_estimates_or_known_hardware_are_not_called_outliers() {
         assert!(!finding.as_str().unwrap().contains("siblings"), "{finding}");
     }
 
+    // With h1 measured at one worker only, the hosts are compared where all of them
+    // measured: at 1 worker, which is single-thread speed, and every label says so. A fourth
+    // host 20% slower is named, on that figure; h1 has no capacity: "-", never 0 or ranked.
+    let mut slow = variant("h3", "2026-11-20T10:00:00Z", 1.2);
+    slow["levels"][0]["summary"]["job_time_s"]["stdev"] = Value::from(0.0);
+    write(dir.path(), "h3.json", &slow);
+    let html = dir.path().join("fleet.html");
+    let analysis = dir.path().join("fleet.json");
+    let assert = corescale()
+        .arg("report")
+        .arg(dir.path().join("h0.json"))
+        .arg(dir.path().join("h1.json"))
+        .arg(dir.path().join("h2.json"))
+        .arg(dir.path().join("h3.json"))
+        .args(["--include-disturbed", "--wide", "--json"])
+        .arg(&analysis)
+        .arg("--html")
+        .arg(&html)
+        .assert()
+        .success();
+    let text = String::from_utf8_lossy(&assert.get_output().stdout).into_owned();
+    assert!(
+        text.contains("Fleet (single-thread speed against the median of the host's siblings"),
+        "{text}"
+    );
+    assert!(
+        text.contains("h3 has 17% less single-thread speed than the median of its 3 siblings"),
+        "{text}"
+    );
+    assert!(
+        !text.contains("0.00x") && !text.contains("from n=0"),
+        "{text}"
+    );
+    let h1_row = text
+        .lines()
+        .skip_while(|line| !line.starts_with("Comparison"))
+        .find(|line| line.starts_with("h1 "))
+        .unwrap();
+    assert!(
+        h1_row.trim_end().ends_with('-'),
+        "h1 is not ranked: {h1_row}"
+    );
+    let page = std::fs::read_to_string(&html).unwrap();
+    assert!(page.contains("single-thread speed / sibling median"));
+    let analysis = read_json(&analysis);
+    let comparison = &analysis["comparisons"][0];
+    assert_eq!(
+        comparison["ranking"].as_array().unwrap().len(),
+        3,
+        "only the estimated are ranked"
+    );
+    let h1 = comparison["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|row| row["name"] == "h1")
+        .unwrap();
+    assert!(h1["capacity_at_saturation"].is_null() && h1["capacity_ratio"].is_null());
+
     // Published CSVs of three different servers (no CPU model) are not siblings.
     let anchors = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/anchor");
     let out = dir.path().join("anchors.json");
@@ -269,4 +328,57 @@ fn a_document_in_kubectl_logs_is_read() {
         .assert()
         .success()
         .stdout(contains("Series"));
+}
+
+/// A run whose every level was disturbed describes its disturbance: it is neither analysed
+/// nor compared with a clean run of the same job, and the report says so.
+#[test]
+fn a_run_disturbed_at_every_level_is_not_compared() {
+    let dir = tempfile::tempdir().unwrap();
+    write(
+        dir.path(),
+        "clean.json",
+        &variant("rac", "2026-11-20T10:00:00Z", 1.0),
+    );
+    let mut busy = variant("rac55", "2026-11-20T11:00:00Z", 0.5);
+    for level in busy["levels"].as_array_mut().unwrap() {
+        level["interference"]["verdict"] = Value::from("disturbed");
+        level["interference"]["reasons"] =
+            Value::from(vec!["other processes used 1.20 CPUs (limit 0.2)"]);
+    }
+    write(dir.path(), "busy.json", &busy);
+    let analysis = dir.path().join("analysis.json");
+    let assert = corescale()
+        .arg("report")
+        .arg(dir.path().join("clean.json"))
+        .arg(dir.path().join("busy.json"))
+        .args(["--wide", "--json"])
+        .arg(&analysis)
+        .assert()
+        .success();
+    let text = String::from_utf8_lossy(&assert.get_output().stdout).into_owned();
+    assert!(
+        text.contains("every level of rac55") && text.contains("not analysed, not compared"),
+        "{text}"
+    );
+    let analysis = read_json(&analysis);
+    assert_eq!(analysis["series"].as_array().unwrap().len(), 1);
+    assert!(analysis["comparisons"].as_array().unwrap().is_empty());
+    for finding in analysis["findings"].as_array().unwrap() {
+        assert!(!finding.as_str().unwrap().contains("rac55"), "{finding}");
+    }
+    // Alone, it gives no analysis at all: a one-line error, not a report of the disturbance.
+    corescale()
+        .arg("report")
+        .arg(dir.path().join("busy.json"))
+        .assert()
+        .code(1)
+        .stderr(contains("every level of every series was disturbed"));
+    // --include-disturbed keeps it, as the user asked.
+    corescale()
+        .arg("report")
+        .arg(dir.path().join("busy.json"))
+        .arg("--include-disturbed")
+        .assert()
+        .success();
 }

@@ -254,3 +254,98 @@ fn hostile_values_are_refused_with_their_place() {
     let error = format!("{:#}", read_series(&json).unwrap_err());
     assert!(error.contains("is not a worker count"), "{error}");
 }
+
+/// A closed pipe on standard output or error (`| head -c1`, `2>&1 | true`) ends nothing in a
+/// panic: `run` still writes its results and exits 0, `report` exits 0.
+#[test]
+fn a_closed_pipe_is_not_a_panic() {
+    let binary = assert_cmd::cargo::cargo_bin("corescale");
+    let dir = tempfile::tempdir().unwrap();
+    let anchors = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/anchor");
+    for (index, sink) in ["| true", "| head -c1", "2>&1 | head -c1", "2>&1 | true"]
+        .into_iter()
+        .enumerate()
+    {
+        let json = dir.path().join(format!("run{index}.json"));
+        for command in [
+            format!(
+                "'{}' run cpu --sweep 1,2 --job-size 1M -o '{}'",
+                binary.display(),
+                json.display()
+            ),
+            format!("'{}' report '{}'", binary.display(), anchors.display()),
+        ] {
+            let output = std::process::Command::new("bash")
+                .arg("-c")
+                .arg(format!("{command} {sink}; exit ${{PIPESTATUS[0]}}"))
+                .output()
+                .unwrap();
+            assert_eq!(
+                output.status.code(),
+                Some(0),
+                "{command} {sink}: {output:?}"
+            );
+        }
+        assert!(json.exists(), "the run wrote its results despite {sink}");
+    }
+}
+
+/// A CSV cut in its last number ("18,1" where the file had "18,11.7") is not read as a rate
+/// of 1: the line is left out with a warning naming it, unless --accept-truncated.
+#[test]
+fn a_csv_cut_in_its_last_line_is_reported() {
+    let dir = tempfile::tempdir().unwrap();
+    let anchor = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/anchor/RAC55_SLOB_Oracle_LIO.csv");
+    let whole = std::fs::read_to_string(&anchor).unwrap();
+    let lines: Vec<&str> = whole.lines().collect();
+    let kept = lines.len() - 2; // the data lines left whole
+    let cut = format!("{}\n36,1", lines[..lines.len() - 1].join("\n"));
+    let file = dir.path().join("slob.csv");
+    std::fs::write(&file, &cut).unwrap();
+    let json = dir.path().join("analysis.json");
+    let binary = assert_cmd::cargo::cargo_bin("corescale");
+    let output = std::process::Command::new(&binary)
+        .arg("report")
+        .arg(&file)
+        .arg("--json")
+        .arg(&json)
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{output:?}");
+    let text = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        text.contains(&format!(
+            "line {}: left out: the last line may be cut",
+            lines.len()
+        )),
+        "{text}"
+    );
+    let analysis: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let levels = analysis["series"][0]["levels"].as_array().unwrap();
+    assert_eq!(levels.len(), kept);
+    assert!(levels.iter().all(|level| level["workers"] != 36));
+    // Asked for, it is kept; and a whole file ending without a line end is not suspected.
+    let output = std::process::Command::new(&binary)
+        .arg("report")
+        .arg(&file)
+        .args(["--accept-truncated", "--json"])
+        .arg(&json)
+        .output()
+        .unwrap();
+    assert!(output.status.success());
+    let analysis: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    assert_eq!(
+        analysis["series"][0]["levels"].as_array().unwrap().len(),
+        kept + 1
+    );
+    std::fs::write(&file, whole.trim_end()).unwrap();
+    let output = std::process::Command::new(&binary)
+        .arg("report")
+        .arg(&file)
+        .output()
+        .unwrap();
+    assert!(!String::from_utf8_lossy(&output.stdout).contains("may be cut"));
+}

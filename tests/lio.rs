@@ -10,6 +10,7 @@ use corescale::workload::lio::storage::AlignedBlock;
 use hdrhistogram::Histogram;
 use nix::sys::signal::{Signal, kill};
 use nix::unistd::Pid;
+use predicates::prelude::PredicateBooleanExt;
 use predicates::str::contains;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
@@ -228,17 +229,48 @@ fn a_pio_run_counts_reads_and_their_latency() {
             "--cache-size",
             "512K",
         ])
-        .args(["--duration", "300ms", "--repeat", "1", "-q", "--data-dir"])
+        .args(["--duration", "300ms", "--repeat", "1", "--data-dir"])
         .arg(dir.path())
         .arg("-o")
         .arg(&json)
         .assert()
-        .success();
+        .success()
+        // The run table shows SLOB's figures beside the rate: hit ratio, PIO/s, read p99.
+        .stdout(
+            contains("hit %")
+                .and(contains("PIO/s"))
+                .and(contains("p99 us")),
+        );
     let level = &figures(&json)[0];
     let get = |name: &str| level[name].as_f64().unwrap_or_else(|| panic!("no {name}"));
     assert_eq!(get("pio"), get("cache_misses"));
     assert!(get("cache_hit_ratio") < 1.0);
     assert!(get("read_us_p50") > 0.0 && get("read_us_p50") <= get("read_us_p99"));
+    // `report` tables them per level and draws PIO/s and the hit ratio against workers.
+    let markdown = dir.path().join("pio.md");
+    let html = dir.path().join("pio.html");
+    corescale()
+        .arg("report")
+        .arg(&json)
+        .args(["--include-disturbed", "-q", "--markdown"])
+        .arg(&markdown)
+        .arg("--html")
+        .arg(&html)
+        .assert()
+        .success();
+    let markdown = std::fs::read_to_string(&markdown).unwrap();
+    let row = markdown
+        .lines()
+        .skip_while(|line| !line.ends_with(": buffer cache"))
+        .find(|line| line.starts_with("| 2 |"))
+        .unwrap_or_else(|| panic!("no buffer cache table: {markdown}"));
+    let cells: Vec<&str> = row.trim_matches('|').split('|').map(str::trim).collect();
+    // workers, hit ratio, latch misses per 1k gets, PIO/s, read p99: all measured.
+    assert_eq!(cells.len(), 5, "{row}");
+    assert!(cells.iter().all(|cell| *cell != "-"), "{row}");
+    assert!(cells[1].ends_with('%') && cells[1] != "100.0000%", "{row}");
+    let page = std::fs::read_to_string(&html).unwrap();
+    assert!(page.contains("Physical reads per second") && page.contains("Buffer cache hit ratio"));
     let leftovers: Vec<_> = std::fs::read_dir(dir.path())
         .unwrap()
         .map(|entry| entry.unwrap().file_name().into_string().unwrap())

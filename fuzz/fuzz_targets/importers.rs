@@ -1,27 +1,36 @@
 //! Any bytes, as a file `report` might be given: an error, or an analysis whose capacities
-//! are finite and positive and whose text outputs render. Run with
-//! `cargo +nightly fuzz run importers` (README, "Fuzzing").
+//! are finite and positive and whose text outputs render. `.ci/run` builds it and runs it for
+//! 60 s from the inputs in `fuzz/inputs/importers`; by hand: `cargo +nightly fuzz run importers`.
 #![no_main]
 
 use std::path::Path;
 
-use corescale::analysis::study::analyse;
-use corescale::report::{analysis_text, markdown};
 use corescale::analysis::input::parse_series;
+use corescale::analysis::study::analyse;
+use corescale::report::{analysis_text, html, markdown};
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|bytes: &[u8]| {
     for name in ["input.csv", "input.json"] {
-        let Ok(series) = parse_series(Path::new(name), bytes) else {
+        let Ok(mut series) = parse_series(Path::new(name), bytes) else {
             continue;
         };
+        // As `report` does by default: a series of disturbed levels only is not analysed.
+        if !series.leave_out_disturbed() {
+            continue;
+        }
         let analysis = analyse(vec![series]);
         for level in &analysis.series[0].levels {
             assert!(level.capacity.is_finite() && level.capacity > 0.0);
             assert!(level.speedup.is_finite() && level.speedup > 0.0);
         }
-        let text = analysis_text::render(&analysis) + &markdown::render(&analysis);
+        let text = analysis_text::render(&analysis, false)
+            + &analysis_text::render(&analysis, true)
+            + &markdown::render(&analysis, None);
         assert!(!text.contains("NaN"));
         assert!(!text.chars().any(|c| c.is_control() && c != '\n'));
+        // The page draws every figure: no value may make an axis loop.
+        let page = html::render(&analysis).expect("the page renders");
+        assert!(!page.contains("NaN"));
     }
 });

@@ -55,7 +55,8 @@ pub fn compare(group: &[&SeriesAnalysis]) -> Comparison {
         })
         .collect();
     let ranked = rank(group, &rows);
-    let leader = ranked[0];
+    // Without any estimate, the first series given leads the speed comparison.
+    let leader = ranked.first().copied().unwrap_or(0);
     Comparison {
         unit: group[0].capacity_unit.clone(),
         baseline: rows[0].name.clone(),
@@ -63,9 +64,9 @@ pub fn compare(group: &[&SeriesAnalysis]) -> Comparison {
             .iter()
             .map(|&index| rows[index].name.clone())
             .collect(),
-        leader_against: ranked[1..]
-            .iter()
-            .map(|&other| versus((group[leader], &own[leader]), (group[other], &own[other])))
+        leader_against: (0..group.len())
+            .filter(|&other| other != leader)
+            .map(|other| versus((group[leader], &own[leader]), (group[other], &own[other])))
             .collect(),
         rows,
     }
@@ -74,7 +75,9 @@ pub fn compare(group: &[&SeriesAnalysis]) -> Comparison {
 /// Indices by plateau capacity, largest first, or, when a plateau is only a lower bound, by
 /// capacity at the largest load every series measured (if there is one).
 fn rank(group: &[&SeriesAnalysis], rows: &[ComparisonRow]) -> Vec<usize> {
-    let mut ranked: Vec<usize> = (0..rows.len()).collect();
+    let mut ranked: Vec<usize> = (0..rows.len())
+        .filter(|&index| rows[index].capacity_at_saturation.is_some())
+        .collect();
     let common = group
         .iter()
         .map(|series| {
@@ -94,7 +97,10 @@ fn rank(group: &[&SeriesAnalysis], rows: &[ComparisonRow]) -> Vec<usize> {
             .iter()
             .map(|series| series.level(load).map_or(0.0, |level| level.capacity))
             .collect(),
-        _ => rows.iter().map(|row| row.capacity_at_saturation).collect(),
+        _ => rows
+            .iter()
+            .map(|row| row.capacity_at_saturation.unwrap_or(0.0))
+            .collect(),
     };
     ranked.sort_by(|&a, &b| key[b].total_cmp(&key[a]));
     ranked
@@ -103,8 +109,8 @@ fn rank(group: &[&SeriesAnalysis], rows: &[ComparisonRow]) -> Vec<usize> {
 /// A series' own figures that comparisons divide.
 struct Own {
     single_thread: Option<(f64, Vec<usize>)>,
-    saturation_workers: usize,
-    capacity: f64,
+    saturation_workers: Option<usize>,
+    capacity: Option<f64>,
     censored: bool,
     per_core: Option<f64>,
     per_cost: Option<f64>,
@@ -114,8 +120,13 @@ fn own_figures(series: &SeriesAnalysis) -> Own {
     let (saturation_workers, capacity, censored) = series
         .saturation
         .as_ref()
-        .map_or((0, 0.0, false), |saturation| {
-            (saturation.workers, saturation.capacity, saturation.censored)
+        .filter(|saturation| saturation.capacity.is_finite() && saturation.capacity > 0.0)
+        .map_or((None, None, false), |saturation| {
+            (
+                Some(saturation.workers),
+                Some(saturation.capacity),
+                saturation.censored,
+            )
         });
     Own {
         // Single-thread speed means one worker alone: a series that starts higher has none.
@@ -128,15 +139,12 @@ fn own_figures(series: &SeriesAnalysis) -> Own {
         saturation_workers,
         capacity,
         censored,
-        per_core: series
-            .series
-            .physical_cores
-            .map(|cores| capacity / cores as f64),
-        per_cost: series
-            .series
-            .cost
-            .filter(|cost| *cost > 0.0)
-            .map(|cost| capacity / cost),
+        per_core: capacity
+            .zip(series.series.physical_cores)
+            .map(|(capacity, cores)| capacity / cores as f64),
+        per_cost: capacity
+            .zip(series.series.cost.filter(|cost| *cost > 0.0))
+            .map(|(capacity, cost)| capacity / cost),
     }
 }
 
@@ -159,11 +167,10 @@ fn versus(
         (Some((mine, _)), Some((theirs, _))) if *theirs > 0.0 => Some(mine / theirs),
         _ => None,
     };
-    let capacity_ratio = if theirs.capacity > 0.0 {
-        own.capacity / theirs.capacity
-    } else {
-        f64::NAN
-    };
+    let capacity_ratio = own
+        .capacity
+        .zip(theirs.capacity)
+        .map(|(mine, theirs)| mine / theirs);
     let margin = 2.0 * noise(series).hypot(noise(other));
     let within = |ratio: f64| ratio.ln().abs() <= margin;
     let (similar_speed, speed_crosses) = match (&low_load, single_thread_ratio) {
@@ -181,7 +188,7 @@ fn versus(
         against: other.name().to_string(),
         similar_speed,
         speed_crosses,
-        similar_capacity: !censored && within(capacity_ratio),
+        similar_capacity: !censored && capacity_ratio.is_some_and(within),
         noise_margin: margin,
         common_load: censored.then(|| by_load.last().cloned()).flatten(),
         single_thread_ratio,

@@ -44,7 +44,7 @@ fn leader_versus(versus: &Versus, leader: &ComparisonRow, other: &ComparisonRow)
         (Some(a), Some(_)) => format!(", with the same {a} physical cores"),
         _ => String::new(),
     };
-    let capacity = versus.capacity_ratio;
+    let capacity = versus.capacity_ratio.unwrap_or(f64::NAN);
     let at_common = versus
         .common_load
         .as_ref()
@@ -59,7 +59,7 @@ fn leader_versus(versus: &Versus, leader: &ComparisonRow, other: &ComparisonRow)
     // an upper bound when it is the other's, and unbounded either way when both are.
     let no_estimate = [leader, other]
         .into_iter()
-        .find(|row| !(row.capacity_at_saturation.is_finite() && row.capacity_at_saturation > 0.0));
+        .find(|row| row.capacity_at_saturation.is_none());
     let capacity_text = match (leader.saturation_censored, other.saturation_censored) {
         _ if no_estimate.is_some() || !capacity.is_finite() => format!(
             "the capacity of {} could not be estimated (too few levels kept), so capacities are not compared{cores}",
@@ -308,8 +308,26 @@ pub fn series_warnings(series: &SeriesAnalysis) -> Vec<String> {
         ));
     }
     for point in &series.series.left_out {
+        // What the level's capacity really was, when its jobs did not run together.
+        let delivered = point
+            .delivered
+            .filter(|_| {
+                point
+                    .disturbed
+                    .iter()
+                    .any(|reason| reason.starts_with(crate::result::APART))
+            })
+            .map(|delivered| {
+                format!(
+                    "; the host delivered {} jobs/min there, not the {} that {} x 60 / median job time gives",
+                    significant(delivered),
+                    significant(60.0 * point.workers as f64 / point.raw),
+                    point.workers
+                )
+            })
+            .unwrap_or_default();
         warnings.push(format!(
-            "left out {}, disturbed while measured: {} (--include-disturbed keeps it)",
+            "left out {}, disturbed while measured: {}{delivered} (--include-disturbed keeps it)",
             workers_text(point.workers),
             point.disturbed.join("; ")
         ));

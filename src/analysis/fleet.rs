@@ -4,7 +4,8 @@
 
 use super::compare::single_thread;
 use super::model::{
-    Fleet, FleetHost, HistoryLevel, HistoryRun, HostHistory, SeriesAnalysis, SiblingGroup,
+    Fleet, FleetHost, HistoryLevel, HistoryRun, HostHistory, MAX_THRESHOLD, OutlierCall,
+    SeriesAnalysis, SiblingGroup,
 };
 use super::series::{Job, Measure};
 use crate::stats::median;
@@ -132,6 +133,7 @@ fn host_row(host: &str, runs: &[usize], series: &[SeriesAnalysis]) -> FleetHost 
             (count, disturbed) => format!("disturbed in {disturbed} of {count} runs"),
         },
         group: 0,
+        compared: None,
         capacity_vs_group: None,
         speed_vs_group: None,
         outlier: false,
@@ -248,10 +250,14 @@ fn sibling_groups(
                 let spread = 3.0 * 1.4826 * median_of(&deviations).unwrap_or(0.0);
                 let noise = 2.0 * std::f64::consts::SQRT_2 * median_of(&jitters).unwrap_or(0.0);
                 let threshold = spread.max(noise).max(FLOOR);
+                let outliers = outlier_call(ratios.len(), threshold);
                 let speeds: Vec<(usize, f64)> = members
                     .iter()
                     .filter_map(|&index| Some((index, hosts[index].single_thread_speed?)))
                     .collect();
+                for &(index, value) in &values {
+                    hosts[index].compared = Some(value);
+                }
                 for &(index, ratio) in &ratios {
                     let others: Vec<f64> = speeds
                         .iter()
@@ -264,8 +270,8 @@ fn sibling_groups(
                         .single_thread_speed
                         .zip(median_of(&others))
                         .map(|(speed, typical)| speed / typical);
-                    host.outlier = ratios.len() >= MIN_SIBLINGS_FOR_OUTLIERS
-                        && (ratio - 1.0).abs() > threshold;
+                    host.outlier =
+                        outliers == OutlierCall::Named && (ratio - 1.0).abs() > threshold;
                 }
                 for &index in &members {
                     hosts[index].group = group;
@@ -283,10 +289,22 @@ fn sibling_groups(
                     compared_at,
                     threshold,
                     threshold_is_floor: spread.max(noise) < FLOOR,
+                    outliers,
                 }
             },
         )
         .collect()
+}
+
+/// Whether `count` values with this threshold can single one out.
+fn outlier_call(count: usize, threshold: f64) -> OutlierCall {
+    if count < MIN_SIBLINGS_FOR_OUTLIERS {
+        OutlierCall::TooFew
+    } else if threshold > MAX_THRESHOLD {
+        OutlierCall::TooNoisy
+    } else {
+        OutlierCall::Named
+    }
 }
 
 /// The largest worker count that every one of the runs measured.
@@ -324,6 +342,7 @@ fn history(host: &str, runs: &[usize], series: &[SeriesAnalysis]) -> HostHistory
     let threshold = (3.0 * 1.4826 * median_of(&deviations).unwrap_or(0.0))
         .max(2.0 * std::f64::consts::SQRT_2 * median_of(&jitters).unwrap_or(0.0))
         .max(FLOOR);
+    let outliers = outlier_call(capacities.len(), threshold);
     let runs: Vec<HistoryRun> = ordered
         .iter()
         .map(|&run| {
@@ -343,7 +362,8 @@ fn history(host: &str, runs: &[usize], series: &[SeriesAnalysis]) -> HostHistory
                     .filter_map(|level| level.steal_pct)
                     .reduce(f64::max),
                 capacity_vs_history: ratio,
-                departs: ratio.is_some_and(|ratio| (ratio - 1.0).abs() > threshold),
+                departs: outliers == OutlierCall::Named
+                    && ratio.is_some_and(|ratio| (ratio - 1.0).abs() > threshold),
             }
         })
         .collect();
@@ -353,6 +373,7 @@ fn history(host: &str, runs: &[usize], series: &[SeriesAnalysis]) -> HostHistory
         runs,
         median_capacity,
         threshold,
+        outliers,
     }
 }
 
@@ -417,26 +438,38 @@ pub fn fleet_findings(fleet: &Fleet) -> Vec<String> {
             }
             _ => String::new(),
         };
-        let at = group.compared_at.map_or_else(String::new, |workers| {
-            format!(" at {workers} workers (the largest load all of them measured; some were still rising)")
-        });
-        let threshold = if group.threshold_is_floor {
-            format!(
-                "threshold ±{:.0}%, above the measured noise",
-                100.0 * group.threshold
-            )
+        let at = match group.compared_at {
+            Some(1) => " (at 1 worker, the largest load all of them measured)".to_string(),
+            Some(workers) => format!(
+                " (at {workers} workers, the largest load all of them measured; some were still rising)"
+            ),
+            None => String::new(),
+        };
+        let figure = if group.compared_at == Some(1) {
+            "single-thread speed"
         } else {
-            format!(
-                "threshold ±{:.0}% from the measured noise",
-                100.0 * group.threshold
-            )
+            "capacity"
         };
         sentences.push(format!(
-            "{} has {:.0}% {} capacity than the median of its {} siblings{cpu}{at} ({threshold}).",
+            "{} has {:.0}% {} {figure} than the median of its {} siblings{cpu}{at} ({}).",
             host.host,
             100.0 * (ratio - 1.0).abs(),
             if ratio < 1.0 { "less" } else { "more" },
             group.hosts.len() - 1,
+            group.threshold_text(),
+        ));
+    }
+    for group in fleet
+        .groups
+        .iter()
+        .filter(|group| group.outliers == OutlierCall::TooNoisy)
+    {
+        sentences.push(format!(
+            "{}: {}, so no host is singled out ({} of {} hosts).",
+            group.hosts.join(", "),
+            group.threshold_text(),
+            group.figure_name(),
+            group.hosts.len()
         ));
     }
     for history in &fleet.histories {
@@ -445,13 +478,13 @@ pub fn fleet_findings(fleet: &Fleet) -> Vec<String> {
                 continue;
             };
             sentences.push(format!(
-                "{}: the run started {} delivered {:.0}% {} capacity than the host's median over {} runs (threshold ±{:.0}%){}.",
+                "{}: the run started {} delivered {:.0}% {} capacity than the host's median over {} runs ({}){}.",
                 history.host,
                 run.started_at.as_deref().unwrap_or(&run.series),
                 100.0 * (ratio - 1.0).abs(),
                 if ratio < 1.0 { "less" } else { "more" },
                 history.runs.len(),
-                100.0 * history.threshold,
+                history.threshold_text(),
                 run.steal_pct
                     .filter(|steal| *steal > 2.0)
                     .map_or_else(String::new, |steal| format!(", with steal up to {steal:.0}%"))

@@ -6,10 +6,10 @@ use std::path::Path;
 
 use anyhow::{Context, Result, bail};
 
-use crate::analysis::series::{Job, Measure, Point, Provenance, Series};
-use crate::host::interference::Verdict;
+use crate::analysis::series::{CacheFigures, Job, Measure, Point, Provenance, Series};
 use crate::redact::redact_argument;
-use crate::result::{Level, RunDocument, RunMode, SCHEMA};
+use crate::result::summary::delivered_jobs_per_min;
+use crate::result::{CacheFigure, Level, RunDocument, RunMode, SCHEMA};
 
 /// Text longer than this is cut when quoted in a message.
 const QUOTE_CHARS: usize = 80;
@@ -290,9 +290,25 @@ fn from_document(path: &Path, text: &str) -> Result<Series> {
         let workers = worker_count(level.workers as f64, &|| at("workers"))?;
         let (raw, raw_field) = (merit.value, merit.source.as_str());
         let (cpu_fraction, cpu_field) = (merit.cpu_fraction, merit.cpu_fraction_source.as_str());
+        // What the host delivered, from the samples as the run computed it (documents
+        // without job starts: test_cpu_parallel's n / median, from the median).
+        let delivered = match document.settings.mode {
+            RunMode::FixedWork => delivered_jobs_per_min(&level.samples)
+                .map(|capacity| {
+                    in_range(capacity, &RAW, "the capacity", &|| {
+                        at("samples (started_s and wall_s)")
+                    })
+                })
+                .transpose()?,
+            RunMode::FixedTime => None,
+        };
         points.push(Point {
             workers,
             raw: in_range(raw, &RAW, "the measurement", &|| at(raw_field))?,
+            delivered,
+            cache: cache_figures(level, &|field: &str| {
+                at(&format!("workload_figures.{field}"))
+            })?,
             cv: Some(in_range(level.summary.cv, &CV, "the CV", &|| {
                 at("summary.cv")
             })?),
@@ -306,17 +322,10 @@ fn from_document(path: &Path, text: &str) -> Result<Series> {
                 at("os.steal_pct")
             })?),
             disturbed: level
-                .interference
-                .as_ref()
-                .filter(|interference| interference.verdict == Verdict::Disturbed)
-                .map(|interference| {
-                    interference
-                        .reasons
-                        .iter()
-                        .map(|reason| printable(reason))
-                        .collect()
-                })
-                .unwrap_or_default(),
+                .disturbances()
+                .iter()
+                .map(|reason| printable(reason))
+                .collect(),
             precision_reached: level.precision_reached,
             spread: match merit.low.zip(merit.high) {
                 // Checked as the median is: a spread of 1e300 would otherwise be drawn (and
@@ -373,9 +382,35 @@ fn from_document(path: &Path, text: &str) -> Result<Series> {
         complete: document.complete,
         cost: None,
         left_out: Vec::new(),
+        cut_last_line: None,
         provenance: provenance(&document, &job),
         job,
     })
+}
+
+/// The buffer cache's figures a level recorded (`Level::cache_figure`), each range-checked
+/// where it is read; None when it has none.
+fn cache_figures(level: &Level, at: &dyn Fn(&str) -> String) -> Result<Option<CacheFigures>> {
+    let get = |figure: CacheFigure,
+               range: &std::ops::RangeInclusive<f64>,
+               what: &str|
+     -> Result<Option<f64>> {
+        level
+            .cache_figure(figure)
+            .map(|(value, name)| in_range(value, range, what, &|| at(name)))
+            .transpose()
+    };
+    let counts = 0.0..=*RAW.end();
+    // Both counts checked before their ratio is taken.
+    get(CacheFigure::LatchGets, &counts, "latch gets")?;
+    get(CacheFigure::LatchMisses, &counts, "latch misses")?;
+    let cache = CacheFigures {
+        hit_ratio: get(CacheFigure::HitRatio, &(0.0..=1.0), "the hit ratio")?,
+        latch_misses_per_1k_gets: level.latch_misses_per_1k_gets(),
+        pio_per_s: get(CacheFigure::PioPerS, &counts, "PIO/s")?,
+        read_p99_us: get(CacheFigure::ReadP99Us, &counts, "the read p99")?,
+    };
+    Ok((cache != CacheFigures::default()).then_some(cache))
 }
 
 /// What the run document says about where and how it ran; every text shown escaped of
@@ -383,15 +418,12 @@ fn from_document(path: &Path, text: &str) -> Result<Series> {
 /// from anywhere).
 fn provenance(document: &RunDocument, job: &Job) -> Provenance {
     let topology = &document.host.topology;
-    let judged: Vec<&Verdict> = document
+    let judged: Vec<&Level> = document
         .levels
         .iter()
-        .filter_map(|level| level.interference.as_ref().map(|judged| &judged.verdict))
+        .filter(|level| level.interference.is_some() || level.summary.together.is_some())
         .collect();
-    let disturbed = judged
-        .iter()
-        .filter(|verdict| ***verdict == Verdict::Disturbed)
-        .count();
+    let disturbed = judged.iter().filter(|level| level.is_disturbed()).count();
     Provenance {
         label: Some(printable(&document.host.label)),
         tags: document
@@ -565,10 +597,12 @@ fn from_csv(path: &Path, text: &str, stem: &str) -> Result<Series> {
         }
         _ => (1, Measure::JobTime),
     };
+    // An empty line between rows (or at the end) is no level.
+    let blank = |record: &csv::StringRecord| record.iter().all(str::is_empty);
     let mut points = Vec::new();
     for (index, record) in records.iter().enumerate() {
         let line = index + 2;
-        if record.iter().all(str::is_empty) {
+        if blank(record) {
             continue;
         }
         let at = |column: usize| {
@@ -629,6 +663,12 @@ fn from_csv(path: &Path, text: &str, stem: &str) -> Result<Series> {
         points.push(Point {
             workers,
             raw,
+            cache: None,
+            // corescale's CSV: the capacity the host delivered (older files: n / median).
+            delivered: match measure {
+                Measure::JobTime => optional(extra.capacity, &RAW, "the capacity")?,
+                Measure::Rate { .. } => None,
+            },
             cv: optional(extra.cv, &CV, "the CV")?.or(cv),
             spread,
             cpu_fraction: optional(extra.cpu_fraction, &CPU_FRACTION, "the on-CPU fraction")?,
@@ -657,9 +697,25 @@ fn from_csv(path: &Path, text: &str, stem: &str) -> Result<Series> {
                 .and_then(|column| record.get(column)?.parse().ok()),
         });
     }
+    // A file whose writer was stopped mid-line: "18,1" where the line was "18,11.7".
+    let cut_last_line = (!text.ends_with('\n') && points.len() > 1)
+        .then(|| {
+            let last = records.iter().rposition(|record| !blank(record))?;
+            let field = records[last].len().checked_sub(1)?;
+            let length = |record: &csv::StringRecord| record.get(field).map_or(0, str::len);
+            let shortest_other = records[..last]
+                .iter()
+                .filter(|record| !blank(record))
+                .map(length)
+                .min()?;
+            (length(&records[last]) < shortest_other).then_some(last + 2)
+        })
+        .flatten()
+        .and_then(|line| Some((line, points.pop()?)));
     Ok(Series {
         name: stem.to_string(),
         source: String::new(),
+        cut_last_line,
         measure,
         points,
         physical_cores: None,
@@ -675,6 +731,7 @@ fn from_csv(path: &Path, text: &str, stem: &str) -> Result<Series> {
 /// corescale's own CSV columns, when present.
 struct ExtraColumns {
     cv: Option<usize>,
+    capacity: Option<usize>,
     cpu_fraction: Option<usize>,
     steal_pct: Option<usize>,
     mode: Option<usize>,
@@ -695,6 +752,7 @@ impl ExtraColumns {
         let column = |name: &str| header.iter().position(|candidate| candidate == name);
         Self {
             cv: column("cv"),
+            capacity: column("capacity_jobs_per_min"),
             cpu_fraction: column("cpu_fraction"),
             steal_pct: column("steal_pct"),
             mode: column("mode"),

@@ -5,7 +5,9 @@
 use super::model::{Analysis, SeriesAnalysis};
 use super::series::Series;
 use super::study::analyse;
-use super::synthetic::{droop_then_bend, job_time_series, rate_series, smt_capacity, usl_capacity};
+use super::synthetic::{
+    droop_then_bend, early_dip, job_time_series, rate_series, smt_capacity, usl_capacity,
+};
 
 const SEEDS: u64 = 20;
 
@@ -513,4 +515,23 @@ fn a_host_swept_just_past_its_cores_saturates_at_its_cores() {
         (2, false),
         "{saturation:?}"
     );
+}
+
+#[test]
+fn one_low_level_early_does_not_pull_the_knee_forward() {
+    let (exact, answers) = landing(16, 0, |seed| knee_of(early_dip(0.0, seed)));
+    assert_eq!(exact, SEEDS as usize, "{answers:?}");
+    // Within one level (2 workers on this grid).
+    let (near, answers) = landing(16, 2, |seed| knee_of(early_dip(0.01, seed)));
+    assert!(near >= 19, "at 1%: {answers:?}");
+    let (near, answers) = landing(16, 2, |seed| knee_of(early_dip(0.03, seed)));
+    assert!(near >= 18, "at 3%: {answers:?}");
+    // The RAC55 SLOB measurement itself: flat per worker from 4 to 14 within its noise,
+    // a dip at 2 and a low first level; the knee is 14, not 10.
+    let anchor = crate::analysis::input::parse_series(
+        std::path::Path::new("RAC55_SLOB_Oracle_LIO.csv"),
+        include_bytes!("../../tests/fixtures/anchor/RAC55_SLOB_Oracle_LIO.csv"),
+    )
+    .unwrap();
+    assert_eq!(knee_of(anchor), Some(14));
 }

@@ -49,6 +49,9 @@ pub struct LevelFigures {
     pub raw_spread: Option<(f64, f64)>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub speed_spread: Option<(f64, f64)>,
+    /// Hit ratio, latch misses, PIO/s and read p99, for lio, pio and db levels.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cache: Option<super::series::CacheFigures>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -144,8 +147,9 @@ pub struct Comparison {
     /// Ratios in `rows` are relative to this series (the first given).
     pub baseline: String,
     pub rows: Vec<ComparisonRow>,
-    /// Series names by capacity at saturation, largest first; when any is censored (its
-    /// capacity only a lower bound), by capacity at the largest load all of them measured.
+    /// The names of the series whose capacity was estimated, by capacity at saturation,
+    /// largest first; when any is censored (its capacity only a lower bound), by capacity at
+    /// the largest load all of them measured. Series without an estimate are not ranked.
     pub ranking: Vec<String>,
     /// The leader (first in the ranking) against each other series: what the findings say.
     pub leader_against: Vec<Versus>,
@@ -160,9 +164,11 @@ pub struct ComparisonRow {
     /// The worker counts that baseline is the median of.
     #[serde(default)]
     pub single_thread_workers: Vec<usize>,
-    pub saturation_workers: usize,
-    /// The plateau capacity (a lower bound when `saturation_censored`).
-    pub capacity_at_saturation: f64,
+    /// Where the plateau starts; null when the capacity could not be estimated.
+    pub saturation_workers: Option<usize>,
+    /// The plateau capacity (a lower bound when `saturation_censored`); null when it could
+    /// not be estimated.
+    pub capacity_at_saturation: Option<f64>,
     #[serde(default)]
     pub saturation_censored: bool,
     pub physical_cores: Option<usize>,
@@ -185,8 +191,8 @@ pub struct Versus {
     pub series: String,
     pub against: String,
     pub single_thread_ratio: Option<f64>,
-    /// Plateau capacity over the other's plateau capacity.
-    pub capacity_ratio: f64,
+    /// Plateau capacity over the other's plateau capacity; null when either is unknown.
+    pub capacity_ratio: Option<f64>,
     /// At every worker count both measured.
     #[serde(default)]
     pub by_load: Vec<LoadRatio>,
@@ -263,8 +269,12 @@ pub struct FleetHost {
     pub verdict: String,
     /// Index into `groups`.
     pub group: usize,
-    /// Capacity (at `SiblingGroup::compared_at` workers when set) and single-thread speed
-    /// over the median of the host's siblings, the other hosts of its group.
+    /// The figure the host is compared on (its group's `figure_name`): capacity at
+    /// saturation, or at `SiblingGroup::compared_at` workers; null when it has none.
+    #[serde(default)]
+    pub compared: Option<f64>,
+    /// `compared` and single-thread speed over the median of the host's siblings, the other
+    /// hosts of its group.
     pub capacity_vs_group: Option<f64>,
     pub speed_vs_group: Option<f64>,
     /// Capacity departs from the group median by more than the group's threshold.
@@ -287,6 +297,98 @@ pub struct SiblingGroup {
     /// jitter, and 3% (`threshold_is_floor` when the floor decided).
     pub threshold: f64,
     pub threshold_is_floor: bool,
+    /// Whether outliers could be named: with fewer than 3 hosts, or a threshold above
+    /// [`MAX_THRESHOLD`], none is.
+    #[serde(default)]
+    pub outliers: OutlierCall,
+}
+
+/// A departure larger than this between measurements of identical servers says the runs
+/// are too noisy to single one out.
+pub const MAX_THRESHOLD: f64 = 0.25;
+
+/// Whether a group (or a host's history) can single out an outlier.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum OutlierCall {
+    /// Outliers beyond `threshold` are named.
+    #[default]
+    Named,
+    /// Fewer than 3 values: none is the odd one.
+    TooFew,
+    /// The values spread beyond `MAX_THRESHOLD`: none can be singled out.
+    TooNoisy,
+}
+
+impl Fleet {
+    /// The figure every group of two hosts or more is compared on, when they share one (the
+    /// fleet table's column and chart are named by it; else each cell says its own).
+    pub fn shared_figure_name(&self) -> Option<String> {
+        let mut names = self
+            .groups
+            .iter()
+            .filter(|group| group.hosts.len() > 1)
+            .map(SiblingGroup::figure_name);
+        let first = names.next()?;
+        names.all(|name| name == first).then_some(first)
+    }
+}
+
+impl SiblingGroup {
+    /// What the group's hosts are compared on, in words: at one worker, capacity is the
+    /// single-thread speed.
+    pub fn figure_name(&self) -> String {
+        match self.compared_at {
+            None => "capacity at saturation".to_string(),
+            Some(1) => "single-thread speed".to_string(),
+            Some(workers) => format!("capacity at {workers} workers"),
+        }
+    }
+
+    /// "threshold ±5% from the measured noise", or why no outlier is named.
+    pub fn threshold_text(&self) -> String {
+        threshold_text(
+            self.outliers,
+            self.threshold,
+            Some(self.threshold_is_floor),
+            "hosts",
+        )
+    }
+}
+
+impl HostHistory {
+    /// "threshold ±5% from the measured noise", or why no departure is named.
+    pub fn threshold_text(&self) -> String {
+        threshold_text(self.outliers, self.threshold, None, "runs")
+    }
+}
+
+/// The threshold of a group or a history in words.
+/// `floor`: whether the 3% floor decided it, when known.
+pub fn threshold_text(
+    call: OutlierCall,
+    threshold: f64,
+    floor: Option<bool>,
+    what: &str,
+) -> String {
+    match call {
+        OutlierCall::TooFew => format!("too few {what} to name outliers"),
+        OutlierCall::TooNoisy => format!(
+            "too noisy to name outliers: spread ±{:.0}%",
+            100.0 * threshold
+        ),
+        OutlierCall::Named => match floor {
+            Some(true) => format!(
+                "threshold ±{:.0}%, above the measured noise",
+                100.0 * threshold
+            ),
+            Some(false) => format!(
+                "threshold ±{:.0}% from the measured noise",
+                100.0 * threshold
+            ),
+            None => format!("threshold ±{:.0}%", 100.0 * threshold),
+        },
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -298,6 +400,10 @@ pub struct HostHistory {
     /// A run departing from the median by more than this is called out: the larger of 3
     /// robust deviations of the runs' capacities, 2·√2 times the runs' median jitter, and 3%.
     pub threshold: f64,
+    /// Whether departures could be named (3 runs with a capacity at least, a threshold at
+    /// most [`MAX_THRESHOLD`]).
+    #[serde(default)]
+    pub outliers: OutlierCall,
     /// Per load level over the runs (seed 003's table): median and range.
     pub levels: Vec<HistoryLevel>,
 }

@@ -83,12 +83,16 @@ pub fn knee(series: &Series) -> Option<Knee> {
         return None;
     }
     let (x, time) = time_per_work(series, None);
-    let first_capacity = series.capacity(&points[0]);
-    let capacity: Vec<f64> = points
+    // A single level off both its neighbours (a dip at 2 workers) is noise, not a regime.
+    let time = without_spikes(&time);
+    // Capacity relative to the first level, from time per unit of work.
+    let to_capacity = |n: f64, time: f64| n / (time * x[0]);
+    let capacity: Vec<f64> = x
         .iter()
-        .map(|point| series.capacity(point) / first_capacity)
+        .zip(&time)
+        .map(|(&n, &time)| to_capacity(n, time))
         .collect();
-    let time_bend = bend(&x, &time, 1.0, &|n, y| n / (y * x[0]), &capacity);
+    let time_bend = bend(&x, &time, 1.0, &to_capacity, &capacity);
     let capacity_bend = bend(&x, &capacity, -1.0, &|_, y| y, &capacity);
     let chosen = match (time_bend, capacity_bend) {
         (Some(time), Some(capacity)) => {
@@ -101,18 +105,83 @@ pub fn knee(series: &Series) -> Option<Knee> {
         (time, capacity) => time.or(capacity)?,
     };
     // Slopes are always given on time per unit of work, at the knee found.
-    let at_knee = fit_knots(&x, &time, &[chosen.index])?;
-    let slopes = at_knee.slopes();
+    let mut index = chosen.index;
+    let fit = fit_knots(&x, &time, &[index])?;
+    let mut slopes = fit.slopes();
+    if slopes[0] <= 0.0 {
+        // Flat before the bend: the bend is where the data leave that floor for the rising
+        // line, not where the two lines meet best (which can be the floor's lowest level).
+        let moved = last_on_the_floor(&x, &time, index, &|n| fit.predict(n));
+        if moved != index {
+            index = moved;
+            slopes = fit_knots(&x, &time, &[index])?.slopes();
+        }
+    }
     let first = &points[0];
     Some(Knee {
-        workers: points[chosen.index].workers,
-        droop: series.speed(&points[chosen.index]) / series.speed(first) - 1.0,
+        workers: points[index].workers,
+        droop: series.speed(&points[index]) / series.speed(first) - 1.0,
         slope_before: slopes[0],
         slope_after: slopes[1],
         segments: chosen.segments,
         other_bend: chosen.other.map(|other| points[other].workers),
         evidence: chosen.evidence,
     })
+}
+
+/// The last level from `knee` on whose time per unit of work is still on the floor before
+/// it: within three jitters (at least 1% each) of the median of the levels up to `knee`, and
+/// below the fitted rising line. Two levels after it are always left to bend.
+fn last_on_the_floor(x: &[f64], time: &[f64], knee: usize, after: &dyn Fn(f64) -> f64) -> usize {
+    let floor = median(&time[..=knee]);
+    let before: Vec<(f64, f64)> = x[..=knee]
+        .iter()
+        .copied()
+        .zip(time[..=knee].iter().copied())
+        .collect();
+    let noise = jitter(&before).unwrap_or(0.0).max(0.01);
+    let mut index = knee;
+    while index + 3 < time.len() {
+        let next = time[index + 1];
+        if next >= after(x[index + 1]) || next > floor * (1.0 + 3.0 * noise) {
+            break;
+        }
+        index += 1;
+    }
+    index
+}
+
+/// Smallest departure of a single level from both neighbours that counts as a spike: noise
+/// of a few percent is a level's own, not a spike.
+const SPIKE_FLOOR: f64 = 0.05;
+/// Robust standard deviations of the level-to-level residuals a spike must exceed.
+const SPIKE_SIGMAS: f64 = 4.0;
+
+/// The values with each single-level spike replaced by the line between its neighbours. A
+/// spike departs from both neighbours in the same direction, by more than [`SPIKE_FLOOR`]
+/// and [`SPIKE_SIGMAS`] robust deviations of every level's residual from its neighbours'
+/// line. A bend is not a spike: its level sits level with one neighbour.
+fn without_spikes(values: &[f64]) -> Vec<f64> {
+    let count = values.len();
+    if count < 5 {
+        return values.to_vec();
+    }
+    let between = |index: usize| (values[index - 1] + values[index + 1]) / 2.0;
+    let residuals: Vec<f64> = (1..count - 1)
+        .map(|index| (values[index] / between(index) - 1.0).abs())
+        .collect();
+    let sigma = 1.4826 * median(&residuals);
+    let limit = (SPIKE_SIGMAS * sigma).max(SPIKE_FLOOR);
+    let mut cleaned = values.to_vec();
+    for index in 1..count - 1 {
+        let (value, left, right) = (values[index], values[index - 1], values[index + 1]);
+        let up = value / left.max(right) - 1.0;
+        let down = 1.0 - value / left.min(right);
+        if up > limit || down > limit {
+            cleaned[index] = between(index);
+        }
+    }
+    cleaned
 }
 
 /// A bend found in one space.

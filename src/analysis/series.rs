@@ -19,6 +19,10 @@ pub struct Point {
     pub workers: usize,
     /// Median job time (s) or total rate, per the series' measure.
     pub raw: f64,
+    /// Jobs per minute the host delivered (jobs over the time the batches took), when the
+    /// file says (corescale's); else capacity is test_cpu_parallel's 60 n / median job time.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub delivered: Option<f64>,
     /// Coefficient of variation of the jobs at this level, when known.
     pub cv: Option<f64>,
     pub cpu_fraction: Option<f64>,
@@ -29,10 +33,26 @@ pub struct Point {
     /// With --precision: false when the CV target was missed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub precision_reached: Option<bool>,
+    /// The buffer cache's figures of an lio, pio or db level, when the run recorded them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cache: Option<CacheFigures>,
     /// The spread of the raw figure at this level (low, high): the fastest and slowest job
     /// (or batch), or median ± stdev where the file gives only that.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub spread: Option<(f64, f64)>,
+}
+
+/// What the SLOB method measures beside the rate: how the buffer cache served the level.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct CacheFigures {
+    /// Share of block gets the cache served (1 - PIO/LIO).
+    pub hit_ratio: Option<f64>,
+    /// Cache-chain latch misses per 1,000 gets (lio and pio).
+    pub latch_misses_per_1k_gets: Option<f64>,
+    /// Blocks read from storage per second.
+    pub pio_per_s: Option<f64>,
+    /// 99th percentile of a storage read, in microseconds (pio).
+    pub read_p99_us: Option<f64>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -57,6 +77,10 @@ pub struct Series {
     /// Where the series came from, as far as its file says.
     #[serde(default)]
     pub provenance: Provenance,
+    /// A CSV's last line that looks cut short (no line end, its last field shorter than any
+    /// other in its column), held apart: `report` leaves it out unless `--accept-truncated`.
+    #[serde(skip)]
+    pub cut_last_line: Option<(usize, Point)>,
 }
 
 /// The run behind a series, for the report's provenance block: what a corescale JSON holds;
@@ -129,17 +153,24 @@ impl Job {
 }
 
 impl Series {
-    /// Capacity at a point: jobs per minute over all workers, or the total rate.
+    /// Capacity at a point: jobs per minute the host delivered over all workers, or the
+    /// total rate.
     pub fn capacity(&self, point: &Point) -> f64 {
         match self.measure {
-            Measure::JobTime => 60.0 * point.workers as f64 / point.raw,
+            Measure::JobTime => point
+                .delivered
+                .unwrap_or(60.0 * point.workers as f64 / point.raw),
             Measure::Rate { .. } => point.raw,
         }
     }
 
-    /// Speed at a point: jobs per minute per worker, or the rate per worker.
+    /// Speed at a point: jobs per minute of one worker (60 / median job time), or the rate
+    /// per worker.
     pub fn speed(&self, point: &Point) -> f64 {
-        self.capacity(point) / point.workers as f64
+        match self.measure {
+            Measure::JobTime => 60.0 / point.raw,
+            Measure::Rate { .. } => point.raw / point.workers as f64,
+        }
     }
 
     /// The unit of capacity, for labels.
@@ -150,17 +181,15 @@ impl Series {
         }
     }
 
-    /// Moves the levels the run judged disturbed out of the analysis, unless none would be
-    /// left; then they stay, and the series' warnings say so.
-    pub fn leave_out_disturbed(&mut self) {
-        if self.points.iter().all(|point| !point.disturbed.is_empty()) {
-            return;
-        }
-        let (disturbed, clean) = std::mem::take(&mut self.points)
+    /// Moves the levels the run judged disturbed out of the analysis. False when none is
+    /// clean: such a series describes its disturbance, not its host, and is not analysed.
+    pub fn leave_out_disturbed(&mut self) -> bool {
+        let (disturbed, clean): (Vec<Point>, Vec<Point>) = std::mem::take(&mut self.points)
             .into_iter()
             .partition(|point| !point.disturbed.is_empty());
         self.points = clean;
         self.left_out = disturbed;
+        !self.points.is_empty()
     }
 
     /// The host this series measured: the run's host label, else the series' name. Runs of

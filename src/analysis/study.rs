@@ -100,13 +100,19 @@ fn different_jobs(series: &[SeriesAnalysis], groups: &[Vec<usize>]) -> Vec<Strin
 }
 
 fn analyse_series(series: Series) -> SeriesAnalysis {
-    let base = &series.points[0];
+    // The run's rule (`result::summary::speedup_base`): the smallest clean level, which is the
+    // first kept unless disturbed levels were asked for.
+    let base = series
+        .points
+        .iter()
+        .find(|point| point.disturbed.is_empty())
+        .unwrap_or(&series.points[0]);
     let base_capacity = series.capacity(base);
     let levels = series
         .points
         .iter()
         .map(|point| {
-            // Without a 1-worker level, speedup assumes linear scaling up to the first level.
+            // Without a 1-worker level, speedup assumes linear scaling up to the base.
             let speedup = series.capacity(point) / base_capacity * base.workers as f64;
             LevelFigures {
                 workers: point.workers,
@@ -119,6 +125,7 @@ fn analyse_series(series: Series) -> SeriesAnalysis {
                 cpu_fraction: point.cpu_fraction,
                 steal_pct: point.steal_pct,
                 raw_spread: point.spread,
+                cache: point.cache,
                 speed_spread: point.spread.map(|(low, high)| {
                     let speed = |raw: f64| {
                         series.speed(&Point {

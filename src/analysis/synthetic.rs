@@ -89,6 +89,8 @@ pub fn rate_series(
 
 fn point(workers: usize, raw: f64) -> Point {
     Point {
+        delivered: None,
+        cache: None,
         workers,
         raw,
         cv: None,
@@ -111,6 +113,7 @@ fn series(measure: Measure, points: Vec<Point>, cores: Option<(usize, usize)>) -
         complete: true,
         cost: None,
         left_out: Vec::new(),
+        cut_last_line: None,
         job: Job::default(),
         provenance: Default::default(),
     }
@@ -128,6 +131,22 @@ pub fn smt_capacity(physical: f64, logical: f64, smt: f64) -> impl Fn(f64) -> f6
             physical * (1.0 + smt)
         }
     }
+}
+
+/// A rate series on the SLOB grid (1, 2, 4, ..., 36 workers), flat per worker to 16 and
+/// then sharing cores (knee 16), with the level at 2 workers 15% low, as in the RAC55 SLOB
+/// measurement: one low level early is noise, not a regime.
+pub fn early_dip(noise: f64, seed: u64) -> Series {
+    let workers: Vec<usize> = std::iter::once(1).chain((2..=36).step_by(2)).collect();
+    let mut series = rate_series(
+        smt_capacity(16.0, 32.0, 0.25),
+        &workers,
+        noise,
+        seed,
+        Some((16, 32)),
+    );
+    series.points[1].raw *= 0.85;
+    series
 }
 
 /// The Universal Scalability Law with lambda 1.

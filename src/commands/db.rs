@@ -4,6 +4,7 @@ use anyhow::{Context, Result};
 use indicatif::{ProgressBar, ProgressStyle};
 
 use crate::cli::DbCommand;
+use crate::workload::db::args::DEFAULT_SETUP_ROWS;
 use crate::workload::db::catalog::{self, Teardown};
 use crate::workload::db::connect;
 
@@ -11,10 +12,18 @@ pub fn execute(command: &DbCommand) -> Result<()> {
     match command {
         DbCommand::Check(args) => check(args),
         DbCommand::Setup(args) => {
-            let rows = args.rows()?;
+            let asked = args.rows()?;
             let target = args.target.open()?;
             let database = connect(&target)?;
-            warn_when_larger_than_the_cache(database.as_ref(), args.schemas, rows)?;
+            let cache = database.buffer_cache()?;
+            let bytes_per_row = database.bytes_per_row();
+            let rows = match asked {
+                Some(rows) => {
+                    warn_when_larger_than_the_cache(cache, bytes_per_row, args.schemas, rows);
+                    rows
+                }
+                None => rows_that_fit(cache, bytes_per_row, args.schemas),
+            };
             let bar = ProgressBar::new(args.schemas.saturating_mul(rows));
             bar.set_style(
                 ProgressStyle::with_template(
@@ -159,23 +168,50 @@ fn print_rows(rows: &[(String, String, String)]) {
     }
 }
 
-/// Says, before loading, when the tables will not fit the database's buffer cache: runs would
-/// then read from disk (the run warns on every level, too late to change anything).
+/// Rows per table that `schemas` tables may have to leave a fifth of the buffer cache free
+/// (for indexes, catalogues and other tables).
+fn rows_in_cache(cache: u64, bytes_per_row: u64, schemas: u64) -> u64 {
+    cache * 4 / 5 / bytes_per_row.max(1) / schemas.max(1)
+}
+
+/// Rows per table for a setup without `--scale`: the default, or as many as leave a fifth of
+/// the buffer cache (`cache`: its size and setting) free, so the default sweep is cached.
+fn rows_that_fit(cache: Option<(u64, &str)>, bytes_per_row: u64, schemas: u64) -> u64 {
+    let Some((bytes, setting)) = cache else {
+        return DEFAULT_SETUP_ROWS;
+    };
+    let fit = rows_in_cache(bytes, bytes_per_row, schemas);
+    if fit >= DEFAULT_SETUP_ROWS {
+        return DEFAULT_SETUP_ROWS;
+    }
+    let rows = fit.max(128);
+    eprintln!(
+        "corescale: note: {schemas} table(s) of {rows} rows, sized to fit {setting} = {} MiB with a fifth to spare (a cached test); --scale sets the size",
+        bytes >> 20
+    );
+    if fit < 128 {
+        warn_when_larger_than_the_cache(cache, bytes_per_row, schemas, rows);
+    }
+    rows
+}
+
+/// Says, before loading, when the tables will not fit the database's buffer cache (`cache`:
+/// its size and setting): runs would then read from disk (the run warns on every level, too
+/// late to change anything).
 fn warn_when_larger_than_the_cache(
-    database: &dyn crate::workload::db::Database,
+    cache: Option<(u64, &str)>,
+    bytes_per_row: u64,
     schemas: u64,
     rows: u64,
-) -> Result<()> {
-    let Some((cache, setting)) = database.buffer_cache()? else {
-        return Ok(());
+) {
+    let Some((cache, setting)) = cache else {
+        return;
     };
-    let data = schemas
-        .saturating_mul(rows)
-        .saturating_mul(database.bytes_per_row());
+    let data = schemas.saturating_mul(rows).saturating_mul(bytes_per_row);
     // The cache also holds indexes, catalogues and other tables: keep a fifth free.
     if data.saturating_mul(5) / 4 > cache {
         let mib = |bytes: u64| bytes as f64 / (1u64 << 20) as f64;
-        let rows_that_fit = (cache * 4 / 5 / database.bytes_per_row() / schemas.max(1)).max(1);
+        let rows_that_fit = rows_in_cache(cache, bytes_per_row, schemas).max(1);
         eprintln!(
             "corescale: warning: {schemas} table(s) of {rows} rows take about {:.0} MiB, more than fits in {setting} = {:.0} MiB with room to spare: runs will read from disk instead of measuring logical IO. Raise {setting} to at least {:.0} MiB, or use --scale {rows_that_fit} or fewer --schemas",
             mib(data),
@@ -183,5 +219,4 @@ fn warn_when_larger_than_the_cache(
             mib(data * 5 / 4)
         );
     }
-    Ok(())
 }

@@ -15,8 +15,15 @@ use crate::report::analysis_text;
 use crate::report::output::{Format, renderer};
 
 pub fn execute(args: &ReportArgs) -> Result<()> {
-    let series = load_series(args)?;
-    let analysis = analyse(series);
+    let (series, notes) = load_series(args)?;
+    if series.is_empty() {
+        anyhow::bail!(
+            "every level of every series was disturbed: nothing to analyse ({}); measure again on an idle host, or --include-disturbed to see them anyway",
+            notes.join("; ")
+        );
+    }
+    let mut analysis = analyse(series);
+    analysis.warnings.splice(0..0, notes);
     write_outputs(args, &analysis)?;
     if !args.quiet {
         super::write_out(&analysis_text::render(&analysis, args.wide))?;
@@ -24,7 +31,9 @@ pub fn execute(args: &ReportArgs) -> Result<()> {
     Ok(())
 }
 
-fn load_series(args: &ReportArgs) -> Result<Vec<Series>> {
+/// The series to analyse, and a warning for each left out whole because every level of it
+/// was disturbed.
+fn load_series(args: &ReportArgs) -> Result<(Vec<Series>, Vec<String>)> {
     for (file, _) in &args.labels {
         if !args.files.iter().any(|path| path == Path::new(file)) {
             return Err(UsageError::new(format!(
@@ -34,13 +43,29 @@ fn load_series(args: &ReportArgs) -> Result<Vec<Series>> {
         }
     }
     let mut series = Vec::new();
+    let mut notes = Vec::new();
     for path in &result_files(&args.files)? {
         let mut one = read_series(path)?;
-        if !args.include_disturbed {
-            one.leave_out_disturbed();
+        if let Some((line, point)) = one.cut_last_line.take() {
+            if args.accept_truncated {
+                one.points.push(point);
+            } else {
+                notes.push(format!(
+                    "'{}' line {line}: left out: the last line may be cut (it has no line end and its last value is shorter than the rest of its column); --accept-truncated keeps it",
+                    path.display()
+                ));
+            }
         }
         if let Some((_, name)) = args.labels.iter().find(|(file, _)| Path::new(file) == path) {
             one.name = printable(name);
+        }
+        if !args.include_disturbed && !one.leave_out_disturbed() {
+            notes.push(format!(
+                "every level of {} ('{}') was disturbed: not analysed, not compared (--include-disturbed keeps it)",
+                one.name,
+                path.display()
+            ));
+            continue;
         }
         series.push(one);
     }
@@ -69,7 +94,7 @@ fn load_series(args: &ReportArgs) -> Result<Vec<Series>> {
             one.cost = Some(*cost);
         }
     }
-    Ok(series)
+    Ok((series, notes))
 }
 
 /// Two runs from one host share a label; tell them apart by their file names.

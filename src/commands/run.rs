@@ -12,7 +12,7 @@ use crate::cli::{RunArgs, SweepArgs};
 use crate::error::UsageError;
 use crate::format::workers_text;
 use crate::host::counters::CounterStatus;
-use crate::host::interference::{self, Verdict};
+use crate::host::interference;
 use crate::host::memory_limit;
 use crate::host::pinning::{self, Pin};
 use crate::host::sysfs::FsRoot;
@@ -178,13 +178,10 @@ pub fn execute(run: &RunArgs, command_line: Vec<String>) -> Result<RunEnd> {
             .collect();
         eprintln!("corescale: results written to {}", names.join(" and "));
     }
-    let flagged = document.levels.iter().any(|level| {
-        level.precision_reached == Some(false)
-            || level
-                .interference
-                .as_ref()
-                .is_some_and(|interference| interference.verdict == Verdict::Disturbed)
-    });
+    let flagged = document
+        .levels
+        .iter()
+        .any(|level| level.precision_reached == Some(false) || level.is_disturbed());
     Ok(match stop::stopped_by() {
         Some((_, code)) => RunEnd::Stopped(code),
         None if args.strict && flagged => RunEnd::Flagged,
@@ -195,10 +192,9 @@ pub fn execute(run: &RunArgs, command_line: Vec<String>) -> Result<RunEnd> {
 /// What the user must know about a level as soon as it ends: interference, missed precision.
 fn level_troubles(level: &Level, settings: &LevelSettings) -> Vec<String> {
     let mut troubles = Vec::new();
-    if let Some(interference) = &level.interference
-        && interference.verdict == Verdict::Disturbed
-    {
-        troubles.push(format!("disturbed: {}", interference.reasons.join("; ")));
+    let disturbances = level.disturbances();
+    if !disturbances.is_empty() {
+        troubles.push(format!("disturbed: {}", disturbances.join("; ")));
     }
     if level.precision_reached == Some(false) {
         troubles.push(format!(

@@ -140,6 +140,7 @@ pub fn process_stat(stat: &str) -> Option<Stat> {
 /// Runnable tasks beyond this process's own at this moment: `procs_running` of /proc/stat
 /// less this process's threads in state R. None when there are too many threads to count.
 pub fn other_runnable_now(root: &FsRoot) -> Option<f64> {
+    let own_before = own_runnable(root)?;
     let stat = root.read("proc/stat")?;
     let running: u64 = stat
         .lines()
@@ -147,12 +148,19 @@ pub fn other_runnable_now(root: &FsRoot) -> Option<f64> {
         .trim()
         .parse()
         .ok()?;
-    other_runnable(root, running)
+    other_runnable(root, running, own_before)
 }
 
-/// `procs_running` (read by the caller) less this process's threads in state R; None when
-/// there are too many threads to count.
-pub fn other_runnable(root: &FsRoot, procs_running: u64) -> Option<f64> {
+/// `procs_running` (read by the caller) less this process's threads in state R, counted
+/// before (`own_before`) and after it was read: a worker that stops running between the two
+/// reads is still its own, not another task. None when there are too many threads to count.
+pub fn other_runnable(root: &FsRoot, procs_running: u64, own_before: usize) -> Option<f64> {
+    let own = own_runnable(root)?.max(own_before);
+    Some((procs_running as f64 - own as f64).max(0.0))
+}
+
+/// This process's threads in state R; None when there are too many to count.
+pub fn own_runnable(root: &FsRoot) -> Option<usize> {
     let tasks = std::fs::read_dir(root.path("proc/self/task")).ok()?;
     let mut own = 0usize;
     for (index, task) in tasks.flatten().enumerate() {
@@ -162,7 +170,7 @@ pub fn other_runnable(root: &FsRoot, procs_running: u64) -> Option<f64> {
         let stat = std::fs::read_to_string(task.path().join("stat")).unwrap_or_default();
         own += usize::from(process_stat(&stat).is_some_and(|stat| stat.state == 'R'));
     }
-    Some((procs_running as f64 - own as f64).max(0.0))
+    Some(own)
 }
 
 /// What the level saw, before judging it.

@@ -8,7 +8,7 @@ use crossbeam_channel::{Sender, bounded};
 use procfs_core::{ExplicitSystemInfo, FromReadSI, KernelStats};
 use serde::{Deserialize, Serialize};
 
-use super::interference::other_runnable;
+use super::interference::{other_runnable, own_runnable};
 use super::sysfs::FsRoot;
 
 /// Only ratios of tick counts are used, so the tick rate given to the parser does not matter.
@@ -21,6 +21,8 @@ const PARSE_INFO: ExplicitSystemInfo = ExplicitSystemInfo {
 
 /// How often the run queue is sampled while a level runs.
 const RUN_QUEUE_PERIOD: Duration = Duration::from_millis(100);
+/// Fewest readings of the run queue that judge a level (a level of 0.2 s or more).
+const MIN_RUN_QUEUE_READINGS: u32 = 3;
 
 /// Host-wide figures over one level, as percentages of all CPU time.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -109,13 +111,17 @@ impl RunQueueSampler {
             let (mut sum, mut count) = (0.0, 0u32);
             let (mut others, mut others_count) = (0.0, 0u32);
             loop {
-                // One read of /proc/stat serves both figures.
+                // One read of /proc/stat serves both figures; this process's running threads
+                // are counted on both sides of it.
+                let own_before = own_runnable(&root);
                 if let Ok(stats) = KernelStats::from_file(root.path("proc/stat"), &PARSE_INFO)
                     && let Some(running) = stats.procs_running
                 {
                     sum += f64::from(running.saturating_sub(1));
                     count += 1;
-                    if let Some(other) = other_runnable(&root, u64::from(running)) {
+                    if let Some(other) =
+                        own_before.and_then(|own| other_runnable(&root, u64::from(running), own))
+                    {
                         others += other;
                         others_count += 1;
                     }
@@ -126,7 +132,10 @@ impl RunQueueSampler {
             }
             RunQueue {
                 all: (count > 0).then(|| sum / f64::from(count)),
-                others: (others_count > 0).then(|| others / f64::from(others_count)),
+                // One reading of a briefly runnable task is not a load: a level too short
+                // for a few readings is not judged by them.
+                others: (others_count >= MIN_RUN_QUEUE_READINGS)
+                    .then(|| others / f64::from(others_count)),
             }
         });
         Self { stop, handle }

@@ -161,12 +161,18 @@ fn fleet_figures(fleet: &Fleet) -> Vec<Figure> {
             style: LineStyle::Ideal,
             bars: Vec::new(),
         });
+        // Named as tabled: at saturation, at the largest common load, or single-thread speed.
+        let figure = fleet
+            .shared_figure_name()
+            .unwrap_or_else(|| "compared figure".to_string());
         figures.push(Figure {
             slug: "fleet_capacity".to_string(),
-            title: "Fleet - capacity against the median of each host's siblings".to_string(),
-            caption: "Each host's capacity at saturation over the median of the hosts with the same CPU, cores and job; the findings name those beyond the noise.".to_string(),
+            title: format!("Fleet - {figure} against the median of each host's siblings"),
+            caption: format!(
+                "Each host's {figure} over the median of the other hosts with the same CPU, cores and job (the ratio the fleet table gives; hosts without an estimate are not drawn); the findings name those beyond the noise."
+            ),
             x_label: "host".to_string(),
-            y_label: "capacity / sibling median".to_string(),
+            y_label: format!("{figure} / sibling median"),
             lines,
             markers: Vec::new(),
             legend: LegendCorner::LowerRight,
@@ -358,7 +364,53 @@ fn group_figures(
         speedup_lines,
     );
     speedup.y_at_least = largest_p;
-    vec![
+    // SLOB's cache figures, where the series recorded them: a drawn curve per series.
+    let cache_lines = |pick: fn(&crate::analysis::series::CacheFigures) -> Option<f64>| {
+        members
+            .iter()
+            .filter_map(|(color, series)| {
+                let points: Vec<(f64, f64)> = series
+                    .levels
+                    .iter()
+                    .filter_map(|level| Some((level.workers as f64, pick(&level.cache?)?)))
+                    .collect();
+                (!points.is_empty()).then(|| Line {
+                    label: series.name().to_string(),
+                    color: *color,
+                    points,
+                    style: LineStyle::Measured,
+                    bars: Vec::new(),
+                })
+            })
+            .collect::<Vec<Line>>()
+    };
+    let mut cache_figures = Vec::new();
+    let pio = cache_lines(|cache| cache.pio_per_s);
+    if pio
+        .iter()
+        .any(|line| line.points.iter().any(|point| point.1 > 0.0))
+    {
+        cache_figures.push(figure(
+            "fig_pio",
+            "Physical reads per second".to_string(),
+            "Blocks read from storage per second at each load (the SLOB method's PIO/s): it stops rising where the storage saturates.".to_string(),
+            "PIO/s".to_string(),
+            pio,
+        ));
+    }
+    let hits = cache_lines(|cache| cache.hit_ratio.map(|ratio| 100.0 * ratio));
+    if !hits.is_empty() {
+        let mut hit_figure = figure(
+            "fig_hit_ratio",
+            "Buffer cache hit ratio".to_string(),
+            "Share of block gets the buffer cache served at each load: an LIO test is cached only near 100%.".to_string(),
+            "hit ratio (%)".to_string(),
+            hits,
+        );
+        hit_figure.y_at_least = 100.0;
+        cache_figures.push(hit_figure);
+    }
+    let mut figures = vec![
         figure(
             "fig1_raw",
             raw_title,
@@ -381,7 +433,9 @@ fn group_figures(
             measured(|level| level.capacity, |_| None),
         ),
         speedup,
-    ]
+    ];
+    figures.extend(cache_figures);
+    figures
 }
 
 /// Speed per worker of each series against the baseline's, at every load both measured.
@@ -581,6 +635,9 @@ fn place_labels(markers: &[Marker], widths: &[f64], x_end: f64) -> Vec<(f64, usi
     placed
 }
 
+/// Largest value an axis reaches (imported figures are checked to 1e18 already).
+const AXIS_LIMIT: f64 = 1e18;
+
 fn draw<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, figure: &Figure) -> Result<()>
 where
     DB::ErrorType: 'static,
@@ -607,7 +664,13 @@ where
         })
         .filter(|value| value.is_finite())
         .fold(0.0, f64::max);
-    let y_max = y_data.max(figure.y_at_least) * 1.12;
+    // Axes end at finite, sane values whatever the data: an axis to f64::MAX never ends.
+    let x_max = if x_max.is_finite() {
+        x_max.min(AXIS_LIMIT)
+    } else {
+        1.0
+    };
+    let y_max = (y_data.max(figure.y_at_least) * 1.12).min(AXIS_LIMIT);
     let y_max = if y_max > 0.0 { y_max } else { 1.0 };
     let (label_area_x, label_area_y) = (size(50.0), size(80.0));
     let mut chart = ChartBuilder::on(root)

@@ -5,8 +5,8 @@ use anyhow::Result;
 
 use super::charts::{HEIGHT, WIDTH, figures, render_svg};
 use super::tables::{
-    Table, comparison_table, fits_table, fleet_table, history_levels_table, history_table,
-    levels_table, provenance_table, series_table,
+    Table, cache_table, comparison_table, fits_table, fleet_table, history_levels_table,
+    history_table, levels_table, provenance_table, series_table,
 };
 use crate::analysis::model::Analysis;
 
@@ -88,6 +88,10 @@ pub fn render(analysis: &Analysis) -> Result<String> {
             escape(&format!("{}: every level", series.name())),
             html_table(&levels_table(series))
         ));
+        let cache = cache_table(series);
+        if !cache.rows.is_empty() {
+            body.push_str(&html_table(&cache));
+        }
     }
     Ok(format!(
         "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><meta name=\"viewport\" content=\"width=device-width, initial-scale=1\"><title>{}</title><style>{STYLE}</style></head>\n<body>\n{body}</body></html>\n",

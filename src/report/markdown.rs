@@ -2,8 +2,8 @@
 
 use super::charts;
 use super::tables::{
-    Table, comparison_table, fits_table, fleet_table, history_levels_table, history_table,
-    levels_table, provenance_table, series_table,
+    Table, cache_table, comparison_table, fits_table, fleet_table, history_levels_table,
+    history_table, levels_table, provenance_table, series_table,
 };
 use crate::analysis::model::Analysis;
 
@@ -64,6 +64,7 @@ pub fn render(analysis: &Analysis, figures: Option<&str>) -> String {
     tables.extend(analysis.comparisons.iter().map(comparison_table));
     tables.push(fits_table(analysis));
     tables.extend(analysis.series.iter().map(levels_table));
+    tables.extend(analysis.series.iter().map(cache_table));
     for table in tables.iter().filter(|table| !table.rows.is_empty()) {
         out.push_str(&markdown_table(table));
     }

@@ -3,9 +3,9 @@
 //! It fits 80 columns unless asked to be wide: the least needed columns go first.
 
 use super::table;
-use crate::format::{optional, rate};
-use crate::host::interference::{OTHER_BUSY_LIMIT, OTHER_RUNNABLE_LIMIT, STEAL_LIMIT_PCT, Verdict};
-use crate::result::{Level, RunDocument, RunMode};
+use crate::format::{optional, rate, significant};
+use crate::host::interference::{OTHER_BUSY_LIMIT, OTHER_RUNNABLE_LIMIT, STEAL_LIMIT_PCT};
+use crate::result::{CacheFigure, Level, RunDocument, RunMode};
 
 /// Width the table and its notes keep to unless `--wide`.
 pub const TERMINAL_COLUMNS: usize = 80;
@@ -13,18 +13,18 @@ pub const TERMINAL_COLUMNS: usize = 80;
 /// One column: its header, its cell for a level, and how soon it is dropped when the table is
 /// too wide (0: never; higher goes first).
 struct Column<'a> {
-    header: &'static str,
+    header: String,
     cell: Box<dyn Fn(&Level) -> String + 'a>,
     drop_rank: u8,
 }
 
 fn column<'a>(
-    header: &'static str,
+    header: impl Into<String>,
     drop_rank: u8,
     cell: impl Fn(&Level) -> String + 'a,
 ) -> Column<'a> {
     Column {
-        header,
+        header: header.into(),
         cell: Box::new(cell),
         drop_rank,
     }
@@ -36,10 +36,7 @@ fn flagged(level: &Level) -> bool {
 }
 
 fn disturbed(level: &Level) -> bool {
-    level
-        .interference
-        .as_ref()
-        .is_some_and(|interference| interference.verdict == Verdict::Disturbed)
+    level.is_disturbed()
 }
 
 pub fn render(document: &RunDocument, wide: bool) -> String {
@@ -82,8 +79,44 @@ pub fn render(document: &RunDocument, wide: bool) -> String {
             }),
         ]);
     }
+    // SLOB's figures beside the rate, where the workload recorded them (lio, pio, db).
+    let recorded = |figure: CacheFigure| {
+        document
+            .levels
+            .iter()
+            .any(|level| level.cache_figure(figure).is_some())
+    };
+    let shown = |figure: CacheFigure| {
+        move |level: &Level| {
+            level
+                .cache_figure(figure)
+                .map_or("-".into(), |(value, _)| significant(value))
+        }
+    };
+    if recorded(CacheFigure::HitRatio) {
+        columns.push(column("hit %", 1, |level: &Level| {
+            level
+                .cache_figure(CacheFigure::HitRatio)
+                .map_or("-".into(), |(ratio, _)| format!("{:.2}", 100.0 * ratio))
+        }));
+    }
+    if document.workload.kind.name() == "pio" {
+        columns.push(column("PIO/s", 1, shown(CacheFigure::PioPerS)));
+        columns.push(column("p99 us", 1, shown(CacheFigure::ReadP99Us)));
+    }
+    // Last of the four, so the first to go when they do not all fit (pio at 80 columns).
+    if recorded(CacheFigure::LatchGets) {
+        columns.push(column("miss/1k", 1, |level: &Level| {
+            optional(level.latch_misses_per_1k_gets(), 2)
+        }));
+    }
+    // Relative to 1 worker, else to the smallest clean level (as `report` computes it).
+    let speedup_header = match speedup_base(document) {
+        Some(base) => format!("speedup/{base}w"),
+        None => "speedup".to_string(),
+    };
     columns.extend([
-        column("speedup", 0, |level: &Level| {
+        column(speedup_header, 0, |level: &Level| {
             optional(level.summary.speedup, 2)
         }),
         column("CPU %", 4, move |level: &Level| {
@@ -122,7 +155,10 @@ pub fn render(document: &RunDocument, wide: bool) -> String {
 /// The table with the columns that fit: the highest drop ranks go first until it does.
 fn fitted_table(mut columns: Vec<Column<'_>>, levels: &[Level], wide: bool) -> String {
     loop {
-        let headers: Vec<&str> = columns.iter().map(|column| column.header).collect();
+        let headers: Vec<&str> = columns
+            .iter()
+            .map(|column| column.header.as_str())
+            .collect();
         let rows: Vec<Vec<String>> = levels
             .iter()
             .map(|level| columns.iter().map(|column| (column.cell)(level)).collect())
@@ -144,6 +180,15 @@ fn fitted_table(mut columns: Vec<Column<'_>>, levels: &[Level], wide: bool) -> S
             _ => return text,
         }
     }
+}
+
+/// The workers speedup is relative to, when not 1 (no clean 1-worker level was measured).
+fn speedup_base(document: &RunDocument) -> Option<usize> {
+    document
+        .levels
+        .iter()
+        .find_map(|level| level.summary.speedup_base)
+        .filter(|base| *base != 1)
 }
 
 /// Text wrapped at word boundaries to the terminal width, continuation lines indented.
@@ -230,6 +275,40 @@ fn footnotes(document: &RunDocument) -> Vec<String> {
         notes.push(format!(
             "! disturbed at {}: the workers had fewer CPUs than expected (see interference in the JSON)",
             worker_list(&levels)
+        ));
+    }
+    let apart: Vec<&Level> = document
+        .levels
+        .iter()
+        .filter(|level| level.apart().is_some())
+        .collect();
+    if !apart.is_empty() {
+        let overlaps: Vec<String> = apart
+            .iter()
+            .filter_map(|level| level.summary.together)
+            .map(|together| format!("{:.0}%", 100.0 * together.overlap))
+            .collect();
+        let (figure, claim, cure) = match document.settings.mode {
+            RunMode::FixedWork => (
+                "jobs/min",
+                "n x 60 / median job time",
+                "longer jobs (--job-size) or fewer workers per CPU",
+            ),
+            RunMode::FixedTime => (
+                "rate total",
+                "the sum of each job's own rate",
+                "fewer workers per CPU",
+            ),
+        };
+        notes.push(format!(
+            "! jobs did not run together at {} (overlap {}): {figure} is what the host delivered, less than {claim} would claim; {cure} keep them together",
+            worker_list(&apart),
+            overlaps.join(", ")
+        ));
+    }
+    if let Some(base) = speedup_base(document) {
+        notes.push(format!(
+            "  speedup/{base}w: relative to {base} workers, the smallest clean level, assuming linear scaling up to it (no clean 1-worker level)"
         ));
     }
     let missed: Vec<&Level> = document

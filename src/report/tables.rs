@@ -246,6 +246,39 @@ pub fn levels_table(series: &SeriesAnalysis) -> Table {
     }
 }
 
+/// The buffer cache at every level of an lio, pio or db series (SLOB's figures beside the
+/// rate); no rows for other series.
+pub fn cache_table(series: &SeriesAnalysis) -> Table {
+    let rows = series
+        .levels
+        .iter()
+        .filter_map(|level| {
+            let cache = level.cache?;
+            Some(vec![
+                level.workers.to_string(),
+                cache
+                    .hit_ratio
+                    .map_or("-".into(), |ratio| format!("{:.4}%", 100.0 * ratio)),
+                optional(cache.latch_misses_per_1k_gets, 2),
+                cache.pio_per_s.map_or("-".into(), significant),
+                cache.read_p99_us.map_or("-".into(), significant),
+            ])
+        })
+        .collect();
+    Table {
+        drop_first: vec!["read p99 us", "latch misses per 1k gets"],
+        title: format!("{}: buffer cache", series.name()),
+        headers: cells([
+            "workers",
+            "hit ratio",
+            "latch misses per 1k gets",
+            "PIO/s",
+            "read p99 us",
+        ]),
+        rows,
+    }
+}
+
 pub fn comparison_table(comparison: &Comparison) -> Table {
     let ratio = |value: Option<f64>| value.map_or("-".into(), |value| format!("{value:.2}x"));
     let band = |band: Option<&BandRatio>| {
@@ -260,23 +293,20 @@ pub fn comparison_table(comparison: &Comparison) -> Table {
         .rows
         .iter()
         .map(|row| {
+            // Only the estimated are ranked; the others show "-".
             let rank = comparison
                 .ranking
                 .iter()
                 .position(|name| *name == row.name)
-                .map_or(0, |index| index + 1);
-            let capacity = if row.saturation_censored {
-                format!(
-                    ">={} at n={}",
-                    significant(row.capacity_at_saturation),
-                    row.saturation_workers
-                )
-            } else {
-                format!(
-                    "{} from n={}",
-                    significant(row.capacity_at_saturation),
-                    row.saturation_workers
-                )
+                .map_or("-".into(), |index| (index + 1).to_string());
+            let capacity = match (row.capacity_at_saturation, row.saturation_workers) {
+                (Some(capacity), Some(workers)) if row.saturation_censored => {
+                    format!(">={} at n={workers}", significant(capacity))
+                }
+                (Some(capacity), Some(workers)) => {
+                    format!("{} from n={workers}", significant(capacity))
+                }
+                _ => "-".into(),
             };
             vec![
                 row.name.clone(),
@@ -285,10 +315,10 @@ pub fn comparison_table(comparison: &Comparison) -> Table {
                 band(row.versus.low_load.as_ref()),
                 band(row.versus.high_load.as_ref()),
                 capacity,
-                ratio(Some(row.versus.capacity_ratio)),
+                ratio(row.versus.capacity_ratio),
                 ratio(row.per_core_ratio),
                 ratio(row.per_cost_ratio),
-                rank.to_string(),
+                rank,
             ]
         })
         .collect();
@@ -380,12 +410,27 @@ fn fit_row(series: &str, model: &str, fit: &Fit, used: &str) -> Vec<String> {
     ]
 }
 
-/// The fleet: one row per host, against the median of its siblings.
+/// The fleet: one row per host, against the median of its siblings, on the figure its
+/// group is compared on (named in the header when every group shares it, else in each cell).
 pub fn fleet_table(fleet: &Fleet) -> Table {
+    let shared_figure = fleet.shared_figure_name();
     let rows = fleet
         .hosts
         .iter()
         .map(|host| {
+            let group = &fleet.groups[host.group];
+            let compared = host.compared.map_or("-".into(), |value| {
+                let lower_bound = group.compared_at.is_none() && host.capacity_is_lower_bound;
+                let value = if lower_bound {
+                    format!(">={}", significant(value))
+                } else {
+                    significant(value)
+                };
+                match (&shared_figure, group.compared_at) {
+                    (None, Some(workers)) => format!("{value} at n={workers}"),
+                    _ => value,
+                }
+            });
             vec![
                 host.host.clone(),
                 host.cpu_model.clone().unwrap_or_else(|| "-".into()),
@@ -395,39 +440,34 @@ pub fn fleet_table(fleet: &Fleet) -> Table {
                 },
                 host.runs.to_string(),
                 host.single_thread_speed.map_or("-".into(), significant),
-                host.capacity.map_or("-".into(), |capacity| {
-                    if host.capacity_is_lower_bound {
-                        format!(">={}", significant(capacity))
-                    } else {
-                        significant(capacity)
-                    }
-                }),
+                compared,
                 host.capacity_vs_group.map_or("-".into(), |ratio| {
                     format!("{:+.0}%", 100.0 * (ratio - 1.0))
                 }),
-                format!("{}", fleet.groups[host.group].hosts.len() - 1),
+                format!("{}", group.hosts.len() - 1),
                 host.verdict.clone(),
                 if host.outlier { "OUTLIER" } else { "" }.to_string(),
             ]
         })
         .collect();
+    let figure = shared_figure.unwrap_or_else(|| "compared figure".to_string());
     Table {
         drop_first: vec!["CPU", "runs", "siblings", "verdict"],
-        title:
-            "Fleet (capacity against the median of the host's siblings: same CPU, cores and job)"
-                .to_string(),
-        headers: cells([
-            "host",
-            "CPU",
-            "P/L",
-            "runs",
-            "1-thread speed",
-            "capacity",
-            "vs siblings",
-            "siblings",
-            "verdict",
-            "",
-        ]),
+        title: format!(
+            "Fleet ({figure} against the median of the host's siblings: same CPU, cores and job)"
+        ),
+        headers: vec![
+            "host".into(),
+            "CPU".into(),
+            "P/L".into(),
+            "runs".into(),
+            "1-thread speed".into(),
+            figure,
+            "vs siblings".into(),
+            "siblings".into(),
+            "verdict".into(),
+            String::new(),
+        ],
         rows,
     }
 }
@@ -456,11 +496,11 @@ pub fn history_table(history: &HostHistory) -> Table {
     Table {
         drop_first: vec!["steal %"],
         title: format!(
-            "{}: {} runs (capacity against their median {}; threshold ±{:.0}%)",
+            "{}: {} runs (capacity against their median {}; {})",
             history.host,
             history.runs.len(),
             significant(history.median_capacity),
-            100.0 * history.threshold
+            history.threshold_text()
         ),
         headers: cells([
             "run started",

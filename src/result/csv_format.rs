@@ -5,7 +5,6 @@ use anyhow::Result;
 use serde::Serialize;
 
 use super::{Level, RunDocument, RunMode};
-use crate::host::interference::Verdict;
 
 /// One CSV row. The first four field names are test_cpu_parallel's header, byte for byte.
 #[derive(Debug, Serialize)]
@@ -26,6 +25,10 @@ struct Row {
     cv: f64,
     speed_jobs_per_min_per_worker: f64,
     capacity_jobs_per_min: f64,
+    /// test_cpu_parallel's capacity (60 n / median job time), for its notebooks.
+    capacity_n_over_median_jobs_per_min: f64,
+    /// Job time of all jobs over workers x batch time (1.0: all ran together).
+    overlap: Option<f64>,
     speedup: Option<f64>,
     efficiency: Option<f64>,
     cpu_fraction: f64,
@@ -75,6 +78,8 @@ impl Row {
             cv: summary.cv,
             speed_jobs_per_min_per_worker: summary.speed_jobs_per_min,
             capacity_jobs_per_min: summary.capacity_jobs_per_min,
+            capacity_n_over_median_jobs_per_min: summary.capacity_n_over_median_jobs_per_min,
+            overlap: summary.together.map(|together| together.overlap),
             speedup: summary.speedup,
             efficiency: summary.efficiency,
             cpu_fraction: merit.cpu_fraction,
@@ -94,16 +99,13 @@ impl Row {
                 .interference
                 .as_ref()
                 .map(|interference| interference.other_busy_cpus),
-            verdict: level
-                .interference
-                .as_ref()
-                .map(|interference| match interference.verdict {
-                    Verdict::Clean => "clean".to_string(),
-                    Verdict::Disturbed => {
-                        format!("disturbed: {}", interference.reasons.join("; "))
-                    }
-                })
-                .unwrap_or_default(),
+            verdict: match (level.disturbances(), &level.interference) {
+                (reasons, _) if !reasons.is_empty() => {
+                    format!("disturbed: {}", reasons.join("; "))
+                }
+                (_, Some(_)) => "clean".to_string(),
+                (_, None) => String::new(),
+            },
             precision_reached: level.precision_reached,
             workload: document.workload.kind.name().to_string(),
             job_size: fixed_work.then_some(document.workload.job_size),

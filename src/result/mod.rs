@@ -228,14 +228,11 @@ pub struct Merit {
     pub high: Option<f64>,
 }
 
-/// The lowest and highest total rate of a level's batches (each the sum of its workers').
+/// The lowest and highest total rate of a level's batches.
 fn batch_rate_range(samples: &[Sample]) -> Option<(f64, f64)> {
-    let mut totals: BTreeMap<u32, f64> = BTreeMap::new();
-    for sample in samples.iter().filter(|sample| sample.wall_s > 0.0) {
-        *totals.entry(sample.batch).or_default() += sample.ops as f64 / sample.wall_s;
-    }
-    let low = totals.values().copied().reduce(f64::min)?;
-    let high = totals.values().copied().reduce(f64::max)?;
+    let totals = summary::batch_total_rates(samples);
+    let low = totals.iter().copied().reduce(f64::min)?;
+    let high = totals.iter().copied().reduce(f64::max)?;
     Some((low, high))
 }
 
@@ -246,6 +243,10 @@ pub struct Sample {
     pub worker: usize,
     /// The CPU the worker was on when the job ended.
     pub cpu: Option<usize>,
+    /// When the job started, in seconds from the start of the level's first batch: with the
+    /// job time it gives each batch's own length (absent in documents before it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub started_s: Option<f64>,
     pub wall_s: f64,
     pub cpu_s: f64,
     pub ops: u64,
@@ -266,14 +267,27 @@ pub struct LevelSummary {
     pub cpu_fraction: f64,
     /// Jobs per minute per worker (60 / median job time).
     pub speed_jobs_per_min: f64,
-    /// Jobs per minute, all workers (60 n / median job time).
+    /// Jobs per minute the host delivered: the level's jobs over the time its batches took,
+    /// each from its first job's start to its last job's end. In documents written before
+    /// job starts were recorded, test_cpu_parallel's 60 n / median job time.
     pub capacity_jobs_per_min: f64,
+    /// test_cpu_parallel's capacity, 60 n / median job time: true only when every job of a
+    /// batch ran at the same time (see `together`).
+    #[serde(default)]
+    pub capacity_n_over_median_jobs_per_min: f64,
+    /// Whether the jobs of each batch ran at the same time (absent in older documents).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub together: Option<Together>,
     /// Operations per second of one worker (median over jobs).
     pub rate_per_worker: f64,
     /// Operations per second of all workers (median over batches of the batch sum).
     pub rate_total: f64,
-    /// Capacity (or total rate) relative to the 1-worker level, when it was measured.
+    /// Capacity (or total rate) relative to the level `speedup_base`, times its workers.
     pub speedup: Option<f64>,
+    /// The workers of the level speedup is relative to: 1, or the smallest clean level when
+    /// no clean 1-worker level was measured (then linear scaling up to it is assumed).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub speedup_base: Option<usize>,
     pub efficiency: Option<f64>,
     /// Instructions per cycle, when hardware counters were available.
     pub ipc: Option<f64>,
@@ -282,7 +296,88 @@ pub struct LevelSummary {
     pub merit: Option<Merit>,
 }
 
+/// A buffer-cache figure of the SLOB method, as lio, pio and db record it in
+/// `workload_figures` (each workload under its own name).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CacheFigure {
+    HitRatio,
+    LatchGets,
+    LatchMisses,
+    PioPerS,
+    ReadP99Us,
+}
+
+impl CacheFigure {
+    /// The names the workloads record it under: lio and pio's first, db's second.
+    fn names(self) -> &'static [&'static str] {
+        match self {
+            Self::HitRatio => &["cache_hit_ratio", "db_hit_ratio"],
+            Self::LatchGets => &["latch_gets"],
+            Self::LatchMisses => &["latch_misses"],
+            Self::PioPerS => &["pio_per_s", "db_pio_per_s"],
+            Self::ReadP99Us => &["read_us_p99"],
+        }
+    }
+}
+
+/// How a level whose jobs did not run together is marked: the start of its disturbance.
+pub const APART: &str = "jobs did not run together";
+
+/// How far the jobs of a level's batches ran at the same time.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct Together {
+    /// The job time of all jobs over workers x batch time: 1.0 when every worker was busy
+    /// for the whole of every batch, 1/n when the jobs ran one after another.
+    pub overlap: f64,
+    /// The lowest overlap the spread of job times explains (1 - 3 robust CV, between 0.5 and
+    /// 0.9): below it, the jobs did not run together.
+    pub floor: f64,
+}
+
 impl Level {
+    /// Why this level's figures may not describe the host: the interference verdict's
+    /// reasons, and jobs that did not run together. Empty for a clean level.
+    pub fn disturbances(&self) -> Vec<String> {
+        let mut reasons: Vec<String> = self
+            .interference
+            .as_ref()
+            .filter(|interference| {
+                interference.verdict == crate::host::interference::Verdict::Disturbed
+            })
+            .map(|interference| interference.reasons.clone())
+            .unwrap_or_default();
+        reasons.extend(self.apart());
+        reasons
+    }
+
+    pub fn is_disturbed(&self) -> bool {
+        !self.disturbances().is_empty()
+    }
+
+    /// A buffer-cache figure and the `workload_figures` name it was recorded under, when the
+    /// level's workload recorded it.
+    pub fn cache_figure(&self, figure: CacheFigure) -> Option<(f64, &'static str)> {
+        figure
+            .names()
+            .iter()
+            .find_map(|name| Some((*self.workload_figures.get(*name)?, *name)))
+    }
+
+    /// Latch misses per 1,000 latch gets, when the level counted gets.
+    pub fn latch_misses_per_1k_gets(&self) -> Option<f64> {
+        let (gets, _) = self.cache_figure(CacheFigure::LatchGets)?;
+        let (misses, _) = self.cache_figure(CacheFigure::LatchMisses)?;
+        (gets > 0.0).then(|| 1000.0 * misses / gets)
+    }
+
+    /// "jobs did not run together (overlap 12%)", when they did not.
+    pub fn apart(&self) -> Option<String> {
+        self.summary
+            .together
+            .filter(|together| together.overlap < together.floor)
+            .map(|together| format!("{APART} (overlap {:.0}%)", 100.0 * together.overlap))
+    }
+
     /// "TLSv1.3 TLS_AES_256_GCM_SHA384 for 4 of 4 sessions", or "no TLS", for provenance.
     pub fn connection_summary(&self) -> Option<String> {
         let connections = &self.connections;

@@ -31,6 +31,9 @@ use crate::result::summary::job_variation;
 use crate::result::{Level, LevelSummary, RunMode, Sample};
 use crate::workload::{LevelTotals, SessionCounts, WorkerJob, Workload};
 
+/// Shortest level whose interference is judged: 100 CPU ticks on two CPUs.
+const JUDGED_FROM_S: f64 = 0.5;
+
 /// How each level is measured.
 #[derive(Debug, Clone)]
 pub struct LevelSettings {
@@ -94,6 +97,8 @@ pub fn measure_level(
     let mut load: Option<OtherLoad> = None;
 
     let gate = Gate::default();
+    // Read-only for the workers: each dates its own job from it.
+    let epoch = Instant::now();
     let unit = workload.info().unit;
     // Running counts for interval lines, one padded slot per worker.
     let live_ops: Option<Arc<[CachePadded<AtomicU64>]>> =
@@ -108,6 +113,7 @@ pub fn measure_level(
             let context = WorkerContext {
                 worker,
                 cpu,
+                epoch,
                 duration: settings.duration,
                 gate: &gate,
                 ready: &ready,
@@ -262,7 +268,15 @@ pub fn measure_level(
     level.workload_rate = figures.rate_of_merit;
     level.server_cpu_s = figures.server_cpu_s;
     level.connections = figures.connections;
-    level.interference = load.map(|load| interference(&level, &load, workload));
+    // /proc/stat counts in 10 ms ticks: a shorter level holds too few to judge.
+    if level.elapsed_s >= JUDGED_FROM_S {
+        level.interference = load.map(|load| interference(&level, &load, workload));
+    } else if load.is_some() {
+        level.warnings.push(format!(
+            "interference not judged: {:.3} s is too short for 10 ms CPU ticks (judged from {JUDGED_FROM_S} s: a larger --job-size or --repeat)",
+            level.elapsed_s
+        ));
+    }
     Ok(Some(LevelOutcome {
         level,
         counter_problem,
@@ -399,6 +413,8 @@ impl Gate {
 struct WorkerContext<'a> {
     worker: usize,
     cpu: Option<usize>,
+    /// The instant job starts are counted from (copied, never written).
+    epoch: Instant,
     duration: Option<Duration>,
     gate: &'a Gate,
     ready: &'a Barrier,
@@ -457,7 +473,10 @@ fn run_worker(workload: &dyn Workload, context: WorkerContext<'_>) {
             match timed_job(active, counters.as_mut(), context.duration, live) {
                 Ok(measured) => {
                     level_ops += measured.ops;
-                    let _ = context.samples.send(measured.sample(batch, context.worker));
+                    let _ =
+                        context
+                            .samples
+                            .send(measured.sample(batch, context.worker, context.epoch));
                 }
                 Err(error) => {
                     note(WorkerNote::Failed(format!(
@@ -476,6 +495,7 @@ fn run_worker(workload: &dyn Workload, context: WorkerContext<'_>) {
 }
 
 struct Measured {
+    began: Instant,
     wall_s: f64,
     cpu_s: f64,
     ops: u64,
@@ -483,11 +503,12 @@ struct Measured {
 }
 
 impl Measured {
-    fn sample(&self, batch: u32, worker: usize) -> Sample {
+    fn sample(&self, batch: u32, worker: usize, epoch: Instant) -> Sample {
         Sample {
             batch,
             worker,
             cpu: current_cpu(),
+            started_s: Some(self.began.saturating_duration_since(epoch).as_secs_f64()),
             wall_s: self.wall_s,
             cpu_s: self.cpu_s,
             ops: self.ops,
@@ -540,6 +561,7 @@ fn timed_job(
         counters.read()
     });
     Ok(Measured {
+        began,
         wall_s,
         cpu_s,
         ops: ops?,

@@ -150,15 +150,24 @@ pub struct DbSetupArgs {
     pub schemas: u64,
 
     /// Rows (one-row blocks) per table, as a count (8192) or a size at 8 KiB per row (64M).
-    #[arg(long, value_name = "ROWS|SIZE", default_value = "64M", value_parser = parse_scale)]
-    pub scale: Scale,
+    /// Default: 64M, or less so that the tables fit the server's buffer cache with a fifth of
+    /// it to spare (a cached LIO test).
+    #[arg(long, value_name = "ROWS|SIZE", value_parser = parse_scale)]
+    pub scale: Option<Scale>,
 }
 
+/// Rows per table when `--scale` is not given, before fitting them to the buffer cache.
+pub const DEFAULT_SETUP_ROWS: u64 = (64 << 20) / SETUP_ROW_BYTES;
+
 impl DbSetupArgs {
-    pub fn rows(&self) -> Result<u64, UsageError> {
-        let rows = self.scale.rows(SETUP_ROW_BYTES);
+    /// Rows per table from `--scale`; None when it was not given.
+    pub fn rows(&self) -> Result<Option<u64>, UsageError> {
+        let Some(scale) = &self.scale else {
+            return Ok(None);
+        };
+        let rows = scale.rows(SETUP_ROW_BYTES);
         if (128..=MAX_DB_ROWS).contains(&rows) {
-            Ok(rows)
+            Ok(Some(rows))
         } else {
             Err(UsageError::new(format!(
                 "--scale gives {rows} rows: use 128 to {MAX_DB_ROWS} rows (2 TiB at 8 KiB a row), e.g. 8192 or 64M"

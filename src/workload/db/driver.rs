@@ -129,13 +129,32 @@ pub fn quote_backtick(name: &str) -> String {
 /// Server-wide block counters.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct DbCounters {
-    /// Logical reads: PostgreSQL blks_hit, InnoDB buffer pool read requests, Oracle session
-    /// logical reads.
+    /// Logical reads, every block got whether cached or not: PostgreSQL blks_hit + blks_read,
+    /// InnoDB buffer pool read requests, Oracle session logical reads.
     pub lio: f64,
     /// Physical reads: blks_read, Innodb_buffer_pool_reads, physical reads.
     pub pio: f64,
     /// Oracle's DB CPU, in seconds, where the database reports it.
     pub db_cpu_s: Option<f64>,
+    /// The server's own background maintenance in this database (PostgreSQL's autovacuum),
+    /// whose block reads the counters above include; None where it is not read.
+    pub maintenance: Option<Maintenance>,
+}
+
+/// Background maintenance seen at one reading of the counters.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Maintenance {
+    /// Runs finished so far (autovacuum_count + autoanalyze_count over the database's tables).
+    pub finished: f64,
+    /// Workers running in this database now.
+    pub running: f64,
+}
+
+impl Maintenance {
+    /// Whether maintenance ran at some point between two readings.
+    pub fn ran_between(before: Self, after: Self) -> bool {
+        after.finished > before.finished || before.running > 0.0 || after.running > 0.0
+    }
 }
 
 /// One database behind a URL.

@@ -525,6 +525,7 @@ impl Database for MySql {
             lio: values[0],
             pio: values[1],
             db_cpu_s: None,
+            maintenance: None,
         })
     }
 

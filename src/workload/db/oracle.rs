@@ -383,6 +383,7 @@ impl Database for Oracle {
             lio,
             pio,
             db_cpu_s: Some(db_cpu_us / 1e6),
+            maintenance: None,
         })
     }
 
