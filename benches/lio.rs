@@ -8,7 +8,10 @@
 //!    the engine does, so the median is also given over the rounds that lost little to it, and
 //!    per CPU second (thread CPU time leaves stolen time out);
 //! 3. contention: 2 sessions on one schema with a hot spot show latch misses;
-//! 4. buffered (pio) against direct-path reads: PIO per CPU second, as seed 004 compares.
+//! 4. buffered (pio) against direct-path reads: PIO per CPU second, as the published SLOB
+//!    measurements compare;
+//! 5. what timing every statement costs: one session with and without its response-time
+//!    histogram, interleaved over `LIO_ROUNDS` rounds (target: within 1%).
 //!
 //! `LIO_SECTIONS=2` (or `1,3`, ...) runs only those sections.
 
@@ -31,6 +34,7 @@ const QUIET_STEAL_PCT: f64 = 5.0;
 
 fn sessions(single_schema: bool, hotspot: Option<(f64, u64)>) -> SessionOptions {
     SessionOptions {
+        record_latency: true,
         work_unit: 64,
         update_share: 0.0,
         hotspot,
@@ -91,9 +95,9 @@ fn measured(workload: &LioWorkload, workers: usize, seconds: f64) -> Level {
     .level
 }
 
-/// The sections `LIO_SECTIONS` (e.g. "2" or "1,3") selects; all four by default.
+/// The sections `LIO_SECTIONS` (e.g. "2" or "1,3") selects; all five by default.
 fn sections() -> Vec<u32> {
-    std::env::var("LIO_SECTIONS").map_or(vec![1, 2, 3, 4], |value| {
+    std::env::var("LIO_SECTIONS").map_or(vec![1, 2, 3, 4, 5], |value| {
         value
             .split(',')
             .map(|section| {
@@ -101,8 +105,8 @@ fn sections() -> Vec<u32> {
                     .trim()
                     .parse()
                     .ok()
-                    .filter(|section| (1..=4).contains(section))
-                    .expect("LIO_SECTIONS must list sections 1 to 4, e.g. 2 or 1,3")
+                    .filter(|section| (1..=5).contains(section))
+                    .expect("LIO_SECTIONS must list sections 1 to 5, e.g. 2 or 1,3")
             })
             .collect()
     })
@@ -110,11 +114,12 @@ fn sections() -> Vec<u32> {
 
 fn main() {
     let chosen = sections();
-    let all: [(u32, fn()); 4] = [
+    let all: [(u32, fn()); 5] = [
         (1, memory_bound),
         (2, scaling),
         (3, contention),
         (4, buffered_against_direct),
+        (5, recording_cost),
     ];
     for (number, section) in all {
         if chosen.contains(&number) {
@@ -165,14 +170,18 @@ fn memory_bound() {
     }
 }
 
-fn scaling() {
-    let rounds: usize = std::env::var("LIO_ROUNDS").map_or(DEFAULT_ROUNDS, |value| {
+fn rounds() -> usize {
+    std::env::var("LIO_ROUNDS").map_or(DEFAULT_ROUNDS, |value| {
         value
             .parse()
             .ok()
             .filter(|&rounds| rounds > 0)
             .expect("LIO_ROUNDS must be a whole number of rounds, at least 1")
-    });
+    })
+}
+
+fn scaling() {
+    let rounds = rounds();
     // 64 MiB schemas sit in this host's CPU caches; the default size (seed 003's) does not.
     for rows in [8192, LIO_DEFAULT_ROWS] {
         println!(
@@ -271,4 +280,48 @@ fn buffered_against_direct() {
         direct_rate / buffered_rate
     );
     println!("   {}", buffered.info().description);
+}
+
+/// One session at 64 MiB, timing every statement against timing none, in alternating 1 s
+/// levels: the median of the per-round ratios and of the CPU-second ratios (steal left out).
+fn recording_cost() {
+    let rounds = rounds();
+    println!(
+        "5. the cost of timing every statement: 1 session, 64 MiB, {rounds} interleaved rounds"
+    );
+    let timed = workload(WorkloadKind::Lio, 8192, 1, None, sessions(false, None));
+    let untimed = workload(
+        WorkloadKind::Lio,
+        8192,
+        1,
+        None,
+        SessionOptions {
+            record_latency: false,
+            ..sessions(false, None)
+        },
+    );
+    let (mut ratios, mut cpu_ratios) = (Vec::new(), Vec::new());
+    for _ in 0..rounds {
+        let with = measured(&timed, 1, 1.0);
+        let without = measured(&untimed, 1, 1.0);
+        let figure = |level: &Level, name: &str| level.workload_figures[name];
+        let ratio = figure(&with, "lio_per_s") / figure(&without, "lio_per_s");
+        let cpu_ratio = figure(&with, "lio_per_cpu_s") / figure(&without, "lio_per_cpu_s");
+        ratios.push(ratio);
+        cpu_ratios.push(cpu_ratio);
+        let p99 = with
+            .latency
+            .as_ref()
+            .map_or(f64::NAN, |latency| latency.response.p99_ms * 1e3);
+        println!(
+            "   timed {:.2} M LIO/s (p99 {p99:.1} us), untimed {:.2} M LIO/s, ratio {ratio:.4}, per CPU second {cpu_ratio:.4}",
+            figure(&with, "lio_per_s") / 1e6,
+            figure(&without, "lio_per_s") / 1e6,
+        );
+    }
+    println!(
+        "   median timed / untimed: {:.4}, per CPU second {:.4} (target: within 1%)",
+        median(&ratios),
+        median(&cpu_ratios)
+    );
 }

@@ -50,6 +50,7 @@ fn run(series: usize, levels: usize) {
         include_disturbed: false,
         accept_truncated: false,
         wide: false,
+        slo: None,
     };
     let began = Instant::now();
     report::execute(&args).expect("report runs");
@@ -119,6 +120,7 @@ fn run_fleet(hosts: usize, runs: usize) {
         include_disturbed: true,
         accept_truncated: false,
         wide: false,
+        slo: None,
     };
     let began = Instant::now();
     report::execute(&args).expect("report runs");

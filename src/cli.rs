@@ -112,6 +112,7 @@ const REPORT_EXAMPLES: &str = "Examples:
   corescale report rac52.csv rac54.csv rac55.csv --cores rac52=20/40 --cores rac54=8/16 --cores rac55=16/32
   corescale report run1.json run2.json -o report.html -o figures/ -o report.md -o analysis.json
   corescale report old.csv --label old.csv=RAC52 --cost RAC52=10000
+  corescale report db-small.json db-large.json --slo 'p99<=5ms'
 
 Inputs: corescale JSON or CSV, test_cpu_parallel CSV (either header), or SLOB-style
 Num_concurrent_workers,<rate> CSV; the format is detected from the content.";
@@ -173,6 +174,11 @@ pub struct ReportArgs {
     /// (by default they fit 80 columns).
     #[arg(long)]
     pub wide: bool,
+
+    /// A latency objective, e.g. 'p99<=5ms' (p50, p90, p95, p99, p99.9, max, mean): the
+    /// largest throughput at which each series kept it, and the series compared on it.
+    #[arg(long, value_name = "OBJECTIVE")]
+    pub slo: Option<crate::latency::Objective>,
 }
 
 /// "KEY=VALUE" with both parts non-empty.

@@ -6,7 +6,8 @@
 //!
 //! - leaves, which depend on nothing of corescale: `values` (command-line values), `stats`,
 //!   `format` (numbers and units in words), `redact` (passwords), `error`, `interrupt`;
-//! - `host` (topology, OS figures, interference), then `workload` (each workload with its
+//! - `host` (topology, OS figures, interference) and `latency` (response-time histograms and
+//!   the open loop's pacing), then `workload` (each workload with its
 //!   options), then `result` (the versioned document, its summaries and writers);
 //! - `sweep` runs workloads on the host and records results;
 //! - `analysis` reads results (`analysis::input`) into series and derives figures, fits and
@@ -52,6 +53,7 @@ pub mod error;
 pub(crate) mod format;
 pub mod host;
 pub(crate) mod interrupt;
+pub mod latency;
 pub mod redact;
 pub mod report;
 pub mod result;

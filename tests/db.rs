@@ -1052,3 +1052,156 @@ fn a_socket_directory_in_the_url_serves_setup_run_and_teardown() {
         .success()
         .stdout(contains("corescale_t0"));
 }
+
+/// Runs `run db` at one session, stops every backend of the test database for 1 s in the
+/// middle of its 6 s window (SIGSTOP, SIGCONT), and returns the level's latency.
+fn stalled_latency(url: &str, extra: &[&str]) -> Value {
+    use nix::sys::signal::{Signal, kill};
+    use nix::unistd::Pid;
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("stall.json");
+    let child = std::process::Command::new(assert_cmd::cargo::cargo_bin("corescale"))
+        .args(["run", "db", "--target", url, "-w", "1", "--pipeline", "1"])
+        .args(["--duration", "6s", "--repeat", "1", "-q", "-o"])
+        .arg(&json)
+        .args(extra)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // The window opens after a second of watching the host and the session's warm-up.
+    std::thread::sleep(Duration::from_millis(3500));
+    let mut client = postgres::Client::connect(url, postgres::NoTls).unwrap();
+    let backends: Vec<i32> = client
+        .query(
+            "SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND backend_type = 'client backend' AND pid <> pg_backend_pid()",
+            &[],
+        )
+        .unwrap()
+        .iter()
+        .map(|row| row.get(0))
+        .collect();
+    assert!(!backends.is_empty(), "no backend to stall");
+    for pid in &backends {
+        kill(Pid::from_raw(*pid), Signal::SIGSTOP).unwrap();
+    }
+    std::thread::sleep(Duration::from_secs(1));
+    for pid in &backends {
+        kill(Pid::from_raw(*pid), Signal::SIGCONT).unwrap();
+    }
+    let output = child.wait_with_output().unwrap();
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let document = read_json(&json);
+    document["levels"][0]["latency"].clone()
+}
+
+/// The difference between a corrected histogram and a coordinated-omission one, measured on
+/// a real server: a 1 s stall delays every statement due during it in an open loop (p99 at
+/// least 0.4 s), while a closed loop sends nothing during the stall and counts one slow
+/// statement (p99 well below 0.4 s).
+#[test]
+fn a_stall_is_counted_by_every_statement_it_delayed() {
+    let Some(url) = server("CORESCALE_TEST_PG") else {
+        return;
+    };
+    let _server = exclusive();
+    let _torn_down = TornDown(url.clone());
+    setup(&url);
+    let open = stalled_latency(&url, &["--rate", "200", "--latency-limit", "100ms"]);
+    assert_eq!(open["measured_from"], "due", "{open}");
+    assert!(
+        open["max_ms"].as_f64().unwrap() >= 900.0,
+        "the stall fell outside the window: {open}"
+    );
+    assert!(open["p99_ms"].as_f64().unwrap() >= 400.0, "{open}");
+    // About 200 statements were due during the stall; each waited past the limit.
+    assert!(open["late"].as_u64().unwrap() >= 100, "{open}");
+    // The server's own time stayed short: the wait was in the schedule.
+    assert!(
+        open["service"]["p90_ms"].as_f64().unwrap() < 100.0,
+        "{open}"
+    );
+    assert!(
+        open["schedule_lag"]["max_ms"].as_f64().unwrap() >= 500.0,
+        "{open}"
+    );
+    assert_eq!(open["rate"]["target_per_s"], 200.0);
+    let closed = stalled_latency(&url, &[]);
+    assert_eq!(closed["measured_from"], "send", "{closed}");
+    assert!(
+        closed["max_ms"].as_f64().unwrap() >= 900.0,
+        "the stall fell outside the window: {closed}"
+    );
+    assert!(closed["p99_ms"].as_f64().unwrap() < 400.0, "{closed}");
+}
+
+/// More sessions than this host has CPUs queue: p99 rises with load, the report names the
+/// throughput that kept an objective set between the lightest and heaviest load's p99, and
+/// the CSV gives the same figures.
+fn latency_rises_and_an_objective_names_a_throughput(url: &str) {
+    setup(url);
+    let dir = tempfile::tempdir().unwrap();
+    let (json, csv) = (dir.path().join("curve.json"), dir.path().join("curve.csv"));
+    corescale()
+        .args([
+            "run",
+            "db",
+            "--target",
+            url,
+            "--sweep",
+            "1,8",
+            "--pipeline",
+            "1",
+        ])
+        .args(["--duration", "1s", "--repeat", "1", "-q", "-o"])
+        .arg(&json)
+        .arg("-o")
+        .arg(&csv)
+        .assert()
+        .success();
+    let document = read_json(&json);
+    let p99 = |index: usize| {
+        document["levels"][index]["latency"]["p99_ms"]
+            .as_f64()
+            .unwrap_or_else(|| panic!("no latency at level {index}: {}", document["levels"][index]))
+    };
+    let (light, heavy) = (p99(0), p99(1));
+    assert!(
+        heavy > 1.5 * light,
+        "p99 {light} ms at 1 session, {heavy} ms at 8"
+    );
+    the_csv_reports_as_the_json_does(&json, &csv);
+    let limit = (light * heavy).sqrt();
+    let out = dir.path().join("analysis.json");
+    corescale()
+        .arg("report")
+        .arg(&json)
+        .args(["-q", "--include-disturbed", "--slo"])
+        .arg(format!("p99<={limit:.4}ms"))
+        .arg("--json")
+        .arg(&out)
+        .assert()
+        .success();
+    let analysis = read_json(&out);
+    let verdict = &analysis["slo"]["verdicts"][0];
+    assert_eq!(verdict["workers"], 1, "{verdict}");
+    assert!(verdict["throughput"].as_f64().unwrap() > 0.0, "{verdict}");
+    let findings = analysis["findings"].to_string();
+    assert!(findings.contains("sustains"), "{findings}");
+}
+
+#[test]
+fn response_times_rise_with_load_on_both_servers() {
+    let _server = exclusive();
+    for variable in ["CORESCALE_TEST_PG", "CORESCALE_TEST_MYSQL"] {
+        let Some(url) = server(variable) else {
+            continue;
+        };
+        let _torn_down = TornDown(url.clone());
+        latency_rises_and_an_objective_names_a_throughput(&url);
+    }
+}

@@ -10,15 +10,15 @@ const LEAVES: [&str; 6] = ["values", "stats", "format", "redact", "error", "inte
 fn allowed(module: &str) -> Option<&'static [&'static str]> {
     Some(match module {
         "values" | "stats" | "format" | "redact" | "error" | "interrupt" => &[],
-        "host" => &[],
-        "workload" => &["host"],
-        "result" => &["host", "workload"],
-        "sweep" => &["host", "workload", "result"],
-        "analysis" => &["host", "result"],
-        "report" => &["host", "result", "analysis"],
-        "cli" => &["host", "workload", "sweep"],
+        "host" | "latency" => &[],
+        "workload" => &["host", "latency"],
+        "result" => &["host", "latency", "workload"],
+        "sweep" => &["host", "latency", "workload", "result"],
+        "analysis" => &["host", "latency", "result"],
+        "report" => &["host", "latency", "result", "analysis"],
+        "cli" => &["host", "latency", "workload", "sweep"],
         "commands" => &[
-            "host", "workload", "result", "sweep", "analysis", "report", "cli",
+            "host", "latency", "workload", "result", "sweep", "analysis", "report", "cli",
         ],
         _ => return None,
     })

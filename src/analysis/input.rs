@@ -7,6 +7,7 @@ use std::path::Path;
 use anyhow::{Context, Result, bail};
 
 use crate::analysis::series::{CacheFigures, Job, Measure, Point, Provenance, Series};
+use crate::latency::{Arrivals, Latency, MeasuredFrom, Percentiles, RateFigures};
 use crate::redact::redact_argument;
 use crate::result::summary::delivered_jobs_per_min;
 use crate::result::{CacheFigure, Level, RunDocument, RunMode, SCHEMA};
@@ -327,6 +328,15 @@ fn from_document(path: &Path, text: &str) -> Result<Series> {
                 .map(|reason| printable(reason))
                 .collect(),
             precision_reached: level.precision_reached,
+            latency: match &level.latency {
+                Some(latency) => {
+                    latency
+                        .check()
+                        .map_err(|problem| anyhow::anyhow!("{}: {problem}", at("latency")))?;
+                    Some(latency.clone())
+                }
+                None => None,
+            },
             spread: match merit.low.zip(merit.high) {
                 // Checked as the median is: a spread of 1e300 would otherwise be drawn (and
                 // an axis to f64::MAX never ends), and an inverted one is not a spread.
@@ -536,6 +546,7 @@ fn from_csv(path: &Path, text: &str, stem: &str) -> Result<Series> {
         );
     };
     let extra = ExtraColumns::find(&header);
+    let header_record = csv::StringRecord::from(header.clone());
     let records = reader
         .records()
         .enumerate()
@@ -695,6 +706,9 @@ fn from_csv(path: &Path, text: &str, stem: &str) -> Result<Series> {
             precision_reached: extra
                 .precision_reached
                 .and_then(|column| record.get(column)?.parse().ok()),
+            latency: latency_cells(record, &header_record).map_err(|problem| {
+                anyhow::anyhow!("'{}' line {line}: {problem}", path.display())
+            })?,
         });
     }
     // A file whose writer was stopped mid-line: "18,1" where the line was "18,11.7".
@@ -726,6 +740,93 @@ fn from_csv(path: &Path, text: &str, stem: &str) -> Result<Series> {
         job,
         provenance: Provenance::default(),
     })
+}
+
+/// The response-time columns of corescale's CSV, as `result::csv_format` writes them.
+#[derive(Debug, Default, serde::Deserialize)]
+struct LatencyCells {
+    latency_unit: Option<String>,
+    latency_measured_from: Option<MeasuredFrom>,
+    latency_count: Option<u64>,
+    latency_mean_ms: Option<f64>,
+    latency_p50_ms: Option<f64>,
+    latency_p90_ms: Option<f64>,
+    latency_p95_ms: Option<f64>,
+    latency_p99_ms: Option<f64>,
+    latency_p999_ms: Option<f64>,
+    latency_max_ms: Option<f64>,
+    rate_target_per_s: Option<f64>,
+    rate_achieved_per_s: Option<f64>,
+    rate_sustained: Option<bool>,
+    rate_arrivals: Option<Arrivals>,
+    latency_limit_ms: Option<f64>,
+    late: Option<u64>,
+}
+
+/// A level's response times from its CSV row, checked as the JSON's are; None in a file
+/// without them (another tool's, or from before they were recorded).
+fn latency_cells(
+    record: &csv::StringRecord,
+    header: &csv::StringRecord,
+) -> std::result::Result<Option<Latency>, String> {
+    if !header.iter().any(|name| name == "latency_p99_ms") {
+        return Ok(None);
+    }
+    let cells: LatencyCells = record.deserialize(Some(header)).map_err(|error| {
+        format!(
+            "unreadable latency columns ({})",
+            printable(&error.to_string())
+        )
+    })?;
+    let (Some(unit), Some(measured_from), Some(count)) = (
+        cells.latency_unit,
+        cells.latency_measured_from,
+        cells.latency_count,
+    ) else {
+        return Ok(None);
+    };
+    let figure = |value: Option<f64>, name: &str| {
+        value.ok_or_else(|| format!("latency_{name} is empty while latency_count is {count}"))
+    };
+    let latency = Latency {
+        unit: printable(&unit),
+        measured_from,
+        response: Percentiles {
+            count,
+            mean_ms: figure(cells.latency_mean_ms, "mean_ms")?,
+            p50_ms: figure(cells.latency_p50_ms, "p50_ms")?,
+            p90_ms: figure(cells.latency_p90_ms, "p90_ms")?,
+            p95_ms: figure(cells.latency_p95_ms, "p95_ms")?,
+            p99_ms: figure(cells.latency_p99_ms, "p99_ms")?,
+            p999_ms: figure(cells.latency_p999_ms, "p999_ms")?,
+            max_ms: figure(cells.latency_max_ms, "max_ms")?,
+        },
+        // The CSV keeps only p99 of these: the JSON has them whole.
+        service: None,
+        schedule_lag: None,
+        rate: match (
+            cells.rate_target_per_s,
+            cells.rate_achieved_per_s,
+            cells.rate_sustained,
+            cells.rate_arrivals,
+        ) {
+            (Some(target_per_s), Some(achieved_per_s), Some(sustained), Some(arrivals)) => {
+                Some(RateFigures {
+                    target_per_s,
+                    achieved_per_s,
+                    arrivals,
+                    due: 0,
+                    sent: 0,
+                    sustained,
+                })
+            }
+            _ => None,
+        },
+        limit_ms: cells.latency_limit_ms,
+        late: cells.late,
+    };
+    latency.check()?;
+    Ok(Some(latency))
 }
 
 /// corescale's own CSV columns, when present.

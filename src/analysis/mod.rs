@@ -7,6 +7,7 @@ pub(crate) mod fleet;
 pub mod input;
 #[cfg(test)]
 mod known_answers;
+pub mod latency;
 pub mod model;
 pub(crate) mod noise;
 pub(crate) mod scaling;

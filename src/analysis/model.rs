@@ -29,6 +29,18 @@ pub struct Analysis {
     pub fleet: Option<Fleet>,
     pub findings: Vec<String>,
     pub warnings: Vec<String>,
+    /// `report --slo`: where each series kept the latency objective.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub slo: Option<SloReport>,
+}
+
+/// A latency objective's verdict on every series, and the series compared on it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SloReport {
+    /// "p99 <= 5 ms".
+    pub objective: String,
+    pub verdicts: Vec<super::latency::SloVerdict>,
+    pub comparisons: Vec<String>,
 }
 
 /// Figures of one level, as plotted.
@@ -52,6 +64,9 @@ pub struct LevelFigures {
     /// Hit ratio, latch misses, PIO/s and read p99, for lio, pio and db levels.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cache: Option<super::series::CacheFigures>,
+    /// Response times: of each statement, or each job.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub latency: Option<crate::latency::Latency>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -125,6 +140,9 @@ pub struct SeriesAnalysis {
     pub saturation: Option<Saturation>,
     pub smt_yield: Option<f64>,
     pub fits: Fits,
+    /// Where statement latency starts to climb faster than throughput.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub latency_bend: Option<super::latency::LatencyBend>,
     pub warnings: Vec<String>,
 }
 

@@ -40,6 +40,9 @@ pub struct Point {
     /// (or batch), or median ± stdev where the file gives only that.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub spread: Option<(f64, f64)>,
+    /// Response times at this level: each statement's, or each job's time.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub latency: Option<crate::latency::Latency>,
 }
 
 /// What the SLOB method measures beside the rate: how the buffer cache served the level.

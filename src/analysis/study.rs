@@ -5,6 +5,8 @@ use super::compare::compare;
 use super::findings::{MAX_FINDINGS, findings, series_warnings};
 use super::fit::{Fit, Model, fit};
 use super::fleet::{fleet, fleet_findings};
+use super::latency::{SloVerdict, bend, slo_comparison, slo_verdict};
+use super::model::SloReport;
 use super::model::{
     Analysis, FitRange, Fits, LevelFigures, MISLEADING_EVIDENCE, REPORT_SCHEMA, SeriesAnalysis,
     SingleCurve,
@@ -13,6 +15,7 @@ use super::noise::noise;
 use super::scaling::{Knee, knee, saturation, smt_yield, time_per_work};
 use super::segments::{self, bic};
 use super::series::{Job, Measure, Point, Series};
+use crate::latency::Objective;
 
 pub fn analyse(series: Vec<Series>) -> Analysis {
     let analysed: Vec<SeriesAnalysis> = series.into_iter().map(analyse_series).collect();
@@ -51,6 +54,10 @@ pub fn analyse(series: Vec<Series>) -> Analysis {
     let fleet = fleet(&analysed);
     let mut all_findings = fleet.as_ref().map(fleet_findings).unwrap_or_default();
     all_findings.extend(findings(&analysed, &comparisons));
+    all_findings.extend(analysed.iter().filter_map(|series| {
+        let bend = series.latency_bend.as_ref()?;
+        Some(format!("{}: {}.", series.name(), bend.sentence()))
+    }));
     all_findings.truncate(MAX_FINDINGS);
     Analysis {
         schema: REPORT_SCHEMA.to_string(),
@@ -59,7 +66,43 @@ pub fn analyse(series: Vec<Series>) -> Analysis {
         series: analysed,
         comparisons,
         warnings,
+        slo: None,
     }
+}
+
+/// `report --slo`: each series' verdict on the objective, series of one measure and job
+/// compared on it, and those sentences first among the findings.
+pub fn apply_objective(analysis: &mut Analysis, objective: &Objective) {
+    let verdicts: Vec<SloVerdict> = analysis
+        .series
+        .iter()
+        .map(|series| slo_verdict(&series.series, objective))
+        .collect();
+    let comparisons: Vec<String> = measure_groups(&analysis.series)
+        .iter()
+        .filter(|group| group.len() > 1)
+        .flat_map(|group| {
+            let members: Vec<&SloVerdict> = group.iter().map(|&index| &verdicts[index]).collect();
+            slo_comparison(&members, objective)
+        })
+        .collect();
+    let mut first: Vec<String> = comparisons
+        .iter()
+        .map(|sentence| format!("{sentence}."))
+        .chain(
+            verdicts
+                .iter()
+                .map(|verdict| format!("{}.", verdict.sentence(objective))),
+        )
+        .collect();
+    first.append(&mut analysis.findings);
+    first.truncate(MAX_FINDINGS.max(comparisons.len() + verdicts.len()));
+    analysis.findings = first;
+    analysis.slo = Some(SloReport {
+        objective: objective.to_string(),
+        verdicts,
+        comparisons,
+    });
 }
 
 /// Indices of the series grouped by what they measure (job time, or a rate unit) and the job
@@ -126,6 +169,7 @@ fn analyse_series(series: Series) -> SeriesAnalysis {
                 steal_pct: point.steal_pct,
                 raw_spread: point.spread,
                 cache: point.cache,
+                latency: point.latency.clone(),
                 speed_spread: point.spread.map(|(low, high)| {
                     let speed = |raw: f64| {
                         series.speed(&Point {
@@ -153,6 +197,7 @@ fn analyse_series(series: Series) -> SeriesAnalysis {
         saturation: saturation(&series, knee.as_ref().map(|knee| knee.workers)),
         noise,
         smt_yield: smt_yield(&series),
+        latency_bend: bend(&series),
         knee,
         fits,
         levels,

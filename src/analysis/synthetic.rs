@@ -99,6 +99,7 @@ fn point(workers: usize, raw: f64) -> Point {
         disturbed: Vec::new(),
         precision_reached: None,
         spread: None,
+        latency: None,
     }
 }
 

@@ -8,7 +8,7 @@ use anyhow::Result;
 use crate::analysis::input::{printable, read_series, result_files};
 use crate::analysis::model::Analysis;
 use crate::analysis::series::Series;
-use crate::analysis::study::analyse;
+use crate::analysis::study::{analyse, apply_objective};
 use crate::cli::ReportArgs;
 use crate::error::UsageError;
 use crate::report::analysis_text;
@@ -23,6 +23,9 @@ pub fn execute(args: &ReportArgs) -> Result<()> {
         );
     }
     let mut analysis = analyse(series);
+    if let Some(objective) = &args.slo {
+        apply_objective(&mut analysis, objective);
+    }
     analysis.warnings.splice(0..0, notes);
     write_outputs(args, &analysis)?;
     if !args.quiet {

@@ -5,7 +5,8 @@
 use super::run_table::{TERMINAL_COLUMNS, wrap};
 use super::table;
 use super::tables::{
-    Table, comparison_table, fits_table, fleet_table, history_table, series_table,
+    Table, comparison_table, fits_table, fleet_table, history_table, latency_table, series_table,
+    slo_table,
 };
 use crate::analysis::model::Analysis;
 
@@ -16,7 +17,16 @@ pub fn render(analysis: &Analysis, wide: bool) -> String {
         tables.extend(fleet.histories.iter().map(history_table));
     }
     tables.push(series_table(analysis));
+    tables.push(slo_table(analysis));
     tables.extend(analysis.comparisons.iter().map(comparison_table));
+    // Statements' response times (a job's time is in the series table already).
+    tables.extend(
+        analysis
+            .series
+            .iter()
+            .filter(|series| series.latency_bend.is_some() || statement_latency(series))
+            .map(latency_table),
+    );
     tables.push(fits_table(analysis));
     let mut out = String::new();
     for table in tables.iter().filter(|table| !table.rows.is_empty()) {
@@ -27,6 +37,15 @@ pub fn render(analysis: &Analysis, wide: bool) -> String {
     out.push_str(&list("Findings", &analysis.findings, wide));
     out.push_str(&list("Warnings", &analysis.warnings, wide));
     out
+}
+
+fn statement_latency(series: &crate::analysis::model::SeriesAnalysis) -> bool {
+    series.levels.iter().any(|level| {
+        level
+            .latency
+            .as_ref()
+            .is_some_and(|latency| latency.measured_from != crate::latency::MeasuredFrom::JobStart)
+    })
 }
 
 /// The table without the columns it must drop, in its order, to fit the terminal.

@@ -435,7 +435,61 @@ fn group_figures(
         speedup,
     ];
     figures.extend(cache_figures);
+    figures.extend(latency_figure(members, &figure));
     figures
+}
+
+/// A group's figure from its slug, title, caption, y label and lines.
+type MakeFigure<'a> = dyn Fn(&str, String, String, String, Vec<Line>) -> Figure + 'a;
+
+/// p99 and p50 of the statements' response times against load (the hockey stick), for the
+/// series that timed their statements.
+fn latency_figure(members: &[(usize, &SeriesAnalysis)], figure: &MakeFigure) -> Option<Figure> {
+    let mut lines = Vec::new();
+    for (color, series) in members {
+        let timed: Vec<(f64, &crate::latency::Latency)> = series
+            .levels
+            .iter()
+            .filter_map(|level| Some((level.workers as f64, level.latency.as_ref()?)))
+            .filter(|(_, latency)| latency.measured_from != crate::latency::MeasuredFrom::JobStart)
+            .collect();
+        if timed.is_empty() {
+            continue;
+        }
+        for (name, style, pick) in [
+            (
+                "p99",
+                LineStyle::Measured,
+                (|l: &crate::latency::Latency| l.response.p99_ms)
+                    as fn(&crate::latency::Latency) -> f64,
+            ),
+            (
+                "p50",
+                LineStyle::AmdahlFit,
+                |l: &crate::latency::Latency| l.response.p50_ms,
+            ),
+        ] {
+            lines.push(Line {
+                label: format!("{} {name}", series.name()),
+                color: *color,
+                points: timed
+                    .iter()
+                    .map(|(x, latency)| (*x, pick(latency)))
+                    .collect(),
+                style,
+                bars: Vec::new(),
+            });
+        }
+    }
+    (!lines.is_empty()).then(|| {
+        figure(
+            "fig_latency",
+            "Response time against load".to_string(),
+            "Each statement's response time at each load: p99 (solid) and p50 (dashed). Flat while the server has room; where p99 climbs and capacity does not, sessions queue.".to_string(),
+            "response time (ms)".to_string(),
+            lines,
+        )
+    })
 }
 
 /// Speed per worker of each series against the baseline's, at every load both measured.

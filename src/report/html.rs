@@ -6,7 +6,7 @@ use anyhow::Result;
 use super::charts::{HEIGHT, WIDTH, figures, render_svg};
 use super::tables::{
     Table, cache_table, comparison_table, fits_table, fleet_table, history_levels_table,
-    history_table, levels_table, provenance_table, series_table,
+    history_table, latency_table, levels_table, provenance_table, series_table, slo_table,
 };
 use crate::analysis::model::Analysis;
 
@@ -78,6 +78,10 @@ pub fn render(analysis: &Analysis) -> Result<String> {
         ));
     }
     body.push_str(&html_table(&series_table(analysis)));
+    let slo = slo_table(analysis);
+    if !slo.rows.is_empty() {
+        body.push_str(&html_table(&slo));
+    }
     for comparison in &analysis.comparisons {
         body.push_str(&html_table(&comparison_table(comparison)));
     }
@@ -88,9 +92,10 @@ pub fn render(analysis: &Analysis) -> Result<String> {
             escape(&format!("{}: every level", series.name())),
             html_table(&levels_table(series))
         ));
-        let cache = cache_table(series);
-        if !cache.rows.is_empty() {
-            body.push_str(&html_table(&cache));
+        for table in [cache_table(series), latency_table(series)] {
+            if !table.rows.is_empty() {
+                body.push_str(&html_table(&table));
+            }
         }
     }
     Ok(format!(

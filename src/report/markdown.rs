@@ -3,7 +3,7 @@
 use super::charts;
 use super::tables::{
     Table, cache_table, comparison_table, fits_table, fleet_table, history_levels_table,
-    history_table, levels_table, provenance_table, series_table,
+    history_table, latency_table, levels_table, provenance_table, series_table, slo_table,
 };
 use crate::analysis::model::Analysis;
 
@@ -61,10 +61,12 @@ pub fn render(analysis: &Analysis, figures: Option<&str>) -> String {
         }
     }
     tables.push(series_table(analysis));
+    tables.push(slo_table(analysis));
     tables.extend(analysis.comparisons.iter().map(comparison_table));
     tables.push(fits_table(analysis));
     tables.extend(analysis.series.iter().map(levels_table));
     tables.extend(analysis.series.iter().map(cache_table));
+    tables.extend(analysis.series.iter().map(latency_table));
     for table in tables.iter().filter(|table| !table.rows.is_empty()) {
         out.push_str(&markdown_table(table));
     }

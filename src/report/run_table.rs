@@ -5,6 +5,7 @@
 use super::table;
 use crate::format::{optional, rate, significant};
 use crate::host::interference::{OTHER_BUSY_LIMIT, OTHER_RUNNABLE_LIMIT, STEAL_LIMIT_PCT};
+use crate::latency::{Latency, MeasuredFrom};
 use crate::result::{CacheFigure, Level, RunDocument, RunMode};
 
 /// Width the table and its notes keep to unless `--wide`.
@@ -32,7 +33,16 @@ fn column<'a>(
 
 /// Whether a level gets the `!` mark.
 fn flagged(level: &Level) -> bool {
-    disturbed(level) || level.precision_reached == Some(false)
+    disturbed(level) || level.precision_reached == Some(false) || fell_behind(level)
+}
+
+/// An open loop whose sessions could not keep the asked rate.
+fn fell_behind(level: &Level) -> bool {
+    level
+        .latency
+        .as_ref()
+        .and_then(|latency| latency.rate)
+        .is_some_and(|rate| !rate.sustained)
 }
 
 fn disturbed(level: &Level) -> bool {
@@ -103,6 +113,24 @@ pub fn render(document: &RunDocument, wide: bool) -> String {
     if document.workload.kind.name() == "pio" {
         columns.push(column("PIO/s", 1, shown(CacheFigure::PioPerS)));
         columns.push(column("p99 us", 1, shown(CacheFigure::ReadP99Us)));
+    }
+    // Statements' response times (a job's are its job time, shown already).
+    if document.levels.iter().any(|level| {
+        level
+            .latency
+            .as_ref()
+            .is_some_and(|latency| latency.measured_from != MeasuredFrom::JobStart)
+    }) {
+        let at = |pick: fn(&Latency) -> f64| {
+            move |level: &Level| {
+                level
+                    .latency
+                    .as_ref()
+                    .map_or("-".into(), |latency| significant(pick(latency)))
+            }
+        };
+        columns.push(column("p50 ms", 3, at(|latency| latency.response.p50_ms)));
+        columns.push(column("p99 ms", 1, at(|latency| latency.response.p99_ms)));
     }
     // Last of the four, so the first to go when they do not all fit (pio at 80 columns).
     if recorded(CacheFigure::LatchGets) {
@@ -304,6 +332,25 @@ fn footnotes(document: &RunDocument) -> Vec<String> {
             "! jobs did not run together at {} (overlap {}): {figure} is what the host delivered, less than {claim} would claim; {cure} keep them together",
             worker_list(&apart),
             overlaps.join(", ")
+        ));
+    }
+    let behind: Vec<&Level> = document.levels.iter().filter(|l| fell_behind(l)).collect();
+    if !behind.is_empty() {
+        let rates: Vec<String> = behind
+            .iter()
+            .filter_map(|level| level.latency.as_ref()?.rate)
+            .map(|rate| {
+                format!(
+                    "{}/s of {}/s",
+                    significant(rate.achieved_per_s),
+                    significant(rate.target_per_s)
+                )
+            })
+            .collect();
+        notes.push(format!(
+            "! rate not sustained at {}: {}; the server (or this client) could not keep up, and latency there counts the backlog",
+            worker_list(&behind),
+            rates.join(", ")
         ));
     }
     if let Some(base) = speedup_base(document) {

@@ -279,6 +279,111 @@ pub fn cache_table(series: &SeriesAnalysis) -> Table {
     }
 }
 
+/// Response times at every level of a series whose statements (or jobs) were timed: the
+/// percentiles, and under --rate what was asked and sent; no rows for other series.
+pub fn latency_table(series: &SeriesAnalysis) -> Table {
+    let open = series.levels.iter().any(|level| {
+        level
+            .latency
+            .as_ref()
+            .is_some_and(|latency| latency.rate.is_some())
+    });
+    let rows = series
+        .levels
+        .iter()
+        .filter_map(|level| {
+            let latency = level.latency.as_ref()?;
+            let response = latency.response;
+            let mut row = vec![
+                level.workers.to_string(),
+                response.count.to_string(),
+                significant(response.p50_ms),
+                significant(response.p90_ms),
+                significant(response.p99_ms),
+                significant(response.p999_ms),
+                significant(response.max_ms),
+                latency.late.map_or("-".into(), |late| late.to_string()),
+            ];
+            if open {
+                row.push(latency.rate.map_or("-".into(), |rate| {
+                    format!(
+                        "{}/{}{}",
+                        significant(rate.achieved_per_s),
+                        significant(rate.target_per_s),
+                        if rate.sustained { "" } else { " !" }
+                    )
+                }));
+            }
+            Some(row)
+        })
+        .collect();
+    let unit = series
+        .levels
+        .iter()
+        .find_map(|level| level.latency.as_ref())
+        .map(|latency| match latency.measured_from {
+            crate::latency::MeasuredFrom::Due => {
+                format!("{} from when it was due", latency.unit)
+            }
+            _ => format!("per {}", latency.unit),
+        })
+        .unwrap_or_default();
+    let mut headers = cells([
+        "workers", "count", "p50 ms", "p90 ms", "p99 ms", "p99.9 ms", "max ms", "late",
+    ]);
+    if open {
+        headers.push("sent/asked per s".to_string());
+    }
+    Table {
+        drop_first: vec!["count", "p90 ms", "late", "p99.9 ms"],
+        title: format!("{}: response time {unit}", series.name()),
+        headers,
+        rows,
+    }
+}
+
+/// `report --slo`: each series' largest throughput within the objective.
+pub fn slo_table(analysis: &Analysis) -> Table {
+    let Some(slo) = &analysis.slo else {
+        return Table {
+            title: String::new(),
+            headers: Vec::new(),
+            rows: Vec::new(),
+            drop_first: Vec::new(),
+        };
+    };
+    let rows = slo
+        .verdicts
+        .iter()
+        .map(|verdict| {
+            vec![
+                verdict.series.clone(),
+                verdict.throughput.map_or("-".into(), |throughput| {
+                    format!(
+                        "{}{}",
+                        significant(throughput),
+                        if verdict.beyond_largest { "+" } else { "" }
+                    )
+                }),
+                verdict.unit.clone(),
+                verdict
+                    .workers
+                    .map_or("-".into(), |workers| workers.to_string()),
+                verdict.value_ms.map_or("-".into(), significant),
+            ]
+        })
+        .collect();
+    Table {
+        drop_first: vec!["unit"],
+        title: format!(
+            "Largest throughput within {} (+: kept at every level measured, a lower bound)",
+            slo.objective
+        ),
+        headers: cells(["series", "throughput", "unit", "workers", "value ms"]),
+        rows,
+    }
+}
+
 pub fn comparison_table(comparison: &Comparison) -> Table {
     let ratio = |value: Option<f64>| value.map_or("-".into(), |value| format!("{value:.2}x"));
     let band = |band: Option<&BandRatio>| {

@@ -5,6 +5,7 @@ use anyhow::Result;
 use serde::Serialize;
 
 use super::{Level, RunDocument, RunMode};
+use crate::latency::{Arrivals, MeasuredFrom};
 
 /// One CSV row. The first four field names are test_cpu_parallel's header, byte for byte.
 #[derive(Debug, Serialize)]
@@ -59,6 +60,26 @@ struct Row {
     /// The spread `report` draws: fastest and slowest job, or lowest and highest batch rate.
     merit_low: Option<f64>,
     merit_high: Option<f64>,
+    /// Response times (`levels[].latency`), in milliseconds: of a statement or a job.
+    latency_unit: Option<String>,
+    latency_measured_from: Option<MeasuredFrom>,
+    latency_count: Option<u64>,
+    latency_mean_ms: Option<f64>,
+    latency_p50_ms: Option<f64>,
+    latency_p90_ms: Option<f64>,
+    latency_p95_ms: Option<f64>,
+    latency_p99_ms: Option<f64>,
+    latency_p999_ms: Option<f64>,
+    latency_max_ms: Option<f64>,
+    /// Open loop (`--rate`): from the send, and from when due to the send.
+    service_p99_ms: Option<f64>,
+    schedule_lag_p99_ms: Option<f64>,
+    rate_target_per_s: Option<f64>,
+    rate_achieved_per_s: Option<f64>,
+    rate_sustained: Option<bool>,
+    rate_arrivals: Option<Arrivals>,
+    latency_limit_ms: Option<f64>,
+    late: Option<u64>,
 }
 
 impl Row {
@@ -67,6 +88,9 @@ impl Row {
         let fixed_work = mode == RunMode::FixedWork;
         let summary = &level.summary;
         let merit = level.merit(mode, unit);
+        let latency = level.latency.as_ref();
+        let response = latency.map(|latency| latency.response);
+        let rate = latency.and_then(|latency| latency.rate);
         Self {
             workers: level.workers,
             median_s: summary.job_time_s.median,
@@ -113,6 +137,28 @@ impl Row {
             duration_s: document.settings.duration_s,
             merit_low: merit.low,
             merit_high: merit.high,
+            latency_unit: latency.map(|latency| latency.unit.clone()),
+            latency_measured_from: latency.map(|latency| latency.measured_from),
+            latency_count: response.map(|response| response.count),
+            latency_mean_ms: response.map(|response| response.mean_ms),
+            latency_p50_ms: response.map(|response| response.p50_ms),
+            latency_p90_ms: response.map(|response| response.p90_ms),
+            latency_p95_ms: response.map(|response| response.p95_ms),
+            latency_p99_ms: response.map(|response| response.p99_ms),
+            latency_p999_ms: response.map(|response| response.p999_ms),
+            latency_max_ms: response.map(|response| response.max_ms),
+            service_p99_ms: latency
+                .and_then(|latency| latency.service)
+                .map(|service| service.p99_ms),
+            schedule_lag_p99_ms: latency
+                .and_then(|latency| latency.schedule_lag)
+                .map(|lag| lag.p99_ms),
+            rate_target_per_s: rate.map(|rate| rate.target_per_s),
+            rate_achieved_per_s: rate.map(|rate| rate.achieved_per_s),
+            rate_sustained: rate.map(|rate| rate.sustained),
+            rate_arrivals: rate.map(|rate| rate.arrivals),
+            latency_limit_ms: latency.and_then(|latency| latency.limit_ms),
+            late: latency.and_then(|latency| latency.late),
         }
     }
 }

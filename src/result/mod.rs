@@ -98,6 +98,9 @@ pub struct Level {
     /// How each session reached its server: TLS protocol and cipher, or clear text (db).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub connections: Vec<crate::workload::SessionConnection>,
+    /// Response times: of each statement (db, lio, pio) or each job (fixed work).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub latency: Option<crate::latency::Latency>,
     /// What this level's figures cannot vouch for.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub warnings: Vec<String>,

@@ -27,6 +27,7 @@ use crate::host::interference::{CpuTicks, Interference, LevelLoad, judge};
 use crate::host::os_stats::{RunQueueSampler, StatSnapshot};
 use crate::host::pinning::{current_cpu, pin_current_thread};
 use crate::host::sysfs::FsRoot;
+use crate::latency::{Latency, SessionLatency};
 use crate::result::summary::job_variation;
 use crate::result::{Level, LevelSummary, RunMode, Sample};
 use crate::workload::{LevelTotals, SessionCounts, WorkerJob, Workload};
@@ -73,6 +74,8 @@ enum WorkerNote {
     Failed(String),
     /// The session's own counters, sent after the last batch.
     Session(SessionCounts),
+    /// The session's response times, sent after the last batch.
+    Latency(Box<SessionLatency>),
 }
 
 /// Measures `workers` workers for at least one batch; after a stop request it ends with the
@@ -112,6 +115,7 @@ pub fn measure_level(
         for (worker, cpu) in placement.iter().copied().enumerate() {
             let context = WorkerContext {
                 worker,
+                workers,
                 cpu,
                 epoch,
                 duration: settings.duration,
@@ -228,6 +232,7 @@ pub fn measure_level(
             workload_rate: None,
             server_cpu_s: None,
             connections: Vec::new(),
+            latency: None,
             warnings: Vec::new(),
             interference: None,
         })
@@ -239,6 +244,7 @@ pub fn measure_level(
     let mut counter_problem = None;
     let mut pin_problems = Vec::new();
     let mut sessions = Vec::new();
+    let mut latency: Option<SessionLatency> = None;
     collected.extend(notes.try_iter());
     for note in collected {
         match note {
@@ -246,6 +252,11 @@ pub fn measure_level(
             WorkerNote::Pin(reason) => pin_problems.push(reason),
             WorkerNote::Failed(reason) => failure = failure.or(Some(reason)),
             WorkerNote::Session(counters) => sessions.push(counters),
+            // Merged after the window: no session's recording touched another's.
+            WorkerNote::Latency(session) => match latency.as_mut() {
+                Some(merged) => merged.merge(&session),
+                None => latency = Some(*session),
+            },
         }
     }
     if let Some(reason) = failure {
@@ -268,6 +279,21 @@ pub fn measure_level(
     level.workload_rate = figures.rate_of_merit;
     level.server_cpu_s = figures.server_cpu_s;
     level.connections = figures.connections;
+    level.latency = match latency {
+        Some(sessions) => sessions.figures(level.elapsed_s),
+        // Fixed work without sessions' own records: each job is one response.
+        None if settings.mode() == RunMode::FixedWork => Latency::of_jobs(
+            &level
+                .samples
+                .iter()
+                .map(|sample| sample.wall_s)
+                .collect::<Vec<_>>(),
+        ),
+        None => None,
+    };
+    if let Some(shortfall) = level.latency.as_ref().and_then(Latency::shortfall) {
+        level.warnings.push(shortfall);
+    }
     // /proc/stat counts in 10 ms ticks: a shorter level holds too few to judge.
     if level.elapsed_s >= JUDGED_FROM_S {
         level.interference = load.map(|load| interference(&level, &load, workload));
@@ -412,6 +438,7 @@ impl Gate {
 /// What one worker thread needs; everything it writes in the timed window is its own.
 struct WorkerContext<'a> {
     worker: usize,
+    workers: usize,
     cpu: Option<usize>,
     /// The instant job starts are counted from (copied, never written).
     epoch: Instant,
@@ -443,7 +470,7 @@ fn run_worker(workload: &dyn Workload, context: WorkerContext<'_>) {
             context.worker
         )));
     }
-    let mut job = match workload.prepare(context.worker) {
+    let mut job = match workload.prepare(context.worker, context.workers) {
         Ok(job) => Some(job),
         Err(error) => {
             note(WorkerNote::Failed(format!(
@@ -490,6 +517,9 @@ fn run_worker(workload: &dyn Workload, context: WorkerContext<'_>) {
         context.end.wait();
     }
     if let Some(mut job) = job {
+        if let Some(latency) = job.latency() {
+            note(WorkerNote::Latency(Box::new(latency)));
+        }
         note(WorkerNote::Session(job.counters()));
     }
 }
@@ -532,6 +562,7 @@ fn timed_job(
     }
     let cpu_before = thread_cpu_seconds();
     let began = Instant::now();
+    job.window_started(began);
     let ops = match duration {
         None => job.run_job(),
         Some(duration) => {

@@ -72,7 +72,7 @@ impl Workload for CpuWorkload {
         }
     }
 
-    fn prepare(&self, worker: usize) -> anyhow::Result<Box<dyn WorkerJob>> {
+    fn prepare(&self, worker: usize, _workers: usize) -> anyhow::Result<Box<dyn WorkerJob>> {
         Ok(Box::new(CachePadded::new(CpuJob {
             iterations: self.job_iterations,
             seed: worker as u64 + 1,

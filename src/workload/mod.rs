@@ -21,6 +21,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::UsageError;
 use crate::host::Topology;
+use crate::latency::SessionLatency;
 
 /// The table of workloads: for each, its name in results and on the command line, its options
 /// and what it measures (the doc line is its help). It generates [`WorkloadKind`], which the
@@ -242,8 +243,9 @@ pub trait Workload: Send + Sync {
     }
 
     /// Builds one worker's private state (allocating and touching its memory, or opening a
-    /// session) before any timing starts. Runs on the worker's own thread, after pinning.
-    fn prepare(&self, worker: usize) -> Result<Box<dyn WorkerJob>>;
+    /// session) before any timing starts. Runs on the worker's own thread, after pinning;
+    /// `workers` is the level's count (an open loop's rate is shared among them).
+    fn prepare(&self, worker: usize, workers: usize) -> Result<Box<dyn WorkerJob>>;
 
     /// Fixed-time jobs of this length unless the user chose otherwise (rate workloads).
     fn default_duration(&self) -> Option<std::time::Duration> {
@@ -298,6 +300,16 @@ pub trait WorkerJob: Send {
     fn counters(&mut self) -> SessionCounts {
         Box::new(())
     }
+
+    /// A timed window (a fixed-work job or a fixed-time batch) begins now: an open loop
+    /// schedules its statements from this instant.
+    fn window_started(&mut self, _began: std::time::Instant) {}
+
+    /// The response time of every statement this session answered in the level, taken once
+    /// after its last batch; None for workloads whose response is the job (job times).
+    fn latency(&mut self) -> Option<SessionLatency> {
+        None
+    }
 }
 
 /// Workers' states sit in separate heap blocks; padding them to cache lines keeps one
@@ -317,6 +329,14 @@ impl<T: WorkerJob> WorkerJob for CachePadded<T> {
 
     fn counters(&mut self) -> SessionCounts {
         (**self).counters()
+    }
+
+    fn window_started(&mut self, began: std::time::Instant) {
+        (**self).window_started(began)
+    }
+
+    fn latency(&mut self) -> Option<SessionLatency> {
+        (**self).latency()
     }
 }
 

@@ -377,5 +377,31 @@ pub fn the_csv_reports_as_the_json_does(json: &Path, csv: &Path) {
                 json.display()
             );
         }
+        // The response times, where the run recorded them, read the same from either file.
+        let (x, y) = (&a["latency"], &b["latency"]);
+        assert_eq!(
+            x.is_null(),
+            y.is_null(),
+            "{}: latency: JSON {x}, CSV {y}",
+            json.display()
+        );
+        if x.is_null() {
+            continue;
+        }
+        assert_eq!(x["unit"], y["unit"]);
+        assert_eq!(x["measured_from"], y["measured_from"]);
+        assert_eq!(x["count"], y["count"]);
+        for field in [
+            "mean_ms", "p50_ms", "p90_ms", "p95_ms", "p99_ms", "p999_ms", "max_ms",
+        ] {
+            let (x, y) = (x[field].as_f64().unwrap(), y[field].as_f64().unwrap());
+            assert!(
+                (x - y).abs() <= 1e-9 * x.abs().max(1.0),
+                "{}: latency {field}: JSON {x}, CSV {y}",
+                json.display()
+            );
+        }
+        assert_eq!(x["rate"]["sustained"], y["rate"]["sustained"]);
+        assert_eq!(x["late"], y["late"]);
     }
 }

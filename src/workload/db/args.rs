@@ -9,6 +9,7 @@ use clap::Args;
 use super::target::Target;
 use super::{DbOptions, DbWorkload};
 use crate::error::UsageError;
+use crate::latency::Arrivals;
 use crate::values::{Scale, parse_duration, parse_scale};
 use crate::workload::slob::{DEFAULT_DURATION, DEFAULT_JOB_STATEMENTS, SlobArgs};
 use crate::workload::{BuildContext, Workload, WorkloadOptions};
@@ -78,6 +79,23 @@ pub struct DbArgs {
           value_parser = clap::value_parser!(u64).range(1..=64))]
     pub pipeline: Option<u64>,
 
+    /// Open loop: statements per second for the whole level, shared by its sessions, each
+    /// sent when due whatever the answers before it; latency counts from when it was due, so
+    /// a stall is measured by every statement it delays (also sets --pipeline 1).
+    #[arg(long, value_name = "PER_S", help_heading = "Response time",
+          value_parser = crate::values::parse_rate)]
+    pub rate: Option<f64>,
+
+    /// How --rate spaces statements: evenly, or at random as independent users arrive.
+    #[arg(long, value_enum, default_value_t = Arrivals::Uniform, requires = "rate",
+          help_heading = "Response time")]
+    pub arrivals: Arrivals,
+
+    /// Count the statements answered later than this (e.g. 50ms), as pgbench does.
+    #[arg(long, value_name = "TIME", help_heading = "Response time",
+          value_parser = crate::values::parse_latency_limit)]
+    pub latency_limit: Option<Duration>,
+
     /// Keys changed by each update statement (default: the work unit).
     #[arg(long, value_name = "N", help_heading = "db (SLOB/pgio method on a real database)",
           value_parser = clap::value_parser!(u64).range(1..))]
@@ -100,11 +118,23 @@ impl DbArgs {
                 ))
                 .into());
             }
+            Some(depth) if depth > 1 && self.rate.is_some() => {
+                return Err(UsageError::new(
+                    "--rate sends each statement when it is due: use --pipeline 1 (the default with --rate)",
+                )
+                .into());
+            }
             Some(depth) => depth as usize,
-            // A think time paces single statements, so they are sent one by one.
-            None if self.slob.think_time.is_some() => 1,
+            // A think time or a rate paces single statements, so they are sent one by one.
+            None if self.slob.think_time.is_some() || self.rate.is_some() => 1,
             None => driver.default_pipeline,
         };
+        if self.rate.is_some() && (self.server_loop || self.slob.think_time.is_some()) {
+            return Err(UsageError::new(
+                "--rate paces statements itself: leave out --server-loop and --think-time",
+            )
+            .into());
+        }
         if self.server_loop && !driver.server_loop {
             return Err(UsageError::new(format!(
                 "--server-loop is available for PostgreSQL only, not {}",
@@ -123,6 +153,9 @@ impl DbArgs {
                 think_time: self.slob.think_time,
                 job_statements: context.job_size.unwrap_or(DEFAULT_JOB_STATEMENTS),
                 pipeline,
+                rate: self.rate,
+                arrivals: self.arrivals,
+                latency_limit: self.latency_limit,
             },
         ))
     }

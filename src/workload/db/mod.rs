@@ -55,6 +55,11 @@ pub struct DbOptions {
     /// Statements sent together under one Sync, two such batches in flight (PostgreSQL);
     /// 1 waits for every answer before sending the next statement.
     pub pipeline: usize,
+    /// `--rate`: statements per second for the whole level, an open loop (None: closed).
+    pub rate: Option<f64>,
+    pub arrivals: crate::latency::Arrivals,
+    /// `--latency-limit`: statements answered later than this are counted.
+    pub latency_limit: Option<Duration>,
 }
 
 pub struct DbWorkload {
@@ -160,7 +165,7 @@ impl Workload for DbWorkload {
         }
     }
 
-    fn prepare(&self, worker: usize) -> Result<Box<dyn WorkerJob>> {
+    fn prepare(&self, worker: usize, workers: usize) -> Result<Box<dyn WorkerJob>> {
         let session = self.database.open_session()?;
         self.connections
             .lock()
@@ -169,7 +174,7 @@ impl Workload for DbWorkload {
         let session = DbSessionJob::start(
             session,
             self.options.clone(),
-            worker,
+            (worker, workers),
             worker as u64 % self.schemas,
             self.rows,
             self.blocks,
@@ -450,6 +455,9 @@ mod tests {
             think_time: None,
             job_statements: 100,
             pipeline: 1,
+            rate: None,
+            arrivals: crate::latency::Arrivals::Uniform,
+            latency_limit: None,
         };
         let workload = DbWorkload::on(database.clone(), options).unwrap();
         assert_eq!((workload.schemas, workload.rows), (2, 1000));

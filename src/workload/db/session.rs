@@ -2,10 +2,14 @@
 //! its table, sent one by one, pipelined or looped in the server, counted by the client so
 //! the database's own counters can be checked against them.
 
+use std::collections::VecDeque;
+use std::time::{Duration, Instant};
+
 use anyhow::Result;
 
 use super::driver::{Answered, DbSession, PlannedStatement};
 use super::{DbOptions, process_cpu_seconds};
+use crate::latency::{Pacer, SessionLatency};
 use crate::workload::rng::SessionRng;
 use crate::workload::{SessionCounts, WorkerJob};
 
@@ -54,7 +58,22 @@ pub struct DbSessionJob {
     updates: u64,
     rows_visited: u64,
     backend_cpu_start: Option<f64>,
+    /// Every answered statement's response time, recorded by this session alone.
+    latency: SessionLatency,
+    /// With `--rate`: when each statement is due.
+    pacer: Option<Pacer>,
+    /// The current window's start, which response times and due times count from.
+    window_start: Instant,
+    /// Statements sent this window.
+    sent: u64,
+    /// Statements in flight, oldest first: when each was due (open loop) and sent.
+    in_flight: VecDeque<(Option<Duration>, Duration)>,
 }
+
+/// One answer may hold this many statements' records (two pipelined batches of 64).
+const MOST_IN_FLIGHT: usize = 128;
+/// The longest an open loop's session sleeps at once, so a fixed-time window ends on time.
+const LONGEST_NAP: Duration = Duration::from_millis(1);
 
 impl DbSessionJob {
     /// A session on `schema` with `rows` rows, warmed up, its counts and CPU clock starting
@@ -62,11 +81,30 @@ impl DbSessionJob {
     pub fn start(
         connection: Box<dyn DbSession>,
         options: DbOptions,
-        worker: usize,
+        (worker, workers): (usize, usize),
         schema: u64,
         rows: u64,
         blocks: BlocksPer,
     ) -> Result<Self> {
+        let unit = if options.server_loop {
+            "server-side loop call"
+        } else {
+            "statement"
+        };
+        // The level's rate, shared evenly; uniform arrivals of the sessions interleave.
+        let share = options.rate.map(|rate| rate / workers.max(1) as f64);
+        let latency = match share {
+            Some(rate) => SessionLatency::open(unit, options.latency_limit, rate, options.arrivals),
+            None => SessionLatency::closed(unit, options.latency_limit),
+        };
+        let pacer = share.map(|rate| {
+            Pacer::new(
+                rate,
+                options.arrivals,
+                worker as f64 / workers.max(1) as f64,
+                0xA076_1D64_78BD_642F ^ worker as u64,
+            )
+        });
         let mut session = Self {
             connection,
             options,
@@ -78,6 +116,11 @@ impl DbSessionJob {
             updates: 0,
             rows_visited: 0,
             backend_cpu_start: None,
+            latency,
+            pacer,
+            window_start: Instant::now(),
+            sent: 0,
+            in_flight: VecDeque::with_capacity(MOST_IN_FLIGHT),
         };
         for _ in 0..WARM_UP_STATEMENTS {
             session.select_once()?;
@@ -128,9 +171,39 @@ impl DbSessionJob {
         self.blocks.of(answered.selects, answered.updates) as u64
     }
 
-    /// One unit of work: a statement sent (or a server-side loop of them); returns blocks
-    /// visited by the statements answered meanwhile.
-    fn step(&mut self) -> Result<u64> {
+    /// Records the answers that came back at `now`, oldest in flight first.
+    fn answered(&mut self, count: u64, now: Instant) {
+        let at = now.saturating_duration_since(self.window_start);
+        for _ in 0..count {
+            if let Some((due, sent)) = self.in_flight.pop_front() {
+                self.latency.answered(due, sent, at);
+            }
+        }
+    }
+
+    /// One unit of work: a statement sent (or a server-side loop of them); returns the blocks
+    /// visited by the statements answered meanwhile, or None when an open loop's next
+    /// statement is not yet due.
+    fn step(&mut self) -> Result<Option<u64>> {
+        let due = match self.pacer.as_ref() {
+            Some(pacer) => {
+                let due = Duration::from_secs_f64(pacer.due_s());
+                let wait = due.saturating_sub(self.window_start.elapsed());
+                if !wait.is_zero() {
+                    std::thread::sleep(wait.min(LONGEST_NAP));
+                    if wait > LONGEST_NAP {
+                        return Ok(None);
+                    }
+                }
+                Some(due)
+            }
+            None => None,
+        };
+        let sent = self.window_start.elapsed();
+        self.sent += 1;
+        if let Some(pacer) = self.pacer.as_mut() {
+            pacer.advance();
+        }
         if self.options.server_loop {
             let rows = self.connection.server_loop(
                 self.schema,
@@ -138,23 +211,33 @@ impl DbSessionJob {
                 self.options.work_unit,
                 SERVER_LOOP_STATEMENTS,
             )?;
+            self.latency
+                .answered(due, sent, self.window_start.elapsed());
             self.statements += SERVER_LOOP_STATEMENTS;
             self.rows_visited += rows;
-            return Ok(self.blocks.of(SERVER_LOOP_STATEMENTS, 0) as u64);
+            return Ok(Some(self.blocks.of(SERVER_LOOP_STATEMENTS, 0) as u64));
         }
         let update = self.random.chance(self.options.update_share);
         let statement = self.plan(update);
+        self.in_flight.push_back((due, sent));
         let answered = self.connection.submit(statement, self.options.pipeline)?;
+        self.answered(answered.selects + answered.updates, Instant::now());
         let blocks = self.count(answered);
         if let Some(pause) = self.options.think_time {
             std::thread::sleep(pause);
         }
-        Ok(blocks)
+        Ok(Some(blocks))
     }
 
-    /// Waits for the statements still in flight; returns the blocks they visited.
+    /// Waits for the statements still in flight; returns the blocks they visited. Ends the
+    /// window: an open loop counts the statements due that it did not send.
     fn drain(&mut self) -> Result<u64> {
         let answered = self.connection.drain()?;
+        self.answered(answered.selects + answered.updates, Instant::now());
+        let behind = self.pacer.as_ref().map_or(0, |pacer| {
+            pacer.behind_at(self.window_start.elapsed().as_secs_f64())
+        });
+        self.latency.window_ended(self.sent, behind);
         Ok(self.count(answered))
     }
 }
@@ -162,18 +245,34 @@ impl DbSessionJob {
 impl WorkerJob for DbSessionJob {
     fn run_job(&mut self) -> Result<u64> {
         let mut blocks = 0;
-        for _ in 0..self.options.job_statements {
-            blocks += self.step()?;
+        let mut sent = 0;
+        while sent < self.options.job_statements {
+            if let Some(done) = self.step()? {
+                blocks += done;
+                sent += 1;
+            }
         }
         Ok(blocks + self.drain()?)
     }
 
     fn run_slice(&mut self) -> Result<u64> {
-        self.step()
+        Ok(self.step()?.unwrap_or(0))
     }
 
     fn end_window(&mut self) -> Result<u64> {
         self.drain()
+    }
+
+    fn window_started(&mut self, began: Instant) {
+        self.window_start = began;
+        self.sent = 0;
+        if let Some(pacer) = self.pacer.as_mut() {
+            pacer.restart();
+        }
+    }
+
+    fn latency(&mut self) -> Option<SessionLatency> {
+        Some(self.latency.clone())
     }
 
     fn counters(&mut self) -> SessionCounts {
@@ -199,6 +298,7 @@ mod tests {
     //! The session loop against a fake driver: what it sends, and how it counts answers that
     //! come back late (pipelined) or not at all.
     use std::sync::{Arc, Mutex};
+    use std::time::{Duration, Instant};
 
     use super::*;
 
@@ -263,6 +363,9 @@ mod tests {
             think_time: None,
             job_statements: 1000,
             pipeline,
+            rate: None,
+            arrivals: crate::latency::Arrivals::Uniform,
+            latency_limit: None,
         }
     }
 
@@ -278,7 +381,7 @@ mod tests {
             pending: Vec::new(),
             published: true,
         };
-        let job = DbSessionJob::start(Box::new(fake), options, 3, 1, 500, BLOCKS).unwrap();
+        let job = DbSessionJob::start(Box::new(fake), options, (3, 4), 1, 500, BLOCKS).unwrap();
         sent.lock().unwrap().clear();
         (job, sent)
     }
@@ -325,6 +428,48 @@ mod tests {
             assert_eq!(counted.client_blocks, BLOCKS.of(selects, updates));
             assert!(counted.published);
         }
+    }
+
+    #[test]
+    fn every_answered_statement_is_timed_once_pipelined_or_not() {
+        for pipeline in [1, 3, 32] {
+            let (mut job, sent) = session(options(0.2, pipeline));
+            job.window_started(Instant::now());
+            job.run_job().unwrap();
+            let latency = job.latency().unwrap();
+            assert_eq!(latency.response.count(), 1000, "pipeline {pipeline}");
+            assert_eq!(sent.lock().unwrap().len(), 1000);
+            assert!(latency.open.is_none());
+        }
+    }
+
+    #[test]
+    fn an_open_loop_sends_at_its_share_of_the_rate() {
+        // 4,000/s for the level, 4 sessions: this one sends 1,000/s, 100 in a 100 ms window.
+        let mut paced = options(0.0, 1);
+        paced.rate = Some(4000.0);
+        let sent = Arc::new(Mutex::new(Vec::new()));
+        let fake = Fake {
+            sent: Arc::clone(&sent),
+            pending: Vec::new(),
+            published: true,
+        };
+        let mut job = DbSessionJob::start(Box::new(fake), paced, (1, 4), 1, 500, BLOCKS).unwrap();
+        sent.lock().unwrap().clear();
+        let began = Instant::now();
+        job.window_started(began);
+        while began.elapsed() < Duration::from_millis(100) {
+            job.run_slice().unwrap();
+        }
+        job.end_window().unwrap();
+        let statements = sent.lock().unwrap().len();
+        // Sleeping to each due time may overshoot on a busy host, never send early.
+        assert!((80..=101).contains(&statements), "{statements} statements");
+        let figures = job.latency().unwrap().figures(0.1).unwrap();
+        let rate = figures.rate.unwrap();
+        assert_eq!(rate.target_per_s, 1000.0);
+        assert_eq!(rate.sent as usize, statements);
+        assert_eq!(figures.measured_from, crate::latency::MeasuredFrom::Due);
     }
 
     #[test]

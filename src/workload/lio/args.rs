@@ -183,6 +183,7 @@ fn build(
             think_time: slob.think_time,
             single_schema: engine.single_schema,
             job_statements: context.job_size.unwrap_or(DEFAULT_JOB_STATEMENTS),
+            record_latency: true,
         },
     )?
     .warning_when_cached(last_level_cache))

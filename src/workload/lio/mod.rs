@@ -11,7 +11,7 @@ pub mod layout;
 pub mod storage;
 
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use anyhow::Result;
 use crossbeam_utils::CachePadded;
@@ -23,6 +23,7 @@ use super::{
     LevelFigures, LevelTotals, SessionCounts, WorkerJob, Workload, WorkloadInfo, WorkloadKind,
     sessions_as,
 };
+use crate::latency::SessionLatency;
 use crate::workload::rng::SessionRng;
 use engine::{Engine, EngineOptions, SessionIo, StatementCounts};
 use latch::LatchStats;
@@ -56,6 +57,9 @@ pub struct SessionOptions {
     pub think_time: Option<Duration>,
     pub single_schema: bool,
     pub job_statements: u64,
+    /// Time every statement (always, from the command line; the bench turns it off to
+    /// measure what timing costs).
+    pub record_latency: bool,
 }
 
 pub struct LioWorkload {
@@ -183,7 +187,7 @@ impl Workload for LioWorkload {
         Ok(())
     }
 
-    fn prepare(&self, worker: usize) -> Result<Box<dyn WorkerJob>> {
+    fn prepare(&self, worker: usize, _workers: usize) -> Result<Box<dyn WorkerJob>> {
         let engine = self.engine()?;
         let schemas = self.layout.schemas;
         let schema = if self.sessions.single_schema {
@@ -200,6 +204,8 @@ impl Workload for LioWorkload {
             totals: SessionTotals::default(),
             latency: new_histogram(),
             shared_latency: Arc::clone(&self.latency),
+            responses: SessionLatency::closed("statement", None),
+            origin: Instant::now(),
         };
         for _ in 0..WARM_UP_STATEMENTS {
             if crate::interrupt::stop_requested() {
@@ -209,6 +215,7 @@ impl Workload for LioWorkload {
         }
         session.totals = SessionTotals::default();
         session.latency.reset();
+        session.responses = SessionLatency::closed("statement", None);
         Ok(Box::new(CachePadded::new(session)))
     }
 
@@ -382,6 +389,9 @@ struct Session {
     totals: SessionTotals,
     latency: Histogram<u64>,
     shared_latency: Arc<Mutex<Histogram<u64>>>,
+    /// Each statement's response time, from this session's own clock readings.
+    responses: SessionLatency,
+    origin: Instant,
 }
 
 impl Session {
@@ -413,9 +423,13 @@ impl Session {
             block: self.scratch.bytes(),
             read_ns: &mut self.latency,
         };
+        let began = self.options.record_latency.then(|| self.origin.elapsed());
         let counts =
             self.engine
                 .statement(self.schema, key, self.options.work_unit, update, &mut io)?;
+        if let Some(began) = began {
+            self.responses.answered(None, began, self.origin.elapsed());
+        }
         let totals = &mut self.totals;
         totals.statements += 1;
         totals.updates += u64::from(update);
@@ -448,6 +462,10 @@ impl WorkerJob for Session {
         self.statement()
     }
 
+    fn latency(&mut self) -> Option<SessionLatency> {
+        self.options.record_latency.then(|| self.responses.clone())
+    }
+
     fn counters(&mut self) -> SessionCounts {
         if let Ok(mut shared) = self.shared_latency.lock() {
             let _ = shared.add(&self.latency);
@@ -477,6 +495,7 @@ mod tests {
                 think_time: None,
                 single_schema: false,
                 job_statements: 10,
+                record_latency: true,
             },
         )
         .unwrap()

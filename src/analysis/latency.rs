@@ -1,0 +1,432 @@
+//! Response time against load: where a series' latency bends (the hockey stick), and the
+//! largest throughput at which a latency objective (`report --slo 'p99<=5ms'`) held.
+
+use serde::{Deserialize, Serialize};
+
+use super::series::{Point, Series};
+use crate::format::significant;
+use crate::latency::{Latency, MeasuredFrom, Objective, Percentile};
+
+/// A step in load is a bend when the percentile grows by this factor at least...
+const BEND_GROWTH: f64 = 1.5;
+/// ...and by this much more than the throughput it bought.
+const BEND_OVER_CAPACITY: f64 = 1.2;
+/// Responses beyond a percentile a level needs for the figure to be read: p99 from 1,000
+/// responses rests on 10 of them.
+const TAIL_RESPONSES: f64 = 10.0;
+
+/// Where the tail latency of a series starts to climb faster than its throughput.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LatencyBend {
+    pub from_workers: usize,
+    pub to_workers: usize,
+    pub p99_from_ms: f64,
+    pub p99_to_ms: f64,
+    /// The capacity at `to_workers` over that at `from_workers`.
+    pub capacity_growth: f64,
+}
+
+impl LatencyBend {
+    /// "p99 rises 2.1x from 12 to 16 workers (0.8 to 1.7 ms), while capacity grows 9%".
+    pub fn sentence(&self) -> String {
+        let growth = self.capacity_growth - 1.0;
+        let capacity = if growth.abs() < 0.005 {
+            "while capacity stays flat".to_string()
+        } else if growth > 0.0 {
+            format!("while capacity grows {:.0}%", 100.0 * growth)
+        } else {
+            format!("while capacity falls {:.0}%", -100.0 * growth)
+        };
+        format!(
+            "p99 rises {:.1}x from {} to {} workers ({} to {} ms), {capacity}",
+            self.p99_to_ms / self.p99_from_ms,
+            self.from_workers,
+            self.to_workers,
+            significant(self.p99_from_ms),
+            significant(self.p99_to_ms)
+        )
+    }
+}
+
+/// The levels kept for analysis (disturbed ones are left out unless asked for) whose
+/// latency was recorded with enough responses to read `percentile`, in worker order.
+fn readable(series: &Series, percentile: Percentile) -> Vec<(&Point, &Latency)> {
+    let needed = match percentile {
+        Percentile::Max | Percentile::Mean => 1.0,
+        _ => TAIL_RESPONSES / (1.0 - quantile(percentile)),
+    };
+    series
+        .points
+        .iter()
+        .filter_map(|point| Some((point, point.latency.as_ref()?)))
+        .filter(|(_, latency)| latency.response.count as f64 >= needed.round())
+        .collect()
+}
+
+fn quantile(percentile: Percentile) -> f64 {
+    match percentile {
+        Percentile::P50 => 0.5,
+        Percentile::P90 => 0.9,
+        Percentile::P95 => 0.95,
+        Percentile::P99 => 0.99,
+        Percentile::P999 => 0.999,
+        Percentile::Max => 1.0,
+        Percentile::Mean => 0.5,
+    }
+}
+
+/// The first step in load where p99 grows at least 1.5x and 1.2x more than capacity: beyond
+/// it, added sessions queue more than they add work done. Statement latencies only (a job's
+/// time is the speed curve already); None when p99 never bends.
+pub fn bend(series: &Series) -> Option<LatencyBend> {
+    let levels: Vec<(&Point, &Latency)> = readable(series, Percentile::P99)
+        .into_iter()
+        .filter(|(_, latency)| latency.measured_from != MeasuredFrom::JobStart)
+        .collect();
+    levels.windows(2).find_map(|pair| {
+        let ((low, low_latency), (high, high_latency)) = (pair[0], pair[1]);
+        let (before, after) = (low_latency.response.p99_ms, high_latency.response.p99_ms);
+        let capacity_growth = series.capacity(high) / series.capacity(low);
+        (before > 0.0
+            && after / before >= BEND_GROWTH
+            && after / before >= BEND_OVER_CAPACITY * capacity_growth)
+            .then_some(LatencyBend {
+                from_workers: low.workers,
+                to_workers: high.workers,
+                p99_from_ms: before,
+                p99_to_ms: after,
+                capacity_growth,
+            })
+    })
+}
+
+/// Whether and where one series kept the objective.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SloVerdict {
+    pub series: String,
+    /// The level with the largest throughput that kept it, when one did.
+    pub workers: Option<usize>,
+    /// That throughput (the series' capacity unit), with its spread when the file gives one.
+    pub throughput: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub throughput_spread: Option<(f64, f64)>,
+    pub unit: String,
+    /// The percentile there, in milliseconds.
+    pub value_ms: Option<f64>,
+    /// Every level read kept it: the limit lies beyond the largest level measured, and the
+    /// throughput is a lower bound.
+    pub beyond_largest: bool,
+    /// Smaller loads that broke it (noise, or a server that does better under more load).
+    pub broken_below: Vec<usize>,
+    /// Why no throughput is named.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+}
+
+impl SloVerdict {
+    pub fn sentence(&self, objective: &Objective) -> String {
+        let Some((workers, throughput)) = self.workers.zip(self.throughput) else {
+            return format!(
+                "{}: {}",
+                self.series,
+                self.reason
+                    .as_deref()
+                    .unwrap_or("no level kept the objective")
+            );
+        };
+        let spread = self
+            .throughput_spread
+            .map(|(low, high)| format!(" ({}-{})", significant(low), significant(high)))
+            .unwrap_or_default();
+        let mut text = format!(
+            "{} sustains {}{spread} {} at {objective} with {workers} workers ({} {} ms)",
+            self.series,
+            significant(throughput),
+            self.unit,
+            objective.percentile.name(),
+            significant(self.value_ms.unwrap_or_default())
+        );
+        if self.beyond_largest {
+            text.push_str(
+                "; every level measured kept it, so the limit lies beyond: measure more workers",
+            );
+        }
+        if !self.broken_below.is_empty() {
+            let loads: Vec<String> = self.broken_below.iter().map(usize::to_string).collect();
+            text.push_str(&format!(
+                "; it was broken at {} workers below that",
+                loads.join(", ")
+            ));
+        }
+        text
+    }
+}
+
+/// The objective's verdict on one series.
+pub fn slo_verdict(series: &Series, objective: &Objective) -> SloVerdict {
+    let levels = readable(series, objective.percentile);
+    let mut verdict = SloVerdict {
+        series: series.name.clone(),
+        workers: None,
+        throughput: None,
+        throughput_spread: None,
+        unit: series.capacity_unit(),
+        value_ms: None,
+        beyond_largest: false,
+        broken_below: Vec::new(),
+        reason: None,
+    };
+    if levels.is_empty() {
+        verdict.reason = Some(if series.points.iter().any(|p| p.latency.is_some()) {
+            format!(
+                "too few responses at each clean level to read {} (at least {:.0})",
+                objective.percentile.name(),
+                TAIL_RESPONSES / (1.0 - quantile(objective.percentile))
+            )
+        } else {
+            "no response times recorded (a file from before corescale recorded them, or another tool's)".to_string()
+        });
+        return verdict;
+    }
+    let kept = |latency: &Latency| latency.response.at(objective.percentile) <= objective.limit_ms;
+    let best = levels
+        .iter()
+        .filter(|(_, latency)| kept(latency))
+        .max_by(|(a, _), (b, _)| series.capacity(a).total_cmp(&series.capacity(b)));
+    let Some((point, latency)) = best else {
+        let (point, lowest) = levels
+            .iter()
+            .map(|(point, latency)| (point, latency.response.at(objective.percentile)))
+            .min_by(|a, b| a.1.total_cmp(&b.1))
+            .expect("levels is not empty");
+        verdict.reason = Some(format!(
+            "no level kept {objective}: the lowest {} was {} ms, at {} workers",
+            objective.percentile.name(),
+            significant(lowest),
+            point.workers
+        ));
+        return verdict;
+    };
+    verdict.workers = Some(point.workers);
+    verdict.throughput = Some(series.capacity(point));
+    verdict.throughput_spread = point.spread.map(|(low, high)| {
+        let capacity = |raw: f64| {
+            series.capacity(&Point {
+                raw,
+                ..(*point).clone()
+            })
+        };
+        let (a, b) = (capacity(low), capacity(high));
+        (a.min(b), a.max(b))
+    });
+    verdict.value_ms = Some(latency.response.at(objective.percentile));
+    verdict.beyond_largest = levels.iter().all(|(_, latency)| kept(latency));
+    verdict.broken_below = levels
+        .iter()
+        .filter(|(other, latency)| other.workers < point.workers && !kept(latency))
+        .map(|(other, _)| other.workers)
+        .collect();
+    verdict
+}
+
+/// "RAC55 sustains 2.1x RAC52's throughput at p99 <= 5 ms", for series of one measure whose
+/// verdicts name a throughput: the best against each other.
+pub fn slo_comparison(verdicts: &[&SloVerdict], objective: &Objective) -> Vec<String> {
+    let named: Vec<&&SloVerdict> = verdicts.iter().filter(|v| v.throughput.is_some()).collect();
+    let Some(best) = named.iter().max_by(|a, b| {
+        a.throughput
+            .unwrap_or(0.0)
+            .total_cmp(&b.throughput.unwrap_or(0.0))
+    }) else {
+        return Vec::new();
+    };
+    named
+        .iter()
+        .filter(|other| other.series != best.series)
+        .filter_map(|other| {
+            let ratio = best.throughput? / other.throughput.filter(|t| *t > 0.0)?;
+            let bound = if best.beyond_largest || other.beyond_largest {
+                " (a lower bound for a series that kept it at every level measured)"
+            } else {
+                ""
+            };
+            Some(format!(
+                "{} sustains {:.2}x {}'s throughput at {objective}{bound}",
+                best.series, ratio, other.series
+            ))
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::analysis::series::{Measure, Series};
+    use crate::analysis::study::analyse;
+    use crate::latency::{Percentiles, ResponseTimes};
+
+    /// A closed loop on a server that serves `servers` statements at once at `service_ms`
+    /// each, with seeded noise on every response: below saturation latency is the service
+    /// time, beyond it sessions queue (Little's law: latency = sessions / throughput).
+    fn closed_loop(name: &str, servers: f64, service_ms: f64, noise: f64, seed: u64) -> Series {
+        let mut state = seed;
+        let mut next = || {
+            state = state
+                .wrapping_mul(6_364_136_223_846_793_005)
+                .wrapping_add(1_442_695_040_888_963_407);
+            (state >> 11) as f64 / (1u64 << 53) as f64
+        };
+        let points = [1usize, 2, 4, 8, 16, 32]
+            .iter()
+            .map(|&workers| {
+                let busy = (workers as f64).min(servers);
+                let throughput = busy / service_ms * 1e3; // statements/s
+                let mean_ms = workers as f64 / throughput * 1e3;
+                let mut times = ResponseTimes::default();
+                for _ in 0..5000 {
+                    // Exponential-ish tail around the mean, with multiplicative noise.
+                    let tail = -(1.0 - next()).ln();
+                    let jitter = 1.0 + noise * (next() - 0.5);
+                    times.record(std::time::Duration::from_secs_f64(
+                        mean_ms * (0.5 + 0.5 * tail) * jitter / 1e3,
+                    ));
+                }
+                Point {
+                    workers,
+                    raw: throughput * (1.0 + noise * (next() - 0.5)),
+                    delivered: None,
+                    cv: Some(0.01),
+                    cpu_fraction: None,
+                    steal_pct: None,
+                    disturbed: Vec::new(),
+                    precision_reached: None,
+                    cache: None,
+                    spread: None,
+                    latency: Some(Latency {
+                        unit: "statement".into(),
+                        measured_from: MeasuredFrom::Send,
+                        response: times.percentiles().unwrap(),
+                        service: None,
+                        schedule_lag: None,
+                        rate: None,
+                        limit_ms: None,
+                        late: None,
+                    }),
+                }
+            })
+            .collect();
+        Series {
+            name: name.into(),
+            measure: Measure::Rate {
+                unit: "statements/s".into(),
+            },
+            points,
+            source: String::new(),
+            physical_cores: None,
+            logical_cpus: None,
+            complete: true,
+            cost: None,
+            left_out: Vec::new(),
+            job: Default::default(),
+            provenance: Default::default(),
+            cut_last_line: None,
+        }
+    }
+
+    #[test]
+    fn the_bend_is_where_sessions_start_to_queue() {
+        for noise in [0.0, 0.05, 0.15] {
+            for seed in 1..=5 {
+                let analysis = analyse(vec![closed_loop("db", 8.0, 2.0, noise, seed)]);
+                let bend =
+                    bend(&analysis.series[0].series).expect("a closed loop past saturation bends");
+                // Flat up to 8 servers; from 8 to 16 sessions p99 doubles, capacity does not.
+                assert_eq!(bend.from_workers, 8, "noise {noise} seed {seed}: {bend:?}");
+                assert!(bend.capacity_growth < 1.2, "{bend:?}");
+                assert!(
+                    bend.sentence().starts_with("p99 rises"),
+                    "{}",
+                    bend.sentence()
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn a_server_that_never_saturates_has_no_bend() {
+        let analysis = analyse(vec![closed_loop("big", 64.0, 2.0, 0.05, 3)]);
+        assert_eq!(bend(&analysis.series[0].series), None);
+    }
+
+    #[test]
+    fn the_objective_names_the_largest_throughput_that_kept_it() {
+        // 8 servers at 2 ms: 4,000 statements/s at saturation; p99 of the tail model is
+        // about 0.5 + 0.5 * ln(100) = 2.8x the mean.
+        let small = closed_loop("small", 8.0, 2.0, 0.0, 1);
+        let large = closed_loop("large", 16.0, 2.0, 0.0, 1);
+        let analysis = analyse(vec![small, large]);
+        let objective: Objective = "p99<=7ms".parse().unwrap();
+        let small = slo_verdict(&analysis.series[0].series, &objective);
+        let large = slo_verdict(&analysis.series[1].series, &objective);
+        // p99 <= 7 ms means mean <= 2.5 ms: sessions <= 1.25 x servers.
+        assert_eq!(small.workers, Some(8), "{small:?}");
+        assert_eq!(large.workers, Some(16), "{large:?}");
+        assert!(!small.beyond_largest && !large.beyond_largest);
+        let compared = slo_comparison(&[&small, &large], &objective);
+        assert_eq!(compared.len(), 1);
+        assert!(
+            compared[0].starts_with("large sustains 2.00x small's throughput at p99 <= 7 ms"),
+            "{compared:?}"
+        );
+        // Too tight for any level: said, with the lowest value seen.
+        let tight: Objective = "p99<=1ms".parse().unwrap();
+        let none = slo_verdict(&analysis.series[0].series, &tight);
+        assert_eq!(none.throughput, None);
+        assert!(
+            none.sentence(&tight).contains("no level kept p99 <= 1 ms"),
+            "{}",
+            none.sentence(&tight)
+        );
+        // Loose enough for every level: the throughput is a lower bound, said.
+        let loose: Objective = "p99<=10s".parse().unwrap();
+        let every = slo_verdict(&analysis.series[0].series, &loose);
+        assert!(every.beyond_largest);
+        assert!(every.sentence(&loose).contains("limit lies beyond"));
+    }
+
+    #[test]
+    fn a_file_without_response_times_says_so() {
+        let mut series = closed_loop("old", 12.0, 2.0, 0.0, 1);
+        for point in &mut series.points {
+            point.latency = None;
+        }
+        let analysis = analyse(vec![series]);
+        let verdict = slo_verdict(&analysis.series[0].series, &"p99<=5ms".parse().unwrap());
+        assert!(
+            verdict
+                .reason
+                .unwrap()
+                .contains("no response times recorded")
+        );
+        // Too few responses for p99: said, not read from a handful.
+        let mut few = closed_loop("few", 12.0, 2.0, 0.0, 1);
+        for point in &mut few.points {
+            if let Some(latency) = point.latency.as_mut() {
+                latency.response = Percentiles {
+                    count: 50,
+                    ..latency.response
+                };
+            }
+        }
+        let analysis = analyse(vec![few]);
+        let verdict = slo_verdict(&analysis.series[0].series, &"p99<=5ms".parse().unwrap());
+        assert!(
+            verdict
+                .reason
+                .as_deref()
+                .unwrap()
+                .contains("too few responses"),
+            "{verdict:?}"
+        );
+    }
+}

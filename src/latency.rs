@@ -1,0 +1,753 @@
+//! Response time: what each statement (or job) waited for its answer, recorded by each
+//! session in its own HdrHistogram and merged after the level, and the pacing of an open
+//! loop (`--rate`), where latency is counted from when a statement was due, not from when a
+//! late client got round to sending it (wrk2's correction of coordinated omission).
+
+use std::time::Duration;
+
+use hdrhistogram::Histogram;
+use serde::{Deserialize, Serialize};
+
+/// The longest response a histogram holds; longer ones are counted as this.
+const LONGEST_NS: u64 = 3_600_000_000_000;
+
+/// Response times in nanoseconds, 3 significant digits from 1 ns to an hour. Allocated
+/// once, before the timed window: recording never allocates.
+#[derive(Debug, Clone)]
+pub struct ResponseTimes(Histogram<u64>);
+
+impl Default for ResponseTimes {
+    fn default() -> Self {
+        Self(Histogram::new_with_bounds(1, LONGEST_NS, 3).expect("valid histogram bounds"))
+    }
+}
+
+impl ResponseTimes {
+    #[inline]
+    pub fn record(&mut self, time: Duration) {
+        let ns = u64::try_from(time.as_nanos()).unwrap_or(LONGEST_NS);
+        self.0.saturating_record(ns.clamp(1, LONGEST_NS));
+    }
+
+    pub fn merge(&mut self, other: &Self) {
+        // Same bounds on both sides: adding cannot fail.
+        let _ = self.0.add(&other.0);
+    }
+
+    pub fn count(&self) -> u64 {
+        self.0.len()
+    }
+
+    /// The figures of these times, in milliseconds; None when nothing was recorded.
+    pub fn percentiles(&self) -> Option<Percentiles> {
+        if self.0.is_empty() {
+            return None;
+        }
+        let ms = |ns: u64| ns as f64 / 1e6;
+        let at = |quantile: f64| ms(self.0.value_at_quantile(quantile));
+        Some(Percentiles {
+            count: self.0.len(),
+            mean_ms: self.0.mean() / 1e6,
+            p50_ms: at(0.50),
+            p90_ms: at(0.90),
+            p95_ms: at(0.95),
+            p99_ms: at(0.99),
+            p999_ms: at(0.999),
+            max_ms: ms(self.0.max()),
+        })
+    }
+}
+
+/// A distribution of response times, in milliseconds.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct Percentiles {
+    pub count: u64,
+    pub mean_ms: f64,
+    pub p50_ms: f64,
+    pub p90_ms: f64,
+    pub p95_ms: f64,
+    pub p99_ms: f64,
+    pub p999_ms: f64,
+    pub max_ms: f64,
+}
+
+impl Percentiles {
+    /// Exact figures of a few values in seconds (job times), as a histogram would give them
+    /// to its resolution: nearest rank.
+    pub fn of_seconds(values: &[f64]) -> Option<Self> {
+        let mut sorted: Vec<f64> = values.iter().copied().filter(|v| v.is_finite()).collect();
+        if sorted.is_empty() {
+            return None;
+        }
+        sorted.sort_by(f64::total_cmp);
+        let rank = |quantile: f64| {
+            let index = (quantile * sorted.len() as f64).ceil() as usize;
+            1e3 * sorted[index.clamp(1, sorted.len()) - 1]
+        };
+        Some(Self {
+            count: sorted.len() as u64,
+            mean_ms: 1e3 * sorted.iter().sum::<f64>() / sorted.len() as f64,
+            p50_ms: rank(0.50),
+            p90_ms: rank(0.90),
+            p95_ms: rank(0.95),
+            p99_ms: rank(0.99),
+            p999_ms: rank(0.999),
+            max_ms: 1e3 * sorted[sorted.len() - 1],
+        })
+    }
+
+    /// The figure at a percentile this distribution carries (50, 90, 95, 99, 99.9, 100).
+    pub fn at(&self, percentile: Percentile) -> f64 {
+        match percentile {
+            Percentile::P50 => self.p50_ms,
+            Percentile::P90 => self.p90_ms,
+            Percentile::P95 => self.p95_ms,
+            Percentile::P99 => self.p99_ms,
+            Percentile::P999 => self.p999_ms,
+            Percentile::Max => self.max_ms,
+            Percentile::Mean => self.mean_ms,
+        }
+    }
+}
+
+/// The figures a latency objective can name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Percentile {
+    P50,
+    P90,
+    P95,
+    P99,
+    P999,
+    Max,
+    Mean,
+}
+
+impl Percentile {
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::P50 => "p50",
+            Self::P90 => "p90",
+            Self::P95 => "p95",
+            Self::P99 => "p99",
+            Self::P999 => "p99.9",
+            Self::Max => "max",
+            Self::Mean => "mean",
+        }
+    }
+
+    pub fn parse(text: &str) -> Option<Self> {
+        Some(match text.trim().to_ascii_lowercase().as_str() {
+            "p50" | "median" => Self::P50,
+            "p90" => Self::P90,
+            "p95" => Self::P95,
+            "p99" => Self::P99,
+            "p99.9" | "p999" => Self::P999,
+            "max" | "p100" => Self::Max,
+            "mean" | "avg" => Self::Mean,
+            _ => return None,
+        })
+    }
+}
+
+/// A latency objective: a percentile at most a time (`p99<=5ms`).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Objective {
+    pub percentile: Percentile,
+    pub limit_ms: f64,
+}
+
+impl std::fmt::Display for Objective {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // As the user wrote it: 5 ms, 0.5 ms (to the nanosecond).
+        let limit = (self.limit_ms * 1e6).round() / 1e6;
+        write!(f, "{} <= {limit} ms", self.percentile.name())
+    }
+}
+
+impl std::str::FromStr for Objective {
+    type Err = String;
+
+    fn from_str(text: &str) -> Result<Self, Self::Err> {
+        let usage = || {
+            format!(
+                "'{text}' is not a latency objective: give a percentile, <= and a time, e.g. 'p99<=5ms' (p50, p90, p95, p99, p99.9, max, mean)"
+            )
+        };
+        let (name, limit) = text.split_once("<=").ok_or_else(usage)?;
+        let percentile = Percentile::parse(name).ok_or_else(usage)?;
+        let limit = humantime::parse_duration(&limit.trim().replace(' ', ""))
+            .map_err(|_| usage())?
+            .as_secs_f64()
+            * 1e3;
+        if limit <= 0.0 {
+            return Err(format!("'{text}': the limit must be above zero"));
+        }
+        Ok(Self {
+            percentile,
+            limit_ms: limit,
+        })
+    }
+}
+
+/// How statements are spaced in an open loop.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "snake_case")]
+pub enum Arrivals {
+    /// Evenly, sessions offset from each other.
+    Uniform,
+    /// At random, as independent users arrive (exponential gaps).
+    Poisson,
+}
+
+/// When each statement of one session is due, from the start of a window: every 1/rate
+/// seconds (uniform, this session's share of the spacing offset by `phase`), or with
+/// exponential gaps of mean 1/rate (Poisson). Pure arithmetic: tests drive it with a clock of
+/// their own.
+#[derive(Debug, Clone)]
+pub struct Pacer {
+    rate_per_s: f64,
+    arrivals: Arrivals,
+    phase: f64,
+    state: u64,
+    seed: u64,
+    due_s: f64,
+    index: u64,
+}
+
+impl Pacer {
+    /// A session's pacer: `rate_per_s` its share of the level's rate, `phase` in [0, 1) where
+    /// its first statement falls within the first spacing (uniform), `seed` its own.
+    pub fn new(rate_per_s: f64, arrivals: Arrivals, phase: f64, seed: u64) -> Self {
+        let mut pacer = Self {
+            rate_per_s,
+            arrivals,
+            phase: phase.clamp(0.0, 1.0),
+            state: seed,
+            seed,
+            due_s: 0.0,
+            index: 0,
+        };
+        pacer.restart();
+        pacer
+    }
+
+    pub fn rate_per_s(&self) -> f64 {
+        self.rate_per_s
+    }
+
+    /// Back to the start of a window: the next statement is due at the first spacing.
+    pub fn restart(&mut self) {
+        self.state = self.seed;
+        self.index = 0;
+        self.due_s = self.first_due();
+    }
+
+    fn first_due(&mut self) -> f64 {
+        match self.arrivals {
+            Arrivals::Uniform => self.phase / self.rate_per_s,
+            Arrivals::Poisson => self.gap(),
+        }
+    }
+
+    /// When the next statement is due, in seconds from the window's start.
+    pub fn due_s(&self) -> f64 {
+        self.due_s
+    }
+
+    /// The next statement was sent: moves to the one after it.
+    pub fn advance(&mut self) {
+        self.index += 1;
+        self.due_s = match self.arrivals {
+            // From the start, not by adding gaps: no drift over a long window.
+            Arrivals::Uniform => (self.index as f64 + self.phase) / self.rate_per_s,
+            Arrivals::Poisson => self.due_s + self.gap(),
+        };
+    }
+
+    /// Statements due by `elapsed_s` that were not sent: the backlog a window ends with.
+    pub fn behind_at(&self, elapsed_s: f64) -> u64 {
+        let mut ahead = self.clone();
+        let mut behind = 0;
+        while ahead.due_s <= elapsed_s {
+            behind += 1;
+            ahead.advance();
+        }
+        behind
+    }
+
+    /// An exponential gap of mean 1/rate (splitmix64 for the uniform draw).
+    fn gap(&mut self) -> f64 {
+        self.state = self.state.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.state;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^= z >> 31;
+        // In (0, 1]: never ln(0).
+        let uniform = ((z >> 11) + 1) as f64 / (1u64 << 53) as f64;
+        -uniform.ln() / self.rate_per_s
+    }
+}
+
+/// The open loop's own figures for one session (or merged over a level).
+#[derive(Debug, Clone)]
+pub struct OpenLoop {
+    /// From the actual send to the answer: what the server took.
+    pub service: ResponseTimes,
+    /// From when the statement was due to its send: how late the client was (pgbench's
+    /// schedule lag).
+    pub lag: ResponseTimes,
+    /// Statements per second asked of this session.
+    pub rate_per_s: f64,
+    pub arrivals: Arrivals,
+    /// Statements due in the windows, and those sent.
+    pub due: u64,
+    pub sent: u64,
+}
+
+/// What one session recorded over a level: latency of every answered statement, from its
+/// send (closed loop) or from when it was due (open loop), and statements later than a limit.
+#[derive(Debug, Clone)]
+pub struct SessionLatency {
+    /// What one response is: "statement", "job".
+    pub unit: &'static str,
+    pub response: ResponseTimes,
+    pub open: Option<OpenLoop>,
+    pub limit: Option<Duration>,
+    pub late: u64,
+}
+
+impl SessionLatency {
+    pub fn closed(unit: &'static str, limit: Option<Duration>) -> Self {
+        Self {
+            unit,
+            response: ResponseTimes::default(),
+            open: None,
+            limit,
+            late: 0,
+        }
+    }
+
+    pub fn open(
+        unit: &'static str,
+        limit: Option<Duration>,
+        rate_per_s: f64,
+        arrivals: Arrivals,
+    ) -> Self {
+        Self {
+            open: Some(OpenLoop {
+                service: ResponseTimes::default(),
+                lag: ResponseTimes::default(),
+                rate_per_s,
+                arrivals,
+                due: 0,
+                sent: 0,
+            }),
+            ..Self::closed(unit, limit)
+        }
+    }
+
+    /// One answered statement: `sent` and `answered` from one clock, `due` the time it was
+    /// due in an open loop (None: closed loop, latency from the send).
+    #[inline]
+    pub fn answered(&mut self, due: Option<Duration>, sent: Duration, answered: Duration) {
+        let from = due.unwrap_or(sent);
+        let response = answered.saturating_sub(from);
+        self.response.record(response);
+        if self.limit.is_some_and(|limit| response > limit) {
+            self.late += 1;
+        }
+        if let (Some(open), Some(due)) = (self.open.as_mut(), due) {
+            open.service.record(answered.saturating_sub(sent));
+            open.lag.record(sent.saturating_sub(due));
+        }
+    }
+
+    /// A window ended with `behind` statements due and not sent, after `sent` were.
+    pub fn window_ended(&mut self, sent: u64, behind: u64) {
+        if let Some(open) = self.open.as_mut() {
+            open.sent += sent;
+            open.due += sent + behind;
+        }
+    }
+
+    /// Adds another session's record (same unit and loop).
+    pub fn merge(&mut self, other: &Self) {
+        self.response.merge(&other.response);
+        self.late += other.late;
+        match (self.open.as_mut(), other.open.as_ref()) {
+            (Some(mine), Some(theirs)) => {
+                mine.service.merge(&theirs.service);
+                mine.lag.merge(&theirs.lag);
+                mine.rate_per_s += theirs.rate_per_s;
+                mine.due += theirs.due;
+                mine.sent += theirs.sent;
+            }
+            (None, Some(theirs)) => self.open = Some(theirs.clone()),
+            _ => {}
+        }
+    }
+
+    /// The level's figures; `elapsed_s` the time its windows took.
+    pub fn figures(&self, elapsed_s: f64) -> Option<Latency> {
+        let response = self.response.percentiles()?;
+        let rate = self.open.as_ref().map(|open| {
+            let achieved = if elapsed_s > 0.0 {
+                open.sent as f64 / elapsed_s
+            } else {
+                0.0
+            };
+            let backlog = open.due.saturating_sub(open.sent);
+            RateFigures {
+                target_per_s: open.rate_per_s,
+                achieved_per_s: achieved,
+                arrivals: open.arrivals,
+                due: open.due,
+                sent: open.sent,
+                // One late statement per window is the pacing's grain; beyond 1% of those
+                // due, the sessions could not keep up.
+                sustained: backlog as f64 <= (0.01 * open.due as f64).max(1.0),
+            }
+        });
+        Some(Latency {
+            unit: self.unit.to_string(),
+            measured_from: if self.open.is_some() {
+                MeasuredFrom::Due
+            } else {
+                MeasuredFrom::Send
+            },
+            response,
+            service: self
+                .open
+                .as_ref()
+                .and_then(|open| open.service.percentiles()),
+            schedule_lag: self.open.as_ref().and_then(|open| open.lag.percentiles()),
+            rate,
+            limit_ms: self.limit.map(|limit| limit.as_secs_f64() * 1e3),
+            late: self.limit.map(|_| self.late),
+        })
+    }
+}
+
+/// Where each response time starts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum MeasuredFrom {
+    /// The statement's send (closed loop: the next is sent when this one is answered).
+    Send,
+    /// When the statement was due by the open loop's schedule, however late it was sent.
+    Due,
+    /// The job's start (cpu, memory, bandwidth: job time).
+    JobStart,
+}
+
+/// A level's response times: `levels[].latency` in the result document.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Latency {
+    /// What one response is: "statement", "job".
+    pub unit: String,
+    pub measured_from: MeasuredFrom,
+    #[serde(flatten)]
+    pub response: Percentiles,
+    /// Open loop: from the send to the answer.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub service: Option<Percentiles>,
+    /// Open loop: from when a statement was due to its send.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub schedule_lag: Option<Percentiles>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rate: Option<RateFigures>,
+    /// `--latency-limit`, and the statements answered later than it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub limit_ms: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub late: Option<u64>,
+}
+
+/// The open loop's rate over a level.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct RateFigures {
+    /// Statements per second asked of the level (all sessions).
+    pub target_per_s: f64,
+    /// Statements per second sent.
+    pub achieved_per_s: f64,
+    pub arrivals: Arrivals,
+    /// Statements due in the level's windows, and those sent.
+    pub due: u64,
+    pub sent: u64,
+    /// Whether the sessions kept up: at most 1% of the statements due were not sent.
+    pub sustained: bool,
+}
+
+impl Latency {
+    /// Whether a file's figures can be response times: finite, not negative, below a day,
+    /// and in percentile order; else the first field that is not, and why.
+    pub fn check(&self) -> Result<(), String> {
+        let mut distributions = vec![("", &self.response)];
+        distributions.extend(self.service.as_ref().map(|service| ("service.", service)));
+        distributions.extend(self.schedule_lag.as_ref().map(|lag| ("schedule_lag.", lag)));
+        const A_DAY_MS: f64 = 86_400_000.0;
+        for (prefix, figures) in distributions {
+            let ordered = [
+                ("p50_ms", figures.p50_ms),
+                ("p90_ms", figures.p90_ms),
+                ("p95_ms", figures.p95_ms),
+                ("p99_ms", figures.p99_ms),
+                ("p999_ms", figures.p999_ms),
+                ("max_ms", figures.max_ms),
+            ];
+            for (name, value) in ordered.iter().chain([("mean_ms", figures.mean_ms)].iter()) {
+                if !(0.0..=A_DAY_MS).contains(value) {
+                    return Err(format!(
+                        "{prefix}{name} is {value}: a response time is between 0 and a day (in ms)"
+                    ));
+                }
+            }
+            if let Some(pair) = ordered.windows(2).find(|pair| pair[0].1 > pair[1].1) {
+                return Err(format!(
+                    "{prefix}{} ({}) is above {prefix}{} ({}): percentiles grow",
+                    pair[0].0, pair[0].1, pair[1].0, pair[1].1
+                ));
+            }
+            if figures.mean_ms > figures.max_ms {
+                return Err(format!("{prefix}mean_ms is above {prefix}max_ms"));
+            }
+        }
+        if let Some(rate) = self.rate
+            && !(rate.target_per_s.is_finite()
+                && rate.target_per_s > 0.0
+                && rate.achieved_per_s.is_finite()
+                && rate.achieved_per_s >= 0.0)
+        {
+            return Err("rate.target_per_s and rate.achieved_per_s must be rates above 0".into());
+        }
+        Ok(())
+    }
+
+    /// Job times as response times (cpu, memory, bandwidth: one response per job).
+    pub fn of_jobs(job_times_s: &[f64]) -> Option<Self> {
+        Some(Self {
+            unit: "job".to_string(),
+            measured_from: MeasuredFrom::JobStart,
+            response: Percentiles::of_seconds(job_times_s)?,
+            service: None,
+            schedule_lag: None,
+            rate: None,
+            limit_ms: None,
+            late: None,
+        })
+    }
+
+    /// "sustained 3,410/s of 5,000/s", when the open loop fell behind.
+    pub fn shortfall(&self) -> Option<String> {
+        let rate = self.rate.filter(|rate| !rate.sustained)?;
+        Some(format!(
+            "sustained {}/s of {}/s: the sessions fell behind the schedule ({} of {} statements due were not sent); latency counts from when each was due",
+            crate::format::significant(rate.achieved_per_s),
+            crate::format::significant(rate.target_per_s),
+            rate.due.saturating_sub(rate.sent),
+            rate.due
+        ))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ms(value: f64) -> Duration {
+        Duration::from_secs_f64(value / 1e3)
+    }
+
+    #[test]
+    fn objectives_are_parsed_with_any_percentile_and_unit() {
+        let objective: Objective = "p99<=5ms".parse().unwrap();
+        assert_eq!(objective.percentile, Percentile::P99);
+        assert!((objective.limit_ms - 5.0).abs() < 1e-12);
+        let objective: Objective = "p99.9 <= 500us".parse().unwrap();
+        assert_eq!(objective.percentile, Percentile::P999);
+        assert!((objective.limit_ms - 0.5).abs() < 1e-12);
+        assert_eq!(objective.to_string(), "p99.9 <= 0.5 ms");
+        for bad in ["p99<5ms", "p42<=5ms", "p99<=", "p99<=fast", "p99<=0ms", ""] {
+            assert!(bad.parse::<Objective>().is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn uniform_arrivals_are_evenly_spaced_and_offset_by_phase() {
+        let mut pacer = Pacer::new(100.0, Arrivals::Uniform, 0.5, 7);
+        let mut due = Vec::new();
+        for _ in 0..5 {
+            due.push(pacer.due_s());
+            pacer.advance();
+        }
+        let expected = [0.005, 0.015, 0.025, 0.035, 0.045];
+        for (got, want) in due.iter().zip(expected) {
+            assert!((got - want).abs() < 1e-12, "{due:?}");
+        }
+        // 1,000 s on: no drift from adding gaps.
+        for _ in 5..100_000 {
+            pacer.advance();
+        }
+        assert!((pacer.due_s() - 1000.005).abs() < 1e-9, "{}", pacer.due_s());
+        pacer.restart();
+        assert_eq!(pacer.due_s(), 0.005);
+    }
+
+    #[test]
+    fn poisson_arrivals_have_the_asked_rate_and_exponential_gaps() {
+        for seed in [1, 2, 3] {
+            let rate = 250.0;
+            let mut pacer = Pacer::new(rate, Arrivals::Poisson, 0.0, seed);
+            let mut gaps = Vec::new();
+            let mut last = 0.0;
+            for _ in 0..40_000 {
+                gaps.push(pacer.due_s() - last);
+                last = pacer.due_s();
+                pacer.advance();
+            }
+            let mean = gaps.iter().sum::<f64>() / gaps.len() as f64;
+            assert!((mean * rate - 1.0).abs() < 0.02, "mean gap {mean}");
+            // Exponential: the standard deviation equals the mean, and e^-1 of the gaps
+            // exceed it.
+            let var = gaps.iter().map(|g| (g - mean).powi(2)).sum::<f64>() / gaps.len() as f64;
+            assert!(
+                (var.sqrt() / mean - 1.0).abs() < 0.03,
+                "cv {}",
+                var.sqrt() / mean
+            );
+            let above = gaps.iter().filter(|&&g| g > mean).count() as f64 / gaps.len() as f64;
+            assert!((above - (-1.0f64).exp()).abs() < 0.01, "{above}");
+            // The same seed gives the same schedule after a restart.
+            pacer.restart();
+            let first = pacer.due_s();
+            assert!((first - gaps[0]).abs() < 1e-15);
+        }
+    }
+
+    /// A fake clock drives a session that serves each statement in 1 ms at 100/s, with one
+    /// stall of 500 ms: the closed loop's histogram sees one slow statement; the open loop,
+    /// measuring from when each was due, sees every statement the stall delayed.
+    #[test]
+    fn corrected_latency_counts_what_a_stall_delayed() {
+        let run = |open: bool| {
+            let mut recorder = if open {
+                SessionLatency::open("statement", Some(ms(50.0)), 100.0, Arrivals::Uniform)
+            } else {
+                SessionLatency::closed("statement", Some(ms(50.0)))
+            };
+            let mut pacer = Pacer::new(100.0, Arrivals::Uniform, 0.0, 1);
+            let mut now = 0.0f64; // ms
+            let window = 2000.0;
+            let mut sent = 0;
+            while now < window {
+                if open {
+                    // Wait until due, as the session loop sleeps.
+                    now = now.max(pacer.due_s() * 1e3);
+                }
+                let due = pacer.due_s() * 1e3;
+                let service = if sent == 50 { 500.0 } else { 1.0 };
+                let send = now;
+                now += service;
+                recorder.answered(open.then(|| ms(due)), ms(send), ms(now));
+                pacer.advance();
+                sent += 1;
+                if !open {
+                    // A closed loop thinks 9 ms: the same 100/s when nothing stalls.
+                    now += 9.0;
+                }
+            }
+            recorder.window_ended(sent, pacer.behind_at(window / 1e3));
+            recorder.figures(window / 1e3).unwrap()
+        };
+        let closed = run(false);
+        let open = run(true);
+        // Closed: one statement in ~150 took 500 ms; p99 stays at the 1 ms service.
+        assert_eq!(closed.late, Some(1));
+        assert!(closed.response.p99_ms < 1.1, "{closed:?}");
+        assert!(closed.response.max_ms > 499.0);
+        // Open: the 50 statements due during the stall each waited for it.
+        assert!(open.late.unwrap() >= 45, "{open:?}");
+        assert!(open.response.p90_ms > 50.0, "{open:?}");
+        let service = open.service.unwrap();
+        assert!(service.p90_ms < 1.1, "{service:?}");
+        assert!(open.schedule_lag.unwrap().max_ms > 490.0);
+        let rate = open.rate.unwrap();
+        assert!(rate.sustained, "{rate:?}");
+        assert_eq!(open.measured_from, MeasuredFrom::Due);
+    }
+
+    #[test]
+    fn a_rate_the_session_cannot_keep_is_said() {
+        // 1,000/s asked; each statement takes 2 ms: half are sent.
+        let mut recorder = SessionLatency::open("statement", None, 1000.0, Arrivals::Uniform);
+        let mut pacer = Pacer::new(1000.0, Arrivals::Uniform, 0.0, 1);
+        let (mut now, mut sent) = (0.0f64, 0);
+        while now < 1.0 {
+            let due = pacer.due_s();
+            now = now.max(due);
+            let send = now;
+            now += 0.002;
+            recorder.answered(
+                Some(Duration::from_secs_f64(due)),
+                Duration::from_secs_f64(send),
+                Duration::from_secs_f64(now),
+            );
+            pacer.advance();
+            sent += 1;
+        }
+        recorder.window_ended(sent, pacer.behind_at(now));
+        let figures = recorder.figures(now).unwrap();
+        let rate = figures.rate.unwrap();
+        assert!(!rate.sustained);
+        assert!((rate.achieved_per_s - 500.0).abs() < 5.0, "{rate:?}");
+        assert!(rate.due >= 999, "{rate:?}");
+        let said = figures.shortfall().unwrap();
+        assert!(said.starts_with("sustained 500/s of 1.00 K/s"), "{said}");
+        // The backlog grows linearly: the last statement waited about half the window.
+        assert!(figures.response.max_ms > 450.0, "{figures:?}");
+    }
+
+    #[test]
+    fn merged_sessions_add_their_counts_and_rates() {
+        let mut one = SessionLatency::open("statement", None, 50.0, Arrivals::Poisson);
+        let mut two = one.clone();
+        one.answered(Some(ms(1.0)), ms(1.0), ms(3.0));
+        two.answered(Some(ms(1.0)), ms(2.0), ms(11.0));
+        one.window_ended(1, 0);
+        two.window_ended(1, 0);
+        one.merge(&two);
+        let figures = one.figures(1.0).unwrap();
+        assert_eq!(figures.response.count, 2);
+        assert_eq!(figures.rate.unwrap().target_per_s, 100.0);
+        assert!((figures.response.max_ms - 10.0).abs() < 0.01);
+        assert!((figures.service.unwrap().max_ms - 9.0).abs() < 0.01);
+        assert!((figures.schedule_lag.unwrap().max_ms - 1.0).abs() < 0.01);
+    }
+
+    #[test]
+    fn job_time_percentiles_are_nearest_rank() {
+        let times: Vec<f64> = (1..=100).map(|i| i as f64 / 1000.0).collect();
+        let figures = Percentiles::of_seconds(&times).unwrap();
+        assert_eq!(figures.p50_ms, 50.0);
+        assert_eq!(figures.p99_ms, 99.0);
+        assert_eq!(figures.max_ms, 100.0);
+        assert!((figures.mean_ms - 50.5).abs() < 1e-9);
+        assert!(Percentiles::of_seconds(&[]).is_none());
+    }
+
+    #[test]
+    fn histogram_percentiles_are_within_its_resolution() {
+        let mut times = ResponseTimes::default();
+        for us in 1..=10_000u64 {
+            times.record(Duration::from_micros(us));
+        }
+        let figures = times.percentiles().unwrap();
+        for (got, want) in [
+            (figures.p50_ms, 5.0),
+            (figures.p99_ms, 9.9),
+            (figures.max_ms, 10.0),
+        ] {
+            assert!((got / want - 1.0).abs() < 0.001, "{got} vs {want}");
+        }
+    }
+}
