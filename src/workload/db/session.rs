@@ -97,6 +97,11 @@ impl DbSessionJob {
             Some(rate) => SessionLatency::open(unit, options.latency_limit, rate, options.arrivals),
             None => SessionLatency::closed(unit, options.latency_limit),
         };
+        if share.is_some() {
+            // This worker's thread sleeps to each due time: Linux's default 50 us timer slack
+            // would add itself to every statement's schedule lag. Best effort.
+            let _ = nix::sys::prctl::set_timerslack(1);
+        }
         let pacer = share.map(|rate| {
             Pacer::new(
                 rate,
