@@ -351,7 +351,8 @@ pub struct SweepArgs {
     #[arg(long, global = true)]
     pub wide: bool,
 
-    /// Exit with code 3 when a level was disturbed or missed its precision target.
+    /// Exit with code 3 when a level was disturbed, missed its precision target, or could
+    /// not keep its --rate.
     #[arg(long, global = true)]
     pub strict: bool,
 

@@ -265,14 +265,20 @@ impl Pacer {
     }
 
     /// Statements due by `elapsed_s` that were not sent: the backlog a window ends with.
+    /// Counted, not walked, so a rate no session can keep costs nothing to tally: exactly
+    /// for uniform arrivals, the expected count for Poisson ones.
     pub fn behind_at(&self, elapsed_s: f64) -> u64 {
-        let mut ahead = self.clone();
-        let mut behind = 0;
-        while ahead.due_s <= elapsed_s {
-            behind += 1;
-            ahead.advance();
+        if self.due_s > elapsed_s {
+            return 0;
         }
-        behind
+        let behind = match self.arrivals {
+            // Due k = (k + phase) / rate for k from `index` up to the last at or before now.
+            Arrivals::Uniform => {
+                (elapsed_s * self.rate_per_s - self.phase).floor() - self.index as f64 + 1.0
+            }
+            Arrivals::Poisson => (elapsed_s - self.due_s) * self.rate_per_s + 1.0,
+        };
+        behind.max(1.0) as u64
     }
 
     /// An exponential gap of mean 1/rate (splitmix64 for the uniform draw).
@@ -591,6 +597,23 @@ mod tests {
         assert!((pacer.due_s() - 1000.005).abs() < 1e-9, "{}", pacer.due_s());
         pacer.restart();
         assert_eq!(pacer.due_s(), 0.005);
+    }
+
+    #[test]
+    fn the_backlog_is_counted_without_walking_it() {
+        let mut pacer = Pacer::new(100.0, Arrivals::Uniform, 0.5, 1);
+        // Due at 5, 15, 25, ... ms: 3 sent, then at 100 ms the ones due at 35..95 are behind.
+        for _ in 0..3 {
+            pacer.advance();
+        }
+        assert_eq!(pacer.behind_at(0.030), 0);
+        assert_eq!(pacer.behind_at(0.035), 1);
+        assert_eq!(pacer.behind_at(0.1), 7);
+        // A week at ten million a second is tallied at once.
+        let fresh = Pacer::new(1e7, Arrivals::Poisson, 0.0, 3);
+        let week = 7.0 * 86_400.0;
+        let behind = fresh.behind_at(week) as f64;
+        assert!((behind / (week * 1e7) - 1.0).abs() < 1e-6, "{behind}");
     }
 
     #[test]

@@ -1137,6 +1137,26 @@ fn a_stall_is_counted_by_every_statement_it_delayed() {
         "the stall fell outside the window: {closed}"
     );
     assert!(closed["p99_ms"].as_f64().unwrap() < 400.0, "{closed}");
+    // A rate no session can keep: said, marked, and --strict exits 3.
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("behind.json");
+    let output = corescale()
+        .args([
+            "run", "db", "--target", &url, "-w", "1", "--rate", "1000000",
+        ])
+        .args(["--duration", "500ms", "--repeat", "1", "--strict", "-o"])
+        .arg(&json)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(3), "{stderr}");
+    assert!(stderr.contains("of 1.00 M/s"), "{stderr}");
+    let rate = &read_json(&json)["levels"][0]["latency"]["rate"];
+    assert_eq!(rate["sustained"], false, "{rate}");
+    assert!(
+        rate["achieved_per_s"].as_f64().unwrap() < 500_000.0,
+        "{rate}"
+    );
 }
 
 /// More sessions than this host has CPUs queue: p99 rises with load, the report names the

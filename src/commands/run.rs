@@ -30,7 +30,7 @@ use crate::workload::{BuildContext, WorkloadInfo};
 /// How a run ended, for the exit code.
 pub enum RunEnd {
     Complete,
-    /// `--strict`, and a level was disturbed or missed its precision target.
+    /// `--strict`, and a level was disturbed, missed its precision target or its rate.
     Flagged,
     /// Stopped by a signal: the exit code it calls for (130 SIGINT, 143 SIGTERM, 129 SIGHUP).
     Stopped(i32),
@@ -178,10 +178,9 @@ pub fn execute(run: &RunArgs, command_line: Vec<String>) -> Result<RunEnd> {
             .collect();
         eprintln!("corescale: results written to {}", names.join(" and "));
     }
-    let flagged = document
-        .levels
-        .iter()
-        .any(|level| level.precision_reached == Some(false) || level.is_disturbed());
+    let flagged = document.levels.iter().any(|level| {
+        level.precision_reached == Some(false) || level.is_disturbed() || level.fell_behind()
+    });
     Ok(match stop::stopped_by() {
         Some((_, code)) => RunEnd::Stopped(code),
         None if args.strict && flagged => RunEnd::Flagged,

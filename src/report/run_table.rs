@@ -36,13 +36,8 @@ fn flagged(level: &Level) -> bool {
     disturbed(level) || level.precision_reached == Some(false) || fell_behind(level)
 }
 
-/// An open loop whose sessions could not keep the asked rate.
 fn fell_behind(level: &Level) -> bool {
-    level
-        .latency
-        .as_ref()
-        .and_then(|latency| latency.rate)
-        .is_some_and(|rate| !rate.sustained)
+    level.fell_behind()
 }
 
 fn disturbed(level: &Level) -> bool {

@@ -357,6 +357,14 @@ impl Level {
         !self.disturbances().is_empty()
     }
 
+    /// An open loop (`--rate`) whose sessions could not keep the asked rate.
+    pub fn fell_behind(&self) -> bool {
+        self.latency
+            .as_ref()
+            .and_then(|latency| latency.rate)
+            .is_some_and(|rate| !rate.sustained)
+    }
+
     /// A buffer-cache figure and the `workload_figures` name it was recorded under, when the
     /// level's workload recorded it.
     pub fn cache_figure(&self, figure: CacheFigure) -> Option<(f64, &'static str)> {
