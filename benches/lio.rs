@@ -3,7 +3,7 @@
 //! 1. memory-bound like the real thing: LIO/s of one session as the data grows from fitting in
 //!    L2 to 10x the last-level cache;
 //! 2. scaling: 2 sessions on separate schemas against 1, interleaved over `LIO_ROUNDS` rounds
-//!    (default 15), at 64 MiB per schema and at the default size (seed 003's 500 MiB), with the
+//!    (default 15), at 64 MiB per schema and at the default size (the Oracle cloud OCPU study's SLOB SCALE, 500 MiB), with the
 //!    host's steal time of every run: on a shared VM steal moves a 1-second rate by more than
 //!    the engine does, so the median is also given over the rounds that lost little to it, and
 //!    per CPU second (thread CPU time leaves stolen time out);
@@ -182,7 +182,7 @@ fn rounds() -> usize {
 
 fn scaling() {
     let rounds = rounds();
-    // 64 MiB schemas sit in this host's CPU caches; the default size (seed 003's) does not.
+    // 64 MiB schemas sit in this host's CPU caches; the default size (the OCPU study's) does not.
     for rows in [8192, LIO_DEFAULT_ROWS] {
         println!(
             "2. scaling on separate schemas of {rows} rows ({} MiB each), {rounds} interleaved rounds",
@@ -276,7 +276,7 @@ fn buffered_against_direct() {
     }
     let (buffered_rate, direct_rate) = (median(&buffered_rates), median(&direct_rates));
     println!(
-        "   PIO per CPU second: buffered {buffered_rate:.0}, direct {direct_rate:.0}, direct / buffered = {:.2} (seed 004: 29,884 / 19,306 = 1.55)",
+        "   PIO per CPU second: buffered {buffered_rate:.0}, direct {direct_rate:.0}, direct / buffered = {:.2} (Kevin Closson's SLOB measurements: 29,884 / 19,306 = 1.55)",
         direct_rate / buffered_rate
     );
     println!("   {}", buffered.info().description);

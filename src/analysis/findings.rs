@@ -1,4 +1,4 @@
-//! Plain sentences from the numbers, in the manner of seed 000's "Key findings", and the
+//! Plain sentences from the numbers, in the manner of the "Key findings" of CERN's test_cpu_parallel study, and the
 //! warnings for what the data cannot support.
 
 use super::fit::Model;

@@ -1,6 +1,6 @@
 //! Many results at once: a fleet of hosts (one row per host, each against the median of its
 //! siblings with the same CPU, cores and job) and the history of hosts measured repeatedly
-//! (seed 003's week of runs: does a VM keep delivering its cores?).
+//! (the Oracle cloud OCPU study's week of SLOB runs: does a VM keep delivering its cores?).
 
 use super::compare::single_thread;
 use super::model::{

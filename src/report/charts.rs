@@ -1,4 +1,4 @@
-//! The figures of seed 000 — raw, speed per worker, capacity, speedup — with every series
+//! The figures of CERN's test_cpu_parallel study — raw, speed per worker, capacity, speedup — with every series
 //! overlaid, dashed markers at each series' physical-core (P) and logical-CPU (L) counts,
 //! error bars where the file gives a spread, the recommended fit on the speedup figure, and,
 //! when series are compared, each one's speed per worker relative to the baseline. Described

@@ -619,7 +619,7 @@ pub fn history_table(history: &HostHistory) -> Table {
     }
 }
 
-/// Seed 003's week table: each load level over a host's runs.
+/// The week table of the Oracle cloud OCPU study's SLOB runs: each load level over a host's runs.
 pub fn history_levels_table(history: &HostHistory) -> Table {
     let rows = history
         .levels

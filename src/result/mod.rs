@@ -257,7 +257,7 @@ pub struct Sample {
     pub instructions: Option<u64>,
 }
 
-/// The figures of seed 000 for one level, derived from its samples by `analysis`.
+/// The figures of CERN's test_cpu_parallel study for one level, derived from its samples by `analysis`.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct LevelSummary {
     pub jobs: usize,

@@ -1,4 +1,4 @@
-//! Per-level summaries: the raw, speed, capacity and speedup figures of seed 000.
+//! Per-level summaries: the raw, speed, capacity and speedup figures of CERN's test_cpu_parallel study.
 
 use std::collections::BTreeMap;
 

@@ -26,7 +26,7 @@ pub const MAX_ROWS_PER_SCHEMA: u64 = 1 << 32;
 #[command(next_help_heading = "SLOB engine (lio, pio)")]
 pub struct EngineArgs {
     /// Rows (one-row blocks) per schema, as a count (8192) or a size (64M). Default: lio
-    /// 64000 (500M, as seed 003, or the last-level cache if larger); pio 8192.
+    /// 64000 (500M, the SLOB SCALE of the Oracle cloud OCPU study, or the last-level cache if larger); pio 8192.
     #[arg(long, value_name = "ROWS|SIZE", value_parser = parse_scale)]
     pub scale: Option<Scale>,
 

@@ -29,7 +29,7 @@ use engine::{Engine, EngineOptions, SessionIo, StatementCounts};
 use latch::LatchStats;
 use storage::AlignedBlock;
 
-/// lio's default rows per schema: seed 003's SCALE of 500M (64,000 blocks of 8 KiB), "large
+/// lio's default rows per schema: the Oracle cloud OCPU study's SLOB SCALE of 500M (64,000 blocks of 8 KiB), "large
 /// enough because I don't want to be in cpu cache" — or the last-level cache, if larger.
 pub const LIO_DEFAULT_ROWS: u64 = 64_000;
 /// pio's default rows per schema (64 MiB of 8 KiB blocks): its data file goes to disk and its
