@@ -422,7 +422,7 @@ pub struct HostHistory {
     /// most [`MAX_THRESHOLD`]).
     #[serde(default)]
     pub outliers: OutlierCall,
-    /// Per load level over the runs (seed 003's table): median and range.
+    /// Per load level over the runs (the OCPU study's table): median and range.
     pub levels: Vec<HistoryLevel>,
 }
 

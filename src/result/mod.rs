@@ -145,7 +145,7 @@ impl Level {
 
     /// The level's figure of merit, from its summary and its workload's figures: the job
     /// time (fixed work) or the total rate (fixed time), where the rate is the database's own
-    /// count of logical reads per second when the db workload recorded one (seed 003's
+    /// count of logical reads per second when the db workload recorded one (the OCPU study's
     /// figure). The one definition: `summarize_document` stores it in the summary (for
     /// notebooks, and the speedup), the CSV writer writes it, and `report` derives it again
     /// from the fields it comes from, so one run gives one curve whichever file is read.
