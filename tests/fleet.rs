@@ -88,7 +88,7 @@ fn a_fleet_names_the_host_that_underperforms_its_siblings() {
 #[test]
 fn a_run_that_departs_from_its_hosts_history_is_called_out() {
     let dir = tempfile::tempdir().unwrap();
-    // A week of runs of one VM, every 15 minutes in seed 003; here eight, one 15% short.
+    // A week of runs of one VM, every 15 minutes in the Oracle cloud OCPU study; here eight, one 15% short.
     for run in 0..8 {
         let slower = if run == 5 {
             1.0 / 0.85
@@ -128,7 +128,7 @@ fn a_run_that_departs_from_its_hosts_history_is_called_out() {
         departing,
         [false, false, false, false, false, true, false, false]
     );
-    // Seed 003's table: every level over the runs.
+    // The OCPU study's table: every level over the runs.
     let levels = history["levels"].as_array().unwrap();
     assert_eq!(levels[0]["workers"], 1);
     assert_eq!(levels[0]["runs"], 8);

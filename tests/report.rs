@@ -328,7 +328,7 @@ fn the_html_page_is_self_contained_and_holds_the_four_figures() {
         .select(&select("figure"))
         .map(|figure| figure.value().attr("id").unwrap().to_string())
         .collect();
-    // The four figures of seed 000, and the speed ratio of the servers compared.
+    // The four figures of CERN's test_cpu_parallel study, and the speed ratio of the servers compared.
     assert_eq!(
         figures,
         [
