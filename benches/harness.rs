@@ -26,6 +26,7 @@ fn main() {
         precision: None,
         max_repeat: repeat,
         duration: None,
+        warmup: None,
     };
 
     let mut bare = Vec::new();

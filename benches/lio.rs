@@ -82,6 +82,7 @@ fn measured(workload: &LioWorkload, workers: usize, seconds: f64) -> Level {
         precision: None,
         max_repeat: 1,
         duration: Some(Duration::from_secs_f64(seconds)),
+        warmup: None,
     };
     measure_level(
         workload,

@@ -310,6 +310,11 @@ pub struct SweepArgs {
     #[arg(long, value_name = "TIME", value_parser = parse_duration, global = true)]
     pub duration: Option<Duration>,
 
+    /// Run every level's workers this long before its measured batches and leave that time
+    /// out of every figure (caches, plans and connections warm; recorded in the document).
+    #[arg(long, value_name = "TIME", value_parser = parse_duration, global = true)]
+    pub warmup: Option<Duration>,
+
     /// Pin workers: none, compact (fill SMT siblings first), scatter (one per core first).
     #[arg(long, value_enum, default_value = "none", global = true)]
     pub pin: Pin,

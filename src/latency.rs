@@ -352,6 +352,14 @@ impl SessionLatency {
         }
     }
 
+    /// The same recorder with nothing recorded (a warm-up forgotten).
+    pub fn emptied(&self) -> Self {
+        match &self.open {
+            Some(open) => Self::open(self.unit, self.limit, open.rate_per_s, open.arrivals),
+            None => Self::closed(self.unit, self.limit),
+        }
+    }
+
     /// One answered statement: `sent` and `answered` from one clock, `due` the time it was
     /// due in an open loop (None: closed loop, latency from the send).
     #[inline]

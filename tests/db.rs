@@ -246,6 +246,8 @@ fn postgresql_end_to_end() {
     // Pipelined batches (the default) and one round trip per statement.
     select_sweep_agrees(&url, &[]);
     select_sweep_agrees(&url, &["--pipeline", "1"]);
+    // A warm-up's statements are left out of the client's count and the server's alike.
+    select_sweep_agrees(&url, &["--warmup", "300ms"]);
     let (_, loop_levels, _) = sweep(&url, &["--server-loop"]);
     for figures in &loop_levels {
         let agreement = number(figures, "db_lio_over_client_blocks");

@@ -493,6 +493,51 @@ fn the_workload_can_be_named_every_way_and_options_go_anywhere() {
 
 /// For every built-in workload, fixed-work and fixed-time, `report` on the run's CSV gives
 /// the series it gives on its JSON (the db workload's case is in tests/db.rs).
+/// `--warmup` runs the workers before the measured batches and keeps nothing of it: the
+/// level's time is its batches', every statement timed is one the figures count, and the
+/// document says how long the warm-up was.
+#[test]
+fn a_warm_up_is_left_out_of_every_figure() {
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("warm.json");
+    corescale()
+        .args([
+            "run",
+            "lio",
+            "--scale",
+            "1000",
+            "-w",
+            "2",
+            "--duration",
+            "200ms",
+        ])
+        .args(["--repeat", "2", "--warmup", "500ms", "-q", "-o"])
+        .arg(&json)
+        .assert()
+        .success();
+    let document = read_json(&json);
+    assert_eq!(document["settings"]["warmup_s"], 0.5);
+    let level = &document["levels"][0];
+    let elapsed = level["elapsed_s"].as_f64().unwrap();
+    assert!(
+        (0.4..0.9).contains(&elapsed),
+        "two 200 ms batches took {elapsed} s"
+    );
+    let statements = level["workload_figures"]["statements"].as_f64().unwrap();
+    assert_eq!(
+        level["latency"]["count"].as_f64().unwrap(),
+        statements,
+        "{}",
+        level["latency"]
+    );
+    // A warm-up is a time: a bad one is a usage error.
+    corescale()
+        .args(["run", "--warmup", "soon"])
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains("--warmup"));
+}
+
 #[test]
 fn every_workload_reports_one_curve_from_either_file() {
     let dir = tempfile::tempdir().unwrap();

@@ -249,6 +249,7 @@ fn level_settings(args: &SweepArgs) -> LevelSettings {
         precision: args.precision,
         max_repeat: args.max_repeat.max(args.repeat),
         duration: args.duration,
+        warmup: args.warmup,
     }
 }
 
@@ -282,6 +283,7 @@ fn new_document(
             precision_target_pct: settings.precision.map(|fraction| fraction * 100.0),
             max_repeat: settings.max_repeat,
             duration_s: settings.duration.map(|duration| duration.as_secs_f64()),
+            warmup_s: settings.warmup.map(|warmup| warmup.as_secs_f64()),
             pin: args.pin,
         },
         hw_counters: CounterStatus {

@@ -67,6 +67,10 @@ pub struct RunSettings {
     pub precision_target_pct: Option<f64>,
     pub max_repeat: u32,
     pub duration_s: Option<f64>,
+    /// `--warmup`: seconds each level ran before its measured batches, left out of every
+    /// figure.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub warmup_s: Option<f64>,
     pub pin: Pin,
 }
 

@@ -46,6 +46,8 @@ pub struct LevelSettings {
     pub max_repeat: u32,
     /// Fixed-time jobs of this length instead of fixed-work jobs.
     pub duration: Option<Duration>,
+    /// An unmeasured first window of this length (`--warmup`).
+    pub warmup: Option<Duration>,
 }
 
 impl LevelSettings {
@@ -119,6 +121,7 @@ pub fn measure_level(
                 cpu,
                 epoch,
                 duration: settings.duration,
+                warmup: settings.warmup,
                 gate: &gate,
                 ready: &ready,
                 start: &start,
@@ -153,7 +156,17 @@ pub fn measure_level(
             release();
             return None;
         }
+        if settings.warmup.is_some() {
+            // The warm-up window: every worker runs, nothing is kept.
+            start.wait();
+            end.wait();
+            if stop::stop_requested() {
+                release();
+                return None;
+            }
+        }
         failure = take_notes(&notes, &mut collected);
+        // The database's baseline is read after the warm-up, as the sessions' counts restart.
         if failure.is_none()
             && let Err(error) = workload.level_started()
         {
@@ -443,6 +456,7 @@ struct WorkerContext<'a> {
     /// The instant job starts are counted from (copied, never written).
     epoch: Instant,
     duration: Option<Duration>,
+    warmup: Option<Duration>,
     gate: &'a Gate,
     ready: &'a Barrier,
     start: &'a Barrier,
@@ -488,6 +502,26 @@ fn run_worker(workload: &dyn Workload, context: WorkerContext<'_>) {
         }
     };
     context.ready.wait();
+    if let Some(warmup) = context.warmup {
+        context.start.wait();
+        if context.finished.load(Ordering::SeqCst) {
+            // Sent home before the warm-up (a stop request, or a session that failed).
+            return;
+        }
+        if let Some(active) = job.as_deref_mut() {
+            match timed_job(active, None, Some(warmup), None) {
+                Ok(_) => active.warmed_up(),
+                Err(error) => {
+                    note(WorkerNote::Failed(format!(
+                        "worker {} (warming up): {error:#}",
+                        context.worker
+                    )));
+                    job = None;
+                }
+            }
+        }
+        context.end.wait();
+    }
     // Operations of the finished batches, so the live count only ever grows.
     let mut level_ops = 0;
     for batch in 1.. {

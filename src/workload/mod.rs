@@ -301,6 +301,10 @@ pub trait WorkerJob: Send {
         Box::new(())
     }
 
+    /// The level's warm-up (`--warmup`) ended: forget its counts and response times, so
+    /// only the measured batches count.
+    fn warmed_up(&mut self) {}
+
     /// A timed window (a fixed-work job or a fixed-time batch) begins now: an open loop
     /// schedules its statements from this instant.
     fn window_started(&mut self, _began: std::time::Instant) {}
@@ -333,6 +337,10 @@ impl<T: WorkerJob> WorkerJob for CachePadded<T> {
 
     fn window_started(&mut self, began: std::time::Instant) {
         (**self).window_started(began)
+    }
+
+    fn warmed_up(&mut self) {
+        (**self).warmed_up()
     }
 
     fn latency(&mut self) -> Option<SessionLatency> {

@@ -280,6 +280,17 @@ impl WorkerJob for DbSessionJob {
         Some(self.latency.clone())
     }
 
+    fn warmed_up(&mut self) {
+        self.statements = 0;
+        self.updates = 0;
+        self.rows_visited = 0;
+        self.latency = self.latency.emptied();
+        // Published before the main thread reads the level's baseline, as after the start's
+        // warm-up statements.
+        let _ = self.connection.publish_statistics();
+        self.backend_cpu_start = self.backend_cpu();
+    }
+
     fn counters(&mut self) -> SessionCounts {
         // Published before the main thread reads the level's closing counters.
         let published = self.connection.publish_statistics().is_ok();

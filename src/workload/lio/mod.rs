@@ -462,6 +462,12 @@ impl WorkerJob for Session {
         self.statement()
     }
 
+    fn warmed_up(&mut self) {
+        self.totals = SessionTotals::default();
+        self.latency.reset();
+        self.responses = self.responses.emptied();
+    }
+
     fn latency(&mut self) -> Option<SessionLatency> {
         self.options.record_latency.then(|| self.responses.clone())
     }
