@@ -27,6 +27,7 @@ fn main() {
         max_repeat: repeat,
         duration: None,
         warmup: None,
+        interval: std::time::Duration::from_secs(1),
     };
 
     let mut bare = Vec::new();

@@ -83,6 +83,7 @@ fn measured(workload: &LioWorkload, workers: usize, seconds: f64) -> Level {
         max_repeat: 1,
         duration: Some(Duration::from_secs_f64(seconds)),
         warmup: None,
+        interval: Duration::from_secs(1),
     };
     measure_level(
         workload,

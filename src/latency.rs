@@ -23,10 +23,21 @@ impl Default for ResponseTimes {
 }
 
 impl ResponseTimes {
+    /// 2 significant digits: for the many histograms of a timeline.
+    pub fn coarse() -> Self {
+        Self(Histogram::new_with_bounds(1, LONGEST_NS, 2).expect("valid histogram bounds"))
+    }
+
     #[inline]
     pub fn record(&mut self, time: Duration) {
         let ns = u64::try_from(time.as_nanos()).unwrap_or(LONGEST_NS);
         self.0.saturating_record(ns.clamp(1, LONGEST_NS));
+    }
+
+    /// `count` responses of one time (a backlog's representative).
+    pub fn record_n(&mut self, time: Duration, count: u64) {
+        let ns = u64::try_from(time.as_nanos()).unwrap_or(LONGEST_NS);
+        self.0.saturating_record_n(ns.clamp(1, LONGEST_NS), count);
     }
 
     pub fn merge(&mut self, other: &Self) {
@@ -212,6 +223,8 @@ pub struct Pacer {
     seed: u64,
     due_s: f64,
     index: u64,
+    /// Windows begun: each draws its own Poisson arrivals, so batches stay independent.
+    windows: u64,
 }
 
 impl Pacer {
@@ -226,6 +239,7 @@ impl Pacer {
             seed,
             due_s: 0.0,
             index: 0,
+            windows: 0,
         };
         pacer.restart();
         pacer
@@ -235,9 +249,11 @@ impl Pacer {
         self.rate_per_s
     }
 
-    /// Back to the start of a window: the next statement is due at the first spacing.
+    /// Back to the start of a window: the next statement is due at the first spacing (and
+    /// Poisson arrivals drawn anew for this window).
     pub fn restart(&mut self) {
-        self.state = self.seed;
+        self.state = self.seed ^ self.windows.wrapping_mul(0xD1B5_4A32_D192_ED03);
+        self.windows += 1;
         self.index = 0;
         self.due_s = self.first_due();
     }
@@ -308,6 +324,9 @@ pub struct OpenLoop {
     /// Statements due in the windows, and those sent.
     pub due: u64,
     pub sent: u64,
+    /// The windows' time, summed over the sessions merged, and how many they are.
+    pub window_s: f64,
+    pub sessions: u32,
 }
 
 /// What one session recorded over a level: latency of every answered statement, from its
@@ -320,6 +339,150 @@ pub struct SessionLatency {
     pub open: Option<OpenLoop>,
     pub limit: Option<Duration>,
     pub late: u64,
+    /// Per interval of each window (fixed-time levels), allocated before the window.
+    pub intervals: Option<Intervals>,
+}
+
+/// Responses by the interval of its window they were answered in: the i-th interval of every
+/// batch goes to slot i (one batch, the usual long run: the level's timeline).
+#[derive(Debug, Clone)]
+pub struct Intervals {
+    pub width: Duration,
+    /// The windows' length, so the last interval's rate counts over its own width.
+    pub window: Duration,
+    pub slots: Vec<ResponseTimes>,
+}
+
+impl Intervals {
+    /// Slots for a window of `window` at `width` each, at most `MOST_INTERVALS` (wider
+    /// intervals beyond), each histogram coarse (2 significant digits: a timeline's grain).
+    pub fn new(width: Duration, window: Duration) -> Self {
+        let width = width
+            .max(window / MOST_INTERVALS as u32)
+            .max(Duration::from_millis(1));
+        let count = (window.as_secs_f64() / width.as_secs_f64()).ceil().max(1.0) as usize;
+        Self {
+            width,
+            window,
+            slots: (0..count).map(|_| ResponseTimes::coarse()).collect(),
+        }
+    }
+
+    #[inline]
+    fn record(&mut self, answered: Duration, response: Duration) {
+        // Answers drained just after the window's end belong to its last interval.
+        let index = (answered.as_nanos() / self.width.as_nanos().max(1)) as usize;
+        let last = self.slots.len().saturating_sub(1);
+        if let Some(slot) = self.slots.get_mut(index.min(last)) {
+            slot.record(response);
+        }
+    }
+
+    fn merge(&mut self, other: &Self) {
+        for (mine, theirs) in self.slots.iter_mut().zip(&other.slots) {
+            mine.merge(theirs);
+        }
+    }
+
+    /// Each interval's rate and percentiles over `windows` windows.
+    pub fn figures(&self, windows: u32) -> Vec<IntervalFigures> {
+        self.slots
+            .iter()
+            .enumerate()
+            .map(|(index, slot)| {
+                let start = self.width * index as u32;
+                let length = self.width.min(self.window.saturating_sub(start));
+                let seconds = length.as_secs_f64() * windows.max(1) as f64;
+                let percentiles = slot.percentiles();
+                IntervalFigures {
+                    start_s: start.as_secs_f64(),
+                    length_s: length.as_secs_f64(),
+                    responses: slot.count(),
+                    rate_per_s: if seconds > 0.0 {
+                        slot.count() as f64 / seconds
+                    } else {
+                        0.0
+                    },
+                    p50_ms: percentiles.map(|p| p.p50_ms),
+                    p99_ms: percentiles.map(|p| p.p99_ms),
+                }
+            })
+            .collect()
+    }
+}
+
+/// Seconds as a person writes them: 2, 12.5, 0.25.
+fn seconds(value: f64) -> String {
+    format!("{}", (value * 1000.0).round() / 1000.0)
+}
+
+/// Most intervals kept per window: longer windows get wider intervals.
+const MOST_INTERVALS: usize = 600;
+
+/// One interval of a fixed-time level: `levels[].intervals[]`.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct IntervalFigures {
+    /// From the start of the window, and the interval's length (the last may be shorter).
+    pub start_s: f64,
+    pub length_s: f64,
+    /// Responses answered in it (over all batches), and per second.
+    pub responses: u64,
+    pub rate_per_s: f64,
+    pub p50_ms: Option<f64>,
+    pub p99_ms: Option<f64>,
+}
+
+/// What a level's timeline shows beyond its noise: a warm-up (its first intervals off the
+/// rest) and stalls (an interval far below the rest, as a checkpoint would cause).
+pub fn timeline_warnings(intervals: &[IntervalFigures], unit: &str) -> Vec<String> {
+    let full: Vec<&IntervalFigures> = intervals
+        .iter()
+        .filter(|interval| interval.length_s > 0.0)
+        .collect();
+    if full.len() < 5 {
+        return Vec::new();
+    }
+    let mut rates: Vec<f64> = full.iter().map(|interval| interval.rate_per_s).collect();
+    rates.sort_by(f64::total_cmp);
+    let median = rates[rates.len() / 2];
+    if median <= 0.0 {
+        return Vec::new();
+    }
+    let mut deviations: Vec<f64> = rates.iter().map(|rate| (rate - median).abs()).collect();
+    deviations.sort_by(f64::total_cmp);
+    // Beyond 4 robust deviations and 10% of the median: off the level's own noise.
+    let band = (4.0 * 1.4826 * deviations[deviations.len() / 2]).max(0.1 * median);
+    let off = |interval: &IntervalFigures| (interval.rate_per_s - median).abs() > band;
+    let mut warnings = Vec::new();
+    let warm: Vec<&IntervalFigures> = full
+        .iter()
+        .copied()
+        .take_while(|interval| off(interval))
+        .collect();
+    if let Some(last) = warm.last()
+        && warm.len() < full.len() / 2
+    {
+        let until = last.start_s + last.length_s;
+        warnings.push(format!(
+            "warm-up: the first {} s ran at {:.0}% of the level's median {} {unit}/s: --warmup {}s leaves it out",
+            seconds(until),
+            100.0 * warm.iter().map(|i| i.rate_per_s).sum::<f64>() / warm.len() as f64 / median,
+            crate::format::significant(median),
+            until.ceil()
+        ));
+    }
+    for interval in full.iter().skip(warm.len()) {
+        if interval.rate_per_s < 0.5 * median && interval.rate_per_s < median - band {
+            warnings.push(format!(
+                "a stall at {}-{} s: {} {unit}/s against the level's median {} (a checkpoint, autovacuum, or the host)",
+                seconds(interval.start_s),
+                seconds(interval.start_s + interval.length_s),
+                crate::format::significant(interval.rate_per_s),
+                crate::format::significant(median)
+            ));
+        }
+    }
+    warnings
 }
 
 impl SessionLatency {
@@ -330,7 +493,14 @@ impl SessionLatency {
             open: None,
             limit,
             late: 0,
+            intervals: None,
         }
+    }
+
+    /// Keeps per-interval figures of each window (allocated now, before any window).
+    pub fn with_intervals(mut self, width: Duration, window: Duration) -> Self {
+        self.intervals = Some(Intervals::new(width, window));
+        self
     }
 
     pub fn open(
@@ -347,6 +517,8 @@ impl SessionLatency {
                 arrivals,
                 due: 0,
                 sent: 0,
+                window_s: 0.0,
+                sessions: 1,
             }),
             ..Self::closed(unit, limit)
         }
@@ -354,9 +526,13 @@ impl SessionLatency {
 
     /// The same recorder with nothing recorded (a warm-up forgotten).
     pub fn emptied(&self) -> Self {
-        match &self.open {
+        let empty = match &self.open {
             Some(open) => Self::open(self.unit, self.limit, open.rate_per_s, open.arrivals),
             None => Self::closed(self.unit, self.limit),
+        };
+        match &self.intervals {
+            Some(intervals) => empty.with_intervals(intervals.width, intervals.window),
+            None => empty,
         }
     }
 
@@ -367,6 +543,9 @@ impl SessionLatency {
         let from = due.unwrap_or(sent);
         let response = answered.saturating_sub(from);
         self.response.record(response);
+        if let Some(intervals) = self.intervals.as_mut() {
+            intervals.record(answered, response);
+        }
         if self.limit.is_some_and(|limit| response > limit) {
             self.late += 1;
         }
@@ -376,11 +555,36 @@ impl SessionLatency {
         }
     }
 
-    /// A window ended with `behind` statements due and not sent, after `sent` were.
-    pub fn window_ended(&mut self, sent: u64, behind: u64) {
-        if let Some(open) = self.open.as_mut() {
-            open.sent += sent;
-            open.due += sent + behind;
+    /// A window of `length` ended with `behind` statements due and not sent, after `sent`
+    /// were; the first unsent one was due at `first_unsent`. Each unsent statement counts as
+    /// a response that waited until the window's end (its least wait), spread evenly from
+    /// the first to the end: a backlog is the tail of the distribution, not a gap in it.
+    pub fn window_ended(
+        &mut self,
+        sent: u64,
+        behind: u64,
+        first_unsent: Duration,
+        length: Duration,
+    ) {
+        let Some(open) = self.open.as_mut() else {
+            return;
+        };
+        open.sent += sent;
+        open.due += sent + behind;
+        open.window_s += length.as_secs_f64();
+        if behind == 0 {
+            return;
+        }
+        let span = length.saturating_sub(first_unsent);
+        let chunks = behind.min(1000);
+        for chunk in 0..chunks {
+            let count = behind / chunks + u64::from(chunk < behind % chunks);
+            // The chunk's middle: waits from `span` (the first unsent) down to 0.
+            let wait = span.mul_f64(1.0 - (chunk as f64 + 0.5) / chunks as f64);
+            self.response.record_n(wait, count);
+            if self.limit.is_some_and(|limit| wait > limit) {
+                self.late += count;
+            }
         }
     }
 
@@ -388,6 +592,11 @@ impl SessionLatency {
     pub fn merge(&mut self, other: &Self) {
         self.response.merge(&other.response);
         self.late += other.late;
+        match (self.intervals.as_mut(), other.intervals.as_ref()) {
+            (Some(mine), Some(theirs)) => mine.merge(theirs),
+            (None, Some(theirs)) => self.intervals = Some(theirs.clone()),
+            _ => {}
+        }
         match (self.open.as_mut(), other.open.as_ref()) {
             (Some(mine), Some(theirs)) => {
                 mine.service.merge(&theirs.service);
@@ -395,6 +604,8 @@ impl SessionLatency {
                 mine.rate_per_s += theirs.rate_per_s;
                 mine.due += theirs.due;
                 mine.sent += theirs.sent;
+                mine.window_s += theirs.window_s;
+                mine.sessions += theirs.sessions;
             }
             (None, Some(theirs)) => self.open = Some(theirs.clone()),
             _ => {}
@@ -405,8 +616,15 @@ impl SessionLatency {
     pub fn figures(&self, elapsed_s: f64) -> Option<Latency> {
         let response = self.response.percentiles()?;
         let rate = self.open.as_ref().map(|open| {
-            let achieved = if elapsed_s > 0.0 {
-                open.sent as f64 / elapsed_s
+            // Over the windows' own time (the level's elapsed time also holds the waits
+            // between batches).
+            let windows_s = if open.window_s > 0.0 {
+                open.window_s / open.sessions.max(1) as f64
+            } else {
+                elapsed_s
+            };
+            let achieved = if windows_s > 0.0 {
+                open.sent as f64 / windows_s
             } else {
                 0.0
             };
@@ -493,6 +711,11 @@ pub struct RateFigures {
 }
 
 impl Latency {
+    /// Statements' response times, not job times (which the speed curve shows already).
+    pub fn is_statement(&self) -> bool {
+        self.measured_from != MeasuredFrom::JobStart
+    }
+
     /// Whether a file's figures can be response times: finite, not negative, below a day,
     /// and in percentile order; else the first field that is not, and why.
     pub fn check(&self) -> Result<(), String> {
@@ -526,6 +749,20 @@ impl Latency {
                 return Err(format!("{prefix}mean_ms is above {prefix}max_ms"));
             }
         }
+        if self.late.is_some_and(|late| late > self.response.count) {
+            return Err("late is above count: more late statements than statements".into());
+        }
+        if self
+            .limit_ms
+            .is_some_and(|limit| !(limit.is_finite() && limit >= 0.0))
+        {
+            return Err("limit_ms must be a time in milliseconds, 0 or more".into());
+        }
+        if let Some(rate) = self.rate
+            && rate.sent > rate.due
+        {
+            return Err("rate.sent is above rate.due: more statements sent than were due".into());
+        }
         if let Some(rate) = self.rate
             && !(rate.target_per_s.is_finite()
                 && rate.target_per_s > 0.0
@@ -555,7 +792,7 @@ impl Latency {
     pub fn shortfall(&self) -> Option<String> {
         let rate = self.rate.filter(|rate| !rate.sustained)?;
         Some(format!(
-            "sustained {}/s of {}/s: the sessions fell behind the schedule ({} of {} statements due were not sent); latency counts from when each was due",
+            "sustained {}/s of {}/s: the sessions fell behind the schedule ({} of {} statements due were not sent, counted as waiting until the window's end); latency counts from when each was due",
             crate::format::significant(rate.achieved_per_s),
             crate::format::significant(rate.target_per_s),
             rate.due.saturating_sub(rate.sent),
@@ -607,6 +844,73 @@ mod tests {
         assert_eq!(pacer.due_s(), 0.005);
     }
 
+    fn timeline(rates: &[f64]) -> Vec<IntervalFigures> {
+        rates
+            .iter()
+            .enumerate()
+            .map(|(index, &rate)| IntervalFigures {
+                start_s: index as f64,
+                length_s: 1.0,
+                responses: rate as u64,
+                rate_per_s: rate,
+                p50_ms: Some(1.0),
+                p99_ms: Some(2.0),
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_timeline_names_its_warm_up_and_its_stalls_and_nothing_in_its_noise() {
+        // Fixed seeds of 3% noise around 1,000/s: nothing said.
+        let mut state = 7u64;
+        let mut noisy = || {
+            state = state
+                .wrapping_mul(6_364_136_223_846_793_005)
+                .wrapping_add(1);
+            1000.0 * (1.0 + 0.06 * ((state >> 11) as f64 / (1u64 << 53) as f64 - 0.5))
+        };
+        let calm: Vec<f64> = (0..20).map(|_| noisy()).collect();
+        assert!(timeline_warnings(&timeline(&calm), "statements").is_empty());
+        // Two slow first seconds and a checkpoint-like dip at 12 s.
+        let mut rates = calm.clone();
+        rates[0] = 400.0;
+        rates[1] = 600.0;
+        rates[12] = 150.0;
+        let said = timeline_warnings(&timeline(&rates), "statements");
+        assert_eq!(said.len(), 2, "{said:?}");
+        assert!(
+            said[0].starts_with("warm-up: the first 2 s ran at 50%"),
+            "{said:?}"
+        );
+        assert!(said[0].contains("--warmup 2s"), "{said:?}");
+        assert!(
+            said[1].starts_with("a stall at 12-13 s: 150 statements/s"),
+            "{said:?}"
+        );
+        // Too short a timeline to judge.
+        assert!(timeline_warnings(&timeline(&rates[..4]), "statements").is_empty());
+    }
+
+    #[test]
+    fn intervals_count_each_response_in_its_own_slot() {
+        let mut intervals = Intervals::new(Duration::from_millis(100), Duration::from_millis(250));
+        assert_eq!(intervals.slots.len(), 3);
+        for at in [10, 20, 150, 240, 260] {
+            intervals.record(Duration::from_millis(at), Duration::from_micros(100));
+        }
+        let figures = intervals.figures(2);
+        let counts: Vec<u64> = figures.iter().map(|f| f.responses).collect();
+        // 260 ms: an answer drained just after the window's end counts in its last interval.
+        assert_eq!(counts, [2, 1, 2]);
+        // The last interval is 50 ms long; two batches: 2 responses over 0.1 s.
+        assert!((figures[2].length_s - 0.05).abs() < 1e-12);
+        assert!((figures[2].rate_per_s - 20.0).abs() < 1e-9);
+        assert!((figures[0].rate_per_s - 10.0).abs() < 1e-9);
+        // A long window gets wider intervals, never more than 600.
+        let long = Intervals::new(Duration::from_secs(1), Duration::from_secs(7200));
+        assert_eq!(long.slots.len(), 600);
+    }
+
     #[test]
     fn the_backlog_is_counted_without_walking_it() {
         let mut pacer = Pacer::new(100.0, Arrivals::Uniform, 0.5, 1);
@@ -648,10 +952,9 @@ mod tests {
             );
             let above = gaps.iter().filter(|&&g| g > mean).count() as f64 / gaps.len() as f64;
             assert!((above - (-1.0f64).exp()).abs() < 0.01, "{above}");
-            // The same seed gives the same schedule after a restart.
+            // Each window draws its own arrivals: batches are independent.
             pacer.restart();
-            let first = pacer.due_s();
-            assert!((first - gaps[0]).abs() < 1e-15);
+            assert!((pacer.due_s() - gaps[0]).abs() > 1e-12);
         }
     }
 
@@ -687,7 +990,12 @@ mod tests {
                     now += 9.0;
                 }
             }
-            recorder.window_ended(sent, pacer.behind_at(window / 1e3));
+            recorder.window_ended(
+                sent,
+                pacer.behind_at(window / 1e3),
+                ms(pacer.due_s() * 1e3),
+                ms(window),
+            );
             recorder.figures(window / 1e3).unwrap()
         };
         let closed = run(false);
@@ -726,7 +1034,12 @@ mod tests {
             pacer.advance();
             sent += 1;
         }
-        recorder.window_ended(sent, pacer.behind_at(now));
+        recorder.window_ended(
+            sent,
+            pacer.behind_at(now),
+            Duration::from_secs_f64(pacer.due_s()),
+            Duration::from_secs_f64(now),
+        );
         let figures = recorder.figures(now).unwrap();
         let rate = figures.rate.unwrap();
         assert!(!rate.sustained);
@@ -744,8 +1057,8 @@ mod tests {
         let mut two = one.clone();
         one.answered(Some(ms(1.0)), ms(1.0), ms(3.0));
         two.answered(Some(ms(1.0)), ms(2.0), ms(11.0));
-        one.window_ended(1, 0);
-        two.window_ended(1, 0);
+        one.window_ended(1, 0, Duration::ZERO, Duration::from_secs(1));
+        two.window_ended(1, 0, Duration::ZERO, Duration::from_secs(1));
         one.merge(&two);
         let figures = one.figures(1.0).unwrap();
         assert_eq!(figures.response.count, 2);

@@ -176,9 +176,9 @@ pub fn parse_rate(text: &str) -> Result<f64, String> {
         ));
     }
     match trimmed.parse::<f64>() {
-        Ok(rate) if rate.is_finite() && rate > 0.0 && rate <= 1e7 => Ok(rate),
+        Ok(rate) if rate.is_finite() && (0.01..=1e7).contains(&rate) => Ok(rate),
         _ => Err(format!(
-            "'{text}' is not a rate: give statements per second for the whole level, above 0 and at most 10000000, e.g. 2000"
+            "'{text}' is not a rate: give statements per second for the whole level, from 0.01 to 10000000, e.g. 2000"
         )),
     }
 }

@@ -333,7 +333,10 @@ fn from_document(path: &Path, text: &str) -> Result<Series> {
                     latency
                         .check()
                         .map_err(|problem| anyhow::anyhow!("{}: {problem}", at("latency")))?;
-                    Some(latency.clone())
+                    Some(crate::latency::Latency {
+                        unit: printable(&latency.unit),
+                        ..latency.clone()
+                    })
                 }
                 None => None,
             },

@@ -59,6 +59,8 @@ fn readable(series: &Series, percentile: Percentile) -> Vec<(&Point, &Latency)> 
         .points
         .iter()
         .filter_map(|point| Some((point, point.latency.as_ref()?)))
+        // A level that could not keep its --rate did not deliver the load it names.
+        .filter(|(_, latency)| latency.rate.is_none_or(|rate| rate.sustained))
         .filter(|(_, latency)| latency.response.count as f64 >= needed.round())
         .collect()
 }
@@ -76,12 +78,13 @@ fn quantile(percentile: Percentile) -> f64 {
 }
 
 /// The first step in load where p99 grows at least 1.5x and 1.2x more than capacity: beyond
-/// it, added sessions queue more than they add work done. Statement latencies only (a job's
-/// time is the speed curve already); None when p99 never bends.
+/// it, added sessions queue more than they add work done. Closed-loop statement latencies
+/// only (a job's time is the speed curve already; an open loop's throughput is the rate it
+/// was asked for, not what sessions reach); None when p99 never bends.
 pub fn bend(series: &Series) -> Option<LatencyBend> {
     let levels: Vec<(&Point, &Latency)> = readable(series, Percentile::P99)
         .into_iter()
-        .filter(|(_, latency)| latency.measured_from != MeasuredFrom::JobStart)
+        .filter(|(_, latency)| latency.measured_from == MeasuredFrom::Send)
         .collect();
     levels.windows(2).find_map(|pair| {
         let ((low, low_latency), (high, high_latency)) = (pair[0], pair[1]);
@@ -121,6 +124,9 @@ pub struct SloVerdict {
     /// Why no throughput is named.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
+    /// How the series' response times were measured: only series measured alike compare.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub measured_from: Option<MeasuredFrom>,
 }
 
 impl SloVerdict {
@@ -175,6 +181,10 @@ pub fn slo_verdict(series: &Series, objective: &Objective) -> SloVerdict {
         beyond_largest: false,
         broken_below: Vec::new(),
         reason: None,
+        measured_from: series
+            .points
+            .iter()
+            .find_map(|point| Some(point.latency.as_ref()?.measured_from)),
     };
     if levels.is_empty() {
         verdict.reason = Some(if series.points.iter().any(|p| p.latency.is_some()) {
@@ -220,7 +230,11 @@ pub fn slo_verdict(series: &Series, objective: &Objective) -> SloVerdict {
         (a.min(b), a.max(b))
     });
     verdict.value_ms = Some(latency.response.at(objective.percentile));
-    verdict.beyond_largest = levels.iter().all(|(_, latency)| kept(latency));
+    // Judged on every level measured, read or not: a larger level too thin to read, or one
+    // that missed its rate, may have broken it.
+    let largest = series.points.iter().map(|point| point.workers).max();
+    verdict.beyond_largest = levels.iter().all(|(_, latency)| kept(latency))
+        && largest == levels.last().map(|(point, _)| point.workers);
     verdict.broken_below = levels
         .iter()
         .filter(|(other, latency)| other.workers < point.workers && !kept(latency))
@@ -229,8 +243,9 @@ pub fn slo_verdict(series: &Series, objective: &Objective) -> SloVerdict {
     verdict
 }
 
-/// "RAC55 sustains 2.1x RAC52's throughput at p99 <= 5 ms", for series of one measure whose
-/// verdicts name a throughput: the best against each other.
+/// "RAC55 sustains 2.1x RAC52's throughput at p99 <= 5 ms (of the levels measured)", for
+/// series of one measure whose verdicts name a throughput and whose response times were
+/// measured alike (closed or open loop): the best against each other.
 pub fn slo_comparison(verdicts: &[&SloVerdict], objective: &Objective) -> Vec<String> {
     let named: Vec<&&SloVerdict> = verdicts.iter().filter(|v| v.throughput.is_some()).collect();
     let Some(best) = named.iter().max_by(|a, b| {
@@ -242,7 +257,7 @@ pub fn slo_comparison(verdicts: &[&SloVerdict], objective: &Objective) -> Vec<St
     };
     named
         .iter()
-        .filter(|other| other.series != best.series)
+        .filter(|other| other.series != best.series && other.measured_from == best.measured_from)
         .filter_map(|other| {
             let ratio = best.throughput? / other.throughput.filter(|t| *t > 0.0)?;
             let bound = if best.beyond_largest || other.beyond_largest {
@@ -251,7 +266,7 @@ pub fn slo_comparison(verdicts: &[&SloVerdict], objective: &Objective) -> Vec<St
                 ""
             };
             Some(format!(
-                "{} sustains {:.2}x {}'s throughput at {objective}{bound}",
+                "{} sustains {:.2}x {}'s throughput at {objective}, among the levels measured{bound}",
                 best.series, ratio, other.series
             ))
         })
@@ -375,7 +390,9 @@ mod tests {
         let compared = slo_comparison(&[&small, &large], &objective);
         assert_eq!(compared.len(), 1);
         assert!(
-            compared[0].starts_with("large sustains 2.00x small's throughput at p99 <= 7 ms"),
+            compared[0].starts_with(
+                "large sustains 2.00x small's throughput at p99 <= 7 ms, among the levels measured"
+            ),
             "{compared:?}"
         );
         // Too tight for any level: said, with the lowest value seen.

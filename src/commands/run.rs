@@ -250,6 +250,7 @@ fn level_settings(args: &SweepArgs) -> LevelSettings {
         max_repeat: args.max_repeat.max(args.repeat),
         duration: args.duration,
         warmup: args.warmup,
+        interval: args.interval,
     }
 }
 

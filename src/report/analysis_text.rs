@@ -44,7 +44,7 @@ fn statement_latency(series: &crate::analysis::model::SeriesAnalysis) -> bool {
         level
             .latency
             .as_ref()
-            .is_some_and(|latency| latency.measured_from != crate::latency::MeasuredFrom::JobStart)
+            .is_some_and(|latency| latency.is_statement())
     })
 }
 

@@ -451,7 +451,7 @@ fn latency_figure(members: &[(usize, &SeriesAnalysis)], figure: &MakeFigure) -> 
             .levels
             .iter()
             .filter_map(|level| Some((level.workers as f64, level.latency.as_ref()?)))
-            .filter(|(_, latency)| latency.measured_from != crate::latency::MeasuredFrom::JobStart)
+            .filter(|(_, latency)| latency.is_statement())
             .collect();
         if timed.is_empty() {
             continue;

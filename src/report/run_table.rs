@@ -5,7 +5,7 @@
 use super::table;
 use crate::format::{optional, rate, significant};
 use crate::host::interference::{OTHER_BUSY_LIMIT, OTHER_RUNNABLE_LIMIT, STEAL_LIMIT_PCT};
-use crate::latency::{Latency, MeasuredFrom};
+use crate::latency::Latency;
 use crate::result::{CacheFigure, Level, RunDocument, RunMode};
 
 /// Width the table and its notes keep to unless `--wide`.
@@ -114,7 +114,7 @@ pub fn render(document: &RunDocument, wide: bool) -> String {
         level
             .latency
             .as_ref()
-            .is_some_and(|latency| latency.measured_from != MeasuredFrom::JobStart)
+            .is_some_and(|latency| latency.is_statement())
     }) {
         let at = |pick: fn(&Latency) -> f64| {
             move |level: &Level| {

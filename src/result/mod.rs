@@ -105,6 +105,10 @@ pub struct Level {
     /// Response times: of each statement (db, lio, pio) or each job (fixed work).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub latency: Option<crate::latency::Latency>,
+    /// Fixed-time levels: responses and their p50 and p99 per interval of the window
+    /// (`--interval`), the i-th interval of every batch together.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub intervals: Vec<crate::latency::IntervalFigures>,
     /// What this level's figures cannot vouch for.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub warnings: Vec<String>,

@@ -27,7 +27,7 @@ use crate::host::interference::{CpuTicks, Interference, LevelLoad, judge};
 use crate::host::os_stats::{RunQueueSampler, StatSnapshot};
 use crate::host::pinning::{current_cpu, pin_current_thread};
 use crate::host::sysfs::FsRoot;
-use crate::latency::{Latency, SessionLatency};
+use crate::latency::{Latency, SessionLatency, timeline_warnings};
 use crate::result::summary::job_variation;
 use crate::result::{Level, LevelSummary, RunMode, Sample};
 use crate::workload::{LevelTotals, SessionCounts, WorkerJob, Workload};
@@ -48,6 +48,8 @@ pub struct LevelSettings {
     pub duration: Option<Duration>,
     /// An unmeasured first window of this length (`--warmup`).
     pub warmup: Option<Duration>,
+    /// Fixed-time levels: per-interval figures this far apart (`--interval`).
+    pub interval: Duration,
 }
 
 impl LevelSettings {
@@ -122,6 +124,7 @@ pub fn measure_level(
                 epoch,
                 duration: settings.duration,
                 warmup: settings.warmup,
+                interval: settings.interval,
                 gate: &gate,
                 ready: &ready,
                 start: &start,
@@ -246,6 +249,7 @@ pub fn measure_level(
             server_cpu_s: None,
             connections: Vec::new(),
             latency: None,
+            intervals: Vec::new(),
             warnings: Vec::new(),
             interference: None,
         })
@@ -292,6 +296,14 @@ pub fn measure_level(
     level.workload_rate = figures.rate_of_merit;
     level.server_cpu_s = figures.server_cpu_s;
     level.connections = figures.connections;
+    level.intervals = latency
+        .as_ref()
+        .and_then(|sessions| sessions.intervals.as_ref())
+        .map(|intervals| intervals.figures(level.batches))
+        .unwrap_or_default();
+    level
+        .warnings
+        .extend(timeline_warnings(&level.intervals, &unit));
     level.latency = match latency {
         Some(sessions) => sessions.figures(level.elapsed_s),
         // Fixed work without sessions' own records: each job is one response.
@@ -457,6 +469,7 @@ struct WorkerContext<'a> {
     epoch: Instant,
     duration: Option<Duration>,
     warmup: Option<Duration>,
+    interval: Duration,
     gate: &'a Gate,
     ready: &'a Barrier,
     start: &'a Barrier,
@@ -485,7 +498,12 @@ fn run_worker(workload: &dyn Workload, context: WorkerContext<'_>) {
         )));
     }
     let mut job = match workload.prepare(context.worker, context.workers) {
-        Ok(job) => Some(job),
+        Ok(mut job) => {
+            if let Some(window) = context.duration {
+                job.keep_intervals(context.interval, window);
+            }
+            Some(job)
+        }
         Err(error) => {
             note(WorkerNote::Failed(format!(
                 "worker {}: {error:#}",

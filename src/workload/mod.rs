@@ -301,6 +301,10 @@ pub trait WorkerJob: Send {
         Box::new(())
     }
 
+    /// Fixed-time levels: keep per-interval figures of each window of `window`, `width`
+    /// apart. Called before the first window, so nothing is allocated inside one.
+    fn keep_intervals(&mut self, _width: std::time::Duration, _window: std::time::Duration) {}
+
     /// The level's warm-up (`--warmup`) ended: forget its counts and response times, so
     /// only the measured batches count.
     fn warmed_up(&mut self) {}
@@ -341,6 +345,10 @@ impl<T: WorkerJob> WorkerJob for CachePadded<T> {
 
     fn warmed_up(&mut self) {
         (**self).warmed_up()
+    }
+
+    fn keep_intervals(&mut self, width: std::time::Duration, window: std::time::Duration) {
+        (**self).keep_intervals(width, window)
     }
 
     fn latency(&mut self) -> Option<SessionLatency> {

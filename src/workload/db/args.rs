@@ -80,8 +80,8 @@ pub struct DbArgs {
     pub pipeline: Option<u64>,
 
     /// Open loop: statements per second for the whole level, shared by its sessions, each
-    /// sent when due whatever the answers before it; latency counts from when it was due, so
-    /// a stall is measured by every statement it delays (also sets --pipeline 1).
+    /// timed from when it was due, however late its session could send it (a session sends
+    /// one at a time), so a stall is measured by every statement it delays (--pipeline 1).
     #[arg(long, value_name = "PER_S", help_heading = "Response time",
           value_parser = crate::values::parse_rate)]
     pub rate: Option<f64>,
@@ -91,7 +91,8 @@ pub struct DbArgs {
           help_heading = "Response time")]
     pub arrivals: Arrivals,
 
-    /// Count the statements answered later than this (e.g. 50ms), as pgbench does.
+    /// Count the statements answered later than this (e.g. 50ms); unlike pgbench's, late
+    /// statements are still sent and timed.
     #[arg(long, value_name = "TIME", help_heading = "Response time",
           value_parser = crate::values::parse_latency_limit)]
     pub latency_limit: Option<Duration>,

@@ -192,7 +192,7 @@ impl DbSessionJob {
     fn step(&mut self) -> Result<Option<u64>> {
         let due = match self.pacer.as_ref() {
             Some(pacer) => {
-                let due = Duration::from_secs_f64(pacer.due_s());
+                let due = Duration::try_from_secs_f64(pacer.due_s()).unwrap_or(Duration::MAX);
                 let wait = due.saturating_sub(self.window_start.elapsed());
                 if !wait.is_zero() {
                     std::thread::sleep(wait.min(LONGEST_NAP));
@@ -239,10 +239,15 @@ impl DbSessionJob {
     fn drain(&mut self) -> Result<u64> {
         let answered = self.connection.drain()?;
         self.answered(answered.selects + answered.updates, Instant::now());
-        let behind = self.pacer.as_ref().map_or(0, |pacer| {
-            pacer.behind_at(self.window_start.elapsed().as_secs_f64())
+        let length = self.window_start.elapsed();
+        let (behind, first_unsent) = self.pacer.as_ref().map_or((0, length), |pacer| {
+            (
+                pacer.behind_at(length.as_secs_f64()),
+                Duration::try_from_secs_f64(pacer.due_s()).unwrap_or(length),
+            )
         });
-        self.latency.window_ended(self.sent, behind);
+        self.latency
+            .window_ended(self.sent, behind, first_unsent, length);
         Ok(self.count(answered))
     }
 }
@@ -277,7 +282,12 @@ impl WorkerJob for DbSessionJob {
     }
 
     fn latency(&mut self) -> Option<SessionLatency> {
-        Some(self.latency.clone())
+        let empty = self.latency.emptied();
+        Some(std::mem::replace(&mut self.latency, empty))
+    }
+
+    fn keep_intervals(&mut self, width: Duration, window: Duration) {
+        self.latency = self.latency.emptied().with_intervals(width, window);
     }
 
     fn warmed_up(&mut self) {

@@ -462,6 +462,10 @@ impl WorkerJob for Session {
         self.statement()
     }
 
+    fn keep_intervals(&mut self, width: Duration, window: Duration) {
+        self.responses = self.responses.emptied().with_intervals(width, window);
+    }
+
     fn warmed_up(&mut self) {
         self.totals = SessionTotals::default();
         self.latency.reset();
@@ -469,7 +473,11 @@ impl WorkerJob for Session {
     }
 
     fn latency(&mut self) -> Option<SessionLatency> {
-        self.options.record_latency.then(|| self.responses.clone())
+        if !self.options.record_latency {
+            return None;
+        }
+        let empty = self.responses.emptied();
+        Some(std::mem::replace(&mut self.responses, empty))
     }
 
     fn counters(&mut self) -> SessionCounts {
