@@ -875,16 +875,10 @@ fn a_stalled_backend_ends_the_run_keeping_the_levels_done() {
     ];
     let child = spawn_until_first_level(&args, &json);
     std::thread::sleep(Duration::from_millis(1500));
-    let mut client = postgres::Client::connect(&url, postgres::NoTls).unwrap();
-    let backends: Vec<i32> = client
-        .query(
-            "SELECT pid FROM pg_stat_activity WHERE application_name = 'corescale' AND pid <> pg_backend_pid() AND backend_start > now() - interval '3 seconds'",
-            &[],
-        )
-        .unwrap()
-        .iter()
-        .map(|row| row.get(0))
-        .collect();
+    let backends = backend_pids(
+        &url,
+        "application_name = 'corescale' AND backend_start > now() - interval '3 seconds'",
+    );
     assert!(!backends.is_empty(), "no session backend found");
     for pid in &backends {
         kill(Pid::from_raw(*pid), Signal::SIGSTOP).unwrap();
@@ -1055,6 +1049,22 @@ fn a_socket_directory_in_the_url_serves_setup_run_and_teardown() {
         .stdout(contains("corescale_t0"));
 }
 
+/// The server processes of the backends `condition` selects, other than this query's own.
+fn backend_pids(url: &str, condition: &str) -> Vec<i32> {
+    let mut client = postgres::Client::connect(url, postgres::NoTls).unwrap();
+    client
+        .query(
+            &format!(
+                "SELECT pid FROM pg_stat_activity WHERE {condition} AND pid <> pg_backend_pid()"
+            ),
+            &[],
+        )
+        .unwrap()
+        .iter()
+        .map(|row| row.get(0))
+        .collect()
+}
+
 /// Runs `run db` at one session, stops every backend of the test database for 1 s in the
 /// middle of its 6 s window (SIGSTOP, SIGCONT), and returns the level's latency.
 fn stalled_latency(url: &str, extra: &[&str]) -> Value {
@@ -1073,16 +1083,10 @@ fn stalled_latency(url: &str, extra: &[&str]) -> Value {
         .unwrap();
     // The window opens after a second of watching the host and the session's warm-up.
     std::thread::sleep(Duration::from_millis(3500));
-    let mut client = postgres::Client::connect(url, postgres::NoTls).unwrap();
-    let backends: Vec<i32> = client
-        .query(
-            "SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND backend_type = 'client backend' AND pid <> pg_backend_pid()",
-            &[],
-        )
-        .unwrap()
-        .iter()
-        .map(|row| row.get(0))
-        .collect();
+    let backends = backend_pids(
+        url,
+        "datname = current_database() AND backend_type = 'client backend'",
+    );
     assert!(!backends.is_empty(), "no backend to stall");
     for pid in &backends {
         kill(Pid::from_raw(*pid), Signal::SIGSTOP).unwrap();
