@@ -245,10 +245,6 @@ impl Pacer {
         pacer
     }
 
-    pub fn rate_per_s(&self) -> f64 {
-        self.rate_per_s
-    }
-
     /// Back to the start of a window: the next statement is due at the first spacing (and
     /// Poisson arrivals drawn anew for this window).
     pub fn restart(&mut self) {
@@ -442,16 +438,13 @@ pub fn timeline_warnings(intervals: &[IntervalFigures], unit: &str) -> Vec<Strin
     if full.len() < 5 {
         return Vec::new();
     }
-    let mut rates: Vec<f64> = full.iter().map(|interval| interval.rate_per_s).collect();
-    rates.sort_by(f64::total_cmp);
-    let median = rates[rates.len() / 2];
+    let rates: Vec<f64> = full.iter().map(|interval| interval.rate_per_s).collect();
+    let median = crate::stats::median(&rates);
     if median <= 0.0 {
         return Vec::new();
     }
-    let mut deviations: Vec<f64> = rates.iter().map(|rate| (rate - median).abs()).collect();
-    deviations.sort_by(f64::total_cmp);
     // Beyond 4 robust deviations and 10% of the median: off the level's own noise.
-    let band = (4.0 * 1.4826 * deviations[deviations.len() / 2]).max(0.1 * median);
+    let band = (4.0 * crate::stats::robust_sigma(&rates)).max(0.1 * median);
     let off = |interval: &IntervalFigures| (interval.rate_per_s - median).abs() > band;
     let mut warnings = Vec::new();
     let warm: Vec<&IntervalFigures> = full

@@ -53,6 +53,14 @@ pub fn median(values: &[f64]) -> f64 {
     describe(values).median
 }
 
+/// The spread one outlier cannot inflate: 1.4826 x the median absolute deviation from the
+/// median (the standard deviation, for normal data).
+pub fn robust_sigma(values: &[f64]) -> f64 {
+    let center = median(values);
+    let deviations: Vec<f64> = values.iter().map(|value| (value - center).abs()).collect();
+    1.4826 * median(&deviations)
+}
+
 /// Coefficient of variation (stdev / mean), 0 when the mean is 0.
 pub fn coefficient_of_variation(values: &[f64]) -> f64 {
     let stats = describe(values);

@@ -51,30 +51,29 @@ impl LatencyBend {
 /// The levels kept for analysis (disturbed ones are left out unless asked for) whose
 /// latency was recorded with enough responses to read `percentile`, in worker order.
 fn readable(series: &Series, percentile: Percentile) -> Vec<(&Point, &Latency)> {
-    let needed = match percentile {
-        Percentile::Max | Percentile::Mean => 1.0,
-        _ => TAIL_RESPONSES / (1.0 - quantile(percentile)),
-    };
+    let needed = responses_needed(percentile);
     series
         .points
         .iter()
         .filter_map(|point| Some((point, point.latency.as_ref()?)))
         // A level that could not keep its --rate did not deliver the load it names.
         .filter(|(_, latency)| latency.rate.is_none_or(|rate| rate.sustained))
-        .filter(|(_, latency)| latency.response.count as f64 >= needed.round())
+        .filter(|(_, latency)| latency.response.count as f64 >= needed)
         .collect()
 }
 
-fn quantile(percentile: Percentile) -> f64 {
-    match percentile {
+/// Responses a level needs for `percentile` to be read: 10 beyond it (p99 from 1,000); one
+/// for the mean and the maximum.
+fn responses_needed(percentile: Percentile) -> f64 {
+    let quantile = match percentile {
         Percentile::P50 => 0.5,
         Percentile::P90 => 0.9,
         Percentile::P95 => 0.95,
         Percentile::P99 => 0.99,
         Percentile::P999 => 0.999,
-        Percentile::Max => 1.0,
-        Percentile::Mean => 0.5,
-    }
+        Percentile::Max | Percentile::Mean => return 1.0,
+    };
+    (TAIL_RESPONSES / (1.0 - quantile)).round()
 }
 
 /// The first step in load where p99 grows at least 1.5x and 1.2x more than capacity: beyond
@@ -191,7 +190,7 @@ pub fn slo_verdict(series: &Series, objective: &Objective) -> SloVerdict {
             format!(
                 "too few responses at each clean level to read {} (at least {:.0})",
                 objective.percentile.name(),
-                TAIL_RESPONSES / (1.0 - quantile(objective.percentile))
+                responses_needed(objective.percentile)
             )
         } else {
             "no response times recorded (a file from before corescale recorded them, or another tool's)".to_string()

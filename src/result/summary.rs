@@ -3,7 +3,7 @@
 use std::collections::BTreeMap;
 
 use crate::result::{Level, LevelSummary, RunDocument, RunMode, Sample, Together};
-use crate::stats::{coefficient_of_variation, describe, median};
+use crate::stats::{coefficient_of_variation, describe, median, robust_sigma};
 
 /// The overlap a level may lose to the spread of its job times before its jobs count as not
 /// run together: at least 10% (the start of a batch is staggered by the wake-ups), at most
@@ -103,8 +103,7 @@ fn robust_cv(values: &[f64]) -> f64 {
     if center <= 0.0 {
         return 0.0;
     }
-    let deviations: Vec<f64> = values.iter().map(|value| (value - center).abs()).collect();
-    1.4826 * median(&deviations) / center
+    robust_sigma(values) / center
 }
 
 fn rate(sample: &Sample) -> f64 {
