@@ -541,7 +541,8 @@ fn load_table(
             session.query(&insert, &[&format!("{{{}}}", keys.join(","))])?;
             loaded(batch.len() as u64);
         }
-        session.simple(&format!("CREATE INDEX {index} ON {table} (key); ANALYZE {table}"))?;
+        // Analysed once the load has committed (`settle_statistics`).
+        session.simple(&format!("CREATE INDEX {index} ON {table} (key)"))?;
         session.simple(&loop_function_sql(record.schema))?;
         let parameters = record.to_json();
         // Each object's identity is read in the transaction that creates it: no one else can
@@ -573,11 +574,12 @@ fn load_table(
     })
 }
 
-/// Leaves nothing for autovacuum to do on a new table. Its inserts reach the statistics a
-/// moment after the load commits (after the ANALYZE in its transaction), and would have
-/// autovacuum analyse and vacuum the whole table a minute later, in the middle of a run,
-/// its block reads counted with the statements'. So: wait for them (at most 10 s), then
-/// VACUUM (ANALYZE), which also sets the hint bits the first statements would write.
+/// Analyses a new table and leaves nothing for autovacuum to do on it. Its inserts reach the
+/// statistics a moment after the load commits (an ANALYZE in the load's own transaction would
+/// be undone by them), and would have autovacuum analyse and vacuum the whole table a minute
+/// later, in the middle of a run, its block reads counted with the statements'. So: wait for
+/// them (at most 10 s), then VACUUM (ANALYZE), which also sets the hint bits the first
+/// statements would write.
 fn settle_statistics(session: &mut WireSession, name: &str, rows: u64) -> Result<()> {
     let counted = "SELECT n_mod_since_analyze FROM pg_stat_user_tables WHERE relid = to_regclass(quote_ident($1))";
     let started = std::time::Instant::now();
