@@ -261,6 +261,11 @@ impl Pacer {
         }
     }
 
+    /// Statements sent since the window's start.
+    pub fn sent(&self) -> u64 {
+        self.index
+    }
+
     /// When the next statement is due, in seconds from the window's start.
     pub fn due_s(&self) -> f64 {
         self.due_s

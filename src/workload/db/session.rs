@@ -64,8 +64,6 @@ pub struct DbSessionJob {
     pacer: Option<Pacer>,
     /// The current window's start, which response times and due times count from.
     window_start: Instant,
-    /// Statements sent this window.
-    sent: u64,
     /// Statements in flight, oldest first: when each was due (open loop) and sent.
     in_flight: VecDeque<(Option<Duration>, Duration)>,
 }
@@ -124,7 +122,6 @@ impl DbSessionJob {
             latency,
             pacer,
             window_start: Instant::now(),
-            sent: 0,
             in_flight: VecDeque::with_capacity(MOST_IN_FLIGHT),
         };
         for _ in 0..WARM_UP_STATEMENTS {
@@ -205,7 +202,6 @@ impl DbSessionJob {
             None => None,
         };
         let sent = self.window_start.elapsed();
-        self.sent += 1;
         if let Some(pacer) = self.pacer.as_mut() {
             pacer.advance();
         }
@@ -239,15 +235,15 @@ impl DbSessionJob {
     fn drain(&mut self) -> Result<u64> {
         let answered = self.connection.drain()?;
         self.answered(answered.selects + answered.updates, Instant::now());
-        let length = self.window_start.elapsed();
-        let (behind, first_unsent) = self.pacer.as_ref().map_or((0, length), |pacer| {
-            (
+        if let Some(pacer) = self.pacer.as_ref() {
+            let length = self.window_start.elapsed();
+            self.latency.window_ended(
+                pacer.sent(),
                 pacer.behind_at(length.as_secs_f64()),
                 Duration::try_from_secs_f64(pacer.due_s()).unwrap_or(length),
-            )
-        });
-        self.latency
-            .window_ended(self.sent, behind, first_unsent, length);
+                length,
+            );
+        }
         Ok(self.count(answered))
     }
 }
@@ -275,7 +271,6 @@ impl WorkerJob for DbSessionJob {
 
     fn window_started(&mut self, began: Instant) {
         self.window_start = began;
-        self.sent = 0;
         if let Some(pacer) = self.pacer.as_mut() {
             pacer.restart();
         }
