@@ -17,6 +17,7 @@ use crate::analysis::model::Fleet;
 use crate::analysis::model::{Analysis, LevelFigures, SeriesAnalysis};
 use crate::analysis::series::Measure;
 use crate::analysis::study::measure_groups;
+use crate::latency::{Latency, Percentile};
 
 /// The SVG's own size; the page scales it to its width through the viewBox.
 pub const WIDTH: u32 = 1000;
@@ -447,7 +448,7 @@ type MakeFigure<'a> = dyn Fn(&str, String, String, String, Vec<Line>) -> Figure 
 fn latency_figure(members: &[(usize, &SeriesAnalysis)], figure: &MakeFigure) -> Option<Figure> {
     let mut lines = Vec::new();
     for (color, series) in members {
-        let timed: Vec<(f64, &crate::latency::Latency)> = series
+        let timed: Vec<(f64, &Latency)> = series
             .levels
             .iter()
             .filter_map(|level| Some((level.workers as f64, level.latency.as_ref()?)))
@@ -456,25 +457,16 @@ fn latency_figure(members: &[(usize, &SeriesAnalysis)], figure: &MakeFigure) -> 
         if timed.is_empty() {
             continue;
         }
-        for (name, style, pick) in [
-            (
-                "p99",
-                LineStyle::Measured,
-                (|l: &crate::latency::Latency| l.response.p99_ms)
-                    as fn(&crate::latency::Latency) -> f64,
-            ),
-            (
-                "p50",
-                LineStyle::AmdahlFit,
-                |l: &crate::latency::Latency| l.response.p50_ms,
-            ),
+        for (percentile, style) in [
+            (Percentile::P99, LineStyle::Measured),
+            (Percentile::P50, LineStyle::AmdahlFit),
         ] {
             lines.push(Line {
-                label: format!("{} {name}", series.name()),
+                label: format!("{} {}", series.name(), percentile.name()),
                 color: *color,
                 points: timed
                     .iter()
-                    .map(|(x, latency)| (*x, pick(latency)))
+                    .map(|(x, latency)| (*x, latency.response.at(percentile)))
                     .collect(),
                 style,
                 bars: Vec::new(),
