@@ -5,7 +5,7 @@
 use super::table;
 use crate::format::{optional, rate, significant};
 use crate::host::interference::{OTHER_BUSY_LIMIT, OTHER_RUNNABLE_LIMIT, STEAL_LIMIT_PCT};
-use crate::latency::Latency;
+use crate::latency::Percentile;
 use crate::result::{CacheFigure, Level, RunDocument, RunMode};
 
 /// Width the table and its notes keep to unless `--wide`.
@@ -116,16 +116,15 @@ pub fn render(document: &RunDocument, wide: bool) -> String {
             .as_ref()
             .is_some_and(|latency| latency.is_statement())
     }) {
-        let at = |pick: fn(&Latency) -> f64| {
+        let at = |percentile: Percentile| {
             move |level: &Level| {
-                level
-                    .latency
-                    .as_ref()
-                    .map_or("-".into(), |latency| significant(pick(latency)))
+                level.latency.as_ref().map_or("-".into(), |latency| {
+                    significant(latency.response.at(percentile))
+                })
             }
         };
-        columns.push(column("p50 ms", 3, at(|latency| latency.response.p50_ms)));
-        columns.push(column("p99 ms", 1, at(|latency| latency.response.p99_ms)));
+        columns.push(column("p50 ms", 3, at(Percentile::P50)));
+        columns.push(column("p99 ms", 1, at(Percentile::P99)));
     }
     // Last of the four, so the first to go when they do not all fit (pio at 80 columns).
     if recorded(CacheFigure::LatchGets) {
