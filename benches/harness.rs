@@ -36,7 +36,7 @@ fn main() {
         let began = Instant::now();
         black_box(burn(DEFAULT_JOB_ITERATIONS, round as u64 + 1));
         bare.push(began.elapsed().as_secs_f64());
-        let level = measure_level(&workload, 1, &[None], &settings(1), &progress)
+        let level = measure_level(&workload, 1, None, &[None], &settings(1), &progress)
             .expect("measuring one level")
             .expect("no stop was requested")
             .level;
@@ -64,10 +64,17 @@ fn main() {
     let mut levels = Vec::new();
     for workers in [1, 2] {
         let placement = vec![None; workers];
-        let level = measure_level(&workload, workers, &placement, &settings(3), &progress)
-            .expect("measuring a level")
-            .expect("no stop was requested")
-            .level;
+        let level = measure_level(
+            &workload,
+            workers,
+            None,
+            &placement,
+            &settings(3),
+            &progress,
+        )
+        .expect("measuring a level")
+        .expect("no stop was requested")
+        .level;
         let times: Vec<f64> = level.samples.iter().map(|sample| sample.wall_s).collect();
         let stats = describe(&times);
         println!(

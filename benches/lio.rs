@@ -88,6 +88,7 @@ fn measured(workload: &LioWorkload, workers: usize, seconds: f64) -> Level {
     measure_level(
         workload,
         workers,
+        None,
         &vec![None; workers],
         &settings,
         &Progress::new(0, true, None),

@@ -200,6 +200,85 @@ impl std::str::FromStr for Objective {
     }
 }
 
+/// One step of `--rate`: statements per second for the whole level, or a share of the
+/// throughput the same run measured closed-loop at that worker count just before.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum OfferedRate {
+    PerSecond(f64),
+    /// A fraction (0.2 for 20%).
+    Share(f64),
+}
+
+impl OfferedRate {
+    /// "2,000/s" or "20% of closed-loop".
+    pub fn describe(&self) -> String {
+        match self {
+            Self::PerSecond(rate) => format!("{}/s", crate::format::significant(*rate)),
+            Self::Share(share) => format!(
+                "{}% of closed-loop",
+                crate::format::significant(100.0 * share)
+            ),
+        }
+    }
+}
+
+/// The value of `--rate`: one rate or a list, each statements per second (`2000`, `2000/s`)
+/// or a share of the closed-loop throughput (`50%`).
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct RateSteps(pub Vec<OfferedRate>);
+
+/// The most steps `--rate` takes: each is a level per worker count.
+const MOST_RATE_STEPS: usize = 50;
+
+impl std::str::FromStr for RateSteps {
+    type Err = String;
+
+    fn from_str(text: &str) -> Result<Self, Self::Err> {
+        let steps = text
+            .split(',')
+            .map(|part| {
+                let part = part.trim();
+                if let Some(percent) = part.strip_suffix('%') {
+                    return match percent.trim().parse::<f64>() {
+                        Ok(share) if share.is_finite() && (1.0..=1000.0).contains(&share) => {
+                            Ok(OfferedRate::Share(share / 100.0))
+                        }
+                        _ => Err(format!(
+                            "'{part}' is not a share of the closed-loop throughput: use 1% to 1000%, e.g. 50%"
+                        )),
+                    };
+                }
+                match part.trim_end_matches("/s").parse::<f64>() {
+                    Ok(rate) if rate.is_finite() && (0.01..=1e7).contains(&rate) => {
+                        Ok(OfferedRate::PerSecond(rate))
+                    }
+                    _ => Err(format!(
+                        "'{part}' is not a rate: give statements per second for the whole level (0.01 to 10000000, e.g. 2000), a list (1000,2000,5000) or shares of the closed-loop throughput (50%,90%)"
+                    )),
+                }
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        if steps.len() > MOST_RATE_STEPS {
+            return Err(format!(
+                "{} rates is too many: at most {MOST_RATE_STEPS}, each a level at every worker count",
+                steps.len()
+            ));
+        }
+        if let Some((index, _)) = steps
+            .iter()
+            .enumerate()
+            .find(|(index, step)| steps[..*index].contains(step))
+        {
+            return Err(format!(
+                "'{}' is given twice in --rate: list each rate once",
+                text.split(',').nth(index).unwrap_or(text).trim()
+            ));
+        }
+        Ok(Self(steps))
+    }
+}
+
 /// How statements are spaced in an open loop.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
 #[serde(rename_all = "snake_case")]
@@ -636,6 +715,7 @@ impl SessionLatency {
                 // One late statement per window is the pacing's grain; beyond 1% of those
                 // due, the sessions could not keep up.
                 sustained: backlog as f64 <= (0.01 * open.due as f64).max(1.0),
+                share: None,
             }
         });
         Some(Latency {
@@ -706,6 +786,10 @@ pub struct RateFigures {
     pub sent: u64,
     /// Whether the sessions kept up: at most 1% of the statements due were not sent.
     pub sustained: bool,
+    /// A `--rate 50%` step: the share of the closed-loop throughput measured just before
+    /// at this worker count that `target_per_s` is.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub share: Option<f64>,
 }
 
 impl Latency {
@@ -769,6 +853,13 @@ impl Latency {
         {
             return Err("rate.target_per_s and rate.achieved_per_s must be rates above 0".into());
         }
+        if let Some(share) = self.rate.and_then(|rate| rate.share)
+            && !(share.is_finite() && share > 0.0 && share <= 10.0)
+        {
+            return Err(format!(
+                "rate.share is {share}: a share of the closed-loop throughput is above 0 and at most 10 (1000%)"
+            ));
+        }
         Ok(())
     }
 
@@ -802,6 +893,38 @@ impl Latency {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn rates_are_numbers_lists_or_shares_of_the_closed_loop() {
+        let steps = |text: &str| text.parse::<RateSteps>().map(|steps| steps.0);
+        assert_eq!(steps("2000"), Ok(vec![OfferedRate::PerSecond(2000.0)]));
+        assert_eq!(steps("12.5/s"), Ok(vec![OfferedRate::PerSecond(12.5)]));
+        assert_eq!(
+            steps("1000, 2000/s,5000"),
+            Ok(vec![
+                OfferedRate::PerSecond(1000.0),
+                OfferedRate::PerSecond(2000.0),
+                OfferedRate::PerSecond(5000.0)
+            ])
+        );
+        assert_eq!(
+            steps("20%,90%, 120%"),
+            Ok(vec![
+                OfferedRate::Share(0.2),
+                OfferedRate::Share(0.9),
+                OfferedRate::Share(1.2)
+            ])
+        );
+        for bad in [
+            "0", "-5", "nan", "inf", "1e8", "fast", "", "1000,", "0%", "2000%", "x%", "50%,50%",
+        ] {
+            assert!(steps(bad).is_err(), "{bad}");
+        }
+        let many = vec!["10"; MOST_RATE_STEPS + 1].join(",");
+        assert!(steps(&many).unwrap_err().contains("too many"));
+        assert_eq!(OfferedRate::Share(0.5).describe(), "50% of closed-loop");
+        assert_eq!(OfferedRate::PerSecond(2000.0).describe(), "2,000/s");
+    }
 
     fn ms(value: f64) -> Duration {
         Duration::from_secs_f64(value / 1e3)

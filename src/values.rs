@@ -167,22 +167,6 @@ pub fn parse_latency_limit(text: &str) -> Result<Duration, String> {
     bounded_duration(text, Duration::from_nanos(1))
 }
 
-/// Statements per second for a whole level: a positive number, at most ten million.
-pub fn parse_rate(text: &str) -> Result<f64, String> {
-    let trimmed = text.trim().trim_end_matches("/s");
-    if trimmed.contains(',') || trimmed.ends_with('%') {
-        return Err(format!(
-            "'{text}': one rate per run (a list or a share of capacity is not taken yet): run once per rate, e.g. --rate 2000"
-        ));
-    }
-    match trimmed.parse::<f64>() {
-        Ok(rate) if rate.is_finite() && (0.01..=1e7).contains(&rate) => Ok(rate),
-        _ => Err(format!(
-            "'{text}' is not a rate: give statements per second for the whole level, from 0.01 to 10000000, e.g. 2000"
-        )),
-    }
-}
-
 fn bounded_duration(text: &str, shortest: Duration) -> Result<Duration, String> {
     match humantime::parse_duration(text) {
         Ok(duration) if duration > LONGEST => Err(format!("'{text}' is too long: at most 7 days")),
@@ -202,22 +186,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn rates_are_positive_numbers_one_per_run() {
-        assert_eq!(parse_rate("2000"), Ok(2000.0));
-        assert_eq!(parse_rate("12.5/s"), Ok(12.5));
-        for bad in [
-            "0",
-            "-5",
-            "nan",
-            "inf",
-            "1e8",
-            "fast",
-            "1000,2000",
-            "50%",
-            "",
-        ] {
-            assert!(parse_rate(bad).is_err(), "{bad}");
-        }
+    fn latency_limits_are_positive_durations() {
         assert!(parse_latency_limit("50ms").is_ok());
         assert!(parse_latency_limit("0s").is_err());
     }

@@ -1231,3 +1231,126 @@ fn response_times_rise_with_load_on_both_servers() {
         latency_rises_and_an_objective_names_a_throughput(&url);
     }
 }
+
+/// `--rate 50%,100%`: a closed-loop level first, then open-loop levels asked half and all of
+/// its statement rate; `report` keeps them off the capacity curve, tabulates and draws them,
+/// and names the rate sent within an objective; the CSV reports them as the JSON does. A run
+/// at set rates only (`--rate 100,200`) gets no capacity verdict at all.
+fn rate_steps_give_a_latency_throughput_curve(url: &str) {
+    setup(url);
+    let dir = tempfile::tempdir().unwrap();
+    let (json, csv) = (dir.path().join("rates.json"), dir.path().join("rates.csv"));
+    corescale()
+        .args([
+            "run", "db", "--target", url, "-w", "1", "--rate", "50%,100%",
+        ])
+        .args(["--duration", "1s", "--repeat", "1", "-q", "-o"])
+        .arg(&json)
+        .arg("-o")
+        .arg(&csv)
+        .assert()
+        .success();
+    let document = read_json(&json);
+    let levels = document["levels"].as_array().unwrap();
+    assert_eq!(levels.len(), 3, "{document}");
+    assert!(levels[0]["latency"]["rate"].is_null(), "{}", levels[0]);
+    let closed_rate =
+        levels[0]["latency"]["count"].as_f64().unwrap() / levels[0]["elapsed_s"].as_f64().unwrap();
+    for (level, share) in levels[1..].iter().zip([0.5, 1.0]) {
+        let rate = &level["latency"]["rate"];
+        assert_eq!(rate["share"].as_f64(), Some(share), "{level}");
+        let asked = rate["target_per_s"].as_f64().unwrap();
+        assert!(
+            (asked / (share * closed_rate) - 1.0).abs() < 1e-9,
+            "asked {asked}/s, closed loop {closed_rate}/s"
+        );
+        // An open loop's throughput is the rate asked: no speedup.
+        assert!(level["summary"]["speedup"].is_null(), "{level}");
+    }
+    let analysis_of = |input: &std::path::Path| {
+        let out = dir.path().join("analysis.json");
+        corescale()
+            .arg("report")
+            .arg(input)
+            .args(["-q", "--include-disturbed", "--slo", "p99<=10s", "--json"])
+            .arg(&out)
+            .assert()
+            .success();
+        read_json(&out)
+    };
+    let (from_json, from_csv) = (analysis_of(&json), analysis_of(&csv));
+    for analysis in [&from_json, &from_csv] {
+        assert_eq!(analysis["series"][0]["levels"].as_array().unwrap().len(), 1);
+        let open = analysis["open_loop"][0]["levels"].as_array().unwrap();
+        assert_eq!(open.len(), 2, "{analysis}");
+        let verdict = analysis["slo"]["verdicts"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|verdict| {
+                verdict["series"]
+                    .as_str()
+                    .unwrap()
+                    .ends_with("(at set rates)")
+            })
+            .unwrap_or_else(|| panic!("no open-loop verdict: {analysis}"));
+        assert_eq!(verdict["measured_from"], "due", "{verdict}");
+        let findings = analysis["findings"].to_string();
+        assert!(
+            findings.contains("at set rates, 1 worker: p99 goes from"),
+            "{findings}"
+        );
+        assert!(verdict["throughput"].as_f64().unwrap() > 0.0, "{verdict}");
+    }
+    for (a, b) in from_json["open_loop"][0]["levels"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .zip(from_csv["open_loop"][0]["levels"].as_array().unwrap())
+    {
+        for field in ["asked_per_s", "sent_per_s", "share"] {
+            assert_eq!(a[field], b[field], "{field}: JSON {a}, CSV {b}");
+        }
+        assert_eq!(a["latency"]["p99_ms"], b["latency"]["p99_ms"]);
+    }
+
+    let fixed = dir.path().join("fixed.json");
+    corescale()
+        .args([
+            "run", "db", "--target", url, "--sweep", "1,2", "--rate", "100,200",
+        ])
+        .args(["--duration", "500ms", "--repeat", "1", "-q", "-o"])
+        .arg(&fixed)
+        .assert()
+        .success();
+    assert_eq!(read_json(&fixed)["levels"].as_array().unwrap().len(), 4);
+    let text = corescale()
+        .arg("report")
+        .arg(&fixed)
+        .args(["--include-disturbed", "--wide"])
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let text = String::from_utf8(text).unwrap();
+    assert!(text.contains("measured at set rates only"), "{text}");
+    for capacity_verdict in ["plateau", "saturates", "no clear knee", "knee at"] {
+        assert!(
+            !text.contains(capacity_verdict),
+            "{capacity_verdict}: {text}"
+        );
+    }
+}
+
+#[test]
+fn rate_steps_on_both_servers() {
+    let _server = exclusive();
+    for variable in ["CORESCALE_TEST_PG", "CORESCALE_TEST_MYSQL"] {
+        let Some(url) = server(variable) else {
+            continue;
+        };
+        let _torn_down = TornDown(url.clone());
+        rate_steps_give_a_latency_throughput_curve(&url);
+    }
+}

@@ -228,6 +228,18 @@ pub fn parse_series(path: &Path, bytes: &[u8]) -> Result<Series> {
     if series.points.is_empty() {
         bail!("'{}' holds no load levels", path.display());
     }
+    // Open-loop levels (`--rate`) are latency-throughput points, not capacity: several may
+    // share a worker count.
+    let (paced, closed): (Vec<Point>, Vec<Point>) = std::mem::take(&mut series.points)
+        .into_iter()
+        .partition(|point| {
+            point
+                .latency
+                .as_ref()
+                .is_some_and(|latency| latency.rate.is_some())
+        });
+    series.points = closed;
+    series.paced = paced;
     series.points.sort_by_key(|point| point.workers);
     if let Some(pair) = series
         .points
@@ -395,6 +407,7 @@ fn from_document(path: &Path, text: &str) -> Result<Series> {
         complete: document.complete,
         cost: None,
         left_out: Vec::new(),
+        paced: Vec::new(),
         cut_last_line: None,
         provenance: provenance(&document, &job),
         job,
@@ -740,6 +753,7 @@ fn from_csv(path: &Path, text: &str, stem: &str) -> Result<Series> {
         complete: true,
         cost: None,
         left_out: Vec::new(),
+        paced: Vec::new(),
         job,
         provenance: Provenance::default(),
     })
@@ -762,6 +776,7 @@ struct LatencyCells {
     rate_achieved_per_s: Option<f64>,
     rate_sustained: Option<bool>,
     rate_arrivals: Option<Arrivals>,
+    rate_share: Option<f64>,
     latency_limit_ms: Option<f64>,
     late: Option<u64>,
 }
@@ -821,6 +836,7 @@ fn latency_cells(
                     due: 0,
                     sent: 0,
                     sustained,
+                    share: cells.rate_share,
                 })
             }
             _ => None,

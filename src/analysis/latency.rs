@@ -126,6 +126,12 @@ pub struct SloVerdict {
     /// How the series' response times were measured: only series measured alike compare.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub measured_from: Option<MeasuredFrom>,
+    /// Open-loop levels (`--rate`): the rate asked where the objective held...
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub asked_per_s: Option<f64>,
+    /// ...and the lower rates sent at which it was broken.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub broken_at_rates: Vec<f64>,
 }
 
 impl SloVerdict {
@@ -143,18 +149,36 @@ impl SloVerdict {
             .throughput_spread
             .map(|(low, high)| format!(" ({}-{})", significant(low), significant(high)))
             .unwrap_or_default();
+        let asked = self
+            .asked_per_s
+            .map(|asked| format!(", asked {}/s", significant(asked)))
+            .unwrap_or_default();
         let mut text = format!(
-            "{} sustains {}{spread} {} at {objective} with {workers} workers ({} {} ms)",
+            "{} sustains {}{spread} {} at {objective} with {} ({} {} ms{asked})",
             self.series,
             significant(throughput),
             self.unit,
+            crate::format::workers_text(workers),
             objective.percentile.name(),
             significant(self.value_ms.unwrap_or_default())
         );
         if self.beyond_largest {
-            text.push_str(
-                "; every level measured kept it, so the limit lies beyond: measure more workers",
-            );
+            text.push_str(if self.asked_per_s.is_some() {
+                "; every rate measured kept it, so the limit lies beyond: ask higher rates"
+            } else {
+                "; every level measured kept it, so the limit lies beyond: measure more workers"
+            });
+        }
+        if !self.broken_at_rates.is_empty() {
+            let rates: Vec<String> = self
+                .broken_at_rates
+                .iter()
+                .map(|rate| format!("{}/s", significant(*rate)))
+                .collect();
+            text.push_str(&format!(
+                "; it was broken at lower rates: {}",
+                rates.join(", ")
+            ));
         }
         if !self.broken_below.is_empty() {
             let loads: Vec<String> = self.broken_below.iter().map(usize::to_string).collect();
@@ -184,6 +208,8 @@ pub fn slo_verdict(series: &Series, objective: &Objective) -> SloVerdict {
             .points
             .iter()
             .find_map(|point| Some(point.latency.as_ref()?.measured_from)),
+        asked_per_s: None,
+        broken_at_rates: Vec::new(),
     };
     if levels.is_empty() {
         verdict.reason = Some(if series.points.iter().any(|p| p.latency.is_some()) {
@@ -272,6 +298,197 @@ pub fn slo_comparison(verdicts: &[&SloVerdict], objective: &Objective) -> Vec<St
         .collect()
 }
 
+/// One open-loop level (`--rate`): a worker count, the rate asked of it, and the response
+/// times it gave, counted from when each statement was due.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PacedLevel {
+    pub workers: usize,
+    pub asked_per_s: f64,
+    pub sent_per_s: f64,
+    /// The share of the closed-loop throughput asked (`--rate 50%`), when given so.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub share: Option<f64>,
+    pub sustained: bool,
+    pub latency: Latency,
+}
+
+/// A series' open-loop levels: a latency-throughput curve per worker count. They are kept
+/// apart from the capacity curve, where a throughput that is only the rate asked would read
+/// as saturation.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct OpenLoopSeries {
+    pub series: String,
+    /// By workers, then by the rate asked.
+    pub levels: Vec<PacedLevel>,
+}
+
+impl OpenLoopSeries {
+    /// The open-loop levels of a series, None when it has none.
+    pub fn of(series: &Series) -> Option<Self> {
+        let mut levels: Vec<PacedLevel> = series
+            .paced
+            .iter()
+            .filter_map(|point| {
+                let latency = point.latency.clone()?;
+                let rate = latency.rate?;
+                Some(PacedLevel {
+                    workers: point.workers,
+                    asked_per_s: rate.target_per_s,
+                    sent_per_s: rate.achieved_per_s,
+                    share: rate.share,
+                    sustained: rate.sustained,
+                    latency,
+                })
+            })
+            .collect();
+        levels.sort_by(|a, b| {
+            (a.workers, a.asked_per_s)
+                .partial_cmp(&(b.workers, b.asked_per_s))
+                .unwrap_or(std::cmp::Ordering::Equal)
+        });
+        (!levels.is_empty()).then(|| Self {
+            series: series.name.clone(),
+            levels,
+        })
+    }
+
+    /// How p99 grew with the rate at the worker count measured at the most rates: "vm at
+    /// set rates, 2 workers: p99 goes from 0.25 ms at 300/s to 126 ms at 9.2 K/s; the
+    /// sessions fell behind at 9.2 K/s". Levels with too few statements to read p99 are
+    /// left out; None with fewer than two left at any worker count.
+    pub fn finding(&self) -> Option<String> {
+        let needed = responses_needed(Percentile::P99);
+        let readable: Vec<&PacedLevel> = self
+            .levels
+            .iter()
+            .filter(|level| level.latency.response.count as f64 >= needed)
+            .collect();
+        let mut counts: Vec<usize> = readable.iter().map(|level| level.workers).collect();
+        counts.dedup();
+        let workers = counts.into_iter().max_by_key(|&workers| {
+            (
+                readable.iter().filter(|l| l.workers == workers).count(),
+                workers,
+            )
+        })?;
+        let curve: Vec<&PacedLevel> = readable
+            .into_iter()
+            .filter(|level| level.workers == workers)
+            .collect();
+        let (first, last) = (curve.first()?, curve.last()?);
+        if curve.len() < 2 {
+            return None;
+        }
+        let at = |level: &PacedLevel| {
+            format!(
+                "{} ms at {}/s",
+                significant(level.latency.response.p99_ms),
+                significant(level.asked_per_s)
+            )
+        };
+        let mut text = format!(
+            "{} at set rates, {}: p99 goes from {} to {}",
+            self.series,
+            crate::format::workers_text(workers),
+            at(first),
+            at(last)
+        );
+        if let Some(behind) = curve.iter().find(|level| !level.sustained) {
+            text.push_str(&format!(
+                "; the sessions fell behind from {}/s (sent {}/s), so latency there counts a growing backlog",
+                significant(behind.asked_per_s),
+                significant(behind.sent_per_s)
+            ));
+        }
+        text.push('.');
+        Some(text)
+    }
+
+    /// "statements/s".
+    pub fn unit(&self) -> String {
+        self.levels
+            .first()
+            .map_or("statements/s".to_string(), |level| {
+                format!("{}s/s", level.latency.unit)
+            })
+    }
+
+    /// The objective's verdict on the open-loop levels: the largest rate sent, among those
+    /// the sessions kept up with and that answered enough statements to read the percentile,
+    /// at which it held.
+    pub fn verdict(&self, objective: &Objective) -> SloVerdict {
+        let needed = responses_needed(objective.percentile);
+        let readable: Vec<&PacedLevel> = self
+            .levels
+            .iter()
+            .filter(|level| level.sustained && level.latency.response.count as f64 >= needed)
+            .collect();
+        let value = |level: &PacedLevel| level.latency.response.at(objective.percentile);
+        let kept = |level: &PacedLevel| value(level) <= objective.limit_ms;
+        let mut verdict = SloVerdict {
+            series: format!("{} (at set rates)", self.series),
+            workers: None,
+            throughput: None,
+            throughput_spread: None,
+            unit: self.unit(),
+            value_ms: None,
+            beyond_largest: false,
+            broken_below: Vec::new(),
+            reason: None,
+            measured_from: Some(MeasuredFrom::Due),
+            asked_per_s: None,
+            broken_at_rates: Vec::new(),
+        };
+        if readable.is_empty() {
+            verdict.reason = Some(format!(
+                "no rate the sessions kept up with answered enough statements to read {} (at least {needed:.0})",
+                objective.percentile.name()
+            ));
+            return verdict;
+        }
+        let Some(best) = readable
+            .iter()
+            .filter(|level| kept(level))
+            .max_by(|a, b| a.sent_per_s.total_cmp(&b.sent_per_s))
+        else {
+            let lowest = readable
+                .iter()
+                .min_by(|a, b| value(a).total_cmp(&value(b)))
+                .expect("readable is not empty");
+            verdict.reason = Some(format!(
+                "no rate kept {objective}: the lowest {} was {} ms, at {}/s with {} workers",
+                objective.percentile.name(),
+                significant(value(lowest)),
+                significant(lowest.sent_per_s),
+                lowest.workers
+            ));
+            return verdict;
+        };
+        verdict.workers = Some(best.workers);
+        verdict.throughput = Some(best.sent_per_s);
+        verdict.asked_per_s = Some(best.asked_per_s);
+        verdict.value_ms = Some(value(best));
+        // Judged on every level asked: the highest rate, unread or not kept up with, may
+        // have broken it.
+        let highest = self
+            .levels
+            .iter()
+            .map(|level| level.asked_per_s)
+            .fold(0.0, f64::max);
+        verdict.beyond_largest =
+            readable.iter().all(|level| kept(level)) && best.asked_per_s >= highest;
+        // Noise, or a server that does better under more load: lower rates at the same
+        // worker count that broke it.
+        verdict.broken_at_rates = readable
+            .iter()
+            .filter(|level| level.workers == best.workers)
+            .filter(|level| level.sent_per_s < best.sent_per_s && !kept(level))
+            .map(|level| level.sent_per_s)
+            .collect();
+        verdict
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -341,6 +558,7 @@ mod tests {
             complete: true,
             cost: None,
             left_out: Vec::new(),
+            paced: Vec::new(),
             job: Default::default(),
             provenance: Default::default(),
             cut_last_line: None,

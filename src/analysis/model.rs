@@ -32,6 +32,22 @@ pub struct Analysis {
     /// `report --slo`: where each series kept the latency objective.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub slo: Option<SloReport>,
+    /// Each series' open-loop levels (`run db --rate`), apart from its capacity curve.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub open_loop: Vec<super::latency::OpenLoopSeries>,
+}
+
+impl Analysis {
+    /// Every series reported, those measured at set rates only included, in input order.
+    pub fn names(&self) -> Vec<&str> {
+        let mut names: Vec<&str> = self.series.iter().map(|series| series.name()).collect();
+        for open in &self.open_loop {
+            if !names.contains(&open.series.as_str()) {
+                names.push(&open.series);
+            }
+        }
+        names
+    }
 }
 
 /// A latency objective's verdict on every series, and the series compared on it.

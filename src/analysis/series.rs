@@ -63,8 +63,12 @@ pub struct Series {
     pub name: String,
     pub source: String,
     pub measure: Measure,
-    /// Sorted by workers, one point per worker count.
+    /// Sorted by workers, one point per worker count: the closed-loop levels.
     pub points: Vec<Point>,
+    /// Open-loop levels (`--rate`), kept off the capacity curve: their throughput is the
+    /// rate they were asked.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub paced: Vec<Point>,
     pub physical_cores: Option<usize>,
     pub logical_cpus: Option<usize>,
     /// False when the document says the run was interrupted.
@@ -190,9 +194,15 @@ impl Series {
         let (disturbed, clean): (Vec<Point>, Vec<Point>) = std::mem::take(&mut self.points)
             .into_iter()
             .partition(|point| !point.disturbed.is_empty());
+        let (paced_disturbed, paced_clean): (Vec<Point>, Vec<Point>) =
+            std::mem::take(&mut self.paced)
+                .into_iter()
+                .partition(|point| !point.disturbed.is_empty());
         self.points = clean;
+        self.paced = paced_clean;
         self.left_out = disturbed;
-        !self.points.is_empty()
+        self.left_out.extend(paced_disturbed);
+        !(self.points.is_empty() && self.paced.is_empty())
     }
 
     /// The host this series measured: the run's host label, else the series' name. Runs of

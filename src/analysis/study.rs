@@ -5,7 +5,9 @@ use super::compare::compare;
 use super::findings::{MAX_FINDINGS, findings, series_warnings};
 use super::fit::{Fit, Model, fit};
 use super::fleet::{fleet, fleet_findings};
-use super::latency::{SloVerdict, bend, slo_comparison, slo_verdict};
+use std::collections::BTreeSet;
+
+use super::latency::{OpenLoopSeries, SloVerdict, bend, slo_comparison, slo_verdict};
 use super::model::SloReport;
 use super::model::{
     Analysis, FitRange, Fits, LevelFigures, MISLEADING_EVIDENCE, REPORT_SCHEMA, SeriesAnalysis,
@@ -18,6 +20,20 @@ use super::series::{Job, Measure, Point, Series};
 use crate::latency::Objective;
 
 pub fn analyse(series: Vec<Series>) -> Analysis {
+    let open_loop: Vec<OpenLoopSeries> = series.iter().filter_map(OpenLoopSeries::of).collect();
+    let mut notes = Vec::new();
+    let series: Vec<Series> = series
+        .into_iter()
+        .filter(|one| {
+            if one.points.is_empty() {
+                notes.push(format!(
+                    "{}: measured at set rates only (--rate): no capacity, knee or scaling figures, which need closed-loop levels (run without --rate, or with shares such as --rate 50%,90%, which measure one first)",
+                    one.name
+                ));
+            }
+            !one.points.is_empty()
+        })
+        .collect();
     let analysed: Vec<SeriesAnalysis> = series.into_iter().map(analyse_series).collect();
     let groups = measure_groups(&analysed);
     let comparisons = groups
@@ -42,6 +58,7 @@ pub fn analyse(series: Vec<Series>) -> Analysis {
         })
         .collect();
     warnings.extend(different_jobs(&analysed, &groups));
+    warnings.extend(notes);
     let kinds: Vec<&Measure> = groups
         .iter()
         .map(|group| &analysed[group[0]].series.measure)
@@ -58,6 +75,7 @@ pub fn analyse(series: Vec<Series>) -> Analysis {
         let bend = series.latency_bend.as_ref()?;
         Some(format!("{}: {}.", series.name(), bend.sentence()))
     }));
+    all_findings.extend(open_loop.iter().filter_map(OpenLoopSeries::finding));
     all_findings.truncate(MAX_FINDINGS);
     Analysis {
         schema: REPORT_SCHEMA.to_string(),
@@ -67,18 +85,19 @@ pub fn analyse(series: Vec<Series>) -> Analysis {
         comparisons,
         warnings,
         slo: None,
+        open_loop,
     }
 }
 
 /// `report --slo`: each series' verdict on the objective, series of one measure and job
 /// compared on it, and those sentences first among the findings.
 pub fn apply_objective(analysis: &mut Analysis, objective: &Objective) {
-    let verdicts: Vec<SloVerdict> = analysis
+    let mut verdicts: Vec<SloVerdict> = analysis
         .series
         .iter()
         .map(|series| slo_verdict(&series.series, objective))
         .collect();
-    let comparisons: Vec<String> = measure_groups(&analysis.series)
+    let mut comparisons: Vec<String> = measure_groups(&analysis.series)
         .iter()
         .filter(|group| group.len() > 1)
         .flat_map(|group| {
@@ -86,6 +105,19 @@ pub fn apply_objective(analysis: &mut Analysis, objective: &Objective) {
             slo_comparison(&members, objective)
         })
         .collect();
+    // Open-loop levels: the rate each series sent within the objective, compared among
+    // series of one unit.
+    let open: Vec<SloVerdict> = analysis
+        .open_loop
+        .iter()
+        .map(|series| series.verdict(objective))
+        .collect();
+    let units: BTreeSet<&str> = open.iter().map(|verdict| verdict.unit.as_str()).collect();
+    for unit in units {
+        let members: Vec<&SloVerdict> = open.iter().filter(|v| v.unit == unit).collect();
+        comparisons.extend(slo_comparison(&members, objective));
+    }
+    verdicts.extend(open);
     let mut first: Vec<String> = comparisons
         .iter()
         .map(|sentence| format!("{sentence}."))

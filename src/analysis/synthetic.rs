@@ -114,6 +114,7 @@ fn series(measure: Measure, points: Vec<Point>, cores: Option<(usize, usize)>) -
         complete: true,
         cost: None,
         left_out: Vec::new(),
+        paced: Vec::new(),
         cut_last_line: None,
         job: Job::default(),
         provenance: Default::default(),

@@ -10,13 +10,14 @@ use nix::unistd::Pid;
 
 use crate::cli::{RunArgs, SweepArgs};
 use crate::error::UsageError;
-use crate::format::workers_text;
+use crate::format::{significant, workers_text};
 use crate::host::counters::CounterStatus;
 use crate::host::interference;
 use crate::host::memory_limit;
 use crate::host::pinning::{self, Pin};
 use crate::host::sysfs::FsRoot;
 use crate::host::{HostInfo, Topology};
+use crate::latency::OfferedRate;
 use crate::report::run_table;
 use crate::result::summary::summarize_document;
 use crate::result::writer::{Output, OutputLocks, write_all, write_stdout};
@@ -86,35 +87,90 @@ pub fn execute(run: &RunArgs, command_line: Vec<String>) -> Result<RunEnd> {
     if args.job_size.is_none() {
         settings.duration = settings.duration.or(workload.default_duration());
     }
+    let rates = workload.offered_rates();
+    let steps = level_steps(&plan, &rates);
     let mut document = new_document(args, &settings, command_line, host, workload.info(), &plan);
+    document.settings.rates = rates;
     let mut progress = Progress::new(
-        plan.len() as u64 * u64::from(settings.repeat),
+        steps.len() as u64 * u64::from(settings.repeat),
         args.quiet,
         args.report_interval,
     );
-    for (index, &workers) in plan.iter().enumerate() {
+    // Statements per second of the closed-loop level just measured, for `--rate 50%` steps.
+    let mut closed_rate: Option<(usize, f64)> = None;
+    for (index, step) in steps.iter().enumerate() {
         // Stopped during setup, the pre-flight or the previous level.
         if stop::stop_requested() {
             break;
         }
-        progress.level(index, plan.len(), workers);
-        let placement = pinning::placement(&document.host.topology, args.pin, workers);
-        let outcome =
-            match measure_level(workload.as_ref(), workers, &placement, &settings, &progress) {
-                Ok(Some(outcome)) => outcome,
-                // Stopped while the level's sessions prepared: nothing was measured.
-                Ok(None) => break,
-                Err(error) => {
-                    // Keep every level measured so far, and say why the run ended.
+        let workers = step.workers;
+        let rate = match step.offered {
+            None => None,
+            Some(OfferedRate::PerSecond(rate)) => Some(rate),
+            Some(OfferedRate::Share(share)) => match closed_rate {
+                Some((measured, rate)) if measured == workers && share * rate >= 0.01 => {
+                    Some(share * rate)
+                }
+                _ => {
                     progress.finish();
-                    let workers = workers_text(workers);
-                    document.stop_reason = Some(format!("failed at {workers}: {error:#}"));
+                    document.stop_reason = Some(format!(
+                        "failed at {}: no closed-loop throughput to take {} of",
+                        workers_text(workers),
+                        step.offered.map(|rate| rate.describe()).unwrap_or_default()
+                    ));
                     document.updated_at = Utc::now();
                     write_all(&outputs, &document)?;
                     write_stdout(&outputs, &document)?;
-                    return Err(error.context(format!("measuring {workers}")));
+                    anyhow::bail!(
+                        "{}: the closed-loop level before it answered no statements, so no share of its throughput can be asked",
+                        document.stop_reason.as_deref().unwrap_or_default()
+                    );
                 }
-            };
+            },
+        };
+        let at = rate.map(|rate| format!("{}/s", significant(rate)));
+        let label = match &at {
+            Some(at) => format!("{} at {at}", workers_text(workers)),
+            None => workers_text(workers),
+        };
+        progress.level(index, steps.len(), workers, at.as_deref());
+        let placement = pinning::placement(&document.host.topology, args.pin, workers);
+        let measured = measure_level(
+            workload.as_ref(),
+            workers,
+            rate,
+            &placement,
+            &settings,
+            &progress,
+        );
+        let mut outcome = match measured {
+            Ok(Some(outcome)) => outcome,
+            // Stopped while the level's sessions prepared: nothing was measured.
+            Ok(None) => break,
+            Err(error) => {
+                // Keep every level measured so far, and say why the run ended.
+                progress.finish();
+                document.stop_reason = Some(format!("failed at {label}: {error:#}"));
+                document.updated_at = Utc::now();
+                write_all(&outputs, &document)?;
+                write_stdout(&outputs, &document)?;
+                return Err(error.context(format!("measuring {label}")));
+            }
+        };
+        match step.offered {
+            None => closed_rate = outcome.level.response_rate().map(|rate| (workers, rate)),
+            Some(OfferedRate::Share(share)) => {
+                if let Some(figures) = outcome
+                    .level
+                    .latency
+                    .as_mut()
+                    .and_then(|latency| latency.rate.as_mut())
+                {
+                    figures.share = Some(share);
+                }
+            }
+            Some(OfferedRate::PerSecond(_)) => {}
+        }
         document.hw_counters = CounterStatus {
             available: outcome.counter_problem.is_none(),
             reason: outcome.counter_problem,
@@ -128,10 +184,7 @@ pub fn execute(run: &RunArgs, command_line: Vec<String>) -> Result<RunEnd> {
             .chain(&level.warnings)
             .chain(level_troubles(level, &settings).iter())
         {
-            progress.note(&format!(
-                "corescale: warning: {}: {problem}",
-                workers_text(workers)
-            ));
+            progress.note(&format!("corescale: warning: {label}: {problem}"));
         }
         document.updated_at = Utc::now();
         if stop::stop_requested() {
@@ -186,6 +239,36 @@ pub fn execute(run: &RunArgs, command_line: Vec<String>) -> Result<RunEnd> {
         None if args.strict && flagged => RunEnd::Flagged,
         None => RunEnd::Complete,
     })
+}
+
+/// One level of the run: a worker count, in a closed loop or at an offered rate.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct LevelStep {
+    workers: usize,
+    offered: Option<OfferedRate>,
+}
+
+/// The levels in the order they run: each worker count closed-loop, or at each `--rate`
+/// step, after a closed-loop level when a step is a share of that level's throughput.
+fn level_steps(plan: &[usize], rates: &[OfferedRate]) -> Vec<LevelStep> {
+    let closed_first = rates.is_empty()
+        || rates
+            .iter()
+            .any(|rate| matches!(rate, OfferedRate::Share(_)));
+    plan.iter()
+        .flat_map(|&workers| {
+            let closed = closed_first.then_some(LevelStep {
+                workers,
+                offered: None,
+            });
+            closed
+                .into_iter()
+                .chain(rates.iter().map(move |&rate| LevelStep {
+                    workers,
+                    offered: Some(rate),
+                }))
+        })
+        .collect()
 }
 
 /// What the user must know about a level as soon as it ends: interference, missed precision.
@@ -280,6 +363,7 @@ fn new_document(
         settings: RunSettings {
             mode: settings.mode(),
             plan: plan.to_vec(),
+            rates: Vec::new(),
             repeat: settings.repeat,
             precision_target_pct: settings.precision.map(|fraction| fraction * 100.0),
             max_repeat: settings.max_repeat,
@@ -376,4 +460,37 @@ fn check_pinning(topology: &Topology, pin: Pin, workers: usize) -> Result<()> {
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rate_steps_follow_a_closed_level_when_they_are_shares() {
+        let step = |workers, offered| LevelStep { workers, offered };
+        assert_eq!(
+            level_steps(&[1, 2], &[]),
+            vec![step(1, None), step(2, None)]
+        );
+        let fixed = [OfferedRate::PerSecond(100.0), OfferedRate::PerSecond(200.0)];
+        assert_eq!(
+            level_steps(&[1, 2], &fixed),
+            vec![
+                step(1, Some(fixed[0])),
+                step(1, Some(fixed[1])),
+                step(2, Some(fixed[0])),
+                step(2, Some(fixed[1]))
+            ]
+        );
+        let mixed = [OfferedRate::Share(0.5), OfferedRate::PerSecond(100.0)];
+        assert_eq!(
+            level_steps(&[4], &mixed),
+            vec![
+                step(4, None),
+                step(4, Some(mixed[0])),
+                step(4, Some(mixed[1]))
+            ]
+        );
+    }
 }

@@ -5,8 +5,8 @@
 use super::run_table::{TERMINAL_COLUMNS, wrap};
 use super::table;
 use super::tables::{
-    Table, comparison_table, fits_table, fleet_table, history_table, latency_table, series_table,
-    slo_table,
+    Table, comparison_table, fits_table, fleet_table, history_table, latency_table,
+    open_loop_table, series_table, slo_table,
 };
 use crate::analysis::model::Analysis;
 
@@ -27,6 +27,7 @@ pub fn render(analysis: &Analysis, wide: bool) -> String {
             .filter(|series| series.latency_bend.is_some() || statement_latency(series))
             .map(latency_table),
     );
+    tables.extend(analysis.open_loop.iter().map(open_loop_table));
     tables.push(fits_table(analysis));
     let mut out = String::new();
     for table in tables.iter().filter(|table| !table.rows.is_empty()) {

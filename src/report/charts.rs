@@ -48,6 +48,7 @@ pub struct Figure {
 
 #[derive(Clone, Copy, PartialEq, Eq)]
 pub enum LegendCorner {
+    UpperLeft,
     UpperRight,
     LowerRight,
     LowerLeft,
@@ -119,7 +120,52 @@ pub fn figures(analysis: &Analysis) -> Vec<Figure> {
             figures
         })
         .chain(analysis.fleet.iter().flat_map(fleet_figures))
+        .chain(open_loop_figure(analysis))
         .collect()
+}
+
+/// p99 against the rate sent, a line per series and worker count, for the open-loop levels
+/// (`run db --rate`): the latency-throughput curve capacity is planned on.
+fn open_loop_figure(analysis: &Analysis) -> Option<Figure> {
+    let mut lines = Vec::new();
+    let mut color = 0;
+    for open in analysis.open_loop.iter().take(MAX_SERIES_IN_FIGURES) {
+        let mut counts: Vec<usize> = open.levels.iter().map(|level| level.workers).collect();
+        counts.dedup();
+        for workers in counts {
+            let mut points: Vec<(f64, f64)> = open
+                .levels
+                .iter()
+                .filter(|level| level.workers == workers)
+                .map(|level| (level.sent_per_s, level.latency.response.p99_ms))
+                .collect();
+            points.sort_by(|a, b| a.0.total_cmp(&b.0));
+            lines.push(Line {
+                label: format!(
+                    "{} {} p99",
+                    open.series,
+                    crate::format::workers_text(workers)
+                ),
+                color,
+                points,
+                style: LineStyle::Measured,
+                bars: Vec::new(),
+            });
+            color += 1;
+        }
+    }
+    (!lines.is_empty()).then(|| Figure {
+        slug: "fig_latency_rate".to_string(),
+        title: "Response time against the rate sent".to_string(),
+        caption: "p99 of each statement, counted from when it was due, at each rate sent (run db --rate): flat while the server has room, climbing where statements queue; the rate where it crosses an objective is the throughput to plan on".to_string(),
+        x_label: "statements sent per second".to_string(),
+        y_label: "p99 response time (ms)".to_string(),
+        lines,
+        markers: Vec::new(),
+        legend: LegendCorner::UpperLeft,
+        y_at_least: 0.0,
+        x_names: Vec::new(),
+    })
 }
 
 /// Each host's capacity against the median of its siblings, and each repeatedly measured
@@ -860,6 +906,7 @@ where
     chart
         .configure_series_labels()
         .position(match figure.legend {
+            LegendCorner::UpperLeft => SeriesLabelPosition::UpperLeft,
             LegendCorner::UpperRight => SeriesLabelPosition::UpperRight,
             LegendCorner::LowerRight => SeriesLabelPosition::LowerRight,
             LegendCorner::LowerLeft => SeriesLabelPosition::LowerLeft,

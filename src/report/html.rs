@@ -6,7 +6,8 @@ use anyhow::Result;
 use super::charts::{HEIGHT, WIDTH, figures, render_svg};
 use super::tables::{
     Table, cache_table, comparison_table, fits_table, fleet_table, history_levels_table,
-    history_table, latency_table, levels_table, provenance_table, series_table, slo_table,
+    history_table, latency_table, levels_table, open_loop_table, provenance_table, series_table,
+    slo_table,
 };
 use crate::analysis::model::Analysis;
 
@@ -25,8 +26,7 @@ table,tr{break-inside:avoid}.wide{overflow:visible}details>*{display:block}\
 details::details-content{content-visibility:visible;display:block}summary{list-style:none}}";
 
 pub fn render(analysis: &Analysis) -> Result<String> {
-    let names: Vec<&str> = analysis.series.iter().map(|series| series.name()).collect();
-    let title = format!("corescale report: {}", names.join(", "));
+    let title = format!("corescale report: {}", analysis.names().join(", "));
     let mut body = format!("<h1>{}</h1>\n", escape(&title));
     if !analysis.findings.is_empty() {
         // The headline: the comparisons and the first series' verdict.
@@ -97,6 +97,9 @@ pub fn render(analysis: &Analysis) -> Result<String> {
                 body.push_str(&html_table(&table));
             }
         }
+    }
+    for open in &analysis.open_loop {
+        body.push_str(&html_table(&open_loop_table(open)));
     }
     Ok(format!(
         "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><meta name=\"viewport\" content=\"width=device-width, initial-scale=1\"><title>{}</title><style>{STYLE}</style></head>\n<body>\n{body}</body></html>\n",

@@ -3,15 +3,18 @@
 use super::charts;
 use super::tables::{
     Table, cache_table, comparison_table, fits_table, fleet_table, history_levels_table,
-    history_table, latency_table, levels_table, provenance_table, series_table, slo_table,
+    history_table, latency_table, levels_table, open_loop_table, provenance_table, series_table,
+    slo_table,
 };
 use crate::analysis::model::Analysis;
 
 /// The page; with `figures` (the PNG directory as seen from the Markdown file), each figure
 /// is linked as an image under its title.
 pub fn render(analysis: &Analysis, figures: Option<&str>) -> String {
-    let names: Vec<&str> = analysis.series.iter().map(|series| series.name()).collect();
-    let mut out = format!("# corescale report: {}\n\n", escape(&names.join(", ")));
+    let mut out = format!(
+        "# corescale report: {}\n\n",
+        escape(&analysis.names().join(", "))
+    );
     if !analysis.findings.is_empty() {
         let headline: Vec<&str> = analysis
             .findings
@@ -67,6 +70,7 @@ pub fn render(analysis: &Analysis, figures: Option<&str>) -> String {
     tables.extend(analysis.series.iter().map(levels_table));
     tables.extend(analysis.series.iter().map(cache_table));
     tables.extend(analysis.series.iter().map(latency_table));
+    tables.extend(analysis.open_loop.iter().map(open_loop_table));
     for table in tables.iter().filter(|table| !table.rows.is_empty()) {
         out.push_str(&markdown_table(table));
     }

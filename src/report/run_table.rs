@@ -55,6 +55,16 @@ pub fn render(document: &RunDocument, wide: bool) -> String {
         }),
         column("batches", 3, |level: &Level| level.batches.to_string()),
     ];
+    // Open-loop levels (`--rate`): the rate asked of each, beside its workers.
+    if document.levels.iter().any(Level::is_paced) {
+        columns.push(column("asked/s", 0, |level: &Level| {
+            level
+                .latency
+                .as_ref()
+                .and_then(|latency| latency.rate)
+                .map_or("closed".into(), |rate| significant(rate.target_per_s))
+        }));
+    }
     if fixed_work {
         columns.extend([
             column("median s", 0, |level: &Level| {

@@ -2,6 +2,7 @@
 //! HTML by the format's own renderer.
 
 use crate::analysis::fit::{Fit, Model};
+use crate::analysis::latency::OpenLoopSeries;
 use crate::analysis::model::{Analysis, FitRange, SeriesAnalysis};
 use crate::analysis::model::{BandRatio, Comparison};
 use crate::analysis::model::{Fleet, HostHistory};
@@ -282,38 +283,13 @@ pub fn cache_table(series: &SeriesAnalysis) -> Table {
 /// Response times at every level of a series whose statements (or jobs) were timed: the
 /// percentiles, and under --rate what was asked and sent; no rows for other series.
 pub fn latency_table(series: &SeriesAnalysis) -> Table {
-    let open = series.levels.iter().any(|level| {
-        level
-            .latency
-            .as_ref()
-            .is_some_and(|latency| latency.rate.is_some())
-    });
     let rows = series
         .levels
         .iter()
         .filter_map(|level| {
             let latency = level.latency.as_ref()?;
-            let response = latency.response;
-            let mut row = vec![
-                level.workers.to_string(),
-                response.count.to_string(),
-                significant(response.p50_ms),
-                significant(response.p90_ms),
-                significant(response.p99_ms),
-                significant(response.p999_ms),
-                significant(response.max_ms),
-                latency.late.map_or("-".into(), |late| late.to_string()),
-            ];
-            if open {
-                row.push(latency.rate.map_or("-".into(), |rate| {
-                    format!(
-                        "{}/{}{}",
-                        significant(rate.achieved_per_s),
-                        significant(rate.target_per_s),
-                        if rate.sustained { "" } else { " !" }
-                    )
-                }));
-            }
+            let mut row = vec![level.workers.to_string()];
+            row.extend(response_cells(latency));
             Some(row)
         })
         .collect();
@@ -321,19 +297,10 @@ pub fn latency_table(series: &SeriesAnalysis) -> Table {
         .levels
         .iter()
         .find_map(|level| level.latency.as_ref())
-        .map(|latency| match latency.measured_from {
-            crate::latency::MeasuredFrom::Due => {
-                format!("{} from when it was due", latency.unit)
-            }
-            _ => format!("per {}", latency.unit),
-        })
+        .map(|latency| format!("per {}", latency.unit))
         .unwrap_or_default();
-    let mut headers = cells([
-        "workers", "count", "p50 ms", "p90 ms", "p99 ms", "p99.9 ms", "max ms", "late",
-    ]);
-    if open {
-        headers.push("sent/asked per s".to_string());
-    }
+    let mut headers = cells(["workers"]);
+    headers.extend(response_headers());
     Table {
         drop_first: vec!["count", "p90 ms", "late", "p99.9 ms"],
         title: format!("{}: response time {unit}", series.name()),
@@ -342,7 +309,66 @@ pub fn latency_table(series: &SeriesAnalysis) -> Table {
     }
 }
 
-/// `report --slo`: each series' largest throughput within the objective.
+/// A level's response times: count, p50, p90, p99, p99.9, max and late statements.
+fn response_cells(latency: &crate::latency::Latency) -> Vec<String> {
+    let response = latency.response;
+    vec![
+        response.count.to_string(),
+        significant(response.p50_ms),
+        significant(response.p90_ms),
+        significant(response.p99_ms),
+        significant(response.p999_ms),
+        significant(response.max_ms),
+        latency.late.map_or("-".into(), |late| late.to_string()),
+    ]
+}
+
+fn response_headers() -> Vec<String> {
+    cells([
+        "count", "p50 ms", "p90 ms", "p99 ms", "p99.9 ms", "max ms", "late",
+    ])
+}
+
+/// A series' open-loop levels (`--rate`): each worker count at each rate asked, with what
+/// was sent and the response times counted from when each statement was due.
+pub fn open_loop_table(open: &OpenLoopSeries) -> Table {
+    let rows = open
+        .levels
+        .iter()
+        .map(|level| {
+            let mut row = vec![
+                level.workers.to_string(),
+                format!(
+                    "{}{}",
+                    significant(level.asked_per_s),
+                    level
+                        .share
+                        .map(|share| format!(" ({}%)", significant(100.0 * share)))
+                        .unwrap_or_default()
+                ),
+                format!(
+                    "{}{}",
+                    significant(level.sent_per_s),
+                    if level.sustained { "" } else { " !" }
+                ),
+            ];
+            row.extend(response_cells(&level.latency));
+            row
+        })
+        .collect();
+    let mut headers = cells(["workers", "asked/s", "sent/s"]);
+    headers.extend(response_headers());
+    Table {
+        drop_first: vec!["count", "p90 ms", "late", "p99.9 ms", "max ms"],
+        title: format!(
+            "{}: at set rates, response time per statement from when it was due (!: the sessions fell behind)",
+            open.series
+        ),
+        headers,
+        rows,
+    }
+}
+
 pub fn slo_table(analysis: &Analysis) -> Table {
     let Some(slo) = &analysis.slo else {
         return Table {

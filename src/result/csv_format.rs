@@ -78,6 +78,8 @@ struct Row {
     rate_achieved_per_s: Option<f64>,
     rate_sustained: Option<bool>,
     rate_arrivals: Option<Arrivals>,
+    /// A `--rate 50%` step's share of the closed-loop throughput (0.5).
+    rate_share: Option<f64>,
     latency_limit_ms: Option<f64>,
     late: Option<u64>,
 }
@@ -157,6 +159,7 @@ impl Row {
             rate_achieved_per_s: rate.map(|rate| rate.achieved_per_s),
             rate_sustained: rate.map(|rate| rate.sustained),
             rate_arrivals: rate.map(|rate| rate.arrivals),
+            rate_share: rate.and_then(|rate| rate.share),
             latency_limit_ms: latency.and_then(|latency| latency.limit_ms),
             late: latency.and_then(|latency| latency.late),
         }

@@ -62,6 +62,10 @@ pub struct RunSettings {
     pub mode: RunMode,
     /// Worker counts, in the order they are measured.
     pub plan: Vec<usize>,
+    /// `--rate`: the open-loop steps measured at each worker count, after a closed-loop
+    /// level when a step is a share of its throughput.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub rates: Vec<crate::latency::OfferedRate>,
     pub repeat: u32,
     /// Target coefficient of variation of job times, in percent.
     pub precision_target_pct: Option<f64>,
@@ -363,6 +367,25 @@ impl Level {
 
     pub fn is_disturbed(&self) -> bool {
         !self.disturbances().is_empty()
+    }
+
+    /// Statements answered per second over the measured batches, where each was timed (the
+    /// rate a `--rate 50%` step takes its share of).
+    pub fn response_rate(&self) -> Option<f64> {
+        let latency = self
+            .latency
+            .as_ref()
+            .filter(|latency| latency.is_statement())?;
+        (self.elapsed_s > 0.0 && latency.response.count > 0)
+            .then(|| latency.response.count as f64 / self.elapsed_s)
+    }
+
+    /// An open-loop level (`--rate`): its throughput is the rate asked, not what the
+    /// workers could do, so it has no speedup and no place on the capacity curve.
+    pub fn is_paced(&self) -> bool {
+        self.latency
+            .as_ref()
+            .is_some_and(|latency| latency.rate.is_some())
     }
 
     /// An open loop (`--rate`) whose sessions could not keep the asked rate.

@@ -167,12 +167,17 @@ pub fn summarize_document(document: &mut RunDocument) {
     if base_throughput <= 0.0 {
         return;
     }
-    let speedups: Vec<f64> = document
+    let speedups: Vec<Option<f64>> = document
         .levels
         .iter()
-        .map(|level| throughput(level) / base_throughput * base_workers as f64)
+        .map(|level| {
+            (!level.is_paced()).then(|| throughput(level) / base_throughput * base_workers as f64)
+        })
         .collect();
     for (level, speedup) in document.levels.iter_mut().zip(speedups) {
+        let Some(speedup) = speedup else {
+            continue;
+        };
         level.summary.speedup = Some(speedup);
         level.summary.efficiency = Some(speedup / level.workers as f64);
         level.summary.speedup_base = Some(base_workers);
@@ -181,11 +186,12 @@ pub fn summarize_document(document: &mut RunDocument) {
 
 /// The level speedup is relative to, the one `report` uses too: the 1-worker level when it was
 /// measured clean, else the smallest clean level (report leaves disturbed ones out), else the
-/// smallest.
+/// smallest; closed-loop levels only (an open loop's throughput is the rate it was asked).
 pub fn speedup_base(levels: &[Level]) -> Option<&Level> {
     let smallest = |clean: bool| {
         levels
             .iter()
+            .filter(|level| !level.is_paced())
             .filter(|level| !clean || !level.is_disturbed())
             .min_by_key(|level| level.workers)
     };

@@ -150,11 +150,17 @@ impl Progress {
         }
     }
 
-    pub fn level(&self, index: usize, levels: usize, workers: usize) {
-        let text = format!("level {}/{levels}, {}", index + 1, workers_text(workers));
+    /// A level begins: `rate` is its open-loop rate in words ("1,000/s"), if it has one.
+    pub fn level(&self, index: usize, levels: usize, workers: usize, rate: Option<&str>) {
+        let at = rate.map(|rate| format!(" at {rate}")).unwrap_or_default();
+        let text = format!(
+            "level {}/{levels}, {}{at}",
+            index + 1,
+            workers_text(workers)
+        );
         if let Some(live) = &self.live {
             live.update(|state| {
-                state.level = format!("n={workers}");
+                state.level = format!("n={workers}{at}");
                 state.batch.clear();
                 state.cv = None;
             });

@@ -82,12 +82,14 @@ enum WorkerNote {
     Latency(Box<SessionLatency>),
 }
 
-/// Measures `workers` workers for at least one batch; after a stop request it ends with the
-/// batch in progress, so the level may hold fewer batches than planned. None when a stop was
-/// requested before the first batch (while the sessions prepared).
+/// Measures `workers` workers (at `rate` statements per second in all, an open loop) for at
+/// least one batch; after a stop request it ends with the batch in progress, so the level may
+/// hold fewer batches than planned. None when a stop was requested before the first batch
+/// (while the sessions prepared).
 pub fn measure_level(
     workload: &dyn Workload,
     workers: usize,
+    rate: Option<f64>,
     placement: &[Option<usize>],
     settings: &LevelSettings,
     progress: &Progress,
@@ -120,6 +122,7 @@ pub fn measure_level(
             let context = WorkerContext {
                 worker,
                 workers,
+                rate,
                 cpu,
                 epoch,
                 duration: settings.duration,
@@ -464,6 +467,8 @@ impl Gate {
 struct WorkerContext<'a> {
     worker: usize,
     workers: usize,
+    /// The level's open-loop rate, statements per second for all workers.
+    rate: Option<f64>,
     cpu: Option<usize>,
     /// The instant job starts are counted from (copied, never written).
     epoch: Instant,
@@ -497,7 +502,7 @@ fn run_worker(workload: &dyn Workload, context: WorkerContext<'_>) {
             context.worker
         )));
     }
-    let mut job = match workload.prepare(context.worker, context.workers) {
+    let mut job = match workload.prepare(context.worker, context.workers, context.rate) {
         Ok(mut job) => {
             if let Some(window) = context.duration {
                 job.keep_intervals(context.interval, window);

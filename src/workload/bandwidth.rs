@@ -80,7 +80,12 @@ impl Workload for BandwidthWorkload {
         }
     }
 
-    fn prepare(&self, _worker: usize, _workers: usize) -> anyhow::Result<Box<dyn WorkerJob>> {
+    fn prepare(
+        &self,
+        _worker: usize,
+        _workers: usize,
+        _rate: Option<f64>,
+    ) -> anyhow::Result<Box<dyn WorkerJob>> {
         // Non-zero fills: a zero-filled Vec is lazily mapped by the kernel, and its page faults
         // would land in the first timed pass. One untimed pass then settles the arrays.
         let mut job = BandwidthJob {

@@ -72,7 +72,12 @@ impl Workload for CpuWorkload {
         }
     }
 
-    fn prepare(&self, worker: usize, _workers: usize) -> anyhow::Result<Box<dyn WorkerJob>> {
+    fn prepare(
+        &self,
+        worker: usize,
+        _workers: usize,
+        _rate: Option<f64>,
+    ) -> anyhow::Result<Box<dyn WorkerJob>> {
         Ok(Box::new(CachePadded::new(CpuJob {
             iterations: self.job_iterations,
             seed: worker as u64 + 1,

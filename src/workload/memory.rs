@@ -90,7 +90,12 @@ impl Workload for MemoryWorkload {
         }
     }
 
-    fn prepare(&self, worker: usize, _workers: usize) -> anyhow::Result<Box<dyn WorkerJob>> {
+    fn prepare(
+        &self,
+        worker: usize,
+        _workers: usize,
+        _rate: Option<f64>,
+    ) -> anyhow::Result<Box<dyn WorkerJob>> {
         let seed = worker as u64 + 1;
         let array = (0..self.array_words as u64)
             .map(|word| scramble(word ^ (seed << 40)))

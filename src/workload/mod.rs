@@ -244,8 +244,20 @@ pub trait Workload: Send + Sync {
 
     /// Builds one worker's private state (allocating and touching its memory, or opening a
     /// session) before any timing starts. Runs on the worker's own thread, after pinning;
-    /// `workers` is the level's count (an open loop's rate is shared among them).
-    fn prepare(&self, worker: usize, workers: usize) -> Result<Box<dyn WorkerJob>>;
+    /// `workers` is the level's count, and `rate` an open loop's statements per second for
+    /// the whole level (shared among them; None: closed loop).
+    fn prepare(
+        &self,
+        worker: usize,
+        workers: usize,
+        rate: Option<f64>,
+    ) -> Result<Box<dyn WorkerJob>>;
+
+    /// The open-loop rates (`--rate`) each worker count is measured at, in order; empty for
+    /// a closed loop only. A share needs the closed-loop level measured just before it.
+    fn offered_rates(&self) -> Vec<crate::latency::OfferedRate> {
+        Vec::new()
+    }
 
     /// Fixed-time jobs of this length unless the user chose otherwise (rate workloads).
     fn default_duration(&self) -> Option<std::time::Duration> {

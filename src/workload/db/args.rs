@@ -9,7 +9,7 @@ use clap::Args;
 use super::target::Target;
 use super::{DbOptions, DbWorkload};
 use crate::error::UsageError;
-use crate::latency::Arrivals;
+use crate::latency::{Arrivals, RateSteps};
 use crate::values::{Scale, parse_duration, parse_scale};
 use crate::workload::slob::{DEFAULT_DURATION, DEFAULT_JOB_STATEMENTS, SlobArgs};
 use crate::workload::{BuildContext, Workload, WorkloadOptions};
@@ -82,9 +82,10 @@ pub struct DbArgs {
     /// Open loop: statements per second for the whole level, shared by its sessions, each
     /// timed from when it was due, however late its session could send it (a session sends
     /// one at a time), so a stall is measured by every statement it delays (--pipeline 1).
-    #[arg(long, value_name = "PER_S", help_heading = "Response time",
-          value_parser = crate::values::parse_rate)]
-    pub rate: Option<f64>,
+    /// A list (1000,2000,5000) measures each worker count at each rate; shares (50%,90%)
+    /// take the throughput of a closed-loop level measured first at that worker count.
+    #[arg(long, value_name = "PER_S", help_heading = "Response time")]
+    pub rate: Option<RateSteps>,
 
     /// How --rate spaces statements: evenly, or at random as independent users arrive.
     #[arg(long, value_enum, default_value_t = Arrivals::Uniform, requires = "rate",
@@ -154,7 +155,8 @@ impl DbArgs {
                 think_time: self.slob.think_time,
                 job_statements: context.job_size.unwrap_or(DEFAULT_JOB_STATEMENTS),
                 pipeline,
-                rate: self.rate,
+                rates: self.rate.clone().map(|steps| steps.0).unwrap_or_default(),
+                rate: None,
                 arrivals: self.arrivals,
                 latency_limit: self.latency_limit,
             },

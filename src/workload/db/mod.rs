@@ -55,7 +55,9 @@ pub struct DbOptions {
     /// Statements sent together under one Sync, two such batches in flight (PostgreSQL);
     /// 1 waits for every answer before sending the next statement.
     pub pipeline: usize,
-    /// `--rate`: statements per second for the whole level, an open loop (None: closed).
+    /// `--rate`: the open-loop steps of each worker count (empty: closed loop only).
+    pub rates: Vec<crate::latency::OfferedRate>,
+    /// The level's rate, statements per second for all its sessions (None: closed loop).
     pub rate: Option<f64>,
     pub arrivals: crate::latency::Arrivals,
     /// `--latency-limit`: statements answered later than this are counted.
@@ -165,7 +167,12 @@ impl Workload for DbWorkload {
         }
     }
 
-    fn prepare(&self, worker: usize, workers: usize) -> Result<Box<dyn WorkerJob>> {
+    fn prepare(
+        &self,
+        worker: usize,
+        workers: usize,
+        rate: Option<f64>,
+    ) -> Result<Box<dyn WorkerJob>> {
         let session = self.database.open_session()?;
         self.connections
             .lock()
@@ -173,13 +180,20 @@ impl Workload for DbWorkload {
             .insert(worker, session.tls());
         let session = DbSessionJob::start(
             session,
-            self.options.clone(),
+            DbOptions {
+                rate,
+                ..self.options.clone()
+            },
             (worker, workers),
             worker as u64 % self.schemas,
             self.rows,
             self.blocks,
         )?;
         Ok(Box::new(CachePadded::new(session)))
+    }
+
+    fn offered_rates(&self) -> Vec<crate::latency::OfferedRate> {
+        self.options.rates.clone()
     }
 
     fn default_duration(&self) -> Option<Duration> {
@@ -455,6 +469,7 @@ mod tests {
             think_time: None,
             job_statements: 100,
             pipeline: 1,
+            rates: Vec::new(),
             rate: None,
             arrivals: crate::latency::Arrivals::Uniform,
             latency_limit: None,

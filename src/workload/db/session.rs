@@ -384,6 +384,7 @@ mod tests {
             think_time: None,
             job_statements: 1000,
             pipeline,
+            rates: Vec::new(),
             rate: None,
             arrivals: crate::latency::Arrivals::Uniform,
             latency_limit: None,

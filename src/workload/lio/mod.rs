@@ -187,7 +187,12 @@ impl Workload for LioWorkload {
         Ok(())
     }
 
-    fn prepare(&self, worker: usize, _workers: usize) -> Result<Box<dyn WorkerJob>> {
+    fn prepare(
+        &self,
+        worker: usize,
+        _workers: usize,
+        _rate: Option<f64>,
+    ) -> Result<Box<dyn WorkerJob>> {
         let engine = self.engine()?;
         let schemas = self.layout.schemas;
         let schema = if self.sessions.single_schema {
