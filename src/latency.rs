@@ -211,15 +211,22 @@ pub enum OfferedRate {
 }
 
 impl OfferedRate {
-    /// "2,000/s" or "20% of closed-loop".
+    /// "2.00 K/s" or "20% of closed-loop".
     pub fn describe(&self) -> String {
         match self {
             Self::PerSecond(rate) => format!("{}/s", crate::format::significant(*rate)),
-            Self::Share(share) => format!(
-                "{}% of closed-loop",
-                crate::format::significant(100.0 * share)
-            ),
+            Self::Share(share) => format!("{} of closed-loop", share_text(*share)),
         }
+    }
+}
+
+/// A share as the user wrote it: "50%", "12.5%".
+pub fn share_text(share: f64) -> String {
+    let percent = 100.0 * share;
+    if (percent - percent.round()).abs() < 1e-9 {
+        format!("{percent:.0}%")
+    } else {
+        format!("{}%", crate::format::significant(percent))
     }
 }
 
@@ -923,7 +930,7 @@ mod tests {
         let many = vec!["10"; MOST_RATE_STEPS + 1].join(",");
         assert!(steps(&many).unwrap_err().contains("too many"));
         assert_eq!(OfferedRate::Share(0.5).describe(), "50% of closed-loop");
-        assert_eq!(OfferedRate::PerSecond(2000.0).describe(), "2,000/s");
+        assert_eq!(OfferedRate::PerSecond(2000.0).describe(), "2.00 K/s");
     }
 
     fn ms(value: f64) -> Duration {

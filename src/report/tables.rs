@@ -343,7 +343,7 @@ pub fn open_loop_table(open: &OpenLoopSeries) -> Table {
                     significant(level.asked_per_s),
                     level
                         .share
-                        .map(|share| format!(" ({}%)", significant(100.0 * share)))
+                        .map(|share| format!(" ({})", crate::latency::share_text(share)))
                         .unwrap_or_default()
                 ),
                 format!(
