@@ -565,6 +565,150 @@ mod tests {
         }
     }
 
+    /// An open loop on sessions that each serve like an M/M/1 queue at `service_ms`: at
+    /// `lambda` statements/s a session's response time is exponential with mean
+    /// 1/(mu - lambda), so p99 = ln(100)/(mu - lambda). Each worker count runs at 10%..100%
+    /// of its capacity; at 100% the sessions fall behind.
+    fn open_loop(service_ms: f64, counts: &[usize], noise: f64, seed: u64) -> OpenLoopSeries {
+        let mut state = seed;
+        let mut next = || {
+            state = state
+                .wrapping_mul(6_364_136_223_846_793_005)
+                .wrapping_add(1_442_695_040_888_963_407);
+            (state >> 11) as f64 / (1u64 << 53) as f64
+        };
+        let mu = 1e3 / service_ms;
+        let mut levels = Vec::new();
+        for &workers in counts {
+            for tenth in 1..=10 {
+                let lambda = mu * tenth as f64 / 10.0;
+                let asked = lambda * workers as f64;
+                let sustained = tenth < 10;
+                let mut times = ResponseTimes::default();
+                for _ in 0..5000 {
+                    let seconds = if sustained {
+                        -(1.0 - next()).ln() / (mu - lambda)
+                    } else {
+                        1.0 + next()
+                    };
+                    let jitter = 1.0 + noise * (next() - 0.5);
+                    times.record(std::time::Duration::from_secs_f64(seconds * jitter));
+                }
+                let sent = if sustained { asked } else { 0.9 * asked };
+                let rate = crate::latency::RateFigures {
+                    target_per_s: asked,
+                    achieved_per_s: sent,
+                    arrivals: crate::latency::Arrivals::Poisson,
+                    due: 5000,
+                    sent: if sustained { 5000 } else { 4500 },
+                    sustained,
+                    share: Some(tenth as f64 / 10.0),
+                };
+                levels.push(PacedLevel {
+                    workers,
+                    asked_per_s: asked,
+                    sent_per_s: sent,
+                    share: rate.share,
+                    sustained,
+                    latency: Latency {
+                        unit: "statement".into(),
+                        measured_from: MeasuredFrom::Due,
+                        response: times.percentiles().unwrap(),
+                        service: None,
+                        schedule_lag: None,
+                        rate: Some(rate),
+                        limit_ms: None,
+                        late: None,
+                    },
+                });
+            }
+        }
+        OpenLoopSeries {
+            series: "db".into(),
+            levels,
+        }
+    }
+
+    #[test]
+    fn at_set_rates_the_objective_names_the_largest_rate_sent_within_it() {
+        // 1 ms service, p99 <= 20 ms: lambda <= 1000 - ln(100)/0.020 = 770/s a session, so
+        // 70% of capacity is the last tenth kept: 1,400/s with 2 workers (p99 15.4 ms at
+        // 70%, 23 ms at 80%).
+        let objective: Objective = "p99<=20ms".parse().unwrap();
+        for noise in [0.0, 0.05, 0.15] {
+            for seed in 1..=5 {
+                let open = open_loop(1.0, &[1, 2], noise, seed);
+                let verdict = open.verdict(&objective);
+                let context = format!("noise {noise} seed {seed}: {verdict:?}");
+                assert_eq!(verdict.workers, Some(2), "{context}");
+                assert!(
+                    (verdict.throughput.unwrap() - 1400.0).abs() < 1e-6,
+                    "{context}"
+                );
+                assert_eq!(verdict.asked_per_s, Some(1400.0), "{context}");
+                assert_eq!(verdict.measured_from, Some(MeasuredFrom::Due));
+                assert!(!verdict.beyond_largest, "{context}");
+                assert!(verdict.broken_at_rates.is_empty(), "{context}");
+                let sentence = verdict.sentence(&objective);
+                assert!(
+                    sentence.starts_with(
+                        "db (at set rates) sustains 1.40 K statements/s at p99 <= 20 ms with 2 workers"
+                    ),
+                    "{sentence}"
+                );
+                let finding = open.finding().unwrap();
+                assert!(
+                    finding.starts_with("db at set rates, 2 workers: p99 goes from")
+                        && finding.contains("the sessions fell behind from 2.00 K/s"),
+                    "{finding}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn at_set_rates_thin_or_unsustained_levels_decide_nothing() {
+        let objective: Objective = "p99<=20ms".parse().unwrap();
+        // No rate keeps 1 ms: the lowest p99 is ln(100)/900 = 5.1 ms.
+        let strict: Objective = "p99<=1ms".parse().unwrap();
+        let verdict = open_loop(1.0, &[1], 0.0, 1).verdict(&strict);
+        assert_eq!(verdict.throughput, None);
+        assert!(
+            verdict
+                .reason
+                .as_deref()
+                .unwrap()
+                .starts_with("no rate kept p99 <= 1 ms"),
+            "{verdict:?}"
+        );
+        // A level too thin to read p99 (50 statements) is no evidence either way, even
+        // when it looks best.
+        let mut open = open_loop(1.0, &[1], 0.0, 1);
+        let mut thin = open.levels[0].clone();
+        thin.asked_per_s = 5000.0;
+        thin.sent_per_s = 5000.0;
+        thin.latency.response.count = 50;
+        open.levels.push(thin);
+        assert_eq!(open.verdict(&objective).throughput, Some(700.0));
+        // A low rate that broke the objective (a stall) is named.
+        let mut noisy = open_loop(1.0, &[1], 0.0, 1);
+        noisy.levels[1].latency.response.p99_ms = 50.0;
+        let verdict = noisy.verdict(&objective);
+        assert_eq!(verdict.broken_at_rates, vec![200.0], "{verdict:?}");
+        assert!(
+            verdict
+                .sentence(&objective)
+                .contains("it was broken at lower rates: 200/s")
+        );
+        // Every rate the sessions kept up with kept it: the limit lies beyond.
+        let lenient: Objective = "p99<=10s".parse().unwrap();
+        let mut kept_all = open_loop(1.0, &[1], 0.0, 1);
+        kept_all.levels.pop();
+        let verdict = kept_all.verdict(&lenient);
+        assert!(verdict.beyond_largest, "{verdict:?}");
+        assert!(verdict.sentence(&lenient).contains("ask higher rates"));
+    }
+
     #[test]
     fn the_bend_is_where_sessions_start_to_queue() {
         for noise in [0.0, 0.05, 0.15] {
