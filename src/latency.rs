@@ -520,7 +520,8 @@ pub struct IntervalFigures {
 }
 
 /// What a level's timeline shows beyond its noise: a warm-up (its first intervals off the
-/// rest) and stalls (an interval far below the rest, as a checkpoint would cause).
+/// rest) and stalls (an interval far below the rest, as a checkpoint would cause). `unit` is
+/// what the intervals count, plural: "statements".
 pub fn timeline_warnings(intervals: &[IntervalFigures], unit: &str) -> Vec<String> {
     let full: Vec<&IntervalFigures> = intervals
         .iter()

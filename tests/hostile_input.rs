@@ -249,6 +249,27 @@ fn hostile_values_are_refused_with_their_place() {
             "{output}"
         );
     }
+    // A timeline that is not one: a negative rate, time running backwards, p50 above p99,
+    // a percentile of a million years.
+    let interval = |start: f64, rate: f64, p50: f64, p99: f64| {
+        serde_json::json!({"start_s": start, "length_s": 1.0, "responses": 10,
+            "rate_per_s": rate, "p50_ms": p50, "p99_ms": p99})
+    };
+    for intervals in [
+        vec![interval(0.0, -1.0, 1.0, 2.0)],
+        vec![interval(1.0, 10.0, 1.0, 2.0), interval(0.0, 10.0, 1.0, 2.0)],
+        vec![interval(0.0, 10.0, 3.0, 2.0)],
+        vec![interval(0.0, 10.0, 1.0, 3e16)],
+    ] {
+        let mut edited = document.clone();
+        edited["levels"][0]["intervals"] = serde_json::json!(intervals);
+        std::fs::write(&json, edited.to_string()).unwrap();
+        let error = format!("{:#}", read_series(&json).unwrap_err());
+        assert!(
+            error.contains("levels[0].intervals[") && error.contains("not an interval"),
+            "{intervals:?}: {error}"
+        );
+    }
     document["levels"][0]["workers"] = serde_json::json!(10_000_000_000_000_000_000u64);
     std::fs::write(&json, document.to_string()).unwrap();
     let error = format!("{:#}", read_series(&json).unwrap_err());

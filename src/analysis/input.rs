@@ -340,6 +340,7 @@ fn from_document(path: &Path, text: &str) -> Result<Series> {
                 .map(|reason| printable(reason))
                 .collect(),
             precision_reached: level.precision_reached,
+            intervals: checked_intervals(&level.intervals, &|| at("intervals"))?,
             latency: match &level.latency {
                 Some(latency) => {
                     latency
@@ -412,6 +413,38 @@ fn from_document(path: &Path, text: &str) -> Result<Series> {
         provenance: provenance(&document, &job),
         job,
     })
+}
+
+/// A level's timeline as the file gives it, each figure checked: finite, not negative, in
+/// order of time, percentiles in order.
+fn checked_intervals(
+    intervals: &[crate::latency::IntervalFigures],
+    at: &dyn Fn() -> String,
+) -> Result<Vec<crate::latency::IntervalFigures>> {
+    const A_DAY: f64 = 86_400.0;
+    let mut last_start = f64::NEG_INFINITY;
+    for (index, interval) in intervals.iter().enumerate() {
+        let times_ok = (0.0..=7.0 * A_DAY).contains(&interval.start_s)
+            && (0.0..=7.0 * A_DAY).contains(&interval.length_s)
+            && interval.start_s >= last_start;
+        let rate_ok = (0.0..=*RAW.end()).contains(&interval.rate_per_s);
+        let percentiles_ok = [interval.p50_ms, interval.p99_ms]
+            .iter()
+            .flatten()
+            .all(|value| (0.0..=A_DAY * 1e3).contains(value))
+            && interval
+                .p50_ms
+                .zip(interval.p99_ms)
+                .is_none_or(|(p50, p99)| p50 <= p99);
+        if !(times_ok && rate_ok && percentiles_ok) {
+            bail!(
+                "{}[{index}]: not an interval of the level's window (start_s and length_s from 0 to a week and in order, rate_per_s 0 or more, p50_ms <= p99_ms from 0 to a day)",
+                at()
+            );
+        }
+        last_start = interval.start_s;
+    }
+    Ok(intervals.to_vec())
 }
 
 /// The buffer cache's figures a level recorded (`Level::cache_figure`), each range-checked
@@ -725,6 +758,8 @@ fn from_csv(path: &Path, text: &str, stem: &str) -> Result<Series> {
             latency: latency_cells(record, &header_record).map_err(|problem| {
                 anyhow::anyhow!("'{}' line {line}: {problem}", path.display())
             })?,
+            // The CSV has no timeline: the JSON keeps it.
+            intervals: Vec::new(),
         });
     }
     // A file whose writer was stopped mid-line: "18,1" where the line was "18,11.7".

@@ -523,6 +523,7 @@ mod tests {
                     ));
                 }
                 Point {
+                    intervals: Vec::new(),
                     workers,
                     raw: throughput * (1.0 + noise * (next() - 0.5)),
                     delivered: None,

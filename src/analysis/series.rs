@@ -43,6 +43,9 @@ pub struct Point {
     /// Response times at this level: each statement's, or each job's time.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub latency: Option<crate::latency::Latency>,
+    /// The level's timeline (a run's JSON only): rate and percentiles per interval.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub intervals: Vec<crate::latency::IntervalFigures>,
 }
 
 /// What the SLOB method measures beside the rate: how the buffer cache served the level.

@@ -17,7 +17,7 @@ use super::noise::noise;
 use super::scaling::{Knee, knee, saturation, smt_yield, time_per_work};
 use super::segments::{self, bic};
 use super::series::{Job, Measure, Point, Series};
-use crate::latency::Objective;
+use crate::latency::{Objective, timeline_warnings};
 
 pub fn analyse(series: Vec<Series>) -> Analysis {
     let open_loop: Vec<OpenLoopSeries> = series.iter().filter_map(OpenLoopSeries::of).collect();
@@ -26,6 +26,11 @@ pub fn analyse(series: Vec<Series>) -> Analysis {
         .into_iter()
         .filter(|one| {
             if one.points.is_empty() {
+                notes.extend(
+                    timeline_warnings_of(one)
+                        .into_iter()
+                        .map(|warning| format!("{}: {warning}", one.name)),
+                );
                 notes.push(format!(
                     "{}: measured at set rates only (--rate): no capacity, knee or scaling figures, which need closed-loop levels (run without --rate, or with shares such as --rate 50%,90%, which measure one first)",
                     one.name
@@ -238,6 +243,37 @@ fn analyse_series(series: Series) -> SeriesAnalysis {
     };
     analysed.warnings = series_warnings(&analysed);
     analysed
+        .warnings
+        .extend(timeline_warnings_of(&analysed.series));
+    analysed
+}
+
+/// What each level's timeline shows (a warm-up, stalls), as the run warned of it live.
+fn timeline_warnings_of(series: &Series) -> Vec<String> {
+    series
+        .points
+        .iter()
+        .chain(&series.paced)
+        .flat_map(|point| {
+            let unit = point
+                .latency
+                .as_ref()
+                .map_or("responses".to_string(), |latency| {
+                    format!("{}s", latency.unit)
+                });
+            let at = match point.latency.as_ref().and_then(|latency| latency.rate) {
+                Some(rate) => format!(
+                    "{} at {}/s",
+                    crate::format::workers_text(point.workers),
+                    crate::format::significant(rate.target_per_s)
+                ),
+                None => crate::format::workers_text(point.workers),
+            };
+            timeline_warnings(&point.intervals, &unit)
+                .into_iter()
+                .map(move |warning| format!("{at}: {warning}"))
+        })
+        .collect()
 }
 
 fn fit_series(series: &Series, knee: Option<&Knee>) -> Fits {

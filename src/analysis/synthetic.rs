@@ -91,6 +91,7 @@ fn point(workers: usize, raw: f64) -> Point {
     Point {
         delivered: None,
         cache: None,
+        intervals: Vec::new(),
         workers,
         raw,
         cv: None,

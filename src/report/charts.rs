@@ -44,6 +44,8 @@ pub struct Figure {
     pub y_at_least: f64,
     /// Names for x = 1, 2, ... (the fleet's hosts) instead of numbers.
     pub x_names: Vec<String>,
+    /// Decimals of the x-axis labels: 0 for worker counts, more for seconds.
+    pub x_decimals: usize,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -121,7 +123,101 @@ pub fn figures(analysis: &Analysis) -> Vec<Figure> {
         })
         .chain(analysis.fleet.iter().flat_map(fleet_figures))
         .chain(open_loop_figure(analysis))
+        .chain(
+            analysis
+                .series
+                .iter()
+                .enumerate()
+                .take(MAX_SERIES_IN_FIGURES)
+                .flat_map(|(index, series)| timeline_figures(index, series)),
+        )
         .collect()
+}
+
+/// The rate and p99 of each interval of a series' largest level and its knee level, over
+/// the measured window: a warm-up or a stall (a checkpoint) shows as a step or a dip.
+fn timeline_figures(index: usize, series: &SeriesAnalysis) -> Vec<Figure> {
+    let largest = series
+        .series
+        .points
+        .iter()
+        .max_by_key(|point| point.workers);
+    let knee = series
+        .knee
+        .as_ref()
+        .and_then(|knee| series.series.point(knee.workers));
+    let mut shown: Vec<(&crate::analysis::series::Point, &str)> = Vec::new();
+    for (point, role) in [(largest, "largest"), (knee, "knee")] {
+        if let Some(point) = point.filter(|point| point.intervals.len() >= 2)
+            && !shown.iter().any(|(seen, _)| seen.workers == point.workers)
+        {
+            shown.push((point, role));
+        }
+    }
+    if shown.is_empty() {
+        return Vec::new();
+    }
+    let unit = shown[0]
+        .0
+        .latency
+        .as_ref()
+        .map_or("responses".to_string(), |latency| {
+            format!("{}s", latency.unit)
+        });
+    let lines = |pick: &dyn Fn(&crate::latency::IntervalFigures) -> Option<f64>| -> Vec<Line> {
+        shown
+            .iter()
+            .enumerate()
+            .map(|(color, (point, role))| Line {
+                label: format!("{} ({role})", crate::format::workers_text(point.workers)),
+                color,
+                points: point
+                    .intervals
+                    .iter()
+                    .filter(|interval| interval.length_s > 0.0)
+                    .filter_map(|interval| {
+                        Some((interval.start_s + interval.length_s / 2.0, pick(interval)?))
+                    })
+                    .collect(),
+                style: LineStyle::Measured,
+                bars: Vec::new(),
+            })
+            .collect()
+    };
+    let window = shown
+        .iter()
+        .flat_map(|(point, _)| point.intervals.iter())
+        .map(|interval| interval.start_s + interval.length_s)
+        .fold(0.0, f64::max);
+    let figure = |slug: &str, title: String, caption: String, y_label: String, lines| Figure {
+        slug: format!("{slug}_{}", index + 1),
+        title,
+        caption,
+        x_label: "seconds into the measured window".to_string(),
+        y_label,
+        lines,
+        markers: Vec::new(),
+        legend: LegendCorner::LowerRight,
+        y_at_least: 0.0,
+        x_names: Vec::new(),
+        x_decimals: if window < 10.0 { 1 } else { 0 },
+    };
+    vec![
+        figure(
+            "fig_timeline_rate",
+            format!("{} - {unit} per second over the level", series.name()),
+            "Each interval's rate (--interval) of the largest level and the knee level, every batch's same interval together: a rise at the start is a warm-up (--warmup leaves it out), a dip a stall; the warnings name those beyond the noise".to_string(),
+            format!("{unit} per second"),
+            lines(&|interval| Some(interval.rate_per_s)),
+        ),
+        figure(
+            "fig_timeline_p99",
+            format!("{} - p99 over the level", series.name()),
+            "Each interval's p99 response time, for the same levels: a stall shows as a spike".to_string(),
+            "p99 response time (ms)".to_string(),
+            lines(&|interval| interval.p99_ms),
+        ),
+    ]
 }
 
 /// p99 against the rate sent, a line per series and worker count, for the open-loop levels
@@ -165,6 +261,7 @@ fn open_loop_figure(analysis: &Analysis) -> Option<Figure> {
         legend: LegendCorner::UpperLeft,
         y_at_least: 0.0,
         x_names: Vec::new(),
+        x_decimals: 0,
     })
 }
 
@@ -225,6 +322,7 @@ fn fleet_figures(fleet: &Fleet) -> Vec<Figure> {
             legend: LegendCorner::LowerRight,
             y_at_least: 1.2,
             x_names: compared.iter().map(|(_, host)| host.host.clone()).collect(),
+            x_decimals: 0,
         });
     }
     if !fleet.histories.is_empty() {
@@ -269,6 +367,7 @@ fn fleet_figures(fleet: &Fleet) -> Vec<Figure> {
             legend: LegendCorner::LowerRight,
             y_at_least: 1.2,
             x_names: Vec::new(),
+            x_decimals: 0,
         });
     }
     figures
@@ -370,6 +469,7 @@ fn group_figures(
         title,
         caption: format!("{caption} {marker_note}"),
         x_label: "concurrent workers".to_string(),
+        x_decimals: 0,
         y_label,
         lines,
         markers: markers
@@ -594,6 +694,7 @@ fn ratio_figure(
         legend: LegendCorner::UpperRight,
         y_at_least: 1.2,
         x_names: Vec::new(),
+        x_decimals: 0,
     })
 }
 
@@ -782,7 +883,9 @@ where
             let index = x.round();
             match figure.x_names.get((index as usize).wrapping_sub(1)) {
                 Some(name) if (x - index).abs() < 1e-6 => name.clone(),
-                _ if figure.x_names.is_empty() => format!("{x:.0}"),
+                _ if figure.x_names.is_empty() => {
+                    format!("{x:.decimals$}", decimals = figure.x_decimals)
+                }
                 _ => String::new(),
             }
         })
@@ -963,7 +1066,73 @@ fn clip_to_height(points: &[(f64, f64)], top: f64) -> Vec<(f64, f64)> {
 
 #[cfg(test)]
 mod tests {
-    use super::clip_to_height;
+    use super::*;
+    use crate::analysis::study::analyse;
+    use crate::latency::IntervalFigures;
+
+    /// A level's timeline: 1 s intervals at `rate`, one of them (`stall`) at a tenth.
+    fn timeline(rate: f64, intervals: usize, stall: usize) -> Vec<IntervalFigures> {
+        (0..intervals)
+            .map(|index| {
+                let rate = if index == stall { rate / 10.0 } else { rate };
+                IntervalFigures {
+                    start_s: index as f64,
+                    length_s: 1.0,
+                    responses: rate as u64,
+                    rate_per_s: rate,
+                    p50_ms: Some(1.0),
+                    p99_ms: Some(if index == stall { 900.0 } else { 2.0 }),
+                }
+            })
+            .collect()
+    }
+
+    #[test]
+    fn the_largest_level_gets_a_timeline_and_its_stall_a_warning() {
+        let mut series =
+            crate::analysis::synthetic::measured_job_times(&[10.0, 10.0, 10.5, 14.0], None);
+        series.points[3].intervals = timeline(400.0, 12, 7);
+        series.points[1].intervals = timeline(200.0, 12, 99);
+        let analysis = analyse(vec![series]);
+        let warnings = analysis.series[0].warnings.join("\n");
+        assert!(
+            warnings.contains("4 workers: a stall at 7-8 s"),
+            "{warnings}"
+        );
+        assert!(!warnings.contains("2 workers: a stall"), "{warnings}");
+        let figures = figures(&analysis);
+        let rate = figures
+            .iter()
+            .find(|figure| figure.slug == "fig_timeline_rate_1")
+            .expect("a rate timeline");
+        assert_eq!(rate.lines[0].label, "4 workers (largest)");
+        assert_eq!(rate.lines[0].points.len(), 12);
+        assert!((rate.lines[0].points[7].1 - 40.0).abs() < 1e-9);
+        assert_eq!(rate.x_decimals, 0);
+        let p99 = figures
+            .iter()
+            .find(|figure| figure.slug == "fig_timeline_p99_1")
+            .expect("a p99 timeline");
+        assert_eq!(p99.lines[0].points[7].1, 900.0);
+        assert!(render_svg(rate).unwrap().contains("4 workers (largest)"));
+        // A series without timelines (a CSV, another tool's file) gets none.
+        let plain = analyse(vec![crate::analysis::synthetic::measured_job_times(
+            &[10.0, 10.0],
+            None,
+        )]);
+        assert!(
+            figures_of(&plain)
+                .iter()
+                .all(|slug| !slug.starts_with("fig_timeline"))
+        );
+    }
+
+    fn figures_of(analysis: &Analysis) -> Vec<String> {
+        figures(analysis)
+            .into_iter()
+            .map(|figure| figure.slug)
+            .collect()
+    }
 
     #[test]
     fn lines_leaving_the_top_end_on_the_border() {

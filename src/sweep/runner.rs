@@ -304,9 +304,13 @@ pub fn measure_level(
         .and_then(|sessions| sessions.intervals.as_ref())
         .map(|intervals| intervals.figures(level.batches))
         .unwrap_or_default();
-    level
-        .warnings
-        .extend(timeline_warnings(&level.intervals, &unit));
+    // The intervals count responses (statements), not the workload's unit of merit.
+    if let Some(sessions) = &latency {
+        level.warnings.extend(timeline_warnings(
+            &level.intervals,
+            &format!("{}s", sessions.unit),
+        ));
+    }
     level.latency = match latency {
         Some(sessions) => sessions.figures(level.elapsed_s),
         // Fixed work without sessions' own records: each job is one response.
