@@ -58,6 +58,12 @@ pub fn compare(group: &[&SeriesAnalysis]) -> Comparison {
     // Without any estimate, the first series given leads the speed comparison.
     let leader = ranked.first().copied().unwrap_or(0);
     Comparison {
+        p99_at_loads: super::latency::p99_at_common_loads(
+            &group
+                .iter()
+                .map(|series| &series.series)
+                .collect::<Vec<_>>(),
+        ),
         unit: group[0].capacity_unit.clone(),
         baseline: rows[0].name.clone(),
         ranking: ranked

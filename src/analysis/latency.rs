@@ -298,6 +298,81 @@ pub fn slo_comparison(verdicts: &[&SloVerdict], objective: &Objective) -> Vec<St
         .collect()
 }
 
+/// p99 of several series at the worker counts they all measured: the tail latency of one
+/// server against another's at the same load.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LatencyAtLoads {
+    pub series: Vec<String>,
+    /// Worker counts, and each series' p99 there in milliseconds (in `series` order).
+    pub rows: Vec<(usize, Vec<f64>)>,
+}
+
+impl LatencyAtLoads {
+    /// "at 16 workers, the largest load all measured, p99 is 1.2 ms on A against 2.0 ms on B
+    /// (0.60x)": the first series against each other, at the largest common load.
+    pub fn sentences(&self) -> Vec<String> {
+        let Some((workers, p99)) = self.rows.last() else {
+            return Vec::new();
+        };
+        let first = &self.series[0];
+        self.series
+            .iter()
+            .zip(p99)
+            .skip(1)
+            .filter(|(_, other)| **other > 0.0)
+            .map(|(name, other)| {
+                format!(
+                    "at {}, the largest load all measured, p99 is {} ms on {first} against {} ms on {name} ({:.2}x)",
+                    crate::format::workers_text(*workers),
+                    significant(p99[0]),
+                    significant(*other),
+                    p99[0] / other
+                )
+            })
+            .collect()
+    }
+}
+
+/// The series' p99 at each worker count all of them measured closed-loop with enough
+/// statements to read it; None with fewer than two such series or no common load.
+pub fn p99_at_common_loads(series: &[&Series]) -> Option<LatencyAtLoads> {
+    let timed: Vec<(&Series, Vec<(&Point, &Latency)>)> = series
+        .iter()
+        .map(|one| {
+            let levels = readable(one, Percentile::P99)
+                .into_iter()
+                .filter(|(_, latency)| latency.measured_from == MeasuredFrom::Send)
+                .collect::<Vec<_>>();
+            (*one, levels)
+        })
+        .filter(|(_, levels)| !levels.is_empty())
+        .collect();
+    if timed.len() < 2 {
+        return None;
+    }
+    let rows: Vec<(usize, Vec<f64>)> = timed[0]
+        .1
+        .iter()
+        .map(|(point, _)| point.workers)
+        .filter_map(|workers| {
+            let p99: Option<Vec<f64>> = timed
+                .iter()
+                .map(|(_, levels)| {
+                    levels
+                        .iter()
+                        .find(|(point, _)| point.workers == workers)
+                        .map(|(_, latency)| latency.response.p99_ms)
+                })
+                .collect();
+            Some((workers, p99?))
+        })
+        .collect();
+    (!rows.is_empty()).then(|| LatencyAtLoads {
+        series: timed.iter().map(|(one, _)| one.name.clone()).collect(),
+        rows,
+    })
+}
+
 /// One open-loop level (`--rate`): a worker count, the rate asked of it, and the response
 /// times it gave, counted from when each statement was due.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -708,6 +783,47 @@ mod tests {
         let verdict = kept_all.verdict(&lenient);
         assert!(verdict.beyond_largest, "{verdict:?}");
         assert!(verdict.sentence(&lenient).contains("ask higher rates"));
+    }
+
+    #[test]
+    fn p99_is_compared_at_the_loads_both_series_measured() {
+        for (noise, seed) in [(0.0, 1), (0.05, 2), (0.15, 3)] {
+            let small = closed_loop("small", 8.0, 2.0, noise, seed);
+            let mut large = closed_loop("large", 16.0, 2.0, noise, seed + 10);
+            // A level the other did not measure is no common load.
+            large.points.retain(|point| point.workers != 4);
+            let loads = p99_at_common_loads(&[&small, &large]).unwrap();
+            assert_eq!(loads.series, vec!["small", "large"]);
+            let counts: Vec<usize> = loads.rows.iter().map(|(workers, _)| *workers).collect();
+            assert_eq!(counts, vec![1, 2, 8, 16, 32]);
+            // At 32 sessions: mean 32 x 2 ms / 8 = 8 ms against 4 ms, so p99 twice as long.
+            let (_, at_32) = loads.rows.last().unwrap();
+            let ratio = at_32[0] / at_32[1];
+            assert!((ratio - 2.0).abs() < 0.2, "noise {noise}: {ratio}");
+            let sentences = loads.sentences();
+            assert_eq!(sentences.len(), 1);
+            assert!(
+                sentences[0].starts_with("at 32 workers, the largest load all measured, p99 is"),
+                "{}",
+                sentences[0]
+            );
+            // One timed series compares with nothing.
+            let mut untimed = closed_loop("untimed", 8.0, 2.0, noise, seed);
+            untimed
+                .points
+                .iter_mut()
+                .for_each(|point| point.latency = None);
+            assert_eq!(p99_at_common_loads(&[&small, &untimed]), None);
+        }
+        let analysis = analyse(vec![
+            closed_loop("small", 8.0, 2.0, 0.0, 1),
+            closed_loop("large", 16.0, 2.0, 0.0, 1),
+        ]);
+        let findings = analysis.findings.join("\n");
+        assert!(
+            findings.contains("At 32 workers, the largest load all measured, p99 is"),
+            "{findings}"
+        );
     }
 
     #[test]

@@ -187,6 +187,10 @@ pub struct Comparison {
     pub ranking: Vec<String>,
     /// The leader (first in the ranking) against each other series: what the findings say.
     pub leader_against: Vec<Versus>,
+    /// p99 of the statements at the loads every series measured (closed loop, each level
+    /// with enough statements to read it); absent unless two series timed statements.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub p99_at_loads: Option<super::latency::LatencyAtLoads>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

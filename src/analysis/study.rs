@@ -80,6 +80,13 @@ pub fn analyse(series: Vec<Series>) -> Analysis {
         let bend = series.latency_bend.as_ref()?;
         Some(format!("{}: {}.", series.name(), bend.sentence()))
     }));
+    all_findings.extend(
+        comparisons
+            .iter()
+            .filter_map(|comparison| comparison.p99_at_loads.as_ref())
+            .flat_map(|loads| loads.sentences())
+            .map(|sentence| format!("{}{}.", sentence[..1].to_uppercase(), &sentence[1..])),
+    );
     all_findings.extend(open_loop.iter().filter_map(OpenLoopSeries::finding));
     all_findings.truncate(MAX_FINDINGS);
     Analysis {

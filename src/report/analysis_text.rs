@@ -6,7 +6,7 @@ use super::run_table::{TERMINAL_COLUMNS, wrap};
 use super::table;
 use super::tables::{
     Table, comparison_table, fits_table, fleet_table, history_table, latency_table,
-    open_loop_table, series_table, slo_table,
+    open_loop_table, p99_at_loads_table, series_table, slo_table,
 };
 use crate::analysis::model::Analysis;
 
@@ -19,6 +19,7 @@ pub fn render(analysis: &Analysis, wide: bool) -> String {
     tables.push(series_table(analysis));
     tables.push(slo_table(analysis));
     tables.extend(analysis.comparisons.iter().map(comparison_table));
+    tables.extend(analysis.comparisons.iter().map(p99_at_loads_table));
     // Statements' response times (a job's time is in the series table already).
     tables.extend(
         analysis

@@ -6,8 +6,8 @@ use anyhow::Result;
 use super::charts::{HEIGHT, WIDTH, figures, render_svg};
 use super::tables::{
     Table, cache_table, comparison_table, fits_table, fleet_table, history_levels_table,
-    history_table, latency_table, levels_table, open_loop_table, provenance_table, series_table,
-    slo_table,
+    history_table, latency_table, levels_table, open_loop_table, p99_at_loads_table,
+    provenance_table, series_table, slo_table,
 };
 use crate::analysis::model::Analysis;
 
@@ -84,6 +84,10 @@ pub fn render(analysis: &Analysis) -> Result<String> {
     }
     for comparison in &analysis.comparisons {
         body.push_str(&html_table(&comparison_table(comparison)));
+        let p99 = p99_at_loads_table(comparison);
+        if !p99.rows.is_empty() {
+            body.push_str(&html_table(&p99));
+        }
     }
     body.push_str(&html_table(&fits_table(analysis)));
     for series in &analysis.series {

@@ -3,8 +3,8 @@
 use super::charts;
 use super::tables::{
     Table, cache_table, comparison_table, fits_table, fleet_table, history_levels_table,
-    history_table, latency_table, levels_table, open_loop_table, provenance_table, series_table,
-    slo_table,
+    history_table, latency_table, levels_table, open_loop_table, p99_at_loads_table,
+    provenance_table, series_table, slo_table,
 };
 use crate::analysis::model::Analysis;
 
@@ -66,6 +66,7 @@ pub fn render(analysis: &Analysis, figures: Option<&str>) -> String {
     tables.push(series_table(analysis));
     tables.push(slo_table(analysis));
     tables.extend(analysis.comparisons.iter().map(comparison_table));
+    tables.extend(analysis.comparisons.iter().map(p99_at_loads_table));
     tables.push(fits_table(analysis));
     tables.extend(analysis.series.iter().map(levels_table));
     tables.extend(analysis.series.iter().map(cache_table));

@@ -329,6 +329,34 @@ fn response_headers() -> Vec<String> {
     ])
 }
 
+/// p99 of the series compared at the loads they all measured.
+pub fn p99_at_loads_table(comparison: &Comparison) -> Table {
+    let Some(loads) = &comparison.p99_at_loads else {
+        return Table {
+            title: String::new(),
+            headers: Vec::new(),
+            rows: Vec::new(),
+            drop_first: Vec::new(),
+        };
+    };
+    let mut headers = cells(["workers"]);
+    headers.extend(loads.series.iter().map(|name| format!("{name} p99 ms")));
+    Table {
+        title: "p99 response time at the loads every series measured".to_string(),
+        headers,
+        rows: loads
+            .rows
+            .iter()
+            .map(|(workers, p99)| {
+                std::iter::once(workers.to_string())
+                    .chain(p99.iter().map(|value| significant(*value)))
+                    .collect()
+            })
+            .collect(),
+        drop_first: Vec::new(),
+    }
+}
+
 /// A series' open-loop levels (`--rate`): each worker count at each rate asked, with what
 /// was sent and the response times counted from when each statement was due.
 pub fn open_loop_table(open: &OpenLoopSeries) -> Table {
