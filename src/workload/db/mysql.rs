@@ -576,11 +576,26 @@ impl Database for MySql {
         } else {
             None
         };
+        // InnoDB's purge reads pages in the background after every committed update (the
+        // undo update's too), and other sessions may run: each execution waits until the
+        // counter stands still for a moment, at most a second, so their reads are not its own.
+        let settle = |connection: &mut Conn| -> Result<()> {
+            let deadline = std::time::Instant::now() + SETTLE_AT_MOST;
+            loop {
+                let before = requests(connection)?;
+                std::thread::sleep(SETTLE_QUIET);
+                let quiet = requests(connection)? - before <= reading;
+                if quiet || std::time::Instant::now() >= deadline {
+                    return Ok(());
+                }
+            }
+        };
         let mut samples = Vec::new();
         for first_key in sample_keys(rows, work_unit) {
             let last_key = first_key + work_unit;
             let mut least = f64::MAX;
             for _ in 0..SAMPLE_REPEATS {
+                settle(&mut connection)?;
                 let before = requests(&mut connection)?;
                 connection
                     .exec_drop(&statement, (first_key, last_key))
@@ -815,6 +830,11 @@ fn statement_sql(table: &str, update: bool) -> String {
 
 /// Executions of each sample statement: the least count is its own.
 const SAMPLE_REPEATS: usize = 3;
+/// Before each, the buffer pool's counter must stand still this long (no purge, no other
+/// session reading)...
+const SETTLE_QUIET: std::time::Duration = std::time::Duration::from_millis(20);
+/// ...waiting at most this long.
+const SETTLE_AT_MOST: std::time::Duration = std::time::Duration::from_secs(1);
 
 impl MySqlSession {
     fn prepared(&mut self, schema: u64, update: bool) -> Result<Statement> {
