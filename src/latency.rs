@@ -430,6 +430,14 @@ pub struct SessionLatency {
     pub intervals: Option<Intervals>,
 }
 
+/// The width of a window's intervals: `--interval`, widened so that a window holds at most
+/// `MOST_INTERVALS`.
+pub fn interval_width(width: Duration, window: Duration) -> Duration {
+    width
+        .max(window / MOST_INTERVALS as u32)
+        .max(Duration::from_millis(1))
+}
+
 /// Responses by the interval of its window they were answered in: the i-th interval of every
 /// batch goes to slot i (one batch, the usual long run: the level's timeline).
 #[derive(Debug, Clone)]
@@ -444,9 +452,7 @@ impl Intervals {
     /// Slots for a window of `window` at `width` each, at most `MOST_INTERVALS` (wider
     /// intervals beyond), each histogram coarse (2 significant digits: a timeline's grain).
     pub fn new(width: Duration, window: Duration) -> Self {
-        let width = width
-            .max(window / MOST_INTERVALS as u32)
-            .max(Duration::from_millis(1));
+        let width = interval_width(width, window);
         let count = (window.as_secs_f64() / width.as_secs_f64()).ceil().max(1.0) as usize;
         Self {
             width,
@@ -492,6 +498,8 @@ impl Intervals {
                     },
                     p50_ms: percentiles.map(|p| p.p50_ms),
                     p99_ms: percentiles.map(|p| p.p99_ms),
+                    server_lio_per_s: None,
+                    server_pio_per_s: None,
                 }
             })
             .collect()
@@ -517,6 +525,12 @@ pub struct IntervalFigures {
     pub rate_per_s: f64,
     pub p50_ms: Option<f64>,
     pub p99_ms: Option<f64>,
+    /// The server's own logical and physical reads per second in the interval (db levels:
+    /// the database's counters, read by a thread of their own at each interval's edge).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server_lio_per_s: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server_pio_per_s: Option<f64>,
 }
 
 /// What a level's timeline shows beyond its noise: a warm-up (its first intervals off the
@@ -984,6 +998,8 @@ mod tests {
                 rate_per_s: rate,
                 p50_ms: Some(1.0),
                 p99_ms: Some(2.0),
+                server_lio_per_s: None,
+                server_pio_per_s: None,
             })
             .collect()
     }

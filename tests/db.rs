@@ -1354,3 +1354,59 @@ fn rate_steps_on_both_servers() {
         rate_steps_give_a_latency_throughput_curve(&url);
     }
 }
+
+/// A fixed-time level's timeline holds the database's own block reads per interval, read at
+/// each interval's edge: on MariaDB, whose counters are live, every interval's reads are its
+/// statements times the blocks each visits; on PostgreSQL, whose backends publish their
+/// counts at most once a second, 1 s intervals get none (they would swing by whole
+/// publications).
+fn the_timeline_has_the_servers_reads(url: &str, live: bool) {
+    setup(url);
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("timeline.json");
+    corescale()
+        .args(["run", "db", "--target", url, "-w", "1", "--pipeline", "1"])
+        .args([
+            "--duration",
+            "3s",
+            "--interval",
+            "1s",
+            "--repeat",
+            "1",
+            "-q",
+            "-o",
+        ])
+        .arg(&json)
+        .assert()
+        .success();
+    let document = read_json(&json);
+    let level = &document["levels"][0];
+    let intervals = level["intervals"].as_array().unwrap();
+    assert_eq!(intervals.len(), 3, "{level}");
+    let blocks = number(&level["workload_figures"], "blocks_per_statement");
+    for interval in intervals {
+        if !live {
+            assert!(interval["server_lio_per_s"].is_null(), "{interval}");
+            continue;
+        }
+        let server = interval["server_lio_per_s"].as_f64().unwrap();
+        let statements = interval["rate_per_s"].as_f64().unwrap();
+        let agreement = server / (statements * blocks);
+        assert!(
+            (0.9..=1.1).contains(&agreement),
+            "server {server} LIO/s against {statements} statements/s x {blocks}: {interval}"
+        );
+    }
+}
+
+#[test]
+fn the_timeline_has_the_servers_reads_where_they_are_live() {
+    let _server = exclusive();
+    for (variable, live) in [("CORESCALE_TEST_PG", false), ("CORESCALE_TEST_MYSQL", true)] {
+        let Some(url) = server(variable) else {
+            continue;
+        };
+        let _torn_down = TornDown(url.clone());
+        the_timeline_has_the_servers_reads(&url, live);
+    }
+}

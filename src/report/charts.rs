@@ -202,7 +202,10 @@ fn timeline_figures(index: usize, series: &SeriesAnalysis) -> Vec<Figure> {
         x_names: Vec::new(),
         x_decimals: if window < 10.0 { 1 } else { 0 },
     };
-    vec![
+    let server = shown
+        .iter()
+        .any(|(point, _)| point.intervals.iter().any(|i| i.server_lio_per_s.is_some()));
+    let mut figures = vec![
         figure(
             "fig_timeline_rate",
             format!("{} - {unit} per second over the level", series.name()),
@@ -217,7 +220,17 @@ fn timeline_figures(index: usize, series: &SeriesAnalysis) -> Vec<Figure> {
             "p99 response time (ms)".to_string(),
             lines(&|interval| interval.p99_ms),
         ),
-    ]
+    ];
+    if server {
+        figures.push(figure(
+            "fig_timeline_server",
+            format!("{} - the database's logical reads over the level", series.name()),
+            "The database's own count of blocks read per second in each interval (its counters read at each interval's edge), for the same levels: a dip with the statements' rate is the server's; one without, the client's".to_string(),
+            "blocks read per second (server's count)".to_string(),
+            lines(&|interval| interval.server_lio_per_s),
+        ));
+    }
+    figures
 }
 
 /// p99 against the rate sent, a line per series and worker count, for the open-loop levels
@@ -1082,6 +1095,8 @@ mod tests {
                     rate_per_s: rate,
                     p50_ms: Some(1.0),
                     p99_ms: Some(if index == stall { 900.0 } else { 2.0 }),
+                    server_lio_per_s: None,
+                    server_pio_per_s: None,
                 }
             })
             .collect()

@@ -27,10 +27,14 @@ use crate::host::interference::{CpuTicks, Interference, LevelLoad, judge};
 use crate::host::os_stats::{RunQueueSampler, StatSnapshot};
 use crate::host::pinning::{current_cpu, pin_current_thread};
 use crate::host::sysfs::FsRoot;
-use crate::latency::{Latency, SessionLatency, timeline_warnings};
+use crate::latency::{IntervalFigures, Latency, SessionLatency, interval_width, timeline_warnings};
 use crate::result::summary::job_variation;
 use crate::result::{Level, LevelSummary, RunMode, Sample};
-use crate::workload::{LevelTotals, SessionCounts, WorkerJob, Workload};
+use crate::workload::{LevelTotals, ServerCounts, SessionCounts, WorkerJob, Workload};
+
+/// An interval gets the server's counts when it is at least this many times as long as the
+/// server takes to publish them: within 10%, then.
+const SERVER_GRAINS_PER_INTERVAL: u32 = 10;
 
 /// Shortest level whose interference is judged: 100 CPU ticks on two CPUs.
 const JUDGED_FROM_S: f64 = 0.5;
@@ -106,6 +110,15 @@ pub fn measure_level(
     let mut load: Option<OtherLoad> = None;
 
     let gate = Gate::default();
+    // A fixed-time level of a workload with a server: its counts at each interval's edge.
+    // Asked once here, so workloads without a server start no thread beside their workers.
+    let server_window = settings
+        .duration
+        .map(|window| (interval_width(settings.interval, window), window))
+        .filter(|(width, _)| *width >= SERVER_GRAINS_PER_INTERVAL * workload.server_counts_grain())
+        .filter(|_| workload.server_counts().is_some());
+    let sampler_stop = AtomicBool::new(false);
+    let mut server_windows: Vec<Vec<Option<ServerCounts>>> = Vec::new();
     // Read-only for the workers: each dates its own job from it.
     let epoch = Instant::now();
     let unit = workload.info().unit;
@@ -192,7 +205,18 @@ pub fn measure_level(
         let mut precision_reached = None;
         loop {
             start.wait();
+            // Not a worker: reads the server's counters from a thread of its own, while the
+            // workers' timed window runs.
+            let sampler = server_window.map(|(width, window)| {
+                let stop = &sampler_stop;
+                scope.spawn(move || sample_server(workload, width, window, stop))
+            });
             end.wait();
+            sampler_stop.store(true, Ordering::SeqCst);
+            if let Some(readings) = sampler.and_then(|sampler| sampler.join().ok()) {
+                server_windows.push(readings);
+            }
+            sampler_stop.store(false, Ordering::SeqCst);
             batches += 1;
             samples.extend(samples_received.try_iter());
             failure = take_notes(&notes, &mut collected);
@@ -304,6 +328,7 @@ pub fn measure_level(
         .and_then(|sessions| sessions.intervals.as_ref())
         .map(|intervals| intervals.figures(level.batches))
         .unwrap_or_default();
+    add_server_rates(&mut level.intervals, &server_windows);
     // The intervals count responses (statements), not the workload's unit of merit.
     if let Some(sessions) = &latency {
         level.warnings.extend(timeline_warnings(
@@ -340,6 +365,61 @@ pub fn measure_level(
         counter_problem,
         pin_problems,
     }))
+}
+
+/// The server's counts at each interval's edge of one window (0, width, 2 width, ...,
+/// window), read from the sampler's own thread; cut short with one last reading when the
+/// batch ends early. Empty for a workload without a server.
+fn sample_server(
+    workload: &dyn Workload,
+    width: Duration,
+    window: Duration,
+    stop: &AtomicBool,
+) -> Vec<Option<ServerCounts>> {
+    let began = Instant::now();
+    let edges = (window.as_secs_f64() / width.as_secs_f64()).ceil() as u32;
+    let mut readings = Vec::with_capacity(edges as usize + 1);
+    for edge in 0..=edges {
+        let due = (width * edge).min(window);
+        let ended = loop {
+            let ended = stop.load(Ordering::SeqCst);
+            let now = began.elapsed();
+            if ended || now >= due {
+                break ended;
+            }
+            std::thread::sleep((due - now).min(Duration::from_millis(20)));
+        };
+        match workload.server_counts() {
+            None => return Vec::new(),
+            Some(reading) => readings.push(reading.ok()),
+        }
+        if ended {
+            break;
+        }
+    }
+    readings
+}
+
+/// Each interval's server reads per second, from the counts at its edges in every window
+/// (`sample_server`); left out where a reading failed or a window ended before the edge.
+fn add_server_rates(intervals: &mut [IntervalFigures], windows: &[Vec<Option<ServerCounts>>]) {
+    for (index, interval) in intervals.iter_mut().enumerate() {
+        let deltas: Option<Vec<(f64, f64)>> = windows
+            .iter()
+            .map(|readings| {
+                let (start, end) = (
+                    readings.get(index)?.as_ref()?,
+                    readings.get(index + 1)?.as_ref()?,
+                );
+                Some((end.lio - start.lio, end.pio - start.pio))
+            })
+            .collect();
+        let seconds = interval.length_s * windows.len() as f64;
+        if let Some(deltas) = deltas.filter(|deltas| !deltas.is_empty() && seconds > 0.0) {
+            interval.server_lio_per_s = Some(deltas.iter().map(|d| d.0).sum::<f64>() / seconds);
+            interval.server_pio_per_s = Some(deltas.iter().map(|d| d.1).sum::<f64>() / seconds);
+        }
+    }
 }
 
 /// The last batch in a few words: its median job time, or its total and per-worker rates

@@ -221,6 +221,13 @@ impl LevelFigures {
     }
 }
 
+/// A server's running counts of blocks read: logical (whether cached or not) and physical.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ServerCounts {
+    pub lio: f64,
+    pub pio: f64,
+}
+
 /// What the runner measured over a level, for workloads that derive figures from it.
 #[derive(Debug, Clone, Copy)]
 pub struct LevelTotals {
@@ -275,6 +282,20 @@ pub trait Workload: Send + Sync {
     /// and up to one runnable thread per worker are part of the load, not interference.
     fn local_server(&self) -> bool {
         false
+    }
+
+    /// The server's running counts (db: the database's logical and physical reads), read
+    /// at each interval's edge during a fixed-time level for its timeline; None where the
+    /// workload has no server.
+    fn server_counts(&self) -> Option<Result<ServerCounts>> {
+        None
+    }
+
+    /// How far behind the work `server_counts` may be (see `Database::counters_grain`): an
+    /// interval shorter than ten times this gets no server figures, which would swing by
+    /// whole publications.
+    fn server_counts_grain(&self) -> std::time::Duration {
+        std::time::Duration::ZERO
     }
 
     /// Called on the main thread just before a level's first batch.

@@ -194,6 +194,11 @@ pub trait Database: Send + Sync {
     }
     fn open_session(&self) -> Result<Box<dyn DbSession>>;
     fn counters(&self) -> Result<DbCounters>;
+    /// How far behind the sessions' work `counters` may be: the period at which the server
+    /// publishes what its sessions did (PostgreSQL's backends, at most once a second).
+    fn counters_grain(&self) -> std::time::Duration {
+        std::time::Duration::ZERO
+    }
     /// Blocks one statement over `work_unit` keys visits, by the database's own per-statement
     /// instrumentation (EXPLAIN ANALYZE BUFFERS, ANALYZE FORMAT=JSON).
     fn blocks_per_statement(

@@ -192,6 +192,21 @@ impl Workload for DbWorkload {
         Ok(Box::new(CachePadded::new(session)))
     }
 
+    fn server_counts(&self) -> Option<Result<crate::workload::ServerCounts>> {
+        Some(
+            self.database
+                .counters()
+                .map(|counters| crate::workload::ServerCounts {
+                    lio: counters.lio,
+                    pio: counters.pio,
+                }),
+        )
+    }
+
+    fn server_counts_grain(&self) -> Duration {
+        self.database.counters_grain()
+    }
+
     fn offered_rates(&self) -> Vec<crate::latency::OfferedRate> {
         self.options.rates.clone()
     }

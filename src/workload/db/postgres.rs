@@ -431,6 +431,11 @@ impl Database for Postgres {
         })
     }
 
+    fn counters_grain(&self) -> std::time::Duration {
+        // PGSTAT_MIN_INTERVAL: a backend publishes its counts at most once a second.
+        std::time::Duration::from_secs(1)
+    }
+
     fn counters(&self) -> Result<DbCounters> {
         let rows = self.on_monitor(|monitor| {
             monitor.query(
