@@ -98,6 +98,11 @@ pub struct DbArgs {
           value_parser = crate::values::parse_latency_limit)]
     pub latency_limit: Option<Duration>,
 
+    /// For benches/db_latency.rs only: leave out each statement's clock reads and histogram
+    /// (a closed loop then records no response times), to measure what they cost.
+    #[arg(long, hide = true, conflicts_with = "rate")]
+    pub no_response_times: bool,
+
     /// Keys changed by each update statement (default: the work unit).
     #[arg(long, value_name = "N", help_heading = "db (SLOB/pgio method on a real database)",
           value_parser = clap::value_parser!(u64).range(1..))]
@@ -157,6 +162,7 @@ impl DbArgs {
                 pipeline,
                 rates: self.rate.clone().map(|steps| steps.0).unwrap_or_default(),
                 rate: None,
+                record_latency: !self.no_response_times,
                 arrivals: self.arrivals,
                 latency_limit: self.latency_limit,
             },

@@ -59,6 +59,8 @@ pub struct DbOptions {
     pub rates: Vec<crate::latency::OfferedRate>,
     /// The level's rate, statements per second for all its sessions (None: closed loop).
     pub rate: Option<f64>,
+    /// Time every statement (false only to measure what that costs: benches/db_latency.rs).
+    pub record_latency: bool,
     pub arrivals: crate::latency::Arrivals,
     /// `--latency-limit`: statements answered later than this are counted.
     pub latency_limit: Option<Duration>,
@@ -486,6 +488,7 @@ mod tests {
             pipeline: 1,
             rates: Vec::new(),
             rate: None,
+            record_latency: true,
             arrivals: crate::latency::Arrivals::Uniform,
             latency_limit: None,
         };
