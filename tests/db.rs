@@ -1267,6 +1267,14 @@ fn rate_steps_give_a_latency_throughput_curve(url: &str) {
         // An open loop's throughput is the rate asked: no speedup.
         assert!(level["summary"]["speedup"].is_null(), "{level}");
     }
+    // Asked all the closed loop answered, statements queue: the curve rises.
+    let p99 = |level: &Value| level["latency"]["p99_ms"].as_f64().unwrap();
+    assert!(
+        p99(&levels[2]) > p99(&levels[1]),
+        "p99 {} ms at 50%, {} ms at 100%",
+        p99(&levels[1]),
+        p99(&levels[2])
+    );
     let analysis_of = |input: &std::path::Path| {
         let out = dir.path().join("analysis.json");
         corescale()

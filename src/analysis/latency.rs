@@ -62,6 +62,30 @@ fn readable(series: &Series, percentile: Percentile) -> Vec<(&Point, &Latency)> 
         .collect()
 }
 
+/// The range of a level's throughput over its timeline: `throughput` scaled by the slowest
+/// and fastest full interval's rate against their mean. None under 3 full intervals.
+fn interval_spread(
+    intervals: &[crate::latency::IntervalFigures],
+    throughput: f64,
+) -> Option<(f64, f64)> {
+    let width = intervals.first()?.length_s;
+    let rates: Vec<f64> = intervals
+        .iter()
+        .filter(|interval| interval.length_s >= width)
+        .map(|interval| interval.rate_per_s)
+        .collect();
+    let mean = rates.iter().sum::<f64>() / rates.len().max(1) as f64;
+    if rates.len() < 3 || mean <= 0.0 {
+        return None;
+    }
+    let (low, high) = rates
+        .iter()
+        .fold((f64::INFINITY, 0.0f64), |(low, high), &rate| {
+            (low.min(rate), high.max(rate))
+        });
+    Some((throughput * low / mean, throughput * high / mean))
+}
+
 /// Responses a level needs for `percentile` to be read: 10 beyond it (p99 from 1,000); one
 /// for the mean and the maximum.
 fn responses_needed(percentile: Percentile) -> f64 {
@@ -244,16 +268,20 @@ pub fn slo_verdict(series: &Series, objective: &Objective) -> SloVerdict {
     };
     verdict.workers = Some(point.workers);
     verdict.throughput = Some(series.capacity(point));
-    verdict.throughput_spread = point.spread.map(|(low, high)| {
-        let capacity = |raw: f64| {
-            series.capacity(&Point {
-                raw,
-                ..(*point).clone()
-            })
-        };
-        let (a, b) = (capacity(low), capacity(high));
-        (a.min(b), a.max(b))
-    });
+    // The batches' spread, else the level's own intervals' (a single long batch).
+    verdict.throughput_spread = point
+        .spread
+        .map(|(low, high)| {
+            let capacity = |raw: f64| {
+                series.capacity(&Point {
+                    raw,
+                    ..(*point).clone()
+                })
+            };
+            let (a, b) = (capacity(low), capacity(high));
+            (a.min(b), a.max(b))
+        })
+        .or_else(|| interval_spread(&point.intervals, series.capacity(point)));
     verdict.value_ms = Some(latency.response.at(objective.percentile));
     // Judged on every level measured, read or not: a larger level too thin to read, or one
     // that missed its rate, may have broken it.
@@ -385,6 +413,9 @@ pub struct PacedLevel {
     pub share: Option<f64>,
     pub sustained: bool,
     pub latency: Latency,
+    /// The level's timeline, for the spread of the rate sent.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub intervals: Vec<crate::latency::IntervalFigures>,
 }
 
 /// A series' open-loop levels: a latency-throughput curve per worker count. They are kept
@@ -413,6 +444,7 @@ impl OpenLoopSeries {
                     share: rate.share,
                     sustained: rate.sustained,
                     latency,
+                    intervals: point.intervals.clone(),
                 })
             })
             .collect();
@@ -541,6 +573,7 @@ impl OpenLoopSeries {
         };
         verdict.workers = Some(best.workers);
         verdict.throughput = Some(best.sent_per_s);
+        verdict.throughput_spread = interval_spread(&best.intervals, best.sent_per_s);
         verdict.asked_per_s = Some(best.asked_per_s);
         verdict.value_ms = Some(value(best));
         // Judged on every level asked: the highest rate, unread or not kept up with, may
@@ -681,6 +714,7 @@ mod tests {
                     share: Some(tenth as f64 / 10.0),
                 };
                 levels.push(PacedLevel {
+                    intervals: Vec::new(),
                     workers,
                     asked_per_s: asked,
                     sent_per_s: sent,
@@ -783,6 +817,42 @@ mod tests {
         let verdict = kept_all.verdict(&lenient);
         assert!(verdict.beyond_largest, "{verdict:?}");
         assert!(verdict.sentence(&lenient).contains("ask higher rates"));
+    }
+
+    #[test]
+    fn a_single_batch_gets_its_uncertainty_from_its_intervals() {
+        let mut series = closed_loop("one batch", 8.0, 2.0, 0.0, 1);
+        let rates = [900.0, 1000.0, 1100.0, 1000.0, 600.0];
+        for point in &mut series.points {
+            point.spread = None;
+            point.intervals = rates
+                .iter()
+                .enumerate()
+                .map(|(index, &rate)| crate::latency::IntervalFigures {
+                    start_s: index as f64,
+                    length_s: if index == 4 { 0.5 } else { 1.0 },
+                    responses: rate as u64,
+                    rate_per_s: rate,
+                    p50_ms: None,
+                    p99_ms: None,
+                    server_lio_per_s: None,
+                    server_pio_per_s: None,
+                })
+                .collect();
+        }
+        let objective: Objective = "p99<=7ms".parse().unwrap();
+        let verdict = slo_verdict(&series, &objective);
+        let throughput = verdict.throughput.unwrap();
+        // The last, half-length interval is left out: 900 to 1,100 around a mean of 1,000.
+        let (low, high) = verdict.throughput_spread.unwrap();
+        assert!((low / throughput - 0.9).abs() < 1e-9, "{verdict:?}");
+        assert!((high / throughput - 1.1).abs() < 1e-9, "{verdict:?}");
+        assert!(verdict.sentence(&objective).contains(" ("), "{verdict:?}");
+        // Fewer than 3 full intervals give none.
+        for point in &mut series.points {
+            point.intervals.truncate(2);
+        }
+        assert_eq!(slo_verdict(&series, &objective).throughput_spread, None);
     }
 
     #[test]
