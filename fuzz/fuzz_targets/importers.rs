@@ -20,9 +20,14 @@ fuzz_target!(|bytes: &[u8]| {
             continue;
         }
         let analysis = analyse(vec![series]);
-        for level in &analysis.series[0].levels {
+        // A series measured at set rates only has no capacity curve, only its open loop.
+        for level in analysis.series.iter().flat_map(|series| &series.levels) {
             assert!(level.capacity.is_finite() && level.capacity > 0.0);
             assert!(level.speedup.is_finite() && level.speedup > 0.0);
+        }
+        for level in analysis.open_loop.iter().flat_map(|open| &open.levels) {
+            assert!(level.asked_per_s.is_finite() && level.asked_per_s > 0.0);
+            assert!(level.sent_per_s.is_finite() && level.sent_per_s >= 0.0);
         }
         let text = analysis_text::render(&analysis, false)
             + &analysis_text::render(&analysis, true)

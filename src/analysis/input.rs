@@ -427,7 +427,11 @@ fn checked_intervals(
         let times_ok = (0.0..=7.0 * A_DAY).contains(&interval.start_s)
             && (0.0..=7.0 * A_DAY).contains(&interval.length_s)
             && interval.start_s >= last_start;
-        let rate_ok = (0.0..=*RAW.end()).contains(&interval.rate_per_s);
+        let rate_ok = (0.0..=*RAW.end()).contains(&interval.rate_per_s)
+            && [interval.server_lio_per_s, interval.server_pio_per_s]
+                .iter()
+                .flatten()
+                .all(|rate| (0.0..=*RAW.end()).contains(rate));
         let percentiles_ok = [interval.p50_ms, interval.p99_ms]
             .iter()
             .flatten()
@@ -438,7 +442,7 @@ fn checked_intervals(
                 .is_none_or(|(p50, p99)| p50 <= p99);
         if !(times_ok && rate_ok && percentiles_ok) {
             bail!(
-                "{}[{index}]: not an interval of the level's window (start_s and length_s from 0 to a week and in order, rate_per_s 0 or more, p50_ms <= p99_ms from 0 to a day)",
+                "{}[{index}]: not an interval of the level's window (start_s and length_s from 0 to a week and in order, rate_per_s and the server's rates 0 or more, p50_ms <= p99_ms from 0 to a day)",
                 at()
             );
         }
