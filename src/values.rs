@@ -157,6 +157,16 @@ pub fn parse_duration(text: &str) -> Result<Duration, String> {
     bounded_duration(text, Duration::from_millis(10))
 }
 
+/// A duration a test sets in the environment to shorten a wait (`CORESCALE_TEST_*`), at
+/// least `shortest`; None when unset or unreadable. Only tests set these: they are in no
+/// help text.
+pub fn test_setting(variable: &str, shortest: Duration) -> Option<Duration> {
+    let text = std::env::var(variable).ok()?;
+    humantime::parse_duration(&text)
+        .ok()
+        .map(|duration| duration.max(shortest))
+}
+
 /// A pause of any length up to a week (a think time may be shorter than 10 ms).
 pub fn parse_pause(text: &str) -> Result<Duration, String> {
     bounded_duration(text, Duration::ZERO)

@@ -870,7 +870,7 @@ fn a_stalled_backend_ends_the_run_keeping_the_levels_done() {
         "--duration",
         "1s",
         "--repeat",
-        "20",
+        "4",
         "-q",
     ];
     let child = spawn_until_first_level(&args, &json);
@@ -890,9 +890,9 @@ fn a_stalled_backend_ends_the_run_keeping_the_levels_done() {
     }
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert_eq!(output.status.code(), Some(1), "{stderr}");
-    assert!(stderr.contains("did not answer within 31s"), "{stderr}");
+    assert!(stderr.contains("did not answer within 3s"), "{stderr}");
     assert!(
-        started.elapsed() < Duration::from_secs(60),
+        started.elapsed() < Duration::from_secs(20),
         "{:?}",
         started.elapsed()
     );

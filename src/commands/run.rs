@@ -40,8 +40,16 @@ pub enum RunEnd {
 /// Exit code of a `--strict` run with a disturbed level or a missed precision target.
 pub const STRICT_EXIT_CODE: i32 = 3;
 
-/// How long the host is watched before the first level.
+/// How long the host is watched before the first level...
 const PREFLIGHT: Duration = Duration::from_secs(1);
+
+/// ...unless the test helpers shorten it (`CORESCALE_TEST_PREFLIGHT`, from 100 ms up to the
+/// default): a suite of a hundred runs need not wait a hundred seconds.
+fn preflight_window() -> Duration {
+    crate::values::test_setting("CORESCALE_TEST_PREFLIGHT", Duration::from_millis(100))
+        .unwrap_or(PREFLIGHT)
+        .min(PREFLIGHT)
+}
 
 pub fn execute(run: &RunArgs, command_line: Vec<String>) -> Result<RunEnd> {
     let args = &run.sweep;
@@ -295,7 +303,7 @@ fn preflight(args: &SweepArgs) -> Result<()> {
     let root = FsRoot::new("/");
     let deadline = Instant::now() + args.wait_idle.unwrap_or_default();
     loop {
-        let Some(load) = interference::preflight(&root, PREFLIGHT) else {
+        let Some(load) = interference::preflight(&root, preflight_window()) else {
             return Ok(());
         };
         if load.is_idle() {

@@ -16,9 +16,13 @@ pub fn read_json(path: &Path) -> serde_json::Value {
     serde_json::from_str(&fs::read_to_string(path).unwrap()).unwrap()
 }
 
-/// The corescale binary built by cargo for this test run.
+/// The corescale binary built by cargo for this test run, its 1 s look at the host before
+/// a run shortened to 100 ms (`CORESCALE_TEST_PREFLIGHT`: a hundred runs need not wait a
+/// hundred seconds; the interference tests that judge the host use their own command).
 pub fn corescale() -> Command {
-    Command::cargo_bin("corescale").expect("the corescale binary is built")
+    let mut command = Command::cargo_bin("corescale").expect("the corescale binary is built");
+    command.env("CORESCALE_TEST_PREFLIGHT", "100ms");
+    command
 }
 
 /// The value of an environment variable naming a test server. Without it the test cannot
@@ -46,6 +50,9 @@ pub fn variable_or_skip(variable: &str) -> Option<String> {
 /// level has been written to `json` (within 60 s).
 pub fn spawn_until_first_level(args: &[&str], json: &Path) -> Child {
     let child = StdCommand::new(assert_cmd::cargo::cargo_bin("corescale"))
+        .env("CORESCALE_TEST_PREFLIGHT", "100ms")
+        // A stalled server ends the run 2 s after a job's duration, not 30 s.
+        .env("CORESCALE_TEST_STATEMENT_MARGIN", "2s")
         .args(args)
         .arg("-o")
         .arg(json)

@@ -14,8 +14,16 @@ use crate::values::{Scale, parse_duration, parse_scale};
 use crate::workload::slob::{DEFAULT_DURATION, DEFAULT_JOB_STATEMENTS, SlobArgs};
 use crate::workload::{BuildContext, Workload, WorkloadOptions};
 
-/// How much longer than a job's duration one database answer may take.
+/// How much longer than a job's duration one database answer may take...
 const STATEMENT_MARGIN: Duration = Duration::from_secs(30);
+
+/// ...unless a test shortens it (`CORESCALE_TEST_STATEMENT_MARGIN`, from 1 s up to the
+/// default), so a test of a stalled server need not wait half a minute.
+fn statement_margin() -> Duration {
+    crate::values::test_setting("CORESCALE_TEST_STATEMENT_MARGIN", Duration::from_secs(1))
+        .unwrap_or(STATEMENT_MARGIN)
+        .min(STATEMENT_MARGIN)
+}
 /// Most rows per table `db setup` creates (each loader holds the key order in memory).
 pub const MAX_DB_ROWS: u64 = 1 << 28;
 /// Bytes per row `db setup` sizes tables in: one 8 KiB block per row.
@@ -114,7 +122,7 @@ impl DbArgs {
     pub fn request(&self, context: &BuildContext) -> Result<(Target, DbOptions)> {
         // One answer may take a whole job's duration and a margin before the server counts
         // as stalled; then the run ends, keeping the levels done.
-        let answer_limit = context.duration.unwrap_or(DEFAULT_DURATION) + STATEMENT_MARGIN;
+        let answer_limit = context.duration.unwrap_or(DEFAULT_DURATION) + statement_margin();
         let target = self.target.open_with(Some(answer_limit))?;
         let driver = target.driver;
         let pipeline = match self.pipeline {
