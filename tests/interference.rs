@@ -94,6 +94,7 @@ fn sweep(json: &Path, hog: bool) -> (Value, String, Option<i32>) {
 }
 
 #[test]
+#[ignore = "needs an idle host (its clean level must be clean): .ci/run runs it with --ignored, alone"]
 fn a_busy_helper_disturbs_the_level_and_report_leaves_it_out() {
     let _machine = machine();
     let dir = tempfile::tempdir().unwrap();
@@ -160,6 +161,7 @@ fn a_busy_helper_disturbs_the_level_and_report_leaves_it_out() {
 }
 
 #[test]
+#[ignore = "needs an idle host: .ci/run runs it with --ignored, alone"]
 fn a_quiet_machine_gives_clean_levels() {
     let _machine = machine();
     let dir = tempfile::tempdir().unwrap();
