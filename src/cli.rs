@@ -31,6 +31,8 @@ pub const LONG_VERSION: &str = concat!(
 #[command(
     name = "corescale",
     version = LONG_VERSION,
+    // Help fits the terminal, and 80 columns where its width is unknown or wider.
+    max_term_width = 80,
     about = "Load-test a server's CPUs and memory with 1..N workers and measure how it scales",
     long_about = "corescale runs a workload with 1..N concurrent worker threads, measures job \
 times, per-thread CPU time, OS figures (including steal time) and hardware counters at each \
@@ -103,7 +105,7 @@ pub enum DbCommand {
     /// came from (never the password) and whether `db setup` and `run db` have the
     /// privileges they need. Exits 0 when all is well, 1 otherwise.
     #[command(
-        after_help = "Examples:\n  corescale db check --target 'postgres://dba@db1.example/sales?sslmode=verify-full&sslrootcert=/etc/ssl/ca.pem'\n  corescale db check --target 'postgres:///?service=prod'      # from ~/.pg_service.conf and ~/.pgpass\n  corescale db check --target postgres://                     # from PGHOST, PGUSER, ...\n  corescale db check --target 'mysql://root@127.0.0.1/test?ssl-mode=VERIFY_IDENTITY&ssl-ca=ca.pem'\n  corescale db check --target mysql:///test                  # from ~/.my.cnf [client]"
+        after_help = "Examples:\n  corescale db check --target 'postgres://dba@db1/sales?sslmode=verify-full&sslrootcert=ca.pem'\n  corescale db check --target 'postgres:///?service=prod'      # from ~/.pg_service.conf and ~/.pgpass\n  corescale db check --target postgres://                     # from PGHOST, PGUSER, ...\n  corescale db check --target 'mysql://root@127.0.0.1/test?ssl-mode=VERIFY_IDENTITY&ssl-ca=ca.pem'\n  corescale db check --target mysql:///test                  # from ~/.my.cnf [client]"
     )]
     Check(DbTargetArgs),
 }

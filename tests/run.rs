@@ -960,3 +960,44 @@ fn the_run_and_the_report_give_one_speedup() {
         assert!((ours - theirs).abs() < 1e-9, "{ours} against {theirs}");
     }
 }
+
+/// Every command's help fits 80 columns, in an 80-column terminal and where the width is
+/// unknown (piped, as here without COLUMNS), and wraps to a narrower one.
+#[test]
+fn every_help_fits_80_columns() {
+    let commands: &[&[&str]] = &[
+        &[],
+        &["run"],
+        &["run", "cpu"],
+        &["run", "memory"],
+        &["run", "bandwidth"],
+        &["run", "lio"],
+        &["run", "pio"],
+        &["run", "db"],
+        &["report"],
+        &["host"],
+        &["db"],
+        &["db", "setup"],
+        &["db", "teardown"],
+        &["db", "check"],
+        &["version"],
+    ];
+    for command in commands {
+        for columns in [None, Some("80"), Some("200")] {
+            let mut corescale = corescale();
+            corescale.args(*command).arg("--help");
+            match columns {
+                Some(columns) => corescale.env("COLUMNS", columns),
+                None => corescale.env_remove("COLUMNS"),
+            };
+            let output = corescale.assert().success().get_output().stdout.clone();
+            let text = String::from_utf8(output).unwrap();
+            let widest = text.lines().map(|line| line.chars().count()).max().unwrap();
+            assert!(
+                widest <= 80,
+                "corescale {} --help (COLUMNS={columns:?}): a line of {widest} columns:\n{text}",
+                command.join(" ")
+            );
+        }
+    }
+}
