@@ -20,6 +20,31 @@ impl<'a> RateUnit<'a> {
     }
 }
 
+/// `text` wrapped at word boundaries to `width` columns, later lines indented two spaces;
+/// never at a hyphen ("single-threaded" and "-22%" stay whole). No trailing line end.
+pub fn wrap_to(text: &str, width: usize) -> String {
+    let options = textwrap::Options::new(width)
+        .subsequent_indent("  ")
+        .word_splitter(textwrap::WordSplitter::NoHyphenation);
+    textwrap::fill(text, options)
+}
+
+/// A message for standard error: wrapped to the terminal's width when standard error is a
+/// terminal (at most 80 columns where that width is unknown), whole when it goes to a file
+/// or a pipe, where one line per message keeps logs searchable.
+pub fn for_terminal(text: &str) -> String {
+    use std::io::IsTerminal;
+    if !std::io::stderr().is_terminal() {
+        return text.to_string();
+    }
+    let width = match textwrap::termwidth() {
+        // termwidth() is 80 when it cannot tell.
+        width if width >= 20 => width,
+        _ => 80,
+    };
+    wrap_to(text, width)
+}
+
 /// "1 worker", "2 workers".
 pub fn workers_text(workers: usize) -> String {
     format!("{workers} worker{}", if workers == 1 { "" } else { "s" })
@@ -83,6 +108,28 @@ pub fn optional(value: Option<f64>, decimals: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn messages_wrap_at_words_and_never_at_a_hyphen() {
+        let text = "corescale: warning: 16 workers: single-threaded speed fell -22% against the level before it";
+        let wrapped = wrap_to(text, 40);
+        assert!(
+            wrapped.lines().all(|line| line.chars().count() <= 40),
+            "{wrapped}"
+        );
+        assert!(
+            wrapped.lines().skip(1).all(|line| line.starts_with("  ")),
+            "{wrapped}"
+        );
+        assert!(
+            wrapped.contains("single-threaded") && wrapped.contains("-22%"),
+            "{wrapped}"
+        );
+        assert_eq!(
+            wrapped.split_whitespace().collect::<Vec<_>>(),
+            text.split_whitespace().collect::<Vec<_>>()
+        );
+    }
 
     #[test]
     fn significant_keeps_three_digits_at_every_magnitude() {

@@ -28,6 +28,15 @@ macro_rules! eprintln {
     }};
 }
 
+/// A `corescale: warning:` or `note:` message for standard error: wrapped to the terminal
+/// when it is one, a line of its own for a log (`format::for_terminal`).
+#[macro_export]
+macro_rules! say {
+    ($($arg:tt)*) => {{
+        $crate::eprintln!("{}", $crate::format::for_terminal(&format!($($arg)*)));
+    }};
+}
+
 /// `std::eprint!` that ignores a closed standard error.
 #[macro_export]
 macro_rules! eprint {

@@ -228,11 +228,7 @@ pub fn wrap(text: &str, wide: bool) -> String {
     if wide {
         return format!("{text}\n");
     }
-    // Never at a hyphen: "single-threaded" and "-22%" stay whole.
-    let options = textwrap::Options::new(TERMINAL_COLUMNS)
-        .subsequent_indent("  ")
-        .word_splitter(textwrap::WordSplitter::NoHyphenation);
-    let mut out = textwrap::fill(text, options);
+    let mut out = crate::format::wrap_to(text, TERMINAL_COLUMNS);
     out.push('\n');
     out
 }

@@ -188,7 +188,9 @@ impl Progress {
 
     /// A warning for the user on stderr, above the bar when there is one. --quiet hides the
     /// bar and the table, never a warning.
+    /// A message between progress lines, wrapped to the terminal (see `format::for_terminal`).
     pub fn note(&self, text: &str) {
+        let text = crate::format::for_terminal(text);
         if self.bar.is_hidden() {
             eprintln!("{text}");
         } else {
