@@ -185,8 +185,9 @@ fn bounded_duration(text: &str, shortest: Duration) -> Result<Duration, String> 
             "'{text}' is too short: use at least {}",
             humantime::format_duration(shortest)
         )),
-        Err(error) => Err(format!(
-            "'{text}' is not a duration such as 10s or 1m: {error}"
+        // humantime's own words list every unit it knows "(and few variations)".
+        Err(_) => Err(format!(
+            "'{text}' is not a duration: give a number and a unit, such as 500ms, 10s, 2m or 1h"
         )),
     }
 }
@@ -194,6 +195,13 @@ fn bounded_duration(text: &str, shortest: Duration) -> Result<Duration, String> 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_bad_duration_is_explained_in_our_words() {
+        let error = parse_duration("5x").unwrap_err();
+        assert!(error.contains("such as 500ms, 10s, 2m or 1h"), "{error}");
+        assert!(!error.contains("variations"), "{error}");
+    }
 
     #[test]
     fn latency_limits_are_positive_durations() {

@@ -260,6 +260,51 @@ fn unreadable_inputs_name_the_file_and_line() {
         .code(1)
         .stderr(contains("unknown.csv' line 1: unknown header 'a,b,c'"));
 
+    // An empty file is said to be empty, not to have an unknown header ''.
+    let empty = dir.path().join("empty.csv");
+    std::fs::write(&empty, "\n").unwrap();
+    corescale()
+        .arg("report")
+        .arg(&empty)
+        .assert()
+        .code(1)
+        .stderr(contains("empty.csv' is empty: no header and no levels"));
+
+    // An output in a directory that does not exist names it, not a temporary file.
+    let rac55 = anchor("test_cpu_parallel_rust_RAC55.csv");
+    let output = corescale()
+        .arg("report")
+        .arg(&rac55)
+        .args(["-q", "--html", "/nonexistent-corescale-dir/x.html"])
+        .assert()
+        .code(1)
+        .get_output()
+        .stderr
+        .clone();
+    let stderr = String::from_utf8_lossy(&output);
+    assert!(
+        stderr.contains("there is no directory '/nonexistent-corescale-dir'")
+            && !stderr.contains(".corescale-"),
+        "{stderr}"
+    );
+    // What was written is said, after the analysis.
+    let page = dir.path().join("page.html");
+    let output = corescale()
+        .arg("report")
+        .arg(&rac55)
+        .arg("--html")
+        .arg(&page)
+        .assert()
+        .success()
+        .get_output()
+        .stderr
+        .clone();
+    let stderr = String::from_utf8_lossy(&output);
+    assert!(
+        stderr.contains(&format!("corescale: wrote {}", page.display())),
+        "{stderr}"
+    );
+
     let bad_number = dir.path().join("bad.csv");
     std::fs::write(&bad_number, "Num_concurrent_workers,LIO\n1,0.7\n2,fast\n").unwrap();
     corescale()

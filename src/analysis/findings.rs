@@ -419,8 +419,20 @@ pub fn series_warnings(series: &SeriesAnalysis) -> Vec<String> {
         ));
     }
     if series.knee.is_none() && series.levels.len() < 5 {
+        // A run that already swept automatically, or every count, needs a longer list.
+        let swept = series
+            .series
+            .provenance
+            .command_line
+            .as_deref()
+            .is_some_and(|line| line.contains("--sweep auto") || line.contains("--full"));
+        let advice = if swept {
+            "measure at least 5 worker counts (--sweep with a longer list, such as 1,2,3,4,6,8)"
+        } else {
+            "measure with --full or --sweep auto"
+        };
         warnings.push(format!(
-            "{} levels are too few to locate a knee: measure with --full or --sweep auto",
+            "{} levels are too few to locate a knee: {advice}",
             series.levels.len()
         ));
     }

@@ -208,6 +208,12 @@ pub fn parse_series(path: &Path, bytes: &[u8]) -> Result<Series> {
     })?;
     // Editors on Windows put a byte-order mark before JSON and CSV alike.
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+    if text.trim().is_empty() {
+        bail!(
+            "'{}' is empty: no header and no levels (a run stopped before its first level writes none)",
+            path.display()
+        );
+    }
     let stem = path.file_stem().map_or_else(
         || "series".to_string(),
         |stem| stem.to_string_lossy().into_owned(),

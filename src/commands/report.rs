@@ -27,9 +27,12 @@ pub fn execute(args: &ReportArgs) -> Result<()> {
         apply_objective(&mut analysis, objective);
     }
     analysis.warnings.splice(0..0, notes);
-    write_outputs(args, &analysis)?;
+    let written = write_outputs(args, &analysis)?;
     if !args.quiet {
         super::write_out(&analysis_text::render(&analysis, args.wide))?;
+        if !written.is_empty() {
+            crate::say!("corescale: wrote {}", written.join(", "));
+        }
     }
     Ok(())
 }
@@ -114,8 +117,9 @@ fn disambiguate(series: &mut [Series]) {
     }
 }
 
-/// Every output asked for, by `-o` and by the format flags, each through its renderer.
-fn write_outputs(args: &ReportArgs, analysis: &Analysis) -> Result<()> {
+/// Every output asked for, by `-o` and by the format flags, each through its renderer; what
+/// was written, in words.
+fn write_outputs(args: &ReportArgs, analysis: &Analysis) -> Result<Vec<String>> {
     let mut outputs = Vec::new();
     for path in &args.outputs {
         outputs.push((Format::of(path)?, path.clone()));
@@ -139,5 +143,11 @@ fn write_outputs(args: &ReportArgs, analysis: &Analysis) -> Result<()> {
     for (format, path) in &outputs {
         renderer(*format, png_folder.as_deref()).write(analysis, path)?;
     }
-    Ok(())
+    Ok(outputs
+        .iter()
+        .map(|(format, path)| match format {
+            Format::Png => format!("{} (figures as PNG)", path.display()),
+            _ => path.display().to_string(),
+        })
+        .collect())
 }

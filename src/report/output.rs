@@ -129,9 +129,32 @@ fn figures_from(markdown: &Path, directory: &Path) -> String {
 }
 
 fn write_file(path: &Path, bytes: &[u8]) -> Result<()> {
-    write_atomically(path, bytes).with_context(|| {
-        format!(
-            "cannot write '{}': check the directory exists and has space",
+    if let Some(directory) = path
+        .parent()
+        .filter(|parent| !parent.as_os_str().is_empty())
+        && !directory.is_dir()
+    {
+        anyhow::bail!(
+            "cannot write '{}': there is no directory '{}' (create it, or name another file)",
+            path.display(),
+            directory.display()
+        );
+    }
+    // The error names the file asked for, not the temporary file written first.
+    write_atomically(path, bytes).map_err(|error| {
+        let cause = error
+            .chain()
+            .find_map(|cause| cause.downcast_ref::<std::io::Error>())
+            .map_or_else(
+                || error.to_string(),
+                // The OS's own words: the io error's Display names the temporary file.
+                |io| match io.raw_os_error() {
+                    Some(code) => std::io::Error::from_raw_os_error(code).to_string(),
+                    None => std::io::Error::from(io.kind()).to_string(),
+                },
+            );
+        anyhow::anyhow!(
+            "cannot write '{}': {cause} (check the directory exists and has space)",
             path.display()
         )
     })

@@ -67,6 +67,14 @@ impl MemoryWorkload {
             .ok()
             .and_then(usize::checked_next_power_of_two)
             .ok_or_else(|| anyhow::anyhow!("--array-size {bytes} is too large"))?;
+        let rounded = array_words as u64 * 8;
+        if rounded != bytes {
+            crate::say!(
+                "corescale: note: the memory workload's arrays are a power of two in size: {} asked, {} used",
+                crate::format::bytes(bytes),
+                crate::format::bytes(rounded)
+            );
+        }
         Ok(Self {
             array_words,
             job_accesses: job_size.unwrap_or(DEFAULT_JOB_ACCESSES),
