@@ -48,6 +48,13 @@ pub struct Figure {
     pub x_decimals: usize,
 }
 
+impl Figure {
+    /// The caption as a sentence: one full stop at its end, whether it had one or not.
+    pub fn caption_sentence(&self) -> String {
+        format!("{}.", self.caption.trim_end().trim_end_matches('.'))
+    }
+}
+
 #[derive(Clone, Copy, PartialEq, Eq)]
 pub enum LegendCorner {
     UpperLeft,
@@ -896,6 +903,15 @@ where
             let index = x.round();
             match figure.x_names.get((index as usize).wrapping_sub(1)) {
                 Some(name) if (x - index).abs() < 1e-6 => name.clone(),
+                // Worker counts are whole: a tick between two is left unlabelled, never
+                // rounded to a neighbour's number ("0 0 1 2 2").
+                _ if figure.x_names.is_empty() && figure.x_decimals == 0 => {
+                    if (x - index).abs() < 1e-6 {
+                        format!("{index:.0}")
+                    } else {
+                        String::new()
+                    }
+                }
                 _ if figure.x_names.is_empty() => {
                     format!("{x:.decimals$}", decimals = figure.x_decimals)
                 }

@@ -71,10 +71,10 @@ pub fn render(analysis: &Analysis) -> Result<String> {
     for figure in figures(analysis) {
         let svg = render_svg(&figure)?;
         body.push_str(&format!(
-            "<figure id=\"{}\">{}<figcaption>{}.</figcaption></figure>\n",
+            "<figure id=\"{}\">{}<figcaption>{}</figcaption></figure>\n",
             figure.slug,
             strip_xml_declaration(&svg),
-            escape(&figure.caption)
+            escape(&figure.caption_sentence())
         ));
     }
     body.push_str(&html_table(&series_table(analysis)));

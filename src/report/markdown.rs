@@ -51,7 +51,7 @@ pub fn render(analysis: &Analysis, figures: Option<&str>) -> String {
                 escape(&figure.title),
                 directory.trim_end_matches('/'),
                 figure.slug,
-                escape(&figure.caption)
+                escape(&figure.caption_sentence())
             ));
         }
     }
