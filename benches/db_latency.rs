@@ -6,45 +6,14 @@
 //! printed (target: within 1%). The server is CORESCALE_TEST_PG (default
 //! postgres://postgres@127.0.0.1:5432/test); the tables are set up before and torn down after.
 
-use std::process::Command;
+mod common;
 
-fn corescale(args: &[&str]) -> std::process::Output {
-    let output = Command::new(env!("CARGO_BIN_EXE_corescale"))
-        .args(args)
-        .output()
-        .expect("the corescale binary runs");
-    assert!(
-        output.status.success(),
-        "corescale {args:?}: {}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    output
-}
+use common::{corescale, db_level, median};
 
 /// The database's LIO/s of one 3 s level, and the client's CPU microseconds per statement
 /// (steadier than a rate on a shared host: what recording adds is CPU on the client).
 fn lio_per_s(target: &str, extra: &[&str], json: &std::path::Path) -> (f64, f64) {
-    let mut args = vec![
-        "run",
-        "db",
-        "--target",
-        target,
-        "-w",
-        "1",
-        "--duration",
-        "3s",
-        "--repeat",
-        "1",
-        "-q",
-        "-o",
-        json.to_str().expect("a UTF-8 path"),
-    ];
-    args.extend(extra);
-    corescale(&args);
-    let document: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(json).expect("the run's JSON"))
-            .expect("JSON");
-    let level = &document["levels"][0];
+    let level = &db_level(target, "1", extra, json);
     // The run without recording must really have recorded nothing.
     assert_eq!(
         level["latency"].is_null(),
@@ -60,16 +29,6 @@ fn lio_per_s(target: &str, extra: &[&str], json: &std::path::Path) -> (f64, f64)
         figure("db_lio_per_s"),
         1e6 * figure("client_cpu_s") / figure("statements"),
     )
-}
-
-fn median(mut values: Vec<f64>) -> f64 {
-    values.sort_by(f64::total_cmp);
-    let middle = values.len() / 2;
-    if values.len() % 2 == 1 {
-        values[middle]
-    } else {
-        (values[middle - 1] + values[middle]) / 2.0
-    }
 }
 
 fn main() {

@@ -6,54 +6,15 @@
 //! (Debian's PostgreSQL does, with its snakeoil certificate). `TLS_WORKERS` sets the sessions
 //! (default 1). The tables are set up before and torn down after.
 
-use std::process::Command;
+mod common;
 
-fn corescale(args: &[&str]) -> std::process::Output {
-    let output = Command::new(env!("CARGO_BIN_EXE_corescale"))
-        .args(args)
-        .output()
-        .expect("the corescale binary runs");
-    assert!(
-        output.status.success(),
-        "corescale {args:?}: {}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    output
-}
+use common::{corescale, db_level, median};
 
 /// The median database LIO/s of one `run db` level.
 fn lio_per_s(target: &str, workers: &str, json: &std::path::Path) -> f64 {
-    corescale(&[
-        "run",
-        "db",
-        "--target",
-        target,
-        "-w",
-        workers,
-        "--duration",
-        "3s",
-        "--repeat",
-        "1",
-        "-q",
-        "-o",
-        json.to_str().expect("a UTF-8 path"),
-    ]);
-    let document: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(json).expect("the run's JSON"))
-            .expect("JSON");
-    document["levels"][0]["workload_figures"]["db_lio_per_s"]
+    db_level(target, workers, &[], json)["workload_figures"]["db_lio_per_s"]
         .as_f64()
         .expect("db_lio_per_s")
-}
-
-fn median(mut values: Vec<f64>) -> f64 {
-    values.sort_by(f64::total_cmp);
-    let middle = values.len() / 2;
-    if values.len() % 2 == 1 {
-        values[middle]
-    } else {
-        (values[middle - 1] + values[middle]) / 2.0
-    }
 }
 
 fn main() {

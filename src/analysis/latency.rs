@@ -604,17 +604,22 @@ mod tests {
     use crate::analysis::study::analyse;
     use crate::latency::{Percentiles, ResponseTimes};
 
-    /// A closed loop on a server that serves `servers` statements at once at `service_ms`
-    /// each, with seeded noise on every response: below saturation latency is the service
-    /// time, beyond it sessions queue (Little's law: latency = sessions / throughput).
-    fn closed_loop(name: &str, servers: f64, service_ms: f64, noise: f64, seed: u64) -> Series {
+    /// Seeded uniform draws in [0, 1): each synthetic series is the same every run.
+    fn uniform(seed: u64) -> impl FnMut() -> f64 {
         let mut state = seed;
-        let mut next = || {
+        move || {
             state = state
                 .wrapping_mul(6_364_136_223_846_793_005)
                 .wrapping_add(1_442_695_040_888_963_407);
             (state >> 11) as f64 / (1u64 << 53) as f64
-        };
+        }
+    }
+
+    /// A closed loop on a server that serves `servers` statements at once at `service_ms`
+    /// each, with seeded noise on every response: below saturation latency is the service
+    /// time, beyond it sessions queue (Little's law: latency = sessions / throughput).
+    fn closed_loop(name: &str, servers: f64, service_ms: f64, noise: f64, seed: u64) -> Series {
+        let mut next = uniform(seed);
         let points = [1usize, 2, 4, 8, 16, 32]
             .iter()
             .map(|&workers| {
@@ -679,13 +684,7 @@ mod tests {
     /// 1/(mu - lambda), so p99 = ln(100)/(mu - lambda). Each worker count runs at 10%..100%
     /// of its capacity; at 100% the sessions fall behind.
     fn open_loop(service_ms: f64, counts: &[usize], noise: f64, seed: u64) -> OpenLoopSeries {
-        let mut state = seed;
-        let mut next = || {
-            state = state
-                .wrapping_mul(6_364_136_223_846_793_005)
-                .wrapping_add(1_442_695_040_888_963_407);
-            (state >> 11) as f64 / (1u64 << 53) as f64
-        };
+        let mut next = uniform(seed);
         let mu = 1e3 / service_ms;
         let mut levels = Vec::new();
         for &workers in counts {
