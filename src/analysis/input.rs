@@ -189,7 +189,7 @@ fn is_report_analysis(path: &Path) -> bool {
         .unwrap_or(0);
     let found = String::from_utf8_lossy(&head[..read]).contains("\"schema\": \"corescale-report/");
     if found {
-        crate::say!(
+        say!(
             "corescale: note: left out '{}': a report's analysis, not a run",
             path.display()
         );

@@ -185,7 +185,7 @@ fn rows_that_fit(cache: Option<(u64, &str)>, bytes_per_row: u64, schemas: u64) -
         return DEFAULT_SETUP_ROWS;
     }
     let rows = fit.max(128);
-    crate::say!(
+    say!(
         "corescale: note: {schemas} table(s) of {rows} rows, sized to fit {setting} = {} MiB with a fifth to spare (a cached test); --scale sets the size",
         bytes >> 20
     );
@@ -212,7 +212,7 @@ fn warn_when_larger_than_the_cache(
     if data.saturating_mul(5) / 4 > cache {
         let mib = |bytes: u64| bytes as f64 / (1u64 << 20) as f64;
         let rows_that_fit = rows_in_cache(cache, bytes_per_row, schemas).max(1);
-        crate::say!(
+        say!(
             "corescale: warning: {schemas} table(s) of {rows} rows take about {:.0} MiB, more than fits in {setting} = {:.0} MiB with room to spare: runs will read from disk instead of measuring logical IO. Raise {setting} to at least {:.0} MiB, or use --scale {rows_that_fit} or fewer --schemas",
             mib(data),
             mib(cache),

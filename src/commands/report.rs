@@ -31,7 +31,7 @@ pub fn execute(args: &ReportArgs) -> Result<()> {
     if !args.quiet {
         super::write_out(&analysis_text::render(&analysis, args.wide))?;
         if !written.is_empty() {
-            crate::say!("corescale: wrote {}", written.join(", "));
+            say!("corescale: wrote {}", written.join(", "));
         }
     }
     Ok(())

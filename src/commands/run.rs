@@ -220,10 +220,10 @@ pub fn execute(run: &RunArgs, command_line: Vec<String>) -> Result<RunEnd> {
     if !document.hw_counters.available
         && let Some(reason) = &document.hw_counters.reason
     {
-        crate::say!("corescale: note: hardware counters unavailable: {reason}");
+        say!("corescale: note: hardware counters unavailable: {reason}");
     }
     if outputs.is_empty() {
-        crate::say!(
+        say!(
             "corescale: note: the results were not saved: add -o FILE.json (and -o FILE.csv) to keep them"
         );
     } else if !args.quiet {
@@ -315,7 +315,7 @@ fn preflight(args: &SweepArgs) -> Result<()> {
         if args.require_idle {
             anyhow::bail!("{} (--require-idle)", load.describe());
         }
-        crate::say!(
+        say!(
             "corescale: warning: {}; levels it disturbs will be marked",
             load.describe()
         );

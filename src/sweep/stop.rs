@@ -29,7 +29,7 @@ pub fn install_handler() {
     let mut signals = match signal_hook::iterator::Signals::new(wanted) {
         Ok(signals) => signals,
         Err(error) => {
-            crate::say!("corescale: warning: signals will not stop the run cleanly: {error}");
+            say!("corescale: warning: signals will not stop the run cleanly: {error}");
             return;
         }
     };

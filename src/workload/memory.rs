@@ -69,7 +69,7 @@ impl MemoryWorkload {
             .ok_or_else(|| anyhow::anyhow!("--array-size {bytes} is too large"))?;
         let rounded = array_words as u64 * 8;
         if rounded != bytes {
-            crate::say!(
+            say!(
                 "corescale: note: the memory workload's arrays are a power of two in size: {} asked, {} used",
                 crate::format::bytes(bytes),
                 crate::format::bytes(rounded)

@@ -57,7 +57,7 @@ impl DbTargetArgs {
     fn open_with(&self, answer_limit: Option<Duration>) -> Result<Target> {
         let target = Target::parse(&self.target)?;
         for warning in &target.settings().warnings {
-            crate::say!("corescale: warning: {warning}");
+            say!("corescale: warning: {warning}");
         }
         Ok(target
             .with_password(self.password_prompt)?

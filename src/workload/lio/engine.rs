@@ -81,7 +81,7 @@ impl Engine {
             // Before the key orders (memory) and the file (disk): a stale file's space counts
             // as free, and a file that cannot fit is refused before any work.
             for note in storage::remove_stale(&physical.data_dir)? {
-                crate::say!("corescale: note: {note}");
+                say!("corescale: note: {note}");
             }
             storage::check_free_space(&physical.data_dir, layout.file_bytes())?;
         }
