@@ -693,7 +693,15 @@ fn a_corescale_run_brings_its_provenance_to_the_page() {
         .success();
     let page = scraper::Html::parse_document(&std::fs::read_to_string(&html).unwrap());
     let select = |css: &str| scraper::Selector::parse(css).unwrap();
-    let table = page.select(&select("table")).next().unwrap();
+    // The provenance table: where the series came from (after the results on the page).
+    let table = page
+        .select(&select("table"))
+        .find(|table| {
+            table
+                .select(&select("th"))
+                .any(|cell| cell.text().collect::<String>() == "file")
+        })
+        .unwrap();
     let headers: Vec<String> = table
         .select(&select("th"))
         .map(|cell| cell.text().collect())
@@ -833,4 +841,27 @@ fn older_documents_are_read_by_their_own_field_names() {
         .stderr(contains(
             "levels[0].workload_figures.db_lio_per_s: the measurement -1",
         ));
+}
+
+/// The page opens with its results (summary, findings, figures, tables); where the series
+/// came from follows, and the warnings come last, collapsed under their count.
+#[test]
+fn the_page_puts_results_before_diagnostics() {
+    let dir = tempfile::tempdir().unwrap();
+    let page = dir.path().join("report.html");
+    anchor_report(&["-q", "--html", page.to_str().unwrap()]).success();
+    let html = std::fs::read_to_string(&page).unwrap();
+    let at = |needle: &str| {
+        html.find(needle)
+            .unwrap_or_else(|| panic!("no {needle} in the page"))
+    };
+    assert!(at("class=\"summary\"") < at("<h2>Findings"));
+    assert!(at("<h2>Findings") < at("<figure"));
+    assert!(at("<figure") < at("<th>file</th>"));
+    assert!(at("<th>file</th>") < at("<h2>Warnings"));
+    assert!(
+        html[at("<h2>Warnings")..].starts_with("<h2>Warnings</h2><details><summary>6 warnings"),
+        "{}",
+        &html[at("<h2>Warnings")..][..120]
+    );
 }

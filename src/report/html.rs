@@ -41,26 +41,7 @@ pub fn render(analysis: &Analysis) -> Result<String> {
             escape(&headline.join(" "))
         ));
     }
-    body.push_str(&html_table(&provenance_table(analysis)));
-    let commands: String = analysis
-        .series
-        .iter()
-        .filter_map(|series| {
-            let command = series.series.provenance.command_line.as_ref()?;
-            Some(format!(
-                "<p>{}: <code>{}</code></p>",
-                escape(series.name()),
-                escape(command)
-            ))
-        })
-        .collect();
-    if !commands.is_empty() {
-        body.push_str(&format!(
-            "<details><summary>Command lines</summary>{commands}</details>\n"
-        ));
-    }
     body.push_str(&list("Findings", &analysis.findings, ""));
-    body.push_str(&list("Warnings", &analysis.warnings, " class=\"warn\""));
     if let Some(fleet) = &analysis.fleet {
         body.push_str(&html_table(&fleet_table(fleet)));
         for history in &fleet.histories {
@@ -104,6 +85,38 @@ pub fn render(analysis: &Analysis) -> Result<String> {
     }
     for open in &analysis.open_loop {
         body.push_str(&html_table(&open_loop_table(open)));
+    }
+    // Where the series came from, then what the data cannot support: after the results,
+    // the warnings collapsed under their count.
+    body.push_str(&html_table(&provenance_table(analysis)));
+    let commands: String = analysis
+        .series
+        .iter()
+        .filter_map(|series| {
+            let command = series.series.provenance.command_line.as_ref()?;
+            Some(format!(
+                "<p>{}: <code>{}</code></p>",
+                escape(series.name()),
+                escape(command)
+            ))
+        })
+        .collect();
+    if !commands.is_empty() {
+        body.push_str(&format!(
+            "<details><summary>Command lines</summary>{commands}</details>\n"
+        ));
+    }
+    if !analysis.warnings.is_empty() {
+        let entries: String = analysis
+            .warnings
+            .iter()
+            .map(|warning| format!("<li>{}</li>", escape(warning)))
+            .collect();
+        body.push_str(&format!(
+            "<h2>Warnings</h2><details><summary>{} warning{}: what these data cannot support</summary><ul class=\"warn\">{entries}</ul></details>\n",
+            analysis.warnings.len(),
+            if analysis.warnings.len() == 1 { "" } else { "s" }
+        ));
     }
     Ok(format!(
         "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><meta name=\"viewport\" content=\"width=device-width, initial-scale=1\"><title>{}</title><style>{STYLE}</style></head>\n<body>\n{body}</body></html>\n",

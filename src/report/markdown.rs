@@ -24,25 +24,7 @@ pub fn render(analysis: &Analysis, figures: Option<&str>) -> String {
             .collect();
         out.push_str(&format!("> {}\n\n", escape(&headline.join(" "))));
     }
-    out.push_str(&markdown_table(&provenance_table(analysis)));
-    let commands: Vec<String> = analysis
-        .series
-        .iter()
-        .filter_map(|series| {
-            let command = series.series.provenance.command_line.as_ref()?;
-            Some(format!(
-                "- {} ran `{}`\n",
-                escape(series.name()),
-                command.replace('`', "'")
-            ))
-        })
-        .collect();
-    if !commands.is_empty() {
-        out.push_str(&commands.concat());
-        out.push('\n');
-    }
     section(&mut out, "Findings", &analysis.findings);
-    section(&mut out, "Warnings", &analysis.warnings);
     if let Some(directory) = figures {
         out.push_str("## Figures\n\n");
         for figure in charts::figures(analysis) {
@@ -75,6 +57,25 @@ pub fn render(analysis: &Analysis, figures: Option<&str>) -> String {
     for table in tables.iter().filter(|table| !table.rows.is_empty()) {
         out.push_str(&markdown_table(table));
     }
+    // Results first; then where the series came from and what the data cannot support.
+    out.push_str(&markdown_table(&provenance_table(analysis)));
+    let commands: Vec<String> = analysis
+        .series
+        .iter()
+        .filter_map(|series| {
+            let command = series.series.provenance.command_line.as_ref()?;
+            Some(format!(
+                "- {} ran `{}`\n",
+                escape(series.name()),
+                command.replace('`', "'")
+            ))
+        })
+        .collect();
+    if !commands.is_empty() {
+        out.push_str(&commands.concat());
+        out.push('\n');
+    }
+    section(&mut out, "Warnings", &analysis.warnings);
     out
 }
 
