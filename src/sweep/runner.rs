@@ -110,13 +110,16 @@ pub fn measure_level(
     let mut load: Option<OtherLoad> = None;
 
     let gate = Gate::default();
-    // A fixed-time level of a workload with a server: its counts at each interval's edge.
-    // Asked once here, so workloads without a server start no thread beside their workers.
+    // A fixed-time level of a workload with server counts: their values at each interval's
+    // edge. Workloads without them start no thread beside their workers.
     let server_window = settings
         .duration
         .map(|window| (interval_width(settings.interval, window), window))
-        .filter(|(width, _)| *width >= SERVER_GRAINS_PER_INTERVAL * workload.server_counts_grain())
-        .filter(|_| workload.server_counts().is_some());
+        .filter(|(width, _)| {
+            workload
+                .server_counts_grain()
+                .is_some_and(|grain| *width >= SERVER_GRAINS_PER_INTERVAL * grain)
+        });
     let sampler_stop = AtomicBool::new(false);
     let mut server_windows: Vec<Vec<Option<ServerCounts>>> = Vec::new();
     // Read-only for the workers: each dates its own job from it.

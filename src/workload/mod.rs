@@ -293,9 +293,10 @@ pub trait Workload: Send + Sync {
 
     /// How far behind the work `server_counts` may be (see `Database::counters_grain`): an
     /// interval shorter than ten times this gets no server figures, which would swing by
-    /// whole publications.
-    fn server_counts_grain(&self) -> std::time::Duration {
-        std::time::Duration::ZERO
+    /// whole publications. None where the workload has no server counts (then no sampler
+    /// thread is started, and nothing is asked of a server to find out).
+    fn server_counts_grain(&self) -> Option<std::time::Duration> {
+        None
     }
 
     /// Called on the main thread just before a level's first batch.

@@ -205,8 +205,8 @@ impl Workload for DbWorkload {
         )
     }
 
-    fn server_counts_grain(&self) -> Duration {
-        self.database.counters_grain()
+    fn server_counts_grain(&self) -> Option<Duration> {
+        Some(self.database.counters_grain())
     }
 
     fn offered_rates(&self) -> Vec<crate::latency::OfferedRate> {
