@@ -112,45 +112,30 @@ pub fn execute(run: &RunArgs, command_line: Vec<String>) -> Result<RunEnd> {
             break;
         }
         let workers = step.workers;
-        let rate = match step.offered {
-            None => None,
-            Some(OfferedRate::PerSecond(rate)) => Some(rate),
-            Some(OfferedRate::Share(share)) => match closed_rate {
-                Some((measured, rate)) if measured == workers && share * rate >= 0.01 => {
-                    Some(share * rate)
-                }
-                _ => {
-                    progress.finish();
-                    document.stop_reason = Some(format!(
-                        "failed at {}: no closed-loop throughput to take {} of",
-                        workers_text(workers),
-                        step.offered.map(|rate| rate.describe()).unwrap_or_default()
-                    ));
-                    document.updated_at = Utc::now();
-                    write_all(&outputs, &document)?;
-                    write_stdout(&outputs, &document)?;
-                    anyhow::bail!(
-                        "{}: the closed-loop level before it answered no statements, so no share of its throughput can be asked",
-                        document.stop_reason.as_deref().unwrap_or_default()
-                    );
-                }
-            },
-        };
-        let at = rate.map(|rate| format!("{}/s", significant(rate)));
+        let rate = step.rate_per_s(closed_rate);
+        let at = rate
+            .as_ref()
+            .ok()
+            .copied()
+            .flatten()
+            .map(|rate| format!("{}/s", significant(rate)));
         let label = match &at {
             Some(at) => format!("{} at {at}", workers_text(workers)),
             None => workers_text(workers),
         };
         progress.level(index, steps.len(), workers, at.as_deref());
         let placement = pinning::placement(&document.host.topology, args.pin, workers);
-        let measured = measure_level(
-            workload.as_ref(),
-            workers,
-            rate,
-            &placement,
-            &settings,
-            &progress,
-        );
+        // A share with no closed-loop rate to take it of ends the run as a failed level does.
+        let measured = rate.and_then(|rate| {
+            measure_level(
+                workload.as_ref(),
+                workers,
+                rate,
+                &placement,
+                &settings,
+                &progress,
+            )
+        });
         let mut outcome = match measured {
             Ok(Some(outcome)) => outcome,
             // Stopped while the level's sessions prepared: nothing was measured.
@@ -254,6 +239,27 @@ pub fn execute(run: &RunArgs, command_line: Vec<String>) -> Result<RunEnd> {
 struct LevelStep {
     workers: usize,
     offered: Option<OfferedRate>,
+}
+
+impl LevelStep {
+    /// The level's rate in statements per second (None: a closed loop). A share takes the
+    /// closed-loop level just measured at the same worker count (`closed_rate`: its workers
+    /// and statements per second).
+    fn rate_per_s(&self, closed_rate: Option<(usize, f64)>) -> Result<Option<f64>> {
+        match self.offered {
+            None => Ok(None),
+            Some(OfferedRate::PerSecond(rate)) => Ok(Some(rate)),
+            Some(OfferedRate::Share(share)) => match closed_rate {
+                Some((workers, rate)) if workers == self.workers && share * rate >= 0.01 => {
+                    Ok(Some(share * rate))
+                }
+                _ => anyhow::bail!(
+                    "no closed-loop rate to take {} of: the closed-loop level before it answered too few statements",
+                    crate::latency::share_text(share)
+                ),
+            },
+        }
+    }
 }
 
 /// The levels in the order they run: each worker count closed-loop, or at each `--rate`
@@ -491,6 +497,12 @@ mod tests {
                 step(2, Some(fixed[1]))
             ]
         );
+        // A share takes the closed-loop rate just measured at its own worker count.
+        let half = step(4, Some(OfferedRate::Share(0.5)));
+        assert_eq!(half.rate_per_s(Some((4, 1000.0))).unwrap(), Some(500.0));
+        assert!(half.rate_per_s(Some((2, 1000.0))).is_err());
+        assert!(half.rate_per_s(None).is_err());
+        assert_eq!(step(4, None).rate_per_s(None).unwrap(), None);
         let mixed = [OfferedRate::Share(0.5), OfferedRate::PerSecond(100.0)];
         assert_eq!(
             level_steps(&[4], &mixed),
