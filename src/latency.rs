@@ -210,16 +210,6 @@ pub enum OfferedRate {
     Share(f64),
 }
 
-impl OfferedRate {
-    /// "2.00 K/s" or "20% of closed-loop".
-    pub fn describe(&self) -> String {
-        match self {
-            Self::PerSecond(rate) => format!("{}/s", crate::format::significant(*rate)),
-            Self::Share(share) => format!("{} of closed-loop", share_text(*share)),
-        }
-    }
-}
-
 /// A share as the user wrote it: "50%", "12.5%".
 pub fn share_text(share: f64) -> String {
     let percent = 100.0 * share;
@@ -944,8 +934,8 @@ mod tests {
         }
         let many = vec!["10"; MOST_RATE_STEPS + 1].join(",");
         assert!(steps(&many).unwrap_err().contains("too many"));
-        assert_eq!(OfferedRate::Share(0.5).describe(), "50% of closed-loop");
-        assert_eq!(OfferedRate::PerSecond(2000.0).describe(), "2.00 K/s");
+        assert_eq!(share_text(0.5), "50%");
+        assert_eq!(share_text(0.125), "12.5%");
     }
 
     fn ms(value: f64) -> Duration {

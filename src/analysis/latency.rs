@@ -336,7 +336,7 @@ pub struct LatencyAtLoads {
 }
 
 impl LatencyAtLoads {
-    /// "at 16 workers, the largest load all measured, p99 is 1.2 ms on A against 2.0 ms on B
+    /// "At 16 workers, the largest load all measured, p99 is 1.2 ms on A against 2.0 ms on B
     /// (0.60x)": the first series against each other, at the largest common load.
     pub fn sentences(&self) -> Vec<String> {
         let Some((workers, p99)) = self.rows.last() else {
@@ -350,7 +350,7 @@ impl LatencyAtLoads {
             .filter(|(_, other)| **other > 0.0)
             .map(|(name, other)| {
                 format!(
-                    "at {}, the largest load all measured, p99 is {} ms on {first} against {} ms on {name} ({:.2}x)",
+                    "At {}, the largest load all measured, p99 is {} ms on {first} against {} ms on {name} ({:.2}x)",
                     crate::format::workers_text(*workers),
                     significant(p99[0]),
                     significant(*other),
@@ -602,6 +602,7 @@ mod tests {
     use super::*;
     use crate::analysis::series::{Measure, Series};
     use crate::analysis::study::analyse;
+    use crate::analysis::synthetic::{point, series};
     use crate::latency::{Percentiles, ResponseTimes};
 
     /// Seeded uniform draws in [0, 1): each synthetic series is the same every run.
@@ -636,17 +637,7 @@ mod tests {
                     ));
                 }
                 Point {
-                    intervals: Vec::new(),
-                    workers,
-                    raw: throughput * (1.0 + noise * (next() - 0.5)),
-                    delivered: None,
                     cv: Some(0.01),
-                    cpu_fraction: None,
-                    steal_pct: None,
-                    disturbed: Vec::new(),
-                    precision_reached: None,
-                    cache: None,
-                    spread: None,
                     latency: Some(Latency {
                         unit: "statement".into(),
                         measured_from: MeasuredFrom::Send,
@@ -657,25 +648,19 @@ mod tests {
                         limit_ms: None,
                         late: None,
                     }),
+                    ..point(workers, throughput * (1.0 + noise * (next() - 0.5)))
                 }
             })
             .collect();
         Series {
             name: name.into(),
-            measure: Measure::Rate {
-                unit: "statements/s".into(),
-            },
-            points,
-            source: String::new(),
-            physical_cores: None,
-            logical_cpus: None,
-            complete: true,
-            cost: None,
-            left_out: Vec::new(),
-            paced: Vec::new(),
-            job: Default::default(),
-            provenance: Default::default(),
-            cut_last_line: None,
+            ..series(
+                Measure::Rate {
+                    unit: "statements/s".into(),
+                },
+                points,
+                None,
+            )
         }
     }
 
@@ -872,7 +857,7 @@ mod tests {
             let sentences = loads.sentences();
             assert_eq!(sentences.len(), 1);
             assert!(
-                sentences[0].starts_with("at 32 workers, the largest load all measured, p99 is"),
+                sentences[0].starts_with("At 32 workers, the largest load all measured, p99 is"),
                 "{}",
                 sentences[0]
             );

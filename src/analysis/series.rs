@@ -162,6 +162,17 @@ impl Job {
     }
 }
 
+impl Point {
+    /// What the level's intervals count, plural: "statements", "jobs", else "responses".
+    pub fn responses_unit(&self) -> String {
+        self.latency
+            .as_ref()
+            .map_or("responses".to_string(), |latency| {
+                format!("{}s", latency.unit)
+            })
+    }
+}
+
 impl Series {
     /// Capacity at a point: jobs per minute the host delivered over all workers, or the
     /// total rate.

@@ -85,7 +85,7 @@ pub fn analyse(series: Vec<Series>) -> Analysis {
             .iter()
             .filter_map(|comparison| comparison.p99_at_loads.as_ref())
             .flat_map(|loads| loads.sentences())
-            .map(|sentence| format!("{}{}.", sentence[..1].to_uppercase(), &sentence[1..])),
+            .map(|sentence| format!("{sentence}.")),
     );
     all_findings.extend(open_loop.iter().filter_map(OpenLoopSeries::finding));
     all_findings.truncate(MAX_FINDINGS);
@@ -262,12 +262,7 @@ fn timeline_warnings_of(series: &Series) -> Vec<String> {
         .iter()
         .chain(&series.paced)
         .flat_map(|point| {
-            let unit = point
-                .latency
-                .as_ref()
-                .map_or("responses".to_string(), |latency| {
-                    format!("{}s", latency.unit)
-                });
+            let unit = point.responses_unit();
             let at = match point.latency.as_ref().and_then(|latency| latency.rate) {
                 Some(rate) => format!(
                     "{} at {}/s",

@@ -87,7 +87,8 @@ pub fn rate_series(
     )
 }
 
-fn point(workers: usize, raw: f64) -> Point {
+/// A level with only its worker count and raw figure known.
+pub(crate) fn point(workers: usize, raw: f64) -> Point {
     Point {
         delivered: None,
         cache: None,
@@ -104,7 +105,12 @@ fn point(workers: usize, raw: f64) -> Point {
     }
 }
 
-fn series(measure: Measure, points: Vec<Point>, cores: Option<(usize, usize)>) -> Series {
+/// A complete series of `points`, named "synthetic", with no file behind it.
+pub(crate) fn series(
+    measure: Measure,
+    points: Vec<Point>,
+    cores: Option<(usize, usize)>,
+) -> Series {
     Series {
         name: "synthetic".into(),
         source: String::new(),

@@ -164,13 +164,7 @@ fn timeline_figures(index: usize, series: &SeriesAnalysis) -> Vec<Figure> {
     if shown.is_empty() {
         return Vec::new();
     }
-    let unit = shown[0]
-        .0
-        .latency
-        .as_ref()
-        .map_or("responses".to_string(), |latency| {
-            format!("{}s", latency.unit)
-        });
+    let unit = shown[0].0.responses_unit();
     let lines = |pick: &dyn Fn(&crate::latency::IntervalFigures) -> Option<f64>| -> Vec<Line> {
         shown
             .iter()
