@@ -5,29 +5,9 @@ mod common;
 
 use std::path::Path;
 
-use common::{corescale, read_json};
+use common::{corescale, read_json, template, variant};
 use predicates::str::contains;
 use serde_json::Value;
-
-/// A real corescale result (cpu, 1 and 2 workers) that the fleet's files are made from.
-fn template() -> Value {
-    read_json(&Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/run/cpu-template.json"))
-}
-
-/// The template as measured on `host`, started at `started`, every job `slower` times as long.
-fn variant(host: &str, started: &str, slower: f64) -> Value {
-    let mut document = template();
-    document["host"]["label"] = Value::from(host);
-    document["host"]["hostname"] = Value::from(host);
-    document["started_at"] = Value::from(started);
-    for level in document["levels"].as_array_mut().unwrap() {
-        let times = &mut level["summary"]["job_time_s"];
-        for field in ["median", "mean", "min", "max"] {
-            times[field] = Value::from(times[field].as_f64().unwrap() * slower);
-        }
-    }
-    document
-}
 
 fn write(dir: &Path, name: &str, document: &Value) {
     std::fs::create_dir_all(dir.join(name).parent().unwrap()).unwrap();
@@ -54,11 +34,14 @@ fn a_fleet_names_the_host_that_underperforms_its_siblings() {
         );
     }
     let analysis = dir.path().join("analysis.json");
+    let html = dir.path().join("fleet.html");
     corescale()
         .arg("report")
         .arg(&results)
         .args(["--include-disturbed", "--wide", "--json"])
         .arg(&analysis)
+        .arg("--html")
+        .arg(&html)
         .assert()
         .success()
         .stdout(contains(
@@ -83,6 +66,8 @@ fn a_fleet_names_the_host_that_underperforms_its_siblings() {
         analysis["series"][0]["series"]["provenance"]["tags"]["campaign"],
         "fixture"
     );
+    let page = std::fs::read_to_string(&html).unwrap();
+    assert!(common::layout::assert_figures_lay_out(&page, "a fleet of twelve") >= 1);
 }
 
 #[test]
@@ -115,6 +100,8 @@ fn a_run_that_departs_from_its_hosts_history_is_called_out() {
         .stdout(contains(
             "vm1: the run started 2026-11-25T09:00:00Z delivered 15% less capacity than the host's median over 8 runs",
         ));
+    let page = std::fs::read_to_string(&html).unwrap();
+    assert!(common::layout::assert_figures_lay_out(&page, "a host's history") >= 1);
     let analysis = read_json(&analysis);
     let history = &analysis["fleet"]["histories"][0];
     assert_eq!(history["runs"].as_array().unwrap().len(), 8);
@@ -261,6 +248,7 @@ fn hosts_without_estimates_or_known_hardware_are_not_called_outliers() {
     );
     let page = std::fs::read_to_string(&html).unwrap();
     assert!(page.contains("single-thread speed / sibling median"));
+    assert!(common::layout::assert_figures_lay_out(&page, "the fleet page") >= 1);
     let analysis = read_json(&analysis);
     let comparison = &analysis["comparisons"][0];
     assert_eq!(

@@ -693,23 +693,30 @@ fn a_corescale_run_brings_its_provenance_to_the_page() {
         .success();
     let page = scraper::Html::parse_document(&std::fs::read_to_string(&html).unwrap());
     let select = |css: &str| scraper::Selector::parse(css).unwrap();
-    // The provenance table: where the series came from (after the results on the page).
-    let table = page
-        .select(&select("table"))
-        .find(|table| {
+    // The provenance tables, the hosts' and the runs': where the series came from (after the
+    // results on the page), each row named by its series.
+    let mut headers: Vec<String> = Vec::new();
+    let mut cells: Vec<String> = Vec::new();
+    for table in page.select(&select("table")).filter(|table| {
+        table
+            .select(&select("th"))
+            .any(|cell| ["file", "tool"].contains(&cell.text().collect::<String>().as_str()))
+    }) {
+        headers.extend(
             table
                 .select(&select("th"))
-                .any(|cell| cell.text().collect::<String>() == "file")
-        })
-        .unwrap();
-    let headers: Vec<String> = table
-        .select(&select("th"))
-        .map(|cell| cell.text().collect())
-        .collect();
-    let cells: Vec<String> = table
-        .select(&select("td"))
-        .map(|cell| cell.text().collect())
-        .collect();
+                .map(|cell| cell.text().collect()),
+        );
+        cells.extend(
+            table
+                .select(&select("td"))
+                .map(|cell| cell.text().collect()),
+        );
+    }
+    assert_eq!(
+        headers.iter().filter(|header| *header == "series").count(),
+        2
+    );
     let cell = |header: &str| {
         let column = headers.iter().position(|name| name == header).unwrap();
         cells[column].clone()
@@ -864,4 +871,84 @@ fn the_page_puts_results_before_diagnostics() {
         "{}",
         &html[at("<h2>Warnings")..][..120]
     );
+}
+
+/// Every figure lays itself out: no label over another, over the legend or off the figure,
+/// and no point under the legend, on the anchor page and on runs of one, two and three levels
+/// (one series and two).
+#[test]
+fn figures_lay_out_their_labels_without_overlap() {
+    let dir = tempfile::tempdir().unwrap();
+    let page = |name: &str, command: &mut assert_cmd::Command| {
+        let html = dir.path().join(format!("{name}.html"));
+        command.args(["-q", "--html"]).arg(&html).assert().success();
+        std::fs::read_to_string(&html).unwrap()
+    };
+    let anchors = page("anchor", &mut anchor_report_command());
+    assert_eq!(
+        common::layout::assert_figures_lay_out(&anchors, "anchors"),
+        5
+    );
+    // A database run at set rates: latency, rate and over-time figures.
+    let rates = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("fuzz/inputs/importers/db-rates.json");
+    let db = page("db", corescale().arg("report").arg(rates));
+    assert!(common::layout::assert_figures_lay_out(&db, "a db run at set rates") >= 8);
+    let header = "Num_concurrent_jobs,job_median_run_time (sec),job_mean_run_time (sec),job_stdev_run_time (sec)\n";
+    for levels in 1..=3 {
+        let mut files = Vec::new();
+        for (server, time) in [("small", 30.0), ("large", 45.0)] {
+            let rows: String = (1..=levels)
+                .map(|workers| {
+                    let time = time * (1.0 + 0.1 * (workers - 1) as f64);
+                    format!("{workers},{time:.2},{time:.2},0.50\n")
+                })
+                .collect();
+            let file = dir.path().join(format!("{server}{levels}.csv"));
+            std::fs::write(&file, format!("{header}{rows}")).unwrap();
+            files.push(file);
+        }
+        let one = page(
+            &format!("one{levels}"),
+            corescale().arg("report").arg(&files[0]),
+        );
+        let what = format!("one series of {levels} level(s)");
+        assert!(common::layout::assert_figures_lay_out(&one, &what) >= 4);
+        let two = page(
+            &format!("two{levels}"),
+            corescale()
+                .arg("report")
+                .args(&files)
+                .args(["--cores", &format!("small{levels}=2/4")]),
+        );
+        let what = format!("two series of {levels} level(s)");
+        assert!(common::layout::assert_figures_lay_out(&two, &what) >= 4);
+    }
+}
+
+/// The layout check itself fails on what it looks for: two labels over each other, and a
+/// point under the legend.
+#[test]
+fn the_layout_check_finds_overlaps() {
+    let figure = |body: &str| {
+        format!(
+            "<html><body><figure id=\"f\"><svg viewBox=\"0 0 800 450\">{body}</svg></figure></body></html>"
+        )
+    };
+    let text = |x: u32, y: u32, words: &str| {
+        format!("<text x=\"{x}\" y=\"{y}\" dy=\"0.76em\" font-size=\"14\">{words}</text>")
+    };
+    let apart = figure(&(text(100, 20, "RAC55 P=16") + &text(300, 20, "RAC52 P=20")));
+    assert_eq!(common::layout::assert_figures_lay_out(&apart, "apart"), 1);
+    let over = figure(&(text(100, 20, "RAC55 P=16") + &text(150, 25, "RAC52 P=20")));
+    let overlapping =
+        std::panic::catch_unwind(|| common::layout::assert_figures_lay_out(&over, "over"));
+    assert!(overlapping.is_err(), "overlapping labels passed");
+    let legend =
+        "<rect x=\"600\" y=\"20\" width=\"150\" height=\"60\" fill=\"none\" stroke=\"#C8C8C8\"/>";
+    let hidden =
+        figure(&(text(100, 20, "RAC55") + legend + "<circle cx=\"700\" cy=\"50\" r=\"3\"/>"));
+    let hiding =
+        std::panic::catch_unwind(|| common::layout::assert_figures_lay_out(&hidden, "hidden"));
+    assert!(hiding.is_err(), "a point under the legend passed");
 }

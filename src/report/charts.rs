@@ -19,10 +19,11 @@ use crate::analysis::series::Measure;
 use crate::analysis::study::measure_groups;
 use crate::latency::{Latency, Percentile};
 
-/// The SVG's own size; the page scales it to its width through the viewBox.
-pub const WIDTH: u32 = 1000;
-pub const HEIGHT: u32 = 563;
-/// PNG size: the SVG scaled up by 1.6.
+/// The SVG's own size; the page scales it to its width through the viewBox, to at most
+/// 960 px (figures keep the text size the page has).
+pub const WIDTH: u32 = 800;
+pub const HEIGHT: u32 = 450;
+/// PNG size: the SVG scaled up by 2.
 pub const PNG_WIDTH: u32 = 1600;
 pub const PNG_HEIGHT: u32 = 900;
 const FONT: &str = "sans-serif";
@@ -55,7 +56,7 @@ impl Figure {
     }
 }
 
-#[derive(Clone, Copy, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum LegendCorner {
     UpperLeft,
     UpperRight,
@@ -818,17 +819,71 @@ fn color(index: usize) -> RGBColor {
     RGBColor(r, g, b)
 }
 
-/// Where each marker's label goes: (left end in data units, row). A label sits right of its
-/// line, or left of it where it would leave the plot; it takes the first row whose labels
-/// all end left of it, so labels of nearby markers never overprint.
-fn place_labels(markers: &[Marker], widths: &[f64], x_end: f64) -> Vec<(f64, usize)> {
-    let mut order: Vec<usize> = (0..markers.len()).collect();
-    order.sort_by(|&a, &b| markers[a].x.total_cmp(&markers[b].x));
+/// Text sizes in plotters' font units (the SVG gets 1/1.24 of them): at the page's narrowest
+/// (a 700 px window) the smallest text is still 11 px on screen.
+const TITLE_SIZE: f64 = 22.0;
+const AXIS_SIZE: f64 = 18.0;
+const TEXT_SIZE: f64 = 17.0;
+const MARGIN: i32 = 10;
+const X_LABEL_AREA: i32 = 48;
+const Y_LABEL_AREA: i32 = 86;
+/// Room around the legend's entries, and between the plot and a legend beside it.
+const PAD: f64 = 6.0;
+/// Width of a legend entry's picture of its line.
+const SWATCH: f64 = 24.0;
+
+/// A rectangle in the figure's pixels.
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct Rect {
+    left: f64,
+    top: f64,
+    right: f64,
+    bottom: f64,
+}
+
+impl Rect {
+    fn contains(&self, (x, y): (f64, f64)) -> bool {
+        (self.left..=self.right).contains(&x) && (self.top..=self.bottom).contains(&y)
+    }
+}
+
+/// The plot area in pixels and the data range it shows.
+struct Frame {
+    plot: Rect,
+    x_end: f64,
+    y_max: f64,
+}
+
+impl Frame {
+    fn x_pixel(&self, x: f64) -> f64 {
+        self.plot.left + x / self.x_end * (self.plot.right - self.plot.left)
+    }
+
+    fn pixel(&self, (x, y): (f64, f64)) -> (f64, f64) {
+        let height = self.plot.bottom - self.plot.top;
+        (self.x_pixel(x), self.plot.bottom - y / self.y_max * height)
+    }
+}
+
+/// Where the legend goes: in a corner of the plot that no data cross, or, when every
+/// corner holds data, beside the plot on the right.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum LegendPlace {
+    Inside(LegendCorner),
+    Beside,
+}
+
+/// Every marker's label: (left end in pixels, row). A label sits right of its line, or left
+/// of it where it would leave the plot; it takes the first row whose labels all end left of
+/// it, so labels of nearby markers never overprint.
+fn place_labels(xs: &[f64], widths: &[f64], right: f64) -> Vec<(f64, usize)> {
+    let mut order: Vec<usize> = (0..xs.len()).collect();
+    order.sort_by(|&a, &b| xs[a].total_cmp(&xs[b]));
     let mut row_ends: Vec<f64> = Vec::new();
-    let mut placed = vec![(0.0, 0); markers.len()];
+    let mut placed = vec![(0.0, 0); xs.len()];
     for index in order {
-        let (x, width) = (markers[index].x, widths[index]);
-        let start = if x + width > x_end { x - width } else { x };
+        let (x, width) = (xs[index], widths[index]);
+        let start = if x + width > right { x - width } else { x };
         let row = row_ends
             .iter()
             .position(|&end| end < start)
@@ -842,6 +897,115 @@ fn place_labels(markers: &[Marker], widths: &[f64], x_end: f64) -> Vec<(f64, usi
     placed
 }
 
+/// Points along everything the figure plots (dots, error bars, and every 3 px of each
+/// curve), in pixels: what a legend must not cover.
+fn ink(figure: &Figure, frame: &Frame) -> Vec<(f64, f64)> {
+    let mut points = Vec::new();
+    for line in &figure.lines {
+        let clipped = clip_to_height(&line.points, frame.y_max);
+        let pixels: Vec<(f64, f64)> = clipped.iter().map(|&point| frame.pixel(point)).collect();
+        points.extend(&pixels);
+        if line.style != LineStyle::Points {
+            for pair in pixels.windows(2) {
+                let ((x0, y0), (x1, y1)) = (pair[0], pair[1]);
+                let steps = ((x1 - x0).hypot(y1 - y0) / 3.0).ceil().min(2000.0) as usize;
+                points.extend((1..steps).map(|step| {
+                    let t = step as f64 / steps as f64;
+                    (x0 + (x1 - x0) * t, y0 + (y1 - y0) * t)
+                }));
+            }
+        }
+        for &(x, low, high) in &line.bars {
+            let (x, top) = frame.pixel((x, high.min(frame.y_max)));
+            let bottom = frame.pixel((0.0, low.min(frame.y_max))).1;
+            let steps = ((bottom - top) / 3.0).ceil().clamp(1.0, 1000.0) as usize;
+            points.extend(
+                (0..=steps).map(|step| (x, top + (bottom - top) * step as f64 / steps as f64)),
+            );
+        }
+    }
+    points
+}
+
+/// The legend's box in a corner of the plot.
+fn corner_box(corner: LegendCorner, plot: &Rect, (width, height): (f64, f64)) -> Rect {
+    let left = match corner {
+        LegendCorner::UpperLeft | LegendCorner::LowerLeft => plot.left + PAD,
+        LegendCorner::UpperRight | LegendCorner::LowerRight => plot.right - PAD - width,
+    };
+    let top = match corner {
+        LegendCorner::UpperLeft | LegendCorner::UpperRight => plot.top + PAD,
+        LegendCorner::LowerLeft | LegendCorner::LowerRight => plot.bottom - PAD - height,
+    };
+    Rect {
+        left,
+        top,
+        right: left + width,
+        bottom: top + height,
+    }
+}
+
+/// The first corner, the figure's own choice first, that covers no data and fits the
+/// plot; among those, one that no marker line crosses if there is one.
+fn free_corner(figure: &Figure, frame: &Frame, size: (f64, f64)) -> Option<LegendCorner> {
+    let ink = ink(figure, frame);
+    let corners = [
+        figure.legend,
+        LegendCorner::UpperRight,
+        LegendCorner::UpperLeft,
+        LegendCorner::LowerRight,
+        LegendCorner::LowerLeft,
+    ];
+    let fits = |corner: &LegendCorner| {
+        let area = corner_box(*corner, &frame.plot, size);
+        area.left >= frame.plot.left && area.bottom <= frame.plot.bottom
+    };
+    let empty = |corner: &LegendCorner| {
+        let area = corner_box(*corner, &frame.plot, size);
+        let margin = Rect {
+            left: area.left - 3.0,
+            top: area.top - 3.0,
+            right: area.right + 3.0,
+            bottom: area.bottom + 3.0,
+        };
+        !ink.iter().any(|&point| margin.contains(point))
+    };
+    let uncrossed = |corner: &LegendCorner| {
+        let area = corner_box(*corner, &frame.plot, size);
+        !figure
+            .markers
+            .iter()
+            .any(|marker| (area.left..=area.right).contains(&frame.x_pixel(marker.x)))
+    };
+    let free: Vec<LegendCorner> = corners.into_iter().filter(fits).filter(empty).collect();
+    free.iter()
+        .find(|corner| uncrossed(corner))
+        .or(free.first())
+        .copied()
+}
+
+/// How a line is drawn: fits a darker shade of their series' colour, so a fit that lies on
+/// its data still shows.
+fn line_color(line: &Line) -> RGBColor {
+    let RGBColor(r, g, b) = color(line.color);
+    match line.style {
+        LineStyle::AmdahlFit | LineStyle::UslFit => {
+            let shade = |value: u8| (value as f64 * 0.55).round() as u8;
+            RGBColor(shade(r), shade(g), shade(b))
+        }
+        _ => RGBColor(r, g, b),
+    }
+}
+
+/// Drawing order: measured data first, then the ideal line, then fits on top.
+fn layer(style: LineStyle) -> u8 {
+    match style {
+        LineStyle::Measured | LineStyle::Points => 0,
+        LineStyle::Ideal => 1,
+        LineStyle::AmdahlFit | LineStyle::UslFit => 2,
+    }
+}
+
 /// Largest value an axis reaches (imported figures are checked to 1e18 already).
 const AXIS_LIMIT: f64 = 1e18;
 
@@ -851,7 +1015,6 @@ where
 {
     let fail =
         |error: DrawingAreaErrorKind<DB::ErrorType>| anyhow!("drawing {}: {error:?}", figure.slug);
-    let size = |points: f64| points.round() as u32;
     root.fill(&WHITE).map_err(fail)?;
     let x_max = figure
         .lines
@@ -879,27 +1042,114 @@ where
     };
     let y_max = (y_data.max(figure.y_at_least) * 1.12).min(AXIS_LIMIT);
     let y_max = if y_max > 0.0 { y_max } else { 1.0 };
-    let (label_area_x, label_area_y) = (size(50.0), size(80.0));
-    let mut chart = ChartBuilder::on(root)
-        .caption(&figure.title, (FONT, size(24.0)))
-        .margin(size(14.0))
-        .x_label_area_size(label_area_x)
-        .y_label_area_size(label_area_y)
-        .build_cartesian_2d(0.0..x_max * 1.03, 0.0..y_max)
+    let x_end = x_max * 1.03;
+
+    let text_font = (FONT, TEXT_SIZE).into_font();
+    let text_size = |text: &str| {
+        root.estimate_text_size(text, &TextStyle::from(text_font.clone()))
+            .map_or(
+                (text.chars().count() as f64 * 9.0, 14.0),
+                |(width, height)| (width as f64, height as f64),
+            )
+    };
+    let row_height = text_size("P=8 Lg").1 + 4.0;
+    let texts: Vec<String> = figure
+        .markers
+        .iter()
+        .map(|marker| format!(" {} ", marker.label))
+        .collect();
+    let widths: Vec<f64> = texts.iter().map(|text| text_size(text).0).collect();
+    let legend_size = {
+        let widest = figure
+            .lines
+            .iter()
+            .map(|line| text_size(&line.label).0)
+            .fold(0.0, f64::max);
+        (
+            PAD + SWATCH + PAD + widest + PAD,
+            PAD + row_height * figure.lines.len() as f64 + PAD,
+        )
+    };
+
+    // The title on top, a band naming the marker lines under it, then the plot: labels
+    // above the plot overprint neither data nor the legend.
+    let body = root
+        .titled(&figure.title, (FONT, TITLE_SIZE))
         .map_err(fail)?;
-    chart
-        .configure_mesh()
-        .x_desc(&figure.x_label)
+    let (width, height) = root.dim_in_pixel();
+    let title_bottom = body.get_base_pixel().1 as f64;
+    let layout = |place: LegendPlace| {
+        let beside = match place {
+            LegendPlace::Beside => legend_size.0 + PAD,
+            LegendPlace::Inside(_) => 0.0,
+        };
+        let (left, right) = (
+            (MARGIN + Y_LABEL_AREA) as f64,
+            width as f64 - MARGIN as f64 - beside,
+        );
+        let unplaced = Frame {
+            plot: Rect {
+                left,
+                top: 0.0,
+                right,
+                bottom: 1.0,
+            },
+            x_end,
+            y_max,
+        };
+        let xs: Vec<f64> = figure
+            .markers
+            .iter()
+            .map(|marker| unplaced.x_pixel(marker.x))
+            .collect();
+        let placed = place_labels(&xs, &widths, right);
+        let rows = placed.iter().map(|&(_, row)| row + 1).max().unwrap_or(0);
+        let band = (rows as f64 * row_height).ceil();
+        let frame = Frame {
+            plot: Rect {
+                left,
+                top: title_bottom + band + MARGIN as f64,
+                right,
+                bottom: (height as i32 - MARGIN - X_LABEL_AREA) as f64,
+            },
+            x_end,
+            y_max,
+        };
+        (band, placed, frame, beside)
+    };
+    let place = {
+        let (_, _, frame, _) = layout(LegendPlace::Inside(figure.legend));
+        match free_corner(figure, &frame, legend_size) {
+            Some(corner) => LegendPlace::Inside(corner),
+            None => LegendPlace::Beside,
+        }
+    };
+    let (band, placed, _, beside) = layout(place);
+    let (_, plot_area) = body.split_vertically(band as u32);
+    let worker_axis = figure.x_decimals == 0;
+    let mut chart = ChartBuilder::on(&plot_area)
+        .margin(MARGIN)
+        .margin_right(MARGIN + beside.ceil() as i32)
+        .x_label_area_size(X_LABEL_AREA)
+        .y_label_area_size(Y_LABEL_AREA)
+        .build_cartesian_2d(0.0..x_end, 0.0..y_max)
+        .map_err(fail)?;
+    let mut mesh = chart.configure_mesh();
+    if worker_axis {
+        // Whole numbers only, as many as fit: "0 1 2", never "0 0 1 2 2".
+        mesh.x_labels((x_max.floor() as usize + 1).clamp(2, 11));
+    }
+    mesh.x_desc(&figure.x_label)
         .y_desc(&figure.y_label)
-        .label_style((FONT, size(15.0)))
-        .axis_desc_style((FONT, size(16.0)))
+        .label_style((FONT, TEXT_SIZE))
+        .axis_desc_style((FONT, AXIS_SIZE))
         .x_label_formatter(&|x| {
             let index = x.round();
             match figure.x_names.get((index as usize).wrapping_sub(1)) {
                 Some(name) if (x - index).abs() < 1e-6 => name.clone(),
                 // Worker counts are whole: a tick between two is left unlabelled, never
-                // rounded to a neighbour's number ("0 0 1 2 2").
-                _ if figure.x_names.is_empty() && figure.x_decimals == 0 => {
+                // rounded to a neighbour's number.
+                _ if figure.x_names.is_empty() && worker_axis => {
                     if (x - index).abs() < 1e-6 {
                         format!("{index:.0}")
                     } else {
@@ -916,48 +1166,42 @@ where
         .light_line_style(RGBColor(235, 235, 235))
         .draw()
         .map_err(fail)?;
-    let plot_width =
-        (root.dim_in_pixel().0 as f64 - label_area_y as f64 - 2.0 * size(14.0) as f64).max(1.0);
-    let x_end = x_max * 1.03;
-    let label_font = (FONT, size(13.0)).into_font();
-    let texts: Vec<String> = figure
-        .markers
-        .iter()
-        .map(|marker| format!(" {} ", marker.label))
-        .collect();
-    let widths: Vec<f64> = texts
-        .iter()
-        .map(|text| {
-            let pixels = root
-                .estimate_text_size(text, &TextStyle::from(label_font.clone()))
-                .map_or(text.chars().count() as u32 * 8, |(width, _)| width);
-            pixels as f64 * x_end / plot_width
-        })
-        .collect();
-    let placed = place_labels(&figure.markers, &widths, x_end);
+    // The plot area as plotters laid it out, for the labels and the legend.
+    let (x_range, y_range) = chart.plotting_area().get_pixel_range();
+    let frame = Frame {
+        plot: Rect {
+            left: x_range.start as f64,
+            top: y_range.start as f64,
+            right: x_range.end as f64,
+            bottom: y_range.end as f64,
+        },
+        x_end,
+        y_max,
+    };
+    let shift = frame.plot.left - (MARGIN + Y_LABEL_AREA) as f64;
     for ((marker, text), (start, row)) in figure.markers.iter().zip(texts).zip(placed) {
-        let style = color(marker.color).mix(0.6).stroke_width(size(1.0));
         chart
             .draw_series(DashedLineSeries::new(
                 [(marker.x, 0.0), (marker.x, y_max)],
-                size(6.0),
-                size(4.0),
-                style,
+                6,
+                4,
+                color(marker.color).mix(0.6).stroke_width(1),
             ))
             .map_err(fail)?;
-        chart
-            .draw_series(std::iter::once(Text::new(
-                text,
-                (start, y_max * (0.985 - 0.05 * row as f64)),
-                label_font.clone().color(&color(marker.color)),
-            )))
-            .map_err(fail)?;
+        let top = title_bottom + row as f64 * row_height + 2.0;
+        root.draw(&Text::new(
+            text,
+            ((start + shift).round() as i32, top.round() as i32),
+            text_font.clone().color(&color(marker.color)),
+        ))
+        .map_err(fail)?;
     }
-    for line in &figure.lines {
-        let tint = color(line.color);
+    let mut order: Vec<&Line> = figure.lines.iter().collect();
+    order.sort_by_key(|line| layer(line.style));
+    for line in order {
+        let tint = line_color(line);
         let points = clip_to_height(&line.points, y_max);
-        let width = size(2.0);
-        let drawn = match line.style {
+        match line.style {
             LineStyle::Measured => {
                 // Past a few dozen levels the markers merge into the line: draw just the line.
                 if points.len() <= MAX_MARKED_POINTS {
@@ -965,7 +1209,7 @@ where
                         .draw_series(
                             points
                                 .iter()
-                                .map(|&point| Circle::new(point, size(3.0), tint.filled())),
+                                .map(|&point| Circle::new(point, 3, tint.filled())),
                         )
                         .map_err(fail)?;
                 }
@@ -976,73 +1220,87 @@ where
                             low.min(y_max),
                             (low + high) / 2.0,
                             high.min(y_max),
-                            tint.mix(0.7).stroke_width(size(1.0)),
-                            size(6.0),
+                            tint.mix(0.7).stroke_width(1),
+                            6,
                         )
                     }))
                     .map_err(fail)?;
-                chart.draw_series(LineSeries::new(points, tint.stroke_width(width)))
+                chart.draw_series(LineSeries::new(points, tint.stroke_width(2)))
             }
             LineStyle::Points => chart.draw_series(
                 points
                     .iter()
-                    .map(|&point| Circle::new(point, size(5.0), tint.filled())),
+                    .map(|&point| Circle::new(point, 5, tint.filled())),
             ),
-            LineStyle::Ideal => chart.draw_series(DashedLineSeries::new(
-                points,
-                size(4.0),
-                size(4.0),
-                tint.stroke_width(size(1.0)),
-            )),
-            LineStyle::AmdahlFit => chart.draw_series(DashedLineSeries::new(
-                points,
-                size(12.0),
-                size(6.0),
-                tint.stroke_width(width),
-            )),
-            LineStyle::UslFit => chart.draw_series(DashedLineSeries::new(
-                points,
-                size(2.0),
-                size(5.0),
-                tint.stroke_width(width),
-            )),
+            LineStyle::Ideal => {
+                chart.draw_series(DashedLineSeries::new(points, 4, 4, tint.stroke_width(1)))
+            }
+            LineStyle::AmdahlFit => {
+                chart.draw_series(DashedLineSeries::new(points, 12, 6, tint.stroke_width(2)))
+            }
+            LineStyle::UslFit => {
+                chart.draw_series(DashedLineSeries::new(points, 2, 5, tint.stroke_width(2)))
+            }
         }
         .map_err(fail)?;
-        let unit = size(1.0) as i32;
-        let (segments, stroke, dot) = swatch(line.style);
-        let pen = tint.stroke_width(stroke * unit as u32);
-        let dot_color = if dot {
-            tint.filled()
-        } else {
-            WHITE.mix(0.0).filled()
-        };
-        drawn.label(line.label.clone()).legend(move |(x, y)| {
-            // Inside a composed element, coordinates are offsets from its anchor.
-            let segment = |(from, to): (i32, i32)| {
-                PathElement::new(vec![(from * unit, 0), (to * unit, 0)], pen)
-            };
-            EmptyElement::at((x, y))
-                + segment(segments[0])
-                + segment(segments[1])
-                + segment(segments[2])
-                + segment(segments[3])
-                + Circle::new((11 * unit, 0), 3 * unit as u32, dot_color)
-        });
     }
-    chart
-        .configure_series_labels()
-        .position(match figure.legend {
-            LegendCorner::UpperLeft => SeriesLabelPosition::UpperLeft,
-            LegendCorner::UpperRight => SeriesLabelPosition::UpperRight,
-            LegendCorner::LowerRight => SeriesLabelPosition::LowerRight,
-            LegendCorner::LowerLeft => SeriesLabelPosition::LowerLeft,
-        })
-        .label_font((FONT, size(14.0)))
-        .legend_area_size(size(30.0) as i32)
-        .background_style(WHITE.mix(0.85))
-        .border_style(RGBColor(200, 200, 200))
-        .draw()
-        .map_err(fail)?;
+    let area = match place {
+        LegendPlace::Inside(corner) => corner_box(corner, &frame.plot, legend_size),
+        LegendPlace::Beside => Rect {
+            left: frame.plot.right + PAD,
+            top: frame.plot.top,
+            right: frame.plot.right + PAD + legend_size.0,
+            bottom: frame.plot.top + legend_size.1,
+        },
+    };
+    draw_legend(root, figure, &area, row_height, &text_font).map_err(fail)
+}
+
+/// The legend: each line's picture in the style and colour it is drawn, and its label.
+fn draw_legend<DB: DrawingBackend>(
+    root: &DrawingArea<DB, Shift>,
+    figure: &Figure,
+    area: &Rect,
+    row_height: f64,
+    font: &FontDesc,
+) -> Result<(), DrawingAreaErrorKind<DB::ErrorType>> {
+    let pixel = |x: f64, y: f64| (x.round() as i32, y.round() as i32);
+    let corners = [pixel(area.left, area.top), pixel(area.right, area.bottom)];
+    root.draw(&Rectangle::new(corners, WHITE.mix(0.9).filled()))?;
+    root.draw(&Rectangle::new(
+        corners,
+        RGBColor(200, 200, 200).stroke_width(1),
+    ))?;
+    let text_height = row_height - 4.0;
+    for (index, line) in figure.lines.iter().enumerate() {
+        let top = area.top + PAD + index as f64 * row_height;
+        let middle = top + row_height / 2.0;
+        let tint = line_color(line);
+        let (segments, stroke, dot) = swatch(line.style);
+        for (from, to) in segments {
+            if to > from {
+                root.draw(&PathElement::new(
+                    vec![
+                        pixel(area.left + PAD + from as f64, middle),
+                        pixel(area.left + PAD + to as f64, middle),
+                    ],
+                    tint.stroke_width(stroke),
+                ))?;
+            }
+        }
+        if dot {
+            root.draw(&Circle::new(
+                pixel(area.left + PAD + 11.0, middle),
+                3,
+                tint.filled(),
+            ))?;
+        }
+        root.draw(&Text::new(
+            line.label.clone(),
+            pixel(area.left + PAD + SWATCH + PAD, middle - text_height / 2.0),
+            font.clone().color(&BLACK),
+        ))?;
+    }
     Ok(())
 }
 

@@ -7,23 +7,29 @@ use super::charts::{HEIGHT, WIDTH, figures, render_svg};
 use super::tables::{
     Table, cache_table, comparison_table, fits_table, fleet_table, history_levels_table,
     history_table, latency_table, levels_table, open_loop_table, p99_at_loads_table,
-    provenance_table, series_table, slo_table,
+    provenance_tables, series_table, slo_table,
 };
 use crate::analysis::model::Analysis;
 
-/// Readable from a 700 px window to a 1920 px screen; printed, one figure per page, tables
-/// whole and every collapsed section open.
+/// Readable from a 700 px window to a 1920 px screen without sideways scrolling (wide
+/// tables wrap their cells); printed on A4 or Letter, two figures to a page, each with its
+/// caption, no heading left at a page's foot, and every collapsed section open.
 const STYLE: &str = "body{font-family:sans-serif;max-width:1200px;margin:1.5em auto;padding:0 1em;\
 color:#222;line-height:1.4}\
 table{border-collapse:collapse;margin:0.5em 0 1.5em;font-size:0.9em}td,th{border:1px solid #ccc;\
-padding:3px 8px;text-align:right}td:first-child,th:first-child{text-align:left}th{background:#f3f3f3}\
-.wide{overflow-x:auto}figure{margin:1em 0}figure svg{width:100%;height:auto;display:block}\
+padding:3px 8px;text-align:right}td:first-child,th:first-child{text-align:left}\
+th{background:#f3f3f3}.wide{overflow-x:auto}figure{margin:1em 0}\
+figure svg{width:100%;max-width:960px;height:auto;display:block;margin:0 auto}\
 figcaption{color:#555;font-size:0.9em}.warn{color:#a33}.summary{font-size:1.05em;\
 background:#f6f8fa;border-left:4px solid #1f77b4;padding:0.6em 1em}code{font-size:0.9em;\
-word-break:break-all}\
-@media print{body{max-width:none;margin:0}figure{break-after:page;break-inside:avoid}\
-table,tr{break-inside:avoid}.wide{overflow:visible}details>*{display:block}\
-details::details-content{content-visibility:visible;display:block}summary{list-style:none}}";
+word-break:break-all}h1,h2,h3{break-after:avoid}\
+@media (max-width:800px){table{font-size:0.8em}td,th{padding:2px 4px}h2{font-size:1.25em}}\
+@page{margin:12mm}\
+@media print{body{max-width:none;margin:0;padding:0;font-size:10pt}\
+figure{break-inside:avoid}figure svg{max-height:105mm;width:auto;max-width:100%}\
+tr{break-inside:avoid}thead{display:table-header-group}.wide{overflow:visible}\
+details>*{display:block}details::details-content{content-visibility:visible;display:block}\
+summary{list-style:none;break-after:avoid}}";
 
 pub fn render(analysis: &Analysis) -> Result<String> {
     let title = format!("corescale report: {}", analysis.names().join(", "));
@@ -88,7 +94,9 @@ pub fn render(analysis: &Analysis) -> Result<String> {
     }
     // Where the series came from, then what the data cannot support: after the results,
     // the warnings collapsed under their count.
-    body.push_str(&html_table(&provenance_table(analysis)));
+    for table in provenance_tables(analysis) {
+        body.push_str(&html_table(&table));
+    }
     let commands: String = analysis
         .series
         .iter()
@@ -151,7 +159,7 @@ fn html_table(table: &Table) -> String {
     };
     let rows: String = table.rows.iter().map(|cells| row("td", cells)).collect();
     format!(
-        "<h2>{}</h2><div class=\"wide\"><table>{}{rows}</table></div>\n",
+        "<h2>{}</h2><div class=\"wide\"><table><thead>{}</thead><tbody>{rows}</tbody></table></div>\n",
         escape(&table.title),
         row("th", &table.headers)
     )

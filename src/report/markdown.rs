@@ -4,7 +4,7 @@ use super::charts;
 use super::tables::{
     Table, cache_table, comparison_table, fits_table, fleet_table, history_levels_table,
     history_table, latency_table, levels_table, open_loop_table, p99_at_loads_table,
-    provenance_table, series_table, slo_table,
+    provenance_tables, series_table, slo_table,
 };
 use crate::analysis::model::Analysis;
 
@@ -58,7 +58,9 @@ pub fn render(analysis: &Analysis, figures: Option<&str>) -> String {
         out.push_str(&markdown_table(table));
     }
     // Results first; then where the series came from and what the data cannot support.
-    out.push_str(&markdown_table(&provenance_table(analysis)));
+    for table in provenance_tables(analysis) {
+        out.push_str(&markdown_table(&table));
+    }
     let commands: Vec<String> = analysis
         .series
         .iter()

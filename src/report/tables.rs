@@ -28,8 +28,8 @@ fn percent(value: f64) -> String {
 }
 
 /// One row per series: where and how it was measured, as far as its file says.
-pub fn provenance_table(analysis: &Analysis) -> Table {
-    let rows = analysis
+pub fn provenance_tables(analysis: &Analysis) -> [Table; 2] {
+    let rows: Vec<Vec<String>> = analysis
         .series
         .iter()
         .map(|series| {
@@ -101,27 +101,42 @@ pub fn provenance_table(analysis: &Analysis) -> Table {
             ]
         })
         .collect();
-    Table {
+    let headers = cells([
+        "series",
+        "file",
+        "host",
+        "CPU",
+        "sockets x cores x threads",
+        "memory",
+        "kernel",
+        "hypervisor",
+        "run started",
+        "tool",
+        "workload",
+        "pinning",
+        "verdict",
+        "tags",
+    ]);
+    // Two tables of seven columns, the host's and the run's, each named by its series: one
+    // of fourteen does not fit a narrow window.
+    let columns = |range: std::ops::Range<usize>| {
+        let pick = |row: &Vec<String>| {
+            std::iter::once(row[0].clone())
+                .chain(row[range.clone()].iter().cloned())
+                .collect()
+        };
+        (pick(&headers), rows.iter().map(pick).collect())
+    };
+    let table = |title: &str, (headers, rows)| Table {
         drop_first: Vec::new(),
-        title: "Provenance".to_string(),
-        headers: cells([
-            "series",
-            "file",
-            "host",
-            "CPU",
-            "sockets x cores x threads",
-            "memory",
-            "kernel",
-            "hypervisor",
-            "run started",
-            "tool",
-            "workload",
-            "pinning",
-            "verdict",
-            "tags",
-        ]),
+        title: title.to_string(),
+        headers,
         rows,
-    }
+    };
+    [
+        table("Provenance: the hosts", columns(1..8)),
+        table("Provenance: the runs", columns(8..14)),
+    ]
 }
 
 /// One row per series: where it bends and saturates.

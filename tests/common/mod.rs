@@ -2,6 +2,7 @@
 
 #![allow(dead_code)]
 
+pub mod layout;
 pub mod pg_cluster;
 
 use std::fs;
@@ -10,6 +11,7 @@ use std::process::{Child, Command as StdCommand, Stdio};
 use std::time::{Duration, Instant};
 
 use assert_cmd::Command;
+use serde_json::Value;
 
 /// A JSON document the binary wrote.
 pub fn read_json(path: &Path) -> serde_json::Value {
@@ -411,4 +413,24 @@ pub fn the_csv_reports_as_the_json_does(json: &Path, csv: &Path) {
         assert_eq!(x["rate"]["sustained"], y["rate"]["sustained"]);
         assert_eq!(x["late"], y["late"]);
     }
+}
+
+/// A real corescale result (cpu, 1 and 2 workers) that the fleet's files are made from.
+pub fn template() -> Value {
+    read_json(&Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/run/cpu-template.json"))
+}
+
+/// The template as measured on `host`, started at `started`, every job `slower` times as long.
+pub fn variant(host: &str, started: &str, slower: f64) -> Value {
+    let mut document = template();
+    document["host"]["label"] = Value::from(host);
+    document["host"]["hostname"] = Value::from(host);
+    document["started_at"] = Value::from(started);
+    for level in document["levels"].as_array_mut().unwrap() {
+        let times = &mut level["summary"]["job_time_s"];
+        for field in ["median", "mean", "min", "max"] {
+            times[field] = Value::from(times[field].as_f64().unwrap() * slower);
+        }
+    }
+    document
 }
