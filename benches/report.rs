@@ -50,6 +50,7 @@ fn run(series: usize, levels: usize) {
         include_disturbed: false,
         accept_truncated: false,
         wide: false,
+        verbose: false,
         slo: None,
     };
     let began = Instant::now();
@@ -120,6 +121,7 @@ fn run_fleet(hosts: usize, runs: usize) {
         include_disturbed: true,
         accept_truncated: false,
         wide: false,
+        verbose: false,
         slo: None,
     };
     let began = Instant::now();

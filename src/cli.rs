@@ -177,6 +177,11 @@ pub struct ReportArgs {
     #[arg(long)]
     pub wide: bool,
 
+    /// Print every warning and every note on the fits (by default the terminal lists up to
+    /// 5 warnings and counts the rest; the page and the Markdown hold them all).
+    #[arg(short, long)]
+    pub verbose: bool,
+
     /// A latency objective, e.g. 'p99<=5ms' (p50, p90, p95, p99, p99.9, max, mean): the
     /// largest throughput at which each series kept it, and the series compared on it.
     #[arg(long, value_name = "OBJECTIVE")]

@@ -77,7 +77,7 @@ fn check(text: &[u8]) {
         assert!(level.speedup.is_finite() && level.speedup > 0.0);
     }
     let rendered = [
-        analysis_text::render(&analysis, false),
+        analysis_text::render(&analysis, false, true),
         markdown::render(&analysis, Some("figures")),
         html::render(&analysis).unwrap(),
     ];
@@ -155,7 +155,7 @@ fn hostile_values_are_refused_with_their_place() {
     .unwrap();
     let series = read_series(file.path()).unwrap();
     let analysis = analyse(vec![series]);
-    let text = analysis_text::render(&analysis, false);
+    let text = analysis_text::render(&analysis, false, true);
     assert!(
         !text.contains('\x1b') && text.contains("\\u{1b}[2J"),
         "{text}"

@@ -132,7 +132,7 @@ fn knees_land_on_the_physical_core_counts() {
 
 #[test]
 fn findings_say_it_in_sentences() {
-    anchor_report(&["--wide"])
+    anchor_report(&["--wide", "--verbose"])
         .success()
         .stdout(contains(
             "RAC55 is 2.59x faster per worker than RAC52 up to 16 workers (2.25x single-threaded); the gap narrows to 2.30x at high load (20-32 workers); RAC55 has 2.02x the capacity of RAC52 at saturation, despite 16 vs 20 physical cores.",
@@ -850,27 +850,103 @@ fn older_documents_are_read_by_their_own_field_names() {
         ));
 }
 
-/// The page opens with its results (summary, findings, figures, tables); where the series
-/// came from follows, and the warnings come last, collapsed under their count.
+/// The page opens with its results (summary, findings, figures, tables); the notes on the
+/// fits sit under the fits table, where the series came from follows, and the warnings come
+/// last, collapsed under their count. The terminal lists a few warnings and counts the rest.
 #[test]
 fn the_page_puts_results_before_diagnostics() {
     let dir = tempfile::tempdir().unwrap();
     let page = dir.path().join("report.html");
     anchor_report(&["-q", "--html", page.to_str().unwrap()]).success();
     let html = std::fs::read_to_string(&page).unwrap();
-    let at = |needle: &str| {
+    let at = |html: &str, needle: &str| {
         html.find(needle)
             .unwrap_or_else(|| panic!("no {needle} in the page"))
     };
-    assert!(at("class=\"summary\"") < at("<h2>Findings"));
-    assert!(at("<h2>Findings") < at("<figure"));
-    assert!(at("<figure") < at("<th>file</th>"));
-    assert!(at("<th>file</th>") < at("<h2>Warnings"));
+    assert!(at(&html, "class=\"summary\"") < at(&html, "<h2>Findings"));
+    assert!(at(&html, "<h2>Findings") < at(&html, "<figure"));
+    assert!(at(&html, "<figure") < at(&html, "<h2>Scalability fits"));
+    // Each rejected fit says why, and the notes under the table say what that means.
+    assert!(html.contains("<td>no: not its shape</td>"));
+    assert!(!html.contains("poor fit"));
+    let notes = at(&html, "<ul class=\"notes\">");
+    assert!(at(&html, "<h2>Scalability fits") < notes);
+    assert!(html[notes..].starts_with(
+        "<ul class=\"notes\"><li>no: not its shape: residuals of one sign run in long streaks"
+    ));
+    assert!(at(&html, "RAC52: scaling bends at 20 workers") > notes);
+    assert!(notes < at(&html, "<th>file</th>"));
+    // The anchors' only diagnostics are on their fits: no warnings section.
+    assert!(!html.contains("<h2>Warnings"), "{html}");
+
+    // Two series of two levels each have warnings, last, under their count.
+    let header = "Num_concurrent_jobs,job_median_run_time (sec),job_mean_run_time (sec),job_stdev_run_time (sec)\n";
+    let mut files = Vec::new();
+    for (server, time) in [("a", 30.0), ("b", 40.0), ("c", 50.0), ("d", 60.0)] {
+        let file = dir.path().join(format!("{server}.csv"));
+        std::fs::write(
+            &file,
+            format!("{header}1,{time},{time},0.1\n2,{time},{time},0.1\n"),
+        )
+        .unwrap();
+        files.push(file);
+    }
+    let small = dir.path().join("small.html");
+    let terminal = corescale()
+        .arg("report")
+        .args(&files)
+        .arg("--html")
+        .arg(&small)
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let html = std::fs::read_to_string(&small).unwrap();
+    assert!(at(&html, "<th>file</th>") < at(&html, "<h2>Warnings"));
     assert!(
-        html[at("<h2>Warnings")..].starts_with("<h2>Warnings</h2><details><summary>6 warnings"),
+        html[at(&html, "<h2>Warnings")..]
+            .starts_with("<h2>Warnings</h2><details><summary>12 warnings"),
         "{}",
-        &html[at("<h2>Warnings")..][..120]
+        &html[at(&html, "<h2>Warnings")..][..120]
     );
+    let terminal = String::from_utf8(terminal).unwrap();
+    assert_eq!(
+        terminal.matches("\n- ").count() - findings(&terminal),
+        5,
+        "{terminal}"
+    );
+    assert!(
+        terminal.contains("... and 7 more warnings: --verbose prints them"),
+        "{terminal}"
+    );
+    let verbose = corescale()
+        .arg("report")
+        .args(&files)
+        .arg("--verbose")
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let verbose = String::from_utf8(verbose).unwrap();
+    assert_eq!(
+        verbose.matches("\n- ").count() - findings(&verbose),
+        12,
+        "{verbose}"
+    );
+}
+
+/// How many findings a terminal summary lists.
+fn findings(terminal: &str) -> usize {
+    terminal.split("\nFindings\n").nth(1).map_or(0, |rest| {
+        rest.split("\n\n")
+            .next()
+            .unwrap_or("")
+            .lines()
+            .filter(|line| line.starts_with("- "))
+            .count()
+    })
 }
 
 /// Every figure lays itself out: no label over another, over the legend or off the figure,

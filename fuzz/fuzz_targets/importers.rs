@@ -29,8 +29,8 @@ fuzz_target!(|bytes: &[u8]| {
             assert!(level.asked_per_s.is_finite() && level.asked_per_s > 0.0);
             assert!(level.sent_per_s.is_finite() && level.sent_per_s >= 0.0);
         }
-        let text = analysis_text::render(&analysis, false)
-            + &analysis_text::render(&analysis, true)
+        let text = analysis_text::render(&analysis, false, false)
+            + &analysis_text::render(&analysis, true, true)
             + &markdown::render(&analysis, None);
         assert!(!text.contains("NaN"));
         assert!(!text.chars().any(|c| c.is_control() && c != '\n'));

@@ -432,11 +432,13 @@ pub fn series_warnings(series: &SeriesAnalysis) -> Vec<String> {
             "measure with --full or --sweep auto"
         };
         warnings.push(format!(
-            "{} levels are too few to locate a knee: {advice}",
-            series.levels.len()
+            "{} too few to locate a knee: {advice}",
+            match series.levels.len() {
+                1 => "1 level is".to_string(),
+                levels => format!("{levels} levels are"),
+            }
         ));
     }
-    warnings.extend(fit_warnings(series));
     warnings
 }
 
@@ -470,8 +472,8 @@ fn noisy_levels(series: &SeriesAnalysis) -> Vec<String> {
 }
 
 /// One curve over both sides of a bend averages two regimes; a fit that does not describe
-/// its data is not quoted. Both are said.
-fn fit_warnings(series: &SeriesAnalysis) -> Vec<String> {
+/// its data is not quoted. Both are said, beside the fits.
+pub fn fit_notes(series: &SeriesAnalysis) -> Vec<String> {
     let mut warnings = Vec::new();
     let fits = &series.fits;
     if let (Some(single), Some(usl)) = (&fits.single_curve, &fits.usl)

@@ -29,6 +29,29 @@ pub enum Model {
     Usl,
 }
 
+/// Why a fit does not describe its data.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Inadequacy {
+    /// Residuals of one sign in long stretches: the curve does not follow the data's shape.
+    ResidualStreaks,
+    /// Amdahl: the data pass the largest speedup the fitted law allows.
+    PastLimit,
+    /// USL: the fitted curve falls past a peak that the measurements do not show.
+    PeakNotMeasured,
+}
+
+impl Inadequacy {
+    /// In a few words, for a table cell.
+    pub fn short(self) -> &'static str {
+        match self {
+            Inadequacy::ResidualStreaks => "not its shape",
+            Inadequacy::PastLimit => "past its limit",
+            Inadequacy::PeakNotMeasured => "peak not seen",
+        }
+    }
+}
+
 /// A fitted model with 95% confidence half-widths where the fit has spare degrees of freedom.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Fit {
@@ -62,9 +85,11 @@ pub struct Fit {
     /// no measured speedup beyond the model's own limit. An inadequate fit is neither drawn
     /// nor quoted.
     pub adequate: bool,
-    /// Why it is not adequate.
+    /// Why it is not adequate, in a sentence and in kind.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub inadequate_because: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub inadequacy: Option<Inadequacy>,
     /// Amdahl: the asymptotic speedup 1 / sigma, when the data support it (sigma's 99%
     /// interval excludes 0 and the limit is within 4x the largest level).
     pub max_speedup: Option<f64>,
@@ -186,6 +211,7 @@ fn describe(model: Model, points: &[(usize, f64)], problem: &CapacityProblem) ->
         durbin_watson: durbin_watson(residuals.as_slice()),
         adequate: true,
         inadequate_because: None,
+        inadequacy: None,
         max_speedup: None,
         peak_workers: None,
         limit_withheld: None,
@@ -202,12 +228,14 @@ fn judge(fit: &mut Fit, points: &[(usize, f64)]) {
         .fold(0.0, f64::max);
     if fit.runs_z.is_some_and(|z| z < RUNS_Z) {
         fit.adequate = false;
+        fit.inadequacy = Some(Inadequacy::ResidualStreaks);
         fit.inadequate_because = Some(format!(
             "{} runs of residual signs over {} levels, {:.0} expected of noise",
             fit.residual_runs, fit.levels, fit.expected_runs
         ));
     } else if fit.model == Model::Amdahl && fit.sigma > 0.0 && largest_speedup > 1.05 / fit.sigma {
         fit.adequate = false;
+        fit.inadequacy = Some(Inadequacy::PastLimit);
         fit.inadequate_because = Some(format!(
             "measured speedup {largest_speedup:.1} beyond the model's own limit {:.1}",
             1.0 / fit.sigma
@@ -217,6 +245,7 @@ fn judge(fit: &mut Fit, points: &[(usize, f64)]) {
         && let Some(reason) = usl_peak_unseen(fit, points)
     {
         fit.adequate = false;
+        fit.inadequacy = Some(Inadequacy::PeakNotMeasured);
         fit.inadequate_because = Some(reason);
     }
     if !fit.adequate {

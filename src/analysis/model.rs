@@ -5,7 +5,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::fit::Fit;
+use super::fit::{Fit, Inadequacy, Model};
 use super::noise::Noise;
 use super::scaling::{Knee, Saturation};
 use super::series::{Job, Series};
@@ -125,6 +125,42 @@ impl Fits {
     pub fn recommended_fit(&self) -> Option<&Fit> {
         self.get(self.recommended?)
     }
+
+    /// Whether one curve over both sides of a bend would average two regimes.
+    pub fn misleading(&self) -> bool {
+        self.single_curve
+            .as_ref()
+            .is_some_and(|single| single.misleading)
+    }
+
+    /// Why a fit is quoted or not, by the rule that picks the recommended one.
+    pub fn use_of(&self, range: FitRange) -> Option<FitUse> {
+        let fit = self.get(range)?;
+        Some(if self.recommended == Some(range) {
+            FitUse::Quoted
+        } else if let Some(why) = fit.inadequacy.filter(|_| !fit.adequate) {
+            FitUse::Inadequate(why)
+        } else if self.misleading() && matches!(range, FitRange::Amdahl | FitRange::Usl) {
+            FitUse::SpansTheBend
+        } else if fit.model == Model::Usl && !fit.kappa_measured() {
+            FitUse::KappaNotMeasured
+        } else {
+            FitUse::Adequate
+        })
+    }
+}
+
+/// Why a fit is or is not the one the findings quote and figure 4 draws.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FitUse {
+    Quoted,
+    Inadequate(Inadequacy),
+    /// A full-range fit where scaling bends: one curve averages two regimes.
+    SpansTheBend,
+    /// A USL whose kappa sits at 0: Amdahl says the same with one coefficient fewer.
+    KappaNotMeasured,
+    /// Describes its data, but another fit comes first.
+    Adequate,
 }
 
 /// Whether a single curve can describe the full range: the USL against a continuous two- or
@@ -160,6 +196,10 @@ pub struct SeriesAnalysis {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub latency_bend: Option<super::latency::LatencyBend>,
     pub warnings: Vec<String>,
+    /// What the fits cannot support (a bend one curve would average, fits that miss the
+    /// data's shape): said beside the fits table, not among the warnings.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub fit_notes: Vec<String>,
 }
 
 impl SeriesAnalysis {

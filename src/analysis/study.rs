@@ -2,7 +2,7 @@
 //! This is what `report --json` writes and every renderer draws from.
 
 use super::compare::compare;
-use super::findings::{MAX_FINDINGS, findings, series_warnings};
+use super::findings::{MAX_FINDINGS, findings, fit_notes, series_warnings};
 use super::fit::{Fit, Model, fit};
 use super::fleet::{fleet, fleet_findings};
 use std::collections::BTreeSet;
@@ -246,9 +246,11 @@ fn analyse_series(series: Series) -> SeriesAnalysis {
         fits,
         levels,
         warnings: Vec::new(),
+        fit_notes: Vec::new(),
         series,
     };
     analysed.warnings = series_warnings(&analysed);
+    analysed.fit_notes = fit_notes(&analysed);
     analysed
         .warnings
         .extend(timeline_warnings_of(&analysed.series));
@@ -337,10 +339,7 @@ fn single_curve(series: &Series, usl: &Fit, full: &[(usize, f64)]) -> Option<Sin
 }
 
 fn recommend(fits: &Fits) -> Option<FitRange> {
-    let misleading = fits
-        .single_curve
-        .as_ref()
-        .is_some_and(|single| single.misleading);
+    let misleading = fits.misleading();
     let usable = |range: FitRange| {
         fits.get(range)
             .is_some_and(|fit| fit.adequate && (fit.model == Model::Amdahl || fit.kappa_measured()))

@@ -29,7 +29,7 @@ pub fn execute(args: &ReportArgs) -> Result<()> {
     analysis.warnings.splice(0..0, notes);
     let written = write_outputs(args, &analysis)?;
     if !args.quiet {
-        super::write_out(&analysis_text::render(&analysis, args.wide))?;
+        super::write_out(&analysis_text::render(&analysis, args.wide, args.verbose))?;
         if !written.is_empty() {
             say!("corescale: wrote {}", written.join(", "));
         }

@@ -5,12 +5,15 @@
 use super::run_table::{TERMINAL_COLUMNS, wrap};
 use super::table;
 use super::tables::{
-    Table, comparison_table, fits_table, fleet_table, history_table, latency_table,
+    Table, comparison_table, fits_notes, fits_table, fleet_table, history_table, latency_table,
     open_loop_table, p99_at_loads_table, series_table, slo_table,
 };
 use crate::analysis::model::Analysis;
 
-pub fn render(analysis: &Analysis, wide: bool) -> String {
+/// Warnings the terminal lists without --verbose; past that it counts them.
+const TERMINAL_WARNINGS: usize = 5;
+
+pub fn render(analysis: &Analysis, wide: bool, verbose: bool) -> String {
     let mut tables = Vec::new();
     if let Some(fleet) = &analysis.fleet {
         tables.push(fleet_table(fleet));
@@ -29,15 +32,50 @@ pub fn render(analysis: &Analysis, wide: bool) -> String {
             .map(latency_table),
     );
     tables.extend(analysis.open_loop.iter().map(open_loop_table));
-    tables.push(fits_table(analysis));
     let mut out = String::new();
     for table in tables.iter().filter(|table| !table.rows.is_empty()) {
         out.push_str(&wrap(&table.title, wide));
         out.push_str(&fitted(table, wide));
         out.push('\n');
     }
+    let fits = fits_table(analysis);
+    if !fits.rows.is_empty() {
+        out.push_str(&wrap(&fits.title, wide));
+        out.push_str(&fitted(&fits, wide));
+        let notes = fits_notes(analysis);
+        if verbose {
+            for note in notes {
+                out.push_str(&wrap(&format!("  {note}"), wide));
+            }
+        } else if analysis
+            .series
+            .iter()
+            .any(|series| !series.fit_notes.is_empty())
+        {
+            out.push_str(&wrap(
+                "  Why fits are not quoted, and what each '-' means: --verbose.",
+                wide,
+            ));
+        }
+        out.push('\n');
+    }
     out.push_str(&list("Findings", &analysis.findings, wide));
-    out.push_str(&list("Warnings", &analysis.warnings, wide));
+    let warnings = &analysis.warnings;
+    if verbose || warnings.len() <= TERMINAL_WARNINGS {
+        out.push_str(&list("Warnings", warnings, wide));
+    } else {
+        out.push_str(&list("Warnings", &warnings[..TERMINAL_WARNINGS], wide));
+        out.truncate(out.trim_end().len() + 1);
+        out.push_str(&wrap(
+            &format!(
+                "... and {} more warnings: --verbose prints them (the page and the Markdown hold all {}).",
+                warnings.len() - TERMINAL_WARNINGS,
+                warnings.len()
+            ),
+            wide,
+        ));
+        out.push('\n');
+    }
     out
 }
 

@@ -5,9 +5,9 @@ use anyhow::Result;
 
 use super::charts::{HEIGHT, WIDTH, figures, render_svg};
 use super::tables::{
-    Table, cache_table, comparison_table, fits_table, fleet_table, history_levels_table,
-    history_table, latency_table, levels_table, open_loop_table, p99_at_loads_table,
-    provenance_tables, series_table, slo_table,
+    Table, cache_table, comparison_table, fits_notes, fits_table, fleet_table,
+    history_levels_table, history_table, latency_table, levels_table, open_loop_table,
+    p99_at_loads_table, provenance_tables, series_table, slo_table,
 };
 use crate::analysis::model::Analysis;
 
@@ -20,7 +20,7 @@ table{border-collapse:collapse;margin:0.5em 0 1.5em;font-size:0.9em}td,th{border
 padding:3px 8px;text-align:right}td:first-child,th:first-child{text-align:left}\
 th{background:#f3f3f3}.wide{overflow-x:auto}figure{margin:1em 0}\
 figure svg{width:100%;max-width:960px;height:auto;display:block;margin:0 auto}\
-figcaption{color:#555;font-size:0.9em}.warn{color:#a33}.summary{font-size:1.05em;\
+figcaption,.notes{color:#555;font-size:0.9em}.warn{color:#a33}.summary{font-size:1.05em;\
 background:#f6f8fa;border-left:4px solid #1f77b4;padding:0.6em 1em}code{font-size:0.9em;\
 word-break:break-all}h1,h2,h3{break-after:avoid}\
 @media (max-width:800px){table{font-size:0.8em}td,th{padding:2px 4px}h2{font-size:1.25em}}\
@@ -76,7 +76,15 @@ pub fn render(analysis: &Analysis) -> Result<String> {
             body.push_str(&html_table(&p99));
         }
     }
-    body.push_str(&html_table(&fits_table(analysis)));
+    let fits = fits_table(analysis);
+    if !fits.rows.is_empty() {
+        body.push_str(&html_table(&fits));
+        let notes: String = fits_notes(analysis)
+            .iter()
+            .map(|note| format!("<li>{}</li>", escape(note)))
+            .collect();
+        body.push_str(&format!("<ul class=\"notes\">{notes}</ul>\n"));
+    }
     for series in &analysis.series {
         body.push_str(&format!(
             "<details><summary>{}</summary>{}</details>\n",
@@ -115,10 +123,20 @@ pub fn render(analysis: &Analysis) -> Result<String> {
         ));
     }
     if !analysis.warnings.is_empty() {
-        let entries: String = analysis
-            .warnings
+        let entries: String = warning_groups(analysis)
             .iter()
-            .map(|warning| format!("<li>{}</li>", escape(warning)))
+            .map(|(heading, items)| match items.as_slice() {
+                [one] => format!("<li>{}</li>", escape(one)),
+                _ => format!(
+                    "<li><details><summary>{} ({} warnings)</summary><ul>{}</ul></details></li>",
+                    escape(heading),
+                    items.len(),
+                    items
+                        .iter()
+                        .map(|item| format!("<li>{}</li>", escape(item)))
+                        .collect::<String>()
+                ),
+            })
             .collect();
         body.push_str(&format!(
             "<h2>Warnings</h2><details><summary>{} warning{}: what these data cannot support</summary><ul class=\"warn\">{entries}</ul></details>\n",
@@ -130,6 +148,47 @@ pub fn render(analysis: &Analysis) -> Result<String> {
         "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><meta name=\"viewport\" content=\"width=device-width, initial-scale=1\"><title>{}</title><style>{STYLE}</style></head>\n<body>\n{body}</body></html>\n",
         escape(&title)
     ))
+}
+
+/// The warnings one line per series and kind, in their order: those of one series that
+/// start alike ("RAC52: 4 workers: interference not judged: ...") under one heading
+/// ("RAC52: interference not judged"), each with its items.
+fn warning_groups(analysis: &Analysis) -> Vec<(String, Vec<&str>)> {
+    let names = analysis.names();
+    let kind = |warning: &str| -> String {
+        let (series, rest) = match names
+            .iter()
+            .find_map(|name| Some((*name, warning.strip_prefix(name)?.strip_prefix(": ")?)))
+        {
+            Some(split) => split,
+            None => ("", warning),
+        };
+        // A level's own prefix ("4 workers: ") is not the kind.
+        let rest = match rest.split_once(": ") {
+            Some((level, after)) if level.ends_with("workers") || level.ends_with("worker") => {
+                after
+            }
+            _ => rest,
+        };
+        let kind = match rest.split_once(':') {
+            Some((kind, _)) if kind.len() <= 60 => kind,
+            _ => rest,
+        };
+        if series.is_empty() {
+            kind.to_string()
+        } else {
+            format!("{series}: {kind}")
+        }
+    };
+    let mut groups: Vec<(String, Vec<&str>)> = Vec::new();
+    for warning in &analysis.warnings {
+        let heading = kind(warning);
+        match groups.iter_mut().find(|(known, _)| *known == heading) {
+            Some((_, items)) => items.push(warning),
+            None => groups.push((heading, vec![warning])),
+        }
+    }
+    groups
 }
 
 /// Findings quoted in the summary paragraph under the title.
@@ -185,4 +244,39 @@ pub fn escape(text: &str) -> String {
         .replace('<', "&lt;")
         .replace('>', "&gt;")
         .replace('"', "&quot;")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::analysis::study::analyse;
+    use crate::analysis::synthetic::measured_job_times;
+
+    #[test]
+    fn warnings_of_one_series_and_kind_share_a_line() {
+        let mut series = measured_job_times(&[10.0, 10.0, 10.5], None);
+        series.name = "RAC52".to_string();
+        let mut analysis = analyse(vec![series]);
+        analysis.warnings = [
+            "RAC52: 2 workers: interference not judged: 0.09 s is too short",
+            "RAC52: 3 workers: interference not judged: 0.10 s is too short",
+            "RAC52: the run was interrupted: only 3 levels were measured",
+            "the series measure different things",
+        ]
+        .map(String::from)
+        .to_vec();
+        let groups = warning_groups(&analysis);
+        let headings: Vec<&str> = groups.iter().map(|(heading, _)| heading.as_str()).collect();
+        assert_eq!(
+            headings,
+            [
+                "RAC52: interference not judged",
+                "RAC52: the run was interrupted",
+                "the series measure different things"
+            ]
+        );
+        assert_eq!(groups[0].1.len(), 2);
+        let page = render(&analysis).unwrap();
+        assert!(page.contains("<summary>RAC52: interference not judged (2 warnings)</summary>"));
+    }
 }

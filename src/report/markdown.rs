@@ -2,9 +2,9 @@
 
 use super::charts;
 use super::tables::{
-    Table, cache_table, comparison_table, fits_table, fleet_table, history_levels_table,
-    history_table, latency_table, levels_table, open_loop_table, p99_at_loads_table,
-    provenance_tables, series_table, slo_table,
+    Table, cache_table, comparison_table, fits_notes, fits_table, fleet_table,
+    history_levels_table, history_table, latency_table, levels_table, open_loop_table,
+    p99_at_loads_table, provenance_tables, series_table, slo_table,
 };
 use crate::analysis::model::Analysis;
 
@@ -49,7 +49,18 @@ pub fn render(analysis: &Analysis, figures: Option<&str>) -> String {
     tables.push(slo_table(analysis));
     tables.extend(analysis.comparisons.iter().map(comparison_table));
     tables.extend(analysis.comparisons.iter().map(p99_at_loads_table));
-    tables.push(fits_table(analysis));
+    for table in tables.iter().filter(|table| !table.rows.is_empty()) {
+        out.push_str(&markdown_table(table));
+    }
+    let fits = fits_table(analysis);
+    if !fits.rows.is_empty() {
+        out.push_str(&markdown_table(&fits));
+        for note in fits_notes(analysis) {
+            out.push_str(&format!("- {}\n", escape(&note)));
+        }
+        out.push('\n');
+    }
+    let mut tables = Vec::new();
     tables.extend(analysis.series.iter().map(levels_table));
     tables.extend(analysis.series.iter().map(cache_table));
     tables.extend(analysis.series.iter().map(latency_table));

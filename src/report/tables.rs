@@ -3,7 +3,7 @@
 
 use crate::analysis::fit::{Fit, Model};
 use crate::analysis::latency::OpenLoopSeries;
-use crate::analysis::model::{Analysis, FitRange, SeriesAnalysis};
+use crate::analysis::model::{Analysis, FitRange, FitUse, SeriesAnalysis};
 use crate::analysis::model::{BandRatio, Comparison};
 use crate::analysis::model::{Fleet, HostHistory};
 use crate::analysis::scaling::Saturation;
@@ -534,15 +534,15 @@ pub fn fits_table(analysis: &Analysis) -> Table {
             (FitRange::UslToKnee, "USL to knee"),
         ];
         for (range, name) in fits {
-            if let Some(fit) = series.fits.get(range) {
-                let used = if series.fits.recommended == Some(range) {
-                    "quoted"
-                } else if !fit.adequate {
-                    "no: poor fit"
-                } else {
-                    "-"
+            if let (Some(fit), Some(used)) = (series.fits.get(range), series.fits.use_of(range)) {
+                let used = match used {
+                    FitUse::Quoted => "quoted".to_string(),
+                    FitUse::Inadequate(why) => format!("no: {}", why.short()),
+                    FitUse::SpansTheBend => "no: spans the bend".to_string(),
+                    FitUse::KappaNotMeasured => "no: kappa is 0".to_string(),
+                    FitUse::Adequate => "fits, not chosen".to_string(),
                 };
-                rows.push(fit_row(series.name(), name, fit, used));
+                rows.push(fit_row(series.name(), name, fit, &used));
             }
         }
     }
@@ -555,6 +555,37 @@ pub fn fits_table(analysis: &Analysis) -> Table {
         ]),
         rows,
     }
+}
+
+/// Said under the fits table: how to read R^2 beside a "no", what each "-" means, and each
+/// series' notes on its fits.
+pub fn fits_notes(analysis: &Analysis) -> Vec<String> {
+    let mut notes = Vec::new();
+    let rejected_close = analysis.series.iter().any(|series| {
+        [
+            FitRange::Amdahl,
+            FitRange::Usl,
+            FitRange::AmdahlToKnee,
+            FitRange::UslToKnee,
+        ]
+        .into_iter()
+        .filter_map(|range| series.fits.get(range))
+        .any(|fit| !fit.adequate && fit.r_squared > 0.95)
+    });
+    if rejected_close {
+        notes.push("no: not its shape: residuals of one sign run in long streaks (far fewer sign changes than noise gives), so the curve does not follow the data, however high its R^2; such a fit is neither drawn nor quoted.".to_string());
+    }
+    notes.push("Other reasons: past its limit (the levels exceed the largest speedup the fitted Amdahl law allows), peak not seen (the fitted USL falls past a peak the levels do not show), spans the bend (one curve over both sides of the knee), kappa is 0 (Amdahl's law says the same); fits, not chosen: it follows the data, but the fit quoted comes first (full range before to the knee, USL before Amdahl).".to_string());
+    notes.push("'-' under kappa: Amdahl's law has none; under limit: no speedup ceiling or capacity peak that the levels support (given only for fits that follow the data).".to_string());
+    for series in &analysis.series {
+        notes.extend(
+            series
+                .fit_notes
+                .iter()
+                .map(|note| format!("{}: {note}", series.name())),
+        );
+    }
+    notes
 }
 
 fn fit_row(series: &str, model: &str, fit: &Fit, used: &str) -> Vec<String> {
