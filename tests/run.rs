@@ -1001,3 +1001,62 @@ fn every_help_fits_80_columns() {
         }
     }
 }
+
+/// Every command that prints tables or lists prints them in 80 columns, in an 80-column
+/// terminal and where the width is unknown: a run's table, `host`, `report` on the anchors
+/// and on a fleet of twelve hosts (with --verbose, every warning and note too).
+#[test]
+fn every_table_fits_80_columns() {
+    let dir = tempfile::tempdir().unwrap();
+    let fleet = dir.path().join("fleet");
+    for index in 1..=12 {
+        let host = format!("db{index:02}");
+        let document = common::variant(&host, "2026-11-20T10:00:00Z", 1.0 + 0.01 * index as f64);
+        std::fs::create_dir_all(fleet.join(&host)).unwrap();
+        std::fs::write(fleet.join(&host).join("cpu.json"), document.to_string()).unwrap();
+    }
+    let run: Vec<String> = [
+        "run",
+        "cpu",
+        "--sweep",
+        "1,2",
+        "--job-size",
+        "1M",
+        "--force",
+    ]
+    .map(String::from)
+    .to_vec();
+    let mut anchors: Vec<String> = common::anchor_report_command()
+        .get_args()
+        .map(|arg| arg.to_string_lossy().into_owned())
+        .collect();
+    anchors.push("--verbose".to_string());
+    let fleet: Vec<String> = vec![
+        "report".into(),
+        fleet.display().to_string(),
+        "--include-disturbed".into(),
+        "--verbose".into(),
+    ];
+    let commands = [run, vec!["host".to_string()], anchors, fleet];
+    for command in &commands {
+        for columns in [None, Some("80")] {
+            let mut corescale = corescale();
+            corescale.args(command);
+            match columns {
+                Some(columns) => corescale.env("COLUMNS", columns),
+                None => corescale.env_remove("COLUMNS"),
+            };
+            let output = corescale.assert().success().get_output().stdout.clone();
+            let text = String::from_utf8(output).unwrap();
+            assert!(text.lines().count() > 3, "{command:?}: {text}");
+            for line in text.lines() {
+                assert!(
+                    line.chars().count() <= 80,
+                    "corescale {} (COLUMNS={columns:?}): a line of {} columns:\n{line}",
+                    command.join(" "),
+                    line.chars().count()
+                );
+            }
+        }
+    }
+}

@@ -37,16 +37,16 @@ pub fn execute(command: &DbCommand) -> Result<()> {
             .context("setting up corescale's tables")?;
             bar.finish_and_clear();
             if !previous.is_empty() {
-                println!(
+                tell(format!(
                     "dropped the earlier setup's objects: {}",
                     previous.join(", ")
-                );
+                ));
             }
-            println!(
+            tell(format!(
                 "created {} table(s) corescale_t0..corescale_t{} of {rows} one-row blocks in {target}",
                 args.schemas,
                 args.schemas - 1
-            );
+            ));
             Ok(())
         }
         DbCommand::Teardown(args) => {
@@ -59,38 +59,48 @@ pub fn execute(command: &DbCommand) -> Result<()> {
                 catalogue_kept,
             } = catalog::teardown(connect(&target)?.as_ref())?;
             if dropped.is_empty() && not_created.is_empty() && refused.is_empty() {
-                println!("no objects of corescale's catalogue in {target}");
+                tell(format!("no objects of corescale's catalogue in {target}"));
             } else if !dropped.is_empty() {
-                println!("dropped from {target}: {}", dropped.join(", "));
+                tell(format!("dropped from {target}: {}", dropped.join(", ")));
             }
             if !not_created.is_empty() {
-                println!(
+                tell(format!(
                     "left alone: not the object corescale created: {}",
                     catalog::listed(&not_created)
-                );
+                ));
             }
             if !left_alone.is_empty() {
-                println!(
+                tell(format!(
                     "left alone (not created by corescale: its catalogue does not list them): {}",
                     left_alone.join(", ")
-                );
+                ));
             }
             if !refused.is_empty() {
-                eprintln!(
-                    "warning: {} lists {} which corescale never creates: left alone",
+                warn(format!(
+                    "corescale: warning: {} lists {} which corescale never creates: left alone",
                     catalog::CATALOG_TABLE,
                     refused.join(", ")
-                );
+                ));
             }
             if catalogue_kept {
-                println!(
+                tell(format!(
                     "kept {}: it still lists what was left alone; check those objects, drop what is yours to drop, then delete their rows (or the catalogue) by hand",
                     catalog::CATALOG_TABLE
-                );
+                ));
             }
             Ok(())
         }
     }
+}
+
+/// A line of `db setup` or `db teardown`, wrapped to 80 columns (lists of objects run long).
+fn tell(text: String) {
+    println!("{}", crate::format::wrap_to(&text, 80));
+}
+
+/// A warning on standard error, wrapped as other messages are (`format::for_terminal`).
+fn warn(text: String) {
+    say!("{text}");
 }
 
 /// `db check`: connects and says what it reached, where each setting came from and whether

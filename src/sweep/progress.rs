@@ -128,7 +128,9 @@ impl Progress {
             ProgressBar::new(total_batches)
         };
         bar.set_style(
-            ProgressStyle::with_template("{spinner} [{elapsed}] {pos}/{len} {wide_msg} ETA {eta}")
+            // The message last and cut to whole words by `fitted`: indicatif's own cut
+            // ({wide_msg}) falls mid-word ("(3.36 M per work ETA 4s").
+            ProgressStyle::with_template("{spinner} [{elapsed}] {pos}/{len} ETA {eta} {msg}")
                 .expect("the progress template is valid"),
         );
         bar.enable_steady_tick(Duration::from_millis(250));
@@ -165,7 +167,7 @@ impl Progress {
                 state.cv = None;
             });
         }
-        self.bar.set_message(text);
+        self.bar.set_message(fitted(&text));
     }
 
     /// A batch finished, with its figures ("median 1.02 s, CV 0.8%"); batches beyond the
@@ -177,7 +179,8 @@ impl Progress {
         self.bar.inc(1);
         let message = self.bar.message();
         let level = message.split(" | ").next().unwrap_or_default().to_string();
-        self.bar.set_message(format!("{level} | {figures}"));
+        self.bar
+            .set_message(fitted(&format!("{level} | {figures}")));
         if let Some(live) = &self.live {
             live.update(|state| {
                 state.batch = figures.to_string();
@@ -203,5 +206,58 @@ impl Progress {
             live.finish();
         }
         self.bar.finish_and_clear();
+    }
+}
+
+/// Columns the bar's fixed part takes ("⠁ [00:01:02] 12/40 ETA 1m 3s "), at most.
+const BAR_PREFIX: usize = 34;
+
+/// The bar's message cut to whole words so the line fits the terminal (80 columns where
+/// its width is unknown), ending in "..." where words were left out.
+fn fitted(text: &str) -> String {
+    let width = textwrap::termwidth().max(40).saturating_sub(BAR_PREFIX);
+    fit_words(text, width)
+}
+
+fn fit_words(text: &str, width: usize) -> String {
+    if text.chars().count() <= width {
+        return text.to_string();
+    }
+    let mut out = String::new();
+    for word in text.split(' ') {
+        let next = if out.is_empty() {
+            word.to_string()
+        } else {
+            format!("{out} {word}")
+        };
+        if next.chars().count() + 4 > width {
+            break;
+        }
+        out = next;
+    }
+    format!("{} ...", out.trim_end_matches([',', '|', ' ']))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::fit_words;
+
+    #[test]
+    fn a_long_message_is_cut_between_words() {
+        let text = "level 3/5, 4 workers | median 1.02 s, CV 0.8% (3.36 M per worker)";
+        assert_eq!(fit_words(text, 80), text);
+        let cut = fit_words(text, 40);
+        assert_eq!(cut, "level 3/5, 4 workers | median 1.02 ...");
+        assert!(cut.chars().count() <= 40);
+        for width in 10..text.len() {
+            let cut = fit_words(text, width);
+            assert!(cut.chars().count() <= width.max(4), "{width}: {cut}");
+            let kept = cut.trim_end_matches(" ...").trim_end_matches("...");
+            assert!(text.starts_with(kept), "{width}: {cut}");
+            assert!(
+                kept.is_empty() || text[kept.len()..].starts_with([' ', ',']),
+                "{width}: cut mid-word: {cut}"
+            );
+        }
     }
 }
