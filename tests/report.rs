@@ -444,14 +444,20 @@ fn png_and_markdown_are_written() {
     let dir = tempfile::tempdir().unwrap();
     let png = dir.path().join("figures");
     let markdown = dir.path().join("report.md");
+    // Without -q, report names what it wrote, with the number of figures.
     anchor_report(&[
-        "-q",
         "--png",
         png.to_str().unwrap(),
         "--markdown",
         markdown.to_str().unwrap(),
     ])
-    .success();
+    .success()
+    .stderr(contains(format!(
+        "corescale: wrote {} (5 PNG), {}",
+        png.display(),
+        markdown.display()
+    )));
+    assert_eq!(std::fs::read_dir(&png).unwrap().count(), 5);
     for figure in ["fig1_raw", "fig2_speed", "fig3_capacity", "fig4_speedup"] {
         let bytes = std::fs::read(png.join(format!("{figure}.png"))).unwrap();
         assert_eq!(&bytes[..8], b"\x89PNG\r\n\x1a\n", "{figure} is a PNG");

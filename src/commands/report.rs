@@ -146,7 +146,11 @@ fn write_outputs(args: &ReportArgs, analysis: &Analysis) -> Result<Vec<String>> 
     Ok(outputs
         .iter()
         .map(|(format, path)| match format {
-            Format::Png => format!("{} (figures as PNG)", path.display()),
+            Format::Png => format!(
+                "{} ({} PNG)",
+                path.display(),
+                crate::report::charts::figures(analysis).len()
+            ),
             _ => path.display().to_string(),
         })
         .collect())
