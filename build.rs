@@ -23,4 +23,36 @@ fn main() {
     println!("cargo:rerun-if-changed=.git/HEAD");
     println!("cargo:rerun-if-changed=.git/refs/heads");
     println!("cargo:rerun-if-env-changed=SOURCE_DATE_EPOCH");
+    test_servers();
+}
+
+/// Database tests run where their servers or programs are named or installed; elsewhere
+/// they are ignored with the reason (`cargo test` lists them as ignored, never as passed).
+/// With CI set they always run, so a missing server fails them.
+fn test_servers() {
+    let ci = std::env::var_os("CI").is_some();
+    println!("cargo:rerun-if-env-changed=CI");
+    for (variable, cfg) in [
+        ("CORESCALE_TEST_PG", "corescale_test_pg"),
+        ("CORESCALE_TEST_MYSQL", "corescale_test_mysql"),
+        ("CORESCALE_TEST_PG_BINDIR", "corescale_test_pg_bindir"),
+    ] {
+        println!("cargo::rustc-check-cfg=cfg({cfg})");
+        println!("cargo:rerun-if-env-changed={variable}");
+        if ci || std::env::var(variable).is_ok_and(|value| !value.is_empty()) {
+            println!("cargo:rustc-cfg={cfg}");
+        }
+    }
+    // The MariaDB TLS tests start a private server from the installed mariadbd.
+    println!("cargo::rustc-check-cfg=cfg(corescale_test_mariadbd)");
+    let installed = [
+        "/usr/sbin/mariadbd",
+        "/usr/local/sbin/mariadbd",
+        "/usr/bin/mariadbd",
+    ]
+    .iter()
+    .any(|path| std::path::Path::new(path).is_file());
+    if ci || installed {
+        println!("cargo:rustc-cfg=corescale_test_mariadbd");
+    }
 }

@@ -249,6 +249,10 @@ fn teardown_keeps_other_tables(
 }
 
 #[test]
+#[cfg_attr(
+    not(corescale_test_pg),
+    ignore = "needs CORESCALE_TEST_PG, a PostgreSQL URL (see README)"
+)]
 fn postgresql_end_to_end() {
     let Some(url) = server("CORESCALE_TEST_PG") else {
         return;
@@ -332,6 +336,10 @@ fn every_statement_is_counted_once(url: &str) {
 }
 
 #[test]
+#[cfg_attr(
+    not(corescale_test_mysql),
+    ignore = "needs CORESCALE_TEST_MYSQL, a MariaDB/MySQL URL (see README)"
+)]
 fn mariadb_end_to_end() {
     let Some(url) = server("CORESCALE_TEST_MYSQL") else {
         return;
@@ -374,6 +382,10 @@ fn mariadb_end_to_end() {
 }
 
 #[test]
+#[cfg_attr(
+    not(corescale_test_pg),
+    ignore = "needs CORESCALE_TEST_PG, a PostgreSQL URL (see README)"
+)]
 fn a_session_killed_mid_run_keeps_the_levels_done() {
     let Some(url) = server("CORESCALE_TEST_PG") else {
         return;
@@ -440,6 +452,10 @@ fn a_session_killed_mid_run_keeps_the_levels_done() {
 }
 
 #[test]
+#[cfg_attr(
+    not(corescale_test_pg),
+    ignore = "needs CORESCALE_TEST_PG, a PostgreSQL URL (see README)"
+)]
 fn unreachable_servers_and_passwords_are_handled() {
     corescale()
         .args([
@@ -640,6 +656,10 @@ fn concurrent_setups_do_not_interleave(url: &str, keys: &dyn Fn() -> (i64, i64))
 }
 
 #[test]
+#[cfg_attr(
+    not(corescale_test_pg),
+    ignore = "needs CORESCALE_TEST_PG, a PostgreSQL URL (see README)"
+)]
 fn postgresql_teardown_by_ownership() {
     let Some(url) = server("CORESCALE_TEST_PG") else {
         return;
@@ -697,6 +717,10 @@ fn postgresql_teardown_by_ownership() {
 }
 
 #[test]
+#[cfg_attr(
+    not(corescale_test_mysql),
+    ignore = "needs CORESCALE_TEST_MYSQL, a MariaDB/MySQL URL (see README)"
+)]
 fn mariadb_teardown_by_ownership() {
     let Some(url) = server("CORESCALE_TEST_MYSQL") else {
         return;
@@ -785,6 +809,10 @@ fn a_server_that_never_answers_ends_the_command() {
 /// A MariaDB user of its own whose password holds URL characters: percent-encoded in the URL
 /// it connects, and neither the URL nor the error ever shows it.
 #[test]
+#[cfg_attr(
+    not(corescale_test_mysql),
+    ignore = "needs CORESCALE_TEST_MYSQL, a MariaDB/MySQL URL (see README)"
+)]
 fn mariadb_passwords_with_url_characters() {
     let Some(url) = server("CORESCALE_TEST_MYSQL") else {
         return;
@@ -862,6 +890,10 @@ fn mariadb_passwords_with_url_characters() {
 /// gives up after the job's duration plus its margin, and the run ends with exit 1, keeping
 /// the level done before, instead of hanging past its duration.
 #[test]
+#[cfg_attr(
+    not(corescale_test_pg),
+    ignore = "needs CORESCALE_TEST_PG, a PostgreSQL URL (see README)"
+)]
 fn a_stalled_backend_ends_the_run_keeping_the_levels_done() {
     let Some(url) = server("CORESCALE_TEST_PG") else {
         return;
@@ -954,6 +986,10 @@ fn setup_warns_when_the_data_outgrows(url: &str, setting: &str) {
 }
 
 #[test]
+#[cfg_attr(
+    not(all(corescale_test_pg, corescale_test_mysql)),
+    ignore = "needs CORESCALE_TEST_PG and CORESCALE_TEST_MYSQL (see README)"
+)]
 fn setup_warns_when_the_data_outgrows_the_buffer_cache() {
     let _server = exclusive();
     if let Some(url) = server("CORESCALE_TEST_PG") {
@@ -967,6 +1003,10 @@ fn setup_warns_when_the_data_outgrows_the_buffer_cache() {
 /// A second setup with other --schemas and --scale replaces the first one's tables, and a run
 /// describes the new ones.
 #[test]
+#[cfg_attr(
+    not(corescale_test_pg),
+    ignore = "needs CORESCALE_TEST_PG, a PostgreSQL URL (see README)"
+)]
 fn a_new_setup_replaces_the_old_tables() {
     let Some(url) = server("CORESCALE_TEST_PG") else {
         return;
@@ -1010,6 +1050,10 @@ fn a_new_setup_replaces_the_old_tables() {
 /// connection corescale makes (setup, monitor, sessions, teardown), whatever the URL's host
 /// says: psql connects to this URL, and so does corescale (issue 13, item 4 in part).
 #[test]
+#[cfg_attr(
+    not(corescale_test_pg),
+    ignore = "needs CORESCALE_TEST_PG, a PostgreSQL URL (see README)"
+)]
 fn a_socket_directory_in_the_url_serves_setup_run_and_teardown() {
     let Some(url) = server("CORESCALE_TEST_PG") else {
         return;
@@ -1123,6 +1167,10 @@ fn stalled_latency(url: &str, extra: &[&str]) -> Value {
 /// least 0.4 s), while a closed loop sends nothing during the stall and counts one slow
 /// statement (p99 well below 0.4 s).
 #[test]
+#[cfg_attr(
+    not(corescale_test_pg),
+    ignore = "needs CORESCALE_TEST_PG, a PostgreSQL URL (see README)"
+)]
 fn a_stall_is_counted_by_every_statement_it_delayed() {
     let Some(url) = server("CORESCALE_TEST_PG") else {
         return;
@@ -1234,6 +1282,10 @@ fn latency_rises_and_an_objective_names_a_throughput(url: &str) {
 }
 
 #[test]
+#[cfg_attr(
+    not(all(corescale_test_pg, corescale_test_mysql)),
+    ignore = "needs CORESCALE_TEST_PG and CORESCALE_TEST_MYSQL (see README)"
+)]
 fn response_times_rise_with_load_on_both_servers() {
     on_both_servers(|url, _| latency_rises_and_an_objective_names_a_throughput(url));
 }
@@ -1358,6 +1410,10 @@ fn rate_steps_give_a_latency_throughput_curve(url: &str) {
 }
 
 #[test]
+#[cfg_attr(
+    not(all(corescale_test_pg, corescale_test_mysql)),
+    ignore = "needs CORESCALE_TEST_PG and CORESCALE_TEST_MYSQL (see README)"
+)]
 fn rate_steps_on_both_servers() {
     on_both_servers(|url, _| rate_steps_give_a_latency_throughput_curve(url));
 }
@@ -1407,6 +1463,10 @@ fn the_timeline_has_the_servers_reads(url: &str, live: bool) {
 }
 
 #[test]
+#[cfg_attr(
+    not(all(corescale_test_pg, corescale_test_mysql)),
+    ignore = "needs CORESCALE_TEST_PG and CORESCALE_TEST_MYSQL (see README)"
+)]
 fn the_timeline_has_the_servers_reads_where_they_are_live() {
     // MariaDB's counters are live; PostgreSQL's backends publish theirs once a second.
     on_both_servers(|url, variable| {

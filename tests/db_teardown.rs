@@ -196,6 +196,10 @@ fn setup_refuses_while_rows_remain(url: &str, named: &str) {
 /// with none. Teardown drops corescale's objects and leaves the user's, saying so; the
 /// catalogue keeps their rows and is not dropped.
 #[test]
+#[cfg_attr(
+    not(corescale_test_pg),
+    ignore = "needs CORESCALE_TEST_PG, a PostgreSQL URL (see README)"
+)]
 fn postgresql_forged_catalogue_rows_steer_no_drop() {
     let Some(base) = server("CORESCALE_TEST_PG") else {
         return;
@@ -271,6 +275,10 @@ fn postgresql_forged_catalogue_rows_steer_no_drop() {
 /// (c): a corescale-shaped table that exists only in another schema, catalogued in this
 /// one (with its true identity, or claiming this schema) is not reported dropped, and stays.
 #[test]
+#[cfg_attr(
+    not(corescale_test_pg),
+    ignore = "needs CORESCALE_TEST_PG, a PostgreSQL URL (see README)"
+)]
 fn postgresql_a_table_in_another_schema_is_not_reported_dropped() {
     let Some(base) = server("CORESCALE_TEST_PG") else {
         return;
@@ -316,6 +324,10 @@ fn postgresql_a_table_in_another_schema_is_not_reported_dropped() {
 /// (d): a table corescale created, dropped by the user and recreated under the same name,
 /// is the user's now: left alone with its data; the loop function setup created still goes.
 #[test]
+#[cfg_attr(
+    not(corescale_test_pg),
+    ignore = "needs CORESCALE_TEST_PG, a PostgreSQL URL (see README)"
+)]
 fn postgresql_a_recreated_table_is_left_alone() {
     let Some(base) = server("CORESCALE_TEST_PG") else {
         return;
@@ -344,6 +356,10 @@ fn postgresql_a_recreated_table_is_left_alone() {
 /// (e): setup then teardown drops every object, the catalogue last, and leaves nothing in
 /// the database: no table, index, sequence, function or type in its schema.
 #[test]
+#[cfg_attr(
+    not(corescale_test_pg),
+    ignore = "needs CORESCALE_TEST_PG, a PostgreSQL URL (see README)"
+)]
 fn postgresql_setup_and_teardown_leave_nothing() {
     let Some(base) = server("CORESCALE_TEST_PG") else {
         return;
@@ -373,6 +389,10 @@ fn postgresql_setup_and_teardown_leave_nothing() {
 /// copy them into a row naming its own table. While any such role exists, teardown drops
 /// nothing and names it; once the grant is revoked, it drops everything.
 #[test]
+#[cfg_attr(
+    not(corescale_test_pg),
+    ignore = "needs CORESCALE_TEST_PG, a PostgreSQL URL (see README)"
+)]
 fn postgresql_a_catalogue_others_may_write_steers_no_drop() {
     let Some(base) = server("CORESCALE_TEST_PG") else {
         return;
@@ -422,6 +442,10 @@ fn postgresql_a_catalogue_others_may_write_steers_no_drop() {
 /// A catalogue written by an older corescale, without identity columns, proves nothing:
 /// teardown drops none of what it lists, and says so.
 #[test]
+#[cfg_attr(
+    not(corescale_test_pg),
+    ignore = "needs CORESCALE_TEST_PG, a PostgreSQL URL (see README)"
+)]
 fn postgresql_an_older_catalogue_drops_nothing() {
     let Some(base) = server("CORESCALE_TEST_PG") else {
         return;
@@ -450,6 +474,10 @@ fn postgresql_an_older_catalogue_drops_nothing() {
 /// (a) on MariaDB: rows naming a user's table, one with the identity of corescale's own
 /// table (its TABLE_ID and CREATE_TIME), one with none.
 #[test]
+#[cfg_attr(
+    not(corescale_test_mysql),
+    ignore = "needs CORESCALE_TEST_MYSQL, a MariaDB/MySQL URL (see README)"
+)]
 fn mariadb_forged_catalogue_rows_steer_no_drop() {
     let Some(base) = server("CORESCALE_TEST_MYSQL") else {
         return;
@@ -494,6 +522,10 @@ fn mariadb_forged_catalogue_rows_steer_no_drop() {
 /// (c) on MariaDB: a corescale-shaped table in another database, catalogued in this one with
 /// its true identity, is not reported dropped and stays.
 #[test]
+#[cfg_attr(
+    not(corescale_test_mysql),
+    ignore = "needs CORESCALE_TEST_MYSQL, a MariaDB/MySQL URL (see README)"
+)]
 fn mariadb_a_table_in_another_database_is_not_reported_dropped() {
     let Some(base) = server("CORESCALE_TEST_MYSQL") else {
         return;
@@ -525,6 +557,10 @@ fn mariadb_a_table_in_another_database_is_not_reported_dropped() {
 /// (d) on MariaDB: dropped and recreated at once, within the same second as like as not, so
 /// CREATE_TIME may match: the TABLE_ID tells them apart.
 #[test]
+#[cfg_attr(
+    not(corescale_test_mysql),
+    ignore = "needs CORESCALE_TEST_MYSQL, a MariaDB/MySQL URL (see README)"
+)]
 fn mariadb_a_recreated_table_is_left_alone() {
     let Some(base) = server("CORESCALE_TEST_MYSQL") else {
         return;
@@ -554,6 +590,10 @@ fn mariadb_a_recreated_table_is_left_alone() {
 /// (e) on MariaDB: setup then teardown drops both tables and the catalogue and leaves an
 /// empty database.
 #[test]
+#[cfg_attr(
+    not(corescale_test_mysql),
+    ignore = "needs CORESCALE_TEST_MYSQL, a MariaDB/MySQL URL (see README)"
+)]
 fn mariadb_setup_and_teardown_leave_nothing() {
     let Some(base) = server("CORESCALE_TEST_MYSQL") else {
         return;
@@ -574,6 +614,10 @@ fn mariadb_setup_and_teardown_leave_nothing() {
 /// CREATE_TIME. Setup and teardown still work, and a table recreated a second later is left
 /// alone.
 #[test]
+#[cfg_attr(
+    not(corescale_test_mysql),
+    ignore = "needs CORESCALE_TEST_MYSQL, a MariaDB/MySQL URL (see README)"
+)]
 fn mariadb_without_table_ids_tables_are_known_by_creation_time() {
     let Some(base) = server("CORESCALE_TEST_MYSQL") else {
         return;

@@ -59,6 +59,10 @@ fn start_cluster(bindir: &str) -> PrivateCluster {
 }
 
 #[test]
+#[cfg_attr(
+    not(corescale_test_pg_bindir),
+    ignore = "needs CORESCALE_TEST_PG_BINDIR, PostgreSQL's server binaries (see README)"
+)]
 fn sessions_authenticate_with_password_md5_and_scram() {
     let Some(bindir) = variable_or_skip("CORESCALE_TEST_PG_BINDIR") else {
         return;
@@ -112,6 +116,10 @@ fn sessions_authenticate_with_password_md5_and_scram() {
 }
 
 #[test]
+#[cfg_attr(
+    not(corescale_test_pg_bindir),
+    ignore = "needs CORESCALE_TEST_PG_BINDIR, PostgreSQL's server binaries (see README)"
+)]
 fn a_user_without_privileges_is_told_what_is_missing() {
     let Some(bindir) = variable_or_skip("CORESCALE_TEST_PG_BINDIR") else {
         return;
@@ -129,6 +137,10 @@ fn a_user_without_privileges_is_told_what_is_missing() {
 }
 
 #[test]
+#[cfg_attr(
+    not(corescale_test_pg_bindir),
+    ignore = "needs CORESCALE_TEST_PG_BINDIR, PostgreSQL's server binaries (see README)"
+)]
 fn passwords_with_url_characters_work_and_never_show() {
     let Some(bindir) = variable_or_skip("CORESCALE_TEST_PG_BINDIR") else {
         return;

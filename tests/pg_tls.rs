@@ -153,6 +153,10 @@ fn url(cluster: &PrivateCluster, host: &str, parameters: &str) -> String {
 }
 
 #[test]
+#[cfg_attr(
+    not(corescale_test_pg_bindir),
+    ignore = "needs CORESCALE_TEST_PG_BINDIR, PostgreSQL's server binaries (see README)"
+)]
 fn verify_full_sets_up_runs_and_tears_down_over_tls_and_records_it() {
     let Some((cluster, certificates)) = start() else {
         return;
@@ -211,6 +215,10 @@ fn verify_full_sets_up_runs_and_tears_down_over_tls_and_records_it() {
 }
 
 #[test]
+#[cfg_attr(
+    not(corescale_test_pg_bindir),
+    ignore = "needs CORESCALE_TEST_PG_BINDIR, PostgreSQL's server binaries (see README)"
+)]
 fn each_tls_failure_has_its_own_message() {
     let Some((cluster, certificates)) = start() else {
         return;
@@ -282,6 +290,10 @@ fn each_tls_failure_has_its_own_message() {
 }
 
 #[test]
+#[cfg_attr(
+    not(corescale_test_pg_bindir),
+    ignore = "needs CORESCALE_TEST_PG_BINDIR, PostgreSQL's server binaries (see README)"
+)]
 fn channel_binding_and_client_certificates() {
     let Some((cluster, certificates)) = start() else {
         return;
@@ -350,6 +362,10 @@ fn channel_binding_and_client_certificates() {
 }
 
 #[test]
+#[cfg_attr(
+    not(corescale_test_pg_bindir),
+    ignore = "needs CORESCALE_TEST_PG_BINDIR, PostgreSQL's server binaries (see README)"
+)]
 fn pgpass_service_file_and_variables_reach_the_server() {
     let Some((cluster, certificates)) = start() else {
         return;
