@@ -25,3 +25,39 @@ pub fn exit_code(error: &anyhow::Error) -> i32 {
         1
     }
 }
+
+/// Locks what threads share (a monitor connection, a level's baseline). A thread that panicked
+/// while holding it may have left it half-changed (a connection mid-exchange): the caller gets
+/// this error, which ends the level or command, and never a second panic.
+pub fn locked<'a, T>(
+    mutex: &'a std::sync::Mutex<T>,
+    what: &str,
+) -> anyhow::Result<std::sync::MutexGuard<'a, T>> {
+    mutex
+        .lock()
+        .map_err(|_| anyhow::anyhow!("{what} is unusable: a thread failed while using it"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::locked;
+
+    #[test]
+    fn a_poisoned_lock_is_an_error_not_a_panic() {
+        let shared = std::sync::Mutex::new(1);
+        assert_eq!(*locked(&shared, "the counter").unwrap(), 1);
+        let _ = std::thread::scope(|scope| {
+            scope
+                .spawn(|| {
+                    let _held = shared.lock().unwrap();
+                    panic!("a worker failed");
+                })
+                .join()
+        });
+        let error = locked(&shared, "the monitor connection").unwrap_err();
+        assert_eq!(
+            error.to_string(),
+            "the monitor connection is unusable: a thread failed while using it"
+        );
+    }
+}

@@ -80,7 +80,8 @@ pub fn execute(run: &RunArgs, command_line: Vec<String>) -> Result<RunEnd> {
         if options.connects() || error.is::<UsageError>() {
             error
         } else {
-            UsageError::new(error.to_string()).into()
+            // The whole chain, "A: B: C", not only its outermost message.
+            UsageError::new(format!("{error:#}")).into()
         }
     })?;
     check_memory(&workload.info(), largest, &host, args.force)?;

@@ -32,6 +32,7 @@ use super::{
     WorkloadKind, sessions_as,
 };
 use crate::error::UsageError;
+use crate::error::locked;
 pub use driver::{
     Answered, Database, DbCounters, DbSession, Maintenance, PREFIX, PlannedStatement,
     PreparedStatements, connect, loop_function, mean_of_samples, quote_backtick, quote_double,
@@ -176,10 +177,7 @@ impl Workload for DbWorkload {
         rate: Option<f64>,
     ) -> Result<Box<dyn WorkerJob>> {
         let session = self.database.open_session()?;
-        self.connections
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .insert(worker, session.tls());
+        locked(&self.connections, "the sessions' connections")?.insert(worker, session.tls());
         let session = DbSessionJob::start(
             session,
             DbOptions {
@@ -231,7 +229,7 @@ impl Workload for DbWorkload {
             counters: self.database.counters()?,
             server_cpu_s: self.server_cpu_s()?,
         };
-        *self.baseline.lock().expect("baseline") = Some(baseline);
+        *locked(&self.baseline, "the level's baseline")? = Some(baseline);
         Ok(())
     }
 
@@ -241,7 +239,7 @@ impl Workload for DbWorkload {
         totals: &LevelTotals,
     ) -> Result<LevelFigures> {
         let after = self.database.counters()?;
-        let Some(before) = *self.baseline.lock().expect("baseline") else {
+        let Some(before) = *locked(&self.baseline, "the level's baseline")? else {
             bail!("the level's database counters were not read at its start");
         };
         let tallies = sessions_as::<SessionTally>(sessions)?;
@@ -283,18 +281,16 @@ impl Workload for DbWorkload {
             client_cpu_share: server_cpu.map(|cpu| per(totals.cpu_s, totals.cpu_s + cpu)),
             sessions_unpublished: tallies.iter().filter(|tally| !tally.published).count() as f64,
         };
-        let connections: Vec<SessionConnection> = self
-            .connections
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .range(..totals.workers)
-            .map(|(session, tls)| SessionConnection {
-                session: *session,
-                tls: tls.is_some(),
-                protocol: tls.as_ref().map(|tls| tls.protocol.clone()),
-                cipher: tls.as_ref().map(|tls| tls.cipher.clone()),
-            })
-            .collect();
+        let connections: Vec<SessionConnection> =
+            locked(&self.connections, "the sessions' connections")?
+                .range(..totals.workers)
+                .map(|(session, tls)| SessionConnection {
+                    session: *session,
+                    tls: tls.is_some(),
+                    protocol: tls.as_ref().map(|tls| tls.protocol.clone()),
+                    cipher: tls.as_ref().map(|tls| tls.cipher.clone()),
+                })
+                .collect();
         let mut warnings = figures.warnings();
         if let (Some(then), Some(now)) = (before.counters.maintenance, after.maintenance)
             && Maintenance::ran_between(then, now)

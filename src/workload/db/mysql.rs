@@ -22,6 +22,7 @@ use super::{
     Database, DbCounters, DbSession, PREFIX, PreparedStatements, mean_of_samples, quote_backtick,
     sample_keys, table_name,
 };
+use crate::error::locked;
 use crate::workload::rng::permutation;
 
 const FILLER_BYTES: usize = 7600;
@@ -40,7 +41,7 @@ impl MySql {
 
     /// Global status variables by name, read in one statement.
     fn status(&self, names: &[&str]) -> Result<Vec<f64>> {
-        let mut connection = self.monitor.lock().expect("monitor connection");
+        let mut connection = locked(&self.monitor, "the monitor connection")?;
         let quoted: Vec<String> = names.iter().map(|name| format!("'{name}'")).collect();
         let rows: Vec<(String, String)> = connection
             .query(format!(
@@ -289,7 +290,7 @@ impl Database for MySql {
     }
 
     fn buffer_cache(&self) -> Result<Option<(u64, &'static str)>> {
-        let mut connection = self.monitor.lock().expect("monitor connection");
+        let mut connection = locked(&self.monitor, "the monitor connection")?;
         let bytes: Option<u64> = connection
             .query_first("SELECT @@innodb_buffer_pool_size")
             .map_err(|error| describe(error, &self.target))?;
@@ -302,7 +303,7 @@ impl Database for MySql {
     }
 
     fn lock_setup(&self) -> Result<()> {
-        let mut connection = self.monitor.lock().expect("monitor connection");
+        let mut connection = locked(&self.monitor, "the monitor connection")?;
         // GET_LOCK names are server-wide: the database's name keeps two databases apart.
         let locked: Option<Option<i64>> = connection
             .exec_first(
@@ -320,7 +321,7 @@ impl Database for MySql {
     }
 
     fn has_catalogue(&self) -> Result<bool> {
-        let mut connection = self.monitor.lock().expect("monitor connection");
+        let mut connection = locked(&self.monitor, "the monitor connection")?;
         let count: Option<u64> = connection
             .exec_first(
                 "SELECT COUNT(*) FROM information_schema.tables WHERE table_schema = DATABASE() AND table_name = ?",
@@ -334,7 +335,7 @@ impl Database for MySql {
         if !self.has_catalogue()? {
             return Ok(Vec::new());
         }
-        let mut connection = self.monitor.lock().expect("monitor connection");
+        let mut connection = locked(&self.monitor, "the monitor connection")?;
         let [namespace, id, created, owner] = IDENTITY_COLUMNS;
         // An older corescale's catalogue has no identity columns: read as unrecorded.
         let with_identity: Option<u64> = connection
@@ -376,7 +377,7 @@ impl Database for MySql {
     }
 
     fn create_catalogue(&self) -> Result<()> {
-        let mut connection = self.monitor.lock().expect("monitor connection");
+        let mut connection = locked(&self.monitor, "the monitor connection")?;
         connection
             .query_drop(format!(
                 "CREATE TABLE {} (kind VARCHAR(16) NOT NULL, name VARCHAR(64) NOT NULL, state VARCHAR(16) NOT NULL, created_at TIMESTAMP NOT NULL DEFAULT CURRENT_TIMESTAMP, corescale_version VARCHAR(32) NOT NULL, parameters TEXT NOT NULL, object_namespace VARCHAR(64) NULL, object_id VARCHAR(32) NULL, object_created VARCHAR(32) NULL, object_owner VARCHAR(400) NULL, PRIMARY KEY (kind, name)) ENGINE=InnoDB",
@@ -393,7 +394,7 @@ impl Database for MySql {
             // Setup creates tables only here: any other row names nothing of corescale's.
             return Ok(verdict(recorded, None));
         }
-        let mut connection = self.monitor.lock().expect("monitor connection");
+        let mut connection = locked(&self.monitor, "the monitor connection")?;
         let current = current_identity(&mut connection, &object.name)
             .map_err(|error| describe(error, &self.target))?;
         // A first look without a lock: a table that is not corescale's is never locked.
@@ -422,7 +423,7 @@ impl Database for MySql {
     }
 
     fn drop_catalogue(&self) -> Result<bool> {
-        let mut connection = self.monitor.lock().expect("monitor connection");
+        let mut connection = locked(&self.monitor, "the monitor connection")?;
         let database = current_database(&mut connection, &self.target)?;
         let catalogue = qualified(&database, CATALOG_TABLE);
         connection
@@ -445,7 +446,7 @@ impl Database for MySql {
     }
 
     fn lookalikes(&self) -> Result<Vec<String>> {
-        let mut connection = self.monitor.lock().expect("monitor connection");
+        let mut connection = locked(&self.monitor, "the monitor connection")?;
         let pattern = format!("{}%", PREFIX.replace('_', "\\_"));
         connection
             .exec(
@@ -470,10 +471,7 @@ impl Database for MySql {
     }
 
     fn check(&self) -> Result<ServerCheck> {
-        let mut connection = self
-            .monitor
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let mut connection = locked(&self.monitor, "the monitor connection")?;
         let facts: Option<(String, String, Option<String>)> = connection
             .query_first("SELECT VERSION(), CURRENT_USER(), DATABASE()")
             .map_err(|error| describe(error, &self.target))?;
@@ -616,7 +614,7 @@ impl Database for MySql {
     }
 
     fn server_pid(&self) -> Result<Option<u32>> {
-        let mut connection = self.monitor.lock().expect("monitor connection");
+        let mut connection = locked(&self.monitor, "the monitor connection")?;
         let pid_file: Option<String> = connection
             .query_first("SELECT @@pid_file")
             .map_err(|error| describe(error, &self.target))?;

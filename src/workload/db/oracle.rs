@@ -19,6 +19,7 @@ use super::{
     Database, DbCounters, DbSession, PreparedStatements, mean_of_samples, quote_double,
     sample_keys, table_name,
 };
+use crate::error::locked;
 use crate::workload::rng::permutation;
 
 const FILLER_BYTES: usize = 1000;
@@ -127,7 +128,7 @@ impl Database for Oracle {
     /// DBMS_LOCK, held for the session (not released at commit: DDL commits), one per schema
     /// (user). Needs EXECUTE on DBMS_LOCK.
     fn lock_setup(&self) -> Result<()> {
-        let connection = self.monitor.lock().expect("monitor connection");
+        let connection = locked(&self.monitor, "the monitor connection")?;
         let mut statement = connection
             .statement(
                 "DECLARE handle VARCHAR2(128); BEGIN DBMS_LOCK.ALLOCATE_UNIQUE(:1 || ':' || USER, handle); :2 := DBMS_LOCK.REQUEST(handle, DBMS_LOCK.X_MODE, 0, FALSE); END;",
@@ -151,7 +152,7 @@ impl Database for Oracle {
     }
 
     fn has_catalogue(&self) -> Result<bool> {
-        let connection = self.monitor.lock().expect("monitor connection");
+        let connection = locked(&self.monitor, "the monitor connection")?;
         let count = connection
             .query_row_as::<i64>(
                 "SELECT COUNT(*) FROM all_tables WHERE owner = SYS_CONTEXT('USERENV', 'CURRENT_SCHEMA') AND table_name = :1",
@@ -165,7 +166,7 @@ impl Database for Oracle {
         if !self.has_catalogue()? {
             return Ok(Vec::new());
         }
-        let connection = self.monitor.lock().expect("monitor connection");
+        let connection = locked(&self.monitor, "the monitor connection")?;
         let schema = current_schema(&connection, &self.target)?;
         let [namespace, id, created, owner] = IDENTITY_COLUMNS.map(str::to_uppercase);
         // An older corescale's catalogue has no identity columns: read as unrecorded.
@@ -211,7 +212,7 @@ impl Database for Oracle {
     }
 
     fn create_catalogue(&self) -> Result<()> {
-        let connection = self.monitor.lock().expect("monitor connection");
+        let connection = locked(&self.monitor, "the monitor connection")?;
         connection
             .execute(
                 &format!(
@@ -232,7 +233,7 @@ impl Database for Oracle {
             // Setup creates tables only here: any other row names nothing of corescale's.
             return Ok(verdict(recorded, None));
         }
-        let connection = self.monitor.lock().expect("monitor connection");
+        let connection = locked(&self.monitor, "the monitor connection")?;
         let fail = |error: oracle::Error| describe(error, &self.target);
         let current = current_identity(&connection, &object.name).map_err(fail)?;
         // A first look without a lock: a table that is not corescale's is never locked.
@@ -276,7 +277,7 @@ impl Database for Oracle {
     }
 
     fn drop_catalogue(&self) -> Result<bool> {
-        let connection = self.monitor.lock().expect("monitor connection");
+        let connection = locked(&self.monitor, "the monitor connection")?;
         let fail = |error: oracle::Error| describe(error, &self.target);
         let catalogue = qualified(
             &current_schema(&connection, &self.target)?,
@@ -300,7 +301,7 @@ impl Database for Oracle {
     }
 
     fn lookalikes(&self) -> Result<Vec<String>> {
-        let connection = self.monitor.lock().expect("monitor connection");
+        let connection = locked(&self.monitor, "the monitor connection")?;
         let rows = connection
             .query_as::<String>(
                 "SELECT object_name FROM user_objects WHERE object_type IN ('TABLE', 'FUNCTION', 'PROCEDURE') AND UPPER(object_name) LIKE 'CORESCALE\\_%' ESCAPE '\\' ORDER BY 1",
@@ -320,10 +321,7 @@ impl Database for Oracle {
     }
 
     fn check(&self) -> Result<ServerCheck> {
-        let connection = self
-            .monitor
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let connection = locked(&self.monitor, "the monitor connection")?;
         let (server, user, database, protocol) = connection
             .query_row_as::<(String, String, String, Option<String>)>(
                 "SELECT (SELECT banner FROM v$version WHERE ROWNUM = 1), USER, SYS_CONTEXT('USERENV', 'DB_NAME'), SYS_CONTEXT('USERENV', 'NETWORK_PROTOCOL') FROM dual",
@@ -365,7 +363,7 @@ impl Database for Oracle {
     }
 
     fn counters(&self) -> Result<DbCounters> {
-        let connection = self.monitor.lock().expect("monitor connection");
+        let connection = locked(&self.monitor, "the monitor connection")?;
         let (lio, pio) = connection
             .query_row_as::<(f64, f64)>(
                 "SELECT SUM(DECODE(name, 'session logical reads', value)), SUM(DECODE(name, 'physical reads', value))

@@ -17,6 +17,7 @@ use super::{
     Answered, Database, DbCounters, DbSession, Maintenance, PREFIX, PlannedStatement,
     loop_function, mean_of_samples, quote_double, sample_keys, sample_statement, table_name,
 };
+use crate::error::locked;
 use crate::workload::rng::permutation;
 
 const FILLER_BYTES: usize = 1000;
@@ -37,13 +38,13 @@ impl Postgres {
         Ok(Self { target, monitor })
     }
 
-    fn monitor(&self) -> MutexGuard<'_, WireSession> {
-        self.monitor.lock().expect("monitor connection")
+    fn monitor(&self) -> Result<MutexGuard<'_, WireSession>> {
+        locked(&self.monitor, "the monitor connection")
     }
 
     /// Runs `work` on the monitor connection, its errors explained.
     fn on_monitor<T>(&self, work: impl FnOnce(&mut WireSession) -> Result<T>) -> Result<T> {
-        work(&mut self.monitor()).map_err(|error| explain(error, &self.target))
+        work(&mut *self.monitor()?).map_err(|error| explain(error, &self.target))
     }
 }
 
@@ -404,7 +405,7 @@ impl Database for Postgres {
         let row = rows.into_iter().next().unwrap_or_default();
         let column = |index: usize| row.get(index).cloned().flatten().unwrap_or_default();
         let schema = column(3);
-        let tls = self.monitor().tls().cloned();
+        let tls = self.monitor()?.tls().cloned();
         // The server's own view of the monitor session must agree with the client's.
         let server_view = column(7);
         if tls.is_some() != server_view.starts_with("true") {

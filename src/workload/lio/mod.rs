@@ -23,6 +23,7 @@ use super::{
     LevelFigures, LevelTotals, SessionCounts, WorkerJob, Workload, WorkloadInfo, WorkloadKind,
     sessions_as,
 };
+use crate::error::locked;
 use crate::latency::SessionLatency;
 use crate::workload::rng::SessionRng;
 use engine::{Engine, EngineOptions, SessionIo, StatementCounts};
@@ -235,8 +236,8 @@ impl Workload for LioWorkload {
 
     fn level_started(&self) -> Result<()> {
         let engine = self.engine()?;
-        *self.latency.lock().expect("latency histogram") = new_histogram();
-        *self.latches_at_start.lock().expect("latch baseline") = (
+        *locked(&self.latency, "the read latency histogram")? = new_histogram();
+        *locked(&self.latches_at_start, "the latch baseline")? = (
             engine.cache.chain_latch_stats(),
             engine.cache.lru_latch_stats(),
         );
@@ -255,11 +256,11 @@ impl Workload for LioWorkload {
         }
         let (lio, pio) = (sum.counts.lio as f64, sum.counts.reads as f64);
         let (hits, misses) = (sum.counts.hits as f64, sum.counts.misses as f64);
-        let (chains_before, lru_before) = *self.latches_at_start.lock().expect("latch baseline");
+        let (chains_before, lru_before) = *locked(&self.latches_at_start, "the latch baseline")?;
         let chains = engine.cache.chain_latch_stats().since(&chains_before);
         let lru = engine.cache.lru_latch_stats().since(&lru_before);
         let per = |count: f64, over: f64| if over > 0.0 { count / over } else { 0.0 };
-        let latency = self.latency.lock().expect("latency histogram");
+        let latency = locked(&self.latency, "the read latency histogram")?;
         let read_us = |quantile: f64| {
             (!latency.is_empty()).then(|| latency.value_at_quantile(quantile) as f64 / 1000.0)
         };
