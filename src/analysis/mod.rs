@@ -14,4 +14,6 @@ pub(crate) mod scaling;
 pub(crate) mod segments;
 pub mod series;
 pub mod study;
+/// Known-answer series for tests and the known-answers bench; not shipped in the binary.
+#[cfg(any(test, feature = "testing"))]
 pub mod synthetic;
