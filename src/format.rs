@@ -5,14 +5,14 @@
 
 /// What a rate counts: bytes get GB/s, anything else its own name with an SI prefix.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum RateUnit<'a> {
+pub(crate) enum RateUnit<'a> {
     Bytes,
     Items(&'a str),
 }
 
 impl<'a> RateUnit<'a> {
     /// The unit a workload records ("bytes", "LIO", "iterations", ...).
-    pub fn of(unit: &'a str) -> Self {
+    pub(crate) fn of(unit: &'a str) -> Self {
         match unit {
             "bytes" => Self::Bytes,
             other => Self::Items(other),
@@ -22,7 +22,7 @@ impl<'a> RateUnit<'a> {
 
 /// `text` wrapped at word boundaries to `width` columns, later lines indented two spaces;
 /// never at a hyphen ("single-threaded" and "-22%" stay whole). No trailing line end.
-pub fn wrap_to(text: &str, width: usize) -> String {
+pub(crate) fn wrap_to(text: &str, width: usize) -> String {
     let options = textwrap::Options::new(width)
         .subsequent_indent("  ")
         .word_splitter(textwrap::WordSplitter::NoHyphenation);
@@ -32,7 +32,7 @@ pub fn wrap_to(text: &str, width: usize) -> String {
 /// A message for standard error: wrapped to the terminal's width when standard error is a
 /// terminal (at most 80 columns where that width is unknown), whole when it goes to a file
 /// or a pipe, where one line per message keeps logs searchable.
-pub fn for_terminal(text: &str) -> String {
+pub(crate) fn for_terminal(text: &str) -> String {
     use std::io::IsTerminal;
     if !std::io::stderr().is_terminal() {
         return text.to_string();
@@ -46,12 +46,12 @@ pub fn for_terminal(text: &str) -> String {
 }
 
 /// "1 worker", "2 workers".
-pub fn workers_text(workers: usize) -> String {
+pub(crate) fn workers_text(workers: usize) -> String {
     format!("{workers} worker{}", if workers == 1 { "" } else { "s" })
 }
 
 /// A value scaled to the SI prefix that fits it: (50.3, "M") for 50,298,278.
-pub fn si_prefix(value: f64) -> (f64, &'static str) {
+pub(crate) fn si_prefix(value: f64) -> (f64, &'static str) {
     match value.abs() {
         v if v >= 1e9 => (value / 1e9, "G"),
         v if v >= 1e6 => (value / 1e6, "M"),
@@ -62,7 +62,7 @@ pub fn si_prefix(value: f64) -> (f64, &'static str) {
 
 /// Three significant digits, without scientific notation: 61.2, 0.0123, and from a thousand
 /// up with an SI prefix (50.3 M rather than 50298278), as rates of LIO/s run into millions.
-pub fn significant(value: f64) -> String {
+pub(crate) fn significant(value: f64) -> String {
     let (scaled, prefix) = si_prefix(value);
     let magnitude = if scaled == 0.0 {
         0
@@ -76,7 +76,7 @@ pub fn significant(value: f64) -> String {
 
 /// An operations-per-second figure in the workload's unit: GB/s for bytes; otherwise with the
 /// SI prefix that fits, so a pio run's thousands do not show as "0.0 M".
-pub fn rate(value: f64, unit: &str) -> String {
+pub(crate) fn rate(value: f64, unit: &str) -> String {
     match RateUnit::of(unit) {
         RateUnit::Bytes => format!("{:.2} GB/s", value / 1e9),
         RateUnit::Items(name) => {
@@ -86,7 +86,7 @@ pub fn rate(value: f64, unit: &str) -> String {
     }
 }
 
-pub fn bytes(value: u64) -> String {
+pub(crate) fn bytes(value: u64) -> String {
     const UNITS: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
     let mut scaled = value as f64;
     let mut unit = 0;
@@ -101,7 +101,7 @@ pub fn bytes(value: u64) -> String {
     }
 }
 
-pub fn optional(value: Option<f64>, decimals: usize) -> String {
+pub(crate) fn optional(value: Option<f64>, decimals: usize) -> String {
     value.map_or_else(|| "-".to_string(), |value| format!("{value:.decimals$}"))
 }
 

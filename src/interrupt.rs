@@ -11,21 +11,21 @@ use std::sync::atomic::{AtomicI32, Ordering};
 static STOP_SIGNAL: AtomicI32 = AtomicI32::new(0);
 
 /// Records the signal; returns false when a stop had been requested already.
-pub fn request_stop(signal: i32) -> bool {
+pub(crate) fn request_stop(signal: i32) -> bool {
     STOP_SIGNAL
         .compare_exchange(0, signal, Ordering::SeqCst, Ordering::SeqCst)
         .is_ok()
 }
 
 /// The signal that asked for a stop, if one has.
-pub fn stop_signal() -> Option<i32> {
+pub(crate) fn stop_signal() -> Option<i32> {
     match STOP_SIGNAL.load(Ordering::SeqCst) {
         0 => None,
         signal => Some(signal),
     }
 }
 
-pub fn stop_requested() -> bool {
+pub(crate) fn stop_requested() -> bool {
     stop_signal().is_some()
 }
 
@@ -38,17 +38,17 @@ fn paths() -> std::sync::MutexGuard<'static, Vec<PathBuf>> {
 }
 
 /// Remembers a file to remove if the process is ended before its owner removes it.
-pub fn register(path: &Path) {
+pub(crate) fn register(path: &Path) {
     paths().push(path.to_path_buf());
 }
 
 /// Forgets a file its owner has removed (or is about to).
-pub fn forget(path: &Path) {
+pub(crate) fn forget(path: &Path) {
     paths().retain(|known| known != path);
 }
 
 /// Removes every registered file; for the last moments of a process.
-pub fn remove_all() {
+pub(crate) fn remove_all() {
     for path in paths().drain(..) {
         let _ = std::fs::remove_file(path);
     }

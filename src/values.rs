@@ -5,7 +5,7 @@
 use std::time::Duration;
 
 /// Most workers in one level, even with --force: each is a thread with its own stack.
-pub const MAX_WORKERS: usize = 4096;
+pub(crate) const MAX_WORKERS: usize = 4096;
 /// Range of --array-size: a few pages, up to 1 TiB per array.
 const ARRAY_BYTES: std::ops::RangeInclusive<u64> = 4096..=(1 << 40);
 /// Range of --block-size: the block sizes databases use.
@@ -49,7 +49,7 @@ impl Scale {
 }
 
 /// "8" as 8 workers, at least 1 and at most [`MAX_WORKERS`].
-pub fn parse_workers(text: &str) -> Result<Workers, String> {
+pub(crate) fn parse_workers(text: &str) -> Result<Workers, String> {
     let workers: usize = text
         .trim()
         .parse()
@@ -64,7 +64,7 @@ pub fn parse_workers(text: &str) -> Result<Workers, String> {
 }
 
 /// "8K" as a block size.
-pub fn parse_block_size(text: &str) -> Result<BlockSize, String> {
+pub(crate) fn parse_block_size(text: &str) -> Result<BlockSize, String> {
     let bytes = parse_size(text)?;
     if BLOCK_BYTES.contains(&bytes) && bytes.is_power_of_two() {
         Ok(BlockSize(bytes))
@@ -76,14 +76,14 @@ pub fn parse_block_size(text: &str) -> Result<BlockSize, String> {
 }
 
 /// "20%" or "20" as a share in 0..=1.
-pub fn parse_share(text: &str) -> Result<Share, String> {
+pub(crate) fn parse_share(text: &str) -> Result<Share, String> {
     percentage(text)
         .map(Share)
         .ok_or_else(|| format!("'{text}' is not a percentage between 0 and 100, e.g. 20%"))
 }
 
 /// "8192" as rows, "64M" as bytes.
-pub fn parse_scale(text: &str) -> Result<Scale, String> {
+pub(crate) fn parse_scale(text: &str) -> Result<Scale, String> {
     let trimmed = text.trim();
     if !trimmed.is_empty() && trimmed.chars().all(|c| c.is_ascii_digit()) {
         trimmed
@@ -96,7 +96,7 @@ pub fn parse_scale(text: &str) -> Result<Scale, String> {
 }
 
 /// "2%", "2" or "0.5%" as a fraction (0.02, 0.02, 0.005), strictly between 0 and 1: a CV target.
-pub fn parse_percent(text: &str) -> Result<f64, String> {
+pub(crate) fn parse_percent(text: &str) -> Result<f64, String> {
     percentage(text)
         .filter(|value| *value > 0.0 && *value < 1.0)
         .ok_or_else(|| format!("'{text}' is not a percentage strictly between 0 and 100, e.g. 2%"))
@@ -109,7 +109,7 @@ fn percentage(text: &str) -> Option<f64> {
 }
 
 /// A count with decimal suffixes: 500M = 500,000,000; at least 1.
-pub fn parse_count(text: &str) -> Result<u64, String> {
+pub(crate) fn parse_count(text: &str) -> Result<u64, String> {
     parse_with_suffix(text, 1000).and_then(|value| {
         if value == 0 {
             Err("the job size must be at least 1".to_string())
@@ -120,12 +120,12 @@ pub fn parse_count(text: &str) -> Result<u64, String> {
 }
 
 /// A byte size with binary suffixes: 64M = 64 MiB.
-pub fn parse_size(text: &str) -> Result<u64, String> {
+pub(crate) fn parse_size(text: &str) -> Result<u64, String> {
     parse_with_suffix(text, 1024)
 }
 
 /// An array size, 4K to 1T.
-pub fn parse_array_size(text: &str) -> Result<u64, String> {
+pub(crate) fn parse_array_size(text: &str) -> Result<u64, String> {
     let bytes = parse_size(text)?;
     if ARRAY_BYTES.contains(&bytes) {
         Ok(bytes)
@@ -153,14 +153,14 @@ fn parse_with_suffix(text: &str, base: u64) -> Result<u64, String> {
 }
 
 /// A duration from 10 ms to a week, e.g. 10s or 1m.
-pub fn parse_duration(text: &str) -> Result<Duration, String> {
+pub(crate) fn parse_duration(text: &str) -> Result<Duration, String> {
     bounded_duration(text, Duration::from_millis(10))
 }
 
 /// A duration a test sets in the environment to shorten a wait (`CORESCALE_TEST_*`), at
 /// least `shortest`; None when unset or unreadable. Only tests set these: they are in no
 /// help text.
-pub fn test_setting(variable: &str, shortest: Duration) -> Option<Duration> {
+pub(crate) fn test_setting(variable: &str, shortest: Duration) -> Option<Duration> {
     let text = std::env::var(variable).ok()?;
     humantime::parse_duration(&text)
         .ok()
@@ -168,12 +168,12 @@ pub fn test_setting(variable: &str, shortest: Duration) -> Option<Duration> {
 }
 
 /// A pause of any length up to a week (a think time may be shorter than 10 ms).
-pub fn parse_pause(text: &str) -> Result<Duration, String> {
+pub(crate) fn parse_pause(text: &str) -> Result<Duration, String> {
     bounded_duration(text, Duration::ZERO)
 }
 
 /// A latency limit: a positive duration such as 50ms.
-pub fn parse_latency_limit(text: &str) -> Result<Duration, String> {
+pub(crate) fn parse_latency_limit(text: &str) -> Result<Duration, String> {
     bounded_duration(text, Duration::from_nanos(1))
 }
 

@@ -14,7 +14,7 @@ const BASELINE_WINDOW: usize = 5;
 /// A series' own noise where it has no jitter figure: half the default band.
 const QUIET_NOISE: f64 = 0.01;
 
-pub fn compare(group: &[&SeriesAnalysis]) -> Comparison {
+pub(crate) fn compare(group: &[&SeriesAnalysis]) -> Comparison {
     let own: Vec<Own> = group.iter().map(|series| own_figures(series)).collect();
     let rows: Vec<ComparisonRow> = group
         .iter()
@@ -272,7 +272,7 @@ fn summarise(by_load: &[LoadRatio], from: usize, to: usize) -> Option<BandRatio>
 /// physical core count only). Within those five a level outside the band is passed over as
 /// an outlier; after them the first one outside ends the run. When fewer than half of the
 /// first five are within the band, the start is not flat and the first level stands alone.
-pub fn single_thread(series: &SeriesAnalysis) -> Option<(f64, Vec<usize>)> {
+pub(crate) fn single_thread(series: &SeriesAnalysis) -> Option<(f64, Vec<usize>)> {
     let first = series.levels.first()?;
     let jitter = series.noise.as_ref().map(|noise| noise.jitter);
     let width = band(first.cv, jitter);

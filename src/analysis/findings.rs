@@ -9,9 +9,9 @@ use super::noise::NOISY_JITTER;
 use crate::format::{significant, workers_text};
 
 /// At most this many findings are written.
-pub const MAX_FINDINGS: usize = 8;
+pub(crate) const MAX_FINDINGS: usize = 8;
 
-pub fn findings(series: &[SeriesAnalysis], comparisons: &[Comparison]) -> Vec<String> {
+pub(crate) fn findings(series: &[SeriesAnalysis], comparisons: &[Comparison]) -> Vec<String> {
     let mut sentences: Vec<String> = comparisons.iter().flat_map(leader_sentences).collect();
     sentences.extend(series.iter().map(scaling_sentence));
     sentences.extend(comparisons.iter().filter_map(cost_sentence));
@@ -293,7 +293,7 @@ fn fit_sentence(series: &SeriesAnalysis) -> Option<String> {
 }
 
 /// What the data of one series cannot support.
-pub fn series_warnings(series: &SeriesAnalysis) -> Vec<String> {
+pub(crate) fn series_warnings(series: &SeriesAnalysis) -> Vec<String> {
     let mut warnings = Vec::new();
     if !series.series.complete {
         warnings.push(format!(
@@ -473,7 +473,7 @@ fn noisy_levels(series: &SeriesAnalysis) -> Vec<String> {
 
 /// One curve over both sides of a bend averages two regimes; a fit that does not describe
 /// its data is not quoted. Both are said, beside the fits.
-pub fn fit_notes(series: &SeriesAnalysis) -> Vec<String> {
+pub(crate) fn fit_notes(series: &SeriesAnalysis) -> Vec<String> {
     let mut warnings = Vec::new();
     let fits = &series.fits;
     if let (Some(single), Some(usl)) = (&fits.single_curve, &fits.usl)
@@ -532,7 +532,7 @@ pub fn fit_notes(series: &SeriesAnalysis) -> Vec<String> {
     warnings
 }
 
-pub fn range_name(range: FitRange) -> &'static str {
+pub(crate) fn range_name(range: FitRange) -> &'static str {
     match range {
         FitRange::Amdahl => "Amdahl",
         FitRange::Usl => "USL",

@@ -137,7 +137,7 @@ fn predict(lambda: f64, sigma: f64, kappa: f64, workers: f64) -> f64 {
 
 /// Fits `model` to (workers, capacity) points; None with fewer points than coefficients + 1
 /// or when the optimiser does not converge.
-pub fn fit(model: Model, points: &[(usize, f64)]) -> Option<Fit> {
+pub(crate) fn fit(model: Model, points: &[(usize, f64)]) -> Option<Fit> {
     let mut free = match model {
         Model::Amdahl => vec![0, 1],
         Model::Usl => vec![0, 1, 2],

@@ -16,7 +16,7 @@ const FLOOR: f64 = 0.03;
 
 /// The fleet view, when at least two hosts share CPU, cores and job, or a host was measured
 /// repeatedly.
-pub fn fleet(series: &[SeriesAnalysis]) -> Option<Fleet> {
+pub(crate) fn fleet(series: &[SeriesAnalysis]) -> Option<Fleet> {
     // Runs belong together when they measured one host with identical settings (the same
     // measure and job); a host that ran several jobs has one row per job.
     // A host is its label and its hostname: clones that share one label stay apart.
@@ -425,7 +425,7 @@ fn history_levels(runs: &[usize], series: &[SeriesAnalysis]) -> Vec<HistoryLevel
 
 /// The fleet in sentences: each outlier against its siblings, each run that departs from its
 /// host's own history.
-pub fn fleet_findings(fleet: &Fleet) -> Vec<String> {
+pub(crate) fn fleet_findings(fleet: &Fleet) -> Vec<String> {
     let mut sentences = Vec::new();
     for host in fleet.hosts.iter().filter(|host| host.outlier) {
         let group = &fleet.groups[host.group];

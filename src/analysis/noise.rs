@@ -8,9 +8,9 @@ use super::series::Series;
 use crate::stats::median;
 
 /// The band used where a series has neither a measured CV nor a jitter figure.
-pub const DEFAULT_BAND: f64 = 0.02;
+pub(crate) const DEFAULT_BAND: f64 = 0.02;
 /// Jitter above this earns a series-level warning.
-pub const NOISY_JITTER: f64 = 0.05;
+pub(crate) const NOISY_JITTER: f64 = 0.05;
 /// Fewest residuals for which a jitter figure means anything.
 const MIN_RESIDUALS: usize = 4;
 
@@ -30,7 +30,7 @@ pub struct Noise {
 }
 
 /// The jitter of per-worker speed over the levels up to `until` workers (all when None).
-pub fn noise(series: &Series, until: Option<usize>) -> Option<Noise> {
+pub(crate) fn noise(series: &Series, until: Option<usize>) -> Option<Noise> {
     let points: Vec<(f64, f64)> = series
         .points
         .iter()
@@ -48,7 +48,7 @@ pub fn noise(series: &Series, until: Option<usize>) -> Option<Noise> {
 
 /// Robust noise of y along x: each interior y against the chord of its neighbours, divided by
 /// the standard deviation that three independent errors of the same size give that residual.
-pub fn jitter(points: &[(f64, f64)]) -> Option<f64> {
+pub(crate) fn jitter(points: &[(f64, f64)]) -> Option<f64> {
     let residuals: Vec<f64> = points
         .windows(3)
         .filter_map(|window| {
@@ -76,13 +76,13 @@ pub fn jitter(points: &[(f64, f64)]) -> Option<f64> {
 /// The noise band at a level: the job-to-job CV measured there, else 2%, and never narrower
 /// than three times the jitter (a level within the band of the best of a few dozen levels is
 /// then indistinguishable from it, even though the best one was lucky).
-pub fn band(cv: Option<f64>, jitter: Option<f64>) -> f64 {
+pub(crate) fn band(cv: Option<f64>, jitter: Option<f64>) -> f64 {
     let measured = cv.filter(|cv| *cv > 0.0).unwrap_or(DEFAULT_BAND);
     measured.max(JITTER_BANDS * jitter.unwrap_or(0.0))
 }
 
 /// Jitters in a noise band.
-pub const JITTER_BANDS: f64 = 3.0;
+pub(crate) const JITTER_BANDS: f64 = 3.0;
 
 #[cfg(test)]
 mod tests {

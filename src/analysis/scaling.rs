@@ -56,7 +56,7 @@ pub struct Saturation {
 const KNEE_MIN_LEVELS: usize = 5;
 
 /// Time per unit of work against workers, relative to the first level, for the knee search.
-pub fn time_per_work(series: &Series, until: Option<usize>) -> (Vec<f64>, Vec<f64>) {
+pub(crate) fn time_per_work(series: &Series, until: Option<usize>) -> (Vec<f64>, Vec<f64>) {
     let points: Vec<_> = series
         .points
         .iter()
@@ -77,7 +77,7 @@ pub fn time_per_work(series: &Series, until: Option<usize>) -> (Vec<f64>, Vec<f6
 /// about linear as threads share cores) and on capacity (where an SMT curve is linear, then
 /// shallower, then flat); the one that describes capacity better (BIC on its logarithm) sets
 /// the knee: its first bend that steepens time per unit of work, or flattens capacity.
-pub fn knee(series: &Series) -> Option<Knee> {
+pub(crate) fn knee(series: &Series) -> Option<Knee> {
     let points = &series.points;
     if points.len() < KNEE_MIN_LEVELS {
         return None;
@@ -274,7 +274,7 @@ fn refine(x: &[f64], y: &[f64], knot: usize, sign: f64) -> usize {
 /// Saturation at the start of the capacity plateau; see [`Saturation`]. The jitter that widens
 /// the band is that of capacity from the knee on (the upper half of the levels without one),
 /// where the plateau is: noise at low load says little about noise at saturation.
-pub fn saturation(series: &Series, knee: Option<usize>) -> Option<Saturation> {
+pub(crate) fn saturation(series: &Series, knee: Option<usize>) -> Option<Saturation> {
     let points = &series.points;
     if points.len() < 2 {
         return None;
@@ -372,7 +372,7 @@ fn still_rising(smoothed: &[f64], capacity: &[f64], band: f64) -> bool {
 
 /// Capacity at the logical-CPU count over capacity at the physical-core count, when both
 /// were measured and they differ (SMT present).
-pub fn smt_yield(series: &Series) -> Option<f64> {
+pub(crate) fn smt_yield(series: &Series) -> Option<f64> {
     let (physical, logical) = (series.physical_cores?, series.logical_cpus?);
     if logical <= physical {
         return None;

@@ -7,7 +7,7 @@ use nalgebra::{DMatrix, DVector};
 
 /// Bayesian information criterion gain a more complex model needs over a simpler one
 /// ("strong evidence" on the usual scale).
-pub const STRONG_EVIDENCE: f64 = 6.0;
+pub(crate) const STRONG_EVIDENCE: f64 = 6.0;
 /// Fewest levels for two segments, and for three.
 const MIN_LEVELS_TWO: usize = 5;
 const MIN_LEVELS_THREE: usize = 8;
@@ -16,7 +16,7 @@ const MARGIN: usize = 2;
 
 /// A fitted continuous piecewise-linear curve y = a + b x + sum c_i max(0, x - k_i).
 #[derive(Debug, Clone, PartialEq)]
-pub struct Segmented {
+pub(crate) struct Segmented {
     /// Indices of the breakpoints (levels), ascending.
     pub knots: Vec<usize>,
     /// a, b, then one slope change per knot.
@@ -29,7 +29,7 @@ pub struct Segmented {
 }
 
 impl Segmented {
-    pub fn predict(&self, x: f64) -> f64 {
+    pub(crate) fn predict(&self, x: f64) -> f64 {
         let mut y = self.coefficients[0] + self.coefficients[1] * x;
         for (knot, change) in self.knot_x.iter().zip(&self.coefficients[2..]) {
             y += change * (x - knot).max(0.0);
@@ -38,12 +38,12 @@ impl Segmented {
     }
 
     /// Free coefficients: intercept, slope, and a slope change and a position per knot.
-    pub fn parameters(&self) -> usize {
+    pub(crate) fn parameters(&self) -> usize {
         2 + 2 * self.knots.len()
     }
 
     /// Slope of each segment, left to right.
-    pub fn slopes(&self) -> Vec<f64> {
+    pub(crate) fn slopes(&self) -> Vec<f64> {
         let mut slope = self.coefficients[1];
         let mut slopes = vec![slope];
         for change in &self.coefficients[2..] {
@@ -56,13 +56,13 @@ impl Segmented {
 
 /// BIC from a squared error: n ln(SSE / n) + p ln n, with the error floored so that exact
 /// (noise-free) data still compares sensibly. y should be scaled to about 1.
-pub fn bic(sse: f64, levels: usize, parameters: usize) -> f64 {
+pub(crate) fn bic(sse: f64, levels: usize, parameters: usize) -> f64 {
     let n = levels as f64;
     n * (sse.max(n * 1e-20) / n).ln() + parameters as f64 * n.ln()
 }
 
 /// The line, and the best two- and three-segment fits that the levels allow.
-pub fn candidates(x: &[f64], y: &[f64]) -> Vec<Segmented> {
+pub(crate) fn candidates(x: &[f64], y: &[f64]) -> Vec<Segmented> {
     let mut fits: Vec<Segmented> = fit_knots(x, y, &[]).into_iter().collect();
     if x.len() < MIN_LEVELS_TWO {
         return fits;
@@ -80,7 +80,7 @@ pub fn candidates(x: &[f64], y: &[f64]) -> Vec<Segmented> {
 }
 
 /// The candidate with the least BIC.
-pub fn best(fits: &[Segmented]) -> Option<&Segmented> {
+pub(crate) fn best(fits: &[Segmented]) -> Option<&Segmented> {
     fits.iter().min_by(|a, b| a.bic.total_cmp(&b.bic))
 }
 
@@ -101,7 +101,7 @@ fn best_pair(x: &[f64], y: &[f64], first: usize) -> Option<[usize; 2]> {
 }
 
 /// Least squares with breakpoints at the given levels.
-pub fn fit_knots(x: &[f64], y: &[f64], knots: &[usize]) -> Option<Segmented> {
+pub(crate) fn fit_knots(x: &[f64], y: &[f64], knots: &[usize]) -> Option<Segmented> {
     let knot_x: Vec<f64> = knots.iter().map(|&index| x[index]).collect();
     let columns = 2 + knots.len();
     let design = DMatrix::from_fn(x.len(), columns, |row, column| match column {

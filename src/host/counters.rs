@@ -14,13 +14,13 @@ pub struct CounterStatus {
 
 /// Cycles and instructions of one job on one thread.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
-pub struct CounterReading {
+pub(crate) struct CounterReading {
     pub cycles: u64,
     pub instructions: u64,
 }
 
 /// A cycles+instructions group counting the calling thread only.
-pub struct ThreadCounters {
+pub(crate) struct ThreadCounters {
     group: Group,
     cycles: Counter,
     instructions: Counter,
@@ -28,7 +28,7 @@ pub struct ThreadCounters {
 
 impl ThreadCounters {
     /// Opens the counters for the calling thread, or explains why they cannot be had.
-    pub fn open() -> Result<Self, String> {
+    pub(crate) fn open() -> Result<Self, String> {
         let mut group = Group::new().map_err(|error| explain(&error))?;
         let mut add = |event| {
             let mut builder = Builder::new(event);
@@ -45,17 +45,17 @@ impl ThreadCounters {
     }
 
     /// Zeroes and starts counting; call just before the timed job.
-    pub fn start(&mut self) {
+    pub(crate) fn start(&mut self) {
         let _ = self.group.reset();
         let _ = self.group.enable();
     }
 
     /// Stops counting; call right after the timed job, then `read` outside the timed window.
-    pub fn stop(&mut self) {
+    pub(crate) fn stop(&mut self) {
         let _ = self.group.disable();
     }
 
-    pub fn read(&mut self) -> Option<CounterReading> {
+    pub(crate) fn read(&mut self) -> Option<CounterReading> {
         let data = self.group.read().ok()?;
         Some(CounterReading {
             cycles: data.get(&self.cycles)?.value(),

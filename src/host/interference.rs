@@ -12,11 +12,11 @@ use serde::{Deserialize, Serialize};
 use super::sysfs::FsRoot;
 
 /// Other processes using more than this many CPUs' worth of time disturb a level.
-pub const OTHER_BUSY_LIMIT: f64 = 0.2;
+pub(crate) const OTHER_BUSY_LIMIT: f64 = 0.2;
 /// More than this many runnable tasks (mean) beyond corescale's own disturb a level.
-pub const OTHER_RUNNABLE_LIMIT: f64 = 0.5;
+pub(crate) const OTHER_RUNNABLE_LIMIT: f64 = 0.5;
 /// Steal above this share of CPU time disturbs a level.
-pub const STEAL_LIMIT_PCT: f64 = 2.0;
+pub(crate) const STEAL_LIMIT_PCT: f64 = 2.0;
 /// Own threads are counted one by one only up to this many: each read costs the sampler a
 /// few microseconds while the workers are timed, so larger levels go without the figure.
 const TASKS_COUNTED: usize = 64;
@@ -48,7 +48,7 @@ pub struct Interference {
 
 /// Busy and total CPU ticks of the host and this process's own ticks, read together.
 #[derive(Debug, Clone, Copy)]
-pub struct CpuTicks {
+pub(crate) struct CpuTicks {
     /// user + nice + system + irq + softirq over all CPUs (steal, idle and iowait left out).
     pub busy: u64,
     /// Every tick over all CPUs, steal included.
@@ -60,7 +60,7 @@ pub struct CpuTicks {
 }
 
 impl CpuTicks {
-    pub fn read(root: &FsRoot) -> Option<Self> {
+    pub(crate) fn read(root: &FsRoot) -> Option<Self> {
         let stat = root.read("proc/stat")?;
         let line = stat.lines().find(|line| line.starts_with("cpu "))?;
         let fields: Vec<u64> = line
@@ -91,7 +91,7 @@ impl CpuTicks {
     }
 
     /// Steal from `self` to `later`, as a percentage of all CPU time.
-    pub fn steal_pct(&self, later: &CpuTicks) -> f64 {
+    pub(crate) fn steal_pct(&self, later: &CpuTicks) -> f64 {
         let total = later.total.saturating_sub(self.total);
         if total == 0 {
             return 0.0;
@@ -100,7 +100,7 @@ impl CpuTicks {
     }
 
     /// Other processes' busy time from `self` to `later`, in CPUs.
-    pub fn other_busy_cpus(&self, later: &CpuTicks) -> f64 {
+    pub(crate) fn other_busy_cpus(&self, later: &CpuTicks) -> f64 {
         let total = later.total.saturating_sub(self.total);
         if total == 0 {
             return 0.0;
@@ -112,7 +112,7 @@ impl CpuTicks {
 }
 
 /// Clock ticks per second of /proc's CPU times (USER_HZ).
-pub fn ticks_per_second() -> f64 {
+pub(crate) fn ticks_per_second() -> f64 {
     nix::unistd::sysconf(nix::unistd::SysconfVar::CLK_TCK)
         .ok()
         .flatten()
@@ -133,13 +133,13 @@ fn process_ticks(stat: &str) -> Option<u64> {
 
 /// A /proc/PID/stat line, parsed by procfs-core (which knows the command name may hold
 /// spaces and parentheses).
-pub fn process_stat(stat: &str) -> Option<Stat> {
+pub(crate) fn process_stat(stat: &str) -> Option<Stat> {
     Stat::from_read(stat.as_bytes()).ok()
 }
 
 /// Runnable tasks beyond this process's own at this moment: `procs_running` of /proc/stat
 /// less this process's threads in state R. None when there are too many threads to count.
-pub fn other_runnable_now(root: &FsRoot) -> Option<f64> {
+pub(crate) fn other_runnable_now(root: &FsRoot) -> Option<f64> {
     let own_before = own_runnable(root)?;
     let stat = root.read("proc/stat")?;
     let running: u64 = stat
@@ -154,13 +154,13 @@ pub fn other_runnable_now(root: &FsRoot) -> Option<f64> {
 /// `procs_running` (read by the caller) less this process's threads in state R, counted
 /// before (`own_before`) and after it was read: a worker that stops running between the two
 /// reads is still its own, not another task. None when there are too many threads to count.
-pub fn other_runnable(root: &FsRoot, procs_running: u64, own_before: usize) -> Option<f64> {
+pub(crate) fn other_runnable(root: &FsRoot, procs_running: u64, own_before: usize) -> Option<f64> {
     let own = own_runnable(root)?.max(own_before);
     Some((procs_running as f64 - own as f64).max(0.0))
 }
 
 /// This process's threads in state R; None when there are too many to count.
-pub fn own_runnable(root: &FsRoot) -> Option<usize> {
+pub(crate) fn own_runnable(root: &FsRoot) -> Option<usize> {
     let tasks = std::fs::read_dir(root.path("proc/self/task")).ok()?;
     let mut own = 0usize;
     for (index, task) in tasks.flatten().enumerate() {
@@ -174,7 +174,7 @@ pub fn own_runnable(root: &FsRoot) -> Option<usize> {
 }
 
 /// What the level saw, before judging it.
-pub struct LevelLoad {
+pub(crate) struct LevelLoad {
     pub workers: usize,
     pub pinned: bool,
     pub other_busy_cpus: f64,
@@ -186,7 +186,7 @@ pub struct LevelLoad {
 }
 
 /// Judges a level against the documented thresholds.
-pub fn judge(load: LevelLoad) -> Interference {
+pub(crate) fn judge(load: LevelLoad) -> Interference {
     let mut reasons = Vec::new();
     if load.other_busy_cpus > OTHER_BUSY_LIMIT {
         reasons.push(format!(
@@ -239,7 +239,7 @@ pub fn judge(load: LevelLoad) -> Interference {
 
 /// The host before a run: other load, and who is causing it.
 #[derive(Debug, Clone)]
-pub struct HostLoad {
+pub(crate) struct HostLoad {
     pub other_busy_cpus: f64,
     pub other_runnable: Option<f64>,
     /// Busiest other processes: pid, command, CPU %.
@@ -247,7 +247,7 @@ pub struct HostLoad {
 }
 
 impl HostLoad {
-    pub fn is_idle(&self) -> bool {
+    pub(crate) fn is_idle(&self) -> bool {
         self.other_busy_cpus <= OTHER_BUSY_LIMIT
             && self
                 .other_runnable
@@ -255,7 +255,7 @@ impl HostLoad {
     }
 
     /// One line naming the load and its top consumers.
-    pub fn describe(&self) -> String {
+    pub(crate) fn describe(&self) -> String {
         let top: Vec<String> = self
             .top
             .iter()
@@ -290,7 +290,7 @@ fn process_table(root: &FsRoot) -> Vec<(u32, String, u64)> {
 }
 
 /// Watches the host for `window`: other processes' CPU use and the busiest of them.
-pub fn preflight(root: &FsRoot, window: Duration) -> Option<HostLoad> {
+pub(crate) fn preflight(root: &FsRoot, window: Duration) -> Option<HostLoad> {
     let own_pid = std::process::id();
     let before = CpuTicks::read(root)?;
     let processes = process_table(root);

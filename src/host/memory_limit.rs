@@ -6,14 +6,14 @@ use super::sysfs::FsRoot;
 
 /// One limit on allocation, with what it is called in messages.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Limit {
+pub(crate) struct Limit {
     pub bytes: u64,
     pub source: &'static str,
 }
 
 /// The memory cgroup's limit less its usage (v2 `memory.max`, v1 `memory.limit_in_bytes`),
 /// when there is a limit.
-pub fn cgroup_headroom(root: &FsRoot) -> Option<Limit> {
+pub(crate) fn cgroup_headroom(root: &FsRoot) -> Option<Limit> {
     let membership = root.read("proc/self/cgroup")?;
     for line in membership.lines() {
         let mut fields = line.splitn(3, ':');
@@ -80,7 +80,7 @@ pub fn cgroup_headroom(root: &FsRoot) -> Option<Limit> {
 }
 
 /// RLIMIT_AS less the address space this process already holds.
-pub fn address_space_headroom(root: &FsRoot) -> Option<Limit> {
+pub(crate) fn address_space_headroom(root: &FsRoot) -> Option<Limit> {
     let (soft, _) = nix::sys::resource::getrlimit(nix::sys::resource::Resource::RLIMIT_AS).ok()?;
     if soft == nix::sys::resource::RLIM_INFINITY {
         return None;
@@ -98,7 +98,7 @@ pub fn address_space_headroom(root: &FsRoot) -> Option<Limit> {
 }
 
 /// The smallest of the host's available memory and the process's own limits.
-pub fn allocatable(root: &FsRoot, available_bytes: u64) -> Limit {
+pub(crate) fn allocatable(root: &FsRoot, available_bytes: u64) -> Limit {
     [cgroup_headroom(root), address_space_headroom(root)]
         .into_iter()
         .flatten()

@@ -39,7 +39,7 @@ pub struct OsFigures {
 
 /// One reading of the cumulative counters of /proc/stat.
 #[derive(Debug, Clone, Copy)]
-pub struct StatSnapshot {
+pub(crate) struct StatSnapshot {
     at: Instant,
     user: u64,
     system: u64,
@@ -50,7 +50,7 @@ pub struct StatSnapshot {
 }
 
 impl StatSnapshot {
-    pub fn read(root: &FsRoot) -> Option<Self> {
+    pub(crate) fn read(root: &FsRoot) -> Option<Self> {
         let stats = KernelStats::from_file(root.path("proc/stat"), &PARSE_INFO).ok()?;
         let total = stats.total;
         Some(Self {
@@ -65,7 +65,7 @@ impl StatSnapshot {
     }
 
     /// Figures from `self` to `later`; guest time is already inside user time in /proc/stat.
-    pub fn figures_until(&self, later: &StatSnapshot) -> OsFigures {
+    pub(crate) fn figures_until(&self, later: &StatSnapshot) -> OsFigures {
         let delta = |before: u64, after: u64| after.saturating_sub(before) as f64;
         let user = delta(self.user, later.user);
         let system = delta(self.system, later.system);
@@ -90,14 +90,14 @@ impl StatSnapshot {
 /// Samples `procs_running`, and the runnable tasks that are not corescale's, in a background
 /// thread that sleeps between reads, so it costs the measured workers a few microseconds per
 /// second.
-pub struct RunQueueSampler {
+pub(crate) struct RunQueueSampler {
     stop: Sender<()>,
     handle: JoinHandle<RunQueue>,
 }
 
 /// Means over a level's samples.
 #[derive(Debug, Clone, Copy, Default)]
-pub struct RunQueue {
+pub(crate) struct RunQueue {
     /// Runnable tasks, not counting the sampler.
     pub all: Option<f64>,
     /// Runnable tasks that are not this process's threads.
@@ -105,7 +105,7 @@ pub struct RunQueue {
 }
 
 impl RunQueueSampler {
-    pub fn start(root: FsRoot) -> Self {
+    pub(crate) fn start(root: FsRoot) -> Self {
         let (stop, stopped) = bounded::<()>(1);
         let handle = std::thread::spawn(move || {
             let (mut sum, mut count) = (0.0, 0u32);
@@ -142,7 +142,7 @@ impl RunQueueSampler {
     }
 
     /// Stops sampling and returns the means.
-    pub fn finish(self) -> RunQueue {
+    pub(crate) fn finish(self) -> RunQueue {
         let _ = self.stop.send(());
         self.handle.join().unwrap_or_default()
     }

@@ -20,7 +20,7 @@ pub enum Pin {
 
 /// The CPU for each worker index under `pin`, or None when workers are not pinned.
 /// Workers beyond the number of logical CPUs wrap around.
-pub fn placement(topology: &Topology, pin: Pin, workers: usize) -> Vec<Option<usize>> {
+pub(crate) fn placement(topology: &Topology, pin: Pin, workers: usize) -> Vec<Option<usize>> {
     let order = cpu_order(topology, pin);
     (0..workers)
         .map(|worker| order.as_ref().map(|order| order[worker % order.len()]))
@@ -50,14 +50,14 @@ fn cpu_order(topology: &Topology, pin: Pin) -> Option<Vec<usize>> {
 }
 
 /// Pins the calling thread to one CPU.
-pub fn pin_current_thread(cpu: usize) -> nix::Result<()> {
+pub(crate) fn pin_current_thread(cpu: usize) -> nix::Result<()> {
     let mut set = CpuSet::new();
     set.set(cpu)?;
     sched_setaffinity(Pid::from_raw(0), &set)
 }
 
 /// The CPU the calling thread is running on now.
-pub fn current_cpu() -> Option<usize> {
+pub(crate) fn current_cpu() -> Option<usize> {
     nix::sched::sched_getcpu().ok()
 }
 

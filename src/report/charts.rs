@@ -21,15 +21,15 @@ use crate::latency::{Latency, Percentile};
 
 /// The SVG's own size; the page scales it to its width through the viewBox, to at most
 /// 960 px (figures keep the text size the page has).
-pub const WIDTH: u32 = 800;
-pub const HEIGHT: u32 = 450;
+pub(crate) const WIDTH: u32 = 800;
+pub(crate) const HEIGHT: u32 = 450;
 /// PNG size: the SVG scaled up by 2.
-pub const PNG_WIDTH: u32 = 1600;
-pub const PNG_HEIGHT: u32 = 900;
+pub(crate) const PNG_WIDTH: u32 = 1600;
+pub(crate) const PNG_HEIGHT: u32 = 900;
 const FONT: &str = "sans-serif";
 
 /// A figure as data: what to draw, independent of the backend.
-pub struct Figure {
+pub(crate) struct Figure {
     /// Short name for files: "fig1_raw".
     pub slug: String,
     pub title: String,
@@ -51,20 +51,20 @@ pub struct Figure {
 
 impl Figure {
     /// The caption as a sentence: one full stop at its end, whether it had one or not.
-    pub fn caption_sentence(&self) -> String {
+    pub(crate) fn caption_sentence(&self) -> String {
         format!("{}.", self.caption.trim_end().trim_end_matches('.'))
     }
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum LegendCorner {
+pub(crate) enum LegendCorner {
     UpperLeft,
     UpperRight,
     LowerRight,
     LowerLeft,
 }
 
-pub struct Line {
+pub(crate) struct Line {
     pub label: String,
     pub color: usize,
     pub points: Vec<(f64, f64)>,
@@ -74,7 +74,7 @@ pub struct Line {
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]
-pub enum LineStyle {
+pub(crate) enum LineStyle {
     /// Measured levels: a solid line with dots.
     Measured,
     /// y = x on the speedup figure; y = 1 on the ratio figure.
@@ -88,14 +88,14 @@ pub enum LineStyle {
 }
 
 /// A vertical dashed line at a worker count, labelled "RAC55 P=16".
-pub struct Marker {
+pub(crate) struct Marker {
     pub x: f64,
     pub color: usize,
     pub label: String,
 }
 
 /// Most series drawn in one figure.
-pub const MAX_SERIES_IN_FIGURES: usize = 12;
+pub(crate) const MAX_SERIES_IN_FIGURES: usize = 12;
 /// The colour of lines that belong to no series (the ideal line).
 const NEUTRAL: usize = usize::MAX;
 /// Most levels of a series drawn with a marker (and error bar) on each: past that the marks
@@ -103,7 +103,7 @@ const NEUTRAL: usize = usize::MAX;
 const MAX_MARKED_POINTS: usize = 60;
 
 /// Four figures per group of series that measure the same thing, and a fifth per comparison.
-pub fn figures(analysis: &Analysis) -> Vec<Figure> {
+pub(crate) fn figures(analysis: &Analysis) -> Vec<Figure> {
     let groups = measure_groups(&analysis.series);
     let several = groups.len() > 1;
     groups
@@ -758,7 +758,7 @@ fn register_font() {
     });
 }
 
-pub fn render_svg(figure: &Figure) -> Result<String> {
+pub(crate) fn render_svg(figure: &Figure) -> Result<String> {
     register_font();
     let mut svg = String::new();
     {
@@ -772,7 +772,7 @@ pub fn render_svg(figure: &Figure) -> Result<String> {
 
 /// The PNG is the SVG rasterised by resvg, with the same embedded font: one figure
 /// description, text shaped properly (kerning included), at 1600 x 900.
-pub fn render_png(figure: &Figure, path: &Path) -> Result<()> {
+pub(crate) fn render_png(figure: &Figure, path: &Path) -> Result<()> {
     let svg = render_svg(figure)?;
     let mut options = resvg::usvg::Options::default();
     {

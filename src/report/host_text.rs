@@ -5,7 +5,7 @@ use std::fmt::Write;
 use crate::format::bytes;
 use crate::host::HostInfo;
 
-pub fn render(host: &HostInfo) -> String {
+pub(crate) fn render(host: &HostInfo) -> String {
     let topology = &host.topology;
     let mut out = String::new();
     let mut line = |name: &str, value: String| {

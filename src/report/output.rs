@@ -13,14 +13,14 @@ use crate::error::UsageError;
 use crate::result::writer::write_atomically;
 
 /// One rendering of an analysis.
-pub trait Renderer {
+pub(crate) trait Renderer {
     /// Writes the analysis to `destination`, replacing what was there only when complete.
     fn write(&self, analysis: &Analysis, destination: &Path) -> Result<()>;
 }
 
 /// The formats `report` writes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Format {
+pub(crate) enum Format {
     Html,
     Markdown,
     Json,
@@ -31,7 +31,7 @@ pub enum Format {
 impl Format {
     /// The format a destination's name asks for: its extension, or a folder (a name ending
     /// in `/`, or an existing directory) for PNG figures.
-    pub fn of(path: &Path) -> Result<Self, UsageError> {
+    pub(crate) fn of(path: &Path) -> Result<Self, UsageError> {
         let text = path.to_string_lossy();
         if text.ends_with('/') || path.is_dir() {
             return Ok(Self::Png);
@@ -59,7 +59,7 @@ struct Json;
 struct Png;
 
 /// The renderer of a format; Markdown links the figures of `png_folder` when there is one.
-pub fn renderer(format: Format, png_folder: Option<&Path>) -> Box<dyn Renderer> {
+pub(crate) fn renderer(format: Format, png_folder: Option<&Path>) -> Box<dyn Renderer> {
     match format {
         Format::Html => Box::new(Html),
         Format::Markdown => Box::new(Markdown {

@@ -9,7 +9,7 @@ use crate::latency::Percentile;
 use crate::result::{CacheFigure, Level, RunDocument, RunMode};
 
 /// Width the table and its notes keep to unless `--wide`.
-pub const TERMINAL_COLUMNS: usize = 80;
+pub(crate) const TERMINAL_COLUMNS: usize = 80;
 
 /// One column: its header, its cell for a level, and how soon it is dropped when the table is
 /// too wide (0: never; higher goes first).
@@ -44,7 +44,7 @@ fn disturbed(level: &Level) -> bool {
     level.is_disturbed()
 }
 
-pub fn render(document: &RunDocument, wide: bool) -> String {
+pub(crate) fn render(document: &RunDocument, wide: bool) -> String {
     let unit = document.workload.unit.as_str();
     let mode = document.settings.mode;
     let fixed_work = mode == RunMode::FixedWork;
@@ -224,7 +224,7 @@ fn speedup_base(document: &RunDocument) -> Option<usize> {
 }
 
 /// Text wrapped at word boundaries to the terminal width, continuation lines indented.
-pub fn wrap(text: &str, wide: bool) -> String {
+pub(crate) fn wrap(text: &str, wide: bool) -> String {
     if wide {
         return format!("{text}\n");
     }

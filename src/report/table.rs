@@ -1,6 +1,6 @@
 //! A plain aligned text table: first column left-aligned, the others right-aligned.
 
-pub fn render(headers: &[&str], rows: &[Vec<String>]) -> String {
+pub(crate) fn render(headers: &[&str], rows: &[Vec<String>]) -> String {
     let mut widths: Vec<usize> = headers.iter().map(|header| header.len()).collect();
     for row in rows {
         for (width, cell) in widths.iter_mut().zip(row) {

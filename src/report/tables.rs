@@ -11,7 +11,7 @@ use crate::analysis::series::Measure;
 use crate::format::significant;
 use crate::format::{bytes, optional};
 
-pub struct Table {
+pub(crate) struct Table {
     pub title: String,
     pub headers: Vec<String>,
     pub rows: Vec<Vec<String>>,
@@ -28,7 +28,7 @@ fn percent(value: f64) -> String {
 }
 
 /// One row per series: where and how it was measured, as far as its file says.
-pub fn provenance_tables(analysis: &Analysis) -> [Table; 2] {
+pub(crate) fn provenance_tables(analysis: &Analysis) -> [Table; 2] {
     let rows: Vec<Vec<String>> = analysis
         .series
         .iter()
@@ -140,7 +140,7 @@ pub fn provenance_tables(analysis: &Analysis) -> [Table; 2] {
 }
 
 /// One row per series: where it bends and saturates.
-pub fn series_table(analysis: &Analysis) -> Table {
+pub(crate) fn series_table(analysis: &Analysis) -> Table {
     let rows = analysis
         .series
         .iter()
@@ -216,7 +216,7 @@ fn measure_name(measure: &Measure) -> String {
 }
 
 /// Every level of one series with the four figures.
-pub fn levels_table(series: &SeriesAnalysis) -> Table {
+pub(crate) fn levels_table(series: &SeriesAnalysis) -> Table {
     let raw_header = match &series.series.measure {
         Measure::JobTime => "job time s".to_string(),
         Measure::Rate { unit } => unit.clone(),
@@ -264,7 +264,7 @@ pub fn levels_table(series: &SeriesAnalysis) -> Table {
 
 /// The buffer cache at every level of an lio, pio or db series (SLOB's figures beside the
 /// rate); no rows for other series.
-pub fn cache_table(series: &SeriesAnalysis) -> Table {
+pub(crate) fn cache_table(series: &SeriesAnalysis) -> Table {
     let rows = series
         .levels
         .iter()
@@ -297,7 +297,7 @@ pub fn cache_table(series: &SeriesAnalysis) -> Table {
 
 /// Response times at every level of a series whose statements (or jobs) were timed: the
 /// percentiles, and under --rate what was asked and sent; no rows for other series.
-pub fn latency_table(series: &SeriesAnalysis) -> Table {
+pub(crate) fn latency_table(series: &SeriesAnalysis) -> Table {
     let rows = series
         .levels
         .iter()
@@ -345,7 +345,7 @@ fn response_headers() -> Vec<String> {
 }
 
 /// p99 of the series compared at the loads they all measured.
-pub fn p99_at_loads_table(comparison: &Comparison) -> Table {
+pub(crate) fn p99_at_loads_table(comparison: &Comparison) -> Table {
     let Some(loads) = &comparison.p99_at_loads else {
         return Table {
             title: String::new(),
@@ -374,7 +374,7 @@ pub fn p99_at_loads_table(comparison: &Comparison) -> Table {
 
 /// A series' open-loop levels (`--rate`): each worker count at each rate asked, with what
 /// was sent and the response times counted from when each statement was due.
-pub fn open_loop_table(open: &OpenLoopSeries) -> Table {
+pub(crate) fn open_loop_table(open: &OpenLoopSeries) -> Table {
     let rows = open
         .levels
         .iter()
@@ -412,7 +412,7 @@ pub fn open_loop_table(open: &OpenLoopSeries) -> Table {
     }
 }
 
-pub fn slo_table(analysis: &Analysis) -> Table {
+pub(crate) fn slo_table(analysis: &Analysis) -> Table {
     let Some(slo) = &analysis.slo else {
         return Table {
             title: String::new(),
@@ -453,7 +453,7 @@ pub fn slo_table(analysis: &Analysis) -> Table {
     }
 }
 
-pub fn comparison_table(comparison: &Comparison) -> Table {
+pub(crate) fn comparison_table(comparison: &Comparison) -> Table {
     let ratio = |value: Option<f64>| value.map_or("-".into(), |value| format!("{value:.2}x"));
     let band = |band: Option<&BandRatio>| {
         band.map_or("-".into(), |band| {
@@ -524,7 +524,7 @@ pub fn comparison_table(comparison: &Comparison) -> Table {
     }
 }
 
-pub fn fits_table(analysis: &Analysis) -> Table {
+pub(crate) fn fits_table(analysis: &Analysis) -> Table {
     let mut rows = Vec::new();
     for series in &analysis.series {
         let fits = [
@@ -559,7 +559,7 @@ pub fn fits_table(analysis: &Analysis) -> Table {
 
 /// Said under the fits table: how to read R^2 beside a "no", what each "-" means, and each
 /// series' notes on its fits.
-pub fn fits_notes(analysis: &Analysis) -> Vec<String> {
+pub(crate) fn fits_notes(analysis: &Analysis) -> Vec<String> {
     let mut notes = Vec::new();
     let rejected_close = analysis.series.iter().any(|series| {
         [
@@ -617,7 +617,7 @@ fn fit_row(series: &str, model: &str, fit: &Fit, used: &str) -> Vec<String> {
 
 /// The fleet: one row per host, against the median of its siblings, on the figure its
 /// group is compared on (named in the header when every group shares it, else in each cell).
-pub fn fleet_table(fleet: &Fleet) -> Table {
+pub(crate) fn fleet_table(fleet: &Fleet) -> Table {
     let shared_figure = fleet.shared_figure_name();
     let rows = fleet
         .hosts
@@ -678,7 +678,7 @@ pub fn fleet_table(fleet: &Fleet) -> Table {
 }
 
 /// Each host measured repeatedly: its runs in order against its own median.
-pub fn history_table(history: &HostHistory) -> Table {
+pub(crate) fn history_table(history: &HostHistory) -> Table {
     let rows = history
         .runs
         .iter()
@@ -720,7 +720,7 @@ pub fn history_table(history: &HostHistory) -> Table {
 }
 
 /// The week table of the Oracle cloud OCPU study's SLOB runs: each load level over a host's runs.
-pub fn history_levels_table(history: &HostHistory) -> Table {
+pub(crate) fn history_levels_table(history: &HostHistory) -> Table {
     let rows = history
         .levels
         .iter()

@@ -167,7 +167,7 @@ impl Row {
 }
 
 /// The CSV text of a run with at least one level (serde writes the header with the first row).
-pub fn to_csv(document: &RunDocument) -> Result<Vec<u8>> {
+pub(crate) fn to_csv(document: &RunDocument) -> Result<Vec<u8>> {
     let mut writer = csv::Writer::from_writer(Vec::new());
     for level in &document.levels {
         writer.serialize(Row::new(level, document))?;

@@ -12,7 +12,7 @@ const APART_TOLERANCE: std::ops::RangeInclusive<f64> = 0.10..=0.50;
 
 /// The spread that `--precision` targets: of job times for fixed-work jobs, of per-job rates
 /// for fixed-time jobs (whose times are all the same by construction).
-pub fn job_variation(samples: &[Sample], mode: RunMode) -> f64 {
+pub(crate) fn job_variation(samples: &[Sample], mode: RunMode) -> f64 {
     let values: Vec<f64> = match mode {
         RunMode::FixedWork => samples.iter().map(|sample| sample.wall_s).collect(),
         RunMode::FixedTime => samples.iter().map(rate).collect(),
@@ -21,7 +21,7 @@ pub fn job_variation(samples: &[Sample], mode: RunMode) -> f64 {
 }
 
 /// Summarises one level's samples; speedup is filled in by [`summarize_document`].
-pub fn summarize_level(workers: usize, samples: &[Sample], mode: RunMode) -> LevelSummary {
+pub(crate) fn summarize_level(workers: usize, samples: &[Sample], mode: RunMode) -> LevelSummary {
     let wall: Vec<f64> = samples.iter().map(|sample| sample.wall_s).collect();
     let job_time_s = describe(&wall);
     let total_wall: f64 = wall.iter().sum();
@@ -71,7 +71,7 @@ pub fn summarize_level(workers: usize, samples: &[Sample], mode: RunMode) -> Lev
 
 /// Jobs per minute the host delivered over a level's batches, from its samples; None when
 /// they do not say when their jobs started (documents before `started_s`).
-pub fn delivered_jobs_per_min(samples: &[Sample]) -> Option<f64> {
+pub(crate) fn delivered_jobs_per_min(samples: &[Sample]) -> Option<f64> {
     batch_seconds(samples).map(|seconds| per_batch_time(samples, seconds))
 }
 
@@ -117,7 +117,7 @@ fn rate(sample: &Sample) -> f64 {
 /// Each batch's total rate: its operations over the time it took, from its first job's start
 /// to its last job's end (what the host delivered, even when its jobs did not overlap); in
 /// documents without job starts, the sum of its workers' rates.
-pub fn batch_total_rates(samples: &[Sample]) -> Vec<f64> {
+pub(crate) fn batch_total_rates(samples: &[Sample]) -> Vec<f64> {
     let mut per_batch: BTreeMap<u32, Vec<&Sample>> = BTreeMap::new();
     for sample in samples {
         per_batch.entry(sample.batch).or_default().push(sample);
@@ -149,7 +149,7 @@ fn instructions_per_cycle(samples: &[Sample]) -> Option<f64> {
 /// Recomputes every level's summary, and the speedup: capacity ratio for fixed-work runs,
 /// total-rate ratio for fixed-time runs, relative to the base level (see [`speedup_base`]) and
 /// times its workers (linear scaling assumed up to it), as `report` computes it.
-pub fn summarize_document(document: &mut RunDocument) {
+pub(crate) fn summarize_document(document: &mut RunDocument) {
     let (mode, unit) = (document.settings.mode, document.workload.unit.as_str());
     for level in &mut document.levels {
         level.summary = summarize_level(level.workers, &level.samples, mode);
@@ -187,7 +187,7 @@ pub fn summarize_document(document: &mut RunDocument) {
 /// The level speedup is relative to, the one `report` uses too: the 1-worker level when it was
 /// measured clean, else the smallest clean level (report leaves disturbed ones out), else the
 /// smallest; closed-loop levels only (an open loop's throughput is the rate it was asked).
-pub fn speedup_base(levels: &[Level]) -> Option<&Level> {
+pub(crate) fn speedup_base(levels: &[Level]) -> Option<&Level> {
     let smallest = |clean: bool| {
         levels
             .iter()

@@ -13,7 +13,7 @@ use super::csv_format;
 use crate::error::UsageError;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Format {
+pub(crate) enum Format {
     Json,
     Csv,
 }
@@ -21,19 +21,19 @@ pub enum Format {
 /// A result file and its format, chosen by extension; `-` is the JSON document on standard
 /// output, written once at the end (for pipelines and `kubectl logs`).
 #[derive(Debug, Clone)]
-pub struct Output {
+pub(crate) struct Output {
     pub path: PathBuf,
     pub format: Format,
 }
 
 impl Output {
     /// Whether this output is standard output (`-o -`).
-    pub fn is_stdout(&self) -> bool {
+    pub(crate) fn is_stdout(&self) -> bool {
         self.path.as_os_str() == "-"
     }
 
     /// Checks the extension and that the directory exists, before any measuring starts.
-    pub fn parse(path: &Path) -> Result<Self, UsageError> {
+    pub(crate) fn parse(path: &Path) -> Result<Self, UsageError> {
         if path.as_os_str() == "-" {
             return Ok(Self {
                 path: path.to_path_buf(),
@@ -63,7 +63,7 @@ impl Output {
         })
     }
 
-    pub fn stage(&self, document: &RunDocument) -> Result<Staged> {
+    pub(crate) fn stage(&self, document: &RunDocument) -> Result<Staged> {
         let bytes = match self.format {
             Format::Json => {
                 let mut text = serde_json::to_vec_pretty(document)?;
@@ -131,13 +131,13 @@ fn mode_under_umask() -> u32 {
 }
 
 /// A written but not yet visible result: renamed into place by [`Staged::publish`].
-pub struct Staged {
+pub(crate) struct Staged {
     temporary: Option<tempfile::NamedTempFile>,
     path: PathBuf,
 }
 
 impl Staged {
-    pub fn publish(self) -> Result<()> {
+    pub(crate) fn publish(self) -> Result<()> {
         if let Some(temporary) = self.temporary {
             temporary.persist(&self.path)?;
         }
@@ -151,7 +151,7 @@ impl Staged {
 /// /dev/stdout` must not replace the device with a file).
 /// `durable` syncs the bytes to disk before the rename (results of a long run); reports,
 /// which can be drawn again from the results, skip it.
-pub fn stage(path: &Path, bytes: &[u8], durable: bool) -> Result<Staged> {
+pub(crate) fn stage(path: &Path, bytes: &[u8], durable: bool) -> Result<Staged> {
     // Devices and pipes are written through the path as given (/dev/stdout may lead to a
     // pipe that has no name to resolve).
     if let Ok(metadata) = std::fs::metadata(path)
@@ -189,13 +189,13 @@ pub fn stage(path: &Path, bytes: &[u8], durable: bool) -> Result<Staged> {
 
 /// Writes a report file through a temporary beside `path`, renamed over it: a reader never
 /// sees half a file, and a kill can leave a `.corescale-*` file behind, never a torn one.
-pub fn write_atomically(path: &Path, bytes: &[u8]) -> Result<()> {
+pub(crate) fn write_atomically(path: &Path, bytes: &[u8]) -> Result<()> {
     stage(path, bytes, false)?.publish()
 }
 
 /// Writes the document to every output: all files are staged first and renamed one after
 /// the other only when every one is complete, so a kill leaves them at the same level.
-pub fn write_all(outputs: &[Output], document: &RunDocument) -> Result<()> {
+pub(crate) fn write_all(outputs: &[Output], document: &RunDocument) -> Result<()> {
     let staged = outputs
         .iter()
         .filter(|output| !output.is_stdout())
@@ -206,7 +206,7 @@ pub fn write_all(outputs: &[Output], document: &RunDocument) -> Result<()> {
 
 /// Writes the final document to standard output when `-o -` asked for it: once, at the end,
 /// as a pipe cannot be rewritten level by level.
-pub fn write_stdout(outputs: &[Output], document: &RunDocument) -> Result<()> {
+pub(crate) fn write_stdout(outputs: &[Output], document: &RunDocument) -> Result<()> {
     if !outputs.iter().any(Output::is_stdout) {
         return Ok(());
     }
@@ -217,12 +217,12 @@ pub fn write_stdout(outputs: &[Output], document: &RunDocument) -> Result<()> {
 
 /// Exclusive use of a run's output files: an advisory lock (flock) on a hidden lock file
 /// beside each, held until the run ends, so a second run cannot overwrite the first's levels.
-pub struct OutputLocks {
+pub(crate) struct OutputLocks {
     held: Vec<(PathBuf, nix::fcntl::Flock<std::fs::File>)>,
 }
 
 impl OutputLocks {
-    pub fn acquire(outputs: &[Output]) -> Result<Self> {
+    pub(crate) fn acquire(outputs: &[Output]) -> Result<Self> {
         // Built as it goes, so a refusal half-way removes the lock files taken so far.
         let mut locks = Self { held: Vec::new() };
         let held = &mut locks.held;

@@ -8,11 +8,11 @@ use crate::error::UsageError;
 use crate::host::Topology;
 
 /// Worker counts above this many times the logical CPUs need `--force`.
-pub const OVERSUBSCRIPTION_LIMIT: usize = 8;
+pub(crate) const OVERSUBSCRIPTION_LIMIT: usize = 8;
 
 /// How the user asked for load levels.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum LoadLevels {
+pub(crate) enum LoadLevels {
     /// One level with N workers.
     Single(usize),
     /// Every level from 1 to N (test_cpu_parallel's --full).
@@ -55,7 +55,7 @@ impl FromStr for SweepSpec {
 
 /// Expands the request into the ordered, deduplicated list of worker counts to measure,
 /// refusing absurd counts unless `force` is set.
-pub fn plan(
+pub(crate) fn plan(
     levels: &LoadLevels,
     topology: &Topology,
     force: bool,
@@ -87,7 +87,7 @@ pub fn plan(
 }
 
 /// The automatic plan for P physical cores and L logical CPUs.
-pub fn auto_plan(physical: usize, logical: usize) -> Vec<usize> {
+pub(crate) fn auto_plan(physical: usize, logical: usize) -> Vec<usize> {
     let physical = physical.max(1);
     let logical = logical.max(physical);
     let ceiling = (3 * logical).div_ceil(2);

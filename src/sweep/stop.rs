@@ -21,7 +21,7 @@ fn ignored(signal: i32) -> bool {
         .is_some_and(|mask| mask & (1 << (signal - 1)) != 0)
 }
 
-pub fn install_handler() {
+pub(crate) fn install_handler() {
     let wanted: Vec<i32> = [SIGINT, SIGTERM, SIGHUP]
         .into_iter()
         .filter(|signal| !ignored(*signal))
@@ -53,10 +53,10 @@ pub fn install_handler() {
     });
 }
 
-pub use interrupt::stop_requested;
+pub(crate) use interrupt::stop_requested;
 
 /// The signal that stopped the run, if any: its name and the exit code it calls for.
-pub fn stopped_by() -> Option<(&'static str, i32)> {
+pub(crate) fn stopped_by() -> Option<(&'static str, i32)> {
     interrupt::stop_signal().map(|signal| (signal_name(signal), 128 + signal))
 }
 

@@ -11,7 +11,7 @@ use super::{
 };
 
 /// Bytes STREAM counts per triad element: read b, read c, write a.
-pub const BYTES_PER_ELEMENT: u64 = 24;
+pub(crate) const BYTES_PER_ELEMENT: u64 = 24;
 
 /// A default job moves about this many bytes (about 1 s at 10 GB/s).
 const DEFAULT_JOB_BYTES: u64 = 10_000_000_000;
@@ -23,13 +23,13 @@ const SCALAR: f64 = 3.0;
 
 /// One triad over the whole arrays (or a chunk of them).
 #[inline(never)]
-pub fn triad(a: &mut [f64], b: &[f64], c: &[f64], scalar: f64) {
+pub(crate) fn triad(a: &mut [f64], b: &[f64], c: &[f64], scalar: f64) {
     for ((a, b), c) in a.iter_mut().zip(b).zip(c) {
         *a = b + scalar * c;
     }
 }
 
-pub struct BandwidthWorkload {
+pub(crate) struct BandwidthWorkload {
     elements: usize,
     job_passes: u64,
 }
@@ -53,7 +53,7 @@ impl WorkloadOptions for BandwidthArgs {
 
 impl BandwidthWorkload {
     /// Arrays of `bytes` each (see [`ArrayArgs::bytes`]).
-    pub fn new(bytes: u64, job_size: Option<u64>) -> Result<Self> {
+    pub(crate) fn new(bytes: u64, job_size: Option<u64>) -> Result<Self> {
         let elements = (bytes / 8) as usize;
         let bytes_per_pass = elements as u64 * BYTES_PER_ELEMENT;
         Ok(Self {

@@ -16,14 +16,14 @@ use super::{
 
 /// Accesses of one default job: about 1 s at the ~170 ns per access (DRAM plus TLB miss)
 /// measured on the KVM guest this was developed on.
-pub const DEFAULT_JOB_ACCESSES: u64 = 6_000_000;
+pub(crate) const DEFAULT_JOB_ACCESSES: u64 = 6_000_000;
 
 /// Accesses of one fixed-time slice (about a millisecond).
 const SLICE_ACCESSES: u64 = 10_000;
 
 /// One dependent read-modify-write per access; returns where the walk stopped.
 #[inline(never)]
-pub fn chase(array: &mut [u64], accesses: u64, start: usize) -> usize {
+pub(crate) fn chase(array: &mut [u64], accesses: u64, start: usize) -> usize {
     let mask = array.len() - 1;
     let mut index = start & mask;
     for _ in 0..accesses {
@@ -34,7 +34,7 @@ pub fn chase(array: &mut [u64], accesses: u64, start: usize) -> usize {
     index
 }
 
-pub struct MemoryWorkload {
+pub(crate) struct MemoryWorkload {
     array_words: usize,
     job_accesses: u64,
 }
@@ -61,7 +61,7 @@ impl WorkloadOptions for MemoryArgs {
 
 impl MemoryWorkload {
     /// Arrays of `bytes` each (see [`ArrayArgs::bytes`]).
-    pub fn new(bytes: u64, job_size: Option<u64>) -> Result<Self> {
+    pub(crate) fn new(bytes: u64, job_size: Option<u64>) -> Result<Self> {
         // A power of two lets the index be masked instead of divided.
         let array_words = usize::try_from(bytes / 8)
             .ok()

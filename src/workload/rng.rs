@@ -5,14 +5,14 @@
 
 /// splitmix64's finaliser: spreads every input bit over the whole word.
 #[inline]
-pub fn scramble(mut value: u64) -> u64 {
+pub(crate) fn scramble(mut value: u64) -> u64 {
     value = (value ^ (value >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
     value = (value ^ (value >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
     value ^ (value >> 31)
 }
 
 /// A random permutation of 0..n (Fisher-Yates with splitmix64), the same for a given seed.
-pub fn permutation(n: u64, seed: u64) -> Vec<u64> {
+pub(crate) fn permutation(n: u64, seed: u64) -> Vec<u64> {
     let mut values: Vec<u64> = (0..n).collect();
     let mut state = seed;
     for index in (1..values.len()).rev() {
@@ -24,17 +24,17 @@ pub fn permutation(n: u64, seed: u64) -> Vec<u64> {
 
 /// xorshift64*: a cheap generator each session owns.
 #[derive(Debug, Clone)]
-pub struct SessionRng(u64);
+pub(crate) struct SessionRng(u64);
 
 impl SessionRng {
     /// A generator for one worker; different workers get different, fixed streams.
-    pub fn for_worker(worker: usize, salt: u64) -> Self {
+    pub(crate) fn for_worker(worker: usize, salt: u64) -> Self {
         // Never zero: xorshift's one fixed point.
         Self((salt ^ scramble(worker as u64 + 1)) | 1)
     }
 
     #[inline]
-    pub fn next_u64(&mut self) -> u64 {
+    pub(crate) fn next_u64(&mut self) -> u64 {
         self.0 ^= self.0 >> 12;
         self.0 ^= self.0 << 25;
         self.0 ^= self.0 >> 27;
@@ -43,19 +43,19 @@ impl SessionRng {
 
     /// Uniform in [0, 1).
     #[inline]
-    pub fn unit(&mut self) -> f64 {
+    pub(crate) fn unit(&mut self) -> f64 {
         (self.next_u64() >> 11) as f64 / (1u64 << 53) as f64
     }
 
     /// True with probability `share`; never for a share of 0.
     #[inline]
-    pub fn chance(&mut self, share: f64) -> bool {
+    pub(crate) fn chance(&mut self, share: f64) -> bool {
         share > 0.0 && self.unit() < share
     }
 
     /// Uniform in 0..n (n > 0).
     #[inline]
-    pub fn below(&mut self, n: u64) -> u64 {
+    pub(crate) fn below(&mut self, n: u64) -> u64 {
         self.next_u64() % n
     }
 }

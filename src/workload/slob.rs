@@ -8,16 +8,16 @@ use clap::Args;
 use crate::values::{Share, parse_pause, parse_share};
 
 /// Keys one statement visits unless --work-unit says otherwise (SLOB's WORK_UNIT).
-pub const DEFAULT_WORK_UNIT: u64 = 64;
+pub(crate) const DEFAULT_WORK_UNIT: u64 = 64;
 /// SLOB-method workloads run fixed-time jobs of this length unless --duration or --job-size
 /// says otherwise, as SLOB runs for RUN_TIME.
-pub const DEFAULT_DURATION: Duration = Duration::from_secs(5);
+pub(crate) const DEFAULT_DURATION: Duration = Duration::from_secs(5);
 /// Statements of a fixed-work job when a caller builds one without a job size (the command
 /// line always gives one for fixed work: --job-size).
-pub const DEFAULT_JOB_STATEMENTS: u64 = 2000;
+pub(crate) const DEFAULT_JOB_STATEMENTS: u64 = 2000;
 
 /// The line `run lio|pio|db --help` ends with.
-pub fn job_help() -> String {
+pub(crate) fn job_help() -> String {
     crate::workload::job_size_help(
         "statements and makes fixed-work jobs",
         &format!(

@@ -25,7 +25,7 @@ fn statement_margin() -> Duration {
         .min(STATEMENT_MARGIN)
 }
 /// Most rows per table `db setup` creates (each loader holds the key order in memory).
-pub const MAX_DB_ROWS: u64 = 1 << 28;
+pub(crate) const MAX_DB_ROWS: u64 = 1 << 28;
 /// Bytes per row `db setup` sizes tables in: one 8 KiB block per row.
 const SETUP_ROW_BYTES: u64 = 8192;
 
@@ -207,7 +207,7 @@ pub struct DbSetupArgs {
 }
 
 /// Rows per table when `--scale` is not given, before fitting them to the buffer cache.
-pub const DEFAULT_SETUP_ROWS: u64 = (64 << 20) / SETUP_ROW_BYTES;
+pub(crate) const DEFAULT_SETUP_ROWS: u64 = (64 << 20) / SETUP_ROW_BYTES;
 
 impl DbSetupArgs {
     /// Rows per table from `--scale`; None when it was not given.

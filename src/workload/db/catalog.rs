@@ -10,11 +10,11 @@ use serde::{Deserialize, Serialize};
 use super::{Database, PREFIX, loop_function, table_name};
 
 /// corescale's catalogue of the objects it created.
-pub const CATALOG_TABLE: &str = "corescale_catalog";
+pub(crate) const CATALOG_TABLE: &str = "corescale_catalog";
 /// Name of the advisory lock (MariaDB `GET_LOCK`) that keeps two setups or teardowns apart.
-pub const LOCK_NAME: &str = "corescale_setup";
+pub(crate) const LOCK_NAME: &str = "corescale_setup";
 /// Key of PostgreSQL's advisory lock: "coresca1" in ASCII.
-pub const PG_LOCK_KEY: i64 = 0x636f_7265_7363_6131;
+pub(crate) const PG_LOCK_KEY: i64 = 0x636f_7265_7363_6131;
 
 /// What kind of object a catalogue row describes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -42,8 +42,8 @@ impl ObjectKind {
 
 /// Catalogue row state: `loading` while a table is filled (MariaDB and Oracle commit DDL at
 /// once), `ready` when it holds its rows.
-pub const LOADING: &str = "loading";
-pub const READY: &str = "ready";
+pub(crate) const LOADING: &str = "loading";
+pub(crate) const READY: &str = "ready";
 
 /// The setup parameters stored with each object, as JSON.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -61,7 +61,7 @@ impl SetupRecord {
 
 /// Catalogue columns holding an object's identity. A catalogue without them (an older
 /// corescale's) records no identity: teardown then leaves every object it lists alone.
-pub const IDENTITY_COLUMNS: [&str; 4] = [
+pub(crate) const IDENTITY_COLUMNS: [&str; 4] = [
     "object_namespace",
     "object_id",
     "object_created",
@@ -70,7 +70,7 @@ pub const IDENTITY_COLUMNS: [&str; 4] = [
 
 /// The select list of the identity columns, each with `cast` appended (`::text`), when the
 /// catalogue has them (`present`); NULLs in their place for an older catalogue.
-pub fn identity_select(present: bool, cast: &str) -> String {
+pub(crate) fn identity_select(present: bool, cast: &str) -> String {
     IDENTITY_COLUMNS
         .map(|column| {
             if present {
@@ -143,7 +143,7 @@ impl Verdict {
 /// current schema. The object id decides where one was recorded (it changes whenever the
 /// object is recreated); else the creation time. Schema and owner must match too; the owner
 /// only where the database keeps one (`current.owner`), as MariaDB tables have none.
-pub fn verdict(recorded: Option<&Identity>, current: Option<&Identity>) -> Verdict {
+pub(crate) fn verdict(recorded: Option<&Identity>, current: Option<&Identity>) -> Verdict {
     let Some(recorded) =
         recorded.filter(|recorded| recorded.object_id.is_some() || recorded.created.is_some())
     else {
@@ -222,7 +222,7 @@ impl Owned {
 
 /// What a teardown did.
 #[derive(Debug, Default)]
-pub struct Teardown {
+pub(crate) struct Teardown {
     pub dropped: Vec<String>,
     /// Catalogued objects that are not (or no longer) what setup created: left alone, their
     /// catalogue rows kept.
@@ -237,7 +237,7 @@ pub struct Teardown {
 
 /// A catalogued object teardown left alone, and why.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct NotCreated {
+pub(crate) struct NotCreated {
     /// As messages show it: functions with their parentheses.
     pub name: String,
     pub reason: String,
@@ -250,7 +250,7 @@ impl std::fmt::Display for NotCreated {
 }
 
 /// Objects left alone, with why, for one message (the reasons hold commas).
-pub fn listed(objects: &[NotCreated]) -> String {
+pub(crate) fn listed(objects: &[NotCreated]) -> String {
     objects
         .iter()
         .map(ToString::to_string)
@@ -304,7 +304,7 @@ fn drop_catalogued(database: &dyn Database) -> Result<Teardown> {
 }
 
 /// Drops corescale's own objects, by its catalogue, under the setup lock.
-pub fn teardown(database: &dyn Database) -> Result<Teardown> {
+pub(crate) fn teardown(database: &dyn Database) -> Result<Teardown> {
     database.lock_setup()?;
     let mut torn = drop_catalogued(database)?;
     // Listed once: what the catalogue lists is reported above, dropped or not.
@@ -326,7 +326,7 @@ pub fn teardown(database: &dyn Database) -> Result<Teardown> {
 /// Creates `schemas` tables of `rows` one-row blocks under the setup lock: what an earlier
 /// setup created is dropped first, and nothing corescale did not create is overwritten.
 /// Returns the objects the earlier setup left, now dropped.
-pub fn setup(
+pub(crate) fn setup(
     database: &dyn Database,
     schemas: u64,
     rows: u64,
@@ -396,7 +396,7 @@ pub fn setup(
 }
 
 /// The tables a finished setup recorded: how many schemas, and rows per schema.
-pub fn inventory(database: &dyn Database) -> Result<(u64, u64)> {
+pub(crate) fn inventory(database: &dyn Database) -> Result<(u64, u64)> {
     let mut tables: Vec<(u64, SetupRecord)> = Vec::new();
     for object in database.catalogue()? {
         if object.kind != Some(ObjectKind::Table)

@@ -17,7 +17,7 @@ use super::settings::{
 };
 use crate::error::UsageError;
 
-pub const DEFAULT_PORT: u16 = 5432;
+pub(crate) const DEFAULT_PORT: u16 = 5432;
 /// Where Debian's and upstream's servers put their sockets, libpq's default host.
 const SOCKET_DIRECTORIES: [&str; 2] = ["/var/run/postgresql", "/tmp"];
 
@@ -42,7 +42,10 @@ const KEYWORDS: [(&str, Option<&str>); 13] = [
 type Found = BTreeMap<&'static str, Setting<String>>;
 
 /// Resolves a postgres:// URL into the settings libpq would use.
-pub fn resolve(text: &str, surroundings: &dyn Surroundings) -> Result<ConnectSettings, UsageError> {
+pub(crate) fn resolve(
+    text: &str,
+    surroundings: &dyn Surroundings,
+) -> Result<ConnectSettings, UsageError> {
     let (url, host_given) = parse_url(text)?;
     let url = &url;
     let mut found = Found::new();

@@ -16,7 +16,7 @@ use super::settings::{
 };
 use crate::error::UsageError;
 
-pub const DEFAULT_PORT: u16 = 3306;
+pub(crate) const DEFAULT_PORT: u16 = 3306;
 /// Option files read when no `defaults-file` is named, in MySQL's order.
 const OPTION_FILES: [&str; 2] = ["/etc/my.cnf", "/etc/mysql/my.cnf"];
 /// Groups of an option file that concern a client.
@@ -38,7 +38,10 @@ const MAX_INCLUDE_DEPTH: usize = 8;
 type Found = BTreeMap<&'static str, Setting<String>>;
 
 /// Resolves a mysql:// or mariadb:// URL into the settings the MySQL client would use.
-pub fn resolve(text: &str, surroundings: &dyn Surroundings) -> Result<ConnectSettings, UsageError> {
+pub(crate) fn resolve(
+    text: &str,
+    surroundings: &dyn Surroundings,
+) -> Result<ConnectSettings, UsageError> {
     let (url, host_given) = parse_url(text)?;
     let url = &url;
     let mut found = Found::new();

@@ -28,13 +28,13 @@ use crate::workload::rng::permutation;
 const FILLER_BYTES: usize = 7600;
 const INSERT_BATCH: usize = 500;
 
-pub struct MySql {
+pub(crate) struct MySql {
     target: Target,
     monitor: Mutex<Conn>,
 }
 
 impl MySql {
-    pub fn new(target: Target) -> Result<Self> {
+    pub(crate) fn new(target: Target) -> Result<Self> {
         let monitor = Mutex::new(connect(&target)?);
         Ok(Self { target, monitor })
     }

@@ -13,12 +13,12 @@ use super::settings::{
 };
 use crate::error::UsageError;
 
-pub const DEFAULT_PORT: u16 = 1521;
+pub(crate) const DEFAULT_PORT: u16 = 1521;
 
 /// What the client library is given: user, password and connect string, or external
 /// authentication with a connect string.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct OracleConnect {
+pub(crate) struct OracleConnect {
     pub user: String,
     pub password: Option<Secret>,
     pub connect_string: String,
@@ -37,7 +37,7 @@ fn decode(text: &str) -> String {
 }
 
 /// Parses the text of an oracle:// target.
-pub fn parse(text: &str) -> Result<OracleConnect, UsageError> {
+pub(crate) fn parse(text: &str) -> Result<OracleConnect, UsageError> {
     let Some(rest) = text.strip_prefix("oracle://") else {
         return Err(UsageError::new(
             "--target: an Oracle target starts with oracle://",
@@ -185,7 +185,7 @@ fn descriptor_address(descriptor: &str) -> Option<(String, u16)> {
 }
 
 /// The settings of an Oracle target, for `db check` and the connection.
-pub fn resolve(
+pub(crate) fn resolve(
     text: &str,
     _surroundings: &dyn Surroundings,
 ) -> Result<ConnectSettings, UsageError> {

@@ -38,7 +38,7 @@ const INVALID_AUTHORIZATION: &str = "28000";
 const READ_CHUNK: usize = 16 * 1024;
 
 /// The byte stream to the server: TCP, TLS over TCP, or a Unix socket.
-pub enum Stream {
+pub(crate) enum Stream {
     Tcp(TcpStream),
     Unix(UnixStream),
     Tls(Box<rustls::StreamOwned<rustls::ClientConnection, TcpStream>>),
@@ -47,7 +47,7 @@ pub enum Stream {
 /// What a session runs over: whether TLS, with what, and the server certificate's hash for
 /// SCRAM channel binding.
 #[derive(Debug, Clone, Default)]
-pub struct Transport {
+pub(crate) struct Transport {
     pub tls: Option<TlsFacts>,
     pub end_point: Option<Vec<u8>>,
 }
@@ -55,7 +55,7 @@ pub struct Transport {
 /// The TLS handshake failed (not the server's refusal of TLS): `prefer` then tries clear text.
 #[derive(Debug, thiserror::Error)]
 #[error("{0}")]
-pub struct HandshakeFailed(String);
+pub(crate) struct HandshakeFailed(String);
 
 impl Stream {
     /// Connects to the target's endpoint and, over TCP, negotiates TLS as `mode` says.
@@ -221,7 +221,7 @@ impl Write for Stream {
 /// An error the server sent: its SQLSTATE and message.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{message} (SQLSTATE {code})")]
-pub struct ServerError {
+pub(crate) struct ServerError {
     pub code: String,
     pub message: String,
 }
@@ -245,10 +245,10 @@ impl ServerError {
 }
 
 /// One row of a text-format answer; NULL is None.
-pub type TextRow = Vec<Option<String>>;
+pub(crate) type TextRow = Vec<Option<String>>;
 
 /// One session: the connection, its prepared statements and the batches in flight.
-pub struct WireSession<S: Read + Write = Stream> {
+pub(crate) struct WireSession<S: Read + Write = Stream> {
     stream: S,
     /// TLS or not, for the record and for channel binding.
     transport: Transport,
@@ -275,7 +275,7 @@ impl WireSession<Stream> {
     /// wait bounded by the connect timeout; then answers are bounded by the answer timeout.
     /// As libpq: `prefer` falls back to clear text when the handshake fails, and `allow`
     /// tries TLS when the server refuses clear text.
-    pub fn connect(target: &Target) -> Result<Self> {
+    pub(crate) fn connect(target: &Target) -> Result<Self> {
         let mode = target.settings().tls.mode.value;
         match Self::attempt(target, mode) {
             Err(error) if mode == TlsMode::Prefer && error.is::<HandshakeFailed>() => {
@@ -300,11 +300,11 @@ impl WireSession<Stream> {
 /// The server refused a connection made without TLS (pg_hba.conf's `hostssl` only).
 #[derive(Debug, thiserror::Error)]
 #[error("{0}")]
-pub struct RefusedWithoutTls(String);
+pub(crate) struct RefusedWithoutTls(String);
 
 impl<S: Read + Write> WireSession<S> {
     /// The startup handshake over an open stream.
-    pub fn start(stream: S, target: &Target, transport: Transport) -> Result<Self> {
+    pub(crate) fn start(stream: S, target: &Target, transport: Transport) -> Result<Self> {
         let mut session = Self {
             stream,
             transport,
@@ -341,12 +341,12 @@ impl<S: Read + Write> WireSession<S> {
         Ok(session)
     }
 
-    pub fn backend_pid(&self) -> u32 {
+    pub(crate) fn backend_pid(&self) -> u32 {
         self.backend_pid
     }
 
     /// Whether the session runs over TLS, and with what.
-    pub fn tls(&self) -> Option<&TlsFacts> {
+    pub(crate) fn tls(&self) -> Option<&TlsFacts> {
         self.transport.tls.as_ref()
     }
 
@@ -518,7 +518,7 @@ impl<S: Read + Write> WireSession<S> {
     }
 
     /// Runs SQL through the simple protocol and discards any rows.
-    pub fn simple(&mut self, sql: &str) -> Result<()> {
+    pub(crate) fn simple(&mut self, sql: &str) -> Result<()> {
         self.simple_tagged(sql).map(drop)
     }
 
@@ -539,7 +539,7 @@ impl<S: Read + Write> WireSession<S> {
 
     /// Runs one statement with its values bound as text parameters (the server infers their
     /// types, as psql's `\bind` does) and returns its rows in text format.
-    pub fn query(&mut self, sql: &str, parameters: &[&str]) -> Result<Vec<TextRow>> {
+    pub(crate) fn query(&mut self, sql: &str, parameters: &[&str]) -> Result<Vec<TextRow>> {
         self.settle()?;
         frontend::parse("", sql, std::iter::empty(), &mut self.outgoing)?;
         frontend::bind(
@@ -569,7 +569,7 @@ impl<S: Read + Write> WireSession<S> {
     }
 
     /// The first column of the one row a statement returns, parsed.
-    pub fn query_value<T: std::str::FromStr>(
+    pub(crate) fn query_value<T: std::str::FromStr>(
         &mut self,
         sql: &str,
         parameters: &[&str],
@@ -585,7 +585,10 @@ impl<S: Read + Write> WireSession<S> {
 
     /// Runs `work` in a transaction: committed when it succeeds, rolled back when it fails,
     /// so a failure leaves the session usable and the database unchanged.
-    pub fn transaction<T>(&mut self, work: impl FnOnce(&mut Self) -> Result<T>) -> Result<T> {
+    pub(crate) fn transaction<T>(
+        &mut self,
+        work: impl FnOnce(&mut Self) -> Result<T>,
+    ) -> Result<T> {
         self.simple("BEGIN")?;
         match work(self) {
             // An aborted transaction answers COMMIT with ROLLBACK, and no error.
@@ -651,7 +654,7 @@ impl<S: Read + Write> WireSession<S> {
     /// 1, the classic round trip) and returns what the oldest batch answered once that limit
     /// is reached. An update ends its batch, so its row locks are held no longer than in
     /// autocommit and sessions sharing a table cannot deadlock.
-    pub fn submit(&mut self, planned: PlannedStatement, batch: usize) -> Result<Answered> {
+    pub(crate) fn submit(&mut self, planned: PlannedStatement, batch: usize) -> Result<Answered> {
         let name = self.prepared(planned.schema, planned.update)?;
         self.encode_call(&name, &[planned.first_key as i64, planned.last_key as i64])?;
         self.unsent += 1;
@@ -668,7 +671,7 @@ impl<S: Read + Write> WireSession<S> {
     }
 
     /// Sends what is queued and waits for every batch in flight.
-    pub fn drain(&mut self) -> Result<Answered> {
+    pub(crate) fn drain(&mut self) -> Result<Answered> {
         if self.unsent > 0 {
             self.send_batch()?;
         }
@@ -721,7 +724,7 @@ impl<S: Read + Write> WireSession<S> {
 
     /// Runs one statement alone with int8 parameters and returns the first column of its
     /// row. The unnamed statement: nothing is left prepared when it fails.
-    pub fn call(&mut self, sql: &str, parameters: &[i64]) -> Result<Option<i64>> {
+    pub(crate) fn call(&mut self, sql: &str, parameters: &[i64]) -> Result<Option<i64>> {
         self.settle()?;
         frontend::parse(
             "",

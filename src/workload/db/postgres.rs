@@ -27,13 +27,13 @@ const UNDEFINED_TABLE: &str = "42P01";
 const UNDEFINED_FUNCTION: &str = "42883";
 const INSUFFICIENT_PRIVILEGE: &str = "42501";
 
-pub struct Postgres {
+pub(crate) struct Postgres {
     target: Target,
     monitor: Mutex<WireSession>,
 }
 
 impl Postgres {
-    pub fn new(target: Target) -> Result<Self> {
+    pub(crate) fn new(target: Target) -> Result<Self> {
         let monitor = Mutex::new(WireSession::connect(&target)?);
         Ok(Self { target, monitor })
     }

@@ -15,7 +15,7 @@ use crate::workload::{SessionCounts, WorkerJob};
 
 /// What one session counted over a level, by the client's own count.
 #[derive(Debug, Clone, Copy, Default)]
-pub struct SessionTally {
+pub(crate) struct SessionTally {
     pub statements: u64,
     pub updates: u64,
     pub rows_visited: u64,
@@ -34,7 +34,7 @@ const SERVER_LOOP_STATEMENTS: u64 = 200;
 
 /// Blocks one statement visits, by the database's own per-statement instrumentation.
 #[derive(Debug, Clone, Copy)]
-pub struct BlocksPer {
+pub(crate) struct BlocksPer {
     pub select: f64,
     pub update: f64,
 }
@@ -42,12 +42,12 @@ pub struct BlocksPer {
 impl BlocksPer {
     /// Blocks visited by some selects and updates: what the database's LIO counter should
     /// grow by.
-    pub fn of(self, selects: u64, updates: u64) -> f64 {
+    pub(crate) fn of(self, selects: u64, updates: u64) -> f64 {
         selects as f64 * self.select + updates as f64 * self.update
     }
 }
 
-pub struct DbSessionJob {
+pub(crate) struct DbSessionJob {
     connection: Box<dyn DbSession>,
     options: DbOptions,
     schema: u64,
@@ -76,7 +76,7 @@ const LONGEST_NAP: Duration = Duration::from_millis(1);
 impl DbSessionJob {
     /// A session on `schema` with `rows` rows, warmed up, its counts and CPU clock starting
     /// now.
-    pub fn start(
+    pub(crate) fn start(
         connection: Box<dyn DbSession>,
         options: DbOptions,
         (worker, workers): (usize, usize),

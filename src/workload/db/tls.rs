@@ -51,7 +51,7 @@ fn provider() -> Arc<CryptoProvider> {
 }
 
 /// The client configuration and the name to present for a connection to `host`.
-pub fn client_config(
+pub(crate) fn client_config(
     tls: &TlsSettings,
     host: &str,
 ) -> Result<(Arc<ClientConfig>, ServerName<'static>)> {
@@ -252,7 +252,7 @@ impl ServerCertVerifier for Verifier {
 }
 
 /// A failed handshake in words, with the fix, in the driver's vocabulary.
-pub fn explain_handshake(error: &rustls::Error, tls: &TlsSettings, host: &str) -> String {
+pub(crate) fn explain_handshake(error: &rustls::Error, tls: &TlsSettings, host: &str) -> String {
     let root = tls
         .root
         .as_ref()
@@ -308,7 +308,7 @@ pub fn explain_handshake(error: &rustls::Error, tls: &TlsSettings, host: &str) -
 
 /// The `tls-server-end-point` channel binding (RFC 5929): the hash of the server's
 /// certificate, by the hash of its signature algorithm (SHA-256 for MD5 and SHA-1).
-pub fn server_end_point(certificate: &[u8]) -> Vec<u8> {
+pub(crate) fn server_end_point(certificate: &[u8]) -> Vec<u8> {
     /// DER of the OIDs signed with SHA-384 and SHA-512 (RSA and ECDSA).
     const SHA384: [&[u8]; 2] = [
         &[0x2a, 0x86, 0x48, 0x86, 0xf7, 0x0d, 0x01, 0x01, 0x0c],

@@ -19,7 +19,7 @@ use crate::workload::slob::{DEFAULT_JOB_STATEMENTS, SlobArgs};
 use crate::workload::{BuildContext, Workload, WorkloadKind, WorkloadOptions};
 
 /// Most rows per lio/pio schema, so sizes stay far from 64-bit overflow.
-pub const MAX_ROWS_PER_SCHEMA: u64 = 1 << 32;
+pub(crate) const MAX_ROWS_PER_SCHEMA: u64 = 1 << 32;
 
 /// The buffer-cache engine's shape, shared by lio and pio.
 #[derive(Debug, Clone, Default, Args)]

@@ -11,7 +11,7 @@ use crossbeam_utils::CachePadded;
 const SPINS_BEFORE_SLEEP: u32 = 200;
 
 #[derive(Debug, Default)]
-pub struct Latch {
+pub(crate) struct Latch {
     held: AtomicBool,
     gets: AtomicU64,
     misses: AtomicU64,
@@ -40,7 +40,7 @@ impl LatchStats {
 }
 
 /// Held until dropped.
-pub struct LatchGuard<'a> {
+pub(crate) struct LatchGuard<'a> {
     latch: &'a Latch,
 }
 
@@ -51,7 +51,7 @@ impl Drop for LatchGuard<'_> {
 }
 
 impl Latch {
-    pub fn acquire(&self) -> LatchGuard<'_> {
+    pub(crate) fn acquire(&self) -> LatchGuard<'_> {
         if self.try_take() {
             self.gets.fetch_add(1, Ordering::Relaxed);
             return LatchGuard { latch: self };
@@ -96,7 +96,7 @@ impl Latch {
     }
 }
 
-pub fn total(latches: &[CachePadded<Latch>]) -> LatchStats {
+pub(crate) fn total(latches: &[CachePadded<Latch>]) -> LatchStats {
     latches.iter().fold(LatchStats::default(), |sum, latch| {
         let stats = latch.stats();
         LatchStats {
