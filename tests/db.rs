@@ -496,7 +496,9 @@ fn unreachable_servers_and_passwords_are_handled() {
         .args(["--pipeline", "4", "-w", "1"])
         .assert()
         .code(2)
-        .stderr(contains("--pipeline above 1 needs PostgreSQL"));
+        .stderr(contains(
+            "--pipeline above 1 needs a driver that sends statements before their answers come back: the MySQL/MariaDB driver waits",
+        ));
     corescale()
         .args(["run", "cpu", "--pipeline", "4", "-w", "1"])
         .assert()

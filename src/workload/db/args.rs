@@ -124,12 +124,13 @@ impl DbArgs {
         // as stalled; then the run ends, keeping the levels done.
         let answer_limit = context.duration.unwrap_or(DEFAULT_DURATION) + statement_margin();
         let target = self.target.open_with(Some(answer_limit))?;
-        let driver = target.driver;
+        let driver = super::registry::driver(target.product);
+        let product = target.product.name();
         let pipeline = match self.pipeline {
             Some(depth) if depth as usize > driver.max_pipeline => {
                 return Err(UsageError::new(format!(
-                    "--pipeline above {} needs PostgreSQL: the {} driver waits for each answer (use --pipeline 1)",
-                    driver.max_pipeline, driver.name
+                    "--pipeline above {max} needs a driver that sends statements before their answers come back: the {product} driver waits for each answer (use --pipeline {max})",
+                    max = driver.max_pipeline
                 ))
                 .into());
             }
@@ -152,8 +153,7 @@ impl DbArgs {
         }
         if self.server_loop && !driver.server_loop {
             return Err(UsageError::new(format!(
-                "--server-loop is available for PostgreSQL only, not {}",
-                driver.name
+                "--server-loop needs a driver that runs the statements in a server-side loop (PostgreSQL's PL/pgSQL, as pgio does): the {product} driver sends each from the client (leave out --server-loop)"
             ))
             .into());
         }

@@ -1,108 +1,11 @@
 //! What a database driver is: the [`Database`] and [`DbSession`] traits every driver
-//! implements, the names and quoting of corescale's objects, and the one table that chooses
-//! a driver by URL scheme, with what each can do (pipelining, a server-side loop).
-
-use std::sync::Arc;
+//! implements, and the names and quoting of corescale's objects. Which driver serves a
+//! target, and what each can do, is the registry's (`registry.rs`).
 
 use anyhow::{Result, bail};
 
 use super::catalog::{Owned, SetupRecord, Verdict};
 use super::target::Target;
-
-/// A database corescale can drive, and what its driver can do.
-#[derive(Debug)]
-pub struct Driver {
-    /// The product, for messages.
-    pub name: &'static str,
-    /// URL schemes that choose it.
-    pub schemes: &'static [&'static str],
-    /// Statements one session may have in flight (1: one round trip per statement).
-    pub max_pipeline: usize,
-    /// Statements per batch unless --pipeline says otherwise.
-    pub default_pipeline: usize,
-    /// Whether `--server-loop` can run the statements in the server (pgio's PL/pgSQL loop).
-    pub server_loop: bool,
-    /// Resolves a target's text into connection settings, as the database's own clients do.
-    pub resolve: fn(
-        &str,
-        &dyn super::settings::Surroundings,
-    ) -> Result<super::settings::ConnectSettings, crate::error::UsageError>,
-    open: fn(&Target) -> Result<Arc<dyn Database>>,
-}
-
-impl Driver {
-    /// Connects the monitor session to the database a target names.
-    pub fn open(&self, target: &Target) -> Result<Arc<dyn Database>> {
-        (self.open)(target)
-    }
-
-    /// The driver a URL scheme chooses.
-    pub fn for_scheme(scheme: &str) -> Option<&'static Driver> {
-        DRIVERS
-            .iter()
-            .find(|driver| driver.schemes.contains(&scheme))
-    }
-
-    /// "postgres://, postgresql://, ...", for messages.
-    pub fn schemes() -> String {
-        let schemes: Vec<String> = DRIVERS
-            .iter()
-            .flat_map(|driver| driver.schemes)
-            .map(|scheme| format!("{scheme}://"))
-            .collect();
-        schemes.join(", ")
-    }
-}
-
-/// The drivers, by URL scheme: adding a database is one row here and its file.
-static DRIVERS: [Driver; 3] = [
-    Driver {
-        name: "PostgreSQL",
-        schemes: &["postgres", "postgresql"],
-        // Enough that the backend's flush and the client's wake-up are paid once per batch
-        // (see docs/db.md).
-        max_pipeline: 64,
-        default_pipeline: 32,
-        server_loop: true,
-        resolve: super::libpq::resolve,
-        open: |target| Ok(Arc::new(super::postgres::Postgres::new(target.clone())?)),
-    },
-    Driver {
-        name: "MySQL/MariaDB",
-        schemes: &["mysql", "mariadb"],
-        max_pipeline: 1,
-        default_pipeline: 1,
-        server_loop: false,
-        resolve: super::mycnf::resolve,
-        open: |target| Ok(Arc::new(super::mysql::MySql::new(target.clone())?)),
-    },
-    Driver {
-        name: "Oracle",
-        schemes: &["oracle"],
-        max_pipeline: 1,
-        default_pipeline: 1,
-        server_loop: false,
-        resolve: super::oracle_connect::resolve,
-        open: open_oracle,
-    },
-];
-
-#[cfg(feature = "oracle")]
-fn open_oracle(target: &Target) -> Result<Arc<dyn Database>> {
-    Ok(Arc::new(super::oracle::Oracle::new(target.clone())?))
-}
-
-#[cfg(not(feature = "oracle"))]
-fn open_oracle(_target: &Target) -> Result<Arc<dyn Database>> {
-    bail!(
-        "this corescale was built without Oracle support: rebuild with `cargo build --release --features oracle` (needs Oracle Instant Client at run time)"
-    )
-}
-
-/// Opens the database a target names.
-pub fn connect(target: &Target) -> Result<Arc<dyn Database>> {
-    target.driver.open(target)
-}
 
 /// Every object corescale creates starts with this; teardown drops what its catalogue lists.
 pub const PREFIX: &str = "corescale_";
@@ -308,7 +211,9 @@ pub trait DbSession: Send {
         _work_unit: u64,
         _statements: u64,
     ) -> Result<u64> {
-        bail!("--server-loop is available for PostgreSQL only")
+        bail!(
+            "--server-loop needs a driver that runs the statements in a server-side loop; this one sends each from the client"
+        )
     }
     fn backend_pid(&self) -> Option<u32> {
         None

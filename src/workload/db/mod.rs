@@ -14,6 +14,7 @@ pub mod oracle;
 pub(crate) mod oracle_connect;
 pub(crate) mod pg_wire;
 pub(crate) mod postgres;
+pub(crate) mod registry;
 pub(crate) mod session;
 pub mod settings;
 pub mod target;
@@ -35,9 +36,10 @@ use crate::error::UsageError;
 use crate::error::locked;
 pub use driver::{
     Answered, Database, DbCounters, DbSession, Maintenance, PREFIX, PlannedStatement,
-    PreparedStatements, connect, loop_function, mean_of_samples, quote_backtick, quote_double,
-    sample_keys, sample_statement, table_name,
+    PreparedStatements, loop_function, mean_of_samples, quote_backtick, quote_double, sample_keys,
+    sample_statement, table_name,
 };
+pub use registry::connect;
 use session::{BlocksPer, DbSessionJob, SessionTally};
 use target::Target;
 
