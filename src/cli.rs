@@ -616,3 +616,106 @@ fn listed(items: &[String], conjunction: &str) -> String {
         [rest @ .., last] => format!("{} {conjunction} {last}", rest.join(", ")),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn normalized(line: &str) -> Result<String, String> {
+        let arguments = std::iter::once("corescale")
+            .chain(line.split_whitespace())
+            .map(OsString::from)
+            .collect();
+        normalize(arguments)
+            .map(|arguments| {
+                arguments[1..]
+                    .iter()
+                    .map(|argument| argument.to_string_lossy().into_owned())
+                    .collect::<Vec<_>>()
+                    .join(" ")
+            })
+            .map_err(|error| error.to_string())
+    }
+
+    /// Every spelling README and test_cpu_parallel use comes out as clap's shape: the
+    /// workload right after `run`, then everything else in its order.
+    #[test]
+    fn spellings_of_the_workload_become_one_shape() {
+        for (given, shape) in [
+            ("run", "run cpu"),
+            ("run -w 4", "run cpu -w 4"),
+            ("run memory --array-size 1G", "run memory --array-size 1G"),
+            (
+                "run --mode memory --array-size 1G",
+                "run memory --array-size 1G",
+            ),
+            ("run --mode=memory -w1", "run memory -w1"),
+            ("run -m memory -w 1", "run memory -w 1"),
+            ("run -mmemory", "run memory"),
+            ("run -m=memory", "run memory"),
+            ("run --repeat 1 -qw1 memory", "run memory --repeat 1 -qw1"),
+            (
+                "run --array-size 64K -qw 1 memory",
+                "run memory --array-size 64K -qw 1",
+            ),
+            (
+                "run -qw1 -- memory --array-size 64K",
+                "run memory -qw1 --array-size 64K",
+            ),
+            // A value that looks like a workload's name is the option's value.
+            ("run --label cpu memory", "run memory --label cpu"),
+            ("run -o db memory", "run memory -o db"),
+            ("run help memory", "run memory --help"),
+            ("run --help", "run --help"),
+            ("report a.csv --mode x", "report a.csv --mode x"),
+        ] {
+            assert_eq!(normalized(given).as_deref(), Ok(shape), "{given}");
+        }
+    }
+
+    #[test]
+    fn a_workload_given_twice_or_unknown_is_refused() {
+        for (given, message) in [
+            ("run --mode memory memory", "the workload is given twice"),
+            ("run --mode memory --mode cpu", "--mode is given twice"),
+            ("run --mode", "--mode needs a workload"),
+            ("run disk", "'disk' is not a workload: use cpu, memory"),
+            ("run -m disk", "'disk' is not a workload"),
+        ] {
+            let error = normalized(given).expect_err(given);
+            assert!(error.contains(message), "{given}: {error}");
+        }
+    }
+
+    #[test]
+    fn an_option_of_another_workload_names_its_owners() {
+        let arguments = |line: &str| -> Vec<OsString> {
+            std::iter::once("corescale")
+                .chain(line.split_whitespace())
+                .map(OsString::from)
+                .collect()
+        };
+        let said = foreign_option(&arguments("run lio --array-size 64M"), "--array-size");
+        assert_eq!(
+            said.as_deref(),
+            Some(
+                "--array-size applies to the memory and bandwidth workloads, not lio: drop it, or run memory or bandwidth"
+            )
+        );
+        let said = foreign_option(&arguments("run db --scale 1G"), "--scale");
+        assert!(said.unwrap().contains("give it to `corescale db setup`"));
+        // An option of the chosen workload, or of none, is left to clap's own message.
+        assert_eq!(
+            foreign_option(&arguments("run lio --scale 1G"), "--scale"),
+            None
+        );
+        assert_eq!(
+            foreign_option(&arguments("run cpu --nonsense"), "--nonsense"),
+            None
+        );
+        assert_eq!(
+            foreign_option(&arguments("report --array-size 1"), "--array-size"),
+            None
+        );
+    }
+}
