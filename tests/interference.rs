@@ -71,7 +71,8 @@ fn verdicts(document: &Value) -> Vec<(u64, String, Vec<String>)> {
 
 /// Runs 1 and 2 workers; with `hog`, a busy process starts once the 1-worker level is written.
 /// Returns the document and the run's stderr and exit code.
-fn sweep(json: &Path, hog: bool) -> (Value, String, Option<i32>) {
+/// The run's document, its standard error and output, and its exit code.
+fn sweep(json: &Path, hog: bool) -> (Value, String, String, Option<i32>) {
     let args = [
         "run",
         "--sweep",
@@ -89,6 +90,7 @@ fn sweep(json: &Path, hog: bool) -> (Value, String, Option<i32>) {
     (
         read_json(json),
         String::from_utf8_lossy(&output.stderr).into_owned(),
+        String::from_utf8_lossy(&output.stdout).into_owned(),
         output.status.code(),
     )
 }
@@ -100,10 +102,10 @@ fn a_busy_helper_disturbs_the_level_and_report_leaves_it_out() {
     let dir = tempfile::tempdir().unwrap();
     let json = dir.path().join("busy.json");
     let mut attempt = 0;
-    let (document, stderr, code) = loop {
+    let (document, stderr, stdout, code) = loop {
         attempt += 1;
         let _ = std::fs::remove_file(&json);
-        let (document, stderr, code) = sweep(&json, true);
+        let (document, stderr, stdout, code) = sweep(&json, true);
         let clean_first = verdicts(&document)[0].1 == "clean";
         if clean_first || attempt == 2 {
             if !clean_first {
@@ -111,7 +113,7 @@ fn a_busy_helper_disturbs_the_level_and_report_leaves_it_out() {
                     "NOTICE: the machine itself is busy: its 1-worker level was disturbed twice"
                 );
             }
-            break (document, stderr, code);
+            break (document, stderr, stdout, code);
         }
         eprintln!(
             "NOTICE: the 1-worker level was disturbed before the helper started; retrying once"
@@ -131,7 +133,16 @@ fn a_busy_helper_disturbs_the_level_and_report_leaves_it_out() {
         .as_f64()
         .unwrap();
     assert!(busy > 0.3, "the helper's CPU was seen: {busy}");
-    assert!(stderr.contains("warning: 2 workers: disturbed"), "{stderr}");
+    // Each level's warning once, as it ended; the table's footer sums them up in one line.
+    assert_eq!(
+        stderr.matches("warning: 2 workers: disturbed").count(),
+        1,
+        "{stderr}"
+    );
+    assert!(
+        stdout.contains("! 1 of 2 levels disturbed: other processes used up to"),
+        "{stdout}"
+    );
     assert_eq!(code, Some(3), "--strict exits 3: {stderr}");
     // The CSV of the same run carries the verdict too.
     corescale()
@@ -168,7 +179,7 @@ fn a_quiet_machine_gives_clean_levels() {
     let json = dir.path().join("quiet.json");
     for attempt in 1..=2 {
         let _ = std::fs::remove_file(&json);
-        let (document, stderr, code) = sweep(&json, false);
+        let (document, stderr, _, code) = sweep(&json, false);
         let levels = verdicts(&document);
         if levels.iter().all(|(_, verdict, _)| verdict == "clean") {
             assert_eq!(code, Some(0), "{stderr}");

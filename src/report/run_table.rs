@@ -262,13 +262,16 @@ fn footnotes(document: &RunDocument) -> Vec<String> {
         (!hit.is_empty()).then(|| (hit.into_iter().map(|(level, _)| level).collect(), worst))
     };
     let interference = |level: &Level| level.interference.clone();
+    // What disturbed the levels, summed up in one line: each level's own reasons were
+    // printed as it ended (and are in the JSON).
+    let mut causes = Vec::new();
     if let Some((levels, worst)) = kind(&|level| {
         interference(level)
             .map(|i| i.other_busy_cpus)
             .filter(|busy| *busy > OTHER_BUSY_LIMIT)
     }) {
-        notes.push(format!(
-            "! disturbed at {}: other processes used up to {worst:.2} CPUs (limit {OTHER_BUSY_LIMIT})",
+        causes.push(format!(
+            "other processes used up to {worst:.2} CPUs (limit {OTHER_BUSY_LIMIT}) at {}",
             worker_list(&levels)
         ));
     }
@@ -277,8 +280,8 @@ fn footnotes(document: &RunDocument) -> Vec<String> {
             .and_then(|i| i.other_runnable)
             .filter(|runnable| *runnable > OTHER_RUNNABLE_LIMIT)
     }) {
-        notes.push(format!(
-            "! disturbed at {}: up to {worst:.2} other tasks were runnable (limit {OTHER_RUNNABLE_LIMIT})",
+        causes.push(format!(
+            "up to {worst:.2} other tasks were runnable (limit {OTHER_RUNNABLE_LIMIT}) at {}",
             worker_list(&levels)
         ));
     }
@@ -287,8 +290,8 @@ fn footnotes(document: &RunDocument) -> Vec<String> {
             .map(|i| i.steal_pct)
             .filter(|steal| *steal > STEAL_LIMIT_PCT)
     }) {
-        notes.push(format!(
-            "! disturbed at {}: the hypervisor stole up to {worst:.1}% of CPU time (limit {STEAL_LIMIT_PCT}%)",
+        causes.push(format!(
+            "the hypervisor stole up to {worst:.1}% of CPU time (limit {STEAL_LIMIT_PCT}%) at {}",
             worker_list(&levels)
         ));
     }
@@ -300,9 +303,21 @@ fn footnotes(document: &RunDocument) -> Vec<String> {
                 .then_some(0.0)
         })
     }) {
-        notes.push(format!(
-            "! disturbed at {}: the workers had fewer CPUs than expected (see interference in the JSON)",
+        causes.push(format!(
+            "the workers had fewer CPUs than expected at {}",
             worker_list(&levels)
+        ));
+    }
+    if !disturbed_levels.is_empty() {
+        notes.push(format!(
+            "! {} of {} levels disturbed: {}",
+            disturbed_levels.len(),
+            document.levels.len(),
+            if causes.is_empty() {
+                "see the warnings above".to_string()
+            } else {
+                causes.join("; ")
+            }
         ));
     }
     let apart: Vec<&Level> = document
@@ -378,7 +393,7 @@ fn footnotes(document: &RunDocument) -> Vec<String> {
     }
     if !disturbed_levels.is_empty() {
         notes.push(
-            "  disturbed levels may not describe this host: measure again on an idle host (`corescale report` leaves them out)"
+            "  disturbed levels may not describe this host: measure again on an idle host (`corescale report` leaves them out; each level's reasons are in the warnings above and the JSON)"
                 .to_string(),
         );
     }

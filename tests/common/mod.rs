@@ -39,7 +39,8 @@ pub fn variable_or_skip(variable: &str) -> Option<String> {
 }
 
 /// Starts corescale with `args` plus `-o json` in the background and returns once its first
-/// level has been written to `json` (within 60 s).
+/// level has been written to `json` (within 60 s). Its standard output (the run's table) and
+/// error are piped, for `wait_with_output`.
 pub fn spawn_until_first_level(args: &[&str], json: &Path) -> Child {
     let child = StdCommand::new(assert_cmd::cargo::cargo_bin("corescale"))
         .env("CORESCALE_TEST_PREFLIGHT", "100ms")
@@ -49,7 +50,7 @@ pub fn spawn_until_first_level(args: &[&str], json: &Path) -> Child {
         .arg("-o")
         .arg(json)
         .stdin(Stdio::null())
-        .stdout(Stdio::null())
+        .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
