@@ -1,11 +1,12 @@
 //! The SLOB/pgio method against the real PostgreSQL and MariaDB servers named by
-//! CORESCALE_TEST_PG and CORESCALE_TEST_MYSQL (`.ci/run` sets both). Without them these tests
-//! print a notice and check nothing, so `cargo test` passes on a machine with no database.
+//! CORESCALE_TEST_PG and CORESCALE_TEST_MYSQL (`.ci/run` sets both); without them these tests
+//! are ignored. Each test works in a database of its own there, dropped when it ends.
 
 mod common;
 
 use std::time::Duration;
 
+use common::scratch::Scratch;
 use common::{
     corescale, read_json, spawn_until_first_level, the_csv_reports_as_the_json_does,
     variable_or_skip as server,
@@ -14,39 +15,43 @@ use predicates::prelude::*;
 use predicates::str::contains;
 use serde_json::Value;
 
-/// The tests share each server's corescale_t* tables: one at a time.
+/// One test at a time: tests time statements and count corescale's sessions server-wide.
 static SERVER_LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
-fn exclusive() -> std::sync::MutexGuard<'static, ()> {
-    SERVER_LOCK
-        .lock()
-        .unwrap_or_else(|poisoned| poisoned.into_inner())
+/// A test's own database on the server a variable names, with the servers held for the
+/// test's length. Dropped, it drops the database and everything corescale made in it, passed
+/// or failed, so nothing is left in the configured database.
+struct OwnDatabase {
+    // Dropped first, while the servers are still held.
+    scratch: Scratch,
+    _server: std::sync::MutexGuard<'static, ()>,
 }
 
-/// Tears down what a test set up when it ends, passed or failed, so nothing of corescale's
-/// stays in the test database. Declared after the server lock, so it runs while the lock
-/// is still held.
-struct TornDown(String);
-
-impl Drop for TornDown {
-    fn drop(&mut self) {
-        // No assertion: a panic while unwinding would abort the test run.
-        let _ = std::process::Command::new(assert_cmd::cargo::cargo_bin("corescale"))
-            .args(["db", "teardown", "--target", &self.0])
-            .output();
+impl OwnDatabase {
+    fn url(&self) -> String {
+        self.scratch.url().to_string()
     }
 }
 
-/// Runs `check` against each test server in turn (its URL and variable), the servers held
-/// and their tables torn down after, passed or failed.
+fn own_database(variable: &str) -> Option<OwnDatabase> {
+    let base = server(variable)?;
+    let held = SERVER_LOCK
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner());
+    Some(OwnDatabase {
+        scratch: Scratch::new(&base, "db"),
+        _server: held,
+    })
+}
+
+/// Runs `check` against each test server in turn (a database of its own there, and the
+/// variable naming the server).
 fn on_both_servers(check: impl Fn(&str, &str)) {
-    let _server = exclusive();
     for variable in ["CORESCALE_TEST_PG", "CORESCALE_TEST_MYSQL"] {
-        let Some(url) = server(variable) else {
+        let Some(own) = own_database(variable) else {
             continue;
         };
-        let _torn_down = TornDown(url.clone());
-        check(&url, variable);
+        check(&own.url(), variable);
     }
 }
 
@@ -254,10 +259,10 @@ fn teardown_keeps_other_tables(
     ignore = "needs CORESCALE_TEST_PG, a PostgreSQL URL (see README)"
 )]
 fn postgresql_end_to_end() {
-    let Some(url) = server("CORESCALE_TEST_PG") else {
+    let Some(own) = own_database("CORESCALE_TEST_PG") else {
         return;
     };
-    let _server = exclusive();
+    let url = own.url();
     let mut client = postgres::Client::connect(&url, postgres::NoTls).unwrap();
     setup(&url);
     // Pipelined batches (the default) and one round trip per statement.
@@ -341,11 +346,11 @@ fn every_statement_is_counted_once(url: &str) {
     ignore = "needs CORESCALE_TEST_MYSQL, a MariaDB/MySQL URL (see README)"
 )]
 fn mariadb_end_to_end() {
-    let Some(url) = server("CORESCALE_TEST_MYSQL") else {
+    let Some(own) = own_database("CORESCALE_TEST_MYSQL") else {
         return;
     };
+    let url = own.url();
     use mysql::prelude::Queryable;
-    let _server = exclusive();
     let pool = mysql::Pool::new(url.as_str()).unwrap();
     setup(&url);
     select_sweep_agrees(&url, &[]);
@@ -387,11 +392,10 @@ fn mariadb_end_to_end() {
     ignore = "needs CORESCALE_TEST_PG, a PostgreSQL URL (see README)"
 )]
 fn a_session_killed_mid_run_keeps_the_levels_done() {
-    let Some(url) = server("CORESCALE_TEST_PG") else {
+    let Some(own) = own_database("CORESCALE_TEST_PG") else {
         return;
     };
-    let _server = exclusive();
-    let _torn_down = TornDown(url.clone());
+    let url = own.url();
     let dir = tempfile::tempdir().unwrap();
     let json = dir.path().join("killed.json");
     corescale()
@@ -504,11 +508,10 @@ fn unreachable_servers_and_passwords_are_handled() {
         .assert()
         .code(2)
         .stderr(contains("--pipeline applies to the db workload, not cpu"));
-    let Some(url) = server("CORESCALE_TEST_PG") else {
+    let Some(own) = own_database("CORESCALE_TEST_PG") else {
         return;
     };
-    let _server = exclusive();
-    let _torn_down = TornDown(url.clone());
+    let url = own.url();
     // Trust authentication ignores the password; it must still never reach the results.
     let with_password = url.replacen("://postgres@", "://postgres:topsecret@", 1);
     let dir = tempfile::tempdir().unwrap();
@@ -663,10 +666,10 @@ fn concurrent_setups_do_not_interleave(url: &str, keys: &dyn Fn() -> (i64, i64))
     ignore = "needs CORESCALE_TEST_PG, a PostgreSQL URL (see README)"
 )]
 fn postgresql_teardown_by_ownership() {
-    let Some(url) = server("CORESCALE_TEST_PG") else {
+    let Some(own) = own_database("CORESCALE_TEST_PG") else {
         return;
     };
-    let _server = exclusive();
+    let url = own.url();
     let connect = {
         let url = url.clone();
         move || postgres::Client::connect(&url, postgres::NoTls).unwrap()
@@ -724,11 +727,11 @@ fn postgresql_teardown_by_ownership() {
     ignore = "needs CORESCALE_TEST_MYSQL, a MariaDB/MySQL URL (see README)"
 )]
 fn mariadb_teardown_by_ownership() {
-    let Some(url) = server("CORESCALE_TEST_MYSQL") else {
+    let Some(own) = own_database("CORESCALE_TEST_MYSQL") else {
         return;
     };
+    let url = own.url();
     use mysql::prelude::Queryable;
-    let _server = exclusive();
     let pool = mysql::Pool::new(url.as_str()).unwrap();
     let execute = {
         let pool = pool.clone();
@@ -816,11 +819,11 @@ fn a_server_that_never_answers_ends_the_command() {
     ignore = "needs CORESCALE_TEST_MYSQL, a MariaDB/MySQL URL (see README)"
 )]
 fn mariadb_passwords_with_url_characters() {
-    let Some(url) = server("CORESCALE_TEST_MYSQL") else {
+    let Some(own) = own_database("CORESCALE_TEST_MYSQL") else {
         return;
     };
+    let url = own.url();
     use mysql::prelude::Queryable;
-    let _server = exclusive();
     let password = "Pl+us%2F/sl?q#h&a:c@t 5";
     let pool = mysql::Pool::new(url.as_str()).unwrap();
     let mut admin = pool.get_conn().unwrap();
@@ -897,13 +900,12 @@ fn mariadb_passwords_with_url_characters() {
     ignore = "needs CORESCALE_TEST_PG, a PostgreSQL URL (see README)"
 )]
 fn a_stalled_backend_ends_the_run_keeping_the_levels_done() {
-    let Some(url) = server("CORESCALE_TEST_PG") else {
+    let Some(own) = own_database("CORESCALE_TEST_PG") else {
         return;
     };
+    let url = own.url();
     use nix::sys::signal::{Signal, kill};
     use nix::unistd::Pid;
-    let _server = exclusive();
-    let _torn_down = TornDown(url.clone());
     setup(&url);
     let dir = tempfile::tempdir().unwrap();
     let json = dir.path().join("stalled.json");
@@ -993,12 +995,11 @@ fn setup_warns_when_the_data_outgrows(url: &str, setting: &str) {
     ignore = "needs CORESCALE_TEST_PG and CORESCALE_TEST_MYSQL (see README)"
 )]
 fn setup_warns_when_the_data_outgrows_the_buffer_cache() {
-    let _server = exclusive();
-    if let Some(url) = server("CORESCALE_TEST_PG") {
-        setup_warns_when_the_data_outgrows(&url, "shared_buffers");
+    if let Some(own) = own_database("CORESCALE_TEST_PG") {
+        setup_warns_when_the_data_outgrows(&own.url(), "shared_buffers");
     }
-    if let Some(url) = server("CORESCALE_TEST_MYSQL") {
-        setup_warns_when_the_data_outgrows(&url, "innodb_buffer_pool_size");
+    if let Some(own) = own_database("CORESCALE_TEST_MYSQL") {
+        setup_warns_when_the_data_outgrows(&own.url(), "innodb_buffer_pool_size");
     }
 }
 
@@ -1010,11 +1011,10 @@ fn setup_warns_when_the_data_outgrows_the_buffer_cache() {
     ignore = "needs CORESCALE_TEST_PG, a PostgreSQL URL (see README)"
 )]
 fn a_new_setup_replaces_the_old_tables() {
-    let Some(url) = server("CORESCALE_TEST_PG") else {
+    let Some(own) = own_database("CORESCALE_TEST_PG") else {
         return;
     };
-    let _server = exclusive();
-    let _torn_down = TornDown(url.clone());
+    let url = own.url();
     setup(&url);
     corescale()
         .args([
@@ -1057,9 +1057,10 @@ fn a_new_setup_replaces_the_old_tables() {
     ignore = "needs CORESCALE_TEST_PG, a PostgreSQL URL (see README)"
 )]
 fn a_socket_directory_in_the_url_serves_setup_run_and_teardown() {
-    let Some(url) = server("CORESCALE_TEST_PG") else {
+    let Some(own) = own_database("CORESCALE_TEST_PG") else {
         return;
     };
+    let url = own.url();
     let directory = "/var/run/postgresql";
     if !std::path::Path::new(directory)
         .join(".s.PGSQL.5432")
@@ -1067,7 +1068,6 @@ fn a_socket_directory_in_the_url_serves_setup_run_and_teardown() {
     {
         panic!("no PostgreSQL socket in {directory}: the local server should have one");
     }
-    let _server = exclusive();
     let database = url.rsplit('/').next().unwrap();
     let socket_url = format!("postgres://postgres@nonexistent.invalid/{database}?host={directory}");
     corescale()
@@ -1174,11 +1174,10 @@ fn stalled_latency(url: &str, extra: &[&str]) -> Value {
     ignore = "needs CORESCALE_TEST_PG, a PostgreSQL URL (see README)"
 )]
 fn a_stall_is_counted_by_every_statement_it_delayed() {
-    let Some(url) = server("CORESCALE_TEST_PG") else {
+    let Some(own) = own_database("CORESCALE_TEST_PG") else {
         return;
     };
-    let _server = exclusive();
-    let _torn_down = TornDown(url.clone());
+    let url = own.url();
     setup(&url);
     let open = stalled_latency(&url, &["--rate", "200", "--latency-limit", "100ms"]);
     assert_eq!(open["measured_from"], "due", "{open}");

@@ -7,6 +7,7 @@
 
 mod common;
 
+use common::scratch::{MyScratch, PgScratch, scratch_name};
 use common::{corescale, variable_or_skip as server};
 use mysql::prelude::Queryable;
 
@@ -20,115 +21,6 @@ fn exclusive() -> std::sync::MutexGuard<'static, ()> {
 }
 
 const LEFT_ALONE: &str = "left alone: not the object corescale created";
-
-/// The server's URL with another database.
-fn on_database(base: &str, database: &str) -> String {
-    let mut url = url::Url::parse(base).unwrap();
-    url.set_path(&format!("/{database}"));
-    url.to_string()
-}
-
-/// A name for a test's own database: the test and this process, so runs never share one.
-fn scratch_name(test: &str) -> String {
-    format!("cs_teardown_{test}_{}", std::process::id())
-}
-
-/// A PostgreSQL database of the test's own, dropped with its sessions when the guard goes.
-struct PgScratch {
-    base: String,
-    name: String,
-    url: String,
-}
-
-impl PgScratch {
-    fn new(base: &str, test: &str) -> Self {
-        let name = scratch_name(test);
-        // The guard exists before the database does, so a failure below still cleans up.
-        let scratch = PgScratch {
-            base: base.to_string(),
-            url: on_database(base, &name),
-            name,
-        };
-        let mut admin = postgres::Client::connect(base, postgres::NoTls).unwrap();
-        admin.batch_execute(&scratch.drop_sql()).unwrap();
-        admin
-            .batch_execute(&format!("CREATE DATABASE \"{}\"", scratch.name))
-            .unwrap();
-        scratch
-    }
-
-    fn drop_sql(&self) -> String {
-        format!("DROP DATABASE IF EXISTS \"{}\" WITH (FORCE)", self.name)
-    }
-
-    fn client(&self) -> postgres::Client {
-        postgres::Client::connect(&self.url, postgres::NoTls).unwrap()
-    }
-
-    fn count(&self, sql: &str) -> i64 {
-        self.client().query_one(sql, &[]).unwrap().get(0)
-    }
-}
-
-impl Drop for PgScratch {
-    fn drop(&mut self) {
-        if let Ok(mut admin) = postgres::Client::connect(&self.base, postgres::NoTls) {
-            let _ = admin.batch_execute(&self.drop_sql());
-        }
-    }
-}
-
-/// A MariaDB database of the test's own, dropped when the guard goes.
-struct MyScratch {
-    base: String,
-    name: String,
-    url: String,
-}
-
-impl MyScratch {
-    fn new(base: &str, name: String) -> Self {
-        let scratch = MyScratch {
-            base: base.to_string(),
-            url: on_database(base, &name),
-            name,
-        };
-        let mut admin = mysql::Conn::new(base).unwrap();
-        admin
-            .query_drop(format!("DROP DATABASE IF EXISTS `{}`", scratch.name))
-            .unwrap();
-        admin
-            .query_drop(format!("CREATE DATABASE `{}`", scratch.name))
-            .unwrap();
-        scratch
-    }
-
-    fn connection(&self) -> mysql::Conn {
-        mysql::Conn::new(self.url.as_str()).unwrap()
-    }
-
-    fn execute(&self, sql: &str) {
-        self.connection().query_drop(sql).unwrap();
-    }
-
-    fn count(&self, sql: &str) -> i64 {
-        self.connection().query_first(sql).unwrap().unwrap()
-    }
-
-    /// Tables and routines left in this database.
-    fn objects(&self) -> i64 {
-        self.count(
-            "SELECT (SELECT COUNT(*) FROM information_schema.tables WHERE table_schema = DATABASE()) + (SELECT COUNT(*) FROM information_schema.routines WHERE routine_schema = DATABASE())",
-        )
-    }
-}
-
-impl Drop for MyScratch {
-    fn drop(&mut self) {
-        if let Ok(mut admin) = mysql::Conn::new(self.base.as_str()) {
-            let _ = admin.query_drop(format!("DROP DATABASE IF EXISTS `{}`", self.name));
-        }
-    }
-}
 
 fn setup(url: &str, schemas: &str) {
     corescale()

@@ -4,6 +4,7 @@
 
 pub mod layout;
 pub mod pg_cluster;
+pub mod scratch;
 
 use std::fs;
 use std::path::Path;
