@@ -43,15 +43,18 @@ fn test_servers() {
             println!("cargo:rustc-cfg={cfg}");
         }
     }
-    // The MariaDB TLS tests start a private server from the installed mariadbd.
+    // The MariaDB TLS tests start a private server: they need mariadbd, mariadb-install-db
+    // and openssl, looked for where tests/mysql_tls.rs looks (PATH and the sbin folders).
+    // Installed after the build script ran, they are seen once build.rs changes or after
+    // `cargo clean -p corescale`.
     println!("cargo::rustc-check-cfg=cfg(corescale_test_mariadbd)");
-    let installed = [
-        "/usr/sbin/mariadbd",
-        "/usr/local/sbin/mariadbd",
-        "/usr/bin/mariadbd",
-    ]
-    .iter()
-    .any(|path| std::path::Path::new(path).is_file());
+    let mut folders: Vec<std::path::PathBuf> = std::env::var_os("PATH")
+        .map(|path| std::env::split_paths(&path).collect())
+        .unwrap_or_default();
+    folders.extend(["/usr/sbin", "/usr/local/sbin", "/usr/local/mysql/bin"].map(Into::into));
+    let installed = ["mariadbd", "mariadb-install-db", "openssl"]
+        .iter()
+        .all(|program| folders.iter().any(|folder| folder.join(program).is_file()));
     if ci || installed {
         println!("cargo:rustc-cfg=corescale_test_mariadbd");
     }

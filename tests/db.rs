@@ -455,12 +455,9 @@ fn a_session_killed_mid_run_keeps_the_levels_done() {
     );
 }
 
+/// Targets and options refused before anything connects: these need no server.
 #[test]
-#[cfg_attr(
-    not(corescale_test_pg),
-    ignore = "needs CORESCALE_TEST_PG, a PostgreSQL URL (see README)"
-)]
-fn unreachable_servers_and_passwords_are_handled() {
+fn bad_targets_and_options_are_refused_before_connecting() {
     corescale()
         .args([
             "run",
@@ -508,6 +505,22 @@ fn unreachable_servers_and_passwords_are_handled() {
         .assert()
         .code(2)
         .stderr(contains("--pipeline applies to the db workload, not cpu"));
+    corescale()
+        .args(["run", "db", "--target", "mysql://root@127.0.0.1:1/test"])
+        .args(["--server-loop", "-w", "1"])
+        .assert()
+        .code(2)
+        .stderr(contains(
+            "--server-loop needs a driver that runs the statements in a server-side loop (PostgreSQL's PL/pgSQL, as pgio does): the MySQL/MariaDB driver sends each from the client",
+        ));
+}
+
+#[test]
+#[cfg_attr(
+    not(corescale_test_pg),
+    ignore = "needs CORESCALE_TEST_PG, a PostgreSQL URL (see README)"
+)]
+fn unreachable_servers_and_passwords_are_handled() {
     let Some(own) = own_database("CORESCALE_TEST_PG") else {
         return;
     };

@@ -63,7 +63,7 @@ struct PrivateMariaDb {
 }
 
 impl PrivateMariaDb {
-    /// Starts a server, or None when a program it needs is missing (outside CI).
+    /// Starts a server (the test is ignored where a program it needs is missing: build.rs).
     fn start_or_skip() -> Option<Self> {
         let openssl = program_or_skip("openssl")?;
         let install = program_or_skip("mariadb-install-db")?;

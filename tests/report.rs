@@ -412,8 +412,8 @@ fn the_html_page_is_self_contained_and_holds_the_four_figures() {
         "RAC52 P=20",
         "RAC52 L=40",
         "RAC54 P=8",
-        "RAC54 L=16",
-        "RAC55 P=16",
+        // Two series' marks at one worker count share a label.
+        "RAC54 L=16; RAC55 P=16",
         "RAC55 L=32",
     ] {
         assert!(
@@ -923,7 +923,7 @@ fn the_page_puts_results_before_diagnostics() {
         "{terminal}"
     );
     assert!(
-        terminal.contains("... and 7 more warnings: --verbose prints them"),
+        terminal.contains("... and 7 more warnings: --verbose prints all 12"),
         "{terminal}"
     );
     let verbose = corescale()
@@ -1008,8 +1008,8 @@ fn figures_lay_out_their_labels_without_overlap() {
     }
 }
 
-/// The layout check itself fails on what it looks for: two labels over each other, and a
-/// point under the legend.
+/// The layout check itself fails on what it looks for: a squeezed plot, two labels over each
+/// other, and a point under the legend.
 #[test]
 fn the_layout_check_finds_overlaps() {
     let figure = |body: &str| {
@@ -1020,6 +1020,21 @@ fn the_layout_check_finds_overlaps() {
     let text = |x: u32, y: u32, words: &str| {
         format!("<text x=\"{x}\" y=\"{y}\" dy=\"0.76em\" font-size=\"14\">{words}</text>")
     };
+    // The y axis' labels, right-aligned: a plot from y = `top` to `bottom`.
+    let axis = |top: u32, bottom: u32| {
+        [top, bottom]
+            .map(|y| {
+                format!(
+                    "<text x=\"80\" y=\"{y}\" dy=\"0.5ex\" text-anchor=\"end\" font-size=\"14\">{y}</text>"
+                )
+            })
+            .concat()
+    };
+    let squeezed = figure(&axis(300, 400));
+    let squeezing =
+        std::panic::catch_unwind(|| common::layout::assert_figures_lay_out(&squeezed, "squeezed"));
+    assert!(squeezing.is_err(), "a plot squeezed to a sliver passed");
+    let figure = |body: &str| figure(&(axis(60, 400) + body));
     let apart = figure(&(text(100, 20, "RAC55 P=16") + &text(300, 20, "RAC52 P=20")));
     assert_eq!(common::layout::assert_figures_lay_out(&apart, "apart"), 1);
     let over = figure(&(text(100, 20, "RAC55 P=16") + &text(150, 25, "RAC52 P=20")));

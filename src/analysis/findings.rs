@@ -516,7 +516,7 @@ pub(crate) fn fit_notes(series: &SeriesAnalysis) -> Vec<String> {
     .collect();
     if !unused.is_empty() {
         warnings.push(format!(
-            "fits not drawn or quoted, as their shape does not follow the data: {}",
+            "fits not drawn or quoted, as they do not describe the data: {}",
             unused.join("; ")
         ));
     }

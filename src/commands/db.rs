@@ -93,9 +93,15 @@ pub fn execute(command: &DbCommand) -> Result<()> {
     }
 }
 
-/// A line of `db setup` or `db teardown`, wrapped to 80 columns (lists of objects run long).
+/// A line of `db setup` or `db teardown`: wrapped to 80 columns on a terminal (lists of
+/// objects run long), whole in a file or a pipe, one line per message as logs want.
 fn tell(text: String) {
-    println!("{}", crate::format::wrap_to(&text, 80));
+    use std::io::IsTerminal;
+    if std::io::stdout().is_terminal() {
+        println!("{}", crate::format::wrap_to(&text, 80));
+    } else {
+        println!("{text}");
+    }
 }
 
 /// A warning on standard error, wrapped as other messages are (`format::for_terminal`).

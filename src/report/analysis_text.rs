@@ -66,10 +66,11 @@ pub fn render(analysis: &Analysis, wide: bool, verbose: bool) -> String {
     } else {
         out.push_str(&list("Warnings", &warnings[..TERMINAL_WARNINGS], wide));
         out.truncate(out.trim_end().len() + 1);
+        let more = warnings.len() - TERMINAL_WARNINGS;
         out.push_str(&wrap(
             &format!(
-                "... and {} more warnings: --verbose prints them (the page and the Markdown hold all {}).",
-                warnings.len() - TERMINAL_WARNINGS,
+                "... and {more} more warning{}: --verbose prints all {} (as the page and the Markdown do).",
+                if more == 1 { "" } else { "s" },
                 warnings.len()
             ),
             wide,

@@ -79,6 +79,8 @@ pub(crate) enum LineStyle {
     Measured,
     /// y = x on the speedup figure; y = 1 on the ratio figure.
     Ideal,
+    /// A second measured figure beside a solid one (p50 beside p99): long dashes.
+    Dashed,
     /// Long dashes.
     AmdahlFit,
     /// Dots.
@@ -388,27 +390,57 @@ fn fleet_figures(fleet: &Fleet) -> Vec<Figure> {
     figures
 }
 
+/// One dashed vertical per worker count that is some series' P or L, named by what it marks
+/// ("RAC55 P=16", "RAC52 L=40; RAC54 P=40", "12 series P=L=2"), in the series' colour when
+/// one series has it: many series of one machine type share one label, not one row each.
 fn markers(members: &[(usize, &SeriesAnalysis)]) -> Vec<Marker> {
-    members
-        .iter()
-        .flat_map(|(color, series)| {
-            let name = series.name();
-            match (series.series.physical_cores, series.series.logical_cpus) {
-                (Some(physical), Some(logical)) if physical == logical => vec![Marker {
-                    x: physical as f64,
-                    color: *color,
-                    label: format!("{name} P=L={physical}"),
-                }],
-                (physical, logical) => physical
-                    .map(|cores| ("P", cores))
-                    .into_iter()
-                    .chain(logical.map(|cpus| ("L", cpus)))
-                    .map(|(kind, x)| Marker {
-                        x: x as f64,
-                        color: *color,
-                        label: format!("{name} {kind}={x}"),
-                    })
-                    .collect(),
+    let mut marks: Vec<(usize, &str, usize, &str)> = Vec::new();
+    for (color, series) in members {
+        let name = series.name();
+        match (series.series.physical_cores, series.series.logical_cpus) {
+            (Some(physical), Some(logical)) if physical == logical => {
+                marks.push((physical, "P=L", *color, name));
+            }
+            (physical, logical) => {
+                marks.extend(physical.map(|cores| (cores, "P", *color, name)));
+                marks.extend(logical.map(|cpus| (cpus, "L", *color, name)));
+            }
+        }
+    }
+    let mut xs: Vec<usize> = marks.iter().map(|mark| mark.0).collect();
+    xs.sort_unstable();
+    xs.dedup();
+    xs.into_iter()
+        .map(|x| {
+            let here: Vec<&(usize, &str, usize, &str)> =
+                marks.iter().filter(|mark| mark.0 == x).collect();
+            let mut kinds: Vec<&str> = here.iter().map(|mark| mark.1).collect();
+            kinds.dedup();
+            let parts: Vec<String> = kinds
+                .iter()
+                .map(|kind| {
+                    let names: Vec<&str> = here
+                        .iter()
+                        .filter(|mark| mark.1 == *kind)
+                        .map(|mark| mark.3)
+                        .collect();
+                    let who = match names.as_slice() {
+                        [one] => one.to_string(),
+                        [one, two] => format!("{one}, {two}"),
+                        many => format!("{} series", many.len()),
+                    };
+                    format!("{who} {kind}={x}")
+                })
+                .collect();
+            let colors: Vec<usize> = here.iter().map(|mark| mark.2).collect();
+            Marker {
+                x: x as f64,
+                color: if colors.iter().all(|color| *color == colors[0]) {
+                    colors[0]
+                } else {
+                    NEUTRAL
+                },
+                label: parts.join("; "),
             }
         })
         .collect()
@@ -620,7 +652,7 @@ fn latency_figure(members: &[(usize, &SeriesAnalysis)], figure: &MakeFigure) -> 
         }
         for (percentile, style) in [
             (Percentile::P99, LineStyle::Measured),
-            (Percentile::P50, LineStyle::AmdahlFit),
+            (Percentile::P50, LineStyle::Dashed),
         ] {
             lines.push(Line {
                 label: format!("{} {}", series.name(), percentile.name()),
@@ -958,7 +990,10 @@ fn free_corner(figure: &Figure, frame: &Frame, size: (f64, f64)) -> Option<Legen
     ];
     let fits = |corner: &LegendCorner| {
         let area = corner_box(*corner, &frame.plot, size);
-        area.left >= frame.plot.left && area.bottom <= frame.plot.bottom
+        area.left >= frame.plot.left
+            && area.right <= frame.plot.right
+            && area.top >= frame.plot.top
+            && area.bottom <= frame.plot.bottom
     };
     let empty = |corner: &LegendCorner| {
         let area = corner_box(*corner, &frame.plot, size);
@@ -1000,7 +1035,7 @@ fn line_color(line: &Line) -> RGBColor {
 /// Drawing order: measured data first, then the ideal line, then fits on top.
 fn layer(style: LineStyle) -> u8 {
     match style {
-        LineStyle::Measured | LineStyle::Points => 0,
+        LineStyle::Measured | LineStyle::Points | LineStyle::Dashed => 0,
         LineStyle::Ideal => 1,
         LineStyle::AmdahlFit | LineStyle::UslFit => 2,
     }
@@ -1059,15 +1094,23 @@ where
         .map(|marker| format!(" {} ", marker.label))
         .collect();
     let widths: Vec<f64> = texts.iter().map(|text| text_size(text).0).collect();
-    let legend_size = {
-        let widest = figure
+    let column_width = SWATCH
+        + PAD
+        + figure
             .lines
             .iter()
             .map(|line| text_size(&line.label).0)
-            .fold(0.0, f64::max);
+            .fold(0.0, f64::max)
+        + PAD;
+    // The legend's size in as many columns as it takes to fit `height`.
+    let legend_size = |height: f64| {
+        let fitting = (((height - 2.0 * PAD) / row_height).floor() as usize).max(1);
+        let columns = figure.lines.len().div_ceil(fitting).max(1);
+        let per_column = figure.lines.len().div_ceil(columns);
         (
-            PAD + SWATCH + PAD + widest + PAD,
-            PAD + row_height * figure.lines.len() as f64 + PAD,
+            PAD + column_width * columns as f64,
+            PAD + row_height * per_column as f64 + PAD,
+            per_column,
         )
     };
 
@@ -1078,9 +1121,11 @@ where
         .map_err(fail)?;
     let (width, height) = root.dim_in_pixel();
     let title_bottom = body.get_base_pixel().1 as f64;
+    let plot_bottom = (height as i32 - MARGIN - X_LABEL_AREA) as f64;
     let layout = |place: LegendPlace| {
         let beside = match place {
-            LegendPlace::Beside => legend_size.0 + PAD,
+            // Beside the plot, in columns as tall as the plot can be.
+            LegendPlace::Beside => legend_size(plot_bottom - title_bottom - MARGIN as f64).0 + PAD,
             LegendPlace::Inside(_) => 0.0,
         };
         let (left, right) = (
@@ -1103,14 +1148,19 @@ where
             .map(|marker| unplaced.x_pixel(marker.x))
             .collect();
         let placed = place_labels(&xs, &widths, right);
-        let rows = placed.iter().map(|&(_, row)| row + 1).max().unwrap_or(0);
+        let rows = placed
+            .iter()
+            .map(|&(_, row)| row + 1)
+            .max()
+            .unwrap_or(0)
+            .min(MAX_LABEL_ROWS);
         let band = (rows as f64 * row_height).ceil();
         let frame = Frame {
             plot: Rect {
                 left,
                 top: title_bottom + band + MARGIN as f64,
                 right,
-                bottom: (height as i32 - MARGIN - X_LABEL_AREA) as f64,
+                bottom: plot_bottom,
             },
             x_end,
             y_max,
@@ -1119,7 +1169,8 @@ where
     };
     let place = {
         let (_, _, frame, _) = layout(LegendPlace::Inside(figure.legend));
-        match free_corner(figure, &frame, legend_size) {
+        let (width, height, _) = legend_size(f64::MAX);
+        match free_corner(figure, &frame, (width, height)) {
             Some(corner) => LegendPlace::Inside(corner),
             None => LegendPlace::Beside,
         }
@@ -1188,6 +1239,9 @@ where
                 color(marker.color).mix(0.6).stroke_width(1),
             ))
             .map_err(fail)?;
+        if row >= MAX_LABEL_ROWS {
+            continue;
+        }
         let top = title_bottom + row as f64 * row_height + 2.0;
         root.draw(&Text::new(
             text,
@@ -1235,7 +1289,7 @@ where
             LineStyle::Ideal => {
                 chart.draw_series(DashedLineSeries::new(points, 4, 4, tint.stroke_width(1)))
             }
-            LineStyle::AmdahlFit => {
+            LineStyle::AmdahlFit | LineStyle::Dashed => {
                 chart.draw_series(DashedLineSeries::new(points, 12, 6, tint.stroke_width(2)))
             }
             LineStyle::UslFit => {
@@ -1244,26 +1298,54 @@ where
         }
         .map_err(fail)?;
     }
-    let area = match place {
-        LegendPlace::Inside(corner) => corner_box(corner, &frame.plot, legend_size),
-        LegendPlace::Beside => Rect {
-            left: frame.plot.right + PAD,
-            top: frame.plot.top,
-            right: frame.plot.right + PAD + legend_size.0,
-            bottom: frame.plot.top + legend_size.1,
-        },
+    let (area, per_column) = match place {
+        LegendPlace::Inside(corner) => {
+            let (width, height, per_column) = legend_size(f64::MAX);
+            (corner_box(corner, &frame.plot, (width, height)), per_column)
+        }
+        LegendPlace::Beside => {
+            let (width, height, per_column) = legend_size(frame.plot.bottom - frame.plot.top);
+            let area = Rect {
+                left: frame.plot.right + PAD,
+                top: frame.plot.top,
+                right: frame.plot.right + PAD + width,
+                bottom: frame.plot.top + height,
+            };
+            (area, per_column)
+        }
     };
-    draw_legend(root, figure, &area, row_height, &text_font).map_err(fail)
+    let legend = Legend {
+        row_height,
+        column_width,
+        per_column,
+    };
+    draw_legend(root, figure, &area, &legend, &text_font).map_err(fail)
 }
+
+/// How the legend's entries are laid out: rows of `row_height`, `per_column` to a column.
+struct Legend {
+    row_height: f64,
+    column_width: f64,
+    per_column: usize,
+}
+
+/// Rows of marker labels above the plot at most; labels past them are left out (the
+/// caption says what the dashed verticals mark), so the plot keeps its height.
+const MAX_LABEL_ROWS: usize = 3;
 
 /// The legend: each line's picture in the style and colour it is drawn, and its label.
 fn draw_legend<DB: DrawingBackend>(
     root: &DrawingArea<DB, Shift>,
     figure: &Figure,
     area: &Rect,
-    row_height: f64,
+    legend: &Legend,
     font: &FontDesc,
 ) -> Result<(), DrawingAreaErrorKind<DB::ErrorType>> {
+    let Legend {
+        row_height,
+        column_width,
+        per_column,
+    } = *legend;
     let pixel = |x: f64, y: f64| (x.round() as i32, y.round() as i32);
     let corners = [pixel(area.left, area.top), pixel(area.right, area.bottom)];
     root.draw(&Rectangle::new(corners, WHITE.mix(0.9).filled()))?;
@@ -1273,7 +1355,9 @@ fn draw_legend<DB: DrawingBackend>(
     ))?;
     let text_height = row_height - 4.0;
     for (index, line) in figure.lines.iter().enumerate() {
-        let top = area.top + PAD + index as f64 * row_height;
+        let (column, row) = (index / per_column, index % per_column);
+        let left = area.left + column as f64 * column_width;
+        let top = area.top + PAD + row as f64 * row_height;
         let middle = top + row_height / 2.0;
         let tint = line_color(line);
         let (segments, stroke, dot) = swatch(line.style);
@@ -1281,8 +1365,8 @@ fn draw_legend<DB: DrawingBackend>(
             if to > from {
                 root.draw(&PathElement::new(
                     vec![
-                        pixel(area.left + PAD + from as f64, middle),
-                        pixel(area.left + PAD + to as f64, middle),
+                        pixel(left + PAD + from as f64, middle),
+                        pixel(left + PAD + to as f64, middle),
                     ],
                     tint.stroke_width(stroke),
                 ))?;
@@ -1290,14 +1374,14 @@ fn draw_legend<DB: DrawingBackend>(
         }
         if dot {
             root.draw(&Circle::new(
-                pixel(area.left + PAD + 11.0, middle),
+                pixel(left + PAD + 11.0, middle),
                 3,
                 tint.filled(),
             ))?;
         }
         root.draw(&Text::new(
             line.label.clone(),
-            pixel(area.left + PAD + SWATCH + PAD, middle - text_height / 2.0),
+            pixel(left + PAD + SWATCH + PAD, middle - text_height / 2.0),
             font.clone().color(&BLACK),
         ))?;
     }
@@ -1310,7 +1394,9 @@ fn draw_legend<DB: DrawingBackend>(
 fn swatch(style: LineStyle) -> ([(i32, i32); 4], u32, bool) {
     match style {
         LineStyle::Measured => ([(0, 6), (6, 12), (12, 18), (18, 22)], 2, true),
-        LineStyle::AmdahlFit => ([(0, 9), (13, 22), (22, 22), (22, 22)], 2, false),
+        LineStyle::AmdahlFit | LineStyle::Dashed => {
+            ([(0, 9), (13, 22), (22, 22), (22, 22)], 2, false)
+        }
         LineStyle::UslFit => ([(0, 2), (6, 8), (12, 14), (18, 20)], 2, false),
         LineStyle::Ideal => ([(0, 4), (8, 12), (16, 20), (20, 20)], 1, false),
         LineStyle::Points => ([(11, 11), (11, 11), (11, 11), (11, 11)], 1, true),

@@ -163,9 +163,11 @@ fn warning_groups(analysis: &Analysis) -> Vec<(String, Vec<&str>)> {
             Some(split) => split,
             None => ("", warning),
         };
-        // A level's own prefix ("4 workers: ") is not the kind.
+        // A level's own prefix ("4 workers: ", "4 workers at 1 K/s: ") is not the kind.
         let rest = match rest.split_once(": ") {
-            Some((level, after)) if level.ends_with("workers") || level.ends_with("worker") => {
+            Some((level, after))
+                if level.starts_with(|c: char| c.is_ascii_digit()) && level.contains(" worker") =>
+            {
                 after
             }
             _ => rest,
@@ -260,6 +262,7 @@ mod tests {
         analysis.warnings = [
             "RAC52: 2 workers: interference not judged: 0.09 s is too short",
             "RAC52: 3 workers: interference not judged: 0.10 s is too short",
+            "RAC52: 4 workers at 1 K/s: interference not judged: 0.11 s is too short",
             "RAC52: the run was interrupted: only 3 levels were measured",
             "the series measure different things",
         ]
@@ -275,8 +278,8 @@ mod tests {
                 "the series measure different things"
             ]
         );
-        assert_eq!(groups[0].1.len(), 2);
+        assert_eq!(groups[0].1.len(), 3);
         let page = render(&analysis).unwrap();
-        assert!(page.contains("<summary>RAC52: interference not judged (2 warnings)</summary>"));
+        assert!(page.contains("<summary>RAC52: interference not judged (3 warnings)</summary>"));
     }
 }

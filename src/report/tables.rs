@@ -1,7 +1,7 @@
 //! The analysis as tables of text cells, built once and rendered as terminal text, Markdown or
 //! HTML by the format's own renderer.
 
-use crate::analysis::fit::{Fit, Model};
+use crate::analysis::fit::{Fit, Inadequacy, Model};
 use crate::analysis::latency::OpenLoopSeries;
 use crate::analysis::model::{Analysis, FitRange, FitUse, SeriesAnalysis};
 use crate::analysis::model::{BandRatio, Comparison};
@@ -117,8 +117,8 @@ pub(crate) fn provenance_tables(analysis: &Analysis) -> [Table; 2] {
         "verdict",
         "tags",
     ]);
-    // Two tables of seven columns, the host's and the run's, each named by its series: one
-    // of fourteen does not fit a narrow window.
+    // Two tables, the hosts' (8 columns) and the runs' (7), each row named by its series:
+    // one of fourteen columns does not fit a narrow window.
     let columns = |range: std::ops::Range<usize>| {
         let pick = |row: &Vec<String>| {
             std::iter::once(row[0].clone())
@@ -539,7 +539,7 @@ pub(crate) fn fits_table(analysis: &Analysis) -> Table {
                     FitUse::Quoted => "quoted".to_string(),
                     FitUse::Inadequate(why) => format!("no: {}", why.short()),
                     FitUse::SpansTheBend => "no: spans the bend".to_string(),
-                    FitUse::KappaNotMeasured => "no: kappa is 0".to_string(),
+                    FitUse::KappaNotMeasured => "no: kappa not seen".to_string(),
                     FitUse::Adequate => "fits, not chosen".to_string(),
                 };
                 rows.push(fit_row(series.name(), name, fit, &used));
@@ -561,21 +561,53 @@ pub(crate) fn fits_table(analysis: &Analysis) -> Table {
 /// series' notes on its fits.
 pub(crate) fn fits_notes(analysis: &Analysis) -> Vec<String> {
     let mut notes = Vec::new();
-    let rejected_close = analysis.series.iter().any(|series| {
-        [
-            FitRange::Amdahl,
-            FitRange::Usl,
-            FitRange::AmdahlToKnee,
-            FitRange::UslToKnee,
-        ]
-        .into_iter()
-        .filter_map(|range| series.fits.get(range))
-        .any(|fit| !fit.adequate && fit.r_squared > 0.95)
-    });
-    if rejected_close {
+    let uses: Vec<FitUse> = analysis
+        .series
+        .iter()
+        .flat_map(|series| {
+            [
+                FitRange::Amdahl,
+                FitRange::Usl,
+                FitRange::AmdahlToKnee,
+                FitRange::UslToKnee,
+            ]
+            .into_iter()
+            .filter_map(|range| series.fits.use_of(range))
+        })
+        .collect();
+    let said = |kind: FitUse| uses.contains(&kind);
+    if said(FitUse::Inadequate(Inadequacy::ResidualStreaks)) {
         notes.push("no: not its shape: residuals of one sign run in long streaks (far fewer sign changes than noise gives), so the curve does not follow the data, however high its R^2; such a fit is neither drawn nor quoted.".to_string());
     }
-    notes.push("Other reasons: past its limit (the levels exceed the largest speedup the fitted Amdahl law allows), peak not seen (the fitted USL falls past a peak the levels do not show), spans the bend (one curve over both sides of the knee), kappa is 0 (Amdahl's law says the same); fits, not chosen: it follows the data, but the fit quoted comes first (full range before to the knee, USL before Amdahl).".to_string());
+    let others: Vec<&str> = [
+        (
+            FitUse::Inadequate(Inadequacy::PastLimit),
+            "past its limit: the levels exceed the largest speedup the fitted Amdahl law allows",
+        ),
+        (
+            FitUse::Inadequate(Inadequacy::PeakNotMeasured),
+            "peak not seen: the fitted USL falls past a peak the levels do not show",
+        ),
+        (
+            FitUse::SpansTheBend,
+            "spans the bend: one curve over both sides of the knee averages two regimes",
+        ),
+        (
+            FitUse::KappaNotMeasured,
+            "kappa not seen: kappa's interval includes 0, so Amdahl's law says the same with one coefficient fewer",
+        ),
+        (
+            FitUse::Adequate,
+            "fits, not chosen: it follows the data, but the fit quoted comes first (full range before to the knee, USL before Amdahl)",
+        ),
+    ]
+    .into_iter()
+    .filter(|(kind, _)| said(*kind))
+    .map(|(_, text)| text)
+    .collect();
+    if !others.is_empty() {
+        notes.push(format!("{}.", others.join("; ")));
+    }
     notes.push("'-' under kappa: Amdahl's law has none; under limit: no speedup ceiling or capacity peak that the levels support (given only for fits that follow the data).".to_string());
     for series in &analysis.series {
         notes.extend(

@@ -215,7 +215,13 @@ const BAR_PREFIX: usize = 34;
 /// The bar's message cut to whole words so the line fits the terminal (80 columns where
 /// its width is unknown), ending in "..." where words were left out.
 fn fitted(text: &str) -> String {
-    let width = textwrap::termwidth().max(40).saturating_sub(BAR_PREFIX);
+    // The bar draws on standard error: its width, not standard output's.
+    let width = terminal_size::terminal_size_of(std::io::stderr())
+        .map_or(80, |(terminal_size::Width(columns), _)| {
+            usize::from(columns)
+        })
+        .max(40)
+        .saturating_sub(BAR_PREFIX);
     fit_words(text, width)
 }
 
@@ -235,7 +241,12 @@ fn fit_words(text: &str, width: usize) -> String {
         }
         out = next;
     }
-    format!("{} ...", out.trim_end_matches([',', '|', ' ']))
+    let kept = out.trim_end_matches([',', '|', ' ']);
+    if kept.is_empty() {
+        "...".to_string()
+    } else {
+        format!("{kept} ...")
+    }
 }
 
 #[cfg(test)]

@@ -131,6 +131,25 @@ pub fn assert_figures_lay_out(page: &str, what: &str) -> usize {
         let labels = labels(&svg, &font);
         assert!(!labels.is_empty(), "{what}: {id} has no text");
         let legend = legend(&svg);
+        if let Some(legend) = legend {
+            assert!(
+                bounds.holds(&legend),
+                "{what}: {id}: the legend {legend:?} leaves the figure"
+            );
+        }
+        // The plot keeps its height: the y axis' labels (right-aligned) span at least a
+        // third of the figure, whatever the labels above it and the legend take.
+        let ticks: Vec<f64> = svg
+            .select(&Selector::parse("text[text-anchor=\"end\"]").unwrap())
+            .map(|text| number(&text, "y"))
+            .collect();
+        let span = ticks.iter().copied().fold(f64::MIN, f64::max)
+            - ticks.iter().copied().fold(f64::MAX, f64::min);
+        assert!(
+            span >= (bounds.bottom - bounds.top) / 3.0,
+            "{what}: {id}: the plot is squeezed to {span:.0} px of {:.0}",
+            bounds.bottom - bounds.top
+        );
         for (index, label) in labels.iter().enumerate() {
             assert!(
                 bounds.holds(&label.area),
@@ -175,7 +194,13 @@ pub fn assert_figures_lay_out(page: &str, what: &str) -> usize {
                     legend.holds(&dot) || !legend.overlaps(&dot),
                     "{what}: {id}: the legend {legend:?} hides the point at ({x}, {y})"
                 );
-                let swatch = legend.holds(&dot) && x < legend.left + 40.0;
+                // A swatch's dot has its entry's label just right of it, on its row.
+                let swatch = legend.holds(&dot)
+                    && labels.iter().any(|label| {
+                        legend.holds(&label.area)
+                            && (label.area.left - x - 19.0).abs() <= 4.0
+                            && (label.area.top + label.area.bottom - 2.0 * y).abs() <= 6.0
+                    });
                 assert!(
                     swatch || !legend.holds(&dot),
                     "{what}: {id}: the legend {legend:?} hides the point at ({x}, {y})"
