@@ -30,7 +30,7 @@ use crate::host::sysfs::FsRoot;
 use crate::latency::{IntervalFigures, Latency, SessionLatency, interval_width, timeline_warnings};
 use crate::result::summary::job_variation;
 use crate::result::{Level, LevelSummary, RunMode, Sample};
-use crate::workload::{LevelTotals, ServerCounts, SessionCounts, WorkerJob, Workload};
+use crate::workload::{LevelTotals, ServerCounts, WorkerJob, Workload};
 
 /// An interval gets the server's counts when it is at least this many times as long as the
 /// server takes to publish them: within 10%, then.
@@ -80,8 +80,6 @@ enum WorkerNote {
     Pin(String),
     /// The session failed; the level cannot go on.
     Failed(String),
-    /// The session's own counters, sent after the last batch.
-    Session(SessionCounts),
     /// The session's response times, sent after the last batch.
     Latency(Box<SessionLatency>),
 }
@@ -290,7 +288,6 @@ pub fn measure_level(
     drop(note_sender);
     let mut counter_problem = None;
     let mut pin_problems = Vec::new();
-    let mut sessions = Vec::new();
     let mut latency: Option<SessionLatency> = None;
     collected.extend(notes.try_iter());
     for note in collected {
@@ -298,7 +295,6 @@ pub fn measure_level(
             WorkerNote::Counters(reason) => counter_problem = counter_problem.or(Some(reason)),
             WorkerNote::Pin(reason) => pin_problems.push(reason),
             WorkerNote::Failed(reason) => failure = failure.or(Some(reason)),
-            WorkerNote::Session(counters) => sessions.push(counters),
             // Merged after the window: no session's recording touched another's.
             WorkerNote::Latency(session) => match latency.as_mut() {
                 Some(merged) => merged.merge(&session),
@@ -320,7 +316,7 @@ pub fn measure_level(
             level.samples.len()
         ));
     }
-    let figures = workload.level_figures(&sessions, &totals(&level))?;
+    let figures = workload.level_figures(&totals(&level))?;
     level.workload_figures = figures.recorded;
     level.warnings = figures.warnings;
     level.workload_rate = figures.rate_of_merit;
@@ -664,7 +660,13 @@ fn run_worker(workload: &dyn Workload, context: WorkerContext<'_>) {
         if let Some(latency) = job.latency() {
             note(WorkerNote::Latency(Box::new(latency)));
         }
-        note(WorkerNote::Session(job.counters()));
+        // Handed to the workload before this worker's last note, which the level waits for.
+        if let Err(error) = job.hand_in_counts() {
+            note(WorkerNote::Failed(format!(
+                "worker {}: handing in its counts: {error:#}",
+                context.worker
+            )));
+        }
     }
 }
 

@@ -154,25 +154,36 @@ pub struct WorkloadInfo {
     pub description: String,
 }
 
-/// A session's own counts, read once after a level's last batch. Each workload hands its
-/// own typed struct out and reads the same type back in [`Workload::level_figures`]; the
-/// runner only carries them.
-pub type SessionCounts = Box<dyn std::any::Any + Send>;
+/// The sessions' own counts of one level, in the workload's own type: each session hands its
+/// counts in once after the level's last batch ([`WorkerJob::hand_in_counts`]) and the
+/// workload takes them all in [`Workload::level_figures`]. Typed end to end: the runner
+/// never carries them, and no count is read as another type.
+pub struct Sessions<T> {
+    counts: std::sync::Mutex<Vec<T>>,
+}
 
-/// The sessions' counts of one workload, back as its own type. The runner passes them on
-/// unopened, so a count of another type is a bug, reported rather than read as zero.
-pub fn sessions_as<T: 'static + Copy>(sessions: &[SessionCounts]) -> Result<Vec<T>> {
-    sessions
-        .iter()
-        .map(|counts| {
-            counts.downcast_ref::<T>().copied().ok_or_else(|| {
-                anyhow::anyhow!(
-                    "a session's counts are not {}: a workload's sessions and figures disagree",
-                    std::any::type_name::<T>()
-                )
-            })
-        })
-        .collect()
+impl<T> Default for Sessions<T> {
+    fn default() -> Self {
+        Self {
+            counts: std::sync::Mutex::new(Vec::new()),
+        }
+    }
+}
+
+impl<T> Sessions<T> {
+    /// A session's counts at the level's end (outside every timed window).
+    pub fn hand_in(&self, counts: T) -> Result<()> {
+        crate::error::locked(&self.counts, "the sessions' counts")?.push(counts);
+        Ok(())
+    }
+
+    /// Every count handed in since the last take: the level's.
+    pub fn take(&self) -> Result<Vec<T>> {
+        Ok(std::mem::take(&mut *crate::error::locked(
+            &self.counts,
+            "the sessions' counts",
+        )?))
+    }
 }
 
 /// What a workload adds to a level: its typed figures as the result document records them
@@ -304,14 +315,11 @@ pub trait Workload: Send + Sync {
         Ok(())
     }
 
-    /// Figures for a level from the sessions' counts and the runner's totals, with what they
+    /// Figures for a level from the sessions' counts (handed in to the workload's own
+    /// [`Sessions`]) and the runner's totals, with what they
     /// cannot vouch for (an LIO test that was not cached, ...); called on the main thread
     /// after the level's last batch.
-    fn level_figures(
-        &self,
-        _sessions: &[SessionCounts],
-        _totals: &LevelTotals,
-    ) -> Result<LevelFigures> {
+    fn level_figures(&self, _totals: &LevelTotals) -> Result<LevelFigures> {
         Ok(LevelFigures::default())
     }
 }
@@ -330,9 +338,10 @@ pub trait WorkerJob: Send {
         Ok(0)
     }
 
-    /// This session's own counts, read once after the level's last batch.
-    fn counters(&mut self) -> SessionCounts {
-        Box::new(())
+    /// Hands this session's own counts to its workload ([`Sessions`]), once after the
+    /// level's last batch; workloads without counts of their own have nothing to hand in.
+    fn hand_in_counts(&mut self) -> Result<()> {
+        Ok(())
     }
 
     /// Fixed-time levels: keep per-interval figures of each window of `window`, `width`
@@ -369,8 +378,8 @@ impl<T: WorkerJob> WorkerJob for CachePadded<T> {
         (**self).end_window()
     }
 
-    fn counters(&mut self) -> SessionCounts {
-        (**self).counters()
+    fn hand_in_counts(&mut self) -> Result<()> {
+        (**self).hand_in_counts()
     }
 
     fn window_started(&mut self, began: std::time::Instant) {

@@ -29,8 +29,8 @@ use crossbeam_utils::CachePadded;
 use serde::Serialize;
 
 use super::{
-    LevelFigures, LevelTotals, SessionConnection, SessionCounts, WorkerJob, Workload, WorkloadInfo,
-    WorkloadKind, sessions_as,
+    LevelFigures, LevelTotals, SessionConnection, Sessions, WorkerJob, Workload, WorkloadInfo,
+    WorkloadKind,
 };
 use crate::error::UsageError;
 use crate::error::locked;
@@ -78,6 +78,8 @@ pub struct DbWorkload {
     baseline: Mutex<Option<Baseline>>,
     /// Each worker's session's TLS, as it connected for the current level.
     connections: Mutex<std::collections::BTreeMap<usize, Option<tls::TlsFacts>>>,
+    /// The sessions' tallies, handed in at each level's end.
+    sessions: Arc<Sessions<SessionTally>>,
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -126,6 +128,7 @@ impl DbWorkload {
             blocks: BlocksPer { select, update },
             baseline: Mutex::new(None),
             connections: Mutex::new(std::collections::BTreeMap::new()),
+            sessions: Arc::default(),
         })
     }
 
@@ -190,6 +193,7 @@ impl Workload for DbWorkload {
             worker as u64 % self.schemas,
             self.rows,
             self.blocks,
+            Arc::clone(&self.sessions),
         )?;
         Ok(Box::new(CachePadded::new(session)))
     }
@@ -232,19 +236,17 @@ impl Workload for DbWorkload {
             server_cpu_s: self.server_cpu_s()?,
         };
         *locked(&self.baseline, "the level's baseline")? = Some(baseline);
+        // Tallies a level that ended early left behind are not this level's.
+        self.sessions.take()?;
         Ok(())
     }
 
-    fn level_figures(
-        &self,
-        sessions: &[SessionCounts],
-        totals: &LevelTotals,
-    ) -> Result<LevelFigures> {
+    fn level_figures(&self, totals: &LevelTotals) -> Result<LevelFigures> {
         let after = self.database.counters()?;
         let Some(before) = *locked(&self.baseline, "the level's baseline")? else {
             bail!("the level's database counters were not read at its start");
         };
-        let tallies = sessions_as::<SessionTally>(sessions)?;
+        let tallies = self.sessions.take()?;
         let per = |count: f64, over: f64| if over > 0.0 { count / over } else { 0.0 };
         let lio = after.lio - before.counters.lio;
         let pio = after.pio - before.counters.pio;
@@ -499,24 +501,31 @@ mod tests {
         workload.level_started().unwrap();
         // Two sessions: 100 selects and 50 updates between them, all blocks counted by the
         // server, which spent 1.5 s of backend CPU.
-        let sessions: Vec<SessionCounts> = vec![
-            Box::new(SessionTally {
+        let tallies = [
+            SessionTally {
                 statements: 90,
                 updates: 30,
                 rows_visited: 0,
                 client_blocks: 60.0 * 10.0 + 30.0 * 6.0,
                 backend_cpu_s: Some(1.0),
                 published: true,
-            }),
-            Box::new(SessionTally {
+            },
+            SessionTally {
                 statements: 60,
                 updates: 20,
                 rows_visited: 0,
                 client_blocks: 40.0 * 10.0 + 20.0 * 6.0,
                 backend_cpu_s: Some(0.5),
                 published: true,
-            }),
+            },
         ];
+        // Each level's sessions hand their tallies in at its end.
+        let hand_in = || {
+            for tally in tallies {
+                workload.sessions.hand_in(tally).unwrap();
+            }
+        };
+        hand_in();
         let client_blocks = 1000.0 + 300.0;
         database.counters.lock().unwrap().lio += client_blocks;
         let totals = LevelTotals {
@@ -525,7 +534,7 @@ mod tests {
             cpu_s: 0.5,
             ops: 0,
         };
-        let figures = workload.level_figures(&sessions, &totals).unwrap();
+        let figures = workload.level_figures(&totals).unwrap();
         let recorded = &figures.recorded;
         assert_eq!(recorded["statements"], 150.0);
         assert_eq!(recorded["updates"], 50.0);
@@ -541,8 +550,9 @@ mod tests {
         assert!(figures.warnings.is_empty(), "{:?}", figures.warnings);
         // The server counts twice the client's blocks (another client, a changed plan): said.
         workload.level_started().unwrap();
+        hand_in();
         database.counters.lock().unwrap().lio += 2.0 * client_blocks;
-        let figures = workload.level_figures(&sessions, &totals).unwrap();
+        let figures = workload.level_figures(&totals).unwrap();
         assert_eq!(figures.recorded["db_lio_over_client_blocks"], 2.0);
         assert!(
             figures.warnings[0].contains("counted 2.000x the blocks"),
@@ -559,7 +569,8 @@ mod tests {
                 counters.lio += client_blocks;
                 counters.maintenance = Some(Maintenance { finished, running });
             }
-            let figures = workload.level_figures(&sessions, &totals).unwrap();
+            hand_in();
+            let figures = workload.level_figures(&totals).unwrap();
             let autovacuum = figures
                 .warnings
                 .iter()

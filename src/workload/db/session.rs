@@ -11,7 +11,7 @@ use super::driver::{Answered, DbSession, PlannedStatement};
 use super::{DbOptions, process_cpu_seconds};
 use crate::latency::{Pacer, SessionLatency};
 use crate::workload::rng::SessionRng;
-use crate::workload::{SessionCounts, WorkerJob};
+use crate::workload::{Sessions, WorkerJob};
 
 /// What one session counted over a level, by the client's own count.
 #[derive(Debug, Clone, Copy, Default)]
@@ -66,6 +66,8 @@ pub(crate) struct DbSessionJob {
     window_start: Instant,
     /// Statements in flight, oldest first: when each was due (open loop) and sent.
     in_flight: VecDeque<(Option<Duration>, Duration)>,
+    /// Where this session hands its tally in at a level's end: its workload's.
+    sessions: std::sync::Arc<Sessions<SessionTally>>,
 }
 
 /// One answer may hold this many statements' records (two pipelined batches of 64).
@@ -83,6 +85,7 @@ impl DbSessionJob {
         schema: u64,
         rows: u64,
         blocks: BlocksPer,
+        sessions: std::sync::Arc<Sessions<SessionTally>>,
     ) -> Result<Self> {
         let unit = if options.server_loop {
             "server-side loop call"
@@ -123,6 +126,7 @@ impl DbSessionJob {
             pacer,
             window_start: Instant::now(),
             in_flight: VecDeque::with_capacity(MOST_IN_FLIGHT),
+            sessions,
         };
         for _ in 0..WARM_UP_STATEMENTS {
             session.select_once()?;
@@ -308,11 +312,19 @@ impl WorkerJob for DbSessionJob {
         self.backend_cpu_start = self.backend_cpu();
     }
 
-    fn counters(&mut self) -> SessionCounts {
-        // Published before the main thread reads the level's closing counters.
+    fn hand_in_counts(&mut self) -> Result<()> {
+        let tally = self.tally();
+        self.sessions.hand_in(tally)
+    }
+}
+
+impl DbSessionJob {
+    /// What this session counted over the level, its statistics published first (before
+    /// the main thread reads the level's closing counters).
+    pub(crate) fn tally(&mut self) -> SessionTally {
         let published = self.connection.publish_statistics().is_ok();
         let selects = self.statements - self.updates;
-        Box::new(SessionTally {
+        SessionTally {
             statements: self.statements,
             updates: self.updates,
             rows_visited: self.rows_visited,
@@ -322,7 +334,7 @@ impl WorkerJob for DbSessionJob {
                 .zip(self.backend_cpu())
                 .map(|(start, now)| now - start),
             published,
-        })
+        }
     }
 }
 
@@ -416,13 +428,22 @@ mod tests {
             pending: Vec::new(),
             published: true,
         };
-        let job = DbSessionJob::start(Box::new(fake), options, (3, 4), 1, 500, BLOCKS).unwrap();
+        let job = DbSessionJob::start(
+            Box::new(fake),
+            options,
+            (3, 4),
+            1,
+            500,
+            BLOCKS,
+            Arc::default(),
+        )
+        .unwrap();
         sent.lock().unwrap().clear();
         (job, sent)
     }
 
     fn tally(job: &mut DbSessionJob) -> SessionTally {
-        *job.counters().downcast::<SessionTally>().unwrap()
+        job.tally()
     }
 
     #[test]
@@ -489,7 +510,16 @@ mod tests {
             pending: Vec::new(),
             published: true,
         };
-        let mut job = DbSessionJob::start(Box::new(fake), paced, (1, 4), 1, 500, BLOCKS).unwrap();
+        let mut job = DbSessionJob::start(
+            Box::new(fake),
+            paced,
+            (1, 4),
+            1,
+            500,
+            BLOCKS,
+            Arc::default(),
+        )
+        .unwrap();
         sent.lock().unwrap().clear();
         let began = Instant::now();
         job.window_started(began);

@@ -19,10 +19,7 @@ use hdrhistogram::Histogram;
 
 use serde::Serialize;
 
-use super::{
-    LevelFigures, LevelTotals, SessionCounts, WorkerJob, Workload, WorkloadInfo, WorkloadKind,
-    sessions_as,
-};
+use super::{LevelFigures, LevelTotals, Sessions, WorkerJob, Workload, WorkloadInfo, WorkloadKind};
 use crate::error::locked;
 use crate::latency::SessionLatency;
 use crate::workload::rng::SessionRng;
@@ -73,6 +70,8 @@ pub struct LioWorkload {
     sessions: SessionOptions,
     latency: Arc<Mutex<Histogram<u64>>>,
     latches_at_start: Mutex<(LatchStats, LatchStats)>,
+    /// The sessions' totals, handed in at each level's end.
+    handed_in: Arc<Sessions<SessionTotals>>,
     /// lio levels whose data fits in this many bytes of CPU cache get a warning.
     last_level_cache: Option<u64>,
 }
@@ -95,6 +94,7 @@ impl LioWorkload {
             sessions,
             latency: Arc::new(Mutex::new(new_histogram())),
             latches_at_start: Mutex::new(Default::default()),
+            handed_in: Arc::default(),
             last_level_cache: None,
         })
     }
@@ -210,6 +210,7 @@ impl Workload for LioWorkload {
             totals: SessionTotals::default(),
             latency: new_histogram(),
             shared_latency: Arc::clone(&self.latency),
+            handed_in: Arc::clone(&self.handed_in),
             responses: SessionLatency::closed("statement", None),
             origin: Instant::now(),
         };
@@ -241,17 +242,15 @@ impl Workload for LioWorkload {
             engine.cache.chain_latch_stats(),
             engine.cache.lru_latch_stats(),
         );
+        // Totals a level that ended early left behind are not this level's.
+        self.handed_in.take()?;
         Ok(())
     }
 
-    fn level_figures(
-        &self,
-        sessions: &[SessionCounts],
-        totals: &LevelTotals,
-    ) -> Result<LevelFigures> {
+    fn level_figures(&self, totals: &LevelTotals) -> Result<LevelFigures> {
         let engine = self.engine()?;
         let mut sum = SessionTotals::default();
-        for session in sessions_as::<SessionTotals>(sessions)? {
+        for session in self.handed_in.take()? {
             sum.add(&session);
         }
         let (lio, pio) = (sum.counts.lio as f64, sum.counts.reads as f64);
@@ -395,6 +394,7 @@ struct Session {
     totals: SessionTotals,
     latency: Histogram<u64>,
     shared_latency: Arc<Mutex<Histogram<u64>>>,
+    handed_in: Arc<Sessions<SessionTotals>>,
     /// Each statement's response time, from this session's own clock readings.
     responses: SessionLatency,
     origin: Instant,
@@ -486,11 +486,10 @@ impl WorkerJob for Session {
         Some(std::mem::replace(&mut self.responses, empty))
     }
 
-    fn counters(&mut self) -> SessionCounts {
-        if let Ok(mut shared) = self.shared_latency.lock() {
-            let _ = shared.add(&self.latency);
-        }
-        Box::new(self.totals)
+    fn hand_in_counts(&mut self) -> Result<()> {
+        // A read time past the histogram's bounds is left out, as when it was recorded.
+        let _ = locked(&self.shared_latency, "the read latency histogram")?.add(&self.latency);
+        self.handed_in.hand_in(self.totals)
     }
 }
 
@@ -552,19 +551,19 @@ mod tests {
             ops: 0,
         };
         // One schema of 1000 rows is ~8 MiB: inside a 32 MiB cache.
-        let warnings = workload.level_figures(&[], &totals(1)).unwrap().warnings;
+        let warnings = workload.level_figures(&totals(1)).unwrap().warnings;
         assert_eq!(warnings.len(), 1, "{warnings:?}");
         assert!(warnings[0].contains("fits in the 32 MiB last-level cache"));
         // Without a known cache size nothing can be said.
         let mut unknown = small_lio(1000);
         unknown.setup().unwrap();
-        let figures = unknown.level_figures(&[], &totals(1)).unwrap();
+        let figures = unknown.level_figures(&totals(1)).unwrap();
         assert!(figures.warnings.is_empty());
         assert_eq!(figures.recorded["data_read_mib"], warnings_mib(&workload));
         // Larger data than the cache: no warning.
         let mut large = small_lio(1000).warning_when_cached(Some(4 << 20));
         large.setup().unwrap();
-        let figures = large.level_figures(&[], &totals(2)).unwrap();
+        let figures = large.level_figures(&totals(2)).unwrap();
         assert!(figures.warnings.is_empty());
     }
 }
