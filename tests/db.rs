@@ -1487,3 +1487,75 @@ fn the_timeline_has_the_servers_reads_where_they_are_live() {
         the_timeline_has_the_servers_reads(url, variable == "CORESCALE_TEST_MYSQL")
     });
 }
+
+/// What every driver must do, the same checks for each server, in a database of its own:
+/// the checklist a new driver passes (Oracle's, where an Oracle database exists).
+#[test]
+#[cfg_attr(
+    not(all(corescale_test_pg, corescale_test_mysql)),
+    ignore = "needs CORESCALE_TEST_PG and CORESCALE_TEST_MYSQL (see README)"
+)]
+fn every_driver_passes_the_same_checks() {
+    on_both_servers(|url, variable| {
+        // Before setup: a run says what to do first, and fails as a runtime error.
+        corescale()
+            .args([
+                "run",
+                "db",
+                "--target",
+                url,
+                "-w",
+                "1",
+                "--duration",
+                "200ms",
+            ])
+            .assert()
+            .code(1)
+            .stderr(contains("no corescale tables in").and(contains("corescale db setup")));
+        // `db check` connects and finds the privileges setup and runs need.
+        corescale()
+            .args(["db", "check", "--target", url])
+            .assert()
+            .success()
+            .stdout(contains("connected to").and(contains("privileges")));
+        setup(url);
+        // Both levels measured; the database's count agrees with the client's; every
+        // session's connection is recorded.
+        let (document, levels, _) = sweep(url, &[]);
+        assert_eq!(document["complete"], true, "{variable}");
+        for (level, figures) in document["levels"].as_array().unwrap().iter().zip(&levels) {
+            let agreement = number(figures, "db_lio_over_client_blocks");
+            assert!(
+                (0.95..=1.05).contains(&agreement),
+                "{variable}: db/client = {agreement}"
+            );
+            assert_eq!(
+                level["connections"].as_array().map(Vec::len),
+                level["workers"].as_u64().map(|workers| workers as usize),
+                "{variable}: {level}"
+            );
+        }
+        // A server that is not there: a runtime error naming the target, promptly.
+        let mut unreachable = url::Url::parse(url).unwrap();
+        unreachable.set_port(Some(1)).unwrap();
+        let began = std::time::Instant::now();
+        corescale()
+            .args(["db", "check", "--target", unreachable.as_str()])
+            .args(["--connect-timeout", "5s"])
+            .assert()
+            .code(1)
+            .stderr(contains("127.0.0.1:1"));
+        assert!(began.elapsed() < Duration::from_secs(10), "{variable}");
+        // Teardown leaves nothing of corescale's: a second one finds nothing to drop.
+        corescale()
+            .args(["db", "teardown", "--target", url])
+            .assert()
+            .success()
+            .stdout(contains("dropped from"));
+        corescale()
+            .args(["db", "teardown", "--target", url])
+            .assert()
+            .success()
+            .stdout(contains("no objects of corescale's catalogue"));
+    });
+}
