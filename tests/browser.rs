@@ -10,7 +10,7 @@ mod common;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use common::{anchor_report_command, corescale, variant};
+use common::{anchor_report_command, corescale};
 use serde_json::Value;
 
 fn chromium() -> PathBuf {
@@ -103,13 +103,7 @@ fn pages(dir: &Path) -> Vec<(&'static str, PathBuf)> {
         .arg(&anchor)
         .assert()
         .success();
-    let results = dir.join("fleet");
-    for index in 1..=6 {
-        let host = format!("db{index:02}");
-        let document = variant(&host, "2026-11-20T10:00:00Z", 1.0 + 0.03 * index as f64);
-        std::fs::create_dir_all(results.join(&host)).unwrap();
-        std::fs::write(results.join(&host).join("cpu.json"), document.to_string()).unwrap();
-    }
+    let results = common::write_fleet(dir, 6, 0.03);
     let fleet = dir.join("fleet.html");
     corescale()
         .arg("report")

@@ -1008,13 +1008,7 @@ fn every_help_fits_80_columns() {
 #[test]
 fn every_table_fits_80_columns() {
     let dir = tempfile::tempdir().unwrap();
-    let fleet = dir.path().join("fleet");
-    for index in 1..=12 {
-        let host = format!("db{index:02}");
-        let document = common::variant(&host, "2026-11-20T10:00:00Z", 1.0 + 0.01 * index as f64);
-        std::fs::create_dir_all(fleet.join(&host)).unwrap();
-        std::fs::write(fleet.join(&host).join("cpu.json"), document.to_string()).unwrap();
-    }
+    let fleet = common::write_fleet(dir.path(), 12, 0.01);
     let run: Vec<String> = [
         "run",
         "cpu",

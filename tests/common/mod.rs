@@ -426,3 +426,16 @@ pub fn variant(host: &str, started: &str, slower: f64) -> Value {
     }
     document
 }
+
+/// A fleet of `hosts` results of the template in `dir`/fleet, one folder per host (db01,
+/// db02, ...), each host's jobs `step` longer than the one before; returns the folder.
+pub fn write_fleet(dir: &Path, hosts: usize, step: f64) -> std::path::PathBuf {
+    let fleet = dir.join("fleet");
+    for index in 1..=hosts {
+        let host = format!("db{index:02}");
+        let document = variant(&host, "2026-11-20T10:00:00Z", 1.0 + step * index as f64);
+        fs::create_dir_all(fleet.join(&host)).unwrap();
+        fs::write(fleet.join(&host).join("cpu.json"), document.to_string()).unwrap();
+    }
+    fleet
+}
