@@ -8,8 +8,8 @@ use std::time::Duration;
 
 use common::scratch::Scratch;
 use common::{
-    corescale, read_json, spawn_until_first_level, the_csv_reports_as_the_json_does,
-    variable_or_skip as server,
+    corescale, read_json, required as server, spawn_until_first_level,
+    the_csv_reports_as_the_json_does,
 };
 use predicates::prelude::*;
 use predicates::str::contains;
@@ -33,24 +33,22 @@ impl OwnDatabase {
     }
 }
 
-fn own_database(variable: &str) -> Option<OwnDatabase> {
-    let base = server(variable)?;
+fn own_database(variable: &str) -> OwnDatabase {
+    let base = server(variable);
     let held = SERVER_LOCK
         .lock()
         .unwrap_or_else(|poisoned| poisoned.into_inner());
-    Some(OwnDatabase {
+    OwnDatabase {
         scratch: Scratch::new(&base, "db"),
         _server: held,
-    })
+    }
 }
 
 /// Runs `check` against each test server in turn (a database of its own there, and the
 /// variable naming the server).
 fn on_both_servers(check: impl Fn(&str, &str)) {
     for variable in ["CORESCALE_TEST_PG", "CORESCALE_TEST_MYSQL"] {
-        let Some(own) = own_database(variable) else {
-            continue;
-        };
+        let own = own_database(variable);
         check(&own.url(), variable);
     }
 }
@@ -259,9 +257,7 @@ fn teardown_keeps_other_tables(
     ignore = "needs CORESCALE_TEST_PG, a PostgreSQL URL (see README)"
 )]
 fn postgresql_end_to_end() {
-    let Some(own) = own_database("CORESCALE_TEST_PG") else {
-        return;
-    };
+    let own = own_database("CORESCALE_TEST_PG");
     let url = own.url();
     let mut client = postgres::Client::connect(&url, postgres::NoTls).unwrap();
     setup(&url);
@@ -346,9 +342,7 @@ fn every_statement_is_counted_once(url: &str) {
     ignore = "needs CORESCALE_TEST_MYSQL, a MariaDB/MySQL URL (see README)"
 )]
 fn mariadb_end_to_end() {
-    let Some(own) = own_database("CORESCALE_TEST_MYSQL") else {
-        return;
-    };
+    let own = own_database("CORESCALE_TEST_MYSQL");
     let url = own.url();
     use mysql::prelude::Queryable;
     let pool = mysql::Pool::new(url.as_str()).unwrap();
@@ -392,9 +386,7 @@ fn mariadb_end_to_end() {
     ignore = "needs CORESCALE_TEST_PG, a PostgreSQL URL (see README)"
 )]
 fn a_session_killed_mid_run_keeps_the_levels_done() {
-    let Some(own) = own_database("CORESCALE_TEST_PG") else {
-        return;
-    };
+    let own = own_database("CORESCALE_TEST_PG");
     let url = own.url();
     let dir = tempfile::tempdir().unwrap();
     let json = dir.path().join("killed.json");
@@ -521,9 +513,7 @@ fn bad_targets_and_options_are_refused_before_connecting() {
     ignore = "needs CORESCALE_TEST_PG, a PostgreSQL URL (see README)"
 )]
 fn unreachable_servers_and_passwords_are_handled() {
-    let Some(own) = own_database("CORESCALE_TEST_PG") else {
-        return;
-    };
+    let own = own_database("CORESCALE_TEST_PG");
     let url = own.url();
     // Trust authentication ignores the password; it must still never reach the results.
     let with_password = url.replacen("://postgres@", "://postgres:topsecret@", 1);
@@ -679,9 +669,7 @@ fn concurrent_setups_do_not_interleave(url: &str, keys: &dyn Fn() -> (i64, i64))
     ignore = "needs CORESCALE_TEST_PG, a PostgreSQL URL (see README)"
 )]
 fn postgresql_teardown_by_ownership() {
-    let Some(own) = own_database("CORESCALE_TEST_PG") else {
-        return;
-    };
+    let own = own_database("CORESCALE_TEST_PG");
     let url = own.url();
     let connect = {
         let url = url.clone();
@@ -740,9 +728,7 @@ fn postgresql_teardown_by_ownership() {
     ignore = "needs CORESCALE_TEST_MYSQL, a MariaDB/MySQL URL (see README)"
 )]
 fn mariadb_teardown_by_ownership() {
-    let Some(own) = own_database("CORESCALE_TEST_MYSQL") else {
-        return;
-    };
+    let own = own_database("CORESCALE_TEST_MYSQL");
     let url = own.url();
     use mysql::prelude::Queryable;
     let pool = mysql::Pool::new(url.as_str()).unwrap();
@@ -832,9 +818,7 @@ fn a_server_that_never_answers_ends_the_command() {
     ignore = "needs CORESCALE_TEST_MYSQL, a MariaDB/MySQL URL (see README)"
 )]
 fn mariadb_passwords_with_url_characters() {
-    let Some(own) = own_database("CORESCALE_TEST_MYSQL") else {
-        return;
-    };
+    let own = own_database("CORESCALE_TEST_MYSQL");
     let url = own.url();
     use mysql::prelude::Queryable;
     let password = "Pl+us%2F/sl?q#h&a:c@t 5";
@@ -913,9 +897,7 @@ fn mariadb_passwords_with_url_characters() {
     ignore = "needs CORESCALE_TEST_PG, a PostgreSQL URL (see README)"
 )]
 fn a_stalled_backend_ends_the_run_keeping_the_levels_done() {
-    let Some(own) = own_database("CORESCALE_TEST_PG") else {
-        return;
-    };
+    let own = own_database("CORESCALE_TEST_PG");
     let url = own.url();
     use nix::sys::signal::{Signal, kill};
     use nix::unistd::Pid;
@@ -1008,12 +990,11 @@ fn setup_warns_when_the_data_outgrows(url: &str, setting: &str) {
     ignore = "needs CORESCALE_TEST_PG and CORESCALE_TEST_MYSQL (see README)"
 )]
 fn setup_warns_when_the_data_outgrows_the_buffer_cache() {
-    if let Some(own) = own_database("CORESCALE_TEST_PG") {
-        setup_warns_when_the_data_outgrows(&own.url(), "shared_buffers");
-    }
-    if let Some(own) = own_database("CORESCALE_TEST_MYSQL") {
-        setup_warns_when_the_data_outgrows(&own.url(), "innodb_buffer_pool_size");
-    }
+    let own = own_database("CORESCALE_TEST_PG");
+    setup_warns_when_the_data_outgrows(&own.url(), "shared_buffers");
+    drop(own);
+    let own = own_database("CORESCALE_TEST_MYSQL");
+    setup_warns_when_the_data_outgrows(&own.url(), "innodb_buffer_pool_size");
 }
 
 /// A second setup with other --schemas and --scale replaces the first one's tables, and a run
@@ -1024,9 +1005,7 @@ fn setup_warns_when_the_data_outgrows_the_buffer_cache() {
     ignore = "needs CORESCALE_TEST_PG, a PostgreSQL URL (see README)"
 )]
 fn a_new_setup_replaces_the_old_tables() {
-    let Some(own) = own_database("CORESCALE_TEST_PG") else {
-        return;
-    };
+    let own = own_database("CORESCALE_TEST_PG");
     let url = own.url();
     setup(&url);
     corescale()
@@ -1070,9 +1049,7 @@ fn a_new_setup_replaces_the_old_tables() {
     ignore = "needs CORESCALE_TEST_PG, a PostgreSQL URL (see README)"
 )]
 fn a_socket_directory_in_the_url_serves_setup_run_and_teardown() {
-    let Some(own) = own_database("CORESCALE_TEST_PG") else {
-        return;
-    };
+    let own = own_database("CORESCALE_TEST_PG");
     let url = own.url();
     let directory = "/var/run/postgresql";
     if !std::path::Path::new(directory)
@@ -1187,9 +1164,7 @@ fn stalled_latency(url: &str, extra: &[&str]) -> Value {
     ignore = "needs CORESCALE_TEST_PG, a PostgreSQL URL (see README)"
 )]
 fn a_stall_is_counted_by_every_statement_it_delayed() {
-    let Some(own) = own_database("CORESCALE_TEST_PG") else {
-        return;
-    };
+    let own = own_database("CORESCALE_TEST_PG");
     let url = own.url();
     setup(&url);
     let open = stalled_latency(&url, &["--rate", "200", "--latency-limit", "100ms"]);

@@ -8,7 +8,7 @@
 mod common;
 
 use common::scratch::{MyScratch, PgScratch, scratch_name};
-use common::{corescale, variable_or_skip as server};
+use common::{corescale, required as server};
 use mysql::prelude::Queryable;
 
 /// One test at a time: other tests count and end corescale's sessions server-wide.
@@ -93,9 +93,7 @@ fn setup_refuses_while_rows_remain(url: &str, named: &str) {
     ignore = "needs CORESCALE_TEST_PG, a PostgreSQL URL (see README)"
 )]
 fn postgresql_forged_catalogue_rows_steer_no_drop() {
-    let Some(base) = server("CORESCALE_TEST_PG") else {
-        return;
-    };
+    let base = server("CORESCALE_TEST_PG");
     let _server = exclusive();
     let scratch = PgScratch::new(&base, "forged");
     setup(&scratch.url, "1");
@@ -172,9 +170,7 @@ fn postgresql_forged_catalogue_rows_steer_no_drop() {
     ignore = "needs CORESCALE_TEST_PG, a PostgreSQL URL (see README)"
 )]
 fn postgresql_a_table_in_another_schema_is_not_reported_dropped() {
-    let Some(base) = server("CORESCALE_TEST_PG") else {
-        return;
-    };
+    let base = server("CORESCALE_TEST_PG");
     let _server = exclusive();
     let scratch = PgScratch::new(&base, "elsewhere");
     setup(&scratch.url, "1");
@@ -221,9 +217,7 @@ fn postgresql_a_table_in_another_schema_is_not_reported_dropped() {
     ignore = "needs CORESCALE_TEST_PG, a PostgreSQL URL (see README)"
 )]
 fn postgresql_a_recreated_table_is_left_alone() {
-    let Some(base) = server("CORESCALE_TEST_PG") else {
-        return;
-    };
+    let base = server("CORESCALE_TEST_PG");
     let _server = exclusive();
     let scratch = PgScratch::new(&base, "recreated");
     setup(&scratch.url, "1");
@@ -253,9 +247,7 @@ fn postgresql_a_recreated_table_is_left_alone() {
     ignore = "needs CORESCALE_TEST_PG, a PostgreSQL URL (see README)"
 )]
 fn postgresql_setup_and_teardown_leave_nothing() {
-    let Some(base) = server("CORESCALE_TEST_PG") else {
-        return;
-    };
+    let base = server("CORESCALE_TEST_PG");
     let _server = exclusive();
     let scratch = PgScratch::new(&base, "clean");
     let in_public = "SELECT (SELECT count(*) FROM pg_class WHERE relnamespace = 'public'::regnamespace) + (SELECT count(*) FROM pg_proc WHERE pronamespace = 'public'::regnamespace)";
@@ -286,9 +278,7 @@ fn postgresql_setup_and_teardown_leave_nothing() {
     ignore = "needs CORESCALE_TEST_PG, a PostgreSQL URL (see README)"
 )]
 fn postgresql_a_catalogue_others_may_write_steers_no_drop() {
-    let Some(base) = server("CORESCALE_TEST_PG") else {
-        return;
-    };
+    let base = server("CORESCALE_TEST_PG");
     let _server = exclusive();
     let scratch = PgScratch::new(&base, "writers");
     let role = format!("cs_writer_{}", std::process::id());
@@ -339,9 +329,7 @@ fn postgresql_a_catalogue_others_may_write_steers_no_drop() {
     ignore = "needs CORESCALE_TEST_PG, a PostgreSQL URL (see README)"
 )]
 fn postgresql_an_older_catalogue_drops_nothing() {
-    let Some(base) = server("CORESCALE_TEST_PG") else {
-        return;
-    };
+    let base = server("CORESCALE_TEST_PG");
     let _server = exclusive();
     let scratch = PgScratch::new(&base, "older");
     setup(&scratch.url, "1");
@@ -371,9 +359,7 @@ fn postgresql_an_older_catalogue_drops_nothing() {
     ignore = "needs CORESCALE_TEST_MYSQL, a MariaDB/MySQL URL (see README)"
 )]
 fn mariadb_forged_catalogue_rows_steer_no_drop() {
-    let Some(base) = server("CORESCALE_TEST_MYSQL") else {
-        return;
-    };
+    let base = server("CORESCALE_TEST_MYSQL");
     let _server = exclusive();
     let scratch = MyScratch::new(&base, scratch_name("forged"));
     setup(&scratch.url, "1");
@@ -419,9 +405,7 @@ fn mariadb_forged_catalogue_rows_steer_no_drop() {
     ignore = "needs CORESCALE_TEST_MYSQL, a MariaDB/MySQL URL (see README)"
 )]
 fn mariadb_a_table_in_another_database_is_not_reported_dropped() {
-    let Some(base) = server("CORESCALE_TEST_MYSQL") else {
-        return;
-    };
+    let base = server("CORESCALE_TEST_MYSQL");
     let _server = exclusive();
     let scratch = MyScratch::new(&base, scratch_name("here"));
     let other = MyScratch::new(&base, scratch_name("other"));
@@ -454,9 +438,7 @@ fn mariadb_a_table_in_another_database_is_not_reported_dropped() {
     ignore = "needs CORESCALE_TEST_MYSQL, a MariaDB/MySQL URL (see README)"
 )]
 fn mariadb_a_recreated_table_is_left_alone() {
-    let Some(base) = server("CORESCALE_TEST_MYSQL") else {
-        return;
-    };
+    let base = server("CORESCALE_TEST_MYSQL");
     let _server = exclusive();
     let scratch = MyScratch::new(&base, scratch_name("recreated"));
     setup(&scratch.url, "2");
@@ -487,9 +469,7 @@ fn mariadb_a_recreated_table_is_left_alone() {
     ignore = "needs CORESCALE_TEST_MYSQL, a MariaDB/MySQL URL (see README)"
 )]
 fn mariadb_setup_and_teardown_leave_nothing() {
-    let Some(base) = server("CORESCALE_TEST_MYSQL") else {
-        return;
-    };
+    let base = server("CORESCALE_TEST_MYSQL");
     let _server = exclusive();
     let scratch = MyScratch::new(&base, scratch_name("clean"));
     setup(&scratch.url, "2");
@@ -511,9 +491,7 @@ fn mariadb_setup_and_teardown_leave_nothing() {
     ignore = "needs CORESCALE_TEST_MYSQL, a MariaDB/MySQL URL (see README)"
 )]
 fn mariadb_without_table_ids_tables_are_known_by_creation_time() {
-    let Some(base) = server("CORESCALE_TEST_MYSQL") else {
-        return;
-    };
+    let base = server("CORESCALE_TEST_MYSQL");
     let _server = exclusive();
     let scratch = MyScratch::new(&base, scratch_name("noprocess"));
     let user = format!("cs_td_{}", std::process::id());

@@ -26,7 +26,7 @@ const PUNCTUATION_PASSWORD: &str = "!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~ Z9";
 const UNNAMED_ADDRESS: &str = "127.0.0.2";
 
 /// A program the tests need, from PATH or the sbin directories.
-fn program_or_skip(name: &str) -> Option<PathBuf> {
+fn program(name: &str) -> PathBuf {
     let mut directories: Vec<PathBuf> = std::env::var_os("PATH")
         .map(|path| std::env::split_paths(&path).collect())
         .unwrap_or_default();
@@ -36,11 +36,7 @@ fn program_or_skip(name: &str) -> Option<PathBuf> {
         .map(|directory| directory.join(name))
         .find(|path| path.is_file());
     // Without it the test is ignored (build.rs); run anyway, it fails.
-    assert!(
-        found.is_some(),
-        "{name} is not installed: this MariaDB TLS test cannot run"
-    );
-    found
+    found.unwrap_or_else(|| panic!("{name} is not installed: this MariaDB TLS test cannot run"))
 }
 
 /// Runs a program, failing the test with its output when it fails.
@@ -64,10 +60,10 @@ struct PrivateMariaDb {
 
 impl PrivateMariaDb {
     /// Starts a server (the test is ignored where a program it needs is missing: build.rs).
-    fn start_or_skip() -> Option<Self> {
-        let openssl = program_or_skip("openssl")?;
-        let install = program_or_skip("mariadb-install-db")?;
-        let mariadbd = program_or_skip("mariadbd")?;
+    fn start() -> Self {
+        let openssl = program("openssl");
+        let install = program("mariadb-install-db");
+        let mariadbd = program("mariadbd");
         let dir = tempfile::Builder::new()
             .prefix("corescale-mytls")
             .tempdir()
@@ -120,7 +116,7 @@ impl PrivateMariaDb {
             .unwrap();
         let mut private = Self { dir, port, server };
         private.create_users();
-        Some(private)
+        private
     }
 
     fn path(&self, name: &str) -> String {
@@ -312,9 +308,7 @@ fn one_line_error(command: &mut assert_cmd::Command) -> String {
     ignore = "needs mariadbd installed, to start a private server"
 )]
 fn verified_tls_sets_up_runs_and_tears_down() {
-    let Some(mut server) = PrivateMariaDb::start_or_skip() else {
-        return;
-    };
+    let mut server = PrivateMariaDb::start();
     let url = server.url(USER, "127.0.0.1", "VERIFY_IDENTITY", "ca.pem");
     let handshakes = server.status("Ssl_accepts");
     let output = corescale()
@@ -378,9 +372,7 @@ fn verified_tls_sets_up_runs_and_tears_down() {
     ignore = "needs mariadbd installed, to start a private server"
 )]
 fn refused_tls_names_the_setting_to_change() {
-    let Some(server) = PrivateMariaDb::start_or_skip() else {
-        return;
-    };
+    let server = PrivateMariaDb::start();
     // A CA that did not sign the server's certificate.
     let error = one_line_error(
         corescale()
@@ -441,9 +433,7 @@ fn refused_tls_names_the_setting_to_change() {
     ignore = "needs mariadbd installed, to start a private server"
 )]
 fn the_option_file_gives_everything_but_the_database() {
-    let Some(server) = PrivateMariaDb::start_or_skip() else {
-        return;
-    };
+    let server = PrivateMariaDb::start();
     let home = tempfile::tempdir().unwrap();
     // As MySQL's and MariaDB's clients read option files: in quotes `#` and `;` are the
     // value's, `\` and the quote are escaped with `\`; outside quotes `#` starts a comment.
@@ -507,9 +497,7 @@ fn the_option_file_gives_everything_but_the_database() {
     ignore = "needs mariadbd installed, to start a private server"
 )]
 fn punctuation_passwords_connect_and_never_show() {
-    let Some(server) = PrivateMariaDb::start_or_skip() else {
-        return;
-    };
+    let server = PrivateMariaDb::start();
     let url = server.url(PUNCTUATION_USER, "127.0.0.1", "VERIFY_IDENTITY", "ca.pem");
     let output = corescale()
         .args(["db", "setup", "--target", &url])
@@ -563,9 +551,7 @@ fn punctuation_passwords_connect_and_never_show() {
     ignore = "needs mariadbd installed, to start a private server"
 )]
 fn a_unix_socket_reaches_the_server() {
-    let Some(server) = PrivateMariaDb::start_or_skip() else {
-        return;
-    };
+    let server = PrivateMariaDb::start();
     let url = format!(
         "mysql://{USER}@localhost/{DATABASE}?socket={}",
         server.socket()

@@ -9,7 +9,7 @@ mod common;
 
 use common::pg_cluster::PrivateCluster;
 
-use common::{corescale, variable_or_skip};
+use common::{corescale, required};
 use predicates::prelude::*;
 use predicates::str::contains;
 
@@ -64,9 +64,7 @@ fn start_cluster(bindir: &str) -> PrivateCluster {
     ignore = "needs CORESCALE_TEST_PG_BINDIR, PostgreSQL's server binaries (see README)"
 )]
 fn sessions_authenticate_with_password_md5_and_scram() {
-    let Some(bindir) = variable_or_skip("CORESCALE_TEST_PG_BINDIR") else {
-        return;
-    };
+    let bindir = required("CORESCALE_TEST_PG_BINDIR");
     let cluster = start_cluster(&bindir);
     let dir = tempfile::tempdir().unwrap();
     for (role, method, password) in ROLES {
@@ -121,9 +119,7 @@ fn sessions_authenticate_with_password_md5_and_scram() {
     ignore = "needs CORESCALE_TEST_PG_BINDIR, PostgreSQL's server binaries (see README)"
 )]
 fn a_user_without_privileges_is_told_what_is_missing() {
-    let Some(bindir) = variable_or_skip("CORESCALE_TEST_PG_BINDIR") else {
-        return;
-    };
+    let bindir = required("CORESCALE_TEST_PG_BINDIR");
     let cluster = start_cluster(&bindir);
     let (role, password) = UNPRIVILEGED;
     corescale()
@@ -142,9 +138,7 @@ fn a_user_without_privileges_is_told_what_is_missing() {
     ignore = "needs CORESCALE_TEST_PG_BINDIR, PostgreSQL's server binaries (see README)"
 )]
 fn passwords_with_url_characters_work_and_never_show() {
-    let Some(bindir) = variable_or_skip("CORESCALE_TEST_PG_BINDIR") else {
-        return;
-    };
+    let bindir = required("CORESCALE_TEST_PG_BINDIR");
     let cluster = start_cluster(&bindir);
     let (role, _, password) = ROLES[3];
     let bare = format!("postgres://{role}@127.0.0.1:{}/postgres", cluster.port);

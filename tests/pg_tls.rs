@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use common::pg_cluster::PrivateCluster;
-use common::{corescale, read_json, variable_or_skip};
+use common::{corescale, read_json, required};
 use predicates::prelude::*;
 use predicates::str::{contains, is_match};
 
@@ -117,9 +117,9 @@ impl Certificates {
     }
 }
 
-/// The TLS-only cluster and its certificates; None where the test cannot run (outside CI).
-fn start() -> Option<(PrivateCluster, Certificates)> {
-    let bindir = variable_or_skip("CORESCALE_TEST_PG_BINDIR")?;
+/// The TLS-only cluster and its certificates.
+fn start() -> (PrivateCluster, Certificates) {
+    let bindir = required("CORESCALE_TEST_PG_BINDIR");
     let certificates = Certificates::make();
     let hba = format!(
         "hostssl all {} 127.0.0.1/32 scram-sha-256\nhostssl all {CERT_ROLE} 127.0.0.1/32 cert\nhostnossl all {} 127.0.0.1/32 scram-sha-256\nhostnossl all all 127.0.0.1/32 reject\n",
@@ -141,7 +141,7 @@ fn start() -> Option<(PrivateCluster, Certificates)> {
         "-c ssl=on -c ssl_cert_file=server.crt -c ssl_key_file=server.key -c ssl_ca_file=ca.crt",
         &sql,
     );
-    Some((cluster, certificates))
+    (cluster, certificates)
 }
 
 /// A URL of the TLS role at `host`, its password left to CORESCALE_DB_PASSWORD.
@@ -158,9 +158,7 @@ fn url(cluster: &PrivateCluster, host: &str, parameters: &str) -> String {
     ignore = "needs CORESCALE_TEST_PG_BINDIR, PostgreSQL's server binaries (see README)"
 )]
 fn verify_full_sets_up_runs_and_tears_down_over_tls_and_records_it() {
-    let Some((cluster, certificates)) = start() else {
-        return;
-    };
+    let (cluster, certificates) = start();
     let target = url(
         &cluster,
         "localhost",
@@ -220,9 +218,7 @@ fn verify_full_sets_up_runs_and_tears_down_over_tls_and_records_it() {
     ignore = "needs CORESCALE_TEST_PG_BINDIR, PostgreSQL's server binaries (see README)"
 )]
 fn each_tls_failure_has_its_own_message() {
-    let Some((cluster, certificates)) = start() else {
-        return;
-    };
+    let (cluster, certificates) = start();
     let fails = |target: String, expected: &str| {
         corescale()
             .args(["db", "check", "--target", &target])
@@ -295,9 +291,7 @@ fn each_tls_failure_has_its_own_message() {
     ignore = "needs CORESCALE_TEST_PG_BINDIR, PostgreSQL's server binaries (see README)"
 )]
 fn channel_binding_and_client_certificates() {
-    let Some((cluster, certificates)) = start() else {
-        return;
-    };
+    let (cluster, certificates) = start();
     corescale()
         .args(["db", "check", "--target"])
         .arg(url(
@@ -367,9 +361,7 @@ fn channel_binding_and_client_certificates() {
     ignore = "needs CORESCALE_TEST_PG_BINDIR, PostgreSQL's server binaries (see README)"
 )]
 fn pgpass_service_file_and_variables_reach_the_server() {
-    let Some((cluster, certificates)) = start() else {
-        return;
-    };
+    let (cluster, certificates) = start();
     let home = tempfile::tempdir().unwrap();
     let pgpass = home.path().join(".pgpass");
     std::fs::write(

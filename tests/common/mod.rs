@@ -28,13 +28,13 @@ pub fn corescale() -> Command {
     command
 }
 
-/// The value of an environment variable naming a test server. Tests that need one are
-/// ignored where it is not set (build.rs sets a cfg per variable; see README), so a test
-/// that runs without it was asked for by name or with `--include-ignored`, or runs in CI:
-/// it fails, naming the variable, rather than pass without running.
-pub fn variable_or_skip(variable: &str) -> Option<String> {
+/// The value of an environment variable naming a test server or its binaries. Tests that
+/// need one are ignored where it is not set (build.rs sets a cfg per variable; see README),
+/// so a test that runs without it was asked for by name or with `--include-ignored`, or runs
+/// in CI: it fails, naming the variable, rather than pass without running.
+pub fn required(variable: &str) -> String {
     match std::env::var(variable) {
-        Ok(value) if !value.is_empty() => Some(value),
+        Ok(value) if !value.is_empty() => value,
         _ => panic!("{variable} is not set: this database test cannot run without it (see README)"),
     }
 }
