@@ -37,12 +37,18 @@ pub(crate) fn for_terminal(text: &str) -> String {
     if !std::io::stderr().is_terminal() {
         return text.to_string();
     }
-    let width = match textwrap::termwidth() {
-        // termwidth() is 80 when it cannot tell.
-        width if width >= 20 => width,
+    let width = match stderr_columns() {
+        Some(width) if width >= 20 => width,
         _ => 80,
     };
     wrap_to(text, width)
+}
+
+/// The width of the terminal standard error is on, where it can be told: what the messages
+/// and the progress bar written there must fit (standard output may go elsewhere).
+pub(crate) fn stderr_columns() -> Option<usize> {
+    terminal_size::terminal_size_of(std::io::stderr())
+        .map(|(terminal_size::Width(columns), _)| usize::from(columns))
 }
 
 /// "1 worker", "2 workers".

@@ -988,15 +988,13 @@ fn free_corner(figure: &Figure, frame: &Frame, size: (f64, f64)) -> Option<Legen
         LegendCorner::LowerRight,
         LegendCorner::LowerLeft,
     ];
-    let fits = |corner: &LegendCorner| {
-        let area = corner_box(*corner, &frame.plot, size);
+    let fits = |area: &Rect| {
         area.left >= frame.plot.left
             && area.right <= frame.plot.right
             && area.top >= frame.plot.top
             && area.bottom <= frame.plot.bottom
     };
-    let empty = |corner: &LegendCorner| {
-        let area = corner_box(*corner, &frame.plot, size);
+    let empty = |area: &Rect| {
         let margin = Rect {
             left: area.left - 3.0,
             top: area.top - 3.0,
@@ -1005,18 +1003,21 @@ fn free_corner(figure: &Figure, frame: &Frame, size: (f64, f64)) -> Option<Legen
         };
         !ink.iter().any(|&point| margin.contains(point))
     };
-    let uncrossed = |corner: &LegendCorner| {
-        let area = corner_box(*corner, &frame.plot, size);
+    let uncrossed = |area: &Rect| {
         !figure
             .markers
             .iter()
             .any(|marker| (area.left..=area.right).contains(&frame.x_pixel(marker.x)))
     };
-    let free: Vec<LegendCorner> = corners.into_iter().filter(fits).filter(empty).collect();
+    let free: Vec<(LegendCorner, Rect)> = corners
+        .into_iter()
+        .map(|corner| (corner, corner_box(corner, &frame.plot, size)))
+        .filter(|(_, area)| fits(area) && empty(area))
+        .collect();
     free.iter()
-        .find(|corner| uncrossed(corner))
+        .find(|(_, area)| uncrossed(area))
         .or(free.first())
-        .copied()
+        .map(|&(corner, _)| corner)
 }
 
 /// How a line is drawn: fits a darker shade of their series' colour, so a fit that lies on

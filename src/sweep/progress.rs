@@ -215,11 +215,8 @@ const BAR_PREFIX: usize = 34;
 /// The bar's message cut to whole words so the line fits the terminal (80 columns where
 /// its width is unknown), ending in "..." where words were left out.
 fn fitted(text: &str) -> String {
-    // The bar draws on standard error: its width, not standard output's.
-    let width = terminal_size::terminal_size_of(std::io::stderr())
-        .map_or(80, |(terminal_size::Width(columns), _)| {
-            usize::from(columns)
-        })
+    let width = crate::format::stderr_columns()
+        .unwrap_or(80)
         .max(40)
         .saturating_sub(BAR_PREFIX);
     fit_words(text, width)
