@@ -1123,10 +1123,14 @@ where
     let (width, height) = root.dim_in_pixel();
     let title_bottom = body.get_base_pixel().1 as f64;
     let plot_bottom = (height as i32 - MARGIN - X_LABEL_AREA) as f64;
+    // A legend beside the plot: in columns no taller than the plot is under the fullest
+    // band of labels, so the width set aside for it is the width it is drawn at.
+    let beside_legend = legend_size(
+        plot_bottom - title_bottom - MARGIN as f64 - MAX_LABEL_ROWS as f64 * row_height,
+    );
     let layout = |place: LegendPlace| {
         let beside = match place {
-            // Beside the plot, in columns as tall as the plot can be.
-            LegendPlace::Beside => legend_size(plot_bottom - title_bottom - MARGIN as f64).0 + PAD,
+            LegendPlace::Beside => beside_legend.0 + PAD,
             LegendPlace::Inside(_) => 0.0,
         };
         let (left, right) = (
@@ -1305,7 +1309,7 @@ where
             (corner_box(corner, &frame.plot, (width, height)), per_column)
         }
         LegendPlace::Beside => {
-            let (width, height, per_column) = legend_size(frame.plot.bottom - frame.plot.top);
+            let (width, height, per_column) = beside_legend;
             let area = Rect {
                 left: frame.plot.right + PAD,
                 top: frame.plot.top,
