@@ -76,11 +76,11 @@ pub fn execute(command: &DbCommand) -> Result<()> {
                 ));
             }
             if !refused.is_empty() {
-                warn(format!(
+                say!(
                     "corescale: warning: {} lists {} which corescale never creates: left alone",
                     catalog::CATALOG_TABLE,
                     refused.join(", ")
-                ));
+                );
             }
             if catalogue_kept {
                 tell(format!(
@@ -102,11 +102,6 @@ fn tell(text: String) {
     } else {
         println!("{text}");
     }
-}
-
-/// A warning on standard error, wrapped as other messages are (`format::for_terminal`).
-fn warn(text: String) {
-    say!("{text}");
 }
 
 /// `db check`: connects and says what it reached, where each setting came from and whether
