@@ -39,19 +39,13 @@ fn teardown(url: &str) -> String {
     String::from_utf8_lossy(&output.get_output().stdout).into_owned()
 }
 
-/// The line of teardown's output that starts with `start`, or "".
-/// The line of teardown's output that starts with `start`, its wrapped continuation lines
-/// (indented by two spaces, for 80 columns) joined back on.
-fn line(printed: &str, start: &str) -> String {
-    let mut lines = printed.lines().skip_while(|line| !line.starts_with(start));
-    let Some(first) = lines.next() else {
-        return String::new();
-    };
-    lines
-        .take_while(|line| line.starts_with("  "))
-        .fold(first.to_string(), |joined, more| {
-            format!("{joined} {}", more.trim_start())
-        })
+/// The line of teardown's output that starts with `start`, or "" (piped, teardown prints
+/// each message on one line).
+fn line<'a>(printed: &'a str, start: &str) -> &'a str {
+    printed
+        .lines()
+        .find(|line| line.starts_with(start))
+        .unwrap_or("")
 }
 
 /// Whether a line of teardown's output lists `name`: "dropped from URL: a, b" or
@@ -117,18 +111,18 @@ fn postgresql_forged_catalogue_rows_steer_no_drop() {
     let printed = teardown(&scratch.url);
     let (dropped, left) = (line(&printed, "dropped from"), line(&printed, LEFT_ALONE));
     for own in ["corescale_t0", "corescale_loop_t0()"] {
-        assert!(names(&dropped, own), "{own} not dropped:\n{printed}");
+        assert!(names(dropped, own), "{own} not dropped:\n{printed}");
     }
     for users in ["corescale_t7", "corescale_t6", "corescale_loop_t8()"] {
-        assert!(names(&left, users), "{users} not left alone:\n{printed}");
+        assert!(names(left, users), "{users} not left alone:\n{printed}");
         assert!(
-            !names(&dropped, users),
+            !names(dropped, users),
             "{users} reported dropped:\n{printed}"
         );
     }
     assert!(left.contains("records no identity"), "{printed}");
     assert!(printed.contains("kept corescale_catalog"), "{printed}");
-    assert!(!names(&dropped, "corescale_catalog"), "{printed}");
+    assert!(!names(dropped, "corescale_catalog"), "{printed}");
     assert_eq!(
         scratch.count("SELECT sum(mine)::bigint FROM corescale_t7"),
         6
@@ -188,16 +182,13 @@ fn postgresql_a_table_in_another_schema_is_not_reported_dropped() {
         .unwrap();
     let printed = teardown(&scratch.url);
     let (dropped, left) = (line(&printed, "dropped from"), line(&printed, LEFT_ALONE));
-    assert!(names(&dropped, "corescale_t0"), "{printed}");
+    assert!(names(dropped, "corescale_t0"), "{printed}");
     for elsewhere in ["corescale_t9", "corescale_t8"] {
         assert!(
-            !names(&dropped, elsewhere),
+            !names(dropped, elsewhere),
             "{elsewhere} reported dropped:\n{printed}"
         );
-        assert!(
-            names(&left, elsewhere),
-            "{elsewhere} not listed:\n{printed}"
-        );
+        assert!(names(left, elsewhere), "{elsewhere} not listed:\n{printed}");
     }
     assert!(
         left.contains("no such object in the current schema"),
@@ -229,9 +220,9 @@ fn postgresql_a_recreated_table_is_left_alone() {
         .unwrap();
     let printed = teardown(&scratch.url);
     let (dropped, left) = (line(&printed, "dropped from"), line(&printed, LEFT_ALONE));
-    assert!(names(&dropped, "corescale_loop_t0()"), "{printed}");
-    assert!(!names(&dropped, "corescale_t0"), "{printed}");
-    assert!(names(&left, "corescale_t0"), "{printed}");
+    assert!(names(dropped, "corescale_loop_t0()"), "{printed}");
+    assert!(!names(dropped, "corescale_t0"), "{printed}");
+    assert!(names(left, "corescale_t0"), "{printed}");
     assert!(left.contains("recreated"), "{printed}");
     assert_eq!(
         scratch.count("SELECT sum(mine)::bigint FROM corescale_t0"),
@@ -262,7 +253,7 @@ fn postgresql_setup_and_teardown_leave_nothing() {
         "corescale_loop_t1()",
         "corescale_catalog",
     ] {
-        assert!(names(&dropped, own), "{own} not dropped:\n{printed}");
+        assert!(names(dropped, own), "{own} not dropped:\n{printed}");
     }
     assert!(!printed.contains("left alone"), "{printed}");
     assert_eq!(scratch.count(in_public), 0, "teardown left objects behind");
@@ -342,7 +333,7 @@ fn postgresql_an_older_catalogue_drops_nothing() {
     let printed = teardown(&scratch.url);
     let left = line(&printed, LEFT_ALONE);
     for object in ["corescale_t0", "corescale_loop_t0()"] {
-        assert!(names(&left, object), "{object} not left alone:\n{printed}");
+        assert!(names(left, object), "{object} not left alone:\n{printed}");
     }
     assert!(!printed.contains("dropped from"), "{printed}");
     assert_eq!(
@@ -376,11 +367,11 @@ fn mariadb_forged_catalogue_rows_steer_no_drop() {
     }
     let printed = teardown(&scratch.url);
     let (dropped, left) = (line(&printed, "dropped from"), line(&printed, LEFT_ALONE));
-    assert!(names(&dropped, "corescale_t0"), "{printed}");
+    assert!(names(dropped, "corescale_t0"), "{printed}");
     for users in ["corescale_t7", "corescale_t6"] {
-        assert!(names(&left, users), "{users} not left alone:\n{printed}");
+        assert!(names(left, users), "{users} not left alone:\n{printed}");
         assert!(
-            !names(&dropped, users),
+            !names(dropped, users),
             "{users} reported dropped:\n{printed}"
         );
     }
@@ -421,9 +412,9 @@ fn mariadb_a_table_in_another_database_is_not_reported_dropped() {
     ));
     let printed = teardown(&scratch.url);
     let (dropped, left) = (line(&printed, "dropped from"), line(&printed, LEFT_ALONE));
-    assert!(names(&dropped, "corescale_t0"), "{printed}");
-    assert!(!names(&dropped, "corescale_t9"), "{printed}");
-    assert!(names(&left, "corescale_t9"), "{printed}");
+    assert!(names(dropped, "corescale_t0"), "{printed}");
+    assert!(!names(dropped, "corescale_t9"), "{printed}");
+    assert!(names(left, "corescale_t9"), "{printed}");
     assert_eq!(
         other.count("SELECT CAST(SUM(mine) AS SIGNED) FROM corescale_t9"),
         9
@@ -452,9 +443,9 @@ fn mariadb_a_recreated_table_is_left_alone() {
         .unwrap();
     let printed = teardown(&scratch.url);
     let (dropped, left) = (line(&printed, "dropped from"), line(&printed, LEFT_ALONE));
-    assert!(names(&dropped, "corescale_t1"), "{printed}");
-    assert!(!names(&dropped, "corescale_t0"), "{printed}");
-    assert!(names(&left, "corescale_t0"), "{printed}");
+    assert!(names(dropped, "corescale_t1"), "{printed}");
+    assert!(!names(dropped, "corescale_t0"), "{printed}");
+    assert!(names(left, "corescale_t0"), "{printed}");
     assert_eq!(
         scratch.count("SELECT CAST(SUM(mine) AS SIGNED) FROM corescale_t0"),
         10
@@ -476,7 +467,7 @@ fn mariadb_setup_and_teardown_leave_nothing() {
     let printed = teardown(&scratch.url);
     let dropped = line(&printed, "dropped from");
     for own in ["corescale_t0", "corescale_t1", "corescale_catalog"] {
-        assert!(names(&dropped, own), "{own} not dropped:\n{printed}");
+        assert!(names(dropped, own), "{own} not dropped:\n{printed}");
     }
     assert!(!printed.contains("left alone"), "{printed}");
     assert_eq!(scratch.objects(), 0, "teardown left objects behind");
@@ -529,14 +520,14 @@ fn mariadb_without_table_ids_tables_are_known_by_creation_time() {
     scratch.execute("CREATE TABLE corescale_t1 (mine INT)");
     let printed = teardown(&url);
     let (dropped, left) = (line(&printed, "dropped from"), line(&printed, LEFT_ALONE));
-    assert!(names(&dropped, "corescale_t0"), "{printed}");
-    assert!(names(&left, "corescale_t1"), "{printed}");
+    assert!(names(dropped, "corescale_t0"), "{printed}");
+    assert!(names(left, "corescale_t1"), "{printed}");
     assert!(left.contains("creation time"), "{printed}");
     scratch.execute("DROP TABLE corescale_t1");
     scratch.execute("DELETE FROM corescale_catalog");
     let printed = teardown(&url);
     assert!(
-        names(&line(&printed, "dropped from"), "corescale_catalog"),
+        names(line(&printed, "dropped from"), "corescale_catalog"),
         "{printed}"
     );
     assert_eq!(scratch.objects(), 0);
