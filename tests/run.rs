@@ -588,6 +588,23 @@ fn every_workload_reports_one_curve_from_either_file() {
         let document = read_json(&json);
         let merit = &document["levels"][1]["summary"]["merit"];
         assert!(merit["value"].as_f64().unwrap() > 0.0, "{name}: {merit}");
+        // A workload that keeps figures of its own has each in a CSV column of its own.
+        let header = std::fs::read_to_string(&csv).unwrap();
+        let header = header.lines().next().unwrap();
+        if let Some(figures) = document["levels"][1]["workload_figures"].as_object() {
+            for figure in figures.keys() {
+                let column = format!("workload_figures.{figure}");
+                assert!(
+                    header.split(',').any(|name| name == column),
+                    "{name}: {column}"
+                );
+            }
+        }
+        assert_eq!(
+            name.starts_with("lio") || name == "pio",
+            header.contains("workload_figures.cache_hit_ratio"),
+            "{name}: {header}"
+        );
         common::the_csv_reports_as_the_json_does(&json, &csv);
     }
 }

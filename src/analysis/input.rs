@@ -7,24 +7,15 @@ use std::path::Path;
 use anyhow::{Context, Result, bail};
 
 use crate::analysis::series::{CacheFigures, Job, Measure, Point, Provenance, Series};
-use crate::latency::{Arrivals, Latency, MeasuredFrom, Percentiles, RateFigures};
+use crate::latency::{Latency, Percentiles, RateFigures};
 use crate::redact::redact_argument;
+use crate::result::csv_format::{FIGURE_PREFIX, Row};
+use crate::result::ranges::{self, CPU_FRACTION, CV, PERCENT, RAW};
 use crate::result::summary::delivered_jobs_per_min;
 use crate::result::{CacheFigure, Level, RunDocument, RunMode, SCHEMA};
 
 /// Text longer than this is cut when quoted in a message.
 const QUOTE_CHARS: usize = 80;
-/// Largest worker count a file may claim.
-const MAX_WORKERS: f64 = 4_294_967_295.0;
-/// What a job time (s) or rate may be: positive, and far enough from 0 and infinity that
-/// capacities and ratios stay finite.
-const RAW: std::ops::RangeInclusive<f64> = 1e-9..=1e18;
-/// Job-to-job CV as a fraction (up to 10,000%).
-const CV: std::ops::RangeInclusive<f64> = 0.0..=100.0;
-/// CPU time over wall time per worker; above 1 only by clock granularity or a database
-/// server's own helpers.
-const CPU_FRACTION: std::ops::RangeInclusive<f64> = 0.0..=16.0;
-const PERCENT: std::ops::RangeInclusive<f64> = 0.0..=100.0;
 
 /// Text from a file as it may be shown: control characters escaped (no terminal escape
 /// sequence gets through), everything else kept.
@@ -57,36 +48,11 @@ fn in_range(
     what: &str,
     at: &dyn Fn() -> String,
 ) -> Result<f64> {
-    if value.is_finite() && range.contains(&value) {
-        Ok(value)
-    } else {
-        bail!(
-            "{}: {what} {value} is outside {} to {}",
-            at(),
-            short(*range.start()),
-            short(*range.end())
-        )
-    }
-}
-
-/// A range end as people write it: 1e-9, 100, 1e18.
-fn short(value: f64) -> String {
-    if value != 0.0 && !(1e-3..=1e6).contains(&value.abs()) {
-        format!("{value:e}")
-    } else {
-        value.to_string()
-    }
+    ranges::check(value, range, what).map_err(|problem| anyhow::anyhow!("{}: {problem}", at()))
 }
 
 fn worker_count(value: f64, at: &dyn Fn() -> String) -> Result<usize> {
-    if (1.0..=MAX_WORKERS).contains(&value) && value.fract() == 0.0 {
-        Ok(value as usize)
-    } else {
-        bail!(
-            "{}: '{value}' is not a worker count (a whole number from 1 to {MAX_WORKERS})",
-            at()
-        )
-    }
+    ranges::workers(value).map_err(|problem| anyhow::anyhow!("{}: {problem}", at()))
 }
 
 /// Reads one file into a series named after its host label, else its file stem.
@@ -325,7 +291,10 @@ fn from_document(path: &Path, text: &str) -> Result<Series> {
             workers,
             raw: in_range(raw, &RAW, "the measurement", &|| at(raw_field))?,
             delivered,
-            cache: cache_figures(level, &|field: &str| {
+            cache: cache_figures(&level.workload_figures, &|field: &str| {
+                at(&format!("workload_figures.{field}"))
+            })?,
+            figures: checked_figures(&level.workload_figures, &|field: &str| {
                 at(&format!("workload_figures.{field}"))
             })?,
             cv: Some(in_range(level.summary.cv, &CV, "the CV", &|| {
@@ -377,9 +346,9 @@ fn from_document(path: &Path, text: &str) -> Result<Series> {
                         bail!(
                             "{}: the spread {} to {} does not hold the median {} ({})",
                             at(low_field),
-                            short(low),
-                            short(high),
-                            short(raw),
+                            ranges::short(low),
+                            ranges::short(high),
+                            ranges::short(raw),
                             high_field
                         );
                     }
@@ -421,6 +390,22 @@ fn from_document(path: &Path, text: &str) -> Result<Series> {
     })
 }
 
+/// A level's workload figures as the file gives them: each finite, names shown escaped.
+fn checked_figures(
+    figures: &std::collections::BTreeMap<String, f64>,
+    at: &dyn Fn(&str) -> String,
+) -> Result<std::collections::BTreeMap<String, f64>> {
+    figures
+        .iter()
+        .map(|(name, &value)| {
+            let value = in_range(value, &(-*RAW.end()..=*RAW.end()), "the figure", &|| {
+                at(&printable(name))
+            })?;
+            Ok((printable(name), value))
+        })
+        .collect()
+}
+
 /// A level's timeline as the file gives it, each figure checked: finite, not negative, in
 /// order of time, percentiles in order.
 fn checked_intervals(
@@ -457,25 +442,28 @@ fn checked_intervals(
     Ok(intervals.to_vec())
 }
 
-/// The buffer cache's figures a level recorded (`Level::cache_figure`), each range-checked
-/// where it is read; None when it has none.
-fn cache_figures(level: &Level, at: &dyn Fn(&str) -> String) -> Result<Option<CacheFigures>> {
+/// The buffer cache's figures among a level's workload figures (`CacheFigure`), each
+/// range-checked where it is read (`at` names a figure's place); None when it has none.
+fn cache_figures(
+    figures: &std::collections::BTreeMap<String, f64>,
+    at: &dyn Fn(&str) -> String,
+) -> Result<Option<CacheFigures>> {
     let get = |figure: CacheFigure,
                range: &std::ops::RangeInclusive<f64>,
                what: &str|
      -> Result<Option<f64>> {
-        level
-            .cache_figure(figure)
+        figure
+            .find(figures)
             .map(|(value, name)| in_range(value, range, what, &|| at(name)))
             .transpose()
     };
     let counts = 0.0..=*RAW.end();
     // Both counts checked before their ratio is taken.
-    get(CacheFigure::LatchGets, &counts, "latch gets")?;
-    get(CacheFigure::LatchMisses, &counts, "latch misses")?;
+    let gets = get(CacheFigure::LatchGets, &counts, "latch gets")?;
+    let misses = get(CacheFigure::LatchMisses, &counts, "latch misses")?;
     let cache = CacheFigures {
         hit_ratio: get(CacheFigure::HitRatio, &(0.0..=1.0), "the hit ratio")?,
-        latch_misses_per_1k_gets: level.latch_misses_per_1k_gets(),
+        latch_misses_per_1k_gets: crate::result::misses_per_1k_gets(gets, misses),
         pio_per_s: get(CacheFigure::PioPerS, &counts, "PIO/s")?,
         read_p99_us: get(CacheFigure::ReadP99Us, &counts, "the read p99")?,
     };
@@ -591,21 +579,18 @@ fn from_csv(path: &Path, text: &str, stem: &str) -> Result<Series> {
     let mut reader = csv::ReaderBuilder::new()
         .trim(csv::Trim::All)
         .from_reader(text.as_bytes());
-    let header: Vec<String> = reader
+    let header = reader
         .headers()
         .with_context(|| format!("'{}' line 1: unreadable CSV header", path.display()))?
-        .iter()
-        .map(str::to_string)
-        .collect();
-    let Some(layout) = detect(&header) else {
+        .clone();
+    let names: Vec<String> = header.iter().map(str::to_string).collect();
+    let Some(layout) = detect(&names) else {
         bail!(
             "'{}' line 1: unknown header '{}': expected corescale or test_cpu_parallel job times, or Num_concurrent_workers,<rate>",
             path.display(),
-            quote(&header.join(","))
+            quote(&names.join(","))
         );
     };
-    let extra = ExtraColumns::find(&header);
-    let header_record = csv::StringRecord::from(header.clone());
     let records = reader
         .records()
         .enumerate()
@@ -620,159 +605,28 @@ fn from_csv(path: &Path, text: &str, stem: &str) -> Result<Series> {
             })
         })
         .collect::<Result<Vec<_>>>()?;
-    // A corescale CSV of a fixed-time run carries its figure in rate_total, not job time.
-    let fixed_time = extra.mode.is_some_and(|column| {
-        records
-            .first()
-            .is_some_and(|record| record.get(column) == Some("fixed_time"))
-    });
-    // corescale's CSV names its job; test_cpu_parallel's has only the four columns.
-    let first = records.first();
-    let cell = |column: Option<usize>| {
-        column
-            .and_then(|column| first?.get(column))
-            .filter(|text| !text.is_empty())
-    };
-    let job = match &layout {
-        CsvLayout::Rate(_) => Job {
-            tool: "rate file".to_string(),
-            ..Job::default()
-        },
-        _ if extra.mode.is_some() => Job {
-            tool: "corescale".to_string(),
-            workload: cell(extra.workload).map(printable),
-            size: cell(extra.job_size)
-                .and_then(|size| size.parse().ok())
-                .zip(cell(extra.job_size_unit).map(printable)),
-            duration_s: cell(extra.duration_s).and_then(|seconds| seconds.parse().ok()),
-        },
-        _ => Job {
-            tool: "test_cpu_parallel".to_string(),
-            ..Job::default()
-        },
-    };
-    let (value_column, measure) = match (&layout, fixed_time, extra.rate_total) {
-        (CsvLayout::Rate(unit), ..) => (1, Measure::Rate { unit: unit.clone() }),
-        (_, true, Some(column)) => {
-            let unit = extra
-                .rate_unit
-                .and_then(|unit| records.first()?.get(unit))
-                .unwrap_or("ops/s");
-            (
-                column,
-                Measure::Rate {
-                    unit: unit.to_string(),
-                },
-            )
-        }
-        _ => (1, Measure::JobTime),
-    };
     // An empty line between rows (or at the end) is no level.
     let blank = |record: &csv::StringRecord| record.iter().all(str::is_empty);
-    let mut points = Vec::new();
-    for (index, record) in records.iter().enumerate() {
-        let line = index + 2;
-        if blank(record) {
-            continue;
+    let (measure, job, points) = match layout {
+        CsvLayout::Rate(unit) => rate_points(path, &records, unit)?,
+        CsvLayout::JobTimes | CsvLayout::JobTimesV12 => {
+            let rows = records
+                .iter()
+                .enumerate()
+                .filter(|(_, record)| !blank(record))
+                .map(|(index, record)| {
+                    let line = index + 2;
+                    let row: Row = record
+                        .deserialize(Some(&header))
+                        .map_err(|error| cell_error(path, line, &header, record, &error))?;
+                    Ok((line, row, figure_cells(&header, record)))
+                })
+                .collect::<Result<Vec<_>>>()?;
+            job_time_points(path, rows)?
         }
-        let at = |column: usize| {
-            move || format!("'{}' line {line} column {}", path.display(), column + 1)
-        };
-        let number = |column: usize| -> Result<f64> {
-            let cell = record.get(column).unwrap_or("");
-            cell.parse::<f64>()
-                .map_err(|_| anyhow::anyhow!("{}: '{}' is not a number", at(column)(), quote(cell)))
-        };
-        let workers = worker_count(number(0)?, &at(0))?;
-        let raw = in_range(
-            number(value_column)?,
-            &RAW,
-            "the measurement",
-            &at(value_column),
-        )?;
-        let (cv, spread) = match layout {
-            CsvLayout::Rate(_) => (None, None),
-            _ => {
-                let (mean, stdev) = (number(2)?, number(3)?);
-                let mean = in_range(mean, &RAW, "the mean job time", &at(2))?;
-                let stdev = in_range(stdev, &(0.0..=f64::MAX), "the stdev", &at(3))?;
-                // corescale's CSV carries the figure of merit's own spread (the JSON's);
-                // test_cpu_parallel's only median and stdev.
-                let spread = match (extra.merit_low, extra.merit_high) {
-                    (Some(low), Some(high)) => {
-                        match (
-                            record.get(low).unwrap_or(""),
-                            record.get(high).unwrap_or(""),
-                        ) {
-                            ("", _) | (_, "") => None,
-                            _ => Some((
-                                in_range(number(low)?, &RAW, "the spread's low end", &at(low))?,
-                                in_range(number(high)?, &RAW, "the spread's high end", &at(high))?,
-                            )),
-                        }
-                    }
-                    _ if fixed_time => None,
-                    _ => Some(((raw - stdev).max(raw * 0.01), raw + stdev)),
-                };
-                (
-                    Some(in_range(stdev / mean, &CV, "stdev / mean", &at(3))?),
-                    spread.filter(|(low, high)| low <= high),
-                )
-            }
-        };
-        // corescale's own columns: empty when unknown, else a number within its range.
-        let optional = |column: Option<usize>,
-                        range: &std::ops::RangeInclusive<f64>,
-                        what: &str|
-         -> Result<Option<f64>> {
-            match column.and_then(|column| Some((column, record.get(column)?))) {
-                None | Some((_, "")) => Ok(None),
-                Some((column, _)) => in_range(number(column)?, range, what, &at(column)).map(Some),
-            }
-        };
-        points.push(Point {
-            workers,
-            raw,
-            cache: None,
-            // corescale's CSV: the capacity the host delivered (older files: n / median).
-            delivered: match measure {
-                Measure::JobTime => optional(extra.capacity, &RAW, "the capacity")?,
-                Measure::Rate { .. } => None,
-            },
-            cv: optional(extra.cv, &CV, "the CV")?.or(cv),
-            spread,
-            cpu_fraction: optional(extra.cpu_fraction, &CPU_FRACTION, "the on-CPU fraction")?,
-            steal_pct: optional(extra.steal_pct, &PERCENT, "steal %")?,
-            disturbed: extra
-                .verdict
-                .and_then(|column| record.get(column)?.strip_prefix("disturbed"))
-                .map(|reasons| {
-                    let reasons = reasons.trim_start_matches(':').trim();
-                    reasons
-                        .split("; ")
-                        .filter(|reason| !reason.is_empty())
-                        .map(printable)
-                        .collect::<Vec<_>>()
-                })
-                .map(|reasons| {
-                    if reasons.is_empty() {
-                        vec!["disturbed".to_string()]
-                    } else {
-                        reasons
-                    }
-                })
-                .unwrap_or_default(),
-            precision_reached: extra
-                .precision_reached
-                .and_then(|column| record.get(column)?.parse().ok()),
-            latency: latency_cells(record, &header_record).map_err(|problem| {
-                anyhow::anyhow!("'{}' line {line}: {problem}", path.display())
-            })?,
-            // The CSV has no timeline: the JSON keeps it.
-            intervals: Vec::new(),
-        });
-    }
+    };
     // A file whose writer was stopped mid-line: "18,1" where the line was "18,11.7".
+    let mut points = points;
     let cut_last_line = (!text.ends_with('\n') && points.len() > 1)
         .then(|| {
             let last = records.iter().rposition(|record| !blank(record))?;
@@ -804,47 +658,246 @@ fn from_csv(path: &Path, text: &str, stem: &str) -> Result<Series> {
     })
 }
 
-/// The response-time columns of corescale's CSV, as `result::csv_format` writes them.
-#[derive(Debug, Default, serde::Deserialize)]
-struct LatencyCells {
-    latency_unit: Option<String>,
-    latency_measured_from: Option<MeasuredFrom>,
-    latency_count: Option<u64>,
-    latency_mean_ms: Option<f64>,
-    latency_p50_ms: Option<f64>,
-    latency_p90_ms: Option<f64>,
-    latency_p95_ms: Option<f64>,
-    latency_p99_ms: Option<f64>,
-    latency_p999_ms: Option<f64>,
-    latency_max_ms: Option<f64>,
-    rate_target_per_s: Option<f64>,
-    rate_achieved_per_s: Option<f64>,
-    rate_sustained: Option<bool>,
-    rate_arrivals: Option<Arrivals>,
-    rate_share: Option<f64>,
-    latency_limit_ms: Option<f64>,
-    late: Option<u64>,
+/// A bad cell as the reader says it: file, line, column (1-based) and what is wrong.
+fn cell_error(
+    path: &Path,
+    line: usize,
+    header: &csv::StringRecord,
+    record: &csv::StringRecord,
+    error: &csv::Error,
+) -> anyhow::Error {
+    let at = |column: usize| format!("'{}' line {line} column {}", path.display(), column + 1);
+    let csv::ErrorKind::Deserialize { err, .. } = error.kind() else {
+        return anyhow::anyhow!(
+            "'{}' line {line}: {}",
+            path.display(),
+            printable(&error.to_string())
+        );
+    };
+    let cell = |column: usize| quote(record.get(column).unwrap_or(""));
+    match (err.field(), err.kind()) {
+        (Some(column), csv::DeserializeErrorKind::ParseFloat(_))
+        | (Some(column), csv::DeserializeErrorKind::ParseInt(_)) => {
+            let column = column as usize;
+            anyhow::anyhow!("{}: '{}' is not a number", at(column), cell(column))
+        }
+        (Some(column), csv::DeserializeErrorKind::ParseBool(_)) => {
+            let column = column as usize;
+            anyhow::anyhow!("{}: '{}' is not true or false", at(column), cell(column))
+        }
+        (Some(column), kind) => {
+            anyhow::anyhow!("{}: {}", at(column as usize), printable(&kind.to_string()))
+        }
+        // A range check's message carries no column: it is the one whose cell alone, in an
+        // otherwise plain row, is refused the same way.
+        (None, kind) => {
+            let message = printable(&kind.to_string());
+            let refused_alone = |column: usize| {
+                let probe: csv::StringRecord = (0..record.len())
+                    .map(|other| match other {
+                        _ if other == column => record.get(other).unwrap_or(""),
+                        0..=3 => "1",
+                        _ => "",
+                    })
+                    .collect();
+                probe
+                    .deserialize::<Row>(Some(header))
+                    .is_err_and(|probe_error| match probe_error.kind() {
+                        csv::ErrorKind::Deserialize { err, .. } => {
+                            printable(&err.kind().to_string()) == message
+                        }
+                        _ => false,
+                    })
+            };
+            match (0..record.len()).find(|&column| refused_alone(column)) {
+                Some(column) => anyhow::anyhow!("{}: {message}", at(column)),
+                None => anyhow::anyhow!("'{}' line {line}: {message}", path.display()),
+            }
+        }
+    }
+}
+
+/// The workload's figures in a row of corescale's CSV (its `workload_figures.*` columns);
+/// an empty or unreadable cell is no figure.
+fn figure_cells(header: &csv::StringRecord, record: &csv::StringRecord) -> Vec<(String, String)> {
+    header
+        .iter()
+        .zip(record.iter())
+        .filter_map(|(name, cell)| {
+            let name = name.strip_prefix(FIGURE_PREFIX)?;
+            (!cell.is_empty()).then(|| (name.to_string(), cell.to_string()))
+        })
+        .collect()
+}
+
+/// The points of a SLOB-style rate file (`Num_concurrent_workers,<unit>`).
+fn rate_points(
+    path: &Path,
+    records: &[csv::StringRecord],
+    unit: String,
+) -> Result<(Measure, Job, Vec<Point>)> {
+    let mut points = Vec::new();
+    for (index, record) in records.iter().enumerate() {
+        if record.iter().all(str::is_empty) {
+            continue;
+        }
+        let line = index + 2;
+        let at = |column: usize| {
+            move || format!("'{}' line {line} column {}", path.display(), column + 1)
+        };
+        let number = |column: usize| -> Result<f64> {
+            let cell = record.get(column).unwrap_or("");
+            cell.parse::<f64>()
+                .map_err(|_| anyhow::anyhow!("{}: '{}' is not a number", at(column)(), quote(cell)))
+        };
+        let workers = worker_count(number(0)?, &at(0))?;
+        let raw = in_range(number(1)?, &RAW, "the measurement", &at(1))?;
+        points.push(Point {
+            workers,
+            raw,
+            ..Point::default()
+        });
+    }
+    let job = Job {
+        tool: "rate file".to_string(),
+        ..Job::default()
+    };
+    Ok((Measure::Rate { unit }, job, points))
+}
+
+/// A job-time file's row: its line, its typed cells, and its workload figures' cells.
+type ReadRow = (usize, Row, Vec<(String, String)>);
+
+/// The points of a job-time file, test_cpu_parallel's or corescale's, from its typed rows
+/// (each cell already checked against its range as it was parsed).
+fn job_time_points(
+    path: &Path,
+    rows: Vec<ReadRow>,
+) -> Result<(Measure, Job, Vec<Point>)> {
+    let first = rows.first().map(|(_, row, _)| row);
+    // A corescale CSV of a fixed-time run carries its figure in rate_total, not job time.
+    let fixed_time = first.is_some_and(|row| row.mode == Some(RunMode::FixedTime));
+    let text = |cell: &Option<String>| {
+        cell.as_deref()
+            .filter(|text| !text.is_empty())
+            .map(printable)
+    };
+    // corescale's CSV names its job; test_cpu_parallel's has only the four columns.
+    let job = match first {
+        Some(row) if row.mode.is_some() => Job {
+            tool: "corescale".to_string(),
+            workload: text(&row.workload),
+            size: row.job_size.zip(text(&row.job_size_unit)),
+            duration_s: row.duration_s,
+        },
+        _ => Job {
+            tool: "test_cpu_parallel".to_string(),
+            ..Job::default()
+        },
+    };
+    let measure = if fixed_time {
+        Measure::Rate {
+            unit: first
+                .and_then(|row| text(&row.rate_unit))
+                .unwrap_or_else(|| "ops/s".to_string()),
+        }
+    } else {
+        Measure::JobTime
+    };
+    let mut points = Vec::new();
+    for (line, row, figure_cells) in rows {
+        let at = |column: usize| format!("'{}' line {line} column {}", path.display(), column + 1);
+        let raw = if fixed_time {
+            match row.rate_total {
+                Some(rate) => in_range(rate, &RAW, "the measurement", &|| {
+                    format!("'{}' line {line} (rate_total)", path.display())
+                })?,
+                None => bail!(
+                    "'{}' line {line}: a fixed_time row without its rate_total",
+                    path.display()
+                ),
+            }
+        } else {
+            row.median_s
+        };
+        let cv = in_range(row.stdev_s / row.mean_s, &CV, "stdev / mean", &|| at(3))?;
+        // corescale's CSV carries the figure of merit's own spread (the JSON's);
+        // test_cpu_parallel's only median and stdev.
+        let spread = match (row.merit_low, row.merit_high) {
+            (Some(low), Some(high)) => Some((low, high)),
+            _ if fixed_time => None,
+            _ => Some(((raw - row.stdev_s).max(raw * 0.01), raw + row.stdev_s)),
+        }
+        .filter(|(low, high)| low <= high);
+        let mut figures = std::collections::BTreeMap::new();
+        for (name, cell) in figure_cells {
+            let value = cell.parse::<f64>().ok().filter(|value| value.is_finite());
+            let value = value.ok_or_else(|| {
+                anyhow::anyhow!(
+                    "'{}' line {line} column {FIGURE_PREFIX}{}: '{}' is not a number",
+                    path.display(),
+                    printable(&name),
+                    quote(&cell)
+                )
+            })?;
+            figures.insert(printable(&name), value);
+        }
+        points.push(Point {
+            workers: row.workers,
+            raw,
+            cache: cache_figures(&figures, &|name| {
+                format!(
+                    "'{}' line {line} column {FIGURE_PREFIX}{name}",
+                    path.display()
+                )
+            })?,
+            // corescale's CSV: the capacity the host delivered (older files: n / median).
+            delivered: match measure {
+                Measure::JobTime => row.capacity_jobs_per_min,
+                Measure::Rate { .. } => None,
+            },
+            cv: row.cv.or(Some(cv)),
+            spread,
+            cpu_fraction: row.cpu_fraction,
+            steal_pct: row.steal_pct,
+            disturbed: row
+                .verdict
+                .as_deref()
+                .and_then(|verdict| verdict.strip_prefix("disturbed"))
+                .map(|reasons| {
+                    let reasons: Vec<String> = reasons
+                        .trim_start_matches(':')
+                        .trim()
+                        .split("; ")
+                        .filter(|reason| !reason.is_empty())
+                        .map(printable)
+                        .collect();
+                    if reasons.is_empty() {
+                        vec!["disturbed".to_string()]
+                    } else {
+                        reasons
+                    }
+                })
+                .unwrap_or_default(),
+            precision_reached: row.precision_reached,
+            latency: row_latency(&row).map_err(|problem| {
+                anyhow::anyhow!("'{}' line {line}: {problem}", path.display())
+            })?,
+            // The CSV has no timeline: the JSON keeps it.
+            intervals: Vec::new(),
+            figures,
+        });
+    }
+    Ok((measure, job, points))
 }
 
 /// A level's response times from its CSV row, checked as the JSON's are; None in a file
 /// without them (another tool's, or from before they were recorded).
-fn latency_cells(
-    record: &csv::StringRecord,
-    header: &csv::StringRecord,
-) -> std::result::Result<Option<Latency>, String> {
-    if !header.iter().any(|name| name == "latency_p99_ms") {
-        return Ok(None);
-    }
-    let cells: LatencyCells = record.deserialize(Some(header)).map_err(|error| {
-        format!(
-            "unreadable latency columns ({})",
-            printable(&error.to_string())
-        )
-    })?;
+fn row_latency(row: &Row) -> std::result::Result<Option<Latency>, String> {
     let (Some(unit), Some(measured_from), Some(count)) = (
-        cells.latency_unit,
-        cells.latency_measured_from,
-        cells.latency_count,
+        row.latency_unit.as_ref(),
+        row.latency_measured_from,
+        row.latency_count,
     ) else {
         return Ok(None);
     };
@@ -852,26 +905,26 @@ fn latency_cells(
         value.ok_or_else(|| format!("latency_{name} is empty while latency_count is {count}"))
     };
     let latency = Latency {
-        unit: printable(&unit),
+        unit: printable(unit),
         measured_from,
         response: Percentiles {
             count,
-            mean_ms: figure(cells.latency_mean_ms, "mean_ms")?,
-            p50_ms: figure(cells.latency_p50_ms, "p50_ms")?,
-            p90_ms: figure(cells.latency_p90_ms, "p90_ms")?,
-            p95_ms: figure(cells.latency_p95_ms, "p95_ms")?,
-            p99_ms: figure(cells.latency_p99_ms, "p99_ms")?,
-            p999_ms: figure(cells.latency_p999_ms, "p999_ms")?,
-            max_ms: figure(cells.latency_max_ms, "max_ms")?,
+            mean_ms: figure(row.latency_mean_ms, "mean_ms")?,
+            p50_ms: figure(row.latency_p50_ms, "p50_ms")?,
+            p90_ms: figure(row.latency_p90_ms, "p90_ms")?,
+            p95_ms: figure(row.latency_p95_ms, "p95_ms")?,
+            p99_ms: figure(row.latency_p99_ms, "p99_ms")?,
+            p999_ms: figure(row.latency_p999_ms, "p999_ms")?,
+            max_ms: figure(row.latency_max_ms, "max_ms")?,
         },
         // The CSV keeps only p99 of these: the JSON has them whole.
         service: None,
         schedule_lag: None,
         rate: match (
-            cells.rate_target_per_s,
-            cells.rate_achieved_per_s,
-            cells.rate_sustained,
-            cells.rate_arrivals,
+            row.rate_target_per_s,
+            row.rate_achieved_per_s,
+            row.rate_sustained,
+            row.rate_arrivals,
         ) {
             (Some(target_per_s), Some(achieved_per_s), Some(sustained), Some(arrivals)) => {
                 Some(RateFigures {
@@ -881,56 +934,14 @@ fn latency_cells(
                     due: 0,
                     sent: 0,
                     sustained,
-                    share: cells.rate_share,
+                    share: row.rate_share,
                 })
             }
             _ => None,
         },
-        limit_ms: cells.latency_limit_ms,
-        late: cells.late,
+        limit_ms: row.latency_limit_ms,
+        late: row.late,
     };
     latency.check()?;
     Ok(Some(latency))
-}
-
-/// corescale's own CSV columns, when present.
-struct ExtraColumns {
-    cv: Option<usize>,
-    capacity: Option<usize>,
-    cpu_fraction: Option<usize>,
-    steal_pct: Option<usize>,
-    mode: Option<usize>,
-    rate_total: Option<usize>,
-    rate_unit: Option<usize>,
-    verdict: Option<usize>,
-    precision_reached: Option<usize>,
-    workload: Option<usize>,
-    job_size: Option<usize>,
-    job_size_unit: Option<usize>,
-    duration_s: Option<usize>,
-    merit_low: Option<usize>,
-    merit_high: Option<usize>,
-}
-
-impl ExtraColumns {
-    fn find(header: &[String]) -> Self {
-        let column = |name: &str| header.iter().position(|candidate| candidate == name);
-        Self {
-            cv: column("cv"),
-            capacity: column("capacity_jobs_per_min"),
-            cpu_fraction: column("cpu_fraction"),
-            steal_pct: column("steal_pct"),
-            mode: column("mode"),
-            rate_total: column("rate_total"),
-            rate_unit: column("rate_unit"),
-            verdict: column("verdict"),
-            precision_reached: column("precision_reached"),
-            workload: column("workload"),
-            job_size: column("job_size"),
-            job_size_unit: column("job_size_unit"),
-            duration_s: column("duration_s"),
-            merit_low: column("merit_low"),
-            merit_high: column("merit_high"),
-        }
-    }
 }

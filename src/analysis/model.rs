@@ -83,6 +83,9 @@ pub struct LevelFigures {
     /// Response times: of each statement, or each job.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub latency: Option<crate::latency::Latency>,
+    /// The workload's own figures of the level, by name (`levels[].workload_figures`).
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub figures: std::collections::BTreeMap<String, f64>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -14,7 +14,7 @@ pub enum Measure {
 }
 
 /// One load level of a series.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Point {
     pub workers: usize,
     /// Median job time (s) or total rate, per the series' measure.
@@ -46,6 +46,10 @@ pub struct Point {
     /// The level's timeline (a run's JSON only): rate and percentiles per interval.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub intervals: Vec<crate::latency::IntervalFigures>,
+    /// The workload's own figures of the level (`levels[].workload_figures`, or the CSV's
+    /// `workload_figures.*` columns), by name.
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub figures: std::collections::BTreeMap<String, f64>,
 }
 
 /// What the SLOB method measures beside the rate: how the buffer cache served the level.

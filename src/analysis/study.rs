@@ -214,6 +214,7 @@ fn analyse_series(series: Series) -> SeriesAnalysis {
                 raw_spread: point.spread,
                 cache: point.cache,
                 latency: point.latency.clone(),
+                figures: point.figures.clone(),
                 speed_spread: point.spread.map(|(low, high)| {
                     let speed = |raw: f64| {
                         series.speed(&Point {

@@ -90,18 +90,9 @@ pub fn rate_series(
 /// A level with only its worker count and raw figure known.
 pub(crate) fn point(workers: usize, raw: f64) -> Point {
     Point {
-        delivered: None,
-        cache: None,
-        intervals: Vec::new(),
         workers,
         raw,
-        cv: None,
-        cpu_fraction: None,
-        steal_pct: None,
-        disturbed: Vec::new(),
-        precision_reached: None,
-        spread: None,
-        latency: None,
+        ..Point::default()
     }
 }
 

@@ -7,7 +7,7 @@ use super::charts::{HEIGHT, WIDTH, figures, render_svg};
 use super::tables::{
     Table, cache_table, comparison_table, fits_notes, fits_table, fleet_table,
     history_levels_table, history_table, latency_table, levels_table, open_loop_table,
-    p99_at_loads_table, provenance_tables, series_table, slo_table,
+    p99_at_loads_table, provenance_tables, series_table, slo_table, workload_figures_table,
 };
 use crate::analysis::model::Analysis;
 
@@ -95,6 +95,15 @@ pub fn render(analysis: &Analysis) -> Result<String> {
             if !table.rows.is_empty() {
                 body.push_str(&html_table(&table));
             }
+        }
+        let own = workload_figures_table(series);
+        if !own.rows.is_empty() {
+            body.push_str(&format!(
+                "<details><summary>{} ({} per level)</summary>{}</details>\n",
+                escape(&own.title),
+                own.rows.len(),
+                html_table(&own)
+            ));
         }
     }
     for open in &analysis.open_loop {

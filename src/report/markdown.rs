@@ -4,7 +4,7 @@ use super::charts;
 use super::tables::{
     Table, cache_table, comparison_table, fits_notes, fits_table, fleet_table,
     history_levels_table, history_table, latency_table, levels_table, open_loop_table,
-    p99_at_loads_table, provenance_tables, series_table, slo_table,
+    p99_at_loads_table, provenance_tables, series_table, slo_table, workload_figures_table,
 };
 use crate::analysis::model::Analysis;
 
@@ -64,6 +64,7 @@ pub fn render(analysis: &Analysis, figures: Option<&str>) -> String {
     tables.extend(analysis.series.iter().map(levels_table));
     tables.extend(analysis.series.iter().map(cache_table));
     tables.extend(analysis.series.iter().map(latency_table));
+    tables.extend(analysis.series.iter().map(workload_figures_table));
     tables.extend(analysis.open_loop.iter().map(open_loop_table));
     for table in tables.iter().filter(|table| !table.rows.is_empty()) {
         out.push_str(&markdown_table(table));

@@ -295,6 +295,44 @@ pub(crate) fn cache_table(series: &SeriesAnalysis) -> Table {
     }
 }
 
+/// The workload's own figures (`levels[].workload_figures`), one row per figure and one
+/// column per level, so a figure a workload adds shows without a change here; no rows for
+/// series without them.
+pub(crate) fn workload_figures_table(series: &SeriesAnalysis) -> Table {
+    let levels: Vec<&crate::analysis::model::LevelFigures> = series
+        .levels
+        .iter()
+        .filter(|level| !level.figures.is_empty())
+        .collect();
+    let mut names: Vec<&String> = levels
+        .iter()
+        .flat_map(|level| level.figures.keys())
+        .collect();
+    names.sort();
+    names.dedup();
+    let rows = names
+        .iter()
+        .map(|name| {
+            let mut row = vec![name.to_string()];
+            row.extend(levels.iter().map(|level| {
+                level
+                    .figures
+                    .get(*name)
+                    .map_or("-".into(), |&value| significant(value))
+            }));
+            row
+        })
+        .collect();
+    let mut headers = vec!["figure / workers".to_string()];
+    headers.extend(levels.iter().map(|level| level.workers.to_string()));
+    Table {
+        drop_first: Vec::new(),
+        title: format!("{}: the workload's own figures", series.name()),
+        headers,
+        rows,
+    }
+}
+
 /// Response times at every level of a series whose statements (or jobs) were timed: the
 /// percentiles, and under --rate what was asked and sent; no rows for other series.
 pub(crate) fn latency_table(series: &SeriesAnalysis) -> Table {

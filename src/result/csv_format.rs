@@ -1,90 +1,172 @@
 //! The CSV form of a run: test_cpu_parallel's four columns first, so existing notebooks read
-//! it unchanged, then corescale's own columns.
+//! it unchanged, then corescale's own columns, then the workload's figures. One typed [`Row`]
+//! is both what the writer writes and what `report` reads, each cell checked as it is parsed.
 
 use anyhow::Result;
-use serde::Serialize;
+use serde::{Deserialize, Deserializer, Serialize};
 
+use super::ranges::{self, COUNT, CPU_FRACTION, CV, PERCENT, RAW};
 use super::{Level, RunDocument, RunMode};
 use crate::latency::{Arrivals, MeasuredFrom};
 
-/// One CSV row. The first four field names are test_cpu_parallel's header, byte for byte.
-#[derive(Debug, Serialize)]
-struct Row {
-    #[serde(rename = "Num_concurrent_jobs")]
-    workers: usize,
-    #[serde(rename = "job_median_run_time (sec)")]
-    median_s: f64,
-    #[serde(rename = "job_mean_run_time (sec)")]
-    mean_s: f64,
-    #[serde(rename = "job_stdev_run_time (sec)")]
-    stdev_s: f64,
+/// Where the workload's figures (`levels[].workload_figures`) go: one column each, named
+/// after the JSON field they come from.
+pub const FIGURE_PREFIX: &str = "workload_figures.";
+
+/// One CSV row. The first four columns are test_cpu_parallel's header, byte for byte (its
+/// Rust 1.2 names read as aliases); every later column may be missing or empty, as in files
+/// of other tools and older versions.
+#[derive(Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Row {
+    #[serde(
+        rename = "Num_concurrent_jobs",
+        alias = "Num_Threads",
+        alias = "NumThreads",
+        deserialize_with = "workers"
+    )]
+    pub workers: usize,
+    /// The measurement of test_cpu_parallel's files (and of corescale's fixed-work runs).
+    #[serde(
+        rename = "job_median_run_time (sec)",
+        alias = "Median_Runtime",
+        alias = "ThreadMedian",
+        deserialize_with = "measurement"
+    )]
+    pub median_s: f64,
+    #[serde(
+        rename = "job_mean_run_time (sec)",
+        alias = "Mean_Runtime",
+        alias = "ThreadMean",
+        deserialize_with = "mean"
+    )]
+    pub mean_s: f64,
+    #[serde(
+        rename = "job_stdev_run_time (sec)",
+        alias = "StdDev_Runtime",
+        alias = "ThreadStd",
+        deserialize_with = "stdev"
+    )]
+    pub stdev_s: f64,
     #[serde(rename = "job_min_run_time (sec)")]
-    min_s: f64,
+    pub min_s: Option<f64>,
     #[serde(rename = "job_max_run_time (sec)")]
-    max_s: f64,
-    jobs: usize,
-    cv: f64,
-    speed_jobs_per_min_per_worker: f64,
-    capacity_jobs_per_min: f64,
+    pub max_s: Option<f64>,
+    pub jobs: Option<usize>,
+    #[serde(default, deserialize_with = "cv")]
+    pub cv: Option<f64>,
+    pub speed_jobs_per_min_per_worker: Option<f64>,
+    /// What the host delivered (older files: test_cpu_parallel's n / median).
+    #[serde(default, deserialize_with = "capacity")]
+    pub capacity_jobs_per_min: Option<f64>,
     /// test_cpu_parallel's capacity (60 n / median job time), for its notebooks.
-    capacity_n_over_median_jobs_per_min: f64,
+    pub capacity_n_over_median_jobs_per_min: Option<f64>,
     /// Job time of all jobs over workers x batch time (1.0: all ran together).
-    overlap: Option<f64>,
-    speedup: Option<f64>,
-    efficiency: Option<f64>,
-    cpu_fraction: f64,
-    rate_unit: String,
-    rate_per_worker: f64,
-    rate_total: f64,
-    user_pct: f64,
-    system_pct: f64,
-    idle_pct: f64,
-    iowait_pct: f64,
-    steal_pct: f64,
-    ctx_switches_per_s: f64,
-    run_queue: Option<f64>,
-    ipc: Option<f64>,
+    pub overlap: Option<f64>,
+    pub speedup: Option<f64>,
+    pub efficiency: Option<f64>,
+    #[serde(default, deserialize_with = "cpu_fraction")]
+    pub cpu_fraction: Option<f64>,
+    pub rate_unit: Option<String>,
+    pub rate_per_worker: Option<f64>,
+    /// The measurement of a fixed-time run.
+    #[serde(default, deserialize_with = "rate_total")]
+    pub rate_total: Option<f64>,
+    pub user_pct: Option<f64>,
+    pub system_pct: Option<f64>,
+    pub idle_pct: Option<f64>,
+    pub iowait_pct: Option<f64>,
+    #[serde(default, deserialize_with = "steal")]
+    pub steal_pct: Option<f64>,
+    pub ctx_switches_per_s: Option<f64>,
+    pub run_queue: Option<f64>,
+    pub ipc: Option<f64>,
     /// fixed_work or fixed_time: tells `report` whether job time or rate_total is the figure.
-    mode: RunMode,
+    pub mode: Option<RunMode>,
     /// Other processes' CPUs over the level (empty in documents without the figure).
-    other_busy_cpus: Option<f64>,
+    pub other_busy_cpus: Option<f64>,
     /// `clean`, or `disturbed: ` and the reasons; empty when not judged.
-    verdict: String,
+    pub verdict: Option<String>,
     /// With --precision: whether the CV target was met.
-    precision_reached: Option<bool>,
+    pub precision_reached: Option<bool>,
     /// The job, so `report` compares only series that ran the same one.
-    workload: String,
-    job_size: Option<u64>,
-    job_size_unit: Option<String>,
-    duration_s: Option<f64>,
+    pub workload: Option<String>,
+    pub job_size: Option<u64>,
+    pub job_size_unit: Option<String>,
+    pub duration_s: Option<f64>,
     /// The spread `report` draws: fastest and slowest job, or lowest and highest batch rate.
-    merit_low: Option<f64>,
-    merit_high: Option<f64>,
+    #[serde(default, deserialize_with = "spread_low")]
+    pub merit_low: Option<f64>,
+    #[serde(default, deserialize_with = "spread_high")]
+    pub merit_high: Option<f64>,
     /// Response times (`levels[].latency`), in milliseconds: of a statement or a job.
-    latency_unit: Option<String>,
-    latency_measured_from: Option<MeasuredFrom>,
-    latency_count: Option<u64>,
-    latency_mean_ms: Option<f64>,
-    latency_p50_ms: Option<f64>,
-    latency_p90_ms: Option<f64>,
-    latency_p95_ms: Option<f64>,
-    latency_p99_ms: Option<f64>,
-    latency_p999_ms: Option<f64>,
-    latency_max_ms: Option<f64>,
+    pub latency_unit: Option<String>,
+    pub latency_measured_from: Option<MeasuredFrom>,
+    pub latency_count: Option<u64>,
+    pub latency_mean_ms: Option<f64>,
+    pub latency_p50_ms: Option<f64>,
+    pub latency_p90_ms: Option<f64>,
+    pub latency_p95_ms: Option<f64>,
+    pub latency_p99_ms: Option<f64>,
+    pub latency_p999_ms: Option<f64>,
+    pub latency_max_ms: Option<f64>,
     /// Open loop (`--rate`): from the send, and from when due to the send.
-    service_p99_ms: Option<f64>,
-    schedule_lag_p99_ms: Option<f64>,
-    rate_target_per_s: Option<f64>,
-    rate_achieved_per_s: Option<f64>,
-    rate_sustained: Option<bool>,
-    rate_arrivals: Option<Arrivals>,
+    pub service_p99_ms: Option<f64>,
+    pub schedule_lag_p99_ms: Option<f64>,
+    pub rate_target_per_s: Option<f64>,
+    pub rate_achieved_per_s: Option<f64>,
+    pub rate_sustained: Option<bool>,
+    pub rate_arrivals: Option<Arrivals>,
     /// A `--rate 50%` step's share of the closed-loop throughput (0.5).
-    rate_share: Option<f64>,
-    latency_limit_ms: Option<f64>,
-    late: Option<u64>,
+    pub rate_share: Option<f64>,
+    pub latency_limit_ms: Option<f64>,
+    pub late: Option<u64>,
+}
+
+fn workers<'de, D: Deserializer<'de>>(cell: D) -> Result<usize, D::Error> {
+    ranges::workers(f64::deserialize(cell)?).map_err(serde::de::Error::custom)
+}
+
+/// Readers of the checked columns: each parses its cell and checks it against its range,
+/// so a bad value is refused with its column.
+macro_rules! checked {
+    ($($name:ident: $range:expr, $what:literal;)*) => {$(
+        fn $name<'de, D: Deserializer<'de>>(cell: D) -> Result<Option<f64>, D::Error> {
+            Option::<f64>::deserialize(cell)?
+                .map(|value| ranges::check(value, &$range, $what))
+                .transpose()
+                .map_err(serde::de::Error::custom)
+        }
+    )*};
+}
+
+checked! {
+    cv: CV, "the CV";
+    capacity: RAW, "the capacity";
+    cpu_fraction: CPU_FRACTION, "the on-CPU fraction";
+    rate_total: COUNT, "the total rate";
+    steal: PERCENT, "steal %";
+    spread_low: RAW, "the spread's low end";
+    spread_high: RAW, "the spread's high end";
+}
+
+/// The first three columns, which every job-time file has.
+macro_rules! required {
+    ($($name:ident: $range:expr, $what:literal;)*) => {$(
+        fn $name<'de, D: Deserializer<'de>>(cell: D) -> Result<f64, D::Error> {
+            ranges::check(f64::deserialize(cell)?, &$range, $what)
+                .map_err(serde::de::Error::custom)
+        }
+    )*};
+}
+
+required! {
+    measurement: RAW, "the measurement";
+    mean: RAW, "the mean job time";
+    stdev: 0.0..=f64::MAX, "the stdev";
 }
 
 impl Row {
+    /// A level's row, with what the run says about its job.
     fn new(level: &Level, document: &RunDocument) -> Self {
         let (unit, mode) = (document.workload.unit.as_str(), document.settings.mode);
         let fixed_work = mode == RunMode::FixedWork;
@@ -98,42 +180,42 @@ impl Row {
             median_s: summary.job_time_s.median,
             mean_s: summary.job_time_s.mean,
             stdev_s: summary.job_time_s.stdev,
-            min_s: summary.job_time_s.min,
-            max_s: summary.job_time_s.max,
-            jobs: summary.jobs,
-            cv: summary.cv,
-            speed_jobs_per_min_per_worker: summary.speed_jobs_per_min,
-            capacity_jobs_per_min: summary.capacity_jobs_per_min,
-            capacity_n_over_median_jobs_per_min: summary.capacity_n_over_median_jobs_per_min,
+            min_s: Some(summary.job_time_s.min),
+            max_s: Some(summary.job_time_s.max),
+            jobs: Some(summary.jobs),
+            cv: Some(summary.cv),
+            speed_jobs_per_min_per_worker: Some(summary.speed_jobs_per_min),
+            capacity_jobs_per_min: Some(summary.capacity_jobs_per_min),
+            capacity_n_over_median_jobs_per_min: Some(summary.capacity_n_over_median_jobs_per_min),
             overlap: summary.together.map(|together| together.overlap),
             speedup: summary.speedup,
             efficiency: summary.efficiency,
-            cpu_fraction: merit.cpu_fraction,
-            rate_unit: format!("{unit}/s"),
-            rate_per_worker: merit.rate_per_worker,
-            rate_total: merit.rate_total,
-            user_pct: level.os.user_pct,
-            system_pct: level.os.system_pct,
-            idle_pct: level.os.idle_pct,
-            iowait_pct: level.os.iowait_pct,
-            steal_pct: level.os.steal_pct,
-            ctx_switches_per_s: level.os.ctx_switches_per_s,
+            cpu_fraction: Some(merit.cpu_fraction),
+            rate_unit: Some(format!("{unit}/s")),
+            rate_per_worker: Some(merit.rate_per_worker),
+            rate_total: Some(merit.rate_total),
+            user_pct: Some(level.os.user_pct),
+            system_pct: Some(level.os.system_pct),
+            idle_pct: Some(level.os.idle_pct),
+            iowait_pct: Some(level.os.iowait_pct),
+            steal_pct: Some(level.os.steal_pct),
+            ctx_switches_per_s: Some(level.os.ctx_switches_per_s),
             run_queue: level.os.run_queue,
             ipc: summary.ipc,
-            mode,
+            mode: Some(mode),
             other_busy_cpus: level
                 .interference
                 .as_ref()
                 .map(|interference| interference.other_busy_cpus),
-            verdict: match (level.disturbances(), &level.interference) {
+            verdict: Some(match (level.disturbances(), &level.interference) {
                 (reasons, _) if !reasons.is_empty() => {
                     format!("disturbed: {}", reasons.join("; "))
                 }
                 (_, Some(_)) => "clean".to_string(),
                 (_, None) => String::new(),
-            },
+            }),
             precision_reached: level.precision_reached,
-            workload: document.workload.kind.name().to_string(),
+            workload: Some(document.workload.kind.name().to_string()),
             job_size: fixed_work.then_some(document.workload.job_size),
             job_size_unit: fixed_work.then(|| document.workload.job_size_unit.clone()),
             duration_s: document.settings.duration_s,
@@ -166,11 +248,116 @@ impl Row {
     }
 }
 
-/// The CSV text of a run with at least one level (serde writes the header with the first row).
+/// The CSV text of a run with at least one level: the row's columns, then one column per
+/// workload figure any level recorded (empty where a level lacks it).
 pub(crate) fn to_csv(document: &RunDocument) -> Result<Vec<u8>> {
-    let mut writer = csv::Writer::from_writer(Vec::new());
+    let Some(first) = document.levels.first() else {
+        return Ok(Vec::new());
+    };
+    let mut figures: Vec<&str> = Vec::new();
     for level in &document.levels {
-        writer.serialize(Row::new(level, document))?;
+        for name in level.workload_figures.keys() {
+            if !figures.contains(&name.as_str()) {
+                figures.push(name);
+            }
+        }
+    }
+    let mut header = row_header(&Row::new(first, document))?;
+    for name in &figures {
+        header.push_field(&format!("{FIGURE_PREFIX}{name}"));
+    }
+    let mut writer = csv::WriterBuilder::new()
+        .has_headers(false)
+        .from_writer(Vec::new());
+    writer.write_record(&header)?;
+    for level in &document.levels {
+        let cells: Vec<Option<f64>> = figures
+            .iter()
+            .map(|name| level.workload_figures.get(*name).copied())
+            .collect();
+        writer.serialize((Row::new(level, document), cells))?;
     }
     Ok(writer.into_inner()?)
+}
+
+/// The row's column names, as serde writes them.
+fn row_header(row: &Row) -> Result<csv::StringRecord> {
+    let mut writer = csv::Writer::from_writer(Vec::new());
+    writer.serialize(row)?;
+    let text = writer.into_inner()?;
+    Ok(csv::Reader::from_reader(text.as_slice()).headers()?.clone())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn read(text: &str) -> Result<Row, csv::Error> {
+        let mut reader = csv::Reader::from_reader(text.as_bytes());
+        let header = reader.headers()?.clone();
+        reader
+            .records()
+            .next()
+            .expect("one row")?
+            .deserialize(Some(&header))
+    }
+
+    /// What the writer writes, the reader reads back whole: one struct for both.
+    #[test]
+    fn a_row_reads_back_as_written() {
+        let row = Row {
+            workers: 4,
+            median_s: 2.5,
+            mean_s: 2.6,
+            stdev_s: 0.1,
+            cv: Some(0.04),
+            mode: Some(RunMode::FixedTime),
+            rate_total: Some(1.5e6),
+            verdict: Some("disturbed: a; b".to_string()),
+            rate_sustained: Some(true),
+            rate_arrivals: Some(Arrivals::Poisson),
+            latency_measured_from: Some(MeasuredFrom::Due),
+            ..Row::default()
+        };
+        let mut writer = csv::Writer::from_writer(Vec::new());
+        writer.serialize(&row).unwrap();
+        let text = String::from_utf8(writer.into_inner().unwrap()).unwrap();
+        assert!(text.starts_with("Num_concurrent_jobs,job_median_run_time (sec),job_mean_run_time (sec),job_stdev_run_time (sec),"));
+        assert_eq!(read(&text).unwrap(), row);
+    }
+
+    /// test_cpu_parallel's Rust 1.2 headers are aliases of the same columns.
+    #[test]
+    fn test_cpu_parallel_headers_read_into_the_same_row() {
+        for header in [
+            "Num_Threads,Median_Runtime,Mean_Runtime,StdDev_Runtime",
+            "NumThreads,ThreadMedian,ThreadMean,ThreadStd",
+            "Num_concurrent_jobs,job_median_run_time (sec),job_mean_run_time (sec),job_stdev_run_time (sec)",
+        ] {
+            let row = read(&format!("{header}\n8,2.5,2.6,0.1\n")).unwrap();
+            assert_eq!(
+                (row.workers, row.median_s, row.mean_s, row.stdev_s),
+                (8, 2.5, 2.6, 0.1)
+            );
+            assert_eq!(row.cv, None);
+        }
+    }
+
+    /// Each checked cell is refused as it is parsed, saying what and why.
+    #[test]
+    fn cells_out_of_range_are_refused_where_parsed() {
+        let header = "Num_concurrent_jobs,job_median_run_time (sec),job_mean_run_time (sec),job_stdev_run_time (sec),cv,steal_pct";
+        for (cells, said) in [
+            ("1,0,1,0.1,,", "the measurement 0 is outside 1e-9 to 1e18"),
+            ("1,1,1,-1,,", "the stdev -1 is outside"),
+            ("1,1,1,0.1,NaN,", "the CV NaN is outside 0 to 100"),
+            ("1,1,1,0.1,,101", "steal % 101 is outside 0 to 100"),
+            ("2.5,1,1,0.1,,", "'2.5' is not a worker count"),
+        ] {
+            let error = read(&format!("{header}\n{cells}\n"))
+                .unwrap_err()
+                .to_string();
+            assert!(error.contains(said), "{cells}: {error}");
+        }
+    }
 }

@@ -1,6 +1,7 @@
 //! The versioned result document (`corescale/1`) and its writers.
 
-pub(crate) mod csv_format;
+pub mod csv_format;
+pub mod ranges;
 pub(crate) mod summary;
 pub(crate) mod writer;
 
@@ -17,6 +18,8 @@ use crate::host::interference::Interference;
 use crate::host::os_stats::OsFigures;
 use crate::host::pinning::Pin;
 use crate::workload::WorkloadInfo;
+use crate::workload::db::{DbFigureNames, DbFigures};
+use crate::workload::lio::{SlobFigureNames, SlobFigures};
 
 pub const SCHEMA: &str = "corescale/1";
 
@@ -123,35 +126,36 @@ pub struct Level {
 
 /// Where documents written before `workload_rate` and `server_cpu_s` existed keep those
 /// figures: the db workload's `workload_figures`.
-const LEGACY_RATE: &str = "workload_figures.db_lio_per_s";
-const LEGACY_SERVER_CPU: &str = "workload_figures.db_cpu_s";
+const LEGACY_RATE: &str = DbFigures::NAMES.db_lio_per_s;
+const LEGACY_SERVER_CPU: &str = DbFigures::NAMES.db_cpu_s;
 
 impl Level {
     /// CPU seconds a server spent for the workers over the level, where measured, and the
     /// field it was read from.
-    pub fn server_cpu(&self) -> Option<(f64, &'static str)> {
+    pub fn server_cpu(&self) -> Option<(f64, String)> {
         self.typed_or_legacy(self.server_cpu_s, "server_cpu_s", LEGACY_SERVER_CPU)
     }
 
     /// The workload's own count of its rate, where that is the figure of merit, and the field
     /// it was read from.
-    pub fn own_rate(&self) -> Option<(f64, &'static str)> {
+    pub fn own_rate(&self) -> Option<(f64, String)> {
         self.typed_or_legacy(self.workload_rate, "workload_rate", LEGACY_RATE)
     }
 
-    /// A typed figure, or in an older document the `workload_figures` entry it was.
+    /// A typed figure, or in an older document the `workload_figures` entry it was, with
+    /// the field it was read from.
     fn typed_or_legacy(
         &self,
         typed: Option<f64>,
-        name: &'static str,
-        legacy: &'static str,
-    ) -> Option<(f64, &'static str)> {
+        name: &str,
+        legacy: &str,
+    ) -> Option<(f64, String)> {
         match typed {
-            Some(value) => Some((value, name)),
-            None => {
-                let key = legacy.strip_prefix("workload_figures.").unwrap_or(legacy);
-                self.workload_figures.get(key).map(|&value| (value, legacy))
-            }
+            Some(value) => Some((value, name.to_string())),
+            None => self
+                .workload_figures
+                .get(legacy)
+                .map(|&value| (value, format!("workload_figures.{legacy}"))),
         }
     }
 
@@ -171,8 +175,8 @@ impl Level {
     /// [`Level::merit`] from the fields it comes from, ignoring a stored one.
     pub fn derive_merit(&self, mode: RunMode, unit: &str) -> Merit {
         let server_rate = self.own_rate();
-        let (rate_total, rate_per_worker) = match server_rate {
-            Some((rate, _)) => (rate, rate / self.workers.max(1) as f64),
+        let (rate_total, rate_per_worker) = match &server_rate {
+            Some((rate, _)) => (*rate, rate / self.workers.max(1) as f64),
             None => (self.summary.rate_total, self.summary.rate_per_worker),
         };
         let (cpu_fraction, cpu_fraction_source) = match self.server_cpu() {
@@ -181,14 +185,18 @@ impl Level {
                 cpu / (self.elapsed_s * self.workers as f64).max(f64::MIN_POSITIVE),
                 source,
             ),
-            None => (self.summary.cpu_fraction, "summary.cpu_fraction"),
+            None => (
+                self.summary.cpu_fraction,
+                "summary.cpu_fraction".to_string(),
+            ),
         };
         let job_times = &self.summary.job_time_s;
+        let server_counted = server_rate.is_some();
         let (value, unit, source, spread) = match (mode, server_rate) {
             (RunMode::FixedWork, _) => (
                 job_times.median,
                 "s".to_string(),
-                "summary.job_time_s.median",
+                "summary.job_time_s.median".to_string(),
                 Some((job_times.min, job_times.max)),
             ),
             // One count over the level: no spread to draw.
@@ -198,19 +206,19 @@ impl Level {
             (RunMode::FixedTime, None) => (
                 rate_total,
                 format!("{unit}/s"),
-                "summary.rate_total",
+                "summary.rate_total".to_string(),
                 batch_rate_range(&self.samples),
             ),
         };
         Merit {
             value,
             unit,
-            source: source.to_string(),
+            source,
             rate_total,
             rate_per_worker,
-            server_counted: server_rate.is_some(),
+            server_counted,
             cpu_fraction,
-            cpu_fraction_source: cpu_fraction_source.to_string(),
+            cpu_fraction_source,
             low: spread.map(|(low, _)| low),
             high: spread.map(|(_, high)| high),
         }
@@ -323,16 +331,32 @@ pub enum CacheFigure {
 }
 
 impl CacheFigure {
-    /// The names the workloads record it under: lio and pio's first, db's second.
+    /// The names the workloads record it under, from their declarations: lio and pio's
+    /// first, db's second.
     fn names(self) -> &'static [&'static str] {
+        const SLOB: SlobFigureNames = SlobFigures::NAMES;
+        const DB: DbFigureNames = DbFigures::NAMES;
         match self {
-            Self::HitRatio => &["cache_hit_ratio", "db_hit_ratio"],
-            Self::LatchGets => &["latch_gets"],
-            Self::LatchMisses => &["latch_misses"],
-            Self::PioPerS => &["pio_per_s", "db_pio_per_s"],
-            Self::ReadP99Us => &["read_us_p99"],
+            Self::HitRatio => &[SLOB.cache_hit_ratio, DB.db_hit_ratio],
+            Self::LatchGets => &[SLOB.latch_gets],
+            Self::LatchMisses => &[SLOB.latch_misses],
+            Self::PioPerS => &[SLOB.pio_per_s, DB.db_pio_per_s],
+            Self::ReadP99Us => &[SLOB.read_us_p99],
         }
     }
+
+    /// The figure among a level's workload figures, and the name it was recorded under.
+    pub fn find(self, figures: &BTreeMap<String, f64>) -> Option<(f64, &'static str)> {
+        self.names()
+            .iter()
+            .find_map(|name| Some((*figures.get(*name)?, *name)))
+    }
+}
+
+/// Latch misses per 1,000 latch gets, when gets were counted.
+pub fn misses_per_1k_gets(gets: Option<f64>, misses: Option<f64>) -> Option<f64> {
+    let (gets, misses) = gets.zip(misses)?;
+    (gets > 0.0).then(|| 1000.0 * misses / gets)
 }
 
 /// How a level whose jobs did not run together is marked: the start of its disturbance.
@@ -399,17 +423,17 @@ impl Level {
     /// A buffer-cache figure and the `workload_figures` name it was recorded under, when the
     /// level's workload recorded it.
     pub fn cache_figure(&self, figure: CacheFigure) -> Option<(f64, &'static str)> {
-        figure
-            .names()
-            .iter()
-            .find_map(|name| Some((*self.workload_figures.get(*name)?, *name)))
+        figure.find(&self.workload_figures)
     }
 
     /// Latch misses per 1,000 latch gets, when the level counted gets.
     pub fn latch_misses_per_1k_gets(&self) -> Option<f64> {
-        let (gets, _) = self.cache_figure(CacheFigure::LatchGets)?;
-        let (misses, _) = self.cache_figure(CacheFigure::LatchMisses)?;
-        (gets > 0.0).then(|| 1000.0 * misses / gets)
+        misses_per_1k_gets(
+            self.cache_figure(CacheFigure::LatchGets)
+                .map(|(gets, _)| gets),
+            self.cache_figure(CacheFigure::LatchMisses)
+                .map(|(misses, _)| misses),
+        )
     }
 
     /// "jobs did not run together (overlap 12%)", when they did not.

@@ -317,7 +317,11 @@ pub fn measure_level(
         ));
     }
     let figures = workload.level_figures(&totals(&level))?;
-    level.workload_figures = figures.recorded;
+    level.workload_figures = figures
+        .recorded
+        .into_iter()
+        .map(|(name, value)| (name.to_string(), value))
+        .collect();
     level.warnings = figures.warnings;
     level.workload_rate = figures.rate_of_merit;
     level.server_cpu_s = figures.server_cpu_s;

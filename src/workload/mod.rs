@@ -6,12 +6,12 @@
 pub(crate) mod bandwidth;
 pub mod cpu;
 pub mod db;
+pub mod figures;
 pub mod lio;
 pub(crate) mod memory;
 pub(crate) mod rng;
 pub(crate) mod slob;
 
-use std::collections::BTreeMap;
 use std::time::Duration;
 
 use anyhow::Result;
@@ -186,12 +186,12 @@ impl<T> Sessions<T> {
     }
 }
 
-/// What a workload adds to a level: its typed figures as the result document records them
-/// (`workload_figures`, named by the struct's fields), what they cannot vouch for, and the
-/// two the result itself needs typed.
+/// What a workload adds to a level: its figures (declared with [`figures::level_figures!`])
+/// as the result document records them, what they cannot vouch for, and the two the result
+/// itself needs typed.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct LevelFigures {
-    pub recorded: BTreeMap<String, f64>,
+    pub recorded: Vec<figures::Figure>,
     pub warnings: Vec<String>,
     /// The workload's own count of its total rate, when that (not the workers' sum of their
     /// operations) is the figure of merit: a database's count of its logical reads.
@@ -215,20 +215,20 @@ pub struct SessionConnection {
 }
 
 impl LevelFigures {
-    /// Records a workload's typed figures under their field names (absent options left out).
-    pub fn of<T: Serialize>(figures: &T, warnings: Vec<String>) -> Self {
-        let recorded = match serde_json::to_value(figures) {
-            Ok(serde_json::Value::Object(fields)) => fields
-                .into_iter()
-                .filter_map(|(name, value)| Some((name, value.as_f64()?)))
-                .collect(),
-            _ => BTreeMap::new(),
-        };
+    /// Records a workload's figures under their field names (absent ones left out).
+    pub fn of(figures: &dyn figures::FigureSet, warnings: Vec<String>) -> Self {
         Self {
-            recorded,
+            recorded: figures.figures(),
             warnings,
             ..Self::default()
         }
+    }
+
+    /// A recorded figure by its name.
+    pub fn figure(&self, name: &str) -> Option<f64> {
+        self.recorded
+            .iter()
+            .find_map(|&(recorded, value)| (recorded == name).then_some(value))
     }
 }
 

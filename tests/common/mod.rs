@@ -370,6 +370,35 @@ pub fn the_csv_reports_as_the_json_does(json: &Path, csv: &Path) {
     assert!(!from_json.is_empty());
     assert_eq!(from_json.len(), from_csv.len());
     for (a, b) in from_json.iter().zip(from_csv) {
+        // The workload's own figures and the buffer cache's read back alike: the CSV's
+        // `workload_figures.*` columns hold what the JSON's `workload_figures` does.
+        assert_eq!(a["cache"], b["cache"], "{}: cache figures", json.display());
+        let figures = |level: &Value| -> Vec<(String, f64)> {
+            level["figures"]
+                .as_object()
+                .map(|figures| {
+                    figures
+                        .iter()
+                        .map(|(name, value)| (name.clone(), value.as_f64().unwrap()))
+                        .collect()
+                })
+                .unwrap_or_default()
+        };
+        let (x, y) = (figures(a), figures(b));
+        assert_eq!(
+            x.len(),
+            y.len(),
+            "{}: figures: JSON {x:?}, CSV {y:?}",
+            json.display()
+        );
+        for ((name, x), (other, y)) in x.iter().zip(&y) {
+            assert_eq!(name, other);
+            assert!(
+                (x - y).abs() <= 1e-9 * x.abs().max(1.0),
+                "{}: {name}: JSON {x}, CSV {y}",
+                json.display()
+            );
+        }
         for field in ["raw", "capacity", "speed", "cpu_fraction"] {
             let (x, y) = (a[field].as_f64().unwrap(), b[field].as_f64().unwrap());
             assert!(

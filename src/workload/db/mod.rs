@@ -26,7 +26,7 @@ use std::time::Duration;
 use anyhow::{Context, Result, bail};
 use crossbeam_utils::CachePadded;
 
-use serde::Serialize;
+use crate::workload::figures::level_figures;
 
 use super::{
     LevelFigures, LevelTotals, SessionConnection, Sessions, WorkerJob, Workload, WorkloadInfo,
@@ -283,7 +283,10 @@ impl Workload for DbWorkload {
             db_cpu_s: server_cpu,
             db_lio_per_db_cpu_s: server_cpu.map(|cpu| per(lio, cpu)),
             client_cpu_share: server_cpu.map(|cpu| per(totals.cpu_s, totals.cpu_s + cpu)),
-            sessions_unpublished: tallies.iter().filter(|tally| !tally.published).count() as f64,
+            sessions_unpublished: Some(
+                tallies.iter().filter(|tally| !tally.published).count() as f64
+            )
+            .filter(|&count| count > 0.0),
         };
         let connections: Vec<SessionConnection> =
             locked(&self.connections, "the sessions' connections")?
@@ -323,42 +326,34 @@ impl Workload for DbWorkload {
     }
 }
 
-/// One db level's figures; `workload_figures` in the result, by these names.
-#[derive(Debug, Clone, Default, Serialize)]
-pub struct DbFigures {
-    /// Statements answered, updates among them, rows they visited (the client's count).
-    pub statements: f64,
-    pub updates: f64,
-    pub rows_visited: f64,
-    /// Blocks the statements visited by the client's count (statements x blocks each).
-    pub client_blocks: f64,
-    /// The database's own block counters over the level, and per second.
-    pub db_lio: f64,
-    pub db_pio: f64,
-    pub db_lio_per_s: f64,
-    pub db_lio_per_s_per_worker: f64,
-    pub db_pio_per_s: f64,
-    pub db_hit_ratio: f64,
-    /// The database's count over the client's: 1 when nothing else ran and the plan held.
-    pub db_lio_over_client_blocks: f64,
-    pub blocks_per_statement: f64,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub blocks_per_update: Option<f64>,
-    pub client_cpu_s: f64,
-    /// CPU seconds the database spent for the sessions, where measured.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub db_cpu_s: Option<f64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub db_lio_per_db_cpu_s: Option<f64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub client_cpu_share: Option<f64>,
-    /// Sessions whose statistics were not published before the counters were read.
-    #[serde(skip_serializing_if = "is_zero")]
-    pub sessions_unpublished: f64,
-}
-
-fn is_zero(value: &f64) -> bool {
-    *value == 0.0
+level_figures! {
+    /// One db level's figures; `workload_figures` in the result, by these names.
+    pub struct DbFigures / DbFigureNames {
+        /// Statements answered, updates among them, rows they visited (the client's count).
+        statements: f64,
+        updates: f64,
+        rows_visited: f64,
+        /// Blocks the statements visited by the client's count (statements x blocks each).
+        client_blocks: f64,
+        /// The database's own block counters over the level, and per second.
+        db_lio: f64,
+        db_pio: f64,
+        db_lio_per_s: f64,
+        db_lio_per_s_per_worker: f64,
+        db_pio_per_s: f64,
+        db_hit_ratio: f64,
+        /// The database's count over the client's: 1 when nothing else ran and the plan held.
+        db_lio_over_client_blocks: f64,
+        blocks_per_statement: f64,
+        blocks_per_update: Option<f64>,
+        client_cpu_s: f64,
+        /// CPU seconds the database spent for the sessions, where measured.
+        db_cpu_s: Option<f64>,
+        db_lio_per_db_cpu_s: Option<f64>,
+        client_cpu_share: Option<f64>,
+        /// Sessions whose statistics were not published before the counters were read.
+        sessions_unpublished: Option<f64>,
+    }
 }
 
 impl DbFigures {
@@ -383,10 +378,9 @@ impl DbFigures {
                 self.db_lio_over_client_blocks
             ));
         }
-        if self.sessions_unpublished > 0.0 {
+        if let Some(unpublished) = self.sessions_unpublished {
             warnings.push(format!(
-                "{:.0} session(s) could not publish their statistics before the level's counters were read: the database's count may be short",
-                self.sessions_unpublished
+                "{unpublished:.0} session(s) could not publish their statistics before the level's counters were read: the database's count may be short",
             ));
         }
         warnings
@@ -535,7 +529,8 @@ mod tests {
             ops: 0,
         };
         let figures = workload.level_figures(&totals).unwrap();
-        let recorded = &figures.recorded;
+        let recorded: std::collections::BTreeMap<&str, f64> =
+            figures.recorded.iter().copied().collect();
         assert_eq!(recorded["statements"], 150.0);
         assert_eq!(recorded["updates"], 50.0);
         assert_eq!(recorded["db_lio_per_s"], client_blocks / 2.0);
@@ -553,7 +548,11 @@ mod tests {
         hand_in();
         database.counters.lock().unwrap().lio += 2.0 * client_blocks;
         let figures = workload.level_figures(&totals).unwrap();
-        assert_eq!(figures.recorded["db_lio_over_client_blocks"], 2.0);
+        assert!(
+            figures
+                .recorded
+                .contains(&(DbFigures::NAMES.db_lio_over_client_blocks, 2.0))
+        );
         assert!(
             figures.warnings[0].contains("counted 2.000x the blocks"),
             "{:?}",
@@ -594,13 +593,17 @@ mod tests {
             db_lio_over_client_blocks: 1.0,
             ..DbFigures::default()
         };
-        let recorded = LevelFigures::of(&figures, Vec::new()).recorded;
+        let recorded: std::collections::BTreeMap<&str, f64> =
+            LevelFigures::of(&figures, Vec::new())
+                .recorded
+                .into_iter()
+                .collect();
         assert_eq!(recorded["db_lio_per_s"], 5.0);
         assert_eq!(recorded["db_cpu_s"], 2.0);
         assert!(!recorded.contains_key("blocks_per_update"));
         assert!(figures.warnings().is_empty());
         let short = DbFigures {
-            sessions_unpublished: 2.0,
+            sessions_unpublished: Some(2.0),
             db_lio: 1_000_000.0,
             db_pio: 101.0,
             ..figures

@@ -17,7 +17,7 @@ use anyhow::Result;
 use crossbeam_utils::CachePadded;
 use hdrhistogram::Histogram;
 
-use serde::Serialize;
+use crate::workload::figures::level_figures;
 
 use super::{LevelFigures, LevelTotals, Sessions, WorkerJob, Workload, WorkloadInfo, WorkloadKind};
 use crate::error::locked;
@@ -304,43 +304,41 @@ impl Workload for LioWorkload {
     }
 }
 
-/// One lio or pio level's figures; `workload_figures` in the result, by these names.
-#[derive(Debug, Clone, Default, Serialize)]
-pub struct SlobFigures {
-    pub statements: f64,
-    pub updates: f64,
-    /// Block visits (logical IO), and per second, per worker-second and per CPU-second.
-    pub lio: f64,
-    pub lio_per_s: f64,
-    pub lio_per_s_per_worker: f64,
-    pub lio_per_cpu_s: f64,
-    pub ns_per_lio: f64,
-    pub cache_hits: f64,
-    pub cache_misses: f64,
-    pub cache_hit_ratio: f64,
-    /// Blocks read from the data file (physical IO).
-    pub pio: f64,
-    pub pio_per_s: f64,
-    pub pio_per_cpu_s: f64,
-    /// Read latency quantiles in microseconds, when there were reads.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub read_us_p50: Option<f64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub read_us_p95: Option<f64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub read_us_p99: Option<f64>,
-    pub latch_gets: f64,
-    pub latch_misses: f64,
-    pub latch_spins: f64,
-    pub latch_sleeps: f64,
-    pub latch_miss_ratio: f64,
-    pub lru_latch_gets: f64,
-    pub lru_latch_misses: f64,
-    pub cache_chain_latches: f64,
-    /// Seconds spent building the cache and its tables, before the first level.
-    pub setup_s: f64,
-    /// The data the sessions read, in MiB (for the CPU-cache check).
-    pub data_read_mib: f64,
+level_figures! {
+    /// One lio or pio level's figures; `workload_figures` in the result, by these names.
+    pub struct SlobFigures / SlobFigureNames {
+        statements: f64,
+        updates: f64,
+        /// Block visits (logical IO), and per second, per worker-second and per CPU-second.
+        lio: f64,
+        lio_per_s: f64,
+        lio_per_s_per_worker: f64,
+        lio_per_cpu_s: f64,
+        ns_per_lio: f64,
+        cache_hits: f64,
+        cache_misses: f64,
+        cache_hit_ratio: f64,
+        /// Blocks read from the data file (physical IO).
+        pio: f64,
+        pio_per_s: f64,
+        pio_per_cpu_s: f64,
+        /// Read latency quantiles in microseconds, when there were reads.
+        read_us_p50: Option<f64>,
+        read_us_p95: Option<f64>,
+        read_us_p99: Option<f64>,
+        latch_gets: f64,
+        latch_misses: f64,
+        latch_spins: f64,
+        latch_sleeps: f64,
+        latch_miss_ratio: f64,
+        lru_latch_gets: f64,
+        lru_latch_misses: f64,
+        cache_chain_latches: f64,
+        /// Seconds spent building the cache and its tables, before the first level.
+        setup_s: f64,
+        /// The data the sessions read, in MiB (for the CPU-cache check).
+        data_read_mib: f64,
+    }
 }
 
 impl LioWorkload {
@@ -559,7 +557,10 @@ mod tests {
         unknown.setup().unwrap();
         let figures = unknown.level_figures(&totals(1)).unwrap();
         assert!(figures.warnings.is_empty());
-        assert_eq!(figures.recorded["data_read_mib"], warnings_mib(&workload));
+        assert_eq!(
+            figures.figure(SlobFigures::NAMES.data_read_mib).unwrap(),
+            warnings_mib(&workload)
+        );
         // Larger data than the cache: no warning.
         let mut large = small_lio(1000).warning_when_cached(Some(4 << 20));
         large.setup().unwrap();
