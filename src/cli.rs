@@ -257,16 +257,30 @@ pub struct HostArgs {
 #[derive(Debug, Args)]
 #[command(
     subcommand_value_name = "WORKLOAD",
-    subcommand_help_heading = "Workloads (default: cpu)",
-    disable_help_subcommand = true
+    subcommand_help_heading = "Workloads (default: cpu)"
 )]
 pub struct RunArgs {
-    /// The workload, with its own options (`corescale run WORKLOAD --help` lists them).
+    /// The workload, with its own options (`corescale run WORKLOAD --help` lists them);
+    /// none named runs cpu, as test_cpu_parallel does.
     #[command(subcommand)]
-    pub workload: WorkloadArgs,
+    workload: Option<WorkloadArgs>,
 
     #[command(flatten)]
     pub sweep: SweepArgs,
+}
+
+impl RunArgs {
+    /// The workload named, else cpu with its defaults (as clap gives them).
+    pub fn workload(&self) -> Result<WorkloadArgs, clap::Error> {
+        use clap::FromArgMatches;
+        match &self.workload {
+            Some(workload) => Ok(workload.clone()),
+            None => WorkloadArgs::from_arg_matches(
+                &WorkloadArgs::augment_subcommands(clap::Command::new("run"))
+                    .try_get_matches_from(["run", WorkloadKind::Cpu.name()])?,
+            ),
+        }
+    }
 }
 
 /// The options of every run: which levels, how many batches, where the results go. Global,
@@ -420,98 +434,85 @@ fn parse_tag(text: &str) -> Result<(String, String), String> {
     Ok((key.to_string(), value.to_string()))
 }
 
-/// test_cpu_parallel's way of naming the workload: `--mode memory`, `-m memory`.
-const MODE_FLAGS: [&str; 2] = ["--mode", "-m"];
-
-/// Brings `corescale run ...` to the shape clap parses: test_cpu_parallel's `--mode X`
-/// becomes the workload `X`, and a run that names no workload runs cpu, as
-/// test_cpu_parallel does. Other commands pass unchanged.
-pub fn normalize(arguments: Vec<OsString>) -> Result<Vec<OsString>, UsageError> {
+/// Brings test_cpu_parallel's `--mode X` (also `--mode=X`, `-m X`, `-mX`, `-m=X`) to clap's
+/// shape: the workload `X` right after `run`. Every other spelling is clap's own: the
+/// workload is an optional subcommand (cpu when none is named) and the run's options are
+/// global, so they may come before or after it.
+pub fn normalize(mut arguments: Vec<OsString>) -> Result<Vec<OsString>, UsageError> {
     if arguments.get(1).and_then(|arg| arg.to_str()) != Some("run") {
         return Ok(arguments);
     }
-    let mut rest: Vec<OsString> = arguments[2..].to_vec();
-    let mut mode = None;
-    let mut index = 0;
-    while index < rest.len() {
-        let text = rest[index].to_string_lossy().into_owned();
-        if text == "--" {
-            break;
-        }
-        let inline = text.strip_prefix("--mode=").or_else(|| {
-            text.strip_prefix("-m")
-                .map(|value| value.strip_prefix('=').unwrap_or(value))
-                .filter(|value| !value.is_empty())
-        });
-        if MODE_FLAGS.contains(&text.as_str()) || inline.is_some() {
-            let value = match inline {
-                Some(value) => value.to_string(),
-                None if index + 1 < rest.len() => {
-                    rest.remove(index + 1).to_string_lossy().into_owned()
-                }
-                None => {
-                    return Err(UsageError::new(
-                        "--mode needs a workload, e.g. --mode memory",
-                    ));
-                }
-            };
-            if mode.replace(value).is_some() {
-                return Err(UsageError::new("--mode is given twice: give it once"));
-            }
-            rest.remove(index);
-            continue;
-        }
-        index += 1;
-    }
-    // The workload goes first, right after `run`: its own options may then come anywhere,
-    // before or after its name (clap reads a subcommand's options only after it).
-    let named = first_positional(&rest).map(|index| {
-        let name = rest.remove(index).to_string_lossy().into_owned();
-        if index > 0 && rest[index - 1] == "--" {
-            rest.remove(index - 1);
-        }
-        name
-    });
-    // `run help [WORKLOAD]` is `run [WORKLOAD] --help`.
-    let (named, rest) = if named.as_deref() == Some("help") {
-        let workload =
-            first_positional(&rest).map(|index| rest.remove(index).to_string_lossy().into_owned());
-        rest.push("--help".into());
-        (workload, rest)
-    } else {
-        (named, rest)
+    let end = arguments
+        .iter()
+        .position(|arg| arg == "--")
+        .unwrap_or(arguments.len());
+    let given = |arg: &OsString| {
+        let text = arg.to_str()?;
+        let value = text
+            .strip_prefix("--mode")
+            .or_else(|| text.strip_prefix("-m"))?;
+        Some(value.strip_prefix('=').unwrap_or(value).to_string())
     };
-    let help_only = named.is_none()
-        && mode.is_none()
-        && rest
-            .iter()
-            .any(|arg| matches!(arg.to_str(), Some("-h" | "--help")));
+    let modes: Vec<usize> = (2..end)
+        .filter(|&index| given(&arguments[index]).is_some())
+        .collect();
+    let &[index] = modes.as_slice() else {
+        return match modes.len() {
+            0 => Ok(arguments),
+            _ => Err(UsageError::new("--mode is given twice: give it once")),
+        };
+    };
+    let mut name = given(&arguments.remove(index)).unwrap_or_default();
+    if name.is_empty() {
+        if index >= arguments.len() {
+            return Err(UsageError::new(
+                "--mode needs a workload, e.g. --mode memory",
+            ));
+        }
+        name = arguments.remove(index).to_string_lossy().into_owned();
+    }
+    arguments.insert(2, name.into());
+    Ok(arguments)
+}
+
+/// clap's refusal of a workload's name, in corescale's words: not a workload (with the
+/// list), or a workload given twice (`--mode memory memory`).
+pub fn workload_refused(arguments: &[OsString], error: &clap::Error) -> Option<String> {
+    use clap::error::{ContextKind, ContextValue, ErrorKind};
+    if arguments.get(1).and_then(|arg| arg.to_str()) != Some("run") {
+        return None;
+    }
     let names: Vec<String> = WorkloadKind::ALL
         .iter()
         .map(|kind| kind.name().to_string())
         .collect();
-    if let Some(name) = named.as_ref().or(mode.as_ref())
-        && !names.contains(name)
-    {
-        return Err(UsageError::new(format!(
+    let ContextValue::String(given) = error.get(match error.kind() {
+        ErrorKind::InvalidSubcommand => ContextKind::InvalidSubcommand,
+        ErrorKind::UnknownArgument => ContextKind::InvalidArg,
+        _ => return None,
+    })?
+    else {
+        return None;
+    };
+    match error.kind() {
+        ErrorKind::InvalidSubcommand => Some(format!(
             "'{}' is not a workload: use {}",
-            redact_argument(name),
+            redact_argument(given),
             listed(&names, "or")
-        )));
-    }
-    let mut normalized = arguments[..2].to_vec();
-    match (named, mode) {
-        (Some(named), Some(mode)) => {
-            return Err(UsageError::new(format!(
-                "the workload is given twice ({named} and --mode {mode}): give it once, e.g. `corescale run {named}`"
-            )));
+        )),
+        _ if names.contains(given)
+            && arguments
+                .iter()
+                .filter(|arg| names.iter().any(|name| arg.to_str() == Some(name)))
+                .count()
+                > 1 =>
+        {
+            Some(format!(
+                "the workload is named twice: name it once, e.g. `corescale run {given}`"
+            ))
         }
-        (Some(name), None) | (None, Some(name)) => normalized.push(name.into()),
-        (None, None) if !help_only => normalized.push(WorkloadKind::Cpu.name().into()),
-        (None, None) => {}
+        _ => None,
     }
-    normalized.extend(rest);
-    Ok(normalized)
 }
 
 /// Whether an option is `--long` by its name or one of its aliases.
@@ -522,50 +523,6 @@ fn has_long(arg: &clap::Arg, long: &str) -> bool {
             .is_some_and(|aliases| aliases.contains(&long))
 }
 
-/// Where the first argument of `run` is that is neither an option nor an option's value:
-/// the workload.
-fn first_positional(arguments: &[OsString]) -> Option<usize> {
-    let command = Cli::command();
-    let run = command.find_subcommand("run")?;
-    // Options taking a value, of `run` and of every workload.
-    let takes_value = |long: Option<&str>, short: Option<char>| {
-        std::iter::once(run)
-            .chain(run.get_subcommands())
-            .flat_map(|command| command.get_arguments())
-            .filter(|arg| arg.get_action().takes_values() && !arg.is_positional())
-            .any(|arg| {
-                long.is_some_and(|long| has_long(arg, long))
-                    || short.is_some_and(|short| arg.get_short() == Some(short))
-            })
-    };
-    let mut index = 0;
-    while index < arguments.len() {
-        let argument = arguments[index].to_string_lossy();
-        if argument == "--" {
-            return (index + 1 < arguments.len()).then_some(index + 1);
-        }
-        if let Some(long) = argument.strip_prefix("--") {
-            if !long.contains('=') && takes_value(Some(long), None) {
-                index += 1;
-            }
-        } else if let Some(shorts) = argument.strip_prefix('-').filter(|s| !s.is_empty()) {
-            // A cluster such as -qw8 or -w 8: the first short that takes a value ends it.
-            for (position, short) in shorts.char_indices() {
-                if takes_value(None, Some(short)) {
-                    if position + short.len_utf8() == shorts.len() {
-                        index += 1;
-                    }
-                    break;
-                }
-            }
-        } else {
-            return Some(index);
-        }
-        index += 1;
-    }
-    None
-}
-
 /// For an option clap did not know in `run WORKLOAD`: which workloads it belongs to, in
 /// words, so the user learns what to drop or which workload to run.
 pub fn foreign_option(arguments: &[OsString], option: &str) -> Option<String> {
@@ -574,19 +531,61 @@ pub fn foreign_option(arguments: &[OsString], option: &str) -> Option<String> {
     }
     let name = option.split('=').next().unwrap_or(option);
     let long = name.strip_prefix("--")?;
-    let chosen = arguments.get(2)?.to_string_lossy().into_owned();
-    if chosen == "db" && matches!(long, "scale" | "schemas") {
-        return Some(format!(
-            "{name} sets corescale's tables in the database: give it to `corescale db setup`, not to run db"
-        ));
-    }
+    // The workload as clap reads it, wherever it was named: cpu when none was, unless only
+    // help was asked for (`run --target URL --help`).
     let command = Cli::command();
+    let help_only = arguments
+        .iter()
+        .any(|arg| matches!(arg.to_str(), Some("-h" | "--help")));
+    let chosen = command
+        .clone()
+        .ignore_errors(true)
+        .try_get_matches_from(arguments)
+        .ok()
+        .and_then(|matches| {
+            let run = matches.subcommand_matches("run")?;
+            Some(run.subcommand_name()?.to_string())
+        })
+        .unwrap_or_else(|| {
+            let default = if help_only {
+                ""
+            } else {
+                WorkloadKind::Cpu.name()
+            };
+            default.to_string()
+        });
+    // A workload's option before its name (`run --array-size 64K memory`): clap reads a
+    // workload's options after its name only.
+    let workload_at = |arg: &OsString| {
+        let arg = arg.to_str()?;
+        WorkloadKind::ALL.iter().find(|kind| kind.name() == arg)
+    };
+    let at = arguments
+        .iter()
+        .position(|arg| arg.to_str().and_then(|arg| arg.split('=').next()) == Some(name))?;
+    let named_later = arguments[2..at]
+        .iter()
+        .all(|arg| workload_at(arg).is_none())
+        .then(|| arguments[at..].iter().find_map(workload_at))
+        .flatten();
     let owners: Vec<String> = command
         .find_subcommand("run")?
         .get_subcommands()
-        .filter(|workload| workload.get_arguments().any(|arg| has_long(arg, long)))
+        .filter(|workload| {
+            workload
+                .get_arguments()
+                .any(|arg| !arg.is_hide_set() && has_long(arg, long))
+        })
         .map(|workload| workload.get_name().to_string())
         .collect();
+    if let Some(kind) = named_later
+        && owners.iter().any(|owner| owner == kind.name())
+    {
+        return Some(format!(
+            "{name} is an option of {0}: give it after the workload's name, e.g. `corescale run {0} {name} ...`",
+            kind.name()
+        ));
+    }
     if owners.is_empty() || owners.contains(&chosen) {
         return None;
     }
@@ -621,80 +620,89 @@ fn listed(items: &[String], conjunction: &str) -> String {
 mod tests {
     use super::*;
 
-    fn normalized(line: &str) -> Result<String, String> {
-        let arguments = std::iter::once("corescale")
+    fn arguments(line: &str) -> Vec<OsString> {
+        std::iter::once("corescale")
             .chain(line.split_whitespace())
             .map(OsString::from)
-            .collect();
-        normalize(arguments)
-            .map(|arguments| {
-                arguments[1..]
-                    .iter()
-                    .map(|argument| argument.to_string_lossy().into_owned())
-                    .collect::<Vec<_>>()
-                    .join(" ")
-            })
-            .map_err(|error| error.to_string())
+            .collect()
     }
 
-    /// Every spelling README and test_cpu_parallel use comes out as clap's shape: the
-    /// workload right after `run`, then everything else in its order.
+    /// The workload, its array size and the worker count clap reads from a command line
+    /// after the `--mode` alias, or the refusal in corescale's words.
+    fn parsed(line: &str) -> Result<(WorkloadKind, Option<u64>, Option<String>), String> {
+        let arguments = normalize(arguments(line)).map_err(|error| error.to_string())?;
+        let cli = Cli::try_parse_from(&arguments).map_err(|error| {
+            workload_refused(&arguments, &error).unwrap_or_else(|| error.to_string())
+        })?;
+        let Command::Run(run) = cli.command else {
+            return Err("not run".to_string());
+        };
+        let workload = run.workload().map_err(|error| error.to_string())?;
+        let array = match &workload {
+            WorkloadArgs::Memory(memory) => memory.array.array_size,
+            _ => None,
+        };
+        let workers = run.sweep.workers.map(|workers| format!("{workers:?}"));
+        Ok((workload.kind(), array, workers))
+    }
+
+    /// Every spelling README and test_cpu_parallel use reads as the same run: the workload
+    /// named (cpu when none is), its options after it, the run's options anywhere.
     #[test]
-    fn spellings_of_the_workload_become_one_shape() {
-        for (given, shape) in [
-            ("run", "run cpu"),
-            ("run -w 4", "run cpu -w 4"),
-            ("run memory --array-size 1G", "run memory --array-size 1G"),
-            (
-                "run --mode memory --array-size 1G",
-                "run memory --array-size 1G",
-            ),
-            ("run --mode=memory -w1", "run memory -w1"),
-            ("run -m memory -w 1", "run memory -w 1"),
-            ("run -mmemory", "run memory"),
-            ("run -m=memory", "run memory"),
-            ("run --repeat 1 -qw1 memory", "run memory --repeat 1 -qw1"),
-            (
-                "run --array-size 64K -qw 1 memory",
-                "run memory --array-size 64K -qw 1",
-            ),
-            (
-                "run -qw1 -- memory --array-size 64K",
-                "run memory -qw1 --array-size 64K",
-            ),
+    fn every_spelling_of_the_workload_reads_the_same() {
+        let memory_64k = |line: &str| {
+            let (kind, array, workers) =
+                parsed(line).unwrap_or_else(|error| panic!("{line}: {error}"));
+            assert_eq!((kind, array), (WorkloadKind::Memory, Some(65536)), "{line}");
+            assert!(workers.is_some(), "{line}");
+        };
+        for line in [
+            "run memory --array-size 64K -w 1",
+            "run --mode memory --array-size 64K -w1",
+            "run --mode=memory --array-size 64K -q -w 1",
+            "run -m memory --array-size 64K -qw 1",
+            "run -mmemory --array-size 64K -w1",
+            "run -m=memory --array-size 64K -w1",
+            "run --repeat 1 -qw1 memory --array-size 64K",
+            "run -w 1 memory --array-size 64K --repeat 1",
             // A value that looks like a workload's name is the option's value.
-            ("run --label cpu memory", "run memory --label cpu"),
-            ("run -o db memory", "run memory -o db"),
-            ("run help memory", "run memory --help"),
-            ("run --help", "run --help"),
-            ("report a.csv --mode x", "report a.csv --mode x"),
+            "run --label cpu -w1 memory --array-size 64K",
+            "run -o db.json -w 1 memory --array-size 64K",
         ] {
-            assert_eq!(normalized(given).as_deref(), Ok(shape), "{given}");
+            memory_64k(line);
         }
+        for line in [
+            "run",
+            "run -w 4",
+            "run --sweep 1,2,4,8 -o out.json",
+            "run cpu --full -w 16",
+        ] {
+            assert_eq!(parsed(line).unwrap().0, WorkloadKind::Cpu, "{line}");
+        }
+        // Other commands pass unchanged, --mode and all.
+        assert_eq!(
+            normalize(arguments("report a.csv --mode x")).unwrap(),
+            arguments("report a.csv --mode x")
+        );
     }
 
     #[test]
     fn a_workload_given_twice_or_unknown_is_refused() {
         for (given, message) in [
-            ("run --mode memory memory", "the workload is given twice"),
+            ("run --mode memory memory", "the workload is named twice"),
+            ("run memory memory", "the workload is named twice"),
             ("run --mode memory --mode cpu", "--mode is given twice"),
             ("run --mode", "--mode needs a workload"),
             ("run disk", "'disk' is not a workload: use cpu, memory"),
             ("run -m disk", "'disk' is not a workload"),
         ] {
-            let error = normalized(given).expect_err(given);
+            let error = parsed(given).expect_err(given);
             assert!(error.contains(message), "{given}: {error}");
         }
     }
 
     #[test]
     fn an_option_of_another_workload_names_its_owners() {
-        let arguments = |line: &str| -> Vec<OsString> {
-            std::iter::once("corescale")
-                .chain(line.split_whitespace())
-                .map(OsString::from)
-                .collect()
-        };
         let said = foreign_option(&arguments("run lio --array-size 64M"), "--array-size");
         assert_eq!(
             said.as_deref(),
@@ -702,8 +710,11 @@ mod tests {
                 "--array-size applies to the memory and bandwidth workloads, not lio: drop it, or run memory or bandwidth"
             )
         );
-        let said = foreign_option(&arguments("run db --scale 1G"), "--scale");
-        assert!(said.unwrap().contains("give it to `corescale db setup`"));
+        // The run's options may come before the workload, its own only after it.
+        let said = foreign_option(&arguments("run --array-size 64K memory"), "--array-size");
+        assert!(said.unwrap().contains("give it after the workload's name"));
+        let said = foreign_option(&arguments("run -w1 --cache-size 64M"), "--cache-size");
+        assert!(said.unwrap().contains("not cpu"));
         // An option of the chosen workload, or of none, is left to clap's own message.
         assert_eq!(
             foreign_option(&arguments("run lio --scale 1G"), "--scale"),
@@ -717,5 +728,17 @@ mod tests {
             foreign_option(&arguments("report --array-size 1"), "--array-size"),
             None
         );
+    }
+
+    /// `db setup`'s sizing options are refused by `run db` itself, saying where they go.
+    #[test]
+    fn run_db_sends_setup_options_to_db_setup() {
+        for line in ["run db --scale 1G", "run db --schemas 4"] {
+            let error = parsed(line).expect_err(line);
+            assert!(
+                error.contains("give it to `corescale db setup`"),
+                "{line}: {error}"
+            );
+        }
     }
 }

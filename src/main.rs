@@ -28,6 +28,10 @@ fn main() {
     });
     // clap's own messages quote the arguments: a misplaced URL must not show its password.
     let cli = Cli::try_parse_from(&arguments).unwrap_or_else(|error| {
+        if let Some(text) = cli::workload_refused(&arguments, &error) {
+            eprintln!("error: {}", redact(&text));
+            std::process::exit(2);
+        }
         if error.kind() == ErrorKind::UnknownArgument
             && let Some(ContextValue::String(option)) = error.get(ContextKind::InvalidArg)
             && let Some(text) = cli::foreign_option(&arguments, option)

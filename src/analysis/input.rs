@@ -770,10 +770,7 @@ type ReadRow = (usize, Row, Vec<(String, String)>);
 
 /// The points of a job-time file, test_cpu_parallel's or corescale's, from its typed rows
 /// (each cell already checked against its range as it was parsed).
-fn job_time_points(
-    path: &Path,
-    rows: Vec<ReadRow>,
-) -> Result<(Measure, Job, Vec<Point>)> {
+fn job_time_points(path: &Path, rows: Vec<ReadRow>) -> Result<(Measure, Job, Vec<Point>)> {
     let first = rows.first().map(|(_, row, _)| row);
     // A corescale CSV of a fixed-time run carries its figure in rate_total, not job time.
     let fixed_time = first.is_some_and(|row| row.mode == Some(RunMode::FixedTime));

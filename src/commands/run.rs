@@ -73,7 +73,8 @@ pub fn execute(run: &RunArgs, command_line: Vec<String>) -> Result<RunEnd> {
         max_workers: largest,
         topology: &host.topology,
     };
-    let options = run.workload.options();
+    let workload_args = run.workload()?;
+    let options = workload_args.options();
     let mut workload = options.build(&context).map_err(|error| {
         // A workload that only checks its settings fails on a bad one: a usage error. One
         // that connects somewhere marks its usage errors itself; the rest are runtime failures.

@@ -65,6 +65,11 @@ impl DbTargetArgs {
     }
 }
 
+/// Refuses a `db setup` option given to `run db`: the tables are already sized.
+fn setup_only(_: &str) -> Result<String, String> {
+    Err("it sets corescale's tables in the database: give it to `corescale db setup`, not to run db".to_string())
+}
+
 /// `run db`: the SLOB/pgio method on a real database.
 #[derive(Debug, Clone, Args)]
 #[command(after_help = crate::workload::slob::job_help())]
@@ -79,6 +84,12 @@ pub struct DbArgs {
     /// Run the statements in a PL/pgSQL loop inside PostgreSQL, as pgio does.
     #[arg(long, help_heading = "db (SLOB/pgio method on a real database)")]
     pub server_loop: bool,
+
+    /// `db setup`'s options, refused here with where they go.
+    #[arg(long = "scale", hide = true, value_name = "SIZE", value_parser = setup_only)]
+    _scale: Option<String>,
+    #[arg(long = "schemas", hide = true, value_name = "N", value_parser = setup_only)]
+    _schemas: Option<String>,
 
     /// Statements sent together under one Sync, two batches in flight (PostgreSQL only).
     /// Default 32 on PostgreSQL (1 with --think-time); 1 waits for every answer, one round
