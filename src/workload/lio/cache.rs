@@ -360,6 +360,11 @@ impl BufferCache {
         total(std::slice::from_ref(&self.lru_latch))
     }
 
+    /// Buffers the cache holds, each one block.
+    pub fn buffers(&self) -> usize {
+        self.headers.len()
+    }
+
     pub fn chain_latches(&self) -> usize {
         self.chain_latches.len()
     }

@@ -41,8 +41,11 @@ pub const DEFAULT_HOT_SHARE_OF_ROWS: f64 = 0.01;
 /// A pio level whose cache served more than this share of the visits measured the cache.
 const PIO_CACHED_HIT_RATIO: f64 = 0.99;
 
-/// Untimed statements each session runs before measuring, as SLOB users warm the cache.
+/// Untimed statements each session runs before measuring, as SLOB users warm the cache: at
+/// most this many, and with a cache smaller than the data (pio) enough to visit twice its
+/// blocks (each a read from the data file while it fills), but at least [`WARM_UP_LEAST`].
 const WARM_UP_STATEMENTS: u64 = 2000;
+const WARM_UP_LEAST: u64 = 50;
 
 /// How sessions choose their statements.
 #[derive(Debug, Clone)]
@@ -214,7 +217,13 @@ impl Workload for LioWorkload {
             responses: SessionLatency::closed("statement", None),
             origin: Instant::now(),
         };
-        for _ in 0..WARM_UP_STATEMENTS {
+        let warm_up = match engine.file {
+            None => WARM_UP_STATEMENTS,
+            Some(_) => (2 * engine.cache.buffers() as u64)
+                .div_ceil(self.sessions.work_unit.max(1))
+                .clamp(WARM_UP_LEAST, WARM_UP_STATEMENTS),
+        };
+        for _ in 0..warm_up {
             if crate::interrupt::stop_requested() {
                 break;
             }
