@@ -6,7 +6,6 @@ mod common;
 use std::path::Path;
 
 use common::{corescale, read_json, spawn_until_first_level};
-use predicates::prelude::PredicateBooleanExt;
 use predicates::str::contains;
 use serde_json::Value;
 
