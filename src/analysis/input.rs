@@ -10,7 +10,7 @@ use crate::analysis::series::{CacheFigures, Job, Measure, Point, Provenance, Ser
 use crate::latency::{Latency, Percentiles, RateFigures};
 use crate::redact::redact_argument;
 use crate::result::csv_format::{FIGURE_PREFIX, Row};
-use crate::result::ranges::{self, CPU_FRACTION, CV, PERCENT, RAW};
+use crate::result::ranges::{self, COUNT, CPU_FRACTION, CV, PERCENT, RAW};
 use crate::result::summary::delivered_jobs_per_min;
 use crate::result::{CacheFigure, Level, RunDocument, RunMode, SCHEMA};
 
@@ -457,7 +457,7 @@ fn cache_figures(
             .map(|(value, name)| in_range(value, range, what, &|| at(name)))
             .transpose()
     };
-    let counts = 0.0..=*RAW.end();
+    let counts = COUNT;
     // Both counts checked before their ratio is taken.
     let gets = get(CacheFigure::LatchGets, &counts, "latch gets")?;
     let misses = get(CacheFigure::LatchMisses, &counts, "latch misses")?;
@@ -619,7 +619,7 @@ fn from_csv(path: &Path, text: &str, stem: &str) -> Result<Series> {
                     let row: Row = record
                         .deserialize(Some(&header))
                         .map_err(|error| cell_error(path, line, &header, record, &error))?;
-                    Ok((line, row, figure_cells(&header, record)))
+                    Ok((line, row, figure_cells(path, line, &header, record)?))
                 })
                 .collect::<Result<Vec<_>>>()?;
             job_time_points(path, rows)?
@@ -717,15 +717,33 @@ fn cell_error(
     }
 }
 
-/// The workload's figures in a row of corescale's CSV (its `workload_figures.*` columns);
-/// an empty or unreadable cell is no figure.
-fn figure_cells(header: &csv::StringRecord, record: &csv::StringRecord) -> Vec<(String, String)> {
+/// The workload's figures in a row of corescale's CSV (its `workload_figures.*` columns),
+/// by name; an empty cell is no figure, and one that is not a number is refused with its
+/// column (their ranges are checked as the JSON's are, by `checked_figures`).
+fn figure_cells(
+    path: &Path,
+    line: usize,
+    header: &csv::StringRecord,
+    record: &csv::StringRecord,
+) -> Result<std::collections::BTreeMap<String, f64>> {
     header
         .iter()
         .zip(record.iter())
-        .filter_map(|(name, cell)| {
+        .enumerate()
+        .filter_map(|(column, (name, cell))| {
             let name = name.strip_prefix(FIGURE_PREFIX)?;
-            (!cell.is_empty()).then(|| (name.to_string(), cell.to_string()))
+            (!cell.is_empty()).then_some((column, name, cell))
+        })
+        .map(|(column, name, cell)| {
+            let value = cell.parse::<f64>().map_err(|_| {
+                anyhow::anyhow!(
+                    "'{}' line {line} column {}: '{}' is not a number",
+                    path.display(),
+                    column + 1,
+                    quote(cell)
+                )
+            })?;
+            Ok((name.to_string(), value))
         })
         .collect()
 }
@@ -766,7 +784,7 @@ fn rate_points(
 }
 
 /// A job-time file's row: its line, its typed cells, and its workload figures' cells.
-type ReadRow = (usize, Row, Vec<(String, String)>);
+type ReadRow = (usize, Row, std::collections::BTreeMap<String, f64>);
 
 /// The points of a job-time file, test_cpu_parallel's or corescale's, from its typed rows
 /// (each cell already checked against its range as it was parsed).
@@ -826,28 +844,17 @@ fn job_time_points(path: &Path, rows: Vec<ReadRow>) -> Result<(Measure, Job, Vec
             _ => Some(((raw - row.stdev_s).max(raw * 0.01), raw + row.stdev_s)),
         }
         .filter(|(low, high)| low <= high);
-        let mut figures = std::collections::BTreeMap::new();
-        for (name, cell) in figure_cells {
-            let value = cell.parse::<f64>().ok().filter(|value| value.is_finite());
-            let value = value.ok_or_else(|| {
-                anyhow::anyhow!(
-                    "'{}' line {line} column {FIGURE_PREFIX}{}: '{}' is not a number",
-                    path.display(),
-                    printable(&name),
-                    quote(&cell)
-                )
-            })?;
-            figures.insert(printable(&name), value);
-        }
+        let figure_at = |name: &str| {
+            format!(
+                "'{}' line {line} column {FIGURE_PREFIX}{name}",
+                path.display()
+            )
+        };
+        let figures = checked_figures(&figure_cells, &figure_at)?;
         points.push(Point {
             workers: row.workers,
             raw,
-            cache: cache_figures(&figures, &|name| {
-                format!(
-                    "'{}' line {line} column {FIGURE_PREFIX}{name}",
-                    path.display()
-                )
-            })?,
+            cache: cache_figures(&figures, &figure_at)?,
             // corescale's CSV: the capacity the host delivered (older files: n / median).
             delivered: match measure {
                 Measure::JobTime => row.capacity_jobs_per_min,

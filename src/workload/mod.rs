@@ -225,6 +225,7 @@ impl LevelFigures {
     }
 
     /// A recorded figure by its name.
+    #[cfg(test)]
     pub fn figure(&self, name: &str) -> Option<f64> {
         self.recorded
             .iter()
