@@ -10,6 +10,7 @@
 # Oracle client library at run time and is built separately (cargo build --features oracle).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+[ $# -eq 0 ] || { echo "dist: no arguments expected, got '$1'" >&2; exit 2; }
 
 target=x86_64-unknown-linux-gnu
 glibc=2.17
@@ -20,10 +21,14 @@ fail() { echo "dist: $*" >&2; exit 1; }
 
 step "tools"
 if ! command -v cargo-zigbuild >/dev/null; then
-    # A virtual environment: system Pythons refuse pip installs (PEP 668).
-    python3 -m venv target/dist-tools
-    target/dist-tools/bin/pip install --quiet ziglang cargo-zigbuild
-    export PATH="$PWD/target/dist-tools/bin:$PATH"
+    # A virtual environment (system Pythons refuse pip installs, PEP 668), at the target
+    # directory's real path: it stays valid when `target` links to a build cache that another
+    # clone filled (.ci/run).
+    mkdir -p target
+    tools="$(cd target && pwd -P)/dist-tools"
+    "$tools/bin/python" -c '' 2>/dev/null || { rm -rf "$tools"; python3 -m venv "$tools"; }
+    [ -x "$tools/bin/cargo-zigbuild" ] || "$tools/bin/pip" install --quiet ziglang cargo-zigbuild
+    export PATH="$tools/bin:$PATH"
 fi
 command -v cargo-deb >/dev/null || cargo install --locked --quiet cargo-deb
 command -v cargo-generate-rpm >/dev/null || cargo install --locked --quiet cargo-generate-rpm

@@ -380,7 +380,9 @@ pub struct SweepArgs {
     #[arg(long, value_name = "TIME", value_parser = parse_duration, global = true)]
     pub report_interval: Option<Duration>,
 
-    /// Keep every column of the summary table, however wide.
+    /// Keep every column of the summary table, however wide, with one more for each figure
+    /// the workload recorded that no column shows (lio's ns_per_lio, db's db_pio_per_s, ...),
+    /// under its JSON name.
     #[arg(long, global = true)]
     pub wide: bool,
 

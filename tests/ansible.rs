@@ -128,7 +128,18 @@ fn the_playbook_measures_three_hosts_over_ssh_and_report_shows_the_fleet() {
     let inventory_file = path.join("inventory");
     std::fs::write(&inventory_file, inventory).unwrap();
     let results = path.join("results");
-    let binary = assert_cmd::cargo::cargo_bin("corescale");
+    // Stripped, as the release is: the test build's line tables would more than double what
+    // the playbook copies to each host.
+    let binary = path.join("corescale");
+    run(
+        "strip",
+        &[
+            "-o",
+            binary.to_str().unwrap(),
+            assert_cmd::cargo::cargo_bin("corescale").to_str().unwrap(),
+        ],
+        &[],
+    );
     let before = working_directories();
     let extra = |name: &str, value: &str| format!("{name}={value}");
     run(
@@ -191,6 +202,9 @@ fn the_playbook_measures_three_hosts_over_ssh_and_report_shows_the_fleet() {
             "corescale_sweep=1",
             "-e",
             "corescale_require_idle=false",
+            // The run ends at once: the default 10 s between polls would be all its time.
+            "-e",
+            "corescale_poll=1",
         ])
         .args(["-e", "corescale_extra_args=--hotspot 50%"])
         .args([

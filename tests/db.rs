@@ -8,21 +8,18 @@ use std::time::Duration;
 
 use common::scratch::Scratch;
 use common::{
-    corescale, read_json, required as server, spawn_until_first_level,
+    corescale, hold_server, read_json, required as server, spawn_until_first_level,
     the_csv_reports_as_the_json_does,
 };
 use predicates::prelude::*;
 use predicates::str::contains;
 use serde_json::Value;
 
-/// One test at a time: tests time statements and count corescale's sessions server-wide.
-static SERVER_LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
-
-/// A test's own database on the server a variable names, with the servers held for the
-/// test's length. Dropped, it drops the database and everything corescale made in it, passed
-/// or failed, so nothing is left in the configured database.
+/// A test's own database on the server a variable names, with that server held for the
+/// test's length (`hold_server`). Dropped, it drops the database and everything corescale
+/// made in it, passed or failed, so nothing is left in the configured database.
 struct OwnDatabase {
-    // Dropped first, while the servers are still held.
+    // Dropped first, while the server is still held.
     scratch: Scratch,
     _server: std::sync::MutexGuard<'static, ()>,
 }
@@ -35,22 +32,45 @@ impl OwnDatabase {
 
 fn own_database(variable: &str) -> OwnDatabase {
     let base = server(variable);
-    let held = SERVER_LOCK
-        .lock()
-        .unwrap_or_else(|poisoned| poisoned.into_inner());
+    let held = hold_server(variable);
     OwnDatabase {
         scratch: Scratch::new(&base, "db"),
         _server: held,
     }
 }
 
-/// Runs `check` against each test server in turn (a database of its own there, and the
-/// variable naming the server).
-fn on_both_servers(check: impl Fn(&str, &str)) {
-    for variable in ["CORESCALE_TEST_PG", "CORESCALE_TEST_MYSQL"] {
-        let own = own_database(variable);
-        check(&own.url(), variable);
-    }
+/// Runs `check` with a database of its own on the server `variable` names, and the variable.
+fn on_server(variable: &str, check: &dyn Fn(&str, &str)) {
+    let own = own_database(variable);
+    check(&own.url(), variable);
+}
+
+/// A module `$name` of two tests, `postgresql` and `mariadb`, each running `$check` on that
+/// server (`on_server`): one test per server, so the two servers' tests run side by side.
+macro_rules! on_each_server {
+    ($name:ident, $check:expr) => {
+        mod $name {
+            use super::*;
+
+            #[test]
+            #[cfg_attr(
+                not(corescale_test_pg),
+                ignore = "needs CORESCALE_TEST_PG, a PostgreSQL URL (see README)"
+            )]
+            fn postgresql() {
+                on_server("CORESCALE_TEST_PG", &$check);
+            }
+
+            #[test]
+            #[cfg_attr(
+                not(corescale_test_mysql),
+                ignore = "needs CORESCALE_TEST_MYSQL, a MariaDB/MySQL URL (see README)"
+            )]
+            fn mariadb() {
+                on_server("CORESCALE_TEST_MYSQL", &$check);
+            }
+        }
+    };
 }
 
 const ROWS: &str = "1024";
@@ -73,23 +93,29 @@ fn setup(url: &str) {
         .stdout(contains("created 2 table(s)"));
 }
 
-/// Runs a short sweep and returns the document, the levels' workload figures and the CSV
-/// written beside the JSON.
+/// Runs a short sweep (levels of 400 ms unless `extra` gives a --job-size) and returns the
+/// document, the levels' workload figures and the CSV written beside the JSON.
 fn sweep(url: &str, extra: &[&str]) -> (Value, Vec<Value>, String) {
+    sweep_by(corescale(), url, extra)
+}
+
+/// `sweep`, by `command`.
+fn sweep_by(
+    mut command: assert_cmd::Command,
+    url: &str,
+    extra: &[&str],
+) -> (Value, Vec<Value>, String) {
     let dir = tempfile::tempdir().unwrap();
     let json = dir.path().join("db.json");
     let csv = dir.path().join("db.csv");
-    corescale()
-        .args([
-            "run",
-            "db",
-            "--target",
-            url,
-            "--sweep",
-            "1,2",
-            "--duration",
-            "400ms",
-        ])
+    let length: &[&str] = if extra.contains(&"--job-size") {
+        &[]
+    } else {
+        &["--duration", "400ms"]
+    };
+    command
+        .args(["run", "db", "--target", url, "--sweep", "1,2"])
+        .args(length)
         .args(["--repeat", "1", "-q", "-o"])
         .arg(&json)
         .arg("-o")
@@ -119,8 +145,8 @@ fn number(figures: &Value, name: &str) -> f64 {
         .unwrap_or_else(|| panic!("no {name} in {figures}"))
 }
 
-/// A select-only sweep: the database's LIO count matches the client's within 5%, the test ran
-/// cached, every statement visited WORK_UNIT + 1 rows; `report` draws it as an LIO/s series.
+/// A select-only sweep whose blocks agree (`blocks_agree`); `report` draws it as an LIO/s
+/// series.
 fn select_sweep_agrees(url: &str, extra: &[&str]) {
     let (document, levels, csv) = sweep(url, extra);
     assert_eq!(document["complete"], true);
@@ -131,7 +157,30 @@ fn select_sweep_agrees(url: &str, extra: &[&str]) {
     std::fs::write(&csv_in, &csv).unwrap();
     // The database's own LIO/s and its sessions' on-CPU fraction, not the client's estimates.
     the_csv_reports_as_the_json_does(&json_in, &csv_in);
+    blocks_agree(&levels);
     for figures in &levels {
+        assert!(
+            number(figures, "db_cpu_s") > 0.0,
+            "the local server's CPU time is read: {figures}"
+        );
+    }
+}
+
+/// Levels of 40 statements (2,700 blocks), where blocks the run got outside its sessions
+/// would show: the catalogue, the EXPLAIN samples, a first counters reading's plan. After
+/// the host check's full second, as a user's run has, PostgreSQL published those 2,400
+/// blocks in the first level (after the tests' 100 ms one, later, in none or the next).
+fn small_levels_agree(url: &str) {
+    let mut command = corescale();
+    command.env_remove("CORESCALE_TEST_PREFLIGHT");
+    let (_, levels, _) = sweep_by(command, url, &["--job-size", "40"]);
+    blocks_agree(&levels);
+}
+
+/// The database's LIO count matches the client's within 5%, the test ran cached, and every
+/// statement visited WORK_UNIT + 1 rows.
+fn blocks_agree(levels: &[Value]) {
+    for figures in levels {
         let agreement = number(figures, "db_lio_over_client_blocks");
         assert!(
             (0.95..=1.05).contains(&agreement),
@@ -145,10 +194,6 @@ fn select_sweep_agrees(url: &str, extra: &[&str]) {
             statements * (WORK_UNIT + 1) as f64
         );
         assert!(number(figures, "db_lio_per_s") > 0.0);
-        assert!(
-            number(figures, "db_cpu_s") > 0.0,
-            "the local server's CPU time is read"
-        );
     }
 }
 
@@ -234,21 +279,17 @@ fn teardown_keeps_other_tables(
         bystander_exists(),
         "teardown touched a table that is not corescale's"
     );
+    a_run_asks_for_setup(url);
+}
+
+/// A run where corescale has no tables says to set them up first, as a runtime error.
+fn a_run_asks_for_setup(url: &str) {
     corescale()
-        .args([
-            "run",
-            "db",
-            "--target",
-            url,
-            "-w",
-            "1",
-            "--duration",
-            "100ms",
-            "-q",
-        ])
+        .args(["run", "db", "--target", url, "-w", "1"])
+        .args(["--duration", "100ms", "-q"])
         .assert()
         .code(1)
-        .stderr(contains("corescale db setup"));
+        .stderr(contains("no corescale tables in").and(contains("corescale db setup")));
 }
 
 #[test]
@@ -266,6 +307,7 @@ fn postgresql_end_to_end() {
     select_sweep_agrees(&url, &["--pipeline", "1"]);
     // A warm-up's statements are left out of the client's count and the server's alike.
     select_sweep_agrees(&url, &["--warmup", "300ms"]);
+    small_levels_agree(&url);
     let (_, loop_levels, _) = sweep(&url, &["--server-loop"]);
     for figures in &loop_levels {
         let agreement = number(figures, "db_lio_over_client_blocks");
@@ -348,6 +390,7 @@ fn mariadb_end_to_end() {
     let pool = mysql::Pool::new(url.as_str()).unwrap();
     setup(&url);
     select_sweep_agrees(&url, &[]);
+    small_levels_agree(&url);
     let total = || -> i64 {
         let mut connection = pool.get_conn().unwrap();
         connection
@@ -421,7 +464,7 @@ fn a_session_killed_mid_run_keeps_the_levels_done() {
     let mut client = postgres::Client::connect(&url, postgres::NoTls).unwrap();
     client
         .execute(
-            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'corescale' AND pid <> pg_backend_pid() AND client_port IS NOT NULL AND backend_start > now() - interval '5 seconds'",
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND application_name = 'corescale' AND pid <> pg_backend_pid() AND client_port IS NOT NULL AND backend_start > now() - interval '5 seconds'",
             &[],
         )
         .unwrap();
@@ -978,24 +1021,38 @@ fn setup_warns_when_the_data_outgrows(url: &str, setting: &str) {
         line.contains(&format!("Raise {setting} to at least")),
         "{line}"
     );
-    corescale()
-        .args(["db", "teardown", "--target", url])
-        .assert()
-        .success();
+    // The killed setup's connection holds the setup lock until its server sees it closed,
+    // which on a busy host can be after the teardown asks: that teardown is refused.
+    let asked = std::time::Instant::now();
+    loop {
+        let output = corescale()
+            .args(["db", "teardown", "--target", url])
+            .output()
+            .unwrap();
+        if output.status.success() {
+            break;
+        }
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(
+            stderr.contains("another `corescale db setup`")
+                && asked.elapsed() < Duration::from_secs(10),
+            "{stderr}"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
 }
 
-#[test]
-#[cfg_attr(
-    not(all(corescale_test_pg, corescale_test_mysql)),
-    ignore = "needs CORESCALE_TEST_PG and CORESCALE_TEST_MYSQL (see README)"
-)]
-fn setup_warns_when_the_data_outgrows_the_buffer_cache() {
-    let own = own_database("CORESCALE_TEST_PG");
-    setup_warns_when_the_data_outgrows(&own.url(), "shared_buffers");
-    drop(own);
-    let own = own_database("CORESCALE_TEST_MYSQL");
-    setup_warns_when_the_data_outgrows(&own.url(), "innodb_buffer_pool_size");
-}
+on_each_server!(
+    setup_warns_when_the_data_outgrows_the_buffer_cache_on,
+    |url, variable| {
+        let setting = if variable == "CORESCALE_TEST_PG" {
+            "shared_buffers"
+        } else {
+            "innodb_buffer_pool_size"
+        };
+        setup_warns_when_the_data_outgrows(url, setting)
+    }
+);
 
 /// A second setup with other --schemas and --scale replaces the first one's tables, and a run
 /// describes the new ones.
@@ -1098,13 +1155,14 @@ fn a_socket_directory_in_the_url_serves_setup_run_and_teardown() {
         .stdout(contains("corescale_t0"));
 }
 
-/// The server processes of the backends `condition` selects, other than this query's own.
+/// The server processes of the backends `condition` selects in the database `url` names (a
+/// test's own), other than this query's.
 fn backend_pids(url: &str, condition: &str) -> Vec<i32> {
     let mut client = postgres::Client::connect(url, postgres::NoTls).unwrap();
     client
         .query(
             &format!(
-                "SELECT pid FROM pg_stat_activity WHERE {condition} AND pid <> pg_backend_pid()"
+                "SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND {condition} AND pid <> pg_backend_pid()"
             ),
             &[],
         )
@@ -1132,10 +1190,7 @@ fn stalled_latency(url: &str, extra: &[&str]) -> Value {
         .unwrap();
     // The window opens after a second of watching the host and the session's warm-up.
     std::thread::sleep(Duration::from_millis(3500));
-    let backends = backend_pids(
-        url,
-        "datname = current_database() AND backend_type = 'client backend'",
-    );
+    let backends = backend_pids(url, "backend_type = 'client backend'");
     assert!(!backends.is_empty(), "no backend to stall");
     for pid in &backends {
         kill(Pid::from_raw(*pid), Signal::SIGSTOP).unwrap();
@@ -1215,11 +1270,17 @@ fn a_stall_is_counted_by_every_statement_it_delayed() {
     );
 }
 
-/// More sessions than this host has CPUs queue: p99 rises with load, the report names the
-/// throughput that kept an objective set between the lightest and heaviest load's p99, and
-/// the CSV gives the same figures.
+/// Eight times as many sessions as this host has CPUs queue: the mean response time rises
+/// with load (4.8 and 6.8 times at 16 sessions on this 2-CPU host), the report names the
+/// throughput that kept an objective set between the lightest and heaviest load's means, and
+/// the CSV gives the same figures. The mean, not p99: by Little's law it must rise (the
+/// sessions' throughput cannot grow with them), where p99 at 1 session is a few statements
+/// that a busy host's stalls lift (2.25 ms at 1 session, 1.86 ms at 8, once beside the
+/// PostgreSQL tests).
 fn latency_rises_and_an_objective_names_a_throughput(url: &str) {
     setup(url);
+    let heavy_sessions =
+        (8 * std::thread::available_parallelism().map_or(2, usize::from)).clamp(16, 64);
     let dir = tempfile::tempdir().unwrap();
     let (json, csv) = (dir.path().join("curve.json"), dir.path().join("curve.csv"));
     corescale()
@@ -1229,7 +1290,7 @@ fn latency_rises_and_an_objective_names_a_throughput(url: &str) {
             "--target",
             url,
             "--sweep",
-            "1,8",
+            &format!("1,{heavy_sessions}"),
             "--pipeline",
             "1",
         ])
@@ -1240,15 +1301,15 @@ fn latency_rises_and_an_objective_names_a_throughput(url: &str) {
         .assert()
         .success();
     let document = read_json(&json);
-    let p99 = |index: usize| {
-        document["levels"][index]["latency"]["p99_ms"]
+    let mean = |index: usize| {
+        document["levels"][index]["latency"]["mean_ms"]
             .as_f64()
             .unwrap_or_else(|| panic!("no latency at level {index}: {}", document["levels"][index]))
     };
-    let (light, heavy) = (p99(0), p99(1));
+    let (light, heavy) = (mean(0), mean(1));
     assert!(
         heavy > 1.5 * light,
-        "p99 {light} ms at 1 session, {heavy} ms at 8"
+        "mean {light} ms at 1 session, {heavy} ms at {heavy_sessions}"
     );
     the_csv_reports_as_the_json_does(&json, &csv);
     let limit = (light * heavy).sqrt();
@@ -1257,7 +1318,7 @@ fn latency_rises_and_an_objective_names_a_throughput(url: &str) {
         .arg("report")
         .arg(&json)
         .args(["-q", "--include-disturbed", "--slo"])
-        .arg(format!("p99<={limit:.4}ms"))
+        .arg(format!("mean<={limit:.4}ms"))
         .arg("--json")
         .arg(&out)
         .assert()
@@ -1270,17 +1331,12 @@ fn latency_rises_and_an_objective_names_a_throughput(url: &str) {
     assert!(findings.contains("sustains"), "{findings}");
 }
 
-#[test]
-#[cfg_attr(
-    not(all(corescale_test_pg, corescale_test_mysql)),
-    ignore = "needs CORESCALE_TEST_PG and CORESCALE_TEST_MYSQL (see README)"
-)]
-fn response_times_rise_with_load_on_both_servers() {
-    on_both_servers(|url, _| latency_rises_and_an_objective_names_a_throughput(url));
-}
+on_each_server!(response_times_rise_with_load_on, |url, _| {
+    latency_rises_and_an_objective_names_a_throughput(url)
+});
 
-/// `--rate 25%,100%`: a closed-loop level first, then open-loop levels asked a quarter and all of
-/// its statement rate; `report` keeps them off the capacity curve, tabulates and draws them,
+/// `--rate 25%,300%`: a closed-loop level first, then open-loop levels asked a quarter and three
+/// times its statement rate; `report` keeps them off the capacity curve, tabulates and draws them,
 /// and names the rate sent within an objective; the CSV reports them as the JSON does. A run
 /// at set rates only (`--rate 100,200`) gets no capacity verdict at all.
 fn rate_steps_give_a_latency_throughput_curve(url: &str) {
@@ -1288,9 +1344,8 @@ fn rate_steps_give_a_latency_throughput_curve(url: &str) {
     let dir = tempfile::tempdir().unwrap();
     let (json, csv) = (dir.path().join("rates.json"), dir.path().join("rates.csv"));
     corescale()
-        .args([
-            "run", "db", "--target", url, "-w", "1", "--rate", "25%,100%",
-        ])
+        .args(["run", "db", "--target", url, "-w", "1"])
+        .args(["--rate", "25%,1000000"])
         // Short statements over 3 s: a server answering 1,400 a second (this guest gave 3,500
         // with the hypervisor stealing 10%) still answers at a quarter of its rate the
         // thousand statements p99 needs, and a session on a busy host keeps that quarter.
@@ -1315,24 +1370,35 @@ fn rate_steps_give_a_latency_throughput_curve(url: &str) {
     assert!(levels[0]["latency"]["rate"].is_null(), "{}", levels[0]);
     let closed_rate =
         levels[0]["latency"]["count"].as_f64().unwrap() / levels[0]["elapsed_s"].as_f64().unwrap();
-    for (level, share) in levels[1..].iter().zip([0.25, 1.0]) {
-        let rate = &level["latency"]["rate"];
-        assert_eq!(rate["share"].as_f64(), Some(share), "{level}");
-        let asked = rate["target_per_s"].as_f64().unwrap();
-        assert!(
-            (asked / (share * closed_rate) - 1.0).abs() < 1e-9,
-            "asked {asked}/s, closed loop {closed_rate}/s"
-        );
-        // An open loop's throughput is the rate asked: no speedup.
+    let quarter = &levels[1]["latency"]["rate"];
+    assert_eq!(quarter["share"].as_f64(), Some(0.25), "{}", levels[1]);
+    let asked = quarter["target_per_s"].as_f64().unwrap();
+    assert!(
+        (asked / (0.25 * closed_rate) - 1.0).abs() < 1e-9,
+        "asked {asked}/s, closed loop {closed_rate}/s"
+    );
+    let flood = &levels[2]["latency"]["rate"];
+    assert!(flood["share"].is_null(), "{}", levels[2]);
+    assert_eq!(flood["target_per_s"].as_f64(), Some(1e6), "{}", levels[2]);
+    // An open loop's throughput is the rate asked: no speedup.
+    for level in &levels[1..] {
         assert!(level["summary"]["speedup"].is_null(), "{level}");
     }
-    // Asked all the closed loop answered, statements queue: the curve rises.
-    let p99 = |level: &Value| level["latency"]["p99_ms"].as_f64().unwrap();
+    // Asked a million statements a second, more than one session can send, it falls behind,
+    // and each statement is timed from when it was due: the curve rises. Not a share of the
+    // closed loop's rate: when the closed-loop level shared the host with other work, its rate
+    // was what a freer host then answered with room to spare (p50 0.20 ms at 25%, 0.15 ms at
+    // 100%, and 0.17 ms at 25%, 0.10 ms at 300%, in .ci/run). The median, not p99: a second's
+    // stall on a busy host lifts p99 at 25% (1.16 s once, in .ci/run) but delays only a
+    // third of its statements.
+    let at = |level: &Value, percentile: &str| level["latency"][percentile].as_f64().unwrap();
     assert!(
-        p99(&levels[2]) > p99(&levels[1]),
-        "p99 {} ms at 25%, {} ms at 100%",
-        p99(&levels[1]),
-        p99(&levels[2])
+        at(&levels[2], "p50_ms") > at(&levels[1], "p50_ms"),
+        "p50 {} ms at 25%, {} ms at 1,000,000/s (p99 {} ms, {} ms)",
+        at(&levels[1], "p50_ms"),
+        at(&levels[2], "p50_ms"),
+        at(&levels[1], "p99_ms"),
+        at(&levels[2], "p99_ms")
     );
     let analysis_of = |input: &std::path::Path| {
         let out = dir.path().join("analysis.json");
@@ -1410,14 +1476,9 @@ fn rate_steps_give_a_latency_throughput_curve(url: &str) {
     }
 }
 
-#[test]
-#[cfg_attr(
-    not(all(corescale_test_pg, corescale_test_mysql)),
-    ignore = "needs CORESCALE_TEST_PG and CORESCALE_TEST_MYSQL (see README)"
-)]
-fn rate_steps_on_both_servers() {
-    on_both_servers(|url, _| rate_steps_give_a_latency_throughput_curve(url));
-}
+on_each_server!(rate_steps_on, |url, _| {
+    rate_steps_give_a_latency_throughput_curve(url)
+});
 
 /// A fixed-time level's timeline holds the database's own block reads per interval, read at
 /// each interval's edge: on MariaDB, whose counters are live, every interval's reads are its
@@ -1463,86 +1524,60 @@ fn the_timeline_has_the_servers_reads(url: &str, live: bool) {
     }
 }
 
-#[test]
-#[cfg_attr(
-    not(all(corescale_test_pg, corescale_test_mysql)),
-    ignore = "needs CORESCALE_TEST_PG and CORESCALE_TEST_MYSQL (see README)"
-)]
-fn the_timeline_has_the_servers_reads_where_they_are_live() {
-    // MariaDB's counters are live; PostgreSQL's backends publish theirs once a second.
-    on_both_servers(|url, variable| {
-        the_timeline_has_the_servers_reads(url, variable == "CORESCALE_TEST_MYSQL")
-    });
-}
+// MariaDB's counters are live; PostgreSQL's backends publish theirs once a second.
+on_each_server!(
+    the_timeline_has_the_servers_reads_where_live_on,
+    |url, variable| the_timeline_has_the_servers_reads(url, variable == "CORESCALE_TEST_MYSQL")
+);
 
-/// What every driver must do, the same checks for each server, in a database of its own:
-/// the checklist a new driver passes (Oracle's, where an Oracle database exists).
-#[test]
-#[cfg_attr(
-    not(all(corescale_test_pg, corescale_test_mysql)),
-    ignore = "needs CORESCALE_TEST_PG and CORESCALE_TEST_MYSQL (see README)"
-)]
-fn every_driver_passes_the_same_checks() {
-    on_both_servers(|url, variable| {
-        // Before setup: a run says what to do first, and fails as a runtime error.
-        corescale()
-            .args([
-                "run",
-                "db",
-                "--target",
-                url,
-                "-w",
-                "1",
-                "--duration",
-                "200ms",
-            ])
-            .assert()
-            .code(1)
-            .stderr(contains("no corescale tables in").and(contains("corescale db setup")));
-        // `db check` connects and finds the privileges setup and runs need.
-        corescale()
-            .args(["db", "check", "--target", url])
-            .assert()
-            .success()
-            .stdout(contains("connected to").and(contains("privileges")));
-        setup(url);
-        // Both levels measured; the database's count agrees with the client's; every
-        // session's connection is recorded.
-        let (document, levels, _) = sweep(url, &[]);
-        assert_eq!(document["complete"], true, "{variable}");
-        for (level, figures) in document["levels"].as_array().unwrap().iter().zip(&levels) {
-            let agreement = number(figures, "db_lio_over_client_blocks");
-            assert!(
-                (0.95..=1.05).contains(&agreement),
-                "{variable}: db/client = {agreement}"
-            );
-            assert_eq!(
-                level["connections"].as_array().map(Vec::len),
-                level["workers"].as_u64().map(|workers| workers as usize),
-                "{variable}: {level}"
-            );
-        }
-        // A server that is not there: a runtime error naming the target, promptly.
-        let mut unreachable = url::Url::parse(url).unwrap();
-        unreachable.set_port(Some(1)).unwrap();
-        let began = std::time::Instant::now();
-        corescale()
-            .args(["db", "check", "--target", unreachable.as_str()])
-            .args(["--connect-timeout", "5s"])
-            .assert()
-            .code(1)
-            .stderr(contains("127.0.0.1:1"));
-        assert!(began.elapsed() < Duration::from_secs(10), "{variable}");
-        // Teardown leaves nothing of corescale's: a second one finds nothing to drop.
-        corescale()
-            .args(["db", "teardown", "--target", url])
-            .assert()
-            .success()
-            .stdout(contains("dropped from"));
-        corescale()
-            .args(["db", "teardown", "--target", url])
-            .assert()
-            .success()
-            .stdout(contains("no objects of corescale's catalogue"));
-    });
-}
+// What every driver must do, the same checks for each server, in a database of its own:
+// the checklist a new driver passes (Oracle's, where an Oracle database exists).
+on_each_server!(every_driver_passes_the_same_checks_on, |url, variable| {
+    // Before setup: a run says what to do first, and fails as a runtime error.
+    a_run_asks_for_setup(url);
+    // `db check` connects and finds the privileges setup and runs need.
+    corescale()
+        .args(["db", "check", "--target", url])
+        .assert()
+        .success()
+        .stdout(contains("connected to").and(contains("privileges")));
+    setup(url);
+    // Both levels measured; the database's count agrees with the client's; every
+    // session's connection is recorded.
+    let (document, levels, _) = sweep(url, &[]);
+    assert_eq!(document["complete"], true, "{variable}");
+    for (level, figures) in document["levels"].as_array().unwrap().iter().zip(&levels) {
+        let agreement = number(figures, "db_lio_over_client_blocks");
+        assert!(
+            (0.95..=1.05).contains(&agreement),
+            "{variable}: db/client = {agreement}"
+        );
+        assert_eq!(
+            level["connections"].as_array().map(Vec::len),
+            level["workers"].as_u64().map(|workers| workers as usize),
+            "{variable}: {level}"
+        );
+    }
+    // A server that is not there: a runtime error naming the target, promptly.
+    let mut unreachable = url::Url::parse(url).unwrap();
+    unreachable.set_port(Some(1)).unwrap();
+    let began = std::time::Instant::now();
+    corescale()
+        .args(["db", "check", "--target", unreachable.as_str()])
+        .args(["--connect-timeout", "5s"])
+        .assert()
+        .code(1)
+        .stderr(contains("127.0.0.1:1"));
+    assert!(began.elapsed() < Duration::from_secs(10), "{variable}");
+    // Teardown leaves nothing of corescale's: a second one finds nothing to drop.
+    corescale()
+        .args(["db", "teardown", "--target", url])
+        .assert()
+        .success()
+        .stdout(contains("dropped from"));
+    corescale()
+        .args(["db", "teardown", "--target", url])
+        .assert()
+        .success()
+        .stdout(contains("no objects of corescale's catalogue"));
+});

@@ -8,17 +8,8 @@
 mod common;
 
 use common::scratch::{MyScratch, PgScratch, scratch_name};
-use common::{corescale, required as server};
+use common::{corescale, hold_server, required as server};
 use mysql::prelude::Queryable;
-
-/// One test at a time: other tests count and end corescale's sessions server-wide.
-static SERVER_LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
-
-fn exclusive() -> std::sync::MutexGuard<'static, ()> {
-    SERVER_LOCK
-        .lock()
-        .unwrap_or_else(|poisoned| poisoned.into_inner())
-}
 
 const LEFT_ALONE: &str = "left alone: not the object corescale created";
 
@@ -88,7 +79,7 @@ fn setup_refuses_while_rows_remain(url: &str, named: &str) {
 )]
 fn postgresql_forged_catalogue_rows_steer_no_drop() {
     let base = server("CORESCALE_TEST_PG");
-    let _server = exclusive();
+    let _server = hold_server("CORESCALE_TEST_PG");
     let scratch = PgScratch::new(&base, "forged");
     setup(&scratch.url, "1");
     scratch
@@ -165,7 +156,7 @@ fn postgresql_forged_catalogue_rows_steer_no_drop() {
 )]
 fn postgresql_a_table_in_another_schema_is_not_reported_dropped() {
     let base = server("CORESCALE_TEST_PG");
-    let _server = exclusive();
+    let _server = hold_server("CORESCALE_TEST_PG");
     let scratch = PgScratch::new(&base, "elsewhere");
     setup(&scratch.url, "1");
     scratch
@@ -209,7 +200,7 @@ fn postgresql_a_table_in_another_schema_is_not_reported_dropped() {
 )]
 fn postgresql_a_recreated_table_is_left_alone() {
     let base = server("CORESCALE_TEST_PG");
-    let _server = exclusive();
+    let _server = hold_server("CORESCALE_TEST_PG");
     let scratch = PgScratch::new(&base, "recreated");
     setup(&scratch.url, "1");
     scratch
@@ -239,7 +230,7 @@ fn postgresql_a_recreated_table_is_left_alone() {
 )]
 fn postgresql_setup_and_teardown_leave_nothing() {
     let base = server("CORESCALE_TEST_PG");
-    let _server = exclusive();
+    let _server = hold_server("CORESCALE_TEST_PG");
     let scratch = PgScratch::new(&base, "clean");
     let in_public = "SELECT (SELECT count(*) FROM pg_class WHERE relnamespace = 'public'::regnamespace) + (SELECT count(*) FROM pg_proc WHERE pronamespace = 'public'::regnamespace)";
     assert_eq!(scratch.count(in_public), 0);
@@ -270,7 +261,7 @@ fn postgresql_setup_and_teardown_leave_nothing() {
 )]
 fn postgresql_a_catalogue_others_may_write_steers_no_drop() {
     let base = server("CORESCALE_TEST_PG");
-    let _server = exclusive();
+    let _server = hold_server("CORESCALE_TEST_PG");
     let scratch = PgScratch::new(&base, "writers");
     let role = format!("cs_writer_{}", std::process::id());
     setup(&scratch.url, "1");
@@ -321,7 +312,7 @@ fn postgresql_a_catalogue_others_may_write_steers_no_drop() {
 )]
 fn postgresql_an_older_catalogue_drops_nothing() {
     let base = server("CORESCALE_TEST_PG");
-    let _server = exclusive();
+    let _server = hold_server("CORESCALE_TEST_PG");
     let scratch = PgScratch::new(&base, "older");
     setup(&scratch.url, "1");
     scratch
@@ -351,7 +342,7 @@ fn postgresql_an_older_catalogue_drops_nothing() {
 )]
 fn mariadb_forged_catalogue_rows_steer_no_drop() {
     let base = server("CORESCALE_TEST_MYSQL");
-    let _server = exclusive();
+    let _server = hold_server("CORESCALE_TEST_MYSQL");
     let scratch = MyScratch::new(&base, scratch_name("forged"));
     setup(&scratch.url, "1");
     for sql in [
@@ -397,7 +388,7 @@ fn mariadb_forged_catalogue_rows_steer_no_drop() {
 )]
 fn mariadb_a_table_in_another_database_is_not_reported_dropped() {
     let base = server("CORESCALE_TEST_MYSQL");
-    let _server = exclusive();
+    let _server = hold_server("CORESCALE_TEST_MYSQL");
     let scratch = MyScratch::new(&base, scratch_name("here"));
     let other = MyScratch::new(&base, scratch_name("other"));
     setup(&scratch.url, "1");
@@ -430,7 +421,7 @@ fn mariadb_a_table_in_another_database_is_not_reported_dropped() {
 )]
 fn mariadb_a_recreated_table_is_left_alone() {
     let base = server("CORESCALE_TEST_MYSQL");
-    let _server = exclusive();
+    let _server = hold_server("CORESCALE_TEST_MYSQL");
     let scratch = MyScratch::new(&base, scratch_name("recreated"));
     setup(&scratch.url, "2");
     let mut connection = scratch.connection();
@@ -461,7 +452,7 @@ fn mariadb_a_recreated_table_is_left_alone() {
 )]
 fn mariadb_setup_and_teardown_leave_nothing() {
     let base = server("CORESCALE_TEST_MYSQL");
-    let _server = exclusive();
+    let _server = hold_server("CORESCALE_TEST_MYSQL");
     let scratch = MyScratch::new(&base, scratch_name("clean"));
     setup(&scratch.url, "2");
     let printed = teardown(&scratch.url);
@@ -483,7 +474,7 @@ fn mariadb_setup_and_teardown_leave_nothing() {
 )]
 fn mariadb_without_table_ids_tables_are_known_by_creation_time() {
     let base = server("CORESCALE_TEST_MYSQL");
-    let _server = exclusive();
+    let _server = hold_server("CORESCALE_TEST_MYSQL");
     let scratch = MyScratch::new(&base, scratch_name("noprocess"));
     let user = format!("cs_td_{}", std::process::id());
     struct DropUser<'a>(&'a MyScratch, String);

@@ -464,3 +464,35 @@ fn a_data_dir_too_small_is_refused_before_anything_is_written() {
     let written: Vec<_> = std::fs::read_dir(dir.path()).unwrap().collect();
     assert!(written.is_empty(), "nothing was written: {written:?}");
 }
+
+#[test]
+fn the_wide_run_table_shows_every_figure_the_workload_recorded() {
+    let table = |wide: bool| {
+        let mut command = corescale();
+        command.args(["run", "lio", "--sweep", "1", "--scale", "200"]);
+        command.args(["--duration", "200ms", "--repeat", "1"]);
+        if wide {
+            command.arg("--wide");
+        }
+        let output = command.assert().success().get_output().stdout.clone();
+        String::from_utf8(output).unwrap()
+    };
+    let header = |table: &str| {
+        table
+            .lines()
+            .find(|line| line.trim_start().starts_with("workers"))
+            .unwrap_or_else(|| panic!("no header in\n{table}"))
+            .split_whitespace()
+            .map(str::to_string)
+            .collect::<Vec<_>>()
+    };
+    let wide = header(&table(true));
+    // Figures no column of its own shows, under their recorded names.
+    for name in ["ns_per_lio", "lio_per_cpu_s", "statements"] {
+        assert!(wide.contains(&name.to_string()), "{name} not in {wide:?}");
+    }
+    // Shown already as "hit %": not twice.
+    assert!(!wide.contains(&"cache_hit_ratio".to_string()), "{wide:?}");
+    let narrow = header(&table(false));
+    assert!(!narrow.contains(&"ns_per_lio".to_string()), "{narrow:?}");
+}

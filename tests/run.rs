@@ -208,10 +208,24 @@ fn fixed_time_runs_report_rates() {
         let wall = sample["wall_s"].as_f64().unwrap();
         assert!((0.2..0.5).contains(&wall), "a 200ms job took {wall}s");
     }
+    // The level's rate is the median of its batches' (one job each): between the slowest and
+    // the fastest job's ops over its time. Not within 2x of the first job alone: on a busy
+    // host one 200 ms job can get a third of the CPU the other gets (it failed once so, with
+    // the test that measured in 0.76 s).
     let rate = level["summary"]["rate_total"].as_f64().unwrap();
-    let ops = level["samples"][0]["ops"].as_f64().unwrap();
-    let wall = level["samples"][0]["wall_s"].as_f64().unwrap();
-    assert!(rate > 0.5 * ops / wall && rate < 2.0 * ops / wall);
+    let rates: Vec<f64> = level["samples"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|sample| sample["ops"].as_f64().unwrap() / sample["wall_s"].as_f64().unwrap())
+        .collect();
+    let (slowest, fastest) = rates.iter().fold((f64::MAX, 0.0f64), |(low, high), rate| {
+        (low.min(*rate), high.max(*rate))
+    });
+    assert!(
+        rate >= 0.98 * slowest && rate <= 1.02 * fastest && rate > 0.0,
+        "rate {rate} against jobs' {rates:?}"
+    );
 }
 
 #[test]
@@ -686,6 +700,9 @@ fn a_killed_run_leaves_a_whole_file_with_the_levels_done() {
 }
 
 /// A 1-worker run of 2 to 5 batches with a precision target; returns the document.
+/// A 1-worker run whose jobs (about 45 ms here) are long enough that a busy host's time
+/// slices do not make one job several times another (with 7 ms jobs, two CPU hogs beside the
+/// suite once gave 2 batches a CV above 99%).
 fn run_with_precision(target: &str) -> Value {
     let dir = tempfile::tempdir().unwrap();
     let json = dir.path().join("precision.json");
@@ -695,7 +712,7 @@ fn run_with_precision(target: &str) -> Value {
             "-w",
             "1",
             "--job-size",
-            "2M",
+            "12M",
             "--repeat",
             "2",
             "--max-repeat",
@@ -870,19 +887,30 @@ fn flags_of_other_workloads_are_usage_errors() {
 }
 
 /// Capacity is what the host delivered, even with many more workers than CPUs and jobs
-/// short enough to run one after another: within 15% of the level's jobs over its time, and
-/// never a multiple of the 1-worker capacity that the CPUs cannot give, unless flagged.
+/// short enough to run one after another: within 15% of the level's jobs over its time where
+/// the run judged the level clean (the sweep's levels, on an idle host of this speed), at most
+/// twice it where not (the 400 workers' level is too short to judge), and never a multiple of
+/// the 1-worker capacity that the CPUs cannot give, unless flagged.
 #[test]
 fn capacity_past_the_cpu_count_is_what_the_host_delivered() {
     let dir = tempfile::tempdir().unwrap();
     let cpus = std::thread::available_parallelism().map_or(1, usize::from) as f64;
+    // The sweep's jobs are long enough (about 0.2 s here) that the gaps between its batches,
+    // longer on a busy host, stay small beside them, and its levels (4 batches) long enough
+    // to be judged for interference; the 400 workers' jobs are as short as can be.
     for (name, args) in [
-        ("sweep", &["--sweep", "1,16", "--repeat", "3"][..]),
-        ("many", &["-w", "400", "--repeat", "1"][..]),
+        (
+            "sweep",
+            &["--sweep", "1,8", "--repeat", "4", "--job-size", "96M"][..],
+        ),
+        (
+            "many",
+            &["-w", "400", "--repeat", "1", "--job-size", "1M"][..],
+        ),
     ] {
         let json = dir.path().join(format!("{name}.json"));
         corescale()
-            .args(["run", "cpu", "--job-size", "1M", "--force", "-q"])
+            .args(["run", "cpu", "--force", "-q"])
             .args(args)
             .arg("-o")
             .arg(&json)
@@ -890,18 +918,27 @@ fn capacity_past_the_cpu_count_is_what_the_host_delivered() {
             .success();
         let document = common::read_json(&json);
         let levels = document["levels"].as_array().unwrap();
+        // The 1-worker capacity is a CPU's worth only where its level was clean: beside other
+        // work 1 worker gets a share of a CPU, where 8 workers outweigh the others and get
+        // more (4.3 times it beside two CPU hogs, on 2 CPUs).
+        let clean = |level: &Value| level["interference"]["verdict"] == "clean";
         let one = levels
             .iter()
-            .find(|level| level["workers"] == 1)
+            .find(|level| level["workers"] == 1 && clean(level))
             .map(|level| level["summary"]["capacity_jobs_per_min"].as_f64().unwrap());
         for level in levels {
             let summary = &level["summary"];
             let capacity = summary["capacity_jobs_per_min"].as_f64().unwrap();
             let jobs = summary["jobs"].as_f64().unwrap();
             let delivered = 60.0 * jobs / level["elapsed_s"].as_f64().unwrap();
+            // A level the run did not find clean (other work took CPU between or during its
+            // jobs, or it was too short to judge) may deliver less than its median job time
+            // claims, but not half of it; no level delivers much more than it claims.
+            let over = if clean(level) { 1.15 } else { 2.0 };
             assert!(
-                (capacity / delivered - 1.0).abs() <= 0.15,
-                "{name}: capacity {capacity} against {delivered} delivered"
+                capacity <= over * delivered && capacity >= delivered / 1.15,
+                "{name}: capacity {capacity} against {delivered} delivered (clean: {})",
+                clean(level)
             );
             let together = &summary["together"];
             let flagged =

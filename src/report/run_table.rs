@@ -2,11 +2,13 @@
 //! disturbed or missed their precision target, and a footnote line per kind of trouble.
 //! It fits 80 columns unless asked to be wide: the least needed columns go first.
 
+use std::collections::BTreeSet;
+
 use super::table;
 use crate::format::{optional, rate, significant};
 use crate::host::interference::{OTHER_BUSY_LIMIT, OTHER_RUNNABLE_LIMIT, STEAL_LIMIT_PCT};
 use crate::latency::Percentile;
-use crate::result::{CacheFigure, Level, RunDocument, RunMode};
+use crate::result::{CacheFigure, Level, RATE_FIGURES, RunDocument, RunMode};
 
 /// Width the table and its notes keep to unless `--wide`.
 pub(crate) const TERMINAL_COLUMNS: usize = 80;
@@ -17,6 +19,21 @@ struct Column<'a> {
     header: String,
     cell: Box<dyn Fn(&Level) -> String + 'a>,
     drop_rank: u8,
+    /// The recorded names of the workload figures it shows, which `--wide` does not repeat.
+    shows: Vec<&'static str>,
+}
+
+impl Column<'_> {
+    fn showing(mut self, figures: &[CacheFigure]) -> Self {
+        self.shows
+            .extend(figures.iter().flat_map(|figure| figure.names()));
+        self
+    }
+
+    fn showing_names(mut self, names: &[&'static str]) -> Self {
+        self.shows.extend(names);
+        self
+    }
 }
 
 fn column<'a>(
@@ -28,6 +45,7 @@ fn column<'a>(
         header: header.into(),
         cell: Box::new(cell),
         drop_rank,
+        shows: Vec::new(),
     }
 }
 
@@ -85,10 +103,12 @@ pub(crate) fn render(document: &RunDocument, wide: bool) -> String {
             // The figure of merit's rates: the database's own count for db runs.
             column("rate/worker", 0, move |level: &Level| {
                 rate(level.merit(mode, unit).rate_per_worker, unit)
-            }),
+            })
+            .showing_names(&RATE_FIGURES),
             column("rate total", 0, move |level: &Level| {
                 rate(level.merit(mode, unit).rate_total, unit)
-            }),
+            })
+            .showing_names(&RATE_FIGURES),
             column("CV %", 0, |level: &Level| {
                 format!("{:.2}", 100.0 * level.summary.cv)
             }),
@@ -109,15 +129,21 @@ pub(crate) fn render(document: &RunDocument, wide: bool) -> String {
         }
     };
     if recorded(CacheFigure::HitRatio) {
-        columns.push(column("hit %", 1, |level: &Level| {
-            level
-                .cache_figure(CacheFigure::HitRatio)
-                .map_or("-".into(), |(ratio, _)| format!("{:.2}", 100.0 * ratio))
-        }));
+        columns.push(
+            column("hit %", 1, |level: &Level| {
+                level
+                    .cache_figure(CacheFigure::HitRatio)
+                    .map_or("-".into(), |(ratio, _)| format!("{:.2}", 100.0 * ratio))
+            })
+            .showing(&[CacheFigure::HitRatio]),
+        );
     }
     if document.workload.kind.name() == "pio" {
-        columns.push(column("PIO/s", 1, shown(CacheFigure::PioPerS)));
-        columns.push(column("p99 us", 1, shown(CacheFigure::ReadP99Us)));
+        columns
+            .push(column("PIO/s", 1, shown(CacheFigure::PioPerS)).showing(&[CacheFigure::PioPerS]));
+        columns.push(
+            column("p99 us", 1, shown(CacheFigure::ReadP99Us)).showing(&[CacheFigure::ReadP99Us]),
+        );
     }
     // Statements' response times (a job's are its job time, shown already).
     if document.levels.iter().any(|level| {
@@ -138,9 +164,12 @@ pub(crate) fn render(document: &RunDocument, wide: bool) -> String {
     }
     // Last of the four, so the first to go when they do not all fit (pio at 80 columns).
     if recorded(CacheFigure::LatchGets) {
-        columns.push(column("miss/1k", 1, |level: &Level| {
-            optional(level.latch_misses_per_1k_gets(), 2)
-        }));
+        columns.push(
+            column("miss/1k", 1, |level: &Level| {
+                optional(level.latch_misses_per_1k_gets(), 2)
+            })
+            .showing(&[CacheFigure::LatchGets, CacheFigure::LatchMisses]),
+        );
     }
     // Relative to 1 worker, else to the smallest clean level (as `report` computes it).
     let speedup_header = match speedup_base(document) {
@@ -165,6 +194,10 @@ pub(crate) fn render(document: &RunDocument, wide: bool) -> String {
             rate(level.merit(mode, unit).rate_per_worker, unit)
         }));
     }
+    if wide {
+        let others = other_figures(document, &columns);
+        columns.extend(others);
+    }
     let mut out = format!(
         "{} on {} ({} physical cores, {} logical CPUs){}\n",
         document.workload.kind.name(),
@@ -182,6 +215,33 @@ pub(crate) fn render(document: &RunDocument, wide: bool) -> String {
         out.push_str(&wrap(&note, wide));
     }
     out
+}
+
+/// A column for each figure the workload recorded that no column shows, headed by its
+/// recorded name: a workload's new figure reaches the wide table without an edit here.
+fn other_figures<'a>(document: &RunDocument, columns: &[Column<'_>]) -> Vec<Column<'a>> {
+    let shown: BTreeSet<&str> = columns
+        .iter()
+        .flat_map(|column| column.shows.iter().copied())
+        .collect();
+    let names: BTreeSet<&String> = document
+        .levels
+        .iter()
+        .flat_map(|level| level.workload_figures.keys())
+        .filter(|name| !shown.contains(name.as_str()))
+        .collect();
+    names
+        .into_iter()
+        .map(|name| {
+            let name = name.clone();
+            column(name.clone(), 0, move |level: &Level| {
+                level
+                    .workload_figures
+                    .get(&name)
+                    .map_or("-".into(), |value| significant(*value))
+            })
+        })
+        .collect()
 }
 
 /// The table with the columns that fit: the highest drop ranks go first until it does.

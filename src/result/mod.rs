@@ -128,6 +128,8 @@ pub struct Level {
 /// figures: the db workload's `workload_figures`.
 const LEGACY_RATE: &str = DbFigures::NAMES.db_lio_per_s;
 const LEGACY_SERVER_CPU: &str = DbFigures::NAMES.db_cpu_s;
+/// The workload figures that the rate columns show already: the database's own LIO count.
+pub(crate) const RATE_FIGURES: [&str; 2] = [LEGACY_RATE, DbFigures::NAMES.db_lio_per_s_per_worker];
 
 impl Level {
     /// CPU seconds a server spent for the workers over the level, where measured, and the
@@ -333,7 +335,7 @@ pub enum CacheFigure {
 impl CacheFigure {
     /// The names the workloads record it under, from their declarations: lio and pio's
     /// first, db's second.
-    fn names(self) -> &'static [&'static str] {
+    pub(crate) fn names(self) -> &'static [&'static str] {
         const SLOB: SlobFigureNames = SlobFigures::NAMES;
         const DB: DbFigureNames = DbFigures::NAMES;
         match self {

@@ -28,6 +28,26 @@ pub fn corescale() -> Command {
     command
 }
 
+/// Holds the shared test server a variable names (`CORESCALE_TEST_PG` or
+/// `CORESCALE_TEST_MYSQL`) for a test's length: tests time statements on that server, and
+/// another test's load there would be in their figures, so those on one server run one at a
+/// time, while PostgreSQL's and MariaDB's run side by side. This serializes a process's
+/// threads (`cargo test`); `.config/nextest.toml` does the same across nextest's processes,
+/// by the server a test names (`mariadb` in its name, else PostgreSQL, whose tests that time
+/// nothing have a lane of their own).
+pub fn hold_server(variable: &str) -> std::sync::MutexGuard<'static, ()> {
+    static POSTGRESQL: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    static MARIADB: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    let server = match variable {
+        "CORESCALE_TEST_PG" => &POSTGRESQL,
+        "CORESCALE_TEST_MYSQL" => &MARIADB,
+        other => panic!("{other} names no shared test server"),
+    };
+    server
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
 /// The value of an environment variable naming a test server or its binaries. Tests that
 /// need one are ignored where it is not set (build.rs sets a cfg per variable; see README),
 /// so a test that runs without it was asked for by name or with `--include-ignored`, or runs

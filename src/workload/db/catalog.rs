@@ -4,7 +4,7 @@
 //! A user's own `corescale_orders` table, one created with a hostile name, or one a forged
 //! catalogue row names, is listed and left alone.
 
-use anyhow::{Result, bail};
+use anyhow::{Context, Result, bail, ensure};
 use serde::{Deserialize, Serialize};
 
 use super::{Database, PREFIX, loop_function, table_name};
@@ -305,7 +305,36 @@ fn drop_catalogued(database: &dyn Database) -> Result<Teardown> {
 
 /// Drops corescale's own objects, by its catalogue, under the setup lock.
 pub(crate) fn teardown(database: &dyn Database) -> Result<Teardown> {
-    database.lock_setup()?;
+    under_setup_lock(database, || teardown_locked(database))
+}
+
+/// Runs `work` holding the setup lock, and releases it whatever `work` answered.
+fn under_setup_lock<T>(database: &dyn Database, work: impl FnOnce() -> Result<T>) -> Result<T> {
+    if !database.lock_setup()? {
+        bail!(
+            "another `corescale db setup` or `db teardown` is working on {}: wait until it ends, then run this again",
+            database.target()
+        );
+    }
+    let done = work();
+    let released = database
+        .unlock_setup()
+        .and_then(|ours| {
+            ensure!(
+                ours,
+                "the setup lock on {} was not this session's to release",
+                database.target()
+            );
+            Ok(())
+        })
+        .context("releasing the setup lock (the server frees it when this connection closes)");
+    // The work's own error says more than a failed release after it.
+    let done = done?;
+    released?;
+    Ok(done)
+}
+
+fn teardown_locked(database: &dyn Database) -> Result<Teardown> {
     let mut torn = drop_catalogued(database)?;
     // Listed once: what the catalogue lists is reported above, dropped or not.
     let reported: Vec<&str> = torn
@@ -332,7 +361,15 @@ pub(crate) fn setup(
     rows: u64,
     loaded: &(dyn Fn(u64) + Sync),
 ) -> Result<Vec<String>> {
-    database.lock_setup()?;
+    under_setup_lock(database, || setup_locked(database, schemas, rows, loaded))
+}
+
+fn setup_locked(
+    database: &dyn Database,
+    schemas: u64,
+    rows: u64,
+    loaded: &(dyn Fn(u64) + Sync),
+) -> Result<Vec<String>> {
     let torn = drop_catalogued(database)?;
     if !torn.refused.is_empty() {
         bail!(

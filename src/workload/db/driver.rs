@@ -67,9 +67,13 @@ pub trait Database: Send + Sync {
     /// server-side loop) and their catalogue rows; `loaded` counts rows. The table must not
     /// exist: creation fails rather than replace an object corescale did not create.
     fn load_table(&self, record: SetupRecord, loaded: &(dyn Fn(u64) + Sync)) -> Result<()>;
-    /// Takes the setup lock for the monitor connection's lifetime, or fails at once naming
-    /// the other setup or teardown that holds it.
-    fn lock_setup(&self) -> Result<()>;
+    /// Takes the setup lock on the monitor connection without waiting: false when another
+    /// session holds it.
+    fn lock_setup(&self) -> Result<bool>;
+    /// Releases the setup lock: false when this session did not hold it. Closing the
+    /// connection frees it too, but only once the server notices: a setup followed at once by
+    /// a teardown would find it still held.
+    fn unlock_setup(&self) -> Result<bool>;
     fn has_catalogue(&self) -> Result<bool>;
     /// The catalogue's rows; none when there is no catalogue.
     fn catalogue(&self) -> Result<Vec<Owned>>;

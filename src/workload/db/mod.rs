@@ -120,6 +120,11 @@ impl DbWorkload {
         } else {
             0.0
         };
+        // A first reading costs the server more than later ones (PostgreSQL plans its query,
+        // getting hundreds of catalogue blocks): taken now, it is in no level's counts.
+        database
+            .counters()
+            .context("reading the database's block counters")?;
         Ok(Self {
             database,
             options,
@@ -391,12 +396,15 @@ impl DbFigures {
 mod tests {
     use super::catalog::{ObjectKind, Owned, READY, SetupRecord, Verdict};
     use super::*;
+    use std::sync::atomic::{AtomicBool, Ordering};
 
     /// A database of two catalogued tables whose block counters advance by what the test
     /// says, and whose sessions answer at once.
     struct FakeDatabase {
         target: Target,
         counters: Mutex<DbCounters>,
+        /// Whether the setup lock is held, as a server would keep it until released.
+        setup_locked: AtomicBool,
     }
 
     impl Database for FakeDatabase {
@@ -406,8 +414,11 @@ mod tests {
         fn load_table(&self, _: SetupRecord, _: &(dyn Fn(u64) + Sync)) -> Result<()> {
             bail!("the fake database is read only")
         }
-        fn lock_setup(&self) -> Result<()> {
-            Ok(())
+        fn lock_setup(&self) -> Result<bool> {
+            Ok(!self.setup_locked.swap(true, Ordering::SeqCst))
+        }
+        fn unlock_setup(&self) -> Result<bool> {
+            Ok(self.setup_locked.swap(false, Ordering::SeqCst))
         }
         fn has_catalogue(&self) -> Result<bool> {
             Ok(true)
@@ -462,9 +473,28 @@ mod tests {
     }
 
     #[test]
+    fn setup_and_teardown_release_the_setup_lock_even_when_they_fail() {
+        let database = FakeDatabase {
+            target: Target::parse("postgres://u@db.example/test").unwrap(),
+            counters: Mutex::new(DbCounters::default()),
+            setup_locked: Default::default(),
+        };
+        for _ in 0..2 {
+            let failed = catalog::teardown(&database).unwrap_err().to_string();
+            assert!(failed.contains("read only"), "{failed}");
+            let failed = catalog::setup(&database, 1, 10, &|_| {})
+                .unwrap_err()
+                .to_string();
+            assert!(failed.contains("read only"), "{failed}");
+        }
+        assert!(!database.setup_locked.load(Ordering::SeqCst));
+    }
+
+    #[test]
     fn level_figures_come_from_the_databases_counters_checked_against_the_clients() {
         let database = Arc::new(FakeDatabase {
             target: Target::parse("postgres://u@db.example/test").unwrap(),
+            setup_locked: Default::default(),
             counters: Mutex::new(DbCounters {
                 lio: 5_000.0,
                 pio: 10.0,

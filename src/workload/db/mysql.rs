@@ -39,6 +39,16 @@ impl MySql {
         Ok(Self { target, monitor })
     }
 
+    /// Runs GET_LOCK or RELEASE_LOCK on the setup lock and answers whether it did. Lock
+    /// names are server-wide: the database's name keeps two databases apart.
+    fn setup_lock_call(&self, sql: &str) -> Result<bool> {
+        let mut connection = locked(&self.monitor, "the monitor connection")?;
+        let answer: Option<Option<i64>> = connection
+            .exec_first(sql, (format!("{LOCK_NAME}:{}", self.target.database()),))
+            .map_err(|error| describe(error, &self.target))?;
+        Ok(answer.flatten() == Some(1))
+    }
+
     /// Global status variables by name, read in one statement.
     fn status(&self, names: &[&str]) -> Result<Vec<f64>> {
         let mut connection = locked(&self.monitor, "the monitor connection")?;
@@ -302,22 +312,12 @@ impl Database for MySql {
         8192 + 32
     }
 
-    fn lock_setup(&self) -> Result<()> {
-        let mut connection = locked(&self.monitor, "the monitor connection")?;
-        // GET_LOCK names are server-wide: the database's name keeps two databases apart.
-        let locked: Option<Option<i64>> = connection
-            .exec_first(
-                "SELECT GET_LOCK(?, 0)",
-                (format!("{LOCK_NAME}:{}", self.target.database()),),
-            )
-            .map_err(|error| describe(error, &self.target))?;
-        if locked.flatten() != Some(1) {
-            bail!(
-                "another `corescale db setup` or `db teardown` is working on {}: wait until it ends, then run this again",
-                self.target
-            );
-        }
-        Ok(())
+    fn lock_setup(&self) -> Result<bool> {
+        self.setup_lock_call("SELECT GET_LOCK(?, 0)")
+    }
+
+    fn unlock_setup(&self) -> Result<bool> {
+        self.setup_lock_call("SELECT RELEASE_LOCK(?)")
     }
 
     fn has_catalogue(&self) -> Result<bool> {

@@ -31,6 +31,24 @@ pub struct Oracle {
 }
 
 impl Oracle {
+    /// Runs a DBMS_LOCK function on the setup lock's handle (named per schema) and answers
+    /// its status.
+    fn setup_lock_call(&self, call: &str) -> Result<i64> {
+        let connection = locked(&self.monitor, "the monitor connection")?;
+        let mut statement = connection
+            .statement(&format!(
+                "DECLARE handle VARCHAR2(128); BEGIN DBMS_LOCK.ALLOCATE_UNIQUE(:1 || ':' || USER, handle); :2 := {call}; END;"
+            ))
+            .build()
+            .map_err(|error| describe(error, &self.target))?;
+        statement
+            .execute(&[&LOCK_NAME, &OracleType::Int64])
+            .map_err(|error| describe(error, &self.target))?;
+        statement
+            .bind_value(2)
+            .map_err(|error| describe(error, &self.target))
+    }
+
     pub fn new(target: Target) -> Result<Self> {
         let monitor = Mutex::new(connect(&target)?);
         Ok(Self { target, monitor })
@@ -127,28 +145,28 @@ impl Database for Oracle {
 
     /// DBMS_LOCK, held for the session (not released at commit: DDL commits), one per schema
     /// (user). Needs EXECUTE on DBMS_LOCK.
-    fn lock_setup(&self) -> Result<()> {
-        let connection = locked(&self.monitor, "the monitor connection")?;
-        let mut statement = connection
-            .statement(
-                "DECLARE handle VARCHAR2(128); BEGIN DBMS_LOCK.ALLOCATE_UNIQUE(:1 || ':' || USER, handle); :2 := DBMS_LOCK.REQUEST(handle, DBMS_LOCK.X_MODE, 0, FALSE); END;",
-            )
-            .build()
-            .map_err(|error| describe(error, &self.target))?;
-        statement
-            .execute(&[&LOCK_NAME, &OracleType::Int64])
-            .map_err(|error| describe(error, &self.target))?;
-        let status: i64 = statement
-            .bind_value(2)
-            .map_err(|error| describe(error, &self.target))?;
-        // 0: granted; 4: this session holds it already.
-        if status != 0 && status != 4 {
-            bail!(
-                "another `corescale db setup` or `db teardown` is working on {} (DBMS_LOCK status {status}): wait until it ends, then run this again",
+    fn lock_setup(&self) -> Result<bool> {
+        // 0: granted; 4: this session holds it already; 1: another holds it (no wait).
+        match self.setup_lock_call("DBMS_LOCK.REQUEST(handle, DBMS_LOCK.X_MODE, 0, FALSE)")? {
+            0 | 4 => Ok(true),
+            1 => Ok(false),
+            status => bail!(
+                "DBMS_LOCK.REQUEST on the setup lock of {} answered status {status}",
                 self.target
-            );
+            ),
         }
-        Ok(())
+    }
+
+    fn unlock_setup(&self) -> Result<bool> {
+        // 0: released; 4: not this session's.
+        match self.setup_lock_call("DBMS_LOCK.RELEASE(handle)")? {
+            0 => Ok(true),
+            4 => Ok(false),
+            status => bail!(
+                "DBMS_LOCK.RELEASE on the setup lock of {} answered status {status}",
+                self.target
+            ),
+        }
     }
 
     fn has_catalogue(&self) -> Result<bool> {

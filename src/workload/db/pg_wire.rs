@@ -256,6 +256,8 @@ pub(crate) struct WireSession<S: Read + Write = Stream> {
     incoming: BytesMut,
     outgoing: BytesMut,
     backend_pid: u32,
+    /// The server's major version, from its `server_version` at startup.
+    server_major: Option<u32>,
     statements: PreparedStatements<String>,
     /// Statements encoded into `outgoing` but not yet sent.
     unsent: usize,
@@ -312,6 +314,7 @@ impl<S: Read + Write> WireSession<S> {
             incoming: BytesMut::with_capacity(READ_CHUNK),
             outgoing: BytesMut::with_capacity(READ_CHUNK),
             backend_pid: 0,
+            server_major: None,
             statements: PreparedStatements::default(),
             unsent: 0,
             in_flight: VecDeque::new(),
@@ -343,6 +346,11 @@ impl<S: Read + Write> WireSession<S> {
 
     pub(crate) fn backend_pid(&self) -> u32 {
         self.backend_pid
+    }
+
+    /// The server's major version (15 for "15.4 (Debian 15.4-1)"), as it reported at startup.
+    pub(crate) fn server_major(&self) -> Option<u32> {
+        self.server_major
     }
 
     /// Whether the session runs over TLS, and with what.
@@ -745,18 +753,24 @@ impl<S: Read + Write> WireSession<S> {
         Ok(first)
     }
 
-    /// Reads messages up to ReadyForQuery, learning the backend's process id on the way.
+    /// Reads messages up to ReadyForQuery, learning the backend's process id and the server's
+    /// version on the way.
     fn until_ready(&mut self) -> Result<()> {
-        let mut backend_pid = None;
+        let (mut backend_pid, mut server_major) = (None, None);
         self.read_until_ready(|message| {
-            if let Message::BackendKeyData(body) = message {
-                backend_pid = Some(body.process_id() as u32);
+            match message {
+                Message::BackendKeyData(body) => backend_pid = Some(body.process_id() as u32),
+                Message::ParameterStatus(body) if body.name()? == "server_version" => {
+                    server_major = major_version(body.value()?);
+                }
+                _ => {}
             }
             Ok(())
         })?;
         if let Some(pid) = backend_pid {
             self.backend_pid = pid;
         }
+        self.server_major = server_major;
         Ok(())
     }
 
@@ -898,6 +912,14 @@ fn int8_column(row: &DataRowBody, index: usize) -> Result<Option<i64>> {
     Ok(Some(i64::from_be_bytes(bytes)))
 }
 
+/// The major version in a `server_version` ("15.4 (Debian 15.4-1)", "9.6.24", "17devel").
+fn major_version(server_version: &str) -> Option<u32> {
+    let digits = server_version
+        .find(|c: char| !c.is_ascii_digit())
+        .map_or(server_version, |end| &server_version[..end]);
+    digits.parse().ok()
+}
+
 #[cfg(test)]
 mod tests {
     //! The client against scripted server bytes: no server needed, every branch reachable.
@@ -1017,6 +1039,20 @@ mod tests {
             .any(|window| window == needle)
     }
 
+    #[test]
+    fn the_server_version_is_read_at_startup() {
+        let status = message(
+            b'S',
+            b"server_version\x0015.4 (Debian 15.4-1.pgdg120+1)\x00",
+        );
+        let script = [auth(0, &[]), status, key_data(1), ready()].concat();
+        let (session, _) = session("postgres://u@db/x", script);
+        assert_eq!(session.unwrap().server_major(), Some(15));
+        for (text, major) in [("9.6.24", Some(9)), ("17devel", Some(17)), ("x", None)] {
+            assert_eq!(major_version(text), major, "{text}");
+        }
+    }
+
     /// A server (or a man in the middle) that answers the first SCRAM message with "ok",
     /// skipping the proof that it knows the password, is refused; so is one that does the same
     /// after offering channel binding.
@@ -1037,7 +1073,9 @@ mod tests {
     #[test]
     fn trust_authentication_learns_the_backend() {
         let (session, sent) = session("postgres://alice@db/shop", greeting(4242));
-        assert_eq!(session.unwrap().backend_pid(), 4242);
+        let session = session.unwrap();
+        assert_eq!(session.backend_pid(), 4242);
+        assert_eq!(session.server_major(), None, "no server_version was sent");
         let sent = sent.lock().unwrap();
         assert!(contains(&sent, b"user\0alice\0"));
         assert!(contains(&sent, b"database\0shop\0"));

@@ -46,6 +46,14 @@ impl Postgres {
     fn on_monitor<T>(&self, work: impl FnOnce(&mut WireSession) -> Result<T>) -> Result<T> {
         work(&mut *self.monitor()?).map_err(|error| explain(error, &self.target))
     }
+
+    /// Takes or releases the setup lock (an advisory lock, per database) and answers whether
+    /// the server did.
+    fn setup_lock_call(&self, sql: &str) -> Result<bool> {
+        let answer: String =
+            self.on_monitor(|monitor| monitor.query_value(sql, &[&PG_LOCK_KEY.to_string()]))?;
+        Ok(answer == "t")
+    }
 }
 
 /// The server's error with what to do about it, by SQLSTATE; the target named once.
@@ -238,20 +246,12 @@ impl Database for Postgres {
         Ok(Some((bytes.max(0) as u64, "shared_buffers")))
     }
 
-    fn lock_setup(&self) -> Result<()> {
-        let locked: String = self.on_monitor(|monitor| {
-            monitor.query_value(
-                "SELECT pg_try_advisory_lock($1::bigint)",
-                &[&PG_LOCK_KEY.to_string()],
-            )
-        })?;
-        if locked != "t" {
-            bail!(
-                "another `corescale db setup` or `db teardown` is working on {}: wait until it ends, then run this again",
-                self.target
-            );
-        }
-        Ok(())
+    fn lock_setup(&self) -> Result<bool> {
+        self.setup_lock_call("SELECT pg_try_advisory_lock($1::bigint)")
+    }
+
+    fn unlock_setup(&self) -> Result<bool> {
+        self.setup_lock_call("SELECT pg_advisory_unlock($1::bigint)")
     }
 
     fn has_catalogue(&self) -> Result<bool> {
@@ -439,13 +439,17 @@ impl Database for Postgres {
 
     fn counters(&self) -> Result<DbCounters> {
         let rows = self.on_monitor(|monitor| {
-            monitor.query(
+            let rows = monitor.query(
                 "SELECT blks_hit, blks_read,
                         (SELECT coalesce(sum(autovacuum_count + autoanalyze_count), 0) FROM pg_stat_user_tables),
                         (SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'autovacuum worker' AND datname = current_database())
                    FROM pg_stat_database WHERE datname = current_database()",
                 &[],
-            )
+            )?;
+            // The blocks this reading got (a few dozen once planned) are published now, in
+            // the level it opens, not a second later in whichever level is running then.
+            let _ = publish_statistics(monitor);
+            Ok(rows)
         })?;
         let column = |index: usize| -> Result<f64> {
             rows.first()
@@ -483,6 +487,9 @@ impl Database for Postgres {
         let mut samples = Vec::new();
         explain_samples(&mut session, schema, rows, work_unit, update, &mut samples)
             .map_err(|error| explain(error, &self.target))?;
+        // The samples' blocks are published before the first level's baseline is read, not
+        // as the session's backend exits, which may be after it.
+        let _ = publish_statistics(&mut session);
         mean_of_samples(&samples, "EXPLAIN (ANALYZE, BUFFERS)")
     }
 }
@@ -695,8 +702,18 @@ impl DbSession for PostgresSession {
     }
 
     fn publish_statistics(&mut self) -> Result<()> {
-        self.wire
-            .simple("SELECT pg_stat_force_next_flush()")
-            .map_err(|error| explain(error, &self.target))
+        publish_statistics(&mut self.wire).map_err(|error| explain(error, &self.target))
+    }
+}
+
+/// Has the backend publish its statistics as this statement ends, not at its next flush, up
+/// to a second later or as it exits. Outside a transaction. PostgreSQL 15 and later: older
+/// servers are not asked (each call would write an error to their log); their backends
+/// publish on their own every half second, and a level counts the sessions that could not.
+fn publish_statistics(session: &mut WireSession) -> Result<()> {
+    if session.server_major().is_some_and(|major| major >= 15) {
+        session.simple("SELECT pg_stat_force_next_flush()")
+    } else {
+        bail!("the server cannot publish its statistics on demand (PostgreSQL 15 and later can)")
     }
 }
