@@ -132,6 +132,15 @@ fn hostile_values_are_refused_with_their_place() {
         ("1.5,1,1,0.1,,,", "is not a worker count"),
         ("0,1,1,0.1,,,", "is not a worker count"),
     ];
+    // Found by the fuzz target: a sent rate of 1.1e132/s in a db run's CSV overflowed the
+    // latency figure's pixel arithmetic.
+    let sent = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("fuzz/inputs/importers/sent-rate-1e132.csv");
+    let error = format!("{:#}", read_series(&sent).unwrap_err());
+    assert!(
+        error.contains("line 4: rate.achieved_per_s 1.1022222222222222e132 is outside 0 to 1e18"),
+        "{error}"
+    );
     for (row, message) in cases {
         let mut file = tempfile::Builder::new().suffix(".csv").tempfile().unwrap();
         write!(file, "{header}\n{row}\n").unwrap();

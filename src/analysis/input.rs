@@ -318,8 +318,7 @@ fn from_document(path: &Path, text: &str) -> Result<Series> {
             intervals: checked_intervals(&level.intervals, &|| at("intervals"))?,
             latency: match &level.latency {
                 Some(latency) => {
-                    latency
-                        .check()
+                    checked_latency(latency)
                         .map_err(|problem| anyhow::anyhow!("{}: {problem}", at("latency")))?;
                     Some(crate::latency::Latency {
                         unit: printable(&latency.unit),
@@ -946,6 +945,21 @@ fn row_latency(row: &Row) -> std::result::Result<Option<Latency>, String> {
         limit_ms: row.latency_limit_ms,
         late: row.late,
     };
-    latency.check()?;
+    checked_latency(&latency)?;
     Ok(Some(latency))
+}
+
+/// A level's response times as the file gives them: in order and below a day
+/// (`Latency::check`), its rates and limit in range (a sent rate of 1.1e132/s overflowed the
+/// latency figure's pixel arithmetic).
+fn checked_latency(latency: &Latency) -> std::result::Result<(), String> {
+    latency.check()?;
+    if let Some(rate) = &latency.rate {
+        ranges::check(rate.target_per_s, &RAW, "rate.target_per_s")?;
+        ranges::check(rate.achieved_per_s, &COUNT, "rate.achieved_per_s")?;
+    }
+    if let Some(limit) = latency.limit_ms {
+        ranges::check(limit, &(0.0..=86_400_000.0), "limit_ms")?;
+    }
+    Ok(())
 }

@@ -24,7 +24,8 @@ pub fn check(value: f64, range: &RangeInclusive<f64>, what: &str) -> Result<f64,
         Ok(value)
     } else {
         Err(format!(
-            "{what} {value} is outside {} to {}",
+            "{what} {} is outside {} to {}",
+            short(value),
             short(*range.start()),
             short(*range.end())
         ))
