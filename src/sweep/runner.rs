@@ -119,7 +119,7 @@ pub fn measure_level(
                 .is_some_and(|grain| *width >= SERVER_GRAINS_PER_INTERVAL * grain)
         });
     let sampler_stop = AtomicBool::new(false);
-    let mut server_windows: Vec<Vec<Option<ServerCounts>>> = Vec::new();
+    let mut server_windows: Vec<Vec<Option<ServerReading>>> = Vec::new();
     // Read-only for the workers: each dates its own job from it.
     let epoch = Instant::now();
     let unit = workload.info().unit;
@@ -207,10 +207,11 @@ pub fn measure_level(
         loop {
             start.wait();
             // Not a worker: reads the server's counters from a thread of its own, while the
-            // workers' timed window runs.
+            // workers' timed window runs, dating each reading from the workers' release.
+            let released = Instant::now();
             let sampler = server_window.map(|(width, window)| {
                 let stop = &sampler_stop;
-                scope.spawn(move || sample_server(workload, width, window, stop))
+                scope.spawn(move || sample_server(workload, width, window, released, stop))
             });
             end.wait();
             sampler_stop.store(true, Ordering::SeqCst);
@@ -377,9 +378,9 @@ fn sample_server(
     workload: &dyn Workload,
     width: Duration,
     window: Duration,
+    began: Instant,
     stop: &AtomicBool,
-) -> Vec<Option<ServerCounts>> {
-    let began = Instant::now();
+) -> Vec<Option<ServerReading>> {
     let edges = (window.as_secs_f64() / width.as_secs_f64()).ceil() as u32;
     let mut readings = Vec::with_capacity(edges as usize + 1);
     for edge in 0..=edges {
@@ -392,9 +393,14 @@ fn sample_server(
             }
             std::thread::sleep((due - now).min(Duration::from_millis(20)));
         };
+        let asked = began.elapsed();
         match workload.server_counts() {
             None => return Vec::new(),
-            Some(reading) => readings.push(reading.ok()),
+            Some(reading) => readings.push(reading.ok().map(|counts| ServerReading {
+                // The counters were read somewhere in the round trip: its middle.
+                at_s: (asked.as_secs_f64() + began.elapsed().as_secs_f64()) / 2.0,
+                counts,
+            })),
         }
         if ended {
             break;
@@ -403,22 +409,39 @@ fn sample_server(
     readings
 }
 
-/// Each interval's server reads per second, from the counts at its edges in every window
-/// (`sample_server`); left out where a reading failed or a window ended before the edge.
-fn add_server_rates(intervals: &mut [IntervalFigures], windows: &[Vec<Option<ServerCounts>>]) {
+/// The server's counts read at an interval's edge, and when: seconds from the workers'
+/// release.
+#[derive(Debug, Clone, Copy)]
+struct ServerReading {
+    at_s: f64,
+    counts: ServerCounts,
+}
+
+/// Each interval's server reads per second, from the readings at its edges in every window
+/// (`sample_server`), over the time between them (a reading late by a busy host's
+/// scheduling shortens or lengthens its intervals, not their rates); left out where a
+/// reading failed or a window ended before the edge.
+fn add_server_rates(intervals: &mut [IntervalFigures], windows: &[Vec<Option<ServerReading>>]) {
     for (index, interval) in intervals.iter_mut().enumerate() {
-        let deltas: Option<Vec<(f64, f64)>> = windows
+        let deltas: Option<Vec<(f64, f64, f64)>> = windows
             .iter()
             .map(|readings| {
                 let (start, end) = (
                     readings.get(index)?.as_ref()?,
                     readings.get(index + 1)?.as_ref()?,
                 );
-                Some((end.lio - start.lio, end.pio - start.pio))
+                Some((
+                    end.counts.lio - start.counts.lio,
+                    end.counts.pio - start.counts.pio,
+                    end.at_s - start.at_s,
+                ))
             })
             .collect();
-        let seconds = interval.length_s * windows.len() as f64;
-        if let Some(deltas) = deltas.filter(|deltas| !deltas.is_empty() && seconds > 0.0) {
+        let Some(deltas) = deltas.filter(|deltas| !deltas.is_empty()) else {
+            continue;
+        };
+        let seconds: f64 = deltas.iter().map(|d| d.2).sum();
+        if seconds > 0.0 {
             interval.server_lio_per_s = Some(deltas.iter().map(|d| d.0).sum::<f64>() / seconds);
             interval.server_pio_per_s = Some(deltas.iter().map(|d| d.1).sum::<f64>() / seconds);
         }
@@ -755,4 +778,63 @@ pub fn thread_cpu_seconds() -> f64 {
     clock_gettime(ClockId::CLOCK_THREAD_CPUTIME_ID)
         .map(|time| time.tv_sec() as f64 + time.tv_nsec() as f64 * 1e-9)
         .unwrap_or(0.0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn interval(start_s: f64) -> IntervalFigures {
+        IntervalFigures {
+            start_s,
+            length_s: 1.0,
+            responses: 0,
+            rate_per_s: 0.0,
+            p50_ms: None,
+            p99_ms: None,
+            server_lio_per_s: None,
+            server_pio_per_s: None,
+        }
+    }
+
+    fn reading(at_s: f64, lio: f64) -> Option<ServerReading> {
+        Some(ServerReading {
+            at_s,
+            counts: ServerCounts {
+                lio,
+                pio: lio / 10.0,
+            },
+        })
+    }
+
+    #[test]
+    fn a_late_reading_moves_reads_between_intervals_not_their_rates() {
+        // The server reads 1,000 blocks a second; the reading due at 1 s came at 1.3 s and
+        // the last at 2.0 s, so the second interval's reads span 0.7 s.
+        let windows = vec![vec![
+            reading(0.0, 0.0),
+            reading(1.3, 1300.0),
+            reading(2.0, 2000.0),
+        ]];
+        let mut intervals = vec![interval(0.0), interval(1.0)];
+        add_server_rates(&mut intervals, &windows);
+        for interval in &intervals {
+            assert!((interval.server_lio_per_s.unwrap() - 1000.0).abs() < 1e-9);
+            assert!((interval.server_pio_per_s.unwrap() - 100.0).abs() < 1e-9);
+        }
+    }
+
+    #[test]
+    fn rates_pool_the_windows_and_skip_a_failed_reading() {
+        // Two windows over the same interval: 1,500 reads in 1.5 s of readings in all.
+        let windows = vec![
+            vec![reading(0.0, 0.0), reading(1.0, 1200.0), None],
+            vec![reading(0.1, 0.0), reading(0.6, 300.0), reading(1.6, 900.0)],
+        ];
+        let mut intervals = vec![interval(0.0), interval(1.0)];
+        add_server_rates(&mut intervals, &windows);
+        assert!((intervals[0].server_lio_per_s.unwrap() - 1000.0).abs() < 1e-9);
+        // A failed reading at an edge leaves that interval without the server's rate.
+        assert_eq!(intervals[1].server_lio_per_s, None);
+    }
 }
