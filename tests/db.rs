@@ -4,7 +4,7 @@
 
 mod common;
 
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use common::scratch::Scratch;
 use common::{
@@ -460,14 +460,26 @@ fn a_session_killed_mid_run_keeps_the_levels_done() {
         "-q",
     ];
     let child = spawn_until_first_level(&sweep, &json);
-    std::thread::sleep(Duration::from_millis(700));
+    // The 2-worker level's sessions, once both have connected (the level runs 5 s).
+    let level_two = "application_name = 'corescale' AND client_port IS NOT NULL AND backend_start > now() - interval '3 seconds'";
+    let waited = Instant::now();
+    while backend_pids(&url, level_two).len() < 2 {
+        assert!(
+            waited.elapsed() < Duration::from_secs(3),
+            "the 2-worker level's sessions did not connect"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
     let mut client = postgres::Client::connect(&url, postgres::NoTls).unwrap();
-    client
+    let ended = client
         .execute(
-            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND application_name = 'corescale' AND pid <> pg_backend_pid() AND client_port IS NOT NULL AND backend_start > now() - interval '5 seconds'",
+            &format!(
+                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND {level_two} AND pid <> pg_backend_pid()"
+            ),
             &[],
         )
         .unwrap();
+    assert!(ended >= 2, "{ended} sessions ended");
     let output = child.wait_with_output().unwrap();
     assert_eq!(
         output.status.code(),

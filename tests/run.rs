@@ -206,7 +206,9 @@ fn fixed_time_runs_report_rates() {
     let level = &document["levels"][0];
     for sample in level["samples"].as_array().unwrap() {
         let wall = sample["wall_s"].as_f64().unwrap();
-        assert!((0.2..0.5).contains(&wall), "a 200ms job took {wall}s");
+        // Up to a second: a busy host may hold the worker past its deadline for a few time
+        // slices, while a job that ran a fixed amount of work instead would run on.
+        assert!((0.2..1.0).contains(&wall), "a 200ms job took {wall}s");
     }
     // The level's rate is the median of its batches' (one job each): between the slowest and
     // the fastest job's ops over its time. Not within 2x of the first job alone: on a busy
@@ -519,16 +521,17 @@ fn a_warm_up_is_left_out_of_every_figure() {
             "--duration",
             "200ms",
         ])
-        .args(["--repeat", "2", "--warmup", "500ms", "-q", "-o"])
+        .args(["--repeat", "2", "--warmup", "2s", "-q", "-o"])
         .arg(&json)
         .assert()
         .success();
     let document = read_json(&json);
-    assert_eq!(document["settings"]["warmup_s"], 0.5);
+    assert_eq!(document["settings"]["warmup_s"], 2.0);
     let level = &document["levels"][0];
     let elapsed = level["elapsed_s"].as_f64().unwrap();
+    // Counted, the warm-up would make it 2.4 s at least; a busy host may add a second.
     assert!(
-        (0.4..0.9).contains(&elapsed),
+        (0.4..1.9).contains(&elapsed),
         "two 200 ms batches took {elapsed} s"
     );
     let statements = level["workload_figures"]["statements"].as_f64().unwrap();
@@ -700,9 +703,10 @@ fn a_killed_run_leaves_a_whole_file_with_the_levels_done() {
 }
 
 /// A 1-worker run of 2 to 5 batches with a precision target; returns the document.
-/// A 1-worker run whose jobs (about 45 ms here) are long enough that a busy host's time
+/// A 1-worker run whose jobs (about 180 ms here) are long enough that a busy host's time
 /// slices do not make one job several times another (with 7 ms jobs, two CPU hogs beside the
-/// suite once gave 2 batches a CV above 99%).
+/// suite once gave 2 batches a CV above 99%; two jobs reach it when one takes 5.7 times the
+/// other, here a stall of 840 ms).
 fn run_with_precision(target: &str) -> Value {
     let dir = tempfile::tempdir().unwrap();
     let json = dir.path().join("precision.json");
@@ -712,7 +716,7 @@ fn run_with_precision(target: &str) -> Value {
             "-w",
             "1",
             "--job-size",
-            "12M",
+            "48M",
             "--repeat",
             "2",
             "--max-repeat",
@@ -757,7 +761,7 @@ fn report_interval_prints_live_lines() {
             "--duration",
             "500ms",
             "--repeat",
-            "3",
+            "4",
         ])
         .args(["--scale", "2M", "--report-interval", "200ms"])
         .output()
