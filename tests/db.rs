@@ -1445,7 +1445,30 @@ fn rate_steps_give_a_latency_throughput_curve(url: &str) {
             findings.contains("at set rates, 1 worker: p99 goes from"),
             "{findings}"
         );
-        assert!(verdict["throughput"].as_f64().unwrap() > 0.0, "{verdict}");
+        // The objective is judged on the rates the session kept up with and that answered
+        // the 1,000 statements p99 needs: here the quarter rate, unless a busy host held the
+        // session back over 1% of its statements (seen once in .ci/run).
+        let quarter_readable = levels[1]["latency"]["rate"]["sustained"] == true
+            && levels[1]["latency"]["count"].as_u64().unwrap() >= 1000;
+        if quarter_readable {
+            let sent = levels[1]["latency"]["rate"]["achieved_per_s"]
+                .as_f64()
+                .unwrap();
+            let throughput = verdict["throughput"].as_f64();
+            assert!(
+                throughput.is_some_and(|throughput| (throughput / sent - 1.0).abs() < 1e-6),
+                "{verdict}, sent {sent}/s"
+            );
+        } else {
+            assert!(verdict["throughput"].is_null(), "{verdict}");
+            assert!(
+                verdict["reason"]
+                    .as_str()
+                    .unwrap()
+                    .starts_with("no rate the sessions kept up with"),
+                "{verdict}"
+            );
+        }
     }
     for (a, b) in from_json["open_loop"][0]["levels"]
         .as_array()
