@@ -1347,10 +1347,11 @@ on_each_server!(response_times_rise_with_load_on, |url, _| {
     latency_rises_and_an_objective_names_a_throughput(url)
 });
 
-/// `--rate 25%,300%`: a closed-loop level first, then open-loop levels asked a quarter and three
-/// times its statement rate; `report` keeps them off the capacity curve, tabulates and draws them,
-/// and names the rate sent within an objective; the CSV reports them as the JSON does. A run
-/// at set rates only (`--rate 100,200`) gets no capacity verdict at all.
+/// `--rate 25%,1000000`: a closed-loop level first, then open-loop levels asked a quarter of
+/// its statement rate and more than a session can send; `report` keeps them off the capacity
+/// curve, tabulates and draws them, and names the rate sent within an objective; the CSV
+/// reports them as the JSON does. A run at set rates only (`--rate 100,200`) gets no capacity
+/// verdict at all.
 fn rate_steps_give_a_latency_throughput_curve(url: &str) {
     setup(url);
     let dir = tempfile::tempdir().unwrap();
@@ -1360,7 +1361,7 @@ fn rate_steps_give_a_latency_throughput_curve(url: &str) {
         .args(["--rate", "25%,1000000"])
         // Short statements over 3 s: a server answering 1,400 a second (this guest gave 3,500
         // with the hypervisor stealing 10%) still answers at a quarter of its rate the
-        // thousand statements p99 needs, and a session on a busy host keeps that quarter.
+        // thousand statements p99 needs.
         .args([
             "--work-unit",
             "8",
@@ -1392,6 +1393,7 @@ fn rate_steps_give_a_latency_throughput_curve(url: &str) {
     let flood = &levels[2]["latency"]["rate"];
     assert!(flood["share"].is_null(), "{}", levels[2]);
     assert_eq!(flood["target_per_s"].as_f64(), Some(1e6), "{}", levels[2]);
+    assert_eq!(flood["sustained"], false, "{}", levels[2]);
     // An open loop's throughput is the rate asked: no speedup.
     for level in &levels[1..] {
         assert!(level["summary"]["speedup"].is_null(), "{level}");
@@ -1417,7 +1419,7 @@ fn rate_steps_give_a_latency_throughput_curve(url: &str) {
         corescale()
             .arg("report")
             .arg(input)
-            .args(["-q", "--include-disturbed", "--slo", "p99<=10s", "--json"])
+            .args(["-q", "--include-disturbed", "--slo", "p90<=10s", "--json"])
             .arg(&out)
             .assert()
             .success();
@@ -1445,12 +1447,10 @@ fn rate_steps_give_a_latency_throughput_curve(url: &str) {
             findings.contains("at set rates, 1 worker: p99 goes from"),
             "{findings}"
         );
-        // The objective is judged on the rates the session kept up with and that answered
-        // the 1,000 statements p99 needs: here the quarter rate, unless a busy host held the
-        // session back over 1% of its statements (seen once in .ci/run).
-        let quarter_readable = levels[1]["latency"]["rate"]["sustained"] == true
-            && levels[1]["latency"]["count"].as_u64().unwrap() >= 1000;
-        if quarter_readable {
+        // The objective is judged on the rates the session kept up with (and that answered
+        // the 100 statements p90 needs, as any level here does): the quarter rate, unless a
+        // busy host held the session back over 1% of its statements (seen once in .ci/run).
+        if levels[1]["latency"]["rate"]["sustained"] == true {
             let sent = levels[1]["latency"]["rate"]["achieved_per_s"]
                 .as_f64()
                 .unwrap();

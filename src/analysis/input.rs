@@ -959,7 +959,7 @@ fn checked_latency(latency: &Latency) -> std::result::Result<(), String> {
         ranges::check(rate.achieved_per_s, &COUNT, "rate.achieved_per_s")?;
     }
     if let Some(limit) = latency.limit_ms {
-        ranges::check(limit, &(0.0..=86_400_000.0), "limit_ms")?;
+        ranges::check(limit, &(0.0..=crate::latency::A_DAY_MS), "limit_ms")?;
     }
     Ok(())
 }

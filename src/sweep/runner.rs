@@ -397,8 +397,7 @@ fn sample_server(
         match workload.server_counts() {
             None => return Vec::new(),
             Some(reading) => readings.push(reading.ok().map(|counts| ServerReading {
-                // The counters were read somewhere in the round trip: its middle.
-                at_s: (asked.as_secs_f64() + began.elapsed().as_secs_f64()) / 2.0,
+                at_s: reading_time(asked, began.elapsed(), window),
                 counts,
             })),
         }
@@ -407,6 +406,14 @@ fn sample_server(
         }
     }
     readings
+}
+
+/// When a reading of the server's counters counts as taken, in seconds from the workers'
+/// release: the middle of its round trip, and no later than the window's end, when the
+/// workers stopped (a last reading late by a busy host's scheduling adds no reads, so its
+/// interval is not made to look slower).
+fn reading_time(asked: Duration, answered: Duration, window: Duration) -> f64 {
+    ((asked.as_secs_f64() + answered.as_secs_f64()) / 2.0).min(window.as_secs_f64())
 }
 
 /// The server's counts read at an interval's edge, and when: seconds from the workers'
@@ -822,6 +829,15 @@ mod tests {
             assert!((interval.server_lio_per_s.unwrap() - 1000.0).abs() < 1e-9);
             assert!((interval.server_pio_per_s.unwrap() - 100.0).abs() < 1e-9);
         }
+    }
+
+    #[test]
+    fn a_reading_is_dated_mid_round_trip_and_not_after_the_window() {
+        let ms = Duration::from_millis;
+        assert!((reading_time(ms(1000), ms(1010), ms(2000)) - 1.005).abs() < 1e-12);
+        // The last reading, due at the window's end, came 300 ms late: the workers had
+        // stopped at 2 s, so its interval's reads span 1 s, not 1.3.
+        assert_eq!(reading_time(ms(2300), ms(2310), ms(2000)), 2.0);
     }
 
     #[test]
