@@ -1184,8 +1184,8 @@ fn backend_pids(url: &str, condition: &str) -> Vec<i32> {
         .collect()
 }
 
-/// Runs `run db` at one session, stops every backend of the test database for 1 s in the
-/// middle of its 6 s window (SIGSTOP, SIGCONT), and returns the level's latency.
+/// Runs `run db` at one session, stops every backend of the test database for 1 s, a second
+/// into its 6 s window (SIGSTOP, SIGCONT), and returns the level's latency.
 fn stalled_latency(url: &str, extra: &[&str]) -> Value {
     use nix::sys::signal::{Signal, kill};
     use nix::unistd::Pid;
@@ -1200,8 +1200,18 @@ fn stalled_latency(url: &str, extra: &[&str]) -> Value {
         .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
-    // The window opens after a second of watching the host and the session's warm-up.
-    std::thread::sleep(Duration::from_millis(3500));
+    // The window opens once the session has connected, after a second of watching the host
+    // and the EXPLAIN samples: wait for its first statement (a busy host may start it late),
+    // then stall a second into the window.
+    let waited = Instant::now();
+    while backend_pids(url, "query LIKE 'SELECT sum(scratch)%'").is_empty() {
+        assert!(
+            waited.elapsed() < Duration::from_secs(15),
+            "the session sent no statement within 15 s"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    std::thread::sleep(Duration::from_secs(1));
     let backends = backend_pids(url, "backend_type = 'client backend'");
     assert!(!backends.is_empty(), "no backend to stall");
     for pid in &backends {
