@@ -119,7 +119,18 @@ fn a_sweep_writes_a_complete_versioned_document_and_a_notebook_csv() {
             assert!(os[field].as_f64().unwrap() >= 0.0, "{field}");
         }
     }
-    assert_eq!(levels[0]["summary"]["speedup"], 1.0);
+    // Speedup is relative to the 1-worker level when it ran clean, else to the smallest clean
+    // level: a busy host may disturb the first (once, beside two CPU hogs).
+    let base = levels[0]["summary"]["speedup_base"].as_u64().unwrap();
+    // (A level too short to judge has no verdict, and counts as clean.)
+    if levels[0]["interference"]["verdict"] != "disturbed" {
+        assert_eq!(base, 1, "{}", levels[0]["interference"]);
+    }
+    let base_level = levels
+        .iter()
+        .find(|level| level["workers"] == base)
+        .unwrap();
+    assert_eq!(base_level["summary"]["speedup"], 1.0, "base {base}");
     let counters = &document["hw_counters"];
     assert!(counters["available"].as_bool().unwrap() || counters["reason"].is_string());
 
