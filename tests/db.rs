@@ -462,14 +462,7 @@ fn a_session_killed_mid_run_keeps_the_levels_done() {
     let child = spawn_until_first_level(&sweep, &json);
     // The 2-worker level's sessions, once both have connected (the level runs 5 s).
     let level_two = "application_name = 'corescale' AND client_port IS NOT NULL AND backend_start > now() - interval '3 seconds'";
-    let waited = Instant::now();
-    while backend_pids(&url, level_two).len() < 2 {
-        assert!(
-            waited.elapsed() < Duration::from_secs(3),
-            "the 2-worker level's sessions did not connect"
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    await_backends(&url, level_two, 2, Duration::from_secs(3));
     let mut client = postgres::Client::connect(&url, postgres::NoTls).unwrap();
     let ended = client
         .execute(
@@ -1184,6 +1177,19 @@ fn backend_pids(url: &str, condition: &str) -> Vec<i32> {
         .collect()
 }
 
+/// Waits until at least `count` backends of the test database meet `condition` (a command
+/// started on a busy host connects late), failing after `within`.
+fn await_backends(url: &str, condition: &str, count: usize, within: Duration) {
+    let waited = Instant::now();
+    while backend_pids(url, condition).len() < count {
+        assert!(
+            waited.elapsed() < within,
+            "fewer than {count} backends with {condition} within {within:?}"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
 /// Runs `run db` at one session, stops every backend of the test database for 1 s, a second
 /// into its 6 s window (SIGSTOP, SIGCONT), and returns the level's latency.
 fn stalled_latency(url: &str, extra: &[&str]) -> Value {
@@ -1203,14 +1209,12 @@ fn stalled_latency(url: &str, extra: &[&str]) -> Value {
     // The window opens once the session has connected, after a second of watching the host
     // and the EXPLAIN samples: wait for its first statement (a busy host may start it late),
     // then stall a second into the window.
-    let waited = Instant::now();
-    while backend_pids(url, "query LIKE 'SELECT sum(scratch)%'").is_empty() {
-        assert!(
-            waited.elapsed() < Duration::from_secs(15),
-            "the session sent no statement within 15 s"
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    await_backends(
+        url,
+        "query LIKE 'SELECT sum(scratch)%'",
+        1,
+        Duration::from_secs(15),
+    );
     std::thread::sleep(Duration::from_secs(1));
     let backends = backend_pids(url, "backend_type = 'client backend'");
     assert!(!backends.is_empty(), "no backend to stall");

@@ -713,9 +713,9 @@ fn a_killed_run_leaves_a_whole_file_with_the_levels_done() {
     assert!(!document["levels"].as_array().unwrap().is_empty());
 }
 
-/// A 1-worker run of 2 to 5 batches with a precision target; returns the document.
-/// A 1-worker run whose jobs (about 180 ms here) are long enough that a busy host's time
-/// slices do not make one job several times another (with 7 ms jobs, two CPU hogs beside the
+/// A 1-worker run of 2 to 5 batches with a precision target; returns the document. Its jobs
+/// (about 180 ms here) are long enough that a busy host's time slices do not make one job
+/// several times another (with 7 ms jobs, two CPU hogs beside the
 /// suite once gave 2 batches a CV above 99%; two jobs reach it when one takes 5.7 times the
 /// other, here a stall of 840 ms).
 fn run_with_precision(target: &str) -> Value {
