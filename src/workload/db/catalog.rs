@@ -59,13 +59,17 @@ impl SetupRecord {
     }
 }
 
-/// Catalogue columns holding an object's identity. A catalogue without them (an older
+/// Catalogue columns holding an object's identity. A catalogue without all of them (an older
 /// corescale's) records no identity: teardown then leaves every object it lists alone.
-pub(crate) const IDENTITY_COLUMNS: [&str; 4] = [
+pub(crate) const IDENTITY_COLUMNS: [&str; 8] = [
     "object_namespace",
     "object_id",
     "object_created",
     "object_owner",
+    "object_mark",
+    "object_engine",
+    "setup_started",
+    "setup_ended",
 ];
 
 /// The select list of the identity columns, each with `cast` appended (`::text`), when the
@@ -80,6 +84,34 @@ pub(crate) fn identity_select(present: bool, cast: &str) -> String {
             }
         })
         .join(", ")
+}
+
+/// The comment setup puts on each object it creates: `corescale setup` and a token of that
+/// setup. Only who may already drop or alter the object (its owner on PostgreSQL and Oracle,
+/// a user with ALTER on MariaDB) can write a comment, so a catalogue row cannot lend this mark
+/// to anyone else's object, whoever wrote the row.
+pub(crate) fn setup_mark() -> String {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |since| since.as_nanos());
+    format!("corescale setup {:x}-{:x}", nanos, std::process::id())
+}
+
+/// What every object of one setup records of it: the comment it carries, and where the
+/// database names tables by creation time only, the second its setup began (MariaDB's clock).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SetupStamp {
+    pub mark: String,
+    pub started: Option<String>,
+}
+
+impl SetupStamp {
+    pub fn new(started: Option<String>) -> Self {
+        SetupStamp {
+            mark: setup_mark(),
+            started,
+        }
+    }
 }
 
 /// An object as the database itself knows it, beyond its name: a name can be reused by
@@ -97,19 +129,50 @@ pub struct Identity {
     /// Its owner where the database keeps one (PostgreSQL role, Oracle schema); in the
     /// catalogue, MariaDB's creating user, recorded for people to read.
     pub owner: Option<String>,
+    /// Its comment: [`setup_mark`] on what setup created.
+    pub mark: Option<String>,
+    /// Its storage engine where the database has several (MariaDB: InnoDB for corescale's).
+    pub engine: Option<String>,
+    /// In the catalogue, MariaDB's clock (Unix seconds) when the setup began and ended: an
+    /// object known by its creation time alone must have been created strictly between them.
+    pub setup_window: Option<(String, String)>,
 }
 
 impl Identity {
     /// An identity from the catalogue's identity columns, in [`IDENTITY_COLUMNS`] order; none
     /// when no namespace was recorded.
-    pub fn from_columns(columns: [Option<String>; 4]) -> Option<Self> {
-        let [namespace, object_id, created, owner] = columns;
+    pub fn from_columns(columns: [Option<String>; 8]) -> Option<Self> {
+        let [
+            namespace,
+            object_id,
+            created,
+            owner,
+            mark,
+            engine,
+            started,
+            ended,
+        ] = columns;
         Some(Identity {
             namespace: namespace?,
             object_id,
             created,
             owner,
+            mark,
+            engine,
+            setup_window: started.zip(ended),
         })
+    }
+
+    /// Whether `other` is the very object this identity was read from: same schema, id and
+    /// owner (its comment aside, which a lock by COMMENT changes).
+    pub fn same_object(&self, other: &Identity) -> bool {
+        (&self.namespace, &self.object_id, &self.created, &self.owner)
+            == (
+                &other.namespace,
+                &other.object_id,
+                &other.created,
+                &other.owner,
+            )
     }
 }
 
@@ -118,8 +181,8 @@ impl Identity {
 pub enum Verdict {
     /// The same object: teardown may drop it.
     Same,
-    /// The catalogue row records no identity (an older corescale's catalogue, or a row
-    /// written by hand): nothing proves the object is corescale's.
+    /// The catalogue row records no identity or no setup mark (an older corescale's
+    /// catalogue, or a row written by hand): nothing proves the object is corescale's.
     Unrecorded,
     /// No such object in the current schema (dropped, or only in another schema).
     Missing,
@@ -132,7 +195,9 @@ impl Verdict {
     pub fn reason(&self) -> String {
         match self {
             Verdict::Same => "the object corescale created".to_string(),
-            Verdict::Unrecorded => "the catalogue records no identity for it".to_string(),
+            Verdict::Unrecorded => {
+                "the catalogue records no identity or setup mark for it".to_string()
+            }
             Verdict::Missing => "no such object in the current schema".to_string(),
             Verdict::Changed(what) => what.clone(),
         }
@@ -140,13 +205,16 @@ impl Verdict {
 }
 
 /// Compares the identity the catalogue recorded with the object now under that name in the
-/// current schema. The object id decides where one was recorded (it changes whenever the
-/// object is recreated); else the creation time. Schema and owner must match too; the owner
-/// only where the database keeps one (`current.owner`), as MariaDB tables have none.
+/// current schema. It must be the recorded object: by its id where one was recorded (it
+/// changes whenever the object is recreated), else by its creation time, which must also fall
+/// strictly inside the setup's recorded window; of the recorded engine; in the recorded schema
+/// with the recorded owner (where the database keeps one, `current.owner`: MariaDB tables have
+/// none); and it must carry the comment setup put on it, which only who can already drop or
+/// alter it can write: ids, times and owners anyone can read and copy into a row.
 pub(crate) fn verdict(recorded: Option<&Identity>, current: Option<&Identity>) -> Verdict {
-    let Some(recorded) =
-        recorded.filter(|recorded| recorded.object_id.is_some() || recorded.created.is_some())
-    else {
+    let Some(recorded) = recorded.filter(|recorded| {
+        recorded.mark.is_some() && (recorded.object_id.is_some() || recorded.created.is_some())
+    }) else {
         return Verdict::Unrecorded;
     };
     let Some(current) = current else {
@@ -157,6 +225,13 @@ pub(crate) fn verdict(recorded: Option<&Identity>, current: Option<&Identity>) -
         return Verdict::Changed(format!(
             "it is in schema {}, setup recorded schema {}",
             current.namespace, recorded.namespace
+        ));
+    }
+    if recorded.engine.is_some() && current.engine != recorded.engine {
+        return Verdict::Changed(format!(
+            "its engine is {}, setup created {}",
+            shown(&current.engine),
+            shown(&recorded.engine)
         ));
     }
     let (mark, now, then) = match &recorded.object_id {
@@ -170,6 +245,18 @@ pub(crate) fn verdict(recorded: Option<&Identity>, current: Option<&Identity>) -
             shown(then)
         ));
     }
+    if recorded.object_id.is_none() && !created_during_setup(recorded) {
+        return Verdict::Changed(format!(
+            "its creation time {} is not strictly inside its setup's ({}): with no table id to tell, it may be another object (granting PROCESS lets teardown read table ids and be exact)",
+            shown(&recorded.created),
+            recorded
+                .setup_window
+                .as_ref()
+                .map_or("unrecorded".to_string(), |(started, ended)| format!(
+                    "{started} to {ended}"
+                ))
+        ));
+    }
     if current.owner.is_some() && current.owner != recorded.owner {
         return Verdict::Changed(format!(
             "its owner is {}, setup recorded {}",
@@ -177,7 +264,31 @@ pub(crate) fn verdict(recorded: Option<&Identity>, current: Option<&Identity>) -
             shown(&recorded.owner)
         ));
     }
+    if current.mark != recorded.mark {
+        return Verdict::Changed(match &current.mark {
+            None => "it carries no corescale setup comment: another object".to_string(),
+            Some(_) => {
+                "its comment is not the one its setup wrote: another object, or a changed one"
+                    .to_string()
+            }
+        });
+    }
     Verdict::Same
+}
+
+/// Whether an object known by its creation time alone (whole seconds) was created strictly
+/// after its setup began and before it ended, by the same clock.
+fn created_during_setup(recorded: &Identity) -> bool {
+    let second = |text: &str| text.parse::<u64>().ok();
+    match (&recorded.created, &recorded.setup_window) {
+        (Some(created), Some((started, ended))) => {
+            match (second(created), second(started), second(ended)) {
+                (Some(created), Some(started), Some(ended)) => started < created && created < ended,
+                _ => false,
+            }
+        }
+        _ => false,
+    }
 }
 
 /// One row of the catalogue.
@@ -280,12 +391,20 @@ fn drop_catalogued(database: &dyn Database) -> Result<Teardown> {
     let mut owned = database.catalogue()?;
     owned.sort_by_key(|object| object.kind != Some(ObjectKind::Function));
     let mut torn = Teardown::default();
-    for object in &owned {
-        if !object.is_corescale_shaped(database.upper_case_names()) {
-            torn.refused.push(object.name.clone());
-            continue;
-        }
-        match database.drop_owned(object)? {
+    let (shaped, refused): (Vec<Owned>, Vec<Owned>) = owned
+        .into_iter()
+        .partition(|object| object.is_corescale_shaped(database.upper_case_names()));
+    torn.refused = refused.into_iter().map(|object| object.name).collect();
+    let verdicts = database.drop_owned_all(&shaped)?;
+    ensure!(
+        verdicts.len() == shaped.len(),
+        "{}: teardown answered for {} of {} objects",
+        database.target(),
+        verdicts.len(),
+        shaped.len()
+    );
+    for (object, verdict) in shaped.iter().zip(verdicts) {
+        match verdict {
             Verdict::Same => torn.dropped.push(shown(object)),
             other => torn.not_created.push(NotCreated {
                 name: shown(object),
@@ -301,6 +420,42 @@ fn drop_catalogued(database: &dyn Database) -> Result<Teardown> {
         }
     }
     Ok(torn)
+}
+
+/// Drops `objects` one at a time (for databases whose DDL commits at once): answers each
+/// one's verdict; when a drop fails, the error says exactly which were dropped before it.
+pub(crate) fn drop_one_by_one<D: Database + ?Sized>(
+    database: &D,
+    objects: &[Owned],
+) -> Result<Vec<Verdict>> {
+    let mut verdicts = Vec::with_capacity(objects.len());
+    for object in objects {
+        match database.drop_owned(object) {
+            Ok(verdict) => verdicts.push(verdict),
+            Err(error) => {
+                let dropped: Vec<String> = objects
+                    .iter()
+                    .zip(&verdicts)
+                    .filter(|(_, verdict)| **verdict == Verdict::Same)
+                    .map(|(object, _)| shown(object))
+                    .collect();
+                let before = if dropped.is_empty() {
+                    "nothing was dropped".to_string()
+                } else {
+                    format!(
+                        "dropped before it, with their catalogue rows: {}",
+                        dropped.join(", ")
+                    )
+                };
+                return Err(error.context(format!(
+                    "teardown stopped at {} in {}; {before}",
+                    shown(object),
+                    database.target()
+                )));
+            }
+        }
+    }
+    Ok(verdicts)
 }
 
 /// Drops corescale's own objects, by its catalogue, under the setup lock.
@@ -411,6 +566,8 @@ fn setup_locked(
         );
     }
     database.create_catalogue()?;
+    let stamp = database.begin_setup()?;
+    let stamp = &stamp;
     std::thread::scope(|scope| -> Result<()> {
         let loaders: Vec<_> = (0..schemas)
             .map(|schema| {
@@ -419,7 +576,7 @@ fn setup_locked(
                     schemas,
                     rows,
                 };
-                scope.spawn(move || database.load_table(record, loaded))
+                scope.spawn(move || database.load_table(record, stamp, loaded))
             })
             .collect();
         for loader in loaders {
@@ -429,6 +586,7 @@ fn setup_locked(
         }
         Ok(())
     })?;
+    database.end_setup(stamp)?;
     Ok(previous)
 }
 
@@ -487,13 +645,80 @@ mod tests {
         }
     }
 
+    const MARK: &str = "corescale setup 1a2b-7";
+
     fn identity(namespace: &str, id: Option<&str>, created: Option<&str>, owner: &str) -> Identity {
         Identity {
             namespace: namespace.to_string(),
             object_id: id.map(str::to_string),
             created: created.map(str::to_string),
             owner: Some(owner.to_string()),
+            mark: Some(MARK.to_string()),
+            ..Identity::default()
         }
+    }
+
+    #[test]
+    fn only_an_object_carrying_its_setup_mark_is_the_same() {
+        let recorded = identity("public", Some("16385"), None, "corescale");
+        // A row copying every readable fact of a user's table: the table has no mark.
+        let mut unmarked = recorded.clone();
+        unmarked.mark = None;
+        assert!(matches!(
+            verdict(Some(&recorded), Some(&unmarked)),
+            Verdict::Changed(why) if why.contains("no corescale setup comment")
+        ));
+        let mut other = recorded.clone();
+        other.mark = Some("my notes".into());
+        assert!(matches!(
+            verdict(Some(&recorded), Some(&other)),
+            Verdict::Changed(why) if why.contains("not the one its setup wrote")
+        ));
+        // A row recording no mark (an older corescale's, or written by hand) proves nothing.
+        let mut bare = recorded.clone();
+        bare.mark = None;
+        assert_eq!(verdict(Some(&bare), Some(&recorded)), Verdict::Unrecorded);
+    }
+
+    #[test]
+    fn mariadb_engine_and_setup_window() {
+        let mut recorded = identity("shop", None, Some("1700000005"), "root@localhost");
+        recorded.engine = Some("InnoDB".into());
+        recorded.setup_window = Some(("1700000004".into(), "1700000006".into()));
+        let mut current = recorded.clone();
+        current.owner = None;
+        current.setup_window = None;
+        assert_eq!(verdict(Some(&recorded), Some(&current)), Verdict::Same);
+        // A MyISAM table under the name: not what setup made.
+        current.engine = Some("MyISAM".into());
+        assert!(matches!(
+            verdict(Some(&recorded), Some(&current)),
+            Verdict::Changed(why) if why.contains("engine is MyISAM")
+        ));
+        current.engine = Some("InnoDB".into());
+        // Created in the second the setup began or ended: not strictly inside, left alone.
+        for (started, ended) in [("1700000005", "1700000006"), ("1700000004", "1700000005")] {
+            recorded.setup_window = Some((started.into(), ended.into()));
+            assert!(matches!(
+                verdict(Some(&recorded), Some(&current)),
+                Verdict::Changed(why) if why.contains("granting PROCESS")
+            ));
+        }
+        // No window recorded, or an unreadable one: not proven.
+        recorded.setup_window = None;
+        assert!(matches!(
+            verdict(Some(&recorded), Some(&current)),
+            Verdict::Changed(why) if why.contains("unrecorded")
+        ));
+        recorded.setup_window = Some(("soon".into(), "1700000006".into()));
+        assert!(matches!(
+            verdict(Some(&recorded), Some(&current)),
+            Verdict::Changed(_)
+        ));
+        // With a table id the window is not needed: the id decides.
+        recorded.object_id = Some("18".into());
+        current.object_id = Some("18".into());
+        assert_eq!(verdict(Some(&recorded), Some(&current)), Verdict::Same);
     }
 
     #[test]
@@ -529,7 +754,16 @@ mod tests {
         let bare = identity("public", None, None, "corescale");
         assert_eq!(verdict(Some(&bare), Some(&current)), Verdict::Unrecorded);
         assert_eq!(
-            Identity::from_columns([None, Some("1".into()), None, None]),
+            Identity::from_columns([
+                None,
+                Some("1".into()),
+                None,
+                None,
+                Some(MARK.into()),
+                None,
+                None,
+                None
+            ]),
             None
         );
     }
@@ -555,8 +789,9 @@ mod tests {
             verdict(Some(&recorded), Some(&current)),
             Verdict::Changed(why) if why.contains("unknown")
         ));
-        // No id recorded: the creation time decides.
+        // No id recorded: the creation time decides, inside the setup's window.
         recorded.object_id = None;
+        recorded.setup_window = Some(("1699999999".into(), "1700000001".into()));
         assert_eq!(verdict(Some(&recorded), Some(&current)), Verdict::Same);
         current.created = Some("1700000042".into());
         assert!(matches!(

@@ -4,7 +4,7 @@
 
 use anyhow::{Result, bail};
 
-use super::catalog::{Owned, SetupRecord, Verdict};
+use super::catalog::{Owned, SetupRecord, SetupStamp, Verdict};
 use super::target::Target;
 
 /// Every object corescale creates starts with this; teardown drops what its catalogue lists.
@@ -63,10 +63,25 @@ impl Maintenance {
 /// One database behind a URL.
 pub trait Database: Send + Sync {
     fn target(&self) -> &Target;
+    /// Begins a setup once the catalogue exists: the mark its objects carry, and where the
+    /// database cannot name a table by id, the clock its setup window starts at.
+    fn begin_setup(&self) -> Result<SetupStamp> {
+        Ok(SetupStamp::new(None))
+    }
     /// Creates table `record.schema` with `record.rows` one-row blocks, its index (and
-    /// server-side loop) and their catalogue rows; `loaded` counts rows. The table must not
-    /// exist: creation fails rather than replace an object corescale did not create.
-    fn load_table(&self, record: SetupRecord, loaded: &(dyn Fn(u64) + Sync)) -> Result<()>;
+    /// server-side loop), each with `stamp`'s mark, and their catalogue rows; `loaded` counts
+    /// rows. The table must not exist: creation fails rather than replace an object corescale
+    /// did not create.
+    fn load_table(
+        &self,
+        record: SetupRecord,
+        stamp: &SetupStamp,
+        loaded: &(dyn Fn(u64) + Sync),
+    ) -> Result<()>;
+    /// Ends a setup whose tables are all loaded (MariaDB: records its window's end).
+    fn end_setup(&self, _stamp: &SetupStamp) -> Result<()> {
+        Ok(())
+    }
     /// Takes the setup lock on the monitor connection without waiting: false when another
     /// session holds it.
     fn lock_setup(&self) -> Result<bool>;
@@ -84,6 +99,14 @@ pub trait Database: Send + Sync {
     /// lock on the object, so it cannot be swapped in between); answers [`Verdict::Same`]
     /// only when the object was really dropped. Otherwise changes nothing and says why.
     fn drop_owned(&self, object: &Owned) -> Result<Verdict>;
+    /// Drops every object of `objects` that still is what setup created, and their rows;
+    /// answers each one's verdict, in order. A failure names what stopped it and what (if
+    /// anything) was dropped before it: PostgreSQL checks all, dependencies included, then
+    /// drops all in one transaction; the others check dependencies first, then drop one by
+    /// one, as their DDL commits at once.
+    fn drop_owned_all(&self, objects: &[Owned]) -> Result<Vec<Verdict>> {
+        super::catalog::drop_one_by_one(self, objects)
+    }
     /// Drops the catalogue of the current schema if it lists nothing any more (checked under
     /// a lock on it); false, and kept, when it still has rows.
     fn drop_catalogue(&self) -> Result<bool>;

@@ -411,7 +411,12 @@ mod tests {
         fn target(&self) -> &Target {
             &self.target
         }
-        fn load_table(&self, _: SetupRecord, _: &(dyn Fn(u64) + Sync)) -> Result<()> {
+        fn load_table(
+            &self,
+            _: SetupRecord,
+            _: &catalog::SetupStamp,
+            _: &(dyn Fn(u64) + Sync),
+        ) -> Result<()> {
             bail!("the fake database is read only")
         }
         fn lock_setup(&self) -> Result<bool> {

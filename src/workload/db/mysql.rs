@@ -12,7 +12,7 @@ use mysql::{ClientIdentity, Conn, Opts, OptsBuilder, SslOpts, Statement};
 
 use super::catalog::{
     CATALOG_TABLE, IDENTITY_COLUMNS, Identity, LOADING, LOCK_NAME, ObjectKind, Owned, READY,
-    SetupRecord, Verdict, identity_select, verdict,
+    SetupRecord, SetupStamp, Verdict, drop_one_by_one, identity_select, verdict,
 };
 use super::driver::ServerCheck;
 use super::settings::{Endpoint, RootCertificates, Setting, TlsMode, TlsSettings};
@@ -295,8 +295,44 @@ impl Database for MySql {
         &self.target
     }
 
-    fn load_table(&self, record: SetupRecord, loaded: &(dyn Fn(u64) + Sync)) -> Result<()> {
-        load_table(&self.target, record, loaded)
+    /// Where table ids are unreadable (no PROCESS privilege), tables are known by their
+    /// CREATE_TIME, in whole seconds: the setup's window then starts a whole second before
+    /// its first table, so "created strictly after the setup began" can be checked.
+    fn begin_setup(&self) -> Result<SetupStamp> {
+        let mut connection = locked(&self.monitor, "the monitor connection")?;
+        let started = server_second(&mut connection, &self.target)?;
+        if !table_ids_readable(&mut connection, &self.target)? {
+            next_second(&mut connection, &self.target, started)?;
+        }
+        Ok(SetupStamp::new(Some(started.to_string())))
+    }
+
+    fn load_table(
+        &self,
+        record: SetupRecord,
+        stamp: &SetupStamp,
+        loaded: &(dyn Fn(u64) + Sync),
+    ) -> Result<()> {
+        load_table(&self.target, record, stamp, loaded)
+    }
+
+    /// Records the setup window's end, a whole second after the last table was made where
+    /// tables are known by CREATE_TIME.
+    fn end_setup(&self, stamp: &SetupStamp) -> Result<()> {
+        let mut connection = locked(&self.monitor, "the monitor connection")?;
+        let mut ended = server_second(&mut connection, &self.target)?;
+        if !table_ids_readable(&mut connection, &self.target)? {
+            ended = next_second(&mut connection, &self.target, ended)?;
+        }
+        connection
+            .exec_drop(
+                format!(
+                    "UPDATE {} SET setup_ended = ? WHERE setup_started = ?",
+                    quote_backtick(CATALOG_TABLE)
+                ),
+                (ended.to_string(), &stamp.started),
+            )
+            .map_err(|error| describe(error, &self.target))
     }
 
     fn buffer_cache(&self) -> Result<Option<(u64, &'static str)>> {
@@ -336,51 +372,55 @@ impl Database for MySql {
             return Ok(Vec::new());
         }
         let mut connection = locked(&self.monitor, "the monitor connection")?;
-        let [namespace, id, created, owner] = IDENTITY_COLUMNS;
-        // An older corescale's catalogue has no identity columns: read as unrecorded.
+        // An older corescale's catalogue has fewer identity columns: read as unrecorded.
         let with_identity: Option<u64> = connection
             .exec_first(
-                "SELECT COUNT(*) FROM information_schema.columns WHERE table_schema = DATABASE() AND table_name = ? AND column_name IN (?, ?, ?, ?)",
-                (CATALOG_TABLE, namespace, id, created, owner),
+                "SELECT COUNT(*) FROM information_schema.columns WHERE table_schema = DATABASE() AND table_name = ? AND FIND_IN_SET(column_name, ?) > 0",
+                (CATALOG_TABLE, IDENTITY_COLUMNS.join(",")),
             )
             .map_err(|error| describe(error, &self.target))?;
         let identity = identity_select(with_identity == Some(IDENTITY_COLUMNS.len() as u64), "");
-        type Row = (
-            String,
-            String,
-            String,
-            String,
-            Option<String>,
-            Option<String>,
-            Option<String>,
-            Option<String>,
-        );
-        let rows: Vec<Row> = connection
+        let rows: Vec<mysql::Row> = connection
             .query(format!(
                 "SELECT kind, name, state, parameters, {identity} FROM {} ORDER BY name",
                 quote_backtick(CATALOG_TABLE)
             ))
             .map_err(|error| describe(error, &self.target))
             .with_context(|| format!("reading corescale's catalogue {CATALOG_TABLE}"))?;
-        Ok(rows
-            .into_iter()
-            .map(
-                |(kind, name, state, parameters, namespace, id, created, owner)| Owned {
-                    kind: ObjectKind::parse(&kind),
-                    name,
-                    state,
-                    parameters,
-                    identity: Identity::from_columns([namespace, id, created, owner]),
-                },
-            )
-            .collect())
+        rows.into_iter()
+            .map(|row| {
+                let column = |index: usize| -> Result<Option<String>> {
+                    row.get_opt::<Option<String>, usize>(index)
+                        .transpose()
+                        .map_err(|error| {
+                            anyhow!(
+                                "{}: {CATALOG_TABLE} has an unreadable value: {error}",
+                                self.target
+                            )
+                        })
+                        .map(Option::flatten)
+                };
+                let text = |index: usize| column(index).map(Option::unwrap_or_default);
+                let mut identity = [const { None }; IDENTITY_COLUMNS.len()];
+                for (offset, slot) in identity.iter_mut().enumerate() {
+                    *slot = column(4 + offset)?;
+                }
+                Ok(Owned {
+                    kind: ObjectKind::parse(&text(0)?),
+                    name: text(1)?,
+                    state: text(2)?,
+                    parameters: text(3)?,
+                    identity: Identity::from_columns(identity),
+                })
+            })
+            .collect()
     }
 
     fn create_catalogue(&self) -> Result<()> {
         let mut connection = locked(&self.monitor, "the monitor connection")?;
         connection
             .query_drop(format!(
-                "CREATE TABLE {} (kind VARCHAR(16) NOT NULL, name VARCHAR(64) NOT NULL, state VARCHAR(16) NOT NULL, created_at TIMESTAMP NOT NULL DEFAULT CURRENT_TIMESTAMP, corescale_version VARCHAR(32) NOT NULL, parameters TEXT NOT NULL, object_namespace VARCHAR(64) NULL, object_id VARCHAR(32) NULL, object_created VARCHAR(32) NULL, object_owner VARCHAR(400) NULL, PRIMARY KEY (kind, name)) ENGINE=InnoDB",
+                "CREATE TABLE {} (kind VARCHAR(16) NOT NULL, name VARCHAR(64) NOT NULL, state VARCHAR(16) NOT NULL, created_at TIMESTAMP NOT NULL DEFAULT CURRENT_TIMESTAMP, corescale_version VARCHAR(32) NOT NULL, parameters TEXT NOT NULL, object_namespace VARCHAR(64) NULL, object_id VARCHAR(32) NULL, object_created VARCHAR(32) NULL, object_owner VARCHAR(400) NULL, object_mark VARCHAR(2048) NULL, object_engine VARCHAR(64) NULL, setup_started VARCHAR(32) NULL, setup_ended VARCHAR(32) NULL, PRIMARY KEY (kind, name)) ENGINE=InnoDB",
                 quote_backtick(CATALOG_TABLE)
             ))
             .map_err(|error| describe(error, &self.target))
@@ -420,6 +460,31 @@ impl Database for MySql {
         let outcome = outcome.map_err(|error| describe(error, &self.target))?;
         unlocked.map_err(|error| describe(error, &self.target))?;
         Ok(outcome)
+    }
+
+    /// MariaDB commits each DROP at once, and drops a table under a view without a word: what
+    /// depends on the tables (views, other tables' foreign keys, triggers) is checked first,
+    /// and stops the teardown before anything is dropped.
+    fn drop_owned_all(&self, objects: &[Owned]) -> Result<Vec<Verdict>> {
+        let blockers = {
+            let mut connection = locked(&self.monitor, "the monitor connection")?;
+            let database = current_database(&mut connection, &self.target)?;
+            let tables: Vec<&str> = objects
+                .iter()
+                .filter(|object| object.kind == Some(ObjectKind::Table))
+                .map(|object| object.name.as_str())
+                .collect();
+            dependents(&mut connection, &database, &tables)
+                .map_err(|error| describe(error, &self.target))?
+        };
+        if !blockers.is_empty() {
+            bail!(
+                "{}: drop them first, or leave corescale's objects in place; nothing was dropped from {}",
+                blockers.join("; "),
+                self.target
+            );
+        }
+        drop_one_by_one(self, objects)
     }
 
     fn drop_catalogue(&self) -> Result<bool> {
@@ -666,12 +731,21 @@ fn table_id(connection: &mut Conn, database: &str, table: &str) -> Option<String
 /// database, TABLE_ID where readable and CREATE_TIME (as Unix seconds, whatever the
 /// session's time zone). MariaDB tables have no owner.
 fn current_identity(connection: &mut Conn, name: &str) -> Result<Option<Identity>, mysql::Error> {
-    let rows: Vec<(String, String, Option<String>)> = connection.exec(
-        "SELECT table_schema, table_name, CAST(UNIX_TIMESTAMP(create_time) AS CHAR) FROM information_schema.tables WHERE table_schema = DATABASE() AND table_name = ? AND table_type = 'BASE TABLE'",
+    type Row = (
+        String,
+        String,
+        Option<String>,
+        Option<String>,
+        Option<String>,
+    );
+    let rows: Vec<Row> = connection.exec(
+        "SELECT table_schema, table_name, CAST(UNIX_TIMESTAMP(create_time) AS CHAR), table_comment, engine FROM information_schema.tables WHERE table_schema = DATABASE() AND table_name = ? AND table_type = 'BASE TABLE'",
         (name,),
     )?;
     // information_schema compares names without case; the table is the one spelled so.
-    let Some((namespace, _, created)) = rows.into_iter().find(|(_, table, _)| table == name) else {
+    let Some((namespace, _, created, comment, engine)) =
+        rows.into_iter().find(|(_, table, ..)| table == name)
+    else {
         return Ok(None);
     };
     let object_id = table_id(connection, &namespace, name);
@@ -680,7 +754,71 @@ fn current_identity(connection: &mut Conn, name: &str) -> Result<Option<Identity
         object_id,
         created,
         owner: None,
+        mark: comment.filter(|comment| !comment.is_empty()),
+        engine,
+        setup_window: None,
     }))
+}
+
+/// Whether this user may read InnoDB's table ids (the PROCESS privilege).
+fn table_ids_readable(connection: &mut Conn, target: &Target) -> Result<bool> {
+    let database = current_database(connection, target)?;
+    Ok(table_id(connection, &database, CATALOG_TABLE).is_some())
+}
+
+/// The server's clock, in whole Unix seconds (CREATE_TIME's grain).
+fn server_second(connection: &mut Conn, target: &Target) -> Result<u64> {
+    let second: Option<u64> = connection
+        .query_first("SELECT UNIX_TIMESTAMP()")
+        .map_err(|error| describe(error, target))?;
+    second.ok_or_else(|| anyhow!("{target}: UNIX_TIMESTAMP() answered nothing"))
+}
+
+/// Waits until the server's clock has passed `second`; returns the new second.
+fn next_second(connection: &mut Conn, target: &Target, second: u64) -> Result<u64> {
+    loop {
+        let now = server_second(connection, target)?;
+        if now > second {
+            return Ok(now);
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+}
+
+/// What depends on `tables` of `database` besides corescale's own: views that name them,
+/// foreign keys of other tables that reference them, and triggers on them or naming them.
+fn dependents(
+    connection: &mut Conn,
+    database: &str,
+    tables: &[&str],
+) -> Result<Vec<String>, mysql::Error> {
+    let mut found = Vec::new();
+    for table in tables {
+        let views: Vec<String> = connection.exec(
+            "SELECT CONCAT('view ', table_schema, '.', table_name, ' depends on ', ?) FROM information_schema.views WHERE LOCATE(CONCAT('`', ?, '`.`', ?, '`'), view_definition) > 0",
+            (table, database, table),
+        )?;
+        let keys: Vec<(String, String, String)> = connection.exec(
+            "SELECT constraint_name, constraint_schema, table_name FROM information_schema.referential_constraints WHERE unique_constraint_schema = ? AND referenced_table_name = ?",
+            (database, table),
+        )?;
+        let keys = keys
+            .into_iter()
+            .filter(|(_, schema, from)| !(schema == database && tables.contains(&from.as_str())))
+            .map(|(key, schema, from)| {
+                format!("foreign key {key} of {schema}.{from} references {table}")
+            });
+        let triggers: Vec<String> = connection.exec(
+            "SELECT CONCAT('trigger ', trigger_schema, '.', trigger_name, IF(event_object_schema = ? AND event_object_table = ?, ' on ', ' names '), ?) FROM information_schema.triggers WHERE (event_object_schema = ? AND event_object_table = ?) OR LOCATE(?, action_statement) > 0",
+            (database, table, table, database, table, table),
+        )?;
+        found.extend(views);
+        found.extend(keys);
+        found.extend(triggers);
+    }
+    found.sort();
+    found.dedup();
+    Ok(found)
 }
 
 /// Under LOCK TABLES: drops the table and its catalogue row if it still is the recorded
@@ -706,7 +844,12 @@ fn drop_locked(
 
 /// MariaDB commits DDL at once: the table is created (never over an existing one), recorded
 /// as `loading`, filled, then marked `ready`; an interrupted load stays recorded for teardown.
-fn load_table(target: &Target, record: SetupRecord, loaded: &(dyn Fn(u64) + Sync)) -> Result<()> {
+fn load_table(
+    target: &Target,
+    record: SetupRecord,
+    stamp: &SetupStamp,
+    loaded: &(dyn Fn(u64) + Sync),
+) -> Result<()> {
     let mut connection = connect(target)?;
     let name = table_name(record.schema);
     let (table, index) = (
@@ -716,13 +859,14 @@ fn load_table(target: &Target, record: SetupRecord, loaded: &(dyn Fn(u64) + Sync
     let catalogue = quote_backtick(CATALOG_TABLE);
     connection
         .query_drop(format!(
-            "CREATE TABLE {table} (id BIGINT NOT NULL PRIMARY KEY, `key` BIGINT NOT NULL, scratch BIGINT NOT NULL, filler VARCHAR({FILLER_BYTES}) NOT NULL) ENGINE=InnoDB ROW_FORMAT=DYNAMIC"
+            "CREATE TABLE {table} (id BIGINT NOT NULL PRIMARY KEY, `key` BIGINT NOT NULL, scratch BIGINT NOT NULL, filler VARCHAR({FILLER_BYTES}) NOT NULL) ENGINE=InnoDB ROW_FORMAT=DYNAMIC COMMENT={}",
+            quote_literal(&stamp.mark)
         ))
         .map_err(|error| describe(error, target))?;
     let created = created_identity(&mut connection, target, &name)?;
     connection
         .exec_drop(
-            format!("INSERT INTO {catalogue} (kind, name, state, corescale_version, parameters, object_namespace, object_id, object_created, object_owner) VALUES (?, ?, ?, ?, ?, ?, ?, ?, CURRENT_USER())"),
+            format!("INSERT INTO {catalogue} (kind, name, state, corescale_version, parameters, object_namespace, object_id, object_created, object_owner, object_mark, object_engine, setup_started) VALUES (?, ?, ?, ?, ?, ?, ?, ?, CURRENT_USER(), ?, ?, ?)"),
             (
                 ObjectKind::Table.as_str(),
                 &name,
@@ -732,6 +876,9 @@ fn load_table(target: &Target, record: SetupRecord, loaded: &(dyn Fn(u64) + Sync
                 &created.namespace,
                 &created.object_id,
                 &created.created,
+                &created.mark,
+                &created.engine,
+                &stamp.started,
             ),
         )
         .map_err(|error| describe(error, target))?;
@@ -778,6 +925,12 @@ fn load_table(target: &Target, record: SetupRecord, loaded: &(dyn Fn(u64) + Sync
             (READY, &ready.created, ObjectKind::Table.as_str(), &name),
         )
         .map_err(|error| describe(error, target))
+}
+
+/// A string literal by MariaDB's rules (DDL takes no bound values): quotes doubled,
+/// backslashes escaped.
+fn quote_literal(text: &str) -> String {
+    format!("'{}'", text.replace('\\', "\\\\").replace('\'', "''"))
 }
 
 /// The identity of the table setup just created, to record; the table must have a mark

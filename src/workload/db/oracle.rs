@@ -11,7 +11,7 @@ use oracle::{Connection, Statement};
 
 use super::catalog::{
     CATALOG_TABLE, IDENTITY_COLUMNS, Identity, LOADING, LOCK_NAME, ObjectKind, Owned, READY,
-    SetupRecord, Verdict, identity_select, verdict,
+    SetupRecord, SetupStamp, Verdict, identity_select, verdict,
 };
 use super::driver::ServerCheck;
 use super::target::{Target, within};
@@ -116,17 +116,18 @@ fn qualified(schema: &str, name: &str) -> String {
 /// (which is its owner) and object_id, which changes whenever a table is recreated.
 fn current_identity(connection: &Connection, name: &str) -> oracle::Result<Option<Identity>> {
     let first = connection
-        .query_as::<(String, String)>(
-            "SELECT owner, TO_CHAR(object_id) FROM all_objects WHERE owner = SYS_CONTEXT('USERENV', 'CURRENT_SCHEMA') AND object_name = :1 AND object_type = 'TABLE'",
+        .query_as::<(String, String, Option<String>)>(
+            "SELECT o.owner, TO_CHAR(o.object_id), c.comments FROM all_objects o LEFT JOIN all_tab_comments c ON c.owner = o.owner AND c.table_name = o.object_name WHERE o.owner = SYS_CONTEXT('USERENV', 'CURRENT_SCHEMA') AND o.object_name = :1 AND o.object_type = 'TABLE'",
             &[&name],
         )?
         .next()
         .transpose()?;
-    Ok(first.map(|(owner, object_id)| Identity {
+    Ok(first.map(|(owner, object_id, comment)| Identity {
         namespace: owner.clone(),
         object_id: Some(object_id),
-        created: None,
         owner: Some(owner),
+        mark: comment,
+        ..Identity::default()
     }))
 }
 
@@ -135,8 +136,13 @@ impl Database for Oracle {
         &self.target
     }
 
-    fn load_table(&self, record: SetupRecord, loaded: &(dyn Fn(u64) + Sync)) -> Result<()> {
-        load_table(&self.target, record, loaded)
+    fn load_table(
+        &self,
+        record: SetupRecord,
+        stamp: &SetupStamp,
+        loaded: &(dyn Fn(u64) + Sync),
+    ) -> Result<()> {
+        load_table(&self.target, record, stamp, loaded)
     }
 
     fn upper_case_names(&self) -> bool {
@@ -186,27 +192,17 @@ impl Database for Oracle {
         }
         let connection = locked(&self.monitor, "the monitor connection")?;
         let schema = current_schema(&connection, &self.target)?;
-        let [namespace, id, created, owner] = IDENTITY_COLUMNS.map(str::to_uppercase);
-        // An older corescale's catalogue has no identity columns: read as unrecorded.
+        let columns = IDENTITY_COLUMNS.map(str::to_uppercase).join(",");
+        // An older corescale's catalogue has fewer identity columns: read as unrecorded.
         let with_identity = connection
             .query_row_as::<i64>(
-                "SELECT COUNT(*) FROM all_tab_columns WHERE owner = :1 AND table_name = :2 AND column_name IN (:3, :4, :5, :6)",
-                &[&schema, &catalogue_table(), &namespace, &id, &created, &owner],
+                "SELECT COUNT(*) FROM all_tab_columns WHERE owner = :1 AND table_name = :2 AND INSTR(',' || :3 || ',', ',' || column_name || ',') > 0",
+                &[&schema, &catalogue_table(), &columns],
             )
             .map_err(|error| describe(error, &self.target))?;
         let identity = identity_select(with_identity == IDENTITY_COLUMNS.len() as i64, "");
-        type Row = (
-            String,
-            String,
-            String,
-            String,
-            Option<String>,
-            Option<String>,
-            Option<String>,
-            Option<String>,
-        );
         let rows = connection
-            .query_as::<Row>(
+            .query(
                 &format!(
                     "SELECT kind, name, state, parameters, {identity} FROM {} ORDER BY name",
                     qualified(&schema, &catalogue_table())
@@ -216,14 +212,22 @@ impl Database for Oracle {
             .map_err(|error| describe(error, &self.target))?;
         let mut owned = Vec::new();
         for row in rows {
-            let (kind, name, state, parameters, namespace, id, created, owner) =
-                row.map_err(|error| describe(error, &self.target))?;
+            let row = row.map_err(|error| describe(error, &self.target))?;
+            let column = |index: usize| -> Result<Option<String>> {
+                row.get::<usize, Option<String>>(index)
+                    .map_err(|error| describe(error, &self.target))
+            };
+            let text = |index: usize| column(index).map(Option::unwrap_or_default);
+            let mut identity = [const { None }; IDENTITY_COLUMNS.len()];
+            for (offset, slot) in identity.iter_mut().enumerate() {
+                *slot = column(4 + offset)?;
+            }
             owned.push(Owned {
-                kind: ObjectKind::parse(&kind),
-                name,
-                state,
-                parameters,
-                identity: Identity::from_columns([namespace, id, created, owner]),
+                kind: ObjectKind::parse(&text(0)?),
+                name: text(1)?,
+                state: text(2)?,
+                parameters: text(3)?,
+                identity: Identity::from_columns(identity),
             });
         }
         Ok(owned)
@@ -234,7 +238,7 @@ impl Database for Oracle {
         connection
             .execute(
                 &format!(
-                    "CREATE TABLE {} (kind VARCHAR2(16) NOT NULL, name VARCHAR2(128) NOT NULL, state VARCHAR2(16) NOT NULL, created_at TIMESTAMP DEFAULT SYSTIMESTAMP NOT NULL, corescale_version VARCHAR2(32) NOT NULL, parameters VARCHAR2(4000) NOT NULL, object_namespace VARCHAR2(128), object_id VARCHAR2(40), object_created VARCHAR2(40), object_owner VARCHAR2(128), PRIMARY KEY (kind, name))",
+                    "CREATE TABLE {} (kind VARCHAR2(16) NOT NULL, name VARCHAR2(128) NOT NULL, state VARCHAR2(16) NOT NULL, created_at TIMESTAMP DEFAULT SYSTIMESTAMP NOT NULL, corescale_version VARCHAR2(32) NOT NULL, parameters VARCHAR2(4000) NOT NULL, object_namespace VARCHAR2(128), object_id VARCHAR2(40), object_created VARCHAR2(40), object_owner VARCHAR2(128), object_mark VARCHAR2(2048), object_engine VARCHAR2(64), setup_started VARCHAR2(40), setup_ended VARCHAR2(40), PRIMARY KEY (kind, name))",
                     quote_double(&catalogue_table())
                 ),
                 &[],
@@ -451,7 +455,12 @@ impl Database for Oracle {
 
 /// Oracle commits DDL at once: the table is created (never over an existing one), recorded
 /// as `loading`, filled, then marked `ready`; an interrupted load stays recorded for teardown.
-fn load_table(target: &Target, record: SetupRecord, loaded: &(dyn Fn(u64) + Sync)) -> Result<()> {
+fn load_table(
+    target: &Target,
+    record: SetupRecord,
+    stamp: &SetupStamp,
+    loaded: &(dyn Fn(u64) + Sync),
+) -> Result<()> {
     if record.rows == 0 {
         bail!("no rows to load");
     }
@@ -465,12 +474,22 @@ fn load_table(target: &Target, record: SetupRecord, loaded: &(dyn Fn(u64) + Sync
             &[],
         )
         .map_err(|error| describe(error, target))?;
+    // The setup's mark: only the table's owner (or COMMENT ANY TABLE) can write a comment.
+    connection
+        .execute(
+            &format!(
+                "COMMENT ON TABLE {table} IS '{}'",
+                stamp.mark.replace('\'', "''")
+            ),
+            &[],
+        )
+        .map_err(|error| describe(error, target))?;
     let created = current_identity(&connection, &name)
         .map_err(|error| describe(error, target))?
         .ok_or_else(|| anyhow!("{target}: {name}, just created, is not in all_objects"))?;
     connection
         .execute(
-            &format!("INSERT INTO {catalogue} (kind, name, state, corescale_version, parameters, object_namespace, object_id, object_owner) VALUES (:1, :2, :3, :4, :5, :6, :7, :8)"),
+            &format!("INSERT INTO {catalogue} (kind, name, state, corescale_version, parameters, object_namespace, object_id, object_owner, object_mark) VALUES (:1, :2, :3, :4, :5, :6, :7, :8, :9)"),
             &[
                 &ObjectKind::Table.as_str(),
                 &name,
@@ -480,6 +499,7 @@ fn load_table(target: &Target, record: SetupRecord, loaded: &(dyn Fn(u64) + Sync
                 &created.namespace,
                 &created.object_id,
                 &created.owner,
+                &created.mark,
             ],
         )
         .map_err(|error| describe(error, target))?;

@@ -8,7 +8,7 @@ use anyhow::{Context, Result, anyhow, bail};
 
 use super::catalog::{
     CATALOG_TABLE, IDENTITY_COLUMNS, Identity, ObjectKind, Owned, PG_LOCK_KEY, READY, SetupRecord,
-    Verdict, identity_select, verdict,
+    SetupStamp, Verdict, identity_select, verdict,
 };
 use super::driver::ServerCheck;
 use super::pg_wire::{ServerError, WireSession};
@@ -95,16 +95,16 @@ fn catalogue_in(schema: &str) -> String {
 }
 
 /// The identity of the object of `kind` named $1 in the current schema (namespace, oid,
-/// owner); no row when it has none. The server quotes the name itself (format's %I).
+/// owner, comment); no row when it has none. The server quotes the name itself (format's %I).
 fn identity_sql(kind: ObjectKind) -> &'static str {
     match kind {
         ObjectKind::Table => {
-            "SELECT n.nspname::text AS namespace, c.oid::text AS id, pg_get_userbyid(c.relowner)::text AS owner
+            "SELECT n.nspname::text AS namespace, c.oid::text AS id, pg_get_userbyid(c.relowner)::text AS owner, obj_description(c.oid, 'pg_class') AS mark
              FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
              WHERE c.oid = to_regclass(format('%I.%I', current_schema(), $1::text)) AND c.relkind IN ('r', 'p')"
         }
         ObjectKind::Function => {
-            "SELECT n.nspname::text AS namespace, p.oid::text AS id, pg_get_userbyid(p.proowner)::text AS owner
+            "SELECT n.nspname::text AS namespace, p.oid::text AS id, pg_get_userbyid(p.proowner)::text AS owner, obj_description(p.oid, 'pg_proc') AS mark
              FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace
              WHERE p.oid = to_regprocedure(format('%I.%I(bigint, bigint, bigint)', current_schema(), $1::text))"
         }
@@ -119,18 +119,19 @@ fn current_identity(
 ) -> Result<Option<Identity>> {
     let rows = session.query(identity_sql(kind), &[name])?;
     Ok(rows.into_iter().next().and_then(|row| {
-        let mut columns = row.into_iter().flatten();
+        let mut columns = row.into_iter();
         Some(Identity {
-            namespace: columns.next()?,
-            object_id: Some(columns.next()?),
-            created: None,
-            owner: Some(columns.next()?),
+            namespace: columns.next()??,
+            object_id: Some(columns.next()??),
+            owner: Some(columns.next()??),
+            mark: columns.next()?,
+            ..Identity::default()
         })
     }))
 }
 
-/// A statement from a `format()` template with two %I: the server quotes the schema and the
-/// name by its own rules.
+/// A statement from a `format()` template with two %I and an optional %L: the server quotes
+/// the schema and the name, and the literal, by its own rules.
 fn formatted(
     session: &mut WireSession,
     template: &str,
@@ -143,27 +144,9 @@ fn formatted(
     )
 }
 
-/// Carries a verdict out of a transaction that must roll back (the function's lock is taken
-/// by a COMMENT, undone so).
-#[derive(Debug, thiserror::Error)]
-#[error("left alone: {0:?}")]
-struct LeftAlone(Verdict);
-
-/// Drops `object` and its catalogue row in one transaction if it still is the recorded
-/// object: locked first, then its identity checked by oid, so what is checked is what is
-/// dropped. DROP without IF EXISTS: `Same` means it existed and is gone.
-fn drop_if_same(session: &mut WireSession, kind: ObjectKind, object: &Owned) -> Result<Verdict> {
-    let recorded = object.identity.as_ref();
-    // A first look without a lock: an object that is not corescale's is never locked.
-    let first = verdict(
-        recorded,
-        current_identity(session, kind, &object.name)?.as_ref(),
-    );
-    if first != Verdict::Same {
-        return Ok(first);
-    }
-    let schema = current_schema(session)?;
-    let (lock, drop) = match kind {
+/// The statements that lock and drop an object of `kind` (format() templates).
+fn lock_and_drop(kind: ObjectKind) -> (&'static str, &'static str) {
+    match kind {
         ObjectKind::Table => (
             "LOCK TABLE %I.%I IN ACCESS EXCLUSIVE MODE",
             "DROP TABLE %I.%I",
@@ -174,52 +157,151 @@ fn drop_if_same(session: &mut WireSession, kind: ObjectKind, object: &Owned) -> 
             "COMMENT ON FUNCTION %I.%I(bigint, bigint, bigint) IS NULL",
             "DROP FUNCTION %I.%I(bigint, bigint, bigint)",
         ),
-    };
-    let outcome = session.transaction(|session| {
-        let lock = formatted(session, lock, &schema, &object.name)?;
-        session.simple(&lock).map_err(|error| {
-            let gone = error.downcast_ref::<ServerError>().is_some_and(|server| {
-                [UNDEFINED_TABLE, UNDEFINED_FUNCTION].contains(&server.code.as_str())
-            });
-            if gone {
-                LeftAlone(Verdict::Missing).into()
-            } else {
-                error
-            }
-        })?;
-        let now = verdict(
-            recorded,
-            current_identity(session, kind, &object.name)?.as_ref(),
-        );
-        if now != Verdict::Same {
-            return Err(LeftAlone(now).into());
-        }
-        let drop = formatted(session, drop, &schema, &object.name)?;
-        session.simple(&drop)?;
-        let deleted = session.query(
-            &format!(
-                "DELETE FROM {} WHERE kind = $1::text AND name = $2::text RETURNING 1",
-                catalogue_in(&schema)
-            ),
-            &[kind.as_str(), &object.name],
-        )?;
-        if deleted.len() != 1 {
-            bail!(
-                "{CATALOG_TABLE} has {} rows for {} {}, not one",
-                deleted.len(),
-                kind.as_str(),
-                object.name
-            );
-        }
-        Ok(())
-    });
-    match outcome {
-        Ok(()) => Ok(Verdict::Same),
-        Err(error) => match error.downcast::<LeftAlone>() {
-            Ok(LeftAlone(verdict)) => Ok(verdict),
-            Err(error) => Err(error),
-        },
     }
+}
+
+/// Why a teardown transaction was rolled back without an error of the server's.
+#[derive(Debug, thiserror::Error)]
+enum Undone {
+    /// Objects of other people's depend on corescale's: named, with what they depend on.
+    #[error("{}", .0.join("; "))]
+    Blocked(Vec<String>),
+    /// An object was dropped, recreated or changed between the first look and its lock.
+    #[error("{0} changed while teardown checked it: nothing was dropped; run teardown again")]
+    Changed(String),
+}
+
+/// Other people's objects that a drop of corescale's tables ($1) and functions ($2) would
+/// break or take with it: what depends on them (views, foreign keys, SQL functions, ...),
+/// and triggers and rules on the tables. corescale's own objects ($1, $2, their indexes) do
+/// not count.
+const DEPENDENTS_SQL: &str = "
+WITH tables AS (SELECT unnest($1::text[])::oid AS oid),
+     functions AS (SELECT unnest($2::text[])::oid AS oid),
+     depending AS (
+        SELECT d.classid, d.objid, d.objsubid, d.refclassid, d.refobjid FROM pg_depend d
+        WHERE d.deptype = 'n'
+          AND ((d.refclassid = 'pg_class'::regclass AND d.refobjid IN (SELECT oid FROM tables))
+               OR (d.refclassid = 'pg_proc'::regclass AND d.refobjid IN (SELECT oid FROM functions)))
+          AND NOT (d.classid = 'pg_class'::regclass AND d.objid IN (SELECT oid FROM tables))
+          AND NOT (d.classid = 'pg_proc'::regclass AND d.objid IN (SELECT oid FROM functions)))
+SELECT DISTINCT format('%s depends on %s',
+    CASE WHEN d.classid = 'pg_rewrite'::regclass THEN
+        (SELECT CASE c.relkind WHEN 'v' THEN 'view ' WHEN 'm' THEN 'materialized view ' ELSE 'relation ' END
+                || format('%I.%I', n.nspname, c.relname)
+         FROM pg_rewrite r JOIN pg_class c ON c.oid = r.ev_class JOIN pg_namespace n ON n.oid = c.relnamespace
+         WHERE r.oid = d.objid)
+    ELSE pg_describe_object(d.classid, d.objid, d.objsubid) END,
+    CASE WHEN d.refclassid = 'pg_class'::regclass
+         THEN (SELECT relname::text FROM pg_class WHERE oid = d.refobjid)
+         ELSE (SELECT proname::text || '()' FROM pg_proc WHERE oid = d.refobjid) END)
+FROM depending d
+UNION
+SELECT format('trigger %I on %I would be dropped with it', t.tgname, c.relname)
+FROM pg_trigger t JOIN pg_class c ON c.oid = t.tgrelid
+WHERE t.tgrelid IN (SELECT oid FROM tables) AND NOT t.tgisinternal
+UNION
+SELECT format('rule %I on %I would be dropped with it', r.rulename, c.relname)
+FROM pg_rewrite r JOIN pg_class c ON c.oid = r.ev_class
+WHERE r.ev_class IN (SELECT oid FROM tables) AND r.rulename <> '_RETURN'
+ORDER BY 1";
+
+/// Drops every object of `objects` that still is the recorded object, with its catalogue
+/// row, all in one transaction: each is looked at, locked and checked again by oid, then
+/// what depends on them is checked (`pg_depend`), then all are dropped. Anything in the way
+/// rolls everything back: nothing is dropped. DROP without IF EXISTS: `Same` means it existed
+/// and is gone.
+fn drop_all_if_same(session: &mut WireSession, objects: &[Owned]) -> Result<Vec<Verdict>> {
+    // A first look without locks: an object that is not corescale's is never locked.
+    let mut verdicts = Vec::with_capacity(objects.len());
+    let mut firsts = Vec::with_capacity(objects.len());
+    for object in objects {
+        let current = match object.kind {
+            Some(kind) => current_identity(session, kind, &object.name)?,
+            None => None,
+        };
+        let first = verdict(object.identity.as_ref(), current.as_ref());
+        firsts.push(current.filter(|_| first == Verdict::Same));
+        verdicts.push(first);
+    }
+    let chosen: Vec<(ObjectKind, &Owned, Identity)> = objects
+        .iter()
+        .zip(firsts)
+        .filter_map(|(object, first)| Some((object.kind?, object, first?)))
+        .collect();
+    if chosen.is_empty() {
+        return Ok(verdicts);
+    }
+    let schema = current_schema(session)?;
+    let catalogue = catalogue_in(&schema);
+    session
+        .transaction(|session| {
+            for (kind, object, first) in &chosen {
+                let (lock, _) = lock_and_drop(*kind);
+                let lock = formatted(session, lock, &schema, &object.name)?;
+                let changed = || Undone::Changed(format!("{} {}", kind.as_str(), object.name));
+                session.simple(&lock).map_err(|error| {
+                    let gone = error.downcast_ref::<ServerError>().is_some_and(|server| {
+                        [UNDEFINED_TABLE, UNDEFINED_FUNCTION].contains(&server.code.as_str())
+                    });
+                    if gone { changed().into() } else { error }
+                })?;
+                // Locked: the object under that name is the one first looked at (its mark was
+                // checked then; COMMENT, the function's lock, has just cleared it).
+                let now = current_identity(session, *kind, &object.name)?;
+                if !now.is_some_and(|now| now.same_object(first)) {
+                    return Err(changed().into());
+                }
+            }
+            let oids = |wanted: ObjectKind| {
+                let oids: Vec<&str> = chosen
+                    .iter()
+                    .filter(|(kind, _, _)| *kind == wanted)
+                    .filter_map(|(_, _, first)| first.object_id.as_deref())
+                    .collect();
+                format!("{{{}}}", oids.join(","))
+            };
+            let blockers: Vec<String> = session
+                .query(
+                    DEPENDENTS_SQL,
+                    &[&oids(ObjectKind::Table), &oids(ObjectKind::Function)],
+                )?
+                .into_iter()
+                .filter_map(|row| row.into_iter().next().flatten())
+                .collect();
+            if !blockers.is_empty() {
+                return Err(Undone::Blocked(blockers).into());
+            }
+            for (kind, object, _) in &chosen {
+                let (_, drop) = lock_and_drop(*kind);
+                let drop = formatted(session, drop, &schema, &object.name)?;
+                session.simple(&drop)?;
+                let deleted = session.query(
+                &format!(
+                    "DELETE FROM {catalogue} WHERE kind = $1::text AND name = $2::text RETURNING 1"
+                ),
+                &[kind.as_str(), &object.name],
+            )?;
+                if deleted.len() != 1 {
+                    bail!(
+                        "{CATALOG_TABLE} has {} rows for {} {}, not one",
+                        deleted.len(),
+                        kind.as_str(),
+                        object.name
+                    );
+                }
+            }
+            Ok(())
+        })
+        .map_err(|error| match error.downcast::<Undone>() {
+            Ok(Undone::Blocked(blockers)) => anyhow!(
+                "{}: drop them first, or leave corescale's objects in place; nothing was dropped",
+                blockers.join("; ")
+            ),
+            Ok(changed) => anyhow!(changed),
+            Err(error) => error.context("teardown rolled back: nothing was dropped"),
+        })?;
+    Ok(verdicts)
 }
 
 impl Database for Postgres {
@@ -227,11 +309,16 @@ impl Database for Postgres {
         &self.target
     }
 
-    fn load_table(&self, record: SetupRecord, loaded: &(dyn Fn(u64) + Sync)) -> Result<()> {
+    fn load_table(
+        &self,
+        record: SetupRecord,
+        stamp: &SetupStamp,
+        loaded: &(dyn Fn(u64) + Sync),
+    ) -> Result<()> {
         let mut session = WireSession::connect(&self.target)?;
         let rows = record.rows;
         let name = table_name(record.schema);
-        load_table(&mut session, record, loaded)
+        load_table(&mut session, record, stamp, loaded)
             .and_then(|()| settle_statistics(&mut session, &name, rows))
             .map_err(|error| explain(error, &self.target))
     }
@@ -298,7 +385,7 @@ impl Database for Postgres {
                     name: next().unwrap_or_default(),
                     state: next().unwrap_or_default(),
                     parameters: next().unwrap_or_default(),
-                    identity: Identity::from_columns([next(), next(), next(), next()]),
+                    identity: Identity::from_columns(std::array::from_fn(|_| next())),
                 }
             })
             .collect())
@@ -308,16 +395,18 @@ impl Database for Postgres {
         self.on_monitor(|monitor| {
             let catalogue = catalogue_in(&current_schema(monitor)?);
             monitor.simple(&format!(
-                "CREATE TABLE {catalogue} (kind text NOT NULL, name text NOT NULL, state text NOT NULL, created_at timestamptz NOT NULL DEFAULT now(), corescale_version text NOT NULL, parameters text NOT NULL, object_namespace text, object_id text, object_created text, object_owner text, PRIMARY KEY (kind, name))"
+                "CREATE TABLE {catalogue} (kind text NOT NULL, name text NOT NULL, state text NOT NULL, created_at timestamptz NOT NULL DEFAULT now(), corescale_version text NOT NULL, parameters text NOT NULL, object_namespace text, object_id text, object_created text, object_owner text, object_mark text, object_engine text, setup_started text, setup_ended text, PRIMARY KEY (kind, name))"
             ))
         })
     }
 
     fn drop_owned(&self, object: &Owned) -> Result<Verdict> {
-        let Some(kind) = object.kind else {
-            return Ok(verdict(object.identity.as_ref(), None));
-        };
-        self.on_monitor(|monitor| drop_if_same(monitor, kind, object))
+        let mut verdicts = self.drop_owned_all(std::slice::from_ref(object))?;
+        Ok(verdicts.pop().unwrap_or(Verdict::Missing))
+    }
+
+    fn drop_owned_all(&self, objects: &[Owned]) -> Result<Vec<Verdict>> {
+        self.on_monitor(|monitor| drop_all_if_same(monitor, objects))
     }
 
     fn drop_catalogue(&self) -> Result<bool> {
@@ -534,6 +623,7 @@ fn explain_samples(
 fn load_table(
     session: &mut WireSession,
     record: SetupRecord,
+    stamp: &SetupStamp,
     loaded: &(dyn Fn(u64) + Sync),
 ) -> Result<()> {
     let name = table_name(record.schema);
@@ -558,16 +648,28 @@ fn load_table(
         session.simple(&format!("CREATE INDEX {index} ON {table} (key)"))?;
         session.simple(&loop_function_sql(record.schema))?;
         let parameters = record.to_json();
+        let schema = current_schema(session)?;
         // Each object's identity is read in the transaction that creates it: no one else can
-        // have replaced it yet.
+        // have replaced it yet. Its comment, the setup's mark, only its owner can write.
         for (kind, object) in [
             (ObjectKind::Table, name.clone()),
             (ObjectKind::Function, loop_function(record.schema)),
         ] {
+            let comment = match kind {
+                ObjectKind::Table => "COMMENT ON TABLE %I.%I IS %L",
+                ObjectKind::Function => {
+                    "COMMENT ON FUNCTION %I.%I(bigint, bigint, bigint) IS %L"
+                }
+            };
+            let comment: String = session.query_value(
+                "SELECT format($1::text, $2::text, $3::text, $4::text)",
+                &[comment, &schema, &object, &stamp.mark],
+            )?;
+            session.simple(&comment)?;
             let recorded = session.query(
                 &format!(
-                    "INSERT INTO {catalogue} (kind, name, state, corescale_version, parameters, object_namespace, object_id, object_owner)
-                     SELECT $2::text, $1::text, $3::text, $4::text, $5::text, o.namespace, o.id, o.owner FROM ({}) AS o
+                    "INSERT INTO {catalogue} (kind, name, state, corescale_version, parameters, object_namespace, object_id, object_owner, object_mark)
+                     SELECT $2::text, $1::text, $3::text, $4::text, $5::text, o.namespace, o.id, o.owner, o.mark FROM ({}) AS o
                      RETURNING 1",
                     identity_sql(kind)
                 ),
