@@ -577,3 +577,61 @@ fn a_unix_socket_reaches_the_server() {
         .code(2)
         .stderr(contains("Unix socket"));
 }
+
+/// A port written in the URL means TCP to that port, even for `localhost` where the machine's
+/// option file names the default server's socket (`/etc/mysql/my.cnf` here): setup reaches
+/// the private server, checked by its own `@@port` and by the table it now holds. Without the
+/// port, `localhost` means that socket, and a mode that demands TLS is refused naming the
+/// socket and the file it came from.
+#[test]
+#[cfg_attr(
+    not(corescale_test_mariadbd),
+    ignore = "needs mariadbd installed, to start a private server"
+)]
+fn an_explicit_port_means_tcp_even_for_localhost() {
+    let mut server = PrivateMariaDb::start();
+    let url = server.url(USER, "localhost", "VERIFY_IDENTITY", "ca.pem");
+    let output = corescale()
+        .args(["db", "setup", "--target", &url])
+        .args(["--scale", "256", "--schemas", "1"])
+        .env("CORESCALE_DB_PASSWORD", PASSWORD)
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{}", printed(&output));
+    let mut admin = server.admin();
+    let port: Option<u16> = admin.query_first("SELECT @@port").unwrap();
+    assert_eq!(port, Some(server.port));
+    let tables: Option<u64> = admin
+        .query_first(format!(
+            "SELECT COUNT(*) FROM information_schema.tables WHERE table_schema = '{DATABASE}' AND table_name = 'corescale_t0'"
+        ))
+        .unwrap();
+    assert_eq!(tables, Some(1), "setup did not reach the private server");
+    corescale()
+        .args(["db", "teardown", "--target", &url])
+        .env("CORESCALE_DB_PASSWORD", PASSWORD)
+        .assert()
+        .success()
+        .stdout(contains("corescale_t0"));
+    let socket_file = ["/etc/my.cnf", "/etc/mysql/my.cnf"]
+        .into_iter()
+        .find(|file| {
+            std::fs::read_to_string(file).is_ok_and(|text| {
+                text.lines()
+                    .any(|line| line.trim_start().starts_with("socket"))
+            })
+        });
+    if let Some(file) = socket_file {
+        let without_port = format!(
+            "mysql://{USER}@localhost/{DATABASE}?ssl-mode=VERIFY_IDENTITY&ssl-ca={}",
+            server.path("ca.pem")
+        );
+        corescale()
+            .args(["db", "check", "--target", &without_port])
+            .env("CORESCALE_DB_PASSWORD", PASSWORD)
+            .assert()
+            .code(2)
+            .stderr(contains(format!("(from {file})")))
+            .stderr(contains("Unix socket"));
+    }
+}

@@ -272,6 +272,36 @@ fn each_tls_failure_has_its_own_message() {
             .assert()
             .success();
     }
+    // sslmode=prefer with a root certificate given checks the chain, as libpq does; a chain
+    // it does not trust is said, not passed over, before the connection goes on in clear
+    // text (which the clear-text role may use, and the TLS role may not).
+    let untrusted = format!(
+        "sslmode=prefer&sslrootcert={}",
+        certificates.text("other-ca.crt")
+    );
+    let clear = format!(
+        "postgres://{}@127.0.0.1:{}/postgres?{untrusted}",
+        CLEAR_ROLE.0, cluster.port
+    );
+    corescale()
+        .args(["db", "check", "--target", &clear])
+        .env("CORESCALE_DB_PASSWORD", CLEAR_ROLE.1)
+        .assert()
+        // Connected (the role lacks setup's privileges, which db check then reports).
+        .stdout(contains("the connection is not encrypted"))
+        .stderr(contains("not trusted by sslrootcert"))
+        .stderr(contains("connecting in clear text"));
+    corescale()
+        .args([
+            "db",
+            "check",
+            "--target",
+            &url(&cluster, "127.0.0.1", &untrusted),
+        ])
+        .env("CORESCALE_DB_PASSWORD", TLS_ROLE.1)
+        .assert()
+        .code(1)
+        .stderr(contains("not trusted by sslrootcert"));
     // An unknown mode is a usage error.
     corescale()
         .args([

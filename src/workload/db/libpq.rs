@@ -12,8 +12,8 @@ use url::Url;
 
 use super::settings::{
     ChannelBindingMode, ConnectSettings, Endpoint, RootCertificates, Secret, Setting, Source,
-    Surroundings, TlsMode, TlsSettings, TlsVocabulary, bad_value, expand_home, load_ini, parse_url,
-    port_setting, private_to_owner, url_password, url_settings,
+    Surroundings, TlsMode, TlsSettings, TlsVocabulary, bad_value, contradiction, expand_home,
+    load_ini, parse_url, port_setting, private_to_owner, url_password, url_settings,
 };
 use crate::error::UsageError;
 
@@ -158,10 +158,12 @@ fn from_url(url: &Url, host_given: bool, found: &mut Found) -> Result<(), UsageE
         host_given,
         ["user", "host", "port", "dbname"],
     ));
+    let mut given = BTreeMap::new();
     let mut put = |keyword: &'static str, value: String| {
         found.insert(keyword, Setting::new(value, Source::Url));
     };
     for (name, value) in url.query_pairs() {
+        contradiction(&mut given, &name, &name, &value)?;
         let Some((keyword, _)) = KEYWORDS.iter().find(|(keyword, _)| *keyword == name) else {
             return Err(UsageError::new(format!(
                 "--target: '{}' is not a connection parameter corescale reads: use {}",
@@ -217,6 +219,12 @@ fn from_service(
             if key == "password" {
                 password = Some(Setting::new(Secret(value), Source::File(file.clone())));
                 continue;
+            }
+            if key == "service" {
+                return Err(UsageError::new(format!(
+                    "service '{name}' in {} names another service (service={value}): libpq does not allow a service inside a service file; write that service's settings into '{name}'",
+                    file.display()
+                )));
             }
             let Some((keyword, _)) = KEYWORDS.iter().find(|(keyword, _)| *keyword == key) else {
                 return Err(UsageError::new(format!(
@@ -556,6 +564,37 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(error.contains("'nope'"), "{error}");
+        // A service inside a service: libpq refuses it ("nested service specifications").
+        std::fs::write(&file, "[prod]\nservice=other\n[other]\nhost=db.example\n").unwrap();
+        let error = resolved("postgres:///?service=prod", &surroundings)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            error.contains("service=other") && error.contains("inside a service file"),
+            "{error}"
+        );
+    }
+
+    #[test]
+    fn contradictory_duplicates_are_refused() {
+        let home = tempfile::tempdir().unwrap();
+        let surroundings = fake(home.path(), &[]);
+        let error = resolved(
+            "postgres://h/db?sslmode=verify-full&sslmode=disable",
+            &surroundings,
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(
+            error.contains("sslmode=verify-full and sslmode=disable") && error.contains("keep one"),
+            "{error}"
+        );
+        let settings = resolved(
+            "postgres://h/db?sslmode=require&sslmode=require&sslrootcert=/ca.pem",
+            &surroundings,
+        )
+        .unwrap();
+        assert_eq!(settings.tls.mode.value, TlsMode::Require);
     }
 
     #[test]

@@ -485,11 +485,15 @@ mod tests {
             setup_locked: Default::default(),
         };
         for _ in 0..2 {
-            let failed = catalog::teardown(&database).unwrap_err().to_string();
-            assert!(failed.contains("read only"), "{failed}");
-            let failed = catalog::setup(&database, 1, 10, &|_| {})
-                .unwrap_err()
-                .to_string();
+            let failed = format!("{:#}", catalog::teardown(&database).unwrap_err());
+            assert!(
+                failed.contains("read only") && failed.contains("nothing was dropped"),
+                "{failed}"
+            );
+            let failed = format!(
+                "{:#}",
+                catalog::setup(&database, 1, 10, &|_| {}).unwrap_err()
+            );
             assert!(failed.contains("read only"), "{failed}");
         }
         assert!(!database.setup_locked.load(Ordering::SeqCst));

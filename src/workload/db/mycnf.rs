@@ -11,8 +11,8 @@ use url::Url;
 
 use super::settings::{
     ChannelBindingMode, ConnectSettings, Endpoint, RootCertificates, Secret, Setting, Source,
-    Surroundings, TlsMode, TlsSettings, TlsVocabulary, bad_value, expand_home, load_ini, parse_url,
-    port_setting, url_password, url_settings,
+    Surroundings, TlsMode, TlsSettings, TlsVocabulary, bad_value, contradiction, expand_home,
+    load_ini, parse_url, port_setting, url_password, url_settings,
 };
 use crate::error::UsageError;
 
@@ -92,9 +92,24 @@ pub(crate) fn resolve(
     let port = port_setting(found.get("port"), DEFAULT_PORT)?;
     let socket = found.get("socket").cloned();
     let host = found.get("host").cloned();
-    // As the mysql client: no host, or "localhost", means the Unix socket when one is named.
+    // As the mysql client: no host, or "localhost", means the Unix socket when one is named;
+    // but a port written in the URL means TCP to that port, unless the URL names a socket too
+    // (MariaDB's client treats an explicit --port so since 10.6, MDEV-14974).
+    let port_in_url = port.source == Source::Url;
+    let socket_in_url = socket
+        .as_ref()
+        .is_some_and(|socket| socket.source == Source::Url);
     let (host, endpoint) = match (host, socket) {
         (Some(host), _) if host.value != "localhost" => {
+            let endpoint = Endpoint::Tcp {
+                host: host.value.clone(),
+                port: port.value,
+            };
+            (host, endpoint)
+        }
+        (host, _) if port_in_url && !socket_in_url => {
+            let host =
+                host.unwrap_or_else(|| Setting::new("localhost".to_string(), Source::Default));
             let endpoint = Endpoint::Tcp {
                 host: host.value.clone(),
                 port: port.value,
@@ -147,11 +162,15 @@ pub(crate) fn resolve(
             )
         })
     };
-    if matches!(endpoint, Endpoint::Socket(_)) && mode.value.demands_tls() {
+    if let Endpoint::Socket(path) = &endpoint
+        && mode.value.demands_tls()
+    {
         return Err(UsageError::new(format!(
-            "ssl-mode={} (from {}) cannot be met over a Unix socket, which carries no TLS: name a host (mysql://user@HOST:3306/db) or drop ssl-mode",
+            "ssl-mode={} (from {}) cannot be met over the Unix socket {} (from {}), which carries no TLS: name a host and port (mysql://user@HOST:3306/db) or drop ssl-mode",
             mode.value.mysql_name(),
-            mode.source
+            mode.source,
+            path.display(),
+            host.source
         )));
     }
     // The mysql crate adds the public web roots to ssl-ca: without the host-name check, any
@@ -203,20 +222,44 @@ fn from_url(url: &Url, host_given: bool, found: &mut Found) -> Result<Option<Str
         host_given,
         ["user", "host", "port", "database"],
     ));
-    let mut put = |keyword: &'static str, value: String| {
+    let put = |found: &mut Found, keyword: &'static str, value: String| {
         found.insert(keyword, Setting::new(value, Source::Url));
     };
     let mut defaults_file = None;
+    let mut given = BTreeMap::new();
+    // require_ssl=true asks for TLS: a mode given with it must demand TLS too.
+    let mut required: Option<String> = None;
+    let refuse_clear_text = |required: &Option<String>, name: &str, mode: &str| match (
+        required,
+        TlsMode::parse_mysql(mode),
+    ) {
+        (Some(asked), Some(mode)) if !mode.demands_tls() => Err(UsageError::new(format!(
+            "--target gives {asked}=true and {name}={mode}, which contradict each other: keep one",
+            mode = mode.mysql_name()
+        ))),
+        _ => Ok(()),
+    };
     for (name, value) in url.query_pairs() {
         let dashed = name.to_ascii_lowercase().replace('_', "-");
+        contradiction(&mut given, &dashed, &name, &value)?;
         match dashed.as_str() {
             "defaults-file" => defaults_file = Some(value.into_owned()),
             // The mysql crate's own spelling of REQUIRED.
             "require-ssl" => match value.as_ref() {
-                "true" | "1" => put("ssl-mode", "REQUIRED".to_string()),
+                "true" | "1" => {
+                    required = Some(name.to_string());
+                    match found.get("ssl-mode") {
+                        Some(mode) => refuse_clear_text(&required, "ssl-mode", &mode.value)?,
+                        None => put(found, "ssl-mode", "REQUIRED".to_string()),
+                    }
+                }
                 "false" | "0" => {}
                 other => return Err(bad_value("require_ssl", other, "true or false")),
             },
+            "ssl-mode" => {
+                refuse_clear_text(&required, &name, &value)?;
+                put(found, "ssl-mode", value.into_owned());
+            }
             "sslmode" | "ssl" => {
                 return Err(UsageError::new(format!(
                     "--target: MySQL calls it ssl-mode, not {name}: use ?ssl-mode={}",
@@ -224,7 +267,7 @@ fn from_url(url: &Url, host_given: bool, found: &mut Found) -> Result<Option<Str
                 )));
             }
             _ => match canonical(&dashed).filter(|option| *option != "password") {
-                Some(option) => put(option, value.into_owned()),
+                Some(option) => put(found, option, value.into_owned()),
                 None => {
                     return Err(UsageError::new(format!(
                         "--target: '{}' is not a connection parameter corescale reads: use ssl-mode, ssl-ca, ssl-cert, ssl-key, socket, defaults-file",
@@ -485,6 +528,96 @@ mod tests {
             Endpoint::Socket(PathBuf::from("/run/mysqld/mysqld.sock"))
         );
         assert!(resolved("mysql://root@/test", home.path()).is_err());
+    }
+
+    /// An explicit port in the URL means TCP to it, even for localhost, where an option
+    /// file names a socket; a socket named in the URL still means the socket. Messages say
+    /// where each part came from.
+    #[test]
+    fn a_port_in_the_url_means_tcp_even_for_localhost() {
+        let home = tempfile::tempdir().unwrap();
+        std::fs::write(
+            home.path().join(".my.cnf"),
+            "[client]\nsocket=/run/mysqld/mysqld.sock\n",
+        )
+        .unwrap();
+        let option_file = home.path().join(".my.cnf").display().to_string();
+        let settings = resolved("mysql://root@localhost/test", home.path()).unwrap();
+        assert_eq!(
+            settings.endpoint,
+            Endpoint::Socket(PathBuf::from("/run/mysqld/mysqld.sock"))
+        );
+        assert_eq!(
+            settings.origin(),
+            format!("via Unix socket /run/mysqld/mysqld.sock, from {option_file}")
+        );
+        let error = resolved(
+            "mysql://root@localhost/test?ssl-mode=VERIFY_IDENTITY",
+            home.path(),
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(
+            error.contains(&format!(
+                "Unix socket /run/mysqld/mysqld.sock (from {option_file})"
+            )),
+            "{error}"
+        );
+        let settings = resolved("mysql://root@localhost:53309/test", home.path()).unwrap();
+        assert_eq!(
+            settings.endpoint,
+            Endpoint::Tcp {
+                host: "localhost".into(),
+                port: 53309
+            }
+        );
+        assert_eq!(
+            settings.origin(),
+            "via TCP to localhost:53309, host and port from the URL"
+        );
+        let settings = resolved(
+            "mysql://root@localhost:53309/test?socket=/tmp/private.sock",
+            home.path(),
+        )
+        .unwrap();
+        assert_eq!(
+            settings.endpoint,
+            Endpoint::Socket(PathBuf::from("/tmp/private.sock"))
+        );
+    }
+
+    #[test]
+    fn contradictory_duplicates_are_refused() {
+        let home = tempfile::tempdir().unwrap();
+        for (url, named) in [
+            (
+                "mysql://u@h/db?require_ssl=true&ssl-mode=DISABLED",
+                ["require_ssl=true", "ssl-mode=DISABLED"],
+            ),
+            (
+                "mysql://u@h/db?ssl-mode=PREFERRED&require_ssl=true",
+                ["require_ssl=true", "ssl-mode=PREFERRED"],
+            ),
+            (
+                "mysql://u@h/db?ssl-mode=VERIFY_IDENTITY&ssl_mode=DISABLED",
+                ["ssl-mode=VERIFY_IDENTITY", "ssl_mode=DISABLED"],
+            ),
+        ] {
+            let error = resolved(url, home.path()).unwrap_err().to_string();
+            assert!(
+                named.iter().all(|part| error.contains(part)) && error.contains("keep one"),
+                "{url}: {error}"
+            );
+        }
+        // Said twice alike, or TLS asked for twice: no contradiction, and never downgraded.
+        for url in [
+            "mysql://u@h/db?ssl-mode=VERIFY_IDENTITY&require_ssl=true",
+            "mysql://u@h/db?require_ssl=true&ssl-mode=VERIFY_IDENTITY",
+            "mysql://u@h/db?ssl-mode=VERIFY_IDENTITY&ssl-mode=verify_identity",
+        ] {
+            let settings = resolved(url, home.path()).unwrap();
+            assert_eq!(settings.tls.mode.value, TlsMode::VerifyFull, "{url}");
+        }
     }
 
     #[test]

@@ -153,10 +153,11 @@ fn connect_with(target: &Target, ssl: Option<SslOpts>) -> Result<Conn> {
 
 /// Why a connection failed, in one line: the server's refusal, TLS, or the network.
 fn connect_error(error: mysql::Error, target: &Target, encrypted: bool) -> anyhow::Error {
+    let reached = target.reached();
     let tls = &target.settings().tls;
     if let Some(handshake) = handshake_error(&error) {
         return anyhow!(
-            "cannot connect to {target}: {}",
+            "cannot connect to {reached}: {}",
             tls::explain_handshake(handshake, tls, target.host())
         );
     }
@@ -173,7 +174,7 @@ fn connect_error(error: mysql::Error, target: &Target, encrypted: bool) -> anyho
     match &error {
         mysql::Error::DriverError(mysql::DriverError::TlsNotSupported) => {
             let text = format!(
-                "cannot connect to {target}: the server does not offer TLS, but {} asks for it: configure TLS on the server (ssl_cert, ssl_key), or use ssl-mode=PREFERRED to allow clear text",
+                "cannot connect to {reached}: the server does not offer TLS, but {} asks for it: configure TLS on the server (ssl_cert, ssl_key), or use ssl-mode=PREFERRED to allow clear text",
                 tls.shown()
             );
             if tls.mode.value.demands_tls() {
@@ -183,16 +184,16 @@ fn connect_error(error: mysql::Error, target: &Target, encrypted: bool) -> anyho
             }
         }
         mysql::Error::TlsError(tls_error) => anyhow!(
-            "cannot connect to {target}: the TLS handshake failed: {}",
+            "cannot connect to {reached}: the TLS handshake failed: {}",
             one_line(&tls_error.to_string())
         ),
         mysql::Error::MySqlError(server) if server.code == 1045 => anyhow!(
-            "cannot connect to {target}: access denied for this user and password (MySQL error 1045: {}){}",
+            "cannot connect to {reached}: access denied for this user and password (MySQL error 1045: {}){}",
             one_line(&server.message),
             without_tls()
         ),
         mysql::Error::MySqlError(server) => anyhow!(
-            "cannot connect to {target}: the server refused (MySQL error {}: {}){}",
+            "cannot connect to {reached}: the server refused (MySQL error {}: {}){}",
             server.code,
             one_line(&server.message),
             if server
@@ -210,7 +211,7 @@ fn connect_error(error: mysql::Error, target: &Target, encrypted: bool) -> anyho
             }
         ),
         _ => anyhow!(
-            "cannot connect to {target}: {} (is the server running and the URL right?)",
+            "cannot connect to {reached}: {} (is the server running and the URL right?)",
             readable(&error)
         ),
     }

@@ -60,12 +60,13 @@ pub(crate) struct HandshakeFailed(String);
 impl Stream {
     /// Connects to the target's endpoint and, over TCP, negotiates TLS as `mode` says.
     fn open(target: &Target, mode: TlsMode) -> Result<(Self, Transport)> {
+        let reached = target.reached();
         let timeout = Some(target.connect_timeout);
         match target.endpoint() {
             Endpoint::Socket(path) => {
                 let stream = UnixStream::connect(path).map_err(|error| {
                     anyhow!(
-                        "cannot connect to {target}: socket {}: {error} (is the server running, and is this its socket directory and port?)",
+                        "cannot connect to {reached}: socket {}: {error} (is the server running, and is this its socket directory and port?)",
                         path.display()
                     )
                 })?;
@@ -77,7 +78,7 @@ impl Stream {
             Endpoint::Tcp { host, port } => {
                 let tcp = connect_tcp(host, *port, target.connect_timeout).map_err(|error| {
                     anyhow!(
-                        "cannot connect to {target}: {host}:{port}: {error} (is the server running and the URL right?)"
+                        "cannot connect to {reached}: {host}:{port}: {error} (is the server running and the URL right?)"
                     )
                 })?;
                 // Batches go out whole; Nagle would hold the next one back.
@@ -101,6 +102,7 @@ impl Stream {
         host: &str,
         mode: TlsMode,
     ) -> Result<(Self, Transport)> {
+        let reached = target.reached();
         let tls = &target.settings().tls;
         let mut request = BytesMut::new();
         frontend::ssl_request(&mut request);
@@ -109,29 +111,29 @@ impl Stream {
             .and_then(|()| tcp.read_exact(&mut answer))
             .map_err(|error| match error.kind() {
                 std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut => anyhow!(
-                    "cannot connect to {target}: no answer within {} (is the server running, and is this its port? --connect-timeout sets the limit)",
+                    "cannot connect to {reached}: no answer within {} (is the server running, and is this its port? --connect-timeout sets the limit)",
                     humantime::format_duration(target.connect_timeout)
                 ),
                 _ => anyhow!(
-                    "cannot connect to {target}: asking for TLS: {error} (is this a PostgreSQL port?)"
+                    "cannot connect to {reached}: asking for TLS: {error} (is this a PostgreSQL port?)"
                 ),
             })?;
         match answer[0] {
             b'S' => {}
             b'N' if !mode.demands_tls() => return Ok((Stream::Tcp(tcp), Transport::default())),
             b'N' => bail!(
-                "cannot connect to {target}: the server does not accept TLS (ssl = off), but {} asks for it: turn ssl on in the server, or use sslmode=prefer to allow clear text",
+                "cannot connect to {reached}: the server does not accept TLS (ssl = off), but {} asks for it: turn ssl on in the server, or use sslmode=prefer to allow clear text",
                 tls.shown()
             ),
             other => bail!(
-                "cannot connect to {target}: the server answered the TLS request with {:?}, not S or N (is this a PostgreSQL port?)",
+                "cannot connect to {reached}: the server answered the TLS request with {:?}, not S or N (is this a PostgreSQL port?)",
                 char::from(other)
             ),
         }
         let (config, name) = tls::client_config(tls, host)
-            .map_err(|error| anyhow!("cannot connect to {target}: {error:#}"))?;
+            .map_err(|error| anyhow!("cannot connect to {reached}: {error:#}"))?;
         let mut connection = rustls::ClientConnection::new(config, name)
-            .map_err(|error| anyhow!("cannot connect to {target}: starting TLS: {error}"))?;
+            .map_err(|error| anyhow!("cannot connect to {reached}: starting TLS: {error}"))?;
         while connection.is_handshaking() {
             if let Err(error) = connection.complete_io(&mut tcp) {
                 let reason = match error
@@ -142,7 +144,7 @@ impl Stream {
                     None => format!("the TLS handshake failed: {error}"),
                 };
                 return Err(anyhow::Error::new(HandshakeFailed(format!(
-                    "cannot connect to {target}: {reason}"
+                    "cannot connect to {reached}: {reason}"
                 ))));
             }
         }
@@ -281,6 +283,16 @@ impl WireSession<Stream> {
         let mode = target.settings().tls.mode.value;
         match Self::attempt(target, mode) {
             Err(error) if mode == TlsMode::Prefer && error.is::<HandshakeFailed>() => {
+                // With a root certificate given the chain was checked: a failed check is
+                // said, once, not passed over as libpq passes over it.
+                if target.settings().tls.root.is_some() {
+                    static SAID: std::sync::Once = std::sync::Once::new();
+                    SAID.call_once(|| {
+                        say!(
+                            "corescale: warning: {error:#}; connecting in clear text, as libpq does for sslmode=prefer (sslmode=verify-full refuses instead)"
+                        );
+                    });
+                }
                 Self::attempt(target, TlsMode::Disable)
             }
             Err(error) if mode == TlsMode::Allow && error.is::<RefusedWithoutTls>() => {

@@ -273,6 +273,28 @@ pub enum Endpoint {
     Socket(PathBuf),
 }
 
+impl ConnectSettings {
+    /// Where a connection goes and where each part of that came from (the URL, a variable,
+    /// an option or service file, a default), for messages about connecting.
+    pub fn origin(&self) -> String {
+        match &self.endpoint {
+            Endpoint::Tcp { host, port } if self.host.source == self.port.source => format!(
+                "via TCP to {host}:{port}, host and port from {}",
+                self.host.source
+            ),
+            Endpoint::Tcp { host, port } => format!(
+                "via TCP to {host}:{port}, host from {}, port from {}",
+                self.host.source, self.port.source
+            ),
+            Endpoint::Socket(path) => format!(
+                "via Unix socket {}, from {}",
+                path.display(),
+                self.host.source
+            ),
+        }
+    }
+}
+
 /// Everything a driver needs to connect, resolved from the URL, the environment and the
 /// files DBAs keep, with where each came from.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -473,6 +495,39 @@ pub fn url_settings(
         .into_iter()
         .zip(parts)
         .filter_map(|(keyword, value)| Some((keyword, Setting::new(value?, Source::Url))))
+}
+
+/// Records that the URL's parameter `name` set `setting` to `value`, and refuses a setting
+/// the URL gives twice with different values (`sslmode=verify-full&sslmode=disable`): which
+/// one a client takes differs from client to client, and a DBA meant one of them.
+pub fn contradiction(
+    given: &mut std::collections::BTreeMap<String, (String, String)>,
+    setting: &str,
+    name: &str,
+    value: &str,
+) -> Result<(), UsageError> {
+    let shown = |text: &str| {
+        text.chars()
+            .flat_map(char::escape_debug)
+            .take(60)
+            .collect::<String>()
+    };
+    match given.get(setting) {
+        Some((earlier_name, earlier)) if !earlier.eq_ignore_ascii_case(value) => {
+            Err(UsageError::new(format!(
+                "--target gives {}={} and {}={}, which contradict each other: keep one",
+                shown(earlier_name),
+                shown(earlier),
+                shown(name),
+                shown(value)
+            )))
+        }
+        Some(_) => Ok(()),
+        None => {
+            given.insert(setting.to_string(), (name.to_string(), value.to_string()));
+            Ok(())
+        }
+    }
 }
 
 /// A port setting, checked (1 to 65535), or the default.

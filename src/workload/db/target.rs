@@ -110,6 +110,13 @@ impl fmt::Debug for Target {
 }
 
 impl Target {
+    /// The target as messages about connecting name it: the URL, then where the connection
+    /// goes and where that came from (`mysql://root@localhost/test (via Unix socket
+    /// /run/mysqld/mysqld.sock, from /etc/mysql/my.cnf)`).
+    pub fn reached(&self) -> String {
+        format!("{self} ({})", self.settings().origin())
+    }
+
     /// Parses postgres://, postgresql://, mysql://, mariadb:// and oracle:// targets and
     /// resolves their settings as the database's own clients would.
     pub fn parse(text: &str) -> Result<Self, UsageError> {
@@ -252,7 +259,8 @@ pub fn within<T: Send + 'static>(
     match receiver.recv_timeout(target.connect_timeout) {
         Ok(outcome) => outcome,
         Err(_) => bail!(
-            "cannot connect to {target}: no answer within {} (is the server running, and is this its port? --connect-timeout sets the limit)",
+            "cannot connect to {}: no answer within {} (is the server running, and is this its port? --connect-timeout sets the limit)",
+            target.reached(),
             humantime::format_duration(target.connect_timeout)
         ),
     }

@@ -1,8 +1,8 @@
 //! TLS for corescale's own PostgreSQL client, with rustls (pure Rust: the portable binary
 //! needs no OpenSSL on the server). Certificates are checked as libpq's `sslmode` says:
-//! `verify-full` the chain and the host name, `verify-ca` the chain only, `require` nothing
-//! unless a root certificate is given (then the chain, as libpq does), `prefer`/`allow`
-//! nothing. Failures are explained in the driver's own vocabulary.
+//! `verify-full` the chain and the host name, `verify-ca` the chain only, `require`, `prefer`
+//! and `allow` nothing unless a root certificate is given (then the chain, as libpq does).
+//! Failures are explained in the driver's own vocabulary.
 
 use std::path::Path;
 use std::sync::Arc;
@@ -57,9 +57,16 @@ pub(crate) fn client_config(
 ) -> Result<(Arc<ClientConfig>, ServerName<'static>)> {
     let mode = tls.mode.value;
     let provider = provider();
-    // libpq: `require` with a root certificate given checks the chain, as verify-ca.
-    let check_chain =
-        mode.verifies_certificate() || (mode == TlsMode::Require && tls.root.is_some());
+    // libpq: any TLS with a root certificate given checks the chain, as verify-ca (MySQL's
+    // client: REQUIRED with ssl-ca given).
+    let check_chain = mode.verifies_certificate()
+        || (tls.root.is_some()
+            && match tls.vocabulary {
+                TlsVocabulary::Libpq => {
+                    matches!(mode, TlsMode::Require | TlsMode::Prefer | TlsMode::Allow)
+                }
+                _ => mode == TlsMode::Require,
+            });
     let check_name = mode == TlsMode::VerifyFull;
     let inner = if check_chain {
         let Some(root) = &tls.root else {
@@ -261,7 +268,7 @@ pub(crate) fn explain_handshake(error: &rustls::Error, tls: &TlsSettings, host: 
         // `require` checks the certificate only because a root is given (as libpq and the
         // mysql client do): the way out is to drop the root, not to use `require`.
         rustls::Error::InvalidCertificate(CertificateError::UnknownIssuer)
-            if tls.mode.value == TlsMode::Require && tls.root.is_some() =>
+            if !tls.mode.value.verifies_certificate() && tls.root.is_some() =>
         {
             format!(
                 "the server's certificate is not trusted by {}={root} ({} checks it when {} is given, as the database's own client does): give the CA that signed it, or drop {} to encrypt without checking the certificate",
