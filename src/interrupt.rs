@@ -42,14 +42,38 @@ pub(crate) fn register(path: &Path) {
     paths().push(path.to_path_buf());
 }
 
+/// Creates a file with `create` and registers the path it answers, under the lock that
+/// [`remove_all`] takes: a signal between the two cannot leave the file unknown.
+pub(crate) fn create_registered<T>(
+    create: impl FnOnce() -> std::io::Result<T>,
+    path_of: impl Fn(&T) -> &Path,
+) -> std::io::Result<T> {
+    let mut known = paths();
+    let created = create()?;
+    known.push(path_of(&created).to_path_buf());
+    Ok(created)
+}
+
+/// Runs `finish` (a rename or removal of a registered file) and forgets `path`, under the
+/// lock [`remove_all`] takes.
+pub(crate) fn finish_registered<T>(path: &Path, finish: impl FnOnce() -> T) -> T {
+    let mut known = paths();
+    let finished = finish();
+    known.retain(|known| known != path);
+    finished
+}
+
 /// Forgets a file its owner has removed (or is about to).
 pub(crate) fn forget(path: &Path) {
     paths().retain(|known| known != path);
 }
 
-/// Removes every registered file; for the last moments of a process.
+/// Removes every registered file; for the last moments of a process. The lock stays taken,
+/// so no other thread creates or renames a registered file after it.
 pub(crate) fn remove_all() {
-    for path in paths().drain(..) {
+    let mut known = paths();
+    for path in known.drain(..) {
         let _ = std::fs::remove_file(path);
     }
+    std::mem::forget(known);
 }

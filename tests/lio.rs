@@ -359,11 +359,21 @@ fn pio_files(dir: &Path) -> Vec<PathBuf> {
 }
 
 /// A run killed with SIGKILL (no handler can remove its data file) leaves the file behind,
-/// named with its pid; the next run in that directory removes it and says so.
+/// named with its pid; the next pio run removes it and says so, in that directory or any
+/// other (the list of live files in the state directory names it).
 #[test]
 fn the_next_run_removes_the_data_file_of_a_killed_one() {
+    for same_directory in [true, false] {
+        next_run_removes_a_killed_runs_file(same_directory);
+    }
+}
+
+fn next_run_removes_a_killed_runs_file(same_directory: bool) {
     let dir = tempfile::tempdir().unwrap();
+    let elsewhere = tempfile::tempdir().unwrap();
+    let state = tempfile::tempdir().unwrap();
     let mut first = StdCommand::new(assert_cmd::cargo::cargo_bin("corescale"))
+        .env("XDG_STATE_HOME", state.path())
         .args([
             "run",
             "pio",
@@ -402,6 +412,7 @@ fn the_next_run_removes_the_data_file_of_a_killed_one() {
         "the file is named after its run: {name}"
     );
     corescale()
+        .env("XDG_STATE_HOME", state.path())
         .args([
             "run",
             "pio",
@@ -413,7 +424,11 @@ fn the_next_run_removes_the_data_file_of_a_killed_one() {
             "1M",
         ])
         .args(["--duration", "100ms", "--repeat", "1", "-q", "--data-dir"])
-        .arg(dir.path())
+        .arg(if same_directory {
+            dir.path()
+        } else {
+            elsewhere.path()
+        })
         .assert()
         .success()
         .stderr(contains(format!(
@@ -422,6 +437,12 @@ fn the_next_run_removes_the_data_file_of_a_killed_one() {
         )));
     let leftovers = pio_files(dir.path());
     assert!(leftovers.is_empty(), "no data file is left: {leftovers:?}");
+    let listed =
+        std::fs::read_to_string(state.path().join("corescale/pio-data-files")).unwrap_or_default();
+    assert!(
+        listed.trim().is_empty(),
+        "live files still listed: {listed}"
+    );
 }
 
 /// A data file larger than the data directory's free space is refused with a usage error
@@ -495,4 +516,72 @@ fn the_wide_run_table_shows_every_figure_the_workload_recorded() {
     assert!(!wide.contains(&"cache_hit_ratio".to_string()), "{wide:?}");
     let narrow = header(&table(false));
     assert!(!narrow.contains(&"ns_per_lio".to_string()), "{narrow:?}");
+}
+
+/// A pio run stopped (SIGTERM) before its first level, while it writes its data file, still
+/// writes a CSV with test_cpu_parallel's header, not an empty file: the header of a finished
+/// run's CSV, up to its per-level workload figures.
+#[test]
+fn a_run_stopped_before_its_first_level_writes_the_csv_header() {
+    let dir = tempfile::tempdir().unwrap();
+    let state = tempfile::tempdir().unwrap();
+    let csv = dir.path().join("stopped.csv");
+    let mut run = StdCommand::new(assert_cmd::cargo::cargo_bin("corescale"))
+        .env("XDG_STATE_HOME", state.path())
+        .args([
+            "run",
+            "pio",
+            "-w",
+            "1",
+            "--scale",
+            "1G",
+            "--cache-size",
+            "1M",
+        ])
+        .args(["--duration", "1s", "-q", "-o"])
+        .arg(&csv)
+        .arg("--data-dir")
+        .arg(dir.path())
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while pio_files(dir.path()).is_empty() {
+        assert!(Instant::now() < deadline, "no data file after 60 s");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    kill(Pid::from_raw(run.id() as i32), Signal::SIGTERM).unwrap();
+    let output = run.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(143), "{stderr}");
+    let stopped = std::fs::read_to_string(&csv).unwrap();
+    assert_eq!(stopped.lines().count(), 1, "the header alone: {stopped}");
+    let finished = dir.path().join("finished.csv");
+    corescale()
+        .env("XDG_STATE_HOME", state.path())
+        .args([
+            "run",
+            "pio",
+            "-w",
+            "1",
+            "--scale",
+            "1024",
+            "--cache-size",
+            "1M",
+        ])
+        .args(["--duration", "100ms", "--repeat", "1", "-q", "-o"])
+        .arg(&finished)
+        .arg("--data-dir")
+        .arg(dir.path())
+        .assert()
+        .success();
+    let finished = std::fs::read_to_string(&finished).unwrap();
+    let header = stopped.trim_end();
+    assert!(header.starts_with("Num_concurrent_jobs,job_median_run_time (sec),"));
+    assert!(
+        finished.lines().next().unwrap().starts_with(header),
+        "{header}\n{finished}"
+    );
 }

@@ -333,3 +333,40 @@ fn ps_shows_no_password() {
     }
     drop(listener);
 }
+
+/// A `--tag` whose value is (or holds) a password this process knows, from a variable here,
+/// is stored masked in the JSON and CSV like every other place, and the command line too.
+#[test]
+fn a_tag_holding_a_known_password_is_masked() {
+    let dir = tempfile::tempdir().unwrap();
+    let (json, csv) = (dir.path().join("tag.json"), dir.path().join("tag.csv"));
+    let secret = "Tag-Secret-7";
+    corescale()
+        .env("CORESCALE_DB_PASSWORD", secret)
+        .args([
+            "run",
+            "cpu",
+            "-w",
+            "1",
+            "--job-size",
+            "1M",
+            "--repeat",
+            "1",
+            "-q",
+        ])
+        .args(["--tag", &format!("note={secret}")])
+        .arg(format!("--tag=also=before-{secret}-after"))
+        .arg("-o")
+        .arg(&json)
+        .arg("-o")
+        .arg(&csv)
+        .assert()
+        .success();
+    for file in [&json, &csv] {
+        let text = std::fs::read_to_string(file).unwrap();
+        assert!(!text.contains(secret), "{}: {text}", file.display());
+    }
+    let document = common::read_json(&json);
+    assert_eq!(document["tags"]["note"], "***");
+    assert_eq!(document["tags"]["also"], "before-***-after");
+}

@@ -15,6 +15,7 @@ use crate::report::analysis_text;
 use crate::report::output::{Format, renderer};
 
 pub fn execute(args: &ReportArgs) -> Result<()> {
+    crate::sweep::stop::install_exit_handler();
     let (series, notes) = load_series(args)?;
     if series.is_empty() {
         anyhow::bail!(

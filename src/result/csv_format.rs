@@ -248,12 +248,10 @@ impl Row {
     }
 }
 
-/// The CSV text of a run with at least one level: the row's columns, then one column per
-/// workload figure any level recorded (empty where a level lacks it).
+/// The CSV text of a run: the row's columns, then one column per workload figure any level
+/// recorded (empty where a level lacks it); a run stopped before its first level is the
+/// header alone, which notebooks read as an empty table.
 pub(crate) fn to_csv(document: &RunDocument) -> Result<Vec<u8>> {
-    let Some(first) = document.levels.first() else {
-        return Ok(Vec::new());
-    };
     let mut figures: Vec<&str> = Vec::new();
     for level in &document.levels {
         for name in level.workload_figures.keys() {
@@ -262,7 +260,8 @@ pub(crate) fn to_csv(document: &RunDocument) -> Result<Vec<u8>> {
             }
         }
     }
-    let mut header = row_header(&Row::new(first, document))?;
+    // The names do not depend on the values: a default row gives them.
+    let mut header = row_header(&Row::default())?;
     for name in &figures {
         header.push_field(&format!("{FIGURE_PREFIX}{name}"));
     }

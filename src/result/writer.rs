@@ -11,6 +11,7 @@ use anyhow::{Context, Result};
 use super::RunDocument;
 use super::csv_format;
 use crate::error::UsageError;
+use crate::interrupt;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Format {
@@ -64,6 +65,8 @@ impl Output {
     }
 
     pub(crate) fn stage(&self, document: &RunDocument) -> Result<Staged> {
+        let document = masked(document);
+        let document = document.as_ref();
         let bytes = match self.format {
             Format::Json => {
                 let mut text = serde_json::to_vec_pretty(document)?;
@@ -130,6 +133,26 @@ fn mode_under_umask() -> u32 {
     0o666 & !umask
 }
 
+/// The document as it may be stored: its tags and command line with every password this
+/// process knows hidden, as everywhere else. A password read from `.pgpass` or typed at the
+/// prompt is known only once read, after the command line and tags were recorded.
+fn masked(document: &RunDocument) -> std::borrow::Cow<'_, RunDocument> {
+    let hide = |text: &String| crate::redact::redact(text);
+    let changed = document.tags.values().any(|value| hide(value) != *value)
+        || document.command_line.iter().any(|word| hide(word) != *word);
+    if !changed {
+        return std::borrow::Cow::Borrowed(document);
+    }
+    let mut masked = document.clone();
+    for value in masked.tags.values_mut() {
+        *value = hide(value);
+    }
+    for word in &mut masked.command_line {
+        *word = hide(word);
+    }
+    std::borrow::Cow::Owned(masked)
+}
+
 /// A written but not yet visible result: renamed into place by [`Staged::publish`].
 pub(crate) struct Staged {
     temporary: Option<tempfile::NamedTempFile>,
@@ -137,11 +160,22 @@ pub(crate) struct Staged {
 }
 
 impl Staged {
-    pub(crate) fn publish(self) -> Result<()> {
-        if let Some(temporary) = self.temporary {
-            temporary.persist(&self.path)?;
+    pub(crate) fn publish(mut self) -> Result<()> {
+        if let Some(temporary) = self.temporary.take() {
+            let staged = temporary.path().to_path_buf();
+            interrupt::finish_registered(&staged, || temporary.persist(&self.path))?;
         }
         Ok(())
+    }
+}
+
+/// A staged file never published is removed (by the temporary file) and forgotten.
+impl Drop for Staged {
+    fn drop(&mut self) {
+        if let Some(temporary) = self.temporary.take() {
+            let staged = temporary.path().to_path_buf();
+            interrupt::finish_registered(&staged, || drop(temporary));
+        }
     }
 }
 
@@ -170,9 +204,15 @@ pub(crate) fn stage(path: &Path, bytes: &[u8], durable: bool) -> Result<Staged> 
         });
     }
     let target = final_path(path)?;
-    let mut temporary = tempfile::Builder::new()
-        .prefix(".corescale-")
-        .tempfile_in(parent_directory(&target))?;
+    // Registered as it is created: a signal that ends the process removes it.
+    let mut temporary = interrupt::create_registered(
+        || {
+            tempfile::Builder::new()
+                .prefix(".corescale-")
+                .tempfile_in(parent_directory(&target))
+        },
+        |temporary| temporary.path(),
+    )?;
     temporary.write_all(bytes)?;
     // Temporary files are private (0600); results are ordinary files, as the umask says.
     temporary
@@ -188,7 +228,8 @@ pub(crate) fn stage(path: &Path, bytes: &[u8], durable: bool) -> Result<Staged> 
 }
 
 /// Writes a report file through a temporary beside `path`, renamed over it: a reader never
-/// sees half a file, and a kill can leave a `.corescale-*` file behind, never a torn one.
+/// sees half a file; SIGINT, SIGTERM or SIGHUP remove the temporary (only SIGKILL can leave a
+/// `.corescale-*` file behind), never a torn one.
 pub(crate) fn write_atomically(path: &Path, bytes: &[u8]) -> Result<()> {
     stage(path, bytes, false)?.publish()
 }

@@ -53,6 +53,26 @@ pub(crate) fn install_handler() {
     });
 }
 
+/// For commands with nothing to finish gracefully (`report`): SIGINT, SIGTERM or SIGHUP end
+/// the process at once, removing the temporary files it was writing (a report is drawn again
+/// from the same inputs).
+pub(crate) fn install_exit_handler() {
+    let wanted: Vec<i32> = [SIGINT, SIGTERM, SIGHUP]
+        .into_iter()
+        .filter(|signal| !ignored(*signal))
+        .collect();
+    let Ok(mut signals) = signal_hook::iterator::Signals::new(wanted) else {
+        // Without the handler a signal ends the process as it would anyway.
+        return;
+    };
+    std::thread::spawn(move || {
+        if let Some(signal) = signals.forever().next() {
+            interrupt::remove_all();
+            std::process::exit(128 + signal);
+        }
+    });
+}
+
 pub(crate) use interrupt::stop_requested;
 
 /// The signal that stopped the run, if any: its name and the exit code it calls for.

@@ -8,6 +8,7 @@ pub(crate) mod cache;
 pub mod engine;
 pub(crate) mod latch;
 pub mod layout;
+mod live_files;
 pub mod storage;
 
 use std::sync::{Arc, Mutex};

@@ -24,6 +24,7 @@ use tempfile::NamedTempFile;
 
 use super::cache::BlockSource;
 use super::layout::{KeyOrder, Layout};
+use super::live_files::LiveFiles;
 use crate::error::UsageError;
 use crate::format;
 
@@ -63,6 +64,9 @@ pub struct DataFile {
 impl Drop for DataFile {
     fn drop(&mut self) {
         crate::interrupt::forget(self.temporary.path());
+        if let Some(list) = LiveFiles::here() {
+            list.remove(&absolute(self.temporary.path()));
+        }
     }
 }
 
@@ -97,6 +101,9 @@ impl DataFile {
             (temporary, lock)
         };
         crate::interrupt::register(temporary.path());
+        if let Some(list) = LiveFiles::here() {
+            list.add(&absolute(temporary.path()));
+        }
         let path = temporary.path();
         write_blocks(
             BufWriter::with_capacity(1 << 20, temporary.as_file()),
@@ -239,7 +246,25 @@ pub fn remove_stale(directory: &Path) -> Result<Vec<String>> {
             notes.push(note);
         }
     }
+    // Files a killed run left in directories never used again, named by the list of live
+    // files; those still in use there are another run's business, not this one's to report.
+    if let Some(list) = LiveFiles::here() {
+        for path in list.elsewhere(&absolute(directory)) {
+            if let Some(name) = path.file_name().and_then(parse_name)
+                && let Some(note) = remove_if_stale(&path, name)
+                && !note.starts_with("left alone")
+            {
+                notes.push(note);
+            }
+        }
+        list.prune();
+    }
     Ok(notes)
+}
+
+/// `path` made absolute against the working directory, as the list of live files keeps it.
+fn absolute(path: &Path) -> std::path::PathBuf {
+    std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf())
 }
 
 /// Removes one data file if no live run holds it; says what was done, if anything.
