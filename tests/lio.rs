@@ -526,7 +526,7 @@ fn a_run_stopped_before_its_first_level_writes_the_csv_header() {
     let dir = tempfile::tempdir().unwrap();
     let state = tempfile::tempdir().unwrap();
     let csv = dir.path().join("stopped.csv");
-    let mut run = StdCommand::new(assert_cmd::cargo::cargo_bin("corescale"))
+    let run = StdCommand::new(assert_cmd::cargo::cargo_bin("corescale"))
         .env("XDG_STATE_HOME", state.path())
         .args([
             "run",
