@@ -1050,3 +1050,59 @@ fn the_layout_check_finds_overlaps() {
         std::panic::catch_unwind(|| common::layout::assert_figures_lay_out(&hidden, "hidden"));
     assert!(hiding.is_err(), "a point under the legend passed");
 }
+
+/// Two database engines measured on one host (real runs of this machine, made as
+/// tests/fixtures/engines/README.md says): PostgreSQL pipelined without updates, MariaDB one
+/// statement at a time with 20% updates. They are different jobs: no speed, capacity or p99
+/// comparison joins them, the warning names both engines, and the fleet keeps them apart as
+/// two rows of host "vm", never one host's history; two runs of the one PostgreSQL job are
+/// compared with each other and are that host's history.
+#[test]
+fn two_database_engines_on_one_host_are_two_jobs() {
+    let dir = tempfile::tempdir().unwrap();
+    let fixture = |name: &str| format!("tests/fixtures/engines/{name}.json");
+    let out = dir.path().join("analysis.json");
+    let assert = corescale()
+        .arg("report")
+        .args([fixture("pg"), fixture("pg-again"), fixture("mariadb")])
+        .args(["--include-disturbed", "--json"])
+        .arg(&out)
+        .assert()
+        .success();
+    let printed = String::from_utf8_lossy(&assert.get_output().stdout).into_owned();
+    let analysis = read_json(&out);
+    let comparisons = analysis["comparisons"].as_array().unwrap();
+    assert_eq!(comparisons.len(), 1, "{comparisons:?}");
+    let compared: Vec<&str> = comparisons[0]["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|row| row["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(compared, ["vm (pg)", "vm (pg-again)"]);
+    let warning = analysis["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|warning| warning.as_str())
+        .find(|warning| warning.contains("ran different jobs"))
+        .unwrap_or_else(|| panic!("no different-jobs warning: {}", analysis["warnings"]));
+    for named in [
+        "PostgreSQL 15",
+        "MariaDB 10.11",
+        "0% updates",
+        "20% updates",
+        "32 statements per round trip",
+        "1 statement per round trip",
+    ] {
+        assert!(warning.contains(named), "{named} not in: {warning}");
+    }
+    assert!(!printed.contains("vm (mariadb) p99"), "{printed}");
+    let hosts = analysis["fleet"]["hosts"].as_array().unwrap();
+    let runs: Vec<u64> = hosts
+        .iter()
+        .map(|host| host["runs"].as_u64().unwrap())
+        .collect();
+    assert_eq!(runs, [2, 1], "{hosts:?}");
+    assert!(hosts[0]["host"].as_str().unwrap().contains("PostgreSQL"));
+}

@@ -371,6 +371,7 @@ fn from_document(path: &Path, text: &str) -> Result<Series> {
         size: (document.settings.mode == RunMode::FixedWork)
             .then(|| (workload.job_size, workload.job_size_unit.clone())),
         duration_s: document.settings.duration_s,
+        shape: workload.shape.as_ref().map(|shape| shape.key()),
     };
     Ok(Series {
         name: document.host.label.clone(),
@@ -803,6 +804,7 @@ fn job_time_points(path: &Path, rows: Vec<ReadRow>) -> Result<(Measure, Job, Vec
             workload: text(&row.workload),
             size: row.job_size.zip(text(&row.job_size_unit)),
             duration_s: row.duration_s,
+            shape: text(&row.job_shape),
         },
         _ => Job {
             tool: "test_cpu_parallel".to_string(),

@@ -344,12 +344,17 @@ fn running_median(values: &[f64]) -> Vec<f64> {
 
 /// The largest running-median capacity is at one of the last two levels (so a single lucky
 /// or unlucky level does not decide), the last level is within the band of the largest
-/// capacity (it did not clearly fall), and each of the last two steps still rose by more
-/// than half the band.
+/// capacity and above the one before it (capacity did not fall at the end), and each of the
+/// last two steps still rose by more than half the band.
 fn still_rising(smoothed: &[f64], capacity: &[f64], band: f64) -> bool {
     let count = smoothed.len();
     let largest = capacity.iter().copied().fold(f64::MIN, f64::max);
     if capacity[count - 1] < largest * (1.0 - band) {
+        return false;
+    }
+    // The measured last step must rise: the running median's end rule extrapolates a rise
+    // (1.20 M then 1.08 M smooths to 1.08 M then 1.20 M) that a fall can never be.
+    if count < 2 || capacity[count - 1] <= capacity[count - 2] {
         return false;
     }
     let top = smoothed
@@ -403,6 +408,23 @@ mod tests {
         let saturation = saturation(&series, Some(4)).unwrap();
         assert_eq!((saturation.max_workers, saturation.censored), (8, false));
         assert!((smt_yield(&series).unwrap() - 1.25).abs() < 1e-9);
+    }
+
+    /// Capacity that fell 10% from 2 to 4 workers (1.20 M to 1.08 M) within a wide noise
+    /// band is not "still rising": the running median's end rule makes it look so.
+    #[test]
+    fn capacity_that_fell_at_the_end_is_never_censored() {
+        let (smoothed, measured) = ([0.6, 1.08, 1.2], [0.6, 1.2, 1.08]);
+        assert_eq!(running_median(&measured)[1..], smoothed[1..]);
+        assert!(!still_rising(&smoothed, &measured, 0.15));
+        // The same steps rising at the end are.
+        let rising = [0.6, 1.08, 1.2];
+        assert!(still_rising(&running_median(&rising), &rising, 0.15));
+        // Job times of 1, 1 and 2 s at 1, 2 and 3 workers: capacity 60, 120 then 90.
+        let series = job_time_series(&[1.0, 1.0, 2.0]);
+        let saturation = saturation(&series, None).unwrap();
+        assert!(!saturation.censored, "{saturation:?}");
+        assert_eq!(saturation.max_workers, 2);
     }
 
     #[test]

@@ -142,6 +142,10 @@ pub struct Job {
     pub size: Option<(u64, String)>,
     /// Seconds per job, for fixed-time runs.
     pub duration_s: Option<f64>,
+    /// A database job's shape (engine and version, statement, statements per round trip,
+    /// open or closed loop): two engines, or one pipelined and one not, are two jobs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shape: Option<String>,
 }
 
 impl Job {
@@ -161,6 +165,9 @@ impl Job {
             (None, Some(seconds)) => text.push_str(&format!(", {seconds} s per job")),
             (None, None) if self.tool == "test_cpu_parallel" => text.push_str(", its own loop"),
             (None, None) => {}
+        }
+        if let Some(shape) = &self.shape {
+            text.push_str(&format!(", {shape}"));
         }
         text
     }

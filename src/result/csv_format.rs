@@ -120,6 +120,9 @@ pub struct Row {
     pub rate_share: Option<f64>,
     pub latency_limit_ms: Option<f64>,
     pub late: Option<u64>,
+    /// A database job's shape (`workload.shape`'s key): engine, statement, statements per
+    /// round trip, loop. Only runs of one shape compare by speed or capacity.
+    pub job_shape: Option<String>,
 }
 
 fn workers<'de, D: Deserializer<'de>>(cell: D) -> Result<usize, D::Error> {
@@ -244,6 +247,7 @@ impl Row {
             rate_share: rate.and_then(|rate| rate.share),
             latency_limit_ms: latency.and_then(|latency| latency.limit_ms),
             late: latency.and_then(|latency| latency.late),
+            job_shape: document.workload.shape.as_ref().map(|shape| shape.key()),
         }
     }
 }

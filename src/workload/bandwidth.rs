@@ -77,6 +77,7 @@ impl Workload for BandwidthWorkload {
             array_bytes: Some(array_bytes),
             description: "STREAM triad a = b + s*c over three f64 arrays, 24 bytes per element"
                 .to_string(),
+            shape: None,
         }
     }
 

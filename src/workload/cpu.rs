@@ -69,6 +69,7 @@ impl Workload for CpuWorkload {
             bytes_per_worker: 0,
             array_bytes: None,
             description: "dependent multiply-add-xorshift integer loop in registers".to_string(),
+            shape: None,
         }
     }
 

@@ -95,6 +95,7 @@ impl Workload for MemoryWorkload {
             array_bytes: Some(bytes),
             description: "dependent random read-modify-write of u64 words (latency-bound)"
                 .to_string(),
+            shape: None,
         }
     }
 

@@ -152,6 +152,55 @@ pub struct WorkloadInfo {
     pub shared_bytes: u64,
     pub array_bytes: Option<u64>,
     pub description: String,
+    /// What a database job was, beyond its workload and size: only runs of one shape compare
+    /// by speed or capacity (db runs; none for the others).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shape: Option<JobShape>,
+}
+
+/// A database job's shape: the engine, the statement, how many statements go per round trip,
+/// and whether the load was paced (open loop) or as fast as answered (closed loop).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct JobShape {
+    /// The product and major version: "PostgreSQL 15", "MariaDB 10.11".
+    pub engine: String,
+    /// The statement: "work unit 64, 20% updates of 64 rows".
+    pub statement: String,
+    /// Blocks one select visits by the database's own count, measured before the run.
+    pub blocks_per_statement: f64,
+    /// Statements per round trip: 1 one at a time, 32 pipelined, 200 looped in the server.
+    pub pipeline_depth: u64,
+    /// Whether the load was paced (`--rate`): then even its closed-loop level is one
+    /// statement at a time.
+    pub open_loop: bool,
+}
+
+impl JobShape {
+    /// The shape in words, as the report names a job; the measured blocks are said, not
+    /// compared (a rounding apart in two runs of one setup).
+    pub fn describe(&self) -> String {
+        format!(
+            "{}, {}, {} blocks per select, {} statement{} per round trip, {} loop",
+            self.engine,
+            self.statement,
+            crate::format::significant(self.blocks_per_statement),
+            self.pipeline_depth,
+            if self.pipeline_depth == 1 { "" } else { "s" },
+            if self.open_loop { "open" } else { "closed" }
+        )
+    }
+
+    /// What must be equal for two runs to be the same job.
+    pub fn key(&self) -> String {
+        format!(
+            "{}, {}, {} statement{} per round trip, {} loop",
+            self.engine,
+            self.statement,
+            self.pipeline_depth,
+            if self.pipeline_depth == 1 { "" } else { "s" },
+            if self.open_loop { "open" } else { "closed" }
+        )
+    }
 }
 
 /// The sessions' own counts of one level, in the workload's own type: each session hands its

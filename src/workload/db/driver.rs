@@ -150,6 +150,11 @@ pub trait Database: Send + Sync {
     fn server_pid(&self) -> Result<Option<u32>> {
         Ok(None)
     }
+    /// The product and its major version, as a job's shape names the engine: "PostgreSQL
+    /// 15", "MariaDB 10.11".
+    fn engine(&self) -> Result<String> {
+        Ok(self.target().product.name().to_string())
+    }
     /// What `db check` reports: the server, who corescale is there, its TLS, and whether the
     /// privileges `db setup` and `run db` need are held.
     fn check(&self) -> Result<ServerCheck>;

@@ -29,8 +29,8 @@ use crossbeam_utils::CachePadded;
 use crate::workload::figures::level_figures;
 
 use super::{
-    LevelFigures, LevelTotals, SessionConnection, Sessions, WorkerJob, Workload, WorkloadInfo,
-    WorkloadKind,
+    JobShape, LevelFigures, LevelTotals, SessionConnection, Sessions, WorkerJob, Workload,
+    WorkloadInfo, WorkloadKind,
 };
 use crate::error::UsageError;
 use crate::error::locked;
@@ -75,6 +75,8 @@ pub struct DbWorkload {
     schemas: u64,
     rows: u64,
     blocks: BlocksPer,
+    /// The product and major version, for the job's shape.
+    engine: String,
     baseline: Mutex<Option<Baseline>>,
     /// Each worker's session's TLS, as it connected for the current level.
     connections: Mutex<std::collections::BTreeMap<usize, Option<tls::TlsFacts>>>,
@@ -120,6 +122,9 @@ impl DbWorkload {
         } else {
             0.0
         };
+        let engine = database
+            .engine()
+            .context("reading the database's version")?;
         // A first reading costs the server more than later ones (PostgreSQL plans its query,
         // getting hundreds of catalogue blocks): taken now, it is in no level's counts.
         database
@@ -131,10 +136,20 @@ impl DbWorkload {
             schemas,
             rows,
             blocks: BlocksPer { select, update },
+            engine,
             baseline: Mutex::new(None),
             connections: Mutex::new(std::collections::BTreeMap::new()),
             sessions: Arc::default(),
         })
+    }
+
+    /// Statements per round trip: the batch, or the statements of one server-side call.
+    fn pipeline_depth(&self) -> u64 {
+        if self.options.server_loop {
+            session::SERVER_LOOP_STATEMENTS
+        } else {
+            self.options.pipeline.max(1) as u64
+        }
     }
 
     fn server_cpu_s(&self) -> Result<Option<f64>> {
@@ -177,6 +192,18 @@ impl Workload for DbWorkload {
                     ),
                 }
             ),
+            shape: Some(JobShape {
+                engine: self.engine.clone(),
+                statement: format!(
+                    "work unit {}, {:.0}% updates of {} rows",
+                    self.options.work_unit,
+                    100.0 * self.options.update_share,
+                    self.options.update_work_unit
+                ),
+                blocks_per_statement: self.blocks.select,
+                pipeline_depth: self.pipeline_depth(),
+                open_loop: !self.options.rates.is_empty(),
+            }),
         }
     }
 
@@ -284,6 +311,7 @@ impl Workload for DbWorkload {
             db_lio_over_client_blocks: per(lio, client_blocks),
             blocks_per_statement: self.blocks.select,
             blocks_per_update: (self.options.update_share > 0.0).then_some(self.blocks.update),
+            pipeline_depth: self.pipeline_depth() as f64,
             client_cpu_s: totals.cpu_s,
             db_cpu_s: server_cpu,
             db_lio_per_db_cpu_s: server_cpu.map(|cpu| per(lio, cpu)),
@@ -351,6 +379,8 @@ level_figures! {
         db_lio_over_client_blocks: f64,
         blocks_per_statement: f64,
         blocks_per_update: Option<f64>,
+        /// Statements per round trip: 1 one at a time, 32 pipelined, 200 in a server loop.
+        pipeline_depth: f64,
         client_cpu_s: f64,
         /// CPU seconds the database spent for the sessions, where measured.
         db_cpu_s: Option<f64>,

@@ -353,6 +353,23 @@ impl Database for MySql {
         self.setup_lock_call("SELECT GET_LOCK(?, 0)")
     }
 
+    fn engine(&self) -> Result<String> {
+        let mut connection = locked(&self.monitor, "the monitor connection")?;
+        let version: Option<String> = connection
+            .query_first("SELECT VERSION()")
+            .map_err(|error| describe(error, &self.target))?;
+        let version = version.unwrap_or_default();
+        let product = if version.to_ascii_lowercase().contains("mariadb") {
+            "MariaDB"
+        } else {
+            "MySQL"
+        };
+        Ok(format!(
+            "{product} {}",
+            super::postgres::major_version(&version, 2)
+        ))
+    }
+
     fn unlock_setup(&self) -> Result<bool> {
         self.setup_lock_call("SELECT RELEASE_LOCK(?)")
     }

@@ -76,6 +76,19 @@ fn explain(error: anyhow::Error, target: &Target) -> anyhow::Error {
     }
 }
 
+/// The first `parts` dot-separated numbers of a server's version text: "15" of "15.20
+/// (Debian 15.20-0+deb12u1)", "10.11" of "10.11.19-MariaDB-0+deb12u1" at 2.
+pub(crate) fn major_version(version: &str, parts: usize) -> String {
+    version
+        .split(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .next()
+        .unwrap_or("")
+        .split('.')
+        .take(parts)
+        .collect::<Vec<_>>()
+        .join(".")
+}
+
 /// The schema setup creates in and teardown looks in: the first existing one of search_path.
 fn current_schema(session: &mut WireSession) -> Result<String> {
     session
@@ -335,6 +348,12 @@ impl Database for Postgres {
 
     fn lock_setup(&self) -> Result<bool> {
         self.setup_lock_call("SELECT pg_try_advisory_lock($1::bigint)")
+    }
+
+    fn engine(&self) -> Result<String> {
+        let version: String =
+            self.on_monitor(|monitor| monitor.query_value("SHOW server_version", &[]))?;
+        Ok(format!("PostgreSQL {}", major_version(&version, 1)))
     }
 
     fn unlock_setup(&self) -> Result<bool> {

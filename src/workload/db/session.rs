@@ -30,7 +30,7 @@ pub(crate) struct SessionTally {
 /// Statements each session runs before a level's baseline is taken.
 const WARM_UP_STATEMENTS: u64 = 50;
 /// Statements per server-side loop call (`--server-loop`).
-const SERVER_LOOP_STATEMENTS: u64 = 200;
+pub(crate) const SERVER_LOOP_STATEMENTS: u64 = 200;
 
 /// Blocks one statement visits, by the database's own per-statement instrumentation.
 #[derive(Debug, Clone, Copy)]

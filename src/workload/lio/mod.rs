@@ -182,6 +182,7 @@ impl Workload for LioWorkload {
                     ""
                 },
             ),
+            shape: None,
         }
     }
 
