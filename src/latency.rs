@@ -289,6 +289,12 @@ pub enum Arrivals {
     Poisson,
 }
 
+/// One session's arrivals seed, from the run's: sessions draw apart, and one run seed
+/// repeats them all.
+pub fn session_seed(run_seed: u64, worker: usize) -> u64 {
+    run_seed ^ (worker as u64).wrapping_mul(0xA076_1D64_78BD_642F)
+}
+
 /// When each statement of one session is due, from the start of a window: every 1/rate
 /// seconds (uniform, this session's share of the spacing offset by `phase`), or with
 /// exponential gaps of mean 1/rate (Poisson). Pure arithmetic: tests drive it with a clock of
@@ -1050,6 +1056,30 @@ mod tests {
         let week = 7.0 * 86_400.0;
         let behind = fresh.behind_at(week) as f64;
         assert!((behind / (week * 1e7) - 1.0).abs() < 1e-6, "{behind}");
+    }
+
+    /// One run seed gives each session the same arrivals again; another run seed, or
+    /// another session, other arrivals.
+    #[test]
+    fn a_run_seed_repeats_every_sessions_arrivals() {
+        let arrivals = |run_seed: u64, worker: usize| -> Vec<f64> {
+            let mut pacer = Pacer::new(
+                100.0,
+                Arrivals::Poisson,
+                0.0,
+                session_seed(run_seed, worker),
+            );
+            (0..50)
+                .map(|_| {
+                    let due = pacer.due_s();
+                    pacer.advance();
+                    due
+                })
+                .collect()
+        };
+        assert_eq!(arrivals(42, 3), arrivals(42, 3));
+        assert_ne!(arrivals(42, 3), arrivals(43, 3));
+        assert_ne!(arrivals(42, 3), arrivals(42, 4));
     }
 
     #[test]

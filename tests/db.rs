@@ -1633,3 +1633,26 @@ on_each_server!(every_driver_passes_the_same_checks_on, |url, variable| {
         .success()
         .stdout(contains("no objects of corescale's catalogue"));
 });
+
+/// Random arrivals are drawn anew each run from a recorded seed, and `--seed` repeats one:
+/// two runs without it record different seeds, one with it records the seed given.
+#[test]
+#[cfg_attr(
+    not(corescale_test_pg),
+    ignore = "needs CORESCALE_TEST_PG, a PostgreSQL URL (see README)"
+)]
+fn random_arrivals_are_drawn_anew_from_a_recorded_seed() {
+    on_server("CORESCALE_TEST_PG", &|url: &str, _| {
+        setup(url);
+        let seed_of = |extra: &[&str]| {
+            let mut args = vec!["--rate", "200", "--arrivals", "poisson"];
+            args.extend(extra);
+            let (document, _, _) = sweep(url, &args);
+            document["workload"]["shape"]["arrivals_seed"].as_u64()
+        };
+        let (first, second) = (seed_of(&[]), seed_of(&[]));
+        assert!(first.is_some() && second.is_some());
+        assert_ne!(first, second, "two runs drew the same arrivals");
+        assert_eq!(seed_of(&["--seed", "42"]), Some(42));
+    });
+}

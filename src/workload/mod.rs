@@ -173,6 +173,10 @@ pub struct JobShape {
     /// Whether the load was paced (`--rate`): then even its closed-loop level is one
     /// statement at a time.
     pub open_loop: bool,
+    /// The seed of random arrivals (`--arrivals poisson`), drawn anew each run: `--seed`
+    /// repeats them. Not part of the job: two runs of one job differ in it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub arrivals_seed: Option<u64>,
 }
 
 impl JobShape {

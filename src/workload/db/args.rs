@@ -111,6 +111,16 @@ pub struct DbArgs {
           help_heading = "Response time")]
     pub arrivals: Arrivals,
 
+    /// The seed of `--arrivals poisson`: drawn anew each run (and recorded in the result's
+    /// workload.shape.arrivals_seed); give a recorded one to repeat a run's arrivals exactly.
+    #[arg(
+        long,
+        value_name = "N",
+        requires = "rate",
+        help_heading = "Response time"
+    )]
+    pub seed: Option<u64>,
+
     /// Count the statements answered later than this (e.g. 50ms); unlike pgbench's, late
     /// statements are still sent and timed.
     #[arg(long, value_name = "TIME", help_heading = "Response time",
@@ -183,6 +193,7 @@ impl DbArgs {
                 rate: None,
                 record_latency: !self.no_response_times,
                 arrivals: self.arrivals,
+                arrivals_seed: self.seed.unwrap_or_else(fresh_seed),
                 latency_limit: self.latency_limit,
             },
         ))
@@ -235,4 +246,16 @@ impl DbSetupArgs {
             )))
         }
     }
+}
+
+/// A seed no two runs share: the clock's nanoseconds and the process id, mixed (SplitMix64's
+/// finaliser), so repeated runs draw their random arrivals anew.
+fn fresh_seed() -> u64 {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |since| since.as_nanos() as u64);
+    let mut mixed = nanos ^ (u64::from(std::process::id()) << 32);
+    mixed = (mixed ^ (mixed >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    mixed = (mixed ^ (mixed >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    mixed ^ (mixed >> 31)
 }

@@ -65,6 +65,8 @@ pub struct DbOptions {
     /// Time every statement (false only to measure what that costs: benches/db_latency.rs).
     pub record_latency: bool,
     pub arrivals: crate::latency::Arrivals,
+    /// The seed of random (Poisson) arrivals: each session's is derived from it.
+    pub arrivals_seed: u64,
     /// `--latency-limit`: statements answered later than this are counted.
     pub latency_limit: Option<Duration>,
 }
@@ -203,6 +205,9 @@ impl Workload for DbWorkload {
                 blocks_per_statement: self.blocks.select,
                 pipeline_depth: self.pipeline_depth(),
                 open_loop: !self.options.rates.is_empty(),
+                arrivals_seed: (!self.options.rates.is_empty()
+                    && self.options.arrivals == crate::latency::Arrivals::Poisson)
+                    .then_some(self.options.arrivals_seed),
             }),
         }
     }
@@ -553,6 +558,7 @@ mod tests {
             rate: None,
             record_latency: true,
             arrivals: crate::latency::Arrivals::Uniform,
+            arrivals_seed: 1,
             latency_limit: None,
         };
         let workload = DbWorkload::on(database.clone(), options).unwrap();

@@ -108,7 +108,7 @@ impl DbSessionJob {
                 rate,
                 options.arrivals,
                 worker as f64 / workers.max(1) as f64,
-                0xA076_1D64_78BD_642F ^ worker as u64,
+                crate::latency::session_seed(options.arrivals_seed, worker),
             )
         });
         let mut session = Self {
@@ -412,6 +412,7 @@ mod tests {
             rate: None,
             record_latency: true,
             arrivals: crate::latency::Arrivals::Uniform,
+            arrivals_seed: 1,
             latency_limit: None,
         }
     }
