@@ -58,4 +58,16 @@ fn test_servers() {
     if ci || installed {
         println!("cargo:rustc-cfg=corescale_test_mariadbd");
     }
+    // The CPU quota test makes a cgroup of its own: it needs a writable cgroup v1 `cpu`
+    // controller (or v2 with `cpu` enabled), which a container or an unprivileged user lacks.
+    println!("cargo::rustc-check-cfg=cfg(corescale_test_cgroup)");
+    let writable = |path: &str| std::fs::OpenOptions::new().write(true).open(path).is_ok();
+    let v2_cpu = std::fs::read_to_string("/sys/fs/cgroup/cgroup.subtree_control")
+        .is_ok_and(|controllers| controllers.split_whitespace().any(|name| name == "cpu"));
+    if ci
+        || writable("/sys/fs/cgroup/cpu/cgroup.procs")
+        || (v2_cpu && writable("/sys/fs/cgroup/cgroup.procs"))
+    {
+        println!("cargo:rustc-cfg=corescale_test_cgroup");
+    }
 }

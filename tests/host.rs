@@ -134,3 +134,136 @@ fn the_nominal_frequency_falls_back_to_cpuinfo() {
     let text = String::from_utf8_lossy(&output.stdout);
     assert!(!text.contains("nominal frequency  unknown"), "{text}");
 }
+
+/// A cgroup of the test's own with a CPU quota (v1 `cpu` controller, else v2), removed when
+/// dropped (its processes have ended by then).
+struct QuotaGroup {
+    directory: std::path::PathBuf,
+}
+
+impl QuotaGroup {
+    fn new(quota_us: u64, period_us: u64) -> Self {
+        let name = format!("corescale-test-{}", std::process::id());
+        let v1 = std::path::Path::new("/sys/fs/cgroup/cpu");
+        if v1.join("cpu.cfs_quota_us").exists() {
+            let directory = v1.join(name);
+            std::fs::create_dir(&directory).unwrap();
+            let group = Self { directory };
+            std::fs::write(
+                group.directory.join("cpu.cfs_period_us"),
+                period_us.to_string(),
+            )
+            .unwrap();
+            std::fs::write(
+                group.directory.join("cpu.cfs_quota_us"),
+                quota_us.to_string(),
+            )
+            .unwrap();
+            return group;
+        }
+        let directory = std::path::Path::new("/sys/fs/cgroup").join(name);
+        std::fs::create_dir(&directory).unwrap();
+        let group = Self { directory };
+        std::fs::write(
+            group.directory.join("cpu.max"),
+            format!("{quota_us} {period_us}"),
+        )
+        .unwrap();
+        group
+    }
+
+    /// corescale with `args`, started inside the group.
+    fn corescale(&self, args: &[&str]) -> std::process::Output {
+        let procs = self.directory.join("cgroup.procs");
+        std::process::Command::new("sh")
+            .arg("-c")
+            .arg(format!(
+                "echo $$ > '{}' && exec \"$0\" \"$@\"",
+                procs.display()
+            ))
+            .arg(assert_cmd::cargo::cargo_bin("corescale"))
+            .args(args)
+            .env("CORESCALE_TEST_PREFLIGHT", "100ms")
+            .output()
+            .unwrap()
+    }
+}
+
+impl Drop for QuotaGroup {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir(&self.directory);
+    }
+}
+
+/// Inside a cgroup with a CPU quota of half a CPU (as a container or a Kubernetes pod under
+/// a CPU limit is), the host records the quota and the effective CPU count, `--sweep auto`
+/// plans around 1 CPU and says so, a throttled level names the quota as its cause (never
+/// other processes), and the report's findings name the quota as the limit.
+#[test]
+#[cfg_attr(
+    not(corescale_test_cgroup),
+    ignore = "needs a writable cgroup cpu controller (v1 `cpu`, or v2 with cpu enabled) to make a cgroup with a CPU quota"
+)]
+fn a_run_under_a_cpu_quota_knows_it_is_limited() {
+    let group = QuotaGroup::new(50_000, 100_000);
+    let host = group.corescale(&["host", "--json"]);
+    assert!(host.status.success(), "{:?}", host);
+    let host: Value = serde_json::from_slice(&host.stdout).unwrap();
+    assert_eq!(host["cpu_limit"]["quota_cpus"], 0.5, "{host}");
+    assert_eq!(host["cpu_limit"]["effective_cpus"], 1, "{host}");
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("quota.json");
+    let run = group.corescale(&[
+        "run",
+        "--sweep",
+        "auto",
+        "--job-size",
+        "100M",
+        "--repeat",
+        "3",
+        "-q",
+        "-o",
+        json.to_str().unwrap(),
+    ]);
+    let stderr = String::from_utf8_lossy(&run.stderr).into_owned();
+    assert!(run.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("planned around 1 CPU (the cgroup's CPU quota of 0.5 CPU)"),
+        "{stderr}"
+    );
+    let document = common::read_json(&json);
+    let levels = document["levels"].as_array().unwrap();
+    let workers: Vec<u64> = levels
+        .iter()
+        .map(|level| level["workers"].as_u64().unwrap())
+        .collect();
+    assert_eq!(workers, [1, 2]);
+    for level in levels {
+        let interference = &level["interference"];
+        let reasons: Vec<&str> = interference["reasons"]
+            .as_array()
+            .map(|reasons| reasons.iter().filter_map(Value::as_str).collect())
+            .unwrap_or_default();
+        assert!(
+            reasons
+                .iter()
+                .any(|reason| reason.starts_with("the cgroup's CPU quota of 0.5 CPU throttled")),
+            "{interference}"
+        );
+        assert!(
+            reasons.iter().all(|reason| !reason.contains("ran on")),
+            "{interference}"
+        );
+        assert!(interference["throttled_pct"].as_f64().unwrap() > 0.0);
+    }
+    let report = corescale()
+        .args(["report", "--include-disturbed"])
+        .arg(&json)
+        .assert()
+        .success();
+    let printed = String::from_utf8_lossy(&report.get_output().stdout).into_owned();
+    assert!(
+        printed.contains("ran under the cgroup's CPU quota of 0.5 CPU"),
+        "{printed}"
+    );
+}

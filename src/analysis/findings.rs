@@ -13,11 +13,46 @@ pub(crate) const MAX_FINDINGS: usize = 8;
 
 pub(crate) fn findings(series: &[SeriesAnalysis], comparisons: &[Comparison]) -> Vec<String> {
     let mut sentences: Vec<String> = comparisons.iter().flat_map(leader_sentences).collect();
+    sentences.extend(series.iter().filter_map(limit_sentence));
     sentences.extend(series.iter().map(scaling_sentence));
     sentences.extend(comparisons.iter().filter_map(cost_sentence));
     sentences.extend(series.iter().filter_map(fit_sentence));
     sentences.truncate(MAX_FINDINGS);
     sentences
+}
+
+/// A run inside a container or a capped VM measured what it was given: the limit is named as
+/// what bounded capacity, with the steal the hypervisor took beside it when it took some.
+fn limit_sentence(series: &SeriesAnalysis) -> Option<String> {
+    let limit = series.series.provenance.cpu_limit.as_ref()?;
+    let capacity = series
+        .saturation
+        .as_ref()
+        .map_or_else(String::new, |saturation| {
+            format!(
+                " ({} {})",
+                crate::format::significant(saturation.capacity),
+                series.series.capacity_unit()
+            )
+        });
+    let steal = series
+        .levels
+        .iter()
+        .filter_map(|level| level.steal_pct)
+        .fold(0.0_f64, f64::max);
+    Some(format!(
+        "{} ran under {limit}: its capacity{capacity} stops at what that limit gives, not at the host's {} logical CPUs{}.",
+        series.name(),
+        series
+            .series
+            .logical_cpus
+            .map_or("?".to_string(), |cpus| cpus.to_string()),
+        if steal > 2.0 {
+            format!("; the hypervisor also stole up to {steal:.1}% of CPU time")
+        } else {
+            String::new()
+        }
+    ))
 }
 
 /// How each series compares with the leader (the largest capacity), per worker and in

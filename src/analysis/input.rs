@@ -513,6 +513,12 @@ fn provenance(document: &RunDocument, job: &Job) -> Provenance {
             printable(&document.tool.name),
             printable(&document.tool.version)
         )),
+        cpu_limit: document
+            .host
+            .cpu_limit
+            .as_ref()
+            .filter(|limit| limit.limits(topology.logical_cpus))
+            .map(|limit| printable(&limit.describe())),
         workload: Some(job.describe()),
         connection: document
             .levels

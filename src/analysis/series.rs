@@ -127,6 +127,10 @@ pub struct Provenance {
     /// How the database sessions connected: TLS protocol and cipher, or no TLS (db runs).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub connection: Option<String>,
+    /// What limited the run below the host's CPUs (a cgroup's CPU quota, a cpuset), in
+    /// words: its figures describe what it was given, not the host.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu_limit: Option<String>,
 }
 
 /// The job a series measured: the tool that ran it, and for corescale the workload and its

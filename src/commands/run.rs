@@ -55,11 +55,8 @@ pub fn execute(run: &RunArgs, command_line: Vec<String>) -> Result<RunEnd> {
     let args = &run.sweep;
     args.check()?;
     let host = HostInfo::read(&FsRoot::new("/"), args.label.clone())?;
-    let plan = plan(
-        &load_levels(args, &host.topology),
-        &host.topology,
-        args.force,
-    )?;
+    let levels = load_levels(args, &host.topology);
+    let plan = plan(&levels, &planning_topology(&host, &levels), args.force)?;
     let outputs = args
         .outputs
         .iter()
@@ -329,6 +326,29 @@ fn preflight(args: &SweepArgs) -> Result<()> {
         );
         return Ok(());
     }
+}
+
+/// The topology the automatic plan brackets: the host's, or within a container or capped VM
+/// the CPUs it is given (a quota of 0.5 CPU is swept at 1 and 2 workers, not around the
+/// host's 64), said in a note.
+fn planning_topology(host: &HostInfo, levels: &LoadLevels) -> Topology {
+    let mut topology = host.topology.clone();
+    if let Some(limit) = &host.cpu_limit
+        && limit.limits(topology.logical_cpus)
+    {
+        let effective = limit.effective_cpus.max(1);
+        if matches!(levels, LoadLevels::Auto) {
+            say!(
+                "corescale: note: the sweep is planned around {effective} CPU{} ({}), not the host's {} logical CPUs",
+                if effective == 1 { "" } else { "s" },
+                limit.describe(),
+                topology.logical_cpus
+            );
+        }
+        topology.physical_cores = topology.physical_cores.min(effective);
+        topology.logical_cpus = effective.max(topology.physical_cores);
+    }
+    topology
 }
 
 fn load_levels(args: &SweepArgs, topology: &Topology) -> LoadLevels {

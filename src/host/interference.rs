@@ -41,6 +41,12 @@ pub struct Interference {
     pub distinct_cpus: usize,
     /// CPUs this process may run on (its affinity).
     pub allowed_cpus: usize,
+    /// The share of the cgroup's CPU periods its quota throttled (cpu.stat), and the time
+    /// throttled, where a quota applies and throttled the level.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub throttled_pct: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub throttled_s: Option<f64>,
     pub verdict: Verdict,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub reasons: Vec<String>,
@@ -183,6 +189,8 @@ pub(crate) struct LevelLoad {
     pub cpus_seen: BTreeSet<usize>,
     pub allowed_cpus: usize,
     pub logical_cpus: usize,
+    /// What the cgroup's quota throttled (periods, time), and the quota in words.
+    pub throttle: Option<(super::cpu_limit::ThrottleCounts, String)>,
 }
 
 /// Judges a level against the documented thresholds.
@@ -214,7 +222,22 @@ pub(crate) fn judge(load: LevelLoad) -> Interference {
             load.allowed_cpus, load.logical_cpus
         ));
     }
-    if !load.pinned && !load.cpus_seen.is_empty() && load.cpus_seen.len() < expected {
+    let throttled_pct = load
+        .throttle
+        .as_ref()
+        .map(|(counts, _)| 100.0 * counts.throttled_periods as f64 / counts.periods.max(1) as f64);
+    if let (Some((counts, quota)), Some(pct)) = (&load.throttle, throttled_pct) {
+        reasons.push(format!(
+            "{quota} throttled {pct:.0}% of periods ({:.2} s held back): this level measured the quota, not the host",
+            counts.throttled_s
+        ));
+    }
+    // Under a quota the workers' CPUs say nothing: the quota, not other work, held them.
+    if load.throttle.is_none()
+        && !load.pinned
+        && !load.cpus_seen.is_empty()
+        && load.cpus_seen.len() < expected
+    {
         reasons.push(format!(
             "{} workers ran on {} CPU{} only, not {expected}",
             load.workers,
@@ -228,6 +251,8 @@ pub(crate) fn judge(load: LevelLoad) -> Interference {
         steal_pct: load.steal_pct,
         distinct_cpus: load.cpus_seen.len(),
         allowed_cpus: load.allowed_cpus,
+        throttled_pct,
+        throttled_s: load.throttle.as_ref().map(|(counts, _)| counts.throttled_s),
         verdict: if reasons.is_empty() {
             Verdict::Clean
         } else {
@@ -384,6 +409,7 @@ mod tests {
                 cpus_seen: seen.iter().copied().collect(),
                 allowed_cpus: 2,
                 logical_cpus: 2,
+                throttle: None,
             };
         let clean = judge(load(0.05, 0.1, 0.5, &[0, 1], 2));
         assert_eq!(clean.verdict, Verdict::Clean);
@@ -412,5 +438,25 @@ mod tests {
             ..load(0.0, 0.0, 0.0, &[0], 2)
         });
         assert!(confined.reasons[0].contains("may use 1 of the 2 logical CPUs"));
+        // A quota that throttled 16 of 29 periods is named as the cause; the workers'
+        // crowding onto one CPU is not blamed on anything else.
+        let counts = super::super::cpu_limit::ThrottleCounts {
+            periods: 29,
+            throttled_periods: 16,
+            throttled_s: 0.9,
+        };
+        let throttled = judge(LevelLoad {
+            throttle: Some((counts, "the cgroup's CPU quota of 0.5 CPU".to_string())),
+            ..load(0.0, 0.0, 0.0, &[1], 2)
+        });
+        assert_eq!(throttled.verdict, Verdict::Disturbed);
+        assert_eq!(throttled.reasons.len(), 1, "{:?}", throttled.reasons);
+        assert!(
+            throttled.reasons[0]
+                .starts_with("the cgroup's CPU quota of 0.5 CPU throttled 55% of periods"),
+            "{:?}",
+            throttled.reasons
+        );
+        assert_eq!(throttled.throttled_s, Some(0.9));
     }
 }

@@ -66,6 +66,10 @@ pub struct HostInfo {
     pub kernel: Option<String>,
     pub topology: Topology,
     pub memory: Option<Memory>,
+    /// What limits this process below the host's CPUs: a cgroup's CPU quota (a container, a
+    /// Kubernetes CPU limit), a cpuset or its affinity. None when nothing does.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu_limit: Option<super::cpu_limit::CpuLimit>,
 }
 
 impl Topology {
@@ -95,6 +99,7 @@ impl HostInfo {
             label: label.unwrap_or_else(|| hostname.clone()),
             hostname,
             kernel: root.read("proc/sys/kernel/osrelease"),
+            cpu_limit: super::cpu_limit::read(root, topology.logical_cpus),
             topology,
             memory: read_memory(root),
         })

@@ -23,6 +23,7 @@ use super::progress::Progress;
 use super::stop;
 use crate::format::significant;
 use crate::host::counters::{CounterReading, ThreadCounters};
+use crate::host::cpu_limit::{self, ThrottleCounts};
 use crate::host::interference::{CpuTicks, Interference, LevelLoad, judge};
 use crate::host::os_stats::{RunQueueSampler, StatSnapshot};
 use crate::host::pinning::{current_cpu, pin_current_thread};
@@ -199,6 +200,7 @@ pub fn measure_level(
         let started_at = Utc::now();
         let before = StatSnapshot::read(&proc_root);
         let ticks_before = CpuTicks::read(&proc_root);
+        let throttle_before = cpu_limit::throttle_counts(&proc_root);
         let run_queue = RunQueueSampler::start(proc_root.clone());
         let began = Instant::now();
         let mut samples: Vec<Sample> = Vec::with_capacity(workers * settings.repeat as usize);
@@ -256,6 +258,9 @@ pub fn measure_level(
                 busy_cpus: before.other_busy_cpus(&after),
                 host_cpus: before.cpus,
                 runnable: run_queue.others,
+                throttle: throttle_before
+                    .zip(cpu_limit::throttle_counts(&proc_root))
+                    .map(|(before, after)| before.since(&after)),
             });
         }
         let mut os = match (before, after) {
@@ -499,6 +504,8 @@ struct OtherLoad {
     host_cpus: usize,
     /// Their runnable tasks, mean over the level.
     runnable: Option<f64>,
+    /// What the cgroup's CPU quota throttled over the level, where one applies.
+    throttle: Option<ThrottleCounts>,
 }
 
 /// The level's verdict. A local database server's CPU time is part of the workload, not
@@ -539,6 +546,16 @@ fn interference(level: &Level, load: &OtherLoad, workload: &dyn Workload) -> Int
         },
         allowed_cpus,
         logical_cpus: load.host_cpus,
+        throttle: load
+            .throttle
+            .filter(|counts| counts.throttled_periods > 0)
+            .map(|counts| {
+                let limit = cpu_limit::read(&FsRoot::new("/"), load.host_cpus)
+                    .map_or("the cgroup's CPU quota".to_string(), |limit| {
+                        limit.describe()
+                    });
+                (counts, limit)
+            }),
     })
 }
 
