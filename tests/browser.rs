@@ -283,3 +283,57 @@ fn the_printed_page_keeps_headings_with_their_content() {
         }
     }
 }
+
+/// A page with a kept disturbed level (the PostgreSQL run in tests/fixtures/engines had one
+/// at 3 workers, judged so while it ran): the headline opens with it, and in the rendered
+/// page every figure of the series draws that level hollow, with a legend entry saying what
+/// hollow means.
+#[test]
+#[ignore = "needs headless Chromium; .ci/run installs it and runs this with --ignored"]
+fn kept_disturbed_levels_are_hollow_and_said_first() {
+    let dir = tempfile::tempdir().unwrap();
+    let page = dir.path().join("disturbed.html");
+    corescale()
+        .args(["report", "tests/fixtures/engines/pg.json"])
+        .args(["--include-disturbed", "-q", "--html"])
+        .arg(&page)
+        .assert()
+        .success();
+    let dom = render(&page, 1400, &["--dump-dom"]);
+    let summary = dom
+        .split("<p class=\"summary\">")
+        .nth(1)
+        .and_then(|rest| rest.split("</p>").next())
+        .unwrap_or_else(|| panic!("no headline in the page"));
+    assert!(
+        summary.starts_with(
+            "Kept though disturbed while measured (--include-disturbed): vm at 3 workers"
+        ),
+        "{summary}"
+    );
+    let figures = dom.matches("<svg").count();
+    let hollow = dom
+        .split("<circle")
+        .skip(1)
+        .filter(|circle| {
+            circle
+                .split('>')
+                .next()
+                .unwrap_or("")
+                .contains("fill=\"none\"")
+        })
+        .count();
+    assert!(figures >= 4, "{figures} figures");
+    // Figures 1 to 4 each draw the 3-worker level hollow and their legend's key to it.
+    assert!(hollow >= 8, "{hollow} hollow circles in {figures} figures");
+    assert!(
+        dom.matches("hollow: disturbed while measured, kept")
+            .count()
+            >= 4,
+        "no legend entry for the hollow markers"
+    );
+    assert!(
+        dom.contains("3 !"),
+        "the levels table does not mark the level"
+    );
+}

@@ -12,13 +12,44 @@ use crate::format::{significant, workers_text};
 pub(crate) const MAX_FINDINGS: usize = 8;
 
 pub(crate) fn findings(series: &[SeriesAnalysis], comparisons: &[Comparison]) -> Vec<String> {
-    let mut sentences: Vec<String> = comparisons.iter().flat_map(leader_sentences).collect();
+    let mut sentences: Vec<String> = disturbed_sentence(series).into_iter().collect();
+    sentences.extend(comparisons.iter().flat_map(leader_sentences));
     sentences.extend(series.iter().filter_map(limit_sentence));
     sentences.extend(series.iter().map(scaling_sentence));
     sentences.extend(comparisons.iter().filter_map(cost_sentence));
     sentences.extend(series.iter().filter_map(fit_sentence));
     sentences.truncate(MAX_FINDINGS);
     sentences
+}
+
+/// When `--include-disturbed` kept levels the runs judged disturbed, the report opens with
+/// it: which levels, and that their figures may not describe the host.
+pub(crate) fn disturbed_sentence(series: &[SeriesAnalysis]) -> Option<String> {
+    let kept: Vec<String> = series
+        .iter()
+        .filter_map(|series| {
+            let workers: Vec<String> = series
+                .levels
+                .iter()
+                .filter(|level| !level.disturbed.is_empty())
+                .map(|level| level.workers.to_string())
+                .collect();
+            (!workers.is_empty()).then(|| {
+                format!(
+                    "{} at {} worker{}",
+                    series.name(),
+                    workers.join(", "),
+                    if workers == ["1"] { "" } else { "s" }
+                )
+            })
+        })
+        .collect();
+    (!kept.is_empty()).then(|| {
+        format!(
+            "Kept though disturbed while measured (--include-disturbed): {}; those figures (hollow in the figures, marked ! in the tables) may not describe the host.",
+            kept.join("; ")
+        )
+    })
 }
 
 /// A run inside a container or a capped VM measured what it was given: the limit is named as

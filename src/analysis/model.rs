@@ -86,6 +86,10 @@ pub struct LevelFigures {
     /// The workload's own figures of the level, by name (`levels[].workload_figures`).
     #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
     pub figures: std::collections::BTreeMap<String, f64>,
+    /// Why the run judged this level disturbed, when it was and `--include-disturbed` kept
+    /// it: every figure draws it hollow and every table marks it `!`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub disturbed: Vec<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -215,6 +215,7 @@ fn analyse_series(series: Series) -> SeriesAnalysis {
                 cache: point.cache,
                 latency: point.latency.clone(),
                 figures: point.figures.clone(),
+                disturbed: point.disturbed.clone(),
                 speed_spread: point.spread.map(|(low, high)| {
                     let speed = |raw: f64| {
                         series.speed(&Point {

@@ -33,6 +33,15 @@ pub fn render(analysis: &Analysis, wide: bool, verbose: bool) -> String {
     );
     tables.extend(analysis.open_loop.iter().map(open_loop_table));
     let mut out = String::new();
+    // Kept disturbed levels are said first, before any figure of theirs is read.
+    if let Some(first) = analysis
+        .findings
+        .first()
+        .filter(|finding| finding.starts_with("Kept though disturbed"))
+    {
+        out.push_str(&wrap(first, wide));
+        out.push('\n');
+    }
     for table in tables.iter().filter(|table| !table.rows.is_empty()) {
         out.push_str(&wrap(&table.title, wide));
         out.push_str(&fitted(table, wide));

@@ -71,6 +71,8 @@ pub(crate) struct Line {
     pub style: LineStyle,
     /// Vertical error bars: (workers, low, high).
     pub bars: Vec<(f64, f64, f64)>,
+    /// The x of points drawn hollow: levels the run judged disturbed, kept on request.
+    pub hollow: Vec<f64>,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -87,6 +89,8 @@ pub(crate) enum LineStyle {
     UslFit,
     /// Markers only: values of separate things (hosts), not a curve.
     Points,
+    /// The legend's key to hollow markers: nothing drawn in the plot.
+    DisturbedKey,
 }
 
 /// A vertical dashed line at a worker count, labelled "RAC55 P=16".
@@ -185,6 +189,7 @@ fn timeline_figures(index: usize, series: &SeriesAnalysis) -> Vec<Figure> {
                     .collect(),
                 style: LineStyle::Measured,
                 bars: Vec::new(),
+                hollow: Vec::new(),
             })
             .collect()
     };
@@ -263,6 +268,7 @@ fn open_loop_figure(analysis: &Analysis) -> Option<Figure> {
                 points,
                 style: LineStyle::Measured,
                 bars: Vec::new(),
+                hollow: Vec::new(),
             });
             color += 1;
         }
@@ -313,6 +319,7 @@ fn fleet_figures(fleet: &Fleet) -> Vec<Figure> {
                     .collect(),
                 style: LineStyle::Points,
                 bars: Vec::new(),
+                hollow: Vec::new(),
             })
             .collect();
         lines.push(Line {
@@ -321,6 +328,7 @@ fn fleet_figures(fleet: &Fleet) -> Vec<Figure> {
             points: vec![(0.5, 1.0), (compared.len() as f64 + 0.5, 1.0)],
             style: LineStyle::Ideal,
             bars: Vec::new(),
+            hollow: Vec::new(),
         });
         // Named as tabled: at saturation, at the largest common load, or single-thread speed.
         let figure = fleet
@@ -358,6 +366,7 @@ fn fleet_figures(fleet: &Fleet) -> Vec<Figure> {
                     .collect(),
                 style: LineStyle::Measured,
                 bars: Vec::new(),
+                hollow: Vec::new(),
             })
             .collect();
         let longest = fleet
@@ -372,6 +381,7 @@ fn fleet_figures(fleet: &Fleet) -> Vec<Figure> {
             points: vec![(1.0, 1.0), (longest as f64, 1.0)],
             style: LineStyle::Ideal,
             bars: Vec::new(),
+            hollow: Vec::new(),
         });
         figures.push(Figure {
             slug: "fleet_over_time".to_string(),
@@ -470,7 +480,7 @@ fn group_figures(
     type Pick = fn(&LevelFigures) -> f64;
     type Spread = fn(&LevelFigures) -> Option<(f64, f64)>;
     let measured = |pick: Pick, spread: Spread| -> Vec<Line> {
-        members
+        let lines = members
             .iter()
             .map(|(color, series)| Line {
                 label: series.name().to_string(),
@@ -493,8 +503,26 @@ fn group_figures(
                 } else {
                     Vec::new()
                 },
+                hollow: series
+                    .levels
+                    .iter()
+                    .filter(|level| !level.disturbed.is_empty())
+                    .map(|level| level.workers as f64)
+                    .collect(),
             })
-            .collect()
+            .collect::<Vec<Line>>();
+        let mut lines = lines;
+        if lines.iter().any(|line| !line.hollow.is_empty()) {
+            lines.push(Line {
+                label: "hollow: disturbed while measured, kept".to_string(),
+                color: 0,
+                points: Vec::new(),
+                style: LineStyle::DisturbedKey,
+                bars: Vec::new(),
+                hollow: Vec::new(),
+            });
+        }
+        lines
     };
     let spread_note = if members
         .iter()
@@ -543,6 +571,7 @@ fn group_figures(
         points: vec![(1.0, 1.0), (top, top)],
         style: LineStyle::Ideal,
         bars: Vec::new(),
+        hollow: Vec::new(),
     });
     // The ideal line stays in view up to the largest P, so the distance to it shows.
     let largest_p = members
@@ -574,6 +603,7 @@ fn group_figures(
                     points,
                     style: LineStyle::Measured,
                     bars: Vec::new(),
+                    hollow: Vec::new(),
                 })
             })
             .collect::<Vec<Line>>()
@@ -663,6 +693,7 @@ fn latency_figure(members: &[(usize, &SeriesAnalysis)], figure: &MakeFigure) -> 
                     .collect(),
                 style,
                 bars: Vec::new(),
+                hollow: Vec::new(),
             });
         }
     }
@@ -711,6 +742,7 @@ fn ratio_figure(
                 .collect(),
             style: LineStyle::Measured,
             bars: Vec::new(),
+            hollow: Vec::new(),
         })
         .collect();
     let top = lines
@@ -723,6 +755,7 @@ fn ratio_figure(
         points: vec![(1.0, 1.0), (top, 1.0)],
         style: LineStyle::Ideal,
         bars: Vec::new(),
+        hollow: Vec::new(),
     });
     Some(Figure {
         slug: format!("fig5_ratio{suffix}"),
@@ -777,6 +810,7 @@ fn fit_lines(members: &[(usize, &SeriesAnalysis)]) -> Vec<Line> {
             points,
             style,
             bars: Vec::new(),
+            hollow: Vec::new(),
         });
     }
     lines
@@ -1036,7 +1070,7 @@ fn line_color(line: &Line) -> RGBColor {
 /// Drawing order: measured data first, then the ideal line, then fits on top.
 fn layer(style: LineStyle) -> u8 {
     match style {
-        LineStyle::Measured | LineStyle::Points | LineStyle::Dashed => 0,
+        LineStyle::Measured | LineStyle::Points | LineStyle::Dashed | LineStyle::DisturbedKey => 0,
         LineStyle::Ideal => 1,
         LineStyle::AmdahlFit | LineStyle::UslFit => 2,
     }
@@ -1268,10 +1302,20 @@ where
                         .draw_series(
                             points
                                 .iter()
+                                .filter(|point| !line.hollow.contains(&point.0))
                                 .map(|&point| Circle::new(point, 3, tint.filled())),
                         )
                         .map_err(fail)?;
                 }
+                // Disturbed levels, kept: hollow, whatever the number of points.
+                chart
+                    .draw_series(
+                        points
+                            .iter()
+                            .filter(|point| line.hollow.contains(&point.0))
+                            .map(|&point| Circle::new(point, 5, tint.stroke_width(2))),
+                    )
+                    .map_err(fail)?;
                 chart
                     .draw_series(line.bars.iter().map(|&(x, low, high)| {
                         ErrorBar::new_vertical(
@@ -1291,6 +1335,7 @@ where
                     .iter()
                     .map(|&point| Circle::new(point, 5, tint.filled())),
             ),
+            LineStyle::DisturbedKey => continue,
             LineStyle::Ideal => {
                 chart.draw_series(DashedLineSeries::new(points, 4, 4, tint.stroke_width(1)))
             }
@@ -1366,6 +1411,13 @@ fn draw_legend<DB: DrawingBackend>(
         let middle = top + row_height / 2.0;
         let tint = line_color(line);
         let (segments, stroke, dot) = swatch(line.style);
+        if line.style == LineStyle::DisturbedKey {
+            root.draw(&Circle::new(
+                pixel(left + PAD + 11.0, middle),
+                4,
+                BLACK.stroke_width(2),
+            ))?;
+        }
         for (from, to) in segments {
             if to > from {
                 root.draw(&PathElement::new(
@@ -1405,6 +1457,8 @@ fn swatch(style: LineStyle) -> ([(i32, i32); 4], u32, bool) {
         LineStyle::UslFit => ([(0, 2), (6, 8), (12, 14), (18, 20)], 2, false),
         LineStyle::Ideal => ([(0, 4), (8, 12), (16, 20), (20, 20)], 1, false),
         LineStyle::Points => ([(11, 11), (11, 11), (11, 11), (11, 11)], 1, true),
+        // Drawn by the legend itself: a hollow dot.
+        LineStyle::DisturbedKey => ([(11, 11), (11, 11), (11, 11), (11, 11)], 1, false),
     }
 }
 

@@ -429,8 +429,25 @@ fn footnotes(document: &RunDocument) -> Vec<String> {
         ));
     }
     if let Some(base) = speedup_base(document) {
+        let clean = document
+            .levels
+            .iter()
+            .any(|level| level.workers == base && !level.is_disturbed());
         notes.push(format!(
-            "  speedup/{base}w: relative to {base} workers, the smallest clean level, assuming linear scaling up to it (no clean 1-worker level)"
+            "  speedup/{base}w: relative to {base} workers, {}, assuming linear scaling up to it (no clean 1-worker level)",
+            if clean {
+                "the smallest clean level"
+            } else {
+                "the smallest level (none was clean)"
+            }
+        ));
+    } else if let [lone] = document.levels.as_slice()
+        && lone.workers > 1
+        && !lone.is_paced()
+    {
+        notes.push(format!(
+            "  speedup -: one level of {} workers only, with nothing to compare it to (measure 1 worker too: --sweep 1,{})",
+            lone.workers, lone.workers
         ));
     }
     let missed: Vec<&Level> = document

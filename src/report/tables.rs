@@ -215,6 +215,15 @@ fn measure_name(measure: &Measure) -> String {
     }
 }
 
+/// A level's workers, marked `!` when the run judged it disturbed and it was kept.
+fn workers_cell(level: &crate::analysis::model::LevelFigures) -> String {
+    if level.disturbed.is_empty() {
+        level.workers.to_string()
+    } else {
+        format!("{} !", level.workers)
+    }
+}
+
 /// Every level of one series with the four figures.
 pub(crate) fn levels_table(series: &SeriesAnalysis) -> Table {
     let raw_header = match &series.series.measure {
@@ -230,7 +239,7 @@ pub(crate) fn levels_table(series: &SeriesAnalysis) -> Table {
         .iter()
         .map(|level| {
             vec![
-                level.workers.to_string(),
+                workers_cell(level),
                 significant(level.raw),
                 significant(level.speed),
                 significant(level.capacity),
@@ -271,7 +280,7 @@ pub(crate) fn cache_table(series: &SeriesAnalysis) -> Table {
         .filter_map(|level| {
             let cache = level.cache?;
             Some(vec![
-                level.workers.to_string(),
+                workers_cell(level),
                 cache
                     .hit_ratio
                     .map_or("-".into(), |ratio| format!("{:.4}%", 100.0 * ratio)),
@@ -324,7 +333,7 @@ pub(crate) fn workload_figures_table(series: &SeriesAnalysis) -> Table {
         })
         .collect();
     let mut headers = vec!["figure / workers".to_string()];
-    headers.extend(levels.iter().map(|level| level.workers.to_string()));
+    headers.extend(levels.iter().map(|level| workers_cell(level)));
     Table {
         drop_first: Vec::new(),
         title: format!("{}: the workload's own figures", series.name()),
@@ -341,7 +350,7 @@ pub(crate) fn latency_table(series: &SeriesAnalysis) -> Table {
         .iter()
         .filter_map(|level| {
             let latency = level.latency.as_ref()?;
-            let mut row = vec![level.workers.to_string()];
+            let mut row = vec![workers_cell(level)];
             row.extend(response_cells(latency));
             Some(row)
         })

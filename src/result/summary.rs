@@ -167,6 +167,16 @@ pub(crate) fn summarize_document(document: &mut RunDocument) {
     if base_throughput <= 0.0 {
         return;
     }
+    // A lone level of several workers has nothing to be faster than: its speedup would be
+    // the linear scaling assumed up to it, not a measurement.
+    let closed = document
+        .levels
+        .iter()
+        .filter(|level| !level.is_paced())
+        .count();
+    if base_workers != 1 && closed < 2 {
+        return;
+    }
     let speedups: Vec<Option<f64>> = document
         .levels
         .iter()
