@@ -80,6 +80,52 @@ pub(crate) fn significant(value: f64) -> String {
     format!("{scaled:.decimals$}{space}{prefix}")
 }
 
+/// The unit a column of times in milliseconds reads best in, with the factor from ms: its
+/// largest value shown with 1 to 4 digits before the point (0.09 ms is 90 us, 1,600 ms stays
+/// 1600 ms, 16,000 ms is 16.0 s).
+pub(crate) fn time_unit(largest_ms: f64) -> (&'static str, f64) {
+    match largest_ms {
+        ms if ms < 1.0 => ("us", 1000.0),
+        ms if ms < 10_000.0 => ("ms", 1.0),
+        _ => ("s", 0.001),
+    }
+}
+
+/// A time in its column's unit: three significant digits, never an SI prefix.
+pub(crate) fn time_in_unit(value: f64) -> String {
+    match value.abs() {
+        v if v >= 100.0 => format!("{value:.0}"),
+        v if v >= 10.0 => format!("{value:.1}"),
+        v if v >= 1.0 => format!("{value:.2}"),
+        _ => format!("{value:.3}"),
+    }
+}
+
+/// One time in milliseconds in words with its own unit: "90.0 us", "7.90 ms", "1.35 s".
+pub(crate) fn duration_ms(value_ms: f64) -> String {
+    let (unit, factor) = time_unit(value_ms);
+    format!("{} {unit}", time_in_unit(value_ms * factor))
+}
+
+/// A fitted coefficient with its confidence half-width: fixed decimals, or scientific
+/// notation where those decimals would show a nonzero figure as zero (kappa 1.0e-8 ±
+/// 3.0e-9, never "0.000000 ± 0.000000").
+pub(crate) fn coefficient(value: f64, ci: Option<f64>, decimals: usize) -> String {
+    let tiny = |x: f64| x != 0.0 && x.abs() < 0.5 * 10f64.powi(-(decimals as i32));
+    let scientific = tiny(value) || ci.is_some_and(tiny);
+    let one = |x: f64| {
+        if scientific {
+            format!("{x:.1e}")
+        } else {
+            format!("{x:.decimals$}")
+        }
+    };
+    match ci {
+        Some(ci) => format!("{} ± {}", one(value), one(ci)),
+        None => one(value),
+    }
+}
+
 /// An operations-per-second figure in the workload's unit: GB/s for bytes; otherwise with the
 /// SI prefix that fits, so a pio run's thousands do not show as "0.0 M".
 pub(crate) fn rate(value: f64, unit: &str) -> String {
@@ -114,6 +160,19 @@ pub(crate) fn optional(value: Option<f64>, decimals: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn times_read_in_one_to_four_digits() {
+        assert_eq!(duration_ms(0.09), "90.0 us");
+        assert_eq!(duration_ms(7.9), "7.90 ms");
+        assert_eq!(duration_ms(1600.0), "1600 ms");
+        assert_eq!(duration_ms(1350.0), "1350 ms");
+        assert_eq!(duration_ms(16_000.0), "16.0 s");
+        assert_eq!(coefficient(1.0e-8, Some(3.0e-9), 6), "1.0e-8 ± 3.0e-9");
+        assert_eq!(coefficient(0.0123, Some(0.002), 4), "0.0123 ± 0.0020");
+        assert_eq!(coefficient(0.0026, Some(0.0008), 4), "0.0026 ± 0.0008");
+        assert_eq!(coefficient(0.02, Some(0.00001), 4), "2.0e-2 ± 1.0e-5");
+    }
 
     #[test]
     fn messages_wrap_at_words_and_never_at_a_hyphen() {

@@ -108,6 +108,21 @@ fn percentage(text: &str) -> Option<f64> {
     (0.0..=100.0).contains(&value).then_some(value / 100.0)
 }
 
+/// A whole number of at least 1, refused in words (clap's own range check would name the
+/// type's limit, 18446744073709551615).
+pub(crate) fn parse_positive(text: &str) -> Result<u64, String> {
+    match text.trim().parse::<u64>() {
+        Ok(0) => Err("must be at least 1 (got 0)".to_string()),
+        Ok(value) => Ok(value),
+        Err(_) if text.trim().starts_with('-') => {
+            Err(format!("must be a whole number of at least 1 (got {text})"))
+        }
+        Err(_) => Err(format!(
+            "'{text}' is not a whole number: give a count of at least 1"
+        )),
+    }
+}
+
 /// A count with decimal suffixes: 500M = 500,000,000; at least 1.
 pub(crate) fn parse_count(text: &str) -> Result<u64, String> {
     parse_with_suffix(text, 1000).and_then(|value| {

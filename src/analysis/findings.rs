@@ -319,9 +319,8 @@ fn cost_sentence(comparison: &Comparison) -> Option<String> {
 fn fit_sentence(series: &SeriesAnalysis) -> Option<String> {
     let fit = series.fits.recommended_fit()?;
     let name = series.name();
-    let with_ci = |value: f64, ci: Option<f64>, decimals: usize| match ci {
-        Some(ci) => format!("{value:.decimals$} ± {ci:.decimals$}"),
-        None => format!("{value:.decimals$}"),
+    let with_ci = |value: f64, ci: Option<f64>, decimals: usize| {
+        crate::format::coefficient(value, ci, decimals)
     };
     let mut sentence = match fit.model {
         Model::Amdahl if !fit.sigma_measured() => format!(

@@ -1,6 +1,7 @@
 //! Response time against load: where a series' latency bends (the hockey stick), and the
 //! largest throughput at which a latency objective (`report --slo 'p99<=5ms'`) held.
 
+use crate::format::duration_ms;
 use serde::{Deserialize, Serialize};
 
 use super::series::{Point, Series};
@@ -38,12 +39,12 @@ impl LatencyBend {
             format!("while capacity falls {:.0}%", -100.0 * growth)
         };
         format!(
-            "p99 rises {:.1}x from {} to {} workers ({} to {} ms), {capacity}",
+            "p99 rises {:.1}x from {} to {} workers ({} to {}), {capacity}",
             self.p99_to_ms / self.p99_from_ms,
             self.from_workers,
             self.to_workers,
-            significant(self.p99_from_ms),
-            significant(self.p99_to_ms)
+            duration_ms(self.p99_from_ms),
+            duration_ms(self.p99_to_ms)
         )
     }
 }
@@ -178,13 +179,13 @@ impl SloVerdict {
             .map(|asked| format!(", asked {}/s", significant(asked)))
             .unwrap_or_default();
         let mut text = format!(
-            "{} sustains {}{spread} {} at {objective} with {} ({} {} ms{asked})",
+            "{} sustains {}{spread} {} at {objective} with {} ({} {}{asked})",
             self.series,
             significant(throughput),
             self.unit,
             crate::format::workers_text(workers),
             objective.percentile.name(),
-            significant(self.value_ms.unwrap_or_default())
+            duration_ms(self.value_ms.unwrap_or_default())
         );
         if self.beyond_largest {
             text.push_str(if self.asked_per_s.is_some() {
@@ -259,10 +260,10 @@ pub fn slo_verdict(series: &Series, objective: &Objective) -> SloVerdict {
             .min_by(|a, b| a.1.total_cmp(&b.1))
             .expect("levels is not empty");
         verdict.reason = Some(format!(
-            "no level kept {objective}: the lowest {} was {} ms, at {} workers",
+            "no level kept {objective}: the lowest {} was {}, at {}",
             objective.percentile.name(),
-            significant(lowest),
-            point.workers
+            duration_ms(lowest),
+            crate::format::workers_text(point.workers)
         ));
         return verdict;
     };
@@ -350,10 +351,10 @@ impl LatencyAtLoads {
             .filter(|(_, other)| **other > 0.0)
             .map(|(name, other)| {
                 format!(
-                    "At {}, the largest load all measured, p99 is {} ms on {first} against {} ms on {name} ({:.2}x)",
+                    "At {}, the largest load all measured, p99 is {} on {first} against {} on {name} ({:.2}x)",
                     crate::format::workers_text(*workers),
-                    significant(p99[0]),
-                    significant(*other),
+                    duration_ms(p99[0]),
+                    duration_ms(*other),
                     p99[0] / other
                 )
             })
@@ -488,8 +489,8 @@ impl OpenLoopSeries {
         }
         let at = |level: &PacedLevel| {
             format!(
-                "{} ms at {}/s",
-                significant(level.latency.response.p99_ms),
+                "{} at {}/s",
+                duration_ms(level.latency.response.p99_ms),
                 significant(level.asked_per_s)
             )
         };
@@ -563,11 +564,11 @@ impl OpenLoopSeries {
                 .min_by(|a, b| value(a).total_cmp(&value(b)))
                 .expect("readable is not empty");
             verdict.reason = Some(format!(
-                "no rate kept {objective}: the lowest {} was {} ms, at {}/s with {} workers",
+                "no rate kept {objective}: the lowest {} was {}, at {}/s with {}",
                 objective.percentile.name(),
-                significant(value(lowest)),
+                duration_ms(value(lowest)),
                 significant(lowest.sent_per_s),
-                lowest.workers
+                crate::format::workers_text(lowest.workers)
             ));
             return verdict;
         };

@@ -6,7 +6,7 @@ use super::run_table::{TERMINAL_COLUMNS, wrap};
 use super::table;
 use super::tables::{
     Table, comparison_table, fits_notes, fits_table, fleet_table, history_table, latency_table,
-    open_loop_table, p99_at_loads_table, series_table, slo_table,
+    open_loop_table, p99_at_loads_table, same_column, series_table, slo_table,
 };
 use crate::analysis::model::Analysis;
 
@@ -123,7 +123,7 @@ fn fitted(table: &Table, wide: bool) -> String {
         let Some(next) = dropping.next() else {
             return text;
         };
-        kept.retain(|&column| table.headers[column] != *next);
+        kept.retain(|&column| !same_column(&table.headers[column], next));
     }
 }
 

@@ -138,11 +138,29 @@ pub(crate) fn render(document: &RunDocument, wide: bool) -> String {
             .showing(&[CacheFigure::HitRatio]),
         );
     }
+    // Times in the unit that gives each column's largest value 1 to 4 digits, the same rule
+    // for lio, pio and db (pio's reads are recorded in us, statements in ms).
+    let unit_of = |largest_ms: f64| crate::format::time_unit(largest_ms);
     if document.workload.kind.name() == "pio" {
         columns
             .push(column("PIO/s", 1, shown(CacheFigure::PioPerS)).showing(&[CacheFigure::PioPerS]));
+        let read_ms = |level: &Level| {
+            level
+                .cache_figure(CacheFigure::ReadP99Us)
+                .map(|(us, _)| us / 1000.0)
+        };
+        let (unit, factor) = unit_of(
+            document
+                .levels
+                .iter()
+                .filter_map(read_ms)
+                .fold(0.0, f64::max),
+        );
         columns.push(
-            column("p99 us", 1, shown(CacheFigure::ReadP99Us)).showing(&[CacheFigure::ReadP99Us]),
+            column(format!("p99 {unit}"), 1, move |level: &Level| {
+                read_ms(level).map_or("-".into(), |ms| crate::format::time_in_unit(ms * factor))
+            })
+            .showing(&[CacheFigure::ReadP99Us]),
         );
     }
     // Statements' response times (a job's are its job time, shown already).
@@ -153,14 +171,25 @@ pub(crate) fn render(document: &RunDocument, wide: bool) -> String {
             .is_some_and(|latency| latency.is_statement())
     }) {
         let at = |percentile: Percentile| {
-            move |level: &Level| {
+            let (unit, factor) = unit_of(
+                document
+                    .levels
+                    .iter()
+                    .filter_map(|level| level.latency.as_ref())
+                    .map(|latency| latency.response.at(percentile))
+                    .fold(0.0, f64::max),
+            );
+            let cell = move |level: &Level| {
                 level.latency.as_ref().map_or("-".into(), |latency| {
-                    significant(latency.response.at(percentile))
+                    crate::format::time_in_unit(latency.response.at(percentile) * factor)
                 })
-            }
+            };
+            (unit, cell)
         };
-        columns.push(column("p50 ms", 3, at(Percentile::P50)));
-        columns.push(column("p99 ms", 1, at(Percentile::P99)));
+        let (unit, cell) = at(Percentile::P50);
+        columns.push(column(format!("p50 {unit}"), 3, cell));
+        let (unit, cell) = at(Percentile::P99);
+        columns.push(column(format!("p99 {unit}"), 1, cell));
     }
     // Last of the four, so the first to go when they do not all fit (pio at 80 columns).
     if recorded(CacheFigure::LatchGets) {

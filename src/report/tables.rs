@@ -215,6 +215,49 @@ fn measure_name(measure: &Measure) -> String {
     }
 }
 
+/// The table with each column of times in milliseconds (a header ending " ms", its cells
+/// written in full) shown in the unit that gives its largest value 1 to 4 digits: us, ms or
+/// s, named in the header.
+pub(crate) fn in_time_units(mut table: Table) -> Table {
+    for column in 0..table.headers.len() {
+        let Some(name) = table.headers[column]
+            .strip_suffix(" ms")
+            .map(str::to_string)
+        else {
+            continue;
+        };
+        let values: Vec<Option<f64>> = table
+            .rows
+            .iter()
+            .map(|row| row.get(column).and_then(|cell| cell.parse::<f64>().ok()))
+            .collect();
+        let largest = values
+            .iter()
+            .flatten()
+            .fold(0.0_f64, |a, &b| a.max(b.abs()));
+        let (unit, factor) = crate::format::time_unit(largest);
+        for (row, value) in table.rows.iter_mut().zip(&values) {
+            if let (Some(cell), Some(value)) = (row.get_mut(column), value) {
+                *cell = crate::format::time_in_unit(value * factor);
+            }
+        }
+        table.headers[column] = format!("{name} {unit}");
+    }
+    table
+}
+
+/// Whether a header names the column `name` of `drop_first`, whatever time unit it took.
+pub(crate) fn same_column(header: &str, name: &str) -> bool {
+    let bare = |text: &str| {
+        [" ms", " us", " s"]
+            .iter()
+            .find_map(|unit| text.strip_suffix(unit))
+            .unwrap_or(text)
+            .to_string()
+    };
+    header == name || bare(header) == bare(name)
+}
+
 /// A level's workers, marked `!` when the run judged it disturbed and it was kept.
 fn workers_cell(level: &crate::analysis::model::LevelFigures) -> String {
     if level.disturbed.is_empty() {
@@ -363,12 +406,12 @@ pub(crate) fn latency_table(series: &SeriesAnalysis) -> Table {
         .unwrap_or_default();
     let mut headers = cells(["workers"]);
     headers.extend(response_headers());
-    Table {
+    in_time_units(Table {
         drop_first: vec!["count", "p90 ms", "late", "p99.9 ms"],
         title: format!("{}: response time {unit}", series.name()),
         headers,
         rows,
-    }
+    })
 }
 
 /// A level's response times: count, p50, p90, p99, p99.9, max and late statements.
@@ -376,11 +419,11 @@ fn response_cells(latency: &crate::latency::Latency) -> Vec<String> {
     let response = latency.response;
     vec![
         response.count.to_string(),
-        significant(response.p50_ms),
-        significant(response.p90_ms),
-        significant(response.p99_ms),
-        significant(response.p999_ms),
-        significant(response.max_ms),
+        response.p50_ms.to_string(),
+        response.p90_ms.to_string(),
+        response.p99_ms.to_string(),
+        response.p999_ms.to_string(),
+        response.max_ms.to_string(),
         latency.late.map_or("-".into(), |late| late.to_string()),
     ]
 }
@@ -403,7 +446,7 @@ pub(crate) fn p99_at_loads_table(comparison: &Comparison) -> Table {
     };
     let mut headers = cells(["workers"]);
     headers.extend(loads.series.iter().map(|name| format!("{name} p99 ms")));
-    Table {
+    in_time_units(Table {
         title: "p99 response time at the loads every series measured".to_string(),
         headers,
         rows: loads
@@ -411,12 +454,12 @@ pub(crate) fn p99_at_loads_table(comparison: &Comparison) -> Table {
             .iter()
             .map(|(workers, p99)| {
                 std::iter::once(workers.to_string())
-                    .chain(p99.iter().map(|value| significant(*value)))
+                    .chain(p99.iter().map(|value| value.to_string()))
                     .collect()
             })
             .collect(),
         drop_first: Vec::new(),
-    }
+    })
 }
 
 /// A series' open-loop levels (`--rate`): each worker count at each rate asked, with what
@@ -448,7 +491,7 @@ pub(crate) fn open_loop_table(open: &OpenLoopSeries) -> Table {
         .collect();
     let mut headers = cells(["workers", "asked/s", "sent/s"]);
     headers.extend(response_headers());
-    Table {
+    in_time_units(Table {
         drop_first: vec!["count", "p90 ms", "late", "p99.9 ms", "max ms"],
         title: format!(
             "{}: at set rates, response time per statement from when it was due (!: the sessions fell behind)",
@@ -456,7 +499,7 @@ pub(crate) fn open_loop_table(open: &OpenLoopSeries) -> Table {
         ),
         headers,
         rows,
-    }
+    })
 }
 
 pub(crate) fn slo_table(analysis: &Analysis) -> Table {
@@ -485,11 +528,13 @@ pub(crate) fn slo_table(analysis: &Analysis) -> Table {
                 verdict
                     .workers
                     .map_or("-".into(), |workers| workers.to_string()),
-                verdict.value_ms.map_or("-".into(), significant),
+                verdict
+                    .value_ms
+                    .map_or("-".into(), |value| value.to_string()),
             ]
         })
         .collect();
-    Table {
+    in_time_units(Table {
         drop_first: vec!["unit"],
         title: format!(
             "Largest throughput within {} (+: kept at every level measured, a lower bound)",
@@ -497,7 +542,7 @@ pub(crate) fn slo_table(analysis: &Analysis) -> Table {
         ),
         headers: cells(["series", "throughput", "unit", "workers", "value ms"]),
         rows,
-    }
+    })
 }
 
 pub(crate) fn comparison_table(comparison: &Comparison) -> Table {
@@ -670,8 +715,7 @@ pub(crate) fn fits_notes(analysis: &Analysis) -> Vec<String> {
 fn fit_row(series: &str, model: &str, fit: &Fit, used: &str) -> Vec<String> {
     let with_ci = |value: f64, ci: Option<f64>, at_bound: bool, decimals: usize| match ci {
         _ if at_bound => "0 (bound)".to_string(),
-        Some(ci) => format!("{value:.decimals$} ± {ci:.decimals$}"),
-        None => format!("{value:.decimals$}"),
+        ci => crate::format::coefficient(value, ci, decimals),
     };
     let limit = match (fit.max_speedup, fit.peak_workers) {
         (Some(speedup), _) => format!("speedup <= {speedup:.0}x"),

@@ -114,7 +114,7 @@ pub fn job_size_help(unit: &str, default: &str) -> String {
 pub struct InnerLoopArgs {
     /// test_cpu_parallel's job size: millions of cpu iterations, or 50,000s of memory accesses.
     #[arg(long = "worker_inner_loop_size", value_name = "N",
-          value_parser = clap::value_parser!(u64).range(1..))]
+          value_parser = crate::values::parse_positive)]
     pub worker_inner_loop_size: Option<u64>,
 }
 

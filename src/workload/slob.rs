@@ -31,7 +31,7 @@ pub(crate) fn job_help() -> String {
 #[command(next_help_heading = "SLOB method (lio, pio, db)")]
 pub struct SlobArgs {
     /// Keys visited per statement (default 64).
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    #[arg(long, value_name = "N", value_parser = crate::values::parse_positive)]
     pub work_unit: Option<u64>,
 
     /// Share of statements that update the rows they visit (e.g. 20%).

@@ -134,7 +134,7 @@ pub struct DbArgs {
 
     /// Keys changed by each update statement (default: the work unit).
     #[arg(long, value_name = "N", help_heading = "db (SLOB/pgio method on a real database)",
-          value_parser = clap::value_parser!(u64).range(1..))]
+          value_parser = crate::values::parse_positive)]
     pub update_work_unit: Option<u64>,
 }
 

@@ -44,7 +44,7 @@ pub struct EngineArgs {
 
     /// Rows in the hot region (default 1% of the rows, at least one work unit).
     #[arg(long, value_name = "ROWS", requires = "hotspot",
-          value_parser = clap::value_parser!(u64).range(1..))]
+          value_parser = crate::values::parse_positive)]
     pub hotspot_rows: Option<u64>,
 
     /// Block size (default 8K).
