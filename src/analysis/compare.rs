@@ -196,6 +196,7 @@ fn versus(
         speed_crosses,
         similar_capacity: !censored && capacity_ratio.is_some_and(within),
         noise_margin: margin,
+        ratio_uncertainty: noise(series).hypot(noise(other)),
         common_load: censored.then(|| by_load.last().cloned()).flatten(),
         single_thread_ratio,
         capacity_ratio,

@@ -135,8 +135,10 @@ fn leader_versus(versus: &Versus, leader: &ComparisonRow, other: &ComparisonRow)
             "the two have similar capacity at saturation ({capacity:.2}x, within the noise){cores}"
         ),
         (false, false) => format!(
-            "{} has {capacity:.2}x the capacity of {} at saturation{cores}",
-            leader.name, other.name
+            "{} has {} the capacity of {} at saturation{cores}",
+            leader.name,
+            versus.shown(capacity),
+            other.name
         ),
         (true, false) => format!(
             "{} has at least {capacity:.2}x the capacity of {} at saturation ({} was still rising at its last level){at_common}{cores}",
@@ -199,7 +201,10 @@ fn speed_clause(versus: &Versus) -> String {
         (other, leader)
     };
     let factor = orient(reference);
-    let mut clause = format!("{faster} is {factor:.2}x faster per worker than {slower}{range}");
+    let mut clause = format!(
+        "{faster} is {} faster per worker than {slower}{range}",
+        versus.shown(factor)
+    );
     if let (Some(single), Some(_)) = (single, low) {
         clause.push_str(&format!(" ({:.2}x single-threaded)", orient(single)));
     }
@@ -219,7 +224,10 @@ fn speed_clause(versus: &Versus) -> String {
             } else {
                 "widens to"
             };
-            format!("; the gap {trend} {at_high:.2}x at high load ({span})")
+            format!(
+                "; the gap {trend} {} at high load ({span})",
+                versus.shown(at_high)
+            )
         });
     }
     clause

@@ -302,6 +302,17 @@ pub struct Versus {
     /// 2 x their combined jitter.
     #[serde(default)]
     pub noise_margin: f64,
+    /// The uncertainty of every ratio here, relative (0.03: ±3%): the two series' measured
+    /// level-to-level noise combined. A ratio r is quoted r ± r x this.
+    #[serde(default)]
+    pub ratio_uncertainty: f64,
+}
+
+impl Versus {
+    /// A ratio with its uncertainty, for people: "1.35x ± 0.05".
+    pub fn shown(&self, ratio: f64) -> String {
+        format!("{ratio:.2}x ± {:.2}", ratio * self.ratio_uncertainty)
+    }
 }
 
 /// Ratios at one worker count.

@@ -546,19 +546,32 @@ pub(crate) fn slo_table(analysis: &Analysis) -> Table {
 }
 
 pub(crate) fn comparison_table(comparison: &Comparison) -> Table {
-    let ratio = |value: Option<f64>| value.map_or("-".into(), |value| format!("{value:.2}x"));
-    let band = |band: Option<&BandRatio>| {
-        band.map_or("-".into(), |band| {
-            format!(
-                "{:.2}x ({}..{})",
-                band.speed_ratio, band.from_workers, band.to_workers
-            )
-        })
-    };
     let rows = comparison
         .rows
         .iter()
         .map(|row| {
+            // Each ratio with its uncertainty from the two series' measured noise; the
+            // baseline's own row is exact.
+            let exact = row.name == comparison.baseline;
+            let ratio = |value: Option<f64>| {
+                value.map_or("-".into(), |value| {
+                    if exact {
+                        format!("{value:.2}x")
+                    } else {
+                        row.versus.shown(value)
+                    }
+                })
+            };
+            let band = |band: Option<&BandRatio>| {
+                band.map_or("-".into(), |band| {
+                    format!(
+                        "{} ({}..{})",
+                        ratio(Some(band.speed_ratio)),
+                        band.from_workers,
+                        band.to_workers
+                    )
+                })
+            };
             // Only the estimated are ranked; the others show "-".
             let rank = comparison
                 .ranking
