@@ -1106,3 +1106,49 @@ fn two_database_engines_on_one_host_are_two_jobs() {
     assert_eq!(runs, [2, 1], "{hosts:?}");
     assert!(hosts[0]["host"].as_str().unwrap().contains("PostgreSQL"));
 }
+
+/// Series named after long file names (no --label) still give tables within 80 columns: the
+/// names are shown by a key ([1], [2]) under each table that needs it, the fits table
+/// included (it was 101 columns wide).
+#[test]
+fn long_series_names_keep_every_table_within_80_columns() {
+    let dir = tempfile::tempdir().unwrap();
+    let names = [
+        "the_database_server_in_the_second_rack_measured_last_tuesday",
+        "the_new_database_server_we_would_like_to_buy_next_quarter",
+    ];
+    for (name, anchor_file) in names.iter().zip([
+        "test_cpu_parallel_rust_RAC52.csv",
+        "test_cpu_parallel_rust_RAC55.csv",
+    ]) {
+        std::fs::copy(anchor(anchor_file), dir.path().join(format!("{name}.csv"))).unwrap();
+    }
+    let output = corescale()
+        .arg("report")
+        .args(names.map(|name| dir.path().join(format!("{name}.csv"))))
+        .assert()
+        .success();
+    let printed = String::from_utf8_lossy(&output.get_output().stdout).into_owned();
+    for line in printed.lines() {
+        assert!(
+            line.chars().count() <= 80,
+            "{} columns: {line}",
+            line.chars().count()
+        );
+    }
+    assert!(
+        printed.contains(&format!("  [1] {}", names[0])),
+        "{printed}"
+    );
+    assert!(
+        printed.contains(&format!("  [2] {}", names[1])),
+        "{printed}"
+    );
+    // The fits table keeps its coefficients, by the key.
+    assert!(
+        printed
+            .lines()
+            .any(|line| line.starts_with("[2]") && line.contains("Amdahl to knee")),
+        "{printed}"
+    );
+}

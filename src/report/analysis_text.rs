@@ -98,33 +98,90 @@ fn statement_latency(series: &crate::analysis::model::SeriesAnalysis) -> bool {
     })
 }
 
-/// The table without the columns it must drop, in its order, to fit the terminal.
+/// The table without the columns it must drop, in its order, to fit the terminal; long
+/// series names are first shown by a key ([1], [2]) under the table.
 fn fitted(table: &Table, wide: bool) -> String {
+    let too_wide = |text: &str| {
+        !wide
+            && text
+                .lines()
+                .any(|line| line.chars().count() > TERMINAL_COLUMNS)
+    };
+    let all = render_columns(table, &(0..table.headers.len()).collect::<Vec<_>>());
+    if !too_wide(&all) {
+        return all;
+    }
+    let (table, key) = abbreviated(table);
     let mut kept: Vec<usize> = (0..table.headers.len()).collect();
     let mut dropping = table.drop_first.iter();
-    loop {
-        let headers: Vec<&str> = kept
-            .iter()
-            .map(|&column| table.headers[column].as_str())
-            .collect();
-        let rows: Vec<Vec<String>> = table
-            .rows
-            .iter()
-            .map(|row| kept.iter().map(|&column| row[column].clone()).collect())
-            .collect();
-        let text = table::render(&headers, &rows);
-        if wide
-            || text
-                .lines()
-                .all(|line| line.chars().count() <= TERMINAL_COLUMNS)
-        {
-            return text;
-        }
+    let mut text = render_columns(&table, &kept);
+    while too_wide(&text) {
         let Some(next) = dropping.next() else {
-            return text;
+            break;
         };
         kept.retain(|&column| !same_column(&table.headers[column], next));
+        text = render_columns(&table, &kept);
     }
+    for line in key {
+        text.push_str(&wrap(&line, false));
+    }
+    text
+}
+
+fn render_columns(table: &Table, kept: &[usize]) -> String {
+    let headers: Vec<&str> = kept
+        .iter()
+        .map(|&column| table.headers[column].as_str())
+        .collect();
+    let rows: Vec<Vec<String>> = table
+        .rows
+        .iter()
+        .map(|row| kept.iter().map(|&column| row[column].clone()).collect())
+        .collect();
+    table::render(&headers, &rows)
+}
+
+/// Names longer than this are shown by a key in a table too wide for the terminal.
+const LONGEST_NAME: usize = 16;
+
+/// The table with its long series or host names (first column, and inside headers) replaced
+/// by [1], [2], ..., and the key's lines; the table as it was when none is long.
+fn abbreviated(table: &Table) -> (Table, Vec<String>) {
+    let mut names: Vec<String> = Vec::new();
+    for row in &table.rows {
+        if let Some(name) = row.first()
+            && name.chars().count() > LONGEST_NAME
+            && !names.contains(name)
+        {
+            names.push(name.clone());
+        }
+    }
+    // Longest first, so a name inside another is not replaced within it.
+    let mut by_length: Vec<(usize, &String)> = names.iter().enumerate().collect();
+    by_length.sort_by_key(|(_, name)| std::cmp::Reverse(name.len()));
+    let short = |text: &str| -> String {
+        let mut text = text.to_string();
+        for (index, name) in &by_length {
+            text = text.replace(name.as_str(), &format!("[{}]", index + 1));
+        }
+        text
+    };
+    let shortened = Table {
+        title: table.title.clone(),
+        headers: table.headers.iter().map(|header| short(header)).collect(),
+        rows: table
+            .rows
+            .iter()
+            .map(|row| row.iter().map(|cell| short(cell)).collect())
+            .collect(),
+        drop_first: table.drop_first.clone(),
+    };
+    let key = names
+        .iter()
+        .enumerate()
+        .map(|(index, name)| format!("  [{}] {name}", index + 1))
+        .collect();
+    (shortened, key)
 }
 
 fn list(title: &str, items: &[String], wide: bool) -> String {
