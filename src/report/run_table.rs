@@ -227,8 +227,22 @@ pub(crate) fn render(document: &RunDocument, wide: bool) -> String {
         let others = other_figures(document, &columns);
         columns.extend(others);
     }
+    // A database job's shape heads its table: engine, statements per round trip, loop.
+    let shape = document
+        .workload
+        .shape
+        .as_ref()
+        .map_or_else(String::new, |shape| {
+            format!(
+                "; {}, {} statement{} per round trip, {} loop",
+                shape.engine,
+                shape.pipeline_depth,
+                if shape.pipeline_depth == 1 { "" } else { "s" },
+                if shape.open_loop { "open" } else { "closed" }
+            )
+        });
     let mut out = format!(
-        "{} on {} ({} physical cores, {} logical CPUs){}\n",
+        "{} on {} ({} physical cores, {} logical CPUs{shape}){}\n",
         document.workload.kind.name(),
         document.host.label,
         document.host.topology.physical_cores,
