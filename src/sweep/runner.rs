@@ -31,7 +31,7 @@ use crate::host::sysfs::FsRoot;
 use crate::latency::{IntervalFigures, Latency, SessionLatency, interval_width, timeline_warnings};
 use crate::result::summary::job_variation;
 use crate::result::{Level, LevelSummary, RunMode, Sample};
-use crate::workload::{LevelTotals, ServerCounts, WorkerJob, Workload};
+use crate::workload::{LevelTotals, PaddedJob, ServerCounts, WorkerJob, Workload};
 
 /// An interval gets the server's counts when it is at least this many times as long as the
 /// server takes to publish them: within 10%, then.
@@ -639,7 +639,7 @@ fn run_worker(workload: &dyn Workload, context: WorkerContext<'_>) {
     let mut job = match workload.prepare(context.worker, context.workers, context.rate) {
         Ok(mut job) => {
             if let Some(window) = context.duration {
-                job.keep_intervals(context.interval, window);
+                job.job().keep_intervals(context.interval, window);
             }
             Some(job)
         }
@@ -665,7 +665,7 @@ fn run_worker(workload: &dyn Workload, context: WorkerContext<'_>) {
             // Sent home before the warm-up (a stop request, or a session that failed).
             return;
         }
-        if let Some(active) = job.as_deref_mut() {
+        if let Some(active) = job.as_mut().map(PaddedJob::job) {
             match timed_job(active, None, Some(warmup), None) {
                 Ok(_) => active.warmed_up(),
                 Err(error) => {
@@ -686,7 +686,7 @@ fn run_worker(workload: &dyn Workload, context: WorkerContext<'_>) {
         if context.finished.load(Ordering::SeqCst) {
             break;
         }
-        if let Some(active) = job.as_deref_mut() {
+        if let Some(active) = job.as_mut().map(PaddedJob::job) {
             let live = context.live_ops.map(|slot| (slot, level_ops));
             match timed_job(active, counters.as_mut(), context.duration, live) {
                 Ok(measured) => {
@@ -708,6 +708,7 @@ fn run_worker(workload: &dyn Workload, context: WorkerContext<'_>) {
         context.end.wait();
     }
     if let Some(mut job) = job {
+        let job = job.job();
         if let Some(latency) = job.latency() {
             note(WorkerNote::Latency(Box::new(latency)));
         }

@@ -4,7 +4,7 @@
 use anyhow::Result;
 use clap::Args;
 
-use crossbeam_utils::CachePadded;
+use crate::workload::PaddedJob;
 
 use super::{
     ArrayArgs, BuildContext, WorkerJob, Workload, WorkloadInfo, WorkloadKind, WorkloadOptions,
@@ -86,7 +86,7 @@ impl Workload for BandwidthWorkload {
         _worker: usize,
         _workers: usize,
         _rate: Option<f64>,
-    ) -> anyhow::Result<Box<dyn WorkerJob>> {
+    ) -> anyhow::Result<PaddedJob> {
         // Non-zero fills: a zero-filled Vec is lazily mapped by the kernel, and its page faults
         // would land in the first timed pass. One untimed pass then settles the arrays.
         let mut job = BandwidthJob {
@@ -97,7 +97,7 @@ impl Workload for BandwidthWorkload {
             cursor: 0,
         };
         triad(&mut job.a, &job.b, &job.c, SCALAR);
-        Ok(Box::new(CachePadded::new(job)))
+        Ok(PaddedJob::new(job))
     }
 }
 

@@ -4,7 +4,7 @@
 
 use std::hint::black_box;
 
-use crossbeam_utils::CachePadded;
+use crate::workload::PaddedJob;
 
 use clap::Args;
 
@@ -78,11 +78,11 @@ impl Workload for CpuWorkload {
         worker: usize,
         _workers: usize,
         _rate: Option<f64>,
-    ) -> anyhow::Result<Box<dyn WorkerJob>> {
-        Ok(Box::new(CachePadded::new(CpuJob {
+    ) -> anyhow::Result<PaddedJob> {
+        Ok(PaddedJob::new(CpuJob {
             iterations: self.job_iterations,
             seed: worker as u64 + 1,
-        })))
+        }))
     }
 }
 

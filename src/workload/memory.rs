@@ -4,7 +4,7 @@
 
 use anyhow::Result;
 
-use crossbeam_utils::CachePadded;
+use crate::workload::PaddedJob;
 
 use clap::Args;
 
@@ -104,7 +104,7 @@ impl Workload for MemoryWorkload {
         worker: usize,
         _workers: usize,
         _rate: Option<f64>,
-    ) -> anyhow::Result<Box<dyn WorkerJob>> {
+    ) -> anyhow::Result<PaddedJob> {
         let seed = worker as u64 + 1;
         let array = (0..self.array_words as u64)
             .map(|word| scramble(word ^ (seed << 40)))
@@ -116,7 +116,7 @@ impl Workload for MemoryWorkload {
         };
         // An untimed quarter job warms the TLB and caches the way every later job finds them.
         job.position = chase(&mut job.array, self.job_accesses / 4, job.position);
-        Ok(Box::new(CachePadded::new(job)))
+        Ok(PaddedJob::new(job))
     }
 }
 

@@ -318,12 +318,7 @@ pub trait Workload: Send + Sync {
     /// session) before any timing starts. Runs on the worker's own thread, after pinning;
     /// `workers` is the level's count, and `rate` an open loop's statements per second for
     /// the whole level (shared among them; None: closed loop).
-    fn prepare(
-        &self,
-        worker: usize,
-        workers: usize,
-        rate: Option<f64>,
-    ) -> Result<Box<dyn WorkerJob>>;
+    fn prepare(&self, worker: usize, workers: usize, rate: Option<f64>) -> Result<PaddedJob>;
 
     /// The open-loop rates (`--rate`) each worker count is measured at, in order; empty for
     /// a closed loop only. A share needs the closed-loop level measured just before it.
@@ -419,37 +414,30 @@ pub trait WorkerJob: Send {
 
 /// Workers' states sit in separate heap blocks; padding them to cache lines keeps one
 /// worker's writes from invalidating a line another worker reads.
-impl<T: WorkerJob> WorkerJob for CachePadded<T> {
-    fn run_job(&mut self) -> Result<u64> {
-        (**self).run_job()
+/// A worker's job on cache lines of its own (crossbeam's `CachePadded`), as `prepare` hands
+/// it to the runner. The runner reaches the job itself through [`PaddedJob::job`]: no
+/// method-by-method forwarding, in which a new `WorkerJob` method could be forgotten and fall
+/// back to its default without a word.
+pub struct PaddedJob(Box<dyn PaddedSlot>);
+
+/// What a padded job is to the runner: the one way to its job.
+trait PaddedSlot: Send {
+    fn job(&mut self) -> &mut dyn WorkerJob;
+}
+
+impl<T: WorkerJob + 'static> PaddedSlot for CachePadded<T> {
+    fn job(&mut self) -> &mut dyn WorkerJob {
+        &mut **self
+    }
+}
+
+impl PaddedJob {
+    pub fn new<T: WorkerJob + 'static>(job: T) -> Self {
+        Self(Box::new(CachePadded::new(job)))
     }
 
-    fn run_slice(&mut self) -> Result<u64> {
-        (**self).run_slice()
-    }
-
-    fn end_window(&mut self) -> Result<u64> {
-        (**self).end_window()
-    }
-
-    fn hand_in_counts(&mut self) -> Result<()> {
-        (**self).hand_in_counts()
-    }
-
-    fn window_started(&mut self, began: std::time::Instant) {
-        (**self).window_started(began)
-    }
-
-    fn warmed_up(&mut self) {
-        (**self).warmed_up()
-    }
-
-    fn keep_intervals(&mut self, width: std::time::Duration, window: std::time::Duration) {
-        (**self).keep_intervals(width, window)
-    }
-
-    fn latency(&mut self) -> Option<SessionLatency> {
-        (**self).latency()
+    pub fn job(&mut self) -> &mut dyn WorkerJob {
+        self.0.job()
     }
 }
 

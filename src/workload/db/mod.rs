@@ -23,14 +23,14 @@ pub(crate) mod tls;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use crate::workload::PaddedJob;
 use anyhow::{Context, Result, bail};
-use crossbeam_utils::CachePadded;
 
 use crate::workload::figures::level_figures;
 
 use super::{
-    JobShape, LevelFigures, LevelTotals, SessionConnection, Sessions, WorkerJob, Workload,
-    WorkloadInfo, WorkloadKind,
+    JobShape, LevelFigures, LevelTotals, SessionConnection, Sessions, Workload, WorkloadInfo,
+    WorkloadKind,
 };
 use crate::error::UsageError;
 use crate::error::locked;
@@ -212,12 +212,7 @@ impl Workload for DbWorkload {
         }
     }
 
-    fn prepare(
-        &self,
-        worker: usize,
-        workers: usize,
-        rate: Option<f64>,
-    ) -> Result<Box<dyn WorkerJob>> {
+    fn prepare(&self, worker: usize, workers: usize, rate: Option<f64>) -> Result<PaddedJob> {
         let session = self.database.open_session()?;
         locked(&self.connections, "the sessions' connections")?.insert(worker, session.tls());
         let session = DbSessionJob::start(
@@ -232,7 +227,7 @@ impl Workload for DbWorkload {
             self.blocks,
             Arc::clone(&self.sessions),
         )?;
-        Ok(Box::new(CachePadded::new(session)))
+        Ok(PaddedJob::new(session))
     }
 
     fn server_counts(&self) -> Option<Result<crate::workload::ServerCounts>> {

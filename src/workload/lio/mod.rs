@@ -14,8 +14,8 @@ pub mod storage;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use crate::workload::PaddedJob;
 use anyhow::Result;
-use crossbeam_utils::CachePadded;
 use hdrhistogram::Histogram;
 
 use crate::workload::figures::level_figures;
@@ -193,12 +193,7 @@ impl Workload for LioWorkload {
         Ok(())
     }
 
-    fn prepare(
-        &self,
-        worker: usize,
-        _workers: usize,
-        _rate: Option<f64>,
-    ) -> Result<Box<dyn WorkerJob>> {
+    fn prepare(&self, worker: usize, _workers: usize, _rate: Option<f64>) -> Result<PaddedJob> {
         let engine = self.engine()?;
         let schemas = self.layout.schemas;
         let schema = if self.sessions.single_schema {
@@ -234,7 +229,7 @@ impl Workload for LioWorkload {
         session.totals = SessionTotals::default();
         session.latency.reset();
         session.responses = SessionLatency::closed("statement", None);
-        Ok(Box::new(CachePadded::new(session)))
+        Ok(PaddedJob::new(session))
     }
 
     fn default_duration(&self) -> Option<Duration> {
