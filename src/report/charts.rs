@@ -503,26 +503,10 @@ fn group_figures(
                 } else {
                     Vec::new()
                 },
-                hollow: series
-                    .levels
-                    .iter()
-                    .filter(|level| !level.disturbed.is_empty())
-                    .map(|level| level.workers as f64)
-                    .collect(),
+                hollow: hollow_of(series),
             })
             .collect::<Vec<Line>>();
-        let mut lines = lines;
-        if lines.iter().any(|line| !line.hollow.is_empty()) {
-            lines.push(Line {
-                label: "hollow: disturbed while measured, kept".to_string(),
-                color: 0,
-                points: Vec::new(),
-                style: LineStyle::DisturbedKey,
-                bars: Vec::new(),
-                hollow: Vec::new(),
-            });
-        }
-        lines
+        with_disturbed_key(lines)
     };
     let spread_note = if members
         .iter()
@@ -603,13 +587,13 @@ fn group_figures(
                     points,
                     style: LineStyle::Measured,
                     bars: Vec::new(),
-                    hollow: Vec::new(),
+                    hollow: hollow_of(series),
                 })
             })
             .collect::<Vec<Line>>()
     };
     let mut cache_figures = Vec::new();
-    let pio = cache_lines(|cache| cache.pio_per_s);
+    let pio = with_disturbed_key(cache_lines(|cache| cache.pio_per_s));
     if pio
         .iter()
         .any(|line| line.points.iter().any(|point| point.1 > 0.0))
@@ -622,7 +606,9 @@ fn group_figures(
             pio,
         ));
     }
-    let hits = cache_lines(|cache| cache.hit_ratio.map(|ratio| 100.0 * ratio));
+    let hits = with_disturbed_key(cache_lines(|cache| {
+        cache.hit_ratio.map(|ratio| 100.0 * ratio)
+    }));
     if !hits.is_empty() {
         let mut hit_figure = figure(
             "fig_hit_ratio",
@@ -663,6 +649,31 @@ fn group_figures(
     figures
 }
 
+/// The worker counts of a series' kept disturbed levels, drawn hollow.
+fn hollow_of(series: &SeriesAnalysis) -> Vec<f64> {
+    series
+        .levels
+        .iter()
+        .filter(|level| !level.disturbed.is_empty())
+        .map(|level| level.workers as f64)
+        .collect()
+}
+
+/// The lines, with the legend's key to hollow markers when any line has some.
+fn with_disturbed_key(mut lines: Vec<Line>) -> Vec<Line> {
+    if lines.iter().any(|line| !line.hollow.is_empty()) {
+        lines.push(Line {
+            label: "hollow: disturbed while measured, kept".to_string(),
+            color: 0,
+            points: Vec::new(),
+            style: LineStyle::DisturbedKey,
+            bars: Vec::new(),
+            hollow: Vec::new(),
+        });
+    }
+    lines
+}
+
 /// A group's figure from its slug, title, caption, y label and lines.
 type MakeFigure<'a> = dyn Fn(&str, String, String, String, Vec<Line>) -> Figure + 'a;
 
@@ -693,10 +704,11 @@ fn latency_figure(members: &[(usize, &SeriesAnalysis)], figure: &MakeFigure) -> 
                     .collect(),
                 style,
                 bars: Vec::new(),
-                hollow: Vec::new(),
+                hollow: hollow_of(series),
             });
         }
     }
+    let lines = with_disturbed_key(lines);
     (!lines.is_empty()).then(|| {
         figure(
             "fig_latency",
