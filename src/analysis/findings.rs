@@ -261,6 +261,9 @@ fn scaling_sentence(series: &SeriesAnalysis) -> String {
                 workers_text(knee.workers),
             )
         }
+        None if series.levels.len() == 1 => {
+            format!("{name} has one level only: no knee, speedup or fit can be measured")
+        }
         None => format!(
             "{name} shows no clear knee over {} levels",
             series.levels.len()
@@ -374,7 +377,12 @@ pub(crate) fn series_warnings(series: &SeriesAnalysis) -> Vec<String> {
             series.levels.len()
         ));
     }
-    if series.speedup_base != 1 {
+    if series.levels.len() == 1 && series.speedup_base != 1 {
+        warnings.push(format!(
+            "one level of {} workers only: its speedup is not measured (\"-\"), as nothing was measured to compare it with; measure 1 worker too",
+            series.speedup_base
+        ));
+    } else if series.speedup_base != 1 {
         warnings.push(format!(
             "no 1-worker level: speedup assumes linear scaling up to {} workers",
             series.speedup_base

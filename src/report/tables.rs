@@ -277,6 +277,8 @@ pub(crate) fn levels_table(series: &SeriesAnalysis) -> Table {
         Measure::JobTime => "jobs/min/worker".to_string(),
         Measure::Rate { unit } => format!("{unit} per worker"),
     };
+    // A lone level of several workers has no measured speedup: "-", its warning says why.
+    let lone = series.levels.len() == 1 && series.speedup_base != 1;
     let rows = series
         .levels
         .iter()
@@ -286,8 +288,16 @@ pub(crate) fn levels_table(series: &SeriesAnalysis) -> Table {
                 significant(level.raw),
                 significant(level.speed),
                 significant(level.capacity),
-                format!("{:.2}", level.speedup),
-                percent(level.efficiency),
+                if lone {
+                    "-".to_string()
+                } else {
+                    format!("{:.2}", level.speedup)
+                },
+                if lone {
+                    "-".to_string()
+                } else {
+                    percent(level.efficiency)
+                },
                 level
                     .cv
                     .map_or("-".into(), |cv| format!("{:.1}%", 100.0 * cv)),
