@@ -1,0 +1,159 @@
+//! Recording: each session's response times in an HdrHistogram of its own, allocated
+//! before the timed window, merged after it; percentiles read from it.
+
+use std::time::Duration;
+
+use hdrhistogram::Histogram;
+use serde::{Deserialize, Serialize};
+
+/// The longest response a histogram holds; longer ones are counted as this.
+const LONGEST_NS: u64 = 3_600_000_000_000;
+
+/// Response times in nanoseconds, 3 significant digits from 1 ns to an hour. Allocated
+/// once, before the timed window: recording never allocates.
+#[derive(Debug, Clone)]
+pub struct ResponseTimes(Histogram<u64>);
+
+impl Default for ResponseTimes {
+    fn default() -> Self {
+        Self(Histogram::new_with_bounds(1, LONGEST_NS, 3).expect("valid histogram bounds"))
+    }
+}
+
+impl ResponseTimes {
+    /// 2 significant digits: for the many histograms of a timeline.
+    pub fn coarse() -> Self {
+        Self(Histogram::new_with_bounds(1, LONGEST_NS, 2).expect("valid histogram bounds"))
+    }
+
+    #[inline]
+    pub fn record(&mut self, time: Duration) {
+        let ns = u64::try_from(time.as_nanos()).unwrap_or(LONGEST_NS);
+        self.0.saturating_record(ns.clamp(1, LONGEST_NS));
+    }
+
+    /// `count` responses of one time (a backlog's representative).
+    pub fn record_n(&mut self, time: Duration, count: u64) {
+        let ns = u64::try_from(time.as_nanos()).unwrap_or(LONGEST_NS);
+        self.0.saturating_record_n(ns.clamp(1, LONGEST_NS), count);
+    }
+
+    pub fn merge(&mut self, other: &Self) {
+        // Same bounds on both sides: adding cannot fail.
+        let _ = self.0.add(&other.0);
+    }
+
+    pub fn count(&self) -> u64 {
+        self.0.len()
+    }
+
+    /// The figures of these times, in milliseconds; None when nothing was recorded.
+    pub fn percentiles(&self) -> Option<Percentiles> {
+        if self.0.is_empty() {
+            return None;
+        }
+        let ms = |ns: u64| ns as f64 / 1e6;
+        let at = |quantile: f64| ms(self.0.value_at_quantile(quantile));
+        Some(Percentiles {
+            count: self.0.len(),
+            mean_ms: self.0.mean() / 1e6,
+            p50_ms: at(0.50),
+            p90_ms: at(0.90),
+            p95_ms: at(0.95),
+            p99_ms: at(0.99),
+            p999_ms: at(0.999),
+            max_ms: ms(self.0.max()),
+        })
+    }
+}
+
+/// A distribution of response times, in milliseconds.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct Percentiles {
+    pub count: u64,
+    pub mean_ms: f64,
+    pub p50_ms: f64,
+    pub p90_ms: f64,
+    pub p95_ms: f64,
+    pub p99_ms: f64,
+    pub p999_ms: f64,
+    pub max_ms: f64,
+}
+
+impl Percentiles {
+    /// Exact figures of a few values in seconds (job times), as a histogram would give them
+    /// to its resolution: nearest rank.
+    pub fn of_seconds(values: &[f64]) -> Option<Self> {
+        let mut sorted: Vec<f64> = values.iter().copied().filter(|v| v.is_finite()).collect();
+        if sorted.is_empty() {
+            return None;
+        }
+        sorted.sort_by(f64::total_cmp);
+        let rank = |quantile: f64| {
+            let index = (quantile * sorted.len() as f64).ceil() as usize;
+            1e3 * sorted[index.clamp(1, sorted.len()) - 1]
+        };
+        Some(Self {
+            count: sorted.len() as u64,
+            mean_ms: 1e3 * sorted.iter().sum::<f64>() / sorted.len() as f64,
+            p50_ms: rank(0.50),
+            p90_ms: rank(0.90),
+            p95_ms: rank(0.95),
+            p99_ms: rank(0.99),
+            p999_ms: rank(0.999),
+            max_ms: 1e3 * sorted[sorted.len() - 1],
+        })
+    }
+
+    /// The figure at a percentile this distribution carries (50, 90, 95, 99, 99.9, 100).
+    pub fn at(&self, percentile: Percentile) -> f64 {
+        match percentile {
+            Percentile::P50 => self.p50_ms,
+            Percentile::P90 => self.p90_ms,
+            Percentile::P95 => self.p95_ms,
+            Percentile::P99 => self.p99_ms,
+            Percentile::P999 => self.p999_ms,
+            Percentile::Max => self.max_ms,
+            Percentile::Mean => self.mean_ms,
+        }
+    }
+}
+
+/// The figures a latency objective can name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Percentile {
+    P50,
+    P90,
+    P95,
+    P99,
+    P999,
+    Max,
+    Mean,
+}
+
+impl Percentile {
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::P50 => "p50",
+            Self::P90 => "p90",
+            Self::P95 => "p95",
+            Self::P99 => "p99",
+            Self::P999 => "p99.9",
+            Self::Max => "max",
+            Self::Mean => "mean",
+        }
+    }
+
+    pub fn parse(text: &str) -> Option<Self> {
+        Some(match text.trim().to_ascii_lowercase().as_str() {
+            "p50" | "median" => Self::P50,
+            "p90" => Self::P90,
+            "p95" => Self::P95,
+            "p99" => Self::P99,
+            "p99.9" | "p999" => Self::P999,
+            "max" | "p100" => Self::Max,
+            "mean" | "avg" => Self::Mean,
+            _ => return None,
+        })
+    }
+}

@@ -1,0 +1,134 @@
+//! The values the command line gives the latency machinery: objectives (`p99<=5ms`), rate
+//! steps (`--rate 1000,50%`) and the arrivals' kind.
+
+use super::Percentile;
+use serde::{Deserialize, Serialize};
+
+/// A latency objective: a percentile at most a time (`p99<=5ms`).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Objective {
+    pub percentile: Percentile,
+    pub limit_ms: f64,
+}
+
+impl std::fmt::Display for Objective {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // As the user wrote it: 5 ms, 0.5 ms (to the nanosecond).
+        let limit = (self.limit_ms * 1e6).round() / 1e6;
+        write!(f, "{} <= {limit} ms", self.percentile.name())
+    }
+}
+
+impl std::str::FromStr for Objective {
+    type Err = String;
+
+    fn from_str(text: &str) -> Result<Self, Self::Err> {
+        let usage = || {
+            format!(
+                "'{text}' is not a latency objective: give a percentile, <= and a time, e.g. 'p99<=5ms' (p50, p90, p95, p99, p99.9, max, mean)"
+            )
+        };
+        let (name, limit) = text.split_once("<=").ok_or_else(usage)?;
+        let percentile = Percentile::parse(name).ok_or_else(usage)?;
+        let limit = humantime::parse_duration(&limit.trim().replace(' ', ""))
+            .map_err(|_| usage())?
+            .as_secs_f64()
+            * 1e3;
+        if limit <= 0.0 {
+            return Err(format!("'{text}': the limit must be above zero"));
+        }
+        Ok(Self {
+            percentile,
+            limit_ms: limit,
+        })
+    }
+}
+
+/// The longest a response time may be in a file: a day, in ms.
+pub const A_DAY_MS: f64 = 86_400_000.0;
+
+/// One step of `--rate`: statements per second for the whole level, or a share of the
+/// throughput the same run measured closed-loop at that worker count just before.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum OfferedRate {
+    PerSecond(f64),
+    /// A fraction (0.2 for 20%).
+    Share(f64),
+}
+
+/// A share as the user wrote it: "50%", "12.5%".
+pub fn share_text(share: f64) -> String {
+    let percent = 100.0 * share;
+    if (percent - percent.round()).abs() < 1e-9 {
+        format!("{percent:.0}%")
+    } else {
+        format!("{}%", crate::format::significant(percent))
+    }
+}
+
+/// The value of `--rate`: one rate or a list, each statements per second (`2000`, `2000/s`)
+/// or a share of the closed-loop throughput (`50%`).
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct RateSteps(pub Vec<OfferedRate>);
+
+/// The most steps `--rate` takes: each is a level per worker count.
+pub(super) const MOST_RATE_STEPS: usize = 50;
+
+impl std::str::FromStr for RateSteps {
+    type Err = String;
+
+    fn from_str(text: &str) -> Result<Self, Self::Err> {
+        let steps = text
+            .split(',')
+            .map(|part| {
+                let part = part.trim();
+                if let Some(percent) = part.strip_suffix('%') {
+                    return match percent.trim().parse::<f64>() {
+                        Ok(share) if share.is_finite() && (1.0..=1000.0).contains(&share) => {
+                            Ok(OfferedRate::Share(share / 100.0))
+                        }
+                        _ => Err(format!(
+                            "'{part}' is not a share of the closed-loop throughput: use 1% to 1000%, e.g. 50%"
+                        )),
+                    };
+                }
+                match part.trim_end_matches("/s").parse::<f64>() {
+                    Ok(rate) if rate.is_finite() && (0.01..=1e7).contains(&rate) => {
+                        Ok(OfferedRate::PerSecond(rate))
+                    }
+                    _ => Err(format!(
+                        "'{part}' is not a rate: give statements per second for the whole level (0.01 to 10000000, e.g. 2000), a list (1000,2000,5000) or shares of the closed-loop throughput (50%,90%)"
+                    )),
+                }
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        if steps.len() > MOST_RATE_STEPS {
+            return Err(format!(
+                "{} rates is too many: at most {MOST_RATE_STEPS}, each a level at every worker count",
+                steps.len()
+            ));
+        }
+        if let Some((index, _)) = steps
+            .iter()
+            .enumerate()
+            .find(|(index, step)| steps[..*index].contains(step))
+        {
+            return Err(format!(
+                "'{}' is given twice in --rate: list each rate once",
+                text.split(',').nth(index).unwrap_or(text).trim()
+            ));
+        }
+        Ok(Self(steps))
+    }
+}
+
+/// How statements are spaced in an open loop.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "snake_case")]
+pub enum Arrivals {
+    /// Evenly, sessions offset from each other.
+    Uniform,
+    /// At random, as independent users arrive (exponential gaps).
+    Poisson,
+}
