@@ -10,21 +10,20 @@ use nix::unistd::Pid;
 
 use crate::cli::{RunArgs, SweepArgs};
 use crate::error::UsageError;
-use crate::format::{significant, workers_text};
+use crate::format::workers_text;
 use crate::host::counters::CounterStatus;
 use crate::host::interference;
 use crate::host::memory_limit;
 use crate::host::pinning::{self, Pin};
 use crate::host::sysfs::FsRoot;
 use crate::host::{HostInfo, Topology};
-use crate::latency::OfferedRate;
 use crate::report::run_table;
-use crate::result::summary::summarize_document;
 use crate::result::writer::{Output, OutputLocks, write_all, write_stdout};
-use crate::result::{Level, RunDocument, RunSettings, SCHEMA, Tool};
+use crate::result::{RunDocument, RunSettings, SCHEMA, Tool};
+use crate::sweep::levels::{SweepObserver, level_steps, run_sweep};
 use crate::sweep::plan::{LoadLevels, SweepSpec, plan};
 use crate::sweep::progress::Progress;
-use crate::sweep::runner::{LevelSettings, measure_level};
+use crate::sweep::runner::LevelSettings;
 use crate::sweep::stop;
 use crate::workload::{BuildContext, WorkloadInfo};
 
@@ -103,86 +102,23 @@ pub fn execute(run: &RunArgs, command_line: Vec<String>) -> Result<RunEnd> {
         args.quiet,
         args.report_interval,
     );
-    // Statements per second of the closed-loop level just measured, for `--rate 50%` steps.
-    let mut closed_rate: Option<(usize, f64)> = None;
-    for (index, step) in steps.iter().enumerate() {
-        // Stopped during setup, the pre-flight or the previous level.
-        if stop::stop_requested() {
-            break;
-        }
-        let workers = step.workers;
-        let rate = step.rate_per_s(closed_rate);
-        let at = rate
-            .as_ref()
-            .ok()
-            .copied()
-            .flatten()
-            .map(|rate| format!("{}/s", significant(rate)));
-        let label = match &at {
-            Some(at) => format!("{} at {at}", workers_text(workers)),
-            None => workers_text(workers),
-        };
-        progress.level(index, steps.len(), workers, at.as_deref());
-        let placement = pinning::placement(&document.host.topology, args.pin, workers);
-        // A share with no closed-loop rate to take it of ends the run as a failed level does.
-        let measured = rate.and_then(|rate| {
-            measure_level(
-                workload.as_ref(),
-                workers,
-                rate,
-                &placement,
-                &settings,
-                &progress,
-            )
-        });
-        let mut outcome = match measured {
-            Ok(Some(outcome)) => outcome,
-            // Stopped while the level's sessions prepared: nothing was measured.
-            Ok(None) => break,
-            Err(error) => {
-                // Keep every level measured so far, and say why the run ended.
-                progress.finish();
-                document.stop_reason = Some(format!("failed at {label}: {error:#}"));
-                document.updated_at = Utc::now();
-                write_all(&outputs, &document)?;
-                write_stdout(&outputs, &document)?;
-                return Err(error.context(format!("measuring {label}")));
-            }
-        };
-        match step.offered {
-            None => closed_rate = outcome.level.response_rate().map(|rate| (workers, rate)),
-            Some(OfferedRate::Share(share)) => {
-                if let Some(figures) = outcome
-                    .level
-                    .latency
-                    .as_mut()
-                    .and_then(|latency| latency.rate.as_mut())
-                {
-                    figures.share = Some(share);
-                }
-            }
-            Some(OfferedRate::PerSecond(_)) => {}
-        }
-        document.hw_counters = CounterStatus {
-            available: outcome.counter_problem.is_none(),
-            reason: outcome.counter_problem,
-        };
-        document.levels.push(outcome.level);
-        summarize_document(&mut document);
-        let level = document.levels.last().expect("pushed just now");
-        for problem in outcome
-            .pin_problems
-            .iter()
-            .chain(&level.warnings)
-            .chain(level_troubles(level, &settings).iter())
-        {
-            progress.note(&format!("corescale: warning: {label}: {problem}"));
-        }
-        document.updated_at = Utc::now();
-        if stop::stop_requested() {
-            break;
-        }
+    // The sweep runs the plan and hands each level, in the document, to the observer, which
+    // writes every output after every level.
+    let mut writer = WriteEachLevel { outputs: &outputs };
+    if let Err(error) = run_sweep(
+        workload.as_ref(),
+        &steps,
+        &settings,
+        args.pin,
+        &progress,
+        &mut document,
+        &mut writer,
+    ) {
+        // Keep every level measured so far; the document says why the run ended.
+        progress.finish();
         write_all(&outputs, &document)?;
+        write_stdout(&outputs, &document)?;
+        return Err(error);
     }
     // A stop before the plan ran out (or cut the last level short) leaves the run incomplete.
     if let Some((signal, _)) = stop::stopped_by() {
@@ -233,73 +169,15 @@ pub fn execute(run: &RunArgs, command_line: Vec<String>) -> Result<RunEnd> {
     })
 }
 
-/// One level of the run: a worker count, in a closed loop or at an offered rate.
-#[derive(Debug, Clone, Copy, PartialEq)]
-struct LevelStep {
-    workers: usize,
-    offered: Option<OfferedRate>,
+/// Writes every output after every level, so a run stopped or failed later keeps them.
+struct WriteEachLevel<'a> {
+    outputs: &'a [Output],
 }
 
-impl LevelStep {
-    /// The level's rate in statements per second (None: a closed loop). A share takes the
-    /// closed-loop level just measured at the same worker count (`closed_rate`: its workers
-    /// and statements per second).
-    fn rate_per_s(&self, closed_rate: Option<(usize, f64)>) -> Result<Option<f64>> {
-        match self.offered {
-            None => Ok(None),
-            Some(OfferedRate::PerSecond(rate)) => Ok(Some(rate)),
-            Some(OfferedRate::Share(share)) => match closed_rate {
-                Some((workers, rate)) if workers == self.workers && share * rate >= 0.01 => {
-                    Ok(Some(share * rate))
-                }
-                _ => anyhow::bail!(
-                    "no closed-loop rate to take {} of: the closed-loop level before it answered too few statements",
-                    crate::latency::share_text(share)
-                ),
-            },
-        }
+impl SweepObserver for WriteEachLevel<'_> {
+    fn level_done(&mut self, document: &RunDocument) -> Result<()> {
+        write_all(self.outputs, document)
     }
-}
-
-/// The levels in the order they run: each worker count closed-loop, or at each `--rate`
-/// step, after a closed-loop level when a step is a share of that level's throughput.
-fn level_steps(plan: &[usize], rates: &[OfferedRate]) -> Vec<LevelStep> {
-    let closed_first = rates.is_empty()
-        || rates
-            .iter()
-            .any(|rate| matches!(rate, OfferedRate::Share(_)));
-    plan.iter()
-        .flat_map(|&workers| {
-            let closed = closed_first.then_some(LevelStep {
-                workers,
-                offered: None,
-            });
-            closed
-                .into_iter()
-                .chain(rates.iter().map(move |&rate| LevelStep {
-                    workers,
-                    offered: Some(rate),
-                }))
-        })
-        .collect()
-}
-
-/// What the user must know about a level as soon as it ends: interference, missed precision.
-fn level_troubles(level: &Level, settings: &LevelSettings) -> Vec<String> {
-    let mut troubles = Vec::new();
-    let disturbances = level.disturbances();
-    if !disturbances.is_empty() {
-        troubles.push(format!("disturbed: {}", disturbances.join("; ")));
-    }
-    if level.precision_reached == Some(false) {
-        troubles.push(format!(
-            "precision target {:.1}% missed: CV {:.1}% after {} batches",
-            100.0 * settings.precision.unwrap_or_default(),
-            100.0 * level.summary.cv,
-            level.batches
-        ));
-    }
-    troubles
 }
 
 /// Looks at the host for a second before measuring: says when it is not idle, waits for it
@@ -496,43 +374,4 @@ fn check_pinning(topology: &Topology, pin: Pin, workers: usize) -> Result<()> {
         }
     }
     Ok(())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn rate_steps_follow_a_closed_level_when_they_are_shares() {
-        let step = |workers, offered| LevelStep { workers, offered };
-        assert_eq!(
-            level_steps(&[1, 2], &[]),
-            vec![step(1, None), step(2, None)]
-        );
-        let fixed = [OfferedRate::PerSecond(100.0), OfferedRate::PerSecond(200.0)];
-        assert_eq!(
-            level_steps(&[1, 2], &fixed),
-            vec![
-                step(1, Some(fixed[0])),
-                step(1, Some(fixed[1])),
-                step(2, Some(fixed[0])),
-                step(2, Some(fixed[1]))
-            ]
-        );
-        // A share takes the closed-loop rate just measured at its own worker count.
-        let half = step(4, Some(OfferedRate::Share(0.5)));
-        assert_eq!(half.rate_per_s(Some((4, 1000.0))).unwrap(), Some(500.0));
-        assert!(half.rate_per_s(Some((2, 1000.0))).is_err());
-        assert!(half.rate_per_s(None).is_err());
-        assert_eq!(step(4, None).rate_per_s(None).unwrap(), None);
-        let mixed = [OfferedRate::Share(0.5), OfferedRate::PerSecond(100.0)];
-        assert_eq!(
-            level_steps(&[4], &mixed),
-            vec![
-                step(4, None),
-                step(4, Some(mixed[0])),
-                step(4, Some(mixed[1]))
-            ]
-        );
-    }
 }

@@ -1,0 +1,274 @@
+//! The whole sweep: every level of the plan in order (each worker count closed-loop, or at
+//! each `--rate` step after the closed-loop level its share needs), each measured by the
+//! runner, summarised into the run's document and handed to an observer, which keeps it (the
+//! command writes the files); a stop request ends the sweep after the current level. The
+//! command only builds the plan and wires the observer.
+
+use anyhow::Result;
+use chrono::Utc;
+
+use super::progress::Progress;
+use super::runner::{LevelSettings, measure_level};
+use super::stop;
+use crate::format::{significant, workers_text};
+use crate::host::counters::CounterStatus;
+use crate::host::pinning::{self, Pin};
+use crate::latency::OfferedRate;
+use crate::result::summary::summarize_document;
+use crate::result::{Level, RunDocument};
+use crate::workload::Workload;
+
+/// One level of the run: a worker count, in a closed loop or at an offered rate.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) struct LevelStep {
+    pub workers: usize,
+    pub offered: Option<OfferedRate>,
+}
+
+impl LevelStep {
+    /// The level's rate in statements per second (None: a closed loop). A share takes the
+    /// closed-loop level just measured at the same worker count (`closed_rate`: its workers
+    /// and statements per second).
+    fn rate_per_s(&self, closed_rate: Option<(usize, f64)>) -> Result<Option<f64>> {
+        match self.offered {
+            None => Ok(None),
+            Some(OfferedRate::PerSecond(rate)) => Ok(Some(rate)),
+            Some(OfferedRate::Share(share)) => match closed_rate {
+                Some((workers, rate)) if workers == self.workers && share * rate >= 0.01 => {
+                    Ok(Some(share * rate))
+                }
+                _ => anyhow::bail!(
+                    "no closed-loop rate to take {} of: the closed-loop level before it answered too few statements",
+                    crate::latency::share_text(share)
+                ),
+            },
+        }
+    }
+}
+
+/// The levels in the order they run: each worker count closed-loop, or at each `--rate`
+/// step, after a closed-loop level when a step is a share of that level's throughput.
+pub(crate) fn level_steps(plan: &[usize], rates: &[OfferedRate]) -> Vec<LevelStep> {
+    let closed_first = rates.is_empty()
+        || rates
+            .iter()
+            .any(|rate| matches!(rate, OfferedRate::Share(_)));
+    plan.iter()
+        .flat_map(|&workers| {
+            let closed = closed_first.then_some(LevelStep {
+                workers,
+                offered: None,
+            });
+            closed
+                .into_iter()
+                .chain(rates.iter().map(move |&rate| LevelStep {
+                    workers,
+                    offered: Some(rate),
+                }))
+        })
+        .collect()
+}
+
+/// What the user must know about a level as soon as it ends: interference, missed precision.
+fn level_troubles(level: &Level, settings: &LevelSettings) -> Vec<String> {
+    let mut troubles = Vec::new();
+    let disturbances = level.disturbances();
+    if !disturbances.is_empty() {
+        troubles.push(format!("disturbed: {}", disturbances.join("; ")));
+    }
+    if level.precision_reached == Some(false) {
+        troubles.push(format!(
+            "precision target {:.1}% missed: CV {:.1}% after {} batches",
+            100.0 * settings.precision.unwrap_or_default(),
+            100.0 * level.summary.cv,
+            level.batches
+        ));
+    }
+    troubles
+}
+
+/// Who runs a sweep and keeps its levels.
+pub(crate) trait SweepObserver {
+    /// A level is measured and in the document, summarised with the others: keep it.
+    fn level_done(&mut self, document: &RunDocument) -> Result<()>;
+}
+
+/// Measures `steps` on `workload`, in order, adding each level to `document` and handing the
+/// document to `observer` after each. A failed level ends the sweep: the document's
+/// `stop_reason` says why, and the error names the level. A stop request ends it after the
+/// level under way, which is kept unless it was cut short.
+pub(crate) fn run_sweep(
+    workload: &dyn Workload,
+    steps: &[LevelStep],
+    settings: &LevelSettings,
+    pin: Pin,
+    progress: &Progress,
+    document: &mut RunDocument,
+    observer: &mut dyn SweepObserver,
+) -> Result<()> {
+    // Statements per second of the closed-loop level just measured, for `--rate 50%` steps.
+    let mut closed_rate: Option<(usize, f64)> = None;
+    for (index, step) in steps.iter().enumerate() {
+        // Stopped during setup, the pre-flight or the previous level.
+        if stop::stop_requested() {
+            break;
+        }
+        let workers = step.workers;
+        let rate = step.rate_per_s(closed_rate);
+        let at = rate
+            .as_ref()
+            .ok()
+            .copied()
+            .flatten()
+            .map(|rate| format!("{}/s", significant(rate)));
+        let label = match &at {
+            Some(at) => format!("{} at {at}", workers_text(workers)),
+            None => workers_text(workers),
+        };
+        progress.level(index, steps.len(), workers, at.as_deref());
+        let placement = pinning::placement(&document.host.topology, pin, workers);
+        // A share with no closed-loop rate to take it of ends the run as a failed level does.
+        let measured = rate.and_then(|rate| {
+            measure_level(workload, workers, rate, &placement, settings, progress)
+        });
+        let mut outcome = match measured {
+            Ok(Some(outcome)) => outcome,
+            // Stopped while the level's sessions prepared: nothing was measured.
+            Ok(None) => break,
+            Err(error) => {
+                document.stop_reason = Some(format!("failed at {label}: {error:#}"));
+                document.updated_at = Utc::now();
+                return Err(error.context(format!("measuring {label}")));
+            }
+        };
+        match step.offered {
+            None => closed_rate = outcome.level.response_rate().map(|rate| (workers, rate)),
+            Some(OfferedRate::Share(share)) => {
+                if let Some(figures) = outcome
+                    .level
+                    .latency
+                    .as_mut()
+                    .and_then(|latency| latency.rate.as_mut())
+                {
+                    figures.share = Some(share);
+                }
+            }
+            Some(OfferedRate::PerSecond(_)) => {}
+        }
+        document.hw_counters = CounterStatus {
+            available: outcome.counter_problem.is_none(),
+            reason: outcome.counter_problem,
+        };
+        document.levels.push(outcome.level);
+        summarize_document(document);
+        let level = document.levels.last().expect("pushed just now");
+        for problem in outcome
+            .pin_problems
+            .iter()
+            .chain(&level.warnings)
+            .chain(level_troubles(level, settings).iter())
+        {
+            progress.note(&format!("corescale: warning: {label}: {problem}"));
+        }
+        document.updated_at = Utc::now();
+        if stop::stop_requested() {
+            break;
+        }
+        observer.level_done(document)?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::result::RunMode;
+    use crate::workload::cpu::CpuWorkload;
+
+    /// Keeps what the sweep hands it: the worker counts of the document's levels each time.
+    #[derive(Default)]
+    struct Kept(Vec<Vec<usize>>);
+
+    impl SweepObserver for Kept {
+        fn level_done(&mut self, document: &RunDocument) -> Result<()> {
+            self.0
+                .push(document.levels.iter().map(|level| level.workers).collect());
+            Ok(())
+        }
+    }
+
+    /// A small sweep through the library, without the binary: two levels of the cpu
+    /// workload, each summarised into the document and handed to the observer in turn.
+    #[test]
+    fn a_sweep_runs_through_the_library() {
+        let workload = CpuWorkload::new(Some(2_000_000));
+        let mut document: RunDocument =
+            serde_json::from_str(include_str!("../../tests/fixtures/engines/pg.json")).unwrap();
+        document.levels.clear();
+        document.workload = workload.info();
+        document.settings.mode = RunMode::FixedWork;
+        document.settings.duration_s = None;
+        let settings = LevelSettings {
+            repeat: 2,
+            precision: None,
+            max_repeat: 2,
+            duration: None,
+            warmup: None,
+            interval: std::time::Duration::from_secs(1),
+        };
+        let steps = level_steps(&[1, 2], &[]);
+        let progress = Progress::new(4, true, None);
+        let mut kept = Kept::default();
+        run_sweep(
+            &workload,
+            &steps,
+            &settings,
+            Pin::None,
+            &progress,
+            &mut document,
+            &mut kept,
+        )
+        .unwrap();
+        assert_eq!(kept.0, vec![vec![1], vec![1, 2]]);
+        assert_eq!(document.levels.len(), 2);
+        for level in &document.levels {
+            assert_eq!(level.samples.len(), 2 * level.workers);
+            assert!(level.summary.speedup.is_some());
+        }
+        assert_eq!(document.levels[0].summary.speedup, Some(1.0));
+    }
+
+    #[test]
+    fn rate_steps_follow_a_closed_level_when_they_are_shares() {
+        let step = |workers, offered| LevelStep { workers, offered };
+        assert_eq!(
+            level_steps(&[1, 2], &[]),
+            vec![step(1, None), step(2, None)]
+        );
+        let fixed = [OfferedRate::PerSecond(100.0), OfferedRate::PerSecond(200.0)];
+        assert_eq!(
+            level_steps(&[1, 2], &fixed),
+            vec![
+                step(1, Some(fixed[0])),
+                step(1, Some(fixed[1])),
+                step(2, Some(fixed[0])),
+                step(2, Some(fixed[1]))
+            ]
+        );
+        // A share takes the closed-loop rate just measured at its own worker count.
+        let half = step(4, Some(OfferedRate::Share(0.5)));
+        assert_eq!(half.rate_per_s(Some((4, 1000.0))).unwrap(), Some(500.0));
+        assert!(half.rate_per_s(Some((2, 1000.0))).is_err());
+        assert!(half.rate_per_s(None).is_err());
+        assert_eq!(step(4, None).rate_per_s(None).unwrap(), None);
+        let mixed = [OfferedRate::Share(0.5), OfferedRate::PerSecond(100.0)];
+        assert_eq!(
+            level_steps(&[4], &mixed),
+            vec![
+                step(4, None),
+                step(4, Some(mixed[0])),
+                step(4, Some(mixed[1]))
+            ]
+        );
+    }
+}
