@@ -77,6 +77,11 @@ const ROWS: &str = "1024";
 const WORK_UNIT: u64 = 64;
 
 fn setup(url: &str) {
+    setup_of(url, ROWS);
+}
+
+/// Two tables of `scale` rows' worth each, set up afresh.
+fn setup_of(url: &str, scale: &str) {
     corescale()
         .args([
             "db",
@@ -86,7 +91,7 @@ fn setup(url: &str) {
             "--schemas",
             "2",
             "--scale",
-            ROWS,
+            scale,
         ])
         .assert()
         .success()
@@ -1027,25 +1032,7 @@ fn setup_warns_when_the_data_outgrows(url: &str, setting: &str) {
         line.contains(&format!("Raise {setting} to at least")),
         "{line}"
     );
-    // The killed setup's connection holds the setup lock until its server sees it closed,
-    // which on a busy host can be after the teardown asks: that teardown is refused.
-    let asked = std::time::Instant::now();
-    loop {
-        let output = corescale()
-            .args(["db", "teardown", "--target", url])
-            .output()
-            .unwrap();
-        if output.status.success() {
-            break;
-        }
-        let stderr = String::from_utf8_lossy(&output.stderr);
-        assert!(
-            stderr.contains("another `corescale db setup`")
-                && asked.elapsed() < Duration::from_secs(10),
-            "{stderr}"
-        );
-        std::thread::sleep(Duration::from_millis(100));
-    }
+    common::teardown_after_a_killed_setup(url);
 }
 
 on_each_server!(
@@ -1663,19 +1650,7 @@ fn random_arrivals_are_drawn_anew_from_a_recorded_seed() {
 /// database's block count agrees with the client's within 5%, and nothing is warned. A
 /// per-update count sampled once, on the fresh pages, made PostgreSQL's 0.88.
 fn fresh_tables_agree_with_updates(url: &str) {
-    corescale()
-        .args([
-            "db",
-            "setup",
-            "--target",
-            url,
-            "--schemas",
-            "2",
-            "--scale",
-            "16M",
-        ])
-        .assert()
-        .success();
+    setup_of(url, "16M");
     update_mix_agrees(url);
 }
 

@@ -413,23 +413,7 @@ fn a_killed_setup_is_torn_down(url: &str, objects: impl Fn() -> i64) {
     std::thread::sleep(std::time::Duration::from_millis(300));
     child.kill().unwrap();
     child.wait().unwrap();
-    // The killed setup's lock lasts until its server sees the connection closed.
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
-    loop {
-        let output = corescale()
-            .args(["db", "teardown", "--target", url])
-            .output()
-            .unwrap();
-        if output.status.success() {
-            break;
-        }
-        let stderr = String::from_utf8_lossy(&output.stderr);
-        assert!(
-            stderr.contains("another `corescale db setup`") && std::time::Instant::now() < deadline,
-            "{stderr}"
-        );
-        std::thread::sleep(std::time::Duration::from_millis(100));
-    }
+    common::teardown_after_a_killed_setup(url);
     assert_eq!(objects(), 0, "teardown left what the killed setup made");
 }
 

@@ -299,16 +299,7 @@ pub fn throttle_counts(root: &FsRoot) -> Option<ThrottleCounts> {
 mod tests {
     use super::*;
 
-    fn machine(files: &[(&str, &str)]) -> (tempfile::TempDir, FsRoot) {
-        let dir = tempfile::tempdir().unwrap();
-        for (path, text) in files {
-            let path = dir.path().join(path);
-            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-            std::fs::write(path, text).unwrap();
-        }
-        let root = FsRoot::new(dir.path());
-        (dir, root)
-    }
+    use crate::host::sysfs::fixture_tree as machine;
 
     #[test]
     fn a_v1_quota_of_half_a_cpu_gives_one_cpu() {

@@ -121,16 +121,7 @@ pub(crate) fn allocatable(root: &FsRoot, available_bytes: u64) -> Limit {
 mod tests {
     use super::*;
 
-    fn tree(files: &[(&str, &str)]) -> (tempfile::TempDir, FsRoot) {
-        let dir = tempfile::tempdir().unwrap();
-        for (path, text) in files {
-            let path = dir.path().join(path);
-            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-            std::fs::write(path, text).unwrap();
-        }
-        let root = FsRoot::new(dir.path());
-        (dir, root)
-    }
+    use crate::host::sysfs::fixture_tree as tree;
 
     #[test]
     fn cgroup_v2_limit_less_usage() {

@@ -9,6 +9,20 @@ pub struct FsRoot {
     root: PathBuf,
 }
 
+/// A machine tree of the given files (path below the root, text) in a temporary
+/// directory, for unit tests: the directory lives as long as the guard.
+#[cfg(test)]
+pub(crate) fn fixture_tree(files: &[(&str, &str)]) -> (tempfile::TempDir, FsRoot) {
+    let dir = tempfile::tempdir().unwrap();
+    for (path, text) in files {
+        let path = dir.path().join(path);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
+    }
+    let root = FsRoot::new(dir.path());
+    (dir, root)
+}
+
 impl FsRoot {
     pub fn new(root: impl Into<PathBuf>) -> Self {
         Self { root: root.into() }

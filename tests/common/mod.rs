@@ -488,3 +488,26 @@ pub fn write_fleet(dir: &Path, hosts: usize, step: f64) -> std::path::PathBuf {
     }
     fleet
 }
+
+/// `db teardown` after a setup that was killed: the killed setup's connection holds the setup
+/// lock until its server sees it closed, which on a busy host can be after the teardown
+/// asks; such a teardown is refused, and asked again (for 10 s at most).
+pub fn teardown_after_a_killed_setup(url: &str) {
+    let asked = Instant::now();
+    loop {
+        let output = corescale()
+            .args(["db", "teardown", "--target", url])
+            .output()
+            .unwrap();
+        if output.status.success() {
+            return;
+        }
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(
+            stderr.contains("another `corescale db setup`")
+                && asked.elapsed() < Duration::from_secs(10),
+            "{stderr}"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
