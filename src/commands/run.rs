@@ -55,7 +55,11 @@ pub fn execute(run: &RunArgs, command_line: Vec<String>) -> Result<RunEnd> {
     args.check()?;
     let host = HostInfo::read(&FsRoot::new("/"), args.label.clone())?;
     let levels = load_levels(args, &host.topology);
-    let plan = plan(&levels, &planning_topology(&host, &levels), args.force)?;
+    // Only the automatic plan brackets the CPUs given; a list is checked against the host's.
+    let plan = match levels {
+        LoadLevels::Auto => plan(&levels, &planning_topology(&host, &levels), args.force)?,
+        _ => plan(&levels, &host.topology, args.force)?,
+    };
     let outputs = args
         .outputs
         .iter()

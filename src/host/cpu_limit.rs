@@ -270,29 +270,49 @@ pub fn read(root: &FsRoot, logical: usize) -> Option<CpuLimit> {
     })
 }
 
-/// The throttling counters of this process's own cgroup (where its quota applies).
-pub fn throttle_counts(root: &FsRoot) -> Option<ThrottleCounts> {
+/// The throttling counters of the cgroups along this process's path that set a quota, each
+/// as its own `cpu.stat` counts them (the kernel counts throttling in the group whose quota
+/// ran out, which may be a parent's), in the order of the path from the process's own group.
+pub fn throttle_counts(root: &FsRoot) -> Option<Vec<ThrottleCounts>> {
     let group = cpu_group(root)?;
-    // The nearest group with a quota: the one whose cpu.stat counts its throttling.
-    let directory = group
+    let counts: Vec<ThrottleCounts> = group
         .directories
         .iter()
-        .find(|directory| quota_of(root, &group, directory).is_some())?;
-    let stat = root.read(&format!("{directory}/cpu.stat"))?;
-    let field = |name: &str| {
-        stat.lines().find_map(|line| {
-            let (key, value) = line.split_once(' ')?;
-            (key == name).then(|| value.trim().parse::<u64>().ok())?
+        .filter(|directory| quota_of(root, &group, directory).is_some())
+        .filter_map(|directory| {
+            let stat = root.read(&format!("{directory}/cpu.stat"))?;
+            let field = |name: &str| {
+                stat.lines().find_map(|line| {
+                    let (key, value) = line.split_once(' ')?;
+                    (key == name).then(|| value.trim().parse::<u64>().ok())?
+                })
+            };
+            Some(ThrottleCounts {
+                periods: field("nr_periods")?,
+                throttled_periods: field("nr_throttled")?,
+                throttled_s: match group.version {
+                    1 => field("throttled_time").unwrap_or(0) as f64 / 1e9,
+                    _ => field("throttled_usec").unwrap_or(0) as f64 / 1e6,
+                },
+            })
         })
-    };
-    Some(ThrottleCounts {
-        periods: field("nr_periods")?,
-        throttled_periods: field("nr_throttled")?,
-        throttled_s: match group.version {
-            1 => field("throttled_time").unwrap_or(0) as f64 / 1e9,
-            _ => field("throttled_usec").unwrap_or(0) as f64 / 1e6,
-        },
-    })
+        .collect();
+    (!counts.is_empty()).then_some(counts)
+}
+
+/// What the quotas throttled between two readings of [`throttle_counts`]: the group whose
+/// share of throttled periods was largest.
+pub fn throttled_between(
+    before: &[ThrottleCounts],
+    after: &[ThrottleCounts],
+) -> Option<ThrottleCounts> {
+    let share =
+        |counts: &ThrottleCounts| counts.throttled_periods as f64 / counts.periods.max(1) as f64;
+    before
+        .iter()
+        .zip(after)
+        .map(|(before, after)| before.since(after))
+        .max_by(|a, b| share(a).total_cmp(&share(b)))
 }
 
 #[cfg(test)]
@@ -323,8 +343,11 @@ mod tests {
         assert!(limit.limits(2));
         assert_eq!(limit.describe(), "the cgroup's CPU quota of 0.5 CPU");
         let counts = throttle_counts(&root).unwrap();
-        assert_eq!((counts.periods, counts.throttled_periods), (29, 16));
-        assert!((counts.throttled_s - 1.5).abs() < 1e-9);
+        assert_eq!(counts.len(), 1);
+        assert_eq!((counts[0].periods, counts[0].throttled_periods), (29, 16));
+        assert!((counts[0].throttled_s - 1.5).abs() < 1e-9);
+        let none = ThrottleCounts::default();
+        assert_eq!(throttled_between(&[none], &counts), Some(counts[0]));
     }
 
     #[test]
@@ -352,9 +375,11 @@ mod tests {
         assert_eq!(limit.quota_cpus, Some(2.5));
         assert_eq!(limit.cpuset_cpus, Some(2));
         assert_eq!(limit.effective_cpus, 2);
+        // The parent's quota throttled: its own cpu.stat counts it.
         let counts = throttle_counts(&root).unwrap();
-        assert_eq!(counts.throttled_periods, 4);
-        assert!((counts.throttled_s - 0.02).abs() < 1e-9);
+        assert_eq!(counts.len(), 1);
+        assert_eq!(counts[0].throttled_periods, 4);
+        assert!((counts[0].throttled_s - 0.02).abs() < 1e-9);
     }
 
     #[test]

@@ -260,7 +260,7 @@ pub fn measure_level(
                 runnable: run_queue.others,
                 throttle: throttle_before
                     .zip(cpu_limit::throttle_counts(&proc_root))
-                    .map(|(before, after)| before.since(&after)),
+                    .and_then(|(before, after)| cpu_limit::throttled_between(&before, &after)),
             });
         }
         let mut os = match (before, after) {
@@ -548,7 +548,8 @@ fn interference(level: &Level, load: &OtherLoad, workload: &dyn Workload) -> Int
         logical_cpus: load.host_cpus,
         throttle: load
             .throttle
-            .filter(|counts| counts.throttled_periods > 0)
+            // A period in a hundred is noise; more held the workers back.
+            .filter(|counts| counts.throttled_periods * 100 > counts.periods.max(1))
             .map(|counts| {
                 let limit = cpu_limit::read(&FsRoot::new("/"), load.host_cpus)
                     .map_or("the cgroup's CPU quota".to_string(), |limit| {

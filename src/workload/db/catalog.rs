@@ -90,6 +90,19 @@ pub(crate) fn identity_select(present: bool, cast: &str) -> String {
 /// setup. Only who may already drop or alter the object (its owner on PostgreSQL and Oracle,
 /// a user with ALTER on MariaDB) can write a comment, so a catalogue row cannot lend this mark
 /// to anyone else's object, whoever wrote the row.
+/// Whether `text` is a mark [`setup_mark`] wrote: `corescale setup <hex>-<hex>`. A row's mark
+/// of any other shape proves nothing: it could be the victim's own comment, copied.
+pub(crate) fn is_setup_mark(text: &str) -> bool {
+    text.strip_prefix("corescale setup ")
+        .and_then(|token| token.split_once('-'))
+        .is_some_and(|(time, process)| {
+            let hex = |part: &str| {
+                !part.is_empty() && part.len() <= 32 && part.bytes().all(|b| b.is_ascii_hexdigit())
+            };
+            hex(time) && hex(process)
+        })
+}
+
 pub(crate) fn setup_mark() -> String {
     let nanos = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
@@ -159,7 +172,9 @@ impl Identity {
             owner,
             mark,
             engine,
-            setup_window: started.zip(ended),
+            // A setup killed or failed before it recorded its end: teardown holds the setup
+            // lock, so no setup runs now and the window is open to the present.
+            setup_window: started.map(|started| (started, ended.unwrap_or_else(|| OPEN.into()))),
         })
     }
 
@@ -213,7 +228,8 @@ impl Verdict {
 /// alter it can write: ids, times and owners anyone can read and copy into a row.
 pub(crate) fn verdict(recorded: Option<&Identity>, current: Option<&Identity>) -> Verdict {
     let Some(recorded) = recorded.filter(|recorded| {
-        recorded.mark.is_some() && (recorded.object_id.is_some() || recorded.created.is_some())
+        recorded.mark.as_deref().is_some_and(is_setup_mark)
+            && (recorded.object_id.is_some() || recorded.created.is_some())
     }) else {
         return Verdict::Unrecorded;
     };
@@ -227,16 +243,21 @@ pub(crate) fn verdict(recorded: Option<&Identity>, current: Option<&Identity>) -
             current.namespace, recorded.namespace
         ));
     }
-    if recorded.engine.is_some() && current.engine != recorded.engine {
+    // Where the database names an engine (MariaDB), the row must record the same one: a row
+    // recording none does not switch the check off.
+    if (recorded.engine.is_some() || current.engine.is_some()) && current.engine != recorded.engine
+    {
         return Verdict::Changed(format!(
             "its engine is {}, setup created {}",
             shown(&current.engine),
             shown(&recorded.engine)
         ));
     }
-    let (mark, now, then) = match &recorded.object_id {
-        Some(_) => ("id", &current.object_id, &recorded.object_id),
-        None => ("creation time", &current.created, &recorded.created),
+    // Where the database shows the object's id, the row must record that id: a row recording
+    // none does not fall back to the creation time.
+    let (mark, now, then) = match (&recorded.object_id, &current.object_id) {
+        (None, None) => ("creation time", &current.created, &recorded.created),
+        _ => ("id", &current.object_id, &recorded.object_id),
     };
     if now != then {
         return Verdict::Changed(format!(
@@ -245,7 +266,10 @@ pub(crate) fn verdict(recorded: Option<&Identity>, current: Option<&Identity>) -
             shown(then)
         ));
     }
-    if recorded.object_id.is_none() && !created_during_setup(recorded) {
+    if recorded.object_id.is_none()
+        && current.object_id.is_none()
+        && !created_during_setup(recorded)
+    {
         return Verdict::Changed(format!(
             "its creation time {} is not strictly inside its setup's ({}): with no table id to tell, it may be another object (granting PROCESS lets teardown read table ids and be exact)",
             shown(&recorded.created),
@@ -276,10 +300,19 @@ pub(crate) fn verdict(recorded: Option<&Identity>, current: Option<&Identity>) -
     Verdict::Same
 }
 
+/// The end of a setup window that was never closed (the setup was killed or failed).
+const OPEN: &str = "open";
+
 /// Whether an object known by its creation time alone (whole seconds) was created strictly
 /// after its setup began and before it ended, by the same clock.
 fn created_during_setup(recorded: &Identity) -> bool {
-    let second = |text: &str| text.parse::<u64>().ok();
+    let second = |text: &str| {
+        if text == OPEN {
+            Some(u64::MAX)
+        } else {
+            text.parse::<u64>().ok()
+        }
+    };
     match (&recorded.created, &recorded.setup_window) {
         (Some(created), Some((started, ended))) => {
             match (second(created), second(started), second(ended)) {
@@ -585,6 +618,10 @@ fn setup_locked(
                 .map_err(|_| anyhow::anyhow!("a loader thread panicked"))??;
         }
         Ok(())
+    })
+    .inspect_err(|_| {
+        // The window closes on a failed setup too, so its tables are known by it.
+        let _ = database.end_setup(stamp);
     })?;
     database.end_setup(stamp)?;
     Ok(previous)
@@ -646,6 +683,54 @@ mod tests {
     }
 
     const MARK: &str = "corescale setup 1a2b-7";
+
+    #[test]
+    fn only_marks_of_setups_shape_prove_anything() {
+        assert!(is_setup_mark(MARK));
+        assert!(is_setup_mark(&setup_mark()));
+        for other in [
+            "orders archive",
+            "corescale setup ",
+            "corescale setup x-1",
+            "corescale setup 1a2b",
+        ] {
+            assert!(!is_setup_mark(other), "{other}");
+        }
+        // A row copying a user's own comment as its mark proves nothing.
+        let mut recorded = identity("public", Some("16385"), None, "alice");
+        recorded.mark = Some("orders archive".into());
+        assert_eq!(
+            verdict(Some(&recorded), Some(&recorded)),
+            Verdict::Unrecorded
+        );
+    }
+
+    #[test]
+    fn a_row_cannot_switch_mariadbs_checks_off() {
+        let mut current = identity("shop", Some("18"), Some("1700000005"), "x");
+        current.owner = None;
+        current.engine = Some("MyISAM".into());
+        // No engine recorded: still compared with the table's.
+        let mut forged = current.clone();
+        forged.engine = None;
+        forged.object_id = None;
+        forged.setup_window = Some(("1700000004".into(), "1700000006".into()));
+        assert!(matches!(
+            verdict(Some(&forged), Some(&current)),
+            Verdict::Changed(why) if why.contains("engine")
+        ));
+        // No id recorded where the server shows one: not the creation time instead.
+        current.engine = Some("InnoDB".into());
+        forged.engine = Some("InnoDB".into());
+        assert!(matches!(
+            verdict(Some(&forged), Some(&current)),
+            Verdict::Changed(why) if why.contains("id is 18")
+        ));
+        // A setup that never recorded its end (killed): its window is open to now.
+        current.object_id = None;
+        forged.setup_window = Some(("1700000004".into(), OPEN.into()));
+        assert_eq!(verdict(Some(&forged), Some(&current)), Verdict::Same);
+    }
 
     fn identity(namespace: &str, id: Option<&str>, created: Option<&str>, owner: &str) -> Identity {
         Identity {
