@@ -337,6 +337,26 @@ pub struct Owned {
 }
 
 impl Owned {
+    /// A row of `SELECT kind, name, state, parameters, <identity_select>`, read column by
+    /// column (`column(index)`, NULL as None): one decoding for every database.
+    pub(crate) fn from_columns(
+        mut column: impl FnMut(usize) -> Result<Option<String>>,
+    ) -> Result<Self> {
+        let mut text = |index: usize| column(index).map(Option::unwrap_or_default);
+        let (kind, name, state, parameters) = (text(0)?, text(1)?, text(2)?, text(3)?);
+        let mut identity = [const { None }; IDENTITY_COLUMNS.len()];
+        for (offset, slot) in identity.iter_mut().enumerate() {
+            *slot = column(4 + offset)?;
+        }
+        Ok(Owned {
+            kind: ObjectKind::parse(&kind),
+            name,
+            state,
+            parameters,
+            identity: Identity::from_columns(identity),
+        })
+    }
+
     /// Whether the row names an object of a shape corescale creates. A row that does not is
     /// never dropped: whoever can write the catalogue must not steer teardown elsewhere.
     /// corescale's names are all lower case, or all upper case where the database folds

@@ -418,18 +418,7 @@ impl Database for MySql {
                         })
                         .map(Option::flatten)
                 };
-                let text = |index: usize| column(index).map(Option::unwrap_or_default);
-                let mut identity = [const { None }; IDENTITY_COLUMNS.len()];
-                for (offset, slot) in identity.iter_mut().enumerate() {
-                    *slot = column(4 + offset)?;
-                }
-                Ok(Owned {
-                    kind: ObjectKind::parse(&text(0)?),
-                    name: text(1)?,
-                    state: text(2)?,
-                    parameters: text(3)?,
-                    identity: Identity::from_columns(identity),
-                })
+                Owned::from_columns(column)
             })
             .collect()
     }

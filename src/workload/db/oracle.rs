@@ -217,18 +217,7 @@ impl Database for Oracle {
                 row.get::<usize, Option<String>>(index)
                     .map_err(|error| describe(error, &self.target))
             };
-            let text = |index: usize| column(index).map(Option::unwrap_or_default);
-            let mut identity = [const { None }; IDENTITY_COLUMNS.len()];
-            for (offset, slot) in identity.iter_mut().enumerate() {
-                *slot = column(4 + offset)?;
-            }
-            owned.push(Owned {
-                kind: ObjectKind::parse(&text(0)?),
-                name: text(1)?,
-                state: text(2)?,
-                parameters: text(3)?,
-                identity: Identity::from_columns(identity),
-            });
+            owned.push(Owned::from_columns(column)?);
         }
         Ok(owned)
     }

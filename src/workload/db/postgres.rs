@@ -394,20 +394,9 @@ impl Database for Postgres {
                 )
             })
             .with_context(|| format!("reading corescale's catalogue {CATALOG_TABLE}"))?;
-        Ok(rows
-            .into_iter()
-            .map(|row| {
-                let mut columns = row.into_iter();
-                let mut next = || columns.next().flatten();
-                Owned {
-                    kind: ObjectKind::parse(&next().unwrap_or_default()),
-                    name: next().unwrap_or_default(),
-                    state: next().unwrap_or_default(),
-                    parameters: next().unwrap_or_default(),
-                    identity: Identity::from_columns(std::array::from_fn(|_| next())),
-                }
-            })
-            .collect())
+        rows.into_iter()
+            .map(|row| Owned::from_columns(|index| Ok(row.get(index).cloned().flatten())))
+            .collect()
     }
 
     fn create_catalogue(&self) -> Result<()> {
