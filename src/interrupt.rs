@@ -37,11 +37,6 @@ fn paths() -> std::sync::MutexGuard<'static, Vec<PathBuf>> {
         .unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
-/// Remembers a file to remove if the process is ended before its owner removes it.
-pub(crate) fn register(path: &Path) {
-    paths().push(path.to_path_buf());
-}
-
 /// Creates a file with `create` and registers the path it answers, under the lock that
 /// [`remove_all`] takes: a signal between the two cannot leave the file unknown.
 pub(crate) fn create_registered<T>(

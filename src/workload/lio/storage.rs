@@ -76,17 +76,24 @@ impl DataFile {
     pub fn create(directory: &Path, layout: &Layout, orders: &[KeyOrder]) -> Result<Self> {
         let (temporary, lock) = {
             let _creating = creating();
-            let temporary = tempfile::Builder::new()
-                .prefix(&format!("{PREFIX}{}-", std::process::id()))
-                .rand_bytes(RANDOM_CHARS)
-                .suffix(SUFFIX)
-                .tempfile_in(directory)
-                .with_context(|| {
-                    format!(
-                        "cannot create the pio data file in '{}': choose a writable --data-dir",
-                        directory.display()
-                    )
-                })?;
+            // Registered as it is created, as report's files are: a second signal between
+            // the two could otherwise leave it behind.
+            let temporary = crate::interrupt::create_registered(
+                || {
+                    tempfile::Builder::new()
+                        .prefix(&format!("{PREFIX}{}-", std::process::id()))
+                        .rand_bytes(RANDOM_CHARS)
+                        .suffix(SUFFIX)
+                        .tempfile_in(directory)
+                },
+                |temporary| temporary.path(),
+            )
+            .with_context(|| {
+                format!(
+                    "cannot create the pio data file in '{}': choose a writable --data-dir",
+                    directory.display()
+                )
+            })?;
             let lock = temporary
                 .as_file()
                 .try_clone()
@@ -100,7 +107,6 @@ impl DataFile {
                 })?;
             (temporary, lock)
         };
-        crate::interrupt::register(temporary.path());
         if let Some(list) = LiveFiles::here() {
             list.add(&absolute(temporary.path()));
         }
