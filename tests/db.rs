@@ -236,27 +236,26 @@ fn update_mix_agrees(url: &str) {
     let (document, levels, _) = sweep(url, &["--update-pct", "20%"]);
     let description = document["workload"]["description"].as_str().unwrap();
     assert!(description.contains("per update"), "{description}");
-    for figures in &levels {
+    for (level, figures) in document["levels"].as_array().unwrap().iter().zip(&levels) {
         let agreement = number(figures, "db_lio_over_client_blocks");
+        // Autovacuum may come for the rows updated, in this database of the test's own; its
+        // reads are in the database's count, and the level says so.
+        let said = |text: &str| level["warnings"].to_string().contains(text);
+        let autovacuum = said("autovacuum ran");
         assert!(
-            (0.95..=1.05).contains(&agreement),
-            "db/client = {agreement} at 20% updates: {figures}"
+            (0.95..=1.05).contains(&agreement) || autovacuum,
+            "db/client = {agreement} at 20% updates: {figures} {}",
+            level["warnings"]
+        );
+        // The workload's own warnings (levels this short also say interference was not
+        // judged): none unless autovacuum explains the count.
+        assert!(
+            autovacuum || !(said("the blocks the client visited") || said("not a cached test")),
+            "no agreement warning: {level}"
         );
         assert!(number(figures, "blocks_per_update") > number(figures, "blocks_per_statement"));
         assert!(number(figures, "updates") > 0.0);
     }
-    // The workload's own warnings (levels this short also say interference was not judged).
-    let agreement_warned = document["levels"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .flat_map(|level| level["warnings"].as_array().cloned().unwrap_or_default())
-        .any(|warning| {
-            let warning = warning.as_str().unwrap_or_default();
-            warning.contains("the blocks the client visited")
-                || warning.contains("not a cached test")
-        });
-    assert!(!agreement_warned, "no agreement warning: {document}");
 }
 
 fn update_sweep_changes_rows(url: &str, total_scratch: &dyn Fn() -> i64) {
@@ -374,10 +373,10 @@ fn every_statement_is_counted_once(url: &str) {
     let (_, levels, _) = sweep(url, &["--update-pct", "30%", "--update-work-unit", "8"]);
     let counted = summed(&levels, "statements");
     // Sessions of levels 1 and 2 each run 50 warm-up selects; the run samples 16 selects and
-    // 16 updates with EXPLAIN ANALYZE, each update twice (the first clears the pages'
-    // visibility-map bits): 48 (7 more scans seen here). One lost batch would leave 32 scans
-    // uncounted.
-    let uncounted = (index_scans() - before) as f64 - counted - 3.0 * 50.0 - 3.0 * 16.0;
+    // 16 updates on each of the 2 tables with EXPLAIN ANALYZE, each update twice (the first
+    // clears the pages' visibility-map bits): 80 (7 more scans seen here). One lost batch
+    // would leave 32 scans uncounted.
+    let uncounted = (index_scans() - before) as f64 - counted - 3.0 * 50.0 - 5.0 * 16.0;
     assert!(
         (0.0..=20.0).contains(&uncounted),
         "the server ran {uncounted} index scans more than the client counted"
