@@ -5,10 +5,11 @@
 //! true):
 //!
 //! - leaves, which depend on nothing of corescale: `values` (command-line values), `stats`,
-//!   `format` (numbers and units in words), `redact` (passwords), `error`, `interrupt`;
-//! - `host` (topology, OS figures, interference) and `latency` (response-time histograms and
-//!   the open loop's pacing), then `workload` (each workload with its
-//!   options), then `result` (the versioned document, its summaries and writers);
+//!   `format` (numbers and units in words), `redact` (passwords), `error`, `interrupt`, `rng`;
+//! - `host` (topology, OS figures, interference), `latency` (response-time histograms and
+//!   the open loop's pacing) and `db` (reaching databases, their drivers and what setup
+//!   created), then `workload` (each workload with its options), then `result` (the
+//!   versioned document, its summaries and writers);
 //! - `sweep` runs workloads on the host and records results;
 //! - `analysis` reads results (`analysis::input`) into series and derives figures, fits and
 //!   findings (`model` holds the types; `study` puts the computations together);
@@ -58,6 +59,7 @@ macro_rules! println {
 pub mod analysis;
 pub mod cli;
 pub mod commands;
+pub mod db;
 pub mod error;
 pub(crate) mod format;
 pub mod host;
@@ -66,6 +68,7 @@ pub mod latency;
 pub mod redact;
 pub mod report;
 pub mod result;
+pub(crate) mod rng;
 pub mod stats;
 pub mod sweep;
 pub(crate) mod values;

@@ -5,11 +5,11 @@ use corescale::{eprint, eprintln};
 
 use corescale::cli::{self, Cli, Command};
 use corescale::commands::{self, run::RunEnd, run::STRICT_EXIT_CODE};
-use corescale::error::exit_code;
-use corescale::redact::{redact_misplaced, register_argument_secrets, register_variable_secrets};
-use corescale::workload::db::target::{
+use corescale::db::connect::target::{
     PASSWORD_VARIABLE, carries_password, hide_passwords_from_ps, redact, redact_argument,
 };
+use corescale::error::exit_code;
+use corescale::redact::{redact_misplaced, register_argument_secrets, register_variable_secrets};
 
 /// Environment variables whose value is a password: corescale's own and libpq's.
 const PASSWORD_VARIABLES: [&str; 2] = [PASSWORD_VARIABLE, "PGPASSWORD"];

@@ -4,21 +4,29 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
-const LEAVES: [&str; 6] = ["values", "stats", "format", "redact", "error", "interrupt"];
+const LEAVES: [&str; 7] = [
+    "values",
+    "stats",
+    "format",
+    "redact",
+    "error",
+    "interrupt",
+    "rng",
+];
 
 /// What each module may use besides the leaves.
 fn allowed(module: &str) -> Option<&'static [&'static str]> {
     Some(match module {
-        "values" | "stats" | "format" | "redact" | "error" | "interrupt" => &[],
-        "host" | "latency" => &[],
-        "workload" => &["host", "latency"],
+        "values" | "stats" | "format" | "redact" | "error" | "interrupt" | "rng" => &[],
+        "host" | "latency" | "db" => &[],
+        "workload" => &["host", "latency", "db"],
         "result" => &["host", "latency", "workload"],
         "sweep" => &["host", "latency", "workload", "result"],
         "analysis" => &["host", "latency", "result"],
         "report" => &["host", "latency", "result", "analysis"],
         "cli" => &["host", "latency", "workload", "sweep"],
         "commands" => &[
-            "host", "latency", "workload", "result", "sweep", "analysis", "report", "cli",
+            "host", "latency", "db", "workload", "result", "sweep", "analysis", "report", "cli",
         ],
         _ => return None,
     })
@@ -112,7 +120,30 @@ fn each_module_uses_only_the_layers_below_it() {
         }
         checked += 1;
     }
-    assert!(checked >= 14, "only {checked} modules found");
+    assert!(checked >= 16, "only {checked} modules found");
+}
+
+/// In the database layer each product's driver stands alone: no driver uses another's folder,
+/// and `connect` (URLs, settings, TLS) uses none of them; only the registry knows them all.
+#[test]
+fn database_products_use_only_the_shared_parts() {
+    let db = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/db");
+    let products = ["postgres", "mysql", "oracle"];
+    let mut checked = 0;
+    for part in products.iter().chain(&["connect"]) {
+        for file in sources(&db.join(part)) {
+            let text = std::fs::read_to_string(&file).unwrap();
+            for used in used(&text, "crate::db::") {
+                assert!(
+                    used == *part || !products.contains(&used.as_str()),
+                    "{} uses crate::db::{used}: products share only connect, driver and catalog",
+                    file.display()
+                );
+            }
+            checked += 1;
+        }
+    }
+    assert!(checked >= 10, "only {checked} files found");
 }
 
 #[test]

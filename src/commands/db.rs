@@ -4,9 +4,9 @@ use anyhow::{Context, Result};
 use indicatif::{ProgressBar, ProgressStyle};
 
 use crate::cli::DbCommand;
+use crate::db::catalog::{self, Teardown};
+use crate::db::registry::connect;
 use crate::workload::db::args::DEFAULT_SETUP_ROWS;
-use crate::workload::db::catalog::{self, Teardown};
-use crate::workload::db::connect;
 
 pub fn execute(command: &DbCommand) -> Result<()> {
     match command {

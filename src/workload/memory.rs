@@ -8,11 +8,11 @@ use crate::workload::PaddedJob;
 
 use clap::Args;
 
-use super::rng::scramble;
 use super::{
     ArrayArgs, BuildContext, InnerLoopArgs, WorkerJob, Workload, WorkloadInfo, WorkloadKind,
     WorkloadOptions,
 };
+use crate::rng::scramble;
 
 /// Accesses of one default job: about 1 s at the ~170 ns per access (DRAM plus TLB miss)
 /// measured on the KVM guest this was developed on.

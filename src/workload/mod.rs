@@ -9,7 +9,6 @@ pub mod db;
 pub mod figures;
 pub mod lio;
 pub(crate) mod memory;
-pub(crate) mod rng;
 pub(crate) mod slob;
 
 use std::time::Duration;

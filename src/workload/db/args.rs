@@ -6,8 +6,8 @@ use std::time::Duration;
 use anyhow::Result;
 use clap::Args;
 
-use super::target::Target;
 use super::{DbOptions, DbWorkload};
+use crate::db::connect::target::Target;
 use crate::error::UsageError;
 use crate::latency::{Arrivals, RateSteps};
 use crate::values::{Scale, parse_duration, parse_scale};
@@ -145,8 +145,8 @@ impl DbArgs {
         // as stalled; then the run ends, keeping the levels done.
         let answer_limit = context.duration.unwrap_or(DEFAULT_DURATION) + statement_margin();
         let target = self.target.open_with(Some(answer_limit))?;
-        let driver = super::registry::driver(target.product);
-        let product = target.product.name();
+        let driver = target.product;
+        let product = target.product.name;
         let pipeline = match self.pipeline {
             Some(depth) if depth as usize > driver.max_pipeline => {
                 return Err(UsageError::new(format!(

@@ -4,21 +4,7 @@
 //! own counters, read before and after every level, checked against the client's own count.
 
 pub(crate) mod args;
-pub(crate) mod catalog;
-pub(crate) mod driver;
-pub(crate) mod libpq;
-pub(crate) mod mycnf;
-pub(crate) mod mysql;
-#[cfg(feature = "oracle")]
-pub mod oracle;
-pub(crate) mod oracle_connect;
-pub(crate) mod pg_wire;
-pub(crate) mod postgres;
-pub(crate) mod registry;
 pub(crate) mod session;
-pub mod settings;
-pub mod target;
-pub(crate) mod tls;
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -32,16 +18,12 @@ use super::{
     JobShape, LevelFigures, LevelTotals, SessionConnection, Sessions, Workload, WorkloadInfo,
     WorkloadKind,
 };
+use crate::db::connect::{target::Target, tls};
+use crate::db::registry::connect;
+use crate::db::{Database, DbCounters, Maintenance};
 use crate::error::UsageError;
 use crate::error::locked;
-pub use driver::{
-    Answered, Database, DbCounters, DbSession, Maintenance, PREFIX, PlannedStatement,
-    PreparedStatements, loop_function, mean_of_samples, quote_backtick, quote_double, sample_keys,
-    sample_statement, table_name,
-};
-pub use registry::connect;
 use session::{BlocksPer, DbSessionJob, SessionTally};
-use target::Target;
 
 /// Share of logical reads read from storage above which a level is not a cached test.
 pub const NOT_CACHED_READS: f64 = 1e-4;
@@ -101,7 +83,7 @@ impl DbWorkload {
     /// the blocks one statement visits by the database's own instrumentation.
     fn on(database: Arc<dyn Database>, options: DbOptions) -> Result<Self> {
         let target = database.target().clone();
-        let (schemas, rows) = catalog::inventory(database.as_ref())?;
+        let (schemas, rows) = crate::db::catalog::inventory(database.as_ref())?;
         if schemas == 0 {
             bail!(
                 "no corescale tables in {target}: run `corescale db setup --target {target}` first"
@@ -441,8 +423,9 @@ impl DbFigures {
 
 #[cfg(test)]
 mod tests {
-    use super::catalog::{ObjectKind, Owned, READY, SetupRecord, Verdict};
     use super::*;
+    use crate::db::catalog::{ObjectKind, Owned, READY, SetupRecord, Verdict};
+    use crate::db::{DbSession, catalog, driver, table_name};
     use std::sync::atomic::{AtomicBool, Ordering};
 
     /// A database of two catalogued tables whose block counters advance by what the test

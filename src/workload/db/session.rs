@@ -7,10 +7,10 @@ use std::time::{Duration, Instant};
 
 use anyhow::Result;
 
-use super::driver::{Answered, DbSession, PlannedStatement};
 use super::{DbOptions, process_cpu_seconds};
+use crate::db::driver::{Answered, DbSession, PlannedStatement};
 use crate::latency::{Pacer, SessionLatency};
-use crate::workload::rng::SessionRng;
+use crate::rng::SessionRng;
 use crate::workload::{Sessions, WorkerJob};
 
 /// What one session counted over a level, by the client's own count.
@@ -348,7 +348,7 @@ mod tests {
     use super::*;
 
     /// A driver that records every statement and answers batches of `batch` statements as
-    /// `pg_wire` does (late, when pipelined); each statement visits its key range.
+    /// `db::postgres::wire` does (late, when pipelined); each statement visits its key range.
     struct Fake {
         sent: Arc<Mutex<Vec<PlannedStatement>>>,
         pending: Vec<PlannedStatement>,

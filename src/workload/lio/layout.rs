@@ -4,7 +4,7 @@
 //! Every schema owns a contiguous range of block addresses: its table blocks, then its index
 //! leaves, then each branch level up to a single root.
 
-use crate::workload::rng::permutation;
+use crate::rng::permutation;
 
 /// Block words (u64). Table block: [MAGIC_TABLE, key, scratch, filler...].
 /// Index block: [MAGIC_INDEX, entries, child or row address per entry...].

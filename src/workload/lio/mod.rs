@@ -23,7 +23,7 @@ use crate::workload::figures::level_figures;
 use super::{LevelFigures, LevelTotals, Sessions, WorkerJob, Workload, WorkloadInfo, WorkloadKind};
 use crate::error::locked;
 use crate::latency::SessionLatency;
-use crate::workload::rng::SessionRng;
+use crate::rng::SessionRng;
 use engine::{Engine, EngineOptions, SessionIo, StatementCounts};
 use latch::LatchStats;
 use storage::AlignedBlock;

@@ -451,7 +451,7 @@ fn without_end_comment(line: &str) -> &str {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::workload::db::settings::FakeSurroundings;
+    use crate::db::connect::settings::FakeSurroundings;
 
     fn resolved(url: &str, home: &Path) -> Result<ConnectSettings, UsageError> {
         resolve(url, &FakeSurroundings::new(home, &[]))

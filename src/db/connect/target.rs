@@ -6,9 +6,8 @@ use std::time::Duration;
 
 use anyhow::{Context, Result, bail};
 
-use super::settings::{
-    ConnectSettings, Endpoint, ProcessSurroundings, Secret, Setting, Source, Surroundings,
-};
+use super::settings::{ConnectSettings, Endpoint, ProcessSurroundings, Secret, Setting, Source};
+use crate::db::registry::{self, Product};
 use crate::error::UsageError;
 pub use crate::redact::{carries_password, hide_passwords_from_ps, redact, redact_argument};
 
@@ -19,72 +18,13 @@ pub const PASSWORD_VARIABLE: &str = "CORESCALE_DB_PASSWORD";
 /// `--connect-timeout`, the URL's `connect_timeout` or PGCONNECT_TIMEOUT say otherwise.
 pub const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 
-/// The database product a URL's scheme names; what its driver can do is the registry's.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Product {
-    PostgreSql,
-    MySql,
-    Oracle,
-}
-
-impl Product {
-    const ALL: [Product; 3] = [Product::PostgreSql, Product::MySql, Product::Oracle];
-
-    /// The product, for messages.
-    pub fn name(self) -> &'static str {
-        match self {
-            Product::PostgreSql => "PostgreSQL",
-            Product::MySql => "MySQL/MariaDB",
-            Product::Oracle => "Oracle",
-        }
-    }
-
-    /// URL schemes that name it.
-    fn schemes(self) -> &'static [&'static str] {
-        match self {
-            Product::PostgreSql => &["postgres", "postgresql"],
-            Product::MySql => &["mysql", "mariadb"],
-            Product::Oracle => &["oracle"],
-        }
-    }
-
-    fn of_scheme(scheme: &str) -> Option<Product> {
-        Self::ALL
-            .into_iter()
-            .find(|product| product.schemes().contains(&scheme))
-    }
-
-    /// "postgres://, postgresql://, ...", for messages.
-    fn all_schemes() -> String {
-        let schemes: Vec<String> = Self::ALL
-            .iter()
-            .flat_map(|product| product.schemes())
-            .map(|scheme| format!("{scheme}://"))
-            .collect();
-        schemes.join(", ")
-    }
-
-    /// Resolves a target's text into connection settings, as the product's own clients do.
-    fn resolve(
-        self,
-        text: &str,
-        surroundings: &dyn Surroundings,
-    ) -> Result<ConnectSettings, UsageError> {
-        match self {
-            Product::PostgreSql => super::libpq::resolve(text, surroundings),
-            Product::MySql => super::mycnf::resolve(text, surroundings),
-            Product::Oracle => super::oracle_connect::resolve(text, surroundings),
-        }
-    }
-}
-
 /// A target: the URL as given (shown with its password hidden) and the settings its driver
 /// resolved from it, the environment and the files DBAs keep. Its Display never shows the
 /// password.
 #[derive(Clone)]
 pub struct Target {
-    /// The product the URL's scheme names.
-    pub product: Product,
+    /// The product the URL's scheme names: its registry row.
+    pub product: &'static Product,
     /// The URL as given, its password hidden.
     shown: String,
     settings: ConnectSettings,
@@ -126,14 +66,14 @@ impl Target {
                 redact_argument(text)
             )));
         };
-        let Some(product) = Product::of_scheme(&scheme.to_ascii_lowercase()) else {
+        let Some(product) = registry::of_scheme(&scheme.to_ascii_lowercase()) else {
             return Err(UsageError::new(format!(
                 "--target scheme '{}' is not supported: use {}",
                 printable(scheme),
-                Product::all_schemes()
+                registry::all_schemes()
             )));
         };
-        let settings = product.resolve(text, &ProcessSurroundings)?;
+        let settings = (product.resolve)(text, &ProcessSurroundings)?;
         let connect_timeout = settings
             .connect_timeout
             .as_ref()
@@ -299,7 +239,7 @@ mod tests {
             "postgres://u@h/db?sslmode=require&password=***&x=1"
         );
         let target = Target::parse("mariadb://root:pw@127.0.0.1:3306/test").unwrap();
-        assert_eq!(target.product.name(), "MySQL/MariaDB");
+        assert_eq!(target.product.name, "MySQL/MariaDB");
         assert_eq!(target.to_string(), "mariadb://root:***@127.0.0.1:3306/test");
         assert_eq!(
             format!("{target:?}"),

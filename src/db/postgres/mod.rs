@@ -2,23 +2,25 @@
 //! filler), rows inserted in a random key order, a b-tree on the key. LIO is blks_hit plus
 //! blks_read of pg_stat_database (every block the statements got), PIO blks_read.
 
+pub(crate) mod wire;
+
 use std::sync::{Mutex, MutexGuard};
 
 use anyhow::{Context, Result, anyhow, bail};
 
-use super::catalog::{
+use crate::db::catalog::{
     CATALOG_TABLE, IDENTITY_COLUMNS, Identity, ObjectKind, Owned, PG_LOCK_KEY, READY, SetupRecord,
     SetupStamp, Verdict, identity_select, verdict,
 };
-use super::driver::ServerCheck;
-use super::pg_wire::{ServerError, WireSession};
-use super::target::Target;
-use super::{
+use crate::db::connect::target::Target;
+use crate::db::driver::ServerCheck;
+use crate::db::{
     Answered, Database, DbCounters, DbSession, Maintenance, PREFIX, PlannedStatement,
     loop_function, mean_of_samples, quote_double, sample_keys, sample_statement, table_name,
 };
 use crate::error::locked;
-use crate::workload::rng::permutation;
+use crate::rng::permutation;
+use wire::{ServerError, WireSession};
 
 const FILLER_BYTES: usize = 1000;
 const INSERT_BATCH: usize = 2000;
@@ -74,19 +76,6 @@ fn explain(error: anyhow::Error, target: &Target) -> anyhow::Error {
         Some(_) => anyhow!("{target}: {error:#}"),
         None => error,
     }
-}
-
-/// The first `parts` dot-separated numbers of a server's version text: "15" of "15.20
-/// (Debian 15.20-0+deb12u1)", "10.11" of "10.11.19-MariaDB-0+deb12u1" at 2.
-pub(crate) fn major_version(version: &str, parts: usize) -> String {
-    version
-        .split(|c: char| !(c.is_ascii_digit() || c == '.'))
-        .next()
-        .unwrap_or("")
-        .split('.')
-        .take(parts)
-        .collect::<Vec<_>>()
-        .join(".")
 }
 
 /// The schema setup creates in and teardown looks in: the first existing one of search_path.
@@ -353,7 +342,10 @@ impl Database for Postgres {
     fn engine(&self) -> Result<String> {
         let version: String =
             self.on_monitor(|monitor| monitor.query_value("SHOW server_version", &[]))?;
-        Ok(format!("PostgreSQL {}", major_version(&version, 1)))
+        Ok(format!(
+            "PostgreSQL {}",
+            crate::db::driver::major_version(&version, 1)
+        ))
     }
 
     fn unlock_setup(&self) -> Result<bool> {
@@ -752,7 +744,7 @@ fn loop_function_sql(schema: u64) -> String {
     )
 }
 
-/// A session on corescale's own protocol client, which can pipeline (see `pg_wire`).
+/// A session on corescale's own protocol client, which can pipeline (see `wire`).
 struct PostgresSession {
     wire: WireSession,
     target: Target,
@@ -771,7 +763,7 @@ impl PostgresSession {
 }
 
 impl DbSession for PostgresSession {
-    fn tls(&self) -> Option<super::tls::TlsFacts> {
+    fn tls(&self) -> Option<crate::db::connect::tls::TlsFacts> {
         self.wire.tls().cloned()
     }
 

@@ -10,20 +10,20 @@ use anyhow::{Context, Result, anyhow, bail};
 use mysql::prelude::Queryable;
 use mysql::{ClientIdentity, Conn, Opts, OptsBuilder, SslOpts, Statement};
 
-use super::catalog::{
+use crate::db::catalog::{
     CATALOG_TABLE, IDENTITY_COLUMNS, Identity, LOADING, LOCK_NAME, ObjectKind, Owned, READY,
     SetupRecord, SetupStamp, Verdict, drop_one_by_one, identity_select, verdict,
 };
-use super::driver::ServerCheck;
-use super::settings::{Endpoint, RootCertificates, Setting, TlsMode, TlsSettings};
-use super::target::{Target, within};
-use super::tls::{self, TlsFacts};
-use super::{
+use crate::db::connect::settings::{Endpoint, RootCertificates, Setting, TlsMode, TlsSettings};
+use crate::db::connect::target::{Target, within};
+use crate::db::connect::tls::{self, TlsFacts};
+use crate::db::driver::ServerCheck;
+use crate::db::{
     Database, DbCounters, DbSession, PREFIX, PreparedStatements, mean_of_samples, quote_backtick,
     sample_keys, table_name,
 };
 use crate::error::locked;
-use crate::workload::rng::permutation;
+use crate::rng::permutation;
 
 const FILLER_BYTES: usize = 7600;
 const INSERT_BATCH: usize = 500;
@@ -366,7 +366,7 @@ impl Database for MySql {
         };
         Ok(format!(
             "{product} {}",
-            super::postgres::major_version(&version, 2)
+            crate::db::driver::major_version(&version, 2)
         ))
     }
 

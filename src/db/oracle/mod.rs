@@ -9,18 +9,18 @@ use anyhow::{Result, anyhow, bail};
 use oracle::sql_type::OracleType;
 use oracle::{Connection, Statement};
 
-use super::catalog::{
+use crate::db::catalog::{
     CATALOG_TABLE, IDENTITY_COLUMNS, Identity, LOADING, LOCK_NAME, ObjectKind, Owned, READY,
     SetupRecord, SetupStamp, Verdict, identity_select, verdict,
 };
-use super::driver::ServerCheck;
-use super::target::{Target, within};
-use super::{
+use crate::db::connect::target::{Target, within};
+use crate::db::driver::ServerCheck;
+use crate::db::{
     Database, DbCounters, DbSession, PreparedStatements, mean_of_samples, quote_double,
     sample_keys, table_name,
 };
 use crate::error::locked;
-use crate::workload::rng::permutation;
+use crate::rng::permutation;
 
 const FILLER_BYTES: usize = 1000;
 const INSERT_BATCH: usize = 1000;
@@ -355,7 +355,7 @@ impl Database for Oracle {
             server,
             user,
             database,
-            tls: tcps.then(|| super::tls::TlsFacts {
+            tls: tcps.then(|| crate::db::connect::tls::TlsFacts {
                 protocol: "TCPS".to_string(),
                 cipher: String::new(),
             }),

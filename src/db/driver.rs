@@ -5,7 +5,7 @@
 use anyhow::{Result, bail};
 
 use super::catalog::{Owned, SetupRecord, SetupStamp, Verdict};
-use super::target::Target;
+use super::connect::target::Target;
 
 /// Every object corescale creates starts with this; teardown drops what its catalogue lists.
 pub const PREFIX: &str = "corescale_";
@@ -153,7 +153,7 @@ pub trait Database: Send + Sync {
     /// The product and its major version, as a job's shape names the engine: "PostgreSQL
     /// 15", "MariaDB 10.11".
     fn engine(&self) -> Result<String> {
-        Ok(self.target().product.name().to_string())
+        Ok(self.target().product.name.to_string())
     }
     /// What `db check` reports: the server, who corescale is there, its TLS, and whether the
     /// privileges `db setup` and `run db` need are held.
@@ -166,7 +166,7 @@ pub struct ServerCheck {
     pub server: String,
     pub user: String,
     pub database: String,
-    pub tls: Option<super::tls::TlsFacts>,
+    pub tls: Option<super::connect::tls::TlsFacts>,
     /// Each privilege `db setup` and `run db` need, and whether it is held.
     pub privileges: Vec<(String, bool)>,
 }
@@ -200,7 +200,7 @@ impl std::ops::AddAssign for Answered {
 /// One session. PostgreSQL sessions have their own backend process.
 pub trait DbSession: Send {
     /// Whether the session runs over TLS, and with what protocol and cipher.
-    fn tls(&self) -> Option<super::tls::TlsFacts> {
+    fn tls(&self) -> Option<super::connect::tls::TlsFacts> {
         None
     }
     /// Sums scratch over the key range in the server; returns the rows visited.
@@ -339,4 +339,17 @@ pub fn mean_of_samples(samples: &[f64], source: &str) -> Result<f64> {
         bail!("{source} reported no blocks for the sample statements");
     }
     Ok(mean)
+}
+
+/// The first `parts` dot-separated numbers of a server's version text: "15" of "15.20
+/// (Debian 15.20-0+deb12u1)", "10.11" of "10.11.19-MariaDB-0+deb12u1" at 2.
+pub(crate) fn major_version(version: &str, parts: usize) -> String {
+    version
+        .split(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .next()
+        .unwrap_or("")
+        .split('.')
+        .take(parts)
+        .collect::<Vec<_>>()
+        .join(".")
 }

@@ -425,7 +425,7 @@ fn passfile_fields(line: &str) -> Vec<(String, String)> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::workload::db::settings::FakeSurroundings;
+    use crate::db::connect::settings::FakeSurroundings;
     use std::os::unix::fs::PermissionsExt;
 
     fn fake(home: &Path, variables: &[(&'static str, &str)]) -> FakeSurroundings {

@@ -1,0 +1,21 @@
+//! The databases corescale loads, below the workloads that use them: how a target is reached
+//! (`connect`: URLs, libpq and MySQL settings, credential files, TLS), one driver per product
+//! (`postgres`, `mysql`, `oracle`) behind the `driver` traits, the `registry` row that names
+//! each product's schemes, settings and capabilities, and the `catalog` of what setup created
+//! (ownership, teardown). The `db` workload, and `db setup`, `check` and `teardown`, use it
+//! alike.
+
+pub mod catalog;
+pub mod connect;
+pub mod driver;
+pub(crate) mod mysql;
+#[cfg(feature = "oracle")]
+pub mod oracle;
+pub(crate) mod postgres;
+pub mod registry;
+
+pub use driver::{
+    Answered, Database, DbCounters, DbSession, Maintenance, PREFIX, PlannedStatement,
+    PreparedStatements, loop_function, mean_of_samples, quote_backtick, quote_double, sample_keys,
+    sample_statement, table_name,
+};

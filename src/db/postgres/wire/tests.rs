@@ -1,0 +1,436 @@
+//! The client against scripted server bytes: no server needed, every branch reachable.
+use std::io::Cursor;
+use std::sync::{Arc, Mutex};
+
+use super::*;
+
+/// Plays the server: answers from a script, records what the client sent.
+struct Scripted {
+    answers: Cursor<Vec<u8>>,
+    sent: Arc<Mutex<Vec<u8>>>,
+}
+
+impl Read for Scripted {
+    fn read(&mut self, buffer: &mut [u8]) -> std::io::Result<usize> {
+        self.answers.read(buffer)
+    }
+}
+
+impl Write for Scripted {
+    fn write(&mut self, buffer: &[u8]) -> std::io::Result<usize> {
+        self.sent.lock().unwrap().extend_from_slice(buffer);
+        Ok(buffer.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+/// One backend message: tag, length, body.
+fn message(tag: u8, body: &[u8]) -> Vec<u8> {
+    let mut bytes = vec![tag];
+    bytes.extend_from_slice(&(body.len() as i32 + 4).to_be_bytes());
+    bytes.extend_from_slice(body);
+    bytes
+}
+
+fn auth(code: i32, extra: &[u8]) -> Vec<u8> {
+    let mut body = code.to_be_bytes().to_vec();
+    body.extend_from_slice(extra);
+    message(b'R', &body)
+}
+
+fn ready() -> Vec<u8> {
+    message(b'Z', b"I")
+}
+
+fn key_data(pid: i32) -> Vec<u8> {
+    let mut body = pid.to_be_bytes().to_vec();
+    body.extend_from_slice(&7i32.to_be_bytes());
+    message(b'K', &body)
+}
+
+/// The server's greeting after trust authentication.
+fn greeting(pid: i32) -> Vec<u8> {
+    [auth(0, &[]), key_data(pid), ready()].concat()
+}
+
+fn error(code: &str, text: &str) -> Vec<u8> {
+    let body = format!("SERROR\0C{code}\0M{text}\0\0");
+    message(b'E', body.as_bytes())
+}
+
+fn complete(tag: &str) -> Vec<u8> {
+    message(b'C', format!("{tag}\0").as_bytes())
+}
+
+/// A row of columns, binary int8 or text; None is NULL.
+fn row(columns: &[Option<Vec<u8>>]) -> Vec<u8> {
+    let mut body = (columns.len() as i16).to_be_bytes().to_vec();
+    for column in columns {
+        match column {
+            Some(bytes) => {
+                body.extend_from_slice(&(bytes.len() as i32).to_be_bytes());
+                body.extend_from_slice(bytes);
+            }
+            None => body.extend_from_slice(&(-1i32).to_be_bytes()),
+        }
+    }
+    message(b'D', &body)
+}
+
+fn int8(value: i64) -> Option<Vec<u8>> {
+    Some(value.to_be_bytes().to_vec())
+}
+
+/// A select's answer in a pipelined batch: bind, row (sum, count), command complete.
+fn select_answer(count: i64) -> Vec<u8> {
+    [
+        message(b'2', &[]),
+        row(&[int8(0), int8(count)]),
+        complete("SELECT 1"),
+    ]
+    .concat()
+}
+
+fn target(url: &str) -> Target {
+    Target::parse(url).unwrap()
+}
+
+fn session(url: &str, script: Vec<u8>) -> (Result<WireSession<Scripted>>, Arc<Mutex<Vec<u8>>>) {
+    let sent = Arc::new(Mutex::new(Vec::new()));
+    let stream = Scripted {
+        answers: Cursor::new(script),
+        sent: Arc::clone(&sent),
+    };
+    (
+        WireSession::start(stream, &target(url), Transport::default()),
+        sent,
+    )
+}
+
+fn contains(haystack: &[u8], needle: &[u8]) -> bool {
+    haystack
+        .windows(needle.len())
+        .any(|window| window == needle)
+}
+
+#[test]
+fn the_server_version_is_read_at_startup() {
+    let status = message(
+        b'S',
+        b"server_version\x0015.4 (Debian 15.4-1.pgdg120+1)\x00",
+    );
+    let script = [auth(0, &[]), status, key_data(1), ready()].concat();
+    let (session, _) = session("postgres://u@db/x", script);
+    assert_eq!(session.unwrap().server_major(), Some(15));
+    for (text, major) in [("9.6.24", Some(9)), ("17devel", Some(17)), ("x", None)] {
+        assert_eq!(major_version(text), major, "{text}");
+    }
+}
+
+/// A server (or a man in the middle) that answers the first SCRAM message with "ok",
+/// skipping the proof that it knows the password, is refused; so is one that does the same
+/// after offering channel binding.
+#[test]
+fn an_unproven_scram_success_is_refused() {
+    let mechanisms = b"SCRAM-SHA-256\0\0";
+    let script = [auth(10, mechanisms), greeting(1)].concat();
+    let (outcome, _) = session("postgres://u:secret-pw@db/x", script);
+    let error = outcome.err().unwrap().to_string();
+    assert!(error.contains("before completing SCRAM"), "{error}");
+    assert!(!error.contains("secret-pw"), "{error}");
+    // Without a password method at all, channel_binding=require refuses "ok" outright.
+    let (outcome, _) = session("postgres://u@db/x?channel_binding=require", greeting(1));
+    let error = outcome.err().unwrap().to_string();
+    assert!(error.contains("without channel binding"), "{error}");
+}
+
+#[test]
+fn trust_authentication_learns_the_backend() {
+    let (session, sent) = session("postgres://alice@db/shop", greeting(4242));
+    let session = session.unwrap();
+    assert_eq!(session.backend_pid(), 4242);
+    assert_eq!(session.server_major(), None, "no server_version was sent");
+    let sent = sent.lock().unwrap();
+    assert!(contains(&sent, b"user\0alice\0"));
+    assert!(contains(&sent, b"database\0shop\0"));
+    assert!(contains(&sent, b"application_name\0corescale\0"));
+}
+
+#[test]
+fn md5_authentication_sends_the_salted_hash_never_the_password() {
+    let salt = [1, 2, 3, 4];
+    let script = [auth(5, &salt), greeting(1)].concat();
+    let (session, sent) = session("postgres://alice:s3cret@db/shop", script);
+    session.unwrap();
+    let expected = md5_hash(b"alice", b"s3cret", salt);
+    let sent = sent.lock().unwrap();
+    assert!(contains(&sent, expected.as_bytes()));
+    assert!(!contains(&sent, b"s3cret"));
+}
+
+#[test]
+fn a_password_request_without_a_password_names_the_ways_to_give_one() {
+    let (session, _) = session("postgres://alice@db/shop", auth(3, &[]));
+    let text = format!("{:#}", session.err().unwrap());
+    assert!(text.contains("CORESCALE_DB_PASSWORD"), "{text}");
+}
+
+#[test]
+fn a_refused_login_is_a_connect_failure_with_the_servers_words() {
+    let script = [
+        auth(5, &[0; 4]),
+        error("28P01", "password authentication failed"),
+    ]
+    .concat();
+    let (session, _) = session("postgres://alice:wrong@db/shop", script);
+    let text = format!("{:#}", session.err().unwrap());
+    assert!(
+        text.starts_with("cannot connect to postgres://alice:***@db/shop"),
+        "{text}"
+    );
+    assert!(
+        text.contains("password authentication failed (SQLSTATE 28P01)"),
+        "{text}"
+    );
+    assert!(!text.contains("wrong"), "{text}");
+}
+
+#[test]
+fn a_server_that_says_why_and_hangs_up_is_quoted() {
+    let script = [
+        auth(0, &[]),
+        error("3D000", "database \"shop\" does not exist"),
+    ]
+    .concat();
+    let (refused, _) = session("postgres://alice@db/shop", script);
+    let text = format!("{:#}", refused.err().unwrap());
+    assert_eq!(
+        text,
+        "cannot connect to postgres://alice@db/shop: database \"shop\" does not exist (SQLSTATE 3D000)"
+    );
+    // Mid-run, an administrator's shutdown keeps its SQLSTATE for the hints.
+    let answers = [
+        greeting(1),
+        message(b'1', &[]),
+        error(
+            "57P01",
+            "terminating connection due to administrator command",
+        ),
+    ]
+    .concat();
+    let (shut, _) = session("postgres://alice@db/shop", answers);
+    let error = shut.unwrap().submit(planned(0), 1).unwrap_err();
+    assert_eq!(error.downcast_ref::<ServerError>().unwrap().code, "57P01");
+    assert!(
+        format!("{error:#}").contains("closed the connection"),
+        "{error:#}"
+    );
+}
+
+#[test]
+fn a_server_that_hangs_up_during_the_handshake_is_named() {
+    let (session, _) = session("postgres://alice@db/shop", auth(0, &[]));
+    let text = format!("{:#}", session.err().unwrap());
+    assert!(
+        text.contains("closed the connection during the handshake"),
+        "{text}"
+    );
+}
+
+fn planned(first_key: u64) -> PlannedStatement {
+    PlannedStatement {
+        schema: 0,
+        update: false,
+        first_key,
+        last_key: first_key + 9,
+    }
+}
+
+#[test]
+fn a_pipelined_batch_is_answered_together_and_counted() {
+    // Batch of 3: parse once, three bind/row/complete, one ReadyForQuery.
+    let answers = [
+        greeting(1),
+        message(b'1', &[]),
+        select_answer(10),
+        select_answer(10),
+        select_answer(9),
+        ready(),
+    ]
+    .concat();
+    let (session, sent) = session("postgres://alice@db/shop", answers);
+    let mut session = session.unwrap();
+    let start = sent.lock().unwrap().len();
+    for key in 0..3 {
+        assert_eq!(
+            session.submit(planned(key), 3).unwrap(),
+            Answered::default()
+        );
+    }
+    // Sent as one write: one Parse, three Binds and Executes, one Sync.
+    let batch = sent.lock().unwrap()[start..].to_vec();
+    let syncs = batch
+        .windows(5)
+        .filter(|w| *w == [b'S', 0, 0, 0, 4])
+        .count();
+    let executes = batch.windows(1).filter(|w| w[0] == b'E').count();
+    assert_eq!(syncs, 1);
+    assert!(executes >= 3, "{executes}");
+    assert!(contains(&batch, b"corescale_t0_select\0"));
+    let answered = session.drain().unwrap();
+    assert_eq!(
+        answered,
+        Answered {
+            selects: 3,
+            updates: 0,
+            rows: 29
+        }
+    );
+}
+
+#[test]
+fn an_error_mid_batch_fails_the_batch_with_its_sqlstate_and_the_session_goes_on() {
+    let answers = [
+        greeting(1),
+        message(b'1', &[]),
+        select_answer(10),
+        error("40P01", "deadlock detected"),
+        ready(),
+        // The next statement on the same session is answered normally.
+        select_answer(10),
+        ready(),
+    ]
+    .concat();
+    let (session, _) = session("postgres://alice@db/shop", answers);
+    let mut session = session.unwrap();
+    session.submit(planned(0), 2).unwrap();
+    session.submit(planned(1), 2).unwrap();
+    let error = session.drain().unwrap_err();
+    let server = error.downcast_ref::<ServerError>().unwrap();
+    assert_eq!(server.code, "40P01");
+    assert_eq!(format!("{error}"), "deadlock detected (SQLSTATE 40P01)");
+    // One statement alone is answered before submit returns.
+    assert_eq!(session.submit(planned(2), 1).unwrap().selects, 1);
+}
+
+#[test]
+fn a_server_that_closes_mid_answer_is_a_clear_failure() {
+    let answers = [greeting(1), message(b'1', &[]), select_answer(10)].concat();
+    let (session, _) = session("postgres://alice@db/shop", answers);
+    let mut session = session.unwrap();
+    // Alone, the statement waits for its ReadyForQuery and meets the closed socket.
+    let text = format!("{:#}", session.submit(planned(0), 1).unwrap_err());
+    assert_eq!(
+        text,
+        "postgres://alice@db/shop: the server closed the connection"
+    );
+}
+
+#[test]
+fn text_queries_bind_values_and_read_nulls() {
+    let answers = [
+        greeting(1),
+        message(b'1', &[]),
+        message(b'2', &[]),
+        row(&[Some(b"table".to_vec()), None]),
+        row(&[Some(b"function".to_vec()), Some(b"x".to_vec())]),
+        complete("SELECT 2"),
+        ready(),
+    ]
+    .concat();
+    let (session, sent) = session("postgres://alice@db/shop", answers);
+    let mut session = session.unwrap();
+    let rows = session
+        .query(
+            "SELECT kind, name FROM t WHERE name = $1",
+            &["o'hara\"; DROP"],
+        )
+        .unwrap();
+    assert_eq!(
+        rows,
+        vec![
+            vec![Some("table".to_string()), None],
+            vec![Some("function".to_string()), Some("x".to_string())]
+        ]
+    );
+    // The value travels as a bound parameter, never inside the SQL text.
+    let sent = sent.lock().unwrap();
+    assert!(contains(
+        &sent,
+        b"SELECT kind, name FROM t WHERE name = $1\0"
+    ));
+    assert!(contains(&sent, b"o'hara\"; DROP"));
+}
+
+#[test]
+fn an_unreadable_answer_fails_its_call_and_the_next_call_reads_its_own() {
+    let answers = [
+        greeting(1),
+        // A text column that is not UTF-8, then the rest of that answer.
+        message(b'1', &[]),
+        message(b'2', &[]),
+        row(&[Some(vec![0xff, 0xfe])]),
+        row(&[Some(b"stale".to_vec())]),
+        complete("SELECT 2"),
+        ready(),
+        // The next call's own answer.
+        message(b'1', &[]),
+        message(b'2', &[]),
+        row(&[Some(b"fresh".to_vec())]),
+        complete("SELECT 1"),
+        ready(),
+    ]
+    .concat();
+    let (session, _) = session("postgres://alice@db/shop", answers);
+    let mut session = session.unwrap();
+    let error = session.query("SELECT name FROM t", &[]).unwrap_err();
+    assert!(format!("{error}").contains("not UTF-8"), "{error}");
+    let value: String = session.query_value("SELECT 'fresh'", &[]).unwrap();
+    assert_eq!(value, "fresh");
+}
+
+#[test]
+fn a_commit_the_server_turned_into_a_rollback_is_an_error() {
+    let answers = [
+        greeting(1),
+        complete("BEGIN"),
+        ready(),
+        complete("ROLLBACK"),
+        ready(),
+    ]
+    .concat();
+    let (session, _) = session("postgres://alice@db/shop", answers);
+    let mut session = session.unwrap();
+    let error = session.transaction(|_| Ok(())).unwrap_err();
+    assert!(
+        format!("{error}").contains("not committed (ROLLBACK)"),
+        "{error}"
+    );
+}
+
+#[test]
+fn a_failed_transaction_is_rolled_back() {
+    let answers = [
+        greeting(1),
+        complete("BEGIN"),
+        ready(),
+        message(b'1', &[]),
+        error("42P01", "relation \"corescale_t0\" does not exist"),
+        message(b'Z', b"E"),
+        complete("ROLLBACK"),
+        ready(),
+    ]
+    .concat();
+    let (session, sent) = session("postgres://alice@db/shop", answers);
+    let mut session = session.unwrap();
+    let outcome: Result<()> = session.transaction(|session| {
+        session.query("DELETE FROM corescale_t0", &[])?;
+        Ok(())
+    });
+    assert!(format!("{}", outcome.unwrap_err()).contains("SQLSTATE 42P01"));
+    let sent = sent.lock().unwrap();
+    assert!(contains(&sent, b"ROLLBACK\0"));
+    assert!(!contains(&sent, b"COMMIT\0"));
+}
