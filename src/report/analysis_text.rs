@@ -2,36 +2,18 @@
 //! 80 columns unless asked to be wide: each table drops its least needed columns first, and
 //! sentences wrap at word boundaries.
 
+use super::outline::{Section, Shown, outline};
 use super::run_table::{TERMINAL_COLUMNS, wrap};
 use super::table;
-use super::tables::{
-    Table, comparison_table, fits_notes, fits_table, fleet_table, history_table, latency_table,
-    open_loop_table, p99_at_loads_table, same_column, series_table, slo_table,
-};
+use super::tables::{Table, same_column};
 use crate::analysis::model::Analysis;
 
 /// Warnings the terminal lists without --verbose; past that it counts them.
 const TERMINAL_WARNINGS: usize = 5;
 
+/// The outline's summary tables in its order, then the findings and warnings last, where
+/// the eye lands when a command ends.
 pub fn render(analysis: &Analysis, wide: bool, verbose: bool) -> String {
-    let mut tables = Vec::new();
-    if let Some(fleet) = &analysis.fleet {
-        tables.push(fleet_table(fleet));
-        tables.extend(fleet.histories.iter().map(history_table));
-    }
-    tables.push(series_table(analysis));
-    tables.push(slo_table(analysis));
-    tables.extend(analysis.comparisons.iter().map(comparison_table));
-    tables.extend(analysis.comparisons.iter().map(p99_at_loads_table));
-    // Statements' response times (a job's time is in the series table already).
-    tables.extend(
-        analysis
-            .series
-            .iter()
-            .filter(|series| series.latency_bend.is_some() || statement_latency(series))
-            .map(latency_table),
-    );
-    tables.extend(analysis.open_loop.iter().map(open_loop_table));
     let mut out = String::new();
     // Kept disturbed levels are said first, before any figure of theirs is read.
     if let Some(first) = analysis
@@ -42,34 +24,41 @@ pub fn render(analysis: &Analysis, wide: bool, verbose: bool) -> String {
         out.push_str(&wrap(first, wide));
         out.push('\n');
     }
-    for table in tables.iter().filter(|table| !table.rows.is_empty()) {
-        out.push_str(&wrap(&table.title, wide));
-        out.push_str(&fitted(table, wide));
-        out.push('\n');
-    }
-    let fits = fits_table(analysis);
-    if !fits.rows.is_empty() {
-        out.push_str(&wrap(&fits.title, wide));
-        out.push_str(&fitted(&fits, wide));
-        let notes = fits_notes(analysis);
-        if verbose {
-            for note in notes {
-                out.push_str(&wrap(&format!("  {note}"), wide));
+    let (mut findings, mut warnings): (&[String], &[String]) = (&[], &[]);
+    for section in outline(analysis) {
+        match section {
+            Section::Table(table, Shown::Summary) if !table.rows.is_empty() => {
+                out.push_str(&wrap(&table.title, wide));
+                out.push_str(&fitted(&table, wide));
+                out.push('\n');
             }
-        } else if analysis
-            .series
-            .iter()
-            .any(|series| !series.fit_notes.is_empty())
-        {
-            out.push_str(&wrap(
-                "  Why fits are not quoted, and what each '-' means: --verbose.",
-                wide,
-            ));
+            Section::FitNotes(notes) => {
+                // Under the fits table, before its blank line.
+                out.pop();
+                if verbose {
+                    for note in notes {
+                        out.push_str(&wrap(&format!("  {note}"), wide));
+                    }
+                } else if analysis
+                    .series
+                    .iter()
+                    .any(|series| !series.fit_notes.is_empty())
+                {
+                    out.push_str(&wrap(
+                        "  Why fits are not quoted, and what each '-' means: --verbose.",
+                        wide,
+                    ));
+                }
+                out.push('\n');
+            }
+            Section::Findings(all) => findings = all,
+            Section::Warnings(all) => warnings = all,
+            // The page's and the Markdown's.
+            Section::Headline(_) | Section::Figures | Section::Table(..) | Section::Commands(_) => {
+            }
         }
-        out.push('\n');
     }
-    out.push_str(&list("Findings", &analysis.findings, wide));
-    let warnings = &analysis.warnings;
+    out.push_str(&list("Findings", findings, wide));
     if verbose || warnings.len() <= TERMINAL_WARNINGS {
         out.push_str(&list("Warnings", warnings, wide));
     } else {
@@ -87,15 +76,6 @@ pub fn render(analysis: &Analysis, wide: bool, verbose: bool) -> String {
         out.push('\n');
     }
     out
-}
-
-fn statement_latency(series: &crate::analysis::model::SeriesAnalysis) -> bool {
-    series.levels.iter().any(|level| {
-        level
-            .latency
-            .as_ref()
-            .is_some_and(|latency| latency.is_statement())
-    })
 }
 
 /// The table without the columns it must drop, in its order, to fit the terminal; long

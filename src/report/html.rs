@@ -4,11 +4,8 @@
 use anyhow::Result;
 
 use super::charts::{HEIGHT, WIDTH, figures, render_svg};
-use super::tables::{
-    Table, cache_table, comparison_table, fits_notes, fits_table, fleet_table,
-    history_levels_table, history_table, latency_table, levels_table, open_loop_table,
-    p99_at_loads_table, provenance_tables, series_table, slo_table, workload_figures_table,
-};
+use super::outline::{Section, Shown, outline};
+use super::tables::Table;
 use crate::analysis::model::Analysis;
 
 /// Readable from a 700 px window to a 1920 px screen without sideways scrolling (wide
@@ -34,129 +31,89 @@ summary{list-style:none;break-after:avoid}}";
 pub fn render(analysis: &Analysis) -> Result<String> {
     let title = format!("corescale report: {}", analysis.names().join(", "));
     let mut body = format!("<h1>{}</h1>\n", escape(&title));
-    if !analysis.findings.is_empty() {
-        // The headline: the comparisons and the first series' verdict.
-        let headline: Vec<&str> = analysis
-            .findings
-            .iter()
-            .take(SUMMARY_FINDINGS)
-            .map(String::as_str)
-            .collect();
-        body.push_str(&format!(
-            "<p class=\"summary\">{}</p>\n",
-            escape(&headline.join(" "))
-        ));
-    }
-    body.push_str(&list("Findings", &analysis.findings, ""));
-    if let Some(fleet) = &analysis.fleet {
-        body.push_str(&html_table(&fleet_table(fleet)));
-        for history in &fleet.histories {
-            body.push_str(&html_table(&history_table(history)));
-            body.push_str(&html_table(&history_levels_table(history)));
-        }
-    }
-    for figure in figures(analysis) {
-        let svg = render_svg(&figure)?;
-        body.push_str(&format!(
-            "<figure id=\"{}\">{}<figcaption>{}</figcaption></figure>\n",
-            figure.slug,
-            strip_xml_declaration(&svg),
-            escape(&figure.caption_sentence())
-        ));
-    }
-    body.push_str(&html_table(&series_table(analysis)));
-    let slo = slo_table(analysis);
-    if !slo.rows.is_empty() {
-        body.push_str(&html_table(&slo));
-    }
-    for comparison in &analysis.comparisons {
-        body.push_str(&html_table(&comparison_table(comparison)));
-        let p99 = p99_at_loads_table(comparison);
-        if !p99.rows.is_empty() {
-            body.push_str(&html_table(&p99));
-        }
-    }
-    let fits = fits_table(analysis);
-    if !fits.rows.is_empty() {
-        body.push_str(&html_table(&fits));
-        let notes: String = fits_notes(analysis)
-            .iter()
-            .map(|note| format!("<li>{}</li>", escape(note)))
-            .collect();
-        body.push_str(&format!("<ul class=\"notes\">{notes}</ul>\n"));
-    }
-    for series in &analysis.series {
-        body.push_str(&format!(
-            "<details><summary>{}</summary>{}</details>\n",
-            escape(&format!("{}: every level", series.name())),
-            html_table(&levels_table(series))
-        ));
-        for table in [cache_table(series), latency_table(series)] {
-            if !table.rows.is_empty() {
-                body.push_str(&html_table(&table));
+    for section in outline(analysis) {
+        match section {
+            Section::Headline(headline) => body.push_str(&format!(
+                "<p class=\"summary\">{}</p>\n",
+                escape(&headline.join(" "))
+            )),
+            Section::Findings(findings) => body.push_str(&list("Findings", findings, "")),
+            Section::Figures => {
+                for figure in figures(analysis) {
+                    let svg = render_svg(&figure)?;
+                    body.push_str(&format!(
+                        "<figure id=\"{}\">{}<figcaption>{}</figcaption></figure>\n",
+                        figure.slug,
+                        strip_xml_declaration(&svg),
+                        escape(&figure.caption_sentence())
+                    ));
+                }
             }
+            Section::Table(table, _) if table.rows.is_empty() => {}
+            Section::Table(table, Shown::Detail) => body.push_str(&format!(
+                "<details><summary>{} ({} rows)</summary>{}</details>\n",
+                escape(&table.title),
+                table.rows.len(),
+                html_table(&table)
+            )),
+            Section::Table(table, _) => body.push_str(&html_table(&table)),
+            Section::FitNotes(notes) if notes.is_empty() => {}
+            Section::FitNotes(notes) => {
+                let notes: String = notes
+                    .iter()
+                    .map(|note| format!("<li>{}</li>", escape(note)))
+                    .collect();
+                body.push_str(&format!("<ul class=\"notes\">{notes}</ul>\n"));
+            }
+            Section::Commands(commands) => {
+                let commands: String = commands
+                    .iter()
+                    .map(|(series, command)| {
+                        format!(
+                            "<p>{}: <code>{}</code></p>",
+                            escape(series),
+                            escape(command)
+                        )
+                    })
+                    .collect();
+                body.push_str(&format!(
+                    "<details><summary>Command lines</summary>{commands}</details>\n"
+                ));
+            }
+            Section::Warnings(warnings) => body.push_str(&warnings_section(analysis, warnings)),
         }
-        let own = workload_figures_table(series);
-        if !own.rows.is_empty() {
-            body.push_str(&format!(
-                "<details><summary>{} ({} per level)</summary>{}</details>\n",
-                escape(&own.title),
-                own.rows.len(),
-                html_table(&own)
-            ));
-        }
-    }
-    for open in &analysis.open_loop {
-        body.push_str(&html_table(&open_loop_table(open)));
-    }
-    // Where the series came from, then what the data cannot support: after the results,
-    // the warnings collapsed under their count.
-    for table in provenance_tables(analysis) {
-        body.push_str(&html_table(&table));
-    }
-    let commands: String = analysis
-        .series
-        .iter()
-        .filter_map(|series| {
-            let command = series.series.provenance.command_line.as_ref()?;
-            Some(format!(
-                "<p>{}: <code>{}</code></p>",
-                escape(series.name()),
-                escape(command)
-            ))
-        })
-        .collect();
-    if !commands.is_empty() {
-        body.push_str(&format!(
-            "<details><summary>Command lines</summary>{commands}</details>\n"
-        ));
-    }
-    if !analysis.warnings.is_empty() {
-        let entries: String = warning_groups(analysis)
-            .iter()
-            .map(|(heading, items)| match items.as_slice() {
-                [one] => format!("<li>{}</li>", escape(one)),
-                _ => format!(
-                    "<li><details><summary>{} ({} warnings)</summary><ul>{}</ul></details></li>",
-                    escape(heading),
-                    items.len(),
-                    items
-                        .iter()
-                        .map(|item| format!("<li>{}</li>", escape(item)))
-                        .collect::<String>()
-                ),
-            })
-            .collect();
-        body.push_str(&format!(
-            "<h2>Warnings</h2><details><summary>{} warning{}: what these data cannot support</summary><ul class=\"warn\">{entries}</ul></details>\n",
-            analysis.warnings.len(),
-            if analysis.warnings.len() == 1 { "" } else { "s" }
-        ));
     }
     Ok(format!(
         "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><meta name=\"viewport\" content=\"width=device-width, initial-scale=1\"><title>{}</title><style>{STYLE}</style></head>\n<body>\n{body}</body></html>\n",
         escape(&title)
     ))
+}
+
+/// The warnings, collapsed under their count, one line per series and kind.
+fn warnings_section(analysis: &Analysis, warnings: &[String]) -> String {
+    if warnings.is_empty() {
+        return String::new();
+    }
+    let entries: String = warning_groups(analysis)
+        .iter()
+        .map(|(heading, items)| match items.as_slice() {
+            [one] => format!("<li>{}</li>", escape(one)),
+            _ => format!(
+                "<li><details><summary>{} ({} warnings)</summary><ul>{}</ul></details></li>",
+                escape(heading),
+                items.len(),
+                items
+                    .iter()
+                    .map(|item| format!("<li>{}</li>", escape(item)))
+                    .collect::<String>()
+            ),
+        })
+        .collect();
+    format!(
+        "<h2>Warnings</h2><details><summary>{} warning{}: what these data cannot support</summary><ul class=\"warn\">{entries}</ul></details>\n",
+        warnings.len(),
+        if warnings.len() == 1 { "" } else { "s" }
+    )
 }
 
 /// The warnings one line per series and kind, in their order: those of one series that
@@ -201,9 +158,6 @@ fn warning_groups(analysis: &Analysis) -> Vec<(String, Vec<&str>)> {
     }
     groups
 }
-
-/// Findings quoted in the summary paragraph under the title.
-const SUMMARY_FINDINGS: usize = 3;
 
 fn list(title: &str, items: &[String], class: &str) -> String {
     if items.is_empty() {

@@ -1,11 +1,8 @@
 //! `report --markdown`: tables and findings for a wiki page or a pull request.
 
 use super::charts;
-use super::tables::{
-    Table, cache_table, comparison_table, fits_notes, fits_table, fleet_table,
-    history_levels_table, history_table, latency_table, levels_table, open_loop_table,
-    p99_at_loads_table, provenance_tables, series_table, slo_table, workload_figures_table,
-};
+use super::outline::{Section, outline};
+use super::tables::Table;
 use crate::analysis::model::Analysis;
 
 /// The page; with `figures` (the PNG directory as seen from the Markdown file), each figure
@@ -15,81 +12,51 @@ pub fn render(analysis: &Analysis, figures: Option<&str>) -> String {
         "# corescale report: {}\n\n",
         escape(&analysis.names().join(", "))
     );
-    if !analysis.findings.is_empty() {
-        let headline: Vec<&str> = analysis
-            .findings
-            .iter()
-            .take(3)
-            .map(String::as_str)
-            .collect();
-        out.push_str(&format!("> {}\n\n", escape(&headline.join(" "))));
-    }
-    section(&mut out, "Findings", &analysis.findings);
-    if let Some(directory) = figures {
-        out.push_str("## Figures\n\n");
-        for figure in charts::figures(analysis) {
-            out.push_str(&format!(
-                "![{}]({}/{}.png)\n\n{}\n\n",
-                escape(&figure.title),
-                directory.trim_end_matches('/'),
-                figure.slug,
-                escape(&figure.caption_sentence())
-            ));
+    for part in outline(analysis) {
+        match part {
+            Section::Headline(headline) => {
+                out.push_str(&format!("> {}\n\n", escape(&headline.join(" "))));
+            }
+            Section::Findings(findings) => section(&mut out, "Findings", findings),
+            Section::Figures => {
+                let Some(directory) = figures else { continue };
+                out.push_str("## Figures\n\n");
+                for figure in charts::figures(analysis) {
+                    out.push_str(&format!(
+                        "![{}]({}/{}.png)\n\n{}\n\n",
+                        escape(&figure.title),
+                        directory.trim_end_matches('/'),
+                        figure.slug,
+                        escape(&figure.caption_sentence())
+                    ));
+                }
+            }
+            Section::Table(table, _) => {
+                if !table.rows.is_empty() {
+                    out.push_str(&markdown_table(&table));
+                }
+            }
+            Section::FitNotes(notes) => {
+                for note in &notes {
+                    out.push_str(&format!("- {}\n", escape(note)));
+                }
+                if !notes.is_empty() {
+                    out.push('\n');
+                }
+            }
+            Section::Commands(commands) => {
+                for (series, command) in commands {
+                    out.push_str(&format!(
+                        "- {} ran `{}`\n",
+                        escape(series),
+                        command.replace('`', "'")
+                    ));
+                }
+                out.push('\n');
+            }
+            Section::Warnings(warnings) => section(&mut out, "Warnings", warnings),
         }
     }
-    let mut tables = Vec::new();
-    if let Some(fleet) = &analysis.fleet {
-        tables.push(fleet_table(fleet));
-        for history in &fleet.histories {
-            tables.push(history_table(history));
-            tables.push(history_levels_table(history));
-        }
-    }
-    tables.push(series_table(analysis));
-    tables.push(slo_table(analysis));
-    tables.extend(analysis.comparisons.iter().map(comparison_table));
-    tables.extend(analysis.comparisons.iter().map(p99_at_loads_table));
-    for table in tables.iter().filter(|table| !table.rows.is_empty()) {
-        out.push_str(&markdown_table(table));
-    }
-    let fits = fits_table(analysis);
-    if !fits.rows.is_empty() {
-        out.push_str(&markdown_table(&fits));
-        for note in fits_notes(analysis) {
-            out.push_str(&format!("- {}\n", escape(&note)));
-        }
-        out.push('\n');
-    }
-    let mut tables = Vec::new();
-    tables.extend(analysis.series.iter().map(levels_table));
-    tables.extend(analysis.series.iter().map(cache_table));
-    tables.extend(analysis.series.iter().map(latency_table));
-    tables.extend(analysis.series.iter().map(workload_figures_table));
-    tables.extend(analysis.open_loop.iter().map(open_loop_table));
-    for table in tables.iter().filter(|table| !table.rows.is_empty()) {
-        out.push_str(&markdown_table(table));
-    }
-    // Results first; then where the series came from and what the data cannot support.
-    for table in provenance_tables(analysis) {
-        out.push_str(&markdown_table(&table));
-    }
-    let commands: Vec<String> = analysis
-        .series
-        .iter()
-        .filter_map(|series| {
-            let command = series.series.provenance.command_line.as_ref()?;
-            Some(format!(
-                "- {} ran `{}`\n",
-                escape(series.name()),
-                command.replace('`', "'")
-            ))
-        })
-        .collect();
-    if !commands.is_empty() {
-        out.push_str(&commands.concat());
-        out.push('\n');
-    }
-    section(&mut out, "Warnings", &analysis.warnings);
     out
 }
 

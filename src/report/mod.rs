@@ -5,6 +5,7 @@ pub(crate) mod charts;
 pub(crate) mod host_text;
 pub mod html;
 pub mod markdown;
+pub(crate) mod outline;
 pub(crate) mod output;
 pub(crate) mod run_table;
 pub(crate) mod table;

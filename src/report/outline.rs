@@ -1,0 +1,124 @@
+//! The report's outline: its sections in the one order every renderer walks (the page, the
+//! Markdown, the terminal), as hyperfine's exporters share one markup. A new section is one
+//! entry here; a new format is one renderer of these sections.
+
+use super::tables::{
+    Table, cache_table, comparison_table, fits_notes, fits_table, fleet_table,
+    history_levels_table, history_table, latency_table, levels_table, open_loop_table,
+    p99_at_loads_table, provenance_tables, series_table, slo_table, workload_figures_table,
+};
+use crate::analysis::model::{Analysis, SeriesAnalysis};
+
+/// Findings the headline repeats, above everything else.
+const HEADLINE_FINDINGS: usize = 3;
+
+/// One section of a report.
+pub(crate) enum Section<'a> {
+    /// The first findings as one paragraph (the comparisons and the first series' verdict).
+    Headline(Vec<&'a str>),
+    Findings(&'a [String]),
+    /// The figures (`charts::figures`), drawn as each format can.
+    Figures,
+    /// A table, left out where it has no rows.
+    Table(Table, Shown),
+    /// What each '-' of the fits table means and why fits are not quoted.
+    FitNotes(Vec<String>),
+    /// The command line that made each series: (series, command).
+    Commands(Vec<(&'a str, &'a str)>),
+    /// What the data cannot support.
+    Warnings(&'a [String]),
+}
+
+/// How much of a report a table belongs to.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Shown {
+    /// Everywhere, the terminal's summary included.
+    Summary,
+    /// On the page and in the Markdown; the page folds it under its title.
+    Detail,
+    /// On the page and in the Markdown, open.
+    Full,
+}
+
+/// The sections of `analysis`'s report, in order: what it found, the figures, the results
+/// (series, comparisons, fits, every level), then where the series came from and what the
+/// data cannot support.
+pub(crate) fn outline(analysis: &Analysis) -> Vec<Section<'_>> {
+    let mut sections = Vec::new();
+    if !analysis.findings.is_empty() {
+        sections.push(Section::Headline(
+            analysis
+                .findings
+                .iter()
+                .take(HEADLINE_FINDINGS)
+                .map(String::as_str)
+                .collect(),
+        ));
+    }
+    sections.push(Section::Findings(&analysis.findings));
+    if let Some(fleet) = &analysis.fleet {
+        sections.push(Section::Table(fleet_table(fleet), Shown::Summary));
+        for history in &fleet.histories {
+            sections.push(Section::Table(history_table(history), Shown::Summary));
+            sections.push(Section::Table(history_levels_table(history), Shown::Full));
+        }
+    }
+    sections.push(Section::Figures);
+    sections.push(Section::Table(series_table(analysis), Shown::Summary));
+    sections.push(Section::Table(slo_table(analysis), Shown::Summary));
+    for comparison in &analysis.comparisons {
+        sections.push(Section::Table(comparison_table(comparison), Shown::Summary));
+        sections.push(Section::Table(
+            p99_at_loads_table(comparison),
+            Shown::Summary,
+        ));
+    }
+    let fits = fits_table(analysis);
+    if !fits.rows.is_empty() {
+        sections.push(Section::Table(fits, Shown::Summary));
+        sections.push(Section::FitNotes(fits_notes(analysis)));
+    }
+    for series in &analysis.series {
+        sections.push(Section::Table(levels_table(series), Shown::Detail));
+        sections.push(Section::Table(cache_table(series), Shown::Full));
+        // Statements' response times are a summary's; a job's time is in the series table.
+        let latency = if series.latency_bend.is_some() || statement_latency(series) {
+            Shown::Summary
+        } else {
+            Shown::Full
+        };
+        sections.push(Section::Table(latency_table(series), latency));
+        sections.push(Section::Table(
+            workload_figures_table(series),
+            Shown::Detail,
+        ));
+    }
+    for open in &analysis.open_loop {
+        sections.push(Section::Table(open_loop_table(open), Shown::Summary));
+    }
+    for table in provenance_tables(analysis) {
+        sections.push(Section::Table(table, Shown::Full));
+    }
+    let commands: Vec<(&str, &str)> = analysis
+        .series
+        .iter()
+        .filter_map(|series| {
+            let command = series.series.provenance.command_line.as_deref()?;
+            Some((series.name(), command))
+        })
+        .collect();
+    if !commands.is_empty() {
+        sections.push(Section::Commands(commands));
+    }
+    sections.push(Section::Warnings(&analysis.warnings));
+    sections
+}
+
+fn statement_latency(series: &SeriesAnalysis) -> bool {
+    series.levels.iter().any(|level| {
+        level
+            .latency
+            .as_ref()
+            .is_some_and(|latency| latency.is_statement())
+    })
+}
