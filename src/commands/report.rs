@@ -12,7 +12,7 @@ use crate::analysis::study::{analyse, apply_objective};
 use crate::cli::ReportArgs;
 use crate::error::UsageError;
 use crate::report::analysis_text;
-use crate::report::output::{Format, renderer};
+use crate::report::formats::{Format, renderer};
 
 pub fn execute(args: &ReportArgs) -> Result<()> {
     crate::sweep::stop::install_exit_handler();

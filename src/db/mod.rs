@@ -9,8 +9,7 @@ pub mod catalog;
 pub mod connect;
 pub mod driver;
 pub(crate) mod mysql;
-#[cfg(feature = "oracle")]
-pub mod oracle;
+pub(crate) mod oracle;
 pub(crate) mod postgres;
 pub mod registry;
 

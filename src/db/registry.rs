@@ -63,7 +63,7 @@ pub fn connect(target: &Target) -> Result<Arc<dyn Database>> {
 static POSTGRESQL: Product = Product {
     name: "PostgreSQL",
     schemes: &["postgres", "postgresql"],
-    resolve: super::connect::libpq::resolve,
+    resolve: super::postgres::libpq::resolve,
     // Enough that the backend's flush and the client's wake-up are paid once per batch
     // (see docs/db.md).
     max_pipeline: 64,
@@ -75,7 +75,7 @@ static POSTGRESQL: Product = Product {
 static MYSQL: Product = Product {
     name: "MySQL/MariaDB",
     schemes: &["mysql", "mariadb"],
-    resolve: super::connect::mycnf::resolve,
+    resolve: super::mysql::mycnf::resolve,
     max_pipeline: 1,
     default_pipeline: 1,
     server_loop: false,
@@ -85,7 +85,7 @@ static MYSQL: Product = Product {
 static ORACLE: Product = Product {
     name: "Oracle",
     schemes: &["oracle"],
-    resolve: super::connect::oracle::resolve,
+    resolve: super::oracle::connect::resolve,
     max_pipeline: 1,
     default_pipeline: 1,
     server_loop: false,

@@ -1,10 +1,8 @@
-//! Reaching a database as its DBAs do: the target URL (`target`), the product's own settings
-//! resolved from it, the environment and the files DBAs keep (`libpq` for PostgreSQL, `mycnf`
-//! for MySQL/MariaDB, `oracle`), their shared vocabulary (`settings`) and TLS (`tls`).
+//! Reaching a database as its DBAs do: the target URL (`target`), the vocabulary every
+//! product's settings share (`settings`: endpoints, credentials, where each value came from)
+//! and TLS (`tls`). Each product resolves its own settings in its folder (`postgres::libpq`,
+//! `mysql::mycnf`, `oracle::connect`), as its own clients do.
 
-pub(crate) mod libpq;
-pub(crate) mod mycnf;
-pub(crate) mod oracle;
 pub mod settings;
 pub mod target;
 pub(crate) mod tls;

@@ -2,6 +2,7 @@
 //! filler), rows inserted in a random key order, a b-tree on the key. LIO is blks_hit plus
 //! blks_read of pg_stat_database (every block the statements got), PIO blks_read.
 
+pub(crate) mod libpq;
 pub(crate) mod wire;
 
 use std::sync::{Mutex, MutexGuard};

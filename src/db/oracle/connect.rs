@@ -7,7 +7,7 @@
 
 use std::time::Duration;
 
-use super::settings::{
+use crate::db::connect::settings::{
     ChannelBindingMode, ConnectSettings, Endpoint, Secret, Setting, Source, Surroundings, TlsMode,
     TlsSettings, TlsVocabulary, bad_value,
 };

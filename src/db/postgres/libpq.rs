@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use url::Url;
 
-use super::settings::{
+use crate::db::connect::settings::{
     ChannelBindingMode, ConnectSettings, Endpoint, RootCertificates, Secret, Setting, Source,
     Surroundings, TlsMode, TlsSettings, TlsVocabulary, bad_value, contradiction, expand_home,
     load_ini, parse_url, port_setting, private_to_owner, url_password, url_settings,

@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 
 use url::Url;
 
-use super::settings::{
+use crate::db::connect::settings::{
     ChannelBindingMode, ConnectSettings, Endpoint, RootCertificates, Secret, Setting, Source,
     Surroundings, TlsMode, TlsSettings, TlsVocabulary, bad_value, contradiction, expand_home,
     load_ini, parse_url, port_setting, url_password, url_settings,

@@ -1,15 +1,18 @@
 //! `report`'s outputs behind one trait: each format renders an analysis into its destination,
 //! chosen by the destination's name (`-o report.html`, `-o report.md`, `-o analysis.json`,
-//! `-o figures/` for PNG files).
+//! `-o figures/` for PNG files). A new format is its renderer's file here, walking the report
+//! outline, and its entry in [`Format`].
 
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
 
-use super::charts::{figures, render_png};
-use super::{html, markdown};
+pub mod html;
+pub mod markdown;
+
 use crate::analysis::model::Analysis;
 use crate::error::UsageError;
+use crate::report::charts::{figures, render_png};
 use crate::result::writer::write_atomically;
 
 /// One rendering of an analysis.

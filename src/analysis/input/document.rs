@@ -1,0 +1,275 @@
+//! corescale's own JSON result document, and `run -o -` logs around it.
+
+use super::*;
+
+pub(super) fn from_document(path: &Path, text: &str) -> Result<Series> {
+    let value: serde_json::Value = serde_json::from_str(text).map_err(|error| {
+        anyhow::anyhow!(
+            "'{}' line {} column {}: not JSON ({error})",
+            path.display(),
+            error.line(),
+            error.column()
+        )
+    })?;
+    match value.get("schema").and_then(serde_json::Value::as_str) {
+        Some(SCHEMA) => {}
+        Some(schema) if schema.starts_with("corescale-report/") => bail!(
+            "'{}' is an analysis written by `corescale report --json`, not a run: report the run's own JSON or CSV",
+            path.display()
+        ),
+        Some(schema) => bail!(
+            "'{}': schema '{}' is not supported (this corescale reads '{SCHEMA}')",
+            path.display(),
+            quote(schema)
+        ),
+        None => bail!(
+            "'{}': not a corescale result document (no \"schema\" field)",
+            path.display()
+        ),
+    }
+    let document: RunDocument = serde_json::from_value(value).map_err(|error| {
+        anyhow::anyhow!(
+            "'{}': not a corescale result document ({})",
+            path.display(),
+            quote(&error.to_string())
+        )
+    })?;
+    let measure = match document.settings.mode {
+        RunMode::FixedWork => Measure::JobTime,
+        RunMode::FixedTime => Measure::Rate {
+            unit: format!("{}/s", document.workload.unit),
+        },
+    };
+    let mut points = Vec::new();
+    for (index, level) in document.levels.iter().enumerate() {
+        let at = |field: &str| format!("'{}' levels[{index}].{field}", path.display());
+        // Derived again from the fields it comes from, by the one definition the run used
+        // to store `summary.merit`: a document edited (or older than that field) cannot
+        // make the two disagree, and each value is checked at its own place.
+        let merit = level.derive_merit(document.settings.mode, &document.workload.unit);
+        let workers = worker_count(level.workers as f64, &|| at("workers"))?;
+        let (raw, raw_field) = (merit.value, merit.source.as_str());
+        let (cpu_fraction, cpu_field) = (merit.cpu_fraction, merit.cpu_fraction_source.as_str());
+        // What the host delivered, from the samples as the run computed it (documents
+        // without job starts: test_cpu_parallel's n / median, from the median).
+        let delivered = match document.settings.mode {
+            RunMode::FixedWork => delivered_jobs_per_min(&level.samples)
+                .map(|capacity| {
+                    in_range(capacity, &RAW, "the capacity", &|| {
+                        at("samples (started_s and wall_s)")
+                    })
+                })
+                .transpose()?,
+            RunMode::FixedTime => None,
+        };
+        points.push(Point {
+            workers,
+            raw: in_range(raw, &RAW, "the measurement", &|| at(raw_field))?,
+            delivered,
+            cache: cache_figures(&level.workload_figures, &|field: &str| {
+                at(&format!("workload_figures.{field}"))
+            })?,
+            figures: checked_figures(&level.workload_figures, &|field: &str| {
+                at(&format!("workload_figures.{field}"))
+            })?,
+            cv: Some(in_range(level.summary.cv, &CV, "the CV", &|| {
+                at("summary.cv")
+            })?),
+            cpu_fraction: Some(in_range(
+                cpu_fraction,
+                &CPU_FRACTION,
+                "the on-CPU fraction",
+                &|| at(cpu_field),
+            )?),
+            steal_pct: Some(in_range(level.os.steal_pct, &PERCENT, "steal %", &|| {
+                at("os.steal_pct")
+            })?),
+            disturbed: level
+                .disturbances()
+                .iter()
+                .map(|reason| printable(reason))
+                .collect(),
+            precision_reached: level.precision_reached,
+            intervals: checked_intervals(&level.intervals, &|| at("intervals"))?,
+            latency: match &level.latency {
+                Some(latency) => {
+                    checked_latency(latency)
+                        .map_err(|problem| anyhow::anyhow!("{}: {problem}", at("latency")))?;
+                    Some(crate::latency::Latency {
+                        unit: printable(&latency.unit),
+                        ..latency.clone()
+                    })
+                }
+                None => None,
+            },
+            spread: match merit.low.zip(merit.high) {
+                // Checked as the median is: a spread of 1e300 would otherwise be drawn (and
+                // an axis to f64::MAX never ends), and an inverted one is not a spread.
+                Some((low, high)) => {
+                    let (low_field, high_field) = if raw_field == "summary.job_time_s.median" {
+                        ("summary.job_time_s.min", "summary.job_time_s.max")
+                    } else {
+                        (
+                            "samples (the lowest batch rate)",
+                            "samples (the highest batch rate)",
+                        )
+                    };
+                    let low = in_range(low, &RAW, "the spread's low end", &|| at(low_field))?;
+                    let high = in_range(high, &RAW, "the spread's high end", &|| at(high_field))?;
+                    if low > raw || raw > high {
+                        bail!(
+                            "{}: the spread {} to {} does not hold the median {} ({})",
+                            at(low_field),
+                            ranges::short(low),
+                            ranges::short(high),
+                            ranges::short(raw),
+                            high_field
+                        );
+                    }
+                    Some((low, high))
+                }
+                None => None,
+            },
+        });
+        in_range(
+            level.summary.job_time_s.stdev,
+            &(0.0..=*RAW.end()),
+            "the stdev",
+            &|| at("summary.job_time_s.stdev"),
+        )?;
+    }
+    let topology = &document.host.topology;
+    let workload = &document.workload;
+    let job = Job {
+        tool: document.tool.name.clone(),
+        workload: Some(workload.kind.name().to_string()),
+        size: (document.settings.mode == RunMode::FixedWork)
+            .then(|| (workload.job_size, workload.job_size_unit.clone())),
+        duration_s: document.settings.duration_s,
+        shape: workload.shape.as_ref().map(|shape| shape.key()),
+    };
+    Ok(Series {
+        name: document.host.label.clone(),
+        source: String::new(),
+        measure,
+        points,
+        physical_cores: Some(topology.physical_cores),
+        logical_cpus: Some(topology.logical_cpus),
+        complete: document.complete,
+        cost: None,
+        left_out: Vec::new(),
+        paced: Vec::new(),
+        cut_last_line: None,
+        provenance: provenance(&document, &job),
+        job,
+    })
+}
+
+/// A level's timeline as the file gives it, each figure checked: finite, not negative, in
+/// order of time, percentiles in order.
+pub(super) fn checked_intervals(
+    intervals: &[crate::latency::IntervalFigures],
+    at: &dyn Fn() -> String,
+) -> Result<Vec<crate::latency::IntervalFigures>> {
+    const A_DAY: f64 = 86_400.0;
+    let mut last_start = f64::NEG_INFINITY;
+    for (index, interval) in intervals.iter().enumerate() {
+        let times_ok = (0.0..=7.0 * A_DAY).contains(&interval.start_s)
+            && (0.0..=7.0 * A_DAY).contains(&interval.length_s)
+            && interval.start_s >= last_start;
+        let rate_ok = (0.0..=*RAW.end()).contains(&interval.rate_per_s)
+            && [interval.server_lio_per_s, interval.server_pio_per_s]
+                .iter()
+                .flatten()
+                .all(|rate| (0.0..=*RAW.end()).contains(rate));
+        let percentiles_ok = [interval.p50_ms, interval.p99_ms]
+            .iter()
+            .flatten()
+            .all(|value| (0.0..=A_DAY * 1e3).contains(value))
+            && interval
+                .p50_ms
+                .zip(interval.p99_ms)
+                .is_none_or(|(p50, p99)| p50 <= p99);
+        if !(times_ok && rate_ok && percentiles_ok) {
+            bail!(
+                "{}[{index}]: not an interval of the level's window (start_s and length_s from 0 to a week and in order, rate_per_s and the server's rates 0 or more, p50_ms <= p99_ms from 0 to a day)",
+                at()
+            );
+        }
+        last_start = interval.start_s;
+    }
+    Ok(intervals.to_vec())
+}
+
+/// What the run document says about where and how it ran; every text shown escaped of
+/// control characters, and the command line's passwords hidden again (the file may come
+/// from anywhere).
+pub(super) fn provenance(document: &RunDocument, job: &Job) -> Provenance {
+    let topology = &document.host.topology;
+    let judged: Vec<&Level> = document
+        .levels
+        .iter()
+        .filter(|level| level.interference.is_some() || level.summary.together.is_some())
+        .collect();
+    let disturbed = judged.iter().filter(|level| level.is_disturbed()).count();
+    Provenance {
+        label: Some(printable(&document.host.label)),
+        tags: document
+            .tags
+            .iter()
+            .map(|(key, value)| (printable(key), printable(value)))
+            .collect(),
+        hostname: Some(printable(&document.host.hostname)),
+        cpu_model: topology.model_name.as_deref().map(printable),
+        sockets: Some(topology.sockets),
+        memory_bytes: document
+            .host
+            .memory
+            .as_ref()
+            .map(|memory| memory.total_bytes),
+        kernel: document.host.kernel.as_deref().map(printable),
+        hypervisor: Some(
+            topology
+                .hypervisor
+                .as_deref()
+                .map_or_else(|| "bare metal".to_string(), printable),
+        ),
+        started_at: Some(
+            document
+                .started_at
+                .to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
+        ),
+        version: Some(format!(
+            "{} {}",
+            printable(&document.tool.name),
+            printable(&document.tool.version)
+        )),
+        cpu_limit: document
+            .host
+            .cpu_limit
+            .as_ref()
+            .filter(|limit| limit.limits(topology.logical_cpus))
+            .map(|limit| printable(&limit.describe())),
+        workload: Some(job.describe()),
+        connection: document
+            .levels
+            .iter()
+            .rev()
+            .find_map(Level::connection_summary)
+            .map(|text| printable(&text)),
+        pinning: Some(format!("{:?}", document.settings.pin).to_lowercase()),
+        verdict: Some(match (judged.len(), disturbed) {
+            (0, _) => "not judged".to_string(),
+            (_, 0) => "clean".to_string(),
+            (count, disturbed) => format!("disturbed at {disturbed} of {count} levels"),
+        }),
+        command_line: Some(
+            document
+                .command_line
+                .iter()
+                .map(|argument| printable(&redact_argument(argument)))
+                .collect::<Vec<_>>()
+                .join(" "),
+        ),
+    }
+}

@@ -1,0 +1,379 @@
+use super::*;
+use crate::analysis::series::{Measure, Series};
+use crate::analysis::study::analyse;
+use crate::analysis::synthetic::{point, series};
+use crate::latency::{Percentiles, ResponseTimes};
+
+/// Seeded uniform draws in [0, 1): each synthetic series is the same every run.
+fn uniform(seed: u64) -> impl FnMut() -> f64 {
+    let mut state = seed;
+    move || {
+        state = state
+            .wrapping_mul(6_364_136_223_846_793_005)
+            .wrapping_add(1_442_695_040_888_963_407);
+        (state >> 11) as f64 / (1u64 << 53) as f64
+    }
+}
+
+/// A closed loop on a server that serves `servers` statements at once at `service_ms`
+/// each, with seeded noise on every response: below saturation latency is the service
+/// time, beyond it sessions queue (Little's law: latency = sessions / throughput).
+fn closed_loop(name: &str, servers: f64, service_ms: f64, noise: f64, seed: u64) -> Series {
+    let mut next = uniform(seed);
+    let points = [1usize, 2, 4, 8, 16, 32]
+        .iter()
+        .map(|&workers| {
+            let busy = (workers as f64).min(servers);
+            let throughput = busy / service_ms * 1e3; // statements/s
+            let mean_ms = workers as f64 / throughput * 1e3;
+            let mut times = ResponseTimes::default();
+            for _ in 0..5000 {
+                // Exponential-ish tail around the mean, with multiplicative noise.
+                let tail = -(1.0 - next()).ln();
+                let jitter = 1.0 + noise * (next() - 0.5);
+                times.record(std::time::Duration::from_secs_f64(
+                    mean_ms * (0.5 + 0.5 * tail) * jitter / 1e3,
+                ));
+            }
+            Point {
+                cv: Some(0.01),
+                latency: Some(Latency {
+                    unit: "statement".into(),
+                    measured_from: MeasuredFrom::Send,
+                    response: times.percentiles().unwrap(),
+                    service: None,
+                    schedule_lag: None,
+                    rate: None,
+                    limit_ms: None,
+                    late: None,
+                }),
+                ..point(workers, throughput * (1.0 + noise * (next() - 0.5)))
+            }
+        })
+        .collect();
+    Series {
+        name: name.into(),
+        ..series(
+            Measure::Rate {
+                unit: "statements/s".into(),
+            },
+            points,
+            None,
+        )
+    }
+}
+
+/// An open loop on sessions that each serve like an M/M/1 queue at `service_ms`: at
+/// `lambda` statements/s a session's response time is exponential with mean
+/// 1/(mu - lambda), so p99 = ln(100)/(mu - lambda). Each worker count runs at 10%..100%
+/// of its capacity; at 100% the sessions fall behind.
+fn open_loop(service_ms: f64, counts: &[usize], noise: f64, seed: u64) -> OpenLoopSeries {
+    let mut next = uniform(seed);
+    let mu = 1e3 / service_ms;
+    let mut levels = Vec::new();
+    for &workers in counts {
+        for tenth in 1..=10 {
+            let lambda = mu * tenth as f64 / 10.0;
+            let asked = lambda * workers as f64;
+            let sustained = tenth < 10;
+            let mut times = ResponseTimes::default();
+            for _ in 0..5000 {
+                let seconds = if sustained {
+                    -(1.0 - next()).ln() / (mu - lambda)
+                } else {
+                    1.0 + next()
+                };
+                let jitter = 1.0 + noise * (next() - 0.5);
+                times.record(std::time::Duration::from_secs_f64(seconds * jitter));
+            }
+            let sent = if sustained { asked } else { 0.9 * asked };
+            let rate = crate::latency::RateFigures {
+                target_per_s: asked,
+                achieved_per_s: sent,
+                arrivals: crate::latency::Arrivals::Poisson,
+                due: 5000,
+                sent: if sustained { 5000 } else { 4500 },
+                sustained,
+                share: Some(tenth as f64 / 10.0),
+            };
+            levels.push(PacedLevel {
+                intervals: Vec::new(),
+                workers,
+                asked_per_s: asked,
+                sent_per_s: sent,
+                share: rate.share,
+                sustained,
+                latency: Latency {
+                    unit: "statement".into(),
+                    measured_from: MeasuredFrom::Due,
+                    response: times.percentiles().unwrap(),
+                    service: None,
+                    schedule_lag: None,
+                    rate: Some(rate),
+                    limit_ms: None,
+                    late: None,
+                },
+            });
+        }
+    }
+    OpenLoopSeries {
+        series: "db".into(),
+        levels,
+    }
+}
+
+#[test]
+fn at_set_rates_the_objective_names_the_largest_rate_sent_within_it() {
+    // 1 ms service, p99 <= 20 ms: lambda <= 1000 - ln(100)/0.020 = 770/s a session, so
+    // 70% of capacity is the last tenth kept: 1,400/s with 2 workers (p99 15.4 ms at
+    // 70%, 23 ms at 80%).
+    let objective: Objective = "p99<=20ms".parse().unwrap();
+    for noise in [0.0, 0.05, 0.15] {
+        for seed in 1..=5 {
+            let open = open_loop(1.0, &[1, 2], noise, seed);
+            let verdict = open.verdict(&objective);
+            let context = format!("noise {noise} seed {seed}: {verdict:?}");
+            assert_eq!(verdict.workers, Some(2), "{context}");
+            assert!(
+                (verdict.throughput.unwrap() - 1400.0).abs() < 1e-6,
+                "{context}"
+            );
+            assert_eq!(verdict.asked_per_s, Some(1400.0), "{context}");
+            assert_eq!(verdict.measured_from, Some(MeasuredFrom::Due));
+            assert!(!verdict.beyond_largest, "{context}");
+            assert!(verdict.broken_at_rates.is_empty(), "{context}");
+            let sentence = verdict.sentence(&objective);
+            assert!(
+                sentence.starts_with(
+                    "db (at set rates) sustains 1.40 K statements/s at p99 <= 20 ms with 2 workers"
+                ),
+                "{sentence}"
+            );
+            let finding = open.finding().unwrap();
+            assert!(
+                finding.starts_with("db at set rates, 2 workers: p99 goes from")
+                    && finding.contains("the sessions fell behind from 2.00 K/s"),
+                "{finding}"
+            );
+        }
+    }
+}
+
+#[test]
+fn at_set_rates_thin_or_unsustained_levels_decide_nothing() {
+    let objective: Objective = "p99<=20ms".parse().unwrap();
+    // No rate keeps 1 ms: the lowest p99 is ln(100)/900 = 5.1 ms.
+    let strict: Objective = "p99<=1ms".parse().unwrap();
+    let verdict = open_loop(1.0, &[1], 0.0, 1).verdict(&strict);
+    assert_eq!(verdict.throughput, None);
+    assert!(
+        verdict
+            .reason
+            .as_deref()
+            .unwrap()
+            .starts_with("no rate kept p99 <= 1 ms"),
+        "{verdict:?}"
+    );
+    // A level too thin to read p99 (50 statements) is no evidence either way, even
+    // when it looks best.
+    let mut open = open_loop(1.0, &[1], 0.0, 1);
+    let mut thin = open.levels[0].clone();
+    thin.asked_per_s = 5000.0;
+    thin.sent_per_s = 5000.0;
+    thin.latency.response.count = 50;
+    open.levels.push(thin);
+    assert_eq!(open.verdict(&objective).throughput, Some(700.0));
+    // A low rate that broke the objective (a stall) is named.
+    let mut noisy = open_loop(1.0, &[1], 0.0, 1);
+    noisy.levels[1].latency.response.p99_ms = 50.0;
+    let verdict = noisy.verdict(&objective);
+    assert_eq!(verdict.broken_at_rates, vec![200.0], "{verdict:?}");
+    assert!(
+        verdict
+            .sentence(&objective)
+            .contains("it was broken at lower rates: 200/s")
+    );
+    // Every rate the sessions kept up with kept it: the limit lies beyond.
+    let lenient: Objective = "p99<=10s".parse().unwrap();
+    let mut kept_all = open_loop(1.0, &[1], 0.0, 1);
+    kept_all.levels.pop();
+    let verdict = kept_all.verdict(&lenient);
+    assert!(verdict.beyond_largest, "{verdict:?}");
+    assert!(verdict.sentence(&lenient).contains("ask higher rates"));
+}
+
+#[test]
+fn a_single_batch_gets_its_uncertainty_from_its_intervals() {
+    let mut series = closed_loop("one batch", 8.0, 2.0, 0.0, 1);
+    let rates = [900.0, 1000.0, 1100.0, 1000.0, 600.0];
+    for point in &mut series.points {
+        point.spread = None;
+        point.intervals = rates
+            .iter()
+            .enumerate()
+            .map(|(index, &rate)| crate::latency::IntervalFigures {
+                start_s: index as f64,
+                length_s: if index == 4 { 0.5 } else { 1.0 },
+                responses: rate as u64,
+                rate_per_s: rate,
+                p50_ms: None,
+                p99_ms: None,
+                server_lio_per_s: None,
+                server_pio_per_s: None,
+            })
+            .collect();
+    }
+    let objective: Objective = "p99<=7ms".parse().unwrap();
+    let verdict = slo_verdict(&series, &objective);
+    let throughput = verdict.throughput.unwrap();
+    // The last, half-length interval is left out: 900 to 1,100 around a mean of 1,000.
+    let (low, high) = verdict.throughput_spread.unwrap();
+    assert!((low / throughput - 0.9).abs() < 1e-9, "{verdict:?}");
+    assert!((high / throughput - 1.1).abs() < 1e-9, "{verdict:?}");
+    assert!(verdict.sentence(&objective).contains(" ("), "{verdict:?}");
+    // Fewer than 3 full intervals give none.
+    for point in &mut series.points {
+        point.intervals.truncate(2);
+    }
+    assert_eq!(slo_verdict(&series, &objective).throughput_spread, None);
+}
+
+#[test]
+fn p99_is_compared_at_the_loads_both_series_measured() {
+    for (noise, seed) in [(0.0, 1), (0.05, 2), (0.15, 3)] {
+        let small = closed_loop("small", 8.0, 2.0, noise, seed);
+        let mut large = closed_loop("large", 16.0, 2.0, noise, seed + 10);
+        // A level the other did not measure is no common load.
+        large.points.retain(|point| point.workers != 4);
+        let loads = p99_at_common_loads(&[&small, &large]).unwrap();
+        assert_eq!(loads.series, vec!["small", "large"]);
+        let counts: Vec<usize> = loads.rows.iter().map(|(workers, _)| *workers).collect();
+        assert_eq!(counts, vec![1, 2, 8, 16, 32]);
+        // At 32 sessions: mean 32 x 2 ms / 8 = 8 ms against 4 ms, so p99 twice as long.
+        let (_, at_32) = loads.rows.last().unwrap();
+        let ratio = at_32[0] / at_32[1];
+        assert!((ratio - 2.0).abs() < 0.2, "noise {noise}: {ratio}");
+        let sentences = loads.sentences();
+        assert_eq!(sentences.len(), 1);
+        assert!(
+            sentences[0].starts_with("At 32 workers, the largest load all measured, p99 is"),
+            "{}",
+            sentences[0]
+        );
+        // One timed series compares with nothing.
+        let mut untimed = closed_loop("untimed", 8.0, 2.0, noise, seed);
+        untimed
+            .points
+            .iter_mut()
+            .for_each(|point| point.latency = None);
+        assert_eq!(p99_at_common_loads(&[&small, &untimed]), None);
+    }
+    let analysis = analyse(vec![
+        closed_loop("small", 8.0, 2.0, 0.0, 1),
+        closed_loop("large", 16.0, 2.0, 0.0, 1),
+    ]);
+    let findings = analysis.findings.join("\n");
+    assert!(
+        findings.contains("At 32 workers, the largest load all measured, p99 is"),
+        "{findings}"
+    );
+}
+
+#[test]
+fn the_bend_is_where_sessions_start_to_queue() {
+    for noise in [0.0, 0.05, 0.15] {
+        for seed in 1..=5 {
+            let analysis = analyse(vec![closed_loop("db", 8.0, 2.0, noise, seed)]);
+            let bend =
+                bend(&analysis.series[0].series).expect("a closed loop past saturation bends");
+            // Flat up to 8 servers; from 8 to 16 sessions p99 doubles, capacity does not.
+            assert_eq!(bend.from_workers, 8, "noise {noise} seed {seed}: {bend:?}");
+            assert!(bend.capacity_growth < 1.2, "{bend:?}");
+            assert!(
+                bend.sentence().starts_with("p99 rises"),
+                "{}",
+                bend.sentence()
+            );
+        }
+    }
+}
+
+#[test]
+fn a_server_that_never_saturates_has_no_bend() {
+    let analysis = analyse(vec![closed_loop("big", 64.0, 2.0, 0.05, 3)]);
+    assert_eq!(bend(&analysis.series[0].series), None);
+}
+
+#[test]
+fn the_objective_names_the_largest_throughput_that_kept_it() {
+    // 8 servers at 2 ms: 4,000 statements/s at saturation; p99 of the tail model is
+    // about 0.5 + 0.5 * ln(100) = 2.8x the mean.
+    let small = closed_loop("small", 8.0, 2.0, 0.0, 1);
+    let large = closed_loop("large", 16.0, 2.0, 0.0, 1);
+    let analysis = analyse(vec![small, large]);
+    let objective: Objective = "p99<=7ms".parse().unwrap();
+    let small = slo_verdict(&analysis.series[0].series, &objective);
+    let large = slo_verdict(&analysis.series[1].series, &objective);
+    // p99 <= 7 ms means mean <= 2.5 ms: sessions <= 1.25 x servers.
+    assert_eq!(small.workers, Some(8), "{small:?}");
+    assert_eq!(large.workers, Some(16), "{large:?}");
+    assert!(!small.beyond_largest && !large.beyond_largest);
+    let compared = slo_comparison(&[&small, &large], &objective);
+    assert_eq!(compared.len(), 1);
+    assert!(
+        compared[0].starts_with(
+            "large sustains 2.00x small's throughput at p99 <= 7 ms, among the levels measured"
+        ),
+        "{compared:?}"
+    );
+    // Too tight for any level: said, with the lowest value seen.
+    let tight: Objective = "p99<=1ms".parse().unwrap();
+    let none = slo_verdict(&analysis.series[0].series, &tight);
+    assert_eq!(none.throughput, None);
+    assert!(
+        none.sentence(&tight).contains("no level kept p99 <= 1 ms"),
+        "{}",
+        none.sentence(&tight)
+    );
+    // Loose enough for every level: the throughput is a lower bound, said.
+    let loose: Objective = "p99<=10s".parse().unwrap();
+    let every = slo_verdict(&analysis.series[0].series, &loose);
+    assert!(every.beyond_largest);
+    assert!(every.sentence(&loose).contains("limit lies beyond"));
+}
+
+#[test]
+fn a_file_without_response_times_says_so() {
+    let mut series = closed_loop("old", 12.0, 2.0, 0.0, 1);
+    for point in &mut series.points {
+        point.latency = None;
+    }
+    let analysis = analyse(vec![series]);
+    let verdict = slo_verdict(&analysis.series[0].series, &"p99<=5ms".parse().unwrap());
+    assert!(
+        verdict
+            .reason
+            .unwrap()
+            .contains("no response times recorded")
+    );
+    // Too few responses for p99: said, not read from a handful.
+    let mut few = closed_loop("few", 12.0, 2.0, 0.0, 1);
+    for point in &mut few.points {
+        if let Some(latency) = point.latency.as_mut() {
+            latency.response = Percentiles {
+                count: 50,
+                ..latency.response
+            };
+        }
+    }
+    let analysis = analyse(vec![few]);
+    let verdict = slo_verdict(&analysis.series[0].series, &"p99<=5ms".parse().unwrap());
+    assert!(
+        verdict
+            .reason
+            .as_deref()
+            .unwrap()
+            .contains("too few responses"),
+        "{verdict:?}"
+    );
+}

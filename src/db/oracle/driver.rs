@@ -1,0 +1,582 @@
+//! Oracle, as SLOB lays it out: one row per block (PCTFREE 99), rows inserted in a random key
+//! order, a b-tree on the key. LIO is v$sysstat 'session logical reads', PIO 'physical reads',
+//! DB CPU from v$sys_time_model. Built with the `oracle` cargo feature; needs Oracle Instant
+//! Client at run time. Not integration-tested here: no Oracle database is reachable in CI.
+
+use std::sync::Mutex;
+
+use anyhow::{Result, anyhow, bail};
+use oracle::sql_type::OracleType;
+use oracle::{Connection, Statement};
+
+use crate::db::catalog::{
+    CATALOG_TABLE, IDENTITY_COLUMNS, Identity, LOADING, LOCK_NAME, ObjectKind, Owned, READY,
+    SetupRecord, SetupStamp, Verdict, identity_select, verdict,
+};
+use crate::db::connect::target::{Target, within};
+use crate::db::driver::ServerCheck;
+use crate::db::{
+    Database, DbCounters, DbSession, PreparedStatements, mean_of_samples, quote_double,
+    sample_keys, table_name,
+};
+use crate::error::locked;
+use crate::rng::permutation;
+
+const FILLER_BYTES: usize = 1000;
+const INSERT_BATCH: usize = 1000;
+
+pub struct Oracle {
+    target: Target,
+    monitor: Mutex<Connection>,
+}
+
+impl Oracle {
+    /// Runs a DBMS_LOCK function on the setup lock's handle (named per schema) and answers
+    /// its status.
+    fn setup_lock_call(&self, call: &str) -> Result<i64> {
+        let connection = locked(&self.monitor, "the monitor connection")?;
+        let mut statement = connection
+            .statement(&format!(
+                "DECLARE handle VARCHAR2(128); BEGIN DBMS_LOCK.ALLOCATE_UNIQUE(:1 || ':' || USER, handle); :2 := {call}; END;"
+            ))
+            .build()
+            .map_err(|error| describe(error, &self.target))?;
+        statement
+            .execute(&[&LOCK_NAME, &OracleType::Int64])
+            .map_err(|error| describe(error, &self.target))?;
+        statement
+            .bind_value(2)
+            .map_err(|error| describe(error, &self.target))
+    }
+
+    pub fn new(target: Target) -> Result<Self> {
+        let monitor = Mutex::new(connect(&target)?);
+        Ok(Self { target, monitor })
+    }
+}
+
+/// The target as the client library takes it: user, password and connect string (EZConnect,
+/// a TNS alias or a descriptor; see `oracle_connect`), or external authentication.
+fn connect(target: &Target) -> Result<Connection> {
+    let connect_string = target.database();
+    let external = target.settings().external_auth;
+    let (user, password) = (target.user(), target.password().unwrap_or_default());
+    let shown = target.clone();
+    within(target, move || {
+        let mut connector = if external {
+            oracle::Connector::new("", "", connect_string)
+        } else {
+            oracle::Connector::new(user, password, connect_string)
+        };
+        connector.external_auth(external);
+        connector.connect().map_err(|error| {
+            anyhow!("cannot connect to {shown}: {error} (is the listener up, the service or alias right (TNS_ADMIN), and Oracle Instant Client installed?)")
+        })
+    })
+}
+
+fn describe(error: oracle::Error, target: &Target) -> anyhow::Error {
+    let text = error.to_string();
+    if text.contains("ORA-00942") {
+        return anyhow!("{text} in {target}: run `corescale db setup --target {target}` first");
+    }
+    if text.contains("ORA-01031") {
+        return anyhow!(
+            "{text} in {target}: the user needs CREATE TABLE, and SELECT on v$sysstat, v$mystat and v$sys_time_model"
+        );
+    }
+    anyhow!("{target}: {text}")
+}
+
+/// Oracle keeps unquoted names in upper case; corescale creates them so, quoted.
+fn oracle_table(schema: u64) -> String {
+    table_name(schema).to_uppercase()
+}
+
+fn catalogue_table() -> String {
+    CATALOG_TABLE.to_uppercase()
+}
+
+/// The schema setup creates in and teardown looks in: the session's current schema.
+fn current_schema(connection: &Connection, target: &Target) -> Result<String> {
+    connection
+        .query_row_as::<String>(
+            "SELECT SYS_CONTEXT('USERENV', 'CURRENT_SCHEMA') FROM dual",
+            &[],
+        )
+        .map_err(|error| describe(error, target))
+}
+
+/// `"SCHEMA"."NAME"`, each quoted.
+fn qualified(schema: &str, name: &str) -> String {
+    format!("{}.{}", quote_double(schema), quote_double(name))
+}
+
+/// What the database says table `name` of the current schema is, if it exists: its schema
+/// (which is its owner) and object_id, which changes whenever a table is recreated.
+fn current_identity(connection: &Connection, name: &str) -> oracle::Result<Option<Identity>> {
+    let first = connection
+        .query_as::<(String, String, Option<String>)>(
+            "SELECT o.owner, TO_CHAR(o.object_id), c.comments FROM all_objects o LEFT JOIN all_tab_comments c ON c.owner = o.owner AND c.table_name = o.object_name WHERE o.owner = SYS_CONTEXT('USERENV', 'CURRENT_SCHEMA') AND o.object_name = :1 AND o.object_type = 'TABLE'",
+            &[&name],
+        )?
+        .next()
+        .transpose()?;
+    Ok(first.map(|(owner, object_id, comment)| Identity {
+        namespace: owner.clone(),
+        object_id: Some(object_id),
+        owner: Some(owner),
+        mark: comment,
+        ..Identity::default()
+    }))
+}
+
+impl Database for Oracle {
+    fn target(&self) -> &Target {
+        &self.target
+    }
+
+    fn load_table(
+        &self,
+        record: SetupRecord,
+        stamp: &SetupStamp,
+        loaded: &(dyn Fn(u64) + Sync),
+    ) -> Result<()> {
+        load_table(&self.target, record, stamp, loaded)
+    }
+
+    fn upper_case_names(&self) -> bool {
+        true
+    }
+
+    /// DBMS_LOCK, held for the session (not released at commit: DDL commits), one per schema
+    /// (user). Needs EXECUTE on DBMS_LOCK.
+    fn lock_setup(&self) -> Result<bool> {
+        // 0: granted; 4: this session holds it already; 1: another holds it (no wait).
+        match self.setup_lock_call("DBMS_LOCK.REQUEST(handle, DBMS_LOCK.X_MODE, 0, FALSE)")? {
+            0 | 4 => Ok(true),
+            1 => Ok(false),
+            status => bail!(
+                "DBMS_LOCK.REQUEST on the setup lock of {} answered status {status}",
+                self.target
+            ),
+        }
+    }
+
+    fn unlock_setup(&self) -> Result<bool> {
+        // 0: released; 4: not this session's.
+        match self.setup_lock_call("DBMS_LOCK.RELEASE(handle)")? {
+            0 => Ok(true),
+            4 => Ok(false),
+            status => bail!(
+                "DBMS_LOCK.RELEASE on the setup lock of {} answered status {status}",
+                self.target
+            ),
+        }
+    }
+
+    fn has_catalogue(&self) -> Result<bool> {
+        let connection = locked(&self.monitor, "the monitor connection")?;
+        let count = connection
+            .query_row_as::<i64>(
+                "SELECT COUNT(*) FROM all_tables WHERE owner = SYS_CONTEXT('USERENV', 'CURRENT_SCHEMA') AND table_name = :1",
+                &[&catalogue_table()],
+            )
+            .map_err(|error| describe(error, &self.target))?;
+        Ok(count > 0)
+    }
+
+    fn catalogue(&self) -> Result<Vec<Owned>> {
+        if !self.has_catalogue()? {
+            return Ok(Vec::new());
+        }
+        let connection = locked(&self.monitor, "the monitor connection")?;
+        let schema = current_schema(&connection, &self.target)?;
+        let columns = IDENTITY_COLUMNS.map(str::to_uppercase).join(",");
+        // An older corescale's catalogue has fewer identity columns: read as unrecorded.
+        let with_identity = connection
+            .query_row_as::<i64>(
+                "SELECT COUNT(*) FROM all_tab_columns WHERE owner = :1 AND table_name = :2 AND INSTR(',' || :3 || ',', ',' || column_name || ',') > 0",
+                &[&schema, &catalogue_table(), &columns],
+            )
+            .map_err(|error| describe(error, &self.target))?;
+        let identity = identity_select(with_identity == IDENTITY_COLUMNS.len() as i64, "");
+        let rows = connection
+            .query(
+                &format!(
+                    "SELECT kind, name, state, parameters, {identity} FROM {} ORDER BY name",
+                    qualified(&schema, &catalogue_table())
+                ),
+                &[],
+            )
+            .map_err(|error| describe(error, &self.target))?;
+        let mut owned = Vec::new();
+        for row in rows {
+            let row = row.map_err(|error| describe(error, &self.target))?;
+            let column = |index: usize| -> Result<Option<String>> {
+                row.get::<usize, Option<String>>(index)
+                    .map_err(|error| describe(error, &self.target))
+            };
+            owned.push(Owned::from_columns(column)?);
+        }
+        Ok(owned)
+    }
+
+    fn create_catalogue(&self) -> Result<()> {
+        let connection = locked(&self.monitor, "the monitor connection")?;
+        connection
+            .execute(
+                &format!(
+                    "CREATE TABLE {} (kind VARCHAR2(16) NOT NULL, name VARCHAR2(128) NOT NULL, state VARCHAR2(16) NOT NULL, created_at TIMESTAMP DEFAULT SYSTIMESTAMP NOT NULL, corescale_version VARCHAR2(32) NOT NULL, parameters VARCHAR2(4000) NOT NULL, object_namespace VARCHAR2(128), object_id VARCHAR2(40), object_created VARCHAR2(40), object_owner VARCHAR2(128), object_mark VARCHAR2(2048), object_engine VARCHAR2(64), setup_started VARCHAR2(40), setup_ended VARCHAR2(40), PRIMARY KEY (kind, name))",
+                    quote_double(&catalogue_table())
+                ),
+                &[],
+            )
+            .map_err(|error| describe(error, &self.target))?;
+        Ok(())
+    }
+
+    /// Locked, then checked again by object_id. Oracle commits before any DDL, so the lock
+    /// ends just before DROP TABLE runs: a window Oracle gives no way to close.
+    fn drop_owned(&self, object: &Owned) -> Result<Verdict> {
+        let recorded = object.identity.as_ref();
+        if object.kind != Some(ObjectKind::Table) {
+            // Setup creates tables only here: any other row names nothing of corescale's.
+            return Ok(verdict(recorded, None));
+        }
+        let connection = locked(&self.monitor, "the monitor connection")?;
+        let fail = |error: oracle::Error| describe(error, &self.target);
+        let current = current_identity(&connection, &object.name).map_err(fail)?;
+        // A first look without a lock: a table that is not corescale's is never locked.
+        let first = verdict(recorded, current.as_ref());
+        let Some(current) = current.filter(|_| first == Verdict::Same) else {
+            return Ok(first);
+        };
+        let table = qualified(&current.namespace, &object.name);
+        if let Err(error) =
+            connection.execute(&format!("LOCK TABLE {table} IN EXCLUSIVE MODE NOWAIT"), &[])
+        {
+            if error.to_string().contains("ORA-00942") {
+                return Ok(Verdict::Missing);
+            }
+            return Err(fail(error));
+        }
+        let now = verdict(
+            recorded,
+            current_identity(&connection, &object.name)
+                .map_err(fail)?
+                .as_ref(),
+        );
+        if now != Verdict::Same {
+            connection.rollback().map_err(fail)?;
+            return Ok(now);
+        }
+        connection
+            .execute(&format!("DROP TABLE {table} PURGE"), &[])
+            .map_err(fail)?;
+        connection
+            .execute(
+                &format!(
+                    "DELETE FROM {} WHERE kind = :1 AND name = :2",
+                    qualified(&current.namespace, &catalogue_table())
+                ),
+                &[&ObjectKind::Table.as_str(), &object.name],
+            )
+            .map_err(fail)?;
+        connection.commit().map_err(fail)?;
+        Ok(Verdict::Same)
+    }
+
+    fn drop_catalogue(&self) -> Result<bool> {
+        let connection = locked(&self.monitor, "the monitor connection")?;
+        let fail = |error: oracle::Error| describe(error, &self.target);
+        let catalogue = qualified(
+            &current_schema(&connection, &self.target)?,
+            &catalogue_table(),
+        );
+        // Locked, so no row can be added between the count and the drop.
+        connection
+            .execute(&format!("LOCK TABLE {catalogue} IN EXCLUSIVE MODE"), &[])
+            .map_err(fail)?;
+        let rows = connection
+            .query_row_as::<i64>(&format!("SELECT COUNT(*) FROM {catalogue}"), &[])
+            .map_err(fail)?;
+        if rows > 0 {
+            connection.rollback().map_err(fail)?;
+            return Ok(false);
+        }
+        connection
+            .execute(&format!("DROP TABLE {catalogue} PURGE"), &[])
+            .map_err(fail)?;
+        Ok(true)
+    }
+
+    fn lookalikes(&self) -> Result<Vec<String>> {
+        let connection = locked(&self.monitor, "the monitor connection")?;
+        let rows = connection
+            .query_as::<String>(
+                "SELECT object_name FROM user_objects WHERE object_type IN ('TABLE', 'FUNCTION', 'PROCEDURE') AND UPPER(object_name) LIKE 'CORESCALE\\_%' ESCAPE '\\' ORDER BY 1",
+                &[],
+            )
+            .map_err(|error| describe(error, &self.target))?;
+        rows.map(|row| row.map_err(|error| describe(error, &self.target)))
+            .collect()
+    }
+
+    fn open_session(&self) -> Result<Box<dyn DbSession>> {
+        Ok(Box::new(OracleSession {
+            connection: connect(&self.target)?,
+            target: self.target.clone(),
+            statements: PreparedStatements::default(),
+        }))
+    }
+
+    fn check(&self) -> Result<ServerCheck> {
+        let connection = locked(&self.monitor, "the monitor connection")?;
+        let (server, user, database, protocol) = connection
+            .query_row_as::<(String, String, String, Option<String>)>(
+                "SELECT (SELECT banner FROM v$version WHERE ROWNUM = 1), USER, SYS_CONTEXT('USERENV', 'DB_NAME'), SYS_CONTEXT('USERENV', 'NETWORK_PROTOCOL') FROM dual",
+                &[],
+            )
+            .map_err(|error| describe(error, &self.target))?;
+        let create_table = connection
+            .query_row_as::<i64>(
+                "SELECT COUNT(*) FROM session_privs WHERE privilege IN ('CREATE TABLE', 'CREATE ANY TABLE')",
+                &[],
+            )
+            .map_err(|error| describe(error, &self.target))?;
+        let statistics = connection
+            .query_row_as::<f64>("SELECT COUNT(*) FROM v$sysstat WHERE ROWNUM = 1", &[])
+            .is_ok();
+        let tcps = protocol
+            .as_deref()
+            .is_some_and(|protocol| protocol.eq_ignore_ascii_case("tcps"));
+        Ok(ServerCheck {
+            server,
+            user,
+            database,
+            tls: tcps.then(|| crate::db::connect::tls::TlsFacts {
+                protocol: "TCPS".to_string(),
+                cipher: String::new(),
+            }),
+            privileges: vec![
+                (
+                    "CREATE TABLE (db setup creates its tables)".to_string(),
+                    create_table > 0,
+                ),
+                (
+                    "SELECT on v$sysstat, v$mystat, v$sys_time_model (the run's counters)"
+                        .to_string(),
+                    statistics,
+                ),
+            ],
+        })
+    }
+
+    fn counters(&self) -> Result<DbCounters> {
+        let connection = locked(&self.monitor, "the monitor connection")?;
+        let (lio, pio) = connection
+            .query_row_as::<(f64, f64)>(
+                "SELECT SUM(DECODE(name, 'session logical reads', value)), SUM(DECODE(name, 'physical reads', value))
+                 FROM v$sysstat WHERE name IN ('session logical reads', 'physical reads')",
+                &[],
+            )
+            .map_err(|error| describe(error, &self.target))?;
+        let db_cpu_us = connection
+            .query_row_as::<f64>(
+                "SELECT value FROM v$sys_time_model WHERE stat_name = 'DB CPU'",
+                &[],
+            )
+            .map_err(|error| describe(error, &self.target))?;
+        Ok(DbCounters {
+            lio,
+            pio,
+            db_cpu_s: Some(db_cpu_us / 1e6),
+            maintenance: None,
+        })
+    }
+
+    /// Session logical reads of this session around each sample statement.
+    /// Session logical reads of this session around each sample statement; updates are
+    /// rolled back.
+    fn blocks_per_statement(
+        &self,
+        schema: u64,
+        rows: u64,
+        work_unit: u64,
+        update: bool,
+    ) -> Result<f64> {
+        let connection = connect(&self.target)?;
+        let my_reads = "SELECT m.value FROM v$mystat m JOIN v$statname n ON n.statistic# = m.statistic# WHERE n.name = 'session logical reads'";
+        let table = quote_double(&oracle_table(schema));
+        let statement = if update {
+            format!("UPDATE {table} SET scratch = scratch + 1 WHERE key BETWEEN :1 AND :2")
+        } else {
+            format!("SELECT SUM(scratch), COUNT(*) FROM {table} WHERE key BETWEEN :1 AND :2")
+        };
+        let run = |first_key: u64| -> Result<()> {
+            connection
+                .execute(
+                    &statement,
+                    &[&(first_key as i64), &((first_key + work_unit) as i64)],
+                )
+                .map_err(|error| describe(error, &self.target))?;
+            connection
+                .rollback()
+                .map_err(|error| describe(error, &self.target))
+        };
+        // One untimed execution parses the statement, so samples count only its visits.
+        run(0)?;
+        let mut samples = Vec::new();
+        for first_key in sample_keys(rows, work_unit) {
+            let before = connection
+                .query_row_as::<f64>(my_reads, &[])
+                .map_err(|error| describe(error, &self.target))?;
+            run(first_key)?;
+            let after = connection
+                .query_row_as::<f64>(my_reads, &[])
+                .map_err(|error| describe(error, &self.target))?;
+            samples.push(after - before);
+        }
+        mean_of_samples(&samples, "v$mystat session logical reads")
+    }
+}
+
+/// Oracle commits DDL at once: the table is created (never over an existing one), recorded
+/// as `loading`, filled, then marked `ready`; an interrupted load stays recorded for teardown.
+fn load_table(
+    target: &Target,
+    record: SetupRecord,
+    stamp: &SetupStamp,
+    loaded: &(dyn Fn(u64) + Sync),
+) -> Result<()> {
+    if record.rows == 0 {
+        bail!("no rows to load");
+    }
+    let connection = connect(target)?;
+    let name = oracle_table(record.schema);
+    let (table, index) = (quote_double(&name), quote_double(&format!("{name}_KEY")));
+    let catalogue = qualified(&current_schema(&connection, target)?, &catalogue_table());
+    connection
+        .execute(
+            &format!("CREATE TABLE {table} (key NUMBER NOT NULL, scratch NUMBER NOT NULL, filler VARCHAR2({FILLER_BYTES}) NOT NULL) PCTFREE 99 PCTUSED 1"),
+            &[],
+        )
+        .map_err(|error| describe(error, target))?;
+    // The setup's mark: only the table's owner (or COMMENT ANY TABLE) can write a comment.
+    connection
+        .execute(
+            &format!(
+                "COMMENT ON TABLE {table} IS '{}'",
+                stamp.mark.replace('\'', "''")
+            ),
+            &[],
+        )
+        .map_err(|error| describe(error, target))?;
+    let created = current_identity(&connection, &name)
+        .map_err(|error| describe(error, target))?
+        .ok_or_else(|| anyhow!("{target}: {name}, just created, is not in all_objects"))?;
+    connection
+        .execute(
+            &format!("INSERT INTO {catalogue} (kind, name, state, corescale_version, parameters, object_namespace, object_id, object_owner, object_mark) VALUES (:1, :2, :3, :4, :5, :6, :7, :8, :9)"),
+            &[
+                &ObjectKind::Table.as_str(),
+                &name,
+                &LOADING,
+                &env!("CARGO_PKG_VERSION"),
+                &record.to_json(),
+                &created.namespace,
+                &created.object_id,
+                &created.owner,
+                &created.mark,
+            ],
+        )
+        .map_err(|error| describe(error, target))?;
+    connection
+        .commit()
+        .map_err(|error| describe(error, target))?;
+    let mut insert = connection
+        .statement(&format!(
+            "INSERT INTO {table} (key, scratch, filler) VALUES (:1, :2, RPAD('x', {FILLER_BYTES}, 'x'))"
+        ))
+        .build()
+        .map_err(|error| describe(error, target))?;
+    let order = permutation(record.rows, record.schema + 1);
+    for batch in order.chunks(INSERT_BATCH) {
+        for key in batch {
+            insert
+                .execute(&[&(*key as i64), &((*key % 1000) as i64)])
+                .map_err(|error| describe(error, target))?;
+        }
+        connection
+            .commit()
+            .map_err(|error| describe(error, target))?;
+        loaded(batch.len() as u64);
+    }
+    connection
+        .execute(&format!("CREATE INDEX {index} ON {table} (key)"), &[])
+        .map_err(|error| describe(error, target))?;
+    connection
+        .execute(
+            "BEGIN DBMS_STATS.GATHER_TABLE_STATS(USER, :1); END;",
+            &[&name],
+        )
+        .map_err(|error| describe(error, target))?;
+    connection
+        .execute(
+            &format!("UPDATE {catalogue} SET state = :1 WHERE kind = :2 AND name = :3"),
+            &[&READY, &ObjectKind::Table.as_str(), &name],
+        )
+        .map_err(|error| describe(error, target))?;
+    connection.commit().map_err(|error| describe(error, target))
+}
+
+struct OracleSession {
+    connection: Connection,
+    target: Target,
+    statements: PreparedStatements<Statement>,
+}
+
+impl OracleSession {
+    fn prepared(&mut self, schema: u64, update: bool) -> Result<&mut Statement> {
+        let (connection, target) = (&self.connection, &self.target);
+        self.statements.get(schema, update, |table, update| {
+            let table = quote_double(&table.to_uppercase());
+            let sql = if update {
+                format!("UPDATE {table} SET scratch = scratch + 1 WHERE key BETWEEN :1 AND :2")
+            } else {
+                format!("SELECT SUM(scratch), COUNT(*) FROM {table} WHERE key BETWEEN :1 AND :2")
+            };
+            connection
+                .statement(&sql)
+                .build()
+                .map_err(|error| describe(error, target))
+        })
+    }
+}
+
+impl DbSession for OracleSession {
+    fn select(&mut self, schema: u64, first_key: u64, last_key: u64) -> Result<u64> {
+        let target = self.target.clone();
+        let statement = self.prepared(schema, false)?;
+        let (_sum, rows) = statement
+            .query_row_as::<(Option<i64>, i64)>(&[&(first_key as i64), &(last_key as i64)])
+            .map_err(|error| describe(error, &target))?;
+        Ok(rows as u64)
+    }
+
+    fn update(&mut self, schema: u64, first_key: u64, last_key: u64) -> Result<u64> {
+        let target = self.target.clone();
+        let statement = self.prepared(schema, true)?;
+        statement
+            .execute(&[&(first_key as i64), &(last_key as i64)])
+            .map_err(|error| describe(error, &target))?;
+        let changed = statement
+            .row_count()
+            .map_err(|error| describe(error, &target))?;
+        self.connection
+            .commit()
+            .map_err(|error| describe(error, &target))?;
+        Ok(changed)
+    }
+}
