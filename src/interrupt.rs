@@ -58,11 +58,6 @@ pub(crate) fn finish_registered<T>(path: &Path, finish: impl FnOnce() -> T) -> T
     finished
 }
 
-/// Forgets a file its owner has removed (or is about to).
-pub(crate) fn forget(path: &Path) {
-    paths().retain(|known| known != path);
-}
-
 /// Removes every registered file; for the last moments of a process. The lock stays taken,
 /// so no other thread creates or renames a registered file after it.
 pub(crate) fn remove_all() {

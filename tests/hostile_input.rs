@@ -60,6 +60,17 @@ fn csv_file() -> impl Strategy<Value = String> {
         })
 }
 
+/// pgbench summaries with hostile values in the fields `report` reads, and any header text.
+fn pgbench_file() -> impl Strategy<Value = String> {
+    (cell(), cell(), cell(), cell(), "[\\x00-\\x7f]{0,12}").prop_map(
+        |(clients, tps, latency, scale, script)| {
+            format!(
+                "pgbench ({script})\ntransaction type: <builtin: {script}>\nscaling factor: {scale}\nnumber of clients: {clients}\nnumber of transactions actually processed: {clients}/{scale}\nlatency average = {latency} ms\ntps = {tps} (without initial connection time)\n"
+            )
+        },
+    )
+}
+
 /// Reads, analyses and renders; panics (fails the property) on any broken promise.
 fn check(text: &[u8]) {
     let Ok(series) = parse_series(Path::new("input.csv"), text) else {
@@ -99,6 +110,11 @@ proptest! {
 
     #[test]
     fn any_csv_errors_cleanly_or_gives_finite_positive_capacities(text in csv_file()) {
+        check(text.as_bytes());
+    }
+
+    #[test]
+    fn any_pgbench_summary_errors_cleanly_or_gives_finite_positive_capacities(text in pgbench_file()) {
         check(text.as_bytes());
     }
 

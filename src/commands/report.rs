@@ -5,7 +5,7 @@ use std::path::Path;
 
 use anyhow::Result;
 
-use crate::analysis::input::{printable, read_series, result_files};
+use crate::analysis::input::{levels_into_sweeps, printable, read_series, result_files};
 use crate::analysis::model::Analysis;
 use crate::analysis::series::Series;
 use crate::analysis::study::{analyse, apply_objective};
@@ -76,6 +76,7 @@ fn load_series(args: &ReportArgs) -> Result<(Vec<Series>, Vec<String>)> {
         }
         series.push(one);
     }
+    let mut series = levels_into_sweeps(series);
     disambiguate(&mut series);
     let names: BTreeSet<String> = series.iter().map(|one| one.name.clone()).collect();
     let unknown = |name: &str, option: &str| -> Result<()> {

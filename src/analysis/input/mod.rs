@@ -4,9 +4,11 @@
 
 mod csv_series;
 mod document;
+mod pgbench;
 
 use csv_series::from_csv;
 use document::from_document;
+use pgbench::{from_pgbench, is_pgbench};
 
 use std::path::Path;
 
@@ -99,9 +101,10 @@ pub fn result_files(inputs: &[std::path::PathBuf]) -> Result<Vec<std::path::Path
                 .path()
                 .extension()
                 .map(|extension| extension.to_string_lossy().to_ascii_lowercase());
+            let ours = matches!(extension.as_deref(), Some("json" | "csv"));
             if entry.file_type().is_file()
-                && matches!(extension.as_deref(), Some("json" | "csv"))
-                && !is_report_analysis(entry.path())
+                && (ours && !is_report_analysis(entry.path())
+                    || !ours && other_tools_output(entry.path()))
             {
                 found.push(entry.into_path());
             }
@@ -122,7 +125,7 @@ pub fn result_files(inputs: &[std::path::PathBuf]) -> Result<Vec<std::path::Path
             .collect();
         if kept.is_empty() {
             return Err(crate::error::UsageError::new(format!(
-                "no .json or .csv results under '{}'",
+                "no .json or .csv results, and no pgbench output, under '{}'",
                 input.display()
             ))
             .into());
@@ -130,6 +133,80 @@ pub fn result_files(inputs: &[std::path::PathBuf]) -> Result<Vec<std::path::Path
         files.extend(kept);
     }
     Ok(files)
+}
+
+/// Whether a file in a folder is another tool's output `report` reads (pgbench's summary):
+/// a text file (.txt, .log, .out or none) whose first lines say so. Others are left alone.
+fn other_tools_output(path: &Path) -> bool {
+    let extension = path
+        .extension()
+        .map(|extension| extension.to_string_lossy().to_ascii_lowercase());
+    if !matches!(extension.as_deref(), None | Some("txt" | "log" | "out")) {
+        return false;
+    }
+    let mut head = vec![0; 64 * 1024];
+    let read = std::fs::File::open(path)
+        .and_then(|mut file| std::io::Read::read(&mut file, &mut head))
+        .unwrap_or(0);
+    head.truncate(read);
+    is_pgbench(&String::from_utf8_lossy(&head))
+}
+
+/// Levels imported one file each (pgbench's outputs) become one series per folder and job,
+/// named after the folder: a folder of runs at 1, 2, 4 clients is a sweep. Several files at
+/// one level are repeats of it: the level's rate is their mean, their range its spread.
+pub fn levels_into_sweeps(series: Vec<Series>) -> Vec<Series> {
+    // Each series with the folder its file was in.
+    let mut merged: Vec<(std::path::PathBuf, Series)> = Vec::new();
+    for one in series {
+        let imported = one.job.tool == "pgbench";
+        let folder = Path::new(&one.source)
+            .parent()
+            .map(Path::to_path_buf)
+            .unwrap_or_default();
+        let same = merged.iter_mut().find(|(other_folder, other)| {
+            imported && other.job == one.job && *other_folder == folder
+        });
+        match same {
+            Some((_, sweep)) => {
+                sweep.points.extend(one.points);
+                if let Some(name) = folder.file_name() {
+                    sweep.name = printable(&name.to_string_lossy());
+                }
+                sweep.source = folder.display().to_string();
+            }
+            None => merged.push((folder, one)),
+        }
+    }
+    merged
+        .into_iter()
+        .map(|(_, mut sweep)| {
+            sweep.points = repeats_averaged(std::mem::take(&mut sweep.points));
+            sweep
+        })
+        .collect()
+}
+
+/// Points of one worker count averaged into one, their range its spread.
+fn repeats_averaged(mut points: Vec<Point>) -> Vec<Point> {
+    points.sort_by_key(|point| point.workers);
+    let mut levels: Vec<Point> = Vec::new();
+    for group in points.chunk_by(|a, b| a.workers == b.workers) {
+        let mut level = group[0].clone();
+        if group.len() > 1 {
+            let raws: Vec<f64> = group.iter().map(|point| point.raw).collect();
+            level.raw = raws.iter().sum::<f64>() / raws.len() as f64;
+            level.spread = Some((
+                raws.iter().copied().fold(f64::INFINITY, f64::min),
+                raws.iter().copied().fold(f64::NEG_INFINITY, f64::max),
+            ));
+            level
+                .figures
+                .insert("repeats".to_string(), group.len() as f64);
+        }
+        levels.push(level);
+    }
+    levels
 }
 
 /// A result document inside log output: the first line that is just `{` begins it, and the
@@ -195,6 +272,8 @@ pub fn parse_series(path: &Path, bytes: &[u8]) -> Result<Series> {
         from_document(path, document)?
     } else if text.trim_start().starts_with('{') {
         from_document(path, text)?
+    } else if is_pgbench(text) {
+        from_pgbench(path, text, &stem)?
     } else {
         from_csv(path, text, &stem)?
     };

@@ -63,7 +63,12 @@ pub struct DataFile {
 
 impl Drop for DataFile {
     fn drop(&mut self) {
-        crate::interrupt::forget(self.temporary.path());
+        // Removed and forgotten under the registry's lock: a second signal after it was
+        // forgotten but before the temporary file's own removal would leave it behind.
+        let path = self.temporary.path().to_path_buf();
+        crate::interrupt::finish_registered(&path, || {
+            let _ = std::fs::remove_file(&path);
+        });
         if let Some(list) = LiveFiles::here() {
             list.remove(&absolute(self.temporary.path()));
         }
