@@ -169,7 +169,9 @@ fn bad_tags_and_empty_folders_are_usage_errors() {
         .arg(dir.path())
         .assert()
         .code(2)
-        .stderr(contains("no .json or .csv results under"));
+        .stderr(contains(
+            "no .json or .csv results, and no pgbench output, under",
+        ));
 }
 
 /// The review's cases: a host without a capacity estimate, hosts of unknown hardware, a
