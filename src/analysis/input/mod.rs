@@ -159,7 +159,7 @@ pub fn levels_into_sweeps(series: Vec<Series>) -> Vec<Series> {
     // Each series with the folder its file was in.
     let mut merged: Vec<(std::path::PathBuf, Series)> = Vec::new();
     for one in series {
-        let imported = one.job.tool == "pgbench";
+        let imported = one.job.tool == pgbench::TOOL;
         let folder = Path::new(&one.source)
             .parent()
             .map(Path::to_path_buf)

@@ -6,6 +6,9 @@
 
 use super::*;
 
+/// The tool an imported series names, one level a file.
+pub(super) const TOOL: &str = "pgbench";
+
 /// Whether the text is pgbench's summary: its header line and the lines every run prints.
 pub(super) fn is_pgbench(text: &str) -> bool {
     text.lines()
@@ -117,21 +120,13 @@ pub(super) fn from_pgbench(path: &Path, text: &str, stem: &str) -> Result<Series
     let point = Point {
         workers: clients,
         raw: tps,
-        delivered: None,
-        cv: None,
-        cpu_fraction: None,
-        steal_pct: None,
-        disturbed: Vec::new(),
-        precision_reached: None,
-        cache: None,
-        spread: None,
-        latency: None,
-        intervals: Vec::new(),
         figures,
+        ..Point::default()
     };
     Ok(Series {
         name: stem.to_string(),
-        source: path.display().to_string(),
+        // `parse_series` sets it, as for every format.
+        source: String::new(),
         measure: Measure::Rate {
             unit: "tps".to_string(),
         },
@@ -143,7 +138,7 @@ pub(super) fn from_pgbench(path: &Path, text: &str, stem: &str) -> Result<Series
         cost: None,
         left_out: Vec::new(),
         job: Job {
-            tool: "pgbench".to_string(),
+            tool: TOOL.to_string(),
             workload: Some(script.clone()),
             size: None,
             duration_s: None,
