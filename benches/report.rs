@@ -37,6 +37,7 @@ fn run(series: usize, levels: usize) {
     let args = ReportArgs {
         files,
         labels: Vec::new(),
+        levels: Vec::new(),
         cores: (0..series)
             .map(|index| (format!("server{index:02}"), (32, 64)))
             .collect(),
@@ -110,6 +111,7 @@ fn run_fleet(hosts: usize, runs: usize) {
     let args = ReportArgs {
         files: vec![dir.path().join("results")],
         labels: Vec::new(),
+        levels: Vec::new(),
         cores: Vec::new(),
         costs: Vec::new(),
         outputs: Vec::new(),

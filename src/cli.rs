@@ -115,9 +115,16 @@ const REPORT_EXAMPLES: &str = "Examples:
   corescale report run1.json run2.json -o report.html -o figures/ -o report.md -o analysis.json
   corescale report old.csv --label old.csv=RAC52 --cost RAC52=10000
   corescale report db-small.json db-large.json --slo 'p99<=5ms'
+  corescale report new-server.json old-pgbench-runs/ old-slob-awr/ --level old-slob-awr/awr.txt=8
 
 Inputs: corescale JSON or CSV, test_cpu_parallel CSV (either header), or SLOB-style
-Num_concurrent_workers,<rate> CSV; the format is detected from the content.";
+Num_concurrent_workers,<rate> CSV; and other tools' outputs: pgbench (its summary with -P
+and -r lines, its per-transaction and aggregated logs), sysbench 1.0 (with --histogram and
+--report-interval lines), HammerDB logs (TEST RESULT lines, xtprof), Oracle AWR (text or
+HTML) and Statspack reports. The format is detected from the content. A folder is a sweep:
+one series per folder and job, one level per file, files at one level averaged as repeats.
+A file that does not state its load (AWR, Statspack, an aggregated pgbench log) takes it
+from the one number in its name (awr.16.txt) or from --level.";
 
 #[derive(Debug, Args)]
 pub struct ReportArgs {
@@ -128,6 +135,11 @@ pub struct ReportArgs {
     /// Name a series: FILE=NAME (default: the host label, else the file name without extension).
     #[arg(long = "label", value_name = "FILE=NAME", value_parser = parse_pair)]
     pub labels: Vec<(String, String)>,
+
+    /// The load (sessions, clients, threads) of a file that does not state it, such as an
+    /// AWR report: FILE=N (default: the one number in its name, as in awr.16.txt).
+    #[arg(long = "level", value_name = "FILE=N", value_parser = parse_level)]
+    pub levels: Vec<(PathBuf, usize)>,
 
     /// Physical cores / logical CPUs of a series whose file has no topology: NAME=P/L.
     #[arg(long = "cores", value_name = "NAME=P/L", value_parser = parse_cores)]
@@ -195,6 +207,20 @@ fn parse_pair(text: &str) -> Result<(String, String), String> {
             Ok((key.to_string(), value.to_string()))
         }
         _ => Err(format!("'{text}' is not KEY=VALUE")),
+    }
+}
+
+/// "FILE=N", e.g. awr.txt=16: a load level, 1 or more.
+fn parse_level(text: &str) -> Result<(PathBuf, usize), String> {
+    let (file, level) = text
+        .rsplit_once('=')
+        .filter(|(file, _)| !file.is_empty())
+        .ok_or_else(|| format!("'{text}' is not FILE=N"))?;
+    match level.trim().parse::<usize>() {
+        Ok(level) if level > 0 => Ok((PathBuf::from(file), level)),
+        _ => Err(format!(
+            "'{level}' in '{text}' is not a load level (a whole number of sessions, 1 or more)"
+        )),
     }
 }
 

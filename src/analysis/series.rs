@@ -95,6 +95,10 @@ pub struct Series {
     /// other in its column), held apart: `report` leaves it out unless `--accept-truncated`.
     #[serde(skip)]
     pub cut_last_line: Option<(usize, Point)>,
+    /// What the reader of its file should know (an imported level's caveats), said among the
+    /// report's warnings.
+    #[serde(skip)]
+    pub notes: Vec<String>,
 }
 
 /// The run behind a series, for the report's provenance block: what a corescale JSON holds;
@@ -189,6 +193,27 @@ impl Point {
 }
 
 impl Series {
+    /// A complete series of these levels, nothing else known: what a file's reader starts
+    /// from (`parse_series` sets its source).
+    pub fn new(name: String, measure: Measure, points: Vec<Point>, job: Job) -> Self {
+        Self {
+            name,
+            source: String::new(),
+            measure,
+            points,
+            paced: Vec::new(),
+            physical_cores: None,
+            logical_cpus: None,
+            complete: true,
+            cost: None,
+            left_out: Vec::new(),
+            job,
+            provenance: Provenance::default(),
+            cut_last_line: None,
+            notes: Vec::new(),
+        }
+    }
+
     /// Capacity at a point: jobs per minute the host delivered over all workers, or the
     /// total rate.
     pub fn capacity(&self, point: &Point) -> f64 {

@@ -103,19 +103,9 @@ pub(crate) fn series(
     cores: Option<(usize, usize)>,
 ) -> Series {
     Series {
-        name: "synthetic".into(),
-        source: String::new(),
-        measure,
-        points,
         physical_cores: cores.map(|cores| cores.0),
         logical_cpus: cores.map(|cores| cores.1),
-        complete: true,
-        cost: None,
-        left_out: Vec::new(),
-        paced: Vec::new(),
-        cut_last_line: None,
-        job: Job::default(),
-        provenance: Default::default(),
+        ..Series::new("synthetic".into(), measure, points, Job::default())
     }
 }
 

@@ -5,7 +5,7 @@ use std::path::Path;
 
 use anyhow::Result;
 
-use crate::analysis::input::{levels_into_sweeps, printable, read_series, result_files};
+use crate::analysis::input::{InputFile, levels_into_sweeps, printable, read_input, result_files};
 use crate::analysis::model::Analysis;
 use crate::analysis::series::Series;
 use crate::analysis::study::{analyse, apply_objective};
@@ -51,8 +51,31 @@ fn load_series(args: &ReportArgs) -> Result<(Vec<Series>, Vec<String>)> {
     }
     let mut series = Vec::new();
     let mut notes = Vec::new();
-    for path in &result_files(&args.files)? {
-        let mut one = read_series(path)?;
+    let files = result_files(&args.files)?;
+    // A file in a folder may be named as found there, or as written on the command line.
+    let same_file = |a: &Path, b: &Path| {
+        a == b
+            || a.canonicalize()
+                .ok()
+                .is_some_and(|a| b.canonicalize().ok() == Some(a))
+    };
+    for (file, _) in &args.levels {
+        if !files.iter().any(|path| same_file(path, file)) {
+            return Err(UsageError::new(format!(
+                "--level {}=...: '{}' is none of the files read",
+                file.display(),
+                file.display()
+            ))
+            .into());
+        }
+    }
+    for path in &files {
+        let level = args
+            .levels
+            .iter()
+            .find(|(file, _)| same_file(path, file))
+            .map(|(_, level)| *level);
+        let mut one = read_input(&InputFile { path, level })?;
         if let Some((line, point)) = one.cut_last_line.take() {
             if args.accept_truncated {
                 one.points.push(point);
@@ -76,7 +99,10 @@ fn load_series(args: &ReportArgs) -> Result<(Vec<Series>, Vec<String>)> {
         }
         series.push(one);
     }
-    let mut series = levels_into_sweeps(series);
+    let mut series = levels_into_sweeps(series)?;
+    for one in &mut series {
+        notes.append(&mut one.notes);
+    }
     disambiguate(&mut series);
     let names: BTreeSet<String> = series.iter().map(|one| one.name.clone()).collect();
     let unknown = |name: &str, option: &str| -> Result<()> {

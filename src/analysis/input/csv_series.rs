@@ -108,19 +108,8 @@ pub(super) fn from_csv(path: &Path, text: &str, stem: &str) -> Result<Series> {
         .flatten()
         .and_then(|line| Some((line, points.pop()?)));
     Ok(Series {
-        name: stem.to_string(),
-        source: String::new(),
         cut_last_line,
-        measure,
-        points,
-        physical_cores: None,
-        logical_cpus: None,
-        complete: true,
-        cost: None,
-        left_out: Vec::new(),
-        paced: Vec::new(),
-        job,
-        provenance: Provenance::default(),
+        ..Series::new(stem.to_string(), measure, points, job)
     })
 }
 

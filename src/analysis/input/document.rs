@@ -149,19 +149,11 @@ pub(super) fn from_document(path: &Path, text: &str) -> Result<Series> {
         shape: workload.shape.as_ref().map(|shape| shape.key()),
     };
     Ok(Series {
-        name: document.host.label.clone(),
-        source: String::new(),
-        measure,
-        points,
         physical_cores: Some(topology.physical_cores),
         logical_cpus: Some(topology.logical_cpus),
         complete: document.complete,
-        cost: None,
-        left_out: Vec::new(),
-        paced: Vec::new(),
-        cut_last_line: None,
         provenance: provenance(&document, &job),
-        job,
+        ..Series::new(document.host.label.clone(), measure, points, job)
     })
 }
 

@@ -1,14 +1,73 @@
 //! Readers for every series format `report` accepts, detected from the content:
-//! corescale JSON, corescale CSV, test_cpu_parallel CSV (both headers it has written) and
-//! SLOB-style rate CSV (`Num_concurrent_workers,<rate>`).
+//! corescale JSON, corescale CSV, test_cpu_parallel CSV (both headers it has written),
+//! SLOB-style rate CSV (`Num_concurrent_workers,<rate>`), and other tools' outputs
+//! ([`IMPORTERS`]: a new one is a file of its own and a row there).
 
+mod awr;
 mod csv_series;
 mod document;
+mod folder;
+mod hammerdb;
 mod pgbench;
+mod pgbench_log;
+mod sysbench;
 
 use csv_series::from_csv;
 use document::from_document;
-use pgbench::{from_pgbench, is_pgbench};
+use folder::{HEAD_BYTES, detect, level_from_name, level_known};
+pub use folder::{levels_into_sweeps, result_files};
+
+/// Other tools' outputs `report` reads, tried in this order on a file's first 64 KiB.
+const IMPORTERS: &[&Importer] = &[
+    &pgbench::SUMMARY,
+    &pgbench_log::TRANSACTIONS,
+    &pgbench_log::AGGREGATED,
+    &sysbench::REPORT,
+    &hammerdb::LOG,
+    &hammerdb::XTPROF,
+    &awr::AWR,
+    &awr::STATSPACK,
+];
+
+/// Another tool's output: the tool its series' job names, how its text is told from
+/// others' by its head, and its reader.
+struct Importer {
+    tool: &'static str,
+    detects: fn(&str) -> bool,
+    read: Reader,
+}
+
+enum Reader {
+    /// A report, read whole.
+    Text(fn(&InputFile, &str) -> Result<Series>),
+    /// A log, read line by line: it may be larger than memory.
+    Lines(fn(&InputFile, &mut dyn std::io::BufRead) -> Result<Series>),
+}
+
+/// A file being read: where it is (messages, its name's number) and the load level
+/// `report --level FILE=N` gave it.
+pub struct InputFile<'a> {
+    pub path: &'a Path,
+    pub level: Option<usize>,
+}
+
+impl InputFile<'_> {
+    /// The file's name without its extension: a series' name unless its file gives one.
+    fn stem(&self) -> String {
+        self.path.file_stem().map_or_else(
+            || "series".to_string(),
+            |stem| stem.to_string_lossy().into_owned(),
+        )
+    }
+
+    /// The load level of a file that does not state its own: `--level`, else the number in
+    /// its name; 0 (unknown, an error unless a pgbench summary gives it) when neither does.
+    fn given_level(&self) -> usize {
+        self.level
+            .or_else(|| level_from_name(self.path, "").ok())
+            .unwrap_or(0)
+    }
+}
 
 use std::path::Path;
 
@@ -63,150 +122,99 @@ fn worker_count(value: f64, at: &dyn Fn() -> String) -> Result<usize> {
     ranges::workers(value).map_err(|problem| anyhow::anyhow!("{}: {problem}", at()))
 }
 
+/// The first number in `text` ("2", "1.234 ms"), or an error naming the field.
+pub(super) fn number_in(text: &str, what: &str, at: &dyn Fn() -> String) -> Result<f64> {
+    let word = text.split_whitespace().next().unwrap_or("");
+    word.parse::<f64>()
+        .ok()
+        .filter(|value| value.is_finite())
+        .ok_or_else(|| anyhow::anyhow!("{}: {what} '{}' is not a number", at(), quote(word)))
+}
+
+/// The interval a progress line ends (pgbench's `-P`, sysbench's `--report-interval`): from
+/// the line before it (else the start) to `end_s`, at `rate` per second.
+fn interval_ending(
+    end_s: f64,
+    rate: f64,
+    before: Option<&crate::latency::IntervalFigures>,
+    at: &dyn Fn() -> String,
+) -> Result<crate::latency::IntervalFigures> {
+    let start_s = before.map_or(0.0, |before| before.start_s + before.length_s);
+    if end_s <= start_s {
+        bail!(
+            "{}: interval end {end_s} s is not after the line before it ({start_s} s)",
+            at()
+        );
+    }
+    let length_s = end_s - start_s;
+    Ok(crate::latency::IntervalFigures {
+        start_s,
+        length_s,
+        responses: (rate * length_s).round() as u64,
+        rate_per_s: rate,
+        p50_ms: None,
+        p99_ms: None,
+        server_lio_per_s: None,
+        server_pio_per_s: None,
+    })
+}
+
+/// Where an imported series came from: "imported from pgbench 15.20 output: select only".
+pub(super) fn imported(tool: &str, version: Option<String>, workload: &str) -> Provenance {
+    Provenance {
+        workload: Some(format!(
+            "imported from {tool} {} output: {workload}",
+            version.as_deref().unwrap_or("(version not printed)")
+        )),
+        version,
+        ..Provenance::default()
+    }
+}
+
 /// Reads one file into a series named after its host label, else its file stem.
 pub fn read_series(path: &Path) -> Result<Series> {
+    let series = read_input(&InputFile { path, level: None })?;
+    level_known(&series)?;
+    Ok(series)
+}
+
+/// Reads one file as `report` does: a level the file does not state may stay unknown (0)
+/// until [`levels_into_sweeps`] joins it to its run's summary, or says what is missing.
+pub fn read_input(file: &InputFile) -> Result<Series> {
+    use std::io::Read;
+    let path = file.path;
     if path.as_os_str() == "-" {
         let mut bytes = Vec::new();
-        std::io::Read::read_to_end(&mut std::io::stdin(), &mut bytes)
+        std::io::stdin()
+            .read_to_end(&mut bytes)
             .context("cannot read standard input")?;
-        return parse_series(Path::new("stdin"), &bytes);
+        return parse_input(
+            &InputFile {
+                path: Path::new("stdin"),
+                level: file.level,
+            },
+            &bytes,
+        );
     }
-    let bytes = std::fs::read(path).with_context(|| format!("cannot read '{}'", path.display()))?;
-    parse_series(path, &bytes)
-}
-
-/// The result files a report reads: each file as given (`-` for standard input), and every
-/// `*.json` and `*.csv` under each directory, recursively and in path order; a CSV beside a
-/// JSON of the same name is the same run and is left out. Hidden files (lock files) are
-/// skipped.
-pub fn result_files(inputs: &[std::path::PathBuf]) -> Result<Vec<std::path::PathBuf>> {
-    let mut files = Vec::new();
-    for input in inputs {
-        if !input.is_dir() {
-            files.push(input.clone());
-            continue;
-        }
-        let mut found: Vec<std::path::PathBuf> = Vec::new();
-        // Links are followed (walkdir stops at loops); hidden folders and files are not read.
-        let walk = walkdir::WalkDir::new(input)
-            .follow_links(true)
-            .sort_by_file_name()
-            .into_iter()
-            .filter_entry(|entry| {
-                entry.depth() == 0 || !entry.file_name().to_string_lossy().starts_with('.')
-            });
-        for entry in walk {
-            let entry = entry.with_context(|| format!("cannot read '{}'", input.display()))?;
-            let extension = entry
-                .path()
-                .extension()
-                .map(|extension| extension.to_string_lossy().to_ascii_lowercase());
-            let ours = matches!(extension.as_deref(), Some("json" | "csv"));
-            if entry.file_type().is_file()
-                && (ours && !is_report_analysis(entry.path())
-                    || !ours && other_tools_output(entry.path()))
-            {
-                found.push(entry.into_path());
-            }
-        }
-        let all: std::collections::BTreeSet<&std::path::PathBuf> = found.iter().collect();
-        let has_json = |csv: &std::path::Path| {
-            all.contains(&csv.with_extension("json")) || all.contains(&csv.with_extension("JSON"))
-        };
-        let kept: Vec<std::path::PathBuf> = found
-            .iter()
-            .filter(|path| {
-                let csv = path
-                    .extension()
-                    .is_some_and(|extension| extension.eq_ignore_ascii_case("csv"));
-                !(csv && has_json(path))
-            })
-            .cloned()
-            .collect();
-        if kept.is_empty() {
-            return Err(crate::error::UsageError::new(format!(
-                "no .json or .csv results, and no pgbench output, under '{}'",
-                input.display()
-            ))
-            .into());
-        }
-        files.extend(kept);
+    let cannot_read = || format!("cannot read '{}'", path.display());
+    let mut opened = std::fs::File::open(path).with_context(cannot_read)?;
+    let mut head = Vec::with_capacity(HEAD_BYTES);
+    (&mut opened)
+        .take(HEAD_BYTES as u64)
+        .read_to_end(&mut head)
+        .with_context(cannot_read)?;
+    if let Some(Importer {
+        read: Reader::Lines(read),
+        ..
+    }) = detect(&String::from_utf8_lossy(&head), "")
+    {
+        // A log: streamed, never held whole.
+        let mut lines =
+            std::io::BufReader::with_capacity(1 << 20, std::io::Cursor::new(head).chain(opened));
+        return finish(path, read(file, &mut lines)?);
     }
-    Ok(files)
-}
-
-/// Whether a file in a folder is another tool's output `report` reads (pgbench's summary):
-/// a text file (.txt, .log, .out or none) whose first lines say so. Others are left alone.
-fn other_tools_output(path: &Path) -> bool {
-    let extension = path
-        .extension()
-        .map(|extension| extension.to_string_lossy().to_ascii_lowercase());
-    if !matches!(extension.as_deref(), None | Some("txt" | "log" | "out")) {
-        return false;
-    }
-    let mut head = vec![0; 64 * 1024];
-    let read = std::fs::File::open(path)
-        .and_then(|mut file| std::io::Read::read(&mut file, &mut head))
-        .unwrap_or(0);
-    head.truncate(read);
-    is_pgbench(&String::from_utf8_lossy(&head))
-}
-
-/// Levels imported one file each (pgbench's outputs) become one series per folder and job,
-/// named after the folder: a folder of runs at 1, 2, 4 clients is a sweep. Several files at
-/// one level are repeats of it: the level's rate is their mean, their range its spread.
-pub fn levels_into_sweeps(series: Vec<Series>) -> Vec<Series> {
-    // Each series with the folder its file was in.
-    let mut merged: Vec<(std::path::PathBuf, Series)> = Vec::new();
-    for one in series {
-        let imported = one.job.tool == pgbench::TOOL;
-        let folder = Path::new(&one.source)
-            .parent()
-            .map(Path::to_path_buf)
-            .unwrap_or_default();
-        let same = merged.iter_mut().find(|(other_folder, other)| {
-            imported && other.job == one.job && *other_folder == folder
-        });
-        match same {
-            Some((_, sweep)) => {
-                sweep.points.extend(one.points);
-                if let Some(name) = folder.file_name() {
-                    sweep.name = printable(&name.to_string_lossy());
-                }
-                sweep.source = folder.display().to_string();
-            }
-            None => merged.push((folder, one)),
-        }
-    }
-    merged
-        .into_iter()
-        .map(|(_, mut sweep)| {
-            sweep.points = repeats_averaged(std::mem::take(&mut sweep.points));
-            sweep
-        })
-        .collect()
-}
-
-/// Points of one worker count averaged into one, their range its spread.
-fn repeats_averaged(mut points: Vec<Point>) -> Vec<Point> {
-    points.sort_by_key(|point| point.workers);
-    let mut levels: Vec<Point> = Vec::new();
-    for group in points.chunk_by(|a, b| a.workers == b.workers) {
-        let mut level = group[0].clone();
-        if group.len() > 1 {
-            let raws: Vec<f64> = group.iter().map(|point| point.raw).collect();
-            level.raw = raws.iter().sum::<f64>() / raws.len() as f64;
-            level.spread = Some((
-                raws.iter().copied().fold(f64::INFINITY, f64::min),
-                raws.iter().copied().fold(f64::NEG_INFINITY, f64::max),
-            ));
-            level
-                .figures
-                .insert("repeats".to_string(), group.len() as f64);
-        }
-        levels.push(level);
-    }
-    levels
+    opened.read_to_end(&mut head).with_context(cannot_read)?;
+    parse_input(file, &head)
 }
 
 /// A result document inside log output: the first line that is just `{` begins it, and the
@@ -248,6 +256,13 @@ fn is_report_analysis(path: &Path) -> bool {
 
 /// The series in a file's bytes; `path` names it in messages and gives the default name.
 pub fn parse_series(path: &Path, bytes: &[u8]) -> Result<Series> {
+    let series = parse_input(&InputFile { path, level: None }, bytes)?;
+    level_known(&series)?;
+    Ok(series)
+}
+
+fn parse_input(file: &InputFile, bytes: &[u8]) -> Result<Series> {
+    let path = file.path;
     let text = std::str::from_utf8(bytes).map_err(|error| {
         anyhow::anyhow!(
             "'{}': not a text file (invalid UTF-8 at byte {})",
@@ -263,20 +278,38 @@ pub fn parse_series(path: &Path, bytes: &[u8]) -> Result<Series> {
             path.display()
         );
     }
-    let stem = path.file_stem().map_or_else(
-        || "series".to_string(),
-        |stem| stem.to_string_lossy().into_owned(),
-    );
-    let mut series = if let Some(document) = logged_document(text) {
+    // Cut at character boundaries (at most 3 bytes away).
+    let head = match text.char_indices().find(|(at, _)| *at >= HEAD_BYTES) {
+        Some((cut, _)) => &text[..cut],
+        None => text,
+    };
+    let tail = if text.len() > 2 * HEAD_BYTES {
+        let from = (text.len() - HEAD_BYTES..text.len())
+            .find(|at| text.is_char_boundary(*at))
+            .unwrap_or(text.len());
+        &text[from..]
+    } else {
+        ""
+    };
+    let series = if let Some(document) = logged_document(text) {
         // Also `kubectl logs` of a `run -o -` pod: corescale's own notes around the document.
         from_document(path, document)?
     } else if text.trim_start().starts_with('{') {
         from_document(path, text)?
-    } else if is_pgbench(text) {
-        from_pgbench(path, text, &stem)?
+    } else if let Some(importer) = detect(head, tail) {
+        match importer.read {
+            Reader::Text(read) => read(file, text)?,
+            Reader::Lines(read) => read(file, &mut text.as_bytes())?,
+        }
     } else {
-        from_csv(path, text, &stem)?
+        from_csv(path, text, &file.stem())?
     };
+    finish(path, series)
+}
+
+/// A series as every reader leaves it: its source set, its names printable, its levels
+/// sorted with the open loop's apart, one level a worker count.
+fn finish(path: &Path, mut series: Series) -> Result<Series> {
     series.source = path.display().to_string();
     series.name = printable(&series.name);
     if let Measure::Rate { unit } = &mut series.measure {

@@ -2,26 +2,38 @@
 //! (its client count), its rate the tps without connection time ("without initial
 //! connection time" since 14, "excluding connections establishing" before). From a summary
 //! only the mean latency and its standard deviation are known; they are kept as the level's
-//! own figures, and no percentile is made up from them.
+//! own figures, and no percentile is made up from them (the run's `--log` gives them:
+//! `pgbench_log`). Its `-P` progress lines are the level's intervals, its `-r` statement
+//! latencies figures of the level.
 
 use super::*;
+use crate::latency::IntervalFigures;
 
 /// The tool an imported series names, one level a file.
 pub(super) const TOOL: &str = "pgbench";
 
+pub(super) const SUMMARY: Importer = Importer {
+    tool: TOOL,
+    detects: is_pgbench,
+    read: Reader::Text(from_pgbench),
+};
+
 /// Whether the text is pgbench's summary: its header line and the lines every run prints.
-pub(super) fn is_pgbench(text: &str) -> bool {
+fn is_pgbench(text: &str) -> bool {
     text.lines()
-        .take(200)
         .any(|line| line.starts_with("transaction type: "))
         && text
             .lines()
             .any(|line| line.starts_with("number of clients: "))
 }
 
-/// One level from a pgbench summary; `stem` names the series unless a folder does.
-pub(super) fn from_pgbench(path: &Path, text: &str, stem: &str) -> Result<Series> {
+/// One level from a pgbench summary, named after its file unless a folder names it.
+fn from_pgbench(file: &InputFile, text: &str) -> Result<Series> {
+    let path = file.path;
     let mut version = None;
+    let mut intervals: Vec<IntervalFigures> = Vec::new();
+    let mut statements = 0;
+    let mut in_statements = false;
     let mut script = None;
     let mut scale = None;
     let mut query_mode = None;
@@ -32,7 +44,27 @@ pub(super) fn from_pgbench(path: &Path, text: &str, stem: &str) -> Result<Series
     for (number, line) in text.lines().enumerate() {
         let at = || format!("'{}' line {}", path.display(), number + 1);
         let line = line.trim_end();
-        if let Some(rest) = line.strip_prefix("pgbench (") {
+        if in_statements {
+            match statement_latency(line, &at)? {
+                Some((latency_ms, command)) => {
+                    statements += 1;
+                    figures.insert(
+                        format!("statement {statements:02} ms: {}", quote(command)),
+                        latency_ms,
+                    );
+                    continue;
+                }
+                None => in_statements = false,
+            }
+        }
+        if line
+            .trim_start_matches([' ', '-'])
+            .starts_with("statement latencies in milliseconds")
+        {
+            in_statements = true;
+        } else if let Some(rest) = line.strip_prefix("progress: ") {
+            intervals.push(progress(rest, intervals.last(), &at)?);
+        } else if let Some(rest) = line.strip_prefix("pgbench (") {
             // "pgbench (15.20 (Debian 15.20-0+deb12u1))", or "(17.2, server 15.20)".
             version = rest
                 .split([' ', ',', ')'])
@@ -121,48 +153,81 @@ pub(super) fn from_pgbench(path: &Path, text: &str, stem: &str) -> Result<Series
         workers: clients,
         raw: tps,
         figures,
+        intervals,
         ..Point::default()
     };
-    Ok(Series {
-        name: stem.to_string(),
-        // `parse_series` sets it, as for every format.
-        source: String::new(),
-        measure: Measure::Rate {
+    let job = Job {
+        tool: TOOL.to_string(),
+        workload: Some(script.clone()),
+        shape: Some(shape),
+        ..Job::default()
+    };
+    let mut series = Series::new(
+        file.stem(),
+        Measure::Rate {
             unit: "tps".to_string(),
         },
-        points: vec![point],
-        paced: Vec::new(),
-        physical_cores: None,
-        logical_cpus: None,
-        complete: true,
-        cost: None,
-        left_out: Vec::new(),
-        job: Job {
-            tool: TOOL.to_string(),
-            workload: Some(script.clone()),
-            size: None,
-            duration_s: None,
-            shape: Some(shape),
-        },
-        provenance: Provenance {
-            version: version.clone(),
-            workload: Some(format!(
-                "imported from pgbench {} output: {script}",
-                version.as_deref().unwrap_or("(version not printed)")
-            )),
-            ..Provenance::default()
-        },
-        cut_last_line: None,
-    })
+        vec![point],
+        job,
+    );
+    series.provenance = imported(TOOL, version, &script);
+    series.notes.push(format!(
+        "'{}': pgbench's summary gives the latency's mean and standard deviation only, so no percentile is shown at {clients} clients (pgbench --log beside it gives them)",
+        path.display()
+    ));
+    Ok(series)
 }
 
-/// The first number in `text` ("2", "1.234 ms"), or an error naming the field.
-fn number_in(text: &str, what: &str, at: &dyn Fn() -> String) -> Result<f64> {
-    let word = text.split_whitespace().next().unwrap_or("");
-    word.parse::<f64>()
-        .ok()
-        .filter(|value| value.is_finite())
-        .ok_or_else(|| anyhow::anyhow!("{}: {what} '{}' is not a number", at(), quote(word)))
+/// A `-P` line after "progress: " ("5.0 s, 1234.5 tps, lat 0.808 ms stddev 0.123, 0 failed"):
+/// the interval since the line before it.
+fn progress(
+    text: &str,
+    before: Option<&IntervalFigures>,
+    at: &dyn Fn() -> String,
+) -> Result<IntervalFigures> {
+    let mut parts = text.split(", ");
+    let time = parts.next().unwrap_or("");
+    let Some(time) = time.strip_suffix(" s") else {
+        bail!("{}: progress time '{}' is not in s", at(), quote(time));
+    };
+    let end_s = in_range(
+        number_in(time, "progress time", at)?,
+        &RAW,
+        "progress time",
+        at,
+    )?;
+    let tps = parts.next().unwrap_or("");
+    let Some(tps) = tps.strip_suffix(" tps") else {
+        bail!("{}: progress rate '{}' is not in tps", at(), quote(tps));
+    };
+    let tps = in_range(
+        number_in(tps, "progress tps", at)?,
+        &RAW,
+        "progress tps",
+        at,
+    )?;
+    interval_ending(end_s, tps, before, at)
+}
+
+/// A `-r` line: "   0.117   0  SELECT ..." (latency in ms, failures since 15, the command);
+/// None where the list ends.
+fn statement_latency<'a>(line: &'a str, at: &dyn Fn() -> String) -> Result<Option<(f64, &'a str)>> {
+    let mut rest = line.trim_start();
+    let Some((latency, after)) = rest.split_once(char::is_whitespace) else {
+        return Ok(None);
+    };
+    let Ok(latency) = latency.parse::<f64>() else {
+        return Ok(None);
+    };
+    rest = after.trim_start();
+    // Since PostgreSQL 15 the failures come before the command.
+    if let Some((failures, command)) = rest.split_once(char::is_whitespace)
+        && failures.bytes().all(|byte| byte.is_ascii_digit())
+    {
+        rest = command.trim_start();
+    }
+    let latency = in_range(latency, &COUNT, "statement latency", at)?;
+    Ok(Some((latency, rest)))
 }
 
 /// "2.000 ms" in milliseconds.

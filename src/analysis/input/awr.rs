@@ -1,0 +1,296 @@
+//! Oracle's AWR reports (text and HTML) and Statspack reports, as SLOB's runs leave them
+//! (`awr.txt`): one file is one level. Its rate is the Load Profile's logical reads per
+//! second ("Logical read (blocks)", "Logical reads" before 11.2.0.4); DB time, DB CPU,
+//! physical reads, read IO requests, executes and transactions per second are kept beside
+//! it, and so are the top timed events' shares of DB time. The load (sessions) is not in a
+//! report: it comes from the file's name (`awr.16.txt`) or `--level`. A level whose average
+//! active sessions (DB time per second) differ from it by more than 10% is said.
+
+use super::*;
+
+pub(super) const TOOL: &str = "Oracle AWR";
+const STATSPACK_TOOL: &str = "Oracle Statspack";
+
+pub(super) const AWR: Importer = Importer {
+    tool: TOOL,
+    detects: is_awr,
+    read: Reader::Text(from_awr),
+};
+
+pub(super) const STATSPACK: Importer = Importer {
+    tool: STATSPACK_TOOL,
+    detects: is_statspack,
+    read: Reader::Text(from_statspack),
+};
+
+/// Where the active sessions may differ from the load before it is said.
+const ACTIVE_SESSIONS_TOLERANCE: f64 = 0.10;
+
+/// An instance's report: "WORKLOAD REPOSITORY report for", "... PDB report (root snapshots)"
+/// (19c). A RAC-wide report (awrgrpt, SLOB's awr_rac.txt) is not read: each instance's is.
+fn is_awr(text: &str) -> bool {
+    let upper = text.to_ascii_uppercase();
+    upper.contains("WORKLOAD REPOSITORY")
+        && upper.contains("LOAD PROFILE")
+        && !upper.contains("WORKLOAD REPOSITORY REPORT (RAC")
+}
+
+/// The share of updates SLOB's harness writes in a run's name (awr.<update %>.<sessions>.txt).
+fn slob_update_share(path: &Path) -> Option<String> {
+    let name = path.file_name()?.to_str()?;
+    let mut parts = name.split('.');
+    let (Some("awr"), Some(update), Some(sessions)) = (parts.next(), parts.next(), parts.next())
+    else {
+        return None;
+    };
+    let digits = |text: &str| !text.is_empty() && text.bytes().all(|byte| byte.is_ascii_digit());
+    (digits(update) && digits(sessions)).then(|| update.to_string())
+}
+
+fn is_statspack(text: &str) -> bool {
+    text.contains("STATSPACK report for") && text.contains("Load Profile")
+}
+
+fn from_awr(file: &InputFile, text: &str) -> Result<Series> {
+    from_report(file, text, TOOL)
+}
+
+fn from_statspack(file: &InputFile, text: &str) -> Result<Series> {
+    from_report(file, text, STATSPACK_TOOL)
+}
+
+/// A Load Profile row: the figure it becomes, and its labels across releases.
+const LOAD_PROFILE: &[(&str, &[&str])] = &[
+    ("lio_per_s", &["logical read (blocks)", "logical reads"]),
+    ("db_time_per_s", &["db time(s)"]),
+    ("db_cpu_per_s", &["db cpu(s)"]),
+    (
+        "physical_reads_per_s",
+        &["physical read (blocks)", "physical reads"],
+    ),
+    ("read_io_requests_per_s", &["read io requests"]),
+    ("executes_per_s", &["executes (sql)", "executes"]),
+    ("transactions_per_s", &["transactions"]),
+];
+
+/// An HTML report as text: a line per table row, its cells apart, tags gone.
+fn html_as_text(html: &str) -> String {
+    let mut text = String::with_capacity(html.len() / 2);
+    let mut rest = html;
+    while let Some(open) = rest.find('<') {
+        text.push_str(&rest[..open]);
+        let Some(close) = rest[open..].find('>') else {
+            rest = "";
+            break;
+        };
+        let tag = rest[open + 1..open + close].to_ascii_lowercase();
+        if tag.starts_with("/tr")
+            || tag.starts_with("br")
+            || tag.starts_with("/h")
+            || tag.starts_with("/p")
+        {
+            text.push('\n');
+        } else if tag.starts_with("/td") || tag.starts_with("/th") {
+            text.push_str("   ");
+        }
+        rest = &rest[open + close + 1..];
+    }
+    text.push_str(rest);
+    text.replace("&nbsp;", " ")
+        .replace("&#160;", " ")
+        .replace("&lt;", "<")
+        .replace("&gt;", ">")
+        .replace("&amp;", "&")
+}
+
+fn events_seen(figures: &std::collections::BTreeMap<String, f64>) -> bool {
+    figures.keys().any(|name| name.starts_with("top event"))
+}
+
+/// "1,234,567.8" as a number.
+fn figure(text: &str, what: &str, at: &dyn Fn() -> String) -> Result<f64> {
+    let plain: String = text.chars().filter(|c| *c != ',').collect();
+    in_range(number_in(&plain, what, at)?, &COUNT, what, at)
+}
+
+fn from_report(file: &InputFile, text: &str, tool: &str) -> Result<Series> {
+    let path = file.path;
+    let html;
+    let text =
+        if text.trim_start().starts_with('<') || text.contains("<html") || text.contains("<HTML") {
+            html = html_as_text(text);
+            &html
+        } else {
+            text
+        };
+    let lines: Vec<&str> = text.lines().collect();
+    let mut figures = std::collections::BTreeMap::new();
+    let mut db_name = None;
+    let mut instance = None;
+    let mut host = None;
+    let mut release = None;
+    let mut in_profile = false;
+    // Rows of the top timed events still to read.
+    let mut events_left = 0;
+    for (index, line) in lines.iter().enumerate() {
+        let at = || format!("'{}' line {}", path.display(), index + 1);
+        let trimmed = line.trim();
+        // The header tables: a row of names, a row of dashes, a row of values.
+        let values = || {
+            lines[index + 1..]
+                .iter()
+                .map(|line| line.trim())
+                .find(|line| !line.is_empty() && !line.starts_with('-') && !line.starts_with('~'))
+                .map(|line| line.split_whitespace().collect::<Vec<&str>>())
+                .unwrap_or_default()
+        };
+        if trimmed.starts_with("DB Name") && db_name.is_none() {
+            let row = values();
+            db_name = row.first().map(|name| printable(name));
+            if trimmed.split_whitespace().nth(4) == Some("Instance") {
+                instance = row.get(2).map(|name| printable(name));
+            }
+            release = row
+                .iter()
+                .find(|word| {
+                    word.split('.').count() >= 4
+                        && word.split('.').all(|part| part.parse::<u32>().is_ok())
+                })
+                .map(|word| printable(word));
+        } else if trimmed.starts_with("Host Name") && host.is_none() {
+            host = values().first().map(|name| printable(name));
+        } else if trimmed.starts_with("Instance")
+            && instance.is_none()
+            && trimmed.contains("Inst Num")
+        {
+            instance = values().first().map(|name| printable(name));
+        } else if let Some(rest) = trimmed.strip_prefix("Elapsed:") {
+            if let Ok(minutes) = number_in(rest, "elapsed", &at) {
+                figures.insert(
+                    "elapsed_min".to_string(),
+                    in_range(minutes, &COUNT, "elapsed", &at)?,
+                );
+            }
+        } else if trimmed.starts_with("Load Profile") {
+            in_profile = true;
+            continue;
+        } else if let Some(rest) = trimmed.strip_prefix("Top ")
+            && (trimmed.contains("Events") || trimmed.contains("Timed"))
+        {
+            // "Top 5 Timed Foreground Events" (11g), "Top 10 Foreground Events by ..." (12c on).
+            events_left = rest
+                .split_whitespace()
+                .next()
+                .and_then(|count| count.parse::<usize>().ok())
+                .unwrap_or(5)
+                .min(10);
+            continue;
+        }
+        if in_profile {
+            if let Some((label, rest)) = trimmed.split_once(':')
+                && let Some((name, _)) = LOAD_PROFILE.iter().find(|(_, labels)| {
+                    labels.contains(&label.trim().to_ascii_lowercase().as_str())
+                })
+            {
+                let per_second = rest.split_whitespace().next().unwrap_or("");
+                figures
+                    .entry(name.to_string())
+                    .or_insert(figure(per_second, label.trim(), &at)?);
+            } else if figures.contains_key("lio_per_s") && trimmed.is_empty() {
+                in_profile = false;
+            }
+        }
+        if events_left > 0 {
+            // "db file sequential read  35,732  6,575  184  77.5 User I/O", "DB CPU  .4  .8",
+            // "enq: TX - row lock contention  1  52.9  52.86 s  98.9 Applicat": the name, then
+            // figures (some with units, 19c); the share of DB time is the last plain number.
+            let words: Vec<&str> = trimmed.split_whitespace().collect();
+            let plain = |word: &&str| figure(word, "", &at).is_ok();
+            let numbers = words.iter().filter(|word| plain(word)).count();
+            match words.iter().position(plain) {
+                Some(first) if first > 0 && numbers >= 2 => {
+                    let name = words[..first].join(" ");
+                    let share = words
+                        .iter()
+                        .rev()
+                        .find(|word| plain(word))
+                        .map_or(Ok(0.0), |word| figure(word, "% DB time", &at))?;
+                    figures.insert(
+                        format!("top event % DB time: {}", quote(&name)),
+                        in_range(share, &PERCENT, "% DB time", &at)?,
+                    );
+                    events_left -= 1;
+                }
+                _ if trimmed.is_empty() && events_seen(&figures) => events_left = 0,
+                _ => {}
+            }
+        }
+    }
+    let lio = figures.get("lio_per_s").copied().ok_or_else(|| {
+        anyhow::anyhow!(
+            "'{}': {tool} report without a Load Profile 'Logical read (blocks):' (or 'Logical reads:') row (is the report cut short?)",
+            path.display()
+        )
+    })?;
+    let at = || format!("'{}'", path.display());
+    let lio = in_range(lio, &RAW, "logical reads per second", &at)?;
+    let level = file.given_level();
+    let mut notes = Vec::new();
+    if let Some(&active) = figures.get("db_time_per_s")
+        && level > 0
+        && (active - level as f64).abs() > ACTIVE_SESSIONS_TOLERANCE * level as f64
+    {
+        notes.push(format!(
+            "'{}': {} average active sessions (DB time per second) at a load of {level} sessions: {}",
+            path.display(),
+            crate::format::significant(active),
+            if active < level as f64 {
+                "sessions were idle part of the time (or waiting off the database)"
+            } else {
+                "more sessions were active than the load ran (others shared the database)"
+            }
+        ));
+    }
+    let point = Point {
+        workers: level,
+        raw: lio,
+        figures,
+        ..Point::default()
+    };
+    let mut workload = format!(
+        "{} logical reads",
+        if tool == TOOL { "AWR" } else { "Statspack" }
+    );
+    if let Some(update) = slob_update_share(path) {
+        workload.push_str(&format!(", SLOB at {update}% updates"));
+    }
+    let job = Job {
+        tool: tool.to_string(),
+        workload: Some(workload.clone()),
+        shape: Some(format!("{tool} Load Profile, {workload} per second")),
+        ..Job::default()
+    };
+    let mut series = Series::new(
+        file.stem(),
+        Measure::Rate {
+            unit: "LIO/s".to_string(),
+        },
+        vec![point],
+        job,
+    );
+    let mut provenance = imported(
+        tool,
+        release,
+        &format!(
+            "{workload} of {}{}",
+            db_name.as_deref().unwrap_or("a database it does not name"),
+            instance
+                .map(|instance| format!(" (instance {instance})"))
+                .unwrap_or_default()
+        ),
+    );
+    provenance.hostname = host;
+    series.provenance = provenance;
+    series.notes = notes;
+    Ok(series)
+}

@@ -1,0 +1,294 @@
+//! A folder is a sweep: the result files under it, other tools' outputs among them, and
+//! their one-level-a-file series merged into one series per folder and job, with the
+//! levels files do not state taken from their names or `--level`.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result};
+
+use super::{IMPORTERS, Importer, is_report_analysis, printable};
+use crate::analysis::series::{Point, Series};
+use crate::error::UsageError;
+
+/// How much of a file is looked at to tell whose output it is.
+pub(super) const HEAD_BYTES: usize = 64 * 1024;
+
+/// The result files a report reads: each file as given (`-` for standard input), and under
+/// each directory, recursively and in path order, every `*.json` and `*.csv` and every
+/// other tool's output `report` reads (found by content); a CSV beside a JSON of the same
+/// name is the same run and is left out, and so is a pgbench thread's log beside its run's
+/// first (read with it). Hidden files (lock files) are skipped.
+pub fn result_files(inputs: &[PathBuf]) -> Result<Vec<PathBuf>> {
+    let mut files = Vec::new();
+    for input in inputs {
+        if !input.is_dir() {
+            files.push(input.clone());
+            continue;
+        }
+        let mut found: Vec<PathBuf> = Vec::new();
+        // Links are followed (walkdir stops at loops); hidden folders and files are not read.
+        let walk = walkdir::WalkDir::new(input)
+            .follow_links(true)
+            .sort_by_file_name()
+            .into_iter()
+            .filter_entry(|entry| {
+                entry.depth() == 0 || !entry.file_name().to_string_lossy().starts_with('.')
+            });
+        for entry in walk {
+            let entry = entry.with_context(|| format!("cannot read '{}'", input.display()))?;
+            let extension = entry
+                .path()
+                .extension()
+                .map(|extension| extension.to_string_lossy().to_ascii_lowercase());
+            let ours = matches!(extension.as_deref(), Some("json" | "csv"));
+            if entry.file_type().is_file()
+                && (ours && !is_report_analysis(entry.path())
+                    || !ours && other_tools_output(entry.path()).is_some())
+            {
+                found.push(entry.into_path());
+            }
+        }
+        let all: std::collections::BTreeSet<&PathBuf> = found.iter().collect();
+        let has_json = |csv: &Path| {
+            all.contains(&csv.with_extension("json")) || all.contains(&csv.with_extension("JSON"))
+        };
+        let kept: Vec<PathBuf> = found
+            .iter()
+            .filter(|path| {
+                let csv = path
+                    .extension()
+                    .is_some_and(|extension| extension.eq_ignore_ascii_case("csv"));
+                let beside_its_run = thread_part(path).is_some_and(|first| all.contains(&first));
+                !(beside_its_run || csv && has_json(path))
+            })
+            .cloned()
+            .collect();
+        if kept.is_empty() {
+            return Err(UsageError::new(format!(
+                "no .json or .csv results, and no other tool's output corescale reads (pgbench, sysbench, HammerDB, AWR, Statspack), under '{}'",
+                input.display()
+            ))
+            .into());
+        }
+        files.extend(kept);
+    }
+    Ok(files)
+}
+
+/// For a pgbench thread's log (`pgbench_log.PID.N`), its run's first log
+/// (`pgbench_log.PID`), which reads it.
+pub(super) fn thread_part(path: &Path) -> Option<PathBuf> {
+    let thread = path.extension()?.to_str()?;
+    let first = path.with_extension("");
+    let pid = first.extension()?.to_str()?;
+    let digits = |text: &str| !text.is_empty() && text.bytes().all(|byte| byte.is_ascii_digit());
+    (digits(thread) && digits(pid)).then_some(first)
+}
+
+/// The importer whose output a file in a folder is: text files (.txt, .log, .out, .lst,
+/// .html, none, or a pgbench log's process number) whose first 64 KiB say so. Others are
+/// left alone.
+pub(super) fn other_tools_output(path: &Path) -> Option<&'static Importer> {
+    let extension = path
+        .extension()
+        .map(|extension| extension.to_string_lossy().to_ascii_lowercase());
+    let text_file = match extension.as_deref() {
+        None | Some("txt" | "log" | "out" | "lst" | "html" | "htm") => true,
+        Some(other) => other.bytes().all(|byte| byte.is_ascii_digit()),
+    };
+    if !text_file {
+        return None;
+    }
+    use std::io::{Read, Seek};
+    let mut file = std::fs::File::open(path).ok()?;
+    let mut head = Vec::with_capacity(HEAD_BYTES);
+    (&mut file)
+        .take(HEAD_BYTES as u64)
+        .read_to_end(&mut head)
+        .ok()?;
+    // The tail too: a long pgbench run's -P lines put its summary past the head.
+    let length = file.metadata().ok()?.len();
+    let mut tail = Vec::new();
+    if length > 2 * HEAD_BYTES as u64 {
+        file.seek(std::io::SeekFrom::End(-(HEAD_BYTES as i64)))
+            .ok()?;
+        file.take(HEAD_BYTES as u64).read_to_end(&mut tail).ok()?;
+    }
+    detect(
+        &String::from_utf8_lossy(&head),
+        &String::from_utf8_lossy(&tail),
+    )
+}
+
+/// The importer that reads a text, from its first and last 64 KiB.
+pub(super) fn detect(head: &str, tail: &str) -> Option<&'static Importer> {
+    let text = if tail.is_empty() {
+        std::borrow::Cow::Borrowed(head)
+    } else {
+        std::borrow::Cow::Owned(format!("{head}\n{tail}"))
+    };
+    IMPORTERS
+        .iter()
+        .copied()
+        .find(|importer| (importer.detects)(&text))
+}
+
+/// The one number in a file's name (`awr.16.txt`): the load level of a file that does not
+/// state its own. An error naming `--level FILE=N` when there is none, or several.
+pub(super) fn level_from_name(path: &Path, what: &str) -> Result<usize> {
+    let name = path
+        .file_name()
+        .map(|name| name.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let numbers: Vec<&str> = name
+        .split(|c: char| !c.is_ascii_digit())
+        .filter(|part| !part.is_empty())
+        .collect();
+    let fix = format!(
+        "give it with --level '{}'=N (N the sessions, clients or threads it ran)",
+        path.display()
+    );
+    // SLOB's harness names its runs awr.<update %>.<sessions>.txt (awr_rac too).
+    let slob_harness = name.starts_with("awr") && numbers.len() == 2;
+    match numbers.as_slice() {
+        [_, number] if slob_harness => Ok(number.parse::<f64>().ok().and_then(|level| crate::result::ranges::workers(level).ok()).ok_or_else(|| UsageError::new(format!("'{}': {what}, and the sessions in its name ({number}) are no load level: {fix}", path.display())))?),
+        [number] => match number
+            .parse::<f64>()
+            .ok()
+            .and_then(|level| crate::result::ranges::workers(level).ok())
+        {
+            Some(level) => Ok(level),
+            None => Err(UsageError::new(format!(
+                "'{}': {what}, and the number in its name ({number}) is no load level: {fix}",
+                path.display()
+            ))
+            .into()),
+        },
+        [] => Err(UsageError::new(format!(
+            "'{}': {what}, and its name holds no number (as in awr.16.txt): {fix}",
+            path.display()
+        ))
+        .into()),
+        _ => Err(UsageError::new(format!(
+            "'{}': {what}, and its name holds several numbers ({}): {fix}",
+            path.display(),
+            numbers.join(", ")
+        ))
+        .into()),
+    }
+}
+
+/// An error naming the fix when a file's load level is still unknown: neither the file, its
+/// name, `--level` nor a pgbench summary it joined gave one.
+pub(super) fn level_known(series: &Series) -> Result<()> {
+    if series.points.iter().all(|point| point.workers > 0) {
+        return Ok(());
+    }
+    let path = Path::new(&series.source);
+    Err(level_from_name(path, "its load level is not in the file")
+        .err()
+        .unwrap_or_else(|| {
+            UsageError::new(format!(
+                "'{}': its load level is not in the file: give it with --level '{}'=N",
+                path.display(),
+                path.display()
+            ))
+            .into()
+        }))
+}
+
+/// Levels imported one file each become one series per folder and job, named after the
+/// folder: a folder of runs at 1, 2, 4 clients is a sweep. A pgbench log joins the summary
+/// of its run (same folder, same clients, same transactions processed), which gains its
+/// percentiles and intervals. Several files at one level are repeats of it: the level's rate
+/// is their mean, their range its spread.
+pub fn levels_into_sweeps(series: Vec<Series>) -> Result<Vec<Series>> {
+    let folder_of = |one: &Series| {
+        Path::new(&one.source)
+            .parent()
+            .map(Path::to_path_buf)
+            .unwrap_or_default()
+    };
+    let imported = |one: &Series| {
+        IMPORTERS
+            .iter()
+            .any(|importer| importer.tool == one.job.tool)
+    };
+    let (logs, series): (Vec<Series>, Vec<Series>) = series
+        .into_iter()
+        .partition(|one| one.job.tool == super::pgbench_log::TOOL);
+    let mut series = series;
+    for log in logs {
+        let summary = series.iter_mut().find(|summary| {
+            summary.job.tool == super::pgbench::TOOL
+                && folder_of(summary) == folder_of(&log)
+                && super::pgbench_log::belongs_to(&log.points[0], &summary.points[0])
+        });
+        match summary {
+            Some(summary) => super::pgbench_log::join(log, summary),
+            None => series.push(log),
+        }
+    }
+    let (profiles, mut series): (Vec<Series>, Vec<Series>) = series
+        .into_iter()
+        .partition(|one| one.job.tool == super::hammerdb::XTPROF_TOOL);
+    for profile in profiles {
+        let results = series.iter_mut().find(|results| {
+            results.job.tool == super::hammerdb::TOOL && folder_of(results) == folder_of(&profile)
+        });
+        let left = match results {
+            Some(results) => super::hammerdb::join(profile, results),
+            None => Some(profile),
+        };
+        series.extend(left);
+    }
+    // Each series with the folder its file was in.
+    let mut merged: Vec<(PathBuf, Series)> = Vec::new();
+    for one in series {
+        level_known(&one)?;
+        let folder = folder_of(&one);
+        let same = merged.iter_mut().find(|(other_folder, other)| {
+            imported(&one) && other.job == one.job && *other_folder == folder
+        });
+        match same {
+            Some((_, sweep)) => {
+                sweep.points.extend(one.points);
+                sweep.notes.extend(one.notes);
+                if let Some(name) = folder.file_name() {
+                    sweep.name = printable(&name.to_string_lossy());
+                }
+                sweep.source = folder.display().to_string();
+            }
+            None => merged.push((folder, one)),
+        }
+    }
+    Ok(merged
+        .into_iter()
+        .map(|(_, mut sweep)| {
+            sweep.points = repeats_averaged(std::mem::take(&mut sweep.points));
+            sweep
+        })
+        .collect())
+}
+
+/// Points of one worker count averaged into one, their range its spread.
+pub(super) fn repeats_averaged(mut points: Vec<Point>) -> Vec<Point> {
+    points.sort_by_key(|point| point.workers);
+    let mut levels: Vec<Point> = Vec::new();
+    for group in points.chunk_by(|a, b| a.workers == b.workers) {
+        let mut level = group[0].clone();
+        if group.len() > 1 {
+            let raws: Vec<f64> = group.iter().map(|point| point.raw).collect();
+            level.raw = raws.iter().sum::<f64>() / raws.len() as f64;
+            level.spread = Some((
+                raws.iter().copied().fold(f64::INFINITY, f64::min),
+                raws.iter().copied().fold(f64::NEG_INFINITY, f64::max),
+            ));
+            level
+                .figures
+                .insert("repeats".to_string(), group.len() as f64);
+        }
+        levels.push(level);
+    }
+    levels
+}

@@ -1,0 +1,418 @@
+//! pgbench's logs (`--log`): the per-transaction log, whose latencies give the level's
+//! percentiles (an HdrHistogram, as corescale's own levels), and the aggregated log
+//! (`--aggregate-interval`), whose lines are the level's intervals. Each is read line by
+//! line in memory that does not grow with the file. pgbench writes one file per thread
+//! (`pgbench_log.PID`, `pgbench_log.PID.1`, ...): the first reads the others beside it.
+//! A log joins its run's summary in the same folder (`join`), else it is a level of its own.
+
+use std::io::BufRead;
+
+use super::*;
+use crate::latency::{IntervalFigures, MeasuredFrom, ResponseTimes};
+
+/// The tool a log's series names until it joins its summary.
+pub(super) const TOOL: &str = "pgbench log";
+
+pub(super) const TRANSACTIONS: Importer = Importer {
+    tool: TOOL,
+    detects: is_transaction_log,
+    read: Reader::Lines(from_transaction_log),
+};
+
+pub(super) const AGGREGATED: Importer = Importer {
+    tool: TOOL,
+    detects: is_aggregated_log,
+    read: Reader::Lines(from_aggregated_log),
+};
+
+/// More clients than pgbench can open connections.
+const MOST_CLIENTS: u64 = 1_000_000;
+
+/// Seconds since 1970 from which a field is taken for a time stamp (2001 on).
+const EPOCH_FROM: u64 = 1_000_000_000;
+
+/// The first lines of a text, split in fields; None when there are none.
+fn first_lines(text: &str) -> Option<Vec<Vec<&str>>> {
+    let lines: Vec<Vec<&str>> = text
+        .lines()
+        .take(20)
+        .filter(|line| !line.trim().is_empty())
+        .map(|line| line.split_ascii_whitespace().collect())
+        .collect();
+    // The last line of a head may be cut.
+    let whole = if text.len() >= super::HEAD_BYTES && lines.len() > 1 {
+        &lines[..lines.len() - 1]
+    } else {
+        &lines[..]
+    };
+    (!whole.is_empty()).then(|| whole.to_vec())
+}
+
+fn whole_number(field: &str) -> Option<u64> {
+    field.parse().ok()
+}
+
+/// `client_id transaction_no time script_no time_epoch time_us [schedule_lag] [retries]`,
+/// time in microseconds or "skipped" / "failed".
+fn is_transaction_log(text: &str) -> bool {
+    first_lines(text).is_some_and(|lines| {
+        lines.iter().all(|fields| {
+            (6..=8).contains(&fields.len())
+                && whole_number(fields[0]).is_some()
+                && whole_number(fields[1]).is_some()
+                && (whole_number(fields[2]).is_some() || matches!(fields[2], "skipped" | "failed"))
+                && whole_number(fields[3]).is_some()
+                && whole_number(fields[4]).is_some_and(|epoch| epoch >= EPOCH_FROM)
+                && whole_number(fields[5]).is_some_and(|us| us < 1_000_000)
+        })
+    })
+}
+
+/// `interval_start num_transactions sum_latency sum_latency_2 min_latency max_latency ...`
+/// (6 to 15 fields by version and options), the start in seconds since 1970.
+fn is_aggregated_log(text: &str) -> bool {
+    first_lines(text).is_some_and(|lines| {
+        lines.iter().all(|fields| {
+            (6..=15).contains(&fields.len())
+                && whole_number(fields[0]).is_some_and(|epoch| epoch >= EPOCH_FROM)
+                && fields[1..].iter().all(|field| field.parse::<f64>().is_ok())
+        })
+    })
+}
+
+/// The log's files: itself, then its run's other threads' beside it (`NAME.1`, `NAME.2`, ...
+/// until one is missing), when it is the first and on disk.
+fn thread_files(file: &InputFile) -> Vec<std::path::PathBuf> {
+    let name = file.path.to_string_lossy();
+    let first = file.path.is_file() && folder::thread_part(file.path).is_none();
+    (1..)
+        .map(|thread| std::path::PathBuf::from(format!("{name}.{thread}")))
+        .take_while(|path| first && path.is_file())
+        .collect()
+}
+
+/// Each line of the log and of its threads' files, split in fields, with its place.
+fn each_line(
+    file: &InputFile,
+    first: &mut dyn BufRead,
+    mut take: impl FnMut(&[&[u8]], &dyn Fn() -> String) -> Result<()>,
+) -> Result<()> {
+    let mut read = |path: &Path, lines: &mut dyn BufRead| -> Result<()> {
+        let mut line = Vec::with_capacity(128);
+        let mut number = 0;
+        loop {
+            line.clear();
+            let read = lines
+                .read_until(b'\n', &mut line)
+                .with_context(|| format!("cannot read '{}'", path.display()))?;
+            if read == 0 {
+                return Ok(());
+            }
+            number += 1;
+            // On the stack: no allocation per transaction. A line of more fields than any
+            // log has shows as 17, which every reader refuses.
+            let mut fields: [&[u8]; 17] = [&[]; 17];
+            let mut found = 0;
+            for field in line
+                .split(|byte| byte.is_ascii_whitespace())
+                .filter(|field| !field.is_empty())
+            {
+                fields[found] = field;
+                found += 1;
+                if found == fields.len() {
+                    break;
+                }
+            }
+            if found > 0 {
+                take(&fields[..found], &|| {
+                    format!("'{}' line {number}", path.display())
+                })?;
+            }
+        }
+    };
+    read(file.path, first)?;
+    for thread in thread_files(file) {
+        let opened = std::fs::File::open(&thread)
+            .with_context(|| format!("cannot read '{}'", thread.display()))?;
+        read(
+            &thread,
+            &mut std::io::BufReader::with_capacity(1 << 20, opened),
+        )?;
+    }
+    Ok(())
+}
+
+/// A whole number field, or an error naming it.
+fn count(field: &[u8], what: &str, at: &dyn Fn() -> String) -> Result<u64> {
+    let mut value: u64 = 0;
+    if field.is_empty() || field.len() > 19 {
+        bail!(
+            "{}: {what} '{}' is not a whole number",
+            at(),
+            quote(&String::from_utf8_lossy(field))
+        );
+    }
+    for &byte in field {
+        if !byte.is_ascii_digit() {
+            bail!(
+                "{}: {what} '{}' is not a whole number",
+                at(),
+                quote(&String::from_utf8_lossy(field))
+            );
+        }
+        value = value * 10 + u64::from(byte - b'0');
+    }
+    Ok(value)
+}
+
+/// A number field (the aggregated log's sums of squares may be written with decimals).
+fn number(field: &[u8], what: &str, at: &dyn Fn() -> String) -> Result<f64> {
+    std::str::from_utf8(field)
+        .ok()
+        .and_then(|text| text.parse::<f64>().ok())
+        .filter(|value| value.is_finite() && *value >= 0.0)
+        .ok_or_else(|| {
+            anyhow::anyhow!(
+                "{}: {what} '{}' is not a number",
+                at(),
+                quote(&String::from_utf8_lossy(field))
+            )
+        })
+}
+
+/// The job of a log not joined to its summary: the script is not in it.
+fn log_job() -> Job {
+    Job {
+        tool: TOOL.to_string(),
+        workload: None,
+        shape: Some("pgbench, script not in the log".to_string()),
+        ..Job::default()
+    }
+}
+
+fn log_series(file: &InputFile, point: Point, kind: &str) -> Series {
+    let mut series = Series::new(
+        file.stem(),
+        Measure::Rate {
+            unit: "tps".to_string(),
+        },
+        vec![point],
+        log_job(),
+    );
+    series.provenance = imported("pgbench", None, kind);
+    series
+}
+
+/// One level from a per-transaction log: its clients, its transactions per second from the
+/// first start to the last end, and its latencies' percentiles.
+fn from_transaction_log(file: &InputFile, lines: &mut dyn BufRead) -> Result<Series> {
+    let mut times = ResponseTimes::default();
+    let mut clients = std::collections::BTreeSet::new();
+    let (mut failed, mut skipped) = (0u64, 0u64);
+    let (mut sum_us, mut sum_squares) = (0.0f64, 0.0f64);
+    let (mut first_start_us, mut last_end_us) = (u64::MAX, 0u64);
+    each_line(file, lines, |fields, at| {
+        if !(6..=8).contains(&fields.len()) {
+            bail!(
+                "{}: {} fields, where pgbench's per-transaction log has 6 to 8 (client_id transaction_no time script_no time_epoch time_us [schedule_lag] [retries])",
+                at(),
+                fields.len()
+            );
+        }
+        let client = count(fields[0], "client_id", at)?;
+        if client >= MOST_CLIENTS {
+            bail!(
+                "{}: client_id {client} is beyond any client count ({MOST_CLIENTS})",
+                at()
+            );
+        }
+        clients.insert(client);
+        let end_us = count(fields[4], "time_epoch", at)?
+            .checked_mul(1_000_000)
+            .and_then(|us| us.checked_add(count(fields[5], "time_us", at).ok()?))
+            .ok_or_else(|| anyhow::anyhow!("{}: time_epoch is out of range", at()))?;
+        match fields[2] {
+            b"skipped" => skipped += 1,
+            b"failed" => failed += 1,
+            latency => {
+                let latency_us = count(latency, "time", at)?;
+                if latency_us as f64 > crate::latency::A_DAY_MS * 1e3 {
+                    bail!("{}: time {latency_us} us is over a day", at());
+                }
+                times.record(std::time::Duration::from_micros(latency_us));
+                sum_us += latency_us as f64;
+                sum_squares += (latency_us as f64).powi(2);
+                first_start_us = first_start_us.min(end_us.saturating_sub(latency_us));
+                last_end_us = last_end_us.max(end_us);
+            }
+        }
+        Ok(())
+    })?;
+    let processed = times.count();
+    if processed == 0 {
+        bail!(
+            "'{}': pgbench's log holds no transaction that ended (all skipped or failed)",
+            file.path.display()
+        );
+    }
+    let span_s = (last_end_us.saturating_sub(first_start_us)) as f64 / 1e6;
+    if span_s <= 0.0 {
+        bail!(
+            "'{}': pgbench's log spans no time: no rate can be taken from it",
+            file.path.display()
+        );
+    }
+    let mean_us = sum_us / processed as f64;
+    let variance = (sum_squares / processed as f64 - mean_us * mean_us).max(0.0);
+    let figures = [
+        ("transactions", processed as f64),
+        ("failed_transactions", failed as f64),
+        ("skipped_transactions", skipped as f64),
+        ("latency_average_ms", mean_us / 1e3),
+        ("latency_stddev_ms", variance.sqrt() / 1e3),
+    ]
+    .into_iter()
+    .map(|(name, value)| (name.to_string(), value))
+    .collect();
+    let latency = times.percentiles().map(|response| Latency {
+        unit: "transaction".to_string(),
+        measured_from: MeasuredFrom::Send,
+        response,
+        service: None,
+        schedule_lag: None,
+        rate: None,
+        limit_ms: None,
+        late: None,
+    });
+    let point = Point {
+        workers: clients.len(),
+        raw: processed as f64 / span_s,
+        figures,
+        latency,
+        ..Point::default()
+    };
+    Ok(log_series(file, point, "per-transaction log"))
+}
+
+/// One level from an aggregated log (its threads' files merged by interval): transactions
+/// per second over its intervals, mean and stddev of the latency, one interval a line. The
+/// clients are not in it: its summary, its name or `--level` give them.
+fn from_aggregated_log(file: &InputFile, lines: &mut dyn BufRead) -> Result<Series> {
+    // By interval start: transactions, and the sums of latency and its square (us).
+    let mut by_start: std::collections::BTreeMap<u64, (u64, f64, f64)> = Default::default();
+    each_line(file, lines, |fields, at| {
+        if !(6..=15).contains(&fields.len()) {
+            bail!(
+                "{}: {} fields, where pgbench's aggregated log has 6 to 15 (interval_start num_transactions sum_latency sum_latency_2 min_latency max_latency ...)",
+                at(),
+                fields.len()
+            );
+        }
+        let start = count(fields[0], "interval_start", at)?;
+        let transactions = count(fields[1], "num_transactions", at)?;
+        let sum = number(fields[2], "sum_latency", at)?;
+        let squares = number(fields[3], "sum_latency_2", at)?;
+        if by_start.len() > 10_000_000 {
+            bail!("{}: more than 10 million intervals", at());
+        }
+        let interval = by_start.entry(start).or_default();
+        interval.0 = interval.0.saturating_add(transactions);
+        interval.1 += sum;
+        interval.2 += squares;
+        Ok(())
+    })?;
+    let starts: Vec<u64> = by_start.keys().copied().collect();
+    // The interval's width: the step between lines (pgbench skips none), else a second.
+    let width = starts
+        .windows(2)
+        .map(|pair| pair[1] - pair[0])
+        .min()
+        .unwrap_or(1)
+        .max(1) as f64;
+    let first = starts.first().copied().unwrap_or(0);
+    let (mut processed, mut sum_us, mut sum_squares) = (0u64, 0.0, 0.0);
+    let mut intervals = Vec::new();
+    for (&start, &(transactions, sum, squares)) in &by_start {
+        processed = processed.saturating_add(transactions);
+        sum_us += sum;
+        sum_squares += squares;
+        intervals.push(IntervalFigures {
+            start_s: (start - first) as f64,
+            length_s: width,
+            responses: transactions,
+            rate_per_s: transactions as f64 / width,
+            p50_ms: None,
+            p99_ms: None,
+            server_lio_per_s: None,
+            server_pio_per_s: None,
+        });
+    }
+    if processed == 0 {
+        bail!(
+            "'{}': pgbench's aggregated log counts no transaction",
+            file.path.display()
+        );
+    }
+    let span_s = (starts.last().copied().unwrap_or(first) - first) as f64 + width;
+    let mean_us = sum_us / processed as f64;
+    let variance = (sum_squares / processed as f64 - mean_us * mean_us).max(0.0);
+    let figures: std::collections::BTreeMap<String, f64> = [
+        ("transactions", processed as f64),
+        ("latency_average_ms", mean_us / 1e3),
+        ("latency_stddev_ms", variance.sqrt() / 1e3),
+    ]
+    .into_iter()
+    .map(|(name, value)| (name.to_string(), value))
+    .collect();
+    let at = || format!("'{}'", file.path.display());
+    for (name, value) in &figures {
+        in_range(*value, &RAW, name, &at)?;
+    }
+    let point = Point {
+        workers: file.given_level(),
+        raw: in_range(
+            processed as f64 / span_s,
+            &RAW,
+            "transactions per second",
+            &at,
+        )?,
+        figures,
+        intervals,
+        ..Point::default()
+    };
+    let mut series = log_series(file, point, "aggregated log");
+    series.notes.push(format!(
+        "'{}': pgbench's aggregated log gives the latency's mean and standard deviation only: no percentile is shown for it",
+        file.path.display()
+    ));
+    Ok(series)
+}
+
+/// Whether a log is of the run a summary printed: the same transactions processed, and the
+/// same clients where the log knows them.
+pub(super) fn belongs_to(log: &Point, summary: &Point) -> bool {
+    let transactions = |point: &Point| point.figures.get("transactions").copied();
+    transactions(log).is_some()
+        && transactions(log) == transactions(summary)
+        && (log.workers == 0 || log.workers == summary.workers)
+}
+
+/// A log joins its run's summary: the summary's level gains the log's percentiles and, when
+/// it has none of its own (`-P`), its intervals.
+pub(super) fn join(log: Series, summary: &mut Series) {
+    let Some(from) = log.points.into_iter().next() else {
+        return;
+    };
+    let level = &mut summary.points[0];
+    if from.latency.is_some() {
+        level.latency = from.latency;
+        // The percentiles are known now: the summary's caveat is void.
+        summary.notes.clear();
+    }
+    if level.intervals.is_empty() {
+        level.intervals = from.intervals;
+    }
+    if let Some(workload) = &mut summary.provenance.workload {
+        workload.push_str(", with its log");
+    }
+}

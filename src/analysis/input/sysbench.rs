@@ -1,0 +1,310 @@
+//! sysbench 1.0's output: one file is one level at its thread count. Its rate is the
+//! transactions per second it printed (SQL tests), else its events per second. Its
+//! `--report-interval` lines are the level's intervals. Its `--histogram` table gives the
+//! percentiles (read into an HdrHistogram, as corescale's own levels); without it only the
+//! min, mean, max and the one percentile sysbench prints are known, kept as figures.
+
+use super::*;
+use crate::latency::{IntervalFigures, MeasuredFrom, ResponseTimes};
+
+pub(super) const TOOL: &str = "sysbench";
+
+pub(super) const REPORT: Importer = Importer {
+    tool: TOOL,
+    detects: is_sysbench,
+    read: Reader::Text(from_sysbench),
+};
+
+fn is_sysbench(text: &str) -> bool {
+    let mut lines = text.lines().take(200);
+    lines.any(|line| line.starts_with("sysbench ") && line.contains("(using "))
+        && text
+            .lines()
+            .any(|line| line.starts_with("Number of threads: "))
+}
+
+/// The builtin OLTP tests by their queries per transaction (read, write, other), as
+/// sysbench 1.0's defaults issue them.
+const OLTP_TESTS: &[((u64, u64, u64), &str)] = &[
+    ((14, 0, 2), "oltp_read_only"),
+    ((14, 4, 2), "oltp_read_write"),
+    ((0, 4, 2), "oltp_write_only"),
+    ((1, 0, 0), "oltp_point_select"),
+];
+
+fn from_sysbench(file: &InputFile, text: &str) -> Result<Series> {
+    let path = file.path;
+    let mut version = None;
+    let mut threads = None;
+    let mut primes = None;
+    let mut section = "";
+    let mut queries: std::collections::BTreeMap<&str, f64> = Default::default();
+    let mut transactions_per_s = None;
+    let mut events_per_s = None;
+    let mut total_time_s = None;
+    let mut events = None;
+    let mut figures = std::collections::BTreeMap::new();
+    let mut intervals: Vec<IntervalFigures> = Vec::new();
+    let mut histogram: Option<ResponseTimes> = None;
+    let mut in_histogram = false;
+    for (number, line) in text.lines().enumerate() {
+        let at = || format!("'{}' line {}", path.display(), number + 1);
+        let trimmed = line.trim();
+        if in_histogram && let Some(times) = &mut histogram {
+            // "       3.551 |**      1": a bucket's value (ms) and count, to a blank line.
+            if let Some((value, rest)) = trimmed.split_once('|') {
+                let value_ms = in_range(
+                    number_in(value, "histogram value", &at)?,
+                    &RAW,
+                    "histogram value",
+                    &at,
+                )?;
+                let count = rest.split_whitespace().last().unwrap_or("");
+                let count = in_range(
+                    number_in(count, "histogram count", &at)?,
+                    &COUNT,
+                    "histogram count",
+                    &at,
+                )?;
+                if count.fract() != 0.0 {
+                    bail!("{}: histogram count {count} is not a whole number", at());
+                }
+                times.record_n(
+                    std::time::Duration::from_secs_f64(
+                        value_ms.min(crate::latency::A_DAY_MS) / 1e3,
+                    ),
+                    count as u64,
+                );
+                continue;
+            }
+            if trimmed.starts_with("value") {
+                continue;
+            }
+            in_histogram = false;
+        }
+        if line.starts_with("Latency histogram") {
+            histogram = Some(ResponseTimes::default());
+            in_histogram = true;
+            continue;
+        }
+        if let Some(rest) = line.strip_prefix("sysbench ") {
+            version = rest.split_whitespace().next().map(printable);
+        } else if let Some(rest) = line.strip_prefix("Number of threads: ") {
+            threads = Some(worker_count(
+                number_in(rest, "number of threads", &at)?,
+                &at,
+            )?);
+        } else if let Some(rest) = line.strip_prefix("Prime numbers limit: ") {
+            primes = Some(number_in(rest, "prime numbers limit", &at)?);
+        } else if let Some(rest) = line.strip_prefix("[ ") {
+            intervals.push(interval(rest, intervals.last(), &at)?);
+        } else if !line.starts_with(' ') && trimmed.ends_with(':') {
+            section = match trimmed {
+                "SQL statistics:" => "sql",
+                "General statistics:" => "general",
+                "Latency (ms):" => "latency",
+                "Threads fairness:" => "fairness",
+                "CPU speed:" => "cpu",
+                _ => "",
+            };
+        } else if let Some((name, value)) = trimmed.split_once(':') {
+            let value = value.trim();
+            match (section, name) {
+                ("sql", "read" | "write" | "other") => {
+                    queries.insert(
+                        if name == "read" {
+                            "read"
+                        } else if name == "write" {
+                            "write"
+                        } else {
+                            "other"
+                        },
+                        in_range(number_in(value, name, &at)?, &COUNT, name, &at)?,
+                    );
+                }
+                ("sql", "transactions") => {
+                    figures.insert(
+                        "transactions".to_string(),
+                        in_range(number_in(value, name, &at)?, &COUNT, name, &at)?,
+                    );
+                    transactions_per_s = Some(per_second(value, name, &at)?);
+                }
+                ("sql", "queries") => {
+                    figures.insert(
+                        "queries".to_string(),
+                        in_range(number_in(value, name, &at)?, &COUNT, name, &at)?,
+                    );
+                }
+                ("sql", "ignored errors") => {
+                    figures.insert(
+                        "ignored_errors".to_string(),
+                        in_range(number_in(value, name, &at)?, &COUNT, name, &at)?,
+                    );
+                }
+                ("cpu", "events per second") => {
+                    events_per_s = Some(in_range(number_in(value, name, &at)?, &RAW, name, &at)?);
+                }
+                ("general", "total time") => {
+                    let seconds = value.strip_suffix('s').unwrap_or(value);
+                    total_time_s = Some(in_range(number_in(seconds, name, &at)?, &RAW, name, &at)?);
+                }
+                ("general", "total number of events") => {
+                    events = Some(in_range(number_in(value, name, &at)?, &COUNT, name, &at)?);
+                }
+                ("latency", "min" | "avg" | "max") => {
+                    let figure = match name {
+                        "min" => "latency_min_ms",
+                        "avg" => "latency_average_ms",
+                        _ => "latency_max_ms",
+                    };
+                    figures.insert(
+                        figure.to_string(),
+                        in_range(number_in(value, name, &at)?, &COUNT, name, &at)?,
+                    );
+                }
+                ("latency", percentile) if percentile.ends_with("th percentile") => {
+                    let which = percentile.trim_end_matches("th percentile");
+                    figures.insert(
+                        format!("latency_p{}_ms", printable(which)),
+                        in_range(number_in(value, name, &at)?, &COUNT, name, &at)?,
+                    );
+                }
+                ("fairness", "events (avg/stddev)") => {
+                    let stddev = value.split('/').nth(1).unwrap_or("");
+                    figures.insert(
+                        "events_per_thread_stddev".to_string(),
+                        in_range(number_in(stddev, name, &at)?, &COUNT, name, &at)?,
+                    );
+                }
+                _ => {}
+            }
+        }
+    }
+    let missing = |what: &str| {
+        anyhow::anyhow!(
+            "'{}': sysbench output without a '{what}' line (is the run's report cut short?)",
+            path.display()
+        )
+    };
+    let threads = threads.ok_or_else(|| missing("Number of threads:"))?;
+    let sql = transactions_per_s.is_some();
+    let rate = match (transactions_per_s, events_per_s, events, total_time_s) {
+        (Some(rate), ..) | (None, Some(rate), ..) => rate,
+        (None, None, Some(events), Some(seconds)) => {
+            in_range(events / seconds, &RAW, "events per second", &|| {
+                format!("'{}'", path.display())
+            })?
+        }
+        _ => return Err(missing("total number of events:")),
+    };
+    let test = if sql {
+        let get = |kind: &str| queries.get(kind).copied().unwrap_or(0.0);
+        let done = figures.get("transactions").copied().unwrap_or(0.0).max(1.0);
+        let per = |kind: &str| (get(kind) / done).round() as u64;
+        let mix = (per("read"), per("write"), per("other"));
+        let known = OLTP_TESTS.iter().find(|(queries, _)| *queries == mix);
+        match known {
+            Some((_, name)) => format!(
+                "{name} ({} reads, {} writes, {} others per transaction)",
+                mix.0, mix.1, mix.2
+            ),
+            None => format!(
+                "a SQL test of {} reads, {} writes, {} others per transaction",
+                mix.0, mix.1, mix.2
+            ),
+        }
+    } else if let Some(primes) = primes {
+        format!("cpu, primes up to {primes}")
+    } else {
+        "a test it does not name".to_string()
+    };
+    let latency = histogram
+        .and_then(|times| times.percentiles())
+        .map(|response| Latency {
+            unit: if sql { "transaction" } else { "event" }.to_string(),
+            measured_from: MeasuredFrom::Send,
+            response,
+            service: None,
+            schedule_lag: None,
+            rate: None,
+            limit_ms: None,
+            late: None,
+        });
+    let mut notes = Vec::new();
+    if latency.is_none() {
+        notes.push(format!(
+            "'{}': without sysbench's --histogram only its min, mean, max and one percentile are known: no other percentile is shown at {threads} threads",
+            path.display()
+        ));
+    }
+    let point = Point {
+        workers: file.level.unwrap_or(threads),
+        raw: rate,
+        figures,
+        intervals,
+        latency,
+        ..Point::default()
+    };
+    let job = Job {
+        tool: TOOL.to_string(),
+        workload: Some(test.clone()),
+        shape: Some(format!("sysbench {test}")),
+        ..Job::default()
+    };
+    let mut series = Series::new(
+        file.stem(),
+        Measure::Rate {
+            unit: if sql { "tps" } else { "events/s" }.to_string(),
+        },
+        vec![point],
+        job,
+    );
+    series.provenance = imported(TOOL, version, &test);
+    series.notes = notes;
+    Ok(series)
+}
+
+/// "3860   (385.74 per sec.)": the rate in brackets.
+fn per_second(value: &str, what: &str, at: &dyn Fn() -> String) -> Result<f64> {
+    let inside = value
+        .split_once('(')
+        .map(|(_, rest)| rest.trim_end_matches(')'))
+        .filter(|rest| rest.ends_with("per sec."))
+        .ok_or_else(|| {
+            anyhow::anyhow!("{}: {what} '{}' has no '(N per sec.)'", at(), quote(value))
+        })?;
+    in_range(number_in(inside, what, at)?, &COUNT, what, at)
+}
+
+/// A `--report-interval` line after "[ ": "10s ] thds: 2 tps: 385.67 qps: ... lat (ms,95%):
+/// 6.21 err/s: 0.00 reconn/s: 0.00" (or "eps:" for tests without transactions).
+fn interval(
+    text: &str,
+    before: Option<&IntervalFigures>,
+    at: &dyn Fn() -> String,
+) -> Result<IntervalFigures> {
+    let (time, rest) = text.split_once("s ]").ok_or_else(|| {
+        anyhow::anyhow!("{}: interval line '[ {}' has no 's ]'", at(), quote(text))
+    })?;
+    let end_s = in_range(
+        number_in(time, "interval time", at)?,
+        &RAW,
+        "interval time",
+        at,
+    )?;
+    let mut words = rest.split_whitespace();
+    let rate = loop {
+        match words.next() {
+            Some("tps:" | "eps:") => break words.next().unwrap_or(""),
+            Some(_) => continue,
+            None => bail!("{}: interval line without 'tps:' or 'eps:'", at()),
+        }
+    };
+    let rate = in_range(
+        number_in(rate, "interval rate", at)?,
+        &COUNT,
+        "interval rate",
+        at,
+    )?;
+    interval_ending(end_s, rate, before, at)
+}
