@@ -58,6 +58,15 @@ fn test_servers() {
     if ci || installed {
         println!("cargo:rustc-cfg=corescale_test_mariadbd");
     }
+    // The importer's sysbench test runs the Debian package's sysbench (.ci/run installs it).
+    println!("cargo::rustc-check-cfg=cfg(corescale_test_sysbench)");
+    if ci
+        || folders
+            .iter()
+            .any(|folder| folder.join("sysbench").is_file())
+    {
+        println!("cargo:rustc-cfg=corescale_test_sysbench");
+    }
     // The CPU quota test makes a cgroup of its own: it needs a writable cgroup v1 `cpu`
     // controller (or v2 with `cpu` enabled), which a container or an unprivileged user lacks.
     println!("cargo::rustc-check-cfg=cfg(corescale_test_cgroup)");

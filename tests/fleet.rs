@@ -170,7 +170,7 @@ fn bad_tags_and_empty_folders_are_usage_errors() {
         .assert()
         .code(2)
         .stderr(contains(
-            "no .json or .csv results, and no pgbench output, under",
+            "no .json or .csv results, and no other tool's output corescale reads",
         ));
 }
 

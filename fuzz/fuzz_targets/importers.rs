@@ -11,7 +11,8 @@ use corescale::report::{analysis_text, html, markdown};
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|bytes: &[u8]| {
-    for name in ["input.csv", "input.json"] {
+    // A number in the name gives a level to the files that state none (AWR, Statspack).
+    for name in ["input.csv", "input.json", "awr.4.txt"] {
         let Ok(mut series) = parse_series(Path::new(name), bytes) else {
             continue;
         };

@@ -164,18 +164,21 @@ pub fn measure_groups(series: &[SeriesAnalysis]) -> Vec<Vec<usize>> {
     groups.into_iter().map(|(_, members)| members).collect()
 }
 
-/// One warning per pair of groups that measure the same kind of figure but ran different
-/// jobs: their speed and capacity are not comparable, their scaling is.
+/// One warning per pair of groups that ran different jobs, or measure different figures
+/// (job times against an imported tool's tps): their speed and capacity are not comparable,
+/// their scaling is.
 fn different_jobs(series: &[SeriesAnalysis], groups: &[Vec<usize>]) -> Vec<String> {
     let mut warnings = Vec::new();
     for (position, group) in groups.iter().enumerate() {
         for other in &groups[position + 1..] {
             let (first, second) = (&series[group[0]], &series[other[0]]);
-            if first.series.measure != second.series.measure {
-                continue;
-            }
+            let what = if first.series.measure == second.series.measure {
+                "ran different jobs"
+            } else {
+                "measure different figures"
+            };
             warnings.push(format!(
-                "{} ({}) and {} ({}) ran different jobs: compare their speedup and efficiency, not their speed or capacity",
+                "{} ({}) and {} ({}) {what}: compare their speedup and efficiency, not their speed or capacity",
                 first.name(),
                 first.series.job.describe(),
                 second.name(),

@@ -271,7 +271,8 @@ pub fn levels_into_sweeps(series: Vec<Series>) -> Result<Vec<Series>> {
         .collect())
 }
 
-/// Points of one worker count averaged into one, their range its spread.
+/// Points of one worker count averaged into one, their range its spread. Repeats' latencies
+/// and timelines are not averaged (percentiles do not average): each file alone shows them.
 pub(super) fn repeats_averaged(mut points: Vec<Point>) -> Vec<Point> {
     points.sort_by_key(|point| point.workers);
     let mut levels: Vec<Point> = Vec::new();
@@ -287,6 +288,8 @@ pub(super) fn repeats_averaged(mut points: Vec<Point>) -> Vec<Point> {
             level
                 .figures
                 .insert("repeats".to_string(), group.len() as f64);
+            level.latency = None;
+            level.intervals.clear();
         }
         levels.push(level);
     }

@@ -296,7 +296,7 @@ fn from_transaction_log(file: &InputFile, lines: &mut dyn BufRead) -> Result<Ser
 
 /// One level from an aggregated log (its threads' files merged by interval): transactions
 /// per second over its intervals, mean and stddev of the latency, one interval a line. The
-/// clients are not in it: its summary, its name or `--level` give them.
+/// clients are not in it: its summary or `--level` give them.
 fn from_aggregated_log(file: &InputFile, lines: &mut dyn BufRead) -> Result<Series> {
     // By interval start: transactions, and the sums of latency and its square (us).
     let mut by_start: std::collections::BTreeMap<u64, (u64, f64, f64)> = Default::default();
@@ -369,7 +369,8 @@ fn from_aggregated_log(file: &InputFile, lines: &mut dyn BufRead) -> Result<Seri
         in_range(*value, &RAW, name, &at)?;
     }
     let point = Point {
-        workers: file.given_level(),
+        // Not the number in its name: that is pgbench's process id.
+        workers: file.level.unwrap_or(0),
         raw: in_range(
             processed as f64 / span_s,
             &RAW,
