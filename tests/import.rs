@@ -42,6 +42,26 @@ initial connection time = 4.321 ms
 tps = 8000.123456 (without initial connection time)
 ";
 
+/// pgbench, and a database of the test's own initialised by it (scale 1), the server held.
+fn pgbench_database(test: &str) -> (String, PgScratch, std::sync::MutexGuard<'static, ()>) {
+    let base = required("CORESCALE_TEST_PG");
+    let pgbench = format!("{}/pgbench", required("CORESCALE_TEST_PG_BINDIR"));
+    let held = hold_server("CORESCALE_TEST_PG");
+    let scratch = PgScratch::new(&base, test);
+    run_tool(&pgbench, &["-i", "-q", "-s", "1", &scratch.url], &[]);
+    (pgbench, scratch, held)
+}
+
+/// The tps pgbench printed (without connection time).
+fn printed_tps(output: &str) -> f64 {
+    output
+        .lines()
+        .find_map(|line| line.strip_prefix("tps = "))
+        .and_then(|rest| rest.split(' ').next())
+        .and_then(|value| value.parse().ok())
+        .unwrap_or_else(|| panic!("no tps line in pgbench's output:\n{output}"))
+}
+
 fn report_json(folder: &std::path::Path) -> serde_json::Value {
     let analysis = folder.parent().unwrap().join("analysis.json");
     corescale()
@@ -124,11 +144,7 @@ fn a_pgbench_summary_cut_short_names_the_file_and_what_is_missing() {
     ignore = "needs CORESCALE_TEST_PG and CORESCALE_TEST_PG_BINDIR (pgbench; see README)"
 )]
 fn real_pgbench_outputs_give_the_tps_pgbench_printed() {
-    let base = required("CORESCALE_TEST_PG");
-    let pgbench = format!("{}/pgbench", required("CORESCALE_TEST_PG_BINDIR"));
-    let _held = hold_server("CORESCALE_TEST_PG");
-    let scratch = PgScratch::new(&base, "pgbench");
-    run_tool(&pgbench, &["-i", "-q", "-s", "1", &scratch.url], &[]);
+    let (pgbench, scratch, _held) = pgbench_database("pgbench");
     let dir = tempfile::tempdir().unwrap();
     let folder = dir.path().join("this-server");
     std::fs::create_dir(&folder).unwrap();
@@ -151,12 +167,7 @@ fn real_pgbench_outputs_give_the_tps_pgbench_printed() {
                 &[],
             );
             std::fs::write(folder.join(format!("c{clients}-{repeat}.txt")), &output).unwrap();
-            let tps: f64 = output
-                .lines()
-                .find_map(|line| line.strip_prefix("tps = "))
-                .and_then(|rest| rest.split(' ').next())
-                .and_then(|value| value.parse().ok())
-                .unwrap_or_else(|| panic!("no tps line in pgbench's output:\n{output}"));
+            let tps = printed_tps(&output);
             printed.push((clients.parse::<u64>().unwrap(), tps));
         }
     }
@@ -216,11 +227,7 @@ fn within_a_bucket(report: f64, exact: f64, rounding: f64) -> bool {
     ignore = "needs CORESCALE_TEST_PG and CORESCALE_TEST_PG_BINDIR (pgbench; see README)"
 )]
 fn real_pgbench_logs_join_their_summaries_with_exact_percentiles() {
-    let base = required("CORESCALE_TEST_PG");
-    let pgbench = format!("{}/pgbench", required("CORESCALE_TEST_PG_BINDIR"));
-    let _held = hold_server("CORESCALE_TEST_PG");
-    let scratch = PgScratch::new(&base, "pgbench_log");
-    run_tool(&pgbench, &["-i", "-q", "-s", "1", &scratch.url], &[]);
+    let (pgbench, scratch, _held) = pgbench_database("pgbench_log");
     let dir = tempfile::tempdir().unwrap();
     let folder = dir.path().join("logged");
     std::fs::create_dir(&folder).unwrap();
@@ -246,12 +253,7 @@ fn real_pgbench_logs_join_their_summaries_with_exact_percentiles() {
             &[],
         );
         std::fs::write(folder.join(format!("c{clients}.txt")), &output).unwrap();
-        let tps: f64 = output
-            .lines()
-            .find_map(|line| line.strip_prefix("tps = "))
-            .and_then(|rest| rest.split(' ').next())
-            .and_then(|value| value.parse().ok())
-            .unwrap();
+        let tps = printed_tps(&output);
         // Every thread's log of this run: c1.PID, c2.PID and c2.PID.1.
         let mut times: Vec<f64> = Vec::new();
         for entry in std::fs::read_dir(&folder).unwrap() {
@@ -393,7 +395,9 @@ fn real_sysbench_outputs_give_its_rates_and_histogram_percentiles() {
                 "{threads} threads {name}: report {report} ms, the histogram's {exact} ms"
             );
         }
-        // And sysbench's own 95th percentile, printed to 0.01 ms.
+        // And sysbench's own 95th percentile, printed to 0.01 ms: within one bucket of
+        // sysbench's histogram (1024 buckets from 1 us to 100 s, 1.8% apart), as its own
+        // rank rule may land one bucket off the rows it prints.
         let own: f64 = output
             .lines()
             .find_map(|line| line.trim().strip_prefix("95th percentile:"))
@@ -401,7 +405,7 @@ fn real_sysbench_outputs_give_its_rates_and_histogram_percentiles() {
             .unwrap();
         let p95 = latency["p95_ms"].as_f64().unwrap();
         assert!(
-            within_a_bucket(p95, own, 0.005),
+            (p95 - own).abs() <= 0.019 * own + 0.005,
             "p95 {p95} against sysbench's {own}"
         );
     }

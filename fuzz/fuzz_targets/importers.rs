@@ -1,6 +1,6 @@
 //! Any bytes, as a file `report` might be given: an error, or an analysis whose capacities
 //! are finite and positive and whose text outputs render. `.ci/run` builds it and runs it for
-//! 60 s from the inputs in `fuzz/inputs/importers`; by hand: `cargo +nightly fuzz run importers`.
+//! 60 s from the inputs in `fuzz/inputs/importers` and `tests/fixtures/import`; by hand: `cargo +nightly fuzz run importers`.
 #![no_main]
 
 use std::path::Path;

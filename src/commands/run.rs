@@ -133,7 +133,8 @@ pub fn execute(run: &RunArgs, command_line: Vec<String>) -> Result<RunEnd> {
     progress.finish();
     write_stdout(&outputs, &document)?;
     if !args.quiet {
-        let table = run_table::render(&document, args.wide);
+        let table = run_table::pgbench_summary(&document).unwrap_or_default()
+            + &run_table::render(&document, args.wide);
         // With the document on standard output, the table goes to standard error.
         if outputs.iter().any(Output::is_stdout) {
             eprint!("{table}");

@@ -158,6 +158,16 @@ pub trait Database: Send + Sync {
     /// What `db check` reports: the server, who corescale is there, its TLS, and whether the
     /// privileges `db setup` and `run db` need are held.
     fn check(&self) -> Result<ServerCheck>;
+    /// A session as the DBA's own clients have it (no planner settings of corescale's), for
+    /// a script's statements.
+    fn open_script_session(&self) -> Result<Box<dyn DbSession>> {
+        bail!("this database's driver does not run scripts (PostgreSQL and MySQL/MariaDB do)")
+    }
+    /// Whether the target takes no writes: a replica, or read-only by its settings. A
+    /// script that writes is refused there before the run.
+    fn read_only(&self) -> Result<bool> {
+        Ok(false)
+    }
 }
 
 /// What a connection reached, for `corescale db check`.
@@ -195,6 +205,31 @@ impl std::ops::AddAssign for Answered {
         self.updates += other.updates;
         self.rows += other.rows;
     }
+}
+
+/// A value bound to a statement of a DBA's script (pgbench's integers and doubles).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum BoundValue {
+    Int(i64),
+    Double(f64),
+}
+
+impl std::fmt::Display for BoundValue {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            BoundValue::Int(value) => write!(formatter, "{value}"),
+            BoundValue::Double(value) => write!(formatter, "{value:?}"),
+        }
+    }
+}
+
+/// A statement the server refused: its SQLSTATE and message, so a script's failures can be
+/// counted by SQLSTATE.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{message} (SQLSTATE {sqlstate})")]
+pub struct StatementFailure {
+    pub sqlstate: String,
+    pub message: String,
 }
 
 /// One session. PostgreSQL sessions have their own backend process.
@@ -253,6 +288,21 @@ pub trait DbSession: Send {
     /// Makes the session's statistics visible to other sessions (PostgreSQL flushes lazily).
     fn publish_statistics(&mut self) -> Result<()> {
         Ok(())
+    }
+    /// Runs statement `index` of a DBA's script: prepared from `sql` (the product's
+    /// placeholders) on first use, `values` bound, never pasted into the text. Returns the
+    /// rows it returned or changed; a refusal is a [`StatementFailure`].
+    fn run_script_statement(
+        &mut self,
+        _index: usize,
+        _sql: &str,
+        _values: &[BoundValue],
+    ) -> Result<u64> {
+        bail!("this database's driver does not run scripts (PostgreSQL and MySQL/MariaDB do)")
+    }
+    /// Runs SQL as written, with no values (a script's ROLLBACK after a failure).
+    fn run_plain(&mut self, _sql: &str) -> Result<()> {
+        bail!("this database's driver does not run scripts (PostgreSQL and MySQL/MariaDB do)")
     }
 }
 

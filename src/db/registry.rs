@@ -26,6 +26,8 @@ pub struct Product {
     pub(crate) default_pipeline: usize,
     /// Whether `--server-loop` can run the statements in the server (pgio's PL/pgSQL loop).
     pub(crate) server_loop: bool,
+    /// The n-th (1-based) bound value's placeholder in a statement: `$1`, `?`, `:1`.
+    pub placeholder: fn(usize) -> String,
     open: fn(&Target) -> Result<Arc<dyn Database>>,
 }
 
@@ -69,6 +71,7 @@ static POSTGRESQL: Product = Product {
     max_pipeline: 64,
     default_pipeline: 32,
     server_loop: true,
+    placeholder: |n| format!("${n}"),
     open: |target| Ok(Arc::new(super::postgres::Postgres::new(target.clone())?)),
 };
 
@@ -79,6 +82,7 @@ static MYSQL: Product = Product {
     max_pipeline: 1,
     default_pipeline: 1,
     server_loop: false,
+    placeholder: |_| "?".to_string(),
     open: |target| Ok(Arc::new(super::mysql::MySql::new(target.clone())?)),
 };
 
@@ -89,6 +93,7 @@ static ORACLE: Product = Product {
     max_pipeline: 1,
     default_pipeline: 1,
     server_loop: false,
+    placeholder: |n| format!(":{n}"),
     open: open_oracle,
 };
 

@@ -115,6 +115,21 @@ impl Latency {
         Ok(())
     }
 
+    /// Closed-loop response times of `unit`s ("transaction"), each from its send: what
+    /// another tool's log or histogram gives.
+    pub fn closed(unit: &str, response: Percentiles) -> Self {
+        Self {
+            unit: unit.to_string(),
+            measured_from: MeasuredFrom::Send,
+            response,
+            service: None,
+            schedule_lag: None,
+            rate: None,
+            limit_ms: None,
+            late: None,
+        }
+    }
+
     /// Job times as response times (cpu, memory, bandwidth: one response per job).
     pub fn of_jobs(job_times_s: &[f64]) -> Option<Self> {
         Some(Self {

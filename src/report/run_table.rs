@@ -49,6 +49,60 @@ fn column<'a>(
     }
 }
 
+/// What a pgbench user reads first, above corescale's table, for database runs (db and
+/// script): per level the transactions and statements, per second, the failures, the
+/// latency's mean and standard deviation and the connection time, where the run has them.
+/// None for other workloads.
+pub(crate) fn pgbench_summary(document: &RunDocument) -> Option<String> {
+    use crate::workload::WorkloadKind;
+    if !matches!(
+        document.workload.kind,
+        WorkloadKind::Db | WorkloadKind::Script
+    ) {
+        return None;
+    }
+    let figure = |level: &Level, name: &str| level.workload_figures.get(name).copied();
+    let cell = |value: Option<f64>| value.map_or("-".to_string(), significant);
+    let rows: Vec<Vec<String>> = document
+        .levels
+        .iter()
+        .map(|level| {
+            let per_s = |count: Option<f64>| count.map(|count| count / level.elapsed_s.max(1e-9));
+            // A db run's statements are its transactions (each one commits on its own).
+            let transactions = figure(level, "transactions").or(figure(level, "statements"));
+            vec![
+                level.workers.to_string(),
+                cell(transactions),
+                cell(figure(level, "transactions_per_s").or(per_s(transactions))),
+                cell(figure(level, "statements_per_s").or(per_s(figure(level, "statements")))),
+                cell(figure(level, "failed_transactions").or(Some(0.0))),
+                cell(
+                    figure(level, "latency_average_ms").or(level
+                        .latency
+                        .as_ref()
+                        .map(|latency| latency.response.mean_ms)),
+                ),
+                cell(figure(level, "latency_stddev_ms")),
+                cell(figure(level, "connection_time_ms")),
+            ]
+        })
+        .collect();
+    let headers = [
+        "workers",
+        "transactions",
+        "tps",
+        "stmt/s",
+        "failed",
+        "lat avg ms",
+        "stddev ms",
+        "connect ms",
+    ];
+    Some(format!(
+        "as pgbench sums up (tps without connection time, latency per transaction):\n{}",
+        table::render(&headers, &rows)
+    ))
+}
+
 /// Whether a level gets the `!` mark.
 fn flagged(level: &Level) -> bool {
     disturbed(level) || level.precision_reached == Some(false) || fell_behind(level)

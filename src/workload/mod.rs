@@ -9,6 +9,7 @@ pub mod db;
 pub mod figures;
 pub mod lio;
 pub(crate) mod memory;
+pub mod script;
 pub(crate) mod slob;
 
 use std::time::Duration;
@@ -78,6 +79,8 @@ workloads! {
     Pio = "pio" => lio::args::PioArgs,
     /// The SLOB/pgio method against a real database (--target URL).
     Db = "db" => db::args::DbArgs,
+    /// A DBA's own statements (pgbench's script syntax) against a real database.
+    Script = "script" => script::ScriptArgs,
 }
 
 /// What every workload is told about the run it is built for.

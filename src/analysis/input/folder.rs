@@ -197,8 +197,8 @@ pub(super) fn level_known(series: &Series) -> Result<()> {
         }))
 }
 
-/// Levels imported one file each become one series per folder and job, named after the
-/// folder: a folder of runs at 1, 2, 4 clients is a sweep. A pgbench log joins the summary
+/// Levels imported one file each become one series per folder, job and host, named after
+/// the folder: a folder of runs at 1, 2, 4 clients is a sweep. A pgbench log joins the summary
 /// of its run (same folder, same clients, same transactions processed), which gains its
 /// percentiles and intervals. Several files at one level are repeats of it: the level's rate
 /// is their mean, their range its spread.
@@ -247,8 +247,12 @@ pub fn levels_into_sweeps(series: Vec<Series>) -> Result<Vec<Series>> {
     for one in series {
         level_known(&one)?;
         let folder = folder_of(&one);
+        // One series per folder, job and host (an AWR report names its host).
         let same = merged.iter_mut().find(|(other_folder, other)| {
-            imported(&one) && other.job == one.job && *other_folder == folder
+            imported(&one)
+                && other.job == one.job
+                && other.provenance.hostname == one.provenance.hostname
+                && *other_folder == folder
         });
         match same {
             Some((_, sweep)) => {

@@ -8,7 +8,7 @@
 use std::io::BufRead;
 
 use super::*;
-use crate::latency::{IntervalFigures, MeasuredFrom, ResponseTimes};
+use crate::latency::{IntervalFigures, ResponseTimes};
 
 /// The tool a log's series names until it joins its summary.
 pub(super) const TOOL: &str = "pgbench log";
@@ -262,28 +262,20 @@ fn from_transaction_log(file: &InputFile, lines: &mut dyn BufRead) -> Result<Ser
             file.path.display()
         );
     }
-    let mean_us = sum_us / processed as f64;
-    let variance = (sum_squares / processed as f64 - mean_us * mean_us).max(0.0);
+    let (mean_ms, stddev_ms) = mean_and_stddev_ms(sum_us, sum_squares, processed);
     let figures = [
         ("transactions", processed as f64),
         ("failed_transactions", failed as f64),
         ("skipped_transactions", skipped as f64),
-        ("latency_average_ms", mean_us / 1e3),
-        ("latency_stddev_ms", variance.sqrt() / 1e3),
+        ("latency_average_ms", mean_ms),
+        ("latency_stddev_ms", stddev_ms),
     ]
     .into_iter()
     .map(|(name, value)| (name.to_string(), value))
     .collect();
-    let latency = times.percentiles().map(|response| Latency {
-        unit: "transaction".to_string(),
-        measured_from: MeasuredFrom::Send,
-        response,
-        service: None,
-        schedule_lag: None,
-        rate: None,
-        limit_ms: None,
-        late: None,
-    });
+    let latency = times
+        .percentiles()
+        .map(|response| Latency::closed("transaction", response));
     let point = Point {
         workers: clients.len(),
         raw: processed as f64 / span_s,
@@ -354,12 +346,11 @@ fn from_aggregated_log(file: &InputFile, lines: &mut dyn BufRead) -> Result<Seri
         );
     }
     let span_s = (starts.last().copied().unwrap_or(first) - first) as f64 + width;
-    let mean_us = sum_us / processed as f64;
-    let variance = (sum_squares / processed as f64 - mean_us * mean_us).max(0.0);
+    let (mean_ms, stddev_ms) = mean_and_stddev_ms(sum_us, sum_squares, processed);
     let figures: std::collections::BTreeMap<String, f64> = [
         ("transactions", processed as f64),
-        ("latency_average_ms", mean_us / 1e3),
-        ("latency_stddev_ms", variance.sqrt() / 1e3),
+        ("latency_average_ms", mean_ms),
+        ("latency_stddev_ms", stddev_ms),
     ]
     .into_iter()
     .map(|(name, value)| (name.to_string(), value))
@@ -387,6 +378,14 @@ fn from_aggregated_log(file: &InputFile, lines: &mut dyn BufRead) -> Result<Seri
         file.path.display()
     ));
     Ok(series)
+}
+
+/// The mean and standard deviation (ms) of `count` latencies from their sum and sum of
+/// squares (us), as pgbench's aggregated log keeps them.
+fn mean_and_stddev_ms(sum_us: f64, sum_squares: f64, count: u64) -> (f64, f64) {
+    let mean_us = sum_us / count as f64;
+    let variance = (sum_squares / count as f64 - mean_us * mean_us).max(0.0);
+    (mean_us / 1e3, variance.sqrt() / 1e3)
 }
 
 /// Whether a log is of the run a summary printed: the same transactions processed, and the

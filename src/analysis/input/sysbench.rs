@@ -5,7 +5,7 @@
 //! min, mean, max and the one percentile sysbench prints are known, kept as figures.
 
 use super::*;
-use crate::latency::{IntervalFigures, MeasuredFrom, ResponseTimes};
+use crate::latency::{IntervalFigures, ResponseTimes};
 
 pub(super) const TOOL: &str = "sysbench";
 
@@ -220,16 +220,7 @@ fn from_sysbench(file: &InputFile, text: &str) -> Result<Series> {
     };
     let latency = histogram
         .and_then(|times| times.percentiles())
-        .map(|response| Latency {
-            unit: if sql { "transaction" } else { "event" }.to_string(),
-            measured_from: MeasuredFrom::Send,
-            response,
-            service: None,
-            schedule_lag: None,
-            rate: None,
-            limit_ms: None,
-            late: None,
-        });
+        .map(|response| Latency::closed(if sql { "transaction" } else { "event" }, response));
     let mut notes = Vec::new();
     if latency.is_none() {
         notes.push(format!(

@@ -326,8 +326,22 @@ impl Database for MySql {
             connection,
             target: self.target.clone(),
             statements: PreparedStatements::default(),
+            script_statements: Vec::new(),
             tls,
         }))
+    }
+
+    /// corescale's sessions change no setting on MySQL/MariaDB: a script's session is one.
+    fn open_script_session(&self) -> Result<Box<dyn DbSession>> {
+        self.open_session()
+    }
+
+    fn read_only(&self) -> Result<bool> {
+        let mut connection = locked(&self.monitor, "the monitor connection")?;
+        let read_only: Option<i64> = connection
+            .query_first("SELECT @@global.read_only")
+            .map_err(|error| describe(error, &self.target))?;
+        Ok(read_only.unwrap_or(0) != 0)
     }
 
     fn check(&self) -> Result<ServerCheck> {
@@ -743,7 +757,22 @@ struct MySqlSession {
     connection: Conn,
     target: Target,
     statements: PreparedStatements<Statement>,
+    /// A script's statements by index, prepared on first use.
+    script_statements: Vec<Option<Statement>>,
     tls: Option<TlsFacts>,
+}
+
+/// The server's refusal as a script counts it (by SQLSTATE); other errors as they are.
+fn script_failure(error: mysql::Error, target: &Target) -> anyhow::Error {
+    match error {
+        mysql::Error::MySqlError(refused) => {
+            anyhow::Error::new(crate::db::driver::StatementFailure {
+                sqlstate: refused.state,
+                message: refused.message,
+            })
+        }
+        other => describe(other, target),
+    }
 }
 
 /// The session's TLS as the server sees it (Ssl_version, Ssl_cipher; empty in clear text).
@@ -814,5 +843,53 @@ impl DbSession for MySqlSession {
             .exec_drop(&statement, (first_key, last_key))
             .map_err(|error| describe(error, &self.target))?;
         Ok(self.connection.affected_rows())
+    }
+
+    fn run_script_statement(
+        &mut self,
+        index: usize,
+        sql: &str,
+        values: &[crate::db::driver::BoundValue],
+    ) -> Result<u64> {
+        if self.script_statements.len() <= index {
+            self.script_statements.resize(index + 1, None);
+        }
+        let statement = match &self.script_statements[index] {
+            Some(statement) => statement.clone(),
+            None => {
+                let statement = self
+                    .connection
+                    .prep(sql)
+                    .map_err(|error| script_failure(error, &self.target))?;
+                self.script_statements[index] = Some(statement.clone());
+                statement
+            }
+        };
+        let parameters: Vec<mysql::Value> = values
+            .iter()
+            .map(|value| match value {
+                crate::db::driver::BoundValue::Int(value) => mysql::Value::Int(*value),
+                crate::db::driver::BoundValue::Double(value) => mysql::Value::Double(*value),
+            })
+            .collect();
+        let mut result = self
+            .connection
+            .exec_iter(&statement, mysql::Params::Positional(parameters))
+            .map_err(|error| script_failure(error, &self.target))?;
+        // Read before the rows: past them, the result set is gone.
+        let changed = result.affected_rows();
+        let mut rows = 0u64;
+        for row in result.by_ref() {
+            row.map_err(|error| script_failure(error, &self.target))?;
+            rows += 1;
+        }
+        drop(result);
+        Ok(if rows > 0 { rows } else { changed })
+    }
+
+    fn run_plain(&mut self, sql: &str) -> Result<()> {
+        self.connection
+            .query_drop(sql)
+            .map_err(|error| describe(error, &self.target))
     }
 }

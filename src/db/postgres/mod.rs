@@ -481,6 +481,30 @@ impl Database for Postgres {
         }))
     }
 
+    fn open_script_session(&self) -> Result<Box<dyn DbSession>> {
+        let mut wire = WireSession::connect(&self.target)?;
+        let statement_timeout = self
+            .target
+            .answer_timeout
+            .map_or(0, |limit| limit.as_millis());
+        wire.simple(&format!("SET statement_timeout = {statement_timeout}"))
+            .map_err(|error| explain(error, &self.target))?;
+        Ok(Box::new(PostgresSession {
+            wire,
+            target: self.target.clone(),
+        }))
+    }
+
+    fn read_only(&self) -> Result<bool> {
+        let answer: String = self.on_monitor(|monitor| {
+            monitor.query_value(
+                "SELECT (pg_is_in_recovery() OR current_setting('default_transaction_read_only')::bool)::text",
+                &[],
+            )
+        })?;
+        Ok(answer == "true")
+    }
+
     fn check(&self) -> Result<ServerCheck> {
         let rows = self.on_monitor(|monitor| {
             monitor.query(
@@ -815,6 +839,22 @@ impl DbSession for PostgresSession {
 
     fn publish_statistics(&mut self) -> Result<()> {
         publish_statistics(&mut self.wire).map_err(|error| explain(error, &self.target))
+    }
+
+    fn run_script_statement(
+        &mut self,
+        index: usize,
+        sql: &str,
+        values: &[crate::db::driver::BoundValue],
+    ) -> Result<u64> {
+        // A server's refusal stays a StatementFailure (its SQLSTATE is counted), unexplained.
+        self.wire.run_script_statement(index, sql, values)
+    }
+
+    fn run_plain(&mut self, sql: &str) -> Result<()> {
+        self.wire
+            .simple(sql)
+            .map_err(|error| explain(error, &self.target))
     }
 }
 

@@ -54,7 +54,7 @@ impl DbTargetArgs {
     }
 
     /// The target with a limit on each answer too.
-    fn open_with(&self, answer_limit: Option<Duration>) -> Result<Target> {
+    pub(crate) fn open_with(&self, answer_limit: Option<Duration>) -> Result<Target> {
         let target = Target::parse(&self.target)?;
         for warning in &target.settings().warnings {
             say!("corescale: warning: {warning}");

@@ -84,6 +84,9 @@ pub(crate) struct WireSession<S: Read + Write = Stream> {
     /// The server's major version, from its `server_version` at startup.
     server_major: Option<u32>,
     statements: PreparedStatements<String>,
+    /// A script's statements by index: their names on the server ("cs_script_<index>"),
+    /// and whether the server has prepared them.
+    script_statements: Vec<(String, bool)>,
     /// Statements encoded into `outgoing` but not yet sent.
     unsent: usize,
     /// Batches sent and not yet answered, oldest first, with their statement counts.
@@ -151,6 +154,7 @@ impl<S: Read + Write> WireSession<S> {
             backend_pid: 0,
             server_major: None,
             statements: PreparedStatements::default(),
+            script_statements: Vec::new(),
             unsent: 0,
             in_flight: VecDeque::new(),
             unclaimed: Answered::default(),
@@ -242,6 +246,75 @@ impl<S: Read + Write> WireSession<S> {
             Ok(())
         })?;
         Ok(rows)
+    }
+
+    /// Runs statement `index` of a script: Parse (named, first use only), Bind with the values
+    /// as text (the server infers their types), Execute and Sync in one round trip. Returns
+    /// the rows it returned, else the rows its command tag says it changed. The values are
+    /// written straight into the outgoing buffer: nothing is allocated.
+    pub(crate) fn run_script_statement(
+        &mut self,
+        index: usize,
+        sql: &str,
+        values: &[crate::db::driver::BoundValue],
+    ) -> Result<u64> {
+        self.settle()?;
+        while self.script_statements.len() <= index {
+            let name = format!("cs_script_{}", self.script_statements.len());
+            self.script_statements.push((name, false));
+        }
+        let (name, prepared) = &self.script_statements[index];
+        if !prepared {
+            frontend::parse(name, sql, std::iter::empty(), &mut self.outgoing)?;
+        }
+        frontend::bind(
+            "",
+            name,
+            std::iter::empty(),
+            values.iter(),
+            |value, buffer| {
+                use std::io::Write as _;
+                write!(buffer.writer(), "{value}").map_err(
+                    |error| -> Box<dyn std::error::Error + Sync + Send> { Box::new(error) },
+                )?;
+                Ok(IsNull::No)
+            },
+            std::iter::empty(),
+            &mut self.outgoing,
+        )
+        .map_err(|_| anyhow!("encoding a Bind message"))?;
+        frontend::execute("", 0, &mut self.outgoing)?;
+        frontend::sync(&mut self.outgoing);
+        self.send()?;
+        let (mut rows, mut changed, mut parsed) = (0u64, 0u64, false);
+        let result = self.read_until_ready(|message| {
+            match message {
+                Message::ParseComplete => parsed = true,
+                Message::DataRow(_) => rows += 1,
+                Message::CommandComplete(body) => {
+                    // "UPDATE 3", "INSERT 0 3", "SELECT 3": the last word counts rows.
+                    changed = body
+                        .tag()?
+                        .rsplit(' ')
+                        .next()
+                        .and_then(|count| count.parse().ok())
+                        .unwrap_or(0);
+                }
+                _ => {}
+            }
+            Ok(())
+        });
+        if parsed {
+            self.script_statements[index].1 = true;
+        }
+        result.map_err(|error| match error.downcast::<ServerError>() {
+            Ok(server) => anyhow::Error::new(crate::db::driver::StatementFailure {
+                sqlstate: server.code,
+                message: server.message,
+            }),
+            Err(other) => other,
+        })?;
+        Ok(if rows > 0 { rows } else { changed })
     }
 
     /// The first column of the one row a statement returns, parsed.

@@ -1,0 +1,233 @@
+//! A script's expressions evaluated as pgbench evaluates them: integers stay integers
+//! (overflow is an error), a double anywhere makes a double; its random functions draw from
+//! the session's own generator, with pgbench's definitions of each distribution.
+
+use super::parse::{Expression, Function, Operator, Variables};
+use crate::rng::SessionRng;
+
+/// A variable's value.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Value {
+    Int(i64),
+    Double(f64),
+}
+
+impl Value {
+    fn as_double(self) -> f64 {
+        match self {
+            Value::Int(value) => value as f64,
+            Value::Double(value) => value,
+        }
+    }
+
+    fn as_int(self, what: &str) -> Result<i64, String> {
+        match self {
+            Value::Int(value) => Ok(value),
+            Value::Double(value) if value.is_finite() && value.abs() < 9.2e18 => {
+                Ok(value.trunc() as i64)
+            }
+            Value::Double(value) => Err(format!("{what}: {value} is out of the integer range")),
+        }
+    }
+
+    /// As bound to a statement: pgbench's text form.
+    pub fn text(self) -> String {
+        match self {
+            Value::Int(value) => value.to_string(),
+            Value::Double(value) => format!("{value:?}"),
+        }
+    }
+}
+
+/// Evaluates an expression with the session's variables (None: not set yet).
+pub(crate) fn evaluate(
+    expression: &Expression,
+    values: &[Option<Value>],
+    variables: &Variables,
+    random: &mut SessionRng,
+) -> Result<Value, String> {
+    let value = |expression: &Expression, random: &mut SessionRng| {
+        evaluate(expression, values, variables, random)
+    };
+    Ok(match expression {
+        Expression::Int(value) => Value::Int(*value),
+        Expression::Double(value) => Value::Double(*value),
+        Expression::Variable(variable) => values
+            .get(*variable)
+            .copied()
+            .flatten()
+            .ok_or_else(|| format!(":{} is used before it is set", variables.name(*variable)))?,
+        Expression::Negate(inner) => match value(inner, random)? {
+            Value::Int(value) => Value::Int(
+                value
+                    .checked_neg()
+                    .ok_or_else(|| "integer out of range".to_string())?,
+            ),
+            Value::Double(value) => Value::Double(-value),
+        },
+        Expression::Binary(operator, left, right) => {
+            let (left, right) = (value(left, random)?, value(right, random)?);
+            binary(*operator, left, right)?
+        }
+        Expression::Call(function, arguments) => {
+            let mut evaluated = Vec::with_capacity(arguments.len());
+            for argument in arguments {
+                evaluated.push(value(argument, random)?);
+            }
+            call(*function, &evaluated, random)?
+        }
+    })
+}
+
+fn binary(operator: Operator, left: Value, right: Value) -> Result<Value, String> {
+    let overflow = || "integer out of range".to_string();
+    Ok(match (left, right) {
+        (Value::Int(a), Value::Int(b)) => Value::Int(match operator {
+            Operator::Add => a.checked_add(b).ok_or_else(overflow)?,
+            Operator::Subtract => a.checked_sub(b).ok_or_else(overflow)?,
+            Operator::Multiply => a.checked_mul(b).ok_or_else(overflow)?,
+            Operator::Divide | Operator::Modulo if b == 0 => {
+                return Err("division by zero".to_string());
+            }
+            Operator::Divide => a.checked_div(b).ok_or_else(overflow)?,
+            Operator::Modulo => a.checked_rem(b).unwrap_or(0),
+        }),
+        (left, right) => {
+            let (a, b) = (left.as_double(), right.as_double());
+            let result = match operator {
+                Operator::Add => a + b,
+                Operator::Subtract => a - b,
+                Operator::Multiply => a * b,
+                Operator::Divide if b == 0.0 => return Err("division by zero".to_string()),
+                Operator::Divide => a / b,
+                Operator::Modulo => return Err("% takes integers".to_string()),
+            };
+            if !result.is_finite() {
+                return Err("double out of range".to_string());
+            }
+            Value::Double(result)
+        }
+    })
+}
+
+/// The bounds of a random function, checked: lb <= ub, and a range that fits.
+fn bounds(arguments: &[Value], name: &str) -> Result<(i64, u64), String> {
+    let low = arguments[0].as_int(name)?;
+    let high = arguments[1].as_int(name)?;
+    if low > high {
+        return Err(format!("{name}: empty range ({low} > {high})"));
+    }
+    let span = (high as i128 - low as i128 + 1) as u128;
+    if span > u64::MAX as u128 {
+        return Err(format!("{name}: range too large"));
+    }
+    Ok((low, span as u64))
+}
+
+fn call(function: Function, arguments: &[Value], random: &mut SessionRng) -> Result<Value, String> {
+    let double = |index: usize| arguments[index].as_double();
+    Ok(match function {
+        Function::Random => {
+            let (low, span) = bounds(arguments, "random")?;
+            Value::Int(low.wrapping_add(random.below(span) as i64))
+        }
+        Function::RandomExponential => {
+            let (low, span) = bounds(arguments, "random_exponential")?;
+            let parameter = double(2);
+            if !(parameter > 0.0 && parameter.is_finite()) {
+                return Err(format!(
+                    "random_exponential: parameter {parameter} must be greater than 0"
+                ));
+            }
+            // pgbench: -log(cut + (1 - cut) * u) / parameter, cut = exp(-parameter), u in (0, 1].
+            let cut = (-parameter).exp();
+            let uniform = 1.0 - random.unit();
+            let share = -(cut + (1.0 - cut) * uniform).ln() / parameter;
+            Value::Int(low.wrapping_add(((span as f64 * share) as u64).min(span - 1) as i64))
+        }
+        Function::RandomGaussian => {
+            let (low, span) = bounds(arguments, "random_gaussian")?;
+            let parameter = double(2);
+            if !(2.0..=1e6).contains(&parameter) {
+                return Err(format!(
+                    "random_gaussian: parameter {parameter} must be at least 2"
+                ));
+            }
+            // pgbench: Box-Muller, redrawn outside +-parameter standard deviations.
+            let deviation = loop {
+                let first = 1.0 - random.unit();
+                let second = random.unit();
+                let deviation =
+                    (-2.0 * first.ln()).sqrt() * (2.0 * std::f64::consts::PI * second).sin();
+                if deviation.abs() < parameter {
+                    break deviation;
+                }
+            };
+            let share = (deviation + parameter) / (2.0 * parameter);
+            Value::Int(low.wrapping_add(((span as f64 * share) as u64).min(span - 1) as i64))
+        }
+        Function::RandomZipfian => {
+            let (low, span) = bounds(arguments, "random_zipfian")?;
+            let s = double(2);
+            if !(s > 1.0 && s <= 1000.0) {
+                return Err(format!(
+                    "random_zipfian: parameter {s} must be above 1 and at most 1000"
+                ));
+            }
+            // pgbench's rejection-inversion for s > 1 (computeIterativeZipfian).
+            let b = 2f64.powf(s - 1.0);
+            let n = span as f64;
+            let rank = loop {
+                let u = 1.0 - random.unit();
+                let v = random.unit();
+                let x = u.powf(-1.0 / (s - 1.0)).floor();
+                let t = (1.0 + 1.0 / x).powf(s - 1.0);
+                if v * x * (t - 1.0) / (b - 1.0) <= t / b && x <= n {
+                    break x as u64;
+                }
+            };
+            Value::Int(low.wrapping_add(rank as i64 - 1))
+        }
+        Function::Abs => match arguments[0] {
+            Value::Int(value) => Value::Int(
+                value
+                    .checked_abs()
+                    .ok_or_else(|| "integer out of range".to_string())?,
+            ),
+            Value::Double(value) => Value::Double(value.abs()),
+        },
+        Function::Least | Function::Greatest => {
+            let pick_greater = function == Function::Greatest;
+            let ints: Option<Vec<i64>> = arguments
+                .iter()
+                .map(|value| match value {
+                    Value::Int(value) => Some(*value),
+                    Value::Double(_) => None,
+                })
+                .collect();
+            match ints {
+                Some(ints) if pick_greater => Value::Int(ints.into_iter().max().unwrap_or(0)),
+                Some(ints) => Value::Int(ints.into_iter().min().unwrap_or(0)),
+                None => {
+                    let doubles = arguments.iter().map(|value| value.as_double());
+                    Value::Double(if pick_greater {
+                        doubles.fold(f64::NEG_INFINITY, f64::max)
+                    } else {
+                        doubles.fold(f64::INFINITY, f64::min)
+                    })
+                }
+            }
+        }
+        Function::Int => Value::Int(arguments[0].as_int("int")?),
+        Function::Double => Value::Double(arguments[0].as_double()),
+        Function::Sqrt => {
+            let value = arguments[0].as_double();
+            if value < 0.0 {
+                return Err(format!("sqrt of a negative number ({value})"));
+            }
+            Value::Double(value.sqrt())
+        }
+        Function::Pi => Value::Double(std::f64::consts::PI),
+        Function::Mod => binary(Operator::Modulo, arguments[0], arguments[1])?,
+    })
+}

@@ -1,0 +1,531 @@
+//! `run script`: a DBA's own statements under the same sweep, latency and verdicts as the
+//! SLOB method. Each worker is a database session running the script's transactions (one
+//! file each, picked by weight) with pgbench's `\set` variables bound to prepared
+//! statements; a level counts transactions, statements, failures by SQLSTATE, each
+//! statement's response times, and the database's own block counters around it.
+
+pub mod eval;
+pub mod parse;
+mod session;
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use anyhow::{Context, Result, bail};
+use clap::Args;
+use sha2::Digest as _;
+
+use crate::db::connect::target::Target;
+use crate::db::registry::connect;
+use crate::db::{Database, DbCounters};
+use crate::error::{UsageError, locked};
+use crate::latency::{Arrivals, RateSteps};
+use crate::workload::db::args::DbTargetArgs;
+use crate::workload::figures::level_figures;
+use crate::workload::{
+    BuildContext, JobShape, LevelFigures, LevelTotals, PaddedJob, SessionConnection, Sessions,
+    Workload, WorkloadInfo, WorkloadKind, WorkloadOptions,
+};
+use parse::{Script, Variables, parse_script};
+use session::{ScriptSessionJob, ScriptTally};
+
+/// How long a script level lasts unless `--duration` says otherwise.
+const DEFAULT_DURATION: Duration = Duration::from_secs(10);
+/// Transactions a fixed-work job runs (`--job-size`).
+const DEFAULT_JOB_TRANSACTIONS: u64 = 1_000;
+
+const HEADING: &str = "script (a DBA's own statements)";
+
+/// `run script`: the options.
+#[derive(Debug, Clone, Args)]
+#[command(
+    after_help = "A script is pgbench's: SQL statements ending in ';' with :name variables (bound, never pasted in), \\set name expression (random, random_gaussian, random_exponential, random_zipfian, abs, least, greatest, int, double, sqrt, pi, mod) and \\sleep n [us|ms|s]. One file is one transaction.\n\nExamples:\n  corescale run script --target postgres://app@db1/shop --file select.sql -w 1,2,4,8\n  corescale run script --target mysql://root@127.0.0.1/test --file order.sql@9 --file report.sql@1 --init load.sql\n  corescale run script --target postgres:///shop --file select.sql --set scale=100 --rate 1000,2000 --latency-limit 20ms"
+)]
+#[command(next_help_heading = HEADING)]
+pub struct ScriptArgs {
+    #[command(flatten)]
+    pub target: DbTargetArgs,
+
+    /// A script file, with its weight after '@' when there are several (a.sql@9).
+    #[arg(long = "file", value_name = "FILE[@WEIGHT]", required = true, value_parser = parse_weighted)]
+    pub files: Vec<(std::path::PathBuf, u64)>,
+
+    /// A script run once before the sweep (its tables and rows are the DBA's: nothing it
+    /// creates is dropped by corescale).
+    #[arg(long, value_name = "FILE")]
+    pub init: Option<std::path::PathBuf>,
+
+    /// A variable's value for every session, as pgbench's -D (scale=100).
+    #[arg(long = "set", value_name = "NAME=VALUE", value_parser = parse_setting)]
+    pub settings: Vec<(String, eval::Value)>,
+
+    /// Count up to this many failed transactions per level by SQLSTATE and go on (a failed
+    /// transaction is rolled back); one more ends the level. Default 0: the first failure
+    /// ends it with the statement and the server's message.
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    pub max_failures: u64,
+
+    /// Open loop: transactions per second for the whole level, shared by its sessions,
+    /// each timed from when it was due. A list measures each worker count at each rate;
+    /// shares (50%) take a closed-loop level's throughput measured first.
+    #[arg(long, value_name = "PER_S", help_heading = "Response time")]
+    pub rate: Option<RateSteps>,
+
+    /// How --rate spaces transactions: evenly, or at random as independent users arrive.
+    #[arg(long, value_enum, default_value_t = Arrivals::Uniform, requires = "rate",
+          help_heading = "Response time")]
+    pub arrivals: Arrivals,
+
+    /// Count the transactions answered later than this (e.g. 50ms).
+    #[arg(long, value_name = "TIME", help_heading = "Response time",
+          value_parser = crate::values::parse_latency_limit)]
+    pub latency_limit: Option<Duration>,
+}
+
+/// "a.sql@9": the file and its weight (1 when not given).
+fn parse_weighted(text: &str) -> Result<(std::path::PathBuf, u64), String> {
+    match text.rsplit_once('@') {
+        Some((file, weight)) if !file.is_empty() && weight.bytes().all(|b| b.is_ascii_digit()) => {
+            match weight.parse::<u64>() {
+                Ok(weight) if (1..=1_000_000).contains(&weight) => Ok((file.into(), weight)),
+                _ => Err(format!(
+                    "weight '{weight}' in '{text}' is not a whole number from 1 to 1000000"
+                )),
+            }
+        }
+        _ => Ok((text.into(), 1)),
+    }
+}
+
+/// "scale=100": a variable and its value (an integer, or a double).
+fn parse_setting(text: &str) -> Result<(String, eval::Value), String> {
+    let (name, value) = text
+        .split_once('=')
+        .filter(|(name, _)| {
+            !name.is_empty() && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+        })
+        .ok_or_else(|| format!("'{text}' is not NAME=VALUE (scale=100)"))?;
+    let value = match value.trim().parse::<i64>() {
+        Ok(value) => eval::Value::Int(value),
+        Err(_) => match value.trim().parse::<f64>() {
+            Ok(value) if value.is_finite() => eval::Value::Double(value),
+            _ => return Err(format!("'{value}' in '{text}' is not a number")),
+        },
+    };
+    Ok((name.to_string(), value))
+}
+
+/// The scripts as parsed, with everything a session needs to run them.
+#[derive(Debug, Clone)]
+pub(crate) struct Scripts {
+    pub scripts: Vec<Script>,
+    /// Each script's weight, in order.
+    pub weights: Vec<u64>,
+    pub variables: Variables,
+    /// Values every session starts with (--set, and :client_id set per session).
+    pub settings: Vec<(parse::Variable, eval::Value)>,
+    /// Each statement's SQL with the product's placeholders, and its bound variables, by
+    /// the statement's number across all scripts.
+    pub rendered: Vec<(String, Vec<parse::Variable>)>,
+    pub max_failures: u64,
+    pub latency_limit: Option<Duration>,
+    pub job_transactions: u64,
+}
+
+impl Scripts {
+    /// Statements of every script, in order: the numbers `rendered` and the figures use.
+    pub fn statements(&self) -> impl Iterator<Item = &parse::Statement> {
+        self.scripts.iter().flat_map(Script::statements)
+    }
+}
+
+/// Reads and parses a script file; an error names the file, line and column.
+fn read_script(path: &std::path::Path, variables: &mut Variables) -> Result<(Script, String)> {
+    let text = std::fs::read_to_string(path)
+        .with_context(|| format!("cannot read the script '{}'", path.display()))?;
+    let script = parse_script(&path.display().to_string(), &text, variables)
+        .map_err(|error| UsageError::new(error.to_string()))?;
+    Ok((script, text))
+}
+
+pub struct ScriptWorkload {
+    database: Arc<dyn Database>,
+    scripts: Arc<Scripts>,
+    init: Option<(Script, Variables)>,
+    /// The job in words: each file, its weight and its text's hash.
+    job: String,
+    engine: String,
+    rates: Vec<crate::latency::OfferedRate>,
+    arrivals: Arrivals,
+    /// The database's counters, and its local server process's CPU time, at the level's start.
+    baseline: Mutex<Option<(DbCounters, Option<f64>)>>,
+    connections:
+        Mutex<std::collections::BTreeMap<usize, Option<crate::db::connect::tls::TlsFacts>>>,
+    sessions: Arc<Sessions<ScriptTally>>,
+    /// Each statement's figure names ("statement 2 p99_ms"), made once for the run.
+    statement_names: Vec<[&'static str; 4]>,
+}
+
+impl WorkloadOptions for ScriptArgs {
+    fn build(&self, context: &BuildContext) -> Result<Box<dyn Workload>> {
+        let answer_limit = context.duration.unwrap_or(DEFAULT_DURATION) + Duration::from_secs(30);
+        let target = self.target.open_with(Some(answer_limit))?;
+        Ok(Box::new(ScriptWorkload::new(self, &target, context)?))
+    }
+
+    fn connects(&self) -> bool {
+        true
+    }
+}
+
+impl ScriptWorkload {
+    fn new(args: &ScriptArgs, target: &Target, context: &BuildContext) -> Result<Self> {
+        let mut variables = Variables::default();
+        let mut scripts = Vec::new();
+        let mut job = Vec::new();
+        for (path, weight) in &args.files {
+            let (script, text) = read_script(path, &mut variables)?;
+            let digest = sha2::Sha256::digest(text.as_bytes());
+            let name = path.file_name().map_or_else(
+                || path.display().to_string(),
+                |name| name.to_string_lossy().into_owned(),
+            );
+            job.push(if args.files.len() > 1 {
+                format!("{name}@{weight} (sha256 {})", hex(&digest[..6]))
+            } else {
+                format!("{name} (sha256 {})", hex(&digest[..6]))
+            });
+            scripts.push(script);
+        }
+        let init = match &args.init {
+            Some(path) => {
+                let mut init_variables = Variables::default();
+                let (script, _) = read_script(path, &mut init_variables)?;
+                Some((script, init_variables))
+            }
+            None => None,
+        };
+        let mut settings = Vec::new();
+        for (name, value) in &args.settings {
+            let Some(variable) = variables.find(name) else {
+                return Err(
+                    UsageError::new(format!("--set {name}=...: no script uses :{name}")).into(),
+                );
+            };
+            settings.push((variable, *value));
+        }
+        // Every variable is set somewhere before the run: by a \set, --set, or :client_id.
+        let set: Vec<parse::Variable> = scripts
+            .iter()
+            .flat_map(|script| &script.commands)
+            .filter_map(|command| match command {
+                parse::Command::Set { variable, .. } => Some(*variable),
+                _ => None,
+            })
+            .chain(settings.iter().map(|(variable, _)| *variable))
+            .collect();
+        if let Some(unset) = variables
+            .0
+            .iter()
+            .enumerate()
+            .find(|(variable, name)| !set.contains(variable) && name.as_str() != "client_id")
+        {
+            return Err(UsageError::new(format!(
+                "the script uses :{name}, which no \\set sets: give it with --set {name}=VALUE (pgbench's :scale is the scale of `pgbench -i`)",
+                name = unset.1
+            ))
+            .into());
+        }
+        let database = connect(target)?;
+        let placeholder = target.product.placeholder;
+        let rendered = scripts
+            .iter()
+            .flat_map(Script::statements)
+            .map(|statement| statement.render(placeholder))
+            .collect();
+        if scripts.iter().any(Script::writes)
+            && database
+                .read_only()
+                .context("asking whether the target takes writes")?
+        {
+            let writing = scripts
+                .iter()
+                .flat_map(Script::statements)
+                .find(|statement| statement.writes)
+                .map(|statement| format!("{} ({})", statement.text, statement.place))
+                .unwrap_or_default();
+            return Err(UsageError::new(format!(
+                "{target} is read-only (a replica, or read-only by its settings), and the script writes: {writing}; run it against the primary"
+            ))
+            .into());
+        }
+        let engine = database
+            .engine()
+            .context("reading the database's version")?;
+        database
+            .counters()
+            .context("reading the database's block counters")?;
+        let statement_names = scripts
+            .iter()
+            .flat_map(Script::statements)
+            .enumerate()
+            .map(|(index, _)| {
+                ["mean_ms", "p50_ms", "p99_ms", "failures"]
+                    .map(|figure| &*format!("statement {} {figure}", index + 1).leak())
+            })
+            .collect();
+        let scripts = Scripts {
+            weights: args.files.iter().map(|(_, weight)| *weight).collect(),
+            scripts,
+            variables,
+            settings,
+            rendered,
+            max_failures: args.max_failures,
+            latency_limit: args.latency_limit,
+            job_transactions: context.job_size.unwrap_or(DEFAULT_JOB_TRANSACTIONS),
+        };
+        Ok(Self {
+            database,
+            scripts: Arc::new(scripts),
+            init,
+            job: job.join(" + "),
+            engine,
+            rates: args.rate.clone().map(|steps| steps.0).unwrap_or_default(),
+            arrivals: args.arrivals,
+            baseline: Mutex::new(None),
+            connections: Mutex::default(),
+            sessions: Arc::default(),
+            statement_names,
+        })
+    }
+}
+
+impl ScriptWorkload {
+    /// The local server process's CPU time (MariaDB's one process); None elsewhere.
+    fn server_cpu_s(&self) -> Result<Option<f64>> {
+        if !self.database.target().is_local() {
+            return Ok(None);
+        }
+        Ok(self
+            .database
+            .server_pid()?
+            .and_then(crate::host::interference::process_cpu_seconds))
+    }
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|byte| format!("{byte:02x}")).collect()
+}
+
+impl Workload for ScriptWorkload {
+    fn info(&self) -> WorkloadInfo {
+        let statements: Vec<String> = self
+            .scripts
+            .statements()
+            .enumerate()
+            .map(|(index, statement)| format!("statement {}: {}", index + 1, statement.text))
+            .collect();
+        WorkloadInfo {
+            kind: WorkloadKind::Script,
+            unit: "transactions".to_string(),
+            job_size: self.scripts.job_transactions,
+            job_size_unit: "transactions".to_string(),
+            bytes_per_worker: 0,
+            shared_bytes: 0,
+            array_bytes: None,
+            description: format!(
+                "the DBA's script {} on {}{}; {}",
+                self.job,
+                self.database.target(),
+                self.init
+                    .as_ref()
+                    .map(|(init, _)| format!(", set up once by {}", init.name))
+                    .unwrap_or_default(),
+                statements.join("; ")
+            ),
+            shape: Some(JobShape {
+                engine: self.engine.clone(),
+                statement: format!("script {}", self.job),
+                blocks_per_statement: 0.0,
+                pipeline_depth: 1,
+                open_loop: !self.rates.is_empty(),
+                arrivals_seed: None,
+            }),
+        }
+    }
+
+    fn setup(&mut self) -> Result<()> {
+        let Some((init, variables)) = &self.init else {
+            return Ok(());
+        };
+        let mut connection = self.database.open_script_session()?;
+        session::run_once(
+            connection.as_mut(),
+            init,
+            variables,
+            self.database.target().product.placeholder,
+        )
+        .with_context(|| format!("running the set-up script {}", init.name))
+    }
+
+    fn prepare(&self, worker: usize, workers: usize, rate: Option<f64>) -> Result<PaddedJob> {
+        let started = std::time::Instant::now();
+        let connection = self.database.open_script_session()?;
+        let connection_s = started.elapsed().as_secs_f64();
+        locked(&self.connections, "the sessions' connections")?.insert(worker, connection.tls());
+        let job = ScriptSessionJob::start(
+            connection,
+            Arc::clone(&self.scripts),
+            (worker, workers),
+            rate.map(|rate| (rate, self.arrivals)),
+            connection_s,
+            Arc::clone(&self.sessions),
+        )?;
+        Ok(PaddedJob::new(job))
+    }
+
+    fn offered_rates(&self) -> Vec<crate::latency::OfferedRate> {
+        self.rates.clone()
+    }
+
+    fn default_duration(&self) -> Option<Duration> {
+        Some(DEFAULT_DURATION)
+    }
+
+    fn cpu_bound(&self) -> bool {
+        false
+    }
+
+    fn local_server(&self) -> bool {
+        self.database.target().is_local()
+    }
+
+    fn level_started(&self) -> Result<()> {
+        *locked(&self.baseline, "the level's baseline")? =
+            Some((self.database.counters()?, self.server_cpu_s()?));
+        self.sessions.take()?;
+        Ok(())
+    }
+
+    fn level_figures(&self, totals: &LevelTotals) -> Result<LevelFigures> {
+        let after = self.database.counters()?;
+        let Some((before, server_cpu_before)) = *locked(&self.baseline, "the level's baseline")?
+        else {
+            bail!("the level's database counters were not read at its start");
+        };
+        let tallies = self.sessions.take()?;
+        let sessions = tallies.len();
+        let per = |count: f64| {
+            if totals.elapsed_s > 0.0 {
+                count / totals.elapsed_s
+            } else {
+                0.0
+            }
+        };
+        let total = ScriptTally::sum(tallies, self.scripts.statements().count());
+        // The server process (MariaDB), else the sessions' backends (PostgreSQL).
+        let server_cpu_s = match (self.server_cpu_s()?, server_cpu_before) {
+            (Some(now), Some(then)) => Some(now - then),
+            _ => total.backend_cpu_s,
+        }
+        .filter(|_| sessions > 0);
+        let figures = ScriptFigures {
+            transactions: total.transactions as f64,
+            transactions_per_s: per(total.transactions as f64),
+            statements: total.statements as f64,
+            statements_per_s: per(total.statements as f64),
+            failed_transactions: total.failed as f64,
+            rows: total.rows as f64,
+            latency_average_ms: total.mean_ms(),
+            latency_stddev_ms: total.stddev_ms(),
+            connection_time_ms: total.connection_ms(),
+            server_lio_per_s: per(after.lio - before.lio),
+            server_pio_per_s: per(after.pio - before.pio),
+            client_cpu_s: totals.cpu_s,
+        };
+        let mut recorded = crate::workload::figures::FigureSet::figures(&figures);
+        for (index, statement) in total.statements_times.iter().enumerate() {
+            let names = self.statement_names[index];
+            if let Some(times) = statement.percentiles() {
+                recorded.push((names[0], times.mean_ms));
+                recorded.push((names[1], times.p50_ms));
+                recorded.push((names[2], times.p99_ms));
+            }
+            recorded.push((names[3], total.statement_failures[index] as f64));
+        }
+        for (sqlstate, count) in &total.failures {
+            recorded.push((failure_name(sqlstate), *count as f64));
+        }
+        let mut warnings = Vec::new();
+        if total.failed > 0 {
+            let by_code: Vec<String> = total
+                .failures
+                .iter()
+                .map(|(sqlstate, count)| format!("{count} with SQLSTATE {sqlstate}"))
+                .collect();
+            warnings.push(format!(
+                "{} of {} transactions failed and were rolled back ({}): they are not in the rate or the response times",
+                total.failed,
+                total.failed + total.transactions,
+                by_code.join(", ")
+            ));
+        }
+        let connections: Vec<SessionConnection> =
+            locked(&self.connections, "the sessions' connections")?
+                .range(..totals.workers)
+                .map(|(session, tls)| SessionConnection {
+                    session: *session,
+                    tls: tls.is_some(),
+                    protocol: tls.as_ref().map(|tls| tls.protocol.clone()),
+                    cipher: tls.as_ref().map(|tls| tls.cipher.clone()),
+                })
+                .collect();
+        Ok(LevelFigures {
+            recorded,
+            warnings,
+            rate_of_merit: None,
+            server_cpu_s,
+            connections,
+        })
+    }
+}
+
+/// "failures SQLSTATE 40001": each name made once for the run.
+fn failure_name(sqlstate: &str) -> &'static str {
+    static NAMES: Mutex<Vec<&'static str>> = Mutex::new(Vec::new());
+    let name = format!("failures SQLSTATE {sqlstate}");
+    let Ok(mut names) = NAMES.lock() else {
+        return "failures SQLSTATE (unknown)";
+    };
+    if let Some(known) = names.iter().find(|known| **known == name) {
+        return known;
+    }
+    let made: &'static str = name.leak();
+    names.push(made);
+    made
+}
+
+level_figures! {
+    /// One script level's figures; `workload_figures` in the result, by these names (each
+    /// statement's and each SQLSTATE's follow them).
+    pub struct ScriptFigures / ScriptFigureNames {
+        /// Transactions that ran to their end, and per second: pgbench's tps.
+        transactions: f64,
+        transactions_per_s: f64,
+        statements: f64,
+        statements_per_s: f64,
+        /// Transactions a statement's failure ended (rolled back), under --max-failures.
+        failed_transactions: f64,
+        /// Rows the statements returned or changed.
+        rows: f64,
+        /// pgbench's "latency average" and "latency stddev" of the transactions.
+        latency_average_ms: f64,
+        latency_stddev_ms: f64,
+        /// The sessions' mean time to connect (pgbench's initial connection time).
+        connection_time_ms: f64,
+        /// The database's own block counters over the level, per second.
+        server_lio_per_s: f64,
+        server_pio_per_s: f64,
+        client_cpu_s: f64,
+    }
+}

@@ -1,0 +1,487 @@
+//! One session running a DBA's script: a transaction at a time (a script picked by weight),
+//! its variables evaluated in the session, its statements prepared once and bound, each
+//! timed; a failure is counted by SQLSTATE and rolled back, or ends the level.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result, anyhow};
+
+use super::Scripts;
+use super::eval::{Value, evaluate};
+use super::parse::{Command, Script, Variables};
+use crate::db::driver::{BoundValue, DbSession, StatementFailure};
+use crate::latency::{Arrivals, Pacer, ResponseTimes, SessionLatency};
+use crate::rng::SessionRng;
+use crate::workload::{Sessions, WorkerJob};
+
+/// The longest an open loop's session sleeps at once, so a fixed-time window ends on time.
+const LONGEST_NAP: Duration = Duration::from_millis(1);
+
+/// What one session counted over a level.
+pub(crate) struct ScriptTally {
+    pub transactions: u64,
+    pub failed: u64,
+    pub statements: u64,
+    pub rows: u64,
+    /// Sum and sum of squares of the transactions' times (ms), for pgbench's mean and stddev.
+    pub sum_ms: f64,
+    pub sum_squares_ms: f64,
+    /// Sessions' connection times (s), one per session.
+    pub connections_s: Vec<f64>,
+    /// Each statement's response times, by its number across the scripts.
+    pub statements_times: Vec<ResponseTimes>,
+    pub statement_failures: Vec<u64>,
+    /// Failed transactions by SQLSTATE.
+    pub failures: Vec<(String, u64)>,
+    /// CPU time of the session's own server process, where it has one (PostgreSQL).
+    pub backend_cpu_s: Option<f64>,
+}
+
+impl ScriptTally {
+    fn empty(statements: usize) -> Self {
+        Self {
+            transactions: 0,
+            failed: 0,
+            statements: 0,
+            rows: 0,
+            sum_ms: 0.0,
+            sum_squares_ms: 0.0,
+            connections_s: Vec::new(),
+            statements_times: (0..statements).map(|_| ResponseTimes::coarse()).collect(),
+            statement_failures: vec![0; statements],
+            failures: Vec::new(),
+            backend_cpu_s: Some(0.0),
+        }
+    }
+
+    /// The level's tally: every session's summed, histograms merged.
+    pub(crate) fn sum(tallies: Vec<Self>, statements: usize) -> Self {
+        let mut total = Self::empty(statements);
+        for tally in tallies {
+            total.transactions += tally.transactions;
+            total.failed += tally.failed;
+            total.statements += tally.statements;
+            total.rows += tally.rows;
+            total.sum_ms += tally.sum_ms;
+            total.sum_squares_ms += tally.sum_squares_ms;
+            total.connections_s.extend(tally.connections_s);
+            for (into, from) in total
+                .statements_times
+                .iter_mut()
+                .zip(&tally.statements_times)
+            {
+                into.merge(from);
+            }
+            for (into, from) in total
+                .statement_failures
+                .iter_mut()
+                .zip(&tally.statement_failures)
+            {
+                *into += from;
+            }
+            for (sqlstate, count) in tally.failures {
+                count_failure(&mut total.failures, &sqlstate, count);
+            }
+            total.backend_cpu_s = total
+                .backend_cpu_s
+                .zip(tally.backend_cpu_s)
+                .map(|(a, b)| a + b);
+        }
+        total
+    }
+
+    pub(crate) fn mean_ms(&self) -> f64 {
+        if self.transactions == 0 {
+            return 0.0;
+        }
+        self.sum_ms / self.transactions as f64
+    }
+
+    pub(crate) fn stddev_ms(&self) -> f64 {
+        if self.transactions == 0 {
+            return 0.0;
+        }
+        let mean = self.mean_ms();
+        (self.sum_squares_ms / self.transactions as f64 - mean * mean)
+            .max(0.0)
+            .sqrt()
+    }
+
+    pub(crate) fn connection_ms(&self) -> f64 {
+        if self.connections_s.is_empty() {
+            return 0.0;
+        }
+        1e3 * self.connections_s.iter().sum::<f64>() / self.connections_s.len() as f64
+    }
+}
+
+fn count_failure(failures: &mut Vec<(String, u64)>, sqlstate: &str, count: u64) {
+    match failures.iter_mut().find(|(known, _)| known == sqlstate) {
+        Some((_, total)) => *total += count,
+        None => failures.push((sqlstate.to_string(), count)),
+    }
+}
+
+pub(crate) struct ScriptSessionJob {
+    connection: Box<dyn DbSession>,
+    scripts: Arc<Scripts>,
+    /// The variables' values in this session, by number.
+    values: Vec<Option<Value>>,
+    /// Values bound to the statement being sent (reused: nothing allocated per statement).
+    bound: Vec<BoundValue>,
+    /// Where each script's statements start in the numbering across scripts.
+    first_statement: Vec<usize>,
+    weight_total: u64,
+    random: SessionRng,
+    tally: ScriptTally,
+    connection_s: f64,
+    /// The session's server process's CPU time when the level's counting began.
+    backend_cpu_start: Option<f64>,
+    latency: SessionLatency,
+    pacer: Option<Pacer>,
+    window_start: Instant,
+    sessions: Arc<Sessions<ScriptTally>>,
+}
+
+impl ScriptSessionJob {
+    pub(crate) fn start(
+        connection: Box<dyn DbSession>,
+        scripts: Arc<Scripts>,
+        (worker, workers): (usize, usize),
+        rate: Option<(f64, Arrivals)>,
+        connection_s: f64,
+        sessions: Arc<Sessions<ScriptTally>>,
+    ) -> Result<Self> {
+        let share = rate.map(|(rate, arrivals)| (rate / workers.max(1) as f64, arrivals));
+        let latency = match share {
+            Some((rate, arrivals)) => {
+                SessionLatency::open("transaction", scripts.latency_limit, rate, arrivals)
+            }
+            None => SessionLatency::closed("transaction", scripts.latency_limit),
+        };
+        let pacer = share.map(|(rate, arrivals)| {
+            Pacer::new(
+                rate,
+                arrivals,
+                worker as f64 / workers.max(1) as f64,
+                crate::latency::session_seed(0x5EED, worker),
+            )
+        });
+        let mut values = vec![None; scripts.variables.0.len()];
+        for (variable, value) in &scripts.settings {
+            values[*variable] = Some(*value);
+        }
+        if let Some(client) = scripts.variables.find("client_id") {
+            values[client].get_or_insert(Value::Int(worker as i64));
+        }
+        let mut first_statement = Vec::new();
+        let mut next = 0;
+        for script in &scripts.scripts {
+            first_statement.push(next);
+            next += script.statements().count();
+        }
+        let most_bound = scripts
+            .rendered
+            .iter()
+            .map(|(_, bound)| bound.len())
+            .max()
+            .unwrap_or(0);
+        let statements = scripts.rendered.len();
+        let mut job = Self {
+            connection,
+            weight_total: scripts.weights.iter().sum(),
+            scripts,
+            values,
+            bound: Vec::with_capacity(most_bound),
+            first_statement,
+            random: SessionRng::for_worker(worker, 0x5C81_97F1_0000_0001),
+            tally: ScriptTally::empty(statements),
+            connection_s,
+            backend_cpu_start: None,
+            latency,
+            pacer,
+            window_start: Instant::now(),
+            sessions,
+        };
+        job.backend_cpu_start = job.backend_cpu();
+        Ok(job)
+    }
+
+    /// The script of the next transaction, by weight.
+    fn pick(&mut self) -> usize {
+        if self.scripts.scripts.len() == 1 {
+            return 0;
+        }
+        let mut draw = self.random.below(self.weight_total);
+        for (index, weight) in self.scripts.weights.iter().enumerate() {
+            if draw < *weight {
+                return index;
+            }
+            draw -= weight;
+        }
+        0
+    }
+
+    /// One transaction; returns 1 when it ran to its end, 0 when it failed (counted) or an
+    /// open loop's next one is not yet due.
+    fn step(&mut self) -> Result<u64> {
+        let due = match self.pacer.as_ref() {
+            Some(pacer) => {
+                let due = Duration::try_from_secs_f64(pacer.due_s()).unwrap_or(Duration::MAX);
+                let wait = due.saturating_sub(self.window_start.elapsed());
+                if !wait.is_zero() {
+                    std::thread::sleep(wait.min(LONGEST_NAP));
+                    if wait > LONGEST_NAP {
+                        return Ok(0);
+                    }
+                }
+                Some(due)
+            }
+            None => None,
+        };
+        if let Some(pacer) = self.pacer.as_mut() {
+            pacer.advance();
+        }
+        let sent = self.window_start.elapsed();
+        let script = self.pick();
+        // Borrowed apart: the scripts are read while the session's own state changes (no
+        // reference count touched per transaction: it is shared by every session).
+        let Self {
+            connection,
+            scripts,
+            values,
+            bound: bound_values,
+            first_statement,
+            random,
+            tally,
+            ..
+        } = self;
+        let mut statement = first_statement[script];
+        let mut transaction_open = false;
+        for command in &scripts.scripts[script].commands {
+            match command {
+                Command::Set {
+                    variable,
+                    value,
+                    place,
+                } => {
+                    let value = evaluate(value, values, &scripts.variables, random)
+                        .map_err(|problem| anyhow!("{place}: {problem}"))?;
+                    values[*variable] = Some(value);
+                }
+                Command::Sleep {
+                    length,
+                    unit_us,
+                    place,
+                } => {
+                    let length = evaluate(length, values, &scripts.variables, random)
+                        .map_err(|problem| anyhow!("{place}: {problem}"))?;
+                    let micros = match length {
+                        Value::Int(value) => value.max(0) as u64,
+                        Value::Double(value) => value.max(0.0) as u64,
+                    };
+                    std::thread::sleep(Duration::from_micros(micros.saturating_mul(*unit_us)));
+                }
+                Command::Statement(written) => {
+                    let (sql, bound) = &scripts.rendered[statement];
+                    bound_values.clear();
+                    for variable in bound {
+                        let value = values[*variable].ok_or_else(|| {
+                            anyhow!(
+                                "{}: :{} is used before it is set",
+                                written.place,
+                                scripts.variables.name(*variable)
+                            )
+                        })?;
+                        bound_values.push(match value {
+                            Value::Int(value) => BoundValue::Int(value),
+                            Value::Double(value) => BoundValue::Double(value),
+                        });
+                    }
+                    let began = Instant::now();
+                    let outcome = connection.run_script_statement(statement, sql, bound_values);
+                    let took = began.elapsed();
+                    if written.begins {
+                        transaction_open = true;
+                    } else if written.ends {
+                        transaction_open = false;
+                    }
+                    match outcome {
+                        Ok(rows) => {
+                            tally.rows += rows;
+                            tally.statements += 1;
+                            tally.statements_times[statement].record(took);
+                        }
+                        Err(error) => {
+                            let Some(failure) = error.downcast_ref::<StatementFailure>() else {
+                                return Err(
+                                    error.context(format!("{}: {}", written.place, written.text))
+                                );
+                            };
+                            if tally.failed >= scripts.max_failures {
+                                return Err(anyhow!(
+                                    "{}: {} failed: {failure}{}",
+                                    written.place,
+                                    written.text,
+                                    if scripts.max_failures > 0 {
+                                        format!(
+                                            " (more than --max-failures {} failed)",
+                                            scripts.max_failures
+                                        )
+                                    } else {
+                                        " (--max-failures N counts failures by SQLSTATE and goes on)"
+                                            .to_string()
+                                    }
+                                ));
+                            }
+                            tally.failed += 1;
+                            tally.statement_failures[statement] += 1;
+                            count_failure(&mut tally.failures, &failure.sqlstate, 1);
+                            if transaction_open {
+                                connection
+                                    .run_plain("ROLLBACK")
+                                    .context("rolling back a failed transaction")?;
+                            }
+                            return Ok(0);
+                        }
+                    }
+                    statement += 1;
+                }
+            }
+        }
+        let at = self.window_start.elapsed();
+        self.latency.answered(due, sent, at);
+        let ms = (at - sent).as_secs_f64() * 1e3;
+        self.tally.transactions += 1;
+        self.tally.sum_ms += ms;
+        self.tally.sum_squares_ms += ms * ms;
+        Ok(1)
+    }
+
+    fn backend_cpu(&self) -> Option<f64> {
+        self.connection
+            .backend_pid()
+            .and_then(crate::host::interference::process_cpu_seconds)
+    }
+
+    fn end_of_window(&mut self) {
+        if let Some(pacer) = self.pacer.as_ref() {
+            let length = self.window_start.elapsed();
+            self.latency.window_ended(
+                pacer.sent(),
+                pacer.behind_at(length.as_secs_f64()),
+                Duration::try_from_secs_f64(pacer.due_s()).unwrap_or(length),
+                length,
+            );
+        }
+    }
+}
+
+impl WorkerJob for ScriptSessionJob {
+    fn run_job(&mut self) -> Result<u64> {
+        let mut done = 0;
+        let mut tried = 0;
+        while tried < self.scripts.job_transactions {
+            let before = self.tally.transactions + self.tally.failed;
+            done += self.step()?;
+            if self.tally.transactions + self.tally.failed > before {
+                tried += 1;
+            }
+        }
+        self.end_of_window();
+        Ok(done)
+    }
+
+    fn run_slice(&mut self) -> Result<u64> {
+        self.step()
+    }
+
+    fn end_window(&mut self) -> Result<u64> {
+        self.end_of_window();
+        Ok(0)
+    }
+
+    fn window_started(&mut self, began: Instant) {
+        self.window_start = began;
+        if let Some(pacer) = self.pacer.as_mut() {
+            pacer.restart();
+        }
+    }
+
+    fn latency(&mut self) -> Option<SessionLatency> {
+        let empty = self.latency.emptied();
+        Some(std::mem::replace(&mut self.latency, empty))
+    }
+
+    fn keep_intervals(&mut self, width: Duration, window: Duration) {
+        self.latency = self.latency.emptied().with_intervals(width, window);
+    }
+
+    fn warmed_up(&mut self) {
+        self.tally = ScriptTally::empty(self.scripts.rendered.len());
+        self.latency = self.latency.emptied();
+        self.backend_cpu_start = self.backend_cpu();
+    }
+
+    fn hand_in_counts(&mut self) -> Result<()> {
+        let mut tally = std::mem::replace(
+            &mut self.tally,
+            ScriptTally::empty(self.scripts.rendered.len()),
+        );
+        tally.connections_s.push(self.connection_s);
+        tally.backend_cpu_s = self
+            .backend_cpu()
+            .zip(self.backend_cpu_start)
+            .map(|(now, then)| now - then);
+        self.sessions.hand_in(tally)
+    }
+}
+
+/// Runs a script once, from start to end, on a session of its own (`--init`); its
+/// statements are prepared and bound as in the run.
+pub(crate) fn run_once(
+    connection: &mut dyn DbSession,
+    script: &Script,
+    variables: &Variables,
+    placeholder: fn(usize) -> String,
+) -> Result<()> {
+    let mut values = vec![None; variables.0.len()];
+    let mut random = SessionRng::for_worker(0, 0x1417);
+    let mut statement = 0;
+    for command in &script.commands {
+        match command {
+            Command::Set {
+                variable,
+                value,
+                place,
+            } => {
+                values[*variable] = Some(
+                    evaluate(value, &values, variables, &mut random)
+                        .map_err(|problem| anyhow!("{place}: {problem}"))?,
+                );
+            }
+            Command::Sleep { .. } => {}
+            Command::Statement(written) => {
+                let (sql, bound) = written.render(placeholder);
+                let bound: Vec<BoundValue> = bound
+                    .iter()
+                    .map(|variable| match values[*variable] {
+                        Some(Value::Int(value)) => Ok(BoundValue::Int(value)),
+                        Some(Value::Double(value)) => Ok(BoundValue::Double(value)),
+                        None => Err(anyhow!(
+                            "{}: :{} is used before it is set",
+                            written.place,
+                            variables.name(*variable)
+                        )),
+                    })
+                    .collect::<Result<_>>()?;
+                connection
+                    .run_script_statement(statement, &sql, &bound)
+                    .with_context(|| format!("{}: {}", written.place, written.text))?;
+                statement += 1;
+            }
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,354 @@
+//! `run script`: a DBA's own statements in pgbench's syntax against the real PostgreSQL and
+//! MariaDB, in databases of the tests' own. Every transaction corescale counts is checked
+//! against what it left in the database; failures are counted by SQLSTATE; nothing the
+//! scripts' set-up created is dropped by corescale.
+
+mod common;
+
+use common::scratch::{MyScratch, PgScratch, scratch_name};
+use common::{corescale, hold_server, read_json, required, run_tool};
+use predicates::str::contains;
+
+/// pgbench's TPC-B transaction, as its builtin script is written.
+const TPCB: &str = "\\set aid random(1, 100000 * :scale)
+\\set bid random(1, 1 * :scale)
+\\set tid random(1, 10 * :scale)
+\\set delta random(-5000, 5000)
+BEGIN;
+UPDATE pgbench_accounts SET abalance = abalance + :delta WHERE aid = :aid;
+SELECT abalance FROM pgbench_accounts WHERE aid = :aid;
+UPDATE pgbench_tellers SET tbalance = tbalance + :delta WHERE tid = :tid;
+UPDATE pgbench_branches SET bbalance = bbalance + :delta WHERE bid = :bid;
+INSERT INTO pgbench_history (tid, bid, aid, delta, mtime) VALUES (:tid, :bid, :aid, :delta, CURRENT_TIMESTAMP);
+END;
+";
+
+const SELECT_ONLY: &str = "\\set aid random(1, 100000 * :scale)
+SELECT abalance FROM pgbench_accounts WHERE aid = :aid;
+";
+
+/// A database of the test's own with pgbench's tables at scale 1.
+fn pgbench_tables(test: &str) -> (PgScratch, std::sync::MutexGuard<'static, ()>) {
+    let base = required("CORESCALE_TEST_PG");
+    let pgbench = format!("{}/pgbench", required("CORESCALE_TEST_PG_BINDIR"));
+    let held = hold_server("CORESCALE_TEST_PG");
+    let scratch = PgScratch::new(&base, test);
+    run_tool(&pgbench, &["-i", "-q", "-s", "1", &scratch.url], &[]);
+    (scratch, held)
+}
+
+fn write(dir: &std::path::Path, name: &str, text: &str) -> std::path::PathBuf {
+    let path = dir.join(name);
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+fn figures(document: &serde_json::Value, level: usize) -> &serde_json::Value {
+    &document["levels"][level]["workload_figures"]
+}
+
+#[test]
+#[cfg_attr(
+    not(all(corescale_test_pg, corescale_test_pg_bindir)),
+    ignore = "needs CORESCALE_TEST_PG and CORESCALE_TEST_PG_BINDIR (pgbench; see README)"
+)]
+fn every_transaction_counted_is_in_the_database_and_weights_pick_scripts() {
+    let (scratch, _held) = pgbench_tables("script_tpcb");
+    let dir = tempfile::tempdir().unwrap();
+    let tpcb = write(dir.path(), "tpcb.sql", TPCB);
+    let select = write(dir.path(), "select.sql", SELECT_ONLY);
+    let json = dir.path().join("run.json");
+    // Fixed work: 300 transactions a session, two sessions; no warm-up, so every
+    // transaction run is a counted one.
+    corescale()
+        .args([
+            "run",
+            "script",
+            "--target",
+            &scratch.url,
+            "--set",
+            "scale=1",
+        ])
+        .arg("--file")
+        .arg(format!("{}@3", tpcb.display()))
+        .arg("--file")
+        .arg(format!("{}@1", select.display()))
+        .args(["-w", "2", "--repeat", "1", "--job-size", "300", "-q", "-o"])
+        .arg(&json)
+        .assert()
+        .success();
+    let document = read_json(&json);
+    let level = figures(&document, 0);
+    let transactions = level["transactions"].as_f64().unwrap();
+    assert_eq!(transactions, 600.0, "{level}");
+    // Each TPC-B transaction wrote one history row: about 3 of 4 transactions by weight.
+    let history = scratch.count("SELECT count(*) FROM pgbench_history") as f64;
+    assert!((380.0..=520.0).contains(&history), "{history} of 600");
+    // 7 statements a TPC-B transaction, 1 a select-only one.
+    assert_eq!(
+        level["statements"].as_f64().unwrap(),
+        7.0 * history + (600.0 - history)
+    );
+    // The balances moved by exactly the deltas recorded.
+    let moved = scratch.count("SELECT sum(abalance)::bigint FROM pgbench_accounts");
+    let recorded = scratch.count("SELECT coalesce(sum(delta), 0)::bigint FROM pgbench_history");
+    assert_eq!(moved, recorded);
+    // Every statement's response times; the job names both scripts and their hashes.
+    assert!(
+        level["statement 6 p99_ms"].as_f64().unwrap() > 0.0,
+        "{level}"
+    );
+    let shape = document["workload"]["shape"]["statement"].as_str().unwrap();
+    assert!(
+        shape.starts_with("script tpcb.sql@3 (sha256 ")
+            && shape.contains(" + select.sql@1 (sha256 "),
+        "{shape}"
+    );
+    assert_eq!(level["failed_transactions"], 0.0);
+}
+
+#[test]
+#[cfg_attr(
+    not(all(corescale_test_pg, corescale_test_pg_bindir)),
+    ignore = "needs CORESCALE_TEST_PG and CORESCALE_TEST_PG_BINDIR (pgbench; see README)"
+)]
+fn failures_are_counted_by_sqlstate_or_end_the_level_with_the_statement() {
+    let (scratch, _held) = pgbench_tables("script_failures");
+    let dir = tempfile::tempdir().unwrap();
+    let init = write(
+        dir.path(),
+        "init.sql",
+        "CREATE TABLE orders (id int PRIMARY KEY, note text);\n",
+    );
+    // Keys from 1 to 20: most inserts after the first few collide (SQLSTATE 23505).
+    let insert = write(
+        dir.path(),
+        "insert.sql",
+        "\\set id random(1, 20)\nBEGIN;\nINSERT INTO orders (id, note) VALUES (:id, 'x');\nCOMMIT;\n",
+    );
+    let json = dir.path().join("run.json");
+    corescale()
+        .args([
+            "run",
+            "script",
+            "--target",
+            &scratch.url,
+            "--max-failures",
+            "100000",
+        ])
+        .arg("--init")
+        .arg(&init)
+        .arg("--file")
+        .arg(&insert)
+        .args(["-w", "1", "--repeat", "1", "--job-size", "200", "-q", "-o"])
+        .arg(&json)
+        .assert()
+        .success();
+    let document = read_json(&json);
+    let level = figures(&document, 0);
+    let done = level["transactions"].as_f64().unwrap();
+    let failed = level["failed_transactions"].as_f64().unwrap();
+    // Every key once: the rest failed on the unique key, and were rolled back.
+    assert_eq!(done, scratch.count("SELECT count(*) FROM orders") as f64);
+    assert_eq!(done + failed, 200.0, "{level}");
+    assert_eq!(level["failures SQLSTATE 23505"].as_f64().unwrap(), failed);
+    assert_eq!(level["statement 2 failures"].as_f64().unwrap(), failed);
+    let warnings = document["levels"][0]["warnings"].to_string();
+    assert!(warnings.contains("with SQLSTATE 23505"), "{warnings}");
+    // The set-up's table is the DBA's: still there after the run.
+    assert_eq!(
+        scratch.count("SELECT count(*) FROM pg_tables WHERE tablename = 'orders'"),
+        1
+    );
+
+    // Without --max-failures the first failure ends the run, naming the statement.
+    corescale()
+        .args(["run", "script", "--target", &scratch.url])
+        .arg("--file")
+        .arg(&insert)
+        .args(["-w", "1", "--repeat", "1", "--job-size", "50", "-q"])
+        .assert()
+        .code(1)
+        .stderr(contains(
+            "insert.sql:3:1: INSERT INTO orders (id, note) VALUES (:id, 'x') failed",
+        ))
+        .stderr(contains("SQLSTATE 23505"));
+}
+
+#[test]
+#[cfg_attr(
+    not(all(corescale_test_pg, corescale_test_pg_bindir)),
+    ignore = "needs CORESCALE_TEST_PG and CORESCALE_TEST_PG_BINDIR (pgbench; see README)"
+)]
+fn a_script_that_writes_is_refused_on_a_read_only_target() {
+    let (scratch, _held) = pgbench_tables("script_read_only");
+    let dir = tempfile::tempdir().unwrap();
+    scratch
+        .client()
+        .batch_execute(&format!(
+            "ALTER DATABASE \"{}\" SET default_transaction_read_only = on",
+            scratch.name
+        ))
+        .unwrap();
+    let tpcb = write(dir.path(), "tpcb.sql", TPCB);
+    corescale()
+        .args([
+            "run",
+            "script",
+            "--target",
+            &scratch.url,
+            "--set",
+            "scale=1",
+            "--file",
+        ])
+        .arg(&tpcb)
+        .args(["-w", "1", "--repeat", "1", "--job-size", "10", "-q"])
+        .assert()
+        .code(2)
+        .stderr(contains("is read-only"))
+        .stderr(contains("tpcb.sql:6:1"));
+    // Reading is fine there.
+    let select = write(dir.path(), "select.sql", SELECT_ONLY);
+    corescale()
+        .args([
+            "run",
+            "script",
+            "--target",
+            &scratch.url,
+            "--set",
+            "scale=1",
+            "--file",
+        ])
+        .arg(&select)
+        .args(["-w", "1", "--repeat", "1", "--job-size", "10", "-q"])
+        .assert()
+        .success();
+}
+
+#[test]
+fn script_errors_are_usage_errors_naming_file_line_and_column() {
+    let dir = tempfile::tempdir().unwrap();
+    let bad = write(dir.path(), "bad.sql", "\\set id random(1,\nSELECT 1;\n");
+    corescale()
+        .args([
+            "run",
+            "script",
+            "--target",
+            "postgres://nobody@127.0.0.1:1/none",
+            "--file",
+        ])
+        .arg(&bad)
+        .args(["-w", "1"])
+        .assert()
+        .code(2)
+        .stderr(contains("bad.sql:1:"));
+    let unset = write(dir.path(), "unset.sql", "SELECT * FROM t WHERE id = :id;\n");
+    corescale()
+        .args([
+            "run",
+            "script",
+            "--target",
+            "postgres://nobody@127.0.0.1:1/none",
+            "--file",
+        ])
+        .arg(&unset)
+        .args(["-w", "1"])
+        .assert()
+        .code(2)
+        .stderr(contains(":id, which no \\set sets"))
+        .stderr(contains("--set id=VALUE"));
+    corescale()
+        .args([
+            "run",
+            "script",
+            "--target",
+            "postgres://nobody@127.0.0.1:1/none",
+            "--file",
+        ])
+        .arg(&unset)
+        .args(["--set", "id=1", "--set", "other=2", "-w", "1"])
+        .assert()
+        .code(2)
+        .stderr(contains("no script uses :other"));
+    corescale()
+        .args([
+            "run",
+            "script",
+            "--target",
+            "postgres://nobody@127.0.0.1:1/none",
+            "--file",
+        ])
+        .arg(dir.path().join("missing.sql"))
+        .args(["-w", "1"])
+        .assert()
+        .code(1)
+        .stderr(contains("cannot read the script"));
+}
+
+#[test]
+#[cfg_attr(
+    not(corescale_test_mysql),
+    ignore = "needs CORESCALE_TEST_MYSQL (see README)"
+)]
+fn a_mariadb_script_counts_what_it_wrote() {
+    let base = required("CORESCALE_TEST_MYSQL");
+    let _held = hold_server("CORESCALE_TEST_MYSQL");
+    let scratch = MyScratch::new(&base, scratch_name("script"));
+    let dir = tempfile::tempdir().unwrap();
+    let init = write(
+        dir.path(),
+        "init.sql",
+        "CREATE TABLE accounts (id int PRIMARY KEY, balance bigint) ENGINE=InnoDB;\nINSERT INTO accounts SELECT seq, 0 FROM seq_1_to_1000;\nCREATE TABLE history (id int, delta int) ENGINE=InnoDB;\n",
+    );
+    let script = write(
+        dir.path(),
+        "transfer.sql",
+        "\\set id random(1, 1000)\n\\set delta random(1, 10)\nBEGIN;\nUPDATE accounts SET balance = balance + :delta WHERE id = :id;\nSELECT balance FROM accounts WHERE id = :id;\nINSERT INTO history (id, delta) VALUES (:id, :delta);\nCOMMIT;\n",
+    );
+    let json = dir.path().join("run.json");
+    corescale()
+        .args(["run", "script", "--target", &scratch.url])
+        .arg("--init")
+        .arg(&init)
+        .arg("--file")
+        .arg(&script)
+        .args([
+            "--sweep",
+            "1,2",
+            "--repeat",
+            "1",
+            "--job-size",
+            "150",
+            "-q",
+            "-o",
+        ])
+        .arg(&json)
+        .assert()
+        .success();
+    let document = read_json(&json);
+    let counted: f64 = (0..2)
+        .map(|level| figures(&document, level)["transactions"].as_f64().unwrap())
+        .sum();
+    assert_eq!(counted, 150.0 * 3.0);
+    assert_eq!(
+        scratch.count("SELECT COUNT(*) FROM history") as f64,
+        counted
+    );
+    assert_eq!(
+        scratch.count("SELECT CAST(SUM(balance) AS SIGNED) FROM accounts"),
+        scratch.count("SELECT CAST(SUM(delta) AS SIGNED) FROM history")
+    );
+    // Each update and insert changed a row, each select returned one: 3 rows a transaction.
+    let rows: f64 = (0..2)
+        .map(|level| figures(&document, level)["rows"].as_f64().unwrap())
+        .sum();
+    assert_eq!(rows, 3.0 * counted);
+    assert_eq!(
+        document["workload"]["shape"]["engine"]
+            .as_str()
+            .unwrap()
+            .split(' ')
+            .next(),
+        Some("MariaDB")
+    );
+}
