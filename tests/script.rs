@@ -190,6 +190,12 @@ fn a_script_that_writes_is_refused_on_a_read_only_target() {
             scratch.name
         ))
         .unwrap();
+    // `db check` says so.
+    corescale()
+        .args(["db", "check", "--target", &scratch.url])
+        .assert()
+        .success()
+        .stdout(contains("refused: read-only"));
     let tpcb = write(dir.path(), "tpcb.sql", TPCB);
     corescale()
         .args([

@@ -108,9 +108,21 @@ fn tell(text: String) {
 /// the privileges are there; an error when one is missing.
 fn check(args: &crate::workload::db::args::DbTargetArgs) -> Result<()> {
     let target = args.open()?;
-    let facts = connect(&target)?.check()?;
+    let database = connect(&target)?;
+    let facts = database.check()?;
+    let read_only = database.read_only()?;
     let mut rows = vec![
         ("server".to_string(), facts.server.clone(), String::new()),
+        (
+            "writes".to_string(),
+            if read_only {
+                "refused: read-only (a replica, or by its settings); `run script` runs only scripts that read"
+            } else {
+                "taken"
+            }
+            .to_string(),
+            String::new(),
+        ),
         ("user".to_string(), facts.user.clone(), String::new()),
         (
             "database".to_string(),

@@ -54,11 +54,7 @@ fn column<'a>(
 /// latency's mean and standard deviation and the connection time, where the run has them.
 /// None for other workloads.
 pub(crate) fn pgbench_summary(document: &RunDocument) -> Option<String> {
-    use crate::workload::WorkloadKind;
-    if !matches!(
-        document.workload.kind,
-        WorkloadKind::Db | WorkloadKind::Script
-    ) {
+    if !matches!(document.workload.kind.name(), "db" | "script") {
         return None;
     }
     let figure = |level: &Level, name: &str| level.workload_figures.get(name).copied();

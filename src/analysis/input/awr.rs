@@ -130,6 +130,8 @@ fn from_report(file: &InputFile, text: &str, tool: &str) -> Result<Series> {
     let mut host = None;
     let mut release = None;
     let mut in_profile = false;
+    // "37 12-Feb-17 12:16:04" of the begin and end snapshots.
+    let mut snapshots: Vec<String> = Vec::new();
     // Rows of the top timed events still to read.
     let mut events_left = 0;
     for (index, line) in lines.iter().enumerate() {
@@ -164,6 +166,25 @@ fn from_report(file: &InputFile, text: &str, tool: &str) -> Result<Series> {
             && trimmed.contains("Inst Num")
         {
             instance = values().first().map(|name| printable(name));
+        } else if let Some(rest) = trimmed
+            .strip_prefix("Begin Snap:")
+            .or_else(|| trimmed.strip_prefix("End Snap:"))
+        {
+            // "37 12-Feb-17 12:16:04 25 1.6": the snapshot's id, date and time.
+            let words: Vec<&str> = rest.split_whitespace().take(3).collect();
+            if words.len() == 3 {
+                snapshots.push(printable(&words.join(" ")));
+            }
+        } else if let Some(rest) = trimmed
+            .strip_prefix("DB Time:")
+            .or_else(|| trimmed.strip_prefix("DB time:"))
+        {
+            if let Ok(minutes) = number_in(rest, "DB time", &at) {
+                figures.insert(
+                    "db_time_min".to_string(),
+                    in_range(minutes, &COUNT, "DB time", &at)?,
+                );
+            }
         } else if let Some(rest) = trimmed.strip_prefix("Elapsed:") {
             if let Ok(minutes) = number_in(rest, "elapsed", &at) {
                 figures.insert(
@@ -282,11 +303,15 @@ fn from_report(file: &InputFile, text: &str, tool: &str) -> Result<Series> {
         tool,
         release,
         &format!(
-            "{workload} of {}{}",
+            "{workload} of {}{}{}",
             db_name.as_deref().unwrap_or("a database it does not name"),
             instance
                 .map(|instance| format!(" (instance {instance})"))
-                .unwrap_or_default()
+                .unwrap_or_default(),
+            match snapshots.as_slice() {
+                [begin, end, ..] => format!(", snapshots {begin} to {end}"),
+                _ => String::new(),
+            }
         ),
     );
     provenance.hostname = host;

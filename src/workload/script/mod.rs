@@ -313,6 +313,28 @@ impl ScriptWorkload {
     }
 }
 
+/// Evaluates each `\set` of a script in order with a fixed generator, keeping what fails
+/// as a message: for the script parser's fuzz target, which looks for panics.
+#[doc(hidden)]
+pub fn try_evaluations(script: &Script, variables: &Variables) -> Vec<Result<eval::Value, String>> {
+    let mut values = vec![None; variables.0.len()];
+    let mut random = crate::rng::SessionRng::for_worker(0, 7);
+    let mut outcomes = Vec::new();
+    for command in &script.commands {
+        if let parse::Command::Set {
+            variable, value, ..
+        } = command
+        {
+            let outcome = eval::evaluate(value, &values, variables, &mut random);
+            if let Ok(value) = outcome {
+                values[*variable] = Some(value);
+            }
+            outcomes.push(outcome);
+        }
+    }
+    outcomes
+}
+
 fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|byte| format!("{byte:02x}")).collect()
 }

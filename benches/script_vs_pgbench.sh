@@ -1,0 +1,101 @@
+#!/usr/bin/env bash
+# `run script` beside pgbench on PostgreSQL, the same script files, alternating ROUNDS times at
+# 1 and 2 clients for SECONDS each: a read-only select by random key, and pgbench's TPC-B
+# read-write transaction. For each: transactions per second (target: corescale within 10% of
+# pgbench, median of rounds), client CPU per transaction (corescale's whole process against
+# pgbench's, from the kernel's accounting of each child), and p50/p99 of the transactions'
+# latency (pgbench's from its --log, corescale's from its histograms). pgbench runs in
+# prepared mode, as corescale prepares every statement. Needs a PostgreSQL URL in
+# CORESCALE_TEST_PG and pgbench on PATH (or PGBENCH); works in a database of its own, dropped
+# at the end.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+: "${CORESCALE_TEST_PG:?set CORESCALE_TEST_PG to a PostgreSQL URL}"
+ROUNDS=${ROUNDS:-3}
+SECONDS_EACH=${SECONDS_EACH:-5}
+PGBENCH=${PGBENCH:-pgbench}
+cargo build --release --quiet
+work=$(mktemp -d)
+database="cs_bench_script_$$"
+base="$CORESCALE_TEST_PG"
+url=$(python3 -c 'import sys, urllib.parse as u; p = u.urlsplit(sys.argv[1]); print(u.urlunsplit(p._replace(path="/" + sys.argv[2])))' "$base" "$database")
+cleanup() {
+    psql "$base" -qc "DROP DATABASE IF EXISTS \"$database\" WITH (FORCE)" >/dev/null 2>&1 || true
+    rm -rf "$work"
+}
+trap cleanup EXIT
+psql "$base" -qc "CREATE DATABASE \"$database\"" >/dev/null
+"$PGBENCH" -i -q -s 1 "$url" >/dev/null 2>&1
+cat >"$work/select.sql" <<'SQL'
+\set aid random(1, 100000 * :scale)
+SELECT abalance FROM pgbench_accounts WHERE aid = :aid;
+SQL
+cat >"$work/tpcb.sql" <<'SQL'
+\set aid random(1, 100000 * :scale)
+\set bid random(1, 1 * :scale)
+\set tid random(1, 10 * :scale)
+\set delta random(-5000, 5000)
+BEGIN;
+UPDATE pgbench_accounts SET abalance = abalance + :delta WHERE aid = :aid;
+SELECT abalance FROM pgbench_accounts WHERE aid = :aid;
+UPDATE pgbench_tellers SET tbalance = tbalance + :delta WHERE tid = :tid;
+UPDATE pgbench_branches SET bbalance = bbalance + :delta WHERE bid = :bid;
+INSERT INTO pgbench_history (tid, bid, aid, delta, mtime) VALUES (:tid, :bid, :aid, :delta, CURRENT_TIMESTAMP);
+END;
+SQL
+python3 - "$work" "$url" "$ROUNDS" "$SECONDS_EACH" "$PGBENCH" <<'PY'
+import glob, json, os, resource, statistics, subprocess, sys
+work, url, rounds, seconds, pgbench = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4], sys.argv[5]
+
+def child_cpu(command):
+    """Runs a command; returns its output and the CPU seconds it (and its children) used."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    output = subprocess.run(command, check=True, capture_output=True, text=True).stdout
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return output, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+
+def rank(values, percentile):
+    values = sorted(values)
+    index = max(1, -(-len(values) * percentile // 100)) - 1
+    return values[int(index)]
+
+def run_pgbench(script, clients):
+    for old in glob.glob(f"{work}/log.*"):
+        os.remove(old)
+    output, cpu = child_cpu([pgbench, "-n", "-M", "prepared", "-f", f"{work}/{script}.sql",
+                             "-D", "scale=1", "-c", str(clients), "-j", str(clients), "-T", seconds,
+                             "-l", "--log-prefix", f"{work}/log", url])
+    tps = float(next(line for line in output.splitlines() if line.startswith("tps = ")).split()[2])
+    done = int(next(line for line in output.splitlines()
+                    if line.startswith("number of transactions actually processed")).split(":")[1].split("/")[0])
+    times = [int(line.split()[2]) / 1000 for path in glob.glob(f"{work}/log.*")
+             for line in open(path) if line.split()[2].isdigit()]
+    return tps, cpu / done, rank(times, 50), rank(times, 99)
+
+def run_corescale(script, clients):
+    _, cpu = child_cpu(["./target/release/corescale", "run", "script", "--target", url,
+                        "--file", f"{work}/{script}.sql", "--set", "scale=1", "-w", str(clients),
+                        "--repeat", "1", "--duration", f"{seconds}s", "-q", "-o", f"{work}/run.json"])
+    level = json.load(open(f"{work}/run.json"))["levels"][0]
+    figures = level["workload_figures"]
+    return (figures["transactions_per_s"], cpu / figures["transactions"],
+            level["latency"]["p50_ms"], level["latency"]["p99_ms"])
+
+results = {}
+for _ in range(rounds):
+    for script in ["select", "tpcb"]:
+        for clients in [1, 2]:
+            for tool, run in [("pgbench", run_pgbench), ("corescale", run_corescale)]:
+                results.setdefault((script, clients, tool), []).append(run(script, clients))
+
+print(f"median of {rounds} alternating rounds, {seconds} s each")
+print("script  clients  pgbench tps  corescale tps  ratio  CPU us/xact pgbench  corescale"
+      "  p50 ms pgbench  corescale  p99 ms pgbench  corescale")
+for script in ["select", "tpcb"]:
+    for clients in [1, 2]:
+        theirs = [statistics.median(column) for column in zip(*results[(script, clients, "pgbench")])]
+        ours = [statistics.median(column) for column in zip(*results[(script, clients, "corescale")])]
+        print(f"{script:6}  {clients:7}  {theirs[0]:11.0f}  {ours[0]:13.0f}  {ours[0] / theirs[0]:5.2f}"
+              f"  {1e6 * theirs[1]:19.1f}  {1e6 * ours[1]:9.1f}  {theirs[2]:14.3f}  {ours[2]:9.3f}"
+              f"  {theirs[3]:14.3f}  {ours[3]:9.3f}")
+PY
