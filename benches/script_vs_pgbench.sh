@@ -30,19 +30,8 @@ cat >"$work/select.sql" <<'SQL'
 \set aid random(1, 100000 * :scale)
 SELECT abalance FROM pgbench_accounts WHERE aid = :aid;
 SQL
-cat >"$work/tpcb.sql" <<'SQL'
-\set aid random(1, 100000 * :scale)
-\set bid random(1, 1 * :scale)
-\set tid random(1, 10 * :scale)
-\set delta random(-5000, 5000)
-BEGIN;
-UPDATE pgbench_accounts SET abalance = abalance + :delta WHERE aid = :aid;
-SELECT abalance FROM pgbench_accounts WHERE aid = :aid;
-UPDATE pgbench_tellers SET tbalance = tbalance + :delta WHERE tid = :tid;
-UPDATE pgbench_branches SET bbalance = bbalance + :delta WHERE bid = :bid;
-INSERT INTO pgbench_history (tid, bid, aid, delta, mtime) VALUES (:tid, :bid, :aid, :delta, CURRENT_TIMESTAMP);
-END;
-SQL
+# pgbench's TPC-B transaction, as its builtin script is written.
+cp fuzz/inputs/script/tpcb.sql "$work/tpcb.sql"
 python3 - "$work" "$url" "$ROUNDS" "$SECONDS_EACH" "$PGBENCH" <<'PY'
 import glob, json, os, resource, statistics, subprocess, sys
 work, url, rounds, seconds, pgbench = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4], sys.argv[5]

@@ -395,18 +395,28 @@ fn real_sysbench_outputs_give_its_rates_and_histogram_percentiles() {
                 "{threads} threads {name}: report {report} ms, the histogram's {exact} ms"
             );
         }
-        // And sysbench's own 95th percentile, printed to 0.01 ms: within one bucket of
-        // sysbench's histogram (1024 buckets from 1 us to 100 s, 1.8% apart), as its own
-        // rank rule may land one bucket off the rows it prints.
+        // And sysbench's own 95th percentile, printed to 0.01 ms: at most one of the rows it
+        // printed away (its own rank rule may land on a neighbouring bucket, and in a sparse
+        // tail the next row with events may be a few buckets on).
         let own: f64 = output
             .lines()
             .find_map(|line| line.trim().strip_prefix("95th percentile:"))
             .and_then(|value| value.trim().parse().ok())
             .unwrap();
         let p95 = latency["p95_ms"].as_f64().unwrap();
+        let mut values = times.clone();
+        values.dedup();
+        let row_of = |value: f64| {
+            values
+                .iter()
+                .enumerate()
+                .min_by(|a, b| (a.1 - value).abs().total_cmp(&(b.1 - value).abs()))
+                .map(|(row, _)| row as i64)
+                .unwrap()
+        };
         assert!(
-            (p95 - own).abs() <= 0.019 * own + 0.005,
-            "p95 {p95} against sysbench's {own}"
+            (row_of(p95) - row_of(own)).abs() <= 1,
+            "p95 {p95} against sysbench's {own}: rows {values:?}"
         );
     }
     // One interval a --report-interval line (a busy host may print none in a 1 s run).

@@ -9,19 +9,9 @@ use common::scratch::{MyScratch, PgScratch, scratch_name};
 use common::{corescale, hold_server, read_json, required, run_tool};
 use predicates::str::contains;
 
-/// pgbench's TPC-B transaction, as its builtin script is written.
-const TPCB: &str = "\\set aid random(1, 100000 * :scale)
-\\set bid random(1, 1 * :scale)
-\\set tid random(1, 10 * :scale)
-\\set delta random(-5000, 5000)
-BEGIN;
-UPDATE pgbench_accounts SET abalance = abalance + :delta WHERE aid = :aid;
-SELECT abalance FROM pgbench_accounts WHERE aid = :aid;
-UPDATE pgbench_tellers SET tbalance = tbalance + :delta WHERE tid = :tid;
-UPDATE pgbench_branches SET bbalance = bbalance + :delta WHERE bid = :bid;
-INSERT INTO pgbench_history (tid, bid, aid, delta, mtime) VALUES (:tid, :bid, :aid, :delta, CURRENT_TIMESTAMP);
-END;
-";
+/// pgbench's TPC-B transaction, as its builtin script is written (also the fuzz target's
+/// and the bench's).
+const TPCB: &str = include_str!("../fuzz/inputs/script/tpcb.sql");
 
 const SELECT_ONLY: &str = "\\set aid random(1, 100000 * :scale)
 SELECT abalance FROM pgbench_accounts WHERE aid = :aid;
@@ -234,59 +224,32 @@ fn a_script_that_writes_is_refused_on_a_read_only_target() {
 #[test]
 fn script_errors_are_usage_errors_naming_file_line_and_column() {
     let dir = tempfile::tempdir().unwrap();
+    // Checked before any connection: the target is never reached.
+    let run = |file: &std::path::Path, more: &[&str]| {
+        corescale()
+            .args([
+                "run",
+                "script",
+                "--target",
+                "postgres://nobody@127.0.0.1:1/none",
+                "--file",
+            ])
+            .arg(file)
+            .args(more)
+            .args(["-w", "1"])
+            .assert()
+    };
     let bad = write(dir.path(), "bad.sql", "\\set id random(1,\nSELECT 1;\n");
-    corescale()
-        .args([
-            "run",
-            "script",
-            "--target",
-            "postgres://nobody@127.0.0.1:1/none",
-            "--file",
-        ])
-        .arg(&bad)
-        .args(["-w", "1"])
-        .assert()
-        .code(2)
-        .stderr(contains("bad.sql:1:"));
+    run(&bad, &[]).code(2).stderr(contains("bad.sql:1:"));
     let unset = write(dir.path(), "unset.sql", "SELECT * FROM t WHERE id = :id;\n");
-    corescale()
-        .args([
-            "run",
-            "script",
-            "--target",
-            "postgres://nobody@127.0.0.1:1/none",
-            "--file",
-        ])
-        .arg(&unset)
-        .args(["-w", "1"])
-        .assert()
+    run(&unset, &[])
         .code(2)
         .stderr(contains(":id, which no \\set sets"))
         .stderr(contains("--set id=VALUE"));
-    corescale()
-        .args([
-            "run",
-            "script",
-            "--target",
-            "postgres://nobody@127.0.0.1:1/none",
-            "--file",
-        ])
-        .arg(&unset)
-        .args(["--set", "id=1", "--set", "other=2", "-w", "1"])
-        .assert()
+    run(&unset, &["--set", "id=1", "--set", "other=2"])
         .code(2)
         .stderr(contains("no script uses :other"));
-    corescale()
-        .args([
-            "run",
-            "script",
-            "--target",
-            "postgres://nobody@127.0.0.1:1/none",
-            "--file",
-        ])
-        .arg(dir.path().join("missing.sql"))
-        .args(["-w", "1"])
-        .assert()
+    run(&dir.path().join("missing.sql"), &[])
         .code(1)
         .stderr(contains("cannot read the script"));
 }

@@ -3,10 +3,12 @@
 //! loop (`--rate`), where latency is counted from when a statement was due, not from when a
 //! late client got round to sending it (wrk2's correction of coordinated omission).
 //!
-//! In parts: `histogram` (recording), `pacing` (the open-loop schedule), `session` (what a
+//! In parts: `histogram` (recording), `pacing` (the open-loop schedule), `clock` (a
+//! database session's windows and schedule), `session` (what a
 //! session records), `timeline` (intervals), `summary` (the result's figures) and `values`
 //! (what the command line gives); the analysis of latency is `analysis::latency`.
 
+mod clock;
 mod histogram;
 mod pacing;
 mod session;
@@ -14,6 +16,7 @@ mod summary;
 mod timeline;
 mod values;
 
+pub use clock::*;
 pub use histogram::*;
 pub use pacing::*;
 pub use session::*;

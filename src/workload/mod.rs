@@ -269,6 +269,25 @@ pub struct SessionConnection {
     pub cipher: Option<String>,
 }
 
+impl SessionConnection {
+    /// How the sessions of a level of `workers` connected, from what each recorded (its TLS,
+    /// or none) when it opened.
+    pub fn of_level(
+        connections: &std::collections::BTreeMap<usize, Option<crate::db::connect::tls::TlsFacts>>,
+        workers: usize,
+    ) -> Vec<Self> {
+        connections
+            .range(..workers)
+            .map(|(session, tls)| Self {
+                session: *session,
+                tls: tls.is_some(),
+                protocol: tls.as_ref().map(|tls| tls.protocol.clone()),
+                cipher: tls.as_ref().map(|tls| tls.cipher.clone()),
+            })
+            .collect()
+    }
+}
+
 impl LevelFigures {
     /// Records a workload's figures under their field names (absent ones left out).
     pub fn of(figures: &dyn figures::FigureSet, warnings: Vec<String>) -> Self {

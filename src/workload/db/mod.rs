@@ -320,16 +320,10 @@ impl Workload for DbWorkload {
             )
             .filter(|&count| count > 0.0),
         };
-        let connections: Vec<SessionConnection> =
-            locked(&self.connections, "the sessions' connections")?
-                .range(..totals.workers)
-                .map(|(session, tls)| SessionConnection {
-                    session: *session,
-                    tls: tls.is_some(),
-                    protocol: tls.as_ref().map(|tls| tls.protocol.clone()),
-                    cipher: tls.as_ref().map(|tls| tls.cipher.clone()),
-                })
-                .collect();
+        let connections: Vec<SessionConnection> = SessionConnection::of_level(
+            &*locked(&self.connections, "the sessions' connections")?,
+            totals.workers,
+        );
         let mut warnings = figures.warnings();
         if let (Some(then), Some(now)) = (before.counters.maintenance, after.maintenance)
             && Maintenance::ran_between(then, now)

@@ -9,7 +9,7 @@ use anyhow::Result;
 
 use super::{DbOptions, process_cpu_seconds};
 use crate::db::driver::{Answered, DbSession, PlannedStatement};
-use crate::latency::{Pacer, SessionLatency};
+use crate::latency::{Pace, SessionClock, SessionLatency, Turn};
 use crate::rng::SessionRng;
 use crate::workload::{Sessions, WorkerJob};
 
@@ -58,12 +58,9 @@ pub(crate) struct DbSessionJob {
     updates: u64,
     rows_visited: u64,
     backend_cpu_start: Option<f64>,
-    /// Every answered statement's response time, recorded by this session alone.
-    latency: SessionLatency,
-    /// With `--rate`: when each statement is due.
-    pacer: Option<Pacer>,
-    /// The current window's start, which response times and due times count from.
-    window_start: Instant,
+    /// Every answered statement's response time, recorded by this session alone, the
+    /// current window's start and, with `--rate`, when each statement is due.
+    clock: SessionClock,
     /// Statements in flight, oldest first: when each was due (open loop) and sent.
     in_flight: VecDeque<(Option<Duration>, Duration)>,
     /// Where this session hands its tally in at a level's end: its workload's.
@@ -72,8 +69,6 @@ pub(crate) struct DbSessionJob {
 
 /// One answer may hold this many statements' records (two pipelined batches of 64).
 const MOST_IN_FLIGHT: usize = 128;
-/// The longest an open loop's session sleeps at once, so a fixed-time window ends on time.
-const LONGEST_NAP: Duration = Duration::from_millis(1);
 
 impl DbSessionJob {
     /// A session on `schema` with `rows` rows, warmed up, its counts and CPU clock starting
@@ -93,24 +88,12 @@ impl DbSessionJob {
             "statement"
         };
         // The level's rate, shared evenly; uniform arrivals of the sessions interleave.
-        let share = options.rate.map(|rate| rate / workers.max(1) as f64);
-        let latency = match share {
-            Some(rate) => SessionLatency::open(unit, options.latency_limit, rate, options.arrivals),
-            None => SessionLatency::closed(unit, options.latency_limit),
-        };
-        if share.is_some() {
-            // This worker's thread sleeps to each due time: Linux's default 50 us timer slack
-            // would add itself to every statement's schedule lag. Best effort.
-            let _ = nix::sys::prctl::set_timerslack(1);
-        }
-        let pacer = share.map(|rate| {
-            Pacer::new(
-                rate,
-                options.arrivals,
-                worker as f64 / workers.max(1) as f64,
-                crate::latency::session_seed(options.arrivals_seed, worker),
-            )
+        let pace = options.rate.map(|level_rate_per_s| Pace {
+            level_rate_per_s,
+            arrivals: options.arrivals,
+            seed: options.arrivals_seed,
         });
+        let clock = SessionClock::new(unit, options.latency_limit, pace, (worker, workers));
         let mut session = Self {
             connection,
             options,
@@ -122,9 +105,7 @@ impl DbSessionJob {
             updates: 0,
             rows_visited: 0,
             backend_cpu_start: None,
-            latency,
-            pacer,
-            window_start: Instant::now(),
+            clock,
             in_flight: VecDeque::with_capacity(MOST_IN_FLIGHT),
             sessions,
         };
@@ -182,10 +163,10 @@ impl DbSessionJob {
         if !self.options.record_latency {
             return;
         }
-        let at = self.window_start.elapsed();
+        let at = self.clock.elapsed();
         for _ in 0..count {
             if let Some((due, sent)) = self.in_flight.pop_front() {
-                self.latency.answered(due, sent, at);
+                self.clock.latency.answered(due, sent, at);
             }
         }
     }
@@ -194,29 +175,16 @@ impl DbSessionJob {
     /// visited by the statements answered meanwhile, or None when an open loop's next
     /// statement is not yet due.
     fn step(&mut self) -> Result<Option<u64>> {
-        let due = match self.pacer.as_ref() {
-            Some(pacer) => {
-                let due = Duration::try_from_secs_f64(pacer.due_s()).unwrap_or(Duration::MAX);
-                let wait = due.saturating_sub(self.window_start.elapsed());
-                if !wait.is_zero() {
-                    std::thread::sleep(wait.min(LONGEST_NAP));
-                    if wait > LONGEST_NAP {
-                        return Ok(None);
-                    }
-                }
-                Some(due)
-            }
-            None => None,
+        let due = match self.clock.turn() {
+            Turn::NotYet => return Ok(None),
+            Turn::Due(due) => due,
         };
         // Without recording (a closed loop measuring its cost), no clock is read.
         let sent = if self.options.record_latency || due.is_some() {
-            self.window_start.elapsed()
+            self.clock.elapsed()
         } else {
             Duration::ZERO
         };
-        if let Some(pacer) = self.pacer.as_mut() {
-            pacer.advance();
-        }
         if self.options.server_loop {
             let rows = self.connection.server_loop(
                 self.schema,
@@ -225,8 +193,8 @@ impl DbSessionJob {
                 SERVER_LOOP_STATEMENTS,
             )?;
             if self.options.record_latency {
-                self.latency
-                    .answered(due, sent, self.window_start.elapsed());
+                let at = self.clock.elapsed();
+                self.clock.latency.answered(due, sent, at);
             }
             self.statements += SERVER_LOOP_STATEMENTS;
             self.rows_visited += rows;
@@ -251,15 +219,7 @@ impl DbSessionJob {
     fn drain(&mut self) -> Result<u64> {
         let answered = self.connection.drain()?;
         self.answered(answered.selects + answered.updates);
-        if let Some(pacer) = self.pacer.as_ref() {
-            let length = self.window_start.elapsed();
-            self.latency.window_ended(
-                pacer.sent(),
-                pacer.behind_at(length.as_secs_f64()),
-                Duration::try_from_secs_f64(pacer.due_s()).unwrap_or(length),
-                length,
-            );
-        }
+        self.clock.window_ended();
         Ok(self.count(answered))
     }
 }
@@ -286,26 +246,22 @@ impl WorkerJob for DbSessionJob {
     }
 
     fn window_started(&mut self, began: Instant) {
-        self.window_start = began;
-        if let Some(pacer) = self.pacer.as_mut() {
-            pacer.restart();
-        }
+        self.clock.window_started(began);
     }
 
     fn latency(&mut self) -> Option<SessionLatency> {
-        let empty = self.latency.emptied();
-        Some(std::mem::replace(&mut self.latency, empty))
+        Some(self.clock.take())
     }
 
     fn keep_intervals(&mut self, width: Duration, window: Duration) {
-        self.latency = self.latency.emptied().with_intervals(width, window);
+        self.clock.keep_intervals(width, window);
     }
 
     fn warmed_up(&mut self) {
         self.statements = 0;
         self.updates = 0;
         self.rows_visited = 0;
-        self.latency = self.latency.emptied();
+        self.clock.forget();
         // Published before the main thread reads the level's baseline, as after the start's
         // warm-up statements.
         let _ = self.connection.publish_statistics();

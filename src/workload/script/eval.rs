@@ -29,12 +29,13 @@ impl Value {
             Value::Double(value) => Err(format!("{what}: {value} is out of the integer range")),
         }
     }
+}
 
-    /// As bound to a statement: pgbench's text form.
-    pub fn text(self) -> String {
-        match self {
-            Value::Int(value) => value.to_string(),
-            Value::Double(value) => format!("{value:?}"),
+impl From<Value> for crate::db::driver::BoundValue {
+    fn from(value: Value) -> Self {
+        match value {
+            Value::Int(value) => Self::Int(value),
+            Value::Double(value) => Self::Double(value),
         }
     }
 }

@@ -492,16 +492,10 @@ impl Workload for ScriptWorkload {
                 by_code.join(", ")
             ));
         }
-        let connections: Vec<SessionConnection> =
-            locked(&self.connections, "the sessions' connections")?
-                .range(..totals.workers)
-                .map(|(session, tls)| SessionConnection {
-                    session: *session,
-                    tls: tls.is_some(),
-                    protocol: tls.as_ref().map(|tls| tls.protocol.clone()),
-                    cipher: tls.as_ref().map(|tls| tls.cipher.clone()),
-                })
-                .collect();
+        let connections: Vec<SessionConnection> = SessionConnection::of_level(
+            &*locked(&self.connections, "the sessions' connections")?,
+            totals.workers,
+        );
         Ok(LevelFigures {
             recorded,
             warnings,

@@ -11,12 +11,9 @@ use super::Scripts;
 use super::eval::{Value, evaluate};
 use super::parse::{Command, Script, Variables};
 use crate::db::driver::{BoundValue, DbSession, StatementFailure};
-use crate::latency::{Arrivals, Pacer, ResponseTimes, SessionLatency};
+use crate::latency::{Arrivals, Pace, ResponseTimes, SessionClock, SessionLatency, Turn};
 use crate::rng::SessionRng;
 use crate::workload::{Sessions, WorkerJob};
-
-/// The longest an open loop's session sleeps at once, so a fixed-time window ends on time.
-const LONGEST_NAP: Duration = Duration::from_millis(1);
 
 /// What one session counted over a level.
 pub(crate) struct ScriptTally {
@@ -138,9 +135,9 @@ pub(crate) struct ScriptSessionJob {
     connection_s: f64,
     /// The session's server process's CPU time when the level's counting began.
     backend_cpu_start: Option<f64>,
-    latency: SessionLatency,
-    pacer: Option<Pacer>,
-    window_start: Instant,
+    /// Each transaction's response time, the window's start, and with `--rate` when each
+    /// transaction is due.
+    clock: SessionClock,
     sessions: Arc<Sessions<ScriptTally>>,
 }
 
@@ -153,21 +150,17 @@ impl ScriptSessionJob {
         connection_s: f64,
         sessions: Arc<Sessions<ScriptTally>>,
     ) -> Result<Self> {
-        let share = rate.map(|(rate, arrivals)| (rate / workers.max(1) as f64, arrivals));
-        let latency = match share {
-            Some((rate, arrivals)) => {
-                SessionLatency::open("transaction", scripts.latency_limit, rate, arrivals)
-            }
-            None => SessionLatency::closed("transaction", scripts.latency_limit),
-        };
-        let pacer = share.map(|(rate, arrivals)| {
-            Pacer::new(
-                rate,
-                arrivals,
-                worker as f64 / workers.max(1) as f64,
-                crate::latency::session_seed(0x5EED, worker),
-            )
+        let pace = rate.map(|(level_rate_per_s, arrivals)| Pace {
+            level_rate_per_s,
+            arrivals,
+            seed: 0x5EED,
         });
+        let clock = SessionClock::new(
+            "transaction",
+            scripts.latency_limit,
+            pace,
+            (worker, workers),
+        );
         let mut values = vec![None; scripts.variables.0.len()];
         for (variable, value) in &scripts.settings {
             values[*variable] = Some(*value);
@@ -199,9 +192,7 @@ impl ScriptSessionJob {
             tally: ScriptTally::empty(statements),
             connection_s,
             backend_cpu_start: None,
-            latency,
-            pacer,
-            window_start: Instant::now(),
+            clock,
             sessions,
         };
         job.backend_cpu_start = job.backend_cpu();
@@ -226,24 +217,11 @@ impl ScriptSessionJob {
     /// One transaction; returns 1 when it ran to its end, 0 when it failed (counted) or an
     /// open loop's next one is not yet due.
     fn step(&mut self) -> Result<u64> {
-        let due = match self.pacer.as_ref() {
-            Some(pacer) => {
-                let due = Duration::try_from_secs_f64(pacer.due_s()).unwrap_or(Duration::MAX);
-                let wait = due.saturating_sub(self.window_start.elapsed());
-                if !wait.is_zero() {
-                    std::thread::sleep(wait.min(LONGEST_NAP));
-                    if wait > LONGEST_NAP {
-                        return Ok(0);
-                    }
-                }
-                Some(due)
-            }
-            None => None,
+        let due = match self.clock.turn() {
+            Turn::NotYet => return Ok(0),
+            Turn::Due(due) => due,
         };
-        if let Some(pacer) = self.pacer.as_mut() {
-            pacer.advance();
-        }
-        let sent = self.window_start.elapsed();
+        let sent = self.clock.elapsed();
         let script = self.pick();
         // Borrowed apart: the scripts are read while the session's own state changes (no
         // reference count touched per transaction: it is shared by every session).
@@ -294,10 +272,7 @@ impl ScriptSessionJob {
                                 scripts.variables.name(*variable)
                             )
                         })?;
-                        bound_values.push(match value {
-                            Value::Int(value) => BoundValue::Int(value),
-                            Value::Double(value) => BoundValue::Double(value),
-                        });
+                        bound_values.push(value.into());
                     }
                     let began = Instant::now();
                     let outcome = connection.run_script_statement(statement, sql, bound_values);
@@ -350,8 +325,8 @@ impl ScriptSessionJob {
                 }
             }
         }
-        let at = self.window_start.elapsed();
-        self.latency.answered(due, sent, at);
+        let at = self.clock.elapsed();
+        self.clock.latency.answered(due, sent, at);
         let ms = (at - sent).as_secs_f64() * 1e3;
         self.tally.transactions += 1;
         self.tally.sum_ms += ms;
@@ -366,15 +341,7 @@ impl ScriptSessionJob {
     }
 
     fn end_of_window(&mut self) {
-        if let Some(pacer) = self.pacer.as_ref() {
-            let length = self.window_start.elapsed();
-            self.latency.window_ended(
-                pacer.sent(),
-                pacer.behind_at(length.as_secs_f64()),
-                Duration::try_from_secs_f64(pacer.due_s()).unwrap_or(length),
-                length,
-            );
-        }
+        self.clock.window_ended();
     }
 }
 
@@ -403,24 +370,20 @@ impl WorkerJob for ScriptSessionJob {
     }
 
     fn window_started(&mut self, began: Instant) {
-        self.window_start = began;
-        if let Some(pacer) = self.pacer.as_mut() {
-            pacer.restart();
-        }
+        self.clock.window_started(began);
     }
 
     fn latency(&mut self) -> Option<SessionLatency> {
-        let empty = self.latency.emptied();
-        Some(std::mem::replace(&mut self.latency, empty))
+        Some(self.clock.take())
     }
 
     fn keep_intervals(&mut self, width: Duration, window: Duration) {
-        self.latency = self.latency.emptied().with_intervals(width, window);
+        self.clock.keep_intervals(width, window);
     }
 
     fn warmed_up(&mut self) {
         self.tally = ScriptTally::empty(self.scripts.rendered.len());
-        self.latency = self.latency.emptied();
+        self.clock.forget();
         self.backend_cpu_start = self.backend_cpu();
     }
 
@@ -466,14 +429,14 @@ pub(crate) fn run_once(
                 let (sql, bound) = written.render(placeholder);
                 let bound: Vec<BoundValue> = bound
                     .iter()
-                    .map(|variable| match values[*variable] {
-                        Some(Value::Int(value)) => Ok(BoundValue::Int(value)),
-                        Some(Value::Double(value)) => Ok(BoundValue::Double(value)),
-                        None => Err(anyhow!(
-                            "{}: :{} is used before it is set",
-                            written.place,
-                            variables.name(*variable)
-                        )),
+                    .map(|variable| {
+                        values[*variable].map(BoundValue::from).ok_or_else(|| {
+                            anyhow!(
+                                "{}: :{} is used before it is set",
+                                written.place,
+                                variables.name(*variable)
+                            )
+                        })
                     })
                     .collect::<Result<_>>()?;
                 connection

@@ -1,0 +1,132 @@
+//! A database session's clock over a level's windows, shared by the db and script sessions:
+//! when the current window began, the open loop's schedule (`--rate`), and what the session
+//! recorded. Nothing in it is shared with other sessions.
+
+use std::time::{Duration, Instant};
+
+use super::{Arrivals, Pacer, SessionLatency, session_seed};
+
+/// The longest an open loop's session sleeps at once, so a fixed-time window ends on time.
+const LONGEST_NAP: Duration = Duration::from_millis(1);
+
+/// Whether an open loop's next request is due.
+pub enum Turn {
+    /// Not yet: the session slept a little and should look at its window again.
+    NotYet,
+    /// Now: when it was due (None in a closed loop, where every request goes at once).
+    Due(Option<Duration>),
+}
+
+pub struct SessionClock {
+    /// What the session recorded since the level (or its warm-up) began.
+    pub latency: SessionLatency,
+    pacer: Option<Pacer>,
+    window_start: Instant,
+}
+
+/// An open loop's share of a level for one session.
+#[derive(Debug, Clone, Copy)]
+pub struct Pace {
+    /// The level's rate, per second, for all its sessions.
+    pub level_rate_per_s: f64,
+    pub arrivals: Arrivals,
+    /// The run's seed, from which each session's own is derived.
+    pub seed: u64,
+}
+
+impl SessionClock {
+    /// Worker `worker` of `workers`: a closed loop, or its even share of the level's rate,
+    /// its first request placed by its number so the sessions interleave.
+    pub fn new(
+        unit: &'static str,
+        limit: Option<Duration>,
+        pace: Option<Pace>,
+        (worker, workers): (usize, usize),
+    ) -> Self {
+        let sessions = workers.max(1) as f64;
+        let latency = match pace {
+            Some(pace) => {
+                SessionLatency::open(unit, limit, pace.level_rate_per_s / sessions, pace.arrivals)
+            }
+            None => SessionLatency::closed(unit, limit),
+        };
+        if pace.is_some() {
+            // This worker's thread sleeps to each due time: Linux's default 50 us timer slack
+            // would add itself to every request's schedule lag. Best effort.
+            let _ = nix::sys::prctl::set_timerslack(1);
+        }
+        let pacer = pace.map(|pace| {
+            Pacer::new(
+                pace.level_rate_per_s / sessions,
+                pace.arrivals,
+                worker as f64 / sessions,
+                session_seed(pace.seed, worker),
+            )
+        });
+        Self {
+            latency,
+            pacer,
+            window_start: Instant::now(),
+        }
+    }
+
+    /// Time since the current window began.
+    pub fn elapsed(&self) -> Duration {
+        self.window_start.elapsed()
+    }
+
+    /// Whether the next request may go: in an open loop, sleeps towards its due time (a
+    /// millisecond at most, then `NotYet`), and takes it off the schedule when due.
+    pub fn turn(&mut self) -> Turn {
+        let Some(pacer) = self.pacer.as_mut() else {
+            return Turn::Due(None);
+        };
+        let due = Duration::try_from_secs_f64(pacer.due_s()).unwrap_or(Duration::MAX);
+        let wait = due.saturating_sub(self.window_start.elapsed());
+        if !wait.is_zero() {
+            std::thread::sleep(wait.min(LONGEST_NAP));
+            if wait > LONGEST_NAP {
+                return Turn::NotYet;
+            }
+        }
+        pacer.advance();
+        Turn::Due(Some(due))
+    }
+
+    /// A timed window begins now: an open loop schedules its requests from this instant.
+    pub fn window_started(&mut self, began: Instant) {
+        self.window_start = began;
+        if let Some(pacer) = self.pacer.as_mut() {
+            pacer.restart();
+        }
+    }
+
+    /// The window ends: an open loop counts the requests due that it did not send.
+    pub fn window_ended(&mut self) {
+        if let Some(pacer) = self.pacer.as_ref() {
+            let length = self.window_start.elapsed();
+            self.latency.window_ended(
+                pacer.sent(),
+                pacer.behind_at(length.as_secs_f64()),
+                Duration::try_from_secs_f64(pacer.due_s()).unwrap_or(length),
+                length,
+            );
+        }
+    }
+
+    /// What was recorded, taken once after the level's last batch.
+    pub fn take(&mut self) -> SessionLatency {
+        let empty = self.latency.emptied();
+        std::mem::replace(&mut self.latency, empty)
+    }
+
+    /// Keeps per-interval figures of each window (allocated now, before any window).
+    pub fn keep_intervals(&mut self, width: Duration, window: Duration) {
+        self.latency = self.latency.emptied().with_intervals(width, window);
+    }
+
+    /// Forgets what was recorded (a warm-up's).
+    pub fn forget(&mut self) {
+        self.latency = self.latency.emptied();
+    }
+}
