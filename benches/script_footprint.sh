@@ -34,7 +34,7 @@ print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss, f"{wall:.3f}")
 PY
 }
 read -r pgbench_kib pgbench_s < <(measure "$PGBENCH" -n -M prepared -f "$work/select.sql" -D scale=1 -c "$SESSIONS" -j 2 -t 1 "$url")
-read -r corescale_kib corescale_s < <(measure ./target/release/corescale run script --target "$url" --file "$work/select.sql" --set scale=1 -w "$SESSIONS" --repeat 1 --job-size 1 -q -o "$work/run.json")
+read -r corescale_kib corescale_s < <(measure ./target/release/corescale run script --target "$url" --file "$work/select.sql" --set scale=1 -w "$SESSIONS" --force --repeat 1 --job-size 1 -q -o "$work/run.json")
 echo "$SESSIONS sessions, one transaction each:"
 echo "  pgbench    peak RSS $((pgbench_kib / 1024)) MiB, wall ${pgbench_s} s"
 echo "  corescale  peak RSS $((corescale_kib / 1024)) MiB, wall ${corescale_s} s"
