@@ -89,8 +89,11 @@ const OTHER_TOOLS: &[&str] = &[
 
 /// Hostile values for a figure: out of range, not numbers, huge, tiny, negative, cut.
 const HOSTILE: &[&str] = &[
-    "NaN",
-    "inf",
+    // Spelled so that the output checks below still see any NaN or infinity the readers
+    // made: the input's own words never spell "NaN", "inf%", "infx" or "-inf".
+    "nan",
+    "Infinity",
+    "-Infinity",
     "-1",
     "0",
     "1e308",
@@ -148,8 +151,8 @@ fn check(text: &[u8]) {
 }
 
 /// As `check`, the file named `name` (a number in it gives a level to files without one).
-fn check_named(name: &str, input: &[u8]) {
-    let Ok(series) = parse_series(Path::new(name), input) else {
+fn check_named(name: &str, bytes: &[u8]) {
+    let Ok(series) = parse_series(Path::new(name), bytes) else {
         return;
     };
     let analysis = analyse(vec![series]);
@@ -169,14 +172,8 @@ fn check_named(name: &str, input: &[u8]) {
         html::render(&analysis).unwrap(),
     ];
     for text in &rendered {
-        // A word the input holds may be shown as its text (a pgbench statement "random(NaN"),
-        // not made by arithmetic.
-        let input = String::from_utf8_lossy(input);
         for bad in ["NaN", "inf%", "infx", "-inf"] {
-            assert!(
-                input.contains(bad) || !text.contains(bad),
-                "{bad} in output:\n{text}"
-            );
+            assert!(!text.contains(bad), "{bad} in output:\n{text}");
         }
         assert!(
             !text

@@ -506,6 +506,15 @@ fn awr_and_statspack_reports_are_a_sweep_by_the_sessions_in_their_names() {
             analysis["warnings"]
         );
     }
+    // A version in a name is no load: awr-19c.txt holds no whole number.
+    let release = dir.path().join("awr-19c.txt");
+    std::fs::write(&release, fixture("awr-19c.txt")).unwrap();
+    corescale()
+        .arg("report")
+        .arg(&release)
+        .assert()
+        .code(2)
+        .stderr(contains("its name holds no number"));
     // A report with no number in its name and no --level: the fix is named.
     let file = dir.path().join("awr.txt");
     std::fs::write(&file, &text).unwrap();
@@ -585,6 +594,32 @@ fn hammerdb_results_and_their_time_profile_are_one_level() {
     assert_eq!(series[0]["levels"][0]["figures"]["tpm"], 110947.0);
 }
 
+/// Repeats weigh as the runs they are: an autopilot log's two results at 4 virtual users
+/// (already their mean) and another file's one count three times, not two.
+#[test]
+fn repeats_in_a_file_and_across_files_weigh_each_run_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let folder = dir.path().join("hammerdb");
+    std::fs::create_dir(&folder).unwrap();
+    let log = fixture("hammerdb.log");
+    let result = |nopm: &str| log.replace("48213 NOPM", &format!("{nopm} NOPM"));
+    std::fs::write(
+        folder.join("a.log"),
+        format!("{}\n{}", result("100"), result("200")),
+    )
+    .unwrap();
+    std::fs::write(folder.join("b.log"), result("300")).unwrap();
+    let analysis = report_json(&folder);
+    assert_eq!(levels(&analysis), [(4, 200.0)]);
+    let level = &analysis["series"][0]["levels"][0];
+    assert_eq!(level["figures"]["repeats"], 3.0);
+    assert_eq!(
+        level["raw_spread"],
+        serde_json::json!([100.0, 300.0]),
+        "{level}"
+    );
+}
+
 #[test]
 fn fixtures_of_every_layout_read_alone() {
     let dir = tempfile::tempdir().unwrap();
@@ -634,6 +669,23 @@ fn fixtures_of_every_layout_read_alone() {
         let error = format!("{:#}", read_series(&file).unwrap_err());
         assert!(error.contains("--level"), "{error}");
     }
+    // One line says nothing of its interval's length: no rate is taken from it alone.
+    let single = dir.path().join("one-line.log");
+    let first_line = fixture("pgbench_agg.15")
+        .lines()
+        .next()
+        .unwrap()
+        .to_string();
+    std::fs::write(&single, first_line + "\n").unwrap();
+    let error = read_input(&InputFile {
+        path: &single,
+        level: Some(4),
+    })
+    .unwrap_err();
+    assert!(
+        format!("{error:#}").contains("has one interval"),
+        "{error:#}"
+    );
 }
 
 #[test]

@@ -151,6 +151,22 @@ fn failures_are_counted_by_sqlstate_or_end_the_level_with_the_statement() {
         1
     );
 
+    // --max-failures counts the level's failures over all its sessions.
+    corescale()
+        .args([
+            "run",
+            "script",
+            "--target",
+            &scratch.url,
+            "--max-failures",
+            "5",
+        ])
+        .arg("--file")
+        .arg(&insert)
+        .args(["-w", "2", "--repeat", "1", "--job-size", "100", "-q"])
+        .assert()
+        .code(1)
+        .stderr(contains("more than --max-failures 5 failed in the level"));
     // Without --max-failures the first failure ends the run, naming the statement.
     corescale()
         .args(["run", "script", "--target", &scratch.url])

@@ -35,12 +35,18 @@ fn is_awr(text: &str) -> bool {
         && !upper.contains("WORKLOAD REPOSITORY REPORT (RAC")
 }
 
-/// The share of updates SLOB's harness writes in a run's name (awr.<update %>.<sessions>.txt).
-fn slob_update_share(path: &Path) -> Option<String> {
+/// The share of updates SLOB's harness writes in a run's name: exactly
+/// `awr.<update %>.<sessions>.txt` (or `.html`, `awr_rac.`).
+pub(super) fn slob_update_share(path: &Path) -> Option<String> {
     let name = path.file_name()?.to_str()?;
     let mut parts = name.split('.');
-    let (Some("awr"), Some(update), Some(sessions)) = (parts.next(), parts.next(), parts.next())
-    else {
+    let (Some("awr" | "awr_rac"), Some(update), Some(sessions), Some("txt" | "html"), None) = (
+        parts.next(),
+        parts.next(),
+        parts.next(),
+        parts.next(),
+        parts.next(),
+    ) else {
         return None;
     };
     let digits = |text: &str| !text.is_empty() && text.bytes().all(|byte| byte.is_ascii_digit());
@@ -196,7 +202,8 @@ fn from_report(file: &InputFile, text: &str, tool: &str) -> Result<Series> {
             in_profile = true;
             continue;
         } else if let Some(rest) = trimmed.strip_prefix("Top ")
-            && (trimmed.contains("Events") || trimmed.contains("Timed"))
+            && (trimmed.contains("Timed") || trimmed.contains("Foreground Events"))
+            && !events_seen(&figures)
         {
             // "Top 5 Timed Foreground Events" (11g), "Top 10 Foreground Events by ..." (12c on).
             events_left = rest
@@ -257,6 +264,12 @@ fn from_report(file: &InputFile, text: &str, tool: &str) -> Result<Series> {
     let lio = in_range(lio, &RAW, "logical reads per second", &at)?;
     let level = file.given_level();
     let mut notes = Vec::new();
+    if file.level.is_none() && level > 0 {
+        notes.push(format!(
+            "'{}': its load, {level} sessions, is the number in its name (--level sets it)",
+            path.display()
+        ));
+    }
     if let Some(&active) = figures.get("db_time_per_s")
         && level > 0
         && (active - level as f64).abs() > ACTIVE_SESSIONS_TOLERANCE * level as f64

@@ -140,19 +140,23 @@ pub(super) fn level_from_name(path: &Path, what: &str) -> Result<usize> {
         .file_name()
         .map(|name| name.to_string_lossy().into_owned())
         .unwrap_or_default();
-    let numbers: Vec<&str> = name
-        .split(|c: char| !c.is_ascii_digit())
-        .filter(|part| !part.is_empty())
+    // Whole words of digits only (`awr.16.txt`, `run-8.log`): `awr-19c` or a release
+    // `11.2` in a name is no level.
+    let stem = name
+        .rsplit_once('.')
+        .map_or(name.as_str(), |(stem, _)| stem);
+    let numbers: Vec<&str> = stem
+        .split(|c: char| !c.is_ascii_alphanumeric())
+        .filter(|word| !word.is_empty() && word.bytes().all(|byte| byte.is_ascii_digit()))
         .collect();
     let fix = format!(
         "give it with --level '{}'=N (N the sessions, clients or threads it ran)",
         path.display()
     );
-    // SLOB's harness names its runs awr.<update %>.<sessions>.txt (awr_rac too).
-    let slob_harness = name.starts_with("awr") && numbers.len() == 2;
+    // SLOB's harness names its runs exactly awr.<update %>.<sessions>.txt (awr_rac too).
+    let slob_harness = super::awr::slob_update_share(path).is_some();
     match numbers.as_slice() {
-        [_, number] if slob_harness => Ok(number.parse::<f64>().ok().and_then(|level| crate::result::ranges::workers(level).ok()).ok_or_else(|| UsageError::new(format!("'{}': {what}, and the sessions in its name ({number}) are no load level: {fix}", path.display())))?),
-        [number] => match number
+        [_, number] | [number] if numbers.len() == 1 || slob_harness => match number
             .parse::<f64>()
             .ok()
             .and_then(|level| crate::result::ranges::workers(level).ok())
@@ -218,15 +222,34 @@ pub fn levels_into_sweeps(series: Vec<Series>) -> Result<Vec<Series>> {
         .into_iter()
         .partition(|one| one.job.tool == super::pgbench_log::TOOL);
     let mut series = series;
-    for log in logs {
-        let summary = series.iter_mut().find(|summary| {
-            summary.job.tool == super::pgbench::TOOL
-                && folder_of(summary) == folder_of(&log)
-                && super::pgbench_log::belongs_to(&log.points[0], &summary.points[0])
-        });
-        match summary {
-            Some(summary) => super::pgbench_log::join(log, summary),
-            None => series.push(log),
+    // Each summary takes one log at most, and a log joins only a summary it alone matches.
+    let mut joined = vec![false; series.len()];
+    for mut log in logs {
+        let candidates: Vec<usize> = series
+            .iter()
+            .enumerate()
+            .filter(|(index, summary)| {
+                !joined.get(*index).copied().unwrap_or(true)
+                    && summary.job.tool == super::pgbench::TOOL
+                    && folder_of(summary) == folder_of(&log)
+                    && super::pgbench_log::belongs_to(&log.points[0], &summary.points[0])
+            })
+            .map(|(index, _)| index)
+            .collect();
+        match candidates.as_slice() {
+            [index] => {
+                joined[*index] = true;
+                super::pgbench_log::join(log, &mut series[*index]);
+            }
+            [] => series.push(log),
+            several => {
+                log.notes.push(format!(
+                    "'{}': {} pgbench summaries beside it have its clients and transactions, so it joins none (keep each run's log and summary in a folder of their own)",
+                    log.source,
+                    several.len()
+                ));
+                series.push(log);
+            }
         }
     }
     let (profiles, mut series): (Vec<Series>, Vec<Series>) = series
@@ -275,7 +298,9 @@ pub fn levels_into_sweeps(series: Vec<Series>) -> Result<Vec<Series>> {
         .collect())
 }
 
-/// Points of one worker count averaged into one, their range its spread. Repeats' latencies
+/// Points of one worker count averaged into one, their range its spread. A point that is
+/// already a mean of repeats (a `repeats` figure: HammerDB's autopilot) weighs as many, so
+/// every run counts once. The other figures are averaged the same way. Repeats' latencies
 /// and timelines are not averaged (percentiles do not average): each file alone shows them.
 pub(super) fn repeats_averaged(mut points: Vec<Point>) -> Vec<Point> {
     points.sort_by_key(|point| point.workers);
@@ -283,15 +308,46 @@ pub(super) fn repeats_averaged(mut points: Vec<Point>) -> Vec<Point> {
     for group in points.chunk_by(|a, b| a.workers == b.workers) {
         let mut level = group[0].clone();
         if group.len() > 1 {
-            let raws: Vec<f64> = group.iter().map(|point| point.raw).collect();
-            level.raw = raws.iter().sum::<f64>() / raws.len() as f64;
+            let weight = |point: &Point| point.figures.get("repeats").copied().unwrap_or(1.0);
+            let total: f64 = group.iter().map(weight).sum();
+            let mean = |value: &dyn Fn(&Point) -> Option<f64>| -> Option<f64> {
+                let weighed: Vec<(f64, f64)> = group
+                    .iter()
+                    .filter_map(|point| Some((value(point)?, weight(point))))
+                    .collect();
+                let weights: f64 = weighed.iter().map(|(_, weight)| weight).sum();
+                (weights > 0.0).then(|| {
+                    weighed
+                        .iter()
+                        .map(|(value, weight)| value * weight)
+                        .sum::<f64>()
+                        / weights
+                })
+            };
+            level.raw = mean(&|point| Some(point.raw)).unwrap_or(level.raw);
+            let names: std::collections::BTreeSet<String> = group
+                .iter()
+                .flat_map(|point| point.figures.keys().cloned())
+                .collect();
+            level.figures = names
+                .into_iter()
+                .filter(|name| name != "repeats")
+                .filter_map(|name| {
+                    let value = mean(&|point| point.figures.get(&name).copied())?;
+                    Some((name, value))
+                })
+                .collect();
             level.spread = Some((
-                raws.iter().copied().fold(f64::INFINITY, f64::min),
-                raws.iter().copied().fold(f64::NEG_INFINITY, f64::max),
+                group
+                    .iter()
+                    .map(|point| point.spread.map_or(point.raw, |(low, _)| low))
+                    .fold(f64::INFINITY, f64::min),
+                group
+                    .iter()
+                    .map(|point| point.spread.map_or(point.raw, |(_, high)| high))
+                    .fold(f64::NEG_INFINITY, f64::max),
             ));
-            level
-                .figures
-                .insert("repeats".to_string(), group.len() as f64);
+            level.figures.insert("repeats".to_string(), total);
             level.latency = None;
             level.intervals.clear();
         }

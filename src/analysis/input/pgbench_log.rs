@@ -227,9 +227,10 @@ fn from_transaction_log(file: &InputFile, lines: &mut dyn BufRead) -> Result<Ser
             );
         }
         clients.insert(client);
+        let micros = count(fields[5], "time_us", at)?;
         let end_us = count(fields[4], "time_epoch", at)?
             .checked_mul(1_000_000)
-            .and_then(|us| us.checked_add(count(fields[5], "time_us", at).ok()?))
+            .and_then(|us| us.checked_add(micros))
             .ok_or_else(|| anyhow::anyhow!("{}: time_epoch is out of range", at()))?;
         match fields[2] {
             b"skipped" => skipped += 1,
@@ -314,6 +315,15 @@ fn from_aggregated_log(file: &InputFile, lines: &mut dyn BufRead) -> Result<Seri
         Ok(())
     })?;
     let starts: Vec<u64> = by_start.keys().copied().collect();
+    // One line says nothing of its interval's length (pgbench's --aggregate-interval): its
+    // rate is taken only from the run's summary, which it may join.
+    let single = starts.len() == 1;
+    if single && file.level.is_some() {
+        bail!(
+            "'{}': pgbench's aggregated log has one interval, whose length it does not say: read the run's summary (its tps) beside it instead",
+            file.path.display()
+        );
+    }
     // The interval's width: the step between lines (pgbench skips none), else a second.
     let width = starts
         .windows(2)
@@ -358,6 +368,10 @@ fn from_aggregated_log(file: &InputFile, lines: &mut dyn BufRead) -> Result<Seri
     let at = || format!("'{}'", file.path.display());
     for (name, value) in &figures {
         in_range(*value, &RAW, name, &at)?;
+    }
+    if single {
+        // Its interval's length unknown: no timeline; its level only joins a summary.
+        intervals.clear();
     }
     let point = Point {
         // Not the number in its name: that is pgbench's process id.

@@ -70,14 +70,41 @@ pub(crate) fn evaluate(
             let (left, right) = (value(left, random)?, value(right, random)?);
             binary(*operator, left, right)?
         }
-        Expression::Call(function, arguments) => {
-            let mut evaluated = Vec::with_capacity(arguments.len());
+        // least and greatest fold their arguments; the others take at most 3 (checked when
+        // parsed), evaluated into an array: nothing is allocated per transaction.
+        Expression::Call(function @ (Function::Least | Function::Greatest), arguments) => {
+            let mut folded: Option<Value> = None;
             for argument in arguments {
-                evaluated.push(value(argument, random)?);
+                let next = value(argument, random)?;
+                folded = Some(match folded {
+                    None => next,
+                    Some(so_far) => pick(*function == Function::Greatest, so_far, next),
+                });
             }
-            call(*function, &evaluated, random)?
+            folded.ok_or_else(|| "least and greatest take 1 argument or more".to_string())?
+        }
+        Expression::Call(function, arguments) => {
+            let mut evaluated = [Value::Int(0); 3];
+            if arguments.len() > evaluated.len() {
+                return Err("a function takes at most 3 arguments".to_string());
+            }
+            for (slot, argument) in evaluated.iter_mut().zip(arguments) {
+                *slot = value(argument, random)?;
+            }
+            call(*function, &evaluated[..arguments.len()], random)?
         }
     })
+}
+
+/// The greater (or lesser) of two values: integers stay integers, a double makes a double.
+fn pick(greater: bool, a: Value, b: Value) -> Value {
+    match (a, b) {
+        (Value::Int(a), Value::Int(b)) => Value::Int(if greater { a.max(b) } else { a.min(b) }),
+        (a, b) => {
+            let (a, b) = (a.as_double(), b.as_double());
+            Value::Double(if greater { a.max(b) } else { a.min(b) })
+        }
+    }
 }
 
 fn binary(operator: Operator, left: Value, right: Value) -> Result<Value, String> {
@@ -151,7 +178,7 @@ fn call(function: Function, arguments: &[Value], random: &mut SessionRng) -> Res
             let parameter = double(2);
             if !(2.0..=1e6).contains(&parameter) {
                 return Err(format!(
-                    "random_gaussian: parameter {parameter} must be at least 2"
+                    "random_gaussian: parameter {parameter} must be from 2 to 1000000"
                 ));
             }
             // pgbench: Box-Muller, redrawn outside +-parameter standard deviations.
@@ -170,9 +197,10 @@ fn call(function: Function, arguments: &[Value], random: &mut SessionRng) -> Res
         Function::RandomZipfian => {
             let (low, span) = bounds(arguments, "random_zipfian")?;
             let s = double(2);
-            if !(s > 1.0 && s <= 1000.0) {
+            // pgbench's bounds: nearer 1 the rejection loop would take minutes a draw.
+            if !(1.001..=1000.0).contains(&s) {
                 return Err(format!(
-                    "random_zipfian: parameter {s} must be above 1 and at most 1000"
+                    "random_zipfian: parameter {s} must be from 1.001 to 1000"
                 ));
             }
             // pgbench's rejection-inversion for s > 1 (computeIterativeZipfian).
@@ -197,27 +225,14 @@ fn call(function: Function, arguments: &[Value], random: &mut SessionRng) -> Res
             ),
             Value::Double(value) => Value::Double(value.abs()),
         },
+        // Folded where the call is evaluated (any number of arguments).
         Function::Least | Function::Greatest => {
-            let pick_greater = function == Function::Greatest;
-            let ints: Option<Vec<i64>> = arguments
+            let greater = function == Function::Greatest;
+            arguments
                 .iter()
-                .map(|value| match value {
-                    Value::Int(value) => Some(*value),
-                    Value::Double(_) => None,
-                })
-                .collect();
-            match ints {
-                Some(ints) if pick_greater => Value::Int(ints.into_iter().max().unwrap_or(0)),
-                Some(ints) => Value::Int(ints.into_iter().min().unwrap_or(0)),
-                None => {
-                    let doubles = arguments.iter().map(|value| value.as_double());
-                    Value::Double(if pick_greater {
-                        doubles.fold(f64::NEG_INFINITY, f64::max)
-                    } else {
-                        doubles.fold(f64::INFINITY, f64::min)
-                    })
-                }
-            }
+                .copied()
+                .reduce(|so_far, next| pick(greater, so_far, next))
+                .ok_or_else(|| "least and greatest take 1 argument or more".to_string())?
         }
         Function::Int => Value::Int(arguments[0].as_int("int")?),
         Function::Double => Value::Double(arguments[0].as_double()),

@@ -162,6 +162,8 @@ pub struct ScriptWorkload {
     connections:
         Mutex<std::collections::BTreeMap<usize, Option<crate::db::connect::tls::TlsFacts>>>,
     sessions: Arc<Sessions<ScriptTally>>,
+    /// The level's failed transactions over all sessions (`--max-failures` is per level).
+    failures: Arc<std::sync::atomic::AtomicU64>,
     /// Each statement's figure names ("statement 2 p99_ms"), made once for the run.
     statement_names: Vec<[&'static str; 4]>,
 }
@@ -295,6 +297,7 @@ impl ScriptWorkload {
             baseline: Mutex::new(None),
             connections: Mutex::default(),
             sessions: Arc::default(),
+            failures: Arc::default(),
             statement_names,
         })
     }
@@ -401,7 +404,7 @@ impl Workload for ScriptWorkload {
             (worker, workers),
             rate.map(|rate| (rate, self.arrivals)),
             connection_s,
-            Arc::clone(&self.sessions),
+            (Arc::clone(&self.sessions), Arc::clone(&self.failures)),
         )?;
         Ok(PaddedJob::new(job))
     }
@@ -426,6 +429,7 @@ impl Workload for ScriptWorkload {
         *locked(&self.baseline, "the level's baseline")? =
             Some((self.database.counters()?, self.server_cpu_s()?));
         self.sessions.take()?;
+        self.failures.store(0, std::sync::atomic::Ordering::Relaxed);
         Ok(())
     }
 

@@ -143,10 +143,6 @@ pub struct Statement {
     pub text: String,
     /// Whether it may change data (its first word: INSERT, UPDATE, DELETE, ...).
     pub writes: bool,
-    /// Whether it opens a transaction block (BEGIN, START), or closes one (COMMIT, END,
-    /// ROLLBACK): a failure inside one is rolled back.
-    pub begins: bool,
-    pub ends: bool,
     pub place: Place,
 }
 
@@ -270,15 +266,25 @@ pub fn parse_script(
 
 fn statement(pieces: Vec<Piece>, written: String, place: Place) -> Command {
     let text = written.trim().trim_end_matches(';').trim().to_string();
-    let first = text
+    // The first word after any leading comment (`/* ... */`, `-- ...`).
+    let mut code = text.as_str();
+    loop {
+        code = code.trim_start();
+        if let Some(rest) = code.strip_prefix("/*") {
+            code = rest.split_once("*/").map_or("", |(_, after)| after);
+        } else if let Some(rest) = code.strip_prefix("--") {
+            code = rest.split_once('\n').map_or("", |(_, after)| after);
+        } else {
+            break;
+        }
+    }
+    let first = code
         .split(|c: char| !c.is_ascii_alphabetic())
         .find(|word| !word.is_empty())
         .unwrap_or("")
         .to_ascii_lowercase();
     Command::Statement(Statement {
         writes: WRITING.contains(&first.as_str()),
-        begins: matches!(first.as_str(), "begin" | "start"),
-        ends: matches!(first.as_str(), "commit" | "end" | "rollback"),
         pieces,
         text,
         place,
@@ -431,7 +437,14 @@ struct Parser<'a> {
     at: usize,
     offset: usize,
     variables: &'a mut Variables,
+    /// Parentheses, signs and calls open around the current point.
+    depth: usize,
 }
+
+/// The longest expression, and the deepest nesting, a script may hold: evaluation recurses
+/// over the expression, on worker threads of ordinary stack size.
+const LONGEST_EXPRESSION: usize = 1_000;
+const DEEPEST_NESTING: usize = 64;
 
 type Parsed<T> = Result<T, (usize, String)>;
 
@@ -442,7 +455,17 @@ impl<'a> Parser<'a> {
             at: 0,
             offset,
             variables,
+            depth: 0,
         }
+    }
+
+    /// One level deeper (a parenthesis, a sign, a call), refused past the deepest nesting.
+    fn deeper(&mut self) -> Parsed<()> {
+        self.depth += 1;
+        if self.depth > DEEPEST_NESTING {
+            return self.fail(format!("nested more than {DEEPEST_NESTING} deep"));
+        }
+        Ok(())
     }
 
     fn fail<T>(&self, problem: impl Into<String>) -> Parsed<T> {
@@ -466,6 +489,11 @@ impl<'a> Parser<'a> {
     fn whole(mut self) -> Parsed<Expression> {
         if self.peek().is_none() {
             return self.fail("an expression is missing");
+        }
+        if self.text.len() > LONGEST_EXPRESSION {
+            return self.fail(format!(
+                "an expression longer than {LONGEST_EXPRESSION} characters (split it over several \\set)"
+            ));
         }
         let expression = self.sum()?;
         match self.peek() {
@@ -507,11 +535,17 @@ impl<'a> Parser<'a> {
         match self.peek() {
             Some('-') => {
                 self.at += 1;
-                Ok(Expression::Negate(Box::new(self.unary()?)))
+                self.deeper()?;
+                let inner = self.unary()?;
+                self.depth -= 1;
+                Ok(Expression::Negate(Box::new(inner)))
             }
             Some('+') => {
                 self.at += 1;
-                self.unary()
+                self.deeper()?;
+                let inner = self.unary()?;
+                self.depth -= 1;
+                Ok(inner)
             }
             _ => self.primary(),
         }
@@ -531,7 +565,9 @@ impl<'a> Parser<'a> {
         match self.peek() {
             Some('(') => {
                 self.at += 1;
+                self.deeper()?;
                 let inner = self.sum()?;
+                self.depth -= 1;
                 if self.peek() != Some(')') {
                     return self.fail("')' is missing");
                 }
@@ -581,6 +617,7 @@ impl<'a> Parser<'a> {
                     return self.fail(format!("'(' is missing after {name}"));
                 }
                 self.at += 1;
+                self.deeper()?;
                 let mut arguments = Vec::new();
                 if self.peek() == Some(')') {
                     self.at += 1;
@@ -597,6 +634,7 @@ impl<'a> Parser<'a> {
                         }
                     }
                 }
+                self.depth -= 1;
                 if !arity.contains(&arguments.len()) {
                     self.at = start;
                     return self.fail(format!(

@@ -139,6 +139,8 @@ pub(crate) struct ScriptSessionJob {
     /// transaction is due.
     clock: SessionClock,
     sessions: Arc<Sessions<ScriptTally>>,
+    /// The level's failed transactions, all sessions': touched only when one fails.
+    level_failures: Arc<std::sync::atomic::AtomicU64>,
 }
 
 impl ScriptSessionJob {
@@ -148,7 +150,10 @@ impl ScriptSessionJob {
         (worker, workers): (usize, usize),
         rate: Option<(f64, Arrivals)>,
         connection_s: f64,
-        sessions: Arc<Sessions<ScriptTally>>,
+        (sessions, level_failures): (
+            Arc<Sessions<ScriptTally>>,
+            Arc<std::sync::atomic::AtomicU64>,
+        ),
     ) -> Result<Self> {
         let pace = rate.map(|(level_rate_per_s, arrivals)| Pace {
             level_rate_per_s,
@@ -194,6 +199,7 @@ impl ScriptSessionJob {
             backend_cpu_start: None,
             clock,
             sessions,
+            level_failures,
         };
         job.backend_cpu_start = job.backend_cpu();
         Ok(job)
@@ -233,10 +239,10 @@ impl ScriptSessionJob {
             first_statement,
             random,
             tally,
+            level_failures,
             ..
         } = self;
         let mut statement = first_statement[script];
-        let mut transaction_open = false;
         for command in &scripts.scripts[script].commands {
             match command {
                 Command::Set {
@@ -277,11 +283,6 @@ impl ScriptSessionJob {
                     let began = Instant::now();
                     let outcome = connection.run_script_statement(statement, sql, bound_values);
                     let took = began.elapsed();
-                    if written.begins {
-                        transaction_open = true;
-                    } else if written.ends {
-                        transaction_open = false;
-                    }
                     match outcome {
                         Ok(rows) => {
                             tally.rows += rows;
@@ -294,14 +295,17 @@ impl ScriptSessionJob {
                                     error.context(format!("{}: {}", written.place, written.text))
                                 );
                             };
-                            if tally.failed >= scripts.max_failures {
+                            let failed = level_failures
+                                .fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+                                + 1;
+                            if failed > scripts.max_failures {
                                 return Err(anyhow!(
                                     "{}: {} failed: {failure}{}",
                                     written.place,
                                     written.text,
                                     if scripts.max_failures > 0 {
                                         format!(
-                                            " (more than --max-failures {} failed)",
+                                            " (more than --max-failures {} failed in the level)",
                                             scripts.max_failures
                                         )
                                     } else {
@@ -313,11 +317,11 @@ impl ScriptSessionJob {
                             tally.failed += 1;
                             tally.statement_failures[statement] += 1;
                             count_failure(&mut tally.failures, &failure.sqlstate, 1);
-                            if transaction_open {
-                                connection
-                                    .run_plain("ROLLBACK")
-                                    .context("rolling back a failed transaction")?;
-                            }
+                            // Whatever the script opened (BEGIN, START, a savepoint, a chained
+                            // commit) is closed: ROLLBACK outside a transaction only warns.
+                            connection
+                                .run_plain("ROLLBACK")
+                                .context("rolling back a failed transaction")?;
                             return Ok(0);
                         }
                     }
@@ -327,7 +331,8 @@ impl ScriptSessionJob {
         }
         let at = self.clock.elapsed();
         self.clock.latency.answered(due, sent, at);
-        let ms = (at - sent).as_secs_f64() * 1e3;
+        // From when it was due in an open loop, as the level's latency (and pgbench's).
+        let ms = at.saturating_sub(due.unwrap_or(sent)).as_secs_f64() * 1e3;
         self.tally.transactions += 1;
         self.tally.sum_ms += ms;
         self.tally.sum_squares_ms += ms * ms;

@@ -175,9 +175,10 @@ fn runtime_errors_are_messages_not_panics() {
         ("1 / 0", "division by zero"),
         ("random(5, 1)", "empty range"),
         ("9223372036854775807 + 1", "integer out of range"),
-        ("random_gaussian(1, 10, 1)", "at least 2"),
+        ("random_gaussian(1, 10, 1)", "from 2 to 1000000"),
         ("random_exponential(1, 10, 0)", "greater than 0"),
-        ("random_zipfian(1, 10, 1)", "above 1"),
+        ("random_zipfian(1, 10, 1)", "from 1.001 to 1000"),
+        ("random_zipfian(1, 10, 1.0000001)", "from 1.001 to 1000"),
         ("sqrt(-1)", "negative"),
         ("2.5 % 2", "integers"),
         (":unset + 1", ":unset is used before it is set"),
@@ -221,6 +222,18 @@ fn parse_errors_name_the_file_line_and_column() {
         ("SELECT 'open\n", "quote is never closed"),
         ("\\set x 1\n", "no SQL statement"),
         ("", "no SQL statement"),
+        (
+            &format!("\\set x {}1\nSELECT 1", "(".repeat(100)),
+            "nested more than 64 deep",
+        ),
+        (
+            &format!("\\set x {}1\nSELECT 1", "-".repeat(100)),
+            "nested more than 64 deep",
+        ),
+        (
+            &format!("\\set x 1{}\nSELECT 1", "+1".repeat(600)),
+            "longer than 1000 characters",
+        ),
     ] {
         let problem = error(text);
         assert!(problem.contains(expected), "{text:?}: {problem}");
