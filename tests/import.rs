@@ -642,6 +642,16 @@ fn fixtures_of_every_layout_read_alone() {
         let analysis = read_json(&json);
         assert_eq!(levels(&analysis), [(workers, raw)], "{name}");
     }
+    // A file that states its own load keeps it, and a --level given it is said left out.
+    let sysbench = dir.path().join("sysbench-1.0.20-cpu.txt");
+    corescale()
+        .arg("report")
+        .arg(&sysbench)
+        .arg("--level")
+        .arg(format!("{}=8", sysbench.display()))
+        .assert()
+        .success()
+        .stdout(contains("--level 8 left out"));
     // -r's statements, in order, as figures of the level.
     let analysis = read_json(&dir.path().join("pgbench-15-r.txt.json"));
     let figures = &analysis["series"][0]["levels"][0]["figures"];

@@ -60,6 +60,16 @@ impl InputFile<'_> {
         )
     }
 
+    /// A note when `--level` gave a level to a file that states its own (which wins).
+    fn level_ignored(&self, stated: usize) -> Option<String> {
+        self.level.filter(|given| *given != stated).map(|given| {
+            format!(
+                "'{}': --level {given} left out: the file says it ran at {stated}",
+                self.path.display()
+            )
+        })
+    }
+
     /// The load level of a file that does not state its own: `--level`, else the number in
     /// its name; 0 (unknown, an error unless a pgbench summary gives it) when neither does.
     fn given_level(&self) -> usize {

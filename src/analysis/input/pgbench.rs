@@ -12,6 +12,10 @@ use crate::latency::IntervalFigures;
 /// The tool an imported series names, one level a file.
 pub(super) const TOOL: &str = "pgbench";
 
+/// What a summary's note says until a log gives its percentiles.
+pub(super) const NO_PERCENTILES: &str =
+    "pgbench's summary gives the latency's mean and standard deviation only";
+
 pub(super) const SUMMARY: Importer = Importer {
     tool: TOOL,
     detects: is_pgbench,
@@ -171,8 +175,9 @@ fn from_pgbench(file: &InputFile, text: &str) -> Result<Series> {
         job,
     );
     series.provenance = imported(TOOL, version, &script);
+    series.notes.extend(file.level_ignored(clients));
     series.notes.push(format!(
-        "'{}': pgbench's summary gives the latency's mean and standard deviation only, so no percentile is shown at {clients} clients (pgbench --log beside it gives them)",
+        "'{}': {NO_PERCENTILES}, so no percentile is shown at {clients} clients (pgbench --log beside it gives them)",
         path.display()
     ));
     Ok(series)

@@ -421,7 +421,9 @@ pub(super) fn join(log: Series, summary: &mut Series) {
     if from.latency.is_some() {
         level.latency = from.latency;
         // The percentiles are known now: the summary's caveat is void.
-        summary.notes.clear();
+        summary
+            .notes
+            .retain(|note| !note.contains(super::pgbench::NO_PERCENTILES));
     }
     if level.intervals.is_empty() {
         level.intervals = from.intervals;

@@ -221,7 +221,7 @@ fn from_sysbench(file: &InputFile, text: &str) -> Result<Series> {
     let latency = histogram
         .and_then(|times| times.percentiles())
         .map(|response| Latency::closed(if sql { "transaction" } else { "event" }, response));
-    let mut notes = Vec::new();
+    let mut notes: Vec<String> = file.level_ignored(threads).into_iter().collect();
     if latency.is_none() {
         notes.push(format!(
             "'{}': without sysbench's --histogram only its min, mean, max and one percentile are known: no other percentile is shown at {threads} threads",
@@ -229,7 +229,7 @@ fn from_sysbench(file: &InputFile, text: &str) -> Result<Series> {
         ));
     }
     let point = Point {
-        workers: file.level.unwrap_or(threads),
+        workers: threads,
         raw: rate,
         figures,
         intervals,
