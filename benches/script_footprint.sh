@@ -7,22 +7,8 @@
 # CORESCALE_TEST_PG and pgbench on PATH (or PGBENCH); works in a database of its own.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-: "${CORESCALE_TEST_PG:?set CORESCALE_TEST_PG to a PostgreSQL URL}"
 SESSIONS=${SESSIONS:-96}
-PGBENCH=${PGBENCH:-pgbench}
-cargo build --release --quiet
-work=$(mktemp -d)
-database="cs_bench_footprint_$$"
-base="$CORESCALE_TEST_PG"
-url=$(python3 -c 'import sys, urllib.parse as u; p = u.urlsplit(sys.argv[1]); print(u.urlunsplit(p._replace(path="/" + sys.argv[2])))' "$base" "$database")
-cleanup() {
-    psql "$base" -qc "DROP DATABASE IF EXISTS \"$database\" WITH (FORCE)" >/dev/null 2>&1 || true
-    rm -rf "$work"
-}
-trap cleanup EXIT
-psql "$base" -qc "CREATE DATABASE \"$database\"" >/dev/null
-"$PGBENCH" -i -q -s 1 "$url" >/dev/null 2>&1
-printf '%s\n' '\set aid random(1, 100000 * :scale)' 'SELECT abalance FROM pgbench_accounts WHERE aid = :aid;' >"$work/select.sql"
+source benches/pgbench_database.sh footprint
 # One tool in a process of its own: its peak RSS (KiB) and wall seconds.
 measure() {
     python3 - "$@" <<'PY'

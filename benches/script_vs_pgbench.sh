@@ -10,26 +10,9 @@
 # at the end.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-: "${CORESCALE_TEST_PG:?set CORESCALE_TEST_PG to a PostgreSQL URL}"
 ROUNDS=${ROUNDS:-3}
 SECONDS_EACH=${SECONDS_EACH:-5}
-PGBENCH=${PGBENCH:-pgbench}
-cargo build --release --quiet
-work=$(mktemp -d)
-database="cs_bench_script_$$"
-base="$CORESCALE_TEST_PG"
-url=$(python3 -c 'import sys, urllib.parse as u; p = u.urlsplit(sys.argv[1]); print(u.urlunsplit(p._replace(path="/" + sys.argv[2])))' "$base" "$database")
-cleanup() {
-    psql "$base" -qc "DROP DATABASE IF EXISTS \"$database\" WITH (FORCE)" >/dev/null 2>&1 || true
-    rm -rf "$work"
-}
-trap cleanup EXIT
-psql "$base" -qc "CREATE DATABASE \"$database\"" >/dev/null
-"$PGBENCH" -i -q -s 1 "$url" >/dev/null 2>&1
-cat >"$work/select.sql" <<'SQL'
-\set aid random(1, 100000 * :scale)
-SELECT abalance FROM pgbench_accounts WHERE aid = :aid;
-SQL
+source benches/pgbench_database.sh script
 # pgbench's TPC-B transaction, as its builtin script is written.
 cp fuzz/inputs/script/tpcb.sql "$work/tpcb.sql"
 python3 - "$work" "$url" "$ROUNDS" "$SECONDS_EACH" "$PGBENCH" <<'PY'

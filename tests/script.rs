@@ -202,39 +202,27 @@ fn a_script_that_writes_is_refused_on_a_read_only_target() {
         .assert()
         .success()
         .stdout(contains("refused: read-only"));
-    let tpcb = write(dir.path(), "tpcb.sql", TPCB);
-    corescale()
-        .args([
-            "run",
-            "script",
-            "--target",
-            &scratch.url,
-            "--set",
-            "scale=1",
-            "--file",
-        ])
-        .arg(&tpcb)
-        .args(["-w", "1", "--repeat", "1", "--job-size", "10", "-q"])
-        .assert()
+    let run = |file: &std::path::Path| {
+        corescale()
+            .args([
+                "run",
+                "script",
+                "--target",
+                &scratch.url,
+                "--set",
+                "scale=1",
+                "--file",
+            ])
+            .arg(file)
+            .args(["-w", "1", "--repeat", "1", "--job-size", "10", "-q"])
+            .assert()
+    };
+    run(&write(dir.path(), "tpcb.sql", TPCB))
         .code(2)
         .stderr(contains("is read-only"))
         .stderr(contains("tpcb.sql:6:1"));
     // Reading is fine there.
-    let select = write(dir.path(), "select.sql", SELECT_ONLY);
-    corescale()
-        .args([
-            "run",
-            "script",
-            "--target",
-            &scratch.url,
-            "--set",
-            "scale=1",
-            "--file",
-        ])
-        .arg(&select)
-        .args(["-w", "1", "--repeat", "1", "--job-size", "10", "-q"])
-        .assert()
-        .success();
+    run(&write(dir.path(), "select.sql", SELECT_ONLY)).success();
 }
 
 #[test]

@@ -249,11 +249,7 @@ impl ScriptSessionJob {
                     variable,
                     value,
                     place,
-                } => {
-                    let value = evaluate(value, values, &scripts.variables, random)
-                        .map_err(|problem| anyhow!("{place}: {problem}"))?;
-                    values[*variable] = Some(value);
-                }
+                } => set(values, *variable, value, place, &scripts.variables, random)?,
                 Command::Sleep {
                     length,
                     unit_us,
@@ -406,6 +402,21 @@ impl WorkerJob for ScriptSessionJob {
     }
 }
 
+/// A `\set`: the variable takes its expression's value, or the error names the place.
+fn set(
+    values: &mut [Option<Value>],
+    variable: usize,
+    expression: &super::parse::Expression,
+    place: &super::parse::Place,
+    variables: &Variables,
+    random: &mut SessionRng,
+) -> Result<()> {
+    let value = evaluate(expression, values, variables, random)
+        .map_err(|problem| anyhow!("{place}: {problem}"))?;
+    values[variable] = Some(value);
+    Ok(())
+}
+
 /// Runs a script once, from start to end, on a session of its own (`--init`); its
 /// statements are prepared and bound as in the run.
 pub(crate) fn run_once(
@@ -423,12 +434,7 @@ pub(crate) fn run_once(
                 variable,
                 value,
                 place,
-            } => {
-                values[*variable] = Some(
-                    evaluate(value, &values, variables, &mut random)
-                        .map_err(|problem| anyhow!("{place}: {problem}"))?,
-                );
-            }
+            } => set(&mut values, *variable, value, place, variables, &mut random)?,
             Command::Sleep { .. } => {}
             Command::Statement(written) => {
                 let (sql, bound) = written.render(placeholder);
