@@ -16,15 +16,10 @@ source benches/pgbench_database.sh script
 # pgbench's TPC-B transaction, as its builtin script is written.
 cp fuzz/inputs/script/tpcb.sql "$work/tpcb.sql"
 python3 - "$work" "$url" "$ROUNDS" "$SECONDS_EACH" "$PGBENCH" <<'PY'
-import glob, json, os, resource, statistics, subprocess, sys
+import glob, os, statistics, sys
+sys.path.insert(0, "benches")
+from beside import child_cpu, corescale_script
 work, url, rounds, seconds, pgbench = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4], sys.argv[5]
-
-def child_cpu(command):
-    """Runs a command; returns its output and the CPU seconds it (and its children) used."""
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    output = subprocess.run(command, check=True, capture_output=True, text=True).stdout
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return output, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
 
 def rank(values, percentile):
     values = sorted(values)
@@ -45,13 +40,7 @@ def run_pgbench(script, clients):
     return tps, cpu / done, rank(times, 50), rank(times, 99)
 
 def run_corescale(script, clients):
-    _, cpu = child_cpu(["./target/release/corescale", "run", "script", "--target", url,
-                        "--file", f"{work}/{script}.sql", "--set", "scale=1", "-w", str(clients),
-                        "--repeat", "1", "--duration", f"{seconds}s", "-q", "-o", f"{work}/run.json"])
-    level = json.load(open(f"{work}/run.json"))["levels"][0]
-    figures = level["workload_figures"]
-    return (figures["transactions_per_s"], cpu / figures["transactions"],
-            level["latency"]["p50_ms"], level["latency"]["p99_ms"])
+    return corescale_script(url, f"{work}/{script}.sql", clients, seconds, work, ["--set", "scale=1"])
 
 results = {}
 for _ in range(rounds):

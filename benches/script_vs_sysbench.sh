@@ -32,15 +32,11 @@ cat >"$work/point_select.sql" <<SQL
 SELECT c FROM sbtest1 WHERE id = :id;
 SQL
 python3 - "$work" "$url" "$ROUNDS" "$SECONDS_EACH" "$host" "$port" "$user" "$database" <<'PY'
-import json, resource, statistics, subprocess, sys
+import statistics, sys
+sys.path.insert(0, "benches")
+from beside import child_cpu, corescale_script
 work, url, rounds, seconds, host, port, user, database = sys.argv[1:9]
 rounds = int(rounds)
-
-def child_cpu(command):
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    output = subprocess.run(command, check=True, capture_output=True, text=True).stdout
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return output, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
 
 def rank(pairs, percentile):
     """Nearest rank over (value, count) rows."""
@@ -65,13 +61,7 @@ def run_sysbench(clients):
     return tps, cpu / done, rank(rows, 50), rank(rows, 99)
 
 def run_corescale(clients):
-    _, cpu = child_cpu(["./target/release/corescale", "run", "script", "--target", url,
-                        "--file", f"{work}/point_select.sql", "-w", str(clients), "--repeat", "1",
-                        "--duration", f"{seconds}s", "-q", "-o", f"{work}/run.json"])
-    level = json.load(open(f"{work}/run.json"))["levels"][0]
-    figures = level["workload_figures"]
-    return (figures["transactions_per_s"], cpu / figures["transactions"],
-            level["latency"]["p50_ms"], level["latency"]["p99_ms"])
+    return corescale_script(url, f"{work}/point_select.sql", clients, seconds, work)
 
 results = {}
 for _ in range(rounds):

@@ -52,6 +52,23 @@ fn pgbench_database(test: &str) -> (String, PgScratch, std::sync::MutexGuard<'st
     (pgbench, scratch, held)
 }
 
+/// A one-second select-only pgbench run at these clients and threads, its output saved
+/// where a folder's report reads it; returns the tps it printed.
+fn select_only(
+    pgbench: &str,
+    url: &str,
+    [clients, threads]: [&str; 2],
+    more: &[&str],
+    saved: &std::path::Path,
+) -> f64 {
+    let mut args = vec!["-S", "-n", "-T", "1", "-c", clients, "-j", threads];
+    args.extend(more);
+    args.push(url);
+    let output = run_tool(pgbench, &args, &[]);
+    std::fs::write(saved, &output).unwrap();
+    printed_tps(&output)
+}
+
 /// The tps pgbench printed (without connection time).
 fn printed_tps(output: &str) -> f64 {
     output
@@ -151,23 +168,8 @@ fn real_pgbench_outputs_give_the_tps_pgbench_printed() {
     let mut printed = Vec::new();
     for clients in ["1", "2", "4"] {
         for repeat in 0..2 {
-            let output = run_tool(
-                &pgbench,
-                &[
-                    "-S",
-                    "-n",
-                    "-T",
-                    "1",
-                    "-c",
-                    clients,
-                    "-j",
-                    "2",
-                    &scratch.url,
-                ],
-                &[],
-            );
-            std::fs::write(folder.join(format!("c{clients}-{repeat}.txt")), &output).unwrap();
-            let tps = printed_tps(&output);
+            let saved = folder.join(format!("c{clients}-{repeat}.txt"));
+            let tps = select_only(&pgbench, &scratch.url, [clients, "2"], &[], &saved);
             printed.push((clients.parse::<u64>().unwrap(), tps));
         }
     }
@@ -234,26 +236,9 @@ fn real_pgbench_logs_join_their_summaries_with_exact_percentiles() {
     let mut runs = Vec::new();
     for clients in ["1", "2"] {
         let prefix = folder.join(format!("c{clients}"));
-        let output = run_tool(
-            &pgbench,
-            &[
-                "-S",
-                "-n",
-                "-T",
-                "1",
-                "-c",
-                clients,
-                "-j",
-                clients,
-                "-l",
-                "--log-prefix",
-                prefix.to_str().unwrap(),
-                &scratch.url,
-            ],
-            &[],
-        );
-        std::fs::write(folder.join(format!("c{clients}.txt")), &output).unwrap();
-        let tps = printed_tps(&output);
+        let saved = folder.join(format!("c{clients}.txt"));
+        let log = ["-l", "--log-prefix", prefix.to_str().unwrap()];
+        let tps = select_only(&pgbench, &scratch.url, [clients, clients], &log, &saved);
         // Every thread's log of this run: c1.PID, c2.PID and c2.PID.1.
         let mut times: Vec<f64> = Vec::new();
         for entry in std::fs::read_dir(&folder).unwrap() {

@@ -33,6 +33,19 @@ fn write(dir: &std::path::Path, name: &str, text: &str) -> std::path::PathBuf {
     path
 }
 
+/// `run script` on `url` with these options, quiet, to a JSON document it returns.
+fn run_to_document(dir: &std::path::Path, url: &str, options: &[&str]) -> serde_json::Value {
+    let json = dir.join("run.json");
+    corescale()
+        .args(["run", "script", "--target", url, "--repeat", "1", "-q"])
+        .args(options)
+        .arg("-o")
+        .arg(&json)
+        .assert()
+        .success();
+    read_json(&json)
+}
+
 fn figures(document: &serde_json::Value, level: usize) -> &serde_json::Value {
     &document["levels"][level]["workload_figures"]
 }
@@ -47,27 +60,28 @@ fn every_transaction_counted_is_in_the_database_and_weights_pick_scripts() {
     let dir = tempfile::tempdir().unwrap();
     let tpcb = write(dir.path(), "tpcb.sql", TPCB);
     let select = write(dir.path(), "select.sql", SELECT_ONLY);
-    let json = dir.path().join("run.json");
     // Fixed work: 300 transactions a session, two sessions; no warm-up, so every
     // transaction run is a counted one.
-    corescale()
-        .args([
-            "run",
-            "script",
-            "--target",
-            &scratch.url,
+    let files = [
+        format!("{}@3", tpcb.display()),
+        format!("{}@1", select.display()),
+    ];
+    let document = run_to_document(
+        dir.path(),
+        &scratch.url,
+        &[
             "--set",
             "scale=1",
-        ])
-        .arg("--file")
-        .arg(format!("{}@3", tpcb.display()))
-        .arg("--file")
-        .arg(format!("{}@1", select.display()))
-        .args(["-w", "2", "--repeat", "1", "--job-size", "300", "-q", "-o"])
-        .arg(&json)
-        .assert()
-        .success();
-    let document = read_json(&json);
+            "--file",
+            &files[0],
+            "--file",
+            &files[1],
+            "-w",
+            "2",
+            "--job-size",
+            "300",
+        ],
+    );
     let level = figures(&document, 0);
     let transactions = level["transactions"].as_f64().unwrap();
     assert_eq!(transactions, 600.0, "{level}");
@@ -116,25 +130,22 @@ fn failures_are_counted_by_sqlstate_or_end_the_level_with_the_statement() {
         "insert.sql",
         "\\set id random(1, 20)\nBEGIN;\nINSERT INTO orders (id, note) VALUES (:id, 'x');\nCOMMIT;\n",
     );
-    let json = dir.path().join("run.json");
-    corescale()
-        .args([
-            "run",
-            "script",
-            "--target",
-            &scratch.url,
+    let document = run_to_document(
+        dir.path(),
+        &scratch.url,
+        &[
             "--max-failures",
             "100000",
-        ])
-        .arg("--init")
-        .arg(&init)
-        .arg("--file")
-        .arg(&insert)
-        .args(["-w", "1", "--repeat", "1", "--job-size", "200", "-q", "-o"])
-        .arg(&json)
-        .assert()
-        .success();
-    let document = read_json(&json);
+            "--init",
+            init.to_str().unwrap(),
+            "--file",
+            insert.to_str().unwrap(),
+            "-w",
+            "1",
+            "--job-size",
+            "200",
+        ],
+    );
     let level = figures(&document, 0);
     let done = level["transactions"].as_f64().unwrap();
     let failed = level["failed_transactions"].as_f64().unwrap();
@@ -278,27 +289,20 @@ fn a_mariadb_script_counts_what_it_wrote() {
         "transfer.sql",
         "\\set id random(1, 1000)\n\\set delta random(1, 10)\nBEGIN;\nUPDATE accounts SET balance = balance + :delta WHERE id = :id;\nSELECT balance FROM accounts WHERE id = :id;\nINSERT INTO history (id, delta) VALUES (:id, :delta);\nCOMMIT;\n",
     );
-    let json = dir.path().join("run.json");
-    corescale()
-        .args(["run", "script", "--target", &scratch.url])
-        .arg("--init")
-        .arg(&init)
-        .arg("--file")
-        .arg(&script)
-        .args([
+    let document = run_to_document(
+        dir.path(),
+        &scratch.url,
+        &[
+            "--init",
+            init.to_str().unwrap(),
+            "--file",
+            script.to_str().unwrap(),
             "--sweep",
             "1,2",
-            "--repeat",
-            "1",
             "--job-size",
             "150",
-            "-q",
-            "-o",
-        ])
-        .arg(&json)
-        .assert()
-        .success();
-    let document = read_json(&json);
+        ],
+    );
     let counted: f64 = (0..2)
         .map(|level| figures(&document, level)["transactions"].as_f64().unwrap())
         .sum();

@@ -43,6 +43,33 @@ mod tests;
 
 pub(crate) use stream::{HandshakeFailed, Stream, Transport};
 
+/// Bind (the unnamed portal of `statement`, each value as text: the server infers its type),
+/// Execute and Sync, encoded into `outgoing`; each value is written straight into the buffer.
+fn bind_execute_sync<T: std::fmt::Display>(
+    outgoing: &mut BytesMut,
+    statement: &str,
+    values: &[T],
+) -> Result<()> {
+    frontend::bind(
+        "",
+        statement,
+        std::iter::empty(),
+        values.iter(),
+        |value, buffer| {
+            use std::io::Write as _;
+            write!(buffer.writer(), "{value}")
+                .map_err(|error| -> Box<dyn std::error::Error + Sync + Send> { Box::new(error) })?;
+            Ok(IsNull::No)
+        },
+        std::iter::empty(),
+        outgoing,
+    )
+    .map_err(|_| anyhow!("encoding a Bind message"))?;
+    frontend::execute("", 0, outgoing)?;
+    frontend::sync(outgoing);
+    Ok(())
+}
+
 /// An error the server sent: its SQLSTATE and message.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{message} (SQLSTATE {code})")]
@@ -222,21 +249,7 @@ impl<S: Read + Write> WireSession<S> {
     pub(crate) fn query(&mut self, sql: &str, parameters: &[&str]) -> Result<Vec<TextRow>> {
         self.settle()?;
         frontend::parse("", sql, std::iter::empty(), &mut self.outgoing)?;
-        frontend::bind(
-            "",
-            "",
-            std::iter::empty(),
-            parameters.iter(),
-            |value, buffer| {
-                buffer.put_slice(value.as_bytes());
-                Ok(IsNull::No)
-            },
-            std::iter::empty(),
-            &mut self.outgoing,
-        )
-        .map_err(|_| anyhow!("encoding a Bind message"))?;
-        frontend::execute("", 0, &mut self.outgoing)?;
-        frontend::sync(&mut self.outgoing);
+        bind_execute_sync(&mut self.outgoing, "", parameters)?;
         self.send()?;
         let mut rows = Vec::new();
         self.read_until_ready(|message| {
@@ -267,24 +280,7 @@ impl<S: Read + Write> WireSession<S> {
         if !prepared {
             frontend::parse(name, sql, std::iter::empty(), &mut self.outgoing)?;
         }
-        frontend::bind(
-            "",
-            name,
-            std::iter::empty(),
-            values.iter(),
-            |value, buffer| {
-                use std::io::Write as _;
-                write!(buffer.writer(), "{value}").map_err(
-                    |error| -> Box<dyn std::error::Error + Sync + Send> { Box::new(error) },
-                )?;
-                Ok(IsNull::No)
-            },
-            std::iter::empty(),
-            &mut self.outgoing,
-        )
-        .map_err(|_| anyhow!("encoding a Bind message"))?;
-        frontend::execute("", 0, &mut self.outgoing)?;
-        frontend::sync(&mut self.outgoing);
+        bind_execute_sync(&mut self.outgoing, name, values)?;
         self.send()?;
         let (mut rows, mut changed, mut parsed) = (0u64, 0u64, false);
         let result = self.read_until_ready(|message| {

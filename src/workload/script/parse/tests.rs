@@ -14,6 +14,15 @@ fn error(text: &str) -> String {
         .to_string()
 }
 
+/// The expression of `\set x <text>`, and the script's variables.
+fn set_expression(text: &str) -> (Expression, Variables) {
+    let (script, variables) = parsed(&format!("\\set x {text}\nSELECT 1"));
+    match script.commands.into_iter().next() {
+        Some(Command::Set { value, .. }) => (value, variables),
+        other => panic!("not a \\set: {other:?}"),
+    }
+}
+
 fn dollar(n: usize) -> String {
     format!("${n}")
 }
@@ -131,16 +140,8 @@ fn expressions_evaluate_as_pgbench_does() {
 fn random_functions_stay_in_range_with_their_shape() {
     let mut random = SessionRng::for_worker(3, 9);
     let draw = |text: &str, random: &mut SessionRng| -> Vec<i64> {
-        let mut variables = Variables::default();
-        let script = parse_script(
-            "r.sql",
-            &format!("\\set x {text}\nSELECT 1"),
-            &mut variables,
-        )
-        .unwrap();
-        let Command::Set { value, .. } = &script.commands[0] else {
-            panic!()
-        };
+        let (value, variables) = set_expression(text);
+        let value = &value;
         (0..20_000)
             .map(
                 |_| match evaluate(value, &[], &variables, random).unwrap() {
@@ -183,18 +184,9 @@ fn runtime_errors_are_messages_not_panics() {
         ("2.5 % 2", "integers"),
         (":unset + 1", ":unset is used before it is set"),
     ] {
-        let mut variables = Variables::default();
-        let script = parse_script(
-            "r.sql",
-            &format!("\\set x {text}\nSELECT 1"),
-            &mut variables,
-        )
-        .unwrap();
-        let Command::Set { value, .. } = &script.commands[0] else {
-            panic!()
-        };
+        let (value, variables) = set_expression(text);
         let values = vec![None; variables.0.len()];
-        let problem = evaluate(value, &values, &variables, &mut random).unwrap_err();
+        let problem = evaluate(&value, &values, &variables, &mut random).unwrap_err();
         assert!(problem.contains(expected), "{text}: {problem}");
     }
 }
