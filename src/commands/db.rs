@@ -5,7 +5,7 @@ use indicatif::{ProgressBar, ProgressStyle};
 
 use crate::cli::DbCommand;
 use crate::db::catalog::{self, Teardown};
-use crate::db::registry::connect;
+use crate::db::cluster::{Cluster, REPLAY_LIMIT, Role};
 use crate::workload::db::args::DEFAULT_SETUP_ROWS;
 
 pub fn execute(command: &DbCommand) -> Result<()> {
@@ -13,8 +13,10 @@ pub fn execute(command: &DbCommand) -> Result<()> {
         DbCommand::Check(args) => check(args),
         DbCommand::Setup(args) => {
             let asked = args.rows()?;
-            let target = args.target.open()?;
-            let database = connect(&target)?;
+            let cluster = Cluster::connect(&args.target.open_all()?)?;
+            // Setup writes on the primary; the replicas replay it.
+            let database = cluster.primary()?;
+            let target = database.target();
             let cache = database.buffer_cache()?;
             let bytes_per_row = database.bytes_per_row();
             let rows = match asked {
@@ -36,6 +38,7 @@ pub fn execute(command: &DbCommand) -> Result<()> {
             })
             .context("setting up corescale's tables")?;
             bar.finish_and_clear();
+            wait_for_replicas(&cluster)?;
             if !previous.is_empty() {
                 tell(format!(
                     "dropped the earlier setup's objects: {}",
@@ -50,14 +53,17 @@ pub fn execute(command: &DbCommand) -> Result<()> {
             Ok(())
         }
         DbCommand::Teardown(args) => {
-            let target = args.open()?;
+            let cluster = Cluster::connect(&args.open_all()?)?;
+            let database = cluster.primary()?;
+            let target = database.target();
             let Teardown {
                 dropped,
                 not_created,
                 left_alone,
                 refused,
                 catalogue_kept,
-            } = catalog::teardown(connect(&target)?.as_ref())?;
+            } = catalog::teardown(database.as_ref())?;
+            wait_for_replicas(&cluster)?;
             if dropped.is_empty() && not_created.is_empty() && refused.is_empty() {
                 tell(format!("no objects of corescale's catalogue in {target}"));
             } else if !dropped.is_empty() {
@@ -93,6 +99,21 @@ pub fn execute(command: &DbCommand) -> Result<()> {
     }
 }
 
+/// Waits until the cluster's replicas (if any) replayed what setup or teardown did on the
+/// primary, and says so.
+fn wait_for_replicas(cluster: &Cluster) -> Result<()> {
+    let replicas = cluster
+        .roles()
+        .into_iter()
+        .filter(|role| *role == Role::Replica)
+        .count();
+    if replicas > 0 {
+        cluster.wait_for_replicas(REPLAY_LIMIT)?;
+        tell(format!("replayed on {replicas} replica(s)"));
+    }
+    Ok(())
+}
+
 /// A line of `db setup` or `db teardown`: wrapped to 80 columns on a terminal (lists of
 /// objects run long), whole in a file or a pipe, one line per message as logs want.
 fn tell(text: String) {
@@ -104,15 +125,50 @@ fn tell(text: String) {
     }
 }
 
-/// `db check`: connects and says what it reached, where each setting came from and whether
-/// the privileges are there; an error when one is missing.
+/// `db check`: connects to every instance and says what it reached, which is primary and
+/// which replica, where each setting came from and whether the privileges are there; an
+/// error when one is missing.
 fn check(args: &crate::workload::db::args::DbTargetArgs) -> Result<()> {
-    let target = args.open()?;
-    let database = connect(&target)?;
+    let targets = args.open_all()?;
+    let cluster = Cluster::connect(&targets)?;
+    let mut missing = Vec::new();
+    for (index, instance) in cluster.instances.iter().enumerate() {
+        if index > 0 {
+            println!();
+        }
+        let role = (cluster.len() > 1).then_some(instance.role);
+        let lacking = check_instance(instance.database.as_ref(), role)?;
+        if lacking > 0 {
+            missing.push(format!("{lacking} in {}", instance.database.target()));
+        }
+    }
+    if !missing.is_empty() {
+        anyhow::bail!(
+            "privileges missing: {}: grant them, or use another user",
+            missing.join(", ")
+        );
+    }
+    Ok(())
+}
+
+/// One instance's part of `db check`; answers how many privileges are missing.
+fn check_instance(database: &dyn crate::db::Database, role: Option<Role>) -> Result<usize> {
+    let target = database.target();
     let facts = database.check()?;
     let read_only = database.read_only()?;
-    let mut rows = vec![
-        ("server".to_string(), facts.server.clone(), String::new()),
+    let mut rows = vec![("server".to_string(), facts.server.clone(), String::new())];
+    if let Some(role) = role {
+        rows.push((
+            "role".to_string(),
+            match role {
+                Role::Primary => "primary: takes writes; setup and updates run here",
+                Role::Replica => "replica: replays the primary's changes; reads only",
+            }
+            .to_string(),
+            String::new(),
+        ));
+    }
+    rows.extend([
         (
             "writes".to_string(),
             if read_only {
@@ -137,7 +193,7 @@ fn check(args: &crate::workload::db::args::DbTargetArgs) -> Result<()> {
             ),
             String::new(),
         ),
-    ];
+    ]);
     println!("connected to {target}");
     print_rows(&rows);
     println!("settings, and where each came from:");
@@ -161,13 +217,7 @@ fn check(args: &crate::workload::db::args::DbTargetArgs) -> Result<()> {
             if *held { "ok     " } else { "MISSING" }
         );
     }
-    let missing = facts.privileges.iter().filter(|(_, held)| !held).count();
-    if missing > 0 {
-        anyhow::bail!(
-            "{missing} privilege(s) missing in {target}: grant them, or use another user"
-        );
-    }
-    Ok(())
+    Ok(facts.privileges.iter().filter(|(_, held)| !held).count())
 }
 
 /// `name  value  (source)` lines, aligned, wrapped to 80 columns.

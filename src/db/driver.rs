@@ -168,6 +168,21 @@ pub trait Database: Send + Sync {
     fn read_only(&self) -> Result<bool> {
         Ok(false)
     }
+    /// Whether this instance replays another's changes (a streaming or binlog replica), as
+    /// `db check` and a cluster's routing name it; by default, whether it takes no writes.
+    fn is_replica(&self) -> Result<bool> {
+        self.read_only()
+    }
+    /// Where this instance's stream of changes stands now (PostgreSQL's WAL position,
+    /// MariaDB's GTID position), for its replicas to wait on; None where it cannot tell.
+    fn replication_position(&self) -> Result<Option<String>> {
+        Ok(None)
+    }
+    /// Waits until this replica has replayed its primary's changes up to `position`; false
+    /// when `limit` passed first.
+    fn wait_replayed(&self, _position: &str, _limit: std::time::Duration) -> Result<bool> {
+        Ok(true)
+    }
 }
 
 /// What a connection reached, for `corescale db check`.

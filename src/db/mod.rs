@@ -2,10 +2,11 @@
 //! (`connect`: URLs, libpq and MySQL settings, credential files, TLS), one driver per product
 //! (`postgres`, `mysql`, `oracle`) behind the `driver` traits, the `registry` row that names
 //! each product's schemes, settings and capabilities, and the `catalog` of what setup created
-//! (ownership, teardown). The `db` workload, and `db setup`, `check` and `teardown`, use it
+//! (ownership, teardown), and the `cluster` of instances one database may have. The `db` workload, and `db setup`, `check` and `teardown`, use it
 //! alike.
 
 pub mod catalog;
+pub mod cluster;
 pub mod connect;
 pub mod driver;
 pub(crate) mod mysql;

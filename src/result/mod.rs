@@ -109,6 +109,10 @@ pub struct Level {
     /// How each session reached its server: TLS protocol and cipher, or clear text (db).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub connections: Vec<crate::workload::SessionConnection>,
+    /// A cluster's level, instance by instance: sessions, statements, response times and
+    /// each instance's own counters (db on several instances; the CSV keeps the totals).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub instances: Vec<crate::workload::db::InstanceFigures>,
     /// Response times: of each statement (db, lio, pio) or each job (fixed work).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub latency: Option<crate::latency::Latency>,

@@ -282,6 +282,7 @@ pub fn measure_level(
             workload_rate: None,
             server_cpu_s: None,
             connections: Vec::new(),
+            instances: Vec::new(),
             latency: None,
             intervals: Vec::new(),
             warnings: Vec::new(),
@@ -332,6 +333,7 @@ pub fn measure_level(
     level.workload_rate = figures.rate_of_merit;
     level.server_cpu_s = figures.server_cpu_s;
     level.connections = figures.connections;
+    level.instances = figures.instances;
     level.intervals = latency
         .as_ref()
         .and_then(|sessions| sessions.intervals.as_ref())

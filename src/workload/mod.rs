@@ -255,6 +255,8 @@ pub struct LevelFigures {
     pub server_cpu_s: Option<f64>,
     /// How each session reached its server (database workloads).
     pub connections: Vec<SessionConnection>,
+    /// A cluster's level, instance by instance (empty with one instance).
+    pub instances: Vec<db::InstanceFigures>,
 }
 
 /// How one session reached its server: over TLS, with its protocol and cipher, or in clear

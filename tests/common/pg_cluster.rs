@@ -26,28 +26,7 @@ impl PrivateCluster {
         settings: &str,
         sql: &str,
     ) -> Self {
-        let dir = tempfile::tempdir().unwrap();
-        let as_root = std::fs::metadata("/proc/self").unwrap().uid() == 0;
-        if as_root {
-            // The server refuses to run as root: the cluster belongs to the postgres user.
-            let status = Command::new("chown")
-                .args(["postgres:"])
-                .arg(dir.path())
-                .status()
-                .unwrap();
-            assert!(status.success(), "chown postgres: {}", dir.path().display());
-        }
-        let port = std::net::TcpListener::bind("127.0.0.1:0")
-            .unwrap()
-            .local_addr()
-            .unwrap()
-            .port();
-        let cluster = Self {
-            bindir: PathBuf::from(bindir),
-            dir,
-            port,
-            as_root,
-        };
+        let cluster = Self::empty(bindir);
         cluster.run(
             "initdb",
             &[
@@ -70,7 +49,7 @@ impl PrivateCluster {
             std::fs::copy(source, &target).unwrap();
             std::fs::set_permissions(&target, std::os::unix::fs::PermissionsExt::from_mode(0o600))
                 .unwrap();
-            if as_root {
+            if cluster.as_root {
                 let status = Command::new("chown")
                     .arg("postgres:")
                     .arg(&target)
@@ -79,27 +58,91 @@ impl PrivateCluster {
                 assert!(status.success());
             }
         }
-        let options = format!(
-            "-p {port} -k {} -c listen_addresses=127.0.0.1 -c fsync=off -c shared_buffers=16MB {settings}",
-            cluster.dir.path().display()
-        );
-        cluster.run(
-            "pg_ctl",
-            &[
-                "-D",
-                &cluster.data(),
-                "-o",
-                &options,
-                "-l",
-                &format!("{}/log", cluster.dir.path().display()),
-                "-w",
-                "start",
-            ],
-        );
+        cluster.launch(settings);
         if !sql.is_empty() {
             cluster.psql(sql);
         }
         cluster
+    }
+
+    /// A streaming replica of this cluster (`pg_basebackup -R`), on its own port and socket
+    /// directory, started with `settings`. This cluster must allow replication connections
+    /// from the superuser over its socket (`local replication postgres trust`).
+    pub fn replica(&self, settings: &str) -> Self {
+        let replica = Self::empty(&self.bindir.display().to_string());
+        replica.run(
+            "pg_basebackup",
+            &[
+                "-h",
+                &self.dir.path().display().to_string(),
+                "-p",
+                &self.port.to_string(),
+                "-U",
+                "postgres",
+                "-D",
+                &replica.data(),
+                "-R",
+                "-X",
+                "stream",
+                "--no-sync",
+            ],
+        );
+        replica.launch(settings);
+        replica
+    }
+
+    /// Stops the server (fast) and starts it again with `settings`: a restarted instance.
+    pub fn restart(&self, settings: &str) {
+        self.run("pg_ctl", &["-D", &self.data(), "-m", "fast", "-w", "stop"]);
+        self.launch(settings);
+    }
+
+    /// A temporary directory the server may own, and a free port; nothing in it yet.
+    fn empty(bindir: &str) -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        let as_root = std::fs::metadata("/proc/self").unwrap().uid() == 0;
+        if as_root {
+            // The server refuses to run as root: the cluster belongs to the postgres user.
+            let status = Command::new("chown")
+                .args(["postgres:"])
+                .arg(dir.path())
+                .status()
+                .unwrap();
+            assert!(status.success(), "chown postgres: {}", dir.path().display());
+        }
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        Self {
+            bindir: PathBuf::from(bindir),
+            dir,
+            port,
+            as_root,
+        }
+    }
+
+    /// Starts the server on its port and socket directory, with `settings` (`-c` options).
+    fn launch(&self, settings: &str) {
+        let options = format!(
+            "-p {} -k {} -c listen_addresses=127.0.0.1 -c fsync=off -c shared_buffers=16MB {settings}",
+            self.port,
+            self.dir.path().display()
+        );
+        self.run(
+            "pg_ctl",
+            &[
+                "-D",
+                &self.data(),
+                "-o",
+                &options,
+                "-l",
+                &format!("{}/log", self.dir.path().display()),
+                "-w",
+                "start",
+            ],
+        );
     }
 
     /// Runs SQL as the superuser over the cluster's socket.

@@ -1,8 +1,9 @@
 //! Reaching a database as its DBAs do: the target URL (`target`), the vocabulary every
 //! product's settings share (`settings`: endpoints, credentials, where each value came from)
-//! and TLS (`tls`). Each product resolves its own settings in its folder (`postgres::libpq`,
+//! and TLS (`tls`); `instances` turns a run's targets into one URL per instance. Each product resolves its own settings in its folder (`postgres::libpq`,
 //! `mysql::mycnf`, `oracle::connect`), as its own clients do.
 
+pub mod instances;
 pub mod settings;
 pub mod target;
 pub(crate) mod tls;

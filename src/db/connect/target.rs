@@ -101,19 +101,24 @@ impl Target {
     /// Fills in a password the URL does not carry, in this order: the prompt when asked for,
     /// CORESCALE_DB_PASSWORD, the driver's own variable (PGPASSWORD, MYSQL_PWD), then a
     /// password file (.pgpass, an option file). An empty value is no password, as in libpq.
-    pub fn with_password(mut self, prompt: bool) -> Result<Self> {
+    /// With several instances the prompt asks once (`typed` keeps the answer): a cluster's
+    /// instances share their users.
+    pub fn with_password(mut self, prompt: bool, typed: &mut Option<String>) -> Result<Self> {
         if self.password.is_none() && !self.settings.external_auth {
             let variable = std::env::var(PASSWORD_VARIABLE)
                 .ok()
                 .filter(|password| !password.is_empty());
             self.password = if prompt {
-                Some(Setting::new(
-                    Secret(
-                        rpassword::prompt_password(format!("password for {self}: "))
-                            .context("reading the password")?,
-                    ),
-                    Source::Prompt,
-                ))
+                let password = match typed {
+                    Some(password) => password.clone(),
+                    None => typed
+                        .insert(
+                            rpassword::prompt_password(format!("password for {self}: "))
+                                .context("reading the password")?,
+                        )
+                        .clone(),
+                };
+                Some(Setting::new(Secret(password), Source::Prompt))
             } else if let Some(password) = variable {
                 Some(Setting::new(
                     Secret(password),

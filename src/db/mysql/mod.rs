@@ -54,6 +54,17 @@ impl MySql {
         Ok(answer.flatten() == Some(1))
     }
 
+    /// Whether the server is MariaDB (whose GTIDs and functions differ from MySQL's).
+    fn is_mariadb(&self, connection: &mut Conn) -> Result<bool> {
+        let version: Option<String> = connection
+            .query_first("SELECT VERSION()")
+            .map_err(|error| describe(error, &self.target))?;
+        Ok(version
+            .unwrap_or_default()
+            .to_ascii_lowercase()
+            .contains("mariadb"))
+    }
+
     /// Global status variables by name, read in one statement.
     fn status(&self, names: &[&str]) -> Result<Vec<f64>> {
         let mut connection = locked(&self.monitor, "the monitor connection")?;
@@ -342,6 +353,48 @@ impl Database for MySql {
             .query_first("SELECT @@global.read_only")
             .map_err(|error| describe(error, &self.target))?;
         Ok(read_only.unwrap_or(0) != 0)
+    }
+
+    fn is_replica(&self) -> Result<bool> {
+        let mut connection = locked(&self.monitor, "the monitor connection")?;
+        // `SHOW REPLICA STATUS` since MariaDB 10.5 and MySQL 8.0.22, the older name before.
+        let rows: Vec<mysql::Row> = match connection.query("SHOW REPLICA STATUS") {
+            Ok(rows) => rows,
+            Err(_) => connection
+                .query("SHOW SLAVE STATUS")
+                .map_err(|error| describe(error, &self.target))?,
+        };
+        Ok(!rows.is_empty())
+    }
+
+    fn replication_position(&self) -> Result<Option<String>> {
+        let mut connection = locked(&self.monitor, "the monitor connection")?;
+        let mariadb = self.is_mariadb(&mut connection)?;
+        // A replica's position is what it applied; a primary's, what it wrote.
+        let sql = if mariadb {
+            "SELECT @@global.gtid_current_pos"
+        } else {
+            "SELECT @@global.gtid_executed"
+        };
+        let position: Option<String> = connection
+            .query_first(sql)
+            .map_err(|error| describe(error, &self.target))?;
+        Ok(position.filter(|position| !position.is_empty()))
+    }
+
+    fn wait_replayed(&self, position: &str, limit: std::time::Duration) -> Result<bool> {
+        let mut connection = locked(&self.monitor, "the monitor connection")?;
+        let mariadb = self.is_mariadb(&mut connection)?;
+        // MariaDB answers 0 when replayed and -1 at the limit; MySQL 0 and 1.
+        let sql = if mariadb {
+            "SELECT MASTER_GTID_WAIT(?, ?)"
+        } else {
+            "SELECT WAIT_FOR_EXECUTED_GTID_SET(?, ?)"
+        };
+        let answer: Option<i64> = connection
+            .exec_first(sql, (position, limit.as_secs_f64()))
+            .map_err(|error| describe(error, &self.target))?;
+        Ok(answer == Some(0))
     }
 
     fn check(&self) -> Result<ServerCheck> {

@@ -83,7 +83,7 @@ pub(crate) fn resolve(
     });
     if host.value.contains(',') {
         return Err(UsageError::new(
-            "--target: corescale connects to one host; give one in host= (libpq's host lists are not supported)",
+            "--target: a host list in host= is not read: write the hosts in the URL (postgres://user@h1:5432,h2:5433/db), or give --target once per instance",
         ));
     }
     let endpoint = if host.value.starts_with('/') {

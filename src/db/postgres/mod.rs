@@ -505,6 +505,42 @@ impl Database for Postgres {
         Ok(answer == "true")
     }
 
+    fn is_replica(&self) -> Result<bool> {
+        let answer: String = self
+            .on_monitor(|monitor| monitor.query_value("SELECT pg_is_in_recovery()::text", &[]))?;
+        Ok(answer == "true")
+    }
+
+    fn replication_position(&self) -> Result<Option<String>> {
+        // A standby has no WAL of its own to give: its position is what it replayed.
+        let position: String = self.on_monitor(|monitor| {
+            monitor.query_value(
+                "SELECT CASE WHEN pg_is_in_recovery() THEN pg_last_wal_replay_lsn() ELSE pg_current_wal_lsn() END::text",
+                &[],
+            )
+        })?;
+        Ok(Some(position))
+    }
+
+    fn wait_replayed(&self, position: &str, limit: std::time::Duration) -> Result<bool> {
+        let began = std::time::Instant::now();
+        loop {
+            let replayed: String = self.on_monitor(|monitor| {
+                monitor.query_value(
+                    "SELECT coalesce(pg_last_wal_replay_lsn() >= $1::pg_lsn, false)::text",
+                    &[position],
+                )
+            })?;
+            if replayed == "true" {
+                return Ok(true);
+            }
+            if began.elapsed() >= limit {
+                return Ok(false);
+            }
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+    }
+
     fn check(&self) -> Result<ServerCheck> {
         let rows = self.on_monitor(|monitor| {
             monitor.query(
@@ -552,7 +588,7 @@ impl Database for Postgres {
     }
 
     fn counters(&self) -> Result<DbCounters> {
-        let rows = self.on_monitor(|monitor| {
+        let read = |monitor: &mut WireSession| {
             let rows = monitor.query(
                 "SELECT blks_hit, blks_read,
                         (SELECT coalesce(sum(autovacuum_count + autoanalyze_count), 0) FROM pg_stat_user_tables),
@@ -564,7 +600,19 @@ impl Database for Postgres {
             // the level it opens, not a second later in whichever level is running then.
             let _ = publish_statistics(monitor);
             Ok(rows)
-        })?;
+        };
+        // A reading is harmless to repeat: once on a new connection when the monitor's
+        // failed (a replica restarted between two levels ended it).
+        let rows = match self.on_monitor(read) {
+            Ok(rows) => rows,
+            Err(_) => {
+                let mut fresh = WireSession::connect(&self.target)
+                    .map_err(|error| explain(error, &self.target))?;
+                let rows = read(&mut fresh).map_err(|error| explain(error, &self.target))?;
+                *self.monitor()? = fresh;
+                rows
+            }
+        };
         let column = |index: usize| -> Result<f64> {
             rows.first()
                 .and_then(|row| row.get(index).cloned().flatten())

@@ -7,6 +7,7 @@ use anyhow::Result;
 use clap::Args;
 
 use super::{DbOptions, DbWorkload};
+use crate::db::cluster::Route;
 use crate::db::connect::target::Target;
 use crate::error::UsageError;
 use crate::latency::{Arrivals, RateSteps};
@@ -29,15 +30,27 @@ pub(crate) const MAX_DB_ROWS: u64 = 1 << 28;
 /// Bytes per row `db setup` sizes tables in: one 8 KiB block per row.
 const SETUP_ROW_BYTES: u64 = 8192;
 
-/// Where the database is and how to reach it.
+/// Where the database is and how to reach it: one instance, or each of a cluster's.
 #[derive(Debug, Clone, Args)]
 pub struct DbTargetArgs {
     /// postgres://, mysql://, mariadb:// or oracle://user@host:port/service. The password may
-    /// be in the URL, in CORESCALE_DB_PASSWORD, or typed at --password-prompt.
-    #[arg(long, value_name = "URL")]
-    pub target: String,
+    /// be in the URL, in CORESCALE_DB_PASSWORD, or typed at --password-prompt. Give it once per
+    /// instance of a cluster (a primary and its replicas, RAC instances, Galera nodes), or list
+    /// PostgreSQL hosts as libpq does: postgres://user@h1:5432,h2:5433/db.
+    #[arg(long, value_name = "URL", required = true)]
+    pub target: Vec<String>,
 
-    /// Ask for the password on the terminal (never echoed).
+    /// SLOB's SQLNET_SERVICE_BASE: with --service-max N, the Oracle target (given without a
+    /// service) is reached through services NAME1..NAMEN, one instance each.
+    #[arg(long, value_name = "NAME", requires = "service_max")]
+    pub service_base: Option<String>,
+
+    /// SLOB's SQLNET_SERVICE_MAX: how many numbered services --service-base names.
+    #[arg(long, value_name = "N", requires = "service_base",
+          value_parser = clap::value_parser!(u32).range(1..=64))]
+    pub service_max: Option<u32>,
+
+    /// Ask for the password on the terminal (never echoed); once for all instances.
     #[arg(long)]
     pub password_prompt: bool,
 
@@ -48,20 +61,46 @@ pub struct DbTargetArgs {
 }
 
 impl DbTargetArgs {
-    /// The target with its password and connect limit; setup's loads may take their time.
+    /// The one target of a command that drives one instance.
     pub fn open(&self) -> Result<Target> {
         self.open_with(None)
     }
 
-    /// The target with a limit on each answer too.
+    /// The one target, with a limit on each answer too.
     pub(crate) fn open_with(&self, answer_limit: Option<Duration>) -> Result<Target> {
-        let target = Target::parse(&self.target)?;
-        for warning in &target.settings().warnings {
-            say!("corescale: warning: {warning}");
+        let mut targets = self.open_all_with(answer_limit)?;
+        if targets.len() > 1 {
+            return Err(UsageError::new(format!(
+                "--target names {} instances, and this command drives one: give one --target",
+                targets.len()
+            ))
+            .into());
         }
-        Ok(target
-            .with_password(self.password_prompt)?
-            .with_timeouts(self.connect_timeout, answer_limit))
+        Ok(targets.remove(0))
+    }
+
+    /// Every instance the targets name, with their passwords and connect limits; setup's
+    /// loads may take their time.
+    pub fn open_all(&self) -> Result<Vec<Target>> {
+        self.open_all_with(None)
+    }
+
+    /// Every instance, with a limit on each answer too.
+    pub(crate) fn open_all_with(&self, answer_limit: Option<Duration>) -> Result<Vec<Target>> {
+        let services = self.service_base.as_deref().zip(self.service_max);
+        let urls = crate::db::connect::instances::instance_urls(&self.target, services)?;
+        let mut typed = None;
+        urls.iter()
+            .map(|url| {
+                let target = Target::parse(url)?;
+                for warning in &target.settings().warnings {
+                    say!("corescale: warning: {warning}");
+                }
+                Ok(target
+                    .with_password(self.password_prompt, &mut typed)?
+                    .with_timeouts(self.connect_timeout, answer_limit))
+            })
+            .collect()
     }
 }
 
@@ -132,6 +171,13 @@ pub struct DbArgs {
     #[arg(long, hide = true, conflicts_with = "rate")]
     pub no_response_times: bool,
 
+    /// Where each session goes when --target names several instances: round-robin (session
+    /// k on instance k mod N), by-schema (table k on instance k mod N, as SLOB), random, or
+    /// reads=replicas (read-only sessions on the replicas; updates need the primary).
+    #[arg(long, value_name = "ROUTE", default_value_t = Route::RoundRobin,
+          help_heading = "Cluster (several --target)")]
+    pub route: Route,
+
     /// Keys changed by each update statement (default: the work unit).
     #[arg(long, value_name = "N", help_heading = "db (SLOB/pgio method on a real database)",
           value_parser = crate::values::parse_positive)]
@@ -140,13 +186,13 @@ pub struct DbArgs {
 
 impl DbArgs {
     /// The target and the sessions' settings, checked against what the driver can do.
-    pub fn request(&self, context: &BuildContext) -> Result<(Target, DbOptions)> {
+    pub fn request(&self, context: &BuildContext) -> Result<(Vec<Target>, DbOptions)> {
         // One answer may take a whole job's duration and a margin before the server counts
         // as stalled; then the run ends, keeping the levels done.
         let answer_limit = context.duration.unwrap_or(DEFAULT_DURATION) + statement_margin();
-        let target = self.target.open_with(Some(answer_limit))?;
-        let driver = target.product;
-        let product = target.product.name;
+        let targets = self.target.open_all_with(Some(answer_limit))?;
+        let driver = targets[0].product;
+        let product = driver.name;
         let pipeline = match self.pipeline {
             Some(depth) if depth as usize > driver.max_pipeline => {
                 return Err(UsageError::new(format!(
@@ -180,7 +226,7 @@ impl DbArgs {
         }
         let work_unit = self.slob.work_unit();
         Ok((
-            target,
+            targets,
             DbOptions {
                 work_unit,
                 update_share: self.slob.update_share(),
@@ -195,6 +241,8 @@ impl DbArgs {
                 arrivals: self.arrivals,
                 arrivals_seed: self.seed.unwrap_or_else(fresh_seed),
                 latency_limit: self.latency_limit,
+                route: self.route,
+                instance: None,
             },
         ))
     }
@@ -202,8 +250,8 @@ impl DbArgs {
 
 impl WorkloadOptions for DbArgs {
     fn build(&self, context: &BuildContext) -> Result<Box<dyn Workload>> {
-        let (target, options) = self.request(context)?;
-        Ok(Box::new(DbWorkload::new(&target, options)?))
+        let (targets, options) = self.request(context)?;
+        Ok(Box::new(DbWorkload::new(&targets, options)?))
     }
 
     fn connects(&self) -> bool {

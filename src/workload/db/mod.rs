@@ -4,6 +4,7 @@
 //! own counters, read before and after every level, checked against the client's own count.
 
 pub(crate) mod args;
+pub(crate) mod instances;
 pub(crate) mod session;
 
 use std::sync::{Arc, Mutex};
@@ -18,11 +19,12 @@ use super::{
     JobShape, LevelFigures, LevelTotals, SessionConnection, Sessions, Workload, WorkloadInfo,
     WorkloadKind,
 };
+use crate::db::cluster::{Cluster, REPLAY_LIMIT, Route};
 use crate::db::connect::{target::Target, tls};
-use crate::db::registry::connect;
 use crate::db::{Database, DbCounters, Maintenance};
 use crate::error::UsageError;
 use crate::error::locked;
+pub use instances::InstanceFigures;
 use session::{BlocksPer, DbSessionJob, SessionTally};
 
 /// Share of logical reads read from storage above which a level is not a cached test.
@@ -51,43 +53,72 @@ pub struct DbOptions {
     pub arrivals_seed: u64,
     /// `--latency-limit`: statements answered later than this are counted.
     pub latency_limit: Option<Duration>,
+    /// `--route`: where each session goes when the target has several instances.
+    pub route: Route,
+    /// The instance of a cluster one session runs on; None with one instance, where nothing
+    /// is kept per instance and a failure ends the level.
+    pub instance: Option<usize>,
 }
 
 pub struct DbWorkload {
+    /// The instance setup ran on, where the blocks a statement visits are measured (the
+    /// target itself, or a cluster's primary).
     database: Arc<dyn Database>,
+    /// Every instance the sessions are spread over: one, or a cluster's.
+    cluster: Cluster,
     options: DbOptions,
     schemas: u64,
     rows: u64,
     blocks: BlocksPer,
     /// The product and major version, for the job's shape.
     engine: String,
-    baseline: Mutex<Option<Baseline>>,
+    baseline: Mutex<Option<Vec<Baseline>>>,
     /// Each worker's session's TLS, as it connected for the current level.
     connections: Mutex<std::collections::BTreeMap<usize, Option<tls::TlsFacts>>>,
     /// The sessions' tallies, handed in at each level's end.
     sessions: Arc<Sessions<SessionTally>>,
 }
 
+/// One instance's counters at a level's start; None where they could not be read (an
+/// instance that went away).
 #[derive(Debug, Clone, Copy)]
 struct Baseline {
-    counters: DbCounters,
+    counters: Option<DbCounters>,
     server_cpu_s: Option<f64>,
 }
 
 impl DbWorkload {
-    pub fn new(target: &Target, options: DbOptions) -> Result<Self> {
-        Self::on(connect(target)?, options)
+    /// The workload on every instance the targets name.
+    pub fn new(targets: &[Target], options: DbOptions) -> Result<Self> {
+        Self::on(Cluster::connect(targets)?, options)
     }
 
-    /// The workload on a database already connected: its tables from the catalogue, and
-    /// the blocks one statement visits by the database's own instrumentation.
-    fn on(database: Arc<dyn Database>, options: DbOptions) -> Result<Self> {
+    /// The workload on instances already connected: its tables from the catalogue (the same
+    /// on every instance, once the replicas replayed the primary's setup), and the blocks
+    /// one statement visits by the primary's own instrumentation.
+    fn on(cluster: Cluster, options: DbOptions) -> Result<Self> {
+        options
+            .route
+            .check(&cluster.roles(), options.update_share > 0.0)?;
+        let database = Arc::clone(cluster.primary()?);
         let target = database.target().clone();
+        cluster.wait_for_replicas(REPLAY_LIMIT)?;
         let (schemas, rows) = crate::db::catalog::inventory(database.as_ref())?;
         if schemas == 0 {
             bail!(
                 "no corescale tables in {target}: run `corescale db setup --target {target}` first"
             );
+        }
+        for instance in &cluster.instances[..] {
+            let other = instance.database.target();
+            let tables = crate::db::catalog::inventory(instance.database.as_ref())?;
+            if tables != (schemas, rows) {
+                bail!(
+                    "{other} has {} corescale table(s) of {} rows, {target} {schemas} of {rows}: each instance must hold the primary's tables (run `corescale db setup` with every --target, which waits for the replicas)",
+                    tables.0,
+                    tables.1
+                );
+            }
         }
         if options.work_unit >= rows {
             return Err(UsageError::new(format!(
@@ -133,6 +164,7 @@ impl DbWorkload {
             .context("reading the database's block counters")?;
         Ok(Self {
             database,
+            cluster,
             options,
             schemas,
             rows,
@@ -153,11 +185,37 @@ impl DbWorkload {
         }
     }
 
-    fn server_cpu_s(&self) -> Result<Option<f64>> {
-        if !self.database.target().is_local() {
+    /// CPU seconds of an instance's server process, when it runs on this host and one
+    /// process serves every session (MariaDB).
+    fn server_cpu_s(database: &dyn Database) -> Result<Option<f64>> {
+        if !database.target().is_local() {
             return Ok(None);
         }
-        Ok(self.database.server_pid()?.and_then(process_cpu_seconds))
+        Ok(database.server_pid()?.and_then(process_cpu_seconds))
+    }
+
+    /// The target, or a cluster's instances with their roles and the route.
+    fn instances_described(&self) -> String {
+        if !self.per_instance() {
+            return self.database.target().to_string();
+        }
+        let instances: Vec<String> = self
+            .cluster
+            .instances
+            .iter()
+            .map(|instance| format!("{} ({})", instance.database.target(), instance.role))
+            .collect();
+        format!(
+            "{} instances, sessions placed {}: {}",
+            self.cluster.len(),
+            self.options.route,
+            instances.join(", ")
+        )
+    }
+
+    /// Whether figures are kept per instance: when there are several.
+    fn per_instance(&self) -> bool {
+        self.cluster.len() > 1
     }
 }
 
@@ -173,7 +231,7 @@ impl Workload for DbWorkload {
             array_bytes: None,
             description: format!(
                 "SLOB/pgio method on {}: {} table(s) of {} one-row blocks; work unit {}, {:.0}% updates of {} rows; {} blocks per select{} by the database's own count{}",
-                self.database.target(),
+                self.instances_described(),
                 self.schemas,
                 self.rows,
                 self.options.work_unit,
@@ -212,16 +270,27 @@ impl Workload for DbWorkload {
     }
 
     fn prepare(&self, worker: usize, workers: usize, rate: Option<f64>) -> Result<PaddedJob> {
-        let session = self.database.open_session()?;
+        let schema = worker as u64 % self.schemas;
+        let instance = self.options.route.place(
+            worker,
+            schema,
+            &self.cluster.roles(),
+            self.options.arrivals_seed,
+        );
+        let database = &self.cluster.instances[instance].database;
+        let session = database
+            .open_session()
+            .with_context(|| format!("opening session {worker} on {}", database.target()))?;
         locked(&self.connections, "the sessions' connections")?.insert(worker, session.tls());
         let session = DbSessionJob::start(
             session,
             DbOptions {
                 rate,
+                instance: self.per_instance().then_some(instance),
                 ..self.options.clone()
             },
             (worker, workers),
-            worker as u64 % self.schemas,
+            schema,
             self.rows,
             self.blocks,
             Arc::clone(&self.sessions),
@@ -258,14 +327,28 @@ impl Workload for DbWorkload {
     }
 
     fn local_server(&self) -> bool {
-        self.database.target().is_local()
+        self.cluster
+            .instances
+            .iter()
+            .any(|instance| instance.database.target().is_local())
     }
 
     fn level_started(&self) -> Result<()> {
-        let baseline = Baseline {
-            counters: self.database.counters()?,
-            server_cpu_s: self.server_cpu_s()?,
-        };
+        let mut baseline = Vec::with_capacity(self.cluster.len());
+        for instance in &self.cluster.instances {
+            let database = instance.database.as_ref();
+            // With one instance its counters are the level's figure: unreadable, no level.
+            // On a cluster an instance that went away is recorded, and the others measured.
+            let counters = match database.counters() {
+                Ok(counters) => Some(counters),
+                Err(error) if !self.per_instance() => return Err(error),
+                Err(_) => None,
+            };
+            baseline.push(Baseline {
+                counters,
+                server_cpu_s: Self::server_cpu_s(database).unwrap_or(None),
+            });
+        }
         *locked(&self.baseline, "the level's baseline")? = Some(baseline);
         // Tallies a level that ended early left behind are not this level's.
         self.sessions.take()?;
@@ -273,28 +356,89 @@ impl Workload for DbWorkload {
     }
 
     fn level_figures(&self, totals: &LevelTotals) -> Result<LevelFigures> {
-        let after = self.database.counters()?;
-        let Some(before) = *locked(&self.baseline, "the level's baseline")? else {
+        let Some(before) = locked(&self.baseline, "the level's baseline")?.take() else {
             bail!("the level's database counters were not read at its start");
         };
         let tallies = self.sessions.take()?;
         let per = |count: f64, over: f64| if over > 0.0 { count / over } else { 0.0 };
-        let lio = after.lio - before.counters.lio;
-        let pio = after.pio - before.counters.pio;
-        let client_blocks: f64 = tallies.iter().map(|tally| tally.client_blocks).sum();
-        // Oracle's own DB CPU; else the server process (MariaDB), else the sessions' backends
-        // (PostgreSQL).
-        let server_cpu = match (after.db_cpu_s, before.counters.db_cpu_s) {
-            (Some(now), Some(then)) => Some(now - then),
-            _ => match (self.server_cpu_s()?, before.server_cpu_s) {
+        let mut readings = Vec::with_capacity(self.cluster.len());
+        let mut maintenance_ran = false;
+        for (index, (instance, before)) in self.cluster.instances.iter().zip(before).enumerate() {
+            let database = instance.database.as_ref();
+            let after = match database.counters() {
+                Ok(after) => Ok(after),
+                Err(error) if !self.per_instance() => return Err(error),
+                Err(error) => Err(format!("{error:#}")),
+            };
+            let own = || tallies.iter().filter(move |tally| tally.instance == index);
+            let mut unread = None;
+            let blocks = match (&before.counters, &after) {
+                (Some(before), Ok(after)) => Some((after.lio - before.lio, after.pio - before.pio))
+                    // A restarted instance starts its counters afresh: no difference to take.
+                    .filter(|(lio, pio)| *lio >= 0.0 && *pio >= 0.0),
+                (None, _) => {
+                    unread = Some("not at the level's start".to_string());
+                    None
+                }
+                (_, Err(error)) => {
+                    unread = Some(error.clone());
+                    None
+                }
+            };
+            if let (Some(Some(then)), Ok(Some(now))) = (
+                before.counters.map(|counters| counters.maintenance),
+                after.as_ref().map(|counters| counters.maintenance),
+            ) && Maintenance::ran_between(then, now)
+            {
+                maintenance_ran = true;
+            }
+            // Oracle's own DB CPU; else the server process (MariaDB), else the sessions'
+            // backends (PostgreSQL).
+            let db_cpu_s = match (
+                after.as_ref().ok().and_then(|counters| counters.db_cpu_s),
+                before.counters.and_then(|counters| counters.db_cpu_s),
+            ) {
                 (Some(now), Some(then)) => Some(now - then),
-                _ => tallies
-                    .iter()
-                    .map(|tally| tally.backend_cpu_s)
-                    .sum::<Option<f64>>(),
-            },
+                _ => match (
+                    Self::server_cpu_s(database).unwrap_or(None),
+                    before.server_cpu_s,
+                ) {
+                    (Some(now), Some(then)) => Some(now - then),
+                    _ => own().map(|tally| tally.backend_cpu_s).sum::<Option<f64>>(),
+                },
+            }
+            .filter(|_| own().next().is_some());
+            readings.push(instances::InstanceReading {
+                instance: database.target().to_string(),
+                role: instance.role,
+                blocks,
+                db_cpu_s,
+                unread,
+            });
         }
-        .filter(|_| !tallies.is_empty());
+        let lio: f64 = readings
+            .iter()
+            .filter_map(|reading| reading.blocks)
+            .map(|(lio, _)| lio)
+            .sum();
+        let pio: f64 = readings
+            .iter()
+            .filter_map(|reading| reading.blocks)
+            .map(|(_, pio)| pio)
+            .sum();
+        // Only instances whose counters were read count the client's blocks against them.
+        let counted = |index: usize| readings[index].blocks.is_some();
+        let client_blocks: f64 = tallies.iter().map(|tally| tally.client_blocks).sum();
+        let counted_blocks: f64 = tallies
+            .iter()
+            .filter(|tally| counted(tally.instance))
+            .map(|tally| tally.client_blocks)
+            .sum();
+        let server_cpu = readings
+            .iter()
+            .map(|reading| reading.db_cpu_s)
+            .sum::<Option<f64>>()
+            .filter(|_| !tallies.is_empty());
         let figures = DbFigures {
             statements: tallies.iter().map(|tally| tally.statements as f64).sum(),
             updates: tallies.iter().map(|tally| tally.updates as f64).sum(),
@@ -307,7 +451,7 @@ impl Workload for DbWorkload {
             db_pio_per_s: per(pio, totals.elapsed_s),
             // LIO counts every block got, PIO those read from storage among them.
             db_hit_ratio: if lio > 0.0 { 1.0 - pio / lio } else { 0.0 },
-            db_lio_over_client_blocks: per(lio, client_blocks),
+            db_lio_over_client_blocks: per(lio, counted_blocks),
             blocks_per_statement: self.blocks.select,
             blocks_per_update: (self.options.update_share > 0.0).then_some(self.blocks.update),
             pipeline_depth: self.pipeline_depth() as f64,
@@ -316,7 +460,10 @@ impl Workload for DbWorkload {
             db_lio_per_db_cpu_s: server_cpu.map(|cpu| per(lio, cpu)),
             client_cpu_share: server_cpu.map(|cpu| per(totals.cpu_s, totals.cpu_s + cpu)),
             sessions_unpublished: Some(
-                tallies.iter().filter(|tally| !tally.published).count() as f64
+                tallies
+                    .iter()
+                    .filter(|tally| !tally.published && tally.failed.is_none())
+                    .count() as f64,
             )
             .filter(|&count| count > 0.0),
         };
@@ -325,9 +472,7 @@ impl Workload for DbWorkload {
             totals.workers,
         );
         let mut warnings = figures.warnings();
-        if let (Some(then), Some(now)) = (before.counters.maintenance, after.maintenance)
-            && Maintenance::ran_between(then, now)
-        {
+        if maintenance_ran {
             warnings.push(
                 "autovacuum ran in the database during this level: its block reads are in the database's counts (run when it is idle, or after VACUUM ANALYZE)".to_string(),
             );
@@ -343,10 +488,19 @@ impl Workload for DbWorkload {
                 self.database.target().settings().tls.vocabulary.mode_option()
             ));
         }
+        let instances = if self.per_instance() {
+            let (instances, said) =
+                instances::instance_figures(readings, &tallies, totals.elapsed_s);
+            warnings.extend(said);
+            instances
+        } else {
+            Vec::new()
+        };
         Ok(LevelFigures {
             rate_of_merit: Some(figures.db_lio_per_s),
             server_cpu_s: figures.db_cpu_s,
             connections,
+            instances,
             ..LevelFigures::of(&figures, warnings)
         })
     }
@@ -549,8 +703,10 @@ mod tests {
             arrivals: crate::latency::Arrivals::Uniform,
             arrivals_seed: 1,
             latency_limit: None,
+            route: Route::default(),
+            instance: None,
         };
-        let workload = DbWorkload::on(database.clone(), options).unwrap();
+        let workload = DbWorkload::on(Cluster::single(database.clone()), options).unwrap();
         assert_eq!((workload.schemas, workload.rows), (2, 1000));
         assert_eq!(
             (workload.blocks.select, workload.blocks.update),
@@ -567,6 +723,7 @@ mod tests {
                 client_blocks: 60.0 * 10.0 + 30.0 * 6.0,
                 backend_cpu_s: Some(1.0),
                 published: true,
+                ..SessionTally::default()
             },
             SessionTally {
                 statements: 60,
@@ -575,11 +732,12 @@ mod tests {
                 client_blocks: 40.0 * 10.0 + 20.0 * 6.0,
                 backend_cpu_s: Some(0.5),
                 published: true,
+                ..SessionTally::default()
             },
         ];
         // Each level's sessions hand their tallies in at its end.
         let hand_in = || {
-            for tally in tallies {
+            for tally in tallies.iter().cloned() {
                 workload.sessions.hand_in(tally).unwrap();
             }
         };

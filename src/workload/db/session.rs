@@ -9,12 +9,12 @@ use anyhow::Result;
 
 use super::{DbOptions, process_cpu_seconds};
 use crate::db::driver::{Answered, DbSession, PlannedStatement};
-use crate::latency::{Pace, SessionClock, SessionLatency, Turn};
+use crate::latency::{Pace, ResponseTimes, SessionClock, SessionLatency, Turn};
 use crate::rng::SessionRng;
 use crate::workload::{Sessions, WorkerJob};
 
 /// What one session counted over a level, by the client's own count.
-#[derive(Debug, Clone, Copy, Default)]
+#[derive(Debug, Clone, Default)]
 pub(crate) struct SessionTally {
     pub statements: u64,
     pub updates: u64,
@@ -25,6 +25,12 @@ pub(crate) struct SessionTally {
     pub backend_cpu_s: Option<f64>,
     /// Whether the session's statistics reached the server's counters before they were read.
     pub published: bool,
+    /// The cluster instance the session ran on (0 with one instance).
+    pub instance: usize,
+    /// A copy of its response times, kept only when a cluster's figures are per instance.
+    pub response: Option<ResponseTimes>,
+    /// Why the session ended early: its instance went away (a cluster's run goes on).
+    pub failed: Option<String>,
 }
 
 /// Statements each session runs before a level's baseline is taken.
@@ -65,7 +71,14 @@ pub(crate) struct DbSessionJob {
     in_flight: VecDeque<(Option<Duration>, Duration)>,
     /// Where this session hands its tally in at a level's end: its workload's.
     sessions: std::sync::Arc<Sessions<SessionTally>>,
+    /// On a cluster: the level's response times, copied after its last batch.
+    response: Option<ResponseTimes>,
+    /// On a cluster: why this session stopped (its instance went away); it then idles.
+    failed: Option<String>,
 }
+
+/// How long a session whose instance went away waits between slices it no longer runs.
+const IDLE_AFTER_FAILURE: Duration = Duration::from_millis(5);
 
 /// One answer may hold this many statements' records (two pipelined batches of 64).
 const MOST_IN_FLIGHT: usize = 128;
@@ -108,6 +121,8 @@ impl DbSessionJob {
             clock,
             in_flight: VecDeque::with_capacity(MOST_IN_FLIGHT),
             sessions,
+            response: None,
+            failed: None,
         };
         for _ in 0..WARM_UP_STATEMENTS {
             session.select_once()?;
@@ -224,8 +239,21 @@ impl DbSessionJob {
     }
 }
 
-impl WorkerJob for DbSessionJob {
-    fn run_job(&mut self) -> Result<u64> {
+impl DbSessionJob {
+    /// On a cluster, a session whose instance fails stops and records why, so the level and
+    /// the other instances' sessions go on; with one instance the failure ends the level.
+    fn survive(&mut self, outcome: Result<u64>) -> Result<u64> {
+        match outcome {
+            Err(error) if self.options.instance.is_some() => {
+                self.failed = Some(format!("{error:#}"));
+                self.in_flight.clear();
+                Ok(0)
+            }
+            outcome => outcome,
+        }
+    }
+
+    fn job(&mut self) -> Result<u64> {
         let mut blocks = 0;
         let mut sent = 0;
         while sent < self.options.job_statements {
@@ -236,13 +264,32 @@ impl WorkerJob for DbSessionJob {
         }
         Ok(blocks + self.drain()?)
     }
+}
+
+impl WorkerJob for DbSessionJob {
+    fn run_job(&mut self) -> Result<u64> {
+        if self.failed.is_some() {
+            return Ok(0);
+        }
+        let outcome = self.job();
+        self.survive(outcome)
+    }
 
     fn run_slice(&mut self) -> Result<u64> {
-        Ok(self.step()?.unwrap_or(0))
+        if self.failed.is_some() {
+            std::thread::sleep(IDLE_AFTER_FAILURE);
+            return Ok(0);
+        }
+        let outcome = self.step().map(|blocks| blocks.unwrap_or(0));
+        self.survive(outcome)
     }
 
     fn end_window(&mut self) -> Result<u64> {
-        self.drain()
+        if self.failed.is_some() {
+            return Ok(0);
+        }
+        let outcome = self.drain();
+        self.survive(outcome)
     }
 
     fn window_started(&mut self, began: Instant) {
@@ -250,7 +297,11 @@ impl WorkerJob for DbSessionJob {
     }
 
     fn latency(&mut self) -> Option<SessionLatency> {
-        Some(self.clock.take())
+        let latency = self.clock.take();
+        if self.options.instance.is_some() {
+            self.response = Some(latency.response.clone());
+        }
+        Some(latency)
     }
 
     fn keep_intervals(&mut self, width: Duration, window: Duration) {
@@ -278,7 +329,7 @@ impl DbSessionJob {
     /// What this session counted over the level, its statistics published first (before
     /// the main thread reads the level's closing counters).
     pub(crate) fn tally(&mut self) -> SessionTally {
-        let published = self.connection.publish_statistics().is_ok();
+        let published = self.failed.is_none() && self.connection.publish_statistics().is_ok();
         let selects = self.statements - self.updates;
         SessionTally {
             statements: self.statements,
@@ -290,6 +341,9 @@ impl DbSessionJob {
                 .zip(self.backend_cpu())
                 .map(|(start, now)| now - start),
             published,
+            instance: self.options.instance.unwrap_or(0),
+            response: self.response.take(),
+            failed: self.failed.clone(),
         }
     }
 }
@@ -302,6 +356,7 @@ mod tests {
     use std::time::{Duration, Instant};
 
     use super::*;
+    use crate::db::cluster::Route;
 
     /// A driver that records every statement and answers batches of `batch` statements as
     /// `db::postgres::wire` does (late, when pipelined); each statement visits its key range.
@@ -370,6 +425,8 @@ mod tests {
             arrivals: crate::latency::Arrivals::Uniform,
             arrivals_seed: 1,
             latency_limit: None,
+            route: Route::default(),
+            instance: None,
         }
     }
 

@@ -506,6 +506,7 @@ impl Workload for ScriptWorkload {
             rate_of_merit: None,
             server_cpu_s,
             connections,
+            instances: Vec::new(),
         })
     }
 }
