@@ -4,7 +4,8 @@
 //! of cost, and a ranking.
 
 use super::model::{
-    BandRatio, Comparison, ComparisonRow, LevelFigures, LoadRatio, SeriesAnalysis, Versus,
+    BandRatio, Comparison, ComparisonRow, LevelFigures, LoadRatio, NodeEquivalence, SeriesAnalysis,
+    Versus,
 };
 use super::noise::band;
 use crate::stats::median;
@@ -189,6 +190,8 @@ fn versus(
         (None, None) => (false, false),
     };
     let censored = own.censored || theirs.censored;
+    let common_load = censored.then(|| by_load.last().cloned()).flatten();
+    let node_equivalence = node_equivalence(series, other, capacity_ratio, common_load.as_ref());
     Versus {
         series: series.name().to_string(),
         against: other.name().to_string(),
@@ -197,13 +200,43 @@ fn versus(
         similar_capacity: !censored && capacity_ratio.is_some_and(within),
         noise_margin: margin,
         ratio_uncertainty: noise(series).hypot(noise(other)),
-        common_load: censored.then(|| by_load.last().cloned()).flatten(),
+        common_load,
+        node_equivalence,
         single_thread_ratio,
         capacity_ratio,
         low_load,
         high_load,
         by_load,
     }
+}
+
+/// A single server against a cluster, either way round: the server's capacity in the
+/// cluster's nodes (at saturation, else at the largest load both measured); None unless
+/// exactly one of the two is a cluster.
+fn node_equivalence(
+    series: &SeriesAnalysis,
+    other: &SeriesAnalysis,
+    capacity_ratio: Option<f64>,
+    common_load: Option<&LoadRatio>,
+) -> Option<NodeEquivalence> {
+    let (ratio, at_workers) = match common_load {
+        Some(common) => (common.capacity_ratio, Some(common.workers)),
+        None => (capacity_ratio?, None),
+    };
+    let (server, cluster, server_over_cluster) = match (series.series.nodes, other.series.nodes) {
+        (None, Some(_)) => (series, other, ratio),
+        (Some(_), None) if ratio > 0.0 => (other, series, 1.0 / ratio),
+        _ => return None,
+    };
+    let nodes = cluster.series.nodes?;
+    Some(NodeEquivalence {
+        server: server.name().to_string(),
+        cluster: cluster.name().to_string(),
+        nodes,
+        equivalent_nodes: server_over_cluster * nodes as f64,
+        at_workers,
+    })
+    .filter(|equivalence| equivalence.equivalent_nodes.is_finite())
 }
 
 /// The level-to-level noise of a series: its jitter, else 1%.
@@ -306,4 +339,58 @@ pub(crate) fn single_thread(series: &SeriesAnalysis) -> Option<(f64, Vec<usize>)
         median(&speeds),
         chosen.iter().map(|level| level.workers).collect(),
     ))
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::analysis::study::analyse;
+    use crate::analysis::synthetic::job_time_series;
+
+    /// CERN's 2007 comparison with known answers: a server whose plateau is 460 jobs/min
+    /// against a 4-node cluster whose plateau is 400 (100 a node) is worth 4.6 of its nodes,
+    /// whichever of the two is given first; two single servers have no such figure.
+    #[test]
+    fn a_server_is_counted_in_a_clusters_nodes() {
+        let plateau = |top: f64| move |n: f64| (100.0 * n).min(top);
+        let mut server = job_time_series(plateau(460.0), 16, 0.004, 1, None);
+        server.name = "new-server".to_string();
+        let mut cluster = job_time_series(plateau(400.0), 16, 0.004, 2, None);
+        cluster.name = "rac".to_string();
+        cluster.nodes = Some(4);
+        for order in [
+            vec![server.clone(), cluster.clone()],
+            vec![cluster.clone(), server.clone()],
+        ] {
+            let analysis = analyse(order);
+            let equivalence = analysis.comparisons[0]
+                .leader_against
+                .iter()
+                .find_map(|versus| versus.node_equivalence.clone())
+                .expect("a server against a cluster");
+            assert_eq!(
+                (equivalence.server.as_str(), equivalence.cluster.as_str()),
+                ("new-server", "rac")
+            );
+            assert_eq!(equivalence.nodes, 4);
+            assert!(
+                (equivalence.equivalent_nodes - 4.6).abs() < 0.1,
+                "{equivalence:?}"
+            );
+            let said = analysis.findings.join(" ");
+            assert!(
+                said.contains("new-server delivers the jobs/min of 4.6 ± ")
+                    && said.contains("of rac's 4 nodes at saturation"),
+                "{said}"
+            );
+        }
+        let mut other = server.clone();
+        other.name = "old-server".to_string();
+        let analysis = analyse(vec![server, other]);
+        assert!(
+            analysis.comparisons[0]
+                .leader_against
+                .iter()
+                .all(|versus| versus.node_equivalence.is_none())
+        );
+    }
 }

@@ -14,6 +14,7 @@ pub(crate) const MAX_FINDINGS: usize = 8;
 pub(crate) fn findings(series: &[SeriesAnalysis], comparisons: &[Comparison]) -> Vec<String> {
     let mut sentences: Vec<String> = disturbed_sentence(series).into_iter().collect();
     sentences.extend(comparisons.iter().flat_map(leader_sentences));
+    sentences.extend(comparisons.iter().flat_map(node_sentences));
     sentences.extend(series.iter().filter_map(limit_sentence));
     sentences.extend(series.iter().map(scaling_sentence));
     sentences.extend(comparisons.iter().filter_map(cost_sentence));
@@ -84,6 +85,36 @@ fn limit_sentence(series: &SeriesAnalysis) -> Option<String> {
             String::new()
         }
     ))
+}
+
+/// A single server against a cluster, node for node: what CERN's 2007 study concluded of a
+/// new server against its production RACs.
+fn node_sentences(comparison: &Comparison) -> Vec<String> {
+    comparison
+        .leader_against
+        .iter()
+        .filter_map(|versus| {
+            let equivalence = versus.node_equivalence.as_ref()?;
+            let at = equivalence.at_workers.map_or_else(
+                || "at saturation".to_string(),
+                |workers| {
+                    format!(
+                        "at {}, the largest load both measured (one was still rising)",
+                        workers_text(workers)
+                    )
+                },
+            );
+            Some(format!(
+                "{} delivers the {} of {:.1} ± {:.1} of {}'s {} nodes {at}.",
+                equivalence.server,
+                comparison.unit,
+                equivalence.equivalent_nodes,
+                equivalence.equivalent_nodes * versus.ratio_uncertainty,
+                equivalence.cluster,
+                equivalence.nodes
+            ))
+        })
+        .collect()
 }
 
 /// How each series compares with the leader (the largest capacity), per worker and in

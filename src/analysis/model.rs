@@ -306,6 +306,25 @@ pub struct Versus {
     /// level-to-level noise combined. A ratio r is quoted r ± r x this.
     #[serde(default)]
     pub ratio_uncertainty: f64,
+    /// A single server against a cluster (either way round): how many of the cluster's
+    /// nodes the server's capacity equals, as CERN's 2007 study put a new server against its
+    /// production RACs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub node_equivalence: Option<NodeEquivalence>,
+}
+
+/// "The server delivers the capacity of 4.6 of the cluster's 6 nodes".
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct NodeEquivalence {
+    pub server: String,
+    pub cluster: String,
+    /// The instances the cluster's sessions were spread over.
+    pub nodes: usize,
+    /// The server's capacity over one node's share of the cluster's.
+    pub equivalent_nodes: f64,
+    /// Where the capacities were taken: None at saturation; else the largest load both
+    /// measured (a capacity still rising at its last level).
+    pub at_workers: Option<usize>,
 }
 
 impl Versus {

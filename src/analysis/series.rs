@@ -99,6 +99,9 @@ pub struct Series {
     /// report's warnings.
     #[serde(skip)]
     pub notes: Vec<String>,
+    /// A cluster's series: the instances its sessions were spread over (None: one server).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub nodes: Option<usize>,
 }
 
 /// The run behind a series, for the report's provenance block: what a corescale JSON holds;
@@ -211,6 +214,7 @@ impl Series {
             provenance: Provenance::default(),
             cut_last_line: None,
             notes: Vec::new(),
+            nodes: None,
         }
     }
 

@@ -148,7 +148,22 @@ pub(super) fn from_document(path: &Path, text: &str) -> Result<Series> {
         duration_s: document.settings.duration_s,
         shape: workload.shape.as_ref().map(|shape| shape.key()),
     };
+    // The instances that ran sessions: a cluster's nodes, compared node for node with a
+    // single server.
+    let nodes = document
+        .levels
+        .iter()
+        .map(|level| {
+            level
+                .instances
+                .iter()
+                .filter(|instance| instance.sessions > 0)
+                .count()
+        })
+        .max()
+        .filter(|nodes| *nodes > 1);
     Ok(Series {
+        nodes,
         physical_cores: Some(topology.physical_cores),
         logical_cpus: Some(topology.logical_cpus),
         complete: document.complete,
