@@ -4,12 +4,15 @@
 //! primary is waited for on the replicas, the routes place sessions where they say, each
 //! instance's counts agree with its own counters, a writing session is refused on a replica
 //! before the run, a replica restarted mid-level is recorded while the run completes, and
-//! teardown leaves nothing on any instance.
+//! teardown leaves nothing on any instance. The same on a private MariaDB primary and its
+//! replica by GTID.
 
 mod common;
 
+use common::mariadb::PrivateMariaDb;
 use common::pg_cluster::PrivateCluster;
 use common::{corescale, read_json, required};
+use mysql::prelude::Queryable;
 use predicates::str::contains;
 use serde_json::Value;
 
@@ -219,5 +222,131 @@ fn a_primary_and_two_replicas_are_loaded_routed_and_counted_per_instance() {
             ),
             0
         );
+    }
+}
+
+/// A private MariaDB primary writing a binary log, and a replica of it by GTID, both allowing
+/// root over TCP from 127.0.0.1, with database `test`.
+fn start_mariadb_primary_and_replica() -> (PrivateMariaDb, PrivateMariaDb) {
+    let options = |server_id: u32, replica: bool| {
+        move |dir: &std::path::Path| {
+            let mut options = vec![
+                format!("--server-id={server_id}"),
+                "--bind-address=127.0.0.1".to_string(),
+                format!("--log-bin={}", dir.join("binlog").display()),
+                "--binlog-format=ROW".to_string(),
+            ];
+            if replica {
+                options.push("--read-only=1".to_string());
+            }
+            options
+        }
+    };
+    let mut primary = PrivateMariaDb::start("corescale-primary", options(1, false));
+    let mut replica = PrivateMariaDb::start("corescale-replica", options(2, true));
+    let mut admin = primary.admin();
+    for sql in [
+        "CREATE USER IF NOT EXISTS 'root'@'127.0.0.1'",
+        "GRANT ALL ON *.* TO 'root'@'127.0.0.1' WITH GRANT OPTION",
+        "CREATE DATABASE test",
+    ] {
+        admin.query_drop(sql).unwrap();
+    }
+    let mut admin = replica.admin();
+    admin
+        .query_drop(format!(
+            "CHANGE MASTER TO MASTER_HOST='127.0.0.1', MASTER_PORT={}, MASTER_USER='root', MASTER_USE_GTID=slave_pos",
+            primary.port
+        ))
+        .unwrap();
+    admin.query_drop("START SLAVE").unwrap();
+    // The replica has the database once it replayed the primary's log so far.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    loop {
+        let found: Option<String> = admin
+            .query_first(
+                "SELECT SCHEMA_NAME FROM information_schema.SCHEMATA WHERE SCHEMA_NAME = 'test'",
+            )
+            .unwrap();
+        if found.is_some() {
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the replica did not replay the primary's log in 30 s"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    (primary, replica)
+}
+
+#[test]
+#[cfg_attr(
+    not(corescale_test_mariadbd),
+    ignore = "needs mariadbd and mariadb-install-db (see README)"
+)]
+fn a_mariadb_primary_and_its_gtid_replica_are_set_up_loaded_and_torn_down() {
+    let (mut primary, mut replica) = start_mariadb_primary_and_replica();
+    let url = |server: &PrivateMariaDb| format!("mysql://root@127.0.0.1:{}/test", server.port);
+    let targets = ["--target", &url(&primary), "--target", &url(&replica)];
+    let checked = corescale()
+        .args(["db", "check"])
+        .args(targets)
+        .assert()
+        .success();
+    let said = String::from_utf8_lossy(&checked.get_output().stdout).to_string();
+    assert_eq!(said.matches("role      primary").count(), 1, "{said}");
+    assert_eq!(said.matches("role      replica").count(), 1, "{said}");
+    corescale()
+        .args(["db", "setup", "--schemas", "2", "--scale", "300"])
+        .args(targets)
+        .assert()
+        .success()
+        .stdout(contains("replayed on 1 replica(s)"));
+    let rows: Option<i64> = replica
+        .admin()
+        .query_first("SELECT COUNT(*) FROM test.corescale_t1")
+        .unwrap();
+    assert_eq!(rows, Some(300), "replayed by GTID before setup returned");
+
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("mariadb.json");
+    corescale()
+        .args(["run", "db", "-w", "2", "--route", "reads=replicas"])
+        .args(targets)
+        .args(["--duration", "1s", "--repeat", "1", "-q", "-o"])
+        .arg(&json)
+        .assert()
+        .success();
+    let document = read_json(&json);
+    let level = &document["levels"][0];
+    let placed = instances(level);
+    assert_eq!(placed[0]["sessions"], 0);
+    assert_eq!(placed[1]["sessions"], 2);
+    let blocks = level["workload_figures"]["blocks_per_statement"]
+        .as_f64()
+        .unwrap();
+    let statements = placed[1]["statements"].as_f64().unwrap();
+    let lio = placed[1]["db_lio"].as_f64().unwrap();
+    let ratio = lio / (statements * blocks);
+    assert!(
+        (0.95..=1.05).contains(&ratio),
+        "the replica's own count {lio} for {statements} statements of {blocks} blocks: {ratio}"
+    );
+
+    corescale()
+        .args(["db", "teardown"])
+        .args(targets)
+        .assert()
+        .success()
+        .stdout(contains("replayed on 1 replica(s)"));
+    for server in [&mut primary, &mut replica] {
+        let left: Option<i64> = server
+            .admin()
+            .query_first(
+                "SELECT COUNT(*) FROM information_schema.TABLES WHERE TABLE_NAME LIKE 'corescale%'",
+            )
+            .unwrap();
+        assert_eq!(left, Some(0));
     }
 }

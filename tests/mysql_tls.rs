@@ -7,10 +7,9 @@
 
 mod common;
 
-use std::os::unix::fs::MetadataExt;
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::path::Path;
+
+use common::mariadb::{self, program, run};
 
 use mysql::prelude::Queryable;
 use predicates::prelude::*;
@@ -25,131 +24,40 @@ const PUNCTUATION_PASSWORD: &str = "!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~ Z9";
 /// Where the server also listens: an address its certificate does not name.
 const UNNAMED_ADDRESS: &str = "127.0.0.2";
 
-/// A program the tests need, from PATH or the sbin directories.
-fn program(name: &str) -> PathBuf {
-    let mut directories: Vec<PathBuf> = std::env::var_os("PATH")
-        .map(|path| std::env::split_paths(&path).collect())
-        .unwrap_or_default();
-    directories.extend(["/usr/sbin", "/usr/local/sbin", "/usr/local/mysql/bin"].map(PathBuf::from));
-    let found = directories
-        .into_iter()
-        .map(|directory| directory.join(name))
-        .find(|path| path.is_file());
-    // Without it the test is ignored (build.rs); run anyway, it fails.
-    found.unwrap_or_else(|| panic!("{name} is not installed: this MariaDB TLS test cannot run"))
+/// The private MariaDB of these tests: TLS required, with a certificate from a private CA.
+struct PrivateMariaDb(mariadb::PrivateMariaDb);
+
+impl std::ops::Deref for PrivateMariaDb {
+    type Target = mariadb::PrivateMariaDb;
+    fn deref(&self) -> &Self::Target {
+        &self.0
+    }
 }
 
-/// Runs a program, failing the test with its output when it fails.
-fn run(program: &Path, args: &[&str]) {
-    let output = Command::new(program).args(args).output().unwrap();
-    assert!(
-        output.status.success(),
-        "{} {args:?} failed:\n{}{}",
-        program.display(),
-        String::from_utf8_lossy(&output.stdout),
-        String::from_utf8_lossy(&output.stderr)
-    );
-}
-
-/// A MariaDB in a temporary directory, killed when dropped.
-struct PrivateMariaDb {
-    dir: tempfile::TempDir,
-    port: u16,
-    server: Child,
+impl std::ops::DerefMut for PrivateMariaDb {
+    fn deref_mut(&mut self) -> &mut Self::Target {
+        &mut self.0
+    }
 }
 
 impl PrivateMariaDb {
     /// Starts a server (the test is ignored where a program it needs is missing: build.rs).
     fn start() -> Self {
         let openssl = program("openssl");
-        let install = program("mariadb-install-db");
-        let mariadbd = program("mariadbd");
-        let dir = tempfile::Builder::new()
-            .prefix("corescale-mytls")
-            .tempdir()
-            .unwrap();
-        make_certificates(&openssl, dir.path());
-        let path = |name: &str| dir.path().join(name).display().to_string();
-        let as_root = std::fs::metadata("/proc/self").unwrap().uid() == 0;
-        // Temporary tables of its own: servers sharing /tmp collide on their names (two
-        // bootstraps at once fail one time in a few). Small InnoDB files: the server starts
-        // in well under a second.
-        std::fs::create_dir(path("tmp")).unwrap();
-        let common = [
-            "--no-defaults".to_string(),
-            format!("--datadir={}", path("data")),
-            format!("--tmpdir={}", path("tmp")),
-            "--innodb-log-file-size=8M".to_string(),
-            "--innodb-buffer-pool-size=32M".to_string(),
-        ];
-        let user: &[&str] = if as_root { &["--user=root"] } else { &[] };
-        let mut args: Vec<&str> = common.iter().map(String::as_str).collect();
-        args.extend(user);
-        args.extend([
-            "--auth-root-authentication-method=normal",
-            "--skip-test-db",
-            "--skip-name-resolve",
-        ]);
-        run(&install, &args);
-        let port = std::net::TcpListener::bind("127.0.0.1:0")
-            .unwrap()
-            .local_addr()
-            .unwrap()
-            .port();
-        let log = std::fs::File::create(path("server.log")).unwrap();
-        let server = Command::new(mariadbd)
-            .args(&common)
-            .args(user)
-            .arg(format!("--socket={}", path("sock")))
-            .arg(format!("--port={port}"))
-            .arg(format!("--bind-address=127.0.0.1,{UNNAMED_ADDRESS}"))
-            .arg(format!("--pid-file={}", path("mariadbd.pid")))
-            .arg("--skip-name-resolve")
-            .arg("--require-secure-transport=ON")
-            .arg(format!("--ssl-ca={}", path("ca.pem")))
-            .arg(format!("--ssl-cert={}", path("server.pem")))
-            .arg(format!("--ssl-key={}", path("server.key")))
-            .stdin(Stdio::null())
-            .stdout(log.try_clone().unwrap())
-            .stderr(log)
-            .spawn()
-            .unwrap();
-        let mut private = Self { dir, port, server };
+        let server = mariadb::PrivateMariaDb::start("corescale-mytls", |dir| {
+            make_certificates(&openssl, dir);
+            let path = |name: &str| dir.join(name).display().to_string();
+            vec![
+                format!("--bind-address=127.0.0.1,{UNNAMED_ADDRESS}"),
+                "--require-secure-transport=ON".to_string(),
+                format!("--ssl-ca={}", path("ca.pem")),
+                format!("--ssl-cert={}", path("server.pem")),
+                format!("--ssl-key={}", path("server.key")),
+            ]
+        });
+        let mut private = Self(server);
         private.create_users();
         private
-    }
-
-    fn path(&self, name: &str) -> String {
-        self.dir.path().join(name).display().to_string()
-    }
-
-    fn socket(&self) -> String {
-        self.path("sock")
-    }
-
-    /// root over the socket, once the server answers there (within 30 s).
-    fn admin(&mut self) -> mysql::Conn {
-        let options = mysql::OptsBuilder::new()
-            .socket(Some(self.socket()))
-            .user(Some("root"))
-            .prefer_socket(true);
-        let deadline = Instant::now() + Duration::from_secs(30);
-        loop {
-            match mysql::Conn::new(options.clone()) {
-                Ok(connection) => return connection,
-                Err(error) => {
-                    let log = std::fs::read_to_string(self.path("server.log")).unwrap_or_default();
-                    if let Ok(Some(status)) = self.server.try_wait() {
-                        panic!("mariadbd ended ({status}):\n{log}");
-                    }
-                    assert!(
-                        Instant::now() < deadline,
-                        "mariadbd did not answer in 30 s ({error}):\n{log}"
-                    );
-                    std::thread::sleep(Duration::from_millis(50));
-                }
-            }
-        }
     }
 
     /// The database and both users, each allowed from 127.0.0.1 (TCP) and localhost (the
@@ -198,15 +106,6 @@ impl PrivateMariaDb {
             self.port,
             self.path(ca)
         )
-    }
-}
-
-impl Drop for PrivateMariaDb {
-    fn drop(&mut self) {
-        // No assertion here: a panic while unwinding would abort the test run. The data
-        // directory is thrown away, so the server need not shut down cleanly.
-        let _ = self.server.kill();
-        let _ = self.server.wait();
     }
 }
 

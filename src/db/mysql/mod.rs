@@ -6,6 +6,9 @@
 
 mod connection;
 pub(crate) mod mycnf;
+mod session;
+
+use session::MySqlSession;
 
 use connection::*;
 
@@ -13,7 +16,7 @@ use std::sync::Mutex;
 
 use anyhow::{Context, Result, anyhow, bail};
 use mysql::prelude::Queryable;
-use mysql::{ClientIdentity, Conn, Opts, OptsBuilder, SslOpts, Statement};
+use mysql::{ClientIdentity, Conn, Opts, OptsBuilder, SslOpts};
 
 use crate::db::catalog::{
     CATALOG_TABLE, IDENTITY_COLUMNS, Identity, LOADING, LOCK_NAME, ObjectKind, Owned, READY,
@@ -806,28 +809,6 @@ fn created_identity(connection: &mut Conn, target: &Target, name: &str) -> Resul
         })
 }
 
-struct MySqlSession {
-    connection: Conn,
-    target: Target,
-    statements: PreparedStatements<Statement>,
-    /// A script's statements by index, prepared on first use.
-    script_statements: Vec<Option<Statement>>,
-    tls: Option<TlsFacts>,
-}
-
-/// The server's refusal as a script counts it (by SQLSTATE); other errors as they are.
-fn script_failure(error: mysql::Error, target: &Target) -> anyhow::Error {
-    match error {
-        mysql::Error::MySqlError(refused) => {
-            anyhow::Error::new(crate::db::driver::StatementFailure {
-                sqlstate: refused.state,
-                message: refused.message,
-            })
-        }
-        other => describe(other, target),
-    }
-}
-
 /// The session's TLS as the server sees it (Ssl_version, Ssl_cipher; empty in clear text).
 fn session_tls(connection: &mut Conn) -> mysql::Result<Option<TlsFacts>> {
     let rows: Vec<(String, String)> = connection
@@ -863,86 +844,3 @@ const SAMPLE_REPEATS: usize = 3;
 const SETTLE_QUIET: std::time::Duration = std::time::Duration::from_millis(20);
 /// ...waiting at most this long.
 const SETTLE_AT_MOST: std::time::Duration = std::time::Duration::from_secs(1);
-
-impl MySqlSession {
-    fn prepared(&mut self, schema: u64, update: bool) -> Result<Statement> {
-        let (connection, target) = (&mut self.connection, &self.target);
-        let statement = self.statements.get(schema, update, |table, update| {
-            connection
-                .prep(statement_sql(table, update))
-                .map_err(|error| describe(error, target))
-        })?;
-        Ok(statement.clone())
-    }
-}
-
-impl DbSession for MySqlSession {
-    fn tls(&self) -> Option<TlsFacts> {
-        self.tls.clone()
-    }
-
-    fn select(&mut self, schema: u64, first_key: u64, last_key: u64) -> Result<u64> {
-        let statement = self.prepared(schema, false)?;
-        let row: Option<(Option<i64>, u64)> = self
-            .connection
-            .exec_first(&statement, (first_key, last_key))
-            .map_err(|error| describe(error, &self.target))?;
-        Ok(row.map_or(0, |(_sum, rows)| rows))
-    }
-
-    fn update(&mut self, schema: u64, first_key: u64, last_key: u64) -> Result<u64> {
-        let statement = self.prepared(schema, true)?;
-        self.connection
-            .exec_drop(&statement, (first_key, last_key))
-            .map_err(|error| describe(error, &self.target))?;
-        Ok(self.connection.affected_rows())
-    }
-
-    fn run_script_statement(
-        &mut self,
-        index: usize,
-        sql: &str,
-        values: &[crate::db::driver::BoundValue],
-    ) -> Result<u64> {
-        if self.script_statements.len() <= index {
-            self.script_statements.resize(index + 1, None);
-        }
-        let statement = match &self.script_statements[index] {
-            Some(statement) => statement.clone(),
-            None => {
-                let statement = self
-                    .connection
-                    .prep(sql)
-                    .map_err(|error| script_failure(error, &self.target))?;
-                self.script_statements[index] = Some(statement.clone());
-                statement
-            }
-        };
-        let parameters: Vec<mysql::Value> = values
-            .iter()
-            .map(|value| match value {
-                crate::db::driver::BoundValue::Int(value) => mysql::Value::Int(*value),
-                crate::db::driver::BoundValue::Double(value) => mysql::Value::Double(*value),
-            })
-            .collect();
-        let mut result = self
-            .connection
-            .exec_iter(&statement, mysql::Params::Positional(parameters))
-            .map_err(|error| script_failure(error, &self.target))?;
-        // Read before the rows: past them, the result set is gone.
-        let changed = result.affected_rows();
-        let mut rows = 0u64;
-        for row in result.by_ref() {
-            row.map_err(|error| script_failure(error, &self.target))?;
-            rows += 1;
-        }
-        drop(result);
-        Ok(if rows > 0 { rows } else { changed })
-    }
-
-    fn run_plain(&mut self, sql: &str) -> Result<()> {
-        self.connection
-            .query_drop(sql)
-            .map_err(|error| describe(error, &self.target))
-    }
-}

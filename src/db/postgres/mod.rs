@@ -3,6 +3,7 @@
 //! blks_read of pg_stat_database (every block the statements got), PIO blks_read.
 
 pub(crate) mod libpq;
+mod replication;
 pub(crate) mod wire;
 
 use std::sync::{Mutex, MutexGuard};
@@ -506,39 +507,15 @@ impl Database for Postgres {
     }
 
     fn is_replica(&self) -> Result<bool> {
-        let answer: String = self
-            .on_monitor(|monitor| monitor.query_value("SELECT pg_is_in_recovery()::text", &[]))?;
-        Ok(answer == "true")
+        replication::is_replica(self)
     }
 
     fn replication_position(&self) -> Result<Option<String>> {
-        // A standby has no WAL of its own to give: its position is what it replayed.
-        let position: String = self.on_monitor(|monitor| {
-            monitor.query_value(
-                "SELECT CASE WHEN pg_is_in_recovery() THEN pg_last_wal_replay_lsn() ELSE pg_current_wal_lsn() END::text",
-                &[],
-            )
-        })?;
-        Ok(Some(position))
+        replication::position(self)
     }
 
     fn wait_replayed(&self, position: &str, limit: std::time::Duration) -> Result<bool> {
-        let began = std::time::Instant::now();
-        loop {
-            let replayed: String = self.on_monitor(|monitor| {
-                monitor.query_value(
-                    "SELECT coalesce(pg_last_wal_replay_lsn() >= $1::pg_lsn, false)::text",
-                    &[position],
-                )
-            })?;
-            if replayed == "true" {
-                return Ok(true);
-            }
-            if began.elapsed() >= limit {
-                return Ok(false);
-            }
-            std::thread::sleep(std::time::Duration::from_millis(20));
-        }
+        replication::wait_replayed(self, position, limit)
     }
 
     fn check(&self) -> Result<ServerCheck> {

@@ -1,0 +1,49 @@
+//! Streaming replication as a cluster run needs it: whether a server is a standby, the WAL
+//! position a standby must reach, and waiting until it replayed that far.
+
+use anyhow::Result;
+
+use super::Postgres;
+
+/// Whether the server is a standby (in recovery).
+pub(super) fn is_replica(postgres: &Postgres) -> Result<bool> {
+    let answer: String = postgres
+        .on_monitor(|monitor| monitor.query_value("SELECT pg_is_in_recovery()::text", &[]))?;
+    Ok(answer == "true")
+}
+
+/// The WAL position a replica must replay: the primary's current one, a standby's replayed one.
+pub(super) fn position(postgres: &Postgres) -> Result<Option<String>> {
+    // A standby has no WAL of its own to give: its position is what it replayed.
+    let position: String = postgres.on_monitor(|monitor| {
+        monitor.query_value(
+            "SELECT CASE WHEN pg_is_in_recovery() THEN pg_last_wal_replay_lsn() ELSE pg_current_wal_lsn() END::text",
+            &[],
+        )
+    })?;
+    Ok(Some(position))
+}
+
+/// Polls the standby's replay position until it reaches `position`, or `limit` passes.
+pub(super) fn wait_replayed(
+    postgres: &Postgres,
+    position: &str,
+    limit: std::time::Duration,
+) -> Result<bool> {
+    let began = std::time::Instant::now();
+    loop {
+        let replayed: String = postgres.on_monitor(|monitor| {
+            monitor.query_value(
+                "SELECT coalesce(pg_last_wal_replay_lsn() >= $1::pg_lsn, false)::text",
+                &[position],
+            )
+        })?;
+        if replayed == "true" {
+            return Ok(true);
+        }
+        if began.elapsed() >= limit {
+            return Ok(false);
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+}
