@@ -229,14 +229,47 @@ fn node_equivalence(
         _ => return None,
     };
     let nodes = cluster.series.nodes?;
+    let at_p99 = equal_p99(server, cluster, nodes);
     Some(NodeEquivalence {
         server: server.name().to_string(),
         cluster: cluster.name().to_string(),
         nodes,
         equivalent_nodes: server_over_cluster * nodes as f64,
         at_workers,
+        cluster_p99_ms: at_p99.map(|(p99, _)| p99),
+        equivalent_nodes_at_p99: at_p99.map(|(_, equivalent)| equivalent),
     })
     .filter(|equivalence| equivalence.equivalent_nodes.is_finite())
+}
+
+/// The cluster's statement p99 at its saturation level, and the server's largest capacity
+/// at a p99 no worse than that, in the cluster's nodes (one node: the cluster's capacity at
+/// that level over its nodes).
+fn equal_p99(
+    server: &SeriesAnalysis,
+    cluster: &SeriesAnalysis,
+    nodes: usize,
+) -> Option<(f64, f64)> {
+    let p99 = |level: &LevelFigures| {
+        level
+            .latency
+            .as_ref()
+            .filter(|latency| latency.is_statement() && latency.response.count > 0)
+            .map(|latency| latency.response.p99_ms)
+    };
+    let at = cluster.saturation.as_ref()?.workers;
+    let reference = cluster.level(at)?;
+    let limit = p99(reference)?;
+    let best = server
+        .levels
+        .iter()
+        .filter(|level| p99(level).is_some_and(|p99| p99 <= limit))
+        .map(|level| level.capacity)
+        .fold(None, |best: Option<f64>, capacity| {
+            Some(best.map_or(capacity, |best| best.max(capacity)))
+        })?;
+    let per_node = reference.capacity / nodes as f64;
+    (per_node > 0.0).then(|| (limit, best / per_node))
 }
 
 /// The level-to-level noise of a series: its jitter, else 1%.
@@ -343,20 +376,53 @@ pub(crate) fn single_thread(series: &SeriesAnalysis) -> Option<(f64, Vec<usize>)
 
 #[cfg(test)]
 mod tests {
+    use crate::analysis::series::Series;
     use crate::analysis::study::analyse;
     use crate::analysis::synthetic::job_time_series;
+    use crate::latency::{Latency, MeasuredFrom, Percentiles};
 
-    /// CERN's 2007 comparison with known answers: a server whose plateau is 460 jobs/min
-    /// against a 4-node cluster whose plateau is 400 (100 a node) is worth 4.6 of its nodes,
+    /// Gives every level a statement p99 of `p99(workers)` ms.
+    fn with_p99(series: &mut Series, p99: impl Fn(f64) -> f64) {
+        for point in &mut series.points {
+            let ms = p99(point.workers as f64);
+            point.latency = Some(Latency {
+                unit: "statement".to_string(),
+                measured_from: MeasuredFrom::Send,
+                response: Percentiles {
+                    count: 10_000,
+                    mean_ms: ms / 2.0,
+                    p50_ms: ms / 2.0,
+                    p90_ms: ms * 0.8,
+                    p95_ms: ms * 0.9,
+                    p99_ms: ms,
+                    p999_ms: ms * 1.5,
+                    max_ms: ms * 2.0,
+                },
+                service: None,
+                schedule_lag: None,
+                rate: None,
+                limit_ms: None,
+                late: None,
+            });
+        }
+    }
+
+    /// CERN's 2007 comparison with known answers: a server whose plateau is 600 jobs/min
+    /// against a 4-node cluster whose plateau is 400 (100 a node) is worth 6 of its nodes at
+    /// saturation, but only 4 at the cluster's p99 (the server's p99 climbs from 3 workers),
     /// whichever of the two is given first; two single servers have no such figure.
     #[test]
     fn a_server_is_counted_in_a_clusters_nodes() {
         let plateau = |top: f64| move |n: f64| (100.0 * n).min(top);
-        let mut server = job_time_series(plateau(460.0), 16, 0.004, 1, None);
+        let mut server = job_time_series(plateau(600.0), 16, 0.004, 1, None);
         server.name = "new-server".to_string();
         let mut cluster = job_time_series(plateau(400.0), 16, 0.004, 2, None);
         cluster.name = "rac".to_string();
         cluster.nodes = Some(4);
+        // The cluster's statement p99 is 1.5 ms up to 8 workers; the server's reaches 1.5 ms
+        // at 4 workers (400 jobs/min) and climbs on.
+        with_p99(&mut server, |n| 1.0 + 0.5 * (n - 3.0).max(0.0));
+        with_p99(&mut cluster, |n| 1.5 + 0.5 * (n - 8.0).max(0.0));
         for order in [
             vec![server.clone(), cluster.clone()],
             vec![cluster.clone(), server.clone()],
@@ -373,13 +439,16 @@ mod tests {
             );
             assert_eq!(equivalence.nodes, 4);
             assert!(
-                (equivalence.equivalent_nodes - 4.6).abs() < 0.1,
+                (equivalence.equivalent_nodes - 6.0).abs() < 0.1,
                 "{equivalence:?}"
             );
+            let at_p99 = equivalence.equivalent_nodes_at_p99.unwrap();
+            assert!((at_p99 - 4.0).abs() < 0.1, "{equivalence:?}");
+            assert_eq!(equivalence.cluster_p99_ms, Some(1.5));
             let said = analysis.findings.join(" ");
             assert!(
-                said.contains("new-server delivers the jobs/min of 4.6 ± ")
-                    && said.contains("of rac's 4 nodes at saturation"),
+                said.contains("new-server delivers the jobs/min of 6.0 ± ")
+                    && said.contains("of rac's 4 nodes at saturation; at a statement p99 no worse than the cluster's"),
                 "{said}"
             );
         }

@@ -104,8 +104,15 @@ fn node_sentences(comparison: &Comparison) -> Vec<String> {
                     )
                 },
             );
+            let at_p99 = match (equivalence.cluster_p99_ms, equivalence.equivalent_nodes_at_p99) {
+                (Some(p99), Some(nodes)) => format!(
+                    "; at a statement p99 no worse than the cluster's {p99:.2} ms at saturation, {nodes:.1} ± {:.1} nodes",
+                    nodes * versus.ratio_uncertainty
+                ),
+                _ => String::new(),
+            };
             Some(format!(
-                "{} delivers the {} of {:.1} ± {:.1} of {}'s {} nodes {at}.",
+                "{} delivers the {} of {:.1} ± {:.1} of {}'s {} nodes {at}{at_p99}.",
                 equivalence.server,
                 comparison.unit,
                 equivalence.equivalent_nodes,

@@ -325,6 +325,13 @@ pub struct NodeEquivalence {
     /// Where the capacities were taken: None at saturation; else the largest load both
     /// measured (a capacity still rising at its last level).
     pub at_workers: Option<usize>,
+    /// At equal response time: the cluster's statement p99 at its saturation level, and the
+    /// server's largest capacity at a p99 no worse, in the cluster's nodes (absent unless
+    /// both series timed statements and the server met that p99 at some level).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cluster_p99_ms: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub equivalent_nodes_at_p99: Option<f64>,
 }
 
 impl Versus {
