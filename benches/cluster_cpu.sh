@@ -28,7 +28,7 @@ cleanup() {
 trap cleanup EXIT
 start() { # data-directory port
     "${as_owner[@]}" "$bindir/pg_ctl" -D "$1" -l "$1.log" -w start \
-        -o "-p $2 -k $work -c listen_addresses=127.0.0.1 -c fsync=off -c shared_buffers=64MB" >/dev/null
+        -o "-p $2 -k $work -c listen_addresses=127.0.0.1 -c fsync=off -c shared_buffers=64MB -c autovacuum=off" >/dev/null
 }
 "${as_owner[@]}" "$bindir/initdb" -D "$work/primary" -U postgres -A trust --no-sync >/dev/null
 printf 'local all postgres trust\nlocal replication postgres trust\nhost all postgres 127.0.0.1/32 trust\n' \
@@ -39,7 +39,7 @@ start "$work/primary" "$primary_port"
 start "$work/replica" "$replica_port"
 one="postgres://postgres@127.0.0.1:$primary_port/postgres"
 two="postgres://postgres@127.0.0.1:$primary_port,127.0.0.1:$replica_port/postgres"
-target/release/corescale db setup --target "$two" --schemas 2 --scale 4000 >/dev/null
+target/release/corescale db setup --target "$two" --schemas 2 --scale 2000 >/dev/null
 
 # Client CPU seconds per statement of one 2-session level of 3 s.
 cpu_per_statement() {

@@ -7,6 +7,7 @@ mod common;
 use common::scratch::{MyScratch, PgScratch, scratch_name};
 use common::{anchor, corescale, hold_server, read_json, required, run_tool};
 use corescale::analysis::input::{InputFile, read_input, read_series};
+use predicates::prelude::*;
 use predicates::str::contains;
 
 /// A pgbench summary as PostgreSQL 12 and 13 print it: two tps lines, the second without
@@ -428,7 +429,7 @@ fn awr_and_statspack_reports_are_a_sweep_by_the_sessions_in_their_names() {
     )
     .unwrap();
     std::fs::write(folder.join("awr.24.txt"), &text).unwrap();
-    // The RAC-wide report SLOB writes beside it is not an instance's: left alone.
+    // A cut-short RAC-wide report (no System Statistics table) is no AWR report: left alone.
     std::fs::write(
         folder.join("awr_rac.txt"),
         "WORKLOAD REPOSITORY REPORT (RAC)\nLoad Profile\n",
@@ -716,4 +717,57 @@ fn a_pgbench_folder_beside_the_anchor_sweeps_compares_by_speedup_only() {
         analysis["series"].as_array().unwrap().len() == 2,
         "{analysis}"
     );
+}
+
+/// SLOB's RAC-wide report (awrgrpt's text layout) beside the instances' own: a series of its
+/// own, the cluster's logical reads summed over its instances, its nodes the instances, so a
+/// single server is counted in them.
+#[test]
+fn a_rac_wide_awr_report_is_the_clusters_level_with_its_instances() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = fixture("awr_rac-11.2.txt");
+    let folder = dir.path().join("rac");
+    std::fs::create_dir(&folder).unwrap();
+    // SLOB's harness names: awr_rac.<update %>.<sessions>.txt, at 24 and 48 sessions.
+    std::fs::write(folder.join("awr_rac.0.24.txt"), &text).unwrap();
+    std::fs::write(
+        folder.join("awr_rac.0.48.txt"),
+        text.replace("1,204,511.30", "2,204,511.30"),
+    )
+    .unwrap();
+    let analysis = report_json(&folder);
+    let series = &analysis["series"][0];
+    assert_eq!(series["series"]["job"]["tool"], "Oracle AWR (RAC)");
+    assert_eq!(series["series"]["nodes"], 3);
+    // The instances' rows summed (the report's own Sum row says 3,590,000.20).
+    let sum = 1_204_511.30 + 1_188_020.85 + 1_197_468.05;
+    let measured = levels(&analysis);
+    assert_eq!(measured[0].0, 24);
+    assert!((measured[0].1 - sum).abs() < 1e-6, "{measured:?}");
+    assert!(
+        (measured[1].1 - (sum + 1_000_000.0)).abs() < 1e-6,
+        "{measured:?}"
+    );
+    let figures = &series["levels"][0]["figures"];
+    assert_eq!(figures["instance 2 lio_per_s"], 1_188_020.85);
+    assert!((figures["physical_reads_per_s"].as_f64().unwrap() - 37.0).abs() < 1e-9);
+    assert!((figures["db_time_per_s"].as_f64().unwrap() - 23.91).abs() < 1e-9);
+    assert!(
+        series["series"]["provenance"]["workload"]
+            .as_str()
+            .unwrap()
+            .starts_with("imported from Oracle AWR (RAC) 11.2.0.4.0 output"),
+        "{}",
+        series["series"]["provenance"]
+    );
+    // A report cut before its instance rows names the file and what is missing.
+    let cut = dir.path().join("awr_rac.0.8.txt");
+    let end = text.find("   1    1,204,511.30").unwrap();
+    std::fs::write(&cut, &text[..end]).unwrap();
+    corescale()
+        .arg("report")
+        .arg(&cut)
+        .assert()
+        .code(1)
+        .stderr(contains("awr_rac.0.8.txt").and(contains("instance rows")));
 }

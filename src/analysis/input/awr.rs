@@ -27,7 +27,7 @@ pub(super) const STATSPACK: Importer = Importer {
 const ACTIVE_SESSIONS_TOLERANCE: f64 = 0.10;
 
 /// An instance's report: "WORKLOAD REPOSITORY report for", "... PDB report (root snapshots)"
-/// (19c). A RAC-wide report (awrgrpt, SLOB's awr_rac.txt) is not read: each instance's is.
+/// (19c). A RAC-wide report (awrgrpt, SLOB's awr_rac.txt) is `awr_rac`'s.
 fn is_awr(text: &str) -> bool {
     let upper = text.to_ascii_uppercase();
     upper.contains("WORKLOAD REPOSITORY")

@@ -4,6 +4,7 @@
 //! ([`IMPORTERS`]: a new one is a file of its own and a row there).
 
 mod awr;
+mod awr_rac;
 mod csv_series;
 mod document;
 mod folder;
@@ -26,6 +27,7 @@ const IMPORTERS: &[&Importer] = &[
     &hammerdb::LOG,
     &hammerdb::XTPROF,
     &awr::AWR,
+    &awr_rac::AWR_RAC,
     &awr::STATSPACK,
 ];
 

@@ -331,6 +331,16 @@ impl Database for Oracle {
         }))
     }
 
+    /// A physical or logical standby (Data Guard) replays the primary's redo; every RAC
+    /// instance of a primary takes writes.
+    fn is_replica(&self) -> Result<bool> {
+        let connection = locked(&self.monitor, "the monitor connection")?;
+        let role = connection
+            .query_row_as::<String>("SELECT database_role FROM v$database", &[])
+            .map_err(|error| describe(error, &self.target))?;
+        Ok(role != "PRIMARY")
+    }
+
     fn check(&self) -> Result<ServerCheck> {
         let connection = locked(&self.monitor, "the monitor connection")?;
         let (server, user, database, protocol) = connection

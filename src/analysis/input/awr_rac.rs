@@ -1,0 +1,237 @@
+//! Oracle's RAC-wide AWR report (awrgrpt.sql; SLOB's `awr_rac.txt`, as text): one file is
+//! one level of the whole cluster. Its rate is the "System Statistics - Per Second" table's
+//! logical reads per second summed over the instances; physical reads, executes and
+//! transactions per second are kept beside it, and so is each instance's share of the logical
+//! reads. Average active sessions come from the instances table. The series is a cluster's,
+//! its nodes the instances in the report, so `report` counts a single server in them. Its
+//! tables are fixed-width: each value is read within its column's run of dashes (an HTML
+//! RAC report, which has no such runs, is left alone).
+
+use super::*;
+
+pub(super) const TOOL: &str = "Oracle AWR (RAC)";
+
+pub(super) const AWR_RAC: Importer = Importer {
+    tool: TOOL,
+    detects: is_awr_rac,
+    read: Reader::Text(from_awr_rac),
+};
+
+fn is_awr_rac(text: &str) -> bool {
+    if text.contains("<html") || text.contains("<HTML") {
+        return false;
+    }
+    let upper = text.to_ascii_uppercase();
+    upper.contains("WORKLOAD REPOSITORY REPORT (RAC")
+        && upper.contains("SYSTEM STATISTICS - PER SECOND")
+}
+
+/// A fixed-width table under a title: each column's span of dashes, its header (the header
+/// lines' text within the span) and the rows below (with their line numbers), up to the first
+/// blank line.
+struct Table<'a> {
+    spans: Vec<(usize, usize)>,
+    headers: Vec<String>,
+    rows: Vec<(usize, &'a str)>,
+}
+
+impl<'a> Table<'a> {
+    /// The first table whose dashes follow `title`'s line; None when the title is not there.
+    fn under(lines: &[&'a str], title: &str) -> Option<Self> {
+        let start = lines
+            .iter()
+            .position(|line| line.trim_start().starts_with(title))?;
+        let dashes = start
+            + lines[start..]
+                .iter()
+                .position(|line| line.trim_start().starts_with("----"))?;
+        let spans = column_spans(lines[dashes]);
+        // The header lines: the non-blank lines between the title and the dashes.
+        let header_lines: Vec<&str> = lines[start + 1..dashes]
+            .iter()
+            .copied()
+            .filter(|line| !line.trim().is_empty())
+            .collect();
+        let headers = spans
+            .iter()
+            .map(|&span| {
+                let words: Vec<&str> = header_lines
+                    .iter()
+                    .map(|line| within(line, span))
+                    .filter(|word| !word.is_empty())
+                    .collect();
+                words.join(" ")
+            })
+            .collect();
+        let rows = lines[dashes + 1..]
+            .iter()
+            .enumerate()
+            .take_while(|(_, line)| !line.trim().is_empty())
+            .map(|(offset, line)| (dashes + 2 + offset, *line))
+            .collect();
+        Some(Self {
+            spans,
+            headers,
+            rows,
+        })
+    }
+
+    /// A row's value in a column: its text within the column's span.
+    fn cell(&self, row: &'a str, column: usize) -> &'a str {
+        self.spans.get(column).map_or("", |&span| within(row, span))
+    }
+
+    /// The column whose header holds every one of `words` (case-insensitive).
+    fn column(&self, words: &[&str]) -> Option<usize> {
+        self.headers.iter().position(|header| {
+            let header = header.to_ascii_lowercase();
+            words.iter().all(|word| header.contains(word))
+        })
+    }
+}
+
+/// The text of a line within a span (byte positions), trimmed; empty past its end.
+fn within(line: &str, (from, to): (usize, usize)) -> &str {
+    let end = to.min(line.len());
+    line.get(from.min(end)..end).unwrap_or("").trim()
+}
+
+/// The start and end of each run of dashes: a fixed-width table's columns.
+fn column_spans(dashes: &str) -> Vec<(usize, usize)> {
+    let mut spans = Vec::new();
+    let mut start = None;
+    for (index, byte) in dashes.bytes().enumerate() {
+        match (byte == b'-', start) {
+            (true, None) => start = Some(index),
+            (false, Some(from)) => {
+                spans.push((from, index));
+                start = None;
+            }
+            _ => {}
+        }
+    }
+    if let Some(from) = start {
+        spans.push((from, dashes.len()));
+    }
+    spans
+}
+
+/// The per-second figures read off the instances' rows, by figure name and header words.
+const PER_SECOND: &[(&str, &[&str])] = &[
+    ("lio_per_s", &["logical", "reads"]),
+    ("physical_reads_per_s", &["physical", "reads"]),
+    ("executes_per_s", &["execs"]),
+    ("transactions_per_s", &["txns"]),
+];
+
+fn from_awr_rac(file: &InputFile, text: &str) -> Result<Series> {
+    let path = file.path;
+    let lines: Vec<&str> = text.lines().collect();
+    let at_line = |line: usize| format!("'{}' line {line}", path.display());
+    let missing = |what: &str| {
+        anyhow::anyhow!(
+            "'{}': {TOOL} report without {what} (is the report cut short?)",
+            path.display()
+        )
+    };
+    let statistics = Table::under(&lines, "System Statistics - Per Second")
+        .ok_or_else(|| missing("a 'System Statistics - Per Second' table"))?;
+    let instance_rows: Vec<(usize, &str, &str)> = statistics
+        .rows
+        .iter()
+        .map(|&(line, row)| (line, statistics.cell(row, 0), row))
+        .filter(|(_, number, _)| number.parse::<u32>().is_ok())
+        .collect();
+    if instance_rows.is_empty() {
+        return Err(missing("instance rows in 'System Statistics - Per Second'"));
+    }
+    let mut figures = std::collections::BTreeMap::new();
+    for (name, words) in PER_SECOND {
+        let Some(column) = statistics.column(words) else {
+            if *name == "lio_per_s" {
+                return Err(missing("a 'Logical Reads/s' column"));
+            }
+            continue;
+        };
+        let mut sum = 0.0;
+        for &(line, instance, row) in &instance_rows {
+            let plain: String = statistics
+                .cell(row, column)
+                .chars()
+                .filter(|c| *c != ',')
+                .collect();
+            let value = in_range(
+                number_in(&plain, name, &|| at_line(line))?,
+                &RAW,
+                name,
+                &|| at_line(line),
+            )?;
+            if *name == "lio_per_s" {
+                figures.insert(format!("instance {instance} lio_per_s"), value);
+            }
+            sum += value;
+        }
+        figures.insert(name.to_string(), sum);
+    }
+    // Each instance's average active sessions, from the instances table.
+    let instances = Table::under(&lines, "Database Instances Included In Report")
+        .filter(|table| table.column(&["sessions"]).is_some());
+    let mut release = None;
+    if let Some(table) = &instances {
+        let sessions = table.column(&["sessions"]).expect("filtered on it");
+        let mut active = 0.0;
+        let version = table.column(&["release"]);
+        for &(line, row) in &table.rows {
+            let plain: String = table
+                .cell(row, sessions)
+                .chars()
+                .filter(|c| *c != ',')
+                .collect();
+            let value = number_in(&plain, "average active sessions", &|| at_line(line))?;
+            active += in_range(value, &COUNT, "average active sessions", &|| at_line(line))?;
+            release = release.or_else(|| {
+                version
+                    .map(|column| table.cell(row, column))
+                    .filter(|text| !text.is_empty())
+                    .map(printable)
+            });
+        }
+        figures.insert("db_time_per_s".to_string(), active);
+    }
+    let nodes = instance_rows.len();
+    let lio = figures["lio_per_s"];
+    let level = file.given_level();
+    let point = Point {
+        workers: level,
+        raw: lio,
+        figures,
+        ..Point::default()
+    };
+    let mut workload = "AWR logical reads of every instance".to_string();
+    if let Some(update) = super::awr::slob_update_share(path) {
+        workload.push_str(&format!(", SLOB at {update}% updates"));
+    }
+    let job = Job {
+        tool: TOOL.to_string(),
+        workload: Some(workload.clone()),
+        shape: Some(format!("{TOOL} System Statistics, {workload} per second")),
+        ..Job::default()
+    };
+    let mut series = Series::new(
+        file.stem(),
+        Measure::Rate {
+            unit: "LIO/s".to_string(),
+        },
+        vec![point],
+        job,
+    );
+    series.nodes = (nodes > 1).then_some(nodes);
+    series.provenance = imported(TOOL, release, &format!("{workload}, {nodes} instance(s)"));
+    if file.level.is_none() && level > 0 {
+        series.notes.push(format!(
+            "'{}': its load, {level} sessions, is the number in its name (--level sets it)",
+            path.display()
+        ));
+    }
+    Ok(series)
+}
