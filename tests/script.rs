@@ -329,3 +329,53 @@ fn a_mariadb_script_counts_what_it_wrote() {
         Some("MariaDB")
     );
 }
+
+/// `--report-interval` lines carry each interval's p50 and p99, as pgbench's `-P` lines carry
+/// latency: read from each session's own response counts while the level runs.
+#[test]
+#[cfg_attr(
+    not(corescale_test_pg),
+    ignore = "needs CORESCALE_TEST_PG, a PostgreSQL URL (see README)"
+)]
+fn interval_lines_carry_the_intervals_p50_and_p99() {
+    let url = required("CORESCALE_TEST_PG");
+    let dir = tempfile::tempdir().unwrap();
+    let script = write(dir.path(), "one.sql", "SELECT 1;\n");
+    let json = dir.path().join("run.json");
+    let output = corescale()
+        .args(["run", "script", "--target", &url, "--file"])
+        .arg(&script)
+        .args(["-w", "2", "--duration", "2s", "--repeat", "1"])
+        .args(["--report-interval", "300ms", "-o"])
+        .arg(&json)
+        .assert()
+        .success();
+    let stderr = String::from_utf8_lossy(&output.get_output().stderr).to_string();
+    // "[0.6s] n=2: 15.7 K transactions/s, 7.85 K/worker, p50 0.0579 ms, p99 0.116 ms, ..."
+    let number_after = |line: &str, label: &str| -> Option<f64> {
+        let rest = &line[line.find(label)? + label.len()..];
+        let (value, unit) = rest.split_once(' ')?;
+        unit.starts_with("ms").then_some(())?;
+        value.parse().ok()
+    };
+    let percentiles: Vec<(f64, f64)> = stderr
+        .lines()
+        .filter(|line| line.starts_with('['))
+        .filter_map(|line| Some((number_after(line, "p50 ")?, number_after(line, "p99 ")?)))
+        .collect();
+    assert!(
+        !percentiles.is_empty(),
+        "no interval line with p50 and p99:\n{stderr}"
+    );
+    // The level's slowest response bounds every interval's p50 (bucket width aside).
+    let recorded = read_json(&json)["levels"][0]["latency"]["max_ms"]
+        .as_f64()
+        .unwrap();
+    for (p50, p99) in percentiles {
+        assert!(0.0 < p50 && p50 <= p99, "{p50} {p99}\n{stderr}");
+        assert!(
+            p50 <= recorded * 1.04,
+            "{p50} above the level's max {recorded}"
+        );
+    }
+}

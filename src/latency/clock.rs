@@ -4,7 +4,7 @@
 
 use std::time::{Duration, Instant};
 
-use super::{Arrivals, Pacer, SessionLatency, session_seed};
+use super::{Arrivals, LiveSlot, Pacer, SessionLatency, session_seed};
 
 /// The longest an open loop's session sleeps at once, so a fixed-time window ends on time.
 const LONGEST_NAP: Duration = Duration::from_millis(1);
@@ -22,6 +22,8 @@ pub struct SessionClock {
     pub latency: SessionLatency,
     pacer: Option<Pacer>,
     window_start: Instant,
+    /// With `--report-interval`: where the interval lines read this session's responses.
+    live: Option<LiveSlot>,
 }
 
 /// An open loop's share of a level for one session.
@@ -67,7 +69,23 @@ impl SessionClock {
             latency,
             pacer,
             window_start: Instant::now(),
+            live: None,
         }
+    }
+
+    /// A response answered at `answered` (since the window began), sent at `sent`, due at
+    /// `due` in an open loop: recorded, and counted for the interval lines.
+    #[inline]
+    pub fn answered(&mut self, due: Option<Duration>, sent: Duration, answered: Duration) {
+        self.latency.answered(due, sent, answered);
+        if let Some(live) = &self.live {
+            live.record(answered.saturating_sub(due.unwrap_or(sent)));
+        }
+    }
+
+    /// Counts every response for the `--report-interval` lines too.
+    pub fn report_to(&mut self, live: LiveSlot) {
+        self.live = Some(live);
     }
 
     /// Time since the current window began.

@@ -10,6 +10,7 @@
 
 mod clock;
 mod histogram;
+mod live;
 mod pacing;
 mod session;
 mod summary;
@@ -18,6 +19,7 @@ mod values;
 
 pub use clock::*;
 pub use histogram::*;
+pub use live::{LiveResponses, LiveSlot, interval_percentiles};
 pub use pacing::*;
 pub use session::*;
 pub use summary::*;

@@ -17,6 +17,7 @@ use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use crate::format::{significant, workers_text};
 use crate::host::interference::CpuTicks;
 use crate::host::sysfs::FsRoot;
+use crate::latency::{LiveResponses, interval_percentiles};
 
 pub struct Progress {
     bar: ProgressBar,
@@ -36,6 +37,8 @@ struct LiveState {
     unit: String,
     /// CV of the level's finished jobs so far.
     cv: Option<f64>,
+    /// The sessions' response counts (workloads that time statements).
+    responses: Option<Arc<LiveResponses>>,
 }
 
 struct LiveLines {
@@ -54,6 +57,7 @@ impl LiveLines {
             let began = Instant::now();
             let mut previous = CpuTicks::read(&root);
             let mut last_count: Option<(LiveCounts, u64, Instant)> = None;
+            let mut last_responses: Option<(Arc<LiveResponses>, Vec<u64>)> = None;
             while stopped.recv_timeout(interval).is_err() {
                 let now = CpuTicks::read(&root);
                 let state = shared.lock().unwrap_or_else(PoisonError::into_inner);
@@ -77,6 +81,24 @@ impl LiveLines {
                     last_count = Some((Arc::clone(counts), total, at));
                     rate
                 });
+                // The interval's p50 and p99, as pgbench's -P lines carry latency.
+                let responses = state.responses.as_ref().and_then(|responses| {
+                    let totals = responses.totals();
+                    let said = match &last_responses {
+                        Some((seen, before)) if Arc::ptr_eq(seen, responses) => {
+                            interval_percentiles(before, &totals).map(|(p50, p99)| {
+                                format!("p50 {} ms, p99 {} ms", significant(p50), significant(p99))
+                            })
+                        }
+                        _ => None,
+                    };
+                    last_responses = Some((Arc::clone(responses), totals));
+                    said
+                });
+                let rate = match (rate, responses) {
+                    (Some(rate), Some(responses)) => Some(format!("{rate}, {responses}")),
+                    (rate, _) => rate,
+                };
                 let host = match (previous, now) {
                     (Some(before), Some(after)) => format!(
                         "steal {:.1}%, others {:.2} CPU",
@@ -149,6 +171,13 @@ impl Progress {
                 state.counts = counts;
                 state.unit = unit.to_string();
             });
+        }
+    }
+
+    /// The response counts of the level starting (None when it ends).
+    pub fn watch_responses(&self, responses: Option<Arc<LiveResponses>>) {
+        if let Some(live) = &self.live {
+            live.update(|state| state.responses = responses);
         }
     }
 

@@ -28,7 +28,10 @@ use crate::host::interference::{CpuTicks, Interference, LevelLoad, judge};
 use crate::host::os_stats::{RunQueueSampler, StatSnapshot};
 use crate::host::pinning::{current_cpu, pin_current_thread};
 use crate::host::sysfs::FsRoot;
-use crate::latency::{IntervalFigures, Latency, SessionLatency, interval_width, timeline_warnings};
+use crate::latency::{
+    IntervalFigures, Latency, LiveResponses, LiveSlot, SessionLatency, interval_width,
+    timeline_warnings,
+};
 use crate::result::summary::job_variation;
 use crate::result::{Level, LevelSummary, RunMode, Sample};
 use crate::workload::{LevelTotals, PaddedJob, ServerCounts, WorkerJob, Workload};
@@ -132,6 +135,9 @@ pub fn measure_level(
                 .collect()
         });
     progress.watch_counts(live_ops.clone(), &unit);
+    // Each session's response counts for the interval lines' p50 and p99, one block each.
+    let live_responses = live_ops.as_ref().map(|_| LiveResponses::new(workers));
+    progress.watch_responses(live_responses.clone());
     let measured = std::thread::scope(|scope| {
         for (worker, cpu) in placement.iter().copied().enumerate() {
             let context = WorkerContext {
@@ -151,6 +157,9 @@ pub fn measure_level(
                 samples: sample_sender.clone(),
                 notes: note_sender.clone(),
                 live_ops: live_ops.as_ref().map(|slots| &*slots[worker]),
+                live_responses: live_responses
+                    .as_ref()
+                    .map(|responses| responses.slot(worker)),
             };
             let spawned = std::thread::Builder::new()
                 .name(format!("worker-{worker}"))
@@ -291,6 +300,7 @@ pub fn measure_level(
     });
 
     progress.watch_counts(None, &unit);
+    progress.watch_responses(None);
     // Every worker has ended: the notes are complete.
     drop(note_sender);
     let mut counter_problem = None;
@@ -622,6 +632,8 @@ struct WorkerContext<'a> {
     /// This worker's own padded slot for its running operation count, read once per
     /// `--report-interval` (None without interval lines).
     live_ops: Option<&'a AtomicU64>,
+    /// This worker's own block of response counts for the interval lines.
+    live_responses: Option<LiveSlot>,
 }
 
 fn run_worker(workload: &dyn Workload, context: WorkerContext<'_>) {
@@ -643,6 +655,9 @@ fn run_worker(workload: &dyn Workload, context: WorkerContext<'_>) {
         Ok(mut job) => {
             if let Some(window) = context.duration {
                 job.job().keep_intervals(context.interval, window);
+            }
+            if let Some(live) = context.live_responses.clone() {
+                job.job().report_responses(live);
             }
             Some(job)
         }

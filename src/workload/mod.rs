@@ -420,6 +420,10 @@ pub trait WorkerJob: Send {
     /// apart. Called before the first window, so nothing is allocated inside one.
     fn keep_intervals(&mut self, _width: std::time::Duration, _window: std::time::Duration) {}
 
+    /// `--report-interval`: count each response in `live` too, for the interval lines'
+    /// p50 and p99 (workloads that time statements).
+    fn report_responses(&mut self, _live: crate::latency::LiveSlot) {}
+
     /// The level's warm-up (`--warmup`) ended: forget its counts and response times, so
     /// only the measured batches count.
     fn warmed_up(&mut self) {}

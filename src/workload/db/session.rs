@@ -181,7 +181,7 @@ impl DbSessionJob {
         let at = self.clock.elapsed();
         for _ in 0..count {
             if let Some((due, sent)) = self.in_flight.pop_front() {
-                self.clock.latency.answered(due, sent, at);
+                self.clock.answered(due, sent, at);
             }
         }
     }
@@ -209,7 +209,7 @@ impl DbSessionJob {
             )?;
             if self.options.record_latency {
                 let at = self.clock.elapsed();
-                self.clock.latency.answered(due, sent, at);
+                self.clock.answered(due, sent, at);
             }
             self.statements += SERVER_LOOP_STATEMENTS;
             self.rows_visited += rows;
@@ -306,6 +306,10 @@ impl WorkerJob for DbSessionJob {
 
     fn keep_intervals(&mut self, width: Duration, window: Duration) {
         self.clock.keep_intervals(width, window);
+    }
+
+    fn report_responses(&mut self, live: crate::latency::LiveSlot) {
+        self.clock.report_to(live);
     }
 
     fn warmed_up(&mut self) {

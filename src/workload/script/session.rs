@@ -326,7 +326,7 @@ impl ScriptSessionJob {
             }
         }
         let at = self.clock.elapsed();
-        self.clock.latency.answered(due, sent, at);
+        self.clock.answered(due, sent, at);
         // From when it was due in an open loop, as the level's latency (and pgbench's).
         let ms = at.saturating_sub(due.unwrap_or(sent)).as_secs_f64() * 1e3;
         self.tally.transactions += 1;
@@ -380,6 +380,10 @@ impl WorkerJob for ScriptSessionJob {
 
     fn keep_intervals(&mut self, width: Duration, window: Duration) {
         self.clock.keep_intervals(width, window);
+    }
+
+    fn report_responses(&mut self, live: crate::latency::LiveSlot) {
+        self.clock.report_to(live);
     }
 
     fn warmed_up(&mut self) {
