@@ -403,6 +403,7 @@ mod tests {
                 rate: None,
                 limit_ms: None,
                 late: None,
+                histogram: None,
             });
         }
     }

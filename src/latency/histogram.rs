@@ -47,6 +47,62 @@ impl ResponseTimes {
         self.0.len()
     }
 
+    /// Lossless, for the result document: HdrHistogram's compressed V2 encoding, in base64,
+    /// which other HdrHistogram libraries read too.
+    pub fn encode(&self) -> String {
+        use base64::Engine;
+        use hdrhistogram::serialization::Serializer;
+        let mut bytes = Vec::new();
+        hdrhistogram::serialization::V2DeflateSerializer::new()
+            .serialize(&self.0, &mut bytes)
+            .expect("serializing into memory cannot fail");
+        base64::engine::general_purpose::STANDARD.encode(bytes)
+    }
+
+    /// Reads `encode`'s text back. A file's text is checked before anything is allocated for
+    /// it: base64 of at most 4 MiB, its inflated header naming this histogram's bounds and
+    /// precision (1 ns to an hour, 2 or 3 digits), so no header can ask for a huge one.
+    pub fn decode(text: &str) -> Result<Self, String> {
+        use base64::Engine;
+        use std::io::Read;
+        const LONGEST_TEXT: usize = 4 << 20;
+        if text.len() > LONGEST_TEXT {
+            return Err(format!(
+                "a histogram of {} bytes (at most {LONGEST_TEXT})",
+                text.len()
+            ));
+        }
+        let bytes = base64::engine::general_purpose::STANDARD
+            .decode(text.trim())
+            .map_err(|error| format!("the histogram is not base64 ({error})"))?;
+        // The compressed encoding: cookie, length, then zlib of the plain V2 encoding whose
+        // header is cookie, payload length, offset, digits, lowest, highest (big-endian).
+        let mut header = [0u8; 32];
+        flate2::read::ZlibDecoder::new(bytes.get(8..).unwrap_or_default())
+            .read_exact(&mut header)
+            .map_err(|error| {
+                format!("the histogram is not HdrHistogram's compressed V2 encoding ({error})")
+            })?;
+        let word = |at: usize| u64::from_be_bytes(header[at..at + 8].try_into().expect("8 bytes"));
+        let digits = u32::from_be_bytes(header[12..16].try_into().expect("4 bytes"));
+        if !(2..=3).contains(&digits) || word(16) != 1 || word(24) != LONGEST_NS {
+            return Err(format!(
+                "the histogram's bounds are {} to {} ns at {digits} digits: corescale writes 1 to {LONGEST_NS} ns at 2 or 3",
+                word(16),
+                word(24)
+            ));
+        }
+        let histogram: Histogram<u64> = hdrhistogram::serialization::Deserializer::new()
+            .deserialize(&mut bytes.as_slice())
+            .map_err(|error| format!("the histogram cannot be read ({error:?})"))?;
+        let mut times = Self::default();
+        times
+            .0
+            .add(&histogram)
+            .map_err(|error| format!("the histogram cannot be read ({error:?})"))?;
+        Ok(times)
+    }
+
     /// The figures of these times, in milliseconds; None when nothing was recorded.
     pub fn percentiles(&self) -> Option<Percentiles> {
         if self.0.is_empty() {
@@ -155,5 +211,55 @@ impl Percentile {
             "mean" | "avg" => Self::Mean,
             _ => return None,
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_encoding_is_lossless_and_a_hostile_one_an_error() {
+        let mut times = ResponseTimes::default();
+        for micros in 1..=5000u64 {
+            times.record(Duration::from_micros(micros * micros % 9973 + 1));
+        }
+        times.record(Duration::from_secs(4000));
+        let text = times.encode();
+        let back = ResponseTimes::decode(&text).unwrap();
+        assert_eq!(back.0, times.0, "every count comes back");
+        assert_eq!(back.percentiles(), times.percentiles());
+        // Merged histograms of parts are the histogram of all their times.
+        let mut half = ResponseTimes::default();
+        half.record(Duration::from_millis(7));
+        let mut merged = ResponseTimes::decode(&half.encode()).unwrap();
+        merged.merge(&back);
+        let mut all = times.clone();
+        all.merge(&half);
+        assert_eq!(merged.0, all.0);
+        // Not base64, not the encoding, other bounds: errors naming what is wrong.
+        for (hostile, said) in [
+            ("%%%".to_string(), "not base64"),
+            ("AAAAAAAAAAAAAAAA".to_string(), "not HdrHistogram"),
+            (
+                {
+                    use base64::Engine;
+                    let wide = Histogram::<u64>::new_with_bounds(1, u64::MAX / 2, 5).unwrap();
+                    let mut bytes = Vec::new();
+                    hdrhistogram::serialization::Serializer::serialize(
+                        &mut hdrhistogram::serialization::V2DeflateSerializer::new(),
+                        &wide,
+                        &mut bytes,
+                    )
+                    .unwrap();
+                    base64::engine::general_purpose::STANDARD.encode(bytes)
+                },
+                "bounds are 1 to",
+            ),
+            ("A".repeat(5 << 20), "at most"),
+        ] {
+            let error = ResponseTimes::decode(&hostile).unwrap_err();
+            assert!(error.contains(said), "{error}");
+        }
     }
 }

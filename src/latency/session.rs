@@ -190,6 +190,7 @@ impl SessionLatency {
             rate,
             limit_ms: self.limit.map(|limit| limit.as_secs_f64() * 1e3),
             late: self.limit.map(|_| self.late),
+            histogram: Some(self.response.encode()),
         })
     }
 }

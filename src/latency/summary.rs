@@ -37,6 +37,10 @@ pub struct Latency {
     pub limit_ms: Option<f64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub late: Option<u64>,
+    /// The responses themselves, lossless (HdrHistogram's compressed V2 encoding, base64):
+    /// several client hosts' parts of one campaign merge into exact percentiles.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub histogram: Option<String>,
 }
 
 /// The open loop's rate over a level.
@@ -127,6 +131,7 @@ impl Latency {
             rate: None,
             limit_ms: None,
             late: None,
+            histogram: None,
         }
     }
 
@@ -141,6 +146,7 @@ impl Latency {
             rate: None,
             limit_ms: None,
             late: None,
+            histogram: None,
         })
     }
 

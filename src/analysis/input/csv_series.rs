@@ -404,6 +404,8 @@ pub(super) fn row_latency(row: &Row) -> std::result::Result<Option<Latency>, Str
         },
         limit_ms: row.latency_limit_ms,
         late: row.late,
+        // The CSV keeps percentiles only: the JSON has the histogram.
+        histogram: None,
     };
     checked_latency(&latency)?;
     Ok(Some(latency))

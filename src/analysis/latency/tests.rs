@@ -46,6 +46,7 @@ fn closed_loop(name: &str, servers: f64, service_ms: f64, noise: f64, seed: u64)
                     rate: None,
                     limit_ms: None,
                     late: None,
+                    histogram: None,
                 }),
                 ..point(workers, throughput * (1.0 + noise * (next() - 0.5)))
             }
@@ -112,6 +113,7 @@ fn open_loop(service_ms: f64, counts: &[usize], noise: f64, seed: u64) -> OpenLo
                     rate: Some(rate),
                     limit_ms: None,
                     late: None,
+                    histogram: None,
                 },
             });
         }
