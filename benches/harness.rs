@@ -28,6 +28,7 @@ fn main() {
         duration: None,
         warmup: None,
         interval: std::time::Duration::from_secs(1),
+        start_at: None,
     };
 
     let mut bare = Vec::new();

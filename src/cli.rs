@@ -401,6 +401,9 @@ pub struct SweepArgs {
     #[arg(short, long, global = true)]
     pub quiet: bool,
 
+    #[command(flatten)]
+    pub campaign: crate::sweep::campaign::CampaignArgs,
+
     /// Print one plain line per interval (e.g. 1s) instead of a progress bar: the last
     /// batch's figures, the CV so far, steal and other load.
     #[arg(long, value_name = "TIME", value_parser = parse_duration, global = true)]

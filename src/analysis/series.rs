@@ -50,6 +50,25 @@ pub struct Point {
     /// `workload_figures.*` columns), by name.
     #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
     pub figures: std::collections::BTreeMap<String, f64>,
+    /// A campaign part's level: what merging the parts needs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub campaign: Option<PointInCampaign>,
+}
+
+/// A campaign part's level, as `report` merges it with the other parts'.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PointInCampaign {
+    /// Sessions of all the parts at this level.
+    pub workers: usize,
+    /// When this part's level started, by its own clock, and by the schedule.
+    pub started_at: chrono::DateTime<chrono::Utc>,
+    pub scheduled_start: Option<chrono::DateTime<chrono::Utc>>,
+    /// How far the database server's clock was ahead of this part's.
+    pub clock_offset_ms: Option<f64>,
+    pub elapsed_s: f64,
+    /// Whether the rate is the server's own count (every part reads the whole database's),
+    /// or the part's own (the parts' add up).
+    pub server_counted: bool,
 }
 
 /// What the SLOB method measures beside the rate: how the buffer cache served the level.
@@ -102,6 +121,9 @@ pub struct Series {
     /// A cluster's series: the instances its sessions were spread over (None: one server).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub nodes: Option<usize>,
+    /// One client host's part of a campaign (`run --campaign`), before `report` merges it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub campaign: Option<crate::result::CampaignPart>,
 }
 
 /// The run behind a series, for the report's provenance block: what a corescale JSON holds;
@@ -215,6 +237,7 @@ impl Series {
             cut_last_line: None,
             notes: Vec::new(),
             nodes: None,
+            campaign: None,
         }
     }
 

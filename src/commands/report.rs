@@ -5,7 +5,9 @@ use std::path::Path;
 
 use anyhow::Result;
 
-use crate::analysis::input::{InputFile, levels_into_sweeps, printable, read_input, result_files};
+use crate::analysis::input::{
+    InputFile, levels_into_sweeps, merge_campaigns, printable, read_input, result_files,
+};
 use crate::analysis::model::Analysis;
 use crate::analysis::series::Series;
 use crate::analysis::study::{analyse, apply_objective};
@@ -89,17 +91,24 @@ fn load_series(args: &ReportArgs) -> Result<(Vec<Series>, Vec<String>)> {
         if let Some((_, name)) = args.labels.iter().find(|(file, _)| Path::new(file) == path) {
             one.name = printable(name);
         }
+        series.push(one);
+    }
+    // A campaign's parts become one series first: a level one part judged disturbed is
+    // the merged level's, and left out with it.
+    let (series, mut merged_notes) = merge_campaigns(series)?;
+    notes.append(&mut merged_notes);
+    let mut kept = Vec::new();
+    for mut one in series {
         if !args.include_disturbed && !one.leave_out_disturbed() {
             notes.push(format!(
                 "every level of {} ('{}') was disturbed: not analysed, not compared (--include-disturbed keeps it)",
-                one.name,
-                path.display()
+                one.name, one.source
             ));
             continue;
         }
-        series.push(one);
+        kept.push(one);
     }
-    let mut series = levels_into_sweeps(series)?;
+    let mut series = levels_into_sweeps(kept)?;
     for one in &mut series {
         notes.append(&mut one.notes);
     }

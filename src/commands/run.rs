@@ -20,6 +20,7 @@ use crate::host::{HostInfo, Topology};
 use crate::report::run_table;
 use crate::result::writer::{Output, OutputLocks, write_all, write_stdout};
 use crate::result::{RunDocument, RunSettings, SCHEMA, Tool};
+use crate::sweep::campaign::Campaign;
 use crate::sweep::levels::{SweepObserver, level_steps, run_sweep};
 use crate::sweep::plan::{LoadLevels, SweepSpec, plan};
 use crate::sweep::progress::Progress;
@@ -98,9 +99,19 @@ pub fn execute(run: &RunArgs, command_line: Vec<String>) -> Result<RunEnd> {
         settings.duration = settings.duration.or(workload.default_duration());
     }
     let rates = workload.offered_rates();
-    let steps = level_steps(&plan, &rates);
+    let mut steps = level_steps(&plan, &rates);
+    // A campaign's part runs its share of every level, at the agreed times.
+    let level_length = settings
+        .duration
+        .filter(|_| settings.precision.is_none())
+        .map(|duration| settings.warmup.unwrap_or_default() + duration * settings.repeat);
+    let campaign = Campaign::of(&args.campaign, level_length)?;
+    if let Some(campaign) = &campaign {
+        steps = campaign.part_steps(&steps)?;
+    }
     let mut document = new_document(args, &settings, command_line, host, workload.info(), &plan);
     document.settings.rates = rates;
+    document.campaign = campaign.as_ref().map(|campaign| campaign.record.clone());
     let mut progress = Progress::new(
         steps.len() as u64 * u64::from(settings.repeat),
         args.quiet,
@@ -113,6 +124,7 @@ pub fn execute(run: &RunArgs, command_line: Vec<String>) -> Result<RunEnd> {
         workload.as_ref(),
         &steps,
         &settings,
+        campaign.as_ref(),
         args.pin,
         &progress,
         &mut document,
@@ -253,6 +265,7 @@ fn level_settings(args: &SweepArgs) -> LevelSettings {
         duration: args.duration,
         warmup: args.warmup,
         interval: args.interval,
+        start_at: None,
     }
 }
 
@@ -279,6 +292,7 @@ fn new_document(
         updated_at: now,
         host,
         workload,
+        campaign: None,
         settings: RunSettings {
             mode: settings.mode(),
             plan: plan.to_vec(),

@@ -168,6 +168,10 @@ pub trait Database: Send + Sync {
     fn read_only(&self) -> Result<bool> {
         Ok(false)
     }
+    /// The server's clock, in seconds since the epoch, where it can be read.
+    fn server_clock(&self) -> Result<Option<f64>> {
+        Ok(None)
+    }
     /// Whether this instance replays another's changes (a streaming or binlog replica), as
     /// `db check` and a cluster's routing name it; by default, whether it takes no writes.
     fn is_replica(&self) -> Result<bool> {

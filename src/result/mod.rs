@@ -42,7 +42,42 @@ pub struct RunDocument {
     pub workload: WorkloadInfo,
     pub settings: RunSettings,
     pub hw_counters: CounterStatus,
+    /// A campaign's part (`run --campaign NAME --part I/N`): `report` merges the parts.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub campaign: Option<CampaignPart>,
     pub levels: Vec<Level>,
+}
+
+/// One client host's part of a campaign of several loading one database.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CampaignPart {
+    pub name: String,
+    /// This part, 1 to `parts`.
+    pub part: usize,
+    pub parts: usize,
+    /// When the first level started, by the database server's clock (`--start-at`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub start_at: Option<DateTime<Utc>>,
+    /// Each level's place on the schedule: warm-up, batches and the gap between levels.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub level_period_s: Option<f64>,
+    /// The bound on this host's clock against the server's (`--max-clock-offset`).
+    pub max_clock_offset_ms: f64,
+}
+
+/// A campaign part's level: the campaign's sessions, when it was to start and how far this
+/// host's clock was from the database server's just before.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LevelInCampaign {
+    /// Sessions of all the parts at this level (`workers` is this part's share).
+    pub workers: usize,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scheduled_start: Option<DateTime<Utc>>,
+    /// How far the server's clock was ahead of this host's, and the reading's uncertainty.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub clock_offset_ms: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub clock_uncertainty_ms: Option<f64>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -126,6 +161,9 @@ pub struct Level {
     /// What else the host did meanwhile, and the verdict (absent in older documents).
     #[serde(default)]
     pub interference: Option<Interference>,
+    /// A campaign part's level (`run --campaign`): the campaign's sessions and clock.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub campaign: Option<LevelInCampaign>,
 }
 
 /// Where documents written before `workload_rate` and `server_cpu_s` existed keep those

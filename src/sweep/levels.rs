@@ -7,6 +7,7 @@
 use anyhow::Result;
 use chrono::Utc;
 
+use super::campaign::Campaign;
 use super::progress::Progress;
 use super::runner::{LevelSettings, measure_level};
 use super::stop;
@@ -21,8 +22,11 @@ use crate::workload::Workload;
 /// One level of the run: a worker count, in a closed loop or at an offered rate.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub(crate) struct LevelStep {
+    /// This run's sessions (a campaign part's share).
     pub workers: usize,
     pub offered: Option<OfferedRate>,
+    /// A campaign part's level: the sessions of all its parts.
+    pub campaign_workers: Option<usize>,
 }
 
 impl LevelStep {
@@ -58,12 +62,14 @@ pub(crate) fn level_steps(plan: &[usize], rates: &[OfferedRate]) -> Vec<LevelSte
             let closed = closed_first.then_some(LevelStep {
                 workers,
                 offered: None,
+                campaign_workers: None,
             });
             closed
                 .into_iter()
                 .chain(rates.iter().map(move |&rate| LevelStep {
                     workers,
                     offered: Some(rate),
+                    campaign_workers: None,
                 }))
         })
         .collect()
@@ -97,10 +103,12 @@ pub(crate) trait SweepObserver {
 /// document to `observer` after each. A failed level ends the sweep: the document's
 /// `stop_reason` says why, and the error names the level. A stop request ends it after the
 /// level under way, which is kept unless it was cut short.
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn run_sweep(
     workload: &dyn Workload,
     steps: &[LevelStep],
     settings: &LevelSettings,
+    campaign: Option<&Campaign>,
     pin: Pin,
     progress: &Progress,
     document: &mut RunDocument,
@@ -127,9 +135,28 @@ pub(crate) fn run_sweep(
         };
         progress.level(index, steps.len(), workers, at.as_deref());
         let placement = pinning::placement(&document.host.topology, pin, workers);
+        // A campaign's part: its clock checked against the server's, its start scheduled.
+        let mut in_campaign = None;
+        let mut level_settings = settings.clone();
+        let scheduled = match campaign {
+            Some(campaign) => campaign
+                .before_level(workload, index, step.campaign_workers.unwrap_or(workers))
+                .map(|(record, local)| {
+                    in_campaign = Some(record);
+                    level_settings.start_at = local;
+                }),
+            None => Ok(()),
+        };
         // A share with no closed-loop rate to take it of ends the run as a failed level does.
-        let measured = rate.and_then(|rate| {
-            measure_level(workload, workers, rate, &placement, settings, progress)
+        let measured = scheduled.and(rate).and_then(|rate| {
+            measure_level(
+                workload,
+                workers,
+                rate,
+                &placement,
+                &level_settings,
+                progress,
+            )
         });
         let mut outcome = match measured {
             Ok(Some(outcome)) => outcome,
@@ -159,6 +186,7 @@ pub(crate) fn run_sweep(
             available: outcome.counter_problem.is_none(),
             reason: outcome.counter_problem,
         };
+        outcome.level.campaign = in_campaign;
         document.levels.push(outcome.level);
         summarize_document(document);
         let level = document.levels.last().expect("pushed just now");
@@ -215,6 +243,7 @@ mod tests {
             duration: None,
             warmup: None,
             interval: std::time::Duration::from_secs(1),
+            start_at: None,
         };
         let steps = level_steps(&[1, 2], &[]);
         let progress = Progress::new(4, true, None);
@@ -223,6 +252,7 @@ mod tests {
             &workload,
             &steps,
             &settings,
+            None,
             Pin::None,
             &progress,
             &mut document,
@@ -240,7 +270,11 @@ mod tests {
 
     #[test]
     fn rate_steps_follow_a_closed_level_when_they_are_shares() {
-        let step = |workers, offered| LevelStep { workers, offered };
+        let step = |workers, offered| LevelStep {
+            workers,
+            offered,
+            campaign_workers: None,
+        };
         assert_eq!(
             level_steps(&[1, 2], &[]),
             vec![step(1, None), step(2, None)]

@@ -1,5 +1,6 @@
 //! Load levels and the runner that measures them.
 
+pub mod campaign;
 pub(crate) mod levels;
 pub(crate) mod plan;
 pub mod progress;

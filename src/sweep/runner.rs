@@ -58,6 +58,9 @@ pub struct LevelSettings {
     pub warmup: Option<Duration>,
     /// Fixed-time levels: per-interval figures this far apart (`--interval`).
     pub interval: Duration,
+    /// A campaign's part: when the level's first window starts, by this host's clock (its
+    /// sessions connect and warm up before).
+    pub start_at: Option<std::time::SystemTime>,
 }
 
 impl LevelSettings {
@@ -181,8 +184,12 @@ pub fn measure_level(
         };
 
         ready.wait();
+        if let Some(due) = settings.start_at {
+            wait_until(due);
+        }
         if stop::stop_requested() {
-            // Stopped while the sessions prepared (a warm-up cut short): measure nothing.
+            // Stopped while the sessions prepared (a warm-up cut short) or while the level
+            // waited for its start: measure nothing.
             release();
             return None;
         }
@@ -296,6 +303,7 @@ pub fn measure_level(
             intervals: Vec::new(),
             warnings: Vec::new(),
             interference: None,
+            campaign: None,
         })
     });
 
@@ -607,6 +615,18 @@ impl Gate {
                 .wait(decision)
                 .unwrap_or_else(PoisonError::into_inner);
         }
+    }
+}
+
+/// Sleeps until `due` by this host's clock, a tenth of a second at most at a time so a stop
+/// request is seen; the last stretch is slept whole, so the level starts on time.
+fn wait_until(due: std::time::SystemTime) {
+    const STEP: Duration = Duration::from_millis(100);
+    while let Ok(left) = due.duration_since(std::time::SystemTime::now()) {
+        if stop::stop_requested() {
+            return;
+        }
+        std::thread::sleep(left.min(STEP));
     }
 }
 

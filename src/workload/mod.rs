@@ -345,6 +345,12 @@ pub trait Workload: Send + Sync {
 
     /// The open-loop rates (`--rate`) each worker count is measured at, in order; empty for
     /// a closed loop only. A share needs the closed-loop level measured just before it.
+    /// The database server's clock, in seconds since the epoch (a campaign's parts agree on
+    /// it); None for workloads without a server.
+    fn server_clock(&self) -> Option<Result<f64>> {
+        None
+    }
+
     fn offered_rates(&self) -> Vec<crate::latency::OfferedRate> {
         Vec::new()
     }

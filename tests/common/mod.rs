@@ -2,6 +2,7 @@
 
 #![allow(dead_code)]
 
+pub mod campaign;
 pub mod layout;
 pub mod mariadb;
 pub mod pg_cluster;

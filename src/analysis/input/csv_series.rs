@@ -320,6 +320,8 @@ pub(super) fn job_time_points(
                 Measure::Rate { .. } => None,
             },
             cv: row.cv.or(Some(cv)),
+            // The CSV has no campaign: its parts are merged from their JSON.
+            campaign: None,
             spread,
             cpu_fraction: row.cpu_fraction,
             steal_pct: row.steal_pct,

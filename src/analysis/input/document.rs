@@ -90,6 +90,14 @@ pub(super) fn from_document(path: &Path, text: &str) -> Result<Series> {
                 .map(|reason| printable(reason))
                 .collect(),
             precision_reached: level.precision_reached,
+            campaign: level.campaign.as_ref().map(|campaign| PointInCampaign {
+                workers: campaign.workers,
+                started_at: level.started_at,
+                scheduled_start: campaign.scheduled_start,
+                clock_offset_ms: campaign.clock_offset_ms,
+                elapsed_s: level.elapsed_s,
+                server_counted: merit.server_counted,
+            }),
             intervals: checked_intervals(&level.intervals, &|| at("intervals"))?,
             latency: match &level.latency {
                 Some(latency) => {
@@ -164,6 +172,7 @@ pub(super) fn from_document(path: &Path, text: &str) -> Result<Series> {
         .filter(|nodes| *nodes > 1);
     Ok(Series {
         nodes,
+        campaign: document.campaign.clone(),
         physical_cores: Some(topology.physical_cores),
         logical_cpus: Some(topology.logical_cpus),
         complete: document.complete,

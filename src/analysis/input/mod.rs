@@ -5,6 +5,7 @@
 
 mod awr;
 mod awr_rac;
+mod campaign;
 mod csv_series;
 mod document;
 mod folder;
@@ -13,6 +14,7 @@ mod pgbench;
 mod pgbench_log;
 mod sysbench;
 
+pub use campaign::merge_campaigns;
 use csv_series::from_csv;
 use document::from_document;
 use folder::{HEAD_BYTES, detect, level_from_name, level_known};
@@ -85,7 +87,9 @@ use std::path::Path;
 
 use anyhow::{Context, Result, bail};
 
-use crate::analysis::series::{CacheFigures, Job, Measure, Point, Provenance, Series};
+use crate::analysis::series::{
+    CacheFigures, Job, Measure, Point, PointInCampaign, Provenance, Series,
+};
 use crate::latency::{Latency, Percentiles, RateFigures};
 use crate::redact::redact_argument;
 use crate::result::csv_format::{FIGURE_PREFIX, Row};

@@ -358,6 +358,14 @@ impl Database for MySql {
         Ok(read_only.unwrap_or(0) != 0)
     }
 
+    fn server_clock(&self) -> Result<Option<f64>> {
+        let mut connection = locked(&self.monitor, "the monitor connection")?;
+        let seconds: Option<String> = connection
+            .query_first("SELECT CAST(UNIX_TIMESTAMP(NOW(6)) AS CHAR)")
+            .map_err(|error| describe(error, &self.target))?;
+        Ok(seconds.and_then(|text| text.parse().ok()))
+    }
+
     fn is_replica(&self) -> Result<bool> {
         let mut connection = locked(&self.monitor, "the monitor connection")?;
         // `SHOW REPLICA STATUS` since MariaDB 10.5 and MySQL 8.0.22, the older name before.

@@ -506,6 +506,13 @@ impl Database for Postgres {
         Ok(answer == "true")
     }
 
+    fn server_clock(&self) -> Result<Option<f64>> {
+        let seconds: f64 = self.on_monitor(|monitor| {
+            monitor.query_value("SELECT extract(epoch FROM clock_timestamp())::text", &[])
+        })?;
+        Ok(Some(seconds))
+    }
+
     fn is_replica(&self) -> Result<bool> {
         replication::is_replica(self)
     }

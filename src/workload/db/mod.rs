@@ -313,6 +313,10 @@ impl Workload for DbWorkload {
         Some(self.database.counters_grain())
     }
 
+    fn server_clock(&self) -> Option<Result<f64>> {
+        self.database.server_clock().transpose()
+    }
+
     fn offered_rates(&self) -> Vec<crate::latency::OfferedRate> {
         self.options.rates.clone()
     }

@@ -409,6 +409,10 @@ impl Workload for ScriptWorkload {
         Ok(PaddedJob::new(job))
     }
 
+    fn server_clock(&self) -> Option<Result<f64>> {
+        self.database.server_clock().transpose()
+    }
+
     fn offered_rates(&self) -> Vec<crate::latency::OfferedRate> {
         self.rates.clone()
     }

@@ -1,0 +1,355 @@
+//! A campaign's parts (`run --campaign NAME --part I/N` on several client hosts) merged into
+//! one series, exactly: each level's sessions and client-side counts summed, the response
+//! histograms added (percentiles of the merged histogram, never averaged percentiles), the
+//! server's own counts taken once. A level that some part lacks is left out and said, never
+//! summed short; each part's share, its client CPU and its start are checked.
+
+use std::collections::BTreeMap;
+
+use super::*;
+use crate::latency::ResponseTimes;
+use crate::result::CampaignPart;
+
+/// Client-side counts of a level, which the parts' add up; every other figure is the first
+/// part's (a server's count, which every part read whole, or a ratio).
+const SUMMED: &[&str] = &[
+    "statements",
+    "updates",
+    "rows_visited",
+    "client_blocks",
+    "client_cpu_s",
+    "transactions",
+    "failed",
+];
+
+/// A part whose share of the work departs from its share of the sessions by more than
+/// this (relative) is named.
+const IMBALANCE: f64 = 0.10;
+/// A client host busier than this share of its CPUs was the limit, not the server.
+const CLIENT_SATURATED: f64 = 0.90;
+
+/// The series with every campaign's parts merged into one series each (the others as they
+/// are), and what the merge found: missing parts, imbalance, busy clients, late starts.
+pub fn merge_campaigns(series: Vec<Series>) -> Result<(Vec<Series>, Vec<String>)> {
+    let mut merged = Vec::new();
+    let mut parts: BTreeMap<String, Vec<Series>> = BTreeMap::new();
+    for one in series {
+        match &one.campaign {
+            Some(campaign) => parts.entry(campaign.name.clone()).or_default().push(one),
+            None => merged.push(one),
+        }
+    }
+    let mut notes = Vec::new();
+    for (name, mut group) in parts {
+        group.sort_by_key(|part| part.campaign.as_ref().map_or(0, |campaign| campaign.part));
+        merged.push(merge(&name, group, &mut notes)?);
+    }
+    Ok((merged, notes))
+}
+
+/// The part's label in messages: "part 2/3 (db-app-2)".
+fn label(part: &Series, campaign: &CampaignPart) -> String {
+    format!(
+        "part {}/{} ({})",
+        campaign.part,
+        campaign.parts,
+        part.host()
+    )
+}
+
+fn merge(name: &str, group: Vec<Series>, notes: &mut Vec<String>) -> Result<Series> {
+    let first = &group[0];
+    let declared = first.campaign.as_ref().expect("grouped by campaign").parts;
+    for part in &group {
+        let campaign = part.campaign.as_ref().expect("grouped by campaign");
+        if campaign.parts != declared {
+            bail!(
+                "campaign '{}': '{}' says {} parts, '{}' {declared}: merge the parts of one run of it",
+                quote(name),
+                part.source,
+                campaign.parts,
+                first.source
+            );
+        }
+        if part.measure != first.measure || part.job != first.job {
+            bail!(
+                "campaign '{}': '{}' ran another job than '{}' ({} against {}): every part runs the same plan",
+                quote(name),
+                part.source,
+                first.source,
+                part.job.describe(),
+                first.job.describe()
+            );
+        }
+    }
+    let mut numbers: Vec<usize> = group
+        .iter()
+        .filter_map(|part| part.campaign.as_ref().map(|campaign| campaign.part))
+        .collect();
+    numbers.dedup();
+    if numbers.len() != group.len() {
+        bail!(
+            "campaign '{}': one part is given twice: give each part's result once",
+            quote(name)
+        );
+    }
+    let missing_parts: Vec<String> = (1..=declared)
+        .filter(|part| !numbers.contains(part))
+        .map(|part| format!("{part}/{declared}"))
+        .collect();
+    if !missing_parts.is_empty() {
+        notes.push(format!(
+            "campaign '{}' is incomplete: part {} missing, so none of its levels is merged (report every part's result)",
+            quote(name),
+            missing_parts.join(", ")
+        ));
+    }
+    // Each campaign level (its sessions, and rate for open-loop levels) with the parts'
+    // points at it.
+    let mut levels: BTreeMap<usize, Vec<(&Series, &Point)>> = BTreeMap::new();
+    for part in &group {
+        for point in &part.points {
+            let Some(in_campaign) = &point.campaign else {
+                continue;
+            };
+            levels
+                .entry(in_campaign.workers)
+                .or_default()
+                .push((part, point));
+        }
+    }
+    let mut points = Vec::new();
+    for (workers, at_level) in levels {
+        if !missing_parts.is_empty() {
+            continue;
+        }
+        if at_level.len() < declared {
+            let absent: Vec<String> = group
+                .iter()
+                .filter(|part| !at_level.iter().any(|(had, _)| std::ptr::eq(*had, *part)))
+                .map(|part| label(part, part.campaign.as_ref().expect("grouped")))
+                .collect();
+            notes.push(format!(
+                "campaign '{}' at {workers} sessions is incomplete: {} has no such level (stopped or failed before it): left out, not summed short",
+                quote(name),
+                absent.join(", ")
+            ));
+            continue;
+        }
+        points.push(merged_point(name, workers, &at_level, notes)?);
+    }
+    let mut series = Series::new(
+        name.to_string(),
+        first.measure.clone(),
+        points,
+        first.job.clone(),
+    );
+    series.source = group
+        .iter()
+        .map(|part| part.source.clone())
+        .collect::<Vec<_>>()
+        .join(" + ");
+    series.complete = group.iter().all(|part| part.complete) && missing_parts.is_empty();
+    series.provenance = Provenance {
+        label: Some(name.to_string()),
+        workload: first
+            .provenance
+            .workload
+            .as_ref()
+            .map(|workload| format!("{workload}; campaign of {declared} client hosts, merged")),
+        ..first.provenance.clone()
+    };
+    Ok(series)
+}
+
+/// One level of the campaign from its parts' points.
+fn merged_point(
+    name: &str,
+    workers: usize,
+    at_level: &[(&Series, &Point)],
+    notes: &mut Vec<String>,
+) -> Result<Point> {
+    let (_, first) = at_level[0];
+    let in_campaign = first.campaign.as_ref().expect("grouped by campaign");
+    // The server's own count is the whole database's in every part: taken once, from the
+    // first part. The parts' own counts add up.
+    let raw = if in_campaign.server_counted {
+        first.raw
+    } else {
+        at_level.iter().map(|(_, point)| point.raw).sum()
+    };
+    let mut figures = first.figures.clone();
+    for figure in SUMMED {
+        if at_level
+            .iter()
+            .all(|(_, point)| point.figures.contains_key(*figure))
+        {
+            figures.insert(
+                figure.to_string(),
+                at_level
+                    .iter()
+                    .map(|(_, point)| point.figures[*figure])
+                    .sum(),
+            );
+        }
+    }
+    // The server's blocks against the blocks every part's sessions visited.
+    if let (Some(lio), Some(blocks)) = (figures.get("db_lio"), figures.get("client_blocks"))
+        && *blocks > 0.0
+    {
+        figures.insert("db_lio_over_client_blocks".to_string(), lio / blocks);
+    }
+    let latency = merged_latency(name, workers, at_level, notes)?;
+    check_parts(name, workers, at_level, notes);
+    Ok(Point {
+        workers,
+        raw,
+        figures,
+        latency,
+        disturbed: at_level
+            .iter()
+            .flat_map(|(part, point)| {
+                point
+                    .disturbed
+                    .iter()
+                    .map(move |reason| format!("{}: {reason}", part.host()))
+            })
+            .collect(),
+        ..Point::default()
+    })
+}
+
+/// The level's response times: the parts' histograms added. Without every part's histogram
+/// there are no merged percentiles (averaging percentiles would be wrong).
+fn merged_latency(
+    name: &str,
+    workers: usize,
+    at_level: &[(&Series, &Point)],
+    notes: &mut Vec<String>,
+) -> Result<Option<Latency>> {
+    let mut merged: Option<ResponseTimes> = None;
+    for (part, point) in at_level {
+        let Some(text) = point
+            .latency
+            .as_ref()
+            .and_then(|latency| latency.histogram.as_ref())
+        else {
+            if point.latency.is_some() {
+                notes.push(format!(
+                    "campaign '{}' at {workers} sessions: '{}' has no response histogram (written before corescale kept them): its percentiles are not merged",
+                    quote(name),
+                    part.source
+                ));
+            }
+            return Ok(None);
+        };
+        let times = ResponseTimes::decode(text).map_err(|problem| {
+            anyhow::anyhow!(
+                "'{}' level of {} sessions, latency.histogram: {problem}",
+                part.source,
+                point.workers
+            )
+        })?;
+        match merged.as_mut() {
+            Some(all) => all.merge(&times),
+            None => merged = Some(times),
+        }
+    }
+    let (Some(merged), Some(latency)) = (merged, at_level[0].1.latency.as_ref()) else {
+        return Ok(None);
+    };
+    let Some(response) = merged.percentiles() else {
+        return Ok(None);
+    };
+    Ok(Some(Latency {
+        response,
+        // Of the parts' own distributions, only the merged one is exact.
+        service: None,
+        schedule_lag: None,
+        rate: None,
+        late: None,
+        histogram: Some(merged.encode()),
+        ..latency.clone()
+    }))
+}
+
+/// What each part says of the level: its share of the work against its share of the
+/// sessions, whether its host's CPUs were the limit, whether it kept its rate, and how far
+/// its start was from the others'.
+fn check_parts(
+    name: &str,
+    workers: usize,
+    at_level: &[(&Series, &Point)],
+    notes: &mut Vec<String>,
+) {
+    let statements = |point: &Point| point.figures.get("statements").copied();
+    let total: Option<f64> = at_level.iter().map(|(_, point)| statements(point)).sum();
+    for (part, point) in at_level {
+        let who = part.host();
+        let campaign = part.campaign.as_ref().expect("grouped by campaign");
+        if let (Some(total), Some(own)) = (total.filter(|total| *total > 0.0), statements(point)) {
+            let share_of_work = own / total;
+            let share_of_sessions = point.workers as f64 / workers as f64;
+            if (share_of_work / share_of_sessions - 1.0).abs() > IMBALANCE {
+                notes.push(format!(
+                    "campaign '{}' at {workers} sessions: {} ran {:.1}% of the statements with {:.1}% of the sessions",
+                    quote(name),
+                    label(part, campaign),
+                    100.0 * share_of_work,
+                    100.0 * share_of_sessions
+                ));
+            }
+        }
+        let in_campaign = point.campaign.as_ref().expect("grouped by campaign");
+        if let (Some(cpu_s), Some(cpus)) = (point.figures.get("client_cpu_s"), part.logical_cpus)
+            && in_campaign.elapsed_s > 0.0
+        {
+            let busy = cpu_s / (in_campaign.elapsed_s * cpus as f64);
+            if busy >= CLIENT_SATURATED {
+                notes.push(format!(
+                    "campaign '{}': client {who} used {:.0}% of its CPUs at {workers} sessions: the clients, not the server, were the limit (add client hosts)",
+                    quote(name),
+                    100.0 * busy.min(1.0)
+                ));
+            }
+        }
+        if let Some(rate) = point
+            .latency
+            .as_ref()
+            .and_then(|latency| latency.rate.as_ref())
+            && !rate.sustained
+        {
+            notes.push(format!(
+                "campaign '{}' at {workers} sessions: client {who} did not keep its rate ({} of {} statements/s)",
+                quote(name),
+                crate::format::significant(rate.achieved_per_s),
+                crate::format::significant(rate.target_per_s)
+            ));
+        }
+    }
+    // Starts by the server's clock: each part's own start plus how far the server was ahead.
+    let starts: Vec<f64> = at_level
+        .iter()
+        .filter_map(|(_, point)| {
+            let in_campaign = point.campaign.as_ref()?;
+            let offset_s = in_campaign.clock_offset_ms? / 1e3;
+            Some(in_campaign.started_at.timestamp_micros() as f64 / 1e6 + offset_s)
+        })
+        .collect();
+    let bound_ms = at_level
+        .iter()
+        .filter_map(|(part, _)| part.campaign.as_ref())
+        .map(|campaign| campaign.max_clock_offset_ms)
+        .fold(0.0, f64::max);
+    if starts.len() == at_level.len() && starts.len() > 1 {
+        let spread_ms = 1e3
+            * (starts.iter().copied().fold(f64::MIN, f64::max)
+                - starts.iter().copied().fold(f64::MAX, f64::min));
+        if spread_ms > 2.0 * bound_ms {
+            notes.push(format!(
+                "campaign '{}' at {workers} sessions: the parts started {spread_ms:.0} ms apart by the server's clock, more than twice the {bound_ms:.0} ms clock bound: they did not run together the whole level",
+                quote(name)
+            ));
+        }
+    }
+}

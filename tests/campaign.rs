@@ -1,0 +1,143 @@
+//! A campaign of two parts (two corescale processes here, as two client hosts would run
+//! them) loading one PostgreSQL database of the test's own, started together at an agreed
+//! time by the server's clock; `report` merges them exactly. A part killed mid-level leaves
+//! that level incomplete, named, not summed short. (tests/ansible.rs runs a campaign through
+//! the playbook over ssh.)
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command};
+use std::time::Duration;
+
+use common::campaign::check_merged;
+use common::scratch::PgScratch;
+use common::{corescale, hold_server, read_json, required};
+
+/// A time `seconds` from now, as --start-at takes it (whole seconds, UTC).
+fn start_in(seconds: i64) -> String {
+    (chrono::Utc::now() + chrono::Duration::seconds(seconds))
+        .format("%Y-%m-%dT%H:%M:%SZ")
+        .to_string()
+}
+
+/// Part `part` of 2 as a process of its own, labelled as its client host.
+fn spawn_part(url: &str, part: usize, start_at: &str, duration: &str, json: &Path) -> Child {
+    Command::new(assert_cmd::cargo::cargo_bin("corescale"))
+        .args([
+            "run", "db", "--target", url, "--sweep", "2,4", "--repeat", "1",
+        ])
+        .args(["--duration", duration, "--level-gap", "1s", "-q"])
+        .args(["--campaign", "two-clients", "--part", &format!("{part}/2")])
+        .args([
+            "--start-at",
+            start_at,
+            "--label",
+            &format!("client-{part}"),
+            "-o",
+        ])
+        .arg(json)
+        .spawn()
+        .unwrap()
+}
+
+fn analysis_of(files: &[PathBuf], dir: &Path) -> serde_json::Value {
+    let analysis = dir.join("analysis.json");
+    corescale()
+        .arg("report")
+        .args(files)
+        .args(["-q", "--include-disturbed", "--json"])
+        .arg(&analysis)
+        .assert()
+        .success();
+    read_json(&analysis)
+}
+
+#[test]
+#[cfg_attr(
+    not(corescale_test_pg),
+    ignore = "needs CORESCALE_TEST_PG, a PostgreSQL URL (see README)"
+)]
+fn two_parts_merge_exactly_and_a_killed_part_leaves_its_level_incomplete() {
+    let base = required("CORESCALE_TEST_PG");
+    let _held = hold_server("CORESCALE_TEST_PG");
+    let scratch = PgScratch::new(&base, "campaign");
+    corescale()
+        .args([
+            "db",
+            "setup",
+            "--target",
+            &scratch.url,
+            "--schemas",
+            "4",
+            "--scale",
+            "500",
+        ])
+        .assert()
+        .success();
+    let dir = tempfile::tempdir().unwrap();
+
+    // Both parts complete: the merged series is exact against the parts' own documents.
+    let start_at = start_in(4);
+    let files: Vec<PathBuf> = (1..=2)
+        .map(|part| dir.path().join(format!("part{part}.json")))
+        .collect();
+    let mut parts: Vec<Child> = (1..=2)
+        .map(|part| spawn_part(&scratch.url, part, &start_at, "1s", &files[part - 1]))
+        .collect();
+    for part in &mut parts {
+        assert!(part.wait().unwrap().success());
+    }
+    let documents: Vec<serde_json::Value> = files.iter().map(|file| read_json(file)).collect();
+    for (index, document) in documents.iter().enumerate() {
+        assert_eq!(document["campaign"]["part"], index + 1);
+        let sessions: Vec<u64> = document["levels"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|level| level["workers"].as_u64().unwrap())
+            .collect();
+        assert_eq!(
+            sessions,
+            [1, 2],
+            "each part runs its half of 2 and 4 sessions"
+        );
+    }
+    let analysis = analysis_of(&files, dir.path());
+    assert_eq!(check_merged(&documents, &analysis, "two-clients"), [2, 4]);
+
+    // Part 2 killed in the middle of the second level: that level is incomplete, named, and
+    // left out; the first is merged.
+    let start_at = start_in(3);
+    let killed: Vec<PathBuf> = (1..=2)
+        .map(|part| dir.path().join(format!("killed{part}.json")))
+        .collect();
+    let mut first = spawn_part(&scratch.url, 1, &start_at, "2s", &killed[0]);
+    let mut second = spawn_part(&scratch.url, 2, &start_at, "2s", &killed[1]);
+    // Level one runs 2 s from the start, the gap 1 s, then level two: kill one second in.
+    let second_level = chrono::DateTime::parse_from_rfc3339(&start_at).unwrap()
+        + chrono::Duration::milliseconds(4000);
+    let wait = second_level.signed_duration_since(chrono::Utc::now());
+    std::thread::sleep(Duration::from_millis(wait.num_milliseconds().max(0) as u64));
+    second.kill().unwrap();
+    second.wait().unwrap();
+    assert!(first.wait().unwrap().success());
+    assert_eq!(read_json(&killed[1])["levels"].as_array().unwrap().len(), 1);
+    let analysis = analysis_of(&killed, dir.path());
+    let warnings = analysis["warnings"].to_string();
+    assert!(
+        warnings.contains("campaign 'two-clients' at 4 sessions is incomplete: part 2/2 (client-2) has no such level"),
+        "{warnings}"
+    );
+    let merged: Vec<u64> = analysis["series"][0]["levels"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|level| level["workers"].as_u64().unwrap())
+        .collect();
+    assert_eq!(merged, [2]);
+    corescale()
+        .args(["db", "teardown", "--target", &scratch.url])
+        .assert()
+        .success();
+}

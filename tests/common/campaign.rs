@@ -1,0 +1,85 @@
+//! What a merged campaign must be, checked from its parts' own documents: per level, the
+//! merged statements are the sum of the parts', the merged p99 is the p99 of one histogram
+//! holding every part's recorded times, and the parts' levels started within their recorded
+//! clock bound of each other (by the database server's clock).
+
+use base64::Engine;
+use hdrhistogram::Histogram;
+use hdrhistogram::serialization::Deserializer;
+use serde_json::Value;
+
+/// A level's response histogram, decoded from its document.
+pub fn histogram(level: &Value) -> Histogram<u64> {
+    let text = level["latency"]["histogram"]
+        .as_str()
+        .unwrap_or_else(|| panic!("no histogram in {}", level["latency"]));
+    let bytes = base64::engine::general_purpose::STANDARD
+        .decode(text)
+        .unwrap();
+    Deserializer::new()
+        .deserialize(&mut bytes.as_slice())
+        .unwrap()
+}
+
+/// Checks the merged series `name` of `analysis` against the parts' documents, for every
+/// level all the parts have; returns the campaign sessions of the levels checked.
+pub fn check_merged(parts: &[Value], analysis: &Value, name: &str) -> Vec<u64> {
+    let series = analysis["series"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|series| series["series"]["name"] == name)
+        .unwrap_or_else(|| panic!("no series {name} in {}", analysis["series"]));
+    let mut checked = Vec::new();
+    for merged in series["levels"].as_array().unwrap() {
+        let sessions = merged["workers"].as_u64().unwrap();
+        let at_level: Vec<&Value> = parts
+            .iter()
+            .map(|part| {
+                part["levels"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .find(|level| level["campaign"]["workers"].as_u64() == Some(sessions))
+                    .unwrap_or_else(|| panic!("a part has no level of {sessions} sessions"))
+            })
+            .collect();
+        let statements: f64 = at_level
+            .iter()
+            .map(|level| level["workload_figures"]["statements"].as_f64().unwrap())
+            .sum();
+        assert_eq!(merged["figures"]["statements"].as_f64(), Some(statements));
+        let mut all = histogram(at_level[0]);
+        for level in &at_level[1..] {
+            all.add(histogram(level)).unwrap();
+        }
+        let p99 = all.value_at_quantile(0.99) as f64 / 1e6;
+        assert_eq!(
+            merged["latency"]["p99_ms"].as_f64(),
+            Some(p99),
+            "the merged p99 is the p99 of all the parts' times"
+        );
+        // Each part's start by the server's clock: its own start plus the server's lead.
+        let starts: Vec<f64> = at_level
+            .iter()
+            .map(|level| {
+                let started =
+                    chrono::DateTime::parse_from_rfc3339(level["started_at"].as_str().unwrap())
+                        .unwrap();
+                started.timestamp_micros() as f64 / 1e3
+                    + level["campaign"]["clock_offset_ms"].as_f64().unwrap()
+            })
+            .collect();
+        let spread = starts.iter().copied().fold(f64::MIN, f64::max)
+            - starts.iter().copied().fold(f64::MAX, f64::min);
+        let bound = parts[0]["campaign"]["max_clock_offset_ms"]
+            .as_f64()
+            .unwrap();
+        assert!(
+            spread <= bound,
+            "the parts started {spread} ms apart at {sessions} sessions, beyond the {bound} ms bound"
+        );
+        checked.push(sessions);
+    }
+    checked
+}
