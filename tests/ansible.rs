@@ -82,12 +82,15 @@ fn working_directories() -> Vec<PathBuf> {
         .collect()
 }
 
-#[test]
-#[ignore = "needs ansible-core, ansible-lint, openssh-server and root; .ci/run installs them and runs this"]
-fn the_playbook_measures_three_hosts_over_ssh_and_report_shows_the_fleet() {
-    run("ansible-lint", &["deploy/ansible"], &[]);
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path();
+/// Three hosts over ssh (sshd instances on 127.0.0.1, the test's key), their inventory and
+/// a stripped corescale to copy to them.
+struct Hosts {
+    _servers: Vec<Sshd>,
+    inventory: PathBuf,
+    binary: PathBuf,
+}
+
+fn three_hosts(path: &Path) -> Hosts {
     let key = path.join("key");
     run(
         "ssh-keygen",
@@ -110,7 +113,7 @@ fn the_playbook_measures_three_hosts_over_ssh_and_report_shows_the_fleet() {
     );
     std::fs::copy(path.join("key.pub"), path.join("authorized_keys")).unwrap();
     let ports: Vec<u16> = (0..3).map(|_| free_port()).collect();
-    let _servers: Vec<Sshd> = ports.iter().map(|&port| start_sshd(path, port)).collect();
+    let servers: Vec<Sshd> = ports.iter().map(|&port| start_sshd(path, port)).collect();
 
     let mut inventory = String::from("[corescale]\n");
     for (index, port) in ports.iter().enumerate() {
@@ -127,7 +130,6 @@ fn the_playbook_measures_three_hosts_over_ssh_and_report_shows_the_fleet() {
     ));
     let inventory_file = path.join("inventory");
     std::fs::write(&inventory_file, inventory).unwrap();
-    let results = path.join("results");
     // Stripped, as the release is: the test build's line tables would more than double what
     // the playbook copies to each host.
     let binary = path.join("corescale");
@@ -140,6 +142,22 @@ fn the_playbook_measures_three_hosts_over_ssh_and_report_shows_the_fleet() {
         ],
         &[],
     );
+    Hosts {
+        _servers: servers,
+        inventory: inventory_file,
+        binary,
+    }
+}
+
+#[test]
+#[ignore = "needs ansible-core, ansible-lint, openssh-server and root; .ci/run installs them and runs this"]
+fn the_playbook_measures_three_hosts_over_ssh_and_report_shows_the_fleet() {
+    run("ansible-lint", &["deploy/ansible"], &[]);
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path();
+    let hosts = three_hosts(path);
+    let (inventory_file, binary) = (&hosts.inventory, &hosts.binary);
+    let results = path.join("results");
     let before = working_directories();
     let extra = |name: &str, value: &str| format!("{name}={value}");
     run(
@@ -249,4 +267,110 @@ fn the_playbook_measures_three_hosts_over_ssh_and_report_shows_the_fleet() {
         assert_eq!(tags["campaign"], "ci");
         assert_eq!(tags["inventory"], series["series"]["name"]);
     }
+}
+
+/// Campaign mode: the three hosts are client hosts of one PostgreSQL database (a database of
+/// the test's own), each one part, started together at the time the play agrees; `report`
+/// merges the fetched parts into one series, exact against the parts' own documents.
+#[test]
+#[ignore = "needs ansible-core, openssh-server, root and CORESCALE_TEST_PG; .ci/run installs them and runs this"]
+fn a_campaign_of_three_client_hosts_is_one_merged_series() {
+    let base = common::required("CORESCALE_TEST_PG");
+    let _held = common::hold_server("CORESCALE_TEST_PG");
+    let scratch = common::scratch::PgScratch::new(&base, "ansible_campaign");
+    corescale()
+        .args([
+            "db",
+            "setup",
+            "--target",
+            &scratch.url,
+            "--schemas",
+            "6",
+            "--scale",
+            "300",
+        ])
+        .assert()
+        .success();
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path();
+    let hosts = three_hosts(path);
+    let results = path.join("results");
+    let before = working_directories();
+    let extra = |name: &str, value: &str| format!("{name}={value}");
+    run(
+        "ansible-playbook",
+        &[
+            "-i",
+            hosts.inventory.to_str().unwrap(),
+            "deploy/ansible/corescale.yml",
+            "-e",
+            &extra("corescale_binary", hosts.binary.to_str().unwrap()),
+            "-e",
+            "corescale_campaign_mode=true",
+            "-e",
+            "corescale_campaign=three-clients",
+            "-e",
+            "corescale_workload=db",
+            "-e",
+            "corescale_sweep=3,6",
+            "-e",
+            "corescale_duration=1s",
+            "-e",
+            "corescale_start_lead=20",
+            "-e",
+            "corescale_require_idle=false",
+            "-e",
+            "corescale_poll=1",
+            // As JSON: `-e name=value` would end the value at its first space.
+            "-e",
+            &serde_json::json!({
+                "corescale_extra_args":
+                    format!("--target {} --repeat 1 --level-gap 2s", scratch.url)
+            })
+            .to_string(),
+            "-e",
+            &extra("corescale_results_dir", results.to_str().unwrap()),
+        ],
+        &[
+            ("ANSIBLE_NOCOLOR", "1"),
+            ("ANSIBLE_HOST_KEY_CHECKING", "False"),
+        ],
+    );
+    assert_eq!(working_directories(), before);
+    let documents: Vec<serde_json::Value> = ["host1", "host2", "host3"]
+        .iter()
+        .map(|host| {
+            let json = std::fs::read_dir(results.join(host))
+                .unwrap()
+                .map(|entry| entry.unwrap().path())
+                .find(|file| {
+                    file.extension()
+                        .is_some_and(|extension| extension == "json")
+                })
+                .unwrap_or_else(|| panic!("no result from {host}"));
+            read_json(&json)
+        })
+        .collect();
+    for (index, document) in documents.iter().enumerate() {
+        assert_eq!(document["campaign"]["part"], index + 1);
+        assert_eq!(document["campaign"]["parts"], 3);
+        assert_eq!(document["complete"], true);
+    }
+    let analysis = path.join("analysis.json");
+    corescale()
+        .arg("report")
+        .arg(&results)
+        .args(["-q", "--include-disturbed", "--json"])
+        .arg(&analysis)
+        .assert()
+        .success();
+    let analysis = read_json(&analysis);
+    assert_eq!(
+        common::campaign::check_merged(&documents, &analysis, "three-clients"),
+        [3, 6]
+    );
+    corescale()
+        .args(["db", "teardown", "--target", &scratch.url])
+        .assert()
+        .success();
 }

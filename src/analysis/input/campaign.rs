@@ -197,7 +197,14 @@ fn merged_point(
     if let (Some(lio), Some(blocks)) = (figures.get("db_lio"), figures.get("client_blocks"))
         && *blocks > 0.0
     {
-        figures.insert("db_lio_over_client_blocks".to_string(), lio / blocks);
+        let ratio = lio / blocks;
+        figures.insert("db_lio_over_client_blocks".to_string(), ratio);
+        if !(0.95..=1.05).contains(&ratio) {
+            notes.push(format!(
+                "campaign '{}' at {workers} sessions: the database counted {ratio:.3}x the blocks all the parts' sessions visited: other activity on the server, or a changed plan",
+                quote(name)
+            ));
+        }
     }
     let latency = merged_latency(name, workers, at_level, notes)?;
     check_parts(name, workers, at_level, notes);

@@ -27,6 +27,10 @@ use crate::error::locked;
 pub use instances::InstanceFigures;
 use session::{BlocksPer, DbSessionJob, SessionTally};
 
+/// How the warning that the server counted more blocks than this client's sessions visited
+/// begins: a campaign's part leaves it to `report`, which checks every part's together.
+pub const COUNTED_OTHERS: &str = "the database counted";
+
 /// Share of logical reads read from storage above which a level is not a cached test.
 pub const NOT_CACHED_READS: f64 = 1e-4;
 pub use crate::host::interference::process_cpu_seconds;
@@ -560,7 +564,7 @@ impl DbFigures {
         }
         if !(0.95..=1.05).contains(&self.db_lio_over_client_blocks) {
             warnings.push(format!(
-                "the database counted {:.3}x the blocks the client visited: other activity on the server, or a changed plan",
+                "{COUNTED_OTHERS} {:.3}x the blocks the client visited: other activity on the server, or a changed plan",
                 self.db_lio_over_client_blocks
             ));
         }
