@@ -356,15 +356,7 @@ fn a_campaign_of_three_client_hosts_is_one_merged_series() {
         assert_eq!(document["campaign"]["parts"], 3);
         assert_eq!(document["complete"], true);
     }
-    let analysis = path.join("analysis.json");
-    corescale()
-        .arg("report")
-        .arg(&results)
-        .args(["-q", "--include-disturbed", "--json"])
-        .arg(&analysis)
-        .assert()
-        .success();
-    let analysis = read_json(&analysis);
+    let analysis = common::campaign::merged_analysis(&[results], path);
     assert_eq!(
         common::campaign::check_merged(&documents, &analysis, "three-clients"),
         [3, 6]

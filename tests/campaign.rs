@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command};
 use std::time::Duration;
 
-use common::campaign::check_merged;
+use common::campaign::{check_merged, merged_analysis};
 use common::scratch::PgScratch;
 use common::{corescale, hold_server, read_json, required};
 
@@ -39,18 +39,6 @@ fn spawn_part(url: &str, part: usize, start_at: &str, duration: &str, json: &Pat
         .arg(json)
         .spawn()
         .unwrap()
-}
-
-fn analysis_of(files: &[PathBuf], dir: &Path) -> serde_json::Value {
-    let analysis = dir.join("analysis.json");
-    corescale()
-        .arg("report")
-        .args(files)
-        .args(["-q", "--include-disturbed", "--json"])
-        .arg(&analysis)
-        .assert()
-        .success();
-    read_json(&analysis)
 }
 
 #[test]
@@ -103,7 +91,7 @@ fn two_parts_merge_exactly_and_a_killed_part_leaves_its_level_incomplete() {
             "each part runs its half of 2 and 4 sessions"
         );
     }
-    let analysis = analysis_of(&files, dir.path());
+    let analysis = merged_analysis(&files, dir.path());
     assert_eq!(check_merged(&documents, &analysis, "two-clients"), [2, 4]);
 
     // Part 2 killed in the middle of the second level: that level is incomplete, named, and
@@ -123,7 +111,7 @@ fn two_parts_merge_exactly_and_a_killed_part_leaves_its_level_incomplete() {
     second.wait().unwrap();
     assert!(first.wait().unwrap().success());
     assert_eq!(read_json(&killed[1])["levels"].as_array().unwrap().len(), 1);
-    let analysis = analysis_of(&killed, dir.path());
+    let analysis = merged_analysis(&killed, dir.path());
     let warnings = analysis["warnings"].to_string();
     assert!(
         warnings.contains("campaign 'two-clients' at 4 sessions is incomplete: part 2/2 (client-2) has no such level"),

@@ -379,16 +379,15 @@ mod tests {
     use crate::analysis::series::Series;
     use crate::analysis::study::analyse;
     use crate::analysis::synthetic::job_time_series;
-    use crate::latency::{Latency, MeasuredFrom, Percentiles};
+    use crate::latency::{Latency, Percentiles};
 
     /// Gives every level a statement p99 of `p99(workers)` ms.
     fn with_p99(series: &mut Series, p99: impl Fn(f64) -> f64) {
         for point in &mut series.points {
             let ms = p99(point.workers as f64);
-            point.latency = Some(Latency {
-                unit: "statement".to_string(),
-                measured_from: MeasuredFrom::Send,
-                response: Percentiles {
+            point.latency = Some(Latency::closed(
+                "statement",
+                Percentiles {
                     count: 10_000,
                     mean_ms: ms / 2.0,
                     p50_ms: ms / 2.0,
@@ -398,13 +397,7 @@ mod tests {
                     p999_ms: ms * 1.5,
                     max_ms: ms * 2.0,
                 },
-                service: None,
-                schedule_lag: None,
-                rate: None,
-                limit_ms: None,
-                late: None,
-                histogram: None,
-            });
+            ));
         }
     }
 

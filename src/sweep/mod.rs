@@ -5,4 +5,5 @@ pub(crate) mod levels;
 pub(crate) mod plan;
 pub mod progress;
 pub mod runner;
+mod server_sampler;
 pub(crate) mod stop;

@@ -8,6 +8,20 @@ use hdrhistogram::Histogram;
 use hdrhistogram::serialization::Deserializer;
 use serde_json::Value;
 
+/// `report`'s analysis of these files or folders (disturbed levels kept: the parts of a
+/// campaign run on one host here, and disturb each other), written in `dir`.
+pub fn merged_analysis(inputs: &[std::path::PathBuf], dir: &std::path::Path) -> Value {
+    let analysis = dir.join("analysis.json");
+    super::corescale()
+        .arg("report")
+        .args(inputs)
+        .args(["-q", "--include-disturbed", "--json"])
+        .arg(&analysis)
+        .assert()
+        .success();
+    super::read_json(&analysis)
+}
+
 /// A level's response histogram, decoded from its document.
 pub fn histogram(level: &Value) -> Histogram<u64> {
     let text = level["latency"]["histogram"]

@@ -53,6 +53,37 @@ pub(super) fn slob_update_share(path: &Path) -> Option<String> {
     (digits(update) && digits(sessions)).then(|| update.to_string())
 }
 
+/// One report's level as a series of logical reads per second: its job names the tool, what
+/// was counted and the report's table it was read from, and SLOB's update share where the
+/// file's name gives it; also answers the workload's words, for the provenance.
+pub(super) fn lio_series(
+    file: &InputFile,
+    tool: &str,
+    counted: &str,
+    table: &str,
+    point: Point,
+) -> (Series, String) {
+    let mut workload = counted.to_string();
+    if let Some(update) = slob_update_share(file.path) {
+        workload.push_str(&format!(", SLOB at {update}% updates"));
+    }
+    let job = Job {
+        tool: tool.to_string(),
+        workload: Some(workload.clone()),
+        shape: Some(format!("{tool} {table}, {workload} per second")),
+        ..Job::default()
+    };
+    let series = Series::new(
+        file.stem(),
+        Measure::Rate {
+            unit: "LIO/s".to_string(),
+        },
+        vec![point],
+        job,
+    );
+    (series, workload)
+}
+
 fn is_statspack(text: &str) -> bool {
     text.contains("STATSPACK report for") && text.contains("Load Profile")
 }
@@ -291,27 +322,11 @@ fn from_report(file: &InputFile, text: &str, tool: &str) -> Result<Series> {
         figures,
         ..Point::default()
     };
-    let mut workload = format!(
+    let counted = format!(
         "{} logical reads",
         if tool == TOOL { "AWR" } else { "Statspack" }
     );
-    if let Some(update) = slob_update_share(path) {
-        workload.push_str(&format!(", SLOB at {update}% updates"));
-    }
-    let job = Job {
-        tool: tool.to_string(),
-        workload: Some(workload.clone()),
-        shape: Some(format!("{tool} Load Profile, {workload} per second")),
-        ..Job::default()
-    };
-    let mut series = Series::new(
-        file.stem(),
-        Measure::Rate {
-            unit: "LIO/s".to_string(),
-        },
-        vec![point],
-        job,
-    );
+    let (mut series, workload) = lio_series(file, tool, &counted, "Load Profile", point);
     let mut provenance = imported(
         tool,
         release,

@@ -207,23 +207,12 @@ fn from_awr_rac(file: &InputFile, text: &str) -> Result<Series> {
         figures,
         ..Point::default()
     };
-    let mut workload = "AWR logical reads of every instance".to_string();
-    if let Some(update) = super::awr::slob_update_share(path) {
-        workload.push_str(&format!(", SLOB at {update}% updates"));
-    }
-    let job = Job {
-        tool: TOOL.to_string(),
-        workload: Some(workload.clone()),
-        shape: Some(format!("{TOOL} System Statistics, {workload} per second")),
-        ..Job::default()
-    };
-    let mut series = Series::new(
-        file.stem(),
-        Measure::Rate {
-            unit: "LIO/s".to_string(),
-        },
-        vec![point],
-        job,
+    let (mut series, workload) = super::awr::lio_series(
+        file,
+        TOOL,
+        "AWR logical reads of every instance",
+        "System Statistics",
+        point,
     );
     series.nodes = (nodes > 1).then_some(nodes);
     series.provenance = imported(TOOL, release, &format!("{workload}, {nodes} instance(s)"));
