@@ -507,10 +507,7 @@ impl Database for Postgres {
     }
 
     fn server_clock(&self) -> Result<Option<f64>> {
-        let seconds: f64 = self.on_monitor(|monitor| {
-            monitor.query_value("SELECT extract(epoch FROM clock_timestamp())::text", &[])
-        })?;
-        Ok(Some(seconds))
+        replication::clock(self).map(Some)
     }
 
     fn is_replica(&self) -> Result<bool> {

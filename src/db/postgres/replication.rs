@@ -1,5 +1,6 @@
-//! Streaming replication as a cluster run needs it: whether a server is a standby, the WAL
-//! position a standby must reach, and waiting until it replayed that far.
+//! What runs over several instances or client hosts ask of a server: whether it is a standby,
+//! the WAL position a standby must reach and waiting until it replayed that far, and the
+//! server's clock, which a campaign's parts agree on.
 
 use anyhow::Result;
 
@@ -46,4 +47,11 @@ pub(super) fn wait_replayed(
         }
         std::thread::sleep(std::time::Duration::from_millis(20));
     }
+}
+
+/// The server's clock, in seconds since the epoch (the time of the reading itself).
+pub(super) fn clock(postgres: &Postgres) -> Result<f64> {
+    postgres.on_monitor(|monitor| {
+        monitor.query_value("SELECT extract(epoch FROM clock_timestamp())::text", &[])
+    })
 }
