@@ -29,6 +29,7 @@ fn main() {
         warmup: None,
         interval: std::time::Duration::from_secs(1),
         start_at: None,
+        sessions: None,
     };
 
     let mut bare = Vec::new();

@@ -85,6 +85,7 @@ fn measured(workload: &LioWorkload, workers: usize, seconds: f64) -> Level {
         warmup: None,
         interval: Duration::from_secs(1),
         start_at: None,
+        sessions: None,
     };
     measure_level(
         workload,

@@ -105,7 +105,7 @@ pub fn execute(run: &RunArgs, command_line: Vec<String>) -> Result<RunEnd> {
         .duration
         .filter(|_| settings.precision.is_none())
         .map(|duration| settings.warmup.unwrap_or_default() + duration * settings.repeat);
-    let campaign = Campaign::of(&args.campaign, level_length)?;
+    let campaign = Campaign::of(&args.campaign, settings.duration.is_some(), level_length)?;
     if let Some(campaign) = &campaign {
         steps = campaign.part_steps(&steps)?;
     }
@@ -266,6 +266,7 @@ fn level_settings(args: &SweepArgs) -> LevelSettings {
         warmup: args.warmup,
         interval: args.interval,
         start_at: None,
+        sessions: None,
     }
 }
 

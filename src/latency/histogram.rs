@@ -84,7 +84,17 @@ impl ResponseTimes {
                 format!("the histogram is not HdrHistogram's compressed V2 encoding ({error})")
             })?;
         let word = |at: usize| u64::from_be_bytes(header[at..at + 8].try_into().expect("8 bytes"));
-        let digits = u32::from_be_bytes(header[12..16].try_into().expect("4 bytes"));
+        let half = |at: usize| u32::from_be_bytes(header[at..at + 4].try_into().expect("4 bytes"));
+        // The counts' length, which the reader allocates before reading them: at most 9
+        // bytes (a LEB128 count) for each of this histogram's 33,792 counts.
+        const LONGEST_PAYLOAD: u32 = 9 * 33_792;
+        if half(4) > LONGEST_PAYLOAD {
+            return Err(format!(
+                "the histogram says its counts take {} bytes (at most {LONGEST_PAYLOAD})",
+                half(4)
+            ));
+        }
+        let digits = half(12);
         if !(2..=3).contains(&digits) || word(16) != 1 || word(24) != LONGEST_NS {
             return Err(format!(
                 "the histogram's bounds are {} to {} ns at {digits} digits: corescale writes 1 to {LONGEST_NS} ns at 2 or 3",
@@ -218,6 +228,28 @@ impl Percentile {
 mod tests {
     use super::*;
 
+    /// A valid header of corescale's bounds whose counts claim 4 GiB.
+    fn huge_payload() -> String {
+        use base64::Engine;
+        use std::io::Write;
+        let mut plain = Vec::new();
+        plain.extend(0x1c84_9303u32.to_be_bytes());
+        plain.extend(u32::MAX.to_be_bytes());
+        plain.extend(0u32.to_be_bytes());
+        plain.extend(3u32.to_be_bytes());
+        plain.extend(1u64.to_be_bytes());
+        plain.extend(LONGEST_NS.to_be_bytes());
+        plain.extend(1.0f64.to_be_bytes());
+        let mut deflated =
+            flate2::write::ZlibEncoder::new(Vec::new(), flate2::Compression::default());
+        deflated.write_all(&plain).unwrap();
+        let deflated = deflated.finish().unwrap();
+        let mut bytes = 0x1c84_9304u32.to_be_bytes().to_vec();
+        bytes.extend((deflated.len() as u32).to_be_bytes());
+        bytes.extend(deflated);
+        base64::engine::general_purpose::STANDARD.encode(bytes)
+    }
+
     #[test]
     fn the_encoding_is_lossless_and_a_hostile_one_an_error() {
         let mut times = ResponseTimes::default();
@@ -257,6 +289,7 @@ mod tests {
                 "bounds are 1 to",
             ),
             ("A".repeat(5 << 20), "at most"),
+            (huge_payload(), "counts take"),
         ] {
             let error = ResponseTimes::decode(&hostile).unwrap_err();
             assert!(error.contains(said), "{error}");

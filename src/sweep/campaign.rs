@@ -87,10 +87,21 @@ pub struct Campaign {
 impl Campaign {
     /// The campaign of these options, None outside one. `level_length` is a level's timed
     /// part (warm-up and batches), None when it varies (fixed work, --precision).
-    pub fn of(args: &CampaignArgs, level_length: Option<Duration>) -> Result<Option<Self>> {
+    pub fn of(
+        args: &CampaignArgs,
+        fixed_time: bool,
+        level_length: Option<Duration>,
+    ) -> Result<Option<Self>> {
         let (Some(name), Some((part, parts))) = (&args.campaign, args.part) else {
             return Ok(None);
         };
+        if !fixed_time {
+            // The parts' rates add up; their job times do not.
+            return Err(UsageError::new(
+                "--campaign merges the parts' rates: run fixed-time levels (--duration), not fixed work (--job-size)",
+            )
+            .into());
+        }
         let period = match (args.start_at, level_length) {
             (Some(_), Some(length)) => Some(length + args.level_gap),
             (Some(_), None) => {
@@ -157,7 +168,7 @@ impl Campaign {
             Some(_) => Some(clock_offset(workload)?),
             None if self.period.is_some() => {
                 return Err(UsageError::new(
-                    "--start-at agrees on the database server's clock: run a database workload (db, script)",
+                    "--start-at agrees on the database server's clock, which corescale reads from PostgreSQL and MySQL/MariaDB: start the parts at once (leave out --start-at) on other targets",
                 )
                 .into());
             }
@@ -218,7 +229,7 @@ fn clock_offset(workload: &dyn Workload) -> Result<(f64, f64)> {
         let sent = now();
         let server = workload
             .server_clock()
-            .expect("asked of a workload with a server")
+            .ok_or_else(|| anyhow::anyhow!("the workload stopped reading its server's clock"))?
             .context("reading the database server's clock")?;
         let answered = now();
         let half_trip = (answered - sent).max(0.0) / 2.0;
@@ -250,7 +261,7 @@ mod tests {
             level_gap: Duration::from_secs(5),
             max_clock_offset: Duration::from_millis(50),
         };
-        let campaign = Campaign::of(&args, None).unwrap().unwrap();
+        let campaign = Campaign::of(&args, true, None).unwrap().unwrap();
         let steps = [
             LevelStep {
                 workers: 8,
@@ -281,10 +292,16 @@ mod tests {
             start_at: Some(parse_start("2026-11-26T10:00:00Z").unwrap()),
             ..args
         };
-        assert!(Campaign::of(&scheduled, None).is_err());
-        let campaign = Campaign::of(&scheduled, Some(Duration::from_secs(10)))
+        assert!(Campaign::of(&scheduled, true, None).is_err());
+        let campaign = Campaign::of(&scheduled, true, Some(Duration::from_secs(10)))
             .unwrap()
             .unwrap();
         assert_eq!(campaign.record.level_period_s, Some(15.0));
+        // Job times of parts do not add up: fixed work is refused.
+        let refused = Campaign::of(&scheduled, false, None)
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(refused.contains("fixed-time"), "{refused}");
     }
 }

@@ -9,7 +9,7 @@ use chrono::Utc;
 
 use super::campaign::Campaign;
 use super::progress::Progress;
-use super::runner::{LevelSettings, measure_level};
+use super::runner::{LevelSettings, SessionNumbers, measure_level};
 use super::stop;
 use crate::format::{significant, workers_text};
 use crate::host::counters::CounterStatus;
@@ -74,6 +74,10 @@ pub(crate) fn level_steps(plan: &[usize], rates: &[OfferedRate]) -> Vec<LevelSte
         })
         .collect()
 }
+
+/// How late a campaign part's level may start before it is said (a sleep's wake-up on a busy
+/// host takes a few milliseconds).
+const LATE_START_MS: i64 = 100;
 
 /// What the user must know about a level as soon as it ends: interference, missed precision.
 fn level_troubles(level: &Level, settings: &LevelSettings) -> Vec<String> {
@@ -142,8 +146,13 @@ pub(crate) fn run_sweep(
             Some(campaign) => campaign
                 .before_level(workload, index, step.campaign_workers.unwrap_or(workers))
                 .map(|(record, local)| {
-                    in_campaign = Some(record);
                     level_settings.start_at = local;
+                    level_settings.sessions = Some(SessionNumbers {
+                        first: campaign.record.part - 1,
+                        step: campaign.record.parts,
+                        of: record.workers,
+                    });
+                    in_campaign = Some(record);
                 }),
             None => Ok(()),
         };
@@ -193,6 +202,17 @@ pub(crate) fn run_sweep(
                 .level
                 .warnings
                 .retain(|warning| !warning.starts_with(crate::workload::db::COUNTED_OTHERS));
+        }
+        if let Some(due) = level_settings.start_at {
+            // The first batch follows the warm-up; later than that by more than a blink,
+            // the other parts ran part of the level without this one.
+            let planned = chrono::DateTime::<Utc>::from(due) + settings.warmup.unwrap_or_default();
+            let late_ms = (outcome.level.started_at - planned).num_milliseconds();
+            if late_ms > LATE_START_MS {
+                outcome.level.warnings.push(format!(
+                    "started {late_ms} ms after the campaign's time for it (its sessions took longer to connect and warm up than --level-gap leaves): the other parts ran that long without this one"
+                ));
+            }
         }
         outcome.level.campaign = in_campaign;
         document.levels.push(outcome.level);
@@ -252,6 +272,7 @@ mod tests {
             warmup: None,
             interval: std::time::Duration::from_secs(1),
             start_at: None,
+            sessions: None,
         };
         let steps = level_steps(&[1, 2], &[]);
         let progress = Progress::new(4, true, None);

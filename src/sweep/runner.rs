@@ -61,6 +61,18 @@ pub struct LevelSettings {
     /// A campaign's part: when the level's first window starts, by this host's clock (its
     /// sessions connect and warm up before).
     pub start_at: Option<std::time::SystemTime>,
+    /// A campaign's part: its sessions' numbers among all the parts' (None: 0..workers).
+    pub sessions: Option<SessionNumbers>,
+}
+
+/// A campaign part's sessions among the campaign's: part I of N runs sessions I-1, I-1+N, ...
+/// of `of`, so tables, routes, random streams and the open loop's phases interleave with the
+/// other parts' instead of repeating them.
+#[derive(Debug, Clone, Copy)]
+pub struct SessionNumbers {
+    pub first: usize,
+    pub step: usize,
+    pub of: usize,
 }
 
 impl LevelSettings {
@@ -163,6 +175,7 @@ pub fn measure_level(
                 live_responses: live_responses
                     .as_ref()
                     .map(|responses| responses.slot(worker)),
+                numbers: settings.sessions,
             };
             let spawned = std::thread::Builder::new()
                 .name(format!("worker-{worker}"))
@@ -570,6 +583,8 @@ struct WorkerContext<'a> {
     live_ops: Option<&'a AtomicU64>,
     /// This worker's own block of response counts for the interval lines.
     live_responses: Option<LiveSlot>,
+    /// A campaign part's numbering of its sessions among all the parts'.
+    numbers: Option<SessionNumbers>,
 }
 
 fn run_worker(workload: &dyn Workload, context: WorkerContext<'_>) {
@@ -587,7 +602,19 @@ fn run_worker(workload: &dyn Workload, context: WorkerContext<'_>) {
             context.worker
         )));
     }
-    let mut job = match workload.prepare(context.worker, context.workers, context.rate) {
+    // Numbered among a campaign's sessions, a session takes its share of the campaign's rate
+    // (this part's rate is its sessions' share of it).
+    let (session, sessions, rate) = match context.numbers {
+        Some(numbers) => (
+            numbers.first + context.worker * numbers.step,
+            numbers.of,
+            context
+                .rate
+                .map(|rate| rate * numbers.of as f64 / context.workers.max(1) as f64),
+        ),
+        None => (context.worker, context.workers, context.rate),
+    };
+    let mut job = match workload.prepare(session, sessions, rate) {
         Ok(mut job) => {
             if let Some(window) = context.duration {
                 job.job().keep_intervals(context.interval, window);

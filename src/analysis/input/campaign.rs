@@ -10,16 +10,32 @@ use super::*;
 use crate::latency::ResponseTimes;
 use crate::result::CampaignPart;
 
-/// Client-side counts of a level, which the parts' add up; every other figure is the first
-/// part's (a server's count, which every part read whole, or a ratio).
+/// Client-side counts and rates of a level, which the parts' add up; the server's counts
+/// (which every part read whole) are the first part's.
 const SUMMED: &[&str] = &[
     "statements",
+    "statements_per_s",
     "updates",
     "rows_visited",
+    "rows",
     "client_blocks",
     "client_cpu_s",
     "transactions",
-    "failed",
+    "transactions_per_s",
+    "failed_transactions",
+    "sessions_unpublished",
+];
+
+/// Figures of one part that no sum or single part gives for the campaign (its sessions'
+/// server CPU, ratios over it, averages of its own responses): left out of the merged level,
+/// whose response times come from the merged histogram.
+const PART_ONLY: &[&str] = &[
+    "db_cpu_s",
+    "db_lio_per_db_cpu_s",
+    "client_cpu_share",
+    "latency_average_ms",
+    "latency_stddev_ms",
+    "connection_time_ms",
 ];
 
 /// A part whose share of the work departs from its share of the sessions by more than
@@ -138,12 +154,20 @@ fn merge(name: &str, group: Vec<Series>, notes: &mut Vec<String>) -> Result<Seri
         }
         points.push(merged_point(name, workers, &at_level, notes)?);
     }
+    if group.iter().any(|part| !part.paced.is_empty()) {
+        notes.push(format!(
+            "campaign '{}': its open-loop (--rate) levels are not merged (only closed-loop levels are): report each part's file alone to see them",
+            quote(name)
+        ));
+    }
     let mut series = Series::new(
         name.to_string(),
         first.measure.clone(),
         points,
         first.job.clone(),
     );
+    // Against a cluster, the campaign loaded its nodes.
+    series.nodes = first.nodes;
     series.source = group
         .iter()
         .map(|part| part.source.clone())
@@ -179,6 +203,7 @@ fn merged_point(
         at_level.iter().map(|(_, point)| point.raw).sum()
     };
     let mut figures = first.figures.clone();
+    figures.retain(|name, _| !PART_ONLY.contains(&name.as_str()));
     for figure in SUMMED {
         if at_level
             .iter()
@@ -192,6 +217,9 @@ fn merged_point(
                     .sum(),
             );
         }
+    }
+    if let Some(rate) = figures.get("db_lio_per_s").copied() {
+        figures.insert("db_lio_per_s_per_worker".to_string(), rate / workers as f64);
     }
     // The server's blocks against the blocks every part's sessions visited.
     if let (Some(lio), Some(blocks)) = (figures.get("db_lio"), figures.get("client_blocks"))

@@ -105,6 +105,7 @@ impl DbWorkload {
             .route
             .check(&cluster.roles(), options.update_share > 0.0)?;
         let database = Arc::clone(cluster.primary()?);
+        let by_schema_idle = options.route == Route::BySchema && cluster.len() > 1;
         let target = database.target().clone();
         cluster.wait_for_replicas(REPLAY_LIMIT)?;
         let (schemas, rows) = crate::db::catalog::inventory(database.as_ref())?;
@@ -112,6 +113,14 @@ impl DbWorkload {
             bail!(
                 "no corescale tables in {target}: run `corescale db setup --target {target}` first"
             );
+        }
+        if by_schema_idle && (schemas as usize) < cluster.len() {
+            return Err(UsageError::new(format!(
+                "--route by-schema places table k on instance k mod {}, and there are {schemas} table(s): some instances would get no session (set up at least {} schemas, or use --route round-robin)",
+                cluster.len(),
+                cluster.len()
+            ))
+            .into());
         }
         for instance in &cluster.instances[..] {
             let other = instance.database.target();
@@ -302,15 +311,19 @@ impl Workload for DbWorkload {
         Ok(PaddedJob::new(session))
     }
 
+    /// Every instance's counts together (a cluster's timeline is the cluster's).
     fn server_counts(&self) -> Option<Result<crate::workload::ServerCounts>> {
-        Some(
-            self.database
-                .counters()
-                .map(|counters| crate::workload::ServerCounts {
-                    lio: counters.lio,
-                    pio: counters.pio,
-                }),
-        )
+        let mut counts = crate::workload::ServerCounts { lio: 0.0, pio: 0.0 };
+        for instance in &self.cluster.instances {
+            match instance.database.counters() {
+                Ok(counters) => {
+                    counts.lio += counters.lio;
+                    counts.pio += counters.pio;
+                }
+                Err(error) => return Some(Err(error)),
+            }
+        }
+        Some(Ok(counts))
     }
 
     fn server_counts_grain(&self) -> Option<Duration> {
@@ -381,9 +394,16 @@ impl Workload for DbWorkload {
             let own = || tallies.iter().filter(move |tally| tally.instance == index);
             let mut unread = None;
             let blocks = match (&before.counters, &after) {
-                (Some(before), Ok(after)) => Some((after.lio - before.lio, after.pio - before.pio))
+                (Some(before), Ok(after)) => {
+                    let blocks = (after.lio - before.lio, after.pio - before.pio);
                     // A restarted instance starts its counters afresh: no difference to take.
-                    .filter(|(lio, pio)| *lio >= 0.0 && *pio >= 0.0),
+                    if blocks.0 < 0.0 || blocks.1 < 0.0 {
+                        unread = Some("its counters restarted during the level".to_string());
+                        None
+                    } else {
+                        Some(blocks)
+                    }
+                }
                 (None, _) => {
                     unread = Some("not at the level's start".to_string());
                     None
@@ -414,8 +434,7 @@ impl Workload for DbWorkload {
                     (Some(now), Some(then)) => Some(now - then),
                     _ => own().map(|tally| tally.backend_cpu_s).sum::<Option<f64>>(),
                 },
-            }
-            .filter(|_| own().next().is_some());
+            };
             readings.push(instances::InstanceReading {
                 instance: database.target().to_string(),
                 role: instance.role,
@@ -476,8 +495,13 @@ impl Workload for DbWorkload {
             .filter(|&count| count > 0.0),
         };
         let connections: Vec<SessionConnection> = SessionConnection::of_level(
-            &*locked(&self.connections, "the sessions' connections")?,
-            totals.workers,
+            // Taken: the next level's sessions record theirs afresh (a campaign part's are
+            // numbered among all the parts').
+            &std::mem::take(&mut *locked(
+                &self.connections,
+                "the sessions' connections",
+            )?),
+            usize::MAX,
         );
         let mut warnings = figures.warnings();
         if maintenance_ran {

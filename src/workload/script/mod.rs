@@ -501,8 +501,13 @@ impl Workload for ScriptWorkload {
             ));
         }
         let connections: Vec<SessionConnection> = SessionConnection::of_level(
-            &*locked(&self.connections, "the sessions' connections")?,
-            totals.workers,
+            // Taken: the next level's sessions record theirs afresh (a campaign part's are
+            // numbered among all the parts').
+            &std::mem::take(&mut *locked(
+                &self.connections,
+                "the sessions' connections",
+            )?),
+            usize::MAX,
         );
         Ok(LevelFigures {
             recorded,
