@@ -57,6 +57,30 @@ impl MySql {
         Ok(answer.flatten() == Some(1))
     }
 
+    /// A setup killed a moment ago frees the lock when the server notices its monitor
+    /// connection gone, but its loaders' statements on other connections run to their end:
+    /// wait (10 s at most) until no other session of this user runs a statement in this
+    /// database, so nothing they create appears after this setup or teardown has looked.
+    fn wait_for_stragglers(&self) -> Result<()> {
+        const AT_MOST: std::time::Duration = std::time::Duration::from_secs(10);
+        let began = std::time::Instant::now();
+        let mut connection = locked(&self.monitor, "the monitor connection")?;
+        loop {
+            let busy: Option<i64> = connection
+                .query_first(
+                    "SELECT COUNT(*) FROM information_schema.PROCESSLIST
+                      WHERE DB = DATABASE() AND ID <> CONNECTION_ID()
+                        AND USER = SUBSTRING_INDEX(CURRENT_USER(), '@', 1)
+                        AND COMMAND NOT IN ('Sleep', 'Daemon', 'Binlog Dump')",
+                )
+                .map_err(|error| describe(error, &self.target))?;
+            if busy.unwrap_or(0) == 0 || began.elapsed() >= AT_MOST {
+                return Ok(());
+            }
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+    }
+
     /// Whether the server is MariaDB (whose GTIDs and functions differ from MySQL's).
     fn is_mariadb(&self, connection: &mut Conn) -> Result<bool> {
         let version: Option<String> = connection
@@ -152,7 +176,11 @@ impl Database for MySql {
     }
 
     fn lock_setup(&self) -> Result<bool> {
-        self.setup_lock_call("SELECT GET_LOCK(?, 0)")
+        if !self.setup_lock_call("SELECT GET_LOCK(?, 0)")? {
+            return Ok(false);
+        }
+        self.wait_for_stragglers()?;
+        Ok(true)
     }
 
     fn engine(&self) -> Result<String> {
