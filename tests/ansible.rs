@@ -14,6 +14,16 @@ use std::time::{Duration, Instant};
 
 use common::{corescale, read_json, run_tool as run};
 
+/// The tests share the hosts' /var/tmp, where each checks that nothing is left behind: one
+/// playbook at a time.
+static ONE_PLAYBOOK_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+fn one_at_a_time() -> std::sync::MutexGuard<'static, ()> {
+    ONE_PLAYBOOK_AT_A_TIME
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
 fn root() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))
 }
@@ -152,6 +162,7 @@ fn three_hosts(path: &Path) -> Hosts {
 #[test]
 #[ignore = "needs ansible-core, ansible-lint, openssh-server and root; .ci/run installs them and runs this"]
 fn the_playbook_measures_three_hosts_over_ssh_and_report_shows_the_fleet() {
+    let _alone = one_at_a_time();
     run("ansible-lint", &["deploy/ansible"], &[]);
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path();
@@ -275,6 +286,7 @@ fn the_playbook_measures_three_hosts_over_ssh_and_report_shows_the_fleet() {
 #[test]
 #[ignore = "needs ansible-core, openssh-server, root and CORESCALE_TEST_PG; .ci/run installs them and runs this"]
 fn a_campaign_of_three_client_hosts_is_one_merged_series() {
+    let _alone = one_at_a_time();
     let base = common::required("CORESCALE_TEST_PG");
     let _held = common::hold_server("CORESCALE_TEST_PG");
     let scratch = common::scratch::PgScratch::new(&base, "ansible_campaign");
