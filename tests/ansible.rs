@@ -337,7 +337,7 @@ fn a_campaign_of_three_client_hosts_is_one_merged_series() {
             "-e",
             &serde_json::json!({
                 "corescale_extra_args":
-                    format!("--target {} --repeat 1 --level-gap 2s", scratch.url)
+                    format!("--target {} --repeat 1 --level-gap 4s", scratch.url)
             })
             .to_string(),
             "-e",

@@ -27,7 +27,9 @@ fn spawn_part(url: &str, part: usize, start_at: &str, duration: &str, json: &Pat
         .args([
             "run", "db", "--target", url, "--sweep", "2,4", "--repeat", "1",
         ])
-        .args(["--duration", duration, "--level-gap", "1s", "-q"])
+        // A gap that leaves a busy host time to reconnect and warm up the next level's
+        // sessions (a part that needs longer starts late, and the check below says so).
+        .args(["--duration", duration, "--level-gap", "3s", "-q"])
         .args(["--campaign", "two-clients", "--part", &format!("{part}/2")])
         .args([
             "--start-at",
@@ -66,7 +68,7 @@ fn two_parts_merge_exactly_and_a_killed_part_leaves_its_level_incomplete() {
     let dir = tempfile::tempdir().unwrap();
 
     // Both parts complete: the merged series is exact against the parts' own documents.
-    let start_at = start_in(4);
+    let start_at = start_in(6);
     let files: Vec<PathBuf> = (1..=2)
         .map(|part| dir.path().join(format!("part{part}.json")))
         .collect();
@@ -96,15 +98,15 @@ fn two_parts_merge_exactly_and_a_killed_part_leaves_its_level_incomplete() {
 
     // Part 2 killed in the middle of the second level: that level is incomplete, named, and
     // left out; the first is merged.
-    let start_at = start_in(3);
+    let start_at = start_in(6);
     let killed: Vec<PathBuf> = (1..=2)
         .map(|part| dir.path().join(format!("killed{part}.json")))
         .collect();
     let mut first = spawn_part(&scratch.url, 1, &start_at, "2s", &killed[0]);
     let mut second = spawn_part(&scratch.url, 2, &start_at, "2s", &killed[1]);
-    // Level one runs 2 s from the start, the gap 1 s, then level two: kill one second in.
+    // Level one runs 2 s from the start, the gap 3 s, then level two: kill one second in.
     let second_level = chrono::DateTime::parse_from_rfc3339(&start_at).unwrap()
-        + chrono::Duration::milliseconds(4000);
+        + chrono::Duration::milliseconds(6000);
     let wait = second_level.signed_duration_since(chrono::Utc::now());
     std::thread::sleep(Duration::from_millis(wait.num_milliseconds().max(0) as u64));
     second.kill().unwrap();
