@@ -290,19 +290,7 @@ fn a_campaign_of_three_client_hosts_is_one_merged_series() {
     let base = common::required("CORESCALE_TEST_PG");
     let _held = common::hold_server("CORESCALE_TEST_PG");
     let scratch = common::scratch::PgScratch::new(&base, "ansible_campaign");
-    corescale()
-        .args([
-            "db",
-            "setup",
-            "--target",
-            &scratch.url,
-            "--schemas",
-            "6",
-            "--scale",
-            "300",
-        ])
-        .assert()
-        .success();
+    common::campaign::set_up_tables(&scratch.url, 6, 300);
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path();
     let hosts = three_hosts(path);

@@ -1,5 +1,5 @@
 //! A campaign of two parts (two corescale processes here, as two client hosts would run
-//! them) loading one PostgreSQL database of the test's own, started together at an agreed
+//! them) loading a private PostgreSQL server of the test's own, started together at an agreed
 //! time by the server's clock; `report` merges them exactly. A part killed mid-level leaves
 //! that level incomplete, named, not summed short. (tests/ansible.rs runs a campaign through
 //! the playbook over ssh.)
@@ -10,9 +10,9 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command};
 use std::time::Duration;
 
-use common::campaign::{check_merged, merged_analysis};
-use common::scratch::PgScratch;
-use common::{corescale, hold_server, read_json, required};
+use common::campaign::{check_merged, merged_analysis, set_up_tables};
+use common::pg_cluster::PrivateCluster;
+use common::{corescale, read_json, required};
 
 /// A time `seconds` from now, as --start-at takes it (whole seconds, UTC).
 fn start_in(seconds: i64) -> String {
@@ -45,26 +45,21 @@ fn spawn_part(url: &str, part: usize, start_at: &str, duration: &str, json: &Pat
 
 #[test]
 #[cfg_attr(
-    not(corescale_test_pg),
-    ignore = "needs CORESCALE_TEST_PG, a PostgreSQL URL (see README)"
+    not(corescale_test_pg_bindir),
+    ignore = "needs CORESCALE_TEST_PG_BINDIR, PostgreSQL's server binaries (see README)"
 )]
 fn two_parts_merge_exactly_and_a_killed_part_leaves_its_level_incomplete() {
-    let base = required("CORESCALE_TEST_PG");
-    let _held = hold_server("CORESCALE_TEST_PG");
-    let scratch = PgScratch::new(&base, "campaign");
-    corescale()
-        .args([
-            "db",
-            "setup",
-            "--target",
-            &scratch.url,
-            "--schemas",
-            "4",
-            "--scale",
-            "500",
-        ])
-        .assert()
-        .success();
+    // A private server: the parts' load would push other tests' pages out of a shared
+    // server's buffer cache while they measure.
+    let server = PrivateCluster::start(
+        &required("CORESCALE_TEST_PG_BINDIR"),
+        "host all postgres 127.0.0.1/32 trust\n",
+        &[],
+        "-c max_connections=40",
+        "",
+    );
+    let url = format!("postgres://postgres@127.0.0.1:{}/postgres", server.port);
+    set_up_tables(&url, 4, 200);
     let dir = tempfile::tempdir().unwrap();
 
     // Both parts complete: the merged series is exact against the parts' own documents.
@@ -73,7 +68,7 @@ fn two_parts_merge_exactly_and_a_killed_part_leaves_its_level_incomplete() {
         .map(|part| dir.path().join(format!("part{part}.json")))
         .collect();
     let mut parts: Vec<Child> = (1..=2)
-        .map(|part| spawn_part(&scratch.url, part, &start_at, "1s", &files[part - 1]))
+        .map(|part| spawn_part(&url, part, &start_at, "1s", &files[part - 1]))
         .collect();
     for part in &mut parts {
         assert!(part.wait().unwrap().success());
@@ -102,8 +97,8 @@ fn two_parts_merge_exactly_and_a_killed_part_leaves_its_level_incomplete() {
     let killed: Vec<PathBuf> = (1..=2)
         .map(|part| dir.path().join(format!("killed{part}.json")))
         .collect();
-    let mut first = spawn_part(&scratch.url, 1, &start_at, "2s", &killed[0]);
-    let mut second = spawn_part(&scratch.url, 2, &start_at, "2s", &killed[1]);
+    let mut first = spawn_part(&url, 1, &start_at, "2s", &killed[0]);
+    let mut second = spawn_part(&url, 2, &start_at, "2s", &killed[1]);
     // Level one runs 2 s from the start, the gap 3 s, then level two: kill one second in.
     let second_level = chrono::DateTime::parse_from_rfc3339(&start_at).unwrap()
         + chrono::Duration::milliseconds(6000);
@@ -127,7 +122,7 @@ fn two_parts_merge_exactly_and_a_killed_part_leaves_its_level_incomplete() {
         .collect();
     assert_eq!(merged, [2]);
     corescale()
-        .args(["db", "teardown", "--target", &scratch.url])
+        .args(["db", "teardown", "--target", &url])
         .assert()
         .success();
 }

@@ -8,6 +8,20 @@ use hdrhistogram::Histogram;
 use hdrhistogram::serialization::Deserializer;
 use serde_json::Value;
 
+/// `db setup` of `schemas` tables of `rows` rows in the campaign's database.
+pub fn set_up_tables(url: &str, schemas: u32, rows: u32) {
+    super::corescale()
+        .args(["db", "setup", "--target", url])
+        .args([
+            "--schemas",
+            &schemas.to_string(),
+            "--scale",
+            &rows.to_string(),
+        ])
+        .assert()
+        .success();
+}
+
 /// `report`'s analysis of these files or folders (disturbed levels kept: the parts of a
 /// campaign run on one host here, and disturb each other), written in `dir`.
 pub fn merged_analysis(inputs: &[std::path::PathBuf], dir: &std::path::Path) -> Value {
