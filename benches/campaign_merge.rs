@@ -37,6 +37,7 @@ fn part(number: usize) -> Series {
                 }),
                 campaign: Some(PointInCampaign {
                     workers: 2 * level * PARTS,
+                    level: level - 1,
                     started_at: chrono::Utc::now(),
                     scheduled_start: None,
                     clock_offset_ms: Some(0.1),

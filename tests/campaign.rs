@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command};
 use std::time::Duration;
 
-use common::campaign::{check_merged, merged_analysis, set_up_tables};
+use common::campaign::{check_merged, check_merged_open_loop, merged_analysis, set_up_tables};
 use common::pg_cluster::PrivateCluster;
 use common::{corescale, read_json, required};
 
@@ -22,11 +22,19 @@ fn start_in(seconds: i64) -> String {
 }
 
 /// Part `part` of 2 as a process of its own, labelled as its client host.
-fn spawn_part(url: &str, part: usize, start_at: &str, duration: &str, json: &Path) -> Child {
+fn spawn_part(
+    url: &str,
+    part: usize,
+    start_at: &str,
+    duration: &str,
+    extra: &[&str],
+    json: &Path,
+) -> Child {
     Command::new(assert_cmd::cargo::cargo_bin("corescale"))
         .args([
             "run", "db", "--target", url, "--sweep", "2,4", "--repeat", "1",
         ])
+        .args(extra)
         // A gap that leaves a busy host time to reconnect and warm up the next level's
         // sessions (a part that needs longer starts late, and the check below says so).
         .args(["--duration", duration, "--level-gap", "3s", "-q"])
@@ -62,13 +70,23 @@ fn two_parts_merge_exactly_and_a_killed_part_leaves_its_level_incomplete() {
     set_up_tables(&url, 4, 200);
     let dir = tempfile::tempdir().unwrap();
 
-    // Both parts complete: the merged series is exact against the parts' own documents.
+    // Both parts complete: the merged series is exact against the parts' own documents,
+    // closed-loop levels and the open-loop ones at half of each part's closed-loop rate.
     let start_at = start_in(6);
     let files: Vec<PathBuf> = (1..=2)
         .map(|part| dir.path().join(format!("part{part}.json")))
         .collect();
     let mut parts: Vec<Child> = (1..=2)
-        .map(|part| spawn_part(&url, part, &start_at, "1s", &files[part - 1]))
+        .map(|part| {
+            spawn_part(
+                &url,
+                part,
+                &start_at,
+                "1s",
+                &["--rate", "50%"],
+                &files[part - 1],
+            )
+        })
         .collect();
     for part in &mut parts {
         assert!(part.wait().unwrap().success());
@@ -84,12 +102,16 @@ fn two_parts_merge_exactly_and_a_killed_part_leaves_its_level_incomplete() {
             .collect();
         assert_eq!(
             sessions,
-            [1, 2],
-            "each part runs its half of 2 and 4 sessions"
+            [1, 1, 2, 2],
+            "each part runs its half of 2 and 4 sessions, closed loop then at a set rate"
         );
     }
     let analysis = merged_analysis(&files, dir.path());
     assert_eq!(check_merged(&documents, &analysis, "two-clients"), [2, 4]);
+    assert_eq!(
+        check_merged_open_loop(&documents, &analysis, "two-clients"),
+        [2, 4]
+    );
 
     // Part 2 killed in the middle of the second level: that level is incomplete, named, and
     // left out; the first is merged.
@@ -97,8 +119,8 @@ fn two_parts_merge_exactly_and_a_killed_part_leaves_its_level_incomplete() {
     let killed: Vec<PathBuf> = (1..=2)
         .map(|part| dir.path().join(format!("killed{part}.json")))
         .collect();
-    let mut first = spawn_part(&url, 1, &start_at, "2s", &killed[0]);
-    let mut second = spawn_part(&url, 2, &start_at, "2s", &killed[1]);
+    let mut first = spawn_part(&url, 1, &start_at, "2s", &[], &killed[0]);
+    let mut second = spawn_part(&url, 2, &start_at, "2s", &[], &killed[1]);
     // Level one runs 2 s from the start, the gap 3 s, then level two: kill one second in.
     let second_level = chrono::DateTime::parse_from_rfc3339(&start_at).unwrap()
         + chrono::Duration::milliseconds(6000);

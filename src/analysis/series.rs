@@ -60,6 +60,10 @@ pub struct Point {
 pub struct PointInCampaign {
     /// Sessions of all the parts at this level.
     pub workers: usize,
+    /// The level's place in its part's plan: every part runs the same plan, so an open-loop
+    /// level (whose rate is each part's share) is matched with the others' by it.
+    #[serde(default)]
+    pub level: usize,
     /// When this part's level started, by its own clock, and by the schedule.
     pub started_at: chrono::DateTime<chrono::Utc>,
     pub scheduled_start: Option<chrono::DateTime<chrono::Utc>>,

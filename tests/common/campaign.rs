@@ -68,7 +68,10 @@ pub fn check_merged(parts: &[Value], analysis: &Value, name: &str) -> Vec<u64> {
                     .as_array()
                     .unwrap()
                     .iter()
-                    .find(|level| level["campaign"]["workers"].as_u64() == Some(sessions))
+                    .find(|level| {
+                        level["campaign"]["workers"].as_u64() == Some(sessions)
+                            && level["latency"]["rate"].is_null()
+                    })
                     .unwrap_or_else(|| panic!("a part has no level of {sessions} sessions"))
             })
             .collect();
@@ -106,6 +109,57 @@ pub fn check_merged(parts: &[Value], analysis: &Value, name: &str) -> Vec<u64> {
         assert!(
             spread <= bound,
             "the parts started {spread} ms apart at {sessions} sessions, beyond the {bound} ms bound"
+        );
+        checked.push(sessions);
+    }
+    checked
+}
+
+/// Checks the merged open-loop levels of series `name` against the parts' documents: each
+/// merged level sent the sum of the parts' rates and its p99 is that of all their responses;
+/// returns the campaign sessions of the levels checked.
+pub fn check_merged_open_loop(parts: &[Value], analysis: &Value, name: &str) -> Vec<u64> {
+    let open = analysis["open_loop"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|open| open["series"] == name)
+        .unwrap_or_else(|| panic!("no open-loop levels of {name} in {}", analysis["open_loop"]));
+    let mut checked = Vec::new();
+    for merged in open["levels"].as_array().unwrap() {
+        let sessions = merged["workers"].as_u64().unwrap();
+        let at_level: Vec<&Value> = parts
+            .iter()
+            .map(|part| {
+                part["levels"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .find(|level| {
+                        level["campaign"]["workers"].as_u64() == Some(sessions)
+                            && !level["latency"]["rate"].is_null()
+                    })
+                    .unwrap_or_else(|| panic!("a part has no open-loop level of {sessions}"))
+            })
+            .collect();
+        let sent: f64 = at_level
+            .iter()
+            .map(|level| level["latency"]["rate"]["achieved_per_s"].as_f64().unwrap())
+            .sum();
+        let merged_sent = merged["sent_per_s"].as_f64().unwrap();
+        assert!(
+            (merged_sent - sent).abs() <= 1e-9 * sent,
+            "{merged_sent} against {sent}"
+        );
+        let mut all = histogram(at_level[0]);
+        for level in &at_level[1..] {
+            all.add(histogram(level)).unwrap();
+        }
+        assert_eq!(merged["latency"]["count"].as_u64(), Some(all.len()));
+        assert_eq!(
+            merged["latency"]["p99_ms"].as_f64(),
+            Some(all.value_at_quantile(0.99) as f64 / 1e6),
+            "the merged p99 is the p99 of all the parts' times"
         );
         checked.push(sessions);
     }

@@ -7,7 +7,7 @@
 use std::collections::BTreeMap;
 
 use super::*;
-use crate::latency::ResponseTimes;
+use crate::latency::{RateFigures, ResponseTimes};
 use crate::result::CampaignPart;
 
 /// Client-side counts and rates of a level, which the parts' add up; the server's counts
@@ -120,45 +120,42 @@ fn merge(name: &str, group: Vec<Series>, notes: &mut Vec<String>) -> Result<Seri
             missing_parts.join(", ")
         ));
     }
-    // Each campaign level (its sessions, and rate for open-loop levels) with the parts'
-    // points at it.
-    let mut levels: BTreeMap<usize, Vec<(&Series, &Point)>> = BTreeMap::new();
+    // Each closed-loop level by its campaign sessions, each open-loop level (whose rate is
+    // each part's share) by its place in the plan, with the parts' points at it.
+    let mut closed: BTreeMap<usize, Vec<(&Series, &Point)>> = BTreeMap::new();
+    let mut paced: BTreeMap<usize, Vec<(&Series, &Point)>> = BTreeMap::new();
     for part in &group {
-        for point in &part.points {
-            let Some(in_campaign) = &point.campaign else {
-                continue;
-            };
-            levels
-                .entry(in_campaign.workers)
-                .or_default()
-                .push((part, point));
+        for (levels, key) in [
+            (&part.points, &mut closed as &mut BTreeMap<_, _>),
+            (&part.paced, &mut paced),
+        ] {
+            let by_place = std::ptr::eq(levels, &part.paced);
+            for point in levels {
+                let Some(in_campaign) = &point.campaign else {
+                    continue;
+                };
+                let place = if by_place {
+                    in_campaign.level
+                } else {
+                    in_campaign.workers
+                };
+                key.entry(place).or_default().push((part, point));
+            }
         }
     }
     let mut points = Vec::new();
-    for (workers, at_level) in levels {
-        if !missing_parts.is_empty() {
-            continue;
+    let mut paced_points = Vec::new();
+    if missing_parts.is_empty() {
+        for at_level in closed.into_values() {
+            if let Some(point) = merged_level(name, &group, &at_level, notes)? {
+                points.push(point);
+            }
         }
-        if at_level.len() < declared {
-            let absent: Vec<String> = group
-                .iter()
-                .filter(|part| !at_level.iter().any(|(had, _)| std::ptr::eq(*had, *part)))
-                .map(|part| label(part, part.campaign.as_ref().expect("grouped")))
-                .collect();
-            notes.push(format!(
-                "campaign '{}' at {workers} sessions is incomplete: {} has no such level (stopped or failed before it): left out, not summed short",
-                quote(name),
-                absent.join(", ")
-            ));
-            continue;
+        for at_level in paced.into_values() {
+            if let Some(point) = merged_level(name, &group, &at_level, notes)? {
+                paced_points.push(point);
+            }
         }
-        points.push(merged_point(name, workers, &at_level, notes)?);
-    }
-    if group.iter().any(|part| !part.paced.is_empty()) {
-        notes.push(format!(
-            "campaign '{}': its open-loop (--rate) levels are not merged (only closed-loop levels are): report each part's file alone to see them",
-            quote(name)
-        ));
     }
     let mut series = Series::new(
         name.to_string(),
@@ -168,6 +165,7 @@ fn merge(name: &str, group: Vec<Series>, notes: &mut Vec<String>) -> Result<Seri
     );
     // Against a cluster, the campaign loaded its nodes.
     series.nodes = first.nodes;
+    series.paced = paced_points;
     series.source = group
         .iter()
         .map(|part| part.source.clone())
@@ -184,6 +182,54 @@ fn merge(name: &str, group: Vec<Series>, notes: &mut Vec<String>) -> Result<Seri
         ..first.provenance.clone()
     };
     Ok(series)
+}
+
+/// A level that every part ran, merged; None (and said) when some part lacks it.
+fn merged_level(
+    name: &str,
+    group: &[Series],
+    at_level: &[(&Series, &Point)],
+    notes: &mut Vec<String>,
+) -> Result<Option<Point>> {
+    let (first_part, first) = at_level[0];
+    let workers = first.campaign.as_ref().expect("grouped by campaign").workers;
+    let asked = first
+        .latency
+        .as_ref()
+        .and_then(|latency| latency.rate)
+        .map(|rate| match rate.share {
+            Some(share) => format!(", {:.0}% of the closed loop's rate,", 100.0 * share),
+            None => String::new(),
+        });
+    let level = match &asked {
+        Some(share) => format!("{workers} sessions at a set rate{share}"),
+        None => format!("{workers} sessions"),
+    };
+    let sessions = |point: &Point| point.campaign.as_ref().map_or(0, |campaign| campaign.workers);
+    if let Some((part, point)) = at_level.iter().find(|(_, point)| sessions(point) != workers) {
+        bail!(
+            "campaign '{}': '{}' and '{}' ran different plans (their level {} has {} and {workers} sessions): every part runs the same plan",
+            quote(name),
+            part.source,
+            first_part.source,
+            first.campaign.as_ref().map_or(0, |campaign| campaign.level + 1),
+            sessions(point),
+        );
+    }
+    if at_level.len() < group.len() {
+        let absent: Vec<String> = group
+            .iter()
+            .filter(|part| !at_level.iter().any(|(had, _)| std::ptr::eq(*had, *part)))
+            .map(|part| label(part, part.campaign.as_ref().expect("grouped")))
+            .collect();
+        notes.push(format!(
+            "campaign '{}' at {level} is incomplete: {} has no such level (stopped or failed before it): left out, not summed short",
+            quote(name),
+            absent.join(", ")
+        ));
+        return Ok(None);
+    }
+    merged_point(name, workers, at_level, notes).map(Some)
 }
 
 /// One level of the campaign from its parts' points.
@@ -301,11 +347,33 @@ fn merged_latency(
         // Of the parts' own distributions, only the merged one is exact.
         service: None,
         schedule_lag: None,
-        rate: None,
-        late: None,
+        rate: merged_rate(at_level),
+        late: at_level
+            .iter()
+            .map(|(_, point)| point.latency.as_ref().and_then(|latency| latency.late))
+            .sum(),
         histogram: Some(merged.encode()),
         ..latency.clone()
     }))
+}
+
+/// An open-loop level's rates: each part was asked its share and sent what it could, so
+/// the campaign's are the sums; it kept the rate only if every part kept its own.
+fn merged_rate(at_level: &[(&Series, &Point)]) -> Option<RateFigures> {
+    let rates: Vec<RateFigures> = at_level
+        .iter()
+        .map(|(_, point)| point.latency.as_ref().and_then(|latency| latency.rate))
+        .collect::<Option<_>>()?;
+    let first = rates.first()?;
+    Some(RateFigures {
+        target_per_s: rates.iter().map(|rate| rate.target_per_s).sum(),
+        achieved_per_s: rates.iter().map(|rate| rate.achieved_per_s).sum(),
+        arrivals: first.arrivals,
+        due: rates.iter().map(|rate| rate.due).sum(),
+        sent: rates.iter().map(|rate| rate.sent).sum(),
+        sustained: rates.iter().all(|rate| rate.sustained),
+        share: first.share,
+    })
 }
 
 /// What each part says of the level: its share of the work against its share of the
@@ -386,5 +454,162 @@ fn check_parts(
                 quote(name)
             ));
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::analysis::series::PointInCampaign;
+    use crate::latency::{Arrivals, Latency};
+    use std::time::Duration;
+
+    /// A part's level: `sessions` of the campaign's `workers`, `times` answered (in
+    /// microseconds), at place `level` of the plan; open loop when `asked` is given.
+    fn level(
+        sessions: usize,
+        workers: usize,
+        level: usize,
+        times: &[u64],
+        asked: Option<(f64, bool)>,
+    ) -> Point {
+        let mut recorded = ResponseTimes::default();
+        for time in times {
+            recorded.record(Duration::from_micros(*time));
+        }
+        let mut latency = Latency {
+            histogram: Some(recorded.encode()),
+            ..Latency::closed("statement", recorded.percentiles().unwrap())
+        };
+        latency.rate = asked.map(|(target_per_s, sustained)| RateFigures {
+            target_per_s,
+            achieved_per_s: if sustained { target_per_s } else { target_per_s / 2.0 },
+            arrivals: Arrivals::Poisson,
+            due: 1000,
+            sent: if sustained { 1000 } else { 500 },
+            sustained,
+            share: Some(0.5),
+        });
+        let mut figures = BTreeMap::new();
+        figures.insert("statements".to_string(), times.len() as f64);
+        Point {
+            workers: sessions,
+            raw: times.len() as f64,
+            figures,
+            latency: Some(latency),
+            campaign: Some(PointInCampaign {
+                workers,
+                level,
+                started_at: chrono::Utc::now(),
+                scheduled_start: None,
+                clock_offset_ms: None,
+                elapsed_s: 1.0,
+                server_counted: false,
+            }),
+            ..Point::default()
+        }
+    }
+
+    fn part(number: usize, points: Vec<Point>, paced: Vec<Point>) -> Series {
+        let mut series = Series::new(
+            format!("client-{number}"),
+            Measure::Rate {
+                unit: "statements/s".to_string(),
+            },
+            points,
+            Job::default(),
+        );
+        series.paced = paced;
+        series.source = format!("client-{number}.json");
+        series.campaign = Some(CampaignPart {
+            name: "pair".to_string(),
+            part: number,
+            parts: 2,
+            start_at: None,
+            level_period_s: None,
+            max_clock_offset_ms: 50.0,
+        });
+        series
+    }
+
+    #[test]
+    fn open_loop_levels_merge_by_their_place_in_the_plan() {
+        // Each part ran 2 of 4 sessions closed, then at half its own closed-loop rate (its
+        // own share of the campaign's), then at full rate, which part 2 could not keep.
+        let one = part(
+            1,
+            vec![level(2, 4, 0, &[100, 200, 300, 400], None)],
+            vec![
+                level(2, 4, 1, &[110, 120], Some((300.0, true))),
+                level(2, 4, 2, &[900, 950], Some((600.0, true))),
+            ],
+        );
+        let two = part(
+            2,
+            vec![level(2, 4, 0, &[500, 600, 700, 800], None)],
+            vec![
+                level(2, 4, 1, &[130, 5000], Some((290.0, true))),
+                level(2, 4, 2, &[990, 8000], Some((580.0, false))),
+            ],
+        );
+        let (merged, notes) = merge_campaigns(vec![two, one]).unwrap();
+        let [series] = merged.as_slice() else {
+            panic!("{merged:?}")
+        };
+        assert_eq!(series.points.len(), 1);
+        assert_eq!(series.paced.len(), 2);
+        let half = &series.paced[0];
+        assert_eq!(half.workers, 4);
+        let rate = half.latency.as_ref().unwrap().rate.unwrap();
+        assert_eq!(rate.target_per_s, 590.0);
+        assert_eq!((rate.due, rate.sent), (2000, 2000));
+        assert!(rate.sustained);
+        // The merged p99 is the largest of the four responses, not an average of the
+        // parts' p99s.
+        let response = &half.latency.as_ref().unwrap().response;
+        assert_eq!(response.count, 4);
+        assert!((response.p99_ms - 5.0).abs() < 0.01, "{response:?}");
+        let full = series.paced[1].latency.as_ref().unwrap().rate.unwrap();
+        assert_eq!((full.target_per_s, full.sent), (1180.0, 1500));
+        assert!(!full.sustained, "a part that fell behind: the campaign did");
+        assert!(
+            notes.iter().any(|note| note.contains("client-2 did not keep its rate")),
+            "{notes:?}"
+        );
+    }
+
+    #[test]
+    fn an_open_loop_level_a_part_lacks_is_left_out_and_said() {
+        let one = part(
+            1,
+            vec![level(2, 4, 0, &[100, 200], None)],
+            vec![level(2, 4, 1, &[110, 120], Some((300.0, true)))],
+        );
+        let two = part(2, vec![level(2, 4, 0, &[500, 600], None)], Vec::new());
+        let (merged, notes) = merge_campaigns(vec![one, two]).unwrap();
+        assert_eq!(merged[0].points.len(), 1);
+        assert!(merged[0].paced.is_empty());
+        assert!(
+            notes.iter().any(|note| note.contains(
+                "at 4 sessions at a set rate, 50% of the closed loop's rate, is incomplete: part 2/2"
+            )),
+            "{notes:?}"
+        );
+    }
+
+    #[test]
+    fn parts_of_different_plans_are_refused() {
+        let one = part(
+            1,
+            Vec::new(),
+            vec![level(2, 4, 0, &[110], Some((300.0, true)))],
+        );
+        let two = part(
+            2,
+            Vec::new(),
+            vec![level(3, 6, 0, &[120], Some((300.0, true)))],
+        );
+        let problem = merge_campaigns(vec![one, two]).unwrap_err().to_string();
+        assert!(problem.contains("ran different plans"), "{problem}");
     }
 }

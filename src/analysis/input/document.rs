@@ -92,6 +92,7 @@ pub(super) fn from_document(path: &Path, text: &str) -> Result<Series> {
             precision_reached: level.precision_reached,
             campaign: level.campaign.as_ref().map(|campaign| PointInCampaign {
                 workers: campaign.workers,
+                level: index,
                 started_at: level.started_at,
                 scheduled_start: campaign.scheduled_start,
                 clock_offset_ms: campaign.clock_offset_ms,
