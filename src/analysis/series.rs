@@ -53,6 +53,30 @@ pub struct Point {
     /// A campaign part's level: what merging the parts needs.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub campaign: Option<PointInCampaign>,
+    /// A merged campaign level: each client host's part of it, for the per-client view.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub parts: Vec<PartOfLevel>,
+}
+
+/// One client host's part of a merged campaign level.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PartOfLevel {
+    /// This part, 1 to the campaign's parts, and its host's label.
+    pub part: usize,
+    pub client: String,
+    pub sessions: usize,
+    pub statements_per_s: Option<f64>,
+    /// Its share of the level's statements (its share of the sessions is `sessions` over
+    /// the level's).
+    pub share_of_work: Option<f64>,
+    /// Its client CPU time over its host's CPUs and the level's time: near 1, the client
+    /// was the limit.
+    pub client_cpu_busy: Option<f64>,
+    pub p99_ms: Option<f64>,
+    /// Open loop: whether it kept its share of the rate.
+    pub kept_rate: Option<bool>,
+    /// How far the database server's clock was ahead of this client's before the level.
+    pub clock_offset_ms: Option<f64>,
 }
 
 /// A campaign part's level, as `report` merges it with the other parts'.

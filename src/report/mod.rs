@@ -1,6 +1,7 @@
 //! Renderers: turn documents into text for people. A renderer never measures.
 
 pub mod analysis_text;
+pub(crate) mod campaign_table;
 pub(crate) mod charts;
 pub mod formats;
 pub(crate) mod host_text;

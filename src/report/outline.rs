@@ -92,6 +92,10 @@ pub(crate) fn outline(analysis: &Analysis) -> Vec<Section<'_>> {
             workload_figures_table(series),
             Shown::Detail,
         ));
+        sections.push(Section::Table(
+            super::campaign_table::parts_table(&series.series),
+            Shown::Detail,
+        ));
     }
     for open in &analysis.open_loop {
         sections.push(Section::Table(open_loop_table(open), Shown::Summary));

@@ -19,11 +19,11 @@ pub(crate) struct Table {
     pub drop_first: Vec<&'static str>,
 }
 
-fn cells<const N: usize>(values: [&str; N]) -> Vec<String> {
+pub(crate) fn cells<const N: usize>(values: [&str; N]) -> Vec<String> {
     values.iter().map(|value| value.to_string()).collect()
 }
 
-fn percent(value: f64) -> String {
+pub(crate) fn percent(value: f64) -> String {
     format!("{:.0}%", 100.0 * value)
 }
 

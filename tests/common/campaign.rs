@@ -80,6 +80,45 @@ pub fn check_merged(parts: &[Value], analysis: &Value, name: &str) -> Vec<u64> {
             .map(|level| level["workload_figures"]["statements"].as_f64().unwrap())
             .sum();
         assert_eq!(merged["figures"]["statements"].as_f64(), Some(statements));
+        // The per-client view: each part's own sessions and statements/s, as it recorded them.
+        let point = series["series"]["points"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|point| point["workers"].as_u64() == Some(sessions))
+            .unwrap();
+        let own: Vec<(u64, f64)> = point["parts"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|part| {
+                (
+                    part["sessions"].as_u64().unwrap(),
+                    part["statements_per_s"].as_f64().unwrap(),
+                )
+            })
+            .collect();
+        let recorded: Vec<(u64, f64)> = at_level
+            .iter()
+            .map(|level| {
+                (
+                    level["workers"].as_u64().unwrap(),
+                    level["workload_figures"]["statements"].as_f64().unwrap()
+                        / level["elapsed_s"].as_f64().unwrap(),
+                )
+            })
+            .collect();
+        assert_eq!(own.len(), recorded.len());
+        for ((sessions, rate), (recorded_sessions, recorded_rate)) in own.iter().zip(&recorded) {
+            assert_eq!(
+                sessions, recorded_sessions,
+                "each part's sessions, in part order"
+            );
+            assert!(
+                (rate - recorded_rate).abs() <= 1e-9 * recorded_rate,
+                "{own:?} against the parts' own {recorded:?}"
+            );
+        }
         let mut all = histogram(at_level[0]);
         for level in &at_level[1..] {
             all.add(histogram(level)).unwrap();

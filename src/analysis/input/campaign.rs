@@ -7,7 +7,8 @@
 use std::collections::BTreeMap;
 
 use super::*;
-use crate::latency::{RateFigures, ResponseTimes};
+use crate::analysis::series::PartOfLevel;
+use crate::latency::{IntervalFigures, RateFigures, ResponseTimes};
 use crate::result::CampaignPart;
 
 /// Client-side counts and rates of a level, which the parts' add up; the server's counts
@@ -192,7 +193,11 @@ fn merged_level(
     notes: &mut Vec<String>,
 ) -> Result<Option<Point>> {
     let (first_part, first) = at_level[0];
-    let workers = first.campaign.as_ref().expect("grouped by campaign").workers;
+    let workers = first
+        .campaign
+        .as_ref()
+        .expect("grouped by campaign")
+        .workers;
     let asked = first
         .latency
         .as_ref()
@@ -205,14 +210,25 @@ fn merged_level(
         Some(share) => format!("{workers} sessions at a set rate{share}"),
         None => format!("{workers} sessions"),
     };
-    let sessions = |point: &Point| point.campaign.as_ref().map_or(0, |campaign| campaign.workers);
-    if let Some((part, point)) = at_level.iter().find(|(_, point)| sessions(point) != workers) {
+    let sessions = |point: &Point| {
+        point
+            .campaign
+            .as_ref()
+            .map_or(0, |campaign| campaign.workers)
+    };
+    if let Some((part, point)) = at_level
+        .iter()
+        .find(|(_, point)| sessions(point) != workers)
+    {
         bail!(
             "campaign '{}': '{}' and '{}' ran different plans (their level {} has {} and {workers} sessions): every part runs the same plan",
             quote(name),
             part.source,
             first_part.source,
-            first.campaign.as_ref().map_or(0, |campaign| campaign.level + 1),
+            first
+                .campaign
+                .as_ref()
+                .map_or(0, |campaign| campaign.level + 1),
             sessions(point),
         );
     }
@@ -281,12 +297,14 @@ fn merged_point(
         }
     }
     let latency = merged_latency(name, workers, at_level, notes)?;
-    check_parts(name, workers, at_level, notes);
+    let parts = check_parts(name, workers, at_level, notes);
     Ok(Point {
         workers,
         raw,
         figures,
         latency,
+        parts,
+        intervals: merged_timeline(at_level),
         disturbed: at_level
             .iter()
             .flat_map(|(part, point)| {
@@ -357,6 +375,40 @@ fn merged_latency(
     }))
 }
 
+/// The level's timeline: the parts' intervals (which started together) with their responses
+/// and rates summed, the server's rates taken once; no percentiles, which a sum of two
+/// intervals' percentiles is not. Empty when the parts' intervals do not line up.
+fn merged_timeline(at_level: &[(&Series, &Point)]) -> Vec<IntervalFigures> {
+    let first = &at_level[0].1.intervals;
+    let aligned =
+        at_level.iter().all(|(_, point)| {
+            point.intervals.len() == first.len()
+                && point.intervals.iter().zip(first).all(|(one, other)| {
+                    one.start_s == other.start_s && one.length_s == other.length_s
+                })
+        });
+    if !aligned {
+        return Vec::new();
+    }
+    first
+        .iter()
+        .enumerate()
+        .map(|(index, interval)| IntervalFigures {
+            responses: at_level
+                .iter()
+                .map(|(_, point)| point.intervals[index].responses)
+                .sum(),
+            rate_per_s: at_level
+                .iter()
+                .map(|(_, point)| point.intervals[index].rate_per_s)
+                .sum(),
+            p50_ms: None,
+            p99_ms: None,
+            ..*interval
+        })
+        .collect()
+}
+
 /// An open-loop level's rates: each part was asked its share and sent what it could, so
 /// the campaign's are the sums; it kept the rate only if every part kept its own.
 fn merged_rate(at_level: &[(&Series, &Point)]) -> Option<RateFigures> {
@@ -376,22 +428,27 @@ fn merged_rate(at_level: &[(&Series, &Point)]) -> Option<RateFigures> {
     })
 }
 
-/// What each part says of the level: its share of the work against its share of the
-/// sessions, whether its host's CPUs were the limit, whether it kept its rate, and how far
-/// its start was from the others'.
+/// Each part's figures of the level, and what they say: its share of the work against its
+/// share of the sessions, whether its host's CPUs were the limit, whether it kept its rate,
+/// and how far its start was from the others'.
 fn check_parts(
     name: &str,
     workers: usize,
     at_level: &[(&Series, &Point)],
     notes: &mut Vec<String>,
-) {
+) -> Vec<PartOfLevel> {
     let statements = |point: &Point| point.figures.get("statements").copied();
     let total: Option<f64> = at_level.iter().map(|(_, point)| statements(point)).sum();
+    let mut parts = Vec::new();
     for (part, point) in at_level {
         let who = part.host();
         let campaign = part.campaign.as_ref().expect("grouped by campaign");
-        if let (Some(total), Some(own)) = (total.filter(|total| *total > 0.0), statements(point)) {
-            let share_of_work = own / total;
+        let in_campaign = point.campaign.as_ref().expect("grouped by campaign");
+        let share_of_work = total
+            .filter(|total| *total > 0.0)
+            .zip(statements(point))
+            .map(|(total, own)| own / total);
+        if let Some(share_of_work) = share_of_work {
             let share_of_sessions = point.workers as f64 / workers as f64;
             if (share_of_work / share_of_sessions - 1.0).abs() > IMBALANCE {
                 notes.push(format!(
@@ -403,23 +460,23 @@ fn check_parts(
                 ));
             }
         }
-        let in_campaign = point.campaign.as_ref().expect("grouped by campaign");
-        if let (Some(cpu_s), Some(cpus)) = (point.figures.get("client_cpu_s"), part.logical_cpus)
-            && in_campaign.elapsed_s > 0.0
+        let client_cpu_busy = point
+            .figures
+            .get("client_cpu_s")
+            .zip(part.logical_cpus)
+            .filter(|_| in_campaign.elapsed_s > 0.0)
+            .map(|(cpu_s, cpus)| cpu_s / (in_campaign.elapsed_s * cpus as f64));
+        if let Some(busy) = client_cpu_busy
+            && busy >= CLIENT_SATURATED
         {
-            let busy = cpu_s / (in_campaign.elapsed_s * cpus as f64);
-            if busy >= CLIENT_SATURATED {
-                notes.push(format!(
-                    "campaign '{}': client {who} used {:.0}% of its CPUs at {workers} sessions: the clients, not the server, were the limit (add client hosts)",
-                    quote(name),
-                    100.0 * busy.min(1.0)
-                ));
-            }
+            notes.push(format!(
+                "campaign '{}': client {who} used {:.0}% of its CPUs at {workers} sessions: the clients, not the server, were the limit (add client hosts)",
+                quote(name),
+                100.0 * busy.min(1.0)
+            ));
         }
-        if let Some(rate) = point
-            .latency
-            .as_ref()
-            .and_then(|latency| latency.rate.as_ref())
+        let rate = point.latency.as_ref().and_then(|latency| latency.rate);
+        if let Some(rate) = rate
             && !rate.sustained
         {
             notes.push(format!(
@@ -429,6 +486,24 @@ fn check_parts(
                 crate::format::significant(rate.target_per_s)
             ));
         }
+        parts.push(PartOfLevel {
+            part: campaign.part,
+            client: who.to_string(),
+            sessions: point.workers,
+            statements_per_s: point.figures.get("statements_per_s").copied().or_else(|| {
+                statements(point)
+                    .filter(|_| in_campaign.elapsed_s > 0.0)
+                    .map(|statements| statements / in_campaign.elapsed_s)
+            }),
+            share_of_work,
+            client_cpu_busy,
+            p99_ms: point
+                .latency
+                .as_ref()
+                .map(|latency| latency.response.p99_ms),
+            kept_rate: rate.map(|rate| rate.sustained),
+            clock_offset_ms: in_campaign.clock_offset_ms,
+        });
     }
     // Starts by the server's clock: each part's own start plus how far the server was ahead.
     let starts: Vec<f64> = at_level
@@ -455,6 +530,7 @@ fn check_parts(
             ));
         }
     }
+    parts
 }
 
 #[cfg(test)]
@@ -483,7 +559,11 @@ mod tests {
         };
         latency.rate = asked.map(|(target_per_s, sustained)| RateFigures {
             target_per_s,
-            achieved_per_s: if sustained { target_per_s } else { target_per_s / 2.0 },
+            achieved_per_s: if sustained {
+                target_per_s
+            } else {
+                target_per_s / 2.0
+            },
             arrivals: Arrivals::Poisson,
             due: 1000,
             sent: if sustained { 1000 } else { 500 },
@@ -573,7 +653,9 @@ mod tests {
         assert_eq!((full.target_per_s, full.sent), (1180.0, 1500));
         assert!(!full.sustained, "a part that fell behind: the campaign did");
         assert!(
-            notes.iter().any(|note| note.contains("client-2 did not keep its rate")),
+            notes
+                .iter()
+                .any(|note| note.contains("client-2 did not keep its rate")),
             "{notes:?}"
         );
     }
@@ -595,6 +677,50 @@ mod tests {
             )),
             "{notes:?}"
         );
+    }
+
+    #[test]
+    fn the_parts_timelines_add_up_when_they_line_up() {
+        let interval = |start_s: f64, responses: u64| IntervalFigures {
+            start_s,
+            length_s: 1.0,
+            responses,
+            rate_per_s: responses as f64,
+            p50_ms: Some(0.1),
+            p99_ms: Some(0.2),
+            server_lio_per_s: Some(5000.0),
+            server_pio_per_s: None,
+        };
+        let mut first = level(2, 4, 0, &[100], None);
+        first.intervals = vec![interval(0.0, 10), interval(1.0, 20)];
+        let mut second = level(2, 4, 0, &[100], None);
+        second.intervals = vec![interval(0.0, 1), interval(1.0, 2)];
+        let (merged, _) = merge_campaigns(vec![
+            part(1, vec![first.clone()], Vec::new()),
+            part(2, vec![second], Vec::new()),
+        ])
+        .unwrap();
+        let timeline = &merged[0].points[0].intervals;
+        let summed: Vec<(u64, Option<f64>, Option<f64>)> = timeline
+            .iter()
+            .map(|interval| {
+                (
+                    interval.responses,
+                    interval.p99_ms,
+                    interval.server_lio_per_s,
+                )
+            })
+            .collect();
+        assert_eq!(summed, [(11, None, Some(5000.0)), (22, None, Some(5000.0))]);
+        // A part whose intervals do not line up leaves the merged level without a timeline.
+        let mut shifted = level(2, 4, 0, &[100], None);
+        shifted.intervals = vec![interval(0.5, 1)];
+        let (merged, _) = merge_campaigns(vec![
+            part(1, vec![first], Vec::new()),
+            part(2, vec![shifted], Vec::new()),
+        ])
+        .unwrap();
+        assert!(merged[0].points[0].intervals.is_empty());
     }
 
     #[test]

@@ -322,6 +322,7 @@ pub(super) fn job_time_points(
             cv: row.cv.or(Some(cv)),
             // The CSV has no campaign: its parts are merged from their JSON.
             campaign: None,
+            parts: Vec::new(),
             spread,
             cpu_fraction: row.cpu_fraction,
             steal_pct: row.steal_pct,

@@ -90,6 +90,7 @@ pub(super) fn from_document(path: &Path, text: &str) -> Result<Series> {
                 .map(|reason| printable(reason))
                 .collect(),
             precision_reached: level.precision_reached,
+            parts: Vec::new(),
             campaign: level.campaign.as_ref().map(|campaign| PointInCampaign {
                 workers: campaign.workers,
                 level: index,
