@@ -57,7 +57,7 @@ fn part(number: usize) -> Series {
         Job::default(),
     );
     series.source = format!("client-{number}.json");
-    series.logical_cpus = Some(8);
+    series.client_cpus = Some(8);
     series.campaign = Some(CampaignPart {
         name: "bench".to_string(),
         part: number,

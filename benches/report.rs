@@ -41,6 +41,7 @@ fn run(series: usize, levels: usize) {
         cores: (0..series)
             .map(|index| (format!("server{index:02}"), (32, 64)))
             .collect(),
+        nodes: Vec::new(),
         costs: Vec::new(),
         outputs: Vec::new(),
         html: Some(dir.path().join("report.html")),
@@ -113,6 +114,7 @@ fn run_fleet(hosts: usize, runs: usize) {
         labels: Vec::new(),
         levels: Vec::new(),
         cores: Vec::new(),
+        nodes: Vec::new(),
         costs: Vec::new(),
         outputs: Vec::new(),
         html: Some(dir.path().join("report.html")),

@@ -112,6 +112,7 @@ pub enum DbCommand {
 
 const REPORT_EXAMPLES: &str = "Examples:
   corescale report rac52.csv rac54.csv rac55.csv --cores rac52=20/40 --cores rac54=8/16 --cores rac55=16/32
+  corescale report rac.json new-server.json --nodes rac=node1.json,node2.json --nodes new-server=db9.json
   corescale report run1.json run2.json -o report.html -o figures/ -o report.md -o analysis.json
   corescale report old.csv --label old.csv=RAC52 --cost RAC52=10000
   corescale report db-small.json db-large.json --slo 'p99<=5ms'
@@ -144,6 +145,13 @@ pub struct ReportArgs {
     /// Physical cores / logical CPUs of a series whose file has no topology: NAME=P/L.
     #[arg(long = "cores", value_name = "NAME=P/L", value_parser = parse_cores)]
     pub cores: Vec<(String, (usize, usize))>,
+
+    /// A cluster's nodes, each as `corescale host --json > FILE` on it describes it (or a
+    /// run's JSON from it): NAME=FILE,FILE,... The series' cores are the nodes' sums, and it
+    /// counts as that many nodes against one server. A database server elsewhere than the
+    /// client is known only this way or by --cores.
+    #[arg(long = "nodes", value_name = "NAME=FILE,FILE", value_parser = parse_nodes)]
+    pub nodes: Vec<(String, Vec<PathBuf>)>,
 
     /// Cost of a server, in any unit you like, for capacity per cost: NAME=VALUE.
     #[arg(long = "cost", value_name = "NAME=VALUE", value_parser = parse_cost)]
@@ -241,6 +249,27 @@ fn parse_cores(text: &str) -> Result<(String, (usize, usize)), String> {
             "'{counts}' is not P/L with 1 <= P <= L, e.g. {name}=20/40"
         )),
     }
+}
+
+/// The most nodes `--nodes` takes for one series.
+const MOST_NODES: usize = 256;
+
+/// "NAME=FILE,FILE,...", e.g. rac=node1.json,node2.json: one host file per node.
+fn parse_nodes(text: &str) -> Result<(String, Vec<PathBuf>), String> {
+    let (name, files) = parse_pair(text)?;
+    let files: Vec<PathBuf> = files.split(',').map(PathBuf::from).collect();
+    if files.iter().any(|file| file.as_os_str().is_empty()) {
+        return Err(format!(
+            "'{text}' has an empty file name: give NAME=FILE,FILE, e.g. {name}=node1.json,node2.json"
+        ));
+    }
+    if files.len() > MOST_NODES {
+        return Err(format!(
+            "'{name}' is given {} nodes, more than {MOST_NODES}: give one host file per node",
+            files.len()
+        ));
+    }
+    Ok((name, files))
 }
 
 /// "NAME=VALUE" with a positive cost.

@@ -1152,3 +1152,103 @@ fn long_series_names_keep_every_table_within_80_columns() {
         "{printed}"
     );
 }
+
+/// A database server on another host than the client: the client's cores are not the
+/// server's, so the series has none until --nodes (each node's `corescale host --json`)
+/// or --cores gives them; --nodes sums a cluster's nodes and counts them.
+#[test]
+fn a_remote_servers_cores_come_from_its_nodes_host_files() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut document = read_json(std::path::Path::new("tests/fixtures/engines/pg.json"));
+    document["workload"]["server_on_this_host"] = Value::Bool(false);
+    let run = dir.path().join("pg-remote.json");
+    std::fs::write(&run, document.to_string()).unwrap();
+    let series = |analysis: &Value| analysis["series"][0]["series"].clone();
+
+    let alone = analysis_of(&[run.as_os_str()], dir.path());
+    assert!(
+        series(&alone)["physical_cores"].is_null(),
+        "{}",
+        series(&alone)
+    );
+    assert!(
+        alone["warnings"]
+            .to_string()
+            .contains("core counts unknown"),
+        "{}",
+        alone["warnings"]
+    );
+
+    // Two nodes: this host as `corescale host --json` writes it, and a run's JSON from a
+    // node with 8 cores and 16 CPUs.
+    let here = corescale().args(["host", "--json"]).output().unwrap();
+    assert!(here.status.success());
+    let node1 = dir.path().join("node1.json");
+    std::fs::write(&node1, &here.stdout).unwrap();
+    let this_host: Value = serde_json::from_slice(&here.stdout).unwrap();
+    let mut bigger = document.clone();
+    bigger["host"]["label"] = Value::from("node2");
+    bigger["host"]["topology"]["physical_cores"] = Value::from(8);
+    bigger["host"]["topology"]["logical_cpus"] = Value::from(16);
+    let node2 = dir.path().join("node2.json");
+    std::fs::write(&node2, bigger.to_string()).unwrap();
+    let name = document["host"]["label"].as_str().unwrap().to_string();
+    let nodes = format!("{name}={},{}", node1.display(), node2.display());
+    let summed = analysis_of(
+        &[run.as_os_str(), "--nodes".as_ref(), nodes.as_ref()],
+        dir.path(),
+    );
+    let topology = &this_host["topology"];
+    assert_eq!(
+        series(&summed)["physical_cores"].as_u64(),
+        Some(topology["physical_cores"].as_u64().unwrap() + 8)
+    );
+    assert_eq!(
+        series(&summed)["logical_cpus"].as_u64(),
+        Some(topology["logical_cpus"].as_u64().unwrap() + 16)
+    );
+    assert_eq!(series(&summed)["nodes"].as_u64(), Some(2));
+    assert!(
+        summed["warnings"].to_string().contains("node2 8/16"),
+        "{}",
+        summed["warnings"]
+    );
+
+    // Both --cores and --nodes for one series, an unknown series, a file that is no host.
+    corescale()
+        .args(["report", "-q"])
+        .arg(&run)
+        .args(["--nodes", &nodes, "--cores", &format!("{name}=4/8")])
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains("give one"));
+    corescale()
+        .args(["report", "-q"])
+        .arg(&run)
+        .args(["--nodes", &format!("elsewhere={}", node1.display())])
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains("none of the series"));
+    corescale()
+        .args(["report", "-q"])
+        .arg(&run)
+        .args([
+            "--nodes",
+            &format!("{name}=tests/fixtures/engines/missing.json"),
+        ])
+        .assert()
+        .code(1)
+        .stderr(predicates::str::contains("cannot read"));
+}
+
+/// `report`'s analysis of `args`, written in `dir`.
+fn analysis_of(args: &[&std::ffi::OsStr], dir: &std::path::Path) -> Value {
+    let analysis = dir.join("analysis.json");
+    corescale()
+        .args(["report", "-q", "--json"])
+        .arg(&analysis)
+        .args(args)
+        .assert()
+        .success();
+    read_json(&analysis)
+}

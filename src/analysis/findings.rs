@@ -533,7 +533,7 @@ pub(crate) fn series_warnings(series: &SeriesAnalysis) -> Vec<String> {
     }
     if series.series.physical_cores.is_none() {
         warnings.push(format!(
-            "core counts unknown: pass --cores {}=P/L to mark them and get the SMT yield",
+            "core counts unknown: pass --cores {0}=P/L, or --nodes {0}=FILE,... with each server node's `corescale host --json`, to mark them and get the SMT yield",
             series.name()
         ));
     }

@@ -123,8 +123,14 @@ pub struct Series {
     /// rate they were asked.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub paced: Vec<Point>,
+    /// The measured server's cores: the run's host, or a database server's from --cores or
+    /// --nodes (a client host's are not the server's).
     pub physical_cores: Option<usize>,
     pub logical_cpus: Option<usize>,
+    /// The logical CPUs of the host the workers ran on (a database workload's client): a
+    /// campaign part's client saturation is judged against them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client_cpus: Option<usize>,
     /// False when the document says the run was interrupted.
     pub complete: bool,
     /// Cost of the server in the user's unit, for price/performance.
@@ -257,6 +263,7 @@ impl Series {
             paced: Vec::new(),
             physical_cores: None,
             logical_cpus: None,
+            client_cpus: None,
             complete: true,
             cost: None,
             left_out: Vec::new(),

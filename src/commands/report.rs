@@ -6,7 +6,8 @@ use std::path::Path;
 use anyhow::Result;
 
 use crate::analysis::input::{
-    InputFile, levels_into_sweeps, merge_campaigns, printable, read_input, result_files,
+    InputFile, NodeCores, levels_into_sweeps, merge_campaigns, node_cores, printable, read_input,
+    result_files,
 };
 use crate::analysis::model::Analysis;
 use crate::analysis::series::Series;
@@ -129,6 +130,54 @@ fn load_series(args: &ReportArgs) -> Result<(Vec<Series>, Vec<String>)> {
         for one in series.iter_mut().filter(|one| &one.name == name) {
             one.physical_cores = Some(*physical);
             one.logical_cpus = Some(*logical);
+        }
+    }
+    for (name, files) in &args.nodes {
+        unknown(name, "--nodes")?;
+        if args.cores.iter().any(|(cores_of, _)| cores_of == name) {
+            return Err(UsageError::new(format!(
+                "--cores and --nodes both give the cores of '{name}': give one"
+            ))
+            .into());
+        }
+        let nodes: Vec<NodeCores> = files
+            .iter()
+            .map(|file| node_cores(file))
+            .collect::<Result<_>>()?;
+        if nodes.windows(2).any(|pair| {
+            (pair[0].physical_cores, pair[0].logical_cpus)
+                != (pair[1].physical_cores, pair[1].logical_cpus)
+        }) {
+            let each: Vec<String> = nodes
+                .iter()
+                .map(|node| {
+                    format!(
+                        "{} {}/{}",
+                        node.label, node.physical_cores, node.logical_cpus
+                    )
+                })
+                .collect();
+            notes.push(format!(
+                "the nodes of '{name}' differ ({}): a server counted in its nodes is counted in their average",
+                each.join(", ")
+            ));
+        }
+        for one in series.iter_mut().filter(|one| &one.name == name) {
+            if let Some(instances) = one.nodes
+                && instances != nodes.len()
+            {
+                return Err(UsageError::new(format!(
+                    "'{name}' ran its sessions on {instances} instances, but --nodes gives {} host file(s): give one per instance",
+                    nodes.len()
+                ))
+                .into());
+            }
+            one.physical_cores = Some(nodes.iter().map(|node| node.physical_cores).sum());
+            one.logical_cpus = Some(nodes.iter().map(|node| node.logical_cpus).sum());
+            // A cluster reached through one address (a RAC SCAN, a proxy) is its nodes too.
+            if nodes.len() > 1 {
+                one.nodes = Some(nodes.len());
+            }
         }
     }
     for (name, cost) in &args.costs {

@@ -78,6 +78,7 @@ impl Workload for BandwidthWorkload {
             description: "STREAM triad a = b + s*c over three f64 arrays, 24 bytes per element"
                 .to_string(),
             shape: None,
+            server_on_this_host: None,
         }
     }
 

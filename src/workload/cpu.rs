@@ -70,6 +70,7 @@ impl Workload for CpuWorkload {
             array_bytes: None,
             description: "dependent multiply-add-xorshift integer loop in registers".to_string(),
             shape: None,
+            server_on_this_host: None,
         }
     }
 

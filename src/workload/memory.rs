@@ -96,6 +96,7 @@ impl Workload for MemoryWorkload {
             description: "dependent random read-modify-write of u64 words (latency-bound)"
                 .to_string(),
             shape: None,
+            server_on_this_host: None,
         }
     }
 

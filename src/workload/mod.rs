@@ -158,6 +158,11 @@ pub struct WorkloadInfo {
     /// by speed or capacity (db runs; none for the others).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub shape: Option<JobShape>,
+    /// A database workload's server: on this host (its cores are this host's) or elsewhere
+    /// (`report` then knows them only from `--cores` or `--nodes`). None for the workloads
+    /// that run on this host itself, and in documents written before it was recorded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server_on_this_host: Option<bool>,
 }
 
 /// A database job's shape: the engine, the statement, how many statements go per round trip,

@@ -164,8 +164,15 @@ fn merge(name: &str, group: Vec<Series>, notes: &mut Vec<String>) -> Result<Seri
         points,
         first.job.clone(),
     );
-    // Against a cluster, the campaign loaded its nodes.
+    // Against a cluster, the campaign loaded its nodes; the server's cores are known when
+    // every part's document knows them alike (a server on the parts' own host).
     series.nodes = first.nodes;
+    if group.iter().all(|part| {
+        (part.physical_cores, part.logical_cpus) == (first.physical_cores, first.logical_cpus)
+    }) {
+        series.physical_cores = first.physical_cores;
+        series.logical_cpus = first.logical_cpus;
+    }
     series.paced = paced_points;
     series.source = group
         .iter()
@@ -463,7 +470,7 @@ fn check_parts(
         let client_cpu_busy = point
             .figures
             .get("client_cpu_s")
-            .zip(part.logical_cpus)
+            .zip(part.client_cpus)
             .filter(|_| in_campaign.elapsed_s > 0.0)
             .map(|(cpu_s, cpus)| cpu_s / (in_campaign.elapsed_s * cpus as f64));
         if let Some(busy) = client_cpu_busy

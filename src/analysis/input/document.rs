@@ -172,11 +172,15 @@ pub(super) fn from_document(path: &Path, text: &str) -> Result<Series> {
         })
         .max()
         .filter(|nodes| *nodes > 1);
+    // The host is the client: a database server elsewhere has cores of its own, which only
+    // --cores or --nodes give.
+    let cores_here = workload.server_on_this_host != Some(false);
     Ok(Series {
         nodes,
         campaign: document.campaign.clone(),
-        physical_cores: Some(topology.physical_cores),
-        logical_cpus: Some(topology.logical_cpus),
+        physical_cores: cores_here.then_some(topology.physical_cores),
+        logical_cpus: cores_here.then_some(topology.logical_cpus),
+        client_cpus: Some(topology.logical_cpus),
         complete: document.complete,
         provenance: provenance(&document, &job),
         ..Series::new(document.host.label.clone(), measure, points, job)

@@ -10,6 +10,7 @@ mod csv_series;
 mod document;
 mod folder;
 mod hammerdb;
+mod nodes;
 mod pgbench;
 mod pgbench_log;
 mod sysbench;
@@ -19,6 +20,7 @@ use csv_series::from_csv;
 use document::from_document;
 use folder::{HEAD_BYTES, detect, level_from_name, level_known};
 pub use folder::{levels_into_sweeps, result_files};
+pub use nodes::{NodeCores, node_cores};
 
 /// Other tools' outputs `report` reads, tried in this order on a file's first 64 KiB.
 const IMPORTERS: &[&Importer] = &[

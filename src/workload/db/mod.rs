@@ -284,6 +284,12 @@ impl Workload for DbWorkload {
                     && self.options.arrivals == crate::latency::Arrivals::Poisson)
                     .then_some(self.options.arrivals_seed),
             }),
+            server_on_this_host: Some(
+                self.cluster
+                    .instances
+                    .iter()
+                    .all(|instance| instance.database.target().is_local()),
+            ),
         }
     }
 

@@ -183,6 +183,7 @@ impl Workload for LioWorkload {
                 },
             ),
             shape: None,
+            server_on_this_host: None,
         }
     }
 

@@ -376,6 +376,7 @@ impl Workload for ScriptWorkload {
                 open_loop: !self.rates.is_empty(),
                 arrivals_seed: None,
             }),
+            server_on_this_host: Some(self.database.target().is_local()),
         }
     }
 
