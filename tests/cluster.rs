@@ -208,6 +208,26 @@ fn a_primary_and_two_replicas_are_loaded_routed_and_counted_per_instance() {
     let warnings = level["warnings"].to_string();
     assert!(warnings.contains("ended early"), "{warnings}");
 
+    // A replica whose replay is paused: teardown gives up at --replay-limit, naming it; once
+    // replay resumes, teardown again finds the replicas caught up.
+    let paused = |sql: &str| {
+        count_on(
+            &replicas[0],
+            &format!("SELECT count(*) FROM (SELECT {sql}) AS done"),
+        )
+    };
+    assert_eq!(paused("pg_wal_replay_pause()"), 1);
+    corescale()
+        .args(["db", "teardown", "--target", &url, "--replay-limit", "2s"])
+        .assert()
+        .code(1)
+        .stderr(contains(format!(
+            "127.0.0.1:{}/postgres had not replayed",
+            replicas[0].port
+        )))
+        .stderr(contains("after 2 s"));
+    assert_eq!(paused("pg_wal_replay_resume()"), 1);
+
     // Teardown on the primary, replayed on the replicas: nothing left anywhere.
     corescale()
         .args(["db", "teardown", "--target", &url])

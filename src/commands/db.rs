@@ -5,7 +5,7 @@ use indicatif::{ProgressBar, ProgressStyle};
 
 use crate::cli::DbCommand;
 use crate::db::catalog::{self, Teardown};
-use crate::db::cluster::{Cluster, REPLAY_LIMIT, Role};
+use crate::db::cluster::{Cluster, Role};
 use crate::workload::db::args::DEFAULT_SETUP_ROWS;
 
 pub fn execute(command: &DbCommand) -> Result<()> {
@@ -38,7 +38,7 @@ pub fn execute(command: &DbCommand) -> Result<()> {
             })
             .context("setting up corescale's tables")?;
             bar.finish_and_clear();
-            wait_for_replicas(&cluster)?;
+            wait_for_replicas(&cluster, args.target.replay_limit)?;
             if !previous.is_empty() {
                 tell(format!(
                     "dropped the earlier setup's objects: {}",
@@ -63,7 +63,7 @@ pub fn execute(command: &DbCommand) -> Result<()> {
                 refused,
                 catalogue_kept,
             } = catalog::teardown(database.as_ref())?;
-            wait_for_replicas(&cluster)?;
+            wait_for_replicas(&cluster, args.replay_limit)?;
             if dropped.is_empty() && not_created.is_empty() && refused.is_empty() {
                 tell(format!("no objects of corescale's catalogue in {target}"));
             } else if !dropped.is_empty() {
@@ -101,15 +101,17 @@ pub fn execute(command: &DbCommand) -> Result<()> {
 
 /// Waits until the cluster's replicas (if any) replayed what setup or teardown did on the
 /// primary, and says so.
-fn wait_for_replicas(cluster: &Cluster) -> Result<()> {
+fn wait_for_replicas(cluster: &Cluster, limit: std::time::Duration) -> Result<()> {
     let replicas = cluster
         .roles()
         .into_iter()
         .filter(|role| *role == Role::Replica)
         .count();
     if replicas > 0 {
-        cluster.wait_for_replicas(REPLAY_LIMIT)?;
-        tell(format!("replayed on {replicas} replica(s)"));
+        match cluster.wait_for_replicas(limit)? {
+            None => tell(format!("replayed on {replicas} replica(s)")),
+            Some(why) => crate::say!("corescale: warning: {why}"),
+        }
     }
     Ok(())
 }

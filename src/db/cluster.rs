@@ -14,9 +14,6 @@ use super::driver::Database;
 use super::registry::connect;
 use crate::error::UsageError;
 
-/// How long setup and a run wait for a replica to replay what the primary wrote.
-pub const REPLAY_LIMIT: Duration = Duration::from_secs(120);
-
 /// What an instance does in its cluster.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -126,17 +123,26 @@ impl Cluster {
     }
 
     /// Waits until every replica has replayed what the primary has written so far; an error
-    /// naming the replica that did not within `limit`.
-    pub fn wait_for_replicas(&self, limit: Duration) -> Result<()> {
-        if self.instances.len() < 2 {
-            return Ok(());
+    /// naming the replica that did not within `limit`. Some(why) when there are replicas but
+    /// nothing to wait on (a MySQL primary without GTIDs): the caller says so.
+    pub fn wait_for_replicas(&self, limit: Duration) -> Result<Option<String>> {
+        let replicas = self
+            .roles()
+            .iter()
+            .filter(|role| **role == Role::Replica)
+            .count();
+        if replicas == 0 {
+            return Ok(None);
         }
         let primary = self.primary()?;
         let Some(position) = primary
             .replication_position()
             .with_context(|| format!("reading {}'s replication position", primary.target()))?
         else {
-            return Ok(());
+            return Ok(Some(format!(
+                "{} gives no replication position to wait on (MySQL with gtid_mode OFF): the {replicas} replica(s) were not waited for, so what was just written may not be on them yet; enable GTIDs (gtid_mode=ON, enforce_gtid_consistency=ON)",
+                primary.target()
+            )));
         };
         for replica in self
             .instances
@@ -156,7 +162,7 @@ impl Cluster {
                 );
             }
         }
-        Ok(())
+        Ok(None)
     }
 }
 

@@ -58,6 +58,11 @@ pub struct DbTargetArgs {
     /// [default: connect_timeout or PGCONNECT_TIMEOUT, else 10s].
     #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
     pub connect_timeout: Option<Duration>,
+
+    /// How long the replicas of a cluster may take to replay setup or teardown before the
+    /// command gives up, naming the replica behind (large tables take long on a slow replica).
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration, default_value = "120s")]
+    pub replay_limit: Duration,
 }
 
 impl DbTargetArgs {
@@ -237,6 +242,7 @@ impl DbArgs {
                 pipeline,
                 rates: self.rate.clone().map(|steps| steps.0).unwrap_or_default(),
                 rate: None,
+                replay_limit: self.target.replay_limit,
                 record_latency: !self.no_response_times,
                 arrivals: self.arrivals,
                 arrivals_seed: self.seed.unwrap_or_else(fresh_seed),

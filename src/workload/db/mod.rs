@@ -19,7 +19,7 @@ use super::{
     JobShape, LevelFigures, LevelTotals, SessionConnection, Sessions, Workload, WorkloadInfo,
     WorkloadKind,
 };
-use crate::db::cluster::{Cluster, REPLAY_LIMIT, Route};
+use crate::db::cluster::{Cluster, Route};
 use crate::db::connect::{target::Target, tls};
 use crate::db::{Database, DbCounters, Maintenance};
 use crate::error::UsageError;
@@ -59,6 +59,8 @@ pub struct DbOptions {
     pub latency_limit: Option<Duration>,
     /// `--route`: where each session goes when the target has several instances.
     pub route: Route,
+    /// `--replay-limit`: how long the replicas may take to replay the primary's setup.
+    pub replay_limit: Duration,
     /// The instance of a cluster one session runs on; None with one instance, where nothing
     /// is kept per instance and a failure ends the level.
     pub instance: Option<usize>,
@@ -107,7 +109,9 @@ impl DbWorkload {
         let database = Arc::clone(cluster.primary()?);
         let by_schema_idle = options.route == Route::BySchema && cluster.len() > 1;
         let target = database.target().clone();
-        cluster.wait_for_replicas(REPLAY_LIMIT)?;
+        if let Some(why) = cluster.wait_for_replicas(options.replay_limit)? {
+            crate::say!("corescale: warning: {why}");
+        }
         let (schemas, rows) = crate::db::catalog::inventory(database.as_ref())?;
         if schemas == 0 {
             bail!(
@@ -747,6 +751,7 @@ mod tests {
             arrivals_seed: 1,
             latency_limit: None,
             route: Route::default(),
+            replay_limit: Duration::from_secs(120),
             instance: None,
         };
         let workload = DbWorkload::on(Cluster::single(database.clone()), options).unwrap();

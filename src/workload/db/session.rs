@@ -430,6 +430,7 @@ mod tests {
             arrivals_seed: 1,
             latency_limit: None,
             route: Route::default(),
+            replay_limit: Duration::from_secs(120),
             instance: None,
         }
     }
