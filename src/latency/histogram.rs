@@ -10,41 +10,128 @@ use serde::{Deserialize, Serialize};
 const LONGEST_NS: u64 = 3_600_000_000_000;
 
 /// Response times in nanoseconds, 3 significant digits from 1 ns to an hour. Allocated
-/// once, before the timed window: recording never allocates.
+/// once, before the timed window: recording never allocates. A session's counts are 32-bit
+/// (half the memory: a 3-digit histogram is 135 KiB, and a run holds one per session and
+/// statement); they become 64-bit before any merge could pass 2^32 responses, and a bucket
+/// never holds more responses than its histogram, so no count saturates.
 #[derive(Debug, Clone)]
-pub struct ResponseTimes(Histogram<u64>);
+pub struct ResponseTimes(Counts);
+
+#[derive(Debug, Clone)]
+enum Counts {
+    Small(Histogram<u32>),
+    Large(Histogram<u64>),
+}
+
+/// `$body` with `$histogram` bound to the histogram, whatever its counts' width.
+macro_rules! either {
+    ($counts:expr, $histogram:ident => $body:expr) => {
+        match $counts {
+            Counts::Small($histogram) => $body,
+            Counts::Large($histogram) => $body,
+        }
+    };
+}
 
 impl Default for ResponseTimes {
     fn default() -> Self {
-        Self(Histogram::new_with_bounds(1, LONGEST_NS, 3).expect("valid histogram bounds"))
+        Self::with_digits(3)
+    }
+}
+
+impl PartialEq for ResponseTimes {
+    /// The same responses in the same buckets, whatever the counts' width.
+    fn eq(&self, other: &Self) -> bool {
+        self.recorded() == other.recorded()
     }
 }
 
 impl ResponseTimes {
     /// 2 significant digits: for the many histograms of a timeline.
     pub fn coarse() -> Self {
-        Self(Histogram::new_with_bounds(1, LONGEST_NS, 2).expect("valid histogram bounds"))
+        Self::with_digits(2)
+    }
+
+    fn with_digits(digits: u8) -> Self {
+        Self(Counts::Small(
+            Histogram::new_with_bounds(1, LONGEST_NS, digits).expect("valid histogram bounds"),
+        ))
     }
 
     #[inline]
     pub fn record(&mut self, time: Duration) {
-        let ns = u64::try_from(time.as_nanos()).unwrap_or(LONGEST_NS);
-        self.0.saturating_record(ns.clamp(1, LONGEST_NS));
+        self.record_n(time, 1);
     }
 
     /// `count` responses of one time (a backlog's representative).
+    #[inline]
     pub fn record_n(&mut self, time: Duration, count: u64) {
         let ns = u64::try_from(time.as_nanos()).unwrap_or(LONGEST_NS);
-        self.0.saturating_record_n(ns.clamp(1, LONGEST_NS), count);
+        let ns = ns.clamp(1, LONGEST_NS);
+        if let Counts::Small(small) = &mut self.0 {
+            if small.len().saturating_add(count) <= u64::from(u32::MAX) {
+                // Within the histogram's total, so within every bucket's.
+                small.saturating_record_n(ns, count as u32);
+                return;
+            }
+            self.widen();
+        }
+        if let Counts::Large(large) = &mut self.0 {
+            large.saturating_record_n(ns, count);
+        }
     }
 
     pub fn merge(&mut self, other: &Self) {
-        // Same bounds on both sides: adding cannot fail.
-        let _ = self.0.add(&other.0);
+        if let (Counts::Small(mine), Counts::Small(theirs)) = (&mut self.0, &other.0)
+            && mine.len().saturating_add(theirs.len()) <= u64::from(u32::MAX)
+        {
+            // Same bounds on both sides: adding cannot fail.
+            let _ = mine.add(theirs);
+            return;
+        }
+        self.widen();
+        if let Counts::Large(mine) = &mut self.0 {
+            match &other.0 {
+                Counts::Large(theirs) => {
+                    // Same bounds on both sides: adding cannot fail.
+                    let _ = mine.add(theirs);
+                }
+                Counts::Small(theirs) => {
+                    for bucket in theirs.iter_recorded() {
+                        mine.saturating_record_n(
+                            bucket.value_iterated_to(),
+                            u64::from(bucket.count_at_value()),
+                        );
+                    }
+                }
+            }
+        }
+    }
+
+    /// The same counts, 64 bits wide.
+    fn widen(&mut self) {
+        if let Counts::Small(small) = &self.0 {
+            let mut large = Histogram::<u64>::new_from(small);
+            for bucket in small.iter_recorded() {
+                large.saturating_record_n(
+                    bucket.value_iterated_to(),
+                    u64::from(bucket.count_at_value()),
+                );
+            }
+            self.0 = Counts::Large(large);
+        }
     }
 
     pub fn count(&self) -> u64 {
-        self.0.len()
+        either!(&self.0, histogram => histogram.len())
+    }
+
+    /// Every bucket with responses: its highest value and its count.
+    fn recorded(&self) -> Vec<(u64, u64)> {
+        either!(&self.0, histogram => histogram
+            .iter_recorded()
+            .map(|bucket| (bucket.value_iterated_to(), bucket.count_at_value().into()))
+            .collect())
     }
 
     /// Lossless, for the result document: HdrHistogram's compressed V2 encoding, in base64,
@@ -53,8 +140,8 @@ impl ResponseTimes {
         use base64::Engine;
         use hdrhistogram::serialization::Serializer;
         let mut bytes = Vec::new();
-        hdrhistogram::serialization::V2DeflateSerializer::new()
-            .serialize(&self.0, &mut bytes)
+        let mut serializer = hdrhistogram::serialization::V2DeflateSerializer::new();
+        either!(&self.0, histogram => serializer.serialize(histogram, &mut bytes))
             .expect("serializing into memory cannot fail");
         base64::engine::general_purpose::STANDARD.encode(bytes)
     }
@@ -105,30 +192,32 @@ impl ResponseTimes {
         let histogram: Histogram<u64> = hdrhistogram::serialization::Deserializer::new()
             .deserialize(&mut bytes.as_slice())
             .map_err(|error| format!("the histogram cannot be read ({error:?})"))?;
-        let mut times = Self::default();
-        times
-            .0
+        let mut large =
+            Histogram::<u64>::new_with_bounds(1, LONGEST_NS, 3).expect("valid histogram bounds");
+        large
             .add(&histogram)
             .map_err(|error| format!("the histogram cannot be read ({error:?})"))?;
-        Ok(times)
+        Ok(Self(Counts::Large(large)))
     }
 
     /// The figures of these times, in milliseconds; None when nothing was recorded.
     pub fn percentiles(&self) -> Option<Percentiles> {
-        if self.0.is_empty() {
-            return None;
-        }
-        let ms = |ns: u64| ns as f64 / 1e6;
-        let at = |quantile: f64| ms(self.0.value_at_quantile(quantile));
-        Some(Percentiles {
-            count: self.0.len(),
-            mean_ms: self.0.mean() / 1e6,
-            p50_ms: at(0.50),
-            p90_ms: at(0.90),
-            p95_ms: at(0.95),
-            p99_ms: at(0.99),
-            p999_ms: at(0.999),
-            max_ms: ms(self.0.max()),
+        either!(&self.0, histogram => {
+            if histogram.is_empty() {
+                return None;
+            }
+            let ms = |ns: u64| ns as f64 / 1e6;
+            let at = |quantile: f64| ms(histogram.value_at_quantile(quantile));
+            Some(Percentiles {
+                count: histogram.len(),
+                mean_ms: histogram.mean() / 1e6,
+                p50_ms: at(0.50),
+                p90_ms: at(0.90),
+                p95_ms: at(0.95),
+                p99_ms: at(0.99),
+                p999_ms: at(0.999),
+                max_ms: ms(histogram.max()),
+            })
         })
     }
 }
@@ -251,6 +340,33 @@ mod tests {
     }
 
     #[test]
+    fn counts_widen_before_they_could_pass_32_bits() {
+        let five = Duration::from_micros(5);
+        let mut times = ResponseTimes::default();
+        times.record_n(five, u64::from(u32::MAX) - 1);
+        let mut more = ResponseTimes::default();
+        more.record_n(five, 10);
+        more.record(Duration::from_millis(3));
+        times.merge(&more);
+        let expected = u64::from(u32::MAX) + 9;
+        assert_eq!(times.count(), expected + 1);
+        assert_eq!(
+            times.recorded()[0].1,
+            expected,
+            "one bucket past 2^32, not saturated"
+        );
+        times.record_n(five, 1 << 40);
+        assert_eq!(times.recorded()[0].1, expected + (1 << 40));
+        // A session's own record widens too, and reads back whole.
+        let mut session = ResponseTimes::coarse();
+        session.record(five);
+        session.record_n(five, u64::from(u32::MAX));
+        assert_eq!(session.count(), u64::from(u32::MAX) + 1);
+        let back = ResponseTimes::decode(&times.encode()).unwrap();
+        assert_eq!(back, times);
+    }
+
+    #[test]
     fn the_encoding_is_lossless_and_a_hostile_one_an_error() {
         let mut times = ResponseTimes::default();
         for micros in 1..=5000u64 {
@@ -259,7 +375,7 @@ mod tests {
         times.record(Duration::from_secs(4000));
         let text = times.encode();
         let back = ResponseTimes::decode(&text).unwrap();
-        assert_eq!(back.0, times.0, "every count comes back");
+        assert_eq!(back, times, "every count comes back");
         assert_eq!(back.percentiles(), times.percentiles());
         // Merged histograms of parts are the histogram of all their times.
         let mut half = ResponseTimes::default();
@@ -268,7 +384,7 @@ mod tests {
         merged.merge(&back);
         let mut all = times.clone();
         all.merge(&half);
-        assert_eq!(merged.0, all.0);
+        assert_eq!(merged, all);
         // Not base64, not the encoding, other bounds: errors naming what is wrong.
         for (hostile, said) in [
             ("%%%".to_string(), "not base64"),
