@@ -130,7 +130,7 @@ impl ResponseTimes {
     fn recorded(&self) -> Vec<(u64, u64)> {
         either!(&self.0, histogram => histogram
             .iter_recorded()
-            .map(|bucket| (bucket.value_iterated_to(), bucket.count_at_value().into()))
+            .map(|bucket| (bucket.value_iterated_to(), hdrhistogram::Counter::as_u64(&bucket.count_at_value())))
             .collect())
     }
 
