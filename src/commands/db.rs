@@ -110,7 +110,7 @@ fn wait_for_replicas(cluster: &Cluster, limit: std::time::Duration) -> Result<()
     if replicas > 0 {
         match cluster.wait_for_replicas(limit)? {
             None => tell(format!("replayed on {replicas} replica(s)")),
-            Some(why) => crate::say!("corescale: warning: {why}"),
+            Some(why) => say!("corescale: warning: {why}"),
         }
     }
     Ok(())

@@ -110,7 +110,7 @@ impl DbWorkload {
         let by_schema_idle = options.route == Route::BySchema && cluster.len() > 1;
         let target = database.target().clone();
         if let Some(why) = cluster.wait_for_replicas(options.replay_limit)? {
-            crate::say!("corescale: warning: {why}");
+            say!("corescale: warning: {why}");
         }
         let (schemas, rows) = crate::db::catalog::inventory(database.as_ref())?;
         if schemas == 0 {
