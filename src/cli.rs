@@ -142,7 +142,8 @@ pub struct ReportArgs {
     #[arg(long = "level", value_name = "FILE=N", value_parser = parse_level)]
     pub levels: Vec<(PathBuf, usize)>,
 
-    /// Physical cores / logical CPUs of a series whose file has no topology: NAME=P/L.
+    /// Physical cores / logical CPUs of a series whose file has no topology, or whose
+    /// database server ran on another host than the client: NAME=P/L.
     #[arg(long = "cores", value_name = "NAME=P/L", value_parser = parse_cores)]
     pub cores: Vec<(String, (usize, usize))>,
 

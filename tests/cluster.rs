@@ -225,7 +225,7 @@ fn a_primary_and_two_replicas_are_loaded_routed_and_counted_per_instance() {
             "127.0.0.1:{}/postgres had not replayed",
             replicas[0].port
         )))
-        .stderr(contains("after 2 s"));
+        .stderr(contains("after 2s"));
     assert_eq!(paused("pg_wal_replay_resume()"), 1);
 
     // Teardown on the primary, replayed on the replicas: nothing left anywhere.

@@ -1180,16 +1180,17 @@ fn a_remote_servers_cores_come_from_its_nodes_host_files() {
     );
 
     // Two nodes: this host as `corescale host --json` writes it, and a run's JSON from a
-    // node with 8 cores and 16 CPUs.
+    // node with one core more than this host and two CPUs a core.
     let here = corescale().args(["host", "--json"]).output().unwrap();
     assert!(here.status.success());
     let node1 = dir.path().join("node1.json");
     std::fs::write(&node1, &here.stdout).unwrap();
-    let this_host: Value = serde_json::from_slice(&here.stdout).unwrap();
     let mut bigger = document.clone();
     bigger["host"]["label"] = Value::from("node2");
-    bigger["host"]["topology"]["physical_cores"] = Value::from(8);
-    bigger["host"]["topology"]["logical_cpus"] = Value::from(16);
+    let this_host: Value = serde_json::from_slice(&here.stdout).unwrap();
+    let cores = this_host["topology"]["physical_cores"].as_u64().unwrap() + 1;
+    bigger["host"]["topology"]["physical_cores"] = Value::from(cores);
+    bigger["host"]["topology"]["logical_cpus"] = Value::from(2 * cores);
     let node2 = dir.path().join("node2.json");
     std::fs::write(&node2, bigger.to_string()).unwrap();
     let name = document["host"]["label"].as_str().unwrap().to_string();
@@ -1201,15 +1202,17 @@ fn a_remote_servers_cores_come_from_its_nodes_host_files() {
     let topology = &this_host["topology"];
     assert_eq!(
         series(&summed)["physical_cores"].as_u64(),
-        Some(topology["physical_cores"].as_u64().unwrap() + 8)
+        Some(topology["physical_cores"].as_u64().unwrap() + cores)
     );
     assert_eq!(
         series(&summed)["logical_cpus"].as_u64(),
-        Some(topology["logical_cpus"].as_u64().unwrap() + 16)
+        Some(topology["logical_cpus"].as_u64().unwrap() + 2 * cores)
     );
     assert_eq!(series(&summed)["nodes"].as_u64(), Some(2));
     assert!(
-        summed["warnings"].to_string().contains("node2 8/16"),
+        summed["warnings"]
+            .to_string()
+            .contains(&format!("node2 {cores}/{}", 2 * cores)),
         "{}",
         summed["warnings"]
     );

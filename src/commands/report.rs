@@ -158,7 +158,7 @@ fn load_series(args: &ReportArgs) -> Result<(Vec<Series>, Vec<String>)> {
                 })
                 .collect();
             notes.push(format!(
-                "the nodes of '{name}' differ ({}): a server counted in its nodes is counted in their average",
+                "the nodes of '{name}' differ ({}): a server's worth in its nodes is counted in nodes of their average size",
                 each.join(", ")
             ));
         }

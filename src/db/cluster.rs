@@ -140,7 +140,7 @@ impl Cluster {
             .with_context(|| format!("reading {}'s replication position", primary.target()))?
         else {
             return Ok(Some(format!(
-                "{} gives no replication position to wait on (MySQL with gtid_mode OFF): the {replicas} replica(s) were not waited for, so what was just written may not be on them yet; enable GTIDs (gtid_mode=ON, enforce_gtid_consistency=ON)",
+                "{} gives no replication position to wait on (MySQL with gtid_mode OFF, or a binary log that is off): the {replicas} replica(s) were not waited for, so what was just written may not be on them yet; enable GTIDs (gtid_mode=ON, enforce_gtid_consistency=ON)",
                 primary.target()
             )));
         };
@@ -156,8 +156,8 @@ impl Cluster {
                 .with_context(|| format!("waiting for {target} to replay {position}"))?;
             if !replayed {
                 bail!(
-                    "{target} had not replayed the primary's changes up to {position} after {} s: check its replication (is it streaming from {}?)",
-                    limit.as_secs(),
+                    "{target} had not replayed the primary's changes up to {position} after {}: check its replication (is it streaming from {}?), or allow more with --replay-limit",
+                    humantime::format_duration(limit),
                     primary.target()
                 );
             }

@@ -49,6 +49,35 @@ pub fn histogram(level: &Value) -> Histogram<u64> {
         .unwrap()
 }
 
+/// Each part's level of `sessions` campaign sessions, closed or open loop.
+fn levels_at(parts: &[Value], sessions: u64, open_loop: bool) -> Vec<&Value> {
+    parts
+        .iter()
+        .map(|part| {
+            part["levels"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|level| {
+                    level["campaign"]["workers"].as_u64() == Some(sessions)
+                        && level["latency"]["rate"].is_null() != open_loop
+                })
+                .unwrap_or_else(|| {
+                    panic!("a part has no level of {sessions} sessions (open loop: {open_loop})")
+                })
+        })
+        .collect()
+}
+
+/// One histogram holding every part's recorded times at a level.
+fn all_times(at_level: &[&Value]) -> Histogram<u64> {
+    let mut all = histogram(at_level[0]);
+    for level in &at_level[1..] {
+        all.add(histogram(level)).unwrap();
+    }
+    all
+}
+
 /// Checks the merged series `name` of `analysis` against the parts' documents, for every
 /// level all the parts have; returns the campaign sessions of the levels checked.
 pub fn check_merged(parts: &[Value], analysis: &Value, name: &str) -> Vec<u64> {
@@ -61,20 +90,7 @@ pub fn check_merged(parts: &[Value], analysis: &Value, name: &str) -> Vec<u64> {
     let mut checked = Vec::new();
     for merged in series["levels"].as_array().unwrap() {
         let sessions = merged["workers"].as_u64().unwrap();
-        let at_level: Vec<&Value> = parts
-            .iter()
-            .map(|part| {
-                part["levels"]
-                    .as_array()
-                    .unwrap()
-                    .iter()
-                    .find(|level| {
-                        level["campaign"]["workers"].as_u64() == Some(sessions)
-                            && level["latency"]["rate"].is_null()
-                    })
-                    .unwrap_or_else(|| panic!("a part has no level of {sessions} sessions"))
-            })
-            .collect();
+        let at_level = levels_at(parts, sessions, false);
         let statements: f64 = at_level
             .iter()
             .map(|level| level["workload_figures"]["statements"].as_f64().unwrap())
@@ -119,10 +135,7 @@ pub fn check_merged(parts: &[Value], analysis: &Value, name: &str) -> Vec<u64> {
                 "{own:?} against the parts' own {recorded:?}"
             );
         }
-        let mut all = histogram(at_level[0]);
-        for level in &at_level[1..] {
-            all.add(histogram(level)).unwrap();
-        }
+        let all = all_times(&at_level);
         let p99 = all.value_at_quantile(0.99) as f64 / 1e6;
         assert_eq!(
             merged["latency"]["p99_ms"].as_f64(),
@@ -167,20 +180,7 @@ pub fn check_merged_open_loop(parts: &[Value], analysis: &Value, name: &str) -> 
     let mut checked = Vec::new();
     for merged in open["levels"].as_array().unwrap() {
         let sessions = merged["workers"].as_u64().unwrap();
-        let at_level: Vec<&Value> = parts
-            .iter()
-            .map(|part| {
-                part["levels"]
-                    .as_array()
-                    .unwrap()
-                    .iter()
-                    .find(|level| {
-                        level["campaign"]["workers"].as_u64() == Some(sessions)
-                            && !level["latency"]["rate"].is_null()
-                    })
-                    .unwrap_or_else(|| panic!("a part has no open-loop level of {sessions}"))
-            })
-            .collect();
+        let at_level = levels_at(parts, sessions, true);
         let sent: f64 = at_level
             .iter()
             .map(|level| level["latency"]["rate"]["achieved_per_s"].as_f64().unwrap())
@@ -190,10 +190,7 @@ pub fn check_merged_open_loop(parts: &[Value], analysis: &Value, name: &str) -> 
             (merged_sent - sent).abs() <= 1e-9 * sent,
             "{merged_sent} against {sent}"
         );
-        let mut all = histogram(at_level[0]);
-        for level in &at_level[1..] {
-            all.add(histogram(level)).unwrap();
-        }
+        let all = all_times(&at_level);
         assert_eq!(merged["latency"]["count"].as_u64(), Some(all.len()));
         assert_eq!(
             merged["latency"]["p99_ms"].as_f64(),

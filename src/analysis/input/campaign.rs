@@ -164,15 +164,9 @@ fn merge(name: &str, group: Vec<Series>, notes: &mut Vec<String>) -> Result<Seri
         points,
         first.job.clone(),
     );
-    // Against a cluster, the campaign loaded its nodes; the server's cores are known when
-    // every part's document knows them alike (a server on the parts' own host).
+    // Against a cluster, the campaign loaded its nodes. Its server's cores are not the client
+    // hosts': --cores or --nodes gives them.
     series.nodes = first.nodes;
-    if group.iter().all(|part| {
-        (part.physical_cores, part.logical_cpus) == (first.physical_cores, first.logical_cpus)
-    }) {
-        series.physical_cores = first.physical_cores;
-        series.logical_cpus = first.logical_cpus;
-    }
     series.paced = paced_points;
     series.source = group
         .iter()
@@ -205,14 +199,16 @@ fn merged_level(
         .as_ref()
         .expect("grouped by campaign")
         .workers;
-    let asked = first
-        .latency
-        .as_ref()
-        .and_then(|latency| latency.rate)
-        .map(|rate| match rate.share {
-            Some(share) => format!(", {:.0}% of the closed loop's rate,", 100.0 * share),
-            None => String::new(),
-        });
+    let rate_of = |point: &Point| point.latency.as_ref().and_then(|latency| latency.rate);
+    let asked = rate_of(first).map(|rate| match rate.share {
+        Some(share) => format!(", {:.0}% of the closed loop's rate,", 100.0 * share),
+        None => format!(
+            " of {}/s",
+            crate::format::significant(
+                rate.target_per_s * workers as f64 / first.workers.max(1) as f64
+            )
+        ),
+    });
     let level = match &asked {
         Some(share) => format!("{workers} sessions at a set rate{share}"),
         None => format!("{workers} sessions"),
@@ -237,6 +233,37 @@ fn merged_level(
                 .as_ref()
                 .map_or(0, |campaign| campaign.level + 1),
             sessions(point),
+        );
+    }
+    // An open-loop level is matched by its place in the plan: the parts must have been asked
+    // the same share, or the same rate per session, with the same arrivals.
+    let per_session =
+        |point: &Point| rate_of(point).map(|rate| rate.target_per_s / point.workers.max(1) as f64);
+    if let Some((part, _)) = at_level.iter().find(|(_, point)| {
+        let (mine, theirs) = (rate_of(point), rate_of(first));
+        let same_rate = match (mine, theirs) {
+            (Some(mine), Some(theirs)) => {
+                mine.share == theirs.share
+                    && mine.arrivals == theirs.arrivals
+                    && (mine.share.is_some()
+                        || per_session(point).zip(per_session(first)).is_some_and(
+                            |(mine, theirs)| (mine - theirs).abs() <= 1e-6 * theirs.abs(),
+                        ))
+            }
+            (None, None) => true,
+            _ => false,
+        };
+        !same_rate
+    }) {
+        bail!(
+            "campaign '{}': '{}' and '{}' ran different plans (their level {} was asked different rates): every part runs the same plan, --rate included",
+            quote(name),
+            part.source,
+            first_part.source,
+            first
+                .campaign
+                .as_ref()
+                .map_or(0, |campaign| campaign.level + 1),
         );
     }
     if at_level.len() < group.len() {
@@ -342,7 +369,7 @@ fn merged_latency(
         else {
             if point.latency.is_some() {
                 notes.push(format!(
-                    "campaign '{}' at {workers} sessions: '{}' has no response histogram (written before corescale kept them): its percentiles are not merged",
+                    "campaign '{}' at {workers} sessions: '{}' has no response histogram (written before corescale kept them): the level's percentiles are not merged, and an open-loop level without them is left out",
                     quote(name),
                     part.source
                 ));
@@ -728,6 +755,51 @@ mod tests {
         ])
         .unwrap();
         assert!(merged[0].points[0].intervals.is_empty());
+    }
+
+    #[test]
+    fn open_loop_levels_asked_different_rates_are_not_summed() {
+        let with_share = |share: Option<f64>, target: f64| {
+            let mut point = level(2, 4, 0, &[110], Some((target, true)));
+            if let Some(rate) = point
+                .latency
+                .as_mut()
+                .and_then(|latency| latency.rate.as_mut())
+            {
+                rate.share = share;
+            }
+            point
+        };
+        for (one, two) in [
+            // --rate 50% on one part, 90% on the other.
+            (with_share(Some(0.5), 300.0), with_share(Some(0.9), 500.0)),
+            // --rate 1000 on one, 2000 on the other (each its half).
+            (with_share(None, 500.0), with_share(None, 1000.0)),
+        ] {
+            let problem = merge_campaigns(vec![
+                part(1, Vec::new(), vec![one]),
+                part(2, Vec::new(), vec![two]),
+            ])
+            .unwrap_err()
+            .to_string();
+            assert!(problem.contains("asked different rates"), "{problem}");
+        }
+        // The same fixed rate split in proportion to the sessions is one plan.
+        let (merged, _) = merge_campaigns(vec![
+            part(1, Vec::new(), vec![with_share(None, 500.0)]),
+            part(2, Vec::new(), vec![with_share(None, 500.0)]),
+        ])
+        .unwrap();
+        assert_eq!(
+            merged[0].paced[0]
+                .latency
+                .as_ref()
+                .unwrap()
+                .rate
+                .unwrap()
+                .target_per_s,
+            1000.0
+        );
     }
 
     #[test]

@@ -92,7 +92,8 @@ pub(super) fn from_document(path: &Path, text: &str) -> Result<Series> {
             precision_reached: level.precision_reached,
             parts: Vec::new(),
             campaign: level.campaign.as_ref().map(|campaign| PointInCampaign {
-                workers: campaign.workers,
+                // At least this part's own sessions (a hand-edited 0 would divide by zero).
+                workers: campaign.workers.max(workers),
                 level: index,
                 started_at: level.started_at,
                 scheduled_start: campaign.scheduled_start,

@@ -59,8 +59,9 @@ pub struct DbTargetArgs {
     #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
     pub connect_timeout: Option<Duration>,
 
-    /// How long the replicas of a cluster may take to replay setup or teardown before the
-    /// command gives up, naming the replica behind (large tables take long on a slow replica).
+    /// How long each replica of a cluster may take to replay setup or teardown (db setup,
+    /// db teardown, and run db before it starts) before the command gives up, naming the
+    /// replica behind (large tables take long on a slow replica).
     #[arg(long, value_name = "DURATION", value_parser = parse_duration, default_value = "120s")]
     pub replay_limit: Duration,
 }
