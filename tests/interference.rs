@@ -133,16 +133,19 @@ fn a_busy_helper_disturbs_the_level_and_report_leaves_it_out() {
         let _ = std::fs::remove_file(&json);
         let (document, stderr, stdout, code) = sweep(&json, true);
         let clean_first = verdicts(&document)[0].1 == "clean";
-        if clean_first || attempt == 2 {
+        // A VM's steal comes and goes with its neighbours: three tries before the host is
+        // called busy (CI saw 2.0% steal, at the limit, twice running).
+        if clean_first || attempt == 3 {
             if !clean_first {
                 eprintln!(
-                    "NOTICE: the machine itself is busy: its 1-worker level was disturbed twice"
+                    "NOTICE: the machine itself is busy: its 1-worker level was disturbed {attempt} times"
                 );
             }
             break (document, stderr, stdout, code);
         }
         eprintln!(
-            "NOTICE: the 1-worker level was disturbed before the helper started; retrying once"
+            "NOTICE: the 1-worker level was disturbed before the helper started: {:?}; trying again",
+            verdicts(&document)[0]
         );
         wait_for_an_idle_host();
     };
