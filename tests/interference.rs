@@ -68,6 +68,41 @@ fn wait_for_an_idle_host() {
         );
         std::process::exit(1);
     }
+    wait_for_little_steal();
+}
+
+/// The share of CPU time the hypervisor stole over the host's CPUs, from /proc/stat's
+/// `cpu` line: (steal, total) jiffies so far.
+fn steal_and_total() -> (u64, u64) {
+    let stat = std::fs::read_to_string("/proc/stat").unwrap();
+    let fields: Vec<u64> = stat
+        .lines()
+        .next()
+        .unwrap()
+        .split_whitespace()
+        .skip(1)
+        .take(8)
+        .map(|field| field.parse().unwrap())
+        .collect();
+    (fields[7], fields.iter().sum())
+}
+
+/// Waits (60 s at most) for a second in which the hypervisor stole under 1% of the CPUs: a
+/// VM's neighbours come and go, and a level measured while they take its CPUs is rightly
+/// called disturbed, which is not what these tests look at. On a host that stays stolen,
+/// goes on: the level's own verdict then says why.
+fn wait_for_little_steal() {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while Instant::now() < deadline {
+        let (steal, total) = steal_and_total();
+        std::thread::sleep(Duration::from_secs(1));
+        let (steal_after, total_after) = steal_and_total();
+        let share = (steal_after - steal) as f64 / (total_after - total).max(1) as f64;
+        if share < 0.01 {
+            return;
+        }
+    }
+    eprintln!("NOTICE: the hypervisor kept stealing 1% or more of the CPUs for 60 s");
 }
 
 fn verdicts(document: &Value) -> Vec<(u64, String, Vec<String>)> {
@@ -133,9 +168,9 @@ fn a_busy_helper_disturbs_the_level_and_report_leaves_it_out() {
         let _ = std::fs::remove_file(&json);
         let (document, stderr, stdout, code) = sweep(&json, true);
         let clean_first = verdicts(&document)[0].1 == "clean";
-        // A VM's steal comes and goes with its neighbours: three tries before the host is
-        // called busy (CI saw 2.0% steal, at the limit, twice running).
-        if clean_first || attempt == 3 {
+        // A VM's steal comes and goes with its neighbours: five tries, each after a calm
+        // second, before the host is called busy (CI saw 2.0% to 8.6% steal in a row).
+        if clean_first || attempt == 5 {
             if !clean_first {
                 eprintln!(
                     "NOTICE: the machine itself is busy: its 1-worker level was disturbed {attempt} times"
