@@ -5,7 +5,7 @@ use indicatif::{ProgressBar, ProgressStyle};
 
 use crate::cli::DbCommand;
 use crate::db::catalog::{self, Teardown};
-use crate::db::cluster::{Cluster, Role};
+use crate::db::cluster::{Cluster, Replay, Role};
 use crate::workload::db::args::DEFAULT_SETUP_ROWS;
 
 pub fn execute(command: &DbCommand) -> Result<()> {
@@ -102,16 +102,10 @@ pub fn execute(command: &DbCommand) -> Result<()> {
 /// Waits until the cluster's replicas (if any) replayed what setup or teardown did on the
 /// primary, and says so.
 fn wait_for_replicas(cluster: &Cluster, limit: std::time::Duration) -> Result<()> {
-    let replicas = cluster
-        .roles()
-        .into_iter()
-        .filter(|role| *role == Role::Replica)
-        .count();
-    if replicas > 0 {
-        match cluster.wait_for_replicas(limit)? {
-            None => tell(format!("replayed on {replicas} replica(s)")),
-            Some(why) => say!("corescale: warning: {why}"),
-        }
+    match cluster.wait_for_replicas(limit)? {
+        Replay::NoReplica => {}
+        Replay::Replayed(replicas) => tell(format!("replayed on {replicas} replica(s)")),
+        Replay::NotWaited(why) => say!("corescale: warning: {why}"),
     }
     Ok(())
 }

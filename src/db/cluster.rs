@@ -123,23 +123,22 @@ impl Cluster {
     }
 
     /// Waits until every replica has replayed what the primary has written so far; an error
-    /// naming the replica that did not within `limit`. Some(why) when there are replicas but
-    /// nothing to wait on (a MySQL primary without GTIDs): the caller says so.
-    pub fn wait_for_replicas(&self, limit: Duration) -> Result<Option<String>> {
+    /// naming the replica that did not within `limit`.
+    pub fn wait_for_replicas(&self, limit: Duration) -> Result<Replay> {
         let replicas = self
             .roles()
             .iter()
             .filter(|role| **role == Role::Replica)
             .count();
         if replicas == 0 {
-            return Ok(None);
+            return Ok(Replay::NoReplica);
         }
         let primary = self.primary()?;
         let Some(position) = primary
             .replication_position()
             .with_context(|| format!("reading {}'s replication position", primary.target()))?
         else {
-            return Ok(Some(format!(
+            return Ok(Replay::NotWaited(format!(
                 "{} gives no replication position to wait on (MySQL with gtid_mode OFF, or a binary log that is off): the {replicas} replica(s) were not waited for, so what was just written may not be on them yet; enable GTIDs (gtid_mode=ON, enforce_gtid_consistency=ON)",
                 primary.target()
             )));
@@ -162,8 +161,19 @@ impl Cluster {
                 );
             }
         }
-        Ok(None)
+        Ok(Replay::Replayed(replicas))
     }
+}
+
+/// What waiting for a cluster's replicas came to.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Replay {
+    NoReplica,
+    /// This many replicas replayed the primary's changes.
+    Replayed(usize),
+    /// Replicas there are, but nothing to wait on (a MySQL primary without GTIDs): why, for
+    /// the caller to say.
+    NotWaited(String),
 }
 
 /// Whether two targets reach the same server's same database.

@@ -33,6 +33,17 @@ macro_rules! either {
     };
 }
 
+/// Adds 32-bit counts to 64-bit ones, bucket by bucket (each bucket's highest value lands
+/// in the same bucket of the same bounds).
+fn add_narrow(wide: &mut Histogram<u64>, narrow: &Histogram<u32>) {
+    for bucket in narrow.iter_recorded() {
+        wide.saturating_record_n(
+            bucket.value_iterated_to(),
+            u64::from(bucket.count_at_value()),
+        );
+    }
+}
+
 impl Default for ResponseTimes {
     fn default() -> Self {
         Self::with_digits(3)
@@ -96,14 +107,7 @@ impl ResponseTimes {
                     // Same bounds on both sides: adding cannot fail.
                     let _ = mine.add(theirs);
                 }
-                Counts::Small(theirs) => {
-                    for bucket in theirs.iter_recorded() {
-                        mine.saturating_record_n(
-                            bucket.value_iterated_to(),
-                            u64::from(bucket.count_at_value()),
-                        );
-                    }
-                }
+                Counts::Small(theirs) => add_narrow(mine, theirs),
             }
         }
     }
@@ -112,12 +116,7 @@ impl ResponseTimes {
     fn widen(&mut self) {
         if let Counts::Small(small) = &self.0 {
             let mut large = Histogram::<u64>::new_from(small);
-            for bucket in small.iter_recorded() {
-                large.saturating_record_n(
-                    bucket.value_iterated_to(),
-                    u64::from(bucket.count_at_value()),
-                );
-            }
+            add_narrow(&mut large, small);
             self.0 = Counts::Large(large);
         }
     }

@@ -126,21 +126,20 @@ fn merge(name: &str, group: Vec<Series>, notes: &mut Vec<String>) -> Result<Seri
     let mut closed: BTreeMap<usize, Vec<(&Series, &Point)>> = BTreeMap::new();
     let mut paced: BTreeMap<usize, Vec<(&Series, &Point)>> = BTreeMap::new();
     for part in &group {
-        for (levels, key) in [
-            (&part.points, &mut closed as &mut BTreeMap<_, _>),
-            (&part.paced, &mut paced),
-        ] {
-            let by_place = std::ptr::eq(levels, &part.paced);
-            for point in levels {
-                let Some(in_campaign) = &point.campaign else {
-                    continue;
-                };
-                let place = if by_place {
-                    in_campaign.level
-                } else {
-                    in_campaign.workers
-                };
-                key.entry(place).or_default().push((part, point));
+        for point in &part.points {
+            if let Some(in_campaign) = &point.campaign {
+                closed
+                    .entry(in_campaign.workers)
+                    .or_default()
+                    .push((part, point));
+            }
+        }
+        for point in &part.paced {
+            if let Some(in_campaign) = &point.campaign {
+                paced
+                    .entry(in_campaign.level)
+                    .or_default()
+                    .push((part, point));
             }
         }
     }
@@ -213,50 +212,50 @@ fn merged_level(
         Some(share) => format!("{workers} sessions at a set rate{share}"),
         None => format!("{workers} sessions"),
     };
+    // Every part ran the same plan: the same sessions at this level and, at an open-loop
+    // level (matched by its place in the plan), the same share or rate per session, with the
+    // same arrivals.
     let sessions = |point: &Point| {
         point
             .campaign
             .as_ref()
             .map_or(0, |campaign| campaign.workers)
     };
-    if let Some((part, point)) = at_level
-        .iter()
-        .find(|(_, point)| sessions(point) != workers)
-    {
-        bail!(
-            "campaign '{}': '{}' and '{}' ran different plans (their level {} has {} and {workers} sessions): every part runs the same plan",
-            quote(name),
-            part.source,
-            first_part.source,
-            first
-                .campaign
-                .as_ref()
-                .map_or(0, |campaign| campaign.level + 1),
-            sessions(point),
-        );
-    }
-    // An open-loop level is matched by its place in the plan: the parts must have been asked
-    // the same share, or the same rate per session, with the same arrivals.
     let per_session =
         |point: &Point| rate_of(point).map(|rate| rate.target_per_s / point.workers.max(1) as f64);
-    if let Some((part, _)) = at_level.iter().find(|(_, point)| {
-        let (mine, theirs) = (rate_of(point), rate_of(first));
-        let same_rate = match (mine, theirs) {
-            (Some(mine), Some(theirs)) => {
-                mine.share == theirs.share
-                    && mine.arrivals == theirs.arrivals
-                    && (mine.share.is_some()
-                        || per_session(point).zip(per_session(first)).is_some_and(
-                            |(mine, theirs)| (mine - theirs).abs() <= 1e-6 * theirs.abs(),
-                        ))
-            }
-            (None, None) => true,
-            _ => false,
-        };
-        !same_rate
-    }) {
+    let same_rate = |point: &Point| match (rate_of(point), rate_of(first)) {
+        (Some(mine), Some(theirs)) => {
+            mine.share == theirs.share
+                && mine.arrivals == theirs.arrivals
+                && (mine.share.is_some()
+                    || per_session(point)
+                        .zip(per_session(first))
+                        .is_some_and(|(mine, theirs)| (mine - theirs).abs() <= 1e-6 * theirs.abs()))
+        }
+        (None, None) => true,
+        _ => false,
+    };
+    let differs = |point: &Point| {
+        if sessions(point) != workers {
+            Some(format!(
+                "has {} and {workers} sessions): every part runs the same plan",
+                sessions(point)
+            ))
+        } else if !same_rate(point) {
+            Some(
+                "was asked different rates): every part runs the same plan, --rate included"
+                    .to_string(),
+            )
+        } else {
+            None
+        }
+    };
+    if let Some((part, why)) = at_level
+        .iter()
+        .find_map(|(part, point)| differs(point).map(|why| (part, why)))
+    {
         bail!(
-            "campaign '{}': '{}' and '{}' ran different plans (their level {} was asked different rates): every part runs the same plan, --rate included",
+            "campaign '{}': '{}' and '{}' ran different plans (their level {} {why}",
             quote(name),
             part.source,
             first_part.source,

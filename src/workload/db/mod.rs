@@ -19,7 +19,7 @@ use super::{
     JobShape, LevelFigures, LevelTotals, SessionConnection, Sessions, Workload, WorkloadInfo,
     WorkloadKind,
 };
-use crate::db::cluster::{Cluster, Route};
+use crate::db::cluster::{Cluster, Replay, Route};
 use crate::db::connect::{target::Target, tls};
 use crate::db::{Database, DbCounters, Maintenance};
 use crate::error::UsageError;
@@ -109,7 +109,7 @@ impl DbWorkload {
         let database = Arc::clone(cluster.primary()?);
         let by_schema_idle = options.route == Route::BySchema && cluster.len() > 1;
         let target = database.target().clone();
-        if let Some(why) = cluster.wait_for_replicas(options.replay_limit)? {
+        if let Replay::NotWaited(why) = cluster.wait_for_replicas(options.replay_limit)? {
             say!("corescale: warning: {why}");
         }
         let (schemas, rows) = crate::db::catalog::inventory(database.as_ref())?;
