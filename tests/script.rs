@@ -267,6 +267,85 @@ fn script_errors_are_usage_errors_naming_file_line_and_column() {
     run(&dir.path().join("missing.sql"), &[])
         .code(1)
         .stderr(contains("cannot read the script"));
+    // MySQL and MariaDB answer each statement before the next: no pipelines there.
+    let pipelined = write(
+        dir.path(),
+        "pipelined.sql",
+        "\\startpipeline\nSELECT 1;\nSELECT 2;\n\\endpipeline\n",
+    );
+    corescale()
+        .args([
+            "run",
+            "script",
+            "--target",
+            "mysql://nobody@127.0.0.1:1/none",
+            "--file",
+        ])
+        .arg(&pipelined)
+        .args(["-w", "1"])
+        .assert()
+        .code(2)
+        .stderr(contains("pipelined.sql:1:1: \\startpipeline"))
+        .stderr(contains("pipelines need PostgreSQL"));
+}
+
+#[test]
+#[cfg_attr(
+    not(corescale_test_pg),
+    ignore = "needs CORESCALE_TEST_PG (see README)"
+)]
+fn a_pipeline_is_one_round_trip_under_one_sync() {
+    let base = required("CORESCALE_TEST_PG");
+    let _held = hold_server("CORESCALE_TEST_PG");
+    let scratch = PgScratch::new(&base, "script_pipeline");
+    let dir = tempfile::tempdir().unwrap();
+    let init = write(
+        dir.path(),
+        "init.sql",
+        "CREATE TABLE items (id bigint NOT NULL, n int NOT NULL);\n",
+    );
+    // Even ids fail at the pipeline's second statement (division by zero), after its insert
+    // was answered. Under one Sync the three are one implicit transaction: a failed one's
+    // row is rolled back with it (sent one at a time, each would commit on its own).
+    let pipeline = write(
+        dir.path(),
+        "pipeline.sql",
+        "\\set id random(1, 1000000000)\n\\set n :id % 2\n\\startpipeline\nINSERT INTO items (id, n) VALUES (:id, :n);\nSELECT 1 / n FROM items WHERE id = :id;\nSELECT :id::bigint;\n\\endpipeline\n",
+    );
+    let document = run_to_document(
+        dir.path(),
+        &scratch.url,
+        &[
+            "--init",
+            init.to_str().unwrap(),
+            "--max-failures",
+            "100000",
+            "--file",
+            pipeline.to_str().unwrap(),
+            "-w",
+            "2",
+            "--job-size",
+            "100",
+        ],
+    );
+    let level = figures(&document, 0);
+    let done = level["transactions"].as_f64().unwrap();
+    let failed = level["failed_transactions"].as_f64().unwrap();
+    assert_eq!(done + failed, 200.0, "{level}");
+    assert!(done > 50.0 && failed > 50.0, "odd and even ids: {level}");
+    assert_eq!(scratch.count("SELECT count(*) FROM items") as f64, done);
+    assert_eq!(scratch.count("SELECT count(*) FROM items WHERE n = 0"), 0);
+    // Every insert was answered; the select failed for even ids, and the last statement
+    // was skipped by the server after it.
+    assert_eq!(level["statements"].as_f64().unwrap(), 200.0 + 2.0 * done);
+    assert_eq!(level["statement 2 failures"].as_f64().unwrap(), failed);
+    assert_eq!(level["failures SQLSTATE 22012"].as_f64().unwrap(), failed);
+    assert_eq!(level["statement 3 failures"].as_f64().unwrap(), 0.0);
+    // Each answered statement has its response times.
+    for statement in 1..=3 {
+        let p50 = level[format!("statement {statement} p50_ms").as_str()].as_f64();
+        assert!(p50.is_some_and(|p50| p50 > 0.0), "{level}");
+    }
 }
 
 #[test]

@@ -12,7 +12,7 @@ use crate::cli::{RunArgs, SweepArgs};
 use crate::error::UsageError;
 use crate::format::workers_text;
 use crate::host::counters::CounterStatus;
-use crate::host::interference;
+use crate::host::interference::{self, HostLoad};
 use crate::host::memory_limit;
 use crate::host::pinning::{self, Pin};
 use crate::host::sysfs::FsRoot;
@@ -40,8 +40,14 @@ pub enum RunEnd {
 /// Exit code of a `--strict` run with a disturbed level or a missed precision target.
 pub const STRICT_EXIT_CODE: i32 = 3;
 
-/// How long the host is watched before the first level...
+/// How long the host is watched before the first level when the run asks for an idle host
+/// (`--wait-idle`, `--require-idle`), or when the quick look saw other work: a verdict of
+/// "busy" always rests on a second...
 const PREFLIGHT: Duration = Duration::from_secs(1);
+
+/// ...and the quick look an idle host passes (at 100 ticks a second, 30 on 2 CPUs): a short
+/// run need not wait a second before its first statement.
+const QUICK_LOOK: Duration = Duration::from_millis(150);
 
 /// ...unless the test helpers shorten it (`CORESCALE_TEST_PREFLIGHT`, from 100 ms up to the
 /// default): a suite of a hundred runs need not wait a hundred seconds.
@@ -54,6 +60,7 @@ fn preflight_window() -> Duration {
 pub fn execute(run: &RunArgs, command_line: Vec<String>) -> Result<RunEnd> {
     let args = &run.sweep;
     args.check()?;
+    let quick_look = quick_look(args);
     let host = HostInfo::read(&FsRoot::new("/"), args.label.clone())?;
     let levels = load_levels(args, &host.topology);
     // Only the automatic plan brackets the CPUs given; a list is checked against the host's.
@@ -91,7 +98,7 @@ pub fn execute(run: &RunArgs, command_line: Vec<String>) -> Result<RunEnd> {
     // Before setup, which may write a data file that a signal must not leave behind.
     stop::install_handler();
     workload.setup().context("building the workload's data")?;
-    preflight(args)?;
+    preflight(args, quick_look)?;
 
     let mut settings = level_settings(args);
     // Rate workloads run fixed-time jobs unless a job size asks for fixed work.
@@ -197,9 +204,30 @@ impl SweepObserver for WriteEachLevel<'_> {
     }
 }
 
-/// Looks at the host for a second before measuring: says when it is not idle, waits for it
-/// with `--wait-idle`, refuses with `--require-idle`.
-fn preflight(args: &SweepArgs) -> Result<()> {
+/// The quick look at the host, taken while the run gets ready (its own CPU time is not
+/// counted), unless the run asks for an idle host and so for a whole second's look.
+fn quick_look(args: &SweepArgs) -> Option<std::thread::JoinHandle<Option<HostLoad>>> {
+    if args.require_idle || args.wait_idle.is_some() {
+        return None;
+    }
+    std::thread::Builder::new()
+        .name("quick look".to_string())
+        .spawn(|| interference::preflight(&FsRoot::new("/"), QUICK_LOOK.min(preflight_window())))
+        .ok()
+}
+
+/// Looks at the host before measuring: says when it is not idle, waits for it with
+/// `--wait-idle`, refuses with `--require-idle`. A quick look that saw the host well within
+/// the limits lets the run start; otherwise the host is watched for a whole second.
+fn preflight(
+    args: &SweepArgs,
+    quick_look: Option<std::thread::JoinHandle<Option<HostLoad>>>,
+) -> Result<()> {
+    if let Some(Ok(Some(load))) = quick_look.map(std::thread::JoinHandle::join)
+        && load.clearly_idle()
+    {
+        return Ok(());
+    }
     let root = FsRoot::new("/");
     let deadline = Instant::now() + args.wait_idle.unwrap_or_default();
     loop {

@@ -2,6 +2,8 @@
 //! implements, and the names and quoting of corescale's objects. Which driver serves a
 //! target, and what each can do, is the registry's (`registry.rs`).
 
+use std::time::Instant;
+
 use anyhow::{Result, bail};
 
 use super::catalog::{Owned, SetupRecord, SetupStamp, Verdict};
@@ -318,6 +320,27 @@ pub trait DbSession: Send {
         _values: &[BoundValue],
     ) -> Result<u64> {
         bail!("this database's driver does not run scripts (PostgreSQL and MySQL/MariaDB do)")
+    }
+    /// Queues statement `index` of a script's pipeline (`\startpipeline`): encoded as
+    /// [`DbSession::run_script_statement`] sends it, sent with the pipeline's end.
+    fn queue_script_statement(
+        &mut self,
+        _index: usize,
+        _sql: &str,
+        _values: &[BoundValue],
+    ) -> Result<()> {
+        bail!(
+            "this database's driver answers each statement before the next is sent: pipelines (\\startpipeline) need PostgreSQL"
+        )
+    }
+    /// Sends the queued statements under one Sync and reads their answers in order: each
+    /// one's rows and when its answer was read, into `answered`. A refusal is a
+    /// [`StatementFailure`], after the statements before it were answered (the rest were
+    /// skipped by the server).
+    fn end_script_pipeline(&mut self, _answered: &mut Vec<(u64, Instant)>) -> Result<()> {
+        bail!(
+            "this database's driver answers each statement before the next is sent: pipelines (\\endpipeline) need PostgreSQL"
+        )
     }
     /// Runs SQL as written, with no values (a script's ROLLBACK after a failure).
     fn run_plain(&mut self, _sql: &str) -> Result<()> {

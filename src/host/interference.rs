@@ -279,6 +279,15 @@ impl HostLoad {
                 .is_none_or(|runnable| runnable <= OTHER_RUNNABLE_LIMIT)
     }
 
+    /// Idle with room to spare: at most half of each limit (a short look's figures are
+    /// coarse, a tick of another process on 2 CPUs over 150 ms is 0.07 CPUs).
+    pub(crate) fn clearly_idle(&self) -> bool {
+        self.other_busy_cpus <= OTHER_BUSY_LIMIT / 2.0
+            && self
+                .other_runnable
+                .is_none_or(|runnable| runnable <= OTHER_RUNNABLE_LIMIT / 2.0)
+    }
+
     /// One line naming the load and its top consumers.
     pub(crate) fn describe(&self) -> String {
         let top: Vec<String> = self
@@ -321,8 +330,12 @@ pub(crate) fn preflight(root: &FsRoot, window: Duration) -> Option<HostLoad> {
     let processes = process_table(root);
     let began = Instant::now();
     let mut runnable = Vec::new();
-    while began.elapsed() < window {
-        std::thread::sleep(Duration::from_millis(100));
+    // A runnable count every 100 ms, and one at the window's end.
+    while let Some(left) = window
+        .checked_sub(began.elapsed())
+        .filter(|left| !left.is_zero())
+    {
+        std::thread::sleep(left.min(Duration::from_millis(100)));
         runnable.extend(other_runnable_now(root));
     }
     let after = CpuTicks::read(root)?;

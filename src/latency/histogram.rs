@@ -1,47 +1,37 @@
-//! Recording: each session's response times in an HdrHistogram of its own, allocated
-//! before the timed window, merged after it; percentiles read from it.
+//! Recording: each session's response times in counts of its own (HdrHistogram's layout),
+//! allocated before the timed window, merged after it; percentiles read from HdrHistogram.
 
+use std::borrow::Cow;
 use std::time::Duration;
 
 use hdrhistogram::Histogram;
 use serde::{Deserialize, Serialize};
 
+use super::counts::SessionCounts;
+
 /// The longest response a histogram holds; longer ones are counted as this.
 const LONGEST_NS: u64 = 3_600_000_000_000;
 
 /// Response times in nanoseconds, 3 significant digits from 1 ns to an hour. Allocated
-/// once, before the timed window: recording never allocates. A session's counts are 32-bit
-/// (half the memory: a 3-digit histogram is 135 KiB, and a run holds one per session and
-/// statement); they become 64-bit before any merge could pass 2^32 responses, and a bucket
-/// never holds more responses than its histogram, so no count saturates.
+/// once, before the timed window: recording never allocates. A session records into 32-bit
+/// counts in zeroed memory (`counts`), which become a 64-bit HdrHistogram before any record or
+/// merge could pass 2^32 responses; a bucket never holds more responses than its histogram,
+/// so no count saturates.
 #[derive(Debug, Clone)]
 pub struct ResponseTimes(Counts);
 
 #[derive(Debug, Clone)]
 enum Counts {
-    Small(Histogram<u32>),
+    Session(SessionCounts),
     Large(Histogram<u64>),
 }
 
-/// `$body` with `$histogram` bound to the histogram, whatever its counts' width.
-macro_rules! either {
-    ($counts:expr, $histogram:ident => $body:expr) => {
-        match $counts {
-            Counts::Small($histogram) => $body,
-            Counts::Large($histogram) => $body,
-        }
-    };
-}
-
-/// Adds 32-bit counts to 64-bit ones, bucket by bucket (each bucket's highest value lands
-/// in the same bucket of the same bounds).
-fn add_narrow(wide: &mut Histogram<u64>, narrow: &Histogram<u32>) {
-    for bucket in narrow.iter_recorded() {
-        wide.saturating_record_n(
-            bucket.value_iterated_to(),
-            u64::from(bucket.count_at_value()),
-        );
-    }
+/// A session's counts as a 64-bit histogram of the same bounds and digits.
+fn wide(session: &SessionCounts) -> Histogram<u64> {
+    let mut wide = Histogram::new_with_bounds(1, LONGEST_NS, session.digits())
+        .expect("valid histogram bounds");
+    session.add_to(&mut wide);
+    wide
 }
 
 impl Default for ResponseTimes {
@@ -64,9 +54,7 @@ impl ResponseTimes {
     }
 
     fn with_digits(digits: u8) -> Self {
-        Self(Counts::Small(
-            Histogram::new_with_bounds(1, LONGEST_NS, digits).expect("valid histogram bounds"),
-        ))
+        Self(Counts::Session(SessionCounts::new(digits, LONGEST_NS)))
     }
 
     #[inline]
@@ -79,10 +67,10 @@ impl ResponseTimes {
     pub fn record_n(&mut self, time: Duration, count: u64) {
         let ns = u64::try_from(time.as_nanos()).unwrap_or(LONGEST_NS);
         let ns = ns.clamp(1, LONGEST_NS);
-        if let Counts::Small(small) = &mut self.0 {
-            if small.len().saturating_add(count) <= u64::from(u32::MAX) {
+        if let Counts::Session(session) = &mut self.0 {
+            if session.total().saturating_add(count) <= u64::from(u32::MAX) {
                 // Within the histogram's total, so within every bucket's.
-                small.saturating_record_n(ns, count as u32);
+                session.add(ns, count as u32);
                 return;
             }
             self.widen();
@@ -93,44 +81,53 @@ impl ResponseTimes {
     }
 
     pub fn merge(&mut self, other: &Self) {
-        if let (Counts::Small(mine), Counts::Small(theirs)) = (&mut self.0, &other.0)
-            && mine.len().saturating_add(theirs.len()) <= u64::from(u32::MAX)
+        if let (Counts::Session(mine), Counts::Session(theirs)) = (&mut self.0, &other.0)
+            && mine.digits() == theirs.digits()
+            && mine.total().saturating_add(theirs.total()) <= u64::from(u32::MAX)
         {
-            // Same bounds on both sides: adding cannot fail.
-            let _ = mine.add(theirs);
+            mine.add_counts(theirs);
             return;
         }
         self.widen();
         if let Counts::Large(mine) = &mut self.0 {
             match &other.0 {
                 Counts::Large(theirs) => {
-                    // Same bounds on both sides: adding cannot fail.
+                    // Bounds both sides share: adding cannot fail.
                     let _ = mine.add(theirs);
                 }
-                Counts::Small(theirs) => add_narrow(mine, theirs),
+                Counts::Session(theirs) => theirs.add_to(mine),
             }
         }
     }
 
     /// The same counts, 64 bits wide.
     fn widen(&mut self) {
-        if let Counts::Small(small) = &self.0 {
-            let mut large = Histogram::<u64>::new_from(small);
-            add_narrow(&mut large, small);
-            self.0 = Counts::Large(large);
+        if let Counts::Session(session) = &self.0 {
+            self.0 = Counts::Large(wide(session));
+        }
+    }
+
+    /// These counts as a 64-bit HdrHistogram, to read or write.
+    fn histogram(&self) -> Cow<'_, Histogram<u64>> {
+        match &self.0 {
+            Counts::Session(session) => Cow::Owned(wide(session)),
+            Counts::Large(large) => Cow::Borrowed(large),
         }
     }
 
     pub fn count(&self) -> u64 {
-        either!(&self.0, histogram => histogram.len())
+        match &self.0 {
+            Counts::Session(session) => session.total(),
+            Counts::Large(large) => large.len(),
+        }
     }
 
     /// Every bucket with responses: its highest value and its count.
     fn recorded(&self) -> Vec<(u64, u64)> {
-        either!(&self.0, histogram => histogram
+        self.histogram()
             .iter_recorded()
-            .map(|bucket| (bucket.value_iterated_to(), hdrhistogram::Counter::as_u64(&bucket.count_at_value())))
-            .collect())
+            .map(|bucket| (bucket.value_iterated_to(), bucket.count_at_value()))
+            .collect()
     }
 
     /// Lossless, for the result document: HdrHistogram's compressed V2 encoding, in base64,
@@ -140,7 +137,8 @@ impl ResponseTimes {
         use hdrhistogram::serialization::Serializer;
         let mut bytes = Vec::new();
         let mut serializer = hdrhistogram::serialization::V2DeflateSerializer::new();
-        either!(&self.0, histogram => serializer.serialize(histogram, &mut bytes))
+        serializer
+            .serialize(&self.histogram(), &mut bytes)
             .expect("serializing into memory cannot fail");
         base64::engine::general_purpose::STANDARD.encode(bytes)
     }
@@ -201,22 +199,21 @@ impl ResponseTimes {
 
     /// The figures of these times, in milliseconds; None when nothing was recorded.
     pub fn percentiles(&self) -> Option<Percentiles> {
-        either!(&self.0, histogram => {
-            if histogram.is_empty() {
-                return None;
-            }
-            let ms = |ns: u64| ns as f64 / 1e6;
-            let at = |quantile: f64| ms(histogram.value_at_quantile(quantile));
-            Some(Percentiles {
-                count: histogram.len(),
-                mean_ms: histogram.mean() / 1e6,
-                p50_ms: at(0.50),
-                p90_ms: at(0.90),
-                p95_ms: at(0.95),
-                p99_ms: at(0.99),
-                p999_ms: at(0.999),
-                max_ms: ms(histogram.max()),
-            })
+        let histogram = self.histogram();
+        if histogram.is_empty() {
+            return None;
+        }
+        let ms = |ns: u64| ns as f64 / 1e6;
+        let at = |quantile: f64| ms(histogram.value_at_quantile(quantile));
+        Some(Percentiles {
+            count: histogram.len(),
+            mean_ms: histogram.mean() / 1e6,
+            p50_ms: at(0.50),
+            p90_ms: at(0.90),
+            p95_ms: at(0.95),
+            p99_ms: at(0.99),
+            p999_ms: at(0.999),
+            max_ms: ms(histogram.max()),
         })
     }
 }

@@ -9,6 +9,7 @@
 //! (what the command line gives); the analysis of latency is `analysis::latency`.
 
 mod clock;
+mod counts;
 mod histogram;
 mod live;
 mod pacing;

@@ -39,7 +39,7 @@ const HEADING: &str = "script (a DBA's own statements)";
 /// `run script`: the options.
 #[derive(Debug, Clone, Args)]
 #[command(
-    after_help = "A script is pgbench's: SQL statements ending in ';' with :name variables (bound, never pasted in), \\set name expression (random, random_gaussian, random_exponential, random_zipfian, abs, least, greatest, int, double, sqrt, pi, mod) and \\sleep n [us|ms|s]. One file is one transaction.\n\nExamples:\n  corescale run script --target postgres://app@db1/shop --file select.sql -w 1,2,4,8\n  corescale run script --target mysql://root@127.0.0.1/test --file order.sql@9 --file report.sql@1 --init load.sql\n  corescale run script --target postgres:///shop --file select.sql --set scale=100 --rate 1000,2000 --latency-limit 20ms"
+    after_help = "A script is pgbench's: SQL statements ending in ';' with :name variables (bound, never pasted in), \\set name expression (random, random_gaussian, random_exponential, random_zipfian, abs, least, greatest, int, double, sqrt, pi, mod) \\sleep n [us|ms|s], and on PostgreSQL \\startpipeline ... \\endpipeline around statements sent together. One file is one transaction.\n\nExamples:\n  corescale run script --target postgres://app@db1/shop --file select.sql -w 1,2,4,8\n  corescale run script --target mysql://root@127.0.0.1/test --file order.sql@9 --file report.sql@1 --init load.sql\n  corescale run script --target postgres:///shop --file select.sql --set scale=100 --rate 1000,2000 --latency-limit 20ms"
 )]
 #[command(next_help_heading = HEADING)]
 pub struct ScriptArgs {
@@ -235,6 +235,15 @@ impl ScriptWorkload {
             return Err(UsageError::new(format!(
                 "the script uses :{name}, which no \\set sets: give it with --set {name}=VALUE (pgbench's :scale is the scale of `pgbench -i`)",
                 name = unset.1
+            ))
+            .into());
+        }
+        if target.product.max_pipeline <= 1
+            && let Some(place) = scripts.iter().find_map(Script::first_pipeline)
+        {
+            return Err(UsageError::new(format!(
+                "{place}: \\startpipeline: {} answers each statement before the next is sent, and pipelines need PostgreSQL; run the statements without \\startpipeline and \\endpipeline",
+                target.product.name
             ))
             .into());
         }

@@ -2,7 +2,8 @@
 //! (over several lines if need be) with `:name` variables bound as parameters, never pasted
 //! into the text; `\set name expression` with pgbench's functions (random, random_gaussian,
 //! random_exponential, random_zipfian, abs, least, greatest, int, double, sqrt, pi, mod) and
-//! `\sleep n [us|ms|s]`. One file is one transaction, as in pgbench. Errors name the file,
+//! `\sleep n [us|ms|s]`, and `\startpipeline` ... `\endpipeline` around statements sent
+//! together (PostgreSQL). One file is one transaction, as in pgbench. Errors name the file,
 //! line and column.
 
 use std::fmt;
@@ -134,6 +135,10 @@ pub enum Command {
         place: Place,
     },
     Statement(Statement),
+    /// `\startpipeline`: the statements up to `\endpipeline` are sent without waiting for
+    /// answers, under one Sync at its end (as pgbench's pipeline does).
+    StartPipeline(Place),
+    EndPipeline(Place),
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -182,6 +187,14 @@ impl Script {
 
     pub fn writes(&self) -> bool {
         self.statements().any(|statement| statement.writes)
+    }
+
+    /// Where its first pipeline starts, if it has one.
+    pub fn first_pipeline(&self) -> Option<&Place> {
+        self.commands.iter().find_map(|command| match command {
+            Command::StartPipeline(place) => Some(place),
+            _ => None,
+        })
     }
 }
 
@@ -249,6 +262,7 @@ pub fn parse_script(
             commands.push(statement(pieces, written, at));
         }
     }
+    check_pipelines(&commands, &place(text.lines().count().max(1), 1))?;
     if !commands
         .iter()
         .any(|command| matches!(command, Command::Statement(_)))
@@ -262,6 +276,57 @@ pub fn parse_script(
         name: name.to_string(),
         commands,
     })
+}
+
+/// Pipelines are ended, not nested, and hold no `\sleep` (a pipeline waits for nothing
+/// until its end; a pause inside it would hold its statements back unsent).
+fn check_pipelines(commands: &[Command], end: &Place) -> Result<(), ScriptError> {
+    let mut open: Option<&Place> = None;
+    for command in commands {
+        let problem = match (command, open) {
+            (Command::StartPipeline(place), None) => {
+                open = Some(place);
+                continue;
+            }
+            (Command::EndPipeline(_), Some(_)) => {
+                open = None;
+                continue;
+            }
+            (Command::StartPipeline(place), Some(first)) => (
+                place,
+                format!(
+                    "\\startpipeline inside the pipeline begun at line {}: end it with \\endpipeline first",
+                    first.line
+                ),
+            ),
+            (Command::EndPipeline(place), None) => (
+                place,
+                "\\endpipeline without a \\startpipeline before it".to_string(),
+            ),
+            (Command::Sleep { place, .. }, Some(first)) => (
+                place,
+                format!(
+                    "\\sleep inside the pipeline begun at line {}: a pipeline sends its statements together, so pause before \\startpipeline or after \\endpipeline",
+                    first.line
+                ),
+            ),
+            _ => continue,
+        };
+        return Err(ScriptError {
+            place: problem.0.clone(),
+            problem: problem.1,
+        });
+    }
+    match open {
+        Some(first) => Err(ScriptError {
+            place: end.clone(),
+            problem: format!(
+                "the pipeline begun at line {} is never ended: add \\endpipeline",
+                first.line
+            ),
+        }),
+        None => Ok(()),
+    }
 }
 
 fn statement(pieces: Vec<Piece>, written: String, place: Place) -> Command {
@@ -423,9 +488,17 @@ fn meta_command(meta: &str, at: &Place, variables: &mut Variables) -> Result<Com
                 place: at.clone(),
             })
         }
+        "startpipeline" | "endpipeline" if !rest.trim().is_empty() => Err(fail(
+            rest_column,
+            format!("\\{word} takes nothing after it"),
+        )),
+        "startpipeline" => Ok(Command::StartPipeline(at.clone())),
+        "endpipeline" => Ok(Command::EndPipeline(at.clone())),
         other => Err(fail(
             1,
-            format!("\\{other} is not supported: a script has \\set, \\sleep and SQL statements"),
+            format!(
+                "\\{other} is not supported: a script has \\set, \\sleep, \\startpipeline, \\endpipeline and SQL statements"
+            ),
         )),
     }
 }

@@ -9,7 +9,7 @@ use anyhow::{Context, Result, anyhow};
 
 use super::Scripts;
 use super::eval::{Value, evaluate};
-use super::parse::{Command, Script, Variables};
+use super::parse::{Command, Script, Statement, Variables};
 use crate::db::driver::{BoundValue, DbSession, StatementFailure};
 use crate::latency::{Arrivals, Pace, ResponseTimes, SessionClock, SessionLatency, Turn};
 use crate::rng::SessionRng;
@@ -127,6 +127,8 @@ pub(crate) struct ScriptSessionJob {
     values: Vec<Option<Value>>,
     /// Values bound to the statement being sent (reused: nothing allocated per statement).
     bound: Vec<BoundValue>,
+    /// A pipeline's answers: rows, and when each came (reused).
+    answers: Vec<(u64, Instant)>,
     /// Where each script's statements start in the numbering across scripts.
     first_statement: Vec<usize>,
     weight_total: u64,
@@ -192,6 +194,7 @@ impl ScriptSessionJob {
             scripts,
             values,
             bound: Vec::with_capacity(most_bound),
+            answers: Vec::with_capacity(statements),
             first_statement,
             random: SessionRng::for_worker(worker, 0x5C81_97F1_0000_0001),
             tally: ScriptTally::empty(statements),
@@ -240,9 +243,12 @@ impl ScriptSessionJob {
             random,
             tally,
             level_failures,
+            answers,
             ..
         } = self;
         let mut statement = first_statement[script];
+        // The open pipeline's first statement.
+        let mut pipeline: Option<usize> = None;
         for command in &scripts.scripts[script].commands {
             match command {
                 Command::Set {
@@ -263,6 +269,7 @@ impl ScriptSessionJob {
                     };
                     std::thread::sleep(Duration::from_micros(micros.saturating_mul(*unit_us)));
                 }
+                Command::StartPipeline(_) => pipeline = Some(statement),
                 Command::Statement(written) => {
                     let (sql, bound) = &scripts.rendered[statement];
                     bound_values.clear();
@@ -276,6 +283,13 @@ impl ScriptSessionJob {
                         })?;
                         bound_values.push(value.into());
                     }
+                    if pipeline.is_some() {
+                        connection
+                            .queue_script_statement(statement, sql, bound_values)
+                            .with_context(|| format!("{}: {}", written.place, written.text))?;
+                        statement += 1;
+                        continue;
+                    }
                     let began = Instant::now();
                     let outcome = connection.run_script_statement(statement, sql, bound_values);
                     let took = began.elapsed();
@@ -286,42 +300,43 @@ impl ScriptSessionJob {
                             tally.statements_times[statement].record(took);
                         }
                         Err(error) => {
-                            let Some(failure) = error.downcast_ref::<StatementFailure>() else {
-                                return Err(
-                                    error.context(format!("{}: {}", written.place, written.text))
-                                );
-                            };
-                            let failed = level_failures
-                                .fetch_add(1, std::sync::atomic::Ordering::Relaxed)
-                                + 1;
-                            if failed > scripts.max_failures {
-                                return Err(anyhow!(
-                                    "{}: {} failed: {failure}{}",
-                                    written.place,
-                                    written.text,
-                                    if scripts.max_failures > 0 {
-                                        format!(
-                                            " (more than --max-failures {} failed in the level)",
-                                            scripts.max_failures
-                                        )
-                                    } else {
-                                        " (--max-failures N counts failures by SQLSTATE and goes on)"
-                                            .to_string()
-                                    }
-                                ));
-                            }
-                            tally.failed += 1;
-                            tally.statement_failures[statement] += 1;
-                            count_failure(&mut tally.failures, &failure.sqlstate, 1);
-                            // Whatever the script opened (BEGIN, START, a savepoint, a chained
-                            // commit) is closed: ROLLBACK outside a transaction only warns.
-                            connection
-                                .run_plain("ROLLBACK")
-                                .context("rolling back a failed transaction")?;
-                            return Ok(0);
+                            let failing = Failing { written, statement };
+                            return failed(
+                                error,
+                                failing,
+                                scripts,
+                                tally,
+                                level_failures,
+                                connection,
+                            );
                         }
                     }
                     statement += 1;
+                }
+                Command::EndPipeline(_) => {
+                    // Each statement's time runs from the pipeline's send to its own answer.
+                    let first = pipeline.take().unwrap_or(statement);
+                    answers.clear();
+                    let began = Instant::now();
+                    let outcome = connection.end_script_pipeline(answers);
+                    for (offset, (rows, at)) in answers.iter().enumerate() {
+                        tally.rows += rows;
+                        tally.statements += 1;
+                        tally.statements_times[first + offset]
+                            .record(at.saturating_duration_since(began));
+                    }
+                    if let Err(error) = outcome {
+                        let failing = first + answers.len();
+                        let written = scripts.scripts[script]
+                            .statements()
+                            .nth(failing - first_statement[script])
+                            .ok_or_else(|| error_without_statement(&error))?;
+                        let failing = Failing {
+                            written,
+                            statement: failing,
+                        };
+                        return failed(error, failing, scripts, tally, level_failures, connection);
+                    }
                 }
             }
         }
@@ -406,6 +421,58 @@ impl WorkerJob for ScriptSessionJob {
     }
 }
 
+/// The statement a transaction failed at, and its number across the scripts.
+struct Failing<'a> {
+    written: &'a Statement,
+    statement: usize,
+}
+
+/// A statement failed: a server's refusal is counted by SQLSTATE and the transaction rolled
+/// back (Ok(0)) until more than `--max-failures` failed in the level; anything else, or one
+/// failure too many, ends the level with the statement and the server's words.
+fn failed(
+    error: anyhow::Error,
+    Failing { written, statement }: Failing,
+    scripts: &Scripts,
+    tally: &mut ScriptTally,
+    level_failures: &std::sync::atomic::AtomicU64,
+    connection: &mut Box<dyn DbSession>,
+) -> Result<u64> {
+    let Some(failure) = error.downcast_ref::<StatementFailure>() else {
+        return Err(error.context(format!("{}: {}", written.place, written.text)));
+    };
+    let failed = level_failures.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
+    if failed > scripts.max_failures {
+        return Err(anyhow!(
+            "{}: {} failed: {failure}{}",
+            written.place,
+            written.text,
+            if scripts.max_failures > 0 {
+                format!(
+                    " (more than --max-failures {} failed in the level)",
+                    scripts.max_failures
+                )
+            } else {
+                " (--max-failures N counts failures by SQLSTATE and goes on)".to_string()
+            }
+        ));
+    }
+    tally.failed += 1;
+    tally.statement_failures[statement] += 1;
+    count_failure(&mut tally.failures, &failure.sqlstate, 1);
+    // Whatever the script opened (BEGIN, START, a savepoint, a chained commit) is closed:
+    // ROLLBACK outside a transaction only warns.
+    connection
+        .run_plain("ROLLBACK")
+        .context("rolling back a failed transaction")?;
+    Ok(0)
+}
+
+/// A pipeline's failure that no statement of it explains (answers beyond its statements).
+fn error_without_statement(error: &anyhow::Error) -> anyhow::Error {
+    anyhow!("a pipeline failed after its last statement: {error:#}")
+}
+
 /// A `\set`: the variable takes its expression's value, or the error names the place.
 fn set(
     values: &mut [Option<Value>],
@@ -439,7 +506,8 @@ pub(crate) fn run_once(
                 value,
                 place,
             } => set(&mut values, *variable, value, place, variables, &mut random)?,
-            Command::Sleep { .. } => {}
+            // Once, before the sweep: a pipeline's statements run one at a time.
+            Command::Sleep { .. } | Command::StartPipeline(_) | Command::EndPipeline(_) => {}
             Command::Statement(written) => {
                 let (sql, bound) = written.render(placeholder);
                 let bound: Vec<BoundValue> = bound

@@ -50,6 +50,17 @@ fn bind_execute_sync<T: std::fmt::Display>(
     statement: &str,
     values: &[T],
 ) -> Result<()> {
+    bind_execute(outgoing, statement, values)?;
+    frontend::sync(outgoing);
+    Ok(())
+}
+
+/// Bind (values as text) and Execute of a prepared statement, without a Sync.
+fn bind_execute<T: std::fmt::Display>(
+    outgoing: &mut BytesMut,
+    statement: &str,
+    values: &[T],
+) -> Result<()> {
     frontend::bind(
         "",
         statement,
@@ -66,7 +77,6 @@ fn bind_execute_sync<T: std::fmt::Display>(
     )
     .map_err(|_| anyhow!("encoding a Bind message"))?;
     frontend::execute("", 0, outgoing)?;
-    frontend::sync(outgoing);
     Ok(())
 }
 
@@ -114,6 +124,9 @@ pub(crate) struct WireSession<S: Read + Write = Stream> {
     /// A script's statements by index: their names on the server ("cs_script_<index>"),
     /// and whether the server has prepared them.
     script_statements: Vec<(String, bool)>,
+    /// Script statements queued for the next Sync, by index, and their answers (reused).
+    queued_script: Vec<usize>,
+    script_answers: Vec<(u64, std::time::Instant)>,
     /// Statements encoded into `outgoing` but not yet sent.
     unsent: usize,
     /// Batches sent and not yet answered, oldest first, with their statement counts.
@@ -182,6 +195,8 @@ impl<S: Read + Write> WireSession<S> {
             server_major: None,
             statements: PreparedStatements::default(),
             script_statements: Vec::new(),
+            queued_script: Vec::new(),
+            script_answers: Vec::new(),
             unsent: 0,
             in_flight: VecDeque::new(),
             unclaimed: Answered::default(),
@@ -271,7 +286,26 @@ impl<S: Read + Write> WireSession<S> {
         sql: &str,
         values: &[crate::db::driver::BoundValue],
     ) -> Result<u64> {
-        self.settle()?;
+        self.queue_script_statement(index, sql, values)?;
+        let mut answered = std::mem::take(&mut self.script_answers);
+        answered.clear();
+        let result = self.answer_script_statements(&mut answered);
+        let rows = answered.first().map_or(0, |(rows, _)| *rows);
+        self.script_answers = answered;
+        result.map(|()| rows)
+    }
+
+    /// Encodes statement `index` of a script (Parse on first use, Bind, Execute) without a
+    /// Sync: sent by [`WireSession::answer_script_statements`], with whatever else is queued.
+    pub(crate) fn queue_script_statement(
+        &mut self,
+        index: usize,
+        sql: &str,
+        values: &[crate::db::driver::BoundValue],
+    ) -> Result<()> {
+        if self.queued_script.is_empty() {
+            self.settle()?;
+        }
         while self.script_statements.len() <= index {
             let name = format!("cs_script_{}", self.script_statements.len());
             self.script_statements.push((name, false));
@@ -280,37 +314,65 @@ impl<S: Read + Write> WireSession<S> {
         if !prepared {
             frontend::parse(name, sql, std::iter::empty(), &mut self.outgoing)?;
         }
-        bind_execute_sync(&mut self.outgoing, name, values)?;
+        bind_execute(&mut self.outgoing, name, values)?;
+        self.queued_script.push(index);
+        Ok(())
+    }
+
+    /// Sends the queued script statements under one Sync and reads their answers in order:
+    /// for each, the rows it returned (else the rows its tag says it changed) and when its
+    /// answer was read. A server's refusal is a [`crate::db::driver::StatementFailure`]; the
+    /// statements before it are in `answered`, the ones after it were skipped.
+    pub(crate) fn answer_script_statements(
+        &mut self,
+        answered: &mut Vec<(u64, std::time::Instant)>,
+    ) -> Result<()> {
+        frontend::sync(&mut self.outgoing);
         self.send()?;
-        let (mut rows, mut changed, mut parsed) = (0u64, 0u64, false);
+        // Taken out while the answers are read, put back after (no allocation).
+        let mut queued = std::mem::take(&mut self.queued_script);
+        let mut statements = std::mem::take(&mut self.script_statements);
+        let mut rows = 0u64;
         let result = self.read_until_ready(|message| {
             match message {
-                Message::ParseComplete => parsed = true,
+                // The Parse of the statement being answered (each comes before its Bind).
+                Message::ParseComplete => {
+                    if let Some(index) = queued.get(answered.len()) {
+                        statements[*index].1 = true;
+                    }
+                }
                 Message::DataRow(_) => rows += 1,
                 Message::CommandComplete(body) => {
                     // "UPDATE 3", "INSERT 0 3", "SELECT 3": the last word counts rows.
-                    changed = body
+                    let changed = body
                         .tag()?
                         .rsplit(' ')
                         .next()
                         .and_then(|count| count.parse().ok())
                         .unwrap_or(0);
+                    answered.push((
+                        if rows > 0 { rows } else { changed },
+                        std::time::Instant::now(),
+                    ));
+                    rows = 0;
+                }
+                Message::EmptyQueryResponse => {
+                    answered.push((0, std::time::Instant::now()));
                 }
                 _ => {}
             }
             Ok(())
         });
-        if parsed {
-            self.script_statements[index].1 = true;
-        }
+        self.script_statements = statements;
+        queued.clear();
+        self.queued_script = queued;
         result.map_err(|error| match error.downcast::<ServerError>() {
             Ok(server) => anyhow::Error::new(crate::db::driver::StatementFailure {
                 sqlstate: server.code,
                 message: server.message,
             }),
             Err(other) => other,
-        })?;
-        Ok(if rows > 0 { rows } else { changed })
+        })
     }
 
     /// The first column of the one row a statement returns, parsed.

@@ -192,6 +192,39 @@ fn runtime_errors_are_messages_not_panics() {
 }
 
 #[test]
+fn a_pipeline_holds_statements_and_sets_between_its_marks() {
+    let (script, _) = parsed(
+        "\\set id random(1, 10)\n\\startpipeline\nBEGIN;\nSELECT :id;\n\\set id :id + 1\nUPDATE t SET v = v + 1 WHERE id = :id;\nCOMMIT;\n\\endpipeline\n",
+    );
+    let kinds: Vec<&str> = script
+        .commands
+        .iter()
+        .map(|command| match command {
+            Command::Set { .. } => "set",
+            Command::Sleep { .. } => "sleep",
+            Command::Statement(_) => "statement",
+            Command::StartPipeline(_) => "start",
+            Command::EndPipeline(_) => "end",
+        })
+        .collect();
+    assert_eq!(
+        kinds,
+        [
+            "set",
+            "start",
+            "statement",
+            "statement",
+            "set",
+            "statement",
+            "statement",
+            "end"
+        ]
+    );
+    assert_eq!(script.first_pipeline().map(|place| place.line), Some(2));
+    assert_eq!(parsed("SELECT 1").0.first_pipeline(), None);
+}
+
+#[test]
 fn parse_errors_name_the_file_line_and_column() {
     for (text, expected) in [
         ("\\set x random(1,\nSELECT 1", "t.sql:1:"),
@@ -211,6 +244,26 @@ fn parse_errors_name_the_file_line_and_column() {
         ("\\sleep\nSELECT 1", "a length and a unit"),
         ("\\gset\nSELECT 1", "\\gset is not supported"),
         ("SELECT 1; SELECT 2;", "text after ';'"),
+        (
+            "\\startpipeline\nSELECT 1;\n\\startpipeline\nSELECT 2;\n\\endpipeline\n",
+            "t.sql:3:1: \\startpipeline inside the pipeline begun at line 1",
+        ),
+        (
+            "SELECT 1;\n\\endpipeline\n",
+            "t.sql:2:1: \\endpipeline without a \\startpipeline",
+        ),
+        (
+            "\\startpipeline\nSELECT 1;\nSELECT 2;\n",
+            "t.sql:3:1: the pipeline begun at line 1 is never ended",
+        ),
+        (
+            "\\startpipeline\nSELECT 1;\n\\sleep 1 ms\n\\endpipeline\n",
+            "t.sql:3:1: \\sleep inside the pipeline begun at line 1",
+        ),
+        (
+            "\\startpipeline now\nSELECT 1;\n\\endpipeline\n",
+            "\\startpipeline takes nothing after it",
+        ),
         ("SELECT 'open\n", "quote is never closed"),
         ("\\set x 1\n", "no SQL statement"),
         ("", "no SQL statement"),

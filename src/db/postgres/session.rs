@@ -1,0 +1,123 @@
+//! One PostgreSQL session of a workload: corescale's statements (pipelined) and a DBA's
+//! script statements on corescale's own protocol client.
+
+use anyhow::{Context, Result, bail};
+
+use super::explain;
+use super::wire::WireSession;
+use crate::db::connect::target::Target;
+use crate::db::{Answered, DbSession, PlannedStatement, loop_function, quote_double};
+
+/// A session on corescale's own protocol client, which can pipeline (see `wire`).
+pub(super) struct PostgresSession {
+    pub(super) wire: WireSession,
+    pub(super) target: Target,
+}
+
+impl PostgresSession {
+    fn one(&mut self, schema: u64, update: bool, first_key: u64, last_key: u64) -> Result<u64> {
+        let statement = PlannedStatement {
+            schema,
+            update,
+            first_key,
+            last_key,
+        };
+        Ok(self.submit(statement, 1)?.rows)
+    }
+}
+
+impl DbSession for PostgresSession {
+    fn tls(&self) -> Option<crate::db::connect::tls::TlsFacts> {
+        self.wire.tls().cloned()
+    }
+
+    fn select(&mut self, schema: u64, first_key: u64, last_key: u64) -> Result<u64> {
+        self.one(schema, false, first_key, last_key)
+    }
+
+    fn update(&mut self, schema: u64, first_key: u64, last_key: u64) -> Result<u64> {
+        self.one(schema, true, first_key, last_key)
+    }
+
+    fn submit(&mut self, statement: PlannedStatement, batch: usize) -> Result<Answered> {
+        self.wire
+            .submit(statement, batch)
+            .map_err(|error| explain(error, &self.target))
+    }
+
+    fn drain(&mut self) -> Result<Answered> {
+        self.wire
+            .drain()
+            .map_err(|error| explain(error, &self.target))
+    }
+
+    fn server_loop(
+        &mut self,
+        schema: u64,
+        rows: u64,
+        work_unit: u64,
+        statements: u64,
+    ) -> Result<u64> {
+        let visited = self
+            .wire
+            .call(
+                &format!(
+                    "SELECT {}($1, $2, $3)",
+                    quote_double(&loop_function(schema))
+                ),
+                &[rows as i64, work_unit as i64, statements as i64],
+            )
+            .map_err(|error| explain(error, &self.target))
+            .context("calling the server-side loop (was it created by `corescale db setup`?)")?;
+        Ok(visited.unwrap_or(0) as u64)
+    }
+
+    fn backend_pid(&self) -> Option<u32> {
+        Some(self.wire.backend_pid())
+    }
+
+    fn publish_statistics(&mut self) -> Result<()> {
+        publish_statistics(&mut self.wire).map_err(|error| explain(error, &self.target))
+    }
+
+    fn run_script_statement(
+        &mut self,
+        index: usize,
+        sql: &str,
+        values: &[crate::db::driver::BoundValue],
+    ) -> Result<u64> {
+        // A server's refusal stays a StatementFailure (its SQLSTATE is counted), unexplained.
+        self.wire.run_script_statement(index, sql, values)
+    }
+
+    fn queue_script_statement(
+        &mut self,
+        index: usize,
+        sql: &str,
+        values: &[crate::db::driver::BoundValue],
+    ) -> Result<()> {
+        self.wire.queue_script_statement(index, sql, values)
+    }
+
+    fn end_script_pipeline(&mut self, answered: &mut Vec<(u64, std::time::Instant)>) -> Result<()> {
+        self.wire.answer_script_statements(answered)
+    }
+
+    fn run_plain(&mut self, sql: &str) -> Result<()> {
+        self.wire
+            .simple(sql)
+            .map_err(|error| explain(error, &self.target))
+    }
+}
+
+/// Has the backend publish its statistics as this statement ends, not at its next flush, up
+/// to a second later or as it exits. Outside a transaction. PostgreSQL 15 and later: older
+/// servers are not asked (each call would write an error to their log); their backends
+/// publish on their own every half second, and a level counts the sessions that could not.
+pub(super) fn publish_statistics(session: &mut WireSession) -> Result<()> {
+    if session.server_major().is_some_and(|major| major >= 15) {
+        session.simple("SELECT pg_stat_force_next_flush()")
+    } else {
+        bail!("the server cannot publish its statistics on demand (PostgreSQL 15 and later can)")
+    }
+}
