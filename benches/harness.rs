@@ -38,7 +38,7 @@ fn main() {
         let began = Instant::now();
         black_box(burn(DEFAULT_JOB_ITERATIONS, round as u64 + 1));
         bare.push(began.elapsed().as_secs_f64());
-        let level = measure_level(&workload, 1, None, &[None], &settings(1), &progress)
+        let level = measure_level(&workload, 1, None, &[None], &settings(1), &progress, None)
             .expect("measuring one level")
             .expect("no stop was requested")
             .level;
@@ -73,6 +73,7 @@ fn main() {
             &placement,
             &settings(3),
             &progress,
+            None,
         )
         .expect("measuring a level")
         .expect("no stop was requested")

@@ -94,6 +94,7 @@ fn measured(workload: &LioWorkload, workers: usize, seconds: f64) -> Level {
         &vec![None; workers],
         &settings,
         &Progress::new(0, true, None),
+        None,
     )
     .expect("measuring a level")
     .expect("no stop was requested")

@@ -172,9 +172,9 @@ fn select_sweep_agrees(url: &str, extra: &[&str]) {
 }
 
 /// Levels of 40 statements (2,700 blocks), where blocks the run got outside its sessions
-/// would show: the catalogue, the EXPLAIN samples, a first counters reading's plan. After
-/// the host check's full second, as a user's run has, PostgreSQL published those 2,400
-/// blocks in the first level (after the tests' 100 ms one, later, in none or the next).
+/// would show: the catalogue, the EXPLAIN samples, a first counters reading's plan. With the
+/// host check a user's run has (not the tests' shortened one), as PostgreSQL once published
+/// those 2,400 blocks in the first level.
 fn small_levels_agree(url: &str) {
     let mut command = corescale();
     command.env_remove("CORESCALE_TEST_PREFLIGHT");
@@ -1189,13 +1189,16 @@ fn stalled_latency(url: &str, extra: &[&str]) -> Value {
         .args(["--duration", "6s", "--repeat", "1", "-q", "-o"])
         .arg(&json)
         .args(extra)
+        // The look at the host, which a busy host makes a second long, comes after the
+        // session's first statements: 100 ms at most here, so the stall lands in the window.
+        .env("CORESCALE_TEST_PREFLIGHT", "100ms")
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
-    // The window opens once the session has connected, after a second of watching the host
-    // and the EXPLAIN samples: wait for its first statement (a busy host may start it late),
-    // then stall a second into the window.
+    // The window opens once the session has connected and the host was looked at: wait for
+    // its first statement (a busy host may start it late), then stall a second into the
+    // window.
     await_backends(
         url,
         "query LIKE 'SELECT sum(scratch)%'",

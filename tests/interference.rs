@@ -318,6 +318,15 @@ fn require_idle_refuses_a_busy_host_and_names_the_load() {
         "the hog (pid {}) is not among {named:?}: {stderr}",
         hog.0.id()
     );
+    // Without --require-idle the quick look sees the hog, a second look confirms it while the
+    // worker waits ready, and the run goes on, saying so.
+    corescale()
+        .args(["run", "-w", "1", "--job-size", "1M", "-q"])
+        .assert()
+        .success()
+        .stderr(contains(
+            "warning: the host is not idle: other processes use",
+        ));
 }
 
 fn data_files(dir: &Path) -> Vec<String> {

@@ -12,9 +12,9 @@ use crate::cli::{RunArgs, SweepArgs};
 use crate::error::UsageError;
 use crate::format::workers_text;
 use crate::host::counters::CounterStatus;
-use crate::host::interference::{self, HostLoad};
 use crate::host::memory_limit;
 use crate::host::pinning::{self, Pin};
+use crate::host::preflight::Look;
 use crate::host::sysfs::FsRoot;
 use crate::host::{HostInfo, Topology};
 use crate::report::run_table;
@@ -24,9 +24,9 @@ use crate::sweep::campaign::Campaign;
 use crate::sweep::levels::{SweepObserver, level_steps, run_sweep};
 use crate::sweep::plan::{LoadLevels, SweepSpec, plan};
 use crate::sweep::progress::Progress;
-use crate::sweep::runner::LevelSettings;
+use crate::sweep::runner::{LevelSettings, SessionsReady};
 use crate::sweep::stop;
-use crate::workload::{BuildContext, WorkloadInfo};
+use crate::workload::{BuildContext, Workload, WorkloadInfo};
 
 /// How a run ended, for the exit code.
 pub enum RunEnd {
@@ -45,8 +45,9 @@ pub const STRICT_EXIT_CODE: i32 = 3;
 /// "busy" always rests on a second...
 const PREFLIGHT: Duration = Duration::from_secs(1);
 
-/// ...and the quick look an idle host passes (at 100 ticks a second, 30 on 2 CPUs): a short
-/// run need not wait a second before its first statement.
+/// ...and the least a quick look lasts, from the run's start to its first level's sessions
+/// being ready (at 100 ticks a second, 30 on 2 CPUs): a short run need not wait a second
+/// before its first statement.
 const QUICK_LOOK: Duration = Duration::from_millis(150);
 
 /// ...unless the test helpers shorten it (`CORESCALE_TEST_PREFLIGHT`, from 100 ms up to the
@@ -60,7 +61,10 @@ fn preflight_window() -> Duration {
 pub fn execute(run: &RunArgs, command_line: Vec<String>) -> Result<RunEnd> {
     let args = &run.sweep;
     args.check()?;
-    let quick_look = quick_look(args);
+    // Taken while the run gets ready, ended once the first level's sessions are.
+    let quick_look = (!asks_idle(args))
+        .then(|| Look::begin(&FsRoot::new("/")))
+        .flatten();
     let host = HostInfo::read(&FsRoot::new("/"), args.label.clone())?;
     let levels = load_levels(args, &host.topology);
     // Only the automatic plan brackets the CPUs given; a list is checked against the host's.
@@ -98,7 +102,9 @@ pub fn execute(run: &RunArgs, command_line: Vec<String>) -> Result<RunEnd> {
     // Before setup, which may write a data file that a signal must not leave behind.
     stop::install_handler();
     workload.setup().context("building the workload's data")?;
-    preflight(args, quick_look)?;
+    if asks_idle(args) {
+        preflight(args, &workload.server_processes())?;
+    }
 
     let mut settings = level_settings(args);
     // Rate workloads run fixed-time jobs unless a job size asks for fixed work.
@@ -127,8 +133,12 @@ pub fn execute(run: &RunArgs, command_line: Vec<String>) -> Result<RunEnd> {
     // The sweep runs the plan and hands each level, in the document, to the observer, which
     // writes every output after every level.
     let mut writer = WriteEachLevel { outputs: &outputs };
+    let workload: &dyn Workload = workload.as_ref();
+    let sessions_ready = quick_look.map(|look| -> SessionsReady<'_> {
+        Box::new(move || look_ended(look, args, &workload.server_processes()))
+    });
     if let Err(error) = run_sweep(
-        workload.as_ref(),
+        workload,
         &steps,
         &settings,
         campaign.as_ref(),
@@ -136,6 +146,7 @@ pub fn execute(run: &RunArgs, command_line: Vec<String>) -> Result<RunEnd> {
         &progress,
         &mut document,
         &mut writer,
+        sessions_ready,
     ) {
         // Keep every level measured so far; the document says why the run ended.
         progress.finish();
@@ -204,34 +215,33 @@ impl SweepObserver for WriteEachLevel<'_> {
     }
 }
 
-/// The quick look at the host, taken while the run gets ready (its own CPU time is not
-/// counted), unless the run asks for an idle host and so for a whole second's look.
-fn quick_look(args: &SweepArgs) -> Option<std::thread::JoinHandle<Option<HostLoad>>> {
-    if args.require_idle || args.wait_idle.is_some() {
-        return None;
-    }
-    std::thread::Builder::new()
-        .name("quick look".to_string())
-        .spawn(|| interference::preflight(&FsRoot::new("/"), QUICK_LOOK.min(preflight_window())))
-        .ok()
+/// Whether the run asks for an idle host (`--wait-idle`, `--require-idle`): then the host is
+/// watched for a whole second before anything starts.
+fn asks_idle(args: &SweepArgs) -> bool {
+    args.require_idle || args.wait_idle.is_some()
 }
 
-/// Looks at the host before measuring: says when it is not idle, waits for it with
-/// `--wait-idle`, refuses with `--require-idle`. A quick look that saw the host well within
-/// the limits lets the run start; otherwise the host is watched for a whole second.
-fn preflight(
-    args: &SweepArgs,
-    quick_look: Option<std::thread::JoinHandle<Option<HostLoad>>>,
-) -> Result<()> {
-    if let Some(Ok(Some(load))) = quick_look.map(std::thread::JoinHandle::join)
-        && load.clearly_idle()
+/// The quick look ends once the first level's sessions are ready: a host within the limits
+/// lets them go; otherwise it is watched for a whole second while they wait (a level's own
+/// verdict judges its window whatever the look saw).
+fn look_ended(look: Look, args: &SweepArgs, servers: &[u32]) -> Result<()> {
+    let root = FsRoot::new("/");
+    if let Some(load) = look.end(&root, QUICK_LOOK.min(preflight_window()), servers, &[])
+        && load.is_idle()
     {
         return Ok(());
     }
+    preflight(args, servers)
+}
+
+/// Watches the host for a second before measuring: says when it is not idle, waits for it
+/// with `--wait-idle`, refuses with `--require-idle`. A local database server's processes
+/// (`servers`) work for the run, as in a level's verdict.
+fn preflight(args: &SweepArgs, servers: &[u32]) -> Result<()> {
     let root = FsRoot::new("/");
     let deadline = Instant::now() + args.wait_idle.unwrap_or_default();
     loop {
-        let Some(load) = interference::preflight(&root, preflight_window()) else {
+        let Some(load) = Look::watch(&root, preflight_window(), servers) else {
             return Ok(());
         };
         if load.is_idle() {

@@ -152,6 +152,14 @@ pub trait Database: Send + Sync {
     fn server_pid(&self) -> Result<Option<u32>> {
         Ok(None)
     }
+    /// A server on this host: its main process, whose CPU time and whose children's serve
+    /// the sessions (PostgreSQL's postmaster and its backends, MariaDB's one process).
+    fn server_main_pid(&self) -> Result<Option<u32>> {
+        if !self.target().is_local() {
+            return Ok(None);
+        }
+        self.server_pid()
+    }
     /// The product and its major version, as a job's shape names the engine: "PostgreSQL
     /// 15", "MariaDB 10.11".
     fn engine(&self) -> Result<String> {

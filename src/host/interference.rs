@@ -1,9 +1,8 @@
 //! What else the host did while a level ran, and whether the level's figures can be trusted:
 //! CPU time used by other processes, runnable tasks beyond corescale's own, steal, and how
-//! many CPUs the workers really ran on. Also the pre-flight look at the host before a run.
+//! many CPUs the workers really ran on.
 
 use std::collections::BTreeSet;
-use std::time::{Duration, Instant};
 
 use procfs_core::FromRead;
 use procfs_core::process::Stat;
@@ -260,104 +259,6 @@ pub(crate) fn judge(load: LevelLoad) -> Interference {
         },
         reasons,
     }
-}
-
-/// The host before a run: other load, and who is causing it.
-#[derive(Debug, Clone)]
-pub(crate) struct HostLoad {
-    pub other_busy_cpus: f64,
-    pub other_runnable: Option<f64>,
-    /// Busiest other processes: pid, command, CPU %.
-    pub top: Vec<(u32, String, f64)>,
-}
-
-impl HostLoad {
-    pub(crate) fn is_idle(&self) -> bool {
-        self.other_busy_cpus <= OTHER_BUSY_LIMIT
-            && self
-                .other_runnable
-                .is_none_or(|runnable| runnable <= OTHER_RUNNABLE_LIMIT)
-    }
-
-    /// Idle with room to spare: at most half of each limit (a short look's figures are
-    /// coarse, a tick of another process on 2 CPUs over 150 ms is 0.07 CPUs).
-    pub(crate) fn clearly_idle(&self) -> bool {
-        self.other_busy_cpus <= OTHER_BUSY_LIMIT / 2.0
-            && self
-                .other_runnable
-                .is_none_or(|runnable| runnable <= OTHER_RUNNABLE_LIMIT / 2.0)
-    }
-
-    /// One line naming the load and its top consumers.
-    pub(crate) fn describe(&self) -> String {
-        let top: Vec<String> = self
-            .top
-            .iter()
-            .map(|(pid, command, pct)| format!("{command} (pid {pid}) {pct:.0}%"))
-            .collect();
-        format!(
-            "the host is not idle: other processes use {:.2} CPUs{}",
-            self.other_busy_cpus,
-            if top.is_empty() {
-                String::new()
-            } else {
-                format!("; busiest: {}", top.join(", "))
-            }
-        )
-    }
-}
-
-/// CPU ticks of every process, by pid, with its command name.
-fn process_table(root: &FsRoot) -> Vec<(u32, String, u64)> {
-    let Ok(entries) = std::fs::read_dir(root.path("proc")) else {
-        return Vec::new();
-    };
-    entries
-        .flatten()
-        .filter_map(|entry| {
-            let pid: u32 = entry.file_name().to_str()?.parse().ok()?;
-            let stat = std::fs::read_to_string(entry.path().join("stat")).ok()?;
-            let command = stat.split_once('(')?.1.rsplit_once(')')?.0.to_string();
-            Some((pid, command, process_ticks(&stat)?))
-        })
-        .collect()
-}
-
-/// Watches the host for `window`: other processes' CPU use and the busiest of them.
-pub(crate) fn preflight(root: &FsRoot, window: Duration) -> Option<HostLoad> {
-    let own_pid = std::process::id();
-    let before = CpuTicks::read(root)?;
-    let processes = process_table(root);
-    let began = Instant::now();
-    let mut runnable = Vec::new();
-    // A runnable count every 100 ms, and one at the window's end.
-    while let Some(left) = window
-        .checked_sub(began.elapsed())
-        .filter(|left| !left.is_zero())
-    {
-        std::thread::sleep(left.min(Duration::from_millis(100)));
-        runnable.extend(other_runnable_now(root));
-    }
-    let after = CpuTicks::read(root)?;
-    let seconds = began.elapsed().as_secs_f64();
-    let per_second = ticks_per_second();
-    let mut top: Vec<(u32, String, f64)> = process_table(root)
-        .into_iter()
-        .filter(|(pid, _, _)| *pid != own_pid)
-        .filter_map(|(pid, command, ticks)| {
-            let (_, _, earlier) = processes.iter().find(|(other, _, _)| *other == pid)?;
-            let pct = 100.0 * ticks.saturating_sub(*earlier) as f64 / per_second / seconds;
-            (pct >= 5.0).then_some((pid, command, pct))
-        })
-        .collect();
-    top.sort_by(|a, b| b.2.total_cmp(&a.2));
-    top.truncate(3);
-    Some(HostLoad {
-        other_busy_cpus: before.other_busy_cpus(&after),
-        other_runnable: (!runnable.is_empty())
-            .then(|| runnable.iter().sum::<f64>() / runnable.len() as f64),
-        top,
-    })
 }
 
 #[cfg(test)]

@@ -6,6 +6,7 @@ pub(crate) mod interference;
 pub(crate) mod memory_limit;
 pub(crate) mod os_stats;
 pub(crate) mod pinning;
+pub(crate) mod preflight;
 pub mod sysfs;
 pub mod topology;
 

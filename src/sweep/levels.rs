@@ -9,7 +9,7 @@ use chrono::Utc;
 
 use super::campaign::Campaign;
 use super::progress::Progress;
-use super::runner::{LevelSettings, SessionNumbers, measure_level};
+use super::runner::{LevelSettings, SessionNumbers, SessionsReady, measure_level};
 use super::stop;
 use crate::format::{significant, workers_text};
 use crate::host::counters::CounterStatus;
@@ -106,7 +106,8 @@ pub(crate) trait SweepObserver {
 /// Measures `steps` on `workload`, in order, adding each level to `document` and handing the
 /// document to `observer` after each. A failed level ends the sweep: the document's
 /// `stop_reason` says why, and the error names the level. A stop request ends it after the
-/// level under way, which is kept unless it was cut short.
+/// level under way, which is kept unless it was cut short. `sessions_ready` runs once, when
+/// the first level's sessions are ready.
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn run_sweep(
     workload: &dyn Workload,
@@ -117,6 +118,7 @@ pub(crate) fn run_sweep(
     progress: &Progress,
     document: &mut RunDocument,
     observer: &mut dyn SweepObserver,
+    mut sessions_ready: Option<SessionsReady<'_>>,
 ) -> Result<()> {
     // Statements per second of the closed-loop level just measured, for `--rate 50%` steps.
     let mut closed_rate: Option<(usize, f64)> = None;
@@ -165,6 +167,7 @@ pub(crate) fn run_sweep(
                 &placement,
                 &level_settings,
                 progress,
+                sessions_ready.take(),
             )
         });
         let mut outcome = match measured {
@@ -286,6 +289,7 @@ mod tests {
             &progress,
             &mut document,
             &mut kept,
+            None,
         )
         .unwrap();
         assert_eq!(kept.0, vec![vec![1], vec![1, 2]]);

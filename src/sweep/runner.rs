@@ -103,10 +103,14 @@ enum WorkerNote {
     Latency(Box<SessionLatency>),
 }
 
+/// What runs once a level's sessions are ready, before they are released.
+pub type SessionsReady<'a> = Box<dyn FnOnce() -> Result<()> + 'a>;
+
 /// Measures `workers` workers (at `rate` statements per second in all, an open loop) for at
 /// least one batch; after a stop request it ends with the batch in progress, so the level may
 /// hold fewer batches than planned. None when a stop was requested before the first batch
-/// (while the sessions prepared).
+/// (while the sessions prepared). `sessions_ready` runs once every session is ready and
+/// before any is released (the run's look at the host, while its sessions wait connected).
 pub fn measure_level(
     workload: &dyn Workload,
     workers: usize,
@@ -114,6 +118,7 @@ pub fn measure_level(
     placement: &[Option<usize>],
     settings: &LevelSettings,
     progress: &Progress,
+    sessions_ready: Option<SessionsReady<'_>>,
 ) -> Result<Option<LevelOutcome>> {
     let ready = Barrier::new(workers + 1);
     let start = Barrier::new(workers + 1);
@@ -197,6 +202,11 @@ pub fn measure_level(
         };
 
         ready.wait();
+        if let Some(Err(error)) = sessions_ready.map(|check| check()) {
+            failure = Some(format!("{error:#}"));
+            release();
+            return None;
+        }
         if let Some(due) = settings.start_at {
             wait_until(due);
         }

@@ -378,6 +378,12 @@ pub trait Workload: Send + Sync {
         false
     }
 
+    /// The main processes of the servers on this host that work for the workers: their CPU
+    /// time and their children's is not other load in the look at the host before a run.
+    fn server_processes(&self) -> Vec<u32> {
+        Vec::new()
+    }
+
     /// The server's running counts (db: the database's logical and physical reads), read
     /// at each interval's edge during a fixed-time level for its timeline; None where the
     /// workload has no server.

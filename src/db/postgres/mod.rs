@@ -498,6 +498,22 @@ impl Database for Postgres {
         }))
     }
 
+    fn server_main_pid(&self) -> Result<Option<u32>> {
+        if !self.target.is_local() {
+            return Ok(None);
+        }
+        // The postmaster: the parent of the monitor's own backend.
+        let backend: u32 =
+            self.on_monitor(|monitor| monitor.query_value("SELECT pg_backend_pid()", &[]))?;
+        // /proc/PID/stat: "pid (command) state ppid ...", the command may hold ')'.
+        Ok(std::fs::read_to_string(format!("/proc/{backend}/stat"))
+            .ok()
+            .and_then(|stat| {
+                let (_, fields) = stat.rsplit_once(')')?;
+                fields.split_whitespace().nth(1)?.parse().ok()
+            }))
+    }
+
     fn read_only(&self) -> Result<bool> {
         let answer: String = self.on_monitor(|monitor| {
             monitor.query_value(

@@ -369,6 +369,14 @@ impl Workload for DbWorkload {
             .any(|instance| instance.database.target().is_local())
     }
 
+    fn server_processes(&self) -> Vec<u32> {
+        self.cluster
+            .instances
+            .iter()
+            .filter_map(|instance| instance.database.server_main_pid().ok().flatten())
+            .collect()
+    }
+
     fn level_started(&self) -> Result<()> {
         let mut baseline = Vec::with_capacity(self.cluster.len());
         for instance in &self.cluster.instances {

@@ -439,6 +439,15 @@ impl Workload for ScriptWorkload {
         self.database.target().is_local()
     }
 
+    fn server_processes(&self) -> Vec<u32> {
+        self.database
+            .server_main_pid()
+            .ok()
+            .flatten()
+            .into_iter()
+            .collect()
+    }
+
     fn level_started(&self) -> Result<()> {
         *locked(&self.baseline, "the level's baseline")? =
             Some((self.database.counters()?, self.server_cpu_s()?));
