@@ -102,6 +102,11 @@ fn every_transaction_counted_is_in_the_database_and_weights_pick_scripts() {
         level["statement 6 p99_ms"].as_f64().unwrap() > 0.0,
         "{level}"
     );
+    assert!(
+        level["statement 6 p999_ms"].as_f64().unwrap()
+            >= level["statement 6 p99_ms"].as_f64().unwrap(),
+        "{level}"
+    );
     let shape = document["workload"]["shape"]["statement"].as_str().unwrap();
     assert!(
         shape.starts_with("script tpcb.sql@3 (sha256 ")

@@ -1,7 +1,7 @@
 //! A session's response counts, laid out bucket for bucket as HdrHistogram lays them out, in
-//! memory the allocator hands out zeroed: only the pages where responses fall become
-//! resident. HdrHistogram writes every count when it allocates (135 KiB for 3 digits), and a
-//! run holds one per session and statement: 128 sessions held 17 MiB of zeros.
+//! memory handed out zeroed: only the pages where responses fall become resident.
+//! HdrHistogram writes every count when it allocates (135 KiB for 3 digits), and a run holds
+//! one or three per session: 128 sessions held 17 MiB of zeros.
 
 use hdrhistogram::Histogram;
 
@@ -50,23 +50,59 @@ impl Layout {
     }
 }
 
+/// Where a session's counts live. A session's own histograms (its responses, an open
+/// loop's service and lag, its statements') get a mapping each: fresh zero pages from the
+/// kernel, resident only once written, returned when dropped. From the heap, `calloc` clears
+/// the memory a freed histogram left, touching every page of it, and each level's sessions
+/// would get exactly that. A timeline's (one per interval, up to 600 a session: too many to
+/// map one by one) stay on the heap.
+#[derive(Debug)]
+enum Store {
+    Heap(Vec<u32>),
+    Mapped(memmap2::MmapMut),
+}
+
+impl Store {
+    fn zeroed(len: usize, mapped: bool) -> Self {
+        if mapped && let Ok(mapped) = memmap2::MmapMut::map_anon(len * std::mem::size_of::<u32>()) {
+            return Self::Mapped(mapped);
+        }
+        Self::Heap(vec![0; len])
+    }
+
+    fn counts(&self) -> &[u32] {
+        match self {
+            Self::Heap(counts) => counts,
+            // A mapping starts on a page: aligned for u32.
+            Self::Mapped(mapped) => bytemuck::cast_slice(mapped),
+        }
+    }
+
+    #[inline]
+    fn counts_mut(&mut self) -> &mut [u32] {
+        match self {
+            Self::Heap(counts) => counts,
+            Self::Mapped(mapped) => bytemuck::cast_slice_mut(mapped),
+        }
+    }
+}
+
 /// Counts of responses from 1 to `highest` ns, at most `u32::MAX` in all (the caller widens
 /// to a 64-bit histogram before that).
 #[derive(Debug)]
 pub(super) struct SessionCounts {
     layout: Layout,
-    counts: Vec<u32>,
+    store: Store,
     total: u64,
 }
 
 impl SessionCounts {
-    pub(super) fn new(digits: u8, highest: u64) -> Self {
+    /// Counts at `digits` significant digits, `mapped` in pages of their own (see `Store`).
+    pub(super) fn new(digits: u8, highest: u64, mapped: bool) -> Self {
         let layout = Layout::new(digits);
         Self {
             layout,
-            // `vec![0; n]` asks the allocator for zeroed memory (calloc): fresh pages stay
-            // untouched until a count lands in them.
-            counts: vec![0; layout.index(highest) + 1],
+            store: Store::zeroed(layout.index(highest) + 1, mapped),
             total: 0,
         }
     }
@@ -82,14 +118,16 @@ impl SessionCounts {
     /// `count` responses of `value` ns (from 1 to the highest; `total + count` within u32).
     #[inline]
     pub(super) fn add(&mut self, value: u64, count: u32) {
-        let index = self.layout.index(value).min(self.counts.len() - 1);
-        self.counts[index] += count;
+        let counts = self.store.counts_mut();
+        let index = self.layout.index(value).min(counts.len() - 1);
+        counts[index] += count;
         self.total += u64::from(count);
     }
 
     /// Every bucket with responses: its lowest value and its count.
     fn buckets(&self) -> impl Iterator<Item = (u64, u32)> + '_ {
-        self.counts
+        self.store
+            .counts()
             .iter()
             .enumerate()
             .filter(|(_, count)| **count != 0)
@@ -99,7 +137,7 @@ impl SessionCounts {
     /// Adds another session's counts of the same digits (`total`s within u32 together).
     pub(super) fn add_counts(&mut self, other: &Self) {
         debug_assert_eq!(self.layout, other.layout);
-        for (mine, theirs) in self.counts.iter_mut().zip(&other.counts) {
+        for (mine, theirs) in self.store.counts_mut().iter_mut().zip(other.store.counts()) {
             if *theirs != 0 {
                 *mine += *theirs;
             }
@@ -118,10 +156,17 @@ impl SessionCounts {
 impl Clone for SessionCounts {
     /// Copies only the counts that are not zero: a plain copy would touch every page.
     fn clone(&self) -> Self {
-        let mut copy = Self::new(self.layout.digits, self.layout.value(self.counts.len() - 1));
-        for (index, count) in self.counts.iter().enumerate() {
+        let counts = self.store.counts();
+        let mapped = matches!(self.store, Store::Mapped(_));
+        let mut copy = Self::new(
+            self.layout.digits,
+            self.layout.value(counts.len() - 1),
+            mapped,
+        );
+        let copied = copy.store.counts_mut();
+        for (index, count) in counts.iter().enumerate() {
             if *count != 0 {
-                copy.counts[index] = *count;
+                copied[index] = *count;
             }
         }
         copy.total = self.total;
@@ -173,8 +218,8 @@ mod tests {
     #[test]
     fn counts_read_back_as_the_histogram_of_the_same_values() {
         for digits in [2, 3] {
-            let mut counts = SessionCounts::new(digits, HOUR_NS);
-            let mut other = SessionCounts::new(digits, HOUR_NS);
+            let mut counts = SessionCounts::new(digits, HOUR_NS, true);
+            let mut other = SessionCounts::new(digits, HOUR_NS, false);
             let mut reference = Histogram::<u64>::new_with_bounds(1, HOUR_NS, digits).unwrap();
             for (i, value) in values().into_iter().enumerate() {
                 let count = (i % 3) as u32 + 1;

@@ -36,7 +36,7 @@ fn wide(session: &SessionCounts) -> Histogram<u64> {
 
 impl Default for ResponseTimes {
     fn default() -> Self {
-        Self::with_digits(3)
+        Self::with_digits(3, true)
     }
 }
 
@@ -50,11 +50,20 @@ impl PartialEq for ResponseTimes {
 impl ResponseTimes {
     /// 2 significant digits: for the many histograms of a timeline.
     pub fn coarse() -> Self {
-        Self::with_digits(2)
+        Self::with_digits(2, false)
     }
 
-    fn with_digits(digits: u8) -> Self {
-        Self(Counts::Session(SessionCounts::new(digits, LONGEST_NS)))
+    /// 2 significant digits, one for each statement of a session's script.
+    pub fn per_statement() -> Self {
+        Self::with_digits(2, true)
+    }
+
+    /// `mapped`: in pages of the session's own (see `counts`), for the few histograms each
+    /// session has; a timeline's many stay on the heap.
+    fn with_digits(digits: u8, mapped: bool) -> Self {
+        Self(Counts::Session(SessionCounts::new(
+            digits, LONGEST_NS, mapped,
+        )))
     }
 
     #[inline]

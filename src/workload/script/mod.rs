@@ -165,7 +165,7 @@ pub struct ScriptWorkload {
     /// The level's failed transactions over all sessions (`--max-failures` is per level).
     failures: Arc<std::sync::atomic::AtomicU64>,
     /// Each statement's figure names ("statement 2 p99_ms"), made once for the run.
-    statement_names: Vec<[&'static str; 4]>,
+    statement_names: Vec<[&'static str; 5]>,
 }
 
 impl WorkloadOptions for ScriptArgs {
@@ -281,7 +281,7 @@ impl ScriptWorkload {
             .flat_map(Script::statements)
             .enumerate()
             .map(|(index, _)| {
-                ["mean_ms", "p50_ms", "p99_ms", "failures"]
+                ["mean_ms", "p50_ms", "p99_ms", "p999_ms", "failures"]
                     .map(|figure| &*format!("statement {} {figure}", index + 1).leak())
             })
             .collect();
@@ -499,8 +499,9 @@ impl Workload for ScriptWorkload {
                 recorded.push((names[0], times.mean_ms));
                 recorded.push((names[1], times.p50_ms));
                 recorded.push((names[2], times.p99_ms));
+                recorded.push((names[3], times.p999_ms));
             }
-            recorded.push((names[3], total.statement_failures[index] as f64));
+            recorded.push((names[4], total.statement_failures[index] as f64));
         }
         for (sqlstate, count) in &total.failures {
             recorded.push((failure_name(sqlstate), *count as f64));

@@ -45,7 +45,9 @@ impl ScriptTally {
             sum_ms: 0.0,
             sum_squares_ms: 0.0,
             connections_s: Vec::new(),
-            statements_times: (0..statements).map(|_| ResponseTimes::coarse()).collect(),
+            statements_times: (0..statements)
+                .map(|_| ResponseTimes::per_statement())
+                .collect(),
             statement_failures: vec![0; statements],
             failures: Vec::new(),
             backend_cpu_s: Some(0.0),
