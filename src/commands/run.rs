@@ -102,7 +102,8 @@ pub fn execute(run: &RunArgs, command_line: Vec<String>) -> Result<RunEnd> {
     // Before setup, which may write a data file that a signal must not leave behind.
     stop::install_handler();
     workload.setup().context("building the workload's data")?;
-    if asks_idle(args) {
+    let quick_look = quick_look.filter(|_| !workload.settles_first());
+    if quick_look.is_none() {
         preflight(args, &workload.server_processes())?;
     }
 

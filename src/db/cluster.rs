@@ -45,6 +45,15 @@ pub struct Cluster {
 }
 
 impl Cluster {
+    /// The main processes of the instances on this host (see
+    /// [`Database::server_main_pid`]).
+    pub fn server_main_pids(&self) -> Vec<u32> {
+        self.instances
+            .iter()
+            .filter_map(|instance| instance.database.server_main_pid().ok().flatten())
+            .collect()
+    }
+
     /// Connects to every target and asks each for its role. Two targets reaching the same
     /// server and database are refused: their counters would be counted twice.
     pub fn connect(targets: &[Target]) -> Result<Self> {

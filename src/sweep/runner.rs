@@ -103,6 +103,11 @@ enum WorkerNote {
     Latency(Box<SessionLatency>),
 }
 
+/// A worker thread's stack (the standard library's default)...
+const WORKER_STACK: usize = 2 << 20;
+/// ...and the room beyond it a thread's start needs (its guard page and signal stack).
+const STACK_HEADROOM: usize = 256 << 10;
+
 /// What runs once a level's sessions are ready, before they are released.
 pub type SessionsReady<'a> = Box<dyn FnOnce() -> Result<()> + 'a>;
 
@@ -182,9 +187,19 @@ pub fn measure_level(
                     .map(|responses| responses.slot(worker)),
                 numbers: settings.sessions,
             };
-            let spawned = std::thread::Builder::new()
-                .name(format!("worker-{worker}"))
-                .spawn_scoped(scope, move || run_worker(workload, context));
+            // Room for the thread's stack and the signal stack the runtime maps as the thread
+            // starts, checked first: a thread whose signal stack cannot be mapped aborts the
+            // process. Each thread is running before the next is made, so nothing else maps
+            // memory meanwhile (the workers wait at the gate).
+            let spawned = memmap2::MmapMut::map_anon(WORKER_STACK + STACK_HEADROOM)
+                .and_then(|room| {
+                    drop(room);
+                    std::thread::Builder::new()
+                        .name(format!("worker-{worker}"))
+                        .stack_size(WORKER_STACK)
+                        .spawn_scoped(scope, move || run_worker(workload, context))
+                })
+                .map(|_| gate.reached_by(worker + 1));
             if let Err(error) = spawned {
                 // The workers started so far are held at the gate: send them home.
                 gate.open(false);
@@ -532,21 +547,39 @@ fn totals(level: &Level) -> LevelTotals {
 /// cannot be started leaves nobody waiting at a barrier sized for all of them.
 #[derive(Default)]
 struct Gate {
-    decision: Mutex<Option<bool>>,
+    /// The decision, and how many workers have reached the gate.
+    decision: Mutex<(Option<bool>, usize)>,
     decided: Condvar,
 }
 
 impl Gate {
     fn open(&self, go: bool) {
-        *self.decision.lock().unwrap_or_else(PoisonError::into_inner) = Some(go);
+        self.decision
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .0 = Some(go);
         self.decided.notify_all();
+    }
+
+    /// Waits until `workers` have reached the gate: each is running, its thread's set-up by
+    /// the runtime done.
+    fn reached_by(&self, workers: usize) {
+        let mut decision = self.decision.lock().unwrap_or_else(PoisonError::into_inner);
+        while decision.1 < workers {
+            decision = self
+                .decided
+                .wait(decision)
+                .unwrap_or_else(PoisonError::into_inner);
+        }
     }
 
     /// Whether the level goes ahead.
     fn wait(&self) -> bool {
         let mut decision = self.decision.lock().unwrap_or_else(PoisonError::into_inner);
+        decision.1 += 1;
+        self.decided.notify_all();
         loop {
-            if let Some(go) = *decision {
+            if let Some(go) = decision.0 {
                 return go;
             }
             decision = self

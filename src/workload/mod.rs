@@ -378,6 +378,14 @@ pub trait Workload: Send + Sync {
         false
     }
 
+    /// Whether the host is watched for its whole second before the sessions connect, not
+    /// looked at while they do: a workload that checks the server's counts against its own
+    /// (db) lets the server's background work after a set-up (InnoDB's purge, PostgreSQL's
+    /// statistics) settle first.
+    fn settles_first(&self) -> bool {
+        false
+    }
+
     /// The main processes of the servers on this host that work for the workers: their CPU
     /// time and their children's is not other load in the look at the host before a run.
     fn server_processes(&self) -> Vec<u32> {

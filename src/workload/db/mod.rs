@@ -369,12 +369,12 @@ impl Workload for DbWorkload {
             .any(|instance| instance.database.target().is_local())
     }
 
+    fn settles_first(&self) -> bool {
+        true
+    }
+
     fn server_processes(&self) -> Vec<u32> {
-        self.cluster
-            .instances
-            .iter()
-            .filter_map(|instance| instance.database.server_main_pid().ok().flatten())
-            .collect()
+        self.cluster.server_main_pids()
     }
 
     fn level_started(&self) -> Result<()> {
