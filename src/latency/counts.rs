@@ -157,20 +157,18 @@ impl Clone for SessionCounts {
     /// Copies only the counts that are not zero: a plain copy would touch every page.
     fn clone(&self) -> Self {
         let counts = self.store.counts();
-        let mapped = matches!(self.store, Store::Mapped(_));
-        let mut copy = Self::new(
-            self.layout.digits,
-            self.layout.value(counts.len() - 1),
-            mapped,
-        );
-        let copied = copy.store.counts_mut();
+        let mut store = Store::zeroed(counts.len(), matches!(self.store, Store::Mapped(_)));
+        let copied = store.counts_mut();
         for (index, count) in counts.iter().enumerate() {
             if *count != 0 {
                 copied[index] = *count;
             }
         }
-        copy.total = self.total;
-        copy
+        Self {
+            layout: self.layout,
+            store,
+            total: self.total,
+        }
     }
 }
 

@@ -208,10 +208,12 @@ impl ResponseTimes {
 
     /// The figures of these times, in milliseconds; None when nothing was recorded.
     pub fn percentiles(&self) -> Option<Percentiles> {
-        let histogram = self.histogram();
-        if histogram.is_empty() {
+        // Before a session's counts are widened for reading: a timeline's empty intervals
+        // need no histogram built.
+        if self.count() == 0 {
             return None;
         }
+        let histogram = self.histogram();
         let ms = |ns: u64| ns as f64 / 1e6;
         let at = |quantile: f64| ms(histogram.value_at_quantile(quantile));
         Some(Percentiles {

@@ -309,7 +309,7 @@ impl ScriptSessionJob {
                                 scripts,
                                 tally,
                                 level_failures,
-                                connection,
+                                connection.as_mut(),
                             );
                         }
                     }
@@ -337,7 +337,14 @@ impl ScriptSessionJob {
                             written,
                             statement: failing,
                         };
-                        return failed(error, failing, scripts, tally, level_failures, connection);
+                        return failed(
+                            error,
+                            failing,
+                            scripts,
+                            tally,
+                            level_failures,
+                            connection.as_mut(),
+                        );
                     }
                 }
             }
@@ -438,7 +445,7 @@ fn failed(
     scripts: &Scripts,
     tally: &mut ScriptTally,
     level_failures: &std::sync::atomic::AtomicU64,
-    connection: &mut Box<dyn DbSession>,
+    connection: &mut dyn DbSession,
 ) -> Result<u64> {
     let Some(failure) = error.downcast_ref::<StatementFailure>() else {
         return Err(error.context(format!("{}: {}", written.place, written.text)));
