@@ -51,39 +51,89 @@ impl Layout {
 }
 
 /// Where a session's counts live. A session's own histograms (its responses, an open
-/// loop's service and lag, its statements') get a mapping each: fresh zero pages from the
-/// kernel, resident only once written, returned when dropped. From the heap, `calloc` clears
-/// the memory a freed histogram left, touching every page of it, and each level's sessions
-/// would get exactly that. A timeline's (one per interval, up to 600 a session: too many to
-/// map one by one) stay on the heap.
+/// loop's service and lag, its statements', its timeline's interval) get mappings of their
+/// own: fresh zero pages from the kernel, resident only once written, returned when dropped.
+/// From the heap, `calloc` clears the memory a freed histogram left, touching every page of
+/// it, and each level's sessions would get exactly that.
+///
+/// A mapped bucket's count is a byte (`low`) and the multiples of 256 carried out of it
+/// (`carried`, 32 bits, its pages written only where a bucket has passed 255): a 3-digit
+/// histogram takes 1 KiB for each doubling of response time its session sees, not 4, and a
+/// short or slow session's buckets are only bytes.
 #[derive(Debug)]
 enum Store {
     Heap(Vec<u32>),
-    Mapped(memmap2::MmapMut),
+    Mapped {
+        low: memmap2::MmapMut,
+        carried: memmap2::MmapMut,
+    },
 }
 
 impl Store {
     fn zeroed(len: usize, mapped: bool) -> Self {
-        if mapped && let Ok(mapped) = memmap2::MmapMut::map_anon(len * std::mem::size_of::<u32>()) {
-            return Self::Mapped(mapped);
+        let map = |bytes: usize| {
+            memmap2::MmapOptions::new()
+                .len(bytes)
+                .no_reserve_swap()
+                .map_anon()
+        };
+        if mapped
+            && let Ok(low) = map(len)
+            && let Ok(carried) = map(len * std::mem::size_of::<u32>())
+        {
+            return Self::Mapped { low, carried };
         }
         Self::Heap(vec![0; len])
     }
 
-    fn counts(&self) -> &[u32] {
+    fn len(&self) -> usize {
         match self {
-            Self::Heap(counts) => counts,
-            // A mapping starts on a page: aligned for u32.
-            Self::Mapped(mapped) => bytemuck::cast_slice(mapped),
+            Self::Heap(counts) => counts.len(),
+            Self::Mapped { low, .. } => low.len(),
         }
     }
 
     #[inline]
-    fn counts_mut(&mut self) -> &mut [u32] {
+    fn get(&self, index: usize) -> u32 {
         match self {
-            Self::Heap(counts) => counts,
-            Self::Mapped(mapped) => bytemuck::cast_slice_mut(mapped),
+            Self::Heap(counts) => counts[index],
+            // A mapping starts on a page: aligned for u32.
+            Self::Mapped { low, carried } => {
+                u32::from(low[index]) + bytemuck::cast_slice::<u8, u32>(carried)[index]
+            }
         }
+    }
+
+    /// Adds `count` to bucket `index` (the bucket's count stays within u32).
+    #[inline]
+    fn add(&mut self, index: usize, count: u32) {
+        match self {
+            Self::Heap(counts) => counts[index] += count,
+            Self::Mapped { low, carried } => {
+                let sum = u32::from(low[index]) + count;
+                low[index] = sum as u8;
+                if sum > 0xFF {
+                    bytemuck::cast_slice_mut::<u8, u32>(carried)[index] += sum & !0xFF;
+                }
+            }
+        }
+    }
+
+    /// Bucket `index`'s count, the bucket emptied.
+    fn take(&mut self, index: usize) -> u32 {
+        let count = self.get(index);
+        if count != 0 {
+            match self {
+                Self::Heap(counts) => counts[index] = 0,
+                Self::Mapped { low, carried } => {
+                    low[index] = 0;
+                    if count > 0xFF {
+                        bytemuck::cast_slice_mut::<u8, u32>(carried)[index] = 0;
+                    }
+                }
+            }
+        }
+        count
     }
 }
 
@@ -94,6 +144,10 @@ pub(super) struct SessionCounts {
     layout: Layout,
     store: Store,
     total: u64,
+    /// The lowest and highest buckets with responses (none: lowest above highest), so
+    /// reading or emptying the counts visits only where responses fell.
+    lowest: usize,
+    highest: usize,
 }
 
 impl SessionCounts {
@@ -104,7 +158,19 @@ impl SessionCounts {
             layout,
             store: Store::zeroed(layout.index(highest) + 1, mapped),
             total: 0,
+            lowest: usize::MAX,
+            highest: 0,
         }
+    }
+
+    /// How many buckets the counts have.
+    pub(super) fn buckets_len(&self) -> usize {
+        self.store.len()
+    }
+
+    /// The lowest value counted in bucket `index`.
+    pub(super) fn lowest_value(&self, index: usize) -> u64 {
+        self.layout.value(index)
     }
 
     pub(super) fn digits(&self) -> u8 {
@@ -118,31 +184,58 @@ impl SessionCounts {
     /// `count` responses of `value` ns (from 1 to the highest; `total + count` within u32).
     #[inline]
     pub(super) fn add(&mut self, value: u64, count: u32) {
-        let counts = self.store.counts_mut();
-        let index = self.layout.index(value).min(counts.len() - 1);
-        counts[index] += count;
+        let index = self.layout.index(value).min(self.store.len() - 1);
+        self.store.add(index, count);
         self.total += u64::from(count);
+        self.lowest = self.lowest.min(index);
+        self.highest = self.highest.max(index);
+    }
+
+    /// The buckets between the lowest and the highest with responses.
+    fn recorded_range(&self) -> std::ops::Range<usize> {
+        if self.lowest > self.highest {
+            return 0..0;
+        }
+        self.lowest..self.highest + 1
+    }
+
+    /// Every bucket with responses: its index and its count.
+    fn recorded(&self) -> impl Iterator<Item = (usize, u32)> + '_ {
+        self.recorded_range()
+            .map(|index| (index, self.store.get(index)))
+            .filter(|(_, count)| *count != 0)
     }
 
     /// Every bucket with responses: its lowest value and its count.
-    fn buckets(&self) -> impl Iterator<Item = (u64, u32)> + '_ {
-        self.store
-            .counts()
-            .iter()
-            .enumerate()
-            .filter(|(_, count)| **count != 0)
-            .map(|(index, count)| (self.layout.value(index), *count))
+    pub(super) fn buckets(&self) -> impl Iterator<Item = (u64, u32)> + '_ {
+        self.recorded()
+            .map(|(index, count)| (self.layout.value(index), count))
+    }
+
+    /// Hands every bucket with responses to `each` (its index and count) and empties it.
+    pub(super) fn drain(&mut self, mut each: impl FnMut(usize, u32)) {
+        for index in self.recorded_range() {
+            let count = self.store.take(index);
+            if count != 0 {
+                each(index, count);
+            }
+        }
+        self.total = 0;
+        self.lowest = usize::MAX;
+        self.highest = 0;
     }
 
     /// Adds another session's counts of the same digits (`total`s within u32 together).
     pub(super) fn add_counts(&mut self, other: &Self) {
         debug_assert_eq!(self.layout, other.layout);
-        for (mine, theirs) in self.store.counts_mut().iter_mut().zip(other.store.counts()) {
-            if *theirs != 0 {
-                *mine += *theirs;
-            }
+        for (index, count) in other.recorded() {
+            self.store.add(index, count);
         }
         self.total += other.total;
+        if other.lowest <= other.highest {
+            self.lowest = self.lowest.min(other.lowest);
+            self.highest = self.highest.max(other.highest);
+        }
     }
 
     /// Adds these counts to a 64-bit histogram, each in the bucket of the same bounds.
@@ -156,19 +249,87 @@ impl SessionCounts {
 impl Clone for SessionCounts {
     /// Copies only the counts that are not zero: a plain copy would touch every page.
     fn clone(&self) -> Self {
-        let counts = self.store.counts();
-        let mut store = Store::zeroed(counts.len(), matches!(self.store, Store::Mapped(_)));
-        let copied = store.counts_mut();
-        for (index, count) in counts.iter().enumerate() {
-            if *count != 0 {
-                copied[index] = *count;
-            }
+        let mut store = Store::zeroed(self.store.len(), matches!(self.store, Store::Mapped { .. }));
+        for (index, count) in self.recorded() {
+            store.add(index, count);
         }
+        Self { store, ..*self }
+    }
+}
+
+/// Several histograms of one layout in one store, a block of each doubling of response time
+/// at a time: member m's bucket i is at block(i) * members * half + m * half + (i mod
+/// half). A script's statements answered in similar times share pages: 7 statements of a
+/// session held 7 histograms' pages at least, now about a page for each 4 doublings their
+/// times span.
+#[derive(Debug)]
+pub(super) struct GroupCounts {
+    layout: Layout,
+    members: usize,
+    store: Store,
+    /// Each member's responses, and its lowest and highest buckets (as `SessionCounts`).
+    totals: Vec<u64>,
+    ranges: Vec<(usize, usize)>,
+    /// Buckets of each member.
+    len: usize,
+}
+
+impl GroupCounts {
+    /// `members` histograms at `digits` significant digits from 1 to `highest` ns, mapped.
+    pub(super) fn new(digits: u8, highest: u64, members: usize) -> Self {
+        let layout = Layout::new(digits);
+        let len = layout.index(highest) + 1;
+        let half = layout.half_count as usize;
+        let blocks = len.div_ceil(half);
         Self {
-            layout: self.layout,
-            store,
-            total: self.total,
+            layout,
+            members,
+            store: Store::zeroed(blocks * members * half, true),
+            totals: vec![0; members],
+            ranges: vec![(usize::MAX, 0); members],
+            len,
         }
+    }
+
+    pub(super) fn members(&self) -> usize {
+        self.members
+    }
+
+    pub(super) fn total(&self, member: usize) -> u64 {
+        self.totals[member]
+    }
+
+    #[inline]
+    fn position(&self, member: usize, index: usize) -> usize {
+        let half = self.layout.half_count as usize;
+        let block = index >> self.layout.half_count_magnitude;
+        (block * self.members + member) * half + (index & (half - 1))
+    }
+
+    /// `count` responses of `value` ns to `member` (its total + `count` within u32).
+    #[inline]
+    pub(super) fn add(&mut self, member: usize, value: u64, count: u32) {
+        let index = self.layout.index(value).min(self.len - 1);
+        let position = self.position(member, index);
+        self.store.add(position, count);
+        self.totals[member] += u64::from(count);
+        let (lowest, highest) = &mut self.ranges[member];
+        *lowest = (*lowest).min(index);
+        *highest = (*highest).max(index);
+    }
+
+    /// Every bucket of `member` with responses: its lowest value and its count.
+    pub(super) fn buckets(&self, member: usize) -> impl Iterator<Item = (u64, u32)> + '_ {
+        let (lowest, highest) = self.ranges[member];
+        let range = if lowest > highest {
+            0..0
+        } else {
+            lowest..highest + 1
+        };
+        range
+            .map(move |index| (index, self.store.get(self.position(member, index))))
+            .filter(|(_, count)| *count != 0)
+            .map(|(index, count)| (self.layout.value(index), count))
     }
 }
 
@@ -236,5 +397,43 @@ mod tests {
             assert_eq!(counts.total(), reference.len());
             assert_eq!(histogram, reference, "every bucket, every count");
         }
+    }
+
+    #[test]
+    fn bytes_carry_past_255_and_drain_empties() {
+        let mut counts = SessionCounts::new(3, HOUR_NS, true);
+        let mut reference = Histogram::<u64>::new_with_bounds(1, HOUR_NS, 3).unwrap();
+        for (value, count) in [
+            (1_000u64, 255u32),
+            (1_000, 1),
+            (5_000_000, 70_000),
+            (5_000_000, 300),
+            (7, 256),
+        ] {
+            counts.add(value, count);
+            reference.record_n(value, u64::from(count)).unwrap();
+        }
+        let mut histogram = Histogram::<u64>::new_with_bounds(1, HOUR_NS, 3).unwrap();
+        counts.clone().add_to(&mut histogram);
+        assert_eq!(histogram, reference);
+        let mut drained = Vec::new();
+        counts.drain(|index, count| drained.push((counts_value(index), count)));
+        assert_eq!(
+            drained,
+            [
+                (7, 256),
+                (1_000, 256),
+                (reference.lowest_equivalent(5_000_000), 70_300)
+            ]
+        );
+        assert_eq!(counts.total(), 0);
+        assert_eq!(counts.buckets().count(), 0);
+        // Emptied buckets count from zero again.
+        counts.add(1_000, 3);
+        assert_eq!(counts.buckets().collect::<Vec<_>>(), [(1_000, 3)]);
+    }
+
+    fn counts_value(index: usize) -> u64 {
+        Layout::new(3).value(index)
     }
 }

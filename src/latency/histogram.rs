@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 use super::counts::SessionCounts;
 
 /// The longest response a histogram holds; longer ones are counted as this.
-const LONGEST_NS: u64 = 3_600_000_000_000;
+pub(super) const LONGEST_NS: u64 = 3_600_000_000_000;
 
 /// Response times in nanoseconds, 3 significant digits from 1 ns to an hour. Allocated
 /// once, before the timed window: recording never allocates. A session records into 32-bit
@@ -24,6 +24,14 @@ pub struct ResponseTimes(Counts);
 enum Counts {
     Session(SessionCounts),
     Large(Histogram<u64>),
+}
+
+/// A response time as the histograms count it: nanoseconds from 1 to an hour.
+#[inline]
+pub(super) fn nanoseconds(time: Duration) -> u64 {
+    u64::try_from(time.as_nanos())
+        .unwrap_or(LONGEST_NS)
+        .clamp(1, LONGEST_NS)
 }
 
 /// A session's counts as a 64-bit histogram of the same bounds and digits.
@@ -74,8 +82,7 @@ impl ResponseTimes {
     /// `count` responses of one time (a backlog's representative).
     #[inline]
     pub fn record_n(&mut self, time: Duration, count: u64) {
-        let ns = u64::try_from(time.as_nanos()).unwrap_or(LONGEST_NS);
-        let ns = ns.clamp(1, LONGEST_NS);
+        let ns = nanoseconds(time);
         if let Counts::Session(session) = &mut self.0 {
             if session.total().saturating_add(count) <= u64::from(u32::MAX) {
                 // Within the histogram's total, so within every bucket's.

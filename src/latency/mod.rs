@@ -14,6 +14,7 @@ mod histogram;
 mod live;
 mod pacing;
 mod session;
+mod statements;
 mod summary;
 mod timeline;
 mod values;
@@ -23,6 +24,7 @@ pub use histogram::*;
 pub use live::{LiveResponses, LiveSlot, interval_percentiles};
 pub use pacing::*;
 pub use session::*;
+pub use statements::StatementTimes;
 pub use summary::*;
 pub use timeline::*;
 pub use values::*;
@@ -157,7 +159,7 @@ mod tests {
     #[test]
     fn intervals_count_each_response_in_its_own_slot() {
         let mut intervals = Intervals::new(Duration::from_millis(100), Duration::from_millis(250));
-        assert_eq!(intervals.slots.len(), 3);
+        assert_eq!(intervals.slots(), 3);
         for at in [10, 20, 150, 240, 260] {
             intervals.record(Duration::from_millis(at), Duration::from_micros(100));
         }
@@ -171,7 +173,7 @@ mod tests {
         assert!((figures[0].rate_per_s - 10.0).abs() < 1e-9);
         // A long window gets wider intervals, never more than 600.
         let long = Intervals::new(Duration::from_secs(1), Duration::from_secs(7200));
-        assert_eq!(long.slots.len(), 600);
+        assert_eq!(long.slots(), 600);
     }
 
     #[test]

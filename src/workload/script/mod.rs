@@ -493,7 +493,7 @@ impl Workload for ScriptWorkload {
             client_cpu_s: totals.cpu_s,
         };
         let mut recorded = crate::workload::figures::FigureSet::figures(&figures);
-        for (index, statement) in total.statements_times.iter().enumerate() {
+        for (index, statement) in total.statements_times.times().iter().enumerate() {
             let names = self.statement_names[index];
             if let Some(times) = statement.percentiles() {
                 recorded.push((names[0], times.mean_ms));

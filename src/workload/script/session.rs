@@ -11,7 +11,7 @@ use super::Scripts;
 use super::eval::{Value, evaluate};
 use super::parse::{Command, Script, Statement, Variables};
 use crate::db::driver::{BoundValue, DbSession, StatementFailure};
-use crate::latency::{Arrivals, Pace, ResponseTimes, SessionClock, SessionLatency, Turn};
+use crate::latency::{Arrivals, Pace, SessionClock, SessionLatency, StatementTimes, Turn};
 use crate::rng::SessionRng;
 use crate::workload::{Sessions, WorkerJob};
 
@@ -27,7 +27,7 @@ pub(crate) struct ScriptTally {
     /// Sessions' connection times (s), one per session.
     pub connections_s: Vec<f64>,
     /// Each statement's response times, by its number across the scripts.
-    pub statements_times: Vec<ResponseTimes>,
+    pub statements_times: StatementTimes,
     pub statement_failures: Vec<u64>,
     /// Failed transactions by SQLSTATE.
     pub failures: Vec<(String, u64)>,
@@ -45,9 +45,7 @@ impl ScriptTally {
             sum_ms: 0.0,
             sum_squares_ms: 0.0,
             connections_s: Vec::new(),
-            statements_times: (0..statements)
-                .map(|_| ResponseTimes::per_statement())
-                .collect(),
+            statements_times: StatementTimes::new(statements),
             statement_failures: vec![0; statements],
             failures: Vec::new(),
             backend_cpu_s: Some(0.0),
@@ -65,13 +63,7 @@ impl ScriptTally {
             total.sum_ms += tally.sum_ms;
             total.sum_squares_ms += tally.sum_squares_ms;
             total.connections_s.extend(tally.connections_s);
-            for (into, from) in total
-                .statements_times
-                .iter_mut()
-                .zip(&tally.statements_times)
-            {
-                into.merge(from);
-            }
+            total.statements_times.merge(&tally.statements_times);
             for (into, from) in total
                 .statement_failures
                 .iter_mut()
@@ -299,7 +291,7 @@ impl ScriptSessionJob {
                         Ok(rows) => {
                             tally.rows += rows;
                             tally.statements += 1;
-                            tally.statements_times[statement].record(took);
+                            tally.statements_times.record(statement, took);
                         }
                         Err(error) => {
                             let failing = Failing { written, statement };
@@ -324,8 +316,9 @@ impl ScriptSessionJob {
                     for (offset, (rows, at)) in answers.iter().enumerate() {
                         tally.rows += rows;
                         tally.statements += 1;
-                        tally.statements_times[first + offset]
-                            .record(at.saturating_duration_since(began));
+                        tally
+                            .statements_times
+                            .record(first + offset, at.saturating_duration_since(began));
                     }
                     if let Err(error) = outcome {
                         let failing = first + answers.len();
