@@ -11,6 +11,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 SESSIONS=${SESSIONS:-96}
 DURATION=${DURATION:-3}
+# Peak RSS comes from GNU time: a child of this script's python would carry python's own
+# high-water mark through its exec (Linux keeps ru_maxrss across exec).
+[ -x /usr/bin/time ] || { echo "needs GNU time at /usr/bin/time (apt-get install time)" >&2; exit 1; }
 source benches/pgbench_database.sh footprint
 psql "$url" -qc "CREATE TABLE first_statement (at timestamptz NOT NULL)" >/dev/null
 printf '%s\n' 'INSERT INTO first_statement (at) VALUES (clock_timestamp());' >"$work/first.sql"
@@ -19,14 +22,15 @@ printf '%s\n' 'INSERT INTO first_statement (at) VALUES (clock_timestamp());' >"$
 measure() {
     psql "$url" -qc "TRUNCATE first_statement" >/dev/null
     python3 - "$url" "$@" <<'PY'
-import resource, subprocess, sys, time
+import os, subprocess, sys, tempfile, time
 url, command = sys.argv[1], sys.argv[2:]
+peak = tempfile.NamedTemporaryFile()
 began_wall, began = time.time(), time.monotonic()
-subprocess.run(command, check=True, capture_output=True)
+subprocess.run(["/usr/bin/time", "-f", "%M", "-o", peak.name, *command], check=True, capture_output=True)
 wall = time.monotonic() - began
 first = subprocess.run(["psql", url, "-Atc", "SELECT extract(epoch FROM min(at)) FROM first_statement"],
                        check=True, capture_output=True, text=True).stdout.strip()
-print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss, f"{wall:.3f}", f"{float(first) - began_wall:.3f}")
+print(open(peak.name).read().strip(), f"{wall:.3f}", f"{float(first) - began_wall:.3f}")
 PY
 }
 read -r pgbench_kib pgbench_s pgbench_first < <(measure "$PGBENCH" -n -M prepared -f "$work/first.sql" -c "$SESSIONS" -j 2 -t 1 "$url")
@@ -37,11 +41,8 @@ echo "  corescale  peak RSS $((corescale_kib / 1024)) MiB, start to first statem
 python3 -c 'import sys; print(f"  memory ratio {int(sys.argv[1]) / int(sys.argv[2]):.2f}x (target: at most 2x); corescale first statement after {sys.argv[3]} s (target: under 0.3 s)")' "$corescale_kib" "$pgbench_kib" "$corescale_first"
 # A longer run: DURATION s of pgbench's TPC-B transaction, each tool in a process of its own.
 tpcb_kib() {
-    python3 - "$@" <<'PY'
-import resource, subprocess, sys
-subprocess.run(sys.argv[1:], check=True, capture_output=True)
-print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)
-PY
+    /usr/bin/time -f %M -o "$work/peak" "$@" >/dev/null 2>&1
+    cat "$work/peak"
 }
 pgbench_tpcb=$(tpcb_kib "$PGBENCH" -n -M prepared -f fuzz/inputs/script/tpcb.sql -D scale=1 -c "$SESSIONS" -j 2 -T "$DURATION" "$url")
 corescale_tpcb=$(tpcb_kib ./target/release/corescale run script --target "$url" --file fuzz/inputs/script/tpcb.sql --set scale=1 -w "$SESSIONS" --force --repeat 1 --duration "${DURATION}s" -q -o "$work/tpcb.json")

@@ -680,6 +680,12 @@ impl<S: Read + Write> WireSession<S> {
             if let Some(message) = Message::parse(&mut self.incoming)? {
                 return Ok(message);
             }
+            if self.incoming.is_empty() {
+                // Back to the front of its block (the answers read from it are dropped by
+                // now): otherwise each answer is put after the last, and the whole 16 KiB
+                // of every session's block is written in turn.
+                self.incoming.reserve(READ_CHUNK);
+            }
             let read = match self.stream.read(self.read_chunk.bytes()) {
                 Ok(read) => read,
                 Err(error) => return Err(self.failure(error)),
