@@ -11,6 +11,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 SESSIONS=${SESSIONS:-96}
 DURATION=${DURATION:-3}
+# ROUNDS (default 1): how many times the one-transaction part runs.
 # Peak RSS comes from GNU time: a child of this script's python would carry python's own
 # high-water mark through its exec (Linux keeps ru_maxrss across exec).
 [ -x /usr/bin/time ] || { echo "needs GNU time at /usr/bin/time (apt-get install time)" >&2; exit 1; }
@@ -33,12 +34,16 @@ first = subprocess.run(["psql", url, "-Atc", "SELECT extract(epoch FROM min(at))
 print(open(peak.name).read().strip(), f"{wall:.3f}", f"{float(first) - began_wall:.3f}")
 PY
 }
-read -r pgbench_kib pgbench_s pgbench_first < <(measure "$PGBENCH" -n -M prepared -f "$work/first.sql" -c "$SESSIONS" -j 2 -t 1 "$url")
-read -r corescale_kib corescale_s corescale_first < <(measure ./target/release/corescale run script --target "$url" --file "$work/first.sql" -w "$SESSIONS" --force --repeat 1 --job-size 1 -q -o "$work/run.json")
-echo "$SESSIONS sessions, one transaction each:"
-echo "  pgbench    peak RSS $((pgbench_kib / 1024)) MiB, start to first statement ${pgbench_first} s, wall ${pgbench_s} s"
-echo "  corescale  peak RSS $((corescale_kib / 1024)) MiB, start to first statement ${corescale_first} s, wall ${corescale_s} s"
-python3 -c 'import sys; print(f"  memory ratio {int(sys.argv[1]) / int(sys.argv[2]):.2f}x (target: at most 2x); corescale first statement after {sys.argv[3]} s (target: under 0.3 s)")' "$corescale_kib" "$pgbench_kib" "$corescale_first"
+# The tools alternate, a second apart.
+for _ in $(seq "${ROUNDS:-1}"); do
+    sleep 1
+    read -r pgbench_kib pgbench_s pgbench_first < <(measure "$PGBENCH" -n -M prepared -f "$work/first.sql" -c "$SESSIONS" -j 2 -t 1 "$url")
+    read -r corescale_kib corescale_s corescale_first < <(measure ./target/release/corescale run script --target "$url" --file "$work/first.sql" -w "$SESSIONS" --force --repeat 1 --job-size 1 -q -o "$work/run.json")
+    echo "$SESSIONS sessions, one transaction each:"
+    echo "  pgbench    peak RSS $((pgbench_kib / 1024)) MiB, start to first statement ${pgbench_first} s, wall ${pgbench_s} s"
+    echo "  corescale  peak RSS $((corescale_kib / 1024)) MiB, start to first statement ${corescale_first} s, wall ${corescale_s} s"
+    python3 -c 'import sys; print(f"  memory ratio {int(sys.argv[1]) / int(sys.argv[2]):.2f}x (target: at most 2x); corescale first statement after {sys.argv[3]} s (target: under 0.3 s)")' "$corescale_kib" "$pgbench_kib" "$corescale_first"
+done
 # A longer run: DURATION s of pgbench's TPC-B transaction, each tool in a process of its own.
 tpcb_kib() {
     /usr/bin/time -f %M -o "$work/peak" "$@" >/dev/null 2>&1

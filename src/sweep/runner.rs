@@ -164,6 +164,11 @@ pub fn measure_level(
     let live_responses = live_ops.as_ref().map(|_| LiveResponses::new(workers));
     progress.watch_responses(live_responses.clone());
     let measured = std::thread::scope(|scope| {
+        // Under an address-space limit (`ulimit -v`) each thread starts once the last is
+        // running, its room checked first: a thread whose signal stack cannot be mapped
+        // aborts the process, and a started thread maps memory as it starts. Without one,
+        // they start one after another (128 handshakes took 80 ms before the first connect).
+        let checked = address_space_limited();
         for (worker, cpu) in placement.iter().copied().enumerate() {
             let context = WorkerContext {
                 worker,
@@ -187,19 +192,22 @@ pub fn measure_level(
                     .map(|responses| responses.slot(worker)),
                 numbers: settings.sessions,
             };
-            // Room for the thread's stack and the signal stack the runtime maps as the thread
-            // starts, checked first: a thread whose signal stack cannot be mapped aborts the
-            // process. Each thread is running before the next is made, so nothing else maps
-            // memory meanwhile (the workers wait at the gate).
-            let spawned = memmap2::MmapMut::map_anon(WORKER_STACK + STACK_HEADROOM)
-                .and_then(|room| {
-                    drop(room);
-                    std::thread::Builder::new()
-                        .name(format!("worker-{worker}"))
-                        .stack_size(WORKER_STACK)
-                        .spawn_scoped(scope, move || run_worker(workload, context))
-                })
-                .map(|_| gate.reached_by(worker + 1));
+            let spawn = || {
+                std::thread::Builder::new()
+                    .name(format!("worker-{worker}"))
+                    .stack_size(WORKER_STACK)
+                    .spawn_scoped(scope, move || run_worker(workload, context))
+            };
+            let spawned = if checked {
+                memmap2::MmapMut::map_anon(WORKER_STACK + STACK_HEADROOM)
+                    .and_then(|room| {
+                        drop(room);
+                        spawn()
+                    })
+                    .map(|_| gate.reached_by(worker + 1))
+            } else {
+                spawn().map(drop)
+            };
             if let Err(error) = spawned {
                 // The workers started so far are held at the gate: send them home.
                 gate.open(false);
@@ -588,6 +596,12 @@ impl Gate {
                 .unwrap_or_else(PoisonError::into_inner);
         }
     }
+}
+
+/// Whether this process's address space is limited (`ulimit -v`).
+fn address_space_limited() -> bool {
+    use nix::sys::resource::{RLIM_INFINITY, Resource, getrlimit};
+    getrlimit(Resource::RLIMIT_AS).is_ok_and(|(soft, _)| soft != RLIM_INFINITY)
 }
 
 /// Sleeps until `due` by this host's clock, a tenth of a second at most at a time so a stop
