@@ -1,7 +1,7 @@
 //! A session's response counts, laid out bucket for bucket as HdrHistogram lays them out, in
 //! memory handed out zeroed: only the pages where responses fall become resident.
 //! HdrHistogram writes every count when it allocates (135 KiB for 3 digits), and a run holds
-//! one or three per session: 128 sessions held 17 MiB of zeros.
+//! several per session: 128 sessions held 17 MiB of zeros.
 
 use hdrhistogram::Histogram;
 
@@ -137,6 +137,41 @@ impl Store {
     }
 }
 
+/// The lowest and highest buckets with responses, so reading or emptying counts visits only
+/// where responses fell.
+#[derive(Debug, Clone, Copy)]
+struct Span {
+    lowest: usize,
+    highest: usize,
+}
+
+impl Span {
+    const EMPTY: Self = Self {
+        lowest: usize::MAX,
+        highest: 0,
+    };
+
+    #[inline]
+    fn include(&mut self, index: usize) {
+        self.lowest = self.lowest.min(index);
+        self.highest = self.highest.max(index);
+    }
+
+    fn join(&mut self, other: Self) {
+        if other.lowest <= other.highest {
+            self.include(other.lowest);
+            self.include(other.highest);
+        }
+    }
+
+    fn range(self) -> std::ops::Range<usize> {
+        if self.lowest > self.highest {
+            return 0..0;
+        }
+        self.lowest..self.highest + 1
+    }
+}
+
 /// Counts of responses from 1 to `highest` ns, at most `u32::MAX` in all (the caller widens
 /// to a 64-bit histogram before that).
 #[derive(Debug)]
@@ -144,10 +179,7 @@ pub(super) struct SessionCounts {
     layout: Layout,
     store: Store,
     total: u64,
-    /// The lowest and highest buckets with responses (none: lowest above highest), so
-    /// reading or emptying the counts visits only where responses fell.
-    lowest: usize,
-    highest: usize,
+    span: Span,
 }
 
 impl SessionCounts {
@@ -158,8 +190,7 @@ impl SessionCounts {
             layout,
             store: Store::zeroed(layout.index(highest) + 1, mapped),
             total: 0,
-            lowest: usize::MAX,
-            highest: 0,
+            span: Span::EMPTY,
         }
     }
 
@@ -187,21 +218,13 @@ impl SessionCounts {
         let index = self.layout.index(value).min(self.store.len() - 1);
         self.store.add(index, count);
         self.total += u64::from(count);
-        self.lowest = self.lowest.min(index);
-        self.highest = self.highest.max(index);
-    }
-
-    /// The buckets between the lowest and the highest with responses.
-    fn recorded_range(&self) -> std::ops::Range<usize> {
-        if self.lowest > self.highest {
-            return 0..0;
-        }
-        self.lowest..self.highest + 1
+        self.span.include(index);
     }
 
     /// Every bucket with responses: its index and its count.
     fn recorded(&self) -> impl Iterator<Item = (usize, u32)> + '_ {
-        self.recorded_range()
+        self.span
+            .range()
             .map(|index| (index, self.store.get(index)))
             .filter(|(_, count)| *count != 0)
     }
@@ -214,15 +237,14 @@ impl SessionCounts {
 
     /// Hands every bucket with responses to `each` (its index and count) and empties it.
     pub(super) fn drain(&mut self, mut each: impl FnMut(usize, u32)) {
-        for index in self.recorded_range() {
+        for index in self.span.range() {
             let count = self.store.take(index);
             if count != 0 {
                 each(index, count);
             }
         }
         self.total = 0;
-        self.lowest = usize::MAX;
-        self.highest = 0;
+        self.span = Span::EMPTY;
     }
 
     /// Adds another session's counts of the same digits (`total`s within u32 together).
@@ -232,10 +254,7 @@ impl SessionCounts {
             self.store.add(index, count);
         }
         self.total += other.total;
-        if other.lowest <= other.highest {
-            self.lowest = self.lowest.min(other.lowest);
-            self.highest = self.highest.max(other.highest);
-        }
+        self.span.join(other.span);
     }
 
     /// Adds these counts to a 64-bit histogram, each in the bucket of the same bounds.
@@ -267,9 +286,9 @@ pub(super) struct GroupCounts {
     layout: Layout,
     members: usize,
     store: Store,
-    /// Each member's responses, and its lowest and highest buckets (as `SessionCounts`).
+    /// Each member's responses, and where they fell.
     totals: Vec<u64>,
-    ranges: Vec<(usize, usize)>,
+    spans: Vec<Span>,
     /// Buckets of each member.
     len: usize,
 }
@@ -286,7 +305,7 @@ impl GroupCounts {
             members,
             store: Store::zeroed(blocks * members * half, true),
             totals: vec![0; members],
-            ranges: vec![(usize::MAX, 0); members],
+            spans: vec![Span::EMPTY; members],
             len,
         }
     }
@@ -313,20 +332,13 @@ impl GroupCounts {
         let position = self.position(member, index);
         self.store.add(position, count);
         self.totals[member] += u64::from(count);
-        let (lowest, highest) = &mut self.ranges[member];
-        *lowest = (*lowest).min(index);
-        *highest = (*highest).max(index);
+        self.spans[member].include(index);
     }
 
     /// Every bucket of `member` with responses: its lowest value and its count.
     pub(super) fn buckets(&self, member: usize) -> impl Iterator<Item = (u64, u32)> + '_ {
-        let (lowest, highest) = self.ranges[member];
-        let range = if lowest > highest {
-            0..0
-        } else {
-            lowest..highest + 1
-        };
-        range
+        self.spans[member]
+            .range()
             .map(move |index| (index, self.store.get(self.position(member, index))))
             .filter(|(_, count)| *count != 0)
             .map(|(index, count)| (self.layout.value(index), count))

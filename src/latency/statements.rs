@@ -60,17 +60,11 @@ impl StatementTimes {
             Record::Merged(times) => return Cow::Borrowed(times),
             Record::Session(group) => group,
         };
-        Cow::Owned(
-            (0..group.members())
-                .map(|statement| {
-                    let mut times = ResponseTimes::per_statement();
-                    for (value, count) in group.buckets(statement) {
-                        times.record_n(Duration::from_nanos(value), u64::from(count));
-                    }
-                    times
-                })
-                .collect(),
-        )
+        let mut times: Vec<ResponseTimes> = (0..group.members())
+            .map(|_| ResponseTimes::per_statement())
+            .collect();
+        add_group(group, &mut times);
+        Cow::Owned(times)
     }
 
     /// Adds another session's (the same statements).
@@ -87,13 +81,16 @@ impl StatementTimes {
                     mine.merge(theirs);
                 }
             }
-            Record::Session(group) => {
-                for (statement, mine) in mine.iter_mut().enumerate() {
-                    for (value, count) in group.buckets(statement) {
-                        mine.record_n(Duration::from_nanos(value), u64::from(count));
-                    }
-                }
-            }
+            Record::Session(group) => add_group(group, mine),
+        }
+    }
+}
+
+/// Adds a session's statements' counts to each statement's histogram.
+fn add_group(group: &GroupCounts, times: &mut [ResponseTimes]) {
+    for (statement, times) in times.iter_mut().enumerate() {
+        for (value, count) in group.buckets(statement) {
+            times.record_n(Duration::from_nanos(value), u64::from(count));
         }
     }
 }
