@@ -1,7 +1,7 @@
 //! What a merged campaign must be, checked from its parts' own documents: per level, the
 //! merged statements are the sum of the parts', the merged p99 is the p99 of one histogram
-//! holding every part's recorded times, and the parts' levels started within their recorded
-//! clock bound of each other (by the database server's clock).
+//! holding every part's recorded times, and where the parts' levels started more than twice
+//! their recorded clock bound apart (by the database server's clock), `report` says so.
 
 use base64::Engine;
 use hdrhistogram::Histogram;
@@ -158,9 +158,16 @@ pub fn check_merged(parts: &[Value], analysis: &Value, name: &str) -> Vec<u64> {
         let bound = parts[0]["campaign"]["max_clock_offset_ms"]
             .as_f64()
             .unwrap();
-        assert!(
-            spread <= bound,
-            "the parts started {spread} ms apart at {sessions} sessions, beyond the {bound} ms bound"
+        // A busy client host may start its part late; `report` says so where the parts
+        // started more than twice the clock bound apart, and only there.
+        let noted = analysis["warnings"]
+            .to_string()
+            .contains(&format!("at {sessions} sessions: the parts started"));
+        assert_eq!(
+            spread > 2.0 * bound,
+            noted,
+            "the parts started {spread} ms apart at {sessions} sessions (clock bound {bound} ms): {}",
+            analysis["warnings"]
         );
         checked.push(sessions);
     }

@@ -34,17 +34,26 @@ pub fn corescale() -> Command {
 /// `CORESCALE_TEST_MYSQL`) for a test's length: tests time statements on that server, and
 /// another test's load there would be in their figures, so those on one server run one at a
 /// time, while PostgreSQL's and MariaDB's run side by side. This serializes a process's
-/// threads (`cargo test`); `.config/nextest.toml` does the same across nextest's processes,
-/// by the server a test names (`mariadb` in its name, else PostgreSQL, whose tests that time
-/// nothing have a lane of their own).
+/// threads (`cargo test`); across nextest's processes a mutex holds nothing, so there the
+/// server's lane in `.config/nextest.toml` does it, and a test outside it fails here, naming
+/// the lane, rather than load the server beside a measuring test now and then.
 pub fn hold_server(variable: &str) -> std::sync::MutexGuard<'static, ()> {
     static POSTGRESQL: std::sync::Mutex<()> = std::sync::Mutex::new(());
     static MARIADB: std::sync::Mutex<()> = std::sync::Mutex::new(());
-    let server = match variable {
-        "CORESCALE_TEST_PG" => &POSTGRESQL,
-        "CORESCALE_TEST_MYSQL" => &MARIADB,
+    let (server, lanes): (_, &[&str]) = match variable {
+        "CORESCALE_TEST_PG" => (&POSTGRESQL, &["postgresql", "postgresql-catalogue"]),
+        "CORESCALE_TEST_MYSQL" => (&MARIADB, &["mariadb"]),
         other => panic!("{other} names no shared test server"),
     };
+    // nextest names the test group a test runs in (`@global` for none).
+    if let Ok(group) = std::env::var("NEXTEST_TEST_GROUP") {
+        assert!(
+            lanes.contains(&group.as_str()),
+            "this test holds the server {variable} names but runs in nextest's test group \
+             '{group}': add it to the '{}' group in .config/nextest.toml",
+            lanes[0]
+        );
+    }
     server
         .lock()
         .unwrap_or_else(|poisoned| poisoned.into_inner())

@@ -77,7 +77,7 @@ impl LiveFiles {
         list_path().map(Self)
     }
 
-    /// Adds a data file, just created.
+    /// Adds a data file, about to be created.
     pub fn add(&self, file: &Path) {
         update(&self.0, |paths| paths.push(file.to_path_buf()));
     }
@@ -100,10 +100,11 @@ impl LiveFiles {
         found
     }
 
-    /// Drops the entries whose file is gone (removed by a scan, or by hand).
-    pub fn prune(&self) {
+    /// Drops the entries whose file is gone (removed by a scan, or by hand), but those `live`
+    /// says a running run holds: their file may be listed and not yet created.
+    pub fn prune(&self, live: impl Fn(&Path) -> bool) {
         update(&self.0, |paths| {
-            paths.retain(|path| path.symlink_metadata().is_ok());
+            paths.retain(|path| path.symlink_metadata().is_ok() || live(path));
         });
     }
 }
@@ -129,14 +130,18 @@ mod tests {
         add(&mine);
         add(&left);
         add(&there.path().join("gone.dat"));
-        list.prune();
-        assert_eq!(elsewhere(here.path()), vec![left.clone()]);
+        // Listed by a live run, not yet created.
+        let coming = there.path().join("coming.dat");
+        add(&coming);
+        list.prune(|path| path == coming);
+        assert_eq!(elsewhere(here.path()), vec![left.clone(), coming.clone()]);
         let listed = fs::read_to_string(state.path().join("corescale/pio-data-files")).unwrap();
         assert_eq!(
             listed.lines().count(),
-            2,
-            "the missing file was dropped: {listed}"
+            3,
+            "the missing file was dropped, the coming one kept: {listed}"
         );
+        remove(&coming);
         remove(&left);
         assert!(elsewhere(here.path()).is_empty());
         assert_eq!(elsewhere(there.path()), vec![mine]);

@@ -79,17 +79,29 @@ impl DataFile {
     /// Writes every block of `layout` to a new file in `directory`, named after this process
     /// and locked. Call `remove_stale` and `check_free_space` first.
     pub fn create(directory: &Path, layout: &Layout, orders: &[KeyOrder]) -> Result<Self> {
+        let list = LiveFiles::here();
         let (temporary, lock) = {
             let _creating = creating();
             // Registered as it is created, as report's files are: a second signal between
-            // the two could otherwise leave it behind.
+            // the two could otherwise leave it behind. Listed before it exists: a SIGKILL
+            // right after its creation leaves a file the next run in any directory finds.
             let temporary = crate::interrupt::create_registered(
                 || {
                     tempfile::Builder::new()
                         .prefix(&format!("{PREFIX}{}-", std::process::id()))
                         .rand_bytes(RANDOM_CHARS)
                         .suffix(SUFFIX)
-                        .tempfile_in(directory)
+                        .make_in(absolute(directory), |path| {
+                            if let Some(list) = &list {
+                                list.add(path);
+                            }
+                            OpenOptions::new()
+                                .read(true)
+                                .write(true)
+                                .create_new(true)
+                                .mode(0o600)
+                                .open(path)
+                        })
                 },
                 |temporary| temporary.path(),
             )
@@ -112,9 +124,6 @@ impl DataFile {
                 })?;
             (temporary, lock)
         };
-        if let Some(list) = LiveFiles::here() {
-            list.add(&absolute(temporary.path()));
-        }
         let path = temporary.path();
         write_blocks(
             BufWriter::with_capacity(1 << 20, temporary.as_file()),
@@ -268,7 +277,13 @@ pub fn remove_stale(directory: &Path) -> Result<Vec<String>> {
                 notes.push(note);
             }
         }
-        list.prune();
+        // A running corescale's entry stays, its file created or about to be.
+        list.prune(|path| {
+            matches!(
+                path.file_name().and_then(parse_name),
+                Some(DataFileName::Owned(pid)) if running_corescale(pid)
+            )
+        });
     }
     Ok(notes)
 }
