@@ -75,16 +75,13 @@ impl DbSession for MySqlSession {
         if self.script_statements.len() <= index {
             self.script_statements.resize(index + 1, None);
         }
-        let statement = match &self.script_statements[index] {
-            Some(statement) => statement.clone(),
-            None => {
-                let statement = self
-                    .connection
+        let statement = match &mut self.script_statements[index] {
+            Some(statement) => statement,
+            unprepared => unprepared.insert(
+                self.connection
                     .prep(sql)
-                    .map_err(|error| script_failure(error, &self.target))?;
-                self.script_statements[index] = Some(statement.clone());
-                statement
-            }
+                    .map_err(|error| script_failure(error, &self.target))?,
+            ),
         };
         let parameters: Vec<mysql::Value> = values
             .iter()
@@ -95,7 +92,7 @@ impl DbSession for MySqlSession {
             .collect();
         let mut result = self
             .connection
-            .exec_iter(&statement, mysql::Params::Positional(parameters))
+            .exec_iter(&*statement, mysql::Params::Positional(parameters))
             .map_err(|error| script_failure(error, &self.target))?;
         // Read before the rows: past them, the result set is gone.
         let changed = result.affected_rows();
