@@ -131,6 +131,14 @@ impl Cluster {
         }
     }
 
+    /// What a run says of instances behind a tunnel or a proxy (`Database::forwarded`).
+    pub fn forwarded(&self) -> Vec<String> {
+        self.instances
+            .iter()
+            .filter_map(|instance| instance.database.forwarded())
+            .collect()
+    }
+
     /// Waits until every replica has replayed what the primary has written so far; an error
     /// naming the replica that did not within `limit`.
     pub fn wait_for_replicas(&self, limit: Duration) -> Result<Replay> {

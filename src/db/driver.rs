@@ -152,10 +152,26 @@ pub trait Database: Send + Sync {
     fn server_pid(&self) -> Result<Option<u32>> {
         Ok(None)
     }
+    /// Whether the server runs on this host: its processes' CPU time is read here. A target
+    /// at this host's address may be a tunnel or a proxy to a server elsewhere; drivers that
+    /// can tell (`connect::this_host`) say so.
+    fn on_this_host(&self) -> bool {
+        self.target().is_local()
+    }
+    /// Why the server's CPU time is not read here though the target names this host, for a
+    /// run to say: a tunnel or a proxy listening here forwards to a server elsewhere.
+    fn forwarded(&self) -> Option<String> {
+        (self.target().is_local() && !self.on_this_host()).then(|| {
+            format!(
+                "{} is this host's address, but the server sees the connection come from a port no socket of corescale's has: a tunnel or a proxy forwards it to a server elsewhere, whose CPU time is not read from this host",
+                self.target()
+            )
+        })
+    }
     /// A server on this host: its main process, whose CPU time and whose children's serve
     /// the sessions (PostgreSQL's postmaster and its backends, MariaDB's one process).
     fn server_main_pid(&self) -> Result<Option<u32>> {
-        if !self.target().is_local() {
+        if !self.on_this_host() {
             return Ok(None);
         }
         self.server_pid()
@@ -311,6 +327,8 @@ pub trait DbSession: Send {
             "--server-loop needs a driver that runs the statements in a server-side loop; this one sends each from the client"
         )
     }
+    /// The session's server process, where it is one of this host's processes (PostgreSQL's
+    /// backend): its CPU time is the session's on the server.
     fn backend_pid(&self) -> Option<u32> {
         None
     }

@@ -6,4 +6,5 @@
 pub mod instances;
 pub mod settings;
 pub mod target;
+pub mod this_host;
 pub(crate) mod tls;

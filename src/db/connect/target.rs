@@ -176,7 +176,9 @@ impl Target {
         self.settings.database.value.clone()
     }
 
-    /// Whether the server runs on this host, so its processes' CPU time can be read.
+    /// Whether the target names this host (a socket, or a loopback address). The server may
+    /// still run elsewhere, behind a tunnel or a proxy listening here: a driver proves it
+    /// (`Database::on_this_host`).
     pub fn is_local(&self) -> bool {
         match &self.settings.endpoint {
             Endpoint::Socket(_) => true,

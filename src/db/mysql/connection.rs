@@ -2,6 +2,7 @@
 //! errors in a DBA's words.
 
 use super::*;
+use crate::db::connect::this_host;
 
 /// Connects as `ssl-mode` says: DISABLED in clear text, PREFERRED with TLS when the server
 /// offers it (unverified), REQUIRED with TLS or not at all (the chain checked when `ssl-ca`
@@ -18,6 +19,25 @@ pub(super) fn connect(target: &Target) -> Result<Conn> {
             connect_with(target, Some(ssl_options(tls)?))
         }
     }
+}
+
+/// Whether the server `connection` reaches runs on this host: through a socket, or over TCP
+/// from one of this process's own sockets (not a tunnel's or a proxy's).
+pub(super) fn on_this_host(connection: &mut Conn, target: &Target) -> Result<bool> {
+    let Endpoint::Tcp { port, .. } = &target.settings().endpoint else {
+        return Ok(true);
+    };
+    if !target.is_local() {
+        return Ok(false);
+    }
+    // The process list names a TCP client as host:port, the port it came from.
+    let host: Option<String> = connection
+        .query_first("SELECT HOST FROM information_schema.PROCESSLIST WHERE ID = CONNECTION_ID()")
+        .map_err(|error| describe(error, target))?;
+    Ok(host
+        .as_deref()
+        .and_then(this_host::port_in_host)
+        .is_some_and(|seen| this_host::own_connection(seen, *port)))
 }
 
 /// The server offers no TLS: PREFERRED then connects in clear text.

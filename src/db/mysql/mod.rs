@@ -39,12 +39,19 @@ const INSERT_BATCH: usize = 500;
 pub(crate) struct MySql {
     target: Target,
     monitor: Mutex<Conn>,
+    /// Whether the server runs on this host, its process's CPU time readable here.
+    on_this_host: bool,
 }
 
 impl MySql {
     pub(crate) fn new(target: Target) -> Result<Self> {
-        let monitor = Mutex::new(connect(&target)?);
-        Ok(Self { target, monitor })
+        let mut monitor = connect(&target)?;
+        let on_this_host = on_this_host(&mut monitor, &target)?;
+        Ok(Self {
+            target,
+            monitor: Mutex::new(monitor),
+            on_this_host,
+        })
     }
 
     /// Runs GET_LOCK or RELEASE_LOCK on the setup lock and answers whether it did. Lock
@@ -577,6 +584,10 @@ impl Database for MySql {
             &samples,
             "Innodb_buffer_pool_read_requests around each statement",
         )
+    }
+
+    fn on_this_host(&self) -> bool {
+        self.on_this_host
     }
 
     fn server_pid(&self) -> Result<Option<u32>> {

@@ -15,7 +15,9 @@ use crate::db::catalog::{
     CATALOG_TABLE, IDENTITY_COLUMNS, Identity, ObjectKind, Owned, PG_LOCK_KEY, READY, SetupRecord,
     SetupStamp, Verdict, identity_select, verdict,
 };
+use crate::db::connect::settings::Endpoint;
 use crate::db::connect::target::Target;
+use crate::db::connect::this_host;
 use crate::db::driver::ServerCheck;
 use crate::db::{
     Database, DbCounters, DbSession, Maintenance, PREFIX, loop_function, mean_of_samples,
@@ -36,12 +38,29 @@ const INSUFFICIENT_PRIVILEGE: &str = "42501";
 pub(crate) struct Postgres {
     target: Target,
     monitor: Mutex<WireSession>,
+    /// Whether the server runs on this host, its processes' CPU time readable here.
+    on_this_host: bool,
 }
 
 impl Postgres {
     pub(crate) fn new(target: Target) -> Result<Self> {
-        let monitor = Mutex::new(WireSession::connect(&target)?);
-        Ok(Self { target, monitor })
+        let mut monitor = WireSession::connect(&target)?;
+        let on_this_host = match &target.settings().endpoint {
+            Endpoint::Socket(_) => true,
+            Endpoint::Tcp { port, .. } if target.is_local() => {
+                // The port the server saw the monitor connect from (0: none, a socket).
+                let seen: u16 = monitor
+                    .query_value("SELECT coalesce(inet_client_port(), 0)", &[])
+                    .map_err(|error| explain(error, &target))?;
+                this_host::own_connection(seen, *port)
+            }
+            Endpoint::Tcp { .. } => false,
+        };
+        Ok(Self {
+            target,
+            monitor: Mutex::new(monitor),
+            on_this_host,
+        })
     }
 
     fn monitor(&self) -> Result<MutexGuard<'_, WireSession>> {
@@ -481,6 +500,7 @@ impl Database for Postgres {
         Ok(Box::new(PostgresSession {
             wire,
             target: self.target.clone(),
+            on_this_host: self.on_this_host,
         }))
     }
 
@@ -495,11 +515,16 @@ impl Database for Postgres {
         Ok(Box::new(PostgresSession {
             wire,
             target: self.target.clone(),
+            on_this_host: self.on_this_host,
         }))
     }
 
+    fn on_this_host(&self) -> bool {
+        self.on_this_host
+    }
+
     fn server_main_pid(&self) -> Result<Option<u32>> {
-        if !self.target.is_local() {
+        if !self.on_this_host {
             return Ok(None);
         }
         // The postmaster: the parent of the monitor's own backend.

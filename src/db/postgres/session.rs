@@ -12,6 +12,8 @@ use crate::db::{Answered, DbSession, PlannedStatement, loop_function, quote_doub
 pub(super) struct PostgresSession {
     pub(super) wire: WireSession,
     pub(super) target: Target,
+    /// Whether its backend is a process of this host's (`Database::on_this_host`).
+    pub(super) on_this_host: bool,
 }
 
 impl PostgresSession {
@@ -73,7 +75,8 @@ impl DbSession for PostgresSession {
     }
 
     fn backend_pid(&self) -> Option<u32> {
-        Some(self.wire.backend_pid())
+        // A server elsewhere: its backend's pid is another host's.
+        self.on_this_host.then(|| self.wire.backend_pid())
     }
 
     fn publish_statistics(&mut self) -> Result<()> {

@@ -112,6 +112,7 @@ impl DbWorkload {
         if let Replay::NotWaited(why) = cluster.wait_for_replicas(options.replay_limit)? {
             say!("corescale: warning: {why}");
         }
+        (cluster.forwarded().iter()).for_each(|note| say!("corescale: note: {note}"));
         let (schemas, rows) = crate::db::catalog::inventory(database.as_ref())?;
         if schemas == 0 {
             bail!(
@@ -210,7 +211,7 @@ impl DbWorkload {
     /// CPU seconds of an instance's server process, when it runs on this host and one
     /// process serves every session (MariaDB).
     fn server_cpu_s(database: &dyn Database) -> Result<Option<f64>> {
-        if !database.target().is_local() {
+        if !database.on_this_host() {
             return Ok(None);
         }
         Ok(database.server_pid()?.and_then(process_cpu_seconds))
@@ -292,7 +293,7 @@ impl Workload for DbWorkload {
                 self.cluster
                     .instances
                     .iter()
-                    .all(|instance| instance.database.target().is_local()),
+                    .all(|instance| instance.database.on_this_host()),
             ),
         }
     }
@@ -366,7 +367,7 @@ impl Workload for DbWorkload {
         self.cluster
             .instances
             .iter()
-            .any(|instance| instance.database.target().is_local())
+            .any(|instance| instance.database.on_this_host())
     }
 
     fn settles_first(&self) -> bool {

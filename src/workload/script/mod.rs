@@ -248,6 +248,9 @@ impl ScriptWorkload {
             .into());
         }
         let database = connect(target)?;
+        if let Some(note) = database.forwarded() {
+            say!("corescale: note: {note}");
+        }
         let placeholder = target.product.placeholder;
         let rendered = scripts
             .iter()
@@ -315,7 +318,7 @@ impl ScriptWorkload {
 impl ScriptWorkload {
     /// The local server process's CPU time (MariaDB's one process); None elsewhere.
     fn server_cpu_s(&self) -> Result<Option<f64>> {
-        if !self.database.target().is_local() {
+        if !self.database.on_this_host() {
             return Ok(None);
         }
         Ok(self
@@ -385,7 +388,7 @@ impl Workload for ScriptWorkload {
                 open_loop: !self.rates.is_empty(),
                 arrivals_seed: None,
             }),
-            server_on_this_host: Some(self.database.target().is_local()),
+            server_on_this_host: Some(self.database.on_this_host()),
         }
     }
 
@@ -436,7 +439,7 @@ impl Workload for ScriptWorkload {
     }
 
     fn local_server(&self) -> bool {
-        self.database.target().is_local()
+        self.database.on_this_host()
     }
 
     fn server_processes(&self) -> Vec<u32> {
