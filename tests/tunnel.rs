@@ -9,8 +9,7 @@ use std::io::{Read, Write};
 use std::net::{Shutdown, TcpListener, TcpStream};
 
 use common::scratch::Scratch;
-use common::{corescale, hold_server, read_json, required};
-use serde_json::Value;
+use common::{corescale, hold_server, one_db_level, required};
 
 /// Forwards every connection made to the port it returns to `upstream`, byte for byte, for
 /// the test's length, as a tunnel does: the server sees the forwarder's port, not the client's.
@@ -39,29 +38,6 @@ fn forwarder(upstream: (String, u16)) -> u16 {
         }
     });
     port
-}
-
-/// A one-level db run on `url`: the document and what the run said on standard error.
-fn one_level(url: &str) -> (Value, String) {
-    let dir = tempfile::tempdir().unwrap();
-    let json = dir.path().join("run.json");
-    let output = corescale()
-        .args([
-            "run",
-            "db",
-            "--target",
-            url,
-            "-w",
-            "1",
-            "--duration",
-            "300ms",
-        ])
-        .args(["--repeat", "1", "-q", "-o"])
-        .arg(&json)
-        .assert()
-        .success();
-    let said = String::from_utf8_lossy(&output.get_output().stderr).into_owned();
-    (read_json(&json), said)
 }
 
 /// Sets up corescale's tables on a database of the test's own on the server `variable` names,
@@ -95,7 +71,7 @@ fn through_a_forwarder(variable: &str) {
     );
     url.set_port(Some(forwarder(upstream))).unwrap();
     for (target, here) in [(direct.as_str(), true), (url.as_str(), false)] {
-        let (document, said) = one_level(target);
+        let (document, said) = one_db_level(target);
         assert_eq!(
             said.contains("a tunnel or a proxy forwards it"),
             !here,

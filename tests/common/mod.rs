@@ -522,3 +522,27 @@ pub fn teardown_after_a_killed_setup(url: &str) {
         std::thread::sleep(Duration::from_millis(100));
     }
 }
+
+/// A one-level db run on `url` (one session for 300 ms): the document and what the run said
+/// on standard error.
+pub fn one_db_level(url: &str) -> (Value, String) {
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("run.json");
+    let output = corescale()
+        .args([
+            "run",
+            "db",
+            "--target",
+            url,
+            "-w",
+            "1",
+            "--duration",
+            "300ms",
+        ])
+        .args(["--repeat", "1", "-q", "-o"])
+        .arg(&json)
+        .assert()
+        .success();
+    let said = String::from_utf8_lossy(&output.get_output().stderr).into_owned();
+    (read_json(&json), said)
+}
