@@ -5,7 +5,6 @@
 
 mod common;
 
-use std::io::{Read, Write};
 use std::net::{Shutdown, TcpListener, TcpStream};
 
 use common::scratch::Scratch;
@@ -26,12 +25,7 @@ fn forwarder(upstream: (String, u16)) -> u16 {
                 (server, client),
             ] {
                 std::thread::spawn(move || {
-                    let mut buffer = [0u8; 16384];
-                    while let Ok(read) = from.read(&mut buffer) {
-                        if read == 0 || to.write_all(&buffer[..read]).is_err() {
-                            break;
-                        }
-                    }
+                    let _ = std::io::copy(&mut from, &mut to);
                     let _ = to.shutdown(Shutdown::Write);
                 });
             }

@@ -6,12 +6,32 @@
 
 use std::os::fd::RawFd;
 
+use anyhow::Result;
 use nix::sys::socket::{SockaddrStorage, getpeername, getsockname};
+
+use super::settings::Endpoint;
+use super::target::Target;
+
+/// Whether the server `target` reaches runs on this host: through a socket, or at this
+/// host's address from one of this process's own sockets. `client_port` asks the server
+/// which port it saw the connection come from (None: it cannot say).
+pub fn serves_here(
+    target: &Target,
+    client_port: impl FnOnce() -> Result<Option<u16>>,
+) -> Result<bool> {
+    match &target.settings().endpoint {
+        Endpoint::Socket(_) => Ok(true),
+        Endpoint::Tcp { port, .. } if target.is_local() => {
+            Ok(client_port()?.is_some_and(|seen| own_connection(seen, *port)))
+        }
+        Endpoint::Tcp { .. } => Ok(false),
+    }
+}
 
 /// Whether one of this process's TCP sockets has local port `client_port` and is connected
 /// to port `server_port`: the connection the server saw come from `client_port` is this
 /// process's own, not a forwarder's.
-pub fn own_connection(client_port: u16, server_port: u16) -> bool {
+fn own_connection(client_port: u16, server_port: u16) -> bool {
     let Ok(entries) = std::fs::read_dir("/proc/self/fd") else {
         return false;
     };

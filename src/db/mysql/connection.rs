@@ -24,20 +24,15 @@ pub(super) fn connect(target: &Target) -> Result<Conn> {
 /// Whether the server `connection` reaches runs on this host: through a socket, or over TCP
 /// from one of this process's own sockets (not a tunnel's or a proxy's).
 pub(super) fn on_this_host(connection: &mut Conn, target: &Target) -> Result<bool> {
-    let Endpoint::Tcp { port, .. } = &target.settings().endpoint else {
-        return Ok(true);
-    };
-    if !target.is_local() {
-        return Ok(false);
-    }
-    // The process list names a TCP client as host:port, the port it came from.
-    let host: Option<String> = connection
-        .query_first("SELECT HOST FROM information_schema.PROCESSLIST WHERE ID = CONNECTION_ID()")
-        .map_err(|error| describe(error, target))?;
-    Ok(host
-        .as_deref()
-        .and_then(this_host::port_in_host)
-        .is_some_and(|seen| this_host::own_connection(seen, *port)))
+    this_host::serves_here(target, || {
+        // The process list names a TCP client as host:port, the port it came from.
+        let host: Option<String> = connection
+            .query_first(
+                "SELECT HOST FROM information_schema.PROCESSLIST WHERE ID = CONNECTION_ID()",
+            )
+            .map_err(|error| describe(error, target))?;
+        Ok(host.as_deref().and_then(this_host::port_in_host))
+    })
 }
 
 /// The server offers no TLS: PREFERRED then connects in clear text.

@@ -15,7 +15,6 @@ use crate::db::catalog::{
     CATALOG_TABLE, IDENTITY_COLUMNS, Identity, ObjectKind, Owned, PG_LOCK_KEY, READY, SetupRecord,
     SetupStamp, Verdict, identity_select, verdict,
 };
-use crate::db::connect::settings::Endpoint;
 use crate::db::connect::target::Target;
 use crate::db::connect::this_host;
 use crate::db::driver::ServerCheck;
@@ -45,17 +44,13 @@ pub(crate) struct Postgres {
 impl Postgres {
     pub(crate) fn new(target: Target) -> Result<Self> {
         let mut monitor = WireSession::connect(&target)?;
-        let on_this_host = match &target.settings().endpoint {
-            Endpoint::Socket(_) => true,
-            Endpoint::Tcp { port, .. } if target.is_local() => {
-                // The port the server saw the monitor connect from (0: none, a socket).
-                let seen: u16 = monitor
-                    .query_value("SELECT coalesce(inet_client_port(), 0)", &[])
-                    .map_err(|error| explain(error, &target))?;
-                this_host::own_connection(seen, *port)
-            }
-            Endpoint::Tcp { .. } => false,
-        };
+        // The port the server saw the monitor connect from (0: none, a socket).
+        let on_this_host = this_host::serves_here(&target, || {
+            monitor
+                .query_value("SELECT coalesce(inet_client_port(), 0)", &[])
+                .map(Some)
+                .map_err(|error| explain(error, &target))
+        })?;
         Ok(Self {
             target,
             monitor: Mutex::new(monitor),

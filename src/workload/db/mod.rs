@@ -208,15 +208,6 @@ impl DbWorkload {
         }
     }
 
-    /// CPU seconds of an instance's server process, when it runs on this host and one
-    /// process serves every session (MariaDB).
-    fn server_cpu_s(database: &dyn Database) -> Result<Option<f64>> {
-        if !database.on_this_host() {
-            return Ok(None);
-        }
-        Ok(database.server_pid()?.and_then(process_cpu_seconds))
-    }
-
     /// The target, or a cluster's instances with their roles and the route.
     fn instances_described(&self) -> String {
         if !self.per_instance() {
@@ -391,7 +382,7 @@ impl Workload for DbWorkload {
             };
             baseline.push(Baseline {
                 counters,
-                server_cpu_s: Self::server_cpu_s(database).unwrap_or(None),
+                server_cpu_s: server_process_cpu_s(database).unwrap_or(None),
             });
         }
         *locked(&self.baseline, "the level's baseline")? = Some(baseline);
@@ -452,7 +443,7 @@ impl Workload for DbWorkload {
             ) {
                 (Some(now), Some(then)) => Some(now - then),
                 _ => match (
-                    Self::server_cpu_s(database).unwrap_or(None),
+                    server_process_cpu_s(database).unwrap_or(None),
                     before.server_cpu_s,
                 ) {
                     (Some(now), Some(then)) => Some(now - then),
@@ -623,6 +614,15 @@ impl DbFigures {
         }
         warnings
     }
+}
+
+/// CPU seconds of an instance's server process, when it runs on this host and one process
+/// serves every session (MariaDB); `run db` and `run script` read it around a level.
+pub(crate) fn server_process_cpu_s(database: &dyn Database) -> Result<Option<f64>> {
+    if !database.on_this_host() {
+        return Ok(None);
+    }
+    Ok(database.server_pid()?.and_then(process_cpu_seconds))
 }
 
 #[cfg(test)]

@@ -21,6 +21,7 @@ use crate::db::{Database, DbCounters};
 use crate::error::{UsageError, locked};
 use crate::latency::{Arrivals, RateSteps};
 use crate::workload::db::args::DbTargetArgs;
+use crate::workload::db::server_process_cpu_s;
 use crate::workload::figures::level_figures;
 use crate::workload::{
     BuildContext, JobShape, LevelFigures, LevelTotals, PaddedJob, SessionConnection, Sessions,
@@ -315,19 +316,6 @@ impl ScriptWorkload {
     }
 }
 
-impl ScriptWorkload {
-    /// The local server process's CPU time (MariaDB's one process); None elsewhere.
-    fn server_cpu_s(&self) -> Result<Option<f64>> {
-        if !self.database.on_this_host() {
-            return Ok(None);
-        }
-        Ok(self
-            .database
-            .server_pid()?
-            .and_then(crate::host::interference::process_cpu_seconds))
-    }
-}
-
 /// Evaluates each `\set` of a script in order with a fixed generator, keeping what fails
 /// as a message: for the script parser's fuzz target, which looks for panics.
 #[doc(hidden)]
@@ -452,8 +440,10 @@ impl Workload for ScriptWorkload {
     }
 
     fn level_started(&self) -> Result<()> {
-        *locked(&self.baseline, "the level's baseline")? =
-            Some((self.database.counters()?, self.server_cpu_s()?));
+        *locked(&self.baseline, "the level's baseline")? = Some((
+            self.database.counters()?,
+            server_process_cpu_s(self.database.as_ref())?,
+        ));
         self.sessions.take()?;
         self.failures.store(0, std::sync::atomic::Ordering::Relaxed);
         Ok(())
@@ -476,7 +466,10 @@ impl Workload for ScriptWorkload {
         };
         let total = ScriptTally::sum(tallies, self.scripts.statements().count());
         // The server process (MariaDB), else the sessions' backends (PostgreSQL).
-        let server_cpu_s = match (self.server_cpu_s()?, server_cpu_before) {
+        let server_cpu_s = match (
+            server_process_cpu_s(self.database.as_ref())?,
+            server_cpu_before,
+        ) {
             (Some(now), Some(then)) => Some(now - then),
             _ => total.backend_cpu_s,
         }
