@@ -6,6 +6,7 @@
 
 mod connection;
 pub(crate) mod mycnf;
+mod purge;
 mod session;
 
 use session::MySqlSession;
@@ -166,7 +167,8 @@ impl Database for MySql {
                 ),
                 (ended.to_string(), &stamp.started),
             )
-            .map_err(|error| describe(error, &self.target))
+            .map_err(|error| describe(error, &self.target))?;
+        purge::wait_for_purge(&mut connection, &self.target)
     }
 
     fn buffer_cache(&self) -> Result<Option<(u64, &'static str)>> {
