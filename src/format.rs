@@ -20,6 +20,27 @@ impl<'a> RateUnit<'a> {
     }
 }
 
+/// Text from outside (a file, a server, another role's object names) as a message may show
+/// it: control characters and the bidirectional controls that reorder what a terminal shows
+/// (U+202A-U+202E, U+2066-U+2069, U+200E, U+200F, U+061C) escaped as `\u{...}`, everything
+/// else kept, so no escape sequence reaches the terminal and no line reads other than it is.
+pub(crate) fn printable(text: &str) -> String {
+    let mut shown = String::with_capacity(text.len());
+    for c in text.chars() {
+        if c.is_control() || is_bidi_control(c) {
+            shown.extend(c.escape_default());
+        } else {
+            shown.push(c);
+        }
+    }
+    shown
+}
+
+/// The characters that change the direction text is shown in.
+fn is_bidi_control(c: char) -> bool {
+    matches!(c, '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}' | '\u{200E}' | '\u{200F}' | '\u{061C}')
+}
+
 /// `text` wrapped at word boundaries to `width` columns, later lines indented two spaces;
 /// never at a hyphen ("single-threaded" and "-22%" stay whole). No trailing line end.
 pub(crate) fn wrap_to(text: &str, width: usize) -> String {
@@ -160,6 +181,14 @@ pub(crate) fn optional(value: Option<f64>, decimals: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn printable_text_escapes_controls_and_direction_marks() {
+        assert_eq!(printable("t\u{1b}[2Jx"), "t\\u{1b}[2Jx");
+        assert_eq!(printable("a\u{202E}b\u{2066}c"), "a\\u{202e}b\\u{2066}c");
+        assert_eq!(printable("corescale_t0 é"), "corescale_t0 é");
+        assert_eq!(printable("line\nnext"), "line\\nnext");
+    }
 
     #[test]
     fn times_read_in_one_to_four_digits() {

@@ -1184,7 +1184,7 @@ fn stalled_latency(url: &str, extra: &[&str]) -> Value {
     // window.
     await_backends(
         url,
-        "query LIKE 'SELECT sum(scratch)%'",
+        "query LIKE 'SELECT pg_catalog.sum(scratch)%'",
         1,
         Duration::from_secs(15),
     );

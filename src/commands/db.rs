@@ -17,6 +17,9 @@ pub fn execute(command: &DbCommand) -> Result<()> {
             // Setup writes on the primary; the replicas replay it.
             let database = cluster.primary()?;
             let target = database.target();
+            if let Some(warning) = database.schema_warning()? {
+                say!("corescale: warning: {warning}");
+            }
             let cache = database.buffer_cache()?;
             let bytes_per_row = database.bytes_per_row();
             let rows = match asked {
@@ -56,6 +59,9 @@ pub fn execute(command: &DbCommand) -> Result<()> {
             let cluster = Cluster::connect(&args.open_all()?)?;
             let database = cluster.primary()?;
             let target = database.target();
+            if let Some(warning) = database.schema_warning()? {
+                say!("corescale: warning: {warning}");
+            }
             let Teardown {
                 dropped,
                 not_created,
@@ -212,6 +218,9 @@ fn check_instance(database: &dyn crate::db::Database, role: Option<Role>) -> Res
             "  {} {privilege}",
             if *held { "ok     " } else { "MISSING" }
         );
+    }
+    if let Some(warning) = database.schema_warning()? {
+        say!("corescale: warning: {warning}");
     }
     Ok(facts.privileges.iter().filter(|(_, held)| !held).count())
 }

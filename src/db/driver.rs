@@ -124,6 +124,15 @@ pub trait Database: Send + Sync {
     fn catalogue_writers(&self) -> Result<Vec<String>> {
         Ok(Vec::new())
     }
+    /// Why the schema corescale works in may hold others' objects beside its own (others may
+    /// create there, or another role owns it), with what to do; None when it cannot.
+    fn schema_warning(&self) -> Result<Option<String>> {
+        Ok(None)
+    }
+    /// What each of `objects` is now, against what setup recorded (`catalog::verdict`): a run reads
+    /// only tables that still are the ones setup created, not a view or another's table put
+    /// under their names.
+    fn verify_owned(&self, objects: &[Owned]) -> Result<Vec<Verdict>>;
     fn open_session(&self) -> Result<Box<dyn DbSession>>;
     fn counters(&self) -> Result<DbCounters>;
     /// How far behind the sessions' work `counters` may be: the period at which the server
@@ -371,6 +380,13 @@ pub trait DbSession: Send {
     /// Runs SQL as written, with no values (a script's ROLLBACK after a failure).
     fn run_plain(&mut self, _sql: &str) -> Result<()> {
         bail!("this database's driver does not run scripts (PostgreSQL and MySQL/MariaDB do)")
+    }
+    /// Makes the server refuse every write of this session, whoever its user is (MariaDB's
+    /// read_only does not bind accounts with READ ONLY ADMIN or SUPER): for runs that must
+    /// not write. False where the database has no such session mode (Oracle's READ ONLY is
+    /// per transaction; its runs send only corescale's own selects).
+    fn hold_read_only(&mut self) -> Result<bool> {
+        Ok(false)
     }
 }
 

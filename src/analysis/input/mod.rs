@@ -102,19 +102,10 @@ use crate::result::{CacheFigure, Level, RunDocument, RunMode, SCHEMA};
 /// Text longer than this is cut when quoted in a message.
 const QUOTE_CHARS: usize = 80;
 
-/// Text from a file as it may be shown: control characters escaped (no terminal escape
-/// sequence gets through), everything else kept.
+/// Text from a file as it may be shown: control and bidirectional characters escaped (no
+/// terminal escape sequence gets through), everything else kept.
 pub fn printable(text: &str) -> String {
-    text.chars()
-        .flat_map(|c| {
-            let escaped: Vec<char> = if c.is_control() {
-                c.escape_default().collect()
-            } else {
-                vec![c]
-            };
-            escaped
-        })
-        .collect()
+    crate::format::printable(text)
 }
 
 /// Input quoted in a message: printable, and at most [`QUOTE_CHARS`] characters.

@@ -35,6 +35,9 @@ pub struct Target {
     /// Limit on waiting for one answer once connected (None: wait as long as it takes, as
     /// setup's loads and index builds may).
     pub answer_timeout: Option<Duration>,
+    /// `--in-schema`: the schema (MySQL/MariaDB: the database) corescale's own objects live
+    /// in, which setup creates and owns; None: the role's current schema (database).
+    pub in_schema: Option<String>,
 }
 
 impl fmt::Display for Target {
@@ -85,6 +88,7 @@ impl Target {
             settings,
             connect_timeout,
             answer_timeout: None,
+            in_schema: None,
         })
     }
 
@@ -95,6 +99,12 @@ impl Target {
             self.connect_timeout = connect;
         }
         self.answer_timeout = answer;
+        self
+    }
+
+    /// Names the schema corescale's own objects live in (`--in-schema`).
+    pub fn with_in_schema(mut self, schema: Option<String>) -> Self {
+        self.in_schema = schema;
         self
     }
 

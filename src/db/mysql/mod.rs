@@ -370,6 +370,21 @@ impl Database for MySql {
             .map_err(|error| describe(error, &self.target))
     }
 
+    fn verify_owned(&self, objects: &[Owned]) -> Result<Vec<Verdict>> {
+        let mut connection = locked(&self.monitor, "the monitor connection")?;
+        objects
+            .iter()
+            .map(|object| {
+                let current = match object.kind {
+                    Some(ObjectKind::Table) => current_identity(&mut connection, &object.name)
+                        .map_err(|error| describe(error, &self.target))?,
+                    _ => None,
+                };
+                Ok(verdict(object.identity.as_ref(), current.as_ref()))
+            })
+            .collect()
+    }
+
     fn open_session(&self) -> Result<Box<dyn DbSession>> {
         let mut connection = connect(&self.target)?;
         let tls = session_tls(&mut connection).map_err(|error| describe(error, &self.target))?;

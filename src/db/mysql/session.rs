@@ -105,6 +105,15 @@ impl DbSession for MySqlSession {
         Ok(if rows > 0 { rows } else { changed })
     }
 
+    fn hold_read_only(&mut self) -> Result<bool> {
+        // Every later transaction of the session is read-only, for SUPER too; only SET
+        // SESSION TRANSACTION READ WRITE (refused by the script's check) lifts it.
+        self.connection
+            .query_drop("SET SESSION TRANSACTION READ ONLY")
+            .map_err(|error| describe(error, &self.target))?;
+        Ok(true)
+    }
+
     fn run_plain(&mut self, sql: &str) -> Result<()> {
         self.connection
             .query_drop(sql)

@@ -323,6 +323,21 @@ impl Database for Oracle {
             .collect()
     }
 
+    fn verify_owned(&self, objects: &[Owned]) -> Result<Vec<Verdict>> {
+        let connection = locked(&self.monitor, "the monitor connection")?;
+        objects
+            .iter()
+            .map(|object| {
+                let current = match object.kind {
+                    Some(ObjectKind::Table) => current_identity(&connection, &object.name)
+                        .map_err(|error| describe(error, &self.target))?,
+                    _ => None,
+                };
+                Ok(verdict(object.identity.as_ref(), current.as_ref()))
+            })
+            .collect()
+    }
+
     fn open_session(&self) -> Result<Box<dyn DbSession>> {
         Ok(Box::new(OracleSession {
             connection: connect(&self.target)?,

@@ -5,6 +5,7 @@
 pub(crate) mod libpq;
 mod replication;
 mod session;
+mod teardown;
 pub(crate) mod wire;
 
 use std::sync::{Mutex, MutexGuard};
@@ -25,6 +26,7 @@ use crate::db::{
 use crate::error::locked;
 use crate::rng::permutation;
 use session::{PostgresSession, publish_statistics};
+use teardown::{dependents, drop_all_if_same};
 use wire::{ServerError, WireSession};
 
 const FILLER_BYTES: usize = 1000;
@@ -36,6 +38,10 @@ const INSUFFICIENT_PRIVILEGE: &str = "42501";
 
 pub(crate) struct Postgres {
     target: Target,
+    /// The schema corescale's objects live in (`--in-schema`, else the role's current schema
+    /// when it connected): every statement of corescale's names them there.
+    schema: String,
+    /// Pinned (`WireSession::pin`), as every session of corescale's own statements is.
     monitor: Mutex<WireSession>,
     /// Whether the server runs on this host, its processes' CPU time readable here.
     on_this_host: bool,
@@ -44,18 +50,40 @@ pub(crate) struct Postgres {
 impl Postgres {
     pub(crate) fn new(target: Target) -> Result<Self> {
         let mut monitor = WireSession::connect(&target)?;
+        let schema = match &target.in_schema {
+            Some(schema) => schema.clone(),
+            None => current_schema(&mut monitor)?,
+        };
+        monitor
+            .pin(&schema)
+            .map_err(|error| explain(error, &target))?;
         // The port the server saw the monitor connect from (0: none, a socket).
         let on_this_host = this_host::serves_here(&target, || {
             monitor
-                .query_value("SELECT coalesce(inet_client_port(), 0)", &[])
+                .query_value("SELECT coalesce(pg_catalog.inet_client_port(), 0)", &[])
                 .map(Some)
                 .map_err(|error| explain(error, &target))
         })?;
         Ok(Self {
             target,
+            schema,
             monitor: Mutex::new(monitor),
             on_this_host,
         })
+    }
+
+    /// A new session for corescale's own statements, pinned to its schema.
+    fn connect_own(&self) -> Result<WireSession> {
+        let mut session = WireSession::connect(&self.target)?;
+        session
+            .pin(&self.schema)
+            .map_err(|error| explain(error, &self.target))?;
+        Ok(session)
+    }
+
+    /// The catalogue, qualified by corescale's schema.
+    fn catalogue(&self) -> String {
+        catalogue_in(&self.schema)
     }
 
     fn monitor(&self) -> Result<MutexGuard<'_, WireSession>> {
@@ -96,10 +124,12 @@ fn explain(error: anyhow::Error, target: &Target) -> anyhow::Error {
     }
 }
 
-/// The schema setup creates in and teardown looks in: the first existing one of search_path.
+/// The role's current schema, the first existing one of its own search_path, read before
+/// the session is pinned: where setup creates and teardown looks when `--in-schema` is not
+/// given.
 fn current_schema(session: &mut WireSession) -> Result<String> {
     session
-        .query("SELECT current_schema()::text", &[])?
+        .query("SELECT pg_catalog.current_schema()::pg_catalog.text", &[])?
         .into_iter()
         .next()
         .and_then(|row| row.into_iter().next().flatten())
@@ -108,36 +138,65 @@ fn current_schema(session: &mut WireSession) -> Result<String> {
         })
 }
 
+/// Creates `--in-schema`'s schema for corescale's objects, owned by the user, unless it
+/// exists and the user owns it already; one another role owns is refused: its owner could
+/// drop or replace what corescale keeps there.
+fn create_own_schema(session: &mut WireSession, schema: &str) -> Result<()> {
+    let owner = session.query(
+        "SELECT pg_catalog.pg_get_userbyid(n.nspowner)::pg_catalog.text,
+                (pg_catalog.pg_get_userbyid(n.nspowner) OPERATOR(pg_catalog.=) CURRENT_USER)::pg_catalog.text
+         FROM pg_catalog.pg_namespace n WHERE n.nspname = $1::pg_catalog.text",
+        &[schema],
+    )?;
+    match owner.first().map(|row| {
+        (
+            row.first().cloned().flatten(),
+            row.get(1).cloned().flatten(),
+        )
+    }) {
+        None => session.simple(&format!("CREATE SCHEMA {}", quote_double(schema))),
+        Some((_, Some(mine))) if mine == "true" => Ok(()),
+        Some((owner, _)) => bail!(
+            "schema {} exists and belongs to {}: corescale keeps its objects in a schema its user owns; give another --in-schema name",
+            crate::format::printable(schema),
+            crate::format::printable(owner.as_deref().unwrap_or("another role"))
+        ),
+    }
+}
+
 /// The catalogue, qualified by its schema: unqualified, a name could resolve elsewhere (a
 /// temporary table, another schema of search_path).
 fn catalogue_in(schema: &str) -> String {
     format!("{}.{}", quote_double(schema), quote_double(CATALOG_TABLE))
 }
 
-/// The identity of the object of `kind` named $1 in the current schema (namespace, oid,
-/// owner, comment); no row when it has none. The server quotes the name itself (format's %I).
+/// The identity of the object of `kind` named $1 in schema $2 (namespace, oid, owner,
+/// comment); no row when it has none. A table is an ordinary or partitioned table (a view
+/// or another kind under its name is not), a function the loop's (bigint, bigint, bigint).
 fn identity_sql(kind: ObjectKind) -> &'static str {
     match kind {
         ObjectKind::Table => {
-            "SELECT n.nspname::text AS namespace, c.oid::text AS id, pg_get_userbyid(c.relowner)::text AS owner, obj_description(c.oid, 'pg_class') AS mark
-             FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
-             WHERE c.oid = to_regclass(format('%I.%I', current_schema(), $1::text)) AND c.relkind IN ('r', 'p')"
+            "SELECT n.nspname::pg_catalog.text AS namespace, c.oid::pg_catalog.text AS id, pg_catalog.pg_get_userbyid(c.relowner)::pg_catalog.text AS owner, (SELECT d.description FROM pg_catalog.pg_description d WHERE d.objoid = c.oid AND d.classoid = 'pg_catalog.pg_class'::pg_catalog.regclass AND d.objsubid = 0) AS mark
+             FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
+             WHERE c.relname = $1::pg_catalog.text AND n.nspname = $2::pg_catalog.text AND c.relkind IN ('r', 'p')"
         }
         ObjectKind::Function => {
-            "SELECT n.nspname::text AS namespace, p.oid::text AS id, pg_get_userbyid(p.proowner)::text AS owner, obj_description(p.oid, 'pg_proc') AS mark
-             FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace
-             WHERE p.oid = to_regprocedure(format('%I.%I(bigint, bigint, bigint)', current_schema(), $1::text))"
+            "SELECT n.nspname::pg_catalog.text AS namespace, p.oid::pg_catalog.text AS id, pg_catalog.pg_get_userbyid(p.proowner)::pg_catalog.text AS owner, (SELECT d.description FROM pg_catalog.pg_description d WHERE d.objoid = p.oid AND d.classoid = 'pg_catalog.pg_proc'::pg_catalog.regclass AND d.objsubid = 0) AS mark
+             FROM pg_catalog.pg_proc p JOIN pg_catalog.pg_namespace n ON n.oid = p.pronamespace
+             WHERE p.proname = $1::pg_catalog.text AND n.nspname = $2::pg_catalog.text
+               AND p.proargtypes = '20 20 20'::pg_catalog.oidvector"
         }
     }
 }
 
-/// What the database says the object named `name` in the current schema is, if any.
+/// What the database says the object named `name` in `schema` is, if any.
 fn current_identity(
     session: &mut WireSession,
+    schema: &str,
     kind: ObjectKind,
     name: &str,
 ) -> Result<Option<Identity>> {
-    let rows = session.query(identity_sql(kind), &[name])?;
+    let rows = session.query(identity_sql(kind), &[name, schema])?;
     Ok(rows.into_iter().next().and_then(|row| {
         let mut columns = row.into_iter();
         Some(Identity {
@@ -150,178 +209,30 @@ fn current_identity(
     }))
 }
 
-/// A statement from a `format()` template with two %I and an optional %L: the server quotes
-/// the schema and the name, and the literal, by its own rules.
-fn formatted(
-    session: &mut WireSession,
-    template: &str,
-    schema: &str,
-    name: &str,
-) -> Result<String> {
-    session.query_value(
-        "SELECT format($1::text, $2::text, $3::text)",
-        &[template, schema, name],
-    )
+/// An object of corescale's as its statements name it: schema and name quoted here, by
+/// PostgreSQL's rules, never by a function of the server's whose answer would be run.
+fn qualified(schema: &str, name: &str) -> String {
+    format!("{}.{}", quote_double(schema), quote_double(name))
 }
 
-/// The statements that lock and drop an object of `kind` (format() templates).
-fn lock_and_drop(kind: ObjectKind) -> (&'static str, &'static str) {
+/// A string literal for DDL, which takes no bound values: quotes doubled; a backslash is
+/// refused, as it means different things with standard_conforming_strings on and off.
+fn literal(text: &str) -> Result<String> {
+    if text.contains(['\\', '\0']) {
+        bail!("a literal for the server holds a backslash or NUL: {text:?}");
+    }
+    Ok(format!("'{}'", text.replace('\'', "''")))
+}
+
+/// How DDL names an object of `kind`: a function with its argument types.
+fn ddl_name(kind: ObjectKind, schema: &str, name: &str) -> String {
     match kind {
-        ObjectKind::Table => (
-            "LOCK TABLE %I.%I IN ACCESS EXCLUSIVE MODE",
-            "DROP TABLE %I.%I",
-        ),
-        // COMMENT locks the function against a concurrent DROP or CREATE OR REPLACE; it is
-        // rolled back unless the function is dropped.
-        ObjectKind::Function => (
-            "COMMENT ON FUNCTION %I.%I(bigint, bigint, bigint) IS NULL",
-            "DROP FUNCTION %I.%I(bigint, bigint, bigint)",
+        ObjectKind::Table => format!("TABLE {}", qualified(schema, name)),
+        ObjectKind::Function => format!(
+            "FUNCTION {}(pg_catalog.int8, pg_catalog.int8, pg_catalog.int8)",
+            qualified(schema, name)
         ),
     }
-}
-
-/// Why a teardown transaction was rolled back without an error of the server's.
-#[derive(Debug, thiserror::Error)]
-enum Undone {
-    /// Objects of other people's depend on corescale's: named, with what they depend on.
-    #[error("{}", .0.join("; "))]
-    Blocked(Vec<String>),
-    /// An object was dropped, recreated or changed between the first look and its lock.
-    #[error("{0} changed while teardown checked it: nothing was dropped; run teardown again")]
-    Changed(String),
-}
-
-/// Other people's objects that a drop of corescale's tables ($1) and functions ($2) would
-/// break or take with it: what depends on them (views, foreign keys, SQL functions, ...),
-/// and triggers and rules on the tables. corescale's own objects ($1, $2, their indexes) do
-/// not count.
-const DEPENDENTS_SQL: &str = "
-WITH tables AS (SELECT unnest($1::text[])::oid AS oid),
-     functions AS (SELECT unnest($2::text[])::oid AS oid),
-     depending AS (
-        SELECT d.classid, d.objid, d.objsubid, d.refclassid, d.refobjid FROM pg_depend d
-        WHERE d.deptype = 'n'
-          AND ((d.refclassid = 'pg_class'::regclass AND d.refobjid IN (SELECT oid FROM tables))
-               OR (d.refclassid = 'pg_proc'::regclass AND d.refobjid IN (SELECT oid FROM functions)))
-          AND NOT (d.classid = 'pg_class'::regclass AND d.objid IN (SELECT oid FROM tables))
-          AND NOT (d.classid = 'pg_proc'::regclass AND d.objid IN (SELECT oid FROM functions)))
-SELECT DISTINCT format('%s depends on %s',
-    CASE WHEN d.classid = 'pg_rewrite'::regclass THEN
-        (SELECT CASE c.relkind WHEN 'v' THEN 'view ' WHEN 'm' THEN 'materialized view ' ELSE 'relation ' END
-                || format('%I.%I', n.nspname, c.relname)
-         FROM pg_rewrite r JOIN pg_class c ON c.oid = r.ev_class JOIN pg_namespace n ON n.oid = c.relnamespace
-         WHERE r.oid = d.objid)
-    ELSE pg_describe_object(d.classid, d.objid, d.objsubid) END,
-    CASE WHEN d.refclassid = 'pg_class'::regclass
-         THEN (SELECT relname::text FROM pg_class WHERE oid = d.refobjid)
-         ELSE (SELECT proname::text || '()' FROM pg_proc WHERE oid = d.refobjid) END)
-FROM depending d
-UNION
-SELECT format('trigger %I on %I would be dropped with it', t.tgname, c.relname)
-FROM pg_trigger t JOIN pg_class c ON c.oid = t.tgrelid
-WHERE t.tgrelid IN (SELECT oid FROM tables) AND NOT t.tgisinternal
-UNION
-SELECT format('rule %I on %I would be dropped with it', r.rulename, c.relname)
-FROM pg_rewrite r JOIN pg_class c ON c.oid = r.ev_class
-WHERE r.ev_class IN (SELECT oid FROM tables) AND r.rulename <> '_RETURN'
-ORDER BY 1";
-
-/// Drops every object of `objects` that still is the recorded object, with its catalogue
-/// row, all in one transaction: each is looked at, locked and checked again by oid, then
-/// what depends on them is checked (`pg_depend`), then all are dropped. Anything in the way
-/// rolls everything back: nothing is dropped. DROP without IF EXISTS: `Same` means it existed
-/// and is gone.
-fn drop_all_if_same(session: &mut WireSession, objects: &[Owned]) -> Result<Vec<Verdict>> {
-    // A first look without locks: an object that is not corescale's is never locked.
-    let mut verdicts = Vec::with_capacity(objects.len());
-    let mut firsts = Vec::with_capacity(objects.len());
-    for object in objects {
-        let current = match object.kind {
-            Some(kind) => current_identity(session, kind, &object.name)?,
-            None => None,
-        };
-        let first = verdict(object.identity.as_ref(), current.as_ref());
-        firsts.push(current.filter(|_| first == Verdict::Same));
-        verdicts.push(first);
-    }
-    let chosen: Vec<(ObjectKind, &Owned, Identity)> = objects
-        .iter()
-        .zip(firsts)
-        .filter_map(|(object, first)| Some((object.kind?, object, first?)))
-        .collect();
-    if chosen.is_empty() {
-        return Ok(verdicts);
-    }
-    let schema = current_schema(session)?;
-    let catalogue = catalogue_in(&schema);
-    session
-        .transaction(|session| {
-            for (kind, object, first) in &chosen {
-                let (lock, _) = lock_and_drop(*kind);
-                let lock = formatted(session, lock, &schema, &object.name)?;
-                let changed = || Undone::Changed(format!("{} {}", kind.as_str(), object.name));
-                session.simple(&lock).map_err(|error| {
-                    let gone = error.downcast_ref::<ServerError>().is_some_and(|server| {
-                        [UNDEFINED_TABLE, UNDEFINED_FUNCTION].contains(&server.code.as_str())
-                    });
-                    if gone { changed().into() } else { error }
-                })?;
-                // Locked: the object under that name is the one first looked at (its mark was
-                // checked then; COMMENT, the function's lock, has just cleared it).
-                let now = current_identity(session, *kind, &object.name)?;
-                if !now.is_some_and(|now| now.same_object(first)) {
-                    return Err(changed().into());
-                }
-            }
-            let oids = |wanted: ObjectKind| {
-                let oids: Vec<&str> = chosen
-                    .iter()
-                    .filter(|(kind, _, _)| *kind == wanted)
-                    .filter_map(|(_, _, first)| first.object_id.as_deref())
-                    .collect();
-                format!("{{{}}}", oids.join(","))
-            };
-            let blockers: Vec<String> = session
-                .query(
-                    DEPENDENTS_SQL,
-                    &[&oids(ObjectKind::Table), &oids(ObjectKind::Function)],
-                )?
-                .into_iter()
-                .filter_map(|row| row.into_iter().next().flatten())
-                .collect();
-            if !blockers.is_empty() {
-                return Err(Undone::Blocked(blockers).into());
-            }
-            for (kind, object, _) in &chosen {
-                let (_, drop) = lock_and_drop(*kind);
-                let drop = formatted(session, drop, &schema, &object.name)?;
-                session.simple(&drop)?;
-                let deleted = session.query(
-                &format!(
-                    "DELETE FROM {catalogue} WHERE kind = $1::text AND name = $2::text RETURNING 1"
-                ),
-                &[kind.as_str(), &object.name],
-            )?;
-                if deleted.len() != 1 {
-                    bail!(
-                        "{CATALOG_TABLE} has {} rows for {} {}, not one",
-                        deleted.len(),
-                        kind.as_str(),
-                        object.name
-                    );
-                }
-            }
-            Ok(())
-        })
-        .map_err(|error| match error.downcast::<Undone>() {
-            Ok(Undone::Blocked(blockers)) => anyhow!(
-                "{}: drop them first, or leave corescale's objects in place; nothing was dropped",
-                blockers.join("; ")
-            ),
-            Ok(changed) => anyhow!(changed),
-            Err(error) => error.context("teardown rolled back: nothing was dropped"),
-        })?;
-    Ok(verdicts)
 }
 
 impl Database for Postgres {
@@ -335,18 +246,18 @@ impl Database for Postgres {
         stamp: &SetupStamp,
         loaded: &(dyn Fn(u64) + Sync),
     ) -> Result<()> {
-        let mut session = WireSession::connect(&self.target)?;
+        let mut session = self.connect_own()?;
         let rows = record.rows;
         let name = table_name(record.schema);
-        load_table(&mut session, record, stamp, loaded)
-            .and_then(|()| settle_statistics(&mut session, &name, rows))
+        load_table(&mut session, &self.schema, record, stamp, loaded)
+            .and_then(|()| settle_statistics(&mut session, &self.schema, &name, rows))
             .map_err(|error| explain(error, &self.target))
     }
 
     fn buffer_cache(&self) -> Result<Option<(u64, &'static str)>> {
         let bytes: i64 = self.on_monitor(|monitor| {
             monitor.query_value(
-                "SELECT setting::bigint * current_setting('block_size')::bigint FROM pg_settings WHERE name = 'shared_buffers'",
+                "SELECT s.setting::pg_catalog.int8 * pg_catalog.current_setting('block_size')::pg_catalog.int8 FROM pg_catalog.pg_settings s WHERE s.name = 'shared_buffers'",
                 &[],
             )
         })?;
@@ -354,12 +265,13 @@ impl Database for Postgres {
     }
 
     fn lock_setup(&self) -> Result<bool> {
-        self.setup_lock_call("SELECT pg_try_advisory_lock($1::bigint)")
+        self.setup_lock_call("SELECT pg_catalog.pg_try_advisory_lock($1::pg_catalog.int8)")
     }
 
     fn engine(&self) -> Result<String> {
-        let version: String =
-            self.on_monitor(|monitor| monitor.query_value("SHOW server_version", &[]))?;
+        let version: String = self.on_monitor(|monitor| {
+            monitor.query_value("SELECT pg_catalog.current_setting('server_version')", &[])
+        })?;
         Ok(format!(
             "PostgreSQL {}",
             crate::db::driver::major_version(&version, 1)
@@ -367,14 +279,15 @@ impl Database for Postgres {
     }
 
     fn unlock_setup(&self) -> Result<bool> {
-        self.setup_lock_call("SELECT pg_advisory_unlock($1::bigint)")
+        self.setup_lock_call("SELECT pg_catalog.pg_advisory_unlock($1::pg_catalog.int8)")
     }
 
     fn has_catalogue(&self) -> Result<bool> {
         let exists: String = self.on_monitor(|monitor| {
             monitor.query_value(
-                "SELECT EXISTS (SELECT 1 FROM pg_tables WHERE schemaname = current_schema() AND tablename = $1::text)",
-                &[CATALOG_TABLE],
+                "SELECT EXISTS (SELECT 1 FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
+                                WHERE n.nspname = $2::pg_catalog.text AND c.relname = $1::pg_catalog.text AND c.relkind = 'r')",
+                &[CATALOG_TABLE, &self.schema],
             )
         })?;
         Ok(exists == "t")
@@ -386,19 +299,22 @@ impl Database for Postgres {
         }
         let rows = self
             .on_monitor(|monitor| {
-                let catalogue = catalogue_in(&current_schema(monitor)?);
+                let catalogue = self.catalogue();
                 // An older corescale's catalogue has no identity columns: read as unrecorded.
                 let with_identity: i64 = monitor.query_value(
-                    "SELECT count(*) FROM information_schema.columns WHERE table_schema = current_schema() AND table_name = $1::text AND column_name = ANY (string_to_array($2::text, ','))",
-                    &[CATALOG_TABLE, &IDENTITY_COLUMNS.join(",")],
+                    "SELECT pg_catalog.count(*) FROM pg_catalog.pg_attribute a
+                     JOIN pg_catalog.pg_class c ON c.oid = a.attrelid JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
+                     WHERE n.nspname = $3::pg_catalog.text AND c.relname = $1::pg_catalog.text AND NOT a.attisdropped
+                       AND a.attname::pg_catalog.text = ANY (pg_catalog.string_to_array($2::pg_catalog.text, ','))",
+                    &[CATALOG_TABLE, &IDENTITY_COLUMNS.join(","), &self.schema],
                 )?;
                 let identity = identity_select(
                     with_identity == IDENTITY_COLUMNS.len() as i64,
-                    "::text",
+                    "::pg_catalog.text",
                 );
                 monitor.query(
                     &format!(
-                        "SELECT kind::text, name::text, state::text, parameters::text, {identity} FROM {catalogue} ORDER BY name"
+                        "SELECT kind::pg_catalog.text, name::pg_catalog.text, state::pg_catalog.text, parameters::pg_catalog.text, {identity} FROM {catalogue} ORDER BY name"
                     ),
                     &[],
                 )
@@ -410,10 +326,13 @@ impl Database for Postgres {
     }
 
     fn create_catalogue(&self) -> Result<()> {
+        let catalogue = self.catalogue();
         self.on_monitor(|monitor| {
-            let catalogue = catalogue_in(&current_schema(monitor)?);
+            if self.target.in_schema.is_some() {
+                create_own_schema(monitor, &self.schema)?;
+            }
             monitor.simple(&format!(
-                "CREATE TABLE {catalogue} (kind text NOT NULL, name text NOT NULL, state text NOT NULL, created_at timestamptz NOT NULL DEFAULT now(), corescale_version text NOT NULL, parameters text NOT NULL, object_namespace text, object_id text, object_created text, object_owner text, object_mark text, object_engine text, setup_started text, setup_ended text, PRIMARY KEY (kind, name))"
+                "CREATE TABLE {catalogue} (kind pg_catalog.text NOT NULL, name pg_catalog.text NOT NULL, state pg_catalog.text NOT NULL, created_at pg_catalog.timestamptz NOT NULL DEFAULT pg_catalog.now(), corescale_version pg_catalog.text NOT NULL, parameters pg_catalog.text NOT NULL, object_namespace pg_catalog.text, object_id pg_catalog.text, object_created pg_catalog.text, object_owner pg_catalog.text, object_mark pg_catalog.text, object_engine pg_catalog.text, setup_started pg_catalog.text, setup_ended pg_catalog.text, PRIMARY KEY (kind, name))"
             ))
         })
     }
@@ -424,19 +343,33 @@ impl Database for Postgres {
     }
 
     fn drop_owned_all(&self, objects: &[Owned]) -> Result<Vec<Verdict>> {
-        self.on_monitor(|monitor| drop_all_if_same(monitor, objects))
+        self.on_monitor(|monitor| drop_all_if_same(monitor, &self.schema, objects))
     }
 
     fn drop_catalogue(&self) -> Result<bool> {
+        let catalogue = self.catalogue();
         self.on_monitor(|monitor| {
-            let catalogue = catalogue_in(&current_schema(monitor)?);
             monitor.transaction(|monitor| {
                 // Locked, so no row can be added between the count and the drop.
                 monitor.simple(&format!("LOCK TABLE {catalogue} IN ACCESS EXCLUSIVE MODE"))?;
-                let rows: i64 =
-                    monitor.query_value(&format!("SELECT count(*) FROM {catalogue}"), &[])?;
+                let rows: i64 = monitor
+                    .query_value(&format!("SELECT pg_catalog.count(*) FROM {catalogue}"), &[])?;
                 if rows > 0 {
                     return Ok(false);
+                }
+                // What others made on it (a sequence owned by a column, a publication, ...)
+                // stops the drop as it stops the tables'.
+                let oid: String = monitor.query_value(
+                    "SELECT c.oid::pg_catalog.text FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
+                     WHERE n.nspname = $2::pg_catalog.text AND c.relname = $1::pg_catalog.text",
+                    &[CATALOG_TABLE, &self.schema],
+                )?;
+                let blockers = dependents(monitor, &[&oid], &[])?;
+                if !blockers.is_empty() {
+                    bail!(
+                        "{}: drop them first, or leave {CATALOG_TABLE} in place; it was kept",
+                        blockers.join("; ")
+                    );
                 }
                 monitor.simple(&format!("DROP TABLE {catalogue}"))?;
                 Ok(true)
@@ -450,12 +383,13 @@ impl Database for Postgres {
         }
         let rows = self.on_monitor(|monitor| {
             monitor.query(
-                "SELECT r.rolname::text FROM pg_roles r
-                 WHERE r.rolname <> current_user AND NOT r.rolsuper AND r.rolname NOT LIKE 'pg\\_%'
-                   AND (has_table_privilege(r.oid, format('%I.%I', current_schema(), $1::text), 'INSERT')
-                        OR has_table_privilege(r.oid, format('%I.%I', current_schema(), $1::text), 'UPDATE'))
+                "SELECT r.rolname::pg_catalog.text FROM pg_catalog.pg_roles r,
+                        (SELECT c.oid FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
+                         WHERE n.nspname = $2::pg_catalog.text AND c.relname = $1::pg_catalog.text) AS k
+                 WHERE r.rolname OPERATOR(pg_catalog.<>) CURRENT_USER AND NOT r.rolsuper AND NOT pg_catalog.starts_with(r.rolname::pg_catalog.text, 'pg_')
+                   AND (pg_catalog.has_table_privilege(r.oid, k.oid, 'INSERT') OR pg_catalog.has_table_privilege(r.oid, k.oid, 'UPDATE'))
                  ORDER BY 1",
-                &[CATALOG_TABLE],
+                &[CATALOG_TABLE, &self.schema],
             )
         })?;
         Ok(rows
@@ -467,11 +401,14 @@ impl Database for Postgres {
     fn lookalikes(&self) -> Result<Vec<String>> {
         let rows = self.on_monitor(|monitor| {
             monitor.query(
-                "SELECT tablename::text FROM pg_tables WHERE schemaname = current_schema() AND starts_with(lower(tablename), $1::text)
+                "SELECT c.relname::pg_catalog.text FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
+                 WHERE n.nspname = $2::pg_catalog.text AND c.relkind IN ('r', 'p', 'v', 'm', 'f')
+                   AND pg_catalog.starts_with(pg_catalog.lower(c.relname::pg_catalog.text), $1::pg_catalog.text)
                  UNION ALL
-                 SELECT proname::text || '()' FROM pg_proc WHERE pronamespace = (SELECT oid FROM pg_namespace WHERE nspname = current_schema()) AND starts_with(lower(proname), $1::text)
+                 SELECT p.proname::pg_catalog.text || '()' FROM pg_catalog.pg_proc p JOIN pg_catalog.pg_namespace n ON n.oid = p.pronamespace
+                 WHERE n.nspname = $2::pg_catalog.text AND pg_catalog.starts_with(pg_catalog.lower(p.proname::pg_catalog.text), $1::pg_catalog.text)
                  ORDER BY 1",
-                &[PREFIX],
+                &[PREFIX, &self.schema],
             )
         })?;
         Ok(rows
@@ -481,8 +418,69 @@ impl Database for Postgres {
             .collect())
     }
 
+    fn schema_warning(&self) -> Result<Option<String>> {
+        let rows = self.on_monitor(|monitor| {
+            monitor.query(
+                "WITH me AS (SELECT r.oid FROM pg_catalog.pg_roles r WHERE r.rolname OPERATOR(pg_catalog.=) CURRENT_USER),
+                      others AS (
+                        SELECT r.rolname::pg_catalog.text AS rolname FROM pg_catalog.pg_roles r, pg_catalog.pg_namespace n
+                        WHERE n.nspname = $1::pg_catalog.text AND NOT r.rolsuper AND r.oid NOT IN (SELECT oid FROM me)
+                          AND NOT pg_catalog.starts_with(r.rolname::pg_catalog.text, 'pg_')
+                          AND pg_catalog.has_schema_privilege(r.oid, n.oid, 'CREATE'))
+                 SELECT pg_catalog.pg_get_userbyid(n.nspowner)::pg_catalog.text,
+                        (n.nspowner IN (SELECT oid FROM me)
+                         OR (pg_catalog.pg_get_userbyid(n.nspowner) OPERATOR(pg_catalog.=) 'pg_database_owner'
+                             AND (SELECT d.datdba FROM pg_catalog.pg_database d WHERE d.datname OPERATOR(pg_catalog.=) pg_catalog.current_database()) IN (SELECT oid FROM me)))::pg_catalog.text,
+                        (SELECT pg_catalog.count(*) FROM others)::pg_catalog.text,
+                        (SELECT pg_catalog.string_agg(q.rolname, ', ') FROM (SELECT rolname FROM others ORDER BY 1 LIMIT 5) AS q)
+                 FROM pg_catalog.pg_namespace n WHERE n.nspname = $1::pg_catalog.text",
+                &[&self.schema],
+            )
+        })?;
+        let Some(row) = rows.into_iter().next() else {
+            return Ok(None);
+        };
+        let column = |index: usize| row.get(index).cloned().flatten().unwrap_or_default();
+        let schema = crate::format::printable(&self.schema);
+        let advice = "corescale names every object it uses, but a schema of its own keeps others' objects away from its tables: `corescale db setup --in-schema corescale ...` (and the same --in-schema to run db, db check and db teardown)";
+        if column(1) != "true" {
+            return Ok(Some(format!(
+                "schema {schema}, where corescale works, belongs to {}, who can drop, rename or replace what corescale keeps there; {advice}",
+                crate::format::printable(&column(0))
+            )));
+        }
+        let others: u64 = column(2).parse().unwrap_or(0);
+        if others == 0 {
+            return Ok(None);
+        }
+        let more = if others > 5 {
+            format!(" and {} more", others - 5)
+        } else {
+            String::new()
+        };
+        Ok(Some(format!(
+            "other roles may create objects in schema {schema}, where corescale works ({}{more}); {advice}",
+            crate::format::printable(&column(3))
+        )))
+    }
+
+    fn verify_owned(&self, objects: &[Owned]) -> Result<Vec<Verdict>> {
+        self.on_monitor(|monitor| {
+            objects
+                .iter()
+                .map(|object| {
+                    let current = match object.kind {
+                        Some(kind) => current_identity(monitor, &self.schema, kind, &object.name)?,
+                        None => None,
+                    };
+                    Ok(verdict(object.identity.as_ref(), current.as_ref()))
+                })
+                .collect()
+        })
+    }
+
     fn open_session(&self) -> Result<Box<dyn DbSession>> {
-        let mut wire = WireSession::connect(&self.target)?;
+        let mut wire = self.connect_own()?;
         // An index range scan visiting one heap block per row, planned once: the SLOB method.
         let statement_timeout = self
             .target
@@ -523,8 +521,8 @@ impl Database for Postgres {
             return Ok(None);
         }
         // The postmaster: the parent of the monitor's own backend.
-        let backend: u32 =
-            self.on_monitor(|monitor| monitor.query_value("SELECT pg_backend_pid()", &[]))?;
+        let backend: u32 = self
+            .on_monitor(|monitor| monitor.query_value("SELECT pg_catalog.pg_backend_pid()", &[]))?;
         // /proc/PID/stat: "pid (command) state ppid ...", the command may hold ')'.
         Ok(std::fs::read_to_string(format!("/proc/{backend}/stat"))
             .ok()
@@ -537,7 +535,7 @@ impl Database for Postgres {
     fn read_only(&self) -> Result<bool> {
         let answer: String = self.on_monitor(|monitor| {
             monitor.query_value(
-                "SELECT (pg_is_in_recovery() OR current_setting('default_transaction_read_only')::bool)::text",
+                "SELECT (pg_catalog.pg_is_in_recovery() OR pg_catalog.current_setting('default_transaction_read_only')::pg_catalog.bool)::pg_catalog.text",
                 &[],
             )
         })?;
@@ -563,12 +561,13 @@ impl Database for Postgres {
     fn check(&self) -> Result<ServerCheck> {
         let rows = self.on_monitor(|monitor| {
             monitor.query(
-                "SELECT version(), current_user::text, current_database()::text, current_schema()::text,
-                        has_schema_privilege(current_schema(), 'CREATE')::text,
-                        has_database_privilege(current_database(), 'CONNECT')::text,
-                        (SELECT count(*) FROM pg_stat_database WHERE datname = current_database())::text,
-                        (SELECT ssl::text || ' ' || coalesce(version, '') || ' ' || coalesce(cipher, '') FROM pg_stat_ssl WHERE pid = pg_backend_pid())",
-                &[],
+                "SELECT pg_catalog.version(), CURRENT_USER::pg_catalog.text, pg_catalog.current_database()::pg_catalog.text, $1::pg_catalog.text,
+                        coalesce(pg_catalog.has_schema_privilege((SELECT n.oid FROM pg_catalog.pg_namespace n WHERE n.nspname = $1::pg_catalog.text), 'CREATE'),
+                                 pg_catalog.has_database_privilege(pg_catalog.current_database(), 'CREATE'))::pg_catalog.text,
+                        pg_catalog.has_database_privilege(pg_catalog.current_database(), 'CONNECT')::pg_catalog.text,
+                        (SELECT pg_catalog.count(*) FROM pg_catalog.pg_stat_database d WHERE d.datname = pg_catalog.current_database())::pg_catalog.text,
+                        (SELECT s.ssl::pg_catalog.text || ' ' || coalesce(s.version, '') || ' ' || coalesce(s.cipher, '') FROM pg_catalog.pg_stat_ssl s WHERE s.pid = pg_catalog.pg_backend_pid())",
+                &[&self.schema],
             )
         })?;
         let row = rows.into_iter().next().unwrap_or_default();
@@ -609,10 +608,10 @@ impl Database for Postgres {
     fn counters(&self) -> Result<DbCounters> {
         let read = |monitor: &mut WireSession| {
             let rows = monitor.query(
-                "SELECT blks_hit, blks_read,
-                        (SELECT coalesce(sum(autovacuum_count + autoanalyze_count), 0) FROM pg_stat_user_tables),
-                        (SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'autovacuum worker' AND datname = current_database())
-                   FROM pg_stat_database WHERE datname = current_database()",
+                "SELECT d.blks_hit, d.blks_read,
+                        (SELECT coalesce(pg_catalog.sum(t.autovacuum_count + t.autoanalyze_count), 0) FROM pg_catalog.pg_stat_user_tables t),
+                        (SELECT pg_catalog.count(*) FROM pg_catalog.pg_stat_activity a WHERE a.backend_type = 'autovacuum worker' AND a.datname = pg_catalog.current_database())
+                   FROM pg_catalog.pg_stat_database d WHERE d.datname = pg_catalog.current_database()",
                 &[],
             )?;
             // The blocks this reading got (a few dozen once planned) are published now, in
@@ -625,7 +624,8 @@ impl Database for Postgres {
         let rows = match self.on_monitor(read) {
             Ok(rows) => rows,
             Err(_) => {
-                let mut fresh = WireSession::connect(&self.target)
+                let mut fresh = self
+                    .connect_own()
                     .map_err(|error| explain(error, &self.target))?;
                 let rows = read(&mut fresh).map_err(|error| explain(error, &self.target))?;
                 *self.monitor()? = fresh;
@@ -664,10 +664,18 @@ impl Database for Postgres {
         work_unit: u64,
         update: bool,
     ) -> Result<f64> {
-        let mut session = WireSession::connect(&self.target)?;
+        let mut session = self.connect_own()?;
         let mut samples = Vec::new();
-        explain_samples(&mut session, schema, rows, work_unit, update, &mut samples)
-            .map_err(|error| explain(error, &self.target))?;
+        explain_samples(
+            &mut session,
+            &self.schema,
+            schema,
+            rows,
+            work_unit,
+            update,
+            &mut samples,
+        )
+        .map_err(|error| explain(error, &self.target))?;
         // The samples' blocks are published before the first level's baseline is read, not
         // as the session's backend exits, which may be after it.
         let _ = publish_statistics(&mut session);
@@ -679,6 +687,7 @@ impl Database for Postgres {
 /// is rolled back: an update changes no row.
 fn explain_samples(
     session: &mut WireSession,
+    own_schema: &str,
     schema: u64,
     rows: u64,
     work_unit: u64,
@@ -686,7 +695,7 @@ fn explain_samples(
     samples: &mut Vec<f64>,
 ) -> Result<()> {
     session.simple("SET enable_bitmapscan = off; SET enable_seqscan = off")?;
-    let table = quote_double(&table_name(schema));
+    let table = qualified(own_schema, &table_name(schema));
     // An update's first touch of a page VACUUM marked all-visible also clears its bit in the
     // visibility map, one more block per page (263 blocks against 200 for 64 keys here), and
     // only once: the level's updates pay it once per page, then never again. So an update is
@@ -723,20 +732,22 @@ fn explain_samples(
 /// rows. A failed or interrupted load leaves nothing behind.
 fn load_table(
     session: &mut WireSession,
+    schema: &str,
     record: SetupRecord,
     stamp: &SetupStamp,
     loaded: &(dyn Fn(u64) + Sync),
 ) -> Result<()> {
     let name = table_name(record.schema);
-    let (table, index) = (quote_double(&name), quote_double(&format!("{name}_key")));
-    let catalogue = catalogue_in(&current_schema(session)?);
+    let table = qualified(schema, &name);
+    let index = quote_double(&format!("{name}_key"));
+    let catalogue = catalogue_in(schema);
     session.transaction(|session| {
         session.simple(&format!(
-            "CREATE TABLE {table} (key bigint NOT NULL, scratch bigint NOT NULL, filler text NOT NULL) WITH (fillfactor = 10)"
+            "CREATE TABLE {table} (key pg_catalog.int8 NOT NULL, scratch pg_catalog.int8 NOT NULL, filler pg_catalog.text NOT NULL) WITH (fillfactor = 10)"
         ))?;
         let insert = format!(
             "INSERT INTO {table} (key, scratch, filler)
-             SELECT k, k % 1000, repeat('x', {FILLER_BYTES}) FROM unnest($1::bigint[]) WITH ORDINALITY AS u(k, position) ORDER BY position"
+             SELECT k, k OPERATOR(pg_catalog.%) 1000, pg_catalog.repeat('x', {FILLER_BYTES}) FROM pg_catalog.unnest($1::pg_catalog.int8[]) WITH ORDINALITY AS u(k, position) ORDER BY position"
         );
         // Rows go in physically in a random key order, so a key range visits random blocks.
         let order = permutation(record.rows, record.schema + 1);
@@ -747,35 +758,29 @@ fn load_table(
         }
         // Analysed once the load has committed (`settle_statistics`).
         session.simple(&format!("CREATE INDEX {index} ON {table} (key)"))?;
-        session.simple(&loop_function_sql(record.schema))?;
+        session.simple(&loop_function_sql(schema, record.schema))?;
         let parameters = record.to_json();
-        let schema = current_schema(session)?;
         // Each object's identity is read in the transaction that creates it: no one else can
         // have replaced it yet. Its comment, the setup's mark, only its owner can write.
         for (kind, object) in [
             (ObjectKind::Table, name.clone()),
             (ObjectKind::Function, loop_function(record.schema)),
         ] {
-            let comment = match kind {
-                ObjectKind::Table => "COMMENT ON TABLE %I.%I IS %L",
-                ObjectKind::Function => {
-                    "COMMENT ON FUNCTION %I.%I(bigint, bigint, bigint) IS %L"
-                }
-            };
-            let comment: String = session.query_value(
-                "SELECT format($1::text, $2::text, $3::text, $4::text)",
-                &[comment, &schema, &object, &stamp.mark],
-            )?;
-            session.simple(&comment)?;
+            session.simple(&format!(
+                "COMMENT ON {} IS {}",
+                ddl_name(kind, schema, &object),
+                literal(&stamp.mark)?
+            ))?;
             let recorded = session.query(
                 &format!(
                     "INSERT INTO {catalogue} (kind, name, state, corescale_version, parameters, object_namespace, object_id, object_owner, object_mark)
-                     SELECT $2::text, $1::text, $3::text, $4::text, $5::text, o.namespace, o.id, o.owner, o.mark FROM ({}) AS o
+                     SELECT $3::pg_catalog.text, $1::pg_catalog.text, $4::pg_catalog.text, $5::pg_catalog.text, $6::pg_catalog.text, o.namespace, o.id, o.owner, o.mark FROM ({}) AS o
                      RETURNING 1",
                     identity_sql(kind)
                 ),
                 &[
                     &object,
+                    schema,
                     kind.as_str(),
                     READY,
                     env!("CARGO_PKG_VERSION"),
@@ -783,7 +788,7 @@ fn load_table(
                 ],
             )?;
             if recorded.len() != 1 {
-                bail!("the {} {object} just created has no identity in the current schema", kind.as_str());
+                bail!("the {} {object} just created has no identity in schema {schema}", kind.as_str());
             }
         }
         Ok(())
@@ -796,29 +801,32 @@ fn load_table(
 /// later, in the middle of a run, its block reads counted with the statements'. So: wait for
 /// them (at most 10 s), then VACUUM (ANALYZE), which also sets the hint bits the first
 /// statements would write.
-fn settle_statistics(session: &mut WireSession, name: &str, rows: u64) -> Result<()> {
-    let counted = "SELECT n_mod_since_analyze FROM pg_stat_user_tables WHERE relid = to_regclass(quote_ident($1))";
+fn settle_statistics(session: &mut WireSession, schema: &str, name: &str, rows: u64) -> Result<()> {
+    let counted = "SELECT t.n_mod_since_analyze FROM pg_catalog.pg_stat_user_tables t WHERE t.schemaname = $2::pg_catalog.text AND t.relname = $1::pg_catalog.text";
     let started = std::time::Instant::now();
     while started.elapsed() < std::time::Duration::from_secs(10) {
-        let modified = session.query_value::<u64>(counted, &[name]).unwrap_or(0);
+        let modified = session
+            .query_value::<u64>(counted, &[name, schema])
+            .unwrap_or(0);
         if modified >= rows {
             break;
         }
         std::thread::sleep(std::time::Duration::from_millis(100));
     }
     session
-        .simple(&format!("VACUUM (ANALYZE) {}", quote_double(name)))
+        .simple(&format!("VACUUM (ANALYZE) {}", qualified(schema, name)))
         .with_context(|| format!("vacuuming the new table {name}"))
 }
 
 /// pgio's approach: the statements loop inside the server, with no client round trip. Static
-/// SQL, so PL/pgSQL plans it once, as the client's prepared statement is.
-fn loop_function_sql(schema: u64) -> String {
-    let function = quote_double(&loop_function(schema));
-    let table = quote_double(&table_name(schema));
+/// SQL, so PL/pgSQL plans it once, as the client's prepared statement is. Its own search_path
+/// is pinned and its table qualified: whoever calls it, it runs only built-ins and its table.
+fn loop_function_sql(own_schema: &str, schema: u64) -> String {
+    let function = qualified(own_schema, &loop_function(schema));
+    let table = qualified(own_schema, &table_name(schema));
     format!(
-        "CREATE FUNCTION {function}(row_count bigint, work_unit bigint, statements bigint)
-         RETURNS bigint LANGUAGE plpgsql AS $$
+        "CREATE FUNCTION {function}(row_count pg_catalog.int8, work_unit pg_catalog.int8, statements pg_catalog.int8)
+         RETURNS pg_catalog.int8 LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
          DECLARE
              first_key bigint;
              visited bigint := 0;
@@ -826,8 +834,8 @@ fn loop_function_sql(schema: u64) -> String {
              found_rows bigint;
          BEGIN
              FOR i IN 1..statements LOOP
-                 first_key := floor(random() * (row_count - work_unit))::bigint;
-                 SELECT sum(scratch), count(*) INTO total, found_rows
+                 first_key := pg_catalog.floor(pg_catalog.random() * (row_count - work_unit))::pg_catalog.int8;
+                 SELECT pg_catalog.sum(scratch), pg_catalog.count(*) INTO total, found_rows
                    FROM {table} WHERE key BETWEEN first_key AND first_key + work_unit;
                  visited := visited + found_rows;
              END LOOP;

@@ -8,8 +8,12 @@ use super::Postgres;
 
 /// Whether the server is a standby (in recovery).
 pub(super) fn is_replica(postgres: &Postgres) -> Result<bool> {
-    let answer: String = postgres
-        .on_monitor(|monitor| monitor.query_value("SELECT pg_is_in_recovery()::text", &[]))?;
+    let answer: String = postgres.on_monitor(|monitor| {
+        monitor.query_value(
+            "SELECT pg_catalog.pg_is_in_recovery()::pg_catalog.text",
+            &[],
+        )
+    })?;
     Ok(answer == "true")
 }
 
@@ -18,7 +22,7 @@ pub(super) fn position(postgres: &Postgres) -> Result<Option<String>> {
     // A standby has no WAL of its own to give: its position is what it replayed.
     let position: String = postgres.on_monitor(|monitor| {
         monitor.query_value(
-            "SELECT CASE WHEN pg_is_in_recovery() THEN pg_last_wal_replay_lsn() ELSE pg_current_wal_lsn() END::text",
+            "SELECT CASE WHEN pg_catalog.pg_is_in_recovery() THEN pg_catalog.pg_last_wal_replay_lsn() ELSE pg_catalog.pg_current_wal_lsn() END::pg_catalog.text",
             &[],
         )
     })?;
@@ -35,7 +39,7 @@ pub(super) fn wait_replayed(
     loop {
         let replayed: String = postgres.on_monitor(|monitor| {
             monitor.query_value(
-                "SELECT coalesce(pg_last_wal_replay_lsn() >= $1::pg_lsn, false)::text",
+                "SELECT coalesce(pg_catalog.pg_last_wal_replay_lsn() OPERATOR(pg_catalog.>=) $1::pg_catalog.pg_lsn, false)::pg_catalog.text",
                 &[position],
             )
         })?;
@@ -52,6 +56,9 @@ pub(super) fn wait_replayed(
 /// The server's clock, in seconds since the epoch (the time of the reading itself).
 pub(super) fn clock(postgres: &Postgres) -> Result<f64> {
     postgres.on_monitor(|monitor| {
-        monitor.query_value("SELECT extract(epoch FROM clock_timestamp())::text", &[])
+        monitor.query_value(
+            "SELECT pg_catalog.date_part('epoch', pg_catalog.clock_timestamp())::pg_catalog.text",
+            &[],
+        )
     })
 }

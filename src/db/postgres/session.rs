@@ -64,7 +64,8 @@ impl DbSession for PostgresSession {
             .wire
             .call(
                 &format!(
-                    "SELECT {}($1, $2, $3)",
+                    "SELECT {}.{}($1, $2, $3)",
+                    quote_double(self.wire.own_schema().unwrap_or_default()),
                     quote_double(&loop_function(schema))
                 ),
                 &[rows as i64, work_unit as i64, statements as i64],
@@ -106,6 +107,15 @@ impl DbSession for PostgresSession {
         self.wire.answer_script_statements(answered)
     }
 
+    fn hold_read_only(&mut self) -> Result<bool> {
+        // A statement of the session can change it back only by naming the setting, which
+        // the script's check refuses (`SET`, `set_config`, `RESET`, `DISCARD`).
+        self.wire
+            .simple("SET default_transaction_read_only = on")
+            .map_err(|error| explain(error, &self.target))?;
+        Ok(true)
+    }
+
     fn run_plain(&mut self, sql: &str) -> Result<()> {
         self.wire
             .simple(sql)
@@ -119,7 +129,7 @@ impl DbSession for PostgresSession {
 /// publish on their own every half second, and a level counts the sessions that could not.
 pub(super) fn publish_statistics(session: &mut WireSession) -> Result<()> {
     if session.server_major().is_some_and(|major| major >= 15) {
-        session.simple("SELECT pg_stat_force_next_flush()")
+        session.simple("SELECT pg_catalog.pg_stat_force_next_flush()")
     } else {
         bail!("the server cannot publish its statistics on demand (PostgreSQL 15 and later can)")
     }

@@ -64,6 +64,28 @@ pub struct DbTargetArgs {
     /// replica behind (large tables take long on a slow replica).
     #[arg(long, value_name = "DURATION", value_parser = parse_duration, default_value = "120s")]
     pub replay_limit: Duration,
+
+    /// The schema (MySQL/MariaDB: the database) corescale's tables live in: `db setup`
+    /// creates it, owned by the user, where no other role can create objects beside them;
+    /// give the same to `run db`, `db check` and `db teardown`. Default: the user's current
+    /// schema (database). Not --schemas, the number of tables.
+    #[arg(long, value_name = "NAME", value_parser = parse_schema_name)]
+    pub in_schema: Option<String>,
+}
+
+/// A schema name as `--in-schema` takes it: 1 to 63 characters (PostgreSQL's limit; MySQL's
+/// is 64), none of them a control character.
+fn parse_schema_name(text: &str) -> Result<String, String> {
+    if text.is_empty() || text.len() > 63 {
+        return Err(format!(
+            "a schema name has 1 to 63 bytes, and this one has {}: give a shorter name",
+            text.len()
+        ));
+    }
+    if text.chars().any(|c| c.is_control()) {
+        return Err("a schema name holds no control characters: give a plain name".to_string());
+    }
+    Ok(text.to_string())
 }
 
 impl DbTargetArgs {
@@ -104,7 +126,8 @@ impl DbTargetArgs {
                 }
                 Ok(target
                     .with_password(self.password_prompt, &mut typed)?
-                    .with_timeouts(self.connect_timeout, answer_limit))
+                    .with_timeouts(self.connect_timeout, answer_limit)
+                    .with_in_schema(self.in_schema.clone()))
             })
             .collect()
     }

@@ -19,6 +19,7 @@ use super::{
     JobShape, LevelFigures, LevelTotals, SessionConnection, Sessions, Workload, WorkloadInfo,
     WorkloadKind,
 };
+use crate::db::catalog::{ObjectKind, Owned, Verdict};
 use crate::db::cluster::{Cluster, Replay, Route};
 use crate::db::connect::{target::Target, tls};
 use crate::db::{Database, DbCounters, Maintenance};
@@ -93,6 +94,33 @@ struct Baseline {
     server_cpu_s: Option<f64>,
 }
 
+/// Refuses a run whose tables (and server-side loops, with `--server-loop`) are not the
+/// objects setup created: another role's table or view put under a catalogued name would be
+/// read, or its function run, as corescale's.
+fn verify_tables(database: &dyn Database, server_loop: bool) -> Result<()> {
+    let read: Vec<Owned> = database
+        .catalogue()?
+        .into_iter()
+        .filter(|object| match object.kind {
+            Some(ObjectKind::Table) => true,
+            Some(ObjectKind::Function) => server_loop,
+            None => false,
+        })
+        .collect();
+    let verdicts = database.verify_owned(&read)?;
+    for (object, verdict) in read.iter().zip(verdicts) {
+        if verdict != Verdict::Same {
+            bail!(
+                "{} in {} is not the object `corescale db setup` created ({}): corescale reads only its own tables; check it, then run `corescale db teardown` and `corescale db setup` again",
+                crate::format::printable(&object.name),
+                database.target(),
+                verdict.reason()
+            );
+        }
+    }
+    Ok(())
+}
+
 impl DbWorkload {
     /// The workload on every instance the targets name.
     pub fn new(targets: &[Target], options: DbOptions) -> Result<Self> {
@@ -119,6 +147,10 @@ impl DbWorkload {
                 "no corescale tables in {target}: run `corescale db setup --target {target}` first"
             );
         }
+        if let Some(warning) = database.schema_warning()? {
+            say!("corescale: warning: {warning}");
+        }
+        verify_tables(database.as_ref(), options.server_loop)?;
         if by_schema_idle && (schemas as usize) < cluster.len() {
             return Err(UsageError::new(format!(
                 "--route by-schema places table k on instance k mod {}, and there are {schemas} table(s): some instances would get no session (set up at least {} schemas, or use --route round-robin)",
@@ -298,9 +330,18 @@ impl Workload for DbWorkload {
             self.options.arrivals_seed,
         );
         let database = &self.cluster.instances[instance].database;
-        let session = database
+        let mut session = database
             .open_session()
             .with_context(|| format!("opening session {worker} on {}", database.target()))?;
+        // Sessions that only read are held to it by the server: with no updates asked, and
+        // on a replica.
+        if self.options.update_share == 0.0
+            || self.cluster.roles().get(instance) == Some(&crate::db::cluster::Role::Replica)
+        {
+            session
+                .hold_read_only()
+                .with_context(|| format!("holding session {worker} read-only"))?;
+        }
         locked(&self.connections, "the sessions' connections")?.insert(worker, session.tls());
         let session = DbSessionJob::start(
             session,
@@ -689,6 +730,10 @@ mod tests {
         }
         fn lookalikes(&self) -> Result<Vec<String>> {
             Ok(Vec::new())
+        }
+        fn verify_owned(&self, objects: &[Owned]) -> Result<Vec<Verdict>> {
+            // The fake's tables are what its catalogue lists, by construction.
+            Ok(vec![Verdict::Same; objects.len()])
         }
         fn open_session(&self) -> Result<Box<dyn DbSession>> {
             bail!("this test drives the level figures only")

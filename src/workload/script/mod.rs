@@ -4,6 +4,7 @@
 //! statements; a level counts transactions, statements, failures by SQLSTATE, each
 //! statement's response times, and the database's own block counters around it.
 
+mod access;
 pub mod eval;
 pub mod parse;
 mod session;
@@ -167,11 +168,20 @@ pub struct ScriptWorkload {
     failures: Arc<std::sync::atomic::AtomicU64>,
     /// Each statement's figure names ("statement 2 p99_ms"), made once for the run.
     statement_names: Vec<[&'static str; 5]>,
+    /// The target takes no writes: each session is held read-only at the server too, so a
+    /// write the statement check could not see fails whoever the user is.
+    read_only: bool,
 }
 
 impl WorkloadOptions for ScriptArgs {
     fn build(&self, context: &BuildContext) -> Result<Box<dyn Workload>> {
         let answer_limit = context.duration.unwrap_or(DEFAULT_DURATION) + Duration::from_secs(30);
+        if self.target.in_schema.is_some() {
+            return Err(UsageError::new(
+                "--in-schema names where corescale's own tables live; a script's statements are yours and run under the role's own search path: name the schema in the script, or leave --in-schema out",
+            )
+            .into());
+        }
         let target = self.target.open_with(Some(answer_limit))?;
         Ok(Box::new(ScriptWorkload::new(self, &target, context)?))
     }
@@ -258,16 +268,15 @@ impl ScriptWorkload {
             .flat_map(Script::statements)
             .map(|statement| statement.render(placeholder))
             .collect();
-        if scripts.iter().any(Script::writes)
-            && database
-                .read_only()
-                .context("asking whether the target takes writes")?
-        {
+        let read_only = database
+            .read_only()
+            .context("asking whether the target takes writes")?;
+        if read_only && scripts.iter().any(Script::writes) {
             let writing = scripts
                 .iter()
                 .flat_map(Script::statements)
                 .find(|statement| statement.writes)
-                .map(|statement| format!("{} ({})", statement.text, statement.place))
+                .map(|statement| format!("{} ({})", statement.shown(), statement.place))
                 .unwrap_or_default();
             return Err(UsageError::new(format!(
                 "{target} is read-only (a replica, or read-only by its settings), and the script writes: {writing}; run it against the primary"
@@ -312,6 +321,7 @@ impl ScriptWorkload {
             sessions: Arc::default(),
             failures: Arc::default(),
             statement_names,
+            read_only,
         })
     }
 }
@@ -396,7 +406,12 @@ impl Workload for ScriptWorkload {
 
     fn prepare(&self, worker: usize, workers: usize, rate: Option<f64>) -> Result<PaddedJob> {
         let started = std::time::Instant::now();
-        let connection = self.database.open_script_session()?;
+        let mut connection = self.database.open_script_session()?;
+        if self.read_only {
+            connection
+                .hold_read_only()
+                .context("holding the session read-only at the server")?;
+        }
         let connection_s = started.elapsed().as_secs_f64();
         locked(&self.connections, "the sessions' connections")?.insert(worker, connection.tls());
         let job = ScriptSessionJob::start(

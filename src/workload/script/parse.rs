@@ -146,12 +146,28 @@ pub struct Statement {
     pub pieces: Vec<Piece>,
     /// The statement as written, one line, for messages and per-statement figures.
     pub text: String,
-    /// Whether it may change data (its first word: INSERT, UPDATE, DELETE, ...).
+    /// Whether it may change data or the session's access mode (`access::may_write`).
     pub writes: bool,
     pub place: Place,
 }
 
+/// At most this many characters of a statement are quoted in a message.
+const SHOWN_CHARS: usize = 200;
+
 impl Statement {
+    /// The statement as a message quotes it: its first 200 characters, controls and
+    /// direction marks escaped, and its length when it is longer.
+    pub fn shown(&self) -> String {
+        let length = self.text.chars().count();
+        let head: String = self.text.chars().take(SHOWN_CHARS).collect();
+        let head = crate::format::printable(&head);
+        if length > SHOWN_CHARS {
+            format!("{head}... ({length} characters)")
+        } else {
+            head
+        }
+    }
+
     /// The SQL with each bound variable as the database's placeholder (`$1`, `?`), and the
     /// variables in placeholder order.
     pub fn render(&self, placeholder: fn(usize) -> String) -> (String, Vec<Variable>) {
@@ -197,13 +213,6 @@ impl Script {
         })
     }
 }
-
-/// The first words of statements that may change data.
-const WRITING: &[&str] = &[
-    "insert", "update", "delete", "merge", "upsert", "replace", "create", "drop", "alter",
-    "truncate", "copy", "grant", "revoke", "call", "do", "lock", "vacuum", "analyze", "cluster",
-    "reindex", "load", "rename", "comment", "refresh",
-];
 
 /// Parses one file of a script; `variables` numbers the variables of every file together.
 pub fn parse_script(
@@ -331,25 +340,17 @@ fn check_pipelines(commands: &[Command], end: &Place) -> Result<(), ScriptError>
 
 fn statement(pieces: Vec<Piece>, written: String, place: Place) -> Command {
     let text = written.trim().trim_end_matches(';').trim().to_string();
-    // The first word after any leading comment (`/* ... */`, `-- ...`).
-    let mut code = text.as_str();
-    loop {
-        code = code.trim_start();
-        if let Some(rest) = code.strip_prefix("/*") {
-            code = rest.split_once("*/").map_or("", |(_, after)| after);
-        } else if let Some(rest) = code.strip_prefix("--") {
-            code = rest.split_once('\n').map_or("", |(_, after)| after);
-        } else {
-            break;
-        }
-    }
-    let first = code
-        .split(|c: char| !c.is_ascii_alphabetic())
-        .find(|word| !word.is_empty())
-        .unwrap_or("")
-        .to_ascii_lowercase();
+    // Judged on the text the server gets (its lines, a placeholder for each variable), not
+    // on the one-line text shown, where a `--` comment would run on over the next lines.
+    let sent: String = pieces
+        .iter()
+        .map(|piece| match piece {
+            Piece::Text(text) => text.as_str(),
+            Piece::Bound(_) => " ? ",
+        })
+        .collect();
     Command::Statement(Statement {
-        writes: WRITING.contains(&first.as_str()),
+        writes: super::access::may_write(&sent),
         pieces,
         text,
         place,

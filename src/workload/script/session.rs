@@ -280,7 +280,7 @@ impl ScriptSessionJob {
                     if pipeline.is_some() {
                         connection
                             .queue_script_statement(statement, sql, bound_values)
-                            .with_context(|| format!("{}: {}", written.place, written.text))?;
+                            .with_context(|| format!("{}: {}", written.place, written.shown()))?;
                         statement += 1;
                         continue;
                     }
@@ -441,14 +441,14 @@ fn failed(
     connection: &mut dyn DbSession,
 ) -> Result<u64> {
     let Some(failure) = error.downcast_ref::<StatementFailure>() else {
-        return Err(error.context(format!("{}: {}", written.place, written.text)));
+        return Err(error.context(format!("{}: {}", written.place, written.shown())));
     };
     let failed = level_failures.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
     if failed > scripts.max_failures {
         return Err(anyhow!(
             "{}: {} failed: {failure}{}",
             written.place,
-            written.text,
+            written.shown(),
             if scripts.max_failures > 0 {
                 format!(
                     " (more than --max-failures {} failed in the level)",
@@ -526,7 +526,7 @@ pub(crate) fn run_once(
                     .collect::<Result<_>>()?;
                 connection
                     .run_script_statement(statement, &sql, &bound)
-                    .with_context(|| format!("{}: {}", written.place, written.text))?;
+                    .with_context(|| format!("{}: {}", written.place, written.shown()))?;
                 statement += 1;
             }
         }

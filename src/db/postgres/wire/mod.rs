@@ -140,6 +140,9 @@ pub(crate) struct WireSession<S: Read + Write = Stream> {
     timeout: Option<Duration>,
     /// Until the server is ready, failures are failures to connect.
     connected: bool,
+    /// The schema corescale's objects live in, once the session is pinned (`pin`): its own
+    /// statements name their tables there. None: a session for a DBA's script.
+    own_schema: Option<String>,
 }
 
 impl WireSession<Stream> {
@@ -229,6 +232,7 @@ impl<S: Read + Write> WireSession<S> {
             unclaimed: Answered::default(),
             timeout: Some(target.connect_timeout),
             connected: false,
+            own_schema: None,
         };
         let (user, database) = (target.user(), target.database());
         let application = target
@@ -438,13 +442,35 @@ impl<S: Read + Write> WireSession<S> {
         }
     }
 
+    /// Makes this a session of corescale's own statements: its search_path becomes
+    /// pg_catalog and the session's temporary schema only, so no name in them can resolve to
+    /// another role's function, operator or table (a role with CREATE on the database can
+    /// make a schema named after the user, first in the default `"$user", public`); they
+    /// name corescale's objects in `schema`. The statement that pins is itself qualified.
+    pub(crate) fn pin(&mut self, schema: &str) -> Result<()> {
+        self.query(
+            "SELECT pg_catalog.set_config('search_path', 'pg_catalog, pg_temp', false)",
+            &[],
+        )?;
+        self.own_schema = Some(schema.to_string());
+        Ok(())
+    }
+
+    /// The schema a pinned session names corescale's objects in.
+    pub(crate) fn own_schema(&self) -> Option<&str> {
+        self.own_schema.as_deref()
+    }
+
     /// The name of the prepared statement for a table and kind. The first use puts its Parse
     /// in the outgoing batch, ahead of the Bind: no wait, and its answer (ParseComplete, or
     /// the error) comes back with the batch's.
     fn prepared(&mut self, schema: u64, update: bool) -> Result<String> {
         let outgoing = &mut self.outgoing;
+        let Some(own_schema) = self.own_schema.as_deref() else {
+            bail!("corescale's statements run only in a session pinned to its schema");
+        };
         let name = self.statements.get(schema, update, |table, update| {
-            let quoted = quote_double(table);
+            let quoted = format!("{}.{}", quote_double(own_schema), quote_double(table));
             let (name, sql) = if update {
                 (
                     format!("{table}_update"),
@@ -454,7 +480,7 @@ impl<S: Read + Write> WireSession<S> {
                 (
                     format!("{table}_select"),
                     format!(
-                        "SELECT sum(scratch)::bigint, count(*) FROM {quoted} WHERE key BETWEEN $1 AND $2"
+                        "SELECT pg_catalog.sum(scratch)::pg_catalog.int8, pg_catalog.count(*) FROM {quoted} WHERE key BETWEEN $1 AND $2"
                     ),
                 )
             };

@@ -1,0 +1,266 @@
+//! Whether a statement of a DBA's script may change data or the session's access mode, read
+//! from the SQL the server runs, not from how it looks: comments are skipped as either
+//! server would skip them (PostgreSQL nests `/* */` and ends `--` at the line's end; MySQL
+//! and MariaDB also end `#` comments there, need a blank after `--`, and run the contents of
+//! `/*! ... */` and `/*M! ... */` as code), and a statement counts as writing when any of
+//! those readings finds a write in it. The server holds read-only runs read-only as well
+//! (`DbSession::hold_read_only`); this check refuses them early, with the statement named.
+
+/// Words that change data wherever they stand: in a data-modifying WITH, after EXPLAIN
+/// ANALYZE or PREPARE, in SELECT ... INTO (a new table on PostgreSQL) or FOR UPDATE.
+const WRITING_ANYWHERE: &[&str] = &[
+    "insert", "update", "delete", "merge", "upsert", "truncate", "into",
+];
+
+/// First words of statements that may change data or run code that may.
+const WRITING_FIRST: &[&str] = &[
+    "insert",
+    "update",
+    "delete",
+    "merge",
+    "upsert",
+    "replace",
+    "create",
+    "drop",
+    "alter",
+    "truncate",
+    "copy",
+    "grant",
+    "revoke",
+    "call",
+    "do",
+    "lock",
+    "vacuum",
+    "analyze",
+    "cluster",
+    "reindex",
+    "load",
+    "rename",
+    "comment",
+    "refresh",
+    "execute",
+    "exec",
+    "handler",
+    "install",
+    "uninstall",
+    "import",
+    "flush",
+    "purge",
+    "kill",
+    "shutdown",
+    "reset",
+    "discard",
+];
+
+/// Whether `sql` may write: change data, or the access mode that keeps a read-only session
+/// from writing (`SET SESSION TRANSACTION READ WRITE`, `BEGIN READ WRITE`, any setting
+/// named `*read_only`, `RESET`/`DISCARD`, which restore the default).
+pub(super) fn may_write(sql: &str) -> bool {
+    changes_access_mode(sql)
+        || READINGS.iter().any(|reading| {
+            let words = code_words(sql, *reading);
+            words
+                .first()
+                .is_some_and(|first| WRITING_FIRST.contains(&first.as_str()))
+                || words
+                    .iter()
+                    .any(|word| WRITING_ANYWHERE.contains(&word.as_str()))
+        })
+}
+
+/// Whether the text names the session's access mode anywhere, quoted or not (a
+/// `set_config('default_transaction_read_only', ...)` passes it as a string).
+fn changes_access_mode(sql: &str) -> bool {
+    let flat = sql
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ")
+        .to_ascii_lowercase();
+    flat.contains("read_only") || flat.contains("read write") || flat.contains("read-write")
+}
+
+/// How one server reads comments.
+#[derive(Clone, Copy)]
+struct Reading {
+    /// `/* /* */ */` is one comment (PostgreSQL), or ends at the first `*/` (MySQL).
+    nested: bool,
+    /// `#` starts a comment to the line's end (MySQL, MariaDB).
+    hash: bool,
+    /// `--` starts a comment only before a blank (MySQL, MariaDB).
+    dash_needs_blank: bool,
+    /// `/*! ... */` and `/*M! ... */` are code (MySQL, MariaDB).
+    executable: bool,
+}
+
+const READINGS: [Reading; 2] = [
+    Reading {
+        nested: true,
+        hash: false,
+        dash_needs_blank: false,
+        executable: false,
+    },
+    Reading {
+        nested: false,
+        hash: true,
+        dash_needs_blank: true,
+        executable: true,
+    },
+];
+
+/// The statement's words outside quotes and comments, in lower case, as `reading` sees them.
+fn code_words(sql: &str, reading: Reading) -> Vec<String> {
+    let chars: Vec<char> = sql.chars().collect();
+    let mut words = Vec::new();
+    let mut word = String::new();
+    let mut at = 0;
+    let mut executable_open = false;
+    let end_word = |word: &mut String, words: &mut Vec<String>| {
+        if !word.is_empty() {
+            words.push(std::mem::take(word).to_ascii_lowercase());
+        }
+    };
+    while at < chars.len() {
+        let c = chars[at];
+        let next = chars.get(at + 1).copied();
+        let starts = |text: &str| {
+            chars[at..]
+                .iter()
+                .take(text.len())
+                .copied()
+                .eq(text.chars())
+        };
+        if c == '\'' || c == '"' || c == '`' {
+            end_word(&mut word, &mut words);
+            at += 1;
+            while at < chars.len() {
+                if chars[at] == c {
+                    if chars.get(at + 1) == Some(&c) {
+                        at += 2;
+                        continue;
+                    }
+                    break;
+                }
+                // MySQL's backslash escapes a quote; skipping one more character is what
+                // either server would make of it, or a harmless overreach.
+                if chars[at] == '\\' && c != '`' {
+                    at += 1;
+                }
+                at += 1;
+            }
+            at += 1;
+            continue;
+        }
+        if reading.executable && (starts("/*!") || starts("/*M!")) {
+            end_word(&mut word, &mut words);
+            at += if starts("/*!") { 3 } else { 4 };
+            while at < chars.len() && chars[at].is_ascii_digit() {
+                at += 1;
+            }
+            executable_open = true;
+            continue;
+        }
+        if executable_open && starts("*/") {
+            end_word(&mut word, &mut words);
+            executable_open = false;
+            at += 2;
+            continue;
+        }
+        if starts("/*") {
+            end_word(&mut word, &mut words);
+            at = comment_end(&chars, at, reading.nested);
+            continue;
+        }
+        let dash = c == '-'
+            && next == Some('-')
+            && (!reading.dash_needs_blank
+                || chars.get(at + 2).is_none_or(|after| after.is_whitespace()));
+        if dash || (reading.hash && c == '#') {
+            end_word(&mut word, &mut words);
+            while at < chars.len() && chars[at] != '\n' {
+                at += 1;
+            }
+            continue;
+        }
+        if c.is_alphanumeric() || c == '_' || c == '$' {
+            word.push(c);
+        } else {
+            end_word(&mut word, &mut words);
+        }
+        at += 1;
+    }
+    end_word(&mut word, &mut words);
+    words
+}
+
+/// Where the block comment opening at `start` ends (just past its `*/`, or the text's end).
+fn comment_end(chars: &[char], start: usize, nested: bool) -> usize {
+    let mut depth = 0;
+    let mut at = start;
+    while at + 1 < chars.len() {
+        match (chars[at], chars[at + 1]) {
+            ('/', '*') if nested || depth == 0 => {
+                depth += 1;
+                at += 2;
+            }
+            ('*', '/') => {
+                depth -= 1;
+                at += 2;
+                if depth == 0 {
+                    return at;
+                }
+            }
+            _ => at += 1,
+        }
+    }
+    chars.len()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::may_write;
+
+    #[test]
+    fn reads_are_reads() {
+        for sql in [
+            "SELECT abalance FROM pgbench_accounts WHERE aid = $1",
+            "select sum(k) from sbtest1 where id between ? and ?",
+            "SELECT 'delete from t' AS text, \"update\" FROM t",
+            "/* update everything */ SELECT 1",
+            "-- delete\nSELECT 1",
+            "SELECT created, updated_at, deleted FROM t",
+            "WITH x AS (SELECT 1) SELECT * FROM x",
+        ] {
+            assert!(!may_write(sql), "{sql}");
+        }
+    }
+
+    #[test]
+    fn no_comment_or_quote_hides_a_write() {
+        for sql in [
+            "DELETE FROM victim WHERE id = 2",
+            "/*!DELETE FROM victim WHERE id = 2*/",
+            "/*!50000 DELETE */ FROM victim WHERE id = 2",
+            "/*M!100100 DELETE */ FROM victim",
+            "-- a comment\nDELETE FROM victim",
+            "# a comment\nDELETE FROM victim",
+            "SELECT 1 --x\nDELETE FROM victim",
+            "/* /* */ DELETE FROM victim */",
+            "WITH gone AS (DELETE FROM victim RETURNING *) SELECT * FROM gone",
+            "EXPLAIN ANALYZE UPDATE t SET a = 1",
+            "SELECT * INTO copy FROM t",
+            "SELECT * FROM t FOR UPDATE",
+            "SET SESSION TRANSACTION READ WRITE",
+            "SET STATEMENT tx_read_only=0 FOR DELETE FROM t",
+            "BEGIN READ WRITE",
+            "START TRANSACTION READ  WRITE",
+            "SET default_transaction_read_only = off",
+            "SELECT set_config('default_transaction_read_only', 'off', false)",
+            "SET SESSION CHARACTERISTICS AS TRANSACTION READ WRITE",
+            "RESET ALL",
+            "DISCARD ALL",
+            "EXECUTE writer(1)",
+        ] {
+            assert!(may_write(sql), "{sql}");
+        }
+    }
+}

@@ -1,0 +1,510 @@
+//! Other roles' objects are hostile input (issue 48): a role with only CREATE on the
+//! database, or on a writable `public`, plants functions, operators and views under the
+//! names corescale's statements use; corescale's own statements never run them, a run reads
+//! only the tables setup created, and teardown stops, naming them, at anything of another's
+//! it would drop or change. Each test works in a database of its own and drops the roles it
+//! made, failed or not.
+
+mod common;
+
+use common::scratch::PgScratch;
+use common::{corescale, hold_server, required as server};
+use mysql::prelude::Queryable;
+
+/// A login role of the server's, dropped (with what it owns in the scratch database) when the
+/// guard goes: declared after the scratch database, so it goes first.
+struct Role {
+    url: String,
+    name: String,
+}
+
+impl Role {
+    fn new(scratch: &PgScratch, stem: &str) -> Self {
+        let name = format!("cs_{stem}_{}", std::process::id());
+        let role = Role {
+            url: scratch.url.clone(),
+            name,
+        };
+        scratch
+            .client()
+            .batch_execute(&format!(
+                "DROP ROLE IF EXISTS \"{0}\"; CREATE ROLE \"{0}\" LOGIN; GRANT CREATE ON DATABASE \"{1}\" TO \"{0}\"",
+                role.name, scratch.name
+            ))
+            .unwrap();
+        role
+    }
+
+    /// A client connected as this role.
+    fn client(&self) -> postgres::Client {
+        let mut url = url::Url::parse(&self.url).unwrap();
+        url.set_username(&self.name).unwrap();
+        postgres::Client::connect(url.as_str(), postgres::NoTls).unwrap()
+    }
+}
+
+impl Drop for Role {
+    fn drop(&mut self) {
+        if let Ok(mut admin) = postgres::Client::connect(&self.url, postgres::NoTls) {
+            let _ = admin.batch_execute(&format!(
+                "DROP OWNED BY \"{0}\"; REVOKE ALL ON DATABASE \"{1}\" FROM \"{0}\"; DROP ROLE IF EXISTS \"{0}\"",
+                self.name,
+                self.url.rsplit('/').next().unwrap_or_default()
+            ));
+        }
+    }
+}
+
+/// Functions that shadow the built-ins corescale's statements call (an exact match of the
+/// argument types beats pg_catalog's), each of which drops `public.app_data` and, where it
+/// can, makes `role` a superuser, created in `schema` by the client given.
+fn plant_shadows(client: &mut postgres::Client, schema: &str, role: &str) {
+    let body = format!(
+        "BEGIN DROP TABLE IF EXISTS public.app_data; BEGIN EXECUTE 'ALTER ROLE \"{role}\" SUPERUSER'; EXCEPTION WHEN OTHERS THEN NULL; END;"
+    );
+    client
+        .batch_execute(&format!(
+            "CREATE FUNCTION {schema}.lower(name) RETURNS text LANGUAGE plpgsql AS $$ {body} RETURN pg_catalog.lower($1::text); END $$;
+             CREATE FUNCTION {schema}.format(text, text, text) RETURNS text LANGUAGE plpgsql AS $$ {body} RETURN 'SELECT 1'; END $$;
+             CREATE FUNCTION {schema}.format(text, text, text, text) RETURNS text LANGUAGE plpgsql AS $$ {body} RETURN 'SELECT 1'; END $$;
+             CREATE FUNCTION {schema}.obj_description(oid, name) RETURNS text LANGUAGE plpgsql AS $$ {body} RETURN NULL; END $$;
+             CREATE FUNCTION {schema}.starts_with(name, text) RETURNS boolean LANGUAGE plpgsql AS $$ {body} RETURN false; END $$;
+             CREATE FUNCTION {schema}.name_eq_text(name, text) RETURNS boolean LANGUAGE plpgsql AS $$ {body} RETURN $1::text = $2; END $$;
+             CREATE OPERATOR {schema}.= (LEFTARG = name, RIGHTARG = text, FUNCTION = {schema}.name_eq_text);
+             CREATE FUNCTION {schema}.count_rows(bigint, bigint) RETURNS boolean LANGUAGE plpgsql AS $$ {body} RETURN $1 >= $2; END $$;
+             CREATE OPERATOR {schema}.>= (LEFTARG = bigint, RIGHTARG = bigint, FUNCTION = {schema}.count_rows);"
+        ))
+        .unwrap();
+}
+
+fn is_superuser(scratch: &PgScratch, role: &str) -> bool {
+    scratch
+        .client()
+        .query_one("SELECT rolsuper FROM pg_roles WHERE rolname = $1", &[&role])
+        .unwrap()
+        .get(0)
+}
+
+/// Whether `public.app_data`, the user's own table, is still there with its rows.
+fn app_data_rows(scratch: &PgScratch) -> i64 {
+    scratch.count(
+        "SELECT CASE WHEN to_regclass('public.app_data') IS NULL THEN -1 ELSE (SELECT count(*) FROM public.app_data) END",
+    )
+}
+
+fn run_db(url: &str, extra: &[&str]) -> assert_cmd::assert::Assert {
+    corescale()
+        .args([
+            "run",
+            "db",
+            "--target",
+            url,
+            "--sweep",
+            "1",
+            "--duration",
+            "300ms",
+        ])
+        .args(["--repeat", "1"])
+        .args(extra)
+        .assert()
+}
+
+/// (1) A role with only CREATE on the database makes a schema named after corescale's user
+/// (first in the default search_path) full of shadowing functions and operators, a forged
+/// catalogue and a view named corescale_t0 over one of them. Setup, check, run and teardown
+/// run none of them: the user's table survives, the role gains nothing, the run refuses the
+/// view, and every command warns that another role owns the schema it would work in.
+#[test]
+#[cfg_attr(
+    not(corescale_test_pg),
+    ignore = "needs CORESCALE_TEST_PG, a PostgreSQL URL (see README)"
+)]
+fn postgresql_a_schema_named_after_the_user_runs_none_of_its_code() {
+    let base = server("CORESCALE_TEST_PG");
+    let _server = hold_server("CORESCALE_TEST_PG");
+    let scratch = PgScratch::new(&base, "user_schema");
+    let user = url::Url::parse(&base).unwrap().username().to_string();
+    let attacker = Role::new(&scratch, "creator");
+    scratch
+        .client()
+        .batch_execute("CREATE TABLE public.app_data AS SELECT generate_series(1, 7) AS id")
+        .unwrap();
+    corescale()
+        .args([
+            "db",
+            "setup",
+            "--target",
+            &scratch.url,
+            "--schemas",
+            "1",
+            "--scale",
+            "256",
+        ])
+        .assert()
+        .success();
+    let mut planted = attacker.client();
+    planted
+        .batch_execute(&format!("CREATE SCHEMA \"{user}\""))
+        .unwrap();
+    plant_shadows(&mut planted, &format!("\"{user}\""), &attacker.name);
+    // A catalogue of its own naming a view corescale_t0 over a function that drops the
+    // user's table, as `run db` would read it from the current schema.
+    planted
+        .batch_execute(&format!(
+            "CREATE FUNCTION \"{user}\".evil() RETURNS bigint LANGUAGE plpgsql AS $$ BEGIN DROP TABLE IF EXISTS public.app_data; RETURN 1; END $$;
+             CREATE VIEW \"{user}\".corescale_t0 AS SELECT g::bigint AS key, \"{user}\".evil() AS scratch, 'x'::text AS filler FROM generate_series(1, 256) g;
+             CREATE TABLE \"{user}\".corescale_catalog (kind text, name text, state text, created_at timestamptz DEFAULT now(), corescale_version text, parameters text,
+                 object_namespace text, object_id text, object_created text, object_owner text, object_mark text, object_engine text, setup_started text, setup_ended text);
+             INSERT INTO \"{user}\".corescale_catalog (kind, name, state, corescale_version, parameters, object_namespace, object_id, object_owner, object_mark)
+                 SELECT 'table', 'corescale_t0', 'ready', '0', '{{\"schema\":0,\"schemas\":1,\"rows\":256}}', '{user}', c.oid::text, '{user}', 'corescale setup 1-1'
+                 FROM pg_class c WHERE c.relname = 'corescale_t0' AND c.relkind = 'v'"
+        ))
+        .unwrap();
+    let warned = |stderr: &str| stderr.contains(&format!("belongs to {}", attacker.name));
+    let check = corescale()
+        .args(["db", "check", "--target", &scratch.url])
+        .assert()
+        .success();
+    let stderr = String::from_utf8_lossy(&check.get_output().stderr).into_owned();
+    assert!(warned(&stderr), "{stderr}");
+    let run = run_db(&scratch.url, &[]).code(1);
+    let stderr = String::from_utf8_lossy(&run.get_output().stderr).into_owned();
+    assert!(
+        stderr.contains("corescale_t0") && stderr.contains("is not the object"),
+        "{stderr}"
+    );
+    // corescale's own tables, in public, are named there and run.
+    run_db(&scratch.url, &["--in-schema", "public"]).success();
+    run_db(&scratch.url, &["--in-schema", "public", "--server-loop"]).success();
+    let teardown = corescale()
+        .args([
+            "db",
+            "teardown",
+            "--target",
+            &scratch.url,
+            "--in-schema",
+            "public",
+        ])
+        .assert()
+        .success();
+    let stdout = String::from_utf8_lossy(&teardown.get_output().stdout).into_owned();
+    assert!(stdout.contains("corescale_t0"), "{stdout}");
+    assert_eq!(app_data_rows(&scratch), 7, "the user's table was dropped");
+    assert!(
+        !is_superuser(&scratch, &attacker.name),
+        "the role became a superuser"
+    );
+    assert_eq!(
+        scratch.count("SELECT count(*) FROM pg_class WHERE relname LIKE 'corescale%' AND relnamespace = 'public'::regnamespace"),
+        0
+    );
+    // The planted objects are the role's own: none was dropped.
+    assert_eq!(
+        scratch.count(&format!(
+            "SELECT count(*) FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = '{user}' AND c.relname LIKE 'corescale%'"
+        )),
+        2
+    );
+}
+
+/// (2) `public` writable by everyone (PostgreSQL 14 and older, kept by pg_upgrade): the
+/// shadows live there. check and setup name the role that may create beside corescale's
+/// objects and recommend --in-schema; setup, a run with the server-side loop, and teardown
+/// run none of the shadows. Then --in-schema: setup creates a schema of the user's own,
+/// warns of nothing, and run and teardown work there.
+#[test]
+#[cfg_attr(
+    not(corescale_test_pg),
+    ignore = "needs CORESCALE_TEST_PG, a PostgreSQL URL (see README)"
+)]
+fn postgresql_a_writable_public_schema_runs_none_of_its_code() {
+    let base = server("CORESCALE_TEST_PG");
+    let _server = hold_server("CORESCALE_TEST_PG");
+    let scratch = PgScratch::new(&base, "public_shadow");
+    let attacker = Role::new(&scratch, "public");
+    scratch
+        .client()
+        .batch_execute(
+            "GRANT CREATE ON SCHEMA public TO PUBLIC; CREATE TABLE public.app_data AS SELECT generate_series(1, 7) AS id",
+        )
+        .unwrap();
+    plant_shadows(&mut attacker.client(), "public", &attacker.name);
+    let setup = corescale()
+        .args([
+            "db",
+            "setup",
+            "--target",
+            &scratch.url,
+            "--schemas",
+            "2",
+            "--scale",
+            "256",
+        ])
+        .assert()
+        .success();
+    let stderr = String::from_utf8_lossy(&setup.get_output().stderr).into_owned();
+    assert!(
+        stderr.contains("other roles may create objects in schema public")
+            && stderr.contains(&attacker.name)
+            && stderr.contains("--in-schema"),
+        "{stderr}"
+    );
+    run_db(&scratch.url, &["--server-loop"]).success();
+    run_db(&scratch.url, &[]).success();
+    corescale()
+        .args(["db", "teardown", "--target", &scratch.url])
+        .assert()
+        .success()
+        .stdout(predicates::str::contains("corescale_catalog"));
+    assert_eq!(app_data_rows(&scratch), 7, "the user's table was dropped");
+    assert!(
+        !is_superuser(&scratch, &attacker.name),
+        "the role became a superuser"
+    );
+
+    // A schema of corescale's own: no warning, and every command works there.
+    let url = &scratch.url;
+    let setup = corescale()
+        .args([
+            "db",
+            "setup",
+            "--target",
+            url,
+            "--schemas",
+            "1",
+            "--scale",
+            "256",
+        ])
+        .args(["--in-schema", "cs own"])
+        .assert()
+        .success();
+    let stderr = String::from_utf8_lossy(&setup.get_output().stderr).into_owned();
+    assert!(!stderr.contains("warning"), "{stderr}");
+    assert_eq!(
+        scratch.count("SELECT count(*) FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = 'cs own' AND c.relname IN ('corescale_t0', 'corescale_catalog')"),
+        2
+    );
+    run_db(url, &["--in-schema", "cs own", "--server-loop"]).success();
+    // Without it, the tables are not where the run looks.
+    run_db(url, &[])
+        .code(1)
+        .stderr(predicates::str::contains("db setup"));
+    corescale()
+        .args(["db", "teardown", "--target", url, "--in-schema", "cs own"])
+        .assert()
+        .success()
+        .stdout(predicates::str::contains("corescale_t0"));
+    assert_eq!(
+        scratch.count("SELECT count(*) FROM pg_class WHERE relname LIKE 'corescale%'"),
+        0
+    );
+    assert_eq!(app_data_rows(&scratch), 7);
+    assert!(!is_superuser(&scratch, &attacker.name));
+    // A schema another role owns is not taken for corescale's own.
+    attacker
+        .client()
+        .batch_execute("CREATE SCHEMA theirs")
+        .unwrap();
+    corescale()
+        .args([
+            "db",
+            "setup",
+            "--target",
+            url,
+            "--schemas",
+            "1",
+            "--scale",
+            "256",
+        ])
+        .args(["--in-schema", "theirs"])
+        .assert()
+        .code(1)
+        .stderr(predicates::str::contains(format!(
+            "schema theirs exists and belongs to {}",
+            attacker.name
+        )));
+}
+
+/// (3) Dependencies of every kind stop teardown, all or nothing: a sequence OWNED BY a
+/// column of corescale's, a statistics object on its table, a publication of it, and a
+/// sequence owned by the catalogue. Each is named; nothing is dropped or emptied; once they
+/// are gone teardown drops everything.
+#[test]
+#[cfg_attr(
+    not(corescale_test_pg),
+    ignore = "needs CORESCALE_TEST_PG, a PostgreSQL URL (see README)"
+)]
+fn postgresql_every_kind_of_dependency_stops_teardown() {
+    let base = server("CORESCALE_TEST_PG");
+    let _server = hold_server("CORESCALE_TEST_PG");
+    let scratch = PgScratch::new(&base, "dependency_kinds");
+    corescale()
+        .args([
+            "db",
+            "setup",
+            "--target",
+            &scratch.url,
+            "--schemas",
+            "2",
+            "--scale",
+            "256",
+        ])
+        .assert()
+        .success();
+    scratch
+        .client()
+        .batch_execute(
+            "CREATE SEQUENCE app_seq OWNED BY corescale_t0.key;
+             CREATE STATISTICS app_stats ON key, scratch FROM corescale_t1;
+             CREATE PUBLICATION app_pub FOR TABLE corescale_t1",
+        )
+        .unwrap();
+    let output = corescale()
+        .args(["db", "teardown", "--target", &scratch.url])
+        .assert()
+        .code(1);
+    let stderr = String::from_utf8_lossy(&output.get_output().stderr).into_owned();
+    for named in [
+        "sequence public.app_seq",
+        "statistics object public.app_stats",
+        "publication app_pub publishes corescale_t1",
+    ] {
+        assert!(stderr.contains(named), "{named}: {stderr}");
+    }
+    assert!(stderr.contains("nothing was dropped"), "{stderr}");
+    assert_eq!(
+        scratch.count("SELECT count(*) FROM pg_class WHERE relname IN ('corescale_t0', 'corescale_t1', 'app_seq')"),
+        3
+    );
+    assert_eq!(
+        scratch.count("SELECT count(*) FROM pg_statistic_ext WHERE stxname = 'app_stats'"),
+        1
+    );
+    assert_eq!(
+        scratch.count("SELECT count(*) FROM pg_publication_tables WHERE pubname = 'app_pub'"),
+        1
+    );
+    scratch
+        .client()
+        .batch_execute("DROP SEQUENCE app_seq; DROP STATISTICS app_stats; DROP PUBLICATION app_pub; CREATE SEQUENCE cat_seq OWNED BY corescale_catalog.name")
+        .unwrap();
+    // The catalogue is kept while a sequence of another's hangs on it; its tables go.
+    let output = corescale()
+        .args(["db", "teardown", "--target", &scratch.url])
+        .assert()
+        .code(1);
+    let stderr = String::from_utf8_lossy(&output.get_output().stderr).into_owned();
+    assert!(stderr.contains("sequence public.cat_seq"), "{stderr}");
+    assert_eq!(
+        scratch.count("SELECT count(*) FROM pg_class WHERE relname = 'cat_seq'"),
+        1
+    );
+    scratch
+        .client()
+        .batch_execute("DROP SEQUENCE cat_seq")
+        .unwrap();
+    corescale()
+        .args(["db", "teardown", "--target", &scratch.url])
+        .assert()
+        .success();
+    assert_eq!(
+        scratch.count("SELECT count(*) FROM pg_class WHERE relname LIKE 'corescale%'"),
+        0
+    );
+}
+
+/// Sets MariaDB's global read_only for the guard's life (the MariaDB lane runs one test at a
+/// time), and clears it when the guard goes, failed or not.
+struct GlobalReadOnly(String);
+
+impl GlobalReadOnly {
+    fn new(base: &str) -> Self {
+        mysql::Conn::new(base)
+            .unwrap()
+            .query_drop("SET GLOBAL read_only = 1")
+            .unwrap();
+        GlobalReadOnly(base.to_string())
+    }
+}
+
+impl Drop for GlobalReadOnly {
+    fn drop(&mut self) {
+        if let Ok(mut admin) = mysql::Conn::new(self.0.as_str()) {
+            let _ = admin.query_drop("SET GLOBAL read_only = 0");
+        }
+    }
+}
+
+/// (4) MariaDB with read_only=1, which does not bind root (READ ONLY ADMIN): scripts that
+/// hide a write in an executable comment, behind a `--` or `#` comment line, or lift the
+/// session's read-only mode are refused before they start; a write the check cannot see (in
+/// a stored function) is refused by the server, because each session is held read-only; no
+/// row is deleted.
+#[test]
+#[cfg_attr(
+    not(corescale_test_mysql),
+    ignore = "needs CORESCALE_TEST_MYSQL, a MySQL/MariaDB URL (see README)"
+)]
+fn mariadb_a_read_only_target_takes_no_write_from_a_super_account() {
+    let base = server("CORESCALE_TEST_MYSQL");
+    let _server = hold_server("CORESCALE_TEST_MYSQL");
+    let scratch = common::scratch::MyScratch::new(&base, common::scratch::scratch_name("readonly"));
+    scratch.execute("CREATE TABLE victim (id INT PRIMARY KEY) ENGINE=InnoDB");
+    scratch.execute("INSERT INTO victim VALUES (1), (2), (3)");
+    scratch.execute(
+        "CREATE FUNCTION writer() RETURNS INT MODIFIES SQL DATA BEGIN DELETE FROM victim WHERE id = 2; RETURN 1; END",
+    );
+    let _read_only = GlobalReadOnly::new(&base);
+    let dir = tempfile::tempdir().unwrap();
+    let script = |name: &str, text: &str| {
+        let path = dir.path().join(name);
+        std::fs::write(&path, text).unwrap();
+        path
+    };
+    let run = |path: &std::path::Path| {
+        corescale()
+            .args(["run", "script", "--target", &scratch.url, "--file"])
+            .arg(path)
+            .args(["-w", "1", "--repeat", "1", "--job-size", "5", "-q"])
+            .assert()
+    };
+    for (name, text) in [
+        ("bang.sql", "/*!DELETE FROM victim WHERE id = 2*/;\n"),
+        (
+            "versioned.sql",
+            "/*!50000 DELETE */ FROM victim WHERE id = 2;\n",
+        ),
+        (
+            "dashes.sql",
+            "-- just a comment\nDELETE FROM victim WHERE id = 2;\n",
+        ),
+        (
+            "hash.sql",
+            "# a comment\nDELETE FROM victim WHERE id = 2;\n",
+        ),
+        (
+            "mode.sql",
+            "SET SESSION TRANSACTION READ WRITE;\nSELECT 1;\n",
+        ),
+        (
+            "statement.sql",
+            "SET STATEMENT tx_read_only=0 FOR DELETE FROM victim WHERE id = 2;\n",
+        ),
+    ] {
+        let refused = run(&script(name, text)).code(2);
+        let stderr = String::from_utf8_lossy(&refused.get_output().stderr).into_owned();
+        assert!(
+            stderr.contains("is read-only") && stderr.contains("writes"),
+            "{name}: {stderr}"
+        );
+    }
+    // The check sees a SELECT; the server refuses the function's DELETE.
+    let hidden = run(&script("hidden.sql", "SELECT writer();\n")).code(1);
+    let stderr = String::from_utf8_lossy(&hidden.get_output().stderr).into_owned();
+    assert!(stderr.contains("READ ONLY"), "{stderr}");
+    assert_eq!(
+        scratch.count("SELECT COUNT(*) FROM victim"),
+        3,
+        "a row was deleted"
+    );
+}
