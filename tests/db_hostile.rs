@@ -508,3 +508,53 @@ fn mariadb_a_read_only_target_takes_no_write_from_a_super_account() {
         "a row was deleted"
     );
 }
+
+/// (6) A `\sleep` far longer than the level ends with it: a 1 s level of a script sleeping
+/// 20 s lasts about a second (the whole run well under the sleep), and a failing statement
+/// of 300,000 characters is quoted by its first 200 and its length.
+#[test]
+#[cfg_attr(
+    not(corescale_test_pg),
+    ignore = "needs CORESCALE_TEST_PG, a PostgreSQL URL (see README)"
+)]
+fn postgresql_a_script_is_bounded_by_its_level() {
+    let base = server("CORESCALE_TEST_PG");
+    let _server = hold_server("CORESCALE_TEST_PG");
+    let dir = tempfile::tempdir().unwrap();
+    let sleepy = dir.path().join("sleepy.sql");
+    std::fs::write(&sleepy, "SELECT 1;\n\\sleep 20 s\n").unwrap();
+    let started = std::time::Instant::now();
+    corescale()
+        .args(["run", "script", "--target", &base, "--file"])
+        .arg(&sleepy)
+        .args(["-w", "1", "--repeat", "1", "--duration", "1s", "-q"])
+        .assert()
+        .success();
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(15),
+        "a 1 s level took {:?}",
+        started.elapsed()
+    );
+    let long = dir.path().join("long.sql");
+    std::fs::write(
+        &long,
+        format!(
+            "SELECT no_such_column_{} FROM pg_class;\n",
+            "x".repeat(300_000)
+        ),
+    )
+    .unwrap();
+    let failed = corescale()
+        .args(["run", "script", "--target", &base, "--file"])
+        .arg(&long)
+        .args(["-w", "1", "--repeat", "1", "--job-size", "1", "-q"])
+        .assert()
+        .code(1);
+    let stderr = String::from_utf8_lossy(&failed.get_output().stderr).into_owned();
+    assert!(
+        stderr.contains("characters)"),
+        "{}",
+        &stderr[..stderr.len().min(2000)]
+    );
+    assert!(stderr.len() < 5_000, "{} bytes of error", stderr.len());
+}

@@ -59,6 +59,15 @@ pub fn all_schemes() -> String {
 
 /// Opens the database a target names.
 pub fn connect(target: &Target) -> Result<Arc<dyn Database>> {
+    // Only PostgreSQL keeps corescale's objects in a schema of their own so far; elsewhere
+    // the option would be passed over, and the objects made where the user did not ask.
+    if target.in_schema.is_some() && !std::ptr::eq(target.product, &POSTGRESQL) {
+        return Err(crate::error::UsageError::new(format!(
+            "--in-schema is for PostgreSQL targets; on {} corescale works in the URL's database (or the user's schema): name it there",
+            target.product.name
+        ))
+        .into());
+    }
     (target.product.open)(target)
 }
 

@@ -107,14 +107,48 @@ fn parse_setting(text: &str) -> Result<(String, eval::Value), String> {
             !name.is_empty() && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
         })
         .ok_or_else(|| format!("'{text}' is not NAME=VALUE (scale=100)"))?;
-    let value = match value.trim().parse::<i64>() {
+    let value = value.trim();
+    let integer = value
+        .strip_prefix(['-', '+'])
+        .unwrap_or(value)
+        .bytes()
+        .all(|byte| byte.is_ascii_digit());
+    let value = match value.parse::<i64>() {
         Ok(value) => eval::Value::Int(value),
-        Err(_) => match value.trim().parse::<f64>() {
-            Ok(value) if value.is_finite() => eval::Value::Double(value),
-            _ => return Err(format!("'{value}' in '{text}' is not a number")),
+        Err(_) if integer && !value.is_empty() => {
+            return Err(format!(
+                "'{value}' in '{text}' is outside a 64-bit integer ({} to {}): give a smaller number",
+                i64::MIN,
+                i64::MAX
+            ));
+        }
+        Err(_) => match value.parse::<f64>() {
+            Ok(parsed) if !parsed.is_finite() => {
+                return Err(format!(
+                    "'{value}' in '{text}' is beyond a double's range: give a smaller number"
+                ));
+            }
+            // A number that underflows to zero is not the zero it was written as.
+            Ok(parsed) if parsed == 0.0 && mantissa_has_digits(value) => {
+                return Err(format!(
+                    "'{value}' in '{text}' is too small for a double and would become 0: give 0, or a larger number"
+                ));
+            }
+            Ok(parsed) => eval::Value::Double(parsed),
+            Err(_) => return Err(format!("'{value}' in '{text}' is not a number")),
         },
     };
     Ok((name.to_string(), value))
+}
+
+/// Whether a number's mantissa (before any exponent) has a digit other than 0.
+fn mantissa_has_digits(number: &str) -> bool {
+    number
+        .split(['e', 'E'])
+        .next()
+        .unwrap_or("")
+        .bytes()
+        .any(|byte| (b'1'..=b'9').contains(&byte))
 }
 
 /// The scripts as parsed, with everything a session needs to run them.
@@ -132,6 +166,8 @@ pub(crate) struct Scripts {
     pub max_failures: u64,
     pub latency_limit: Option<Duration>,
     pub job_transactions: u64,
+    /// A fixed-time level's length (`--duration`), which a `\sleep` does not outlast.
+    pub level_length: Option<Duration>,
 }
 
 impl Scripts {
@@ -142,12 +178,53 @@ impl Scripts {
 }
 
 /// Reads and parses a script file; an error names the file, line and column.
+/// The largest script corescale reads: pgbench's scripts are a few lines; a larger file is
+/// a mistake (a dump, a device), not a transaction.
+const MOST_SCRIPT_BYTES: u64 = 16 << 20;
+
 fn read_script(path: &std::path::Path, variables: &mut Variables) -> Result<(Script, String)> {
-    let text = std::fs::read_to_string(path)
-        .with_context(|| format!("cannot read the script '{}'", path.display()))?;
+    let text = read_script_text(path)?;
     let script = parse_script(&path.display().to_string(), &text, variables)
         .map_err(|error| UsageError::new(error.to_string()))?;
     Ok((script, text))
+}
+
+/// A script's text: a regular file only (a FIFO would block, /dev/zero never end), at most
+/// 16 MiB, read no further than that even if it grows meanwhile; a leading BOM is dropped,
+/// not sent to the server.
+fn read_script_text(path: &std::path::Path) -> Result<String> {
+    use std::io::Read;
+    let shown = crate::format::printable(&path.display().to_string());
+    let metadata =
+        std::fs::metadata(path).with_context(|| format!("cannot read the script '{shown}'"))?;
+    if !metadata.is_file() {
+        return Err(UsageError::new(format!(
+            "the script '{shown}' is not a regular file (a device, a FIFO or a directory): give a file of SQL"
+        ))
+        .into());
+    }
+    let too_large = || {
+        UsageError::new(format!(
+            "the script '{shown}' is larger than {} MiB: a script holds one transaction's statements; give a smaller file",
+            MOST_SCRIPT_BYTES >> 20
+        ))
+    };
+    if metadata.len() > MOST_SCRIPT_BYTES {
+        return Err(too_large().into());
+    }
+    let mut bytes = Vec::new();
+    std::fs::File::open(path)
+        .and_then(|file| file.take(MOST_SCRIPT_BYTES + 1).read_to_end(&mut bytes))
+        .with_context(|| format!("cannot read the script '{shown}'"))?;
+    if bytes.len() as u64 > MOST_SCRIPT_BYTES {
+        return Err(too_large().into());
+    }
+    let text = String::from_utf8(bytes)
+        .map_err(|_| UsageError::new(format!("the script '{shown}' is not UTF-8 text")))?;
+    Ok(match text.strip_prefix('\u{FEFF}') {
+        Some(rest) => rest.to_string(),
+        None => text,
+    })
 }
 
 pub struct ScriptWorkload {
@@ -307,6 +384,9 @@ impl ScriptWorkload {
             max_failures: args.max_failures,
             latency_limit: args.latency_limit,
             job_transactions: context.job_size.unwrap_or(DEFAULT_JOB_TRANSACTIONS),
+            level_length: context
+                .duration
+                .or(context.job_size.is_none().then_some(DEFAULT_DURATION)),
         };
         Ok(Self {
             database,
@@ -588,5 +668,52 @@ level_figures! {
         server_lio_per_s: f64,
         server_pio_per_s: f64,
         client_cpu_s: f64,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn settings_outside_a_number_s_range_are_refused() {
+        assert!(matches!(
+            parse_setting("scale=100"),
+            Ok((_, eval::Value::Int(100)))
+        ));
+        assert!(matches!(
+            parse_setting("rate=1.5e-3"),
+            Ok((_, eval::Value::Double(value))) if value == 1.5e-3
+        ));
+        assert!(matches!(
+            parse_setting("zero=0.0e-400"),
+            Ok((_, eval::Value::Double(_)))
+        ));
+        for bad in [
+            "n=99999999999999999999",
+            "n=-99999999999999999999",
+            "n=1.5e-400",
+            "n=1e400",
+            "n=x",
+        ] {
+            assert!(parse_setting(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn only_bounded_regular_files_are_read_as_scripts() {
+        let dir = tempfile::tempdir().unwrap();
+        let bom = dir.path().join("bom.sql");
+        std::fs::write(&bom, "\u{FEFF}SELECT 1;\n").unwrap();
+        assert_eq!(read_script_text(&bom).unwrap(), "SELECT 1;\n");
+        let error = read_script_text(std::path::Path::new("/dev/zero")).unwrap_err();
+        assert!(format!("{error}").contains("not a regular file"), "{error}");
+        let error = read_script_text(dir.path()).unwrap_err();
+        assert!(format!("{error}").contains("not a regular file"), "{error}");
+        let large = dir.path().join("large.sql");
+        let file = std::fs::File::create(&large).unwrap();
+        file.set_len(MOST_SCRIPT_BYTES + 1).unwrap();
+        let error = read_script_text(&large).unwrap_err();
+        assert!(format!("{error}").contains("larger than 16 MiB"), "{error}");
     }
 }

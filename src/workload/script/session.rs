@@ -137,6 +137,8 @@ pub(crate) struct ScriptSessionJob {
     sessions: Arc<Sessions<ScriptTally>>,
     /// The level's failed transactions, all sessions': touched only when one fails.
     level_failures: Arc<std::sync::atomic::AtomicU64>,
+    /// When a fixed-time level's window ends: no `\sleep` runs past it.
+    window_end: Option<Instant>,
 }
 
 impl ScriptSessionJob {
@@ -197,6 +199,7 @@ impl ScriptSessionJob {
             clock,
             sessions,
             level_failures,
+            window_end: None,
         };
         job.backend_cpu_start = job.backend_cpu();
         Ok(job)
@@ -238,6 +241,7 @@ impl ScriptSessionJob {
             tally,
             level_failures,
             answers,
+            window_end,
             ..
         } = self;
         let mut statement = first_statement[script];
@@ -261,7 +265,10 @@ impl ScriptSessionJob {
                         Value::Int(value) => value.max(0) as u64,
                         Value::Double(value) => value.max(0.0) as u64,
                     };
-                    std::thread::sleep(Duration::from_micros(micros.saturating_mul(*unit_us)));
+                    sleep_within(
+                        Duration::from_micros(micros.saturating_mul(*unit_us)),
+                        *window_end,
+                    );
                 }
                 Command::StartPipeline(_) => pipeline = Some(statement),
                 Command::Statement(written) => {
@@ -388,6 +395,10 @@ impl WorkerJob for ScriptSessionJob {
     }
 
     fn window_started(&mut self, began: Instant) {
+        self.window_end = self
+            .scripts
+            .level_length
+            .and_then(|length| began.checked_add(length));
         self.clock.window_started(began);
     }
 
@@ -432,6 +443,24 @@ struct Failing<'a> {
 /// A statement failed: a server's refusal is counted by SQLSTATE and the transaction rolled
 /// back (Ok(0)) until more than `--max-failures` failed in the level; anything else, or one
 /// failure too many, ends the level with the statement and the server's words.
+/// Sleeps for `length`, but wakes at `until` (the level's end) and at a stop signal: a
+/// `\sleep` holds neither a level past its length nor a run past Ctrl-C or SIGTERM.
+fn sleep_within(length: Duration, until: Option<Instant>) {
+    const GLANCE: Duration = Duration::from_millis(50);
+    let now = Instant::now();
+    let wake = now
+        .checked_add(length)
+        .unwrap_or(now + Duration::from_secs(86_400 * 365));
+    let wake = until.map_or(wake, |until| wake.min(until));
+    loop {
+        let now = Instant::now();
+        if now >= wake || crate::interrupt::stop_requested() {
+            return;
+        }
+        std::thread::sleep((wake - now).min(GLANCE));
+    }
+}
+
 fn failed(
     error: anyhow::Error,
     Failing { written, statement }: Failing,

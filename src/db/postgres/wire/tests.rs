@@ -104,7 +104,11 @@ fn session(url: &str, script: Vec<u8>) -> (Result<WireSession<Scripted>>, Arc<Mu
         sent: Arc::clone(&sent),
     };
     (
-        WireSession::start(stream, &target(url), Transport::default()),
+        // As a session of corescale's own statements is once pinned (`pin` asks the server).
+        WireSession::start(stream, &target(url), Transport::default()).map(|mut session| {
+            session.own_schema = Some("public".to_string());
+            session
+        }),
         sent,
     )
 }
