@@ -92,6 +92,23 @@ fn app_data_rows(scratch: &PgScratch) -> i64 {
     )
 }
 
+/// `db setup` of `schemas` tables of 256 rows, with `extra` options.
+fn setup(url: &str, schemas: &str, extra: &[&str]) -> assert_cmd::assert::Assert {
+    corescale()
+        .args([
+            "db",
+            "setup",
+            "--target",
+            url,
+            "--schemas",
+            schemas,
+            "--scale",
+            "256",
+        ])
+        .args(extra)
+        .assert()
+}
+
 fn run_db(url: &str, extra: &[&str]) -> assert_cmd::assert::Assert {
     corescale()
         .args([
@@ -129,19 +146,7 @@ fn postgresql_a_schema_named_after_the_user_runs_none_of_its_code() {
         .client()
         .batch_execute("CREATE TABLE public.app_data AS SELECT generate_series(1, 7) AS id")
         .unwrap();
-    corescale()
-        .args([
-            "db",
-            "setup",
-            "--target",
-            &scratch.url,
-            "--schemas",
-            "1",
-            "--scale",
-            "256",
-        ])
-        .assert()
-        .success();
+    setup(&scratch.url, "1", &[]).success();
     let mut planted = attacker.client();
     planted
         .batch_execute(&format!("CREATE SCHEMA \"{user}\""))
@@ -229,20 +234,8 @@ fn postgresql_a_writable_public_schema_runs_none_of_its_code() {
         )
         .unwrap();
     plant_shadows(&mut attacker.client(), "public", &attacker.name);
-    let setup = corescale()
-        .args([
-            "db",
-            "setup",
-            "--target",
-            &scratch.url,
-            "--schemas",
-            "2",
-            "--scale",
-            "256",
-        ])
-        .assert()
-        .success();
-    let stderr = String::from_utf8_lossy(&setup.get_output().stderr).into_owned();
+    let made = setup(&scratch.url, "2", &[]).success();
+    let stderr = String::from_utf8_lossy(&made.get_output().stderr).into_owned();
     assert!(
         stderr.contains("other roles may create objects in schema public")
             && stderr.contains(&attacker.name)
@@ -264,21 +257,8 @@ fn postgresql_a_writable_public_schema_runs_none_of_its_code() {
 
     // A schema of corescale's own: no warning, and every command works there.
     let url = &scratch.url;
-    let setup = corescale()
-        .args([
-            "db",
-            "setup",
-            "--target",
-            url,
-            "--schemas",
-            "1",
-            "--scale",
-            "256",
-        ])
-        .args(["--in-schema", "cs own"])
-        .assert()
-        .success();
-    let stderr = String::from_utf8_lossy(&setup.get_output().stderr).into_owned();
+    let made = setup(url, "1", &["--in-schema", "cs own"]).success();
+    let stderr = String::from_utf8_lossy(&made.get_output().stderr).into_owned();
     assert!(!stderr.contains("warning"), "{stderr}");
     assert_eq!(
         scratch.count("SELECT count(*) FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = 'cs own' AND c.relname IN ('corescale_t0', 'corescale_catalog')"),
@@ -305,19 +285,7 @@ fn postgresql_a_writable_public_schema_runs_none_of_its_code() {
         .client()
         .batch_execute("CREATE SCHEMA theirs")
         .unwrap();
-    corescale()
-        .args([
-            "db",
-            "setup",
-            "--target",
-            url,
-            "--schemas",
-            "1",
-            "--scale",
-            "256",
-        ])
-        .args(["--in-schema", "theirs"])
-        .assert()
+    setup(url, "1", &["--in-schema", "theirs"])
         .code(1)
         .stderr(predicates::str::contains(format!(
             "schema theirs exists and belongs to {}",
@@ -338,19 +306,7 @@ fn postgresql_every_kind_of_dependency_stops_teardown() {
     let base = server("CORESCALE_TEST_PG");
     let _server = hold_server("CORESCALE_TEST_PG");
     let scratch = PgScratch::new(&base, "dependency_kinds");
-    corescale()
-        .args([
-            "db",
-            "setup",
-            "--target",
-            &scratch.url,
-            "--schemas",
-            "2",
-            "--scale",
-            "256",
-        ])
-        .assert()
-        .success();
+    setup(&scratch.url, "2", &[]).success();
     scratch
         .client()
         .batch_execute(
