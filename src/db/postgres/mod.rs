@@ -418,6 +418,9 @@ impl Database for Postgres {
             .collect())
     }
 
+    /// The schema's owner (`public`'s pg_database_owner is the database's owner) is taken as
+    /// corescale's own when it is the user or a superuser, who could touch its objects
+    /// anyway; others who may create there are roles other than the user and superusers.
     fn schema_warning(&self) -> Result<Option<String>> {
         let rows = self.on_monitor(|monitor| {
             monitor.query(
@@ -426,14 +429,17 @@ impl Database for Postgres {
                         SELECT r.rolname::pg_catalog.text AS rolname FROM pg_catalog.pg_roles r, pg_catalog.pg_namespace n
                         WHERE n.nspname = $1::pg_catalog.text AND NOT r.rolsuper AND r.oid NOT IN (SELECT oid FROM me)
                           AND NOT pg_catalog.starts_with(r.rolname::pg_catalog.text, 'pg_')
-                          AND pg_catalog.has_schema_privilege(r.oid, n.oid, 'CREATE'))
-                 SELECT pg_catalog.pg_get_userbyid(n.nspowner)::pg_catalog.text,
-                        (n.nspowner IN (SELECT oid FROM me)
-                         OR (pg_catalog.pg_get_userbyid(n.nspowner) OPERATOR(pg_catalog.=) 'pg_database_owner'
-                             AND (SELECT d.datdba FROM pg_catalog.pg_database d WHERE d.datname OPERATOR(pg_catalog.=) pg_catalog.current_database()) IN (SELECT oid FROM me)))::pg_catalog.text,
+                          AND pg_catalog.has_schema_privilege(r.oid, n.oid, 'CREATE')),
+                      holder AS (
+                        SELECT CASE WHEN pg_catalog.pg_get_userbyid(n.nspowner) OPERATOR(pg_catalog.=) 'pg_database_owner'
+                                    THEN (SELECT d.datdba FROM pg_catalog.pg_database d WHERE d.datname OPERATOR(pg_catalog.=) pg_catalog.current_database())
+                                    ELSE n.nspowner END AS oid
+                        FROM pg_catalog.pg_namespace n WHERE n.nspname = $1::pg_catalog.text)
+                 SELECT pg_catalog.pg_get_userbyid(o.oid)::pg_catalog.text,
+                        (o.oid IN (SELECT oid FROM me) OR r.rolsuper)::pg_catalog.text,
                         (SELECT pg_catalog.count(*) FROM others)::pg_catalog.text,
                         (SELECT pg_catalog.string_agg(q.rolname, ', ') FROM (SELECT rolname FROM others ORDER BY 1 LIMIT 5) AS q)
-                 FROM pg_catalog.pg_namespace n WHERE n.nspname = $1::pg_catalog.text",
+                 FROM holder o JOIN pg_catalog.pg_roles r ON r.oid = o.oid",
                 &[&self.schema],
             )
         })?;
