@@ -514,3 +514,60 @@ fn postgresql_a_script_is_bounded_by_its_level() {
     );
     assert!(stderr.len() < 5_000, "{} bytes of error", stderr.len());
 }
+
+/// (5) A result is checked before `report` uses it: a negative count, or responses that
+/// disagree with the histogram or with the statements counted, are refused naming the file
+/// and the field.
+#[test]
+#[cfg_attr(
+    not(corescale_test_pg),
+    ignore = "needs CORESCALE_TEST_PG, a PostgreSQL URL (see README)"
+)]
+fn postgresql_a_tampered_result_is_refused_naming_its_field() {
+    let base = server("CORESCALE_TEST_PG");
+    let _server = hold_server("CORESCALE_TEST_PG");
+    let scratch = PgScratch::new(&base, "tampered");
+    setup(&scratch.url, "1", &[]).success();
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("run.json");
+    run_db(&scratch.url, &["-q", "-o", json.to_str().unwrap()]).success();
+    let document: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    corescale().arg("report").arg(&json).assert().success();
+    let tampered = |name: &str, change: &dyn Fn(&mut serde_json::Value)| {
+        let mut copy = document.clone();
+        change(&mut copy["levels"][0]);
+        let path = dir.path().join(name);
+        std::fs::write(&path, serde_json::to_string(&copy).unwrap()).unwrap();
+        let refused = corescale().arg("report").arg(&path).assert().code(1);
+        String::from_utf8_lossy(&refused.get_output().stderr).into_owned()
+    };
+    let stderr = tampered("negative.json", &|level| {
+        level["workload_figures"]["statements"] = serde_json::json!(-78016.0)
+    });
+    assert!(
+        stderr.contains("negative.json' levels[0].workload_figures.statements")
+            && stderr.contains("-78016"),
+        "{stderr}"
+    );
+    let stderr = tampered("count.json", &|level| {
+        let count = level["latency"]["count"].as_u64().unwrap();
+        level["latency"]["count"] = serde_json::json!(count * 2);
+    });
+    assert!(
+        stderr.contains("count.json' levels[0].latency: histogram holds"),
+        "{stderr}"
+    );
+    let stderr = tampered("statements.json", &|level| {
+        let statements = level["workload_figures"]["statements"].as_f64().unwrap();
+        level["workload_figures"]["statements"] = serde_json::json!(statements + 1.0);
+    });
+    assert!(
+        stderr.contains("statements.json' levels[0].latency: count says"),
+        "{stderr}"
+    );
+    corescale()
+        .args(["db", "teardown", "--target", &scratch.url])
+        .assert()
+        .success();
+}

@@ -20,6 +20,10 @@ pub(super) const LONGEST_NS: u64 = 3_600_000_000_000;
 #[derive(Debug, Clone)]
 pub struct ResponseTimes(Counts);
 
+/// The most responses one histogram read from a file may hold: 2^48, a year at 8.9
+/// million a second, far below where HdrHistogram's 64-bit counts or encoding overflow.
+pub const MOST_RESPONSES: u64 = 1 << 48;
+
 #[derive(Debug, Clone)]
 enum Counts {
     Session(SessionCounts),
@@ -94,6 +98,22 @@ impl ResponseTimes {
         if let Counts::Large(large) = &mut self.0 {
             large.saturating_record_n(ns, count);
         }
+    }
+
+    /// Adds `other`'s counts, refusing a sum past [`MOST_RESPONSES`] (counts from files are
+    /// checked by `decode`, but two of them may still add up past what HdrHistogram's
+    /// encoding can hold).
+    pub fn try_merge(&mut self, other: &Self) -> Result<(), String> {
+        let total = self.count().checked_add(other.count());
+        if total.is_none_or(|total| total > MOST_RESPONSES) {
+            return Err(format!(
+                "{} and {} responses add up to more than {MOST_RESPONSES}",
+                self.count(),
+                other.count()
+            ));
+        }
+        self.merge(other);
+        Ok(())
     }
 
     pub fn merge(&mut self, other: &Self) {
@@ -205,6 +225,17 @@ impl ResponseTimes {
         let histogram: Histogram<u64> = hdrhistogram::serialization::Deserializer::new()
             .deserialize(&mut bytes.as_slice())
             .map_err(|error| format!("the histogram cannot be read ({error:?})"))?;
+        // Every count is checked before anything adds them: a bucket of 2^63 - 1 made the
+        // encoding panic, one of 2^62 a p99 of nothing measured.
+        let mut total: u64 = 0;
+        for bucket in histogram.iter_recorded() {
+            total = total
+                .checked_add(bucket.count_at_value())
+                .filter(|total| *total <= MOST_RESPONSES)
+                .ok_or_else(|| {
+                    format!("the histogram holds more than {MOST_RESPONSES} responses")
+                })?;
+        }
         let mut large =
             Histogram::<u64>::new_with_bounds(1, LONGEST_NS, 3).expect("valid histogram bounds");
         large

@@ -70,8 +70,49 @@ fn label(part: &Series, campaign: &CampaignPart) -> String {
         "part {}/{} ({})",
         campaign.part,
         campaign.parts,
-        part.host()
+        quote(part.host())
     )
+}
+
+/// Fewer responses than this may fall in the same buckets by chance (one response each).
+const SAME_RESPONSES_AT_LEAST: u64 = 100;
+
+/// Refuses two parts that hold the same responses at a level: each part's sessions are its
+/// own, so equal histograms of 100 responses or more (2- or 3-digit buckets, each a few
+/// per mille wide) are one part's result given as two.
+fn refuse_copies(name: &str, group: &[Series]) -> Result<()> {
+    let histograms = |part: &Series| -> Vec<(usize, String)> {
+        part.points
+            .iter()
+            .chain(&part.paced)
+            .filter_map(|point| {
+                let latency = point.latency.as_ref()?;
+                let level = point.campaign.as_ref()?.level;
+                (latency.response.count >= SAME_RESPONSES_AT_LEAST)
+                    .then(|| latency.histogram.clone())
+                    .flatten()
+                    .map(|text| (level, text))
+            })
+            .collect()
+    };
+    for (index, part) in group.iter().enumerate() {
+        let mine = histograms(part);
+        for other in &group[index + 1..] {
+            if let Some((level, _)) = histograms(other)
+                .into_iter()
+                .find(|theirs| mine.contains(theirs))
+            {
+                bail!(
+                    "campaign '{}': '{}' and '{}' hold the same responses at level {}: one part's result given twice, or a copy; give each part's own result",
+                    quote(name),
+                    part.source,
+                    other.source,
+                    level + 1
+                );
+            }
+        }
+    }
+    Ok(())
 }
 
 fn merge(name: &str, group: Vec<Series>, notes: &mut Vec<String>) -> Result<Series> {
@@ -88,6 +129,29 @@ fn merge(name: &str, group: Vec<Series>, notes: &mut Vec<String>) -> Result<Seri
                 first.source
             );
         }
+        let first_campaign = first.campaign.as_ref().expect("grouped by campaign");
+        if campaign.start_at != first_campaign.start_at
+            || campaign.level_period_s != first_campaign.level_period_s
+        {
+            bail!(
+                "campaign '{}': '{}' and '{}' were scheduled apart (start {} against {}, a level every {} against {} s): merge the parts of one run, which share --start-at and the plan",
+                quote(name),
+                part.source,
+                first.source,
+                campaign
+                    .start_at
+                    .map_or("unset".to_string(), |at| at.to_rfc3339()),
+                first_campaign
+                    .start_at
+                    .map_or("unset".to_string(), |at| at.to_rfc3339()),
+                campaign
+                    .level_period_s
+                    .map_or("unset".to_string(), |period| format!("{period}")),
+                first_campaign
+                    .level_period_s
+                    .map_or("unset".to_string(), |period| format!("{period}")),
+            );
+        }
         if part.measure != first.measure || part.job != first.job {
             bail!(
                 "campaign '{}': '{}' ran another job than '{}' ({} against {}): every part runs the same plan",
@@ -99,17 +163,27 @@ fn merge(name: &str, group: Vec<Series>, notes: &mut Vec<String>) -> Result<Seri
             );
         }
     }
-    let mut numbers: Vec<usize> = group
+    let numbers: Vec<usize> = group
         .iter()
         .filter_map(|part| part.campaign.as_ref().map(|campaign| campaign.part))
         .collect();
-    numbers.dedup();
-    if numbers.len() != group.len() {
+    // Sorted by part: a part given twice stands next to itself.
+    if let Some(pair) = group.windows(2).find(|pair| {
+        pair[0].campaign.as_ref().map(|campaign| campaign.part)
+            == pair[1].campaign.as_ref().map(|campaign| campaign.part)
+    }) {
         bail!(
-            "campaign '{}': one part is given twice: give each part's result once",
-            quote(name)
+            "campaign '{}': '{}' and '{}' are both {}: give each part's result once",
+            quote(name),
+            pair[0].source,
+            pair[1].source,
+            label(
+                &pair[0],
+                pair[0].campaign.as_ref().expect("grouped by campaign")
+            )
         );
     }
+    refuse_copies(name, &group)?;
     let missing_parts: Vec<String> = (1..=declared)
         .filter(|part| !numbers.contains(part))
         .map(|part| format!("{part}/{declared}"))
@@ -158,7 +232,7 @@ fn merge(name: &str, group: Vec<Series>, notes: &mut Vec<String>) -> Result<Seri
         }
     }
     let mut series = Series::new(
-        name.to_string(),
+        printable(name),
         first.measure.clone(),
         points,
         first.job.clone(),
@@ -174,7 +248,7 @@ fn merge(name: &str, group: Vec<Series>, notes: &mut Vec<String>) -> Result<Seri
         .join(" + ");
     series.complete = group.iter().all(|part| part.complete) && missing_parts.is_empty();
     series.provenance = Provenance {
-        label: Some(name.to_string()),
+        label: Some(printable(name)),
         workload: first
             .provenance
             .workload
@@ -383,7 +457,13 @@ fn merged_latency(
             )
         })?;
         match merged.as_mut() {
-            Some(all) => all.merge(&times),
+            Some(all) => all.try_merge(&times).map_err(|problem| {
+                anyhow::anyhow!(
+                    "campaign '{}' at {workers} sessions, '{}' latency.histogram: {problem}",
+                    quote(name),
+                    part.source
+                )
+            })?,
             None => merged = Some(times),
         }
     }
@@ -815,5 +895,67 @@ mod tests {
         );
         let problem = merge_campaigns(vec![one, two]).unwrap_err().to_string();
         assert!(problem.contains("ran different plans"), "{problem}");
+    }
+
+    #[test]
+    fn a_part_given_twice_or_copied_is_refused_naming_both_files() {
+        let times: Vec<u64> = (0..150).map(|index| 100 + index * 37 % 900).collect();
+        let twice = part(1, vec![level(2, 4, 0, &times, None)], Vec::new());
+        let mut again = twice.clone();
+        again.source = "elsewhere/client-1.json".to_string();
+        let problem = merge_campaigns(vec![twice, again]).unwrap_err().to_string();
+        assert!(
+            problem.contains("'client-1.json' and 'elsewhere/client-1.json' are both part 1/2"),
+            "{problem}"
+        );
+        // Part 2 holds part 1's very responses.
+        let one = part(1, vec![level(2, 4, 0, &times, None)], Vec::new());
+        let two = part(2, vec![level(2, 4, 0, &times, None)], Vec::new());
+        let problem = merge_campaigns(vec![one, two]).unwrap_err().to_string();
+        assert!(
+            problem
+                .contains("'client-1.json' and 'client-2.json' hold the same responses at level 1"),
+            "{problem}"
+        );
+    }
+
+    #[test]
+    fn parts_scheduled_apart_are_refused_and_names_are_escaped() {
+        let one = part(1, vec![level(2, 4, 0, &[100], None)], Vec::new());
+        let mut two = part(2, vec![level(2, 4, 0, &[300], None)], Vec::new());
+        two.campaign.as_mut().unwrap().level_period_s = Some(12.0);
+        let problem = merge_campaigns(vec![one, two]).unwrap_err().to_string();
+        assert!(problem.contains("were scheduled apart"), "{problem}");
+        let mut one = part(1, vec![level(2, 4, 0, &[100], None)], Vec::new());
+        let mut two = part(2, vec![level(2, 4, 0, &[300], None)], Vec::new());
+        for part in [&mut one, &mut two] {
+            part.campaign.as_mut().unwrap().name = "evil\u{1b}[2J\u{202e}".to_string();
+        }
+        let (merged, _) = merge_campaigns(vec![one, two]).unwrap();
+        assert_eq!(merged[0].name, "evil\\u{1b}[2J\\u{202e}");
+    }
+
+    #[test]
+    fn histograms_past_what_their_encoding_holds_are_refused() {
+        use base64::Engine;
+        use hdrhistogram::serialization::Serializer;
+        let forged = |count: u64| {
+            let mut histogram =
+                hdrhistogram::Histogram::<u64>::new_with_bounds(1, 3_600_000_000_000, 3).unwrap();
+            histogram.record_n(2_840_000, count).unwrap();
+            let mut bytes = Vec::new();
+            hdrhistogram::serialization::V2DeflateSerializer::new()
+                .serialize(&histogram, &mut bytes)
+                .unwrap();
+            base64::engine::general_purpose::STANDARD.encode(bytes)
+        };
+        for count in [1 << 62, (1 << 62) + 7] {
+            let problem = ResponseTimes::decode(&forged(count)).unwrap_err();
+            assert!(problem.contains("more than"), "{problem}");
+        }
+        let mut half = ResponseTimes::decode(&forged(1 << 47)).unwrap();
+        let other = ResponseTimes::decode(&forged((1 << 47) + 1)).unwrap();
+        assert!(half.try_merge(&other).is_err());
+        assert_eq!(half.count(), 1 << 47, "a refused merge changes nothing");
     }
 }

@@ -106,6 +106,8 @@ pub(super) fn from_document(path: &Path, text: &str) -> Result<Series> {
                 Some(latency) => {
                     checked_latency(latency)
                         .map_err(|problem| anyhow::anyhow!("{}: {problem}", at("latency")))?;
+                    statements_agree(latency, &level.workload_figures)
+                        .map_err(|problem| anyhow::anyhow!("{}: {problem}", at("latency")))?;
                     Some(crate::latency::Latency {
                         unit: printable(&latency.unit),
                         ..latency.clone()
@@ -295,4 +297,25 @@ pub(super) fn provenance(document: &RunDocument, job: &Job) -> Provenance {
                 .join(" "),
         ),
     }
+}
+
+/// A closed-loop db level times every statement it counts: its responses and its
+/// `statements` figure are one number, written twice. Parts whose two disagree were changed.
+fn statements_agree(
+    latency: &crate::latency::Latency,
+    figures: &std::collections::BTreeMap<String, f64>,
+) -> std::result::Result<(), String> {
+    let Some(statements) = figures.get("statements") else {
+        return Ok(());
+    };
+    if latency.unit != "statement" || latency.rate.is_some() || latency.response.count == 0 {
+        return Ok(());
+    }
+    if latency.response.count as f64 != *statements {
+        return Err(format!(
+            "count says {} responses and workload_figures.statements {statements}: a level times every statement it counts",
+            latency.response.count
+        ));
+    }
+    Ok(())
 }

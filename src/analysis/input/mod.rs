@@ -354,7 +354,30 @@ fn finish(path: &Path, mut series: Series) -> Result<Series> {
     Ok(series)
 }
 
-/// A level's workload figures as the file gives them: each finite, names shown escaped.
+/// Figures that count something, or a rate or time of it: never below 0 (a part's
+/// `statements: -78016` was summed into a campaign's -2,496).
+const COUNTS: &[&str] = &[
+    "statements",
+    "statements_per_s",
+    "updates",
+    "rows_visited",
+    "rows",
+    "client_blocks",
+    "client_cpu_s",
+    "transactions",
+    "transactions_per_s",
+    "failed_transactions",
+    "sessions_unpublished",
+    "db_lio",
+    "db_pio",
+    "db_lio_per_s",
+    "db_pio_per_s",
+    "db_cpu_s",
+    "blocks_per_statement",
+];
+
+/// A level's workload figures as the file gives them: each finite, counts not negative,
+/// names shown escaped.
 fn checked_figures(
     figures: &std::collections::BTreeMap<String, f64>,
     at: &dyn Fn(&str) -> String,
@@ -362,9 +385,12 @@ fn checked_figures(
     figures
         .iter()
         .map(|(name, &value)| {
-            let value = in_range(value, &(-*RAW.end()..=*RAW.end()), "the figure", &|| {
-                at(&printable(name))
-            })?;
+            let (range, what) = if COUNTS.contains(&name.as_str()) {
+                (COUNT, "a count")
+            } else {
+                (-*RAW.end()..=*RAW.end(), "the figure")
+            };
+            let value = in_range(value, &range, what, &|| at(&printable(name)))?;
             Ok((printable(name), value))
         })
         .collect()
@@ -403,6 +429,18 @@ fn cache_figures(
 /// latency figure's pixel arithmetic).
 fn checked_latency(latency: &Latency) -> std::result::Result<(), String> {
     latency.check()?;
+    // The histogram is the level's responses: it must hold as many as the level counted.
+    if let Some(text) = &latency.histogram {
+        let times = crate::latency::ResponseTimes::decode(text)
+            .map_err(|problem| format!("histogram: {problem}"))?;
+        if times.count() != latency.response.count {
+            return Err(format!(
+                "histogram holds {} responses and count says {}: one of them was changed",
+                times.count(),
+                latency.response.count
+            ));
+        }
+    }
     if let Some(rate) = &latency.rate {
         ranges::check(rate.target_per_s, &RAW, "rate.target_per_s")?;
         ranges::check(rate.achieved_per_s, &COUNT, "rate.achieved_per_s")?;
