@@ -889,6 +889,13 @@ fn mariadb_passwords_with_url_characters() {
     admin
         .query_drop("GRANT ALL ON test.* TO 'corescale_pw'@'127.0.0.1'")
         .unwrap();
+    // What teardown needs to prove ownership on MariaDB: table ids and the grant tables.
+    admin
+        .query_drop("GRANT PROCESS ON *.* TO 'corescale_pw'@'127.0.0.1'")
+        .unwrap();
+    admin
+        .query_drop("GRANT SELECT ON mysql.* TO 'corescale_pw'@'127.0.0.1'")
+        .unwrap();
     let encoded =
         percent_encoding::utf8_percent_encode(password, percent_encoding::NON_ALPHANUMERIC);
     let with_password = format!("mysql://corescale_pw:{encoded}@127.0.0.1:3306/test");

@@ -571,3 +571,128 @@ fn postgresql_a_tampered_result_is_refused_naming_its_field() {
         .assert()
         .success();
 }
+
+/// (3) MariaDB: an account with only SELECT, INSERT, UPDATE and CREATE copies a marked
+/// table (`CREATE TABLE ... LIKE`, which copies the comment) and writes its catalogue row.
+/// Teardown drops nothing while that account may write the catalogue without holding DROP,
+/// naming it; once its grant is revoked, the forged row still steers no drop (its table id
+/// is not the recorded one). An account that cannot read the grant tables is told which
+/// grant lets teardown prove ownership.
+#[test]
+#[cfg_attr(
+    not(corescale_test_mysql),
+    ignore = "needs CORESCALE_TEST_MYSQL, a MySQL/MariaDB URL (see README)"
+)]
+fn mariadb_a_create_only_account_cannot_have_its_table_dropped() {
+    let base = server("CORESCALE_TEST_MYSQL");
+    let _server = hold_server("CORESCALE_TEST_MYSQL");
+    let scratch = common::scratch::MyScratch::new(&base, common::scratch::scratch_name("forger"));
+    let forger = format!("cs_forger_{}", std::process::id());
+    let reader = format!("cs_blind_{}", std::process::id());
+    struct DropUsers(String, Vec<String>);
+    impl Drop for DropUsers {
+        fn drop(&mut self) {
+            if let Ok(mut admin) = mysql::Conn::new(self.0.as_str()) {
+                for user in &self.1 {
+                    let _ = admin.query_drop(format!("DROP USER IF EXISTS '{user}'@'127.0.0.1'"));
+                }
+            }
+        }
+    }
+    let _users = DropUsers(base.clone(), vec![forger.clone(), reader.clone()]);
+    let mut admin = mysql::Conn::new(base.as_str()).unwrap();
+    for user in [&forger, &reader] {
+        admin
+            .query_drop(format!("CREATE USER '{user}'@'127.0.0.1'"))
+            .unwrap();
+    }
+    admin
+        .query_drop(format!(
+            "GRANT SELECT, INSERT, UPDATE, CREATE ON `{}`.* TO '{forger}'@'127.0.0.1'",
+            scratch.name
+        ))
+        .unwrap();
+    setup(&scratch.url, "1", &[]).success();
+    let mut as_forger = {
+        let mut url = url::Url::parse(&scratch.url).unwrap();
+        url.set_username(&forger).unwrap();
+        mysql::Conn::new(url.as_str()).unwrap()
+    };
+    as_forger
+        .query_drop("CREATE TABLE corescale_t7 LIKE corescale_t0")
+        .unwrap();
+    as_forger
+        .query_drop("INSERT INTO corescale_t7 SELECT * FROM corescale_t0 LIMIT 1")
+        .unwrap();
+    as_forger
+        .query_drop(
+            "INSERT INTO corescale_catalog (kind, name, state, corescale_version, parameters, object_namespace, object_id, object_created, object_owner, object_mark, object_engine, setup_started, setup_ended)
+             SELECT kind, 'corescale_t7', state, corescale_version, parameters, object_namespace, object_id, object_created, object_owner, object_mark, object_engine, setup_started, setup_ended
+             FROM corescale_catalog WHERE name = 'corescale_t0'",
+        )
+        .unwrap();
+    let refused = corescale()
+        .args(["db", "teardown", "--target", &scratch.url])
+        .assert()
+        .code(1);
+    let stderr = String::from_utf8_lossy(&refused.get_output().stderr).into_owned();
+    assert!(
+        stderr.contains(&format!("{forger}@127.0.0.1")) && stderr.contains("REVOKE INSERT, UPDATE"),
+        "{stderr}"
+    );
+    assert_eq!(
+        scratch.count("SELECT COUNT(*) FROM corescale_t7"),
+        1,
+        "the forger's table is intact"
+    );
+    admin
+        .query_drop(format!(
+            "REVOKE INSERT, UPDATE ON `{}`.* FROM '{forger}'@'127.0.0.1'",
+            scratch.name
+        ))
+        .unwrap();
+    let torn = corescale()
+        .args(["db", "teardown", "--target", &scratch.url])
+        .assert()
+        .success();
+    let stdout = String::from_utf8_lossy(&torn.get_output().stdout).into_owned();
+    assert!(stdout.contains("corescale_t0"), "{stdout}");
+    assert!(
+        stdout.contains("left alone") && stdout.contains("corescale_t7"),
+        "{stdout}"
+    );
+    assert_eq!(
+        scratch.count("SELECT COUNT(*) FROM corescale_t7"),
+        1,
+        "the forger's table is intact"
+    );
+    // A catalogue whose writers cannot be read: nothing dropped, the grant named.
+    scratch.execute("DROP TABLE corescale_t7");
+    scratch.execute("DROP TABLE corescale_catalog");
+    admin
+        .query_drop(format!(
+            "GRANT ALL ON `{}`.* TO '{reader}'@'127.0.0.1'",
+            scratch.name
+        ))
+        .unwrap();
+    admin
+        .query_drop(format!("GRANT PROCESS ON *.* TO '{reader}'@'127.0.0.1'"))
+        .unwrap();
+    let blind = {
+        let mut url = url::Url::parse(&scratch.url).unwrap();
+        url.set_username(&reader).unwrap();
+        url.to_string()
+    };
+    setup(&blind, "1", &[]).success();
+    corescale()
+        .args(["db", "teardown", "--target", &blind])
+        .assert()
+        .code(1)
+        .stderr(predicates::str::contains("GRANT SELECT ON mysql.*"));
+    assert_eq!(scratch.count("SELECT COUNT(*) FROM corescale_t0"), 256);
+    corescale()
+        .args(["db", "teardown", "--target", &scratch.url])
+        .assert()
+        .success();
+    assert_eq!(scratch.objects(), 0);
+}

@@ -606,16 +606,18 @@ fn mariadb_setup_and_teardown_leave_nothing() {
     assert_eq!(scratch.objects(), 0, "teardown left objects behind");
 }
 
-/// A user without the PROCESS privilege cannot read TABLE_IDs: tables are then known by
-/// CREATE_TIME, inside a setup window a whole second wide at each end. Setup and teardown
-/// still work, and a table dropped and recreated at once (in the second setup ended, as like
-/// as not) or a second later is left alone.
+/// A user without the PROCESS privilege cannot read TABLE_IDs: setup records tables by
+/// CREATE_TIME, inside a setup window a whole second wide at each end. Another account that
+/// may create tables there could drop and recreate one within a second (done here, at once
+/// and a second later), so teardown drops nothing and names the grants that would let it
+/// prove ownership (SELECT on the grant tables, then PROCESS); with them, setup and teardown
+/// work.
 #[test]
 #[cfg_attr(
     not(corescale_test_mysql),
     ignore = "needs CORESCALE_TEST_MYSQL, a MariaDB/MySQL URL (see README)"
 )]
-fn mariadb_without_table_ids_tables_are_known_by_creation_time() {
+fn mariadb_without_table_ids_teardown_proves_nothing_and_says_why() {
     let base = server("CORESCALE_TEST_MYSQL");
     let _server = hold_server("CORESCALE_TEST_MYSQL");
     let scratch = MyScratch::new(&base, scratch_name("noprocess"));
@@ -663,11 +665,27 @@ fn mariadb_without_table_ids_tables_are_known_by_creation_time() {
     scratch.execute("DROP TABLE corescale_t0");
     scratch.execute("CREATE TABLE corescale_t0 (mine INT)");
     scratch.execute("INSERT INTO corescale_t0 VALUES (6)");
-    let printed = teardown(&url);
-    let left = line(&printed, LEFT_ALONE);
-    assert!(!printed.contains("dropped from"), "{printed}");
-    assert!(names(left, "corescale_t0"), "{printed}");
-    assert!(names(left, "corescale_t1"), "{printed}");
+    // Without PROCESS, and with other accounts that may create tables here (root's), the
+    // creation second proves nothing: teardown says so, and what grant would let it prove.
+    let refused = corescale()
+        .args(["db", "teardown", "--target", &url])
+        .assert()
+        .code(1);
+    let stderr = String::from_utf8_lossy(&refused.get_output().stderr).into_owned();
+    assert!(stderr.contains("GRANT SELECT ON mysql.*"), "{stderr}");
+    admin
+        .query_drop(format!("GRANT SELECT ON mysql.* TO '{user}'@'127.0.0.1'"))
+        .unwrap();
+    let refused = corescale()
+        .args(["db", "teardown", "--target", &url])
+        .assert()
+        .code(1);
+    let stderr = String::from_utf8_lossy(&refused.get_output().stderr).into_owned();
+    assert!(
+        stderr.contains("creation second alone") && stderr.contains("GRANT PROCESS ON *.*"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("nothing was dropped"), "{stderr}");
     assert_eq!(
         scratch.count(
             "SELECT (SELECT SUM(mine) FROM corescale_t0) + (SELECT SUM(mine) FROM corescale_t1)"
@@ -677,8 +695,11 @@ fn mariadb_without_table_ids_tables_are_known_by_creation_time() {
     );
     scratch.execute("DROP TABLE corescale_t0");
     scratch.execute("DROP TABLE corescale_t1");
-    scratch.execute("DELETE FROM corescale_catalog");
-    // A new setup and teardown by the same user: everything goes.
+    scratch.execute("DROP TABLE corescale_catalog");
+    // With PROCESS, a new setup and teardown by the same user: everything goes.
+    admin
+        .query_drop(format!("GRANT PROCESS ON *.* TO '{user}'@'127.0.0.1'"))
+        .unwrap();
     setup(&url, "1");
     let printed = teardown(&url);
     for own in ["corescale_t0", "corescale_catalog"] {

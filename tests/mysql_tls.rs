@@ -78,6 +78,13 @@ impl PrivateMariaDb {
                 admin
                     .query_drop(format!("GRANT ALL ON {DATABASE}.* TO '{user}'@'{host}'"))
                     .unwrap();
+                // Teardown proves ownership from table ids and the grant tables.
+                admin
+                    .query_drop(format!("GRANT PROCESS ON *.* TO '{user}'@'{host}'"))
+                    .unwrap();
+                admin
+                    .query_drop(format!("GRANT SELECT ON mysql.* TO '{user}'@'{host}'"))
+                    .unwrap();
             }
             let options = mysql::OptsBuilder::new()
                 .socket(Some(self.socket()))

@@ -27,6 +27,15 @@ fn table_id(connection: &mut Conn, database: &str, table: &str) -> Option<String
     None
 }
 
+/// Whether this user may read InnoDB's table ids at all (PROCESS), whatever tables exist.
+pub(super) fn table_ids_visible(connection: &mut Conn) -> bool {
+    ["INNODB_SYS_TABLES", "INNODB_TABLES"].iter().any(|view| {
+        connection
+            .query_drop(format!("SELECT 1 FROM information_schema.{view} LIMIT 1"))
+            .is_ok()
+    })
+}
+
 /// What the server says table `name` of the current database is, if it exists: its
 /// database, TABLE_ID where readable and CREATE_TIME (as Unix seconds, whatever the
 /// session's time zone). MariaDB tables have no owner.

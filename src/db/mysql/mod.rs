@@ -5,6 +5,7 @@
 //! LIO is Innodb_buffer_pool_read_requests and PIO Innodb_buffer_pool_reads.
 
 mod connection;
+mod grants;
 mod identity;
 pub(crate) mod mycnf;
 mod purge;
@@ -215,6 +216,19 @@ impl Database for MySql {
         self.setup_lock_call("SELECT RELEASE_LOCK(?)")
     }
 
+    /// Accounts that may write the catalogue without holding DROP on its database; an error
+    /// naming the grant that lets teardown read the grant tables where it cannot.
+    fn catalogue_writers(&self) -> Result<Vec<String>> {
+        if !self.has_catalogue()? {
+            return Ok(Vec::new());
+        }
+        let mut connection = locked(&self.monitor, "the monitor connection")?;
+        let database = current_database(&mut connection, &self.target)?;
+        let account = current_account(&mut connection, &self.target)?;
+        grants::catalogue_forgers(&mut connection, &database, CATALOG_TABLE)
+            .map_err(|error| grants::unreadable(&error, &account))
+    }
+
     fn has_catalogue(&self) -> Result<bool> {
         let mut connection = locked(&self.monitor, "the monitor connection")?;
         let count: Option<u64> = connection
@@ -322,6 +336,10 @@ impl Database for MySql {
                 .filter(|object| object.kind == Some(ObjectKind::Table))
                 .map(|object| object.name.as_str())
                 .collect();
+            if !tables.is_empty() && !table_ids_readable(&mut connection, &self.target)? {
+                let account = current_account(&mut connection, &self.target)?;
+                grants::refuse_by_creation_time(&mut connection, &database, &tables, &account)?;
+            }
             dependents(&mut connection, &database, &tables)
                 .map_err(|error| describe(error, &self.target))?
         };
@@ -484,6 +502,10 @@ impl Database for MySql {
         let status_readable = connection
             .query_drop("SHOW GLOBAL STATUS LIKE 'Innodb_buffer_pool_read_requests'")
             .is_ok();
+        let ids_readable = identity::table_ids_visible(&mut connection);
+        let grant_tables_readable = connection
+            .query_drop("SELECT 1 FROM mysql.db LIMIT 1")
+            .is_ok();
         Ok(ServerCheck {
             server: format!("MySQL/MariaDB {server}"),
             user,
@@ -500,6 +522,15 @@ impl Database for MySql {
                 (
                     "reads global status (the run's LIO and PIO counters)".to_string(),
                     status_readable,
+                ),
+                (
+                    "PROCESS (teardown knows its tables by id)".to_string(),
+                    ids_readable,
+                ),
+                (
+                    "SELECT on mysql.* (teardown proves no other account could forge its catalogue)"
+                        .to_string(),
+                    grant_tables_readable,
                 ),
             ],
             database,
@@ -626,6 +657,14 @@ const NO_SUCH_TABLE: u16 = 1146;
 /// `database`.`name`, each quoted.
 fn qualified(database: &str, name: &str) -> String {
     format!("{}.{}", quote_backtick(database), quote_backtick(name))
+}
+
+/// The account the server took this connection for, as `user@host`.
+fn current_account(connection: &mut Conn, target: &Target) -> Result<String> {
+    let account: Option<String> = connection
+        .query_first("SELECT CURRENT_USER()")
+        .map_err(|error| describe(error, target))?;
+    Ok(account.unwrap_or_default())
 }
 
 /// The database setup creates in and teardown looks in.
