@@ -370,3 +370,176 @@ fn a_mariadb_primary_and_its_gtid_replica_are_set_up_loaded_and_torn_down() {
         assert_eq!(left, Some(0));
     }
 }
+
+/// Sends `signal` to the server's main process and every process it started (its backends).
+fn signal_server(cluster: &PrivateCluster, signal: &str) {
+    let main = cluster.postmaster_pid().to_string();
+    let children = std::process::Command::new("pgrep")
+        .args(["-P", &main])
+        .output()
+        .unwrap();
+    let mut pids: Vec<String> = String::from_utf8_lossy(&children.stdout)
+        .split_whitespace()
+        .map(str::to_string)
+        .collect();
+    pids.push(main);
+    let status = std::process::Command::new("kill")
+        .arg(format!("-{signal}"))
+        .args(&pids)
+        .status()
+        .unwrap();
+    assert!(status.success(), "kill -{signal} {pids:?}");
+}
+
+/// Clusters under faults (issue 48): a replica stopped during a level is still down when the
+/// next level starts, which then runs on the others, its sessions moved and the replica
+/// named; a replica stopped (SIGSTOP) for 3 s inside a level is named as stalled with how
+/// long; a replica promoted mid-run is said to be a primary from the next level on.
+#[test]
+#[cfg_attr(
+    not(corescale_test_pg_bindir),
+    ignore = "needs CORESCALE_TEST_PG_BINDIR, PostgreSQL's bin directory (see README)"
+)]
+fn a_replica_down_stalled_or_promoted_is_named_and_the_run_goes_on() {
+    let bindir = required("CORESCALE_TEST_PG_BINDIR");
+    let (primary, replicas) = start_primary_and_replicas(&bindir);
+    let url = host_list(&primary, &replicas);
+    corescale()
+        .args([
+            "db",
+            "setup",
+            "--target",
+            &url,
+            "--schemas",
+            "3",
+            "--scale",
+            "256",
+        ])
+        .assert()
+        .success();
+    let dir = tempfile::tempdir().unwrap();
+    let warnings_of =
+        |document: &Value, level: usize| document["levels"][level]["warnings"].to_string();
+
+    // Down: stopped while level 2 runs, still down when level 3 starts.
+    let json = dir.path().join("down.json");
+    let run = common::spawn_until_first_level(
+        &[
+            "run",
+            "db",
+            "--target",
+            &url,
+            "--sweep",
+            "1,2,3",
+            "--duration",
+            "2s",
+            "--repeat",
+            "1",
+            "-q",
+        ],
+        &json,
+    );
+    replicas[1].stop();
+    let output = run.wait_with_output().unwrap();
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let document = read_json(&json);
+    assert_eq!(
+        document["levels"].as_array().unwrap().len(),
+        3,
+        "every level was measured"
+    );
+    let last = warnings_of(&document, 2);
+    let down = format!(
+        "127.0.0.1:{}/postgres was not reachable at the level's start",
+        replicas[1].port
+    );
+    assert!(
+        last.contains(&down) && last.contains("ran on the other instances"),
+        "{last}"
+    );
+    let placed = instances(&document["levels"][2]);
+    assert_eq!(placed[2]["sessions"], 0, "{placed:?}");
+    let sessions: u64 = placed
+        .iter()
+        .map(|instance| instance["sessions"].as_u64().unwrap())
+        .sum();
+    assert_eq!(sessions, 3, "the level kept its sessions: {placed:?}");
+    replicas[1].start_again("-c max_connections=40");
+
+    // Stalled: every process of replica 2 stopped for 3 s inside a 4 s level.
+    let json = dir.path().join("stall.json");
+    let run = common::spawn_until_first_level(
+        &[
+            "run",
+            "db",
+            "--target",
+            &url,
+            "--sweep",
+            "1,3",
+            "--duration",
+            "4s",
+            "--repeat",
+            "1",
+            "-q",
+        ],
+        &json,
+    );
+    std::thread::sleep(std::time::Duration::from_millis(1500));
+    signal_server(&replicas[1], "STOP");
+    std::thread::sleep(std::time::Duration::from_secs(3));
+    signal_server(&replicas[1], "CONT");
+    let output = run.wait_with_output().unwrap();
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let document = read_json(&json);
+    let second = warnings_of(&document, 1);
+    let stalled = format!(
+        "127.0.0.1:{}/postgres stalled: its sessions waited up to",
+        replicas[1].port
+    );
+    assert!(second.contains(&stalled), "{second}");
+
+    // Promoted between levels: said, and counted as a primary from then on.
+    let json = dir.path().join("promoted.json");
+    let run = common::spawn_until_first_level(
+        &[
+            "run",
+            "db",
+            "--target",
+            &url,
+            "--sweep",
+            "1,2,3",
+            "--duration",
+            "1s",
+            "--repeat",
+            "1",
+            "-q",
+        ],
+        &json,
+    );
+    replicas[0].run("pg_ctl", &["-D", &replicas[0].data(), "-w", "promote"]);
+    let output = run.wait_with_output().unwrap();
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let document = read_json(&json);
+    let promoted = format!(
+        "127.0.0.1:{}/postgres is now a primary (it was a replica): promoted",
+        replicas[0].port
+    );
+    let said: Vec<String> = (1..3).map(|level| warnings_of(&document, level)).collect();
+    assert!(
+        said.iter().any(|warnings| warnings.contains(&promoted)),
+        "{said:?}"
+    );
+    assert_eq!(instances(&document["levels"][2])[1]["role"], "primary");
+}

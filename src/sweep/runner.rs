@@ -11,7 +11,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Barrier, Condvar, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
-use anyhow::{Result, anyhow};
+use anyhow::{Context, Result, anyhow};
 use chrono::Utc;
 use crossbeam_channel::{Receiver, Sender, unbounded};
 use crossbeam_utils::CachePadded;
@@ -125,6 +125,9 @@ pub fn measure_level(
     progress: &Progress,
     sessions_ready: Option<SessionsReady<'_>>,
 ) -> Result<Option<LevelOutcome>> {
+    workload
+        .level_preparing()
+        .context("looking at the instances before the level")?;
     let ready = Barrier::new(workers + 1);
     let start = Barrier::new(workers + 1);
     let end = Barrier::new(workers + 1);

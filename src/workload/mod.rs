@@ -407,6 +407,12 @@ pub trait Workload: Send + Sync {
         None
     }
 
+    /// Called on the main thread before a level's sessions are prepared: a cluster looks at
+    /// its instances again (which is up, which is the primary now).
+    fn level_preparing(&self) -> Result<()> {
+        Ok(())
+    }
+
     /// Called on the main thread just before a level's first batch.
     fn level_started(&self) -> Result<()> {
         Ok(())

@@ -97,6 +97,28 @@ impl PrivateCluster {
         self.launch(settings);
     }
 
+    /// Stops the server (fast), leaving its data for `start_again`.
+    pub fn stop(&self) {
+        self.run("pg_ctl", &["-D", &self.data(), "-m", "fast", "-w", "stop"]);
+    }
+
+    /// Starts a stopped server again with `settings`.
+    pub fn start_again(&self, settings: &str) {
+        self.launch(settings);
+    }
+
+    /// The server's main process (the first line of postmaster.pid).
+    pub fn postmaster_pid(&self) -> u32 {
+        std::fs::read_to_string(format!("{}/postmaster.pid", self.data()))
+            .unwrap()
+            .lines()
+            .next()
+            .unwrap()
+            .trim()
+            .parse()
+            .unwrap()
+    }
+
     /// A temporary directory the server may own, and a free port; nothing in it yet.
     fn empty(bindir: &str) -> Self {
         let dir = tempfile::tempdir().unwrap();

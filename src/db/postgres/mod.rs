@@ -90,6 +90,13 @@ impl Postgres {
         locked(&self.monitor, "the monitor connection")
     }
 
+    /// Replaces the monitor connection with a new one (pinned, as the first was).
+    fn reconnect_monitor(&self) -> Result<()> {
+        let fresh = self.connect_own()?;
+        *self.monitor()? = fresh;
+        Ok(())
+    }
+
     /// Runs `work` on the monitor connection, its errors explained.
     fn on_monitor<T>(&self, work: impl FnOnce(&mut WireSession) -> Result<T>) -> Result<T> {
         work(&mut *self.monitor()?).map_err(|error| explain(error, &self.target))

@@ -8,12 +8,21 @@ use super::Postgres;
 
 /// Whether the server is a standby (in recovery).
 pub(super) fn is_replica(postgres: &Postgres) -> Result<bool> {
-    let answer: String = postgres.on_monitor(|monitor| {
+    let ask = |monitor: &mut super::wire::WireSession| -> Result<String> {
         monitor.query_value(
             "SELECT pg_catalog.pg_is_in_recovery()::pg_catalog.text",
             &[],
         )
-    })?;
+    };
+    let answer = match postgres.on_monitor(ask) {
+        Ok(answer) => answer,
+        // Asked before each level of a cluster: a monitor that a restart ended is replaced,
+        // and a server still down answers with its error.
+        Err(_) => {
+            postgres.reconnect_monitor()?;
+            postgres.on_monitor(ask)?
+        }
+    };
     Ok(answer == "true")
 }
 

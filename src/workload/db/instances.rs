@@ -65,7 +65,7 @@ pub(crate) fn instance_figures(
     let per = |count: f64, over: f64| if over > 0.0 { count / over } else { 0.0 };
     let spread = session_spread(tallies);
     let mut warnings = Vec::new();
-    let figures = readings
+    let figures: Vec<InstanceFigures> = readings
         .into_iter()
         .enumerate()
         .map(|(index, reading)| {
@@ -130,7 +130,40 @@ pub(crate) fn instance_figures(
             }
         })
         .collect();
+    warnings.extend(stalls(&figures));
     (figures, warnings)
+}
+
+/// An answer this long is a stall, not a slow statement, when it is also far above the other
+/// instances' p99.
+const STALL_MS: f64 = 1000.0;
+const STALL_OVER_OTHERS_P99: f64 = 10.0;
+
+/// Each instance whose sessions waited a second or more for one answer, ten times the
+/// others' p99 or more: named with how long (a replica stopped for 12 s stretched a 3 s level
+/// to 14.2 s and was said only as an imbalance).
+fn stalls(figures: &[InstanceFigures]) -> Vec<String> {
+    figures
+        .iter()
+        .enumerate()
+        .filter_map(|(index, instance)| {
+            let longest = instance.latency.as_ref()?.max_ms;
+            let others_p99 = figures
+                .iter()
+                .enumerate()
+                .filter(|(other, _)| *other != index)
+                .filter_map(|(_, other)| other.latency.as_ref().map(|latency| latency.p99_ms))
+                .fold(0.0, f64::max);
+            (longest >= STALL_MS && longest >= STALL_OVER_OTHERS_P99 * others_p99).then(|| {
+                format!(
+                    "{} stalled: its sessions waited up to {} for one answer (the other instances' p99: {}); the level's figures include that wait",
+                    instance.instance,
+                    crate::format::duration_ms(longest),
+                    crate::format::duration_ms(others_p99)
+                )
+            })
+        })
+        .collect()
 }
 
 /// The relative spread of the statements one session answers by chance: the sessions'
@@ -265,6 +298,44 @@ mod tests {
             warnings.iter().any(|warning| warning.starts_with(
                 "1 of 4 session(s) on slow ended early (server closed the connection)"
             )),
+            "{warnings:?}"
+        );
+    }
+
+    #[test]
+    fn an_instance_whose_sessions_waited_seconds_is_named_with_how_long() {
+        let tallies = [
+            tally(0, 300, &[1, 2, 2]),
+            tally(1, 300, &[2, 1, 3]),
+            tally(2, 20, &[2, 12_000]),
+        ];
+        let (_, warnings) = instance_figures(
+            vec![
+                reading("p", Role::Primary, 300.0),
+                reading("r1", Role::Replica, 300.0),
+                reading("r2", Role::Replica, 20.0),
+            ],
+            &tallies,
+            14.2,
+        );
+        let stalled: Vec<&String> = warnings.iter().filter(|w| w.contains("stalled")).collect();
+        assert_eq!(stalled.len(), 1, "{warnings:?}");
+        assert!(
+            stalled[0].starts_with("r2 stalled: its sessions waited up to 12.0 s"),
+            "{warnings:?}"
+        );
+        // Slow everywhere alike is no stall of one instance.
+        let even = [tally(0, 10, &[1500]), tally(1, 10, &[1400])];
+        let (_, warnings) = instance_figures(
+            vec![
+                reading("p", Role::Primary, 10.0),
+                reading("r", Role::Replica, 10.0),
+            ],
+            &even,
+            3.0,
+        );
+        assert!(
+            !warnings.iter().any(|w| w.contains("stalled")),
             "{warnings:?}"
         );
     }

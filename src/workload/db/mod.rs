@@ -6,6 +6,7 @@
 pub(crate) mod args;
 pub(crate) mod instances;
 pub(crate) mod session;
+mod watch;
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -84,6 +85,8 @@ pub struct DbWorkload {
     connections: Mutex<std::collections::BTreeMap<usize, Option<tls::TlsFacts>>>,
     /// The sessions' tallies, handed in at each level's end.
     sessions: Arc<Sessions<SessionTally>>,
+    /// Which instances are up, and their roles, as the level being run found them.
+    watch: watch::InstanceWatch,
 }
 
 /// One instance's counters at a level's start; None where they could not be read (an
@@ -219,6 +222,7 @@ impl DbWorkload {
             .context("reading the database's block counters")?;
         Ok(Self {
             database,
+            watch: watch::InstanceWatch::new(&cluster),
             cluster,
             options,
             schemas,
@@ -238,6 +242,47 @@ impl DbWorkload {
         } else {
             self.options.pipeline.max(1) as u64
         }
+    }
+
+    /// Session `worker`'s connection, on the instance its route places it, or while that
+    /// instance is down, on another that suits it (`InstanceWatch::stand_in`). With one
+    /// instance, a failure to connect ends the level.
+    fn open_placed(
+        &self,
+        worker: usize,
+        schema: u64,
+        roles: &[crate::db::cluster::Role],
+    ) -> Result<(usize, Box<dyn crate::db::DbSession>)> {
+        let placed = self
+            .options
+            .route
+            .place(worker, schema, roles, self.options.arrivals_seed);
+        let writes = self.options.update_share > 0.0;
+        let mut instance = placed;
+        for _ in 0..=self.cluster.len() {
+            if self.per_instance() && self.watch.down(instance)?.is_some() {
+                match self.watch.stand_in(placed, writes)? {
+                    Some(other) if other != instance => instance = other,
+                    _ => bail!(
+                        "session {worker}: no instance that suits it answers (the one it is placed on, {}, is down)",
+                        self.cluster.instances[placed].database.target()
+                    ),
+                }
+            }
+            let database = &self.cluster.instances[instance].database;
+            match database.open_session() {
+                Ok(session) => return Ok((instance, session)),
+                Err(error) if self.per_instance() => {
+                    self.watch.mark_down(instance, format!("{error:#}"))?;
+                }
+                Err(error) => {
+                    return Err(
+                        error.context(format!("opening session {worker} on {}", database.target()))
+                    );
+                }
+            }
+        }
+        bail!("session {worker}: no instance of the cluster takes a session")
     }
 
     /// The target, or a cluster's instances with their roles and the route.
@@ -323,20 +368,12 @@ impl Workload for DbWorkload {
 
     fn prepare(&self, worker: usize, workers: usize, rate: Option<f64>) -> Result<PaddedJob> {
         let schema = worker as u64 % self.schemas;
-        let instance = self.options.route.place(
-            worker,
-            schema,
-            &self.cluster.roles(),
-            self.options.arrivals_seed,
-        );
-        let database = &self.cluster.instances[instance].database;
-        let mut session = database
-            .open_session()
-            .with_context(|| format!("opening session {worker} on {}", database.target()))?;
+        let roles = self.watch.roles()?;
+        let (instance, mut session) = self.open_placed(worker, schema, &roles)?;
         // Sessions that only read are held to it by the server: with no updates asked, and
         // on a replica.
         if self.options.update_share == 0.0
-            || self.cluster.roles().get(instance) == Some(&crate::db::cluster::Role::Replica)
+            || roles.get(instance) == Some(&crate::db::cluster::Role::Replica)
         {
             session
                 .hold_read_only()
@@ -410,6 +447,10 @@ impl Workload for DbWorkload {
         self.cluster.server_main_pids()
     }
 
+    fn level_preparing(&self) -> Result<()> {
+        self.watch.look(&self.cluster)
+    }
+
     fn level_started(&self) -> Result<()> {
         let mut baseline = Vec::with_capacity(self.cluster.len());
         for instance in &self.cluster.instances {
@@ -440,6 +481,7 @@ impl Workload for DbWorkload {
         let per = |count: f64, over: f64| if over > 0.0 { count / over } else { 0.0 };
         let mut readings = Vec::with_capacity(self.cluster.len());
         let mut maintenance_ran = false;
+        let roles = self.watch.roles()?;
         for (index, (instance, before)) in self.cluster.instances.iter().zip(before).enumerate() {
             let database = instance.database.as_ref();
             let after = match database.counters() {
@@ -493,7 +535,7 @@ impl Workload for DbWorkload {
             };
             readings.push(instances::InstanceReading {
                 instance: database.target().to_string(),
-                role: instance.role,
+                role: roles[index],
                 blocks,
                 db_cpu_s,
                 unread,
@@ -577,6 +619,7 @@ impl Workload for DbWorkload {
             ));
         }
         let instances = if self.per_instance() {
+            warnings.extend(self.watch.take_notes(&self.cluster)?);
             let (instances, said) =
                 instances::instance_figures(readings, &tallies, totals.elapsed_s);
             warnings.extend(said);
