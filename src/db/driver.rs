@@ -388,6 +388,12 @@ pub trait DbSession: Send {
     fn hold_read_only(&mut self) -> Result<bool> {
         Ok(false)
     }
+    /// Why this session's role may not run `sql` (with `parameters` placeholders), checked
+    /// without running it: the server's own privilege check, where it makes one before
+    /// execution; None when it may, or when the server cannot tell beforehand.
+    fn missing_privilege(&mut self, _sql: &str, _parameters: usize) -> Result<Option<String>> {
+        Ok(None)
+    }
 }
 
 /// A session's prepared statements, by table and kind, prepared on first use.

@@ -105,6 +105,24 @@ impl DbSession for MySqlSession {
         Ok(if rows > 0 { rows } else { changed })
     }
 
+    fn missing_privilege(&mut self, sql: &str, _parameters: usize) -> Result<Option<String>> {
+        // MySQL and MariaDB check the privileges a statement needs when it is prepared.
+        match self.connection.prep(sql) {
+            Ok(statement) => {
+                self.connection
+                    .close(statement)
+                    .map_err(|error| describe(error, &self.target))?;
+                Ok(None)
+            }
+            Err(mysql::Error::MySqlError(server))
+                if [1142, 1143, 1044, 1370].contains(&server.code) =>
+            {
+                Ok(Some(server.message))
+            }
+            Err(_) => Ok(None),
+        }
+    }
+
     fn hold_read_only(&mut self) -> Result<bool> {
         // Every later transaction of the session is read-only, for SUPER too; only SET
         // SESSION TRANSACTION READ WRITE (refused by the script's check) lifts it.

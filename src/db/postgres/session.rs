@@ -107,6 +107,48 @@ impl DbSession for PostgresSession {
         self.wire.answer_script_statements(answered)
     }
 
+    fn missing_privilege(&mut self, sql: &str, parameters: usize) -> Result<Option<String>> {
+        // PostgreSQL checks privileges as a plan starts, which EXPLAIN does without running
+        // it: the statement is prepared under a name of corescale's and explained with NULL
+        // for each value. Statements PREPARE does not take (utility commands) are not checked.
+        let plannable = [
+            "select", "insert", "update", "delete", "merge", "with", "values", "table",
+        ];
+        let first = sql
+            .split(|c: char| !c.is_ascii_alphabetic())
+            .find(|word| !word.is_empty())
+            .unwrap_or("")
+            .to_ascii_lowercase();
+        if !plannable.contains(&first.as_str()) {
+            return Ok(None);
+        }
+        let nulls = vec!["NULL"; parameters].join(", ");
+        // The extended protocol: one statement only, whatever the text holds.
+        let checked = self
+            .wire
+            .query(&format!("PREPARE corescale_privilege_check AS {sql}"), &[])
+            .and_then(|_| {
+                let explained = if parameters == 0 {
+                    self.wire
+                        .query("EXPLAIN EXECUTE corescale_privilege_check", &[])
+                } else {
+                    self.wire.query(
+                        &format!("EXPLAIN EXECUTE corescale_privilege_check({nulls})"),
+                        &[],
+                    )
+                };
+                let _ = self.wire.simple("DEALLOCATE corescale_privilege_check");
+                explained.map(drop)
+            });
+        match checked {
+            Err(error) => Ok(error
+                .downcast_ref::<super::wire::ServerError>()
+                .filter(|server| server.code == "42501")
+                .map(|server| server.message.clone())),
+            Ok(()) => Ok(None),
+        }
+    }
+
     fn hold_read_only(&mut self) -> Result<bool> {
         // A statement of the session can change it back only by naming the setting, which
         // the script's check refuses (`SET`, `set_config`, `RESET`, `DISCARD`).

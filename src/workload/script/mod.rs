@@ -141,6 +141,38 @@ fn parse_setting(text: &str) -> Result<(String, eval::Value), String> {
     Ok((name.to_string(), value))
 }
 
+/// Refuses, before the run, a script whose statements the role may not run, naming each
+/// with the server's own words: on a session of its own, each statement is checked the way
+/// the server checks privileges without running it (`DbSession::missing_privilege`).
+fn refuse_missing_privileges(
+    database: &dyn Database,
+    scripts: &[Script],
+    rendered: &[(String, Vec<parse::Variable>)],
+) -> Result<()> {
+    let mut probe = database
+        .open_script_session()
+        .context("opening a session to check the script's privileges")?;
+    let mut lacking = Vec::new();
+    for (statement, (sql, bound)) in scripts.iter().flat_map(Script::statements).zip(rendered) {
+        if let Some(why) = probe.missing_privilege(sql, bound.len())? {
+            lacking.push(format!(
+                "{} ({}): {}",
+                statement.shown(),
+                statement.place,
+                crate::format::printable(&why)
+            ));
+        }
+    }
+    if !lacking.is_empty() {
+        bail!(
+            "{} lacks privileges the script needs: {}; grant them, or run as a role that has them",
+            database.target().user(),
+            lacking.join("; ")
+        );
+    }
+    Ok(())
+}
+
 /// Whether a number's mantissa (before any exponent) has a digit other than 0.
 fn mantissa_has_digits(number: &str) -> bool {
     number
@@ -340,7 +372,7 @@ impl ScriptWorkload {
             say!("corescale: note: {note}");
         }
         let placeholder = target.product.placeholder;
-        let rendered = scripts
+        let rendered: Vec<(String, Vec<parse::Variable>)> = scripts
             .iter()
             .flat_map(Script::statements)
             .map(|statement| statement.render(placeholder))
@@ -360,6 +392,7 @@ impl ScriptWorkload {
             ))
             .into());
         }
+        refuse_missing_privileges(database.as_ref(), &scripts, &rendered)?;
         let engine = database
             .engine()
             .context("reading the database's version")?;
