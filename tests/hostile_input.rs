@@ -241,6 +241,24 @@ fn hostile_values_are_refused_with_their_place() {
         error.contains("line 4: rate.achieved_per_s 1.1022222222222222e132 is outside 0 to 1e18"),
         "{error}"
     );
+    // A db run's document tampered as a campaign part could be: a negative count, and a
+    // count its histogram does not hold (made from a real run's JSON).
+    for (input, message) in [
+        (
+            "negative-statements.json",
+            "levels[0].workload_figures.statements: a count -78016 is outside",
+        ),
+        (
+            "histogram-count-mismatch.json",
+            "levels[0].latency: histogram holds",
+        ),
+    ] {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("fuzz/inputs/importers")
+            .join(input);
+        let error = format!("{:#}", read_series(&path).unwrap_err());
+        assert!(error.contains(message), "{input}: {error}");
+    }
     for (row, message) in cases {
         let mut file = tempfile::Builder::new().suffix(".csv").tempfile().unwrap();
         write!(file, "{header}\n{row}\n").unwrap();
