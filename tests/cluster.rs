@@ -371,6 +371,42 @@ fn a_mariadb_primary_and_its_gtid_replica_are_set_up_loaded_and_torn_down() {
     }
 }
 
+/// A sweep over the cluster in the background, returned once its first level is written.
+fn spawn_sweep(
+    url: &str,
+    sweep: &str,
+    duration: &str,
+    json: &std::path::Path,
+) -> std::process::Child {
+    common::spawn_until_first_level(
+        &[
+            "run",
+            "db",
+            "--target",
+            url,
+            "--sweep",
+            sweep,
+            "--duration",
+            duration,
+            "--repeat",
+            "1",
+            "-q",
+        ],
+        json,
+    )
+}
+
+/// The document of a background run, which must have succeeded.
+fn finished(run: std::process::Child, json: &std::path::Path) -> Value {
+    let output = run.wait_with_output().unwrap();
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    read_json(json)
+}
+
 /// Sends `signal` to the server's main process and every process it started (its backends).
 fn signal_server(cluster: &PrivateCluster, signal: &str) {
     let main = cluster.postmaster_pid().to_string();
@@ -423,30 +459,9 @@ fn a_replica_down_stalled_or_promoted_is_named_and_the_run_goes_on() {
 
     // Down: stopped while level 2 runs, still down when level 3 starts.
     let json = dir.path().join("down.json");
-    let run = common::spawn_until_first_level(
-        &[
-            "run",
-            "db",
-            "--target",
-            &url,
-            "--sweep",
-            "1,2,3",
-            "--duration",
-            "2s",
-            "--repeat",
-            "1",
-            "-q",
-        ],
-        &json,
-    );
+    let run = spawn_sweep(&url, "1,2,3", "2s", &json);
     replicas[1].stop();
-    let output = run.wait_with_output().unwrap();
-    assert!(
-        output.status.success(),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    let document = read_json(&json);
+    let document = finished(run, &json);
     assert_eq!(
         document["levels"].as_array().unwrap().len(),
         3,
@@ -472,33 +487,12 @@ fn a_replica_down_stalled_or_promoted_is_named_and_the_run_goes_on() {
 
     // Stalled: every process of replica 2 stopped for 3 s inside a 4 s level.
     let json = dir.path().join("stall.json");
-    let run = common::spawn_until_first_level(
-        &[
-            "run",
-            "db",
-            "--target",
-            &url,
-            "--sweep",
-            "1,3",
-            "--duration",
-            "4s",
-            "--repeat",
-            "1",
-            "-q",
-        ],
-        &json,
-    );
+    let run = spawn_sweep(&url, "1,3", "4s", &json);
     std::thread::sleep(std::time::Duration::from_millis(1500));
     signal_server(&replicas[1], "STOP");
     std::thread::sleep(std::time::Duration::from_secs(3));
     signal_server(&replicas[1], "CONT");
-    let output = run.wait_with_output().unwrap();
-    assert!(
-        output.status.success(),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    let document = read_json(&json);
+    let document = finished(run, &json);
     let second = warnings_of(&document, 1);
     let stalled = format!(
         "127.0.0.1:{}/postgres stalled: its sessions waited up to",
@@ -508,30 +502,9 @@ fn a_replica_down_stalled_or_promoted_is_named_and_the_run_goes_on() {
 
     // Promoted between levels: said, and counted as a primary from then on.
     let json = dir.path().join("promoted.json");
-    let run = common::spawn_until_first_level(
-        &[
-            "run",
-            "db",
-            "--target",
-            &url,
-            "--sweep",
-            "1,2,3",
-            "--duration",
-            "1s",
-            "--repeat",
-            "1",
-            "-q",
-        ],
-        &json,
-    );
+    let run = spawn_sweep(&url, "1,2,3", "1s", &json);
     replicas[0].run("pg_ctl", &["-D", &replicas[0].data(), "-w", "promote"]);
-    let output = run.wait_with_output().unwrap();
-    assert!(
-        output.status.success(),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    let document = read_json(&json);
+    let document = finished(run, &json);
     let promoted = format!(
         "127.0.0.1:{}/postgres is now a primary (it was a replica): promoted",
         replicas[0].port

@@ -369,6 +369,19 @@ fn postgresql_every_kind_of_dependency_stops_teardown() {
     );
 }
 
+/// MariaDB accounts `user@127.0.0.1` of a test, dropped when the guard goes, failed or not.
+struct DropUsers(String, Vec<String>);
+
+impl Drop for DropUsers {
+    fn drop(&mut self) {
+        if let Ok(mut admin) = mysql::Conn::new(self.0.as_str()) {
+            for user in &self.1 {
+                let _ = admin.query_drop(format!("DROP USER IF EXISTS '{user}'@'127.0.0.1'"));
+            }
+        }
+    }
+}
+
 /// Sets MariaDB's global read_only for the guard's life (the MariaDB lane runs one test at a
 /// time), and clears it when the guard goes, failed or not.
 struct GlobalReadOnly(String);
@@ -589,16 +602,6 @@ fn mariadb_a_create_only_account_cannot_have_its_table_dropped() {
     let scratch = common::scratch::MyScratch::new(&base, common::scratch::scratch_name("forger"));
     let forger = format!("cs_forger_{}", std::process::id());
     let reader = format!("cs_blind_{}", std::process::id());
-    struct DropUsers(String, Vec<String>);
-    impl Drop for DropUsers {
-        fn drop(&mut self) {
-            if let Ok(mut admin) = mysql::Conn::new(self.0.as_str()) {
-                for user in &self.1 {
-                    let _ = admin.query_drop(format!("DROP USER IF EXISTS '{user}'@'127.0.0.1'"));
-                }
-            }
-        }
-    }
     let _users = DropUsers(base.clone(), vec![forger.clone(), reader.clone()]);
     let mut admin = mysql::Conn::new(base.as_str()).unwrap();
     for user in [&forger, &reader] {
@@ -764,15 +767,7 @@ fn mariadb_a_role_lacking_a_scripts_privileges_is_refused_first() {
     let scratch =
         common::scratch::MyScratch::new(&base, common::scratch::scratch_name("script_grants"));
     let user = format!("cs_reader_{}", std::process::id());
-    struct DropUser(String, String);
-    impl Drop for DropUser {
-        fn drop(&mut self) {
-            if let Ok(mut admin) = mysql::Conn::new(self.0.as_str()) {
-                let _ = admin.query_drop(format!("DROP USER IF EXISTS '{}'@'127.0.0.1'", self.1));
-            }
-        }
-    }
-    let _user = DropUser(base.clone(), user.clone());
+    let _user = DropUsers(base.clone(), vec![user.clone()]);
     scratch.execute("CREATE TABLE app (id INT)");
     scratch.execute("INSERT INTO app VALUES (1)");
     let mut admin = mysql::Conn::new(base.as_str()).unwrap();

@@ -354,20 +354,10 @@ fn finish(path: &Path, mut series: Series) -> Result<Series> {
     Ok(series)
 }
 
-/// Figures that count something, or a rate or time of it: never below 0 (a part's
-/// `statements: -78016` was summed into a campaign's -2,496).
-const COUNTS: &[&str] = &[
-    "statements",
-    "statements_per_s",
-    "updates",
-    "rows_visited",
-    "rows",
-    "client_blocks",
-    "client_cpu_s",
-    "transactions",
-    "transactions_per_s",
-    "failed_transactions",
-    "sessions_unpublished",
+/// Figures that count something, or a rate or time of it, beside those a campaign sums
+/// (`campaign::SUMMED`): never below 0 (a part's `statements: -78016` was summed into a
+/// campaign's -2,496).
+const MORE_COUNTS: &[&str] = &[
     "db_lio",
     "db_pio",
     "db_lio_per_s",
@@ -385,7 +375,9 @@ fn checked_figures(
     figures
         .iter()
         .map(|(name, &value)| {
-            let (range, what) = if COUNTS.contains(&name.as_str()) {
+            let count =
+                campaign::SUMMED.contains(&name.as_str()) || MORE_COUNTS.contains(&name.as_str());
+            let (range, what) = if count {
                 (COUNT, "a count")
             } else {
                 (-*RAW.end()..=*RAW.end(), "the figure")

@@ -13,7 +13,7 @@ use crate::result::CampaignPart;
 
 /// Client-side counts and rates of a level, which the parts' add up; the server's counts
 /// (which every part read whole) are the first part's.
-const SUMMED: &[&str] = &[
+pub(super) const SUMMED: &[&str] = &[
     "statements",
     "statements_per_s",
     "updates",
