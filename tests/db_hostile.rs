@@ -654,6 +654,24 @@ fn mariadb_a_create_only_account_cannot_have_its_table_dropped() {
             scratch.name
         ))
         .unwrap();
+    // A grant on some of the catalogue's columns lets it write rows as well.
+    admin
+        .query_drop(format!(
+            "GRANT INSERT (name, kind) ON `{}`.corescale_catalog TO '{forger}'@'127.0.0.1'",
+            scratch.name
+        ))
+        .unwrap();
+    corescale()
+        .args(["db", "teardown", "--target", &scratch.url])
+        .assert()
+        .code(1)
+        .stderr(predicates::str::contains(format!("{forger}@127.0.0.1")));
+    admin
+        .query_drop(format!(
+            "REVOKE INSERT (name, kind) ON `{}`.corescale_catalog FROM '{forger}'@'127.0.0.1'",
+            scratch.name
+        ))
+        .unwrap();
     let torn = corescale()
         .args(["db", "teardown", "--target", &scratch.url])
         .assert()

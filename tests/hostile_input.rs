@@ -252,6 +252,10 @@ fn hostile_values_are_refused_with_their_place() {
             "histogram-count-mismatch.json",
             "levels[0].latency: histogram holds",
         ),
+        (
+            "campaign-parts-max.json",
+            "campaign: part 1 of 18446744073709551615 parts",
+        ),
     ] {
         let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
             .join("fuzz/inputs/importers")

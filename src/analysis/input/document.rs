@@ -40,6 +40,17 @@ pub(super) fn from_document(path: &Path, text: &str) -> Result<Series> {
             unit: format!("{}/s", document.workload.unit),
         },
     };
+    if let Some(campaign) = &document.campaign
+        && !((1..=MOST_PARTS).contains(&campaign.parts)
+            && (1..=campaign.parts).contains(&campaign.part))
+    {
+        bail!(
+            "'{}' campaign: part {} of {} parts: a campaign has 1 to {MOST_PARTS} parts, and each part's number is one of them",
+            path.display(),
+            campaign.part,
+            campaign.parts
+        );
+    }
     let mut points = Vec::new();
     for (index, level) in document.levels.iter().enumerate() {
         let at = |field: &str| format!("'{}' levels[{index}].{field}", path.display());
@@ -298,6 +309,9 @@ pub(super) fn provenance(document: &RunDocument, job: &Job) -> Provenance {
         ),
     }
 }
+
+/// The most parts (client hosts) a campaign may have.
+const MOST_PARTS: usize = 10_000;
 
 /// A closed-loop db level times every statement it counts: its responses and its
 /// `statements` figure are one number, written twice. Parts whose two disagree were changed.

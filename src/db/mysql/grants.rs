@@ -80,11 +80,12 @@ pub(super) fn others_holding(
         ),
         (database,),
     )?);
+    // A grant on some columns (`GRANT INSERT (kind, name) ON ...`) writes rows as well.
     let members = privileges
         .iter()
         .map(|privilege| {
             format!(
-                "FIND_IN_SET('{}', Table_priv) > 0",
+                "FIND_IN_SET('{0}', Table_priv) > 0 OR FIND_IN_SET('{0}', Column_priv) > 0",
                 privilege.table_privilege()
             )
         })
@@ -99,13 +100,12 @@ pub(super) fn others_holding(
         )?);
     }
     // Roles pass their privileges to the accounts (and roles) granted them.
-    let mapping: Vec<(String, String, String)> =
-        connection.query("SELECT User, Host, Role FROM mysql.roles_mapping")?;
+    let mapping = role_grants(connection)?;
     loop {
         let granted: Vec<Account> = mapping
             .iter()
-            .filter(|(_, _, role)| holders.contains(&(role.clone(), String::new())))
-            .map(|(user, host, _)| (user.clone(), host.clone()))
+            .filter(|(_, role)| holders.contains(role))
+            .map(|(grantee, _)| grantee.clone())
             .filter(|account| !holders.contains(account))
             .collect();
         if granted.is_empty() {
@@ -115,13 +115,11 @@ pub(super) fn others_holding(
     }
     let current: Option<String> = connection.query_first("SELECT CURRENT_USER()")?;
     let current = current.unwrap_or_default();
-    let roles: BTreeSet<&str> = mapping.iter().map(|(_, _, role)| role.as_str()).collect();
+    let roles: BTreeSet<Account> = mapping.iter().map(|(_, role)| role.clone()).collect();
     Ok(holders
         .into_iter()
         // A role is counted through the accounts granted it; PUBLIC is every account.
-        .filter(|(user, host)| {
-            !(host.is_empty() && roles.contains(user.as_str()) && user != "PUBLIC")
-        })
+        .filter(|account| !(roles.contains(account) && account.0 != "PUBLIC"))
         .map(|(user, host)| match (user.as_str(), host.as_str()) {
             ("PUBLIC", "") => "PUBLIC (every account)".to_string(),
             ("", host) => format!("any user@{host}"),
@@ -129,6 +127,36 @@ pub(super) fn others_holding(
         })
         .filter(|account| *account != current)
         .collect())
+}
+
+/// Each role grant as (grantee, role): MariaDB's `mysql.roles_mapping` (a role's host is
+/// ''), else MySQL 8's `mysql.role_edges`; none where the server has neither (no roles).
+fn role_grants(connection: &mut Conn) -> Result<Vec<(Account, Account)>, mysql::Error> {
+    const NO_SUCH_TABLE: u16 = 1146;
+    let mariadb = connection
+        .query::<(String, String, String), _>("SELECT User, Host, Role FROM mysql.roles_mapping");
+    match mariadb {
+        Ok(rows) => Ok(rows
+            .into_iter()
+            .map(|(user, host, role)| ((user, host), (role, String::new())))
+            .collect()),
+        Err(mysql::Error::MySqlError(server)) if server.code == NO_SUCH_TABLE => {
+            let mysql = connection.query::<(String, String, String, String), _>(
+                "SELECT TO_USER, TO_HOST, FROM_USER, FROM_HOST FROM mysql.role_edges",
+            );
+            match mysql {
+                Ok(rows) => Ok(rows
+                    .into_iter()
+                    .map(|(user, host, role, role_host)| ((user, host), (role, role_host)))
+                    .collect()),
+                Err(mysql::Error::MySqlError(server)) if server.code == NO_SUCH_TABLE => {
+                    Ok(Vec::new())
+                }
+                Err(error) => Err(error),
+            }
+        }
+        Err(error) => Err(error),
+    }
 }
 
 /// The accounts that may write corescale's catalogue (INSERT or UPDATE) and could not drop

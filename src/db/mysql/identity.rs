@@ -13,7 +13,7 @@ use crate::db::connect::target::Target;
 /// (CREATE_TIME has one-second steps). None where the user may not read it (it takes the
 /// PROCESS privilege) or the server has no such view.
 fn table_id(connection: &mut Conn, database: &str, table: &str) -> Option<String> {
-    let name = format!("{database}/{table}");
+    let name = format!("{}/{}", innodb_name(database), innodb_name(table));
     // MariaDB's view, then MySQL 8's.
     for view in ["INNODB_SYS_TABLES", "INNODB_TABLES"] {
         let id: Result<Option<u64>, _> = connection.exec_first(
@@ -25,6 +25,22 @@ fn table_id(connection: &mut Conn, database: &str, table: &str) -> Option<String
         }
     }
     None
+}
+
+/// A name as InnoDB keeps it in its dictionary: MySQL's filename encoding, where a character
+/// other than a letter, digit or `_` is `@` and its code in four hex digits (`my-db` is
+/// `my@002ddb`). Only ASCII is encoded so; other names are looked up as written (and, not
+/// found, read as unreadable ids: teardown then refuses rather than guesses).
+fn innodb_name(name: &str) -> String {
+    name.chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '_' || !c.is_ascii() {
+                c.to_string()
+            } else {
+                format!("@{:04x}", u32::from(c))
+            }
+        })
+        .collect()
 }
 
 /// Whether this user may read InnoDB's table ids at all (PROCESS), whatever tables exist.
@@ -76,4 +92,14 @@ pub(super) fn current_identity(
 pub(super) fn table_ids_readable(connection: &mut Conn, target: &Target) -> Result<bool> {
     let database = current_database(connection, target)?;
     Ok(table_id(connection, &database, CATALOG_TABLE).is_some())
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn names_are_spelled_as_innodb_keeps_them() {
+        assert_eq!(super::innodb_name("cs_test_1"), "cs_test_1");
+        assert_eq!(super::innodb_name("my-db"), "my@002ddb");
+        assert_eq!(super::innodb_name("a.b c"), "a@002eb@0020c");
+    }
 }

@@ -394,7 +394,7 @@ impl Database for Postgres {
                         (SELECT c.oid FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
                          WHERE n.nspname = $2::pg_catalog.text AND c.relname = $1::pg_catalog.text) AS k
                  WHERE r.rolname OPERATOR(pg_catalog.<>) CURRENT_USER AND NOT r.rolsuper AND NOT pg_catalog.starts_with(r.rolname::pg_catalog.text, 'pg_')
-                   AND (pg_catalog.has_table_privilege(r.oid, k.oid, 'INSERT') OR pg_catalog.has_table_privilege(r.oid, k.oid, 'UPDATE'))
+                   AND (pg_catalog.has_any_column_privilege(r.oid, k.oid, 'INSERT') OR pg_catalog.has_any_column_privilege(r.oid, k.oid, 'UPDATE'))
                  ORDER BY 1",
                 &[CATALOG_TABLE, &self.schema],
             )
@@ -718,7 +718,13 @@ fn explain_samples(
     let passes = if update { 2 } else { 1 };
     for first_key in sample_keys(rows, work_unit) {
         let last_key = first_key + work_unit;
-        let statement = sample_statement(&table, "key", first_key, last_key, update);
+        let statement = if update {
+            sample_statement(&table, "key", first_key, last_key, update)
+        } else {
+            format!(
+                "SELECT pg_catalog.sum(scratch), pg_catalog.count(*) FROM {table} WHERE key BETWEEN {first_key} AND {last_key}"
+            )
+        };
         let mut blocks = 0.0;
         for _ in 0..passes {
             session.simple("BEGIN")?;

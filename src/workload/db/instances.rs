@@ -140,7 +140,7 @@ const STALL_MS: f64 = 1000.0;
 const STALL_OVER_OTHERS_P99: f64 = 10.0;
 
 /// Each instance whose sessions waited a second or more for one answer, ten times the
-/// others' p99 or more: named with how long (a replica stopped for 12 s stretched a 3 s level
+/// others' p99 or more (none said when no other instance answered at all): named with how long (a replica stopped for 12 s stretched a 3 s level
 /// to 14.2 s and was said only as an imbalance).
 fn stalls(figures: &[InstanceFigures]) -> Vec<String> {
     figures
@@ -153,7 +153,7 @@ fn stalls(figures: &[InstanceFigures]) -> Vec<String> {
                 .enumerate()
                 .filter(|(other, _)| *other != index)
                 .filter_map(|(_, other)| other.latency.as_ref().map(|latency| latency.p99_ms))
-                .fold(0.0, f64::max);
+                .reduce(f64::max)?;
             (longest >= STALL_MS && longest >= STALL_OVER_OTHERS_P99 * others_p99).then(|| {
                 format!(
                     "{} stalled: its sessions waited up to {} for one answer (the other instances' p99: {}); the level's figures include that wait",

@@ -271,7 +271,12 @@ impl DbWorkload {
             }
             let database = &self.cluster.instances[instance].database;
             match database.open_session() {
-                Ok(session) => return Ok((instance, session)),
+                Ok(session) => {
+                    if instance != placed {
+                        self.watch.moved_from(placed)?;
+                    }
+                    return Ok((instance, session));
+                }
                 Err(error) if self.per_instance() => {
                     self.watch.mark_down(instance, format!("{error:#}"))?;
                 }

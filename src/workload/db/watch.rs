@@ -99,15 +99,17 @@ impl InstanceWatch {
     pub(crate) fn stand_in(&self, wanted: usize, writes: bool) -> Result<Option<usize>> {
         let roles = self.roles()?;
         let down = locked(&self.down, "the instances' state")?;
-        let found = (0..roles.len()).find(|&index| {
+        Ok((0..roles.len()).find(|&index| {
             index != wanted && down[index].is_none() && (!writes || roles[index] == Role::Primary)
-        });
-        if found.is_some() {
-            *locked(&self.moved, "the moved sessions")?
-                .entry(wanted)
-                .or_default() += 1;
-        }
-        Ok(found)
+        }))
+    }
+
+    /// Counts a session placed on `wanted` that runs on another instance.
+    pub(crate) fn moved_from(&self, wanted: usize) -> Result<()> {
+        *locked(&self.moved, "the moved sessions")?
+            .entry(wanted)
+            .or_default() += 1;
+        Ok(())
     }
 
     /// What the level says of its instances: changed roles, and each instance down at its

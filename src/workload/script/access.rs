@@ -65,18 +65,33 @@ pub(super) fn may_write(sql: &str) -> bool {
                 || words
                     .iter()
                     .any(|word| WRITING_ANYWHERE.contains(&word.as_str()))
+                || words
+                    .windows(2)
+                    .any(|pair| pair[0] == "read" && pair[1] == "write")
+                || words
+                    .iter()
+                    .any(|word| SETS_ANYTHING.contains(&word.as_str()))
         })
 }
 
+/// Functions and forms that set a setting by a name built at run time (concatenated, or
+/// spelled with Unicode escapes), which no reading of the text can follow.
+const SETS_ANYTHING: &[&str] = &["set_config"];
+
 /// Whether the text names the session's access mode anywhere, quoted or not (a
-/// `set_config('default_transaction_read_only', ...)` passes it as a string).
+/// `set_config('default_transaction_read_only', ...)` passes it as a string), or spells a
+/// name with Unicode escapes (`U&"...\005f..."`), which could be any name.
 fn changes_access_mode(sql: &str) -> bool {
     let flat = sql
         .split_whitespace()
         .collect::<Vec<_>>()
         .join(" ")
         .to_ascii_lowercase();
-    flat.contains("read_only") || flat.contains("read write") || flat.contains("read-write")
+    flat.contains("read_only")
+        || flat.contains("read write")
+        || flat.contains("read-write")
+        || flat.contains("u&\"")
+        || flat.contains("u&'")
 }
 
 /// How one server reads comments.
@@ -90,20 +105,47 @@ struct Reading {
     dash_needs_blank: bool,
     /// `/*! ... */` and `/*M! ... */` are code (MySQL, MariaDB).
     executable: bool,
+    /// A backslash escapes the next character in a quoted string (MySQL's default; on
+    /// PostgreSQL only in `E'...'`, which this reading takes as it takes any string).
+    backslash: bool,
+    /// `$tag$ ... $tag$` is a string (PostgreSQL).
+    dollar_quotes: bool,
 }
 
-const READINGS: [Reading; 2] = [
+/// PostgreSQL's reading (standard_conforming_strings on, and off), MySQL's and MariaDB's
+/// (with and without NO_BACKSLASH_ESCAPES).
+const READINGS: [Reading; 4] = [
     Reading {
         nested: true,
         hash: false,
         dash_needs_blank: false,
         executable: false,
+        backslash: false,
+        dollar_quotes: true,
+    },
+    Reading {
+        nested: true,
+        hash: false,
+        dash_needs_blank: false,
+        executable: false,
+        backslash: true,
+        dollar_quotes: true,
     },
     Reading {
         nested: false,
         hash: true,
         dash_needs_blank: true,
         executable: true,
+        backslash: true,
+        dollar_quotes: false,
+    },
+    Reading {
+        nested: false,
+        hash: true,
+        dash_needs_blank: true,
+        executable: true,
+        backslash: false,
+        dollar_quotes: false,
     },
 ];
 
@@ -140,14 +182,29 @@ fn code_words(sql: &str, reading: Reading) -> Vec<String> {
                     }
                     break;
                 }
-                // MySQL's backslash escapes a quote; skipping one more character is what
-                // either server would make of it, or a harmless overreach.
-                if chars[at] == '\\' && c != '`' {
+                if reading.backslash && chars[at] == '\\' && c != '`' {
                     at += 1;
                 }
                 at += 1;
             }
             at += 1;
+            continue;
+        }
+        if reading.dollar_quotes
+            && c == '$'
+            && word.is_empty()
+            && let Some(tag_end) = dollar_tag_end(&chars, at)
+        {
+            let tag: String = chars[at..=tag_end].iter().collect();
+            let body = tag_end + 1;
+            let close = (body..chars.len()).find(|&index| {
+                chars[index..]
+                    .iter()
+                    .take(tag.len())
+                    .copied()
+                    .eq(tag.chars())
+            });
+            at = close.map_or(chars.len(), |close| close + tag.len());
             continue;
         }
         if reading.executable && (starts("/*!") || starts("/*M!")) {
@@ -192,6 +249,19 @@ fn code_words(sql: &str, reading: Reading) -> Vec<String> {
     words
 }
 
+/// Where the opening tag of a dollar quote at `start` (`$$`, `$tag$`) ends: the index of its
+/// second `$`; None when `$` starts no tag (a placeholder `$1`).
+fn dollar_tag_end(chars: &[char], start: usize) -> Option<usize> {
+    let mut at = start + 1;
+    while at < chars.len() && (chars[at].is_alphanumeric() || chars[at] == '_') {
+        if at == start + 1 && chars[at].is_ascii_digit() {
+            return None;
+        }
+        at += 1;
+    }
+    (chars.get(at) == Some(&'$')).then_some(at)
+}
+
 /// Where the block comment opening at `start` ends (just past its `*/`, or the text's end).
 fn comment_end(chars: &[char], start: usize, nested: bool) -> usize {
     let mut depth = 0;
@@ -229,6 +299,8 @@ mod tests {
             "-- delete\nSELECT 1",
             "SELECT created, updated_at, deleted FROM t",
             "WITH x AS (SELECT 1) SELECT * FROM x",
+            "SELECT $1::int + $2",
+            "SELECT $$delete$$ AS word",
         ] {
             assert!(!may_write(sql), "{sql}");
         }
@@ -259,6 +331,13 @@ mod tests {
             "RESET ALL",
             "DISCARD ALL",
             "EXECUTE writer(1)",
+            "WITH a AS (SELECT $$'$$), d AS (DELETE FROM victim RETURNING 1) SELECT $$'$$",
+            "WITH a AS (SELECT '\\'), d AS (DELETE FROM victim RETURNING 1) SELECT '\\'",
+            "WITH a AS (SELECT $x$ ' $x$), d AS (DELETE FROM victim RETURNING 1) SELECT 1",
+            "BEGIN READ/**/WRITE",
+            "SET SESSION CHARACTERISTICS AS TRANSACTION READ--x\nWRITE",
+            "SET U&\"default_transaction_read\\005fonly\" = off",
+            "SELECT set_config('default_transaction_rea'||'d_only','off',false)",
         ] {
             assert!(may_write(sql), "{sql}");
         }
