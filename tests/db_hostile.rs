@@ -382,48 +382,42 @@ impl Drop for DropUsers {
     }
 }
 
-/// Sets MariaDB's global read_only for the guard's life (the MariaDB lane runs one test at a
-/// time), and clears it when the guard goes, failed or not.
-struct GlobalReadOnly(String);
-
-impl GlobalReadOnly {
-    fn new(base: &str) -> Self {
-        mysql::Conn::new(base)
-            .unwrap()
-            .query_drop("SET GLOBAL read_only = 1")
-            .unwrap();
-        GlobalReadOnly(base.to_string())
-    }
-}
-
-impl Drop for GlobalReadOnly {
-    fn drop(&mut self) {
-        if let Ok(mut admin) = mysql::Conn::new(self.0.as_str()) {
-            let _ = admin.query_drop("SET GLOBAL read_only = 0");
-        }
-    }
-}
-
-/// (4) MariaDB with read_only=1, which does not bind root (READ ONLY ADMIN): scripts that
+/// (4) A private MariaDB with read_only=1, which does not bind root (READ ONLY ADMIN): scripts that
 /// hide a write in an executable comment, behind a `--` or `#` comment line, or lift the
 /// session's read-only mode are refused before they start; a write the check cannot see (in
 /// a stored function) is refused by the server, because each session is held read-only; no
 /// row is deleted.
 #[test]
 #[cfg_attr(
-    not(corescale_test_mysql),
-    ignore = "needs CORESCALE_TEST_MYSQL, a MySQL/MariaDB URL (see README)"
+    not(corescale_test_mariadbd),
+    ignore = "needs mariadbd installed, to start a private server"
 )]
 fn mariadb_a_read_only_target_takes_no_write_from_a_super_account() {
-    let base = server("CORESCALE_TEST_MYSQL");
-    let _server = hold_server("CORESCALE_TEST_MYSQL");
-    let scratch = common::scratch::MyScratch::new(&base, common::scratch::scratch_name("readonly"));
-    scratch.execute("CREATE TABLE victim (id INT PRIMARY KEY) ENGINE=InnoDB");
-    scratch.execute("INSERT INTO victim VALUES (1), (2), (3)");
-    scratch.execute(
-        "CREATE FUNCTION writer() RETURNS INT MODIFIES SQL DATA BEGIN DELETE FROM victim WHERE id = 2; RETURN 1; END",
-    );
-    let _read_only = GlobalReadOnly::new(&base);
+    // A private server of its own, read-only from the start, as a replica is.
+    let mut server = common::mariadb::PrivateMariaDb::start("corescale-readonly", |_| {
+        vec![
+            "--bind-address=127.0.0.1".to_string(),
+            "--read-only=1".to_string(),
+        ]
+    });
+    let mut admin = server.admin();
+    for sql in [
+        "CREATE USER IF NOT EXISTS 'root'@'127.0.0.1'",
+        "GRANT ALL ON *.* TO 'root'@'127.0.0.1' WITH GRANT OPTION",
+        "CREATE DATABASE test",
+        "CREATE TABLE test.victim (id INT PRIMARY KEY) ENGINE=InnoDB",
+        "INSERT INTO test.victim VALUES (1), (2), (3)",
+        "CREATE FUNCTION test.writer() RETURNS INT MODIFIES SQL DATA BEGIN DELETE FROM test.victim WHERE id = 2; RETURN 1; END",
+    ] {
+        admin.query_drop(sql).unwrap();
+    }
+    let url = format!("mysql://root@127.0.0.1:{}/test", server.port);
+    let rows = |admin: &mut mysql::Conn| -> i64 {
+        admin
+            .query_first("SELECT COUNT(*) FROM test.victim")
+            .unwrap()
+            .unwrap()
+    };
     let dir = tempfile::tempdir().unwrap();
     let script = |name: &str, text: &str| {
         let path = dir.path().join(name);
@@ -432,7 +426,7 @@ fn mariadb_a_read_only_target_takes_no_write_from_a_super_account() {
     };
     let run = |path: &std::path::Path| {
         corescale()
-            .args(["run", "script", "--target", &scratch.url, "--file"])
+            .args(["run", "script", "--target", &url, "--file"])
             .arg(path)
             .args(["-w", "1", "--repeat", "1", "--job-size", "5", "-q"])
             .assert()
@@ -471,11 +465,7 @@ fn mariadb_a_read_only_target_takes_no_write_from_a_super_account() {
     let hidden = run(&script("hidden.sql", "SELECT writer();\n")).code(1);
     let stderr = String::from_utf8_lossy(&hidden.get_output().stderr).into_owned();
     assert!(stderr.contains("READ ONLY"), "{stderr}");
-    assert_eq!(
-        scratch.count("SELECT COUNT(*) FROM victim"),
-        3,
-        "a row was deleted"
-    );
+    assert_eq!(rows(&mut admin), 3, "a row was deleted");
 }
 
 /// (6) A `\sleep` far longer than the level ends with it: a 1 s level of a script sleeping
