@@ -469,7 +469,8 @@ fn mariadb_a_read_only_target_takes_no_write_from_a_super_account() {
 }
 
 /// (6) A `\sleep` far longer than the level ends with it: a 1 s level of a script sleeping
-/// 20 s lasts about a second (the whole run well under the sleep), and a failing statement
+/// 20 s lasts about a second (the whole run well under the sleep), SIGTERM ends a batch
+/// that sleeps at once, and a failing statement
 /// of 300,000 characters is quoted by its first 200 and its length.
 #[test]
 #[cfg_attr(
@@ -493,6 +494,29 @@ fn postgresql_a_script_is_bounded_by_its_level() {
         started.elapsed() < std::time::Duration::from_secs(15),
         "a 1 s level took {:?}",
         started.elapsed()
+    );
+    // A stop signal ends the sleep too: SIGTERM stops a run after its current batch, here
+    // one transaction that sleeps 20 s (fixed work: no level end to wake it).
+    let mut run = std::process::Command::new(assert_cmd::cargo::cargo_bin("corescale"))
+        .args(["run", "script", "--target", &base, "--file"])
+        .arg(&sleepy)
+        .args(["-w", "1", "--repeat", "1", "--job-size", "1", "-q"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_secs(2));
+    let signalled = std::time::Instant::now();
+    let status = std::process::Command::new("kill")
+        .args(["-TERM", &run.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    run.wait().unwrap();
+    assert!(
+        signalled.elapsed() < std::time::Duration::from_secs(10),
+        "SIGTERM took {:?} to end a sleeping script",
+        signalled.elapsed()
     );
     let long = dir.path().join("long.sql");
     std::fs::write(
