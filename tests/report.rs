@@ -1255,3 +1255,35 @@ fn analysis_of(args: &[&std::ffi::OsStr], dir: &std::path::Path) -> Value {
         .success();
     read_json(&analysis)
 }
+
+/// Capacity that peaks at 2 workers and falls 27% at 3 (issue 49's short real sweep): the
+/// sentence says the peak and the fall, never a plateau at the lower level.
+#[test]
+fn a_fall_past_the_peak_is_said_and_never_called_a_plateau() {
+    let dir = tempfile::tempdir().unwrap();
+    let sweep = dir.path().join("peak.csv");
+    std::fs::write(
+        &sweep,
+        "Num_concurrent_workers,LIO\n1,1250000\n2,2320000\n3,1700000\n",
+    )
+    .unwrap();
+    let output = corescale()
+        .args(["report", "--wide"])
+        .arg(&sweep)
+        .args(["-o"])
+        .arg(dir.path().join("analysis.json"))
+        .assert()
+        .success();
+    let stdout = String::from_utf8_lossy(&output.get_output().stdout).into_owned();
+    assert!(
+        stdout.contains("capacity peaks at 2 workers") && stdout.contains("falls 27% by 3 workers"),
+        "{stdout}"
+    );
+    assert!(!stdout.contains("plateau at 3 workers"), "{stdout}");
+    let analysis: Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.path().join("analysis.json")).unwrap())
+            .unwrap();
+    let saturation = &analysis["series"][0]["saturation"];
+    assert_eq!(saturation["workers"], 2, "{saturation}");
+    assert_eq!(saturation["fall"]["to_workers"], 3, "{saturation}");
+}

@@ -315,12 +315,30 @@ fn scaling_sentence(series: &SeriesAnalysis) -> String {
                 significant(saturation.capacity)
             )
         } else {
-            format!(
+            let reaches = format!(
                 "; capacity reaches its plateau at {} ({} {unit}, within {:.0}% of the largest)",
                 workers_text(saturation.workers),
                 significant(saturation.capacity),
                 100.0 * saturation.band
-            )
+            );
+            match &saturation.fall {
+                // The peak alone is the plateau: said as a peak, then the fall.
+                Some(fall) if saturation.workers == fall.from_workers => format!(
+                    "; capacity peaks at {} ({} {unit}) and falls {:.0}% by {} ({} {unit})",
+                    workers_text(fall.from_workers),
+                    significant(saturation.max_capacity),
+                    100.0 * fall.fraction,
+                    workers_text(fall.to_workers),
+                    significant(fall.to_capacity)
+                ),
+                Some(fall) => format!(
+                    "{reaches}, then falls {:.0}% below its peak by {} ({} {unit})",
+                    100.0 * fall.fraction,
+                    workers_text(fall.to_workers),
+                    significant(fall.to_capacity)
+                ),
+                None => reaches,
+            }
         });
     }
     if let (Some(smt), Some(physical), Some(logical)) = (

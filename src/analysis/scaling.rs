@@ -50,6 +50,21 @@ pub struct Saturation {
     /// Still rising at the last level measured (each of the last two steps by more than half
     /// the band): the capacity figures are lower bounds.
     pub censored: bool,
+    /// Capacity fell past the peak by more than twice the band: from the peak's level to
+    /// the lowest level after it, and by how much.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fall: Option<Fall>,
+}
+
+/// A fall of capacity past its peak, beyond the noise band.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Fall {
+    /// The level of the largest capacity, and the lowest level after it.
+    pub from_workers: usize,
+    pub to_workers: usize,
+    pub to_capacity: f64,
+    /// The fall relative to the peak (0.27: 27% below it).
+    pub fraction: f64,
 }
 
 /// Levels kept between the knee and the ends of the series.
@@ -301,11 +316,30 @@ pub(crate) fn saturation(series: &Series, knee: Option<usize>) -> Option<Saturat
     }
     let top = smoothed.iter().copied().fold(f64::MIN, f64::max);
     let threshold = top * (1.0 - band);
-    let start = smoothed.iter().position(|&value| value >= threshold)?;
+    // The plateau starts at the first level within the band of the top both smoothed and as
+    // measured: never at a level below the peak that the end rule lifted (a peak at 2 and 27%
+    // less at 3 smooths to a top at 3). Where no level is, the peak alone is the plateau.
+    let start = (0..capacity.len())
+        .find(|&index| smoothed[index] >= threshold && capacity[index] >= threshold)
+        .unwrap_or(max_index);
     let plateau: Vec<f64> = (start..capacity.len())
-        .filter(|&index| smoothed[index] >= threshold)
+        .filter(|&index| {
+            index == start || (smoothed[index] >= threshold && capacity[index] >= threshold)
+        })
         .map(|index| capacity[index])
         .collect();
+    // A fall past the peak: the lowest level after it more than twice the band below the
+    // plateau (a difference the noise does not make; the peak itself may be a lucky level).
+    let level_of_plateau = median(&plateau).min(max_capacity);
+    let fall = (max_index + 1..capacity.len())
+        .min_by(|&one, &other| capacity[one].total_cmp(&capacity[other]))
+        .filter(|&lowest| capacity[lowest] < level_of_plateau * (1.0 - 2.0 * band))
+        .map(|lowest| Fall {
+            from_workers: points[max_index].workers,
+            to_workers: points[lowest].workers,
+            to_capacity: capacity[lowest],
+            fraction: 1.0 - capacity[lowest] / max_capacity,
+        });
     let censored = still_rising(&smoothed, &capacity, band);
     let last = points.len() - 1;
     Some(Saturation {
@@ -313,12 +347,13 @@ pub(crate) fn saturation(series: &Series, knee: Option<usize>) -> Option<Saturat
         capacity: if censored {
             max_capacity
         } else {
-            median(&plateau).min(max_capacity)
+            level_of_plateau
         },
         max_workers: points[max_index].workers,
         max_capacity,
         band,
         censored,
+        fall,
     })
 }
 
@@ -425,6 +460,39 @@ mod tests {
         let saturation = saturation(&series, None).unwrap();
         assert!(!saturation.censored, "{saturation:?}");
         assert_eq!(saturation.max_workers, 2);
+    }
+
+    /// Capacity that peaks at 2 workers (2.32 M) and falls 27% at 3 (1.70 M): the plateau
+    /// is the peak, never the level below it, and the fall is said with its loads and size.
+    #[test]
+    fn a_plateau_below_the_peak_is_never_the_saturation() {
+        let rates = |values: &[f64]| {
+            let workers: Vec<usize> = (1..=values.len()).collect();
+            let values = values.to_vec();
+            crate::analysis::synthetic::rate_series(
+                move |workers| values[workers as usize - 1],
+                &workers,
+                0.0,
+                1,
+                None,
+            )
+        };
+        let series = rates(&[1.25e6, 2.32e6, 1.70e6]);
+        let saturation = saturation(&series, None).unwrap();
+        assert_eq!(
+            (saturation.workers, saturation.max_workers),
+            (2, 2),
+            "{saturation:?}"
+        );
+        assert!((saturation.capacity - 2.32e6).abs() < 1.0, "{saturation:?}");
+        let fall = saturation.fall.unwrap();
+        assert_eq!((fall.from_workers, fall.to_workers), (2, 3));
+        assert!((fall.fraction - (1.0 - 1.70 / 2.32)).abs() < 1e-9);
+        // A flat plateau after the peak, within the band: no fall.
+        let flat = rates(&[1.0e6, 2.0e6, 2.01e6, 1.99e6, 2.0e6]);
+        let plateau = super::saturation(&flat, None).unwrap();
+        assert_eq!(plateau.fall, None, "{plateau:?}");
+        assert_eq!(plateau.workers, 2);
     }
 
     #[test]
