@@ -681,6 +681,89 @@ fn listed(items: &[String], conjunction: &str) -> String {
 mod tests {
     use super::*;
 
+    /// A help example's words as a shell splits them: single and double quotes kept
+    /// together, a `#` after a blank starts a comment, and a redirection (`>`) ends the
+    /// command.
+    fn shell_words(line: &str) -> Vec<String> {
+        let mut words = Vec::new();
+        let mut word = String::new();
+        let mut quote: Option<char> = None;
+        let mut started = false;
+        for c in line.chars() {
+            match (quote, c) {
+                (Some(open), c) if c == open => quote = None,
+                (Some(_), c) => word.push(c),
+                (None, '\'' | '"') => {
+                    quote = Some(c);
+                    started = true;
+                }
+                (None, c) if c.is_whitespace() => {
+                    if started {
+                        words.push(std::mem::take(&mut word));
+                        started = false;
+                    }
+                }
+                (None, '#') if !started => break,
+                (None, '>') if !started => break,
+                (None, c) => {
+                    word.push(c);
+                    started = true;
+                }
+            }
+        }
+        if started {
+            words.push(word);
+        }
+        words
+    }
+
+    /// Every example line (`corescale ...`) of every command's help, and which command shows it.
+    fn help_examples(command: &clap::Command, path: &str, found: &mut Vec<(String, String)>) {
+        let path = format!("{path} {}", command.get_name());
+        for text in [command.get_after_help(), command.get_after_long_help()]
+            .into_iter()
+            .flatten()
+        {
+            for line in text.to_string().lines() {
+                let line = line.trim_start();
+                if line == "corescale" || line.starts_with("corescale ") {
+                    found.push((path.clone(), line.to_string()));
+                }
+            }
+        }
+        for subcommand in command.get_subcommands() {
+            help_examples(subcommand, &path, found);
+        }
+    }
+
+    /// Issue 49: `run script --help` showed `-w 1,2,4,8`, which fails. Every example of every
+    /// help text is parsed as the binary parses its arguments.
+    #[test]
+    fn every_help_example_parses() {
+        use clap::CommandFactory;
+        let mut found = Vec::new();
+        help_examples(&Cli::command(), "", &mut found);
+        assert!(found.len() > 30, "only {} examples found", found.len());
+        let refused: Vec<String> = found
+            .iter()
+            .filter_map(|(command, example)| {
+                let words: Vec<OsString> = shell_words(example)
+                    .into_iter()
+                    .map(OsString::from)
+                    .collect();
+                let parsed = normalize(words)
+                    .map_err(|error| error.to_string())
+                    .and_then(|words| {
+                        Cli::try_parse_from(words).map_err(|error| error.to_string())
+                    });
+                parsed
+                    .err()
+                    .map(|error| format!("{command}: {example}: {error}"))
+            })
+            .collect();
+        assert!(refused.is_empty(), "{}", refused.join("\n"));
+    }
+
     fn arguments(line: &str) -> Vec<OsString> {
         std::iter::once("corescale")
             .chain(line.split_whitespace())
