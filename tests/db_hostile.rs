@@ -47,7 +47,7 @@ impl Drop for Role {
     fn drop(&mut self) {
         if let Ok(mut admin) = postgres::Client::connect(&self.url, postgres::NoTls) {
             let _ = admin.batch_execute(&format!(
-                "DROP OWNED BY \"{0}\"; REVOKE ALL ON DATABASE \"{1}\" FROM \"{0}\"; DROP ROLE IF EXISTS \"{0}\"",
+                "DROP OWNED BY \"{0}\" CASCADE; REVOKE ALL ON DATABASE \"{1}\" FROM \"{0}\"; DROP ROLE IF EXISTS \"{0}\"",
                 self.name,
                 self.url.rsplit('/').next().unwrap_or_default()
             ));
