@@ -6,7 +6,7 @@ use std::time::Instant;
 
 use anyhow::{Result, bail};
 
-use super::catalog::{Owned, SetupRecord, SetupStamp, Verdict};
+use super::catalog::{Identity, ObjectKind, Owned, SetupRecord, SetupStamp, Verdict, verdict};
 use super::connect::target::Target;
 
 /// Every object corescale creates starts with this; teardown drops what its catalogue lists.
@@ -129,10 +129,24 @@ pub trait Database: Send + Sync {
     fn schema_warning(&self) -> Result<Option<String>> {
         Ok(None)
     }
-    /// What each of `objects` is now, against what setup recorded (`catalog::verdict`): a run reads
-    /// only tables that still are the ones setup created, not a view or another's table put
-    /// under their names.
-    fn verify_owned(&self, objects: &[Owned]) -> Result<Vec<Verdict>>;
+    /// What the object of `kind` named `name` in corescale's schema is now (its id, owner,
+    /// mark, ...); None when there is none of that kind (a view is no table).
+    fn identity_now(&self, kind: ObjectKind, name: &str) -> Result<Option<Identity>>;
+    /// What each of `objects` is now, against what setup recorded (`catalog::verdict`): a run
+    /// reads only tables that still are the ones setup created, not a view or another's table
+    /// put under their names.
+    fn verify_owned(&self, objects: &[Owned]) -> Result<Vec<Verdict>> {
+        objects
+            .iter()
+            .map(|object| {
+                let current = match object.kind {
+                    Some(kind) => self.identity_now(kind, &object.name)?,
+                    None => None,
+                };
+                Ok(verdict(object.identity.as_ref(), current.as_ref()))
+            })
+            .collect()
+    }
     fn open_session(&self) -> Result<Box<dyn DbSession>>;
     fn counters(&self) -> Result<DbCounters>;
     /// How far behind the sessions' work `counters` may be: the period at which the server

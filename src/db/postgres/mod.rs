@@ -14,7 +14,7 @@ use anyhow::{Context, Result, anyhow, bail};
 
 use crate::db::catalog::{
     CATALOG_TABLE, IDENTITY_COLUMNS, Identity, ObjectKind, Owned, PG_LOCK_KEY, READY, SetupRecord,
-    SetupStamp, Verdict, identity_select, verdict,
+    SetupStamp, Verdict, identity_select,
 };
 use crate::db::connect::target::Target;
 use crate::db::connect::this_host;
@@ -477,19 +477,8 @@ impl Database for Postgres {
         )))
     }
 
-    fn verify_owned(&self, objects: &[Owned]) -> Result<Vec<Verdict>> {
-        self.on_monitor(|monitor| {
-            objects
-                .iter()
-                .map(|object| {
-                    let current = match object.kind {
-                        Some(kind) => current_identity(monitor, &self.schema, kind, &object.name)?,
-                        None => None,
-                    };
-                    Ok(verdict(object.identity.as_ref(), current.as_ref()))
-                })
-                .collect()
-        })
+    fn identity_now(&self, kind: ObjectKind, name: &str) -> Result<Option<Identity>> {
+        self.on_monitor(|monitor| current_identity(monitor, &self.schema, kind, name))
     }
 
     fn open_session(&self) -> Result<Box<dyn DbSession>> {

@@ -62,6 +62,9 @@ impl Database for FakeDatabase {
     fn lookalikes(&self) -> Result<Vec<String>> {
         Ok(Vec::new())
     }
+    fn identity_now(&self, _: ObjectKind, _: &str) -> Result<Option<catalog::Identity>> {
+        bail!("this test reads the catalogue only")
+    }
     fn verify_owned(&self, objects: &[Owned]) -> Result<Vec<Verdict>> {
         // The fake's tables are what its catalogue lists, by construction.
         Ok(vec![Verdict::Same; objects.len()])
