@@ -465,27 +465,6 @@ pub fn sample_keys(rows: u64, work_unit: u64) -> Vec<u64> {
         .collect()
 }
 
-/// A sample statement with literal keys, for the database's EXPLAIN: the select or update
-/// the sessions run, over `key` from `first_key` to `last_key` (table and key column quoted
-/// by the caller, in its database's way).
-pub fn sample_statement(
-    table: &str,
-    key: &str,
-    first_key: u64,
-    last_key: u64,
-    update: bool,
-) -> String {
-    if update {
-        format!(
-            "UPDATE {table} SET scratch = scratch + 1 WHERE {key} BETWEEN {first_key} AND {last_key}"
-        )
-    } else {
-        format!(
-            "SELECT sum(scratch), count(*) FROM {table} WHERE {key} BETWEEN {first_key} AND {last_key}"
-        )
-    }
-}
-
 /// The mean block count of the sample statements, which must be positive.
 pub fn mean_of_samples(samples: &[f64], source: &str) -> Result<f64> {
     let mean = samples.iter().sum::<f64>() / samples.len().max(1) as f64;

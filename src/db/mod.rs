@@ -17,5 +17,5 @@ pub mod registry;
 pub use driver::{
     Answered, Database, DbCounters, DbSession, Maintenance, PREFIX, PlannedStatement,
     PreparedStatements, loop_function, mean_of_samples, quote_backtick, quote_double, sample_keys,
-    sample_statement, table_name,
+    table_name,
 };

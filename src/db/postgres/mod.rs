@@ -21,7 +21,7 @@ use crate::db::connect::this_host;
 use crate::db::driver::ServerCheck;
 use crate::db::{
     Database, DbCounters, DbSession, Maintenance, PREFIX, loop_function, mean_of_samples,
-    quote_double, sample_keys, sample_statement, table_name,
+    quote_double, sample_keys, table_name,
 };
 use crate::error::locked;
 use crate::rng::permutation;
@@ -685,6 +685,20 @@ impl Database for Postgres {
     }
 }
 
+/// A sample statement with literal keys, for EXPLAIN: the select or update the sessions
+/// run over `key` from `first_key` to `last_key` (`table` qualified by the caller).
+fn sample_statement(table: &str, first_key: u64, last_key: u64, update: bool) -> String {
+    if update {
+        format!(
+            "UPDATE {table} SET scratch = scratch + 1 WHERE key BETWEEN {first_key} AND {last_key}"
+        )
+    } else {
+        format!(
+            "SELECT pg_catalog.sum(scratch), pg_catalog.count(*) FROM {table} WHERE key BETWEEN {first_key} AND {last_key}"
+        )
+    }
+}
+
 /// Blocks each sample statement visits, by EXPLAIN (ANALYZE, BUFFERS) in a transaction that
 /// is rolled back: an update changes no row.
 fn explain_samples(
@@ -707,13 +721,7 @@ fn explain_samples(
     let passes = if update { 2 } else { 1 };
     for first_key in sample_keys(rows, work_unit) {
         let last_key = first_key + work_unit;
-        let statement = if update {
-            sample_statement(&table, "key", first_key, last_key, update)
-        } else {
-            format!(
-                "SELECT pg_catalog.sum(scratch), pg_catalog.count(*) FROM {table} WHERE key BETWEEN {first_key} AND {last_key}"
-            )
-        };
+        let statement = sample_statement(&table, first_key, last_key, update);
         let mut blocks = 0.0;
         for _ in 0..passes {
             session.simple("BEGIN")?;
