@@ -17,9 +17,7 @@ pub fn execute(command: &DbCommand) -> Result<()> {
             // Setup writes on the primary; the replicas replay it.
             let database = cluster.primary()?;
             let target = database.target();
-            if let Some(warning) = database.schema_warning()? {
-                say!("corescale: warning: {warning}");
-            }
+            catalog::warn_of_schema(database.as_ref())?;
             let cache = database.buffer_cache()?;
             let bytes_per_row = database.bytes_per_row();
             let rows = match asked {
@@ -59,9 +57,7 @@ pub fn execute(command: &DbCommand) -> Result<()> {
             let cluster = Cluster::connect(&args.open_all()?)?;
             let database = cluster.primary()?;
             let target = database.target();
-            if let Some(warning) = database.schema_warning()? {
-                say!("corescale: warning: {warning}");
-            }
+            catalog::warn_of_schema(database.as_ref())?;
             let Teardown {
                 dropped,
                 not_created,
@@ -219,9 +215,7 @@ fn check_instance(database: &dyn crate::db::Database, role: Option<Role>) -> Res
             if *held { "ok     " } else { "MISSING" }
         );
     }
-    if let Some(warning) = database.schema_warning()? {
-        say!("corescale: warning: {warning}");
-    }
+    catalog::warn_of_schema(database)?;
     Ok(facts.privileges.iter().filter(|(_, held)| !held).count())
 }
 

@@ -647,6 +647,15 @@ fn setup_locked(
     Ok(previous)
 }
 
+/// Says, as a warning, why the schema corescale works in may hold others' objects beside its
+/// own (`Database::schema_warning`): setup, check, run db and teardown all tell it.
+pub(crate) fn warn_of_schema(database: &dyn Database) -> Result<()> {
+    if let Some(warning) = database.schema_warning()? {
+        say!("corescale: warning: {warning}");
+    }
+    Ok(())
+}
+
 /// The tables a finished setup recorded: how many schemas, and rows per schema.
 pub(crate) fn inventory(database: &dyn Database) -> Result<(u64, u64)> {
     let mut tables: Vec<(u64, SetupRecord)> = Vec::new();

@@ -150,9 +150,7 @@ impl DbWorkload {
                 "no corescale tables in {target}: run `corescale db setup --target {target}` first"
             );
         }
-        if let Some(warning) = database.schema_warning()? {
-            say!("corescale: warning: {warning}");
-        }
+        crate::db::catalog::warn_of_schema(database.as_ref())?;
         verify_tables(database.as_ref(), options.server_loop)?;
         if by_schema_idle && (schemas as usize) < cluster.len() {
             return Err(UsageError::new(format!(
