@@ -77,6 +77,27 @@ pub(crate) fn workers_text(workers: usize) -> String {
     format!("{workers} worker{}", if workers == 1 { "" } else { "s" })
 }
 
+/// A hit ratio as a percentage with the decimals that tell misses apart (99.9871%), and a
+/// plain "100%" when nothing missed.
+pub(crate) fn hit_ratio(ratio: f64) -> String {
+    if ratio >= 1.0 {
+        return "100%".to_string();
+    }
+    let text = format!("{:.4}", 100.0 * ratio);
+    format!("{}%", text.trim_end_matches('0').trim_end_matches('.'))
+}
+
+/// A band or share as a percentage: whole percents from 1%, one decimal below ("0.4%"), so
+/// a small band never reads "0%".
+pub(crate) fn percent(fraction: f64) -> String {
+    let pct = 100.0 * fraction;
+    if pct.abs() >= 0.95 {
+        format!("{pct:.0}%")
+    } else {
+        format!("{pct:.1}%")
+    }
+}
+
 /// A value scaled to the SI prefix that fits it: (50.3, "M") for 50,298,278.
 pub(crate) fn si_prefix(value: f64) -> (f64, &'static str) {
     match value.abs() {

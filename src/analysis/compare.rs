@@ -192,6 +192,18 @@ fn versus(
     let censored = own.censored || theirs.censored;
     let common_load = censored.then(|| by_load.last().cloned()).flatten();
     let node_equivalence = node_equivalence(series, other, capacity_ratio, common_load.as_ref());
+    // Each side's capacity as the ratio takes it: at the largest common load when either
+    // was still rising, else at its plateau.
+    let taken_at = |own: &Own| {
+        common_load
+            .as_ref()
+            .map(|common| common.workers)
+            .or(own.saturation_workers)
+    };
+    let capacity_ratio_uncertainty = taken_at(own)
+        .and_then(|workers| super::answer::uncertainty(series, workers))
+        .zip(taken_at(theirs).and_then(|workers| super::answer::uncertainty(other, workers)))
+        .map(|(mine, theirs)| mine.hypot(theirs));
     Versus {
         series: series.name().to_string(),
         against: other.name().to_string(),
@@ -200,6 +212,7 @@ fn versus(
         similar_capacity: !censored && capacity_ratio.is_some_and(within),
         noise_margin: margin,
         ratio_uncertainty: noise(series).hypot(noise(other)),
+        capacity_ratio_uncertainty,
         common_load,
         node_equivalence,
         single_thread_ratio,
@@ -439,11 +452,27 @@ mod tests {
             let at_p99 = equivalence.equivalent_nodes_at_p99.unwrap();
             assert!((at_p99 - 4.0).abs() < 0.1, "{equivalence:?}");
             assert_eq!(equivalence.cluster_p99_ms, Some(1.5));
-            let said = analysis.findings.join(" ");
+            // The answer, once and first.
+            let answer = analysis.answer.as_ref().expect("an answer");
+            assert_eq!(analysis.findings[0], answer.sentence);
             assert!(
-                said.contains("new-server delivers the jobs/min of 6.0 ± ")
-                    && said.contains("of rac's 4 nodes at saturation; at a statement p99 no worse than the cluster's"),
-                "{said}"
+                answer.sentence.starts_with("new-server replaces 6.0")
+                    && answer
+                        .sentence
+                        .contains(" of rac's 4 nodes at saturation: "),
+                "{answer:?}"
+            );
+            let uncertainty = answer.uncertainty.expect("measured noise");
+            assert!(uncertainty > 0.0 && uncertainty < 0.6, "{answer:?}");
+            assert_eq!(
+                analysis
+                    .findings
+                    .iter()
+                    .filter(|finding| finding.contains("nodes"))
+                    .count(),
+                1,
+                "{:?}",
+                analysis.findings
             );
         }
         let mut other = server.clone();

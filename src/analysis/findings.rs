@@ -8,14 +8,14 @@ use super::model::{
 use super::noise::NOISY_JITTER;
 use crate::format::{significant, workers_text};
 
-/// At most this many findings are written.
-pub(crate) const MAX_FINDINGS: usize = 8;
+/// At most this many findings are written, the answer among them.
+pub(crate) const MAX_FINDINGS: usize = 9;
 
 pub(crate) fn findings(series: &[SeriesAnalysis], comparisons: &[Comparison]) -> Vec<String> {
     let mut sentences: Vec<String> = disturbed_sentence(series).into_iter().collect();
     sentences.extend(comparisons.iter().flat_map(leader_sentences));
-    sentences.extend(comparisons.iter().flat_map(node_sentences));
     sentences.extend(series.iter().filter_map(limit_sentence));
+    sentences.extend(series.iter().filter_map(superlinear_sentence));
     sentences.extend(series.iter().map(scaling_sentence));
     sentences.extend(comparisons.iter().filter_map(cost_sentence));
     sentences.extend(series.iter().filter_map(fit_sentence));
@@ -87,42 +87,51 @@ fn limit_sentence(series: &SeriesAnalysis) -> Option<String> {
     ))
 }
 
-/// A single server against a cluster, node for node: what CERN's 2007 study concluded of a
-/// new server against its production RACs.
-fn node_sentences(comparison: &Comparison) -> Vec<String> {
-    comparison
-        .leader_against
+/// A speedup above what the load's CPUs can give (its workers, or the host's logical CPUs
+/// when fewer) is not scaling: it is said with its likely causes, first among the series'
+/// own findings, as every figure built on speedup overstates.
+fn superlinear_sentence(series: &SeriesAnalysis) -> Option<String> {
+    let margin = series.noise.as_ref().map_or(SUPERLINEAR_MARGIN, |noise| {
+        (2.0 * noise.jitter).max(SUPERLINEAR_MARGIN)
+    });
+    let cpus = series.series.logical_cpus;
+    let (level, limit) = series
+        .levels
         .iter()
-        .filter_map(|versus| {
-            let equivalence = versus.node_equivalence.as_ref()?;
-            let at = equivalence.at_workers.map_or_else(
-                || "at saturation".to_string(),
-                |workers| {
-                    format!(
-                        "at {}, the largest load both measured (one was still rising)",
-                        workers_text(workers)
-                    )
-                },
-            );
-            let at_p99 = match (equivalence.cluster_p99_ms, equivalence.equivalent_nodes_at_p99) {
-                (Some(p99), Some(nodes)) => format!(
-                    "; at a statement p99 no worse than the cluster's {p99:.2} ms at saturation, {nodes:.1} ± {:.1} nodes",
-                    nodes * versus.ratio_uncertainty
-                ),
-                _ => String::new(),
-            };
-            Some(format!(
-                "{} delivers the {} of {:.1} ± {:.1} of {}'s {} nodes {at}{at_p99}.",
-                equivalence.server,
-                comparison.unit,
-                equivalence.equivalent_nodes,
-                equivalence.equivalent_nodes * versus.ratio_uncertainty,
-                equivalence.cluster,
-                equivalence.nodes
-            ))
+        .filter(|level| level.workers > series.speedup_base)
+        .map(|level| {
+            let limit = cpus.map_or(level.workers, |cpus| cpus.min(level.workers));
+            (level, limit)
         })
-        .collect()
+        .filter(|(level, limit)| {
+            let allowed = level
+                .capacity_uncertainty
+                .map_or(margin, |uncertainty| uncertainty.max(margin));
+            level.speedup > *limit as f64 * (1.0 + allowed)
+        })
+        .max_by(|a, b| (a.0.speedup / a.1 as f64).total_cmp(&(b.0.speedup / b.1 as f64)))?;
+    let shared = series.series.provenance.connection.is_some() && cpus.is_some();
+    let what = if limit < level.workers || cpus == Some(level.workers) {
+        if shared {
+            format!("the {limit} logical CPUs that client and server shared on one host")
+        } else {
+            format!("the host's {limit} logical CPUs")
+        }
+    } else {
+        format!("its {} workers", level.workers)
+    };
+    Some(format!(
+        "{}: speedup {:.2} at {} is more than {what} can give: more than linear, so speedup, efficiency and the fits overstate its scaling; likely causes are a cold first level (caches, a buffer pool or the OS page cache still warming while {} measured) or work that grows cheaper with load (caching, batching); warm up before measuring, or measure {} again.",
+        series.name(),
+        level.speedup,
+        workers_text(level.workers),
+        workers_text(series.speedup_base),
+        workers_text(series.speedup_base),
+    ))
 }
+
+/// A speedup this far above the CPUs available is flagged even where the noise is smaller.
+const SUPERLINEAR_MARGIN: f64 = 0.10;
 
 /// How each series compares with the leader (the largest capacity), per worker and in
 /// capacity, across the load range: `comparisons[].leader_against[]` in words.
@@ -175,7 +184,7 @@ fn leader_versus(versus: &Versus, leader: &ComparisonRow, other: &ComparisonRow)
         (false, false) => format!(
             "{} has {} the capacity of {} at saturation{cores}",
             leader.name,
-            versus.shown(capacity),
+            versus.shown_capacity(capacity),
             other.name
         ),
         (true, false) => format!(
@@ -316,10 +325,10 @@ fn scaling_sentence(series: &SeriesAnalysis) -> String {
             )
         } else {
             let reaches = format!(
-                "; capacity reaches its plateau at {} ({} {unit}, within {:.0}% of the largest)",
+                "; capacity reaches its plateau at {} ({} {unit}, within {} of the largest)",
                 workers_text(saturation.workers),
                 significant(saturation.capacity),
-                100.0 * saturation.band
+                crate::format::percent(saturation.band)
             );
             match &saturation.fall {
                 // The peak alone is the plateau: said as a peak, then the fall.
@@ -390,12 +399,21 @@ fn fit_sentence(series: &SeriesAnalysis) -> Option<String> {
         crate::format::coefficient(value, ci, decimals)
     };
     let mut sentence = match fit.model {
-        Model::Amdahl if !fit.sigma_measured() => format!(
-            "Over {}..{} workers {name} scales linearly within the noise (Amdahl sigma {}, not measurable here)",
-            fit.n_min,
-            fit.n_max,
-            with_ci(fit.sigma, fit.sigma_ci95, 4)
-        ),
+        Model::Amdahl if !fit.sigma_measured() => match near_linear(series, fit.n_max) {
+            Ok(()) => format!(
+                "Over {}..{} workers {name} scales linearly within the noise (Amdahl sigma {}, not measurable here)",
+                fit.n_min,
+                fit.n_max,
+                with_ci(fit.sigma, fit.sigma_ci95, 4)
+            ),
+            Err(speedup) => format!(
+                "Over {}..{} workers the levels cannot tell how {name} scales: Amdahl's sigma is {}, not measurable, yet speedup is only {speedup:.2} at {}; measure more worker counts (5 or more) with --repeat 3",
+                fit.n_min,
+                fit.n_max,
+                with_ci(fit.sigma, fit.sigma_ci95, 4),
+                workers_text(fit.n_max)
+            ),
+        },
         Model::Amdahl => format!(
             "Over {}..{} workers {name} follows Amdahl's law with sigma = {}{}",
             fit.n_min,
@@ -409,12 +427,18 @@ fn fit_sentence(series: &SeriesAnalysis) -> Option<String> {
             "Over {}..{} workers {name} follows the USL with sigma = {}, kappa = {}{}",
             fit.n_min,
             fit.n_max,
-            if fit.sigma_at_bound {
+            if fit.sigma_at_bound || fit.sigma < NEGLIGIBLE {
                 "0 (not measurable here)".to_string()
             } else {
                 with_ci(fit.sigma, fit.sigma_ci95, 4)
             },
-            with_ci(fit.kappa, fit.kappa_ci95, 6),
+            // A coefficient the optimum leaves at a rounding error is no measurement, and
+            // its interval (± 0) says nothing.
+            if fit.kappa_at_bound || fit.kappa < NEGLIGIBLE {
+                "0 (not measurable here)".to_string()
+            } else {
+                with_ci(fit.kappa, fit.kappa_ci95, 6)
+            },
             fit.peak_workers.map_or_else(String::new, |peak| format!(
                 " (capacity peaks near {peak:.0} workers)"
             ))
@@ -423,6 +447,31 @@ fn fit_sentence(series: &SeriesAnalysis) -> Option<String> {
     sentence.push('.');
     Some(sentence)
 }
+
+/// A fitted coefficient below this is a rounding error of the optimum, not a measurement.
+const NEGLIGIBLE: f64 = 1e-9;
+
+/// Whether speedup at `workers` is within the noise of linear; else that speedup.
+fn near_linear(series: &SeriesAnalysis, workers: usize) -> Result<(), f64> {
+    let Some(level) = series.level(workers) else {
+        return Ok(());
+    };
+    let tolerance = series
+        .noise
+        .as_ref()
+        .map_or(LINEAR_TOLERANCE, |noise| {
+            (2.0 * noise.jitter).max(LINEAR_TOLERANCE)
+        })
+        .max(level.capacity_uncertainty.unwrap_or(0.0));
+    if level.efficiency >= 1.0 - tolerance {
+        Ok(())
+    } else {
+        Err(level.speedup)
+    }
+}
+
+/// Efficiency this close to 1 is linear whatever the noise measured.
+const LINEAR_TOLERANCE: f64 = 0.05;
 
 /// What the data of one series cannot support.
 pub(crate) fn series_warnings(series: &SeriesAnalysis) -> Vec<String> {

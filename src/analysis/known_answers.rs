@@ -223,9 +223,9 @@ fn a_censored_side_gets_its_ratio_at_the_largest_common_load() {
     assert_eq!(common.workers, 12);
     assert!((common.capacity_ratio - 2.0).abs() < 1e-9);
     assert!(
-        analysis.findings[0].contains("at least") && analysis.findings[0].contains("12 workers"),
+        analysis.findings[1].contains("at least") && analysis.findings[0].contains("12 workers"),
         "{}",
-        analysis.findings[0]
+        analysis.findings[1]
     );
 }
 
@@ -317,7 +317,7 @@ fn servers_are_compared_across_the_load_range_not_at_one_worker() {
     assert_eq!((high.from_workers, high.to_workers), (16, 32));
     assert!((high.speed_ratio - 1.2).abs() < 0.1, "{high:?}");
     assert!(versus.single_thread_ratio.unwrap() > 1.0, "{versus:?}");
-    let finding = &analysis.findings[0];
+    let finding = &analysis.findings[1];
     assert!(
         finding.starts_with("A is 1.")
             && finding.contains("faster per worker than B up to 16 workers"),
@@ -342,14 +342,14 @@ fn servers_are_compared_across_the_load_range_not_at_one_worker() {
         "{versus:?}"
     );
     assert!(
-        analysis.findings[0].contains("are similar per worker"),
+        analysis.findings[1].contains("are similar per worker"),
         "{}",
-        analysis.findings[0]
+        analysis.findings[1]
     );
     assert!(
-        analysis.findings[0].contains("similar capacity"),
+        analysis.findings[1].contains("similar capacity"),
         "{}",
-        analysis.findings[0]
+        analysis.findings[1]
     );
 }
 
@@ -410,7 +410,7 @@ fn a_ratio_over_a_censored_capacity_is_an_upper_bound() {
     let comparison = &analysis.comparisons[0];
     // B's plateau is unknown; at 12, the largest load both measured, B is ahead.
     assert_eq!(comparison.ranking, ["B", "A"]);
-    let finding = &analysis.findings[0];
+    let finding = &analysis.findings[1];
     assert!(finding.contains("B has at least"), "{finding}");
     assert!(!finding.contains("similar capacity"), "{finding}");
     // The other way round: A leads by plateau only when B is not censored.
@@ -423,7 +423,7 @@ fn a_ratio_over_a_censored_capacity_is_an_upper_bound() {
         "B",
     );
     let analysis = analyse(vec![a, b]);
-    let finding = &analysis.findings[0];
+    let finding = &analysis.findings[1];
     assert!(finding.contains("A has at most"), "{finding}");
     assert!(
         finding.contains("at 12 workers, the largest load both measured, 2.00x"),
@@ -466,9 +466,9 @@ fn series_that_trade_places_are_not_called_similar() {
     let versus = &analysis.comparisons[0].leader_against[0];
     assert!(versus.speed_crosses && !versus.similar_speed, "{versus:?}");
     assert!(
-        analysis.findings[0].contains("trade places per worker"),
+        analysis.findings[1].contains("trade places per worker"),
         "{}",
-        analysis.findings[0]
+        analysis.findings[1]
     );
 }
 

@@ -1,5 +1,8 @@
 //! Turning samples into figures: per-level statistics, speed, capacity, speedup.
 
+pub mod answer;
+#[cfg(test)]
+mod claims_tests;
 pub(crate) mod compare;
 pub(crate) mod findings;
 pub(crate) mod fit;

@@ -20,6 +20,10 @@ pub const NOISY_STEAL_PCT: f64 = 2.0;
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Analysis {
     pub schema: String,
+    /// The one sentence a proposal quotes: a server in a cluster's nodes, or one server's
+    /// capacity in another's, at saturation or at `--slo`'s objective.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub answer: Option<super::answer::Answer>,
     pub series: Vec<SeriesAnalysis>,
     /// One comparison per group of series that share a measure and unit.
     pub comparisons: Vec<Comparison>,
@@ -70,6 +74,9 @@ pub struct LevelFigures {
     pub speedup: f64,
     pub efficiency: f64,
     pub cv: Option<f64>,
+    /// The 95% half-width of capacity, relative, from the level's batches (Student's t).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub capacity_uncertainty: Option<f64>,
     pub cpu_fraction: Option<f64>,
     pub steal_pct: Option<f64>,
     /// The spread of raw and of speed per worker (low, high), when the file gives one.
@@ -306,6 +313,10 @@ pub struct Versus {
     /// level-to-level noise combined. A ratio r is quoted r ± r x this.
     #[serde(default)]
     pub ratio_uncertainty: f64,
+    /// The relative 95% uncertainty of the capacity ratio: each side's level uncertainty
+    /// from its batches (Student's t), never below its jitter; None when neither is known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub capacity_ratio_uncertainty: Option<f64>,
     /// A single server against a cluster (either way round): how many of the cluster's
     /// nodes the server's capacity equals, as CERN's 2007 study put a new server against its
     /// production RACs.
@@ -338,6 +349,21 @@ impl Versus {
     /// A ratio with its uncertainty, for people: "1.35x ± 0.05".
     pub fn shown(&self, ratio: f64) -> String {
         format!("{ratio:.2}x ± {:.2}", ratio * self.ratio_uncertainty)
+    }
+
+    /// A capacity ratio with its uncertainty ("1.35x ± 0.05"), or without one where it is
+    /// unknown; never "± 0.00".
+    pub fn shown_capacity(&self, ratio: f64) -> String {
+        let uncertainty = self
+            .capacity_ratio_uncertainty
+            .map(|relative| relative * ratio);
+        match uncertainty {
+            // "2.09 ± 0.55" read as a ratio: "2.09x ± 0.55".
+            Some(_) => {
+                super::answer::with_uncertainty(ratio, uncertainty, None).replacen(" ± ", "x ± ", 1)
+            }
+            None => format!("{ratio:.2}x (uncertainty unknown)"),
+        }
     }
 }
 

@@ -306,7 +306,9 @@ pub(crate) fn saturation(series: &Series, knee: Option<usize>) -> Option<Saturat
         .filter(|(point, _)| point.workers >= from)
         .map(|(point, &capacity)| (point.workers as f64, capacity))
         .collect();
-    let band = band(points[max_index].cv, jitter(&upper));
+    // Never narrower than what the batches of the top level leave uncertain.
+    let band = band(points[max_index].cv, jitter(&upper))
+        .max(points[max_index].capacity_uncertainty.unwrap_or(0.0));
     // A level's capacity with its neighbours', so one lucky level does not set the maximum.
     let mut smoothed = running_median(&capacity);
     // The end rule extrapolates the first level from the next two: where scaling bends right
@@ -340,7 +342,12 @@ pub(crate) fn saturation(series: &Series, knee: Option<usize>) -> Option<Saturat
             to_capacity: capacity[lowest],
             fraction: 1.0 - capacity[lowest] / max_capacity,
         });
-    let censored = still_rising(&smoothed, &capacity, band);
+    let uncertain: Vec<Option<f64>> = points
+        .iter()
+        .map(|point| point.capacity_uncertainty)
+        .collect();
+    let censored =
+        still_rising(&smoothed, &capacity, band) && last_step_measured(&capacity, &uncertain);
     let last = points.len() - 1;
     Some(Saturation {
         workers: points[if censored { last } else { start }].workers,
@@ -407,6 +414,21 @@ fn still_rising(smoothed: &[f64], capacity: &[f64], band: f64) -> bool {
         step(count - 1) > band / 2.0 && step(count - 2) > band / 2.0
     } else {
         step(count - 1) > band
+    }
+}
+
+/// The last step's rise is larger than its two levels' batches leave uncertain: a 3% gain
+/// between levels each known to ±4% is no rise. True where the batches say nothing.
+fn last_step_measured(capacity: &[f64], uncertain: &[Option<f64>]) -> bool {
+    let count = capacity.len();
+    if count < 2 {
+        return true;
+    }
+    match (uncertain[count - 2], uncertain[count - 1]) {
+        (Some(before), Some(last)) => {
+            capacity[count - 1] / capacity[count - 2] - 1.0 > before.hypot(last)
+        }
+        _ => true,
     }
 }
 

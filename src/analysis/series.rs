@@ -25,6 +25,10 @@ pub struct Point {
     pub delivered: Option<f64>,
     /// Coefficient of variation of the jobs at this level, when known.
     pub cv: Option<f64>,
+    /// The 95% half-width of the level's capacity, relative (0.04: ±4%), from its batches by
+    /// Student's t; None from one batch, or from a file that does not give its batches.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub capacity_uncertainty: Option<f64>,
     pub cpu_fraction: Option<f64>,
     pub steal_pct: Option<f64>,
     /// Why the run judged this level disturbed; empty when clean or not judged.

@@ -7,7 +7,7 @@ use super::fit::{Fit, Model, fit};
 use super::fleet::{fleet, fleet_findings};
 use std::collections::BTreeSet;
 
-use super::latency::{OpenLoopSeries, SloVerdict, bend, slo_comparison, slo_verdict};
+use super::latency::{OpenLoopSeries, SloRatio, SloVerdict, bend, slo_comparison, slo_verdict};
 use super::model::SloReport;
 use super::model::{
     Analysis, FitRange, Fits, LevelFigures, MISLEADING_EVIDENCE, REPORT_SCHEMA, SeriesAnalysis,
@@ -74,7 +74,12 @@ pub fn analyse(series: Vec<Series>) -> Analysis {
         );
     }
     let fleet = fleet(&analysed);
-    let mut all_findings = fleet.as_ref().map(fleet_findings).unwrap_or_default();
+    let answer = super::answer::answer(&analysed, &comparisons, None);
+    let mut all_findings: Vec<String> = answer
+        .iter()
+        .map(|answer| answer.sentence.clone())
+        .collect();
+    all_findings.extend(fleet.as_ref().map(fleet_findings).unwrap_or_default());
     all_findings.extend(findings(&analysed, &comparisons));
     all_findings.extend(analysed.iter().filter_map(|series| {
         let bend = series.latency_bend.as_ref()?;
@@ -91,6 +96,7 @@ pub fn analyse(series: Vec<Series>) -> Analysis {
     all_findings.truncate(MAX_FINDINGS);
     Analysis {
         schema: REPORT_SCHEMA.to_string(),
+        answer,
         fleet,
         findings: all_findings,
         series: analysed,
@@ -109,7 +115,7 @@ pub fn apply_objective(analysis: &mut Analysis, objective: &Objective) {
         .iter()
         .map(|series| slo_verdict(&series.series, objective))
         .collect();
-    let mut comparisons: Vec<String> = measure_groups(&analysis.series)
+    let mut comparisons: Vec<SloRatio> = measure_groups(&analysis.series)
         .iter()
         .filter(|group| group.len() > 1)
         .flat_map(|group| {
@@ -130,9 +136,41 @@ pub fn apply_objective(analysis: &mut Analysis, objective: &Objective) {
         comparisons.extend(slo_comparison(&members, objective));
     }
     verdicts.extend(open);
-    let mut first: Vec<String> = comparisons
+    let report = SloReport {
+        objective: objective.to_string(),
+        verdicts,
+        comparisons: comparisons
+            .iter()
+            .map(|ratio| ratio.sentence.clone())
+            .collect(),
+    };
+    // The answer at the objective replaces the one at saturation, and the objective's own
+    // comparison of the same two series is not said again.
+    let said_at_saturation = analysis.answer.take().map(|answer| answer.sentence);
+    analysis
+        .findings
+        .retain(|finding| Some(finding) != said_at_saturation.as_ref());
+    analysis.answer = super::answer::answer(&analysis.series, &analysis.comparisons, Some(&report));
+    let answered = |ratio: &SloRatio| {
+        analysis.answer.as_ref().is_some_and(|answer| {
+            let pair = [answer.server.as_str(), answer.against.as_str()];
+            pair.contains(&ratio.best.as_str()) && pair.contains(&ratio.other.as_str())
+        })
+    };
+    let SloReport { verdicts, .. } = report;
+    let mut first: Vec<String> = analysis
+        .answer
         .iter()
-        .map(|sentence| format!("{sentence}."))
+        .map(|answer| answer.sentence.clone())
+        .collect();
+    first.extend(
+        comparisons
+            .iter()
+            .filter(|ratio| !answered(ratio))
+            .map(|ratio| format!("{}.", ratio.sentence)),
+    );
+    let mut first: Vec<String> = first
+        .into_iter()
         .chain(
             verdicts
                 .iter()
@@ -140,12 +178,15 @@ pub fn apply_objective(analysis: &mut Analysis, objective: &Objective) {
         )
         .collect();
     first.append(&mut analysis.findings);
-    first.truncate(MAX_FINDINGS.max(comparisons.len() + verdicts.len()));
+    first.truncate(MAX_FINDINGS.max(comparisons.len() + verdicts.len() + 1));
     analysis.findings = first;
     analysis.slo = Some(SloReport {
         objective: objective.to_string(),
         verdicts,
-        comparisons,
+        comparisons: comparisons
+            .into_iter()
+            .map(|ratio| ratio.sentence)
+            .collect(),
     });
 }
 
@@ -212,6 +253,7 @@ fn analyse_series(series: Series) -> SeriesAnalysis {
                 speedup,
                 efficiency: speedup / point.workers as f64,
                 cv: point.cv,
+                capacity_uncertainty: point.capacity_uncertainty,
                 cpu_fraction: point.cpu_fraction,
                 steal_pct: point.steal_pct,
                 raw_spread: point.spread,

@@ -53,12 +53,28 @@ pub fn render(analysis: &Analysis, wide: bool, verbose: bool) -> String {
             }
             Section::Findings(all) => findings = all,
             Section::Warnings(all) => warnings = all,
-            // The page's and the Markdown's.
-            Section::Headline(_) | Section::Figures | Section::Table(..) | Section::Commands(_) => {
-            }
+            // The page's and the Markdown's; the answer opens the findings below.
+            Section::Answer(_)
+            | Section::TopWarnings(_)
+            | Section::Headline(_)
+            | Section::Figures
+            | Section::Table(..)
+            | Section::Commands(_) => {}
         }
     }
-    out.push_str(&list("Findings", findings, wide));
+    // The answer last of all, where the eye lands, and first of the findings.
+    if let Some(answer) = &analysis.answer {
+        out.push_str(&wrap(&format!("Answer: {}", answer.sentence), wide));
+        out.push('\n');
+        let rest: Vec<String> = findings
+            .iter()
+            .filter(|finding| **finding != answer.sentence)
+            .cloned()
+            .collect();
+        out.push_str(&list("Findings", &rest, wide));
+    } else {
+        out.push_str(&list("Findings", findings, wide));
+    }
     if verbose || warnings.len() <= TERMINAL_WARNINGS {
         out.push_str(&list("Warnings", warnings, wide));
     } else {

@@ -11,9 +11,15 @@ use crate::analysis::model::{Analysis, SeriesAnalysis};
 
 /// Findings the headline repeats, above everything else.
 const HEADLINE_FINDINGS: usize = 3;
+/// Warnings repeated under the headline, where a reader of the first screen sees them.
+const TOP_WARNINGS: usize = 3;
 
 /// One section of a report.
 pub(crate) enum Section<'a> {
+    /// The one sentence a proposal quotes (`analysis.answer`), before everything.
+    Answer(&'a str),
+    /// The most important warnings, under the headline: the rest are at the end.
+    TopWarnings(&'a [String]),
     /// The first findings as one paragraph (the comparisons and the first series' verdict).
     Headline(Vec<&'a str>),
     Findings(&'a [String]),
@@ -45,15 +51,27 @@ pub(crate) enum Shown {
 /// data cannot support.
 pub(crate) fn outline(analysis: &Analysis) -> Vec<Section<'_>> {
     let mut sections = Vec::new();
-    if !analysis.findings.is_empty() {
-        sections.push(Section::Headline(
-            analysis
-                .findings
-                .iter()
-                .take(HEADLINE_FINDINGS)
-                .map(String::as_str)
-                .collect(),
-        ));
+    let answer = analysis
+        .answer
+        .as_ref()
+        .map(|answer| answer.sentence.as_str());
+    if let Some(answer) = answer {
+        sections.push(Section::Answer(answer));
+    }
+    // The headline goes on from the answer, never repeating it.
+    let headline: Vec<&str> = analysis
+        .findings
+        .iter()
+        .map(String::as_str)
+        .filter(|finding| Some(*finding) != answer)
+        .take(HEADLINE_FINDINGS)
+        .collect();
+    if !headline.is_empty() {
+        sections.push(Section::Headline(headline));
+    }
+    if !analysis.warnings.is_empty() {
+        let top = analysis.warnings.len().min(TOP_WARNINGS);
+        sections.push(Section::TopWarnings(&analysis.warnings[..top]));
     }
     sections.push(Section::Findings(&analysis.findings));
     if let Some(fleet) = &analysis.fleet {

@@ -59,6 +59,15 @@ pub(crate) fn pgbench_summary(document: &RunDocument) -> Option<String> {
     }
     let figure = |level: &Level, name: &str| level.workload_figures.get(name).copied();
     let cell = |value: Option<f64>| value.map_or("-".to_string(), significant);
+    let count = |value: Option<f64>| value.map_or("-".to_string(), |n| format!("{n:.0}"));
+    // Statements sent several to a round trip (a pipeline, or a loop in the server) are no
+    // application's transactions, and their latency is not what one call waits.
+    let depth = document
+        .workload
+        .shape
+        .as_ref()
+        .map_or(1, |shape| shape.pipeline_depth);
+    let grouped = depth > 1;
     let rows: Vec<Vec<String>> = document
         .levels
         .iter()
@@ -66,12 +75,15 @@ pub(crate) fn pgbench_summary(document: &RunDocument) -> Option<String> {
             let per_s = |count: Option<f64>| count.map(|count| count / level.elapsed_s.max(1e-9));
             // A db run's statements are its transactions (each one commits on its own).
             let transactions = figure(level, "transactions").or(figure(level, "statements"));
-            vec![
-                level.workers.to_string(),
-                cell(transactions),
-                cell(figure(level, "transactions_per_s").or(per_s(transactions))),
+            let mut row = vec![level.workers.to_string(), count(transactions)];
+            if !grouped {
+                row.push(cell(
+                    figure(level, "transactions_per_s").or(per_s(transactions)),
+                ));
+            }
+            row.extend([
                 cell(figure(level, "statements_per_s").or(per_s(figure(level, "statements")))),
-                cell(figure(level, "failed_transactions").or(Some(0.0))),
+                count(figure(level, "failed_transactions").or(Some(0.0))),
                 cell(
                     figure(level, "latency_average_ms").or(level
                         .latency
@@ -80,23 +92,35 @@ pub(crate) fn pgbench_summary(document: &RunDocument) -> Option<String> {
                 ),
                 cell(figure(level, "latency_stddev_ms")),
                 cell(figure(level, "connection_time_ms")),
-            ]
+            ]);
+            row
         })
         .collect();
-    let headers = [
-        "workers",
-        "transactions",
-        "tps",
+    let mut headers = vec!["workers", "transactions"];
+    if grouped {
+        headers[1] = "statements";
+    } else {
+        headers.push("tps");
+    }
+    headers.extend([
         "stmt/s",
         "failed",
-        "lat avg ms",
+        if grouped {
+            "stmt lat avg ms"
+        } else {
+            "lat avg ms"
+        },
         "stddev ms",
         "connect ms",
-    ];
-    Some(format!(
-        "as pgbench sums up (tps without connection time, latency per transaction):\n{}",
-        table::render(&headers, &rows)
-    ))
+    ]);
+    let title = if grouped {
+        format!(
+            "as pgbench sums up, but statements went {depth} to a round trip: no transactions or tps, and latency is per statement within a group of {depth} (not what one application call waits; not comparable with one-at-a-time runs):"
+        )
+    } else {
+        "as pgbench sums up (tps without connection time, latency per transaction):".to_string()
+    };
+    Some(format!("{title}\n{}", table::render(&headers, &rows)))
 }
 
 /// Whether a level gets the `!` mark.

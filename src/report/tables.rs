@@ -334,9 +334,7 @@ pub(crate) fn cache_table(series: &SeriesAnalysis) -> Table {
             let cache = level.cache?;
             Some(vec![
                 workers_cell(level),
-                cache
-                    .hit_ratio
-                    .map_or("-".into(), |ratio| format!("{:.4}%", 100.0 * ratio)),
+                cache.hit_ratio.map_or("-".into(), crate::format::hit_ratio),
                 optional(cache.latch_misses_per_1k_gets, 2),
                 cache.pio_per_s.map_or("-".into(), significant),
                 cache.read_p99_us.map_or("-".into(), significant),
@@ -604,7 +602,10 @@ pub(crate) fn comparison_table(comparison: &Comparison) -> Table {
                 band(row.versus.low_load.as_ref()),
                 band(row.versus.high_load.as_ref()),
                 capacity,
-                ratio(row.versus.capacity_ratio),
+                match row.versus.capacity_ratio {
+                    Some(value) if !exact => row.versus.shown_capacity(value),
+                    other => ratio(other),
+                },
                 ratio(row.per_core_ratio),
                 ratio(row.per_cost_ratio),
                 rank,

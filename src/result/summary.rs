@@ -114,6 +114,30 @@ fn rate(sample: &Sample) -> f64 {
     }
 }
 
+/// Each batch's capacity in the level's measure: jobs per minute (fixed work) or its total
+/// rate (fixed time); what the uncertainty of a level's capacity is judged from.
+pub(crate) fn batch_capacities(samples: &[Sample], mode: RunMode) -> Vec<f64> {
+    match mode {
+        RunMode::FixedTime => batch_total_rates(samples),
+        RunMode::FixedWork => {
+            let mut per_batch: BTreeMap<u32, Vec<&Sample>> = BTreeMap::new();
+            for sample in samples {
+                per_batch.entry(sample.batch).or_default().push(sample);
+            }
+            per_batch
+                .into_values()
+                .filter_map(|batch| {
+                    let seconds = batch_seconds(batch.iter().copied()).or_else(|| {
+                        let wall: Vec<f64> = batch.iter().map(|sample| sample.wall_s).collect();
+                        Some(median(&wall)).filter(|median| *median > 0.0)
+                    })?;
+                    Some(60.0 * batch.len() as f64 / seconds)
+                })
+                .collect()
+        }
+    }
+}
+
 /// Each batch's total rate: its operations over the time it took, from its first job's start
 /// to its last job's end (what the host delivered, even when its jobs did not overlap); in
 /// documents without job starts, the sum of its workers' rates.

@@ -320,6 +320,8 @@ pub(super) fn job_time_points(
                 Measure::Rate { .. } => None,
             },
             cv: row.cv.or(Some(cv)),
+            // A row is a level's summary: its batches are not in it.
+            capacity_uncertainty: None,
             // The CSV has no campaign: its parts are merged from their JSON.
             campaign: None,
             parts: Vec::new(),

@@ -86,6 +86,10 @@ pub(super) fn from_document(path: &Path, text: &str) -> Result<Series> {
             cv: Some(in_range(level.summary.cv, &CV, "the CV", &|| {
                 at("summary.cv")
             })?),
+            capacity_uncertainty: crate::stats::relative_half_width_95(
+                &crate::result::summary::batch_capacities(&level.samples, document.settings.mode),
+            )
+            .filter(|half| half.is_finite()),
             cpu_fraction: Some(in_range(
                 cpu_fraction,
                 &CPU_FRACTION,

@@ -177,8 +177,9 @@ fn from_pgbench(file: &InputFile, text: &str) -> Result<Series> {
     series.provenance = imported(TOOL, version, &script);
     series.notes.extend(file.level_ignored(clients));
     series.notes.push(format!(
-        "'{}': {NO_PERCENTILES}, so no percentile is shown at {clients} clients (pgbench --log beside it gives them)",
-        path.display()
+        "'{}': {NO_PERCENTILES}, so no percentile is shown at {clients} client{} (pgbench --log beside it gives them)",
+        path.display(),
+        if clients == 1 { "" } else { "s" }
     ));
     Ok(series)
 }

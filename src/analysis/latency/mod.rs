@@ -297,10 +297,18 @@ pub fn slo_verdict(series: &Series, objective: &Objective) -> SloVerdict {
     verdict
 }
 
-/// "RAC55 sustains 2.1x RAC52's throughput at p99 <= 5 ms (of the levels measured)", for
-/// series of one measure whose verdicts name a throughput and whose response times were
-/// measured alike (closed or open loop): the best against each other.
-pub fn slo_comparison(verdicts: &[&SloVerdict], objective: &Objective) -> Vec<String> {
+/// One series' throughput within an objective against another's.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SloRatio {
+    pub best: String,
+    pub other: String,
+    /// "RAC55 sustains 2.1x RAC52's throughput at p99 <= 5 ms, among the levels measured".
+    pub sentence: String,
+}
+
+/// The best of series of one measure whose verdicts name a throughput and whose response
+/// times were measured alike (closed or open loop), against each other.
+pub fn slo_comparison(verdicts: &[&SloVerdict], objective: &Objective) -> Vec<SloRatio> {
     let named: Vec<&&SloVerdict> = verdicts.iter().filter(|v| v.throughput.is_some()).collect();
     let Some(best) = named.iter().max_by(|a, b| {
         a.throughput
@@ -319,10 +327,14 @@ pub fn slo_comparison(verdicts: &[&SloVerdict], objective: &Objective) -> Vec<St
             } else {
                 ""
             };
-            Some(format!(
-                "{} sustains {:.2}x {}'s throughput at {objective}, among the levels measured{bound}",
-                best.series, ratio, other.series
-            ))
+            Some(SloRatio {
+                best: best.series.clone(),
+                other: other.series.clone(),
+                sentence: format!(
+                    "{} sustains {:.2}x {}'s throughput at {objective}, among the levels measured{bound}",
+                    best.series, ratio, other.series
+                ),
+            })
         })
         .collect()
 }

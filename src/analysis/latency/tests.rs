@@ -323,7 +323,7 @@ fn the_objective_names_the_largest_throughput_that_kept_it() {
     let compared = slo_comparison(&[&small, &large], &objective);
     assert_eq!(compared.len(), 1);
     assert!(
-        compared[0].starts_with(
+        compared[0].sentence.starts_with(
             "large sustains 2.00x small's throughput at p99 <= 7 ms, among the levels measured"
         ),
         "{compared:?}"

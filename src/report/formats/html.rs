@@ -18,7 +18,8 @@ padding:3px 8px;text-align:right}td:first-child,th:first-child{text-align:left}\
 th{background:#f3f3f3}.wide{overflow-x:auto}figure{margin:1em 0}\
 figure svg{width:100%;max-width:960px;height:auto;display:block;margin:0 auto}\
 figcaption,.notes{color:#555;font-size:0.9em}.warn{color:#a33}.summary{font-size:1.05em;\
-background:#f6f8fa;border-left:4px solid #1f77b4;padding:0.6em 1em}code{font-size:0.9em;\
+background:#f6f8fa;border-left:4px solid #1f77b4;padding:0.6em 1em}.answer{font-size:1.2em;\
+background:#eef6ee;border-left:4px solid #2ca02c;padding:0.6em 1em}code{font-size:0.9em;\
 word-break:break-all}h1,h2,h3{break-after:avoid}\
 @media (max-width:800px){table{font-size:0.8em}td,th{padding:2px 4px}h2{font-size:1.25em}}\
 @page{margin:12mm}\
@@ -33,6 +34,19 @@ pub fn render(analysis: &Analysis) -> Result<String> {
     let mut body = format!("<h1>{}</h1>\n", escape(&title));
     for section in outline(analysis) {
         match section {
+            Section::Answer(answer) => body.push_str(&format!(
+                "<p class=\"answer\" id=\"answer\"><strong>Answer:</strong> {}</p>\n",
+                escape(answer)
+            )),
+            Section::TopWarnings(warnings) => {
+                let items: String = warnings
+                    .iter()
+                    .map(|warning| format!("<li>{}</li>", escape(warning)))
+                    .collect();
+                body.push_str(&format!(
+                    "<div class=\"top-warnings warn\" id=\"top-warnings\"><strong>Read first:</strong><ul>{items}</ul></div>\n"
+                ));
+            }
             Section::Headline(headline) => body.push_str(&format!(
                 "<p class=\"summary\">{}</p>\n",
                 escape(&headline.join(" "))

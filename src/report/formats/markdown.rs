@@ -14,6 +14,16 @@ pub fn render(analysis: &Analysis, figures: Option<&str>) -> String {
     );
     for part in outline(analysis) {
         match part {
+            Section::Answer(answer) => {
+                out.push_str(&format!("**Answer:** {}\n\n", escape(answer)));
+            }
+            Section::TopWarnings(warnings) => {
+                out.push_str("**Read first:**\n\n");
+                for warning in warnings {
+                    out.push_str(&format!("- {}\n", escape(warning)));
+                }
+                out.push('\n');
+            }
             Section::Headline(headline) => {
                 out.push_str(&format!("> {}\n\n", escape(&headline.join(" "))));
             }

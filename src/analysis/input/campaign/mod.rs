@@ -412,6 +412,12 @@ fn merged_point(
         latency,
         parts,
         intervals: merged_timeline(at_level),
+        // The parts' counts add up; the sum is no surer than its least sure part.
+        capacity_uncertainty: at_level
+            .iter()
+            .map(|(_, point)| point.capacity_uncertainty)
+            .collect::<Option<Vec<f64>>>()
+            .and_then(|each| each.into_iter().reduce(f64::max)),
         disturbed: at_level
             .iter()
             .flat_map(|(part, point)| {

@@ -1,0 +1,361 @@
+//! The one sentence a purchase proposal quotes: how many of a cluster's nodes one server
+//! replaces (or, for two servers, how much of the other's capacity one has), with its 95%
+//! uncertainty, at saturation or at the latency objective of `report --slo`. It is said once,
+//! first in every output, and the findings do not say it again another way.
+
+use serde::{Deserialize, Serialize};
+
+use super::latency::SloVerdict;
+use super::model::{Comparison, SeriesAnalysis, SloReport};
+use crate::format::significant;
+
+/// The answer, and what it rests on (`answer` in `report --json`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Answer {
+    pub sentence: String,
+    /// The series that replaces, and the one it is counted against.
+    pub server: String,
+    pub against: String,
+    /// The nodes of `against`, when it is a cluster: `equivalent` is then in its nodes;
+    /// otherwise `equivalent` is a ratio of capacities.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub nodes: Option<usize>,
+    /// None when it cannot be said (`why_not`).
+    pub equivalent: Option<f64>,
+    /// The 95% half-width of `equivalent`, in its unit; None when unknown.
+    pub uncertainty: Option<f64>,
+    /// `equivalent` is a lower ("at_least") or upper ("at_most") bound.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bound: Option<Bound>,
+    /// "p99 <= 3 ms" with `--slo`; None: at saturation.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub objective: Option<String>,
+    /// The levels compared: each side's workers.
+    pub server_workers: Option<usize>,
+    pub against_workers: Option<usize>,
+    /// Why the figure asked for cannot be given.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub why_not: Option<String>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Bound {
+    AtLeast,
+    AtMost,
+}
+
+/// Two series of one job, and how the first is counted against the second.
+struct Pair<'a> {
+    server: &'a SeriesAnalysis,
+    against: &'a SeriesAnalysis,
+    nodes: Option<usize>,
+}
+
+/// The capacities compared and where: (server's, its workers, against's, its workers), with
+/// a bound and the relative uncertainty of each side.
+struct Taken {
+    server: (f64, usize),
+    against: (f64, usize),
+    bound: Option<Bound>,
+    /// Words after the figures: why they were taken where they were.
+    at: String,
+    /// Where they were taken, when not at saturation or the objective.
+    condition: Option<String>,
+}
+
+/// The answer of an analysis: a server against a cluster when the first comparison holds
+/// one, else the two series of a two-series comparison; None otherwise.
+pub(crate) fn answer(
+    series: &[SeriesAnalysis],
+    comparisons: &[Comparison],
+    slo: Option<&SloReport>,
+) -> Option<Answer> {
+    let pair = pair(series, comparisons)?;
+    let unit = &pair.server.capacity_unit;
+    let taken = match slo {
+        Some(report) => at_objective(&pair, report),
+        None => at_saturation(&pair),
+    };
+    let objective = slo.map(|report| report.objective.clone());
+    let mut answer = Answer {
+        sentence: String::new(),
+        server: pair.server.name().to_string(),
+        against: pair.against.name().to_string(),
+        nodes: pair.nodes,
+        equivalent: None,
+        uncertainty: None,
+        bound: None,
+        objective: objective.clone(),
+        server_workers: None,
+        against_workers: None,
+        why_not: None,
+    };
+    let taken = match taken {
+        Ok(taken) => taken,
+        Err(why) => {
+            answer.sentence = cannot_say(&pair, objective.as_deref(), &why);
+            answer.why_not = Some(why);
+            return Some(answer);
+        }
+    };
+    let ratio = taken.server.0 / taken.against.0;
+    let equivalent = ratio * pair.nodes.map_or(1.0, |nodes| nodes as f64);
+    let relative = uncertainty(pair.server, taken.server.1)
+        .zip(uncertainty(pair.against, taken.against.1))
+        .map(|(a, b)| a.hypot(b));
+    answer.equivalent = Some(equivalent).filter(|value| value.is_finite());
+    answer.uncertainty = relative.map(|relative| relative * equivalent);
+    answer.bound = taken.bound;
+    answer.server_workers = Some(taken.server.1);
+    answer.against_workers = Some(taken.against.1);
+    let figure = with_uncertainty(equivalent, answer.uncertainty, taken.bound);
+    let condition = match (objective.as_deref(), &taken.condition) {
+        (Some(objective), _) => format!("at {objective}"),
+        (None, Some(condition)) => condition.clone(),
+        (None, None) => "at saturation".to_string(),
+    };
+    let claim = match pair.nodes {
+        Some(nodes) => format!(
+            "{} replaces {figure} of {}'s {nodes} nodes {condition}",
+            answer.server, answer.against
+        ),
+        None => format!(
+            "{} delivers {figure}x the capacity of {} {condition}",
+            answer.server, answer.against
+        ),
+    };
+    answer.sentence = format!(
+        "{claim}: {} {unit} at {} against {} at {} on {}{}{}.",
+        significant(taken.server.0),
+        crate::format::workers_text(taken.server.1),
+        significant(taken.against.0),
+        crate::format::workers_text(taken.against.1),
+        answer.against,
+        taken.at,
+        if relative.is_none() {
+            " (its uncertainty is unknown: one batch per level and too few levels to measure the noise; measure with --repeat 3)"
+        } else {
+            ""
+        }
+    );
+    Some(answer)
+}
+
+/// A server against a cluster, else the two series of a two-series comparison.
+fn pair<'a>(series: &'a [SeriesAnalysis], comparisons: &[Comparison]) -> Option<Pair<'a>> {
+    let find = |name: &str| series.iter().find(|one| one.name() == name);
+    let comparison = comparisons.first()?;
+    for versus in &comparison.leader_against {
+        if let Some(equivalence) = &versus.node_equivalence {
+            return Some(Pair {
+                server: find(&equivalence.server)?,
+                against: find(&equivalence.cluster)?,
+                nodes: Some(equivalence.nodes),
+            });
+        }
+    }
+    match comparison.leader_against.as_slice() {
+        [versus] if comparison.rows.len() == 2 => Some(Pair {
+            server: find(&versus.series)?,
+            against: find(&versus.against)?,
+            nodes: None,
+        }),
+        _ => None,
+    }
+}
+
+/// Capacities at saturation; at the largest load both measured when either was still rising.
+fn at_saturation(pair: &Pair) -> Result<Taken, String> {
+    fn plateau(series: &SeriesAnalysis) -> Result<&super::scaling::Saturation, String> {
+        series
+            .saturation
+            .as_ref()
+            .filter(|saturation| saturation.capacity > 0.0)
+            .ok_or_else(|| {
+                format!(
+                    "the capacity of {} could not be estimated (too few levels kept)",
+                    series.name()
+                )
+            })
+    }
+    let (server, against) = (plateau(pair.server)?, plateau(pair.against)?);
+    if !server.censored && !against.censored {
+        return Ok(Taken {
+            server: (server.capacity, server.workers),
+            against: (against.capacity, against.workers),
+            bound: None,
+            at: String::new(),
+            condition: None,
+        });
+    }
+    let rising: Vec<&str> = [(pair.server, server), (pair.against, against)]
+        .iter()
+        .filter(|(_, saturation)| saturation.censored)
+        .map(|(series, _)| series.name())
+        .collect();
+    let common = pair
+        .server
+        .levels
+        .iter()
+        .rev()
+        .find_map(|level| Some((level, pair.against.level(level.workers)?)))
+        .filter(|(_, other)| other.capacity > 0.0)
+        .ok_or_else(|| {
+            format!(
+                "{} was still rising at its last level and the two share no load level",
+                rising.join(" and ")
+            )
+        })?;
+    Ok(Taken {
+        server: (common.0.capacity, common.0.workers),
+        against: (common.1.capacity, common.1.workers),
+        bound: None,
+        at: format!(
+            " ({} {} still rising there, so the plateau is not known)",
+            rising.join(" and "),
+            if rising.len() == 1 { "was" } else { "were" }
+        ),
+        condition: Some(format!(
+            "at {}, the largest load both measured",
+            crate::format::workers_text(common.0.workers)
+        )),
+    })
+}
+
+/// The largest throughput at which each kept the objective.
+fn at_objective(pair: &Pair, report: &SloReport) -> Result<Taken, String> {
+    let verdict = |series: &SeriesAnalysis| -> Result<&SloVerdict, String> {
+        let verdict = report
+            .verdicts
+            .iter()
+            .find(|verdict| verdict.series == series.name())
+            .ok_or_else(|| format!("{} has no verdict on the objective", series.name()))?;
+        match verdict.workers.zip(verdict.throughput) {
+            Some(_) => Ok(verdict),
+            None => Err(format!(
+                "{}: {}",
+                series.name(),
+                verdict
+                    .reason
+                    .as_deref()
+                    .unwrap_or("no level kept the objective")
+            )),
+        }
+    };
+    let (server, against) = (verdict(pair.server)?, verdict(pair.against)?);
+    if server.measured_from != against.measured_from {
+        return Err(format!(
+            "the response times of {} and {} were measured differently (closed and open loop)",
+            server.series, against.series
+        ));
+    }
+    let bound = match (server.beyond_largest, against.beyond_largest) {
+        (false, false) => None,
+        (true, false) => Some(Bound::AtLeast),
+        (false, true) => Some(Bound::AtMost),
+        (true, true) => {
+            return Err(format!(
+                "both kept {} at every level measured, so neither's limit is known: measure more workers",
+                report.objective
+            ));
+        }
+    };
+    let taken = |verdict: &SloVerdict| {
+        (
+            verdict.throughput.unwrap_or(0.0),
+            verdict.workers.unwrap_or(0),
+        )
+    };
+    let at = match bound {
+        Some(Bound::AtLeast) => format!(
+            " ({} kept it at every level measured: its limit lies beyond)",
+            server.series
+        ),
+        Some(Bound::AtMost) => format!(
+            " ({} kept it at every level measured: its limit lies beyond)",
+            against.series
+        ),
+        None => String::new(),
+    };
+    Ok(Taken {
+        server: taken(server),
+        against: taken(against),
+        bound,
+        at,
+        condition: None,
+    })
+}
+
+/// The relative 95% uncertainty of a series' capacity at `workers`: from the level's batches
+/// (Student's t), never below the series' level-to-level jitter; None when neither is known.
+pub(crate) fn uncertainty(series: &SeriesAnalysis, workers: usize) -> Option<f64> {
+    let batches = series
+        .level(workers)
+        .and_then(|level| level.capacity_uncertainty);
+    let jitter = series.noise.as_ref().map(|noise| 2.0 * noise.jitter);
+    match (batches, jitter) {
+        (Some(a), Some(b)) => Some(a.max(b)),
+        (a, b) => a.or(b),
+    }
+}
+
+/// "2.1 ± 0.3", with as many decimals as the uncertainty needs (never "± 0.0").
+pub(crate) fn with_uncertainty(
+    value: f64,
+    uncertainty: Option<f64>,
+    bound: Option<Bound>,
+) -> String {
+    let prefix = match bound {
+        Some(Bound::AtLeast) => "at least ",
+        Some(Bound::AtMost) => "at most ",
+        None => "",
+    };
+    let Some(uncertainty) = uncertainty.filter(|u| u.is_finite() && *u >= 0.0) else {
+        return format!("{prefix}{value:.1}");
+    };
+    if uncertainty < 0.000_05 {
+        return format!("{prefix}{value:.4} ± <0.0001");
+    }
+    let decimals = (-uncertainty.log10().floor()).clamp(1.0, 4.0) as usize;
+    format!("{prefix}{value:.decimals$} ± {uncertainty:.decimals$}")
+}
+
+/// The answer asked for cannot be given: why, and at saturation when that can be said.
+fn cannot_say(pair: &Pair, objective: Option<&str>, why: &str) -> String {
+    let what = match pair.nodes {
+        Some(nodes) => format!(
+            "how many of {}'s {nodes} nodes {} replaces",
+            pair.against.name(),
+            pair.server.name()
+        ),
+        None => format!(
+            "how {}'s capacity compares with {}'s",
+            pair.server.name(),
+            pair.against.name()
+        ),
+    };
+    match objective {
+        Some(objective) => format!("At {objective}, {what} cannot be said: {why}."),
+        None => format!("At saturation, {what} cannot be said: {why}."),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_uncertainty_is_shown_with_the_decimals_it_needs() {
+        assert_eq!(with_uncertainty(2.14, Some(0.31), None), "2.1 ± 0.3");
+        assert_eq!(with_uncertainty(2.137, Some(0.04), None), "2.14 ± 0.04");
+        assert_eq!(with_uncertainty(2.1374, Some(0.004), None), "2.137 ± 0.004");
+        assert_eq!(with_uncertainty(2.1, Some(1.5), None), "2.1 ± 1.5");
+        assert_eq!(with_uncertainty(2.0, Some(0.0), None), "2.0000 ± <0.0001");
+        assert_eq!(
+            with_uncertainty(1.5, Some(0.2), Some(Bound::AtLeast)),
+            "at least 1.5 ± 0.2"
+        );
+        assert_eq!(with_uncertainty(1.5, None, None), "1.5");
+    }
+}

@@ -1,0 +1,183 @@
+//! Known answers for the sentences a DBA copies into a proposal: each claim is said only
+//! where the levels and their uncertainty carry it, and the answer is said once.
+
+use super::series::Measure;
+use super::series::Series;
+use super::study::analyse;
+use super::synthetic::{point, series};
+
+/// A rate series of the given (workers, capacity, relative 95% uncertainty) levels.
+fn levels(
+    name: &str,
+    levels: &[(usize, f64, Option<f64>)],
+    cpus: Option<(usize, usize)>,
+) -> Series {
+    let points = levels
+        .iter()
+        .map(|&(workers, rate, uncertainty)| super::series::Point {
+            capacity_uncertainty: uncertainty,
+            ..point(workers, rate)
+        })
+        .collect();
+    let mut series = series(
+        Measure::Rate {
+            unit: "LIO/s".to_string(),
+        },
+        points,
+        cpus,
+    );
+    series.name = name.to_string();
+    series
+}
+
+/// Speedup 1.72 at 2 and 1.76 at 4, each level known to ±5% from its batches: neither
+/// linear nor still rising; the plateau is from 2 workers.
+#[test]
+fn a_flat_series_is_neither_linear_nor_still_rising() {
+    let flat = levels(
+        "flat",
+        &[
+            (1, 1.0e6, Some(0.05)),
+            (2, 1.72e6, Some(0.05)),
+            (4, 1.76e6, Some(0.05)),
+        ],
+        Some((2, 2)),
+    );
+    let analysis = analyse(vec![flat]);
+    let said = analysis.findings.join(" ");
+    assert!(!said.contains("linearly"), "{said}");
+    assert!(!said.contains("still rising"), "{said}");
+    let saturation = analysis.series[0].saturation.as_ref().unwrap();
+    assert!(!saturation.censored, "{saturation:?}");
+    assert_eq!(saturation.workers, 2, "{saturation:?}");
+    assert!(
+        said.contains("capacity reaches its plateau at 2 workers"),
+        "{said}"
+    );
+}
+
+/// Rising 30% a step with levels known to ±2%: still rising, said so.
+#[test]
+fn a_series_still_rising_is_said_to_be() {
+    let rising = levels(
+        "rising",
+        &[
+            (1, 1.0e6, Some(0.02)),
+            (2, 1.9e6, Some(0.02)),
+            (3, 2.7e6, Some(0.02)),
+            (4, 3.5e6, Some(0.02)),
+        ],
+        Some((8, 8)),
+    );
+    let analysis = analyse(vec![rising]);
+    let said = analysis.findings.join(" ");
+    assert!(analysis.series[0].saturation.as_ref().unwrap().censored);
+    assert!(
+        said.contains("still rising at the last level measured (4)"),
+        "{said}"
+    );
+}
+
+/// The same last step of 3%, once between levels known to ±1% (a rise) and once between
+/// levels known to ±4% (no rise the batches can tell).
+#[test]
+fn a_small_last_step_is_a_rise_only_beyond_its_uncertainty() {
+    let with = |uncertainty: f64| {
+        let series = levels(
+            "s",
+            &[
+                (1, 1.0e6, Some(uncertainty)),
+                (2, 1.5e6, Some(uncertainty)),
+                (3, 1.6e6, Some(uncertainty)),
+                (4, 1.648e6, Some(uncertainty)),
+            ],
+            Some((8, 8)),
+        );
+        analyse(vec![series]).series[0]
+            .saturation
+            .as_ref()
+            .unwrap()
+            .censored
+    };
+    assert!(with(0.005));
+    assert!(!with(0.04));
+}
+
+/// Speedup 3.09 at 2 workers on 2 CPUs: flagged with its likely causes.
+#[test]
+fn a_speedup_above_the_cpus_is_flagged() {
+    let mut cold = levels(
+        "mariadb",
+        &[(1, 1.0e5, Some(0.02)), (2, 3.09e5, Some(0.02))],
+        Some((2, 2)),
+    );
+    cold.provenance.connection = Some("mysql://root@127.0.0.1:3306/test".to_string());
+    let said = analyse(vec![cold]).findings.join(" ");
+    assert!(
+        said.contains("mariadb: speedup 3.09 at 2 workers is more than the 2 logical CPUs that client and server shared on one host can give")
+            && said.contains("a cold first level"),
+        "{said}"
+    );
+    // Linear within the noise is no finding.
+    let linear = levels(
+        "cpu",
+        &[(1, 1.0e5, Some(0.02)), (2, 2.04e5, Some(0.02))],
+        Some((2, 2)),
+    );
+    let said = analyse(vec![linear]).findings.join(" ");
+    assert!(!said.contains("more than"), "{said}");
+}
+
+/// A server against a 2-node cluster whose levels come from two batches each: the answer
+/// carries the uncertainty those batches leave (never ± 0.0), first and once.
+#[test]
+fn the_answer_from_two_batches_is_never_certain() {
+    // Two batches of 2.2 M and 2.4 M: t = 12.7, half-width 12.7 x 0.141 M / sqrt 2 / 2.3 M.
+    let two_batches = crate::stats::relative_half_width_95(&[2.2e6, 2.4e6]).unwrap();
+    assert!((two_batches - 0.5524).abs() < 1e-3, "{two_batches}");
+    let server = levels(
+        "new-server",
+        &[
+            (1, 1.2e6, Some(two_batches)),
+            (2, 2.3e6, Some(two_batches)),
+            (3, 2.3e6, Some(two_batches)),
+        ],
+        Some((2, 2)),
+    );
+    let mut cluster = levels(
+        "cluster",
+        &[
+            (1, 0.6e6, Some(0.01)),
+            (2, 1.1e6, Some(0.01)),
+            (3, 1.1e6, Some(0.01)),
+        ],
+        Some((4, 4)),
+    );
+    cluster.nodes = Some(2);
+    let analysis = analyse(vec![cluster, server]);
+    let answer = analysis.answer.as_ref().expect("an answer");
+    assert_eq!(analysis.findings[0], answer.sentence);
+    let nodes = answer.equivalent.unwrap();
+    assert!((nodes - 2.0 * 2.3 / 1.1).abs() < 0.01, "{answer:?}");
+    let uncertainty = answer.uncertainty.unwrap();
+    assert!(
+        (uncertainty / nodes - two_batches.hypot(0.01)).abs() < 0.02,
+        "{answer:?}"
+    );
+    assert!(
+        answer
+            .sentence
+            .starts_with("new-server replaces 4.2 ± 2.3 of cluster's 2 nodes at saturation"),
+        "{}",
+        answer.sentence
+    );
+    // No uncertainty anywhere reads as zero ("± 0.0", "± 0.00" and the like).
+    let said = analysis.findings.join(" ");
+    for (at, _) in said.match_indices("± ") {
+        let number: String = said[at + "± ".len()..]
+            .chars()
+            .take_while(|c| c.is_ascii_digit() || *c == '.')
+            .collect();
+        assert!(number.parse::<f64>().is_ok_and(|u| u > 0.0), "{said}");
+    }
+}
