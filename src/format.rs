@@ -77,6 +77,19 @@ pub(crate) fn workers_text(workers: usize) -> String {
     format!("{workers} worker{}", if workers == 1 { "" } else { "s" })
 }
 
+/// "2.1 ± 0.3", with as many decimals as the uncertainty needs: never "± 0.0" (an
+/// uncertainty under 0.0001 reads "± <0.0001"), and the bare value when it is unknown.
+pub(crate) fn with_uncertainty(value: f64, uncertainty: Option<f64>) -> String {
+    let Some(uncertainty) = uncertainty.filter(|u| u.is_finite() && *u >= 0.0) else {
+        return format!("{value:.1}");
+    };
+    if uncertainty < 0.000_05 {
+        return format!("{value:.4} ± <0.0001");
+    }
+    let decimals = (-uncertainty.log10().floor()).clamp(1.0, 4.0) as usize;
+    format!("{value:.decimals$} ± {uncertainty:.decimals$}")
+}
+
 /// A hit ratio as a percentage with the decimals that tell misses apart (99.9871%), and a
 /// plain "100%" when nothing missed.
 pub(crate) fn hit_ratio(ratio: f64) -> String {
@@ -202,6 +215,25 @@ pub(crate) fn optional(value: Option<f64>, decimals: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_uncertainty_is_shown_with_the_decimals_it_needs() {
+        assert_eq!(with_uncertainty(2.14, Some(0.31)), "2.1 ± 0.3");
+        assert_eq!(with_uncertainty(2.137, Some(0.04)), "2.14 ± 0.04");
+        assert_eq!(with_uncertainty(2.1374, Some(0.004)), "2.137 ± 0.004");
+        assert_eq!(with_uncertainty(2.1, Some(1.5)), "2.1 ± 1.5");
+        assert_eq!(with_uncertainty(2.0, Some(0.0)), "2.0000 ± <0.0001");
+        assert_eq!(with_uncertainty(1.5, None), "1.5");
+    }
+
+    #[test]
+    fn small_shares_and_full_hit_ratios_read_as_they_are() {
+        assert_eq!(percent(0.004), "0.4%");
+        assert_eq!(percent(0.27), "27%");
+        assert_eq!(hit_ratio(1.0), "100%");
+        assert_eq!(hit_ratio(0.999871), "99.9871%");
+        assert_eq!(hit_ratio(0.9999), "99.99%");
+    }
 
     #[test]
     fn printable_text_escapes_controls_and_direction_marks() {

@@ -180,6 +180,8 @@ fn a_primary_and_two_replicas_are_loaded_routed_and_counted_per_instance() {
         .collect();
     assert_eq!(sessions, [0, 2, 2]);
 
+    the_primary_alone_is_counted_in_the_clusters_nodes(&url, &primary);
+
     // A replica restarted mid-level: its sessions end with the reason recorded, the level is
     // kept, the other instances' figures stand, and the run completes.
     let dir = tempfile::tempdir().unwrap();
@@ -243,6 +245,109 @@ fn a_primary_and_two_replicas_are_loaded_routed_and_counted_per_instance() {
             0
         );
     }
+}
+
+/// The cluster against its primary alone, swept alike with two batches a level: `report`
+/// answers once, first, how many of the cluster's 3 nodes the primary replaces, with an
+/// uncertainty from the batches; with `--slo` at the objective, and no second sentence
+/// compares the two on it.
+fn the_primary_alone_is_counted_in_the_clusters_nodes(url: &str, primary: &PrivateCluster) {
+    let dir = tempfile::tempdir().unwrap();
+    let sweep = |target: &str, name: &str| {
+        let json = dir.path().join(format!("{name}.json"));
+        corescale()
+            .args(["run", "db", "--target", target, "--sweep", "1,2,3"])
+            .args(["--duration", "1s", "--repeat", "2", "-q", "-o"])
+            .arg(&json)
+            .assert()
+            .success();
+        json
+    };
+    let cluster = sweep(url, "cluster");
+    let server = sweep(
+        &format!("postgres://postgres@127.0.0.1:{}/postgres", primary.port),
+        "server",
+    );
+    let report = |extra: &[&str]| {
+        let out = dir.path().join("analysis.json");
+        let label = |file: &std::path::Path, name: &str| format!("{}={name}", file.display());
+        let ran = corescale()
+            .arg("report")
+            .args([&cluster, &server])
+            .args(["--label", &label(&cluster, "cluster")])
+            .args(["--label", &label(&server, "server")])
+            .args(["--include-disturbed", "-o"])
+            .arg(&out)
+            .args(extra)
+            .assert()
+            .success();
+        let said = String::from_utf8_lossy(&ran.get_output().stdout).to_string();
+        (read_json(&out), said)
+    };
+    let (analysis, said) = report(&[]);
+    let answer = &analysis["answer"];
+    assert_eq!(analysis["findings"][0], answer["sentence"], "{analysis}");
+    assert_eq!(
+        (answer["server"].as_str(), answer["against"].as_str()),
+        (Some("server"), Some("cluster"))
+    );
+    assert_eq!(answer["nodes"], 3);
+    let nodes = answer["equivalent"].as_f64().unwrap();
+    let uncertainty = answer["uncertainty"].as_f64().unwrap();
+    assert!(nodes > 0.0 && uncertainty > 0.0, "{answer}");
+    let sentence = answer["sentence"].as_str().unwrap();
+    assert!(
+        sentence.starts_with("server replaces ") && sentence.contains(" of cluster's 3 nodes at "),
+        "{sentence}"
+    );
+    assert!(said.contains("Answer: server replaces"), "{said}");
+    let findings = analysis["findings"].as_array().unwrap();
+    assert_eq!(
+        findings
+            .iter()
+            .filter(|finding| finding.as_str().unwrap().contains("nodes"))
+            .count(),
+        1,
+        "{findings:?}"
+    );
+
+    // An objective between the two largest p99s measured: one level breaks it, so one
+    // series kept it everywhere and the answer at it is a bound.
+    let mut p99: Vec<f64> = [&cluster, &server]
+        .iter()
+        .flat_map(|file| {
+            read_json(file)["levels"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|level| level["latency"]["response"]["p99_ms"].as_f64().unwrap())
+                .collect::<Vec<f64>>()
+        })
+        .collect();
+    p99.sort_by(f64::total_cmp);
+    let limit_us = (500.0 * (p99[p99.len() - 1] + p99[p99.len() - 2])) as u64;
+    let objective = format!("p99<={limit_us}us");
+    let (analysis, _) = report(&["--slo", &objective]);
+    let answer = &analysis["answer"];
+    assert_eq!(analysis["findings"][0], answer["sentence"], "{analysis}");
+    let sentence = answer["sentence"].as_str().unwrap();
+    assert!(
+        answer["objective"].as_str().unwrap().starts_with("p99 <= "),
+        "{answer}"
+    );
+    assert!(
+        answer["equivalent"].is_f64() || answer["why_not"].is_string(),
+        "{answer}"
+    );
+    assert!(sentence.contains(" at p99 <= "), "{sentence}");
+    let twice = analysis["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|finding| finding.as_str())
+        .filter(|finding| finding.contains("'s throughput at p99"))
+        .count();
+    assert_eq!(twice, 0, "{analysis}");
 }
 
 /// A private MariaDB primary writing a binary log, and a replica of it by GTID, both allowing

@@ -3,47 +3,9 @@
 //! uncertainty, at saturation or at the latency objective of `report --slo`. It is said once,
 //! first in every output, and the findings do not say it again another way.
 
-use serde::{Deserialize, Serialize};
-
 use super::latency::SloVerdict;
-use super::model::{Comparison, SeriesAnalysis, SloReport};
-use crate::format::significant;
-
-/// The answer, and what it rests on (`answer` in `report --json`).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Answer {
-    pub sentence: String,
-    /// The series that replaces, and the one it is counted against.
-    pub server: String,
-    pub against: String,
-    /// The nodes of `against`, when it is a cluster: `equivalent` is then in its nodes;
-    /// otherwise `equivalent` is a ratio of capacities.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub nodes: Option<usize>,
-    /// None when it cannot be said (`why_not`).
-    pub equivalent: Option<f64>,
-    /// The 95% half-width of `equivalent`, in its unit; None when unknown.
-    pub uncertainty: Option<f64>,
-    /// `equivalent` is a lower ("at_least") or upper ("at_most") bound.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub bound: Option<Bound>,
-    /// "p99 <= 3 ms" with `--slo`; None: at saturation.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub objective: Option<String>,
-    /// The levels compared: each side's workers.
-    pub server_workers: Option<usize>,
-    pub against_workers: Option<usize>,
-    /// Why the figure asked for cannot be given.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub why_not: Option<String>,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Bound {
-    AtLeast,
-    AtMost,
-}
+use super::model::{Answer, Bound, Comparison, SeriesAnalysis, SloReport};
+use crate::format::{significant, with_uncertainty};
 
 /// Two series of one job, and how the first is counted against the second.
 struct Pair<'a> {
@@ -109,7 +71,15 @@ pub(crate) fn answer(
     answer.bound = taken.bound;
     answer.server_workers = Some(taken.server.1);
     answer.against_workers = Some(taken.against.1);
-    let figure = with_uncertainty(equivalent, answer.uncertainty, taken.bound);
+    let figure = format!(
+        "{}{}",
+        match taken.bound {
+            Some(Bound::AtLeast) => "at least ",
+            Some(Bound::AtMost) => "at most ",
+            None => "",
+        },
+        with_uncertainty(equivalent, answer.uncertainty)
+    );
     let condition = match (objective.as_deref(), &taken.condition) {
         (Some(objective), _) => format!("at {objective}"),
         (None, Some(condition)) => condition.clone(),
@@ -300,27 +270,6 @@ pub(crate) fn uncertainty(series: &SeriesAnalysis, workers: usize) -> Option<f64
     }
 }
 
-/// "2.1 ± 0.3", with as many decimals as the uncertainty needs (never "± 0.0").
-pub(crate) fn with_uncertainty(
-    value: f64,
-    uncertainty: Option<f64>,
-    bound: Option<Bound>,
-) -> String {
-    let prefix = match bound {
-        Some(Bound::AtLeast) => "at least ",
-        Some(Bound::AtMost) => "at most ",
-        None => "",
-    };
-    let Some(uncertainty) = uncertainty.filter(|u| u.is_finite() && *u >= 0.0) else {
-        return format!("{prefix}{value:.1}");
-    };
-    if uncertainty < 0.000_05 {
-        return format!("{prefix}{value:.4} ± <0.0001");
-    }
-    let decimals = (-uncertainty.log10().floor()).clamp(1.0, 4.0) as usize;
-    format!("{prefix}{value:.decimals$} ± {uncertainty:.decimals$}")
-}
-
 /// The answer asked for cannot be given: why, and at saturation when that can be said.
 fn cannot_say(pair: &Pair, objective: Option<&str>, why: &str) -> String {
     let what = match pair.nodes {
@@ -338,24 +287,5 @@ fn cannot_say(pair: &Pair, objective: Option<&str>, why: &str) -> String {
     match objective {
         Some(objective) => format!("At {objective}, {what} cannot be said: {why}."),
         None => format!("At saturation, {what} cannot be said: {why}."),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn an_uncertainty_is_shown_with_the_decimals_it_needs() {
-        assert_eq!(with_uncertainty(2.14, Some(0.31), None), "2.1 ± 0.3");
-        assert_eq!(with_uncertainty(2.137, Some(0.04), None), "2.14 ± 0.04");
-        assert_eq!(with_uncertainty(2.1374, Some(0.004), None), "2.137 ± 0.004");
-        assert_eq!(with_uncertainty(2.1, Some(1.5), None), "2.1 ± 1.5");
-        assert_eq!(with_uncertainty(2.0, Some(0.0), None), "2.0000 ± <0.0001");
-        assert_eq!(
-            with_uncertainty(1.5, Some(0.2), Some(Bound::AtLeast)),
-            "at least 1.5 ± 0.2"
-        );
-        assert_eq!(with_uncertainty(1.5, None, None), "1.5");
     }
 }

@@ -211,7 +211,8 @@ fn versus(
         speed_crosses,
         similar_capacity: !censored && capacity_ratio.is_some_and(within),
         noise_margin: margin,
-        ratio_uncertainty: noise(series).hypot(noise(other)),
+        // About two standard deviations: a 95% interval, as the capacity ratio's.
+        ratio_uncertainty: 2.0 * noise(series).hypot(noise(other)),
         capacity_ratio_uncertainty,
         common_load,
         node_equivalence,

@@ -22,7 +22,13 @@ pub(crate) fn fleet(series: &[SeriesAnalysis]) -> Option<Fleet> {
     // A host is its label and its hostname: clones that share one label stay apart.
     type RunKey<'a> = ((&'a str, Option<&'a str>), &'a Measure, &'a Job);
     let mut keyed: Vec<(RunKey, Vec<usize>)> = Vec::new();
-    for (index, analysed) in series.iter().enumerate() {
+    // A cluster is no host of a fleet, nor its client host's history: it is compared with
+    // servers node for node (the answer), not as a sibling.
+    for (index, analysed) in series
+        .iter()
+        .enumerate()
+        .filter(|(_, analysed)| analysed.series.nodes.is_none())
+    {
         let key = (
             (
                 analysed.series.host(),

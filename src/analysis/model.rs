@@ -23,7 +23,7 @@ pub struct Analysis {
     /// The one sentence a proposal quotes: a server in a cluster's nodes, or one server's
     /// capacity in another's, at saturation or at `--slo`'s objective.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub answer: Option<super::answer::Answer>,
+    pub answer: Option<Answer>,
     pub series: Vec<SeriesAnalysis>,
     /// One comparison per group of series that share a measure and unit.
     pub comparisons: Vec<Comparison>,
@@ -52,6 +52,42 @@ impl Analysis {
         }
         names
     }
+}
+
+/// The answer, and what it rests on (`answer` in `report --json`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Answer {
+    pub sentence: String,
+    /// The series that replaces, and the one it is counted against.
+    pub server: String,
+    pub against: String,
+    /// The nodes of `against`, when it is a cluster: `equivalent` is then in its nodes;
+    /// otherwise `equivalent` is a ratio of capacities.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub nodes: Option<usize>,
+    /// None when it cannot be said (`why_not`).
+    pub equivalent: Option<f64>,
+    /// The 95% half-width of `equivalent`, in its unit; None when unknown.
+    pub uncertainty: Option<f64>,
+    /// `equivalent` is a lower ("at_least") or upper ("at_most") bound.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bound: Option<Bound>,
+    /// "p99 <= 3 ms" with `--slo`; None: at saturation.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub objective: Option<String>,
+    /// The levels compared: each side's workers.
+    pub server_workers: Option<usize>,
+    pub against_workers: Option<usize>,
+    /// Why the figure asked for cannot be given.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub why_not: Option<String>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Bound {
+    AtLeast,
+    AtMost,
 }
 
 /// A latency objective's verdict on every series, and the series compared on it.
@@ -309,8 +345,8 @@ pub struct Versus {
     /// 2 x their combined jitter.
     #[serde(default)]
     pub noise_margin: f64,
-    /// The uncertainty of every ratio here, relative (0.03: ±3%): the two series' measured
-    /// level-to-level noise combined. A ratio r is quoted r ± r x this.
+    /// The 95% uncertainty of the speed ratios here, relative (0.03: ±3%): twice the two
+    /// series' measured level-to-level noise combined. A ratio r is quoted r ± r x this.
     #[serde(default)]
     pub ratio_uncertainty: f64,
     /// The relative 95% uncertainty of the capacity ratio: each side's level uncertainty
@@ -348,7 +384,8 @@ pub struct NodeEquivalence {
 impl Versus {
     /// A ratio with its uncertainty, for people: "1.35x ± 0.05".
     pub fn shown(&self, ratio: f64) -> String {
-        format!("{ratio:.2}x ± {:.2}", ratio * self.ratio_uncertainty)
+        crate::format::with_uncertainty(ratio, Some(ratio * self.ratio_uncertainty))
+            .replacen(" ± ", "x ± ", 1)
     }
 
     /// A capacity ratio with its uncertainty ("1.35x ± 0.05"), or without one where it is
@@ -360,7 +397,7 @@ impl Versus {
         match uncertainty {
             // "2.09 ± 0.55" read as a ratio: "2.09x ± 0.55".
             Some(_) => {
-                super::answer::with_uncertainty(ratio, uncertainty, None).replacen(" ± ", "x ± ", 1)
+                crate::format::with_uncertainty(ratio, uncertainty).replacen(" ± ", "x ± ", 1)
             }
             None => format!("{ratio:.2}x (uncertainty unknown)"),
         }

@@ -60,6 +60,9 @@ pub struct Point {
     /// A merged campaign level: each client host's part of it, for the per-client view.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub parts: Vec<PartOfLevel>,
+    /// A cluster's level, instance by instance (a run's JSON only), for the per-instance view.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub instances: Vec<crate::workload::db::InstanceFigures>,
 }
 
 /// One client host's part of a merged campaign level.

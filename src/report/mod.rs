@@ -5,6 +5,7 @@ pub(crate) mod campaign_table;
 pub(crate) mod charts;
 pub mod formats;
 pub(crate) mod host_text;
+pub(crate) mod instance_table;
 pub(crate) mod outline;
 pub(crate) mod run_table;
 pub(crate) mod table;

@@ -114,6 +114,10 @@ pub(crate) fn outline(analysis: &Analysis) -> Vec<Section<'_>> {
             super::campaign_table::parts_table(&series.series),
             Shown::Detail,
         ));
+        sections.push(Section::Table(
+            super::instance_table::instances_table(&series.series),
+            Shown::Full,
+        ));
     }
     for open in &analysis.open_loop {
         sections.push(Section::Table(open_loop_table(open), Shown::Summary));

@@ -602,9 +602,13 @@ pub(crate) fn comparison_table(comparison: &Comparison) -> Table {
                 band(row.versus.low_load.as_ref()),
                 band(row.versus.high_load.as_ref()),
                 capacity,
+                // Without a known uncertainty the bare ratio: the findings say it is unknown.
                 match row.versus.capacity_ratio {
-                    Some(value) if !exact => row.versus.shown_capacity(value),
-                    other => ratio(other),
+                    Some(value) if !exact && row.versus.capacity_ratio_uncertainty.is_some() => {
+                        row.versus.shown_capacity(value)
+                    }
+                    Some(value) => format!("{value:.2}x"),
+                    None => "-".into(),
                 },
                 ratio(row.per_core_ratio),
                 ratio(row.per_cost_ratio),

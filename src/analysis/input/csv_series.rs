@@ -325,6 +325,8 @@ pub(super) fn job_time_points(
             // The CSV has no campaign: its parts are merged from their JSON.
             campaign: None,
             parts: Vec::new(),
+            // Per-instance figures are in the JSON only.
+            instances: Vec::new(),
             spread,
             cpu_fraction: row.cpu_fraction,
             steal_pct: row.steal_pct,

@@ -106,6 +106,7 @@ pub(super) fn from_document(path: &Path, text: &str) -> Result<Series> {
                 .collect(),
             precision_reached: level.precision_reached,
             parts: Vec::new(),
+            instances: checked_instances(&level.instances, &|| at("instances"))?,
             campaign: level.campaign.as_ref().map(|campaign| PointInCampaign {
                 // At least this part's own sessions (a hand-edited 0 would divide by zero).
                 workers: campaign.workers.max(workers),
@@ -203,6 +204,47 @@ pub(super) fn from_document(path: &Path, text: &str) -> Result<Series> {
         provenance: provenance(&document, &job),
         ..Series::new(document.host.label.clone(), measure, points, job)
     })
+}
+
+/// A cluster level's instances as the file gives them: names made printable, every figure
+/// finite and not negative, shares within 0..=1.
+fn checked_instances(
+    instances: &[crate::workload::db::InstanceFigures],
+    at: &dyn Fn() -> String,
+) -> Result<Vec<crate::workload::db::InstanceFigures>> {
+    instances
+        .iter()
+        .map(|instance| {
+            let latency = instance.latency.map(|p| p.p99_ms);
+            let figures = [
+                Some(instance.statements),
+                Some(instance.statements_per_s),
+                instance.db_lio,
+                instance.db_pio,
+                instance.db_lio_per_s,
+                instance.db_cpu_s,
+                latency,
+            ];
+            let shares = [instance.share_of_sessions, instance.share_of_work];
+            if figures.iter().flatten().any(|value| !value.is_finite() || *value < 0.0)
+                || shares.iter().any(|share| !(0.0..=1.0).contains(share))
+            {
+                anyhow::bail!(
+                    "{}: instance '{}' has a figure that is not finite, negative, or a share outside 0..1",
+                    at(),
+                    printable(&instance.instance)
+                );
+            }
+            Ok(crate::workload::db::InstanceFigures {
+                instance: printable(&instance.instance),
+                failed: instance.failed.as_deref().map(printable),
+                // -0.0 and 0.0 are one share.
+                share_of_work: instance.share_of_work + 0.0,
+                share_of_sessions: instance.share_of_sessions + 0.0,
+                ..instance.clone()
+            })
+        })
+        .collect()
 }
 
 /// A level's timeline as the file gives it, each figure checked: finite, not negative, in
