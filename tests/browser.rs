@@ -337,3 +337,78 @@ fn kept_disturbed_levels_are_hollow_and_said_first() {
         "the levels table does not mark the level"
     );
 }
+
+/// A server against a 2-node cluster (the engines fixture, its sessions spread over two
+/// instances): the page opens with the answer, above the headline and every figure; the
+/// cluster's per-instance table is on it; no axis tick is a long run of digits.
+#[test]
+#[ignore = "needs headless Chromium; .ci/run installs it and runs this with --ignored"]
+fn the_answer_opens_the_page_and_the_cluster_is_shown_per_instance() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut cluster: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string("tests/fixtures/engines/pg.json").unwrap())
+            .unwrap();
+    for level in cluster["levels"].as_array_mut().unwrap() {
+        let workers = level["workers"].as_u64().unwrap();
+        let statements = level["workload_figures"]["statements"]
+            .as_f64()
+            .unwrap_or(1000.0);
+        let elapsed = level["elapsed_s"].as_f64().unwrap();
+        let node = |name: &str, role: &str, sessions: u64| {
+            serde_json::json!({
+                "instance": name, "role": role, "sessions": sessions,
+                "statements": statements / 2.0, "statements_per_s": statements / 2.0 / elapsed,
+                "share_of_sessions": sessions as f64 / workers as f64, "share_of_work": 0.5,
+                "latency": {"count": 1000, "mean_ms": 0.4, "p50_ms": 0.3, "p90_ms": 0.5,
+                            "p95_ms": 0.6, "p99_ms": 0.9, "p999_ms": 1.5, "max_ms": 3.0}
+            })
+        };
+        level["instances"] = serde_json::json!([
+            node("db1:5432", "primary", workers.div_ceil(2)),
+            node("db2:5432", "replica", workers / 2)
+        ]);
+    }
+    cluster["host"]["label"] = "cluster".into();
+    let cluster_file = dir.path().join("cluster.json");
+    std::fs::write(&cluster_file, cluster.to_string()).unwrap();
+    let page = dir.path().join("answer.html");
+    corescale()
+        .arg("report")
+        .arg(&cluster_file)
+        .arg("tests/fixtures/engines/pg-again.json")
+        .args(["--label", "tests/fixtures/engines/pg-again.json=server"])
+        .args(["--include-disturbed", "-q", "--html"])
+        .arg(&page)
+        .assert()
+        .success();
+    let dom = render(&page, 1400, &["--dump-dom"]);
+    let at = |needle: &str| {
+        dom.find(needle)
+            .unwrap_or_else(|| panic!("no {needle} in the page"))
+    };
+    let answer = at("id=\"answer\"");
+    assert!(answer < at("<figure") && answer < at("class=\"summary\""));
+    let sentence = dom[answer..].split("</p>").next().unwrap();
+    assert!(
+        sentence.contains("server replaces ")
+            && sentence.contains(" of cluster's 2 nodes at saturation"),
+        "{sentence}"
+    );
+    assert!(
+        dom.contains("cluster: each instance's part"),
+        "no per-instance table"
+    );
+    assert!(dom.contains("db2:5432"));
+    let long_ticks: Vec<&str> = dom
+        .split("<text")
+        .skip(1)
+        .filter_map(|text| text.split('>').nth(1)?.split('<').next())
+        .map(str::trim)
+        .filter(|label| label.len() >= 5 && label.chars().all(|c| c.is_ascii_digit()))
+        .collect();
+    assert!(
+        long_ticks.is_empty(),
+        "ticks without an SI prefix: {long_ticks:?}"
+    );
+    assert!(dom.contains("3.0M"), "no tick with an SI prefix");
+}

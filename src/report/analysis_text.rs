@@ -71,7 +71,9 @@ pub fn render(analysis: &Analysis, wide: bool, verbose: bool) -> String {
             .filter(|finding| **finding != answer.sentence)
             .cloned()
             .collect();
-        out.push_str(&list("Findings", &rest, wide));
+        if !rest.is_empty() {
+            out.push_str(&list("Findings", &rest, wide));
+        }
     } else {
         out.push_str(&list("Findings", findings, wide));
     }

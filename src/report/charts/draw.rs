@@ -284,7 +284,7 @@ where
                 _ => String::new(),
             }
         })
-        .y_label_formatter(&|value| format!("{value:.decimals$}", decimals = axis_decimals(y_max)))
+        .y_label_formatter(&|value| axis_tick(*value, y_max))
         .light_line_style(RGBColor(235, 235, 235))
         .draw()
         .map_err(fail)?;
@@ -495,6 +495,21 @@ pub(super) fn swatch(style: LineStyle) -> ([(i32, i32); 4], u32, bool) {
 }
 
 /// Enough decimals for about three significant digits at the top of the axis.
+/// A tick of an axis up to `top`, with the SI prefix of the top from ten thousand on: "2.5M",
+/// never "2500000".
+pub(super) fn axis_tick(value: f64, top: f64) -> String {
+    if top < 1e4 {
+        return format!("{value:.decimals$}", decimals = axis_decimals(top));
+    }
+    let (scaled_top, prefix) = crate::format::si_prefix(top);
+    let scale = top / scaled_top;
+    format!(
+        "{:.decimals$}{prefix}",
+        value / scale,
+        decimals = axis_decimals(scaled_top).min(1)
+    )
+}
+
 pub(super) fn axis_decimals(top: f64) -> usize {
     (2 - top.log10().floor() as i32).clamp(0, 6) as usize
 }
@@ -520,4 +535,16 @@ pub(super) fn clip_to_height(points: &[(f64, f64)], top: f64) -> Vec<(f64, f64)>
         clipped.push((x, y));
     }
     clipped
+}
+
+#[cfg(test)]
+mod tick_tests {
+    use super::axis_tick;
+
+    #[test]
+    fn large_ticks_carry_the_si_prefix_of_their_axis() {
+        assert_eq!(axis_tick(2_500_000.0, 5_200_000.0), "2.5M");
+        assert_eq!(axis_tick(100_000.0, 520_000.0), "100K");
+        assert_eq!(axis_tick(2.5, 5.2), "2.50");
+    }
 }
