@@ -320,7 +320,7 @@ fn the_primary_alone_is_counted_in_the_clusters_nodes(url: &str, primary: &Priva
                 .as_array()
                 .unwrap()
                 .iter()
-                .map(|level| level["latency"]["response"]["p99_ms"].as_f64().unwrap())
+                .map(|level| level["latency"]["p99_ms"].as_f64().unwrap())
                 .collect::<Vec<f64>>()
         })
         .collect();

@@ -62,7 +62,7 @@ pub struct Point {
     pub parts: Vec<PartOfLevel>,
     /// A cluster's level, instance by instance (a run's JSON only), for the per-instance view.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub instances: Vec<crate::workload::db::InstanceFigures>,
+    pub instances: Vec<crate::result::InstanceFigures>,
 }
 
 /// One client host's part of a merged campaign level.

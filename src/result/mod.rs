@@ -7,6 +7,8 @@ pub(crate) mod writer;
 
 pub use crate::stats::Stats;
 
+/// A cluster level's instance, as `report` reads it back.
+pub use crate::workload::db::InstanceFigures;
 use std::collections::BTreeMap;
 
 use chrono::{DateTime, Utc};

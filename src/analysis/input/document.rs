@@ -209,9 +209,9 @@ pub(super) fn from_document(path: &Path, text: &str) -> Result<Series> {
 /// A cluster level's instances as the file gives them: names made printable, every figure
 /// finite and not negative, shares within 0..=1.
 fn checked_instances(
-    instances: &[crate::workload::db::InstanceFigures],
+    instances: &[crate::result::InstanceFigures],
     at: &dyn Fn() -> String,
-) -> Result<Vec<crate::workload::db::InstanceFigures>> {
+) -> Result<Vec<crate::result::InstanceFigures>> {
     instances
         .iter()
         .map(|instance| {
@@ -235,7 +235,7 @@ fn checked_instances(
                     printable(&instance.instance)
                 );
             }
-            Ok(crate::workload::db::InstanceFigures {
+            Ok(crate::result::InstanceFigures {
                 instance: printable(&instance.instance),
                 failed: instance.failed.as_deref().map(printable),
                 // -0.0 and 0.0 are one share.

@@ -515,6 +515,8 @@ pub(super) fn group_figures(
         hit_figure.y_at_least = 100.0;
         cache_figures.push(hit_figure);
     }
+    // A rate's raw figure is its capacity: figure 1 would repeat figure 3.
+    let rate = matches!(measure, Measure::Rate { .. });
     let mut figures = vec![
         figure(
             "fig1_raw",
@@ -533,12 +535,22 @@ pub(super) fn group_figures(
         figure(
             "fig3_capacity",
             "Figure 3 - capacity".to_string(),
-            "Total throughput of all workers: it flattens where the server saturates.".to_string(),
+            format!(
+                "Total throughput of all workers: it flattens where the server saturates.{}",
+                if rate {
+                    " For a rate this is also what was measured (figure 1, raw), which is not drawn twice."
+                } else {
+                    ""
+                }
+            ),
             capacity_label,
             measured(|level| level.capacity, |_| None),
         ),
         speedup,
     ];
+    if rate {
+        figures.retain(|figure| !figure.slug.starts_with("fig1_raw"));
+    }
     figures.extend(cache_figures);
     figures.extend(latency_figure(members, &figure));
     figures
