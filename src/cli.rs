@@ -37,7 +37,7 @@ pub const LONG_VERSION: &str = concat!(
     long_about = "corescale runs a workload with 1..N concurrent worker threads, measures job \
 times, per-thread CPU time, OS figures (including steal time) and hardware counters at each \
 load level, and writes versioned JSON and test_cpu_parallel-compatible CSV.",
-    after_help = "Examples:\n  corescale host\n  corescale run                       # cpu workload, automatic sweep\n  corescale run --sweep 1,2,4,8 -o rac55.json -o rac55.csv\n  corescale run memory --full -w 16 --pin scatter\n  corescale run lio --sweep auto -o lio.json        # SLOB method, no database needed\n  corescale db setup --target postgres://postgres@127.0.0.1:5432/test --schemas 4\n  corescale run db --target postgres://postgres@127.0.0.1:5432/test --sweep 1,2,4\n  corescale report rac52.json rac55.json --html report.html"
+    after_help = "Examples:\n  corescale host\n  corescale run                       # cpu workload, automatic sweep\n  corescale run --sweep 1,2,4,8 -o rac55.json -o rac55.csv\n  corescale run memory --full -w 16 --pin scatter\n  corescale run lio --sweep auto -o lio.json   # SLOB method, no database\n  corescale db setup --target postgres://postgres@127.0.0.1:5432/test \\\n      --schemas 4\n  corescale run db --target postgres://postgres@127.0.0.1:5432/test \\\n      --sweep 1,2,4\n  corescale report rac52.json rac55.json --html report.html"
 )]
 pub struct Cli {
     #[command(subcommand)]
@@ -96,7 +96,7 @@ pub struct GenerateManArgs {
 pub enum DbCommand {
     /// Create corescale_tN tables of one-row blocks with a random-order key index.
     #[command(
-        after_help = "Examples:\n  corescale db setup --target postgres://postgres@127.0.0.1:5432/test --schemas 4 --scale 64M\n  corescale db setup --target mysql://root@127.0.0.1:3306/test --schemas 2 --scale 8192"
+        after_help = "Examples:\n  corescale db setup --target postgres://postgres@127.0.0.1:5432/test \\\n      --schemas 4 --scale 64M\n  corescale db setup --target mysql://root@127.0.0.1:3306/test \\\n      --schemas 2 --scale 8192"
     )]
     Setup(DbSetupArgs),
     /// Drop corescale's own tables and functions, and nothing else.
@@ -105,18 +105,22 @@ pub enum DbCommand {
     /// came from (never the password) and whether `db setup` and `run db` have the
     /// privileges they need. Exits 0 when all is well, 1 otherwise.
     #[command(
-        after_help = "Examples:\n  corescale db check --target 'postgres://dba@db1/sales?sslmode=verify-full&sslrootcert=ca.pem'\n  corescale db check --target 'postgres:///?service=prod'      # from ~/.pg_service.conf and ~/.pgpass\n  corescale db check --target postgres://                     # from PGHOST, PGUSER, ...\n  corescale db check --target 'mysql://root@127.0.0.1/test?ssl-mode=VERIFY_IDENTITY&ssl-ca=ca.pem'\n  corescale db check --target mysql:///test                  # from ~/.my.cnf [client]"
+        after_help = "Examples:\n  corescale db check \\\n    --target 'postgres://dba@db1/sales?sslmode=verify-full&sslrootcert=ca.pem'\n  # from ~/.pg_service.conf and ~/.pgpass:\n  corescale db check --target 'postgres:///?service=prod'\n  corescale db check --target postgres://       # from PGHOST, PGUSER, ...\n  corescale db check \\\n      --target 'mysql://root@db1/test?ssl-mode=VERIFY_IDENTITY&ssl-ca=ca.pem'\n  corescale db check --target mysql:///test     # from ~/.my.cnf [client]"
     )]
     Check(DbTargetArgs),
 }
 
 const REPORT_EXAMPLES: &str = "Examples:
-  corescale report rac52.csv rac54.csv rac55.csv --cores rac52=20/40 --cores rac54=8/16 --cores rac55=16/32
-  corescale report rac.json new-server.json --nodes rac=node1.json,node2.json --nodes new-server=db9.json
-  corescale report run1.json run2.json -o report.html -o figures/ -o report.md -o analysis.json
+  corescale report rac52.csv rac54.csv rac55.csv \\
+      --cores rac52=20/40 --cores rac54=8/16 --cores rac55=16/32
+  corescale report rac.json new-server.json \\
+      --nodes rac=node1.json,node2.json --nodes new-server=db9.json
+  corescale report run1.json run2.json \\
+      -o report.html -o figures/ -o report.md -o analysis.json
   corescale report old.csv --label old.csv=RAC52 --cost RAC52=10000
   corescale report db-small.json db-large.json --slo 'p99<=5ms'
-  corescale report new-server.json old-pgbench-runs/ old-slob-awr/ --level old-slob-awr/awr.txt=8
+  corescale report new-server.json old-pgbench-runs/ old-slob-awr/ \\
+      --level old-slob-awr/awr.txt=8
 
 Inputs: corescale JSON or CSV, test_cpu_parallel CSV (either header), or SLOB-style
 Num_concurrent_workers,<rate> CSV; and other tools' outputs: pgbench (its summary with -P
@@ -286,17 +290,20 @@ fn parse_cost(text: &str) -> Result<(String, f64), String> {
 }
 
 const RUN_EXAMPLES: &str = "Examples:
-  corescale run                                  # cpu, --sweep auto around the core counts
+  corescale run                  # cpu, --sweep auto around the core counts
   corescale run --sweep 1,2,4,8 -o out.json -o out.csv
-  corescale run cpu --full -w 16 --pin scatter   # every level 1..16, one worker per core first
+  # every level 1..16, one worker per core first:
+  corescale run cpu --full -w 16 --pin scatter
   corescale run memory -w 4 --array-size 1G
   corescale run bandwidth --sweep auto --duration 5s
-  corescale run --precision 2% --max-repeat 10   # add batches until job-time CV <= 2%
-  corescale run lio --sweep 1,2 --single-schema --hotspot 90%   # latch contention
-  corescale run pio -w 4 --cache-size 16M --data-dir /data       # misses read with O_DIRECT
+  # add batches until job-time CV <= 2%:
+  corescale run --precision 2% --max-repeat 10
+  corescale run lio --sweep 1,2 --single-schema --hotspot 90%   # latches
+  corescale run pio -w 4 --cache-size 16M --data-dir /data    # O_DIRECT
   corescale run db --target mysql://root@127.0.0.1:3306/test --update-pct 20%
-  corescale run db --target postgres://postgres@127.0.0.1/test -w 1 --work-unit 255 --pipeline 1
-                                                 # one round trip per statement, no batching
+  # one round trip per statement, no batching:
+  corescale run db --target postgres://postgres@127.0.0.1/test -w 1 \\
+      --work-unit 255 --pipeline 1
 
 test_cpu_parallel users: --num_workers 8 --full --output_file out.csv --mode memory work as before.";
 
@@ -431,9 +438,6 @@ pub struct SweepArgs {
     #[arg(short, long, global = true)]
     pub quiet: bool,
 
-    #[command(flatten)]
-    pub campaign: crate::sweep::campaign::CampaignArgs,
-
     /// Print one plain line per interval (e.g. 1s) instead of a progress bar: the last
     /// batch's figures, the CV so far, steal and other load.
     #[arg(long, value_name = "TIME", value_parser = parse_duration, global = true)]
@@ -457,6 +461,10 @@ pub struct SweepArgs {
     /// Wait up to this long for the host to become idle before measuring (e.g. 60s).
     #[arg(long, value_name = "TIME", value_parser = parse_duration, global = true)]
     pub wait_idle: Option<Duration>,
+
+    // Last: its heading would otherwise take in the options after it.
+    #[command(flatten)]
+    pub campaign: crate::sweep::campaign::CampaignArgs,
 }
 
 impl SweepArgs {
@@ -724,16 +732,102 @@ mod tests {
             .into_iter()
             .flatten()
         {
+            // An example goes on over lines that end in " \\", as in a shell.
+            let mut example: Option<String> = None;
             for line in text.to_string().lines() {
                 let line = line.trim_start();
-                if line == "corescale" || line.starts_with("corescale ") {
-                    found.push((path.clone(), line.to_string()));
+                if let Some(started) = example.as_mut() {
+                    started.push(' ');
+                    started.push_str(line.trim_end_matches('\\').trim_end());
+                } else if line == "corescale" || line.starts_with("corescale ") {
+                    example = Some(line.trim_end_matches('\\').trim_end().to_string());
+                }
+                if !line.ends_with('\\')
+                    && let Some(done) = example.take()
+                {
+                    found.push((path.clone(), done));
                 }
             }
         }
         for subcommand in command.get_subcommands() {
             help_examples(subcommand, &path, found);
         }
+    }
+
+    /// Issue 49: examples wrapped in the middle of a command at 80 columns. No line of any
+    /// help's examples and notes is longer than 80 columns less clap's indent, so none wraps.
+    #[test]
+    fn no_help_example_wraps_at_80_columns() {
+        use clap::CommandFactory;
+        fn long_lines(command: &clap::Command, path: &str, found: &mut Vec<String>) {
+            let path = format!("{path} {}", command.get_name());
+            for text in [command.get_after_help(), command.get_after_long_help()]
+                .into_iter()
+                .flatten()
+            {
+                // An example's lines: its first, and each after one ending in " \\".
+                let mut going_on = false;
+                for line in text.to_string().lines() {
+                    let example = going_on || line.trim_start().starts_with("corescale");
+                    if example && line.chars().count() > 78 {
+                        found.push(format!("{path}: {line}"));
+                    }
+                    going_on = example && line.ends_with('\\');
+                }
+            }
+            for subcommand in command.get_subcommands() {
+                long_lines(subcommand, &path, found);
+            }
+        }
+        let mut found = Vec::new();
+        long_lines(&Cli::command(), "", &mut found);
+        assert!(found.is_empty(), "{}", found.join("\n"));
+    }
+
+    /// Issue 49: the progress and idle-host options sat under the Campaign heading, and
+    /// `run script` listed --in-schema, which it refuses. Each heading holds its own options.
+    #[test]
+    fn options_sit_under_the_heading_they_belong_to() {
+        use clap::CommandFactory;
+        let help = |path: &[&str]| {
+            let mut command = Cli::command();
+            // Global options reach the subcommands when the command is built.
+            command.build();
+            let mut at = &mut command;
+            for name in path {
+                at = at.find_subcommand_mut(name).unwrap();
+            }
+            at.render_long_help().to_string()
+        };
+        let options_under = |help: &str, heading: &str| -> Vec<String> {
+            help.split(heading)
+                .nth(1)
+                .unwrap_or_else(|| panic!("no {heading} in {help}"))
+                .lines()
+                .skip(1)
+                .take_while(|line| line.is_empty() || line.starts_with(' '))
+                .filter_map(|line| line.trim_start().strip_prefix("--"))
+                .map(|option| option.split([' ', ',']).next().unwrap().to_string())
+                .collect()
+        };
+        let db = help(&["run", "db"]);
+        assert_eq!(
+            options_under(&db, "Campaign (several client hosts, one database):"),
+            [
+                "campaign",
+                "part",
+                "start-at",
+                "level-gap",
+                "max-clock-offset"
+            ]
+        );
+        assert_eq!(
+            options_under(&db, "Oracle targets (SLOB's numbered services):"),
+            ["service-base", "service-max"]
+        );
+        let script = help(&["run", "script"]);
+        assert!(!script.contains("--in-schema"), "{script}");
+        assert!(db.contains("--in-schema"));
     }
 
     /// Issue 49: `run script --help` showed `-w 1,2,4,8`, which fails. Every example of every

@@ -56,6 +56,7 @@ pub fn render(analysis: &Analysis, wide: bool, verbose: bool) -> String {
             // The page's and the Markdown's; the answer opens the findings below.
             Section::Answer(_)
             | Section::TopWarnings(_)
+            | Section::Glossary(_)
             | Section::Headline(_)
             | Section::Figures
             | Section::Table(..)

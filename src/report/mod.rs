@@ -4,6 +4,7 @@ pub mod analysis_text;
 pub(crate) mod campaign_table;
 pub(crate) mod charts;
 pub mod formats;
+pub(crate) mod glossary;
 pub(crate) mod host_text;
 pub(crate) mod instance_table;
 pub(crate) mod outline;

@@ -33,6 +33,8 @@ pub(crate) enum Section<'a> {
     Commands(Vec<(&'a str, &'a str)>),
     /// What the data cannot support.
     Warnings(&'a [String]),
+    /// The terms the report uses, each with its meaning.
+    Glossary(Vec<(&'static str, &'static str)>),
 }
 
 /// How much of a report a table belongs to.
@@ -137,6 +139,7 @@ pub(crate) fn outline(analysis: &Analysis) -> Vec<Section<'_>> {
         sections.push(Section::Commands(commands));
     }
     sections.push(Section::Warnings(&analysis.warnings));
+    sections.push(Section::Glossary(super::glossary::glossary(analysis)));
     sections
 }
 

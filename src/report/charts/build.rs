@@ -28,6 +28,13 @@ pub(crate) fn figures(analysis: &Analysis) -> Vec<Figure> {
             }
             let mut figures = group_figures(&members[0].1.series.measure, &members, &suffix);
             figures.extend(ratio_figure(analysis, &members, &suffix));
+            // Several groups draw figures 1-4 each: every title names its series.
+            if several {
+                let names: Vec<&str> = members.iter().map(|(_, series)| series.name()).collect();
+                for figure in &mut figures {
+                    figure.title = format!("{} ({})", figure.title, names.join(", "));
+                }
+            }
             figures
         })
         .chain(analysis.fleet.iter().flat_map(fleet_figures))

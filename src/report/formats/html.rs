@@ -95,6 +95,17 @@ pub fn render(analysis: &Analysis) -> Result<String> {
                 ));
             }
             Section::Warnings(warnings) => body.push_str(&warnings_section(analysis, warnings)),
+            Section::Glossary(terms) => {
+                let items: String = terms
+                    .iter()
+                    .map(|(term, meaning)| {
+                        format!("<dt>{}</dt><dd>{}</dd>", escape(term), escape(meaning))
+                    })
+                    .collect();
+                body.push_str(&format!(
+                    "<h2 id=\"glossary\">Words used here</h2><dl class=\"glossary\">{items}</dl>\n"
+                ));
+            }
         }
     }
     Ok(format!(

@@ -65,6 +65,14 @@ pub fn render(analysis: &Analysis, figures: Option<&str>) -> String {
                 out.push('\n');
             }
             Section::Warnings(warnings) => section(&mut out, "Warnings", warnings),
+            Section::Glossary(terms) if terms.is_empty() => {}
+            Section::Glossary(terms) => {
+                out.push_str("## Words used here\n\n");
+                for (term, meaning) in terms {
+                    out.push_str(&format!("- **{}**: {}\n", escape(term), escape(meaning)));
+                }
+                out.push('\n');
+            }
         }
     }
     out

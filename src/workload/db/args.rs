@@ -30,6 +30,9 @@ pub(crate) const MAX_DB_ROWS: u64 = 1 << 28;
 /// Bytes per row `db setup` sizes tables in: one 8 KiB block per row.
 const SETUP_ROW_BYTES: u64 = 8192;
 
+/// The help heading of the options only an Oracle target takes.
+const ORACLE: &str = "Oracle targets (SLOB's numbered services)";
+
 /// Where the database is and how to reach it: one instance, or each of a cluster's.
 #[derive(Debug, Clone, Args)]
 pub struct DbTargetArgs {
@@ -42,11 +45,11 @@ pub struct DbTargetArgs {
 
     /// SLOB's SQLNET_SERVICE_BASE: with --service-max N, the Oracle target (given without a
     /// service) is reached through services NAME1..NAMEN, one instance each.
-    #[arg(long, value_name = "NAME", requires = "service_max")]
+    #[arg(long, value_name = "NAME", requires = "service_max", help_heading = ORACLE)]
     pub service_base: Option<String>,
 
     /// SLOB's SQLNET_SERVICE_MAX: how many numbered services --service-base names.
-    #[arg(long, value_name = "N", requires = "service_base",
+    #[arg(long, value_name = "N", requires = "service_base", help_heading = ORACLE,
           value_parser = clap::value_parser!(u32).range(1..=64))]
     pub service_max: Option<u32>,
 

@@ -41,9 +41,11 @@ const HEADING: &str = "script (a DBA's own statements)";
 /// `run script`: the options.
 #[derive(Debug, Clone, Args)]
 #[command(
-    after_help = "A script is pgbench's: SQL statements ending in ';' with :name variables (bound, never pasted in), \\set name expression (random, random_gaussian, random_exponential, random_zipfian, abs, least, greatest, int, double, sqrt, pi, mod) \\sleep n [us|ms|s], and on PostgreSQL \\startpipeline ... \\endpipeline around statements sent together. One file is one transaction.\n\nExamples:\n  corescale run script --target postgres://app@db1/shop --file select.sql --sweep 1,2,4,8\n  corescale run script --target mysql://root@127.0.0.1/test --file order.sql@9 --file report.sql@1 --init load.sql\n  corescale run script --target postgres:///shop --file select.sql --set scale=100 --rate 1000,2000 --latency-limit 20ms"
+    after_help = "A script is pgbench's: SQL statements ending in ';' with :name variables (bound, never pasted in), \\set name expression (random, random_gaussian, random_exponential, random_zipfian, abs, least, greatest, int, double, sqrt, pi, mod) \\sleep n [us|ms|s], and on PostgreSQL \\startpipeline ... \\endpipeline around statements sent together. One file is one transaction.\n\nExamples:\n  corescale run script --target postgres://app@db1/shop --file select.sql \\\n      --sweep 1,2,4,8\n  corescale run script --target mysql://root@127.0.0.1/test \\\n      --file order.sql@9 --file report.sql@1 --init load.sql\n  corescale run script --target postgres:///shop --file select.sql \\\n      --set scale=100 --rate 1000,2000 --latency-limit 20ms"
 )]
 #[command(next_help_heading = HEADING)]
+// A script's statements are the DBA's, in the role's own schema: --in-schema is refused.
+#[command(mut_arg("in_schema", |arg| arg.hide(true)))]
 pub struct ScriptArgs {
     #[command(flatten)]
     pub target: DbTargetArgs,
