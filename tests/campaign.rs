@@ -105,6 +105,22 @@ fn two_parts_merge_exactly_and_a_killed_part_leaves_its_level_incomplete() {
             [1, 1, 2, 2],
             "each part runs its half of 2 and 4 sessions, closed loop then at a set rate"
         );
+        // Each judged level found the other part on this host and took its CPU out of the
+        // other processes' load: the campaign's own load is no disturbance.
+        let mut judged_levels = 0;
+        for level in document["levels"].as_array().unwrap() {
+            let judged = &level["interference"];
+            if judged.is_null() {
+                continue;
+            }
+            judged_levels += 1;
+            assert_eq!(judged["campaign_parts_here"], 1, "{judged}");
+            assert!(
+                judged["campaign_parts_cpus"].as_f64().unwrap() > 0.0,
+                "{judged}"
+            );
+        }
+        assert!(judged_levels > 0, "no level of part {} was judged", index + 1);
     }
     let analysis = merged_analysis(&files, dir.path());
     assert_eq!(check_merged(&documents, &analysis, "two-clients"), [2, 4]);

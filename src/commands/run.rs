@@ -306,6 +306,7 @@ fn level_settings(args: &SweepArgs) -> LevelSettings {
         interval: args.interval,
         start_at: None,
         sessions: None,
+        campaign: None,
     }
 }
 

@@ -49,6 +49,12 @@ pub struct Interference {
     pub verdict: Verdict,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub reasons: Vec<String>,
+    /// A campaign's other parts found on this host, and their CPUs' worth of busy time: the
+    /// campaign's own load, taken out of the other processes' before judging.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub campaign_parts_here: Option<usize>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub campaign_parts_cpus: Option<f64>,
 }
 
 /// Busy and total CPU ticks of the host and this process's own ticks, read together.
@@ -258,6 +264,8 @@ pub(crate) fn judge(load: LevelLoad) -> Interference {
             Verdict::Disturbed
         },
         reasons,
+        campaign_parts_here: None,
+        campaign_parts_cpus: None,
     }
 }
 

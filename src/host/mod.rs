@@ -7,6 +7,7 @@ pub(crate) mod memory_limit;
 pub(crate) mod os_stats;
 pub(crate) mod pinning;
 pub(crate) mod preflight;
+pub(crate) mod processes;
 pub mod sysfs;
 pub mod topology;
 

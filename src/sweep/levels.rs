@@ -149,6 +149,7 @@ pub(crate) fn run_sweep(
                 .before_level(workload, index, step.campaign_workers.unwrap_or(workers))
                 .map(|(record, local)| {
                     level_settings.start_at = local;
+                    level_settings.campaign = Some(campaign.record.name.clone());
                     level_settings.sessions = Some(SessionNumbers {
                         first: campaign.record.part - 1,
                         step: campaign.record.parts,
@@ -276,6 +277,7 @@ mod tests {
             interval: std::time::Duration::from_secs(1),
             start_at: None,
             sessions: None,
+            campaign: None,
         };
         let steps = level_steps(&[1, 2], &[]);
         let progress = Progress::new(4, true, None);

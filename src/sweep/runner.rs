@@ -28,6 +28,7 @@ use crate::host::cpu_limit::{self, ThrottleCounts};
 use crate::host::interference::{CpuTicks, Interference, LevelLoad, judge};
 use crate::host::os_stats::{RunQueueSampler, StatSnapshot};
 use crate::host::pinning::{current_cpu, pin_current_thread};
+use crate::host::processes::OtherParts;
 use crate::host::sysfs::FsRoot;
 use crate::latency::{
     Latency, LiveResponses, LiveSlot, SessionLatency, interval_width, timeline_warnings,
@@ -63,6 +64,9 @@ pub struct LevelSettings {
     pub start_at: Option<std::time::SystemTime>,
     /// A campaign's part: its sessions' numbers among all the parts' (None: 0..workers).
     pub sessions: Option<SessionNumbers>,
+    /// A campaign's part: the campaign's name, by which its other parts on this host are
+    /// found (their load is the campaign's, not a disturbance).
+    pub campaign: Option<String>,
 }
 
 /// A campaign part's sessions among the campaign's: part I of N runs sessions I-1, I-1+N, ...
@@ -265,6 +269,10 @@ pub fn measure_level(
         let started_at = Utc::now();
         let before = StatSnapshot::read(&proc_root);
         let ticks_before = CpuTicks::read(&proc_root);
+        let other_parts = settings
+            .campaign
+            .as_deref()
+            .map(|name| OtherParts::find(&proc_root, name));
         let throttle_before = cpu_limit::throttle_counts(&proc_root);
         let run_queue = RunQueueSampler::start(proc_root.clone());
         let began = Instant::now();
@@ -321,6 +329,10 @@ pub fn measure_level(
         if let (Some(before), Some(after)) = (ticks_before, CpuTicks::read(&proc_root)) {
             load = Some(OtherLoad {
                 busy_cpus: before.other_busy_cpus(&after),
+                other_parts: other_parts
+                    .as_ref()
+                    .filter(|parts| parts.count() > 0)
+                    .map(|parts| (parts.count(), parts.busy_cpus(elapsed_s))),
                 host_cpus: before.cpus,
                 runnable: run_queue.others,
                 throttle: throttle_before
@@ -491,6 +503,8 @@ struct OtherLoad {
     runnable: Option<f64>,
     /// What the cgroup's CPU quota throttled over the level, where one applies.
     throttle: Option<ThrottleCounts>,
+    /// A campaign's other parts on this host: how many, and their CPUs' worth of busy time.
+    other_parts: Option<(usize, f64)>,
 }
 
 /// The level's verdict. A local database server's CPU time is part of the workload, not
@@ -506,17 +520,24 @@ fn interference(level: &Level, load: &OtherLoad, workload: &dyn Workload) -> Int
             .filter(|cpu| set.is_set(*cpu).unwrap_or(false))
             .count()
     });
-    judge(LevelLoad {
+    // A campaign's other parts here run as many sessions as this one, each with a server
+    // thread when the server is local too.
+    let (parts_cpus, parts_sessions) = load.other_parts.map_or((0.0, 0.0), |(parts, cpus)| {
+        (cpus, (parts * level.workers) as f64)
+    });
+    let threads_per_session = if workload.local_server() { 2.0 } else { 1.0 };
+    let mut verdict = judge(LevelLoad {
         workers: level.workers,
         pinned: level.placement.iter().any(Option::is_some),
-        other_busy_cpus: (load.busy_cpus - server_cpus).max(0.0),
+        other_busy_cpus: (load.busy_cpus - server_cpus - parts_cpus).max(0.0),
         // A local server's threads run for the workers: one each is part of the load.
         other_runnable: load.runnable.map(|runnable| {
-            if workload.local_server() {
-                (runnable - level.workers as f64).max(0.0)
+            let own = if workload.local_server() {
+                level.workers as f64
             } else {
-                runnable
-            }
+                0.0
+            };
+            (runnable - own - threads_per_session * parts_sessions).max(0.0)
         }),
         steal_pct: level.os.steal_pct,
         // Workers that wait need no CPU each: where they ran says nothing then.
@@ -542,7 +563,10 @@ fn interference(level: &Level, load: &OtherLoad, workload: &dyn Workload) -> Int
                     });
                 (counts, limit)
             }),
-    })
+    });
+    verdict.campaign_parts_here = load.other_parts.map(|(parts, _)| parts);
+    verdict.campaign_parts_cpus = load.other_parts.map(|(_, cpus)| cpus);
+    verdict
 }
 
 fn totals(level: &Level) -> LevelTotals {

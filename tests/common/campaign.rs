@@ -22,8 +22,9 @@ pub fn set_up_tables(url: &str, schemas: u32, rows: u32) {
         .success();
 }
 
-/// `report`'s analysis of these files or folders (disturbed levels kept: the parts of a
-/// campaign run on one host here, and disturb each other), written in `dir`.
+/// `report`'s analysis of these files or folders, written in `dir`. Disturbed levels are kept:
+/// the parts of a campaign on one host no longer disturb each other, but the other tests of
+/// the suite run beside them.
 pub fn merged_analysis(inputs: &[std::path::PathBuf], dir: &std::path::Path) -> Value {
     let analysis = dir.join("analysis.json");
     super::corescale()

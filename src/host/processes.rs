@@ -1,0 +1,135 @@
+//! Other processes of this program on this host, found by their command line, and the CPU
+//! time they spend: a campaign's other parts on one client host are the campaign's own load,
+//! not another's that disturbs the measurement.
+
+use super::interference::process_cpu_seconds;
+use super::sysfs::FsRoot;
+
+/// The other parts of one campaign running on this host, and their CPU time when found.
+pub(crate) struct OtherParts {
+    pids: Vec<u32>,
+    cpu_before_s: f64,
+}
+
+impl OtherParts {
+    /// Processes of this executable, other than this one, whose arguments hold
+    /// `--campaign NAME` (or `--campaign=NAME`).
+    pub(crate) fn find(root: &FsRoot, campaign: &str) -> Self {
+        let own = std::fs::read_link(root.path("proc/self/exe")).ok();
+        let pids = own.map_or_else(Vec::new, |own| {
+            running_with(root, &own, "--campaign", campaign)
+        });
+        let cpu_before_s = cpu_seconds(&pids);
+        Self { pids, cpu_before_s }
+    }
+
+    /// How many were found.
+    pub(crate) fn count(&self) -> usize {
+        self.pids.len()
+    }
+
+    /// Their CPUs' worth of busy time since they were found, over `elapsed_s`. A part that
+    /// ended meanwhile counts what it spent until then as nothing: never more than was seen.
+    pub(crate) fn busy_cpus(&self, elapsed_s: f64) -> f64 {
+        let after: f64 = self
+            .pids
+            .iter()
+            .filter_map(|pid| process_cpu_seconds(*pid))
+            .sum();
+        ((after - self.cpu_before_s) / elapsed_s.max(1e-9)).max(0.0)
+    }
+}
+
+fn cpu_seconds(pids: &[u32]) -> f64 {
+    pids.iter()
+        .filter_map(|pid| process_cpu_seconds(*pid))
+        .sum()
+}
+
+/// Pids of the processes other than this one running `program` (the same executable, else
+/// the same program name, for another user's) with `flag value` or `flag=value` among their
+/// arguments.
+fn running_with(root: &FsRoot, program: &std::path::Path, flag: &str, value: &str) -> Vec<u32> {
+    let own_pid = std::process::id();
+    let name = program
+        .file_name()
+        .map(|name| name.to_string_lossy().to_string());
+    let Ok(entries) = std::fs::read_dir(root.path("proc")) else {
+        return Vec::new();
+    };
+    let joined = format!("{flag}={value}");
+    let runs_it = |pid: u32, first: Option<&[u8]>| match std::fs::read_link(
+        root.path(&format!("proc/{pid}/exe")),
+    ) {
+        Ok(exe) => exe == program,
+        // Another user's process: its program name, as it was started.
+        Err(_) => first.is_some_and(|first| {
+            let first = String::from_utf8_lossy(first);
+            name.as_deref()
+                .is_some_and(|name| first.rsplit('/').next() == Some(name))
+        }),
+    };
+    entries
+        .flatten()
+        .filter_map(|entry| entry.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|pid| *pid != own_pid)
+        .filter(|pid| {
+            let Ok(cmdline) = std::fs::read(root.path(&format!("proc/{pid}/cmdline"))) else {
+                return false;
+            };
+            let arguments: Vec<&[u8]> = cmdline.split(|byte| *byte == 0).collect();
+            let named = arguments
+                .windows(2)
+                .any(|pair| pair[0] == flag.as_bytes() && pair[1] == value.as_bytes())
+                || arguments.contains(&joined.as_bytes());
+            named && runs_it(*pid, arguments.first().copied())
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Shells started with `--campaign c1` among their arguments (`sh -c '...' --campaign
+    /// c1` keeps them in its command line) are found by that name, in either spelling; one
+    /// of another campaign is not, nor a process of another program. Each shell waits on a
+    /// builtin `read` of its stdin, so killing it leaves no child behind.
+    #[test]
+    fn the_other_parts_of_a_campaign_are_found_by_their_arguments() {
+        let spawn = |arguments: &[&str]| {
+            std::process::Command::new("sh")
+                .args(["-c", "read line; true"])
+                .args(arguments)
+                .stdin(std::process::Stdio::piped())
+                .stdout(std::process::Stdio::null())
+                .spawn()
+                .unwrap()
+        };
+        let mut children = [
+            spawn(&["--campaign", "c1"]),
+            spawn(&["--campaign=c1"]),
+            spawn(&["--campaign", "c2"]),
+        ];
+        let root = FsRoot::new("/");
+        let shell = std::fs::read_link(format!("/proc/{}/exe", children[0].id())).unwrap();
+        let found = running_with(&root, &shell, "--campaign", "c1");
+        let other_program = running_with(
+            &root,
+            std::path::Path::new("/bin/false"),
+            "--campaign",
+            "c1",
+        );
+        let pids: Vec<u32> = children.iter().map(|child| child.id()).collect();
+        for child in &mut children {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+        assert!(
+            found.contains(&pids[0]) && found.contains(&pids[1]),
+            "{found:?} {pids:?}"
+        );
+        assert!(!found.contains(&pids[2]), "{found:?}");
+        assert!(other_program.is_empty(), "{other_program:?}");
+    }
+}
