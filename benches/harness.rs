@@ -30,6 +30,7 @@ fn main() {
         interval: std::time::Duration::from_secs(1),
         start_at: None,
         sessions: None,
+        campaign: None,
     };
 
     let mut bare = Vec::new();

@@ -86,6 +86,7 @@ fn measured(workload: &LioWorkload, workers: usize, seconds: f64) -> Level {
         interval: Duration::from_secs(1),
         start_at: None,
         sessions: None,
+        campaign: None,
     };
     measure_level(
         workload,
