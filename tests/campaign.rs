@@ -120,7 +120,11 @@ fn two_parts_merge_exactly_and_a_killed_part_leaves_its_level_incomplete() {
                 "{judged}"
             );
         }
-        assert!(judged_levels > 0, "no level of part {} was judged", index + 1);
+        assert!(
+            judged_levels > 0,
+            "no level of part {} was judged",
+            index + 1
+        );
     }
     let analysis = merged_analysis(&files, dir.path());
     assert_eq!(check_merged(&documents, &analysis, "two-clients"), [2, 4]);

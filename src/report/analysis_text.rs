@@ -5,7 +5,8 @@
 use super::outline::{Section, Shown, outline};
 use super::run_table::{TERMINAL_COLUMNS, wrap};
 use super::table;
-use super::tables::{Table, same_column};
+use super::tables::Table;
+use super::time_units::same_column;
 use crate::analysis::model::Analysis;
 
 /// Warnings the terminal lists without --verbose; past that it counts them.

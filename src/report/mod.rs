@@ -11,5 +11,6 @@ pub(crate) mod outline;
 pub(crate) mod run_table;
 pub(crate) mod table;
 pub(crate) mod tables;
+pub(crate) mod time_units;
 
 pub use formats::{html, markdown};

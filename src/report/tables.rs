@@ -1,6 +1,7 @@
 //! The analysis as tables of text cells, built once and rendered as terminal text, Markdown or
 //! HTML by the format's own renderer.
 
+use super::time_units::in_time_units;
 use crate::analysis::fit::{Fit, Inadequacy, Model};
 use crate::analysis::latency::OpenLoopSeries;
 use crate::analysis::model::{Analysis, FitRange, FitUse, SeriesAnalysis};
@@ -215,49 +216,6 @@ fn measure_name(measure: &Measure) -> String {
     }
 }
 
-/// The table with each column of times in milliseconds (a header ending " ms", its cells
-/// written in full) shown in the unit that gives its largest value 1 to 4 digits: us, ms or
-/// s, named in the header.
-pub(crate) fn in_time_units(mut table: Table) -> Table {
-    for column in 0..table.headers.len() {
-        let Some(name) = table.headers[column]
-            .strip_suffix(" ms")
-            .map(str::to_string)
-        else {
-            continue;
-        };
-        let values: Vec<Option<f64>> = table
-            .rows
-            .iter()
-            .map(|row| row.get(column).and_then(|cell| cell.parse::<f64>().ok()))
-            .collect();
-        let largest = values
-            .iter()
-            .flatten()
-            .fold(0.0_f64, |a, &b| a.max(b.abs()));
-        let (unit, factor) = crate::format::time_unit(largest);
-        for (row, value) in table.rows.iter_mut().zip(&values) {
-            if let (Some(cell), Some(value)) = (row.get_mut(column), value) {
-                *cell = crate::format::time_in_unit(value * factor);
-            }
-        }
-        table.headers[column] = format!("{name} {unit}");
-    }
-    table
-}
-
-/// Whether a header names the column `name` of `drop_first`, whatever time unit it took.
-pub(crate) fn same_column(header: &str, name: &str) -> bool {
-    let bare = |text: &str| {
-        [" ms", " us", " s"]
-            .iter()
-            .find_map(|unit| text.strip_suffix(unit))
-            .unwrap_or(text)
-            .to_string()
-    };
-    header == name || bare(header) == bare(name)
-}
-
 /// A level's workers, marked `!` when the run judged it disturbed and it was kept.
 fn workers_cell(level: &crate::analysis::model::LevelFigures) -> String {
     if level.disturbed.is_empty() {
@@ -337,22 +295,25 @@ pub(crate) fn cache_table(series: &SeriesAnalysis) -> Table {
                 cache.hit_ratio.map_or("-".into(), crate::format::hit_ratio),
                 optional(cache.latch_misses_per_1k_gets, 2),
                 cache.pio_per_s.map_or("-".into(), significant),
-                cache.read_p99_us.map_or("-".into(), significant),
+                // In full, in ms: the table names one unit for it.
+                cache
+                    .read_p99_us
+                    .map_or("-".into(), |us| (us / 1000.0).to_string()),
             ])
         })
         .collect();
-    Table {
-        drop_first: vec!["read p99 us", "latch misses per 1k gets"],
+    in_time_units(Table {
+        drop_first: vec!["read p99 ms", "latch misses per 1k gets"],
         title: format!("{}: buffer cache", series.name()),
         headers: cells([
             "workers",
             "hit ratio",
             "latch misses per 1k gets",
             "PIO/s",
-            "read p99 us",
+            "read p99 ms",
         ]),
         rows,
-    }
+    })
 }
 
 /// The workload's own figures (`levels[].workload_figures`), one row per figure and one

@@ -96,14 +96,15 @@ pub fn render(analysis: &Analysis) -> Result<String> {
             }
             Section::Warnings(warnings) => body.push_str(&warnings_section(analysis, warnings)),
             Section::Glossary(terms) => {
+                // One line a term, in the notes' small type: a key, not a chapter.
                 let items: String = terms
                     .iter()
                     .map(|(term, meaning)| {
-                        format!("<dt>{}</dt><dd>{}</dd>", escape(term), escape(meaning))
+                        format!("<li><b>{}</b>: {}</li>", escape(term), escape(meaning))
                     })
                     .collect();
                 body.push_str(&format!(
-                    "<h2 id=\"glossary\">Words used here</h2><dl class=\"glossary\">{items}</dl>\n"
+                    "<h2 id=\"glossary\">Words used here</h2><ul class=\"notes\">{items}</ul>\n"
                 ));
             }
         }
