@@ -181,3 +181,28 @@ fn the_answer_from_two_batches_is_never_certain() {
         assert!(number.parse::<f64>().is_ok_and(|u| u > 0.0), "{said}");
     }
 }
+
+/// A run with no --sweep, -w or --full swept automatically (1, 2, 3 on a 2-CPU host): it is
+/// told to give a longer list, never to use the --sweep auto it already used.
+#[test]
+fn a_run_that_swept_automatically_is_not_told_to() {
+    let warnings = |line: &str| {
+        let mut short = levels(
+            "db",
+            &[(1, 1.0e5, None), (2, 1.9e5, None), (3, 2.0e5, None)],
+            Some((2, 2)),
+        );
+        short.provenance.command_line = Some(line.to_string());
+        analyse(vec![short]).series[0].warnings.join(" ")
+    };
+    let default = warnings("corescale run db --target postgres://x/test -o db.json");
+    assert!(
+        default.contains("a longer list") && !default.contains("--sweep auto"),
+        "{default}"
+    );
+    let listed = warnings("corescale run db --target postgres://x/test --sweep 1,2,3");
+    assert!(
+        listed.contains("measure with --full or --sweep auto"),
+        "{listed}"
+    );
+}

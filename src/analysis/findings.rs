@@ -606,12 +606,19 @@ pub(crate) fn series_warnings(series: &SeriesAnalysis) -> Vec<String> {
     }
     if series.knee.is_none() && series.levels.len() < 5 {
         // A run that already swept automatically, or every count, needs a longer list.
+        // `--sweep auto` is also what a run without --sweep, -w or --full measures.
         let swept = series
             .series
             .provenance
             .command_line
             .as_deref()
-            .is_some_and(|line| line.contains("--sweep auto") || line.contains("--full"));
+            .is_some_and(|line| {
+                let words: Vec<&str> = line.split_whitespace().collect();
+                let given = |flag: &str| words.iter().any(|word| word.starts_with(flag));
+                line.contains("--sweep auto")
+                    || given("--full")
+                    || !(given("--sweep") || given("-w") || given("--workers"))
+            });
         let advice = if swept {
             "measure at least 5 worker counts (--sweep with a longer list, such as 1,2,3,4,6,8)"
         } else {

@@ -16,6 +16,11 @@ const TERMINAL_WARNINGS: usize = 5;
 /// the eye lands when a command ends.
 pub fn render(analysis: &Analysis, wide: bool, verbose: bool) -> String {
     let mut out = String::new();
+    // The answer before anything: the one sentence a proposal quotes.
+    if let Some(answer) = &analysis.answer {
+        out.push_str(&wrap(&format!("Answer: {}", answer.sentence), wide));
+        out.push('\n');
+    }
     // Kept disturbed levels are said first, before any figure of theirs is read.
     if let Some(first) = analysis
         .findings
@@ -64,10 +69,8 @@ pub fn render(analysis: &Analysis, wide: bool, verbose: bool) -> String {
             | Section::Commands(_) => {}
         }
     }
-    // The answer last of all, where the eye lands, and first of the findings.
+    // Said once, at the top.
     if let Some(answer) = &analysis.answer {
-        out.push_str(&wrap(&format!("Answer: {}", answer.sentence), wide));
-        out.push('\n');
         let rest: Vec<String> = findings
             .iter()
             .filter(|finding| **finding != answer.sentence)
