@@ -206,3 +206,37 @@ fn a_run_that_swept_automatically_is_not_told_to() {
         "{listed}"
     );
 }
+
+/// The PostgreSQL sweep of this host with two batches a level (batches of 2.92/2.96,
+/// 4.72/4.31 and 3.79/3.97 M LIO/s): the top level is known only to ±58%, so no plateau is
+/// placed; the sentence says so and what to measure.
+#[test]
+fn a_plateau_is_not_placed_from_levels_two_batches_cannot_tell_apart() {
+    let level = |workers: usize, batches: [f64; 2]| {
+        let mean = (batches[0] + batches[1]) / 2.0;
+        (
+            workers,
+            mean,
+            crate::stats::relative_half_width_95(&batches),
+        )
+    };
+    let series = levels(
+        "vm",
+        &[
+            level(1, [2.920e6, 2.958e6]),
+            level(2, [4.717e6, 4.308e6]),
+            level(3, [3.788e6, 3.972e6]),
+        ],
+        Some((2, 2)),
+    );
+    let analysis = analyse(vec![series]);
+    let saturation = analysis.series[0].saturation.as_ref().unwrap();
+    let untold = saturation.untold.expect("too wide to tell");
+    assert!((untold - 0.577).abs() < 0.01, "{saturation:?}");
+    let said = analysis.findings.join(" ");
+    assert!(
+        said.contains("capacity is highest at 2 workers (4.51 M LIO/s), but that level is known only to ±58% from its batches, so where capacity saturates cannot be told: measure with --repeat 5 or more"),
+        "{said}"
+    );
+    assert!(!said.contains("plateau"), "{said}");
+}

@@ -317,7 +317,14 @@ fn scaling_sentence(series: &SeriesAnalysis) -> String {
         ),
     };
     if let Some(saturation) = &series.saturation {
-        sentence.push_str(&if saturation.censored {
+        sentence.push_str(&if let Some(untold) = saturation.untold.filter(|_| !saturation.censored) {
+            format!(
+                "; capacity is highest at {} ({} {unit}), but that level is known only to ±{:.0}% from its batches, so where capacity saturates cannot be told: measure with --repeat 5 or more",
+                workers_text(saturation.max_workers),
+                significant(saturation.max_capacity),
+                100.0 * untold
+            )
+        } else if saturation.censored {
             format!(
                 "; capacity is still rising at the last level measured ({}): at least {} {unit}",
                 saturation.workers,

@@ -54,7 +54,15 @@ pub struct Saturation {
     /// the lowest level after it, and by how much.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fall: Option<Fall>,
+    /// The largest capacity's own 95% uncertainty from its batches, when it is too wide (over
+    /// 10%) for the levels to tell where the plateau starts: two batches of a noisy level
+    /// leave it so. The findings then say what cannot be told, and what to measure.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub untold: Option<f64>,
 }
+
+/// A level known from its batches to no better than this cannot place a plateau.
+pub(crate) const UNTOLD: f64 = 0.10;
 
 /// A fall of capacity past its peak, beyond the noise band.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
@@ -306,9 +314,10 @@ pub(crate) fn saturation(series: &Series, knee: Option<usize>) -> Option<Saturat
         .filter(|(point, _)| point.workers >= from)
         .map(|(point, &capacity)| (point.workers as f64, capacity))
         .collect();
-    // Never narrower than what the batches of the top level leave uncertain.
-    let band = band(points[max_index].cv, jitter(&upper))
-        .max(points[max_index].capacity_uncertainty.unwrap_or(0.0));
+    // Never narrower than what the batches of the top level leave uncertain, up to the
+    // width past which the plateau cannot be placed at all (`untold`).
+    let top_uncertainty = points[max_index].capacity_uncertainty.unwrap_or(0.0);
+    let band = band(points[max_index].cv, jitter(&upper)).max(top_uncertainty.min(UNTOLD));
     // A level's capacity with its neighbours', so one lucky level does not set the maximum.
     let mut smoothed = running_median(&capacity);
     // The end rule extrapolates the first level from the next two: where scaling bends right
@@ -361,6 +370,7 @@ pub(crate) fn saturation(series: &Series, knee: Option<usize>) -> Option<Saturat
         band,
         censored,
         fall,
+        untold: (top_uncertainty > UNTOLD).then_some(top_uncertainty),
     })
 }
 
