@@ -280,57 +280,81 @@ impl BufferCache {
         Ok((pinned, Visit::Miss { read_ns: read? }))
     }
 
-    /// Takes an unpinned buffer by the clock (second chance), unlinks it from its chain,
-    /// writes it back if dirty, and returns it pinned once and FREE.
+    /// Takes an unpinned buffer by the clock (second chance), writes it back if dirty,
+    /// unlinks it from its chain, and returns it pinned once and FREE.
+    ///
+    /// The write-back comes before the unlink: a block unlinked while its write was still
+    /// under way could be read back from storage by another session in that window, without
+    /// the updates the write was carrying, and those updates would be lost. A buffer used or
+    /// dirtied again while it was written keeps its place, and the clock moves on.
     fn claim_victim(&self, source: &dyn BlockSource, scratch: &mut [u8]) -> Result<u32> {
-        let buffers = self.headers.len() as u32;
-        let victim = {
-            let _lru = self.lru_latch.acquire();
-            let mut sweeps = 0u64;
-            loop {
-                let buffer = self.clock_hand.load(Ordering::Relaxed);
-                self.clock_hand
-                    .store((buffer + 1) % buffers, Ordering::Relaxed);
-                let (header, using) = (&self.headers[buffer as usize], &self.uses[buffer as usize]);
-                sweeps += 1;
-                if sweeps > 64 * u64::from(buffers) {
-                    bail!("every buffer is pinned: the cache is too small for this many sessions");
-                }
-                if header.state.load(Ordering::Acquire) == READING {
-                    continue;
-                }
-                if using.touches.load(Ordering::Relaxed) > 0 {
-                    using.touches.fetch_sub(1, Ordering::Relaxed);
-                    continue;
-                }
-                if using
-                    .pins
-                    .compare_exchange(0, 1, Ordering::Acquire, Ordering::Relaxed)
-                    .is_ok()
-                {
-                    break buffer;
+        let buffers = u64::from(self.headers.len() as u32);
+        for _ in 0..64 * buffers {
+            let victim = self.next_unpinned()?;
+            let using = &self.uses[victim as usize];
+            match self.detach(victim, source, scratch) {
+                Ok(true) => return Ok(victim),
+                Ok(false) => using.pins.store(0, Ordering::Release),
+                Err(error) => {
+                    using.pins.store(0, Ordering::Release);
+                    return Err(error);
                 }
             }
-        };
+        }
+        bail!("every buffer is in use: the cache is too small for this many sessions")
+    }
+
+    /// The next buffer by the clock that no session holds, pinned once by the caller.
+    fn next_unpinned(&self) -> Result<u32> {
+        let buffers = self.headers.len() as u32;
+        let _lru = self.lru_latch.acquire();
+        let mut sweeps = 0u64;
+        loop {
+            let buffer = self.clock_hand.load(Ordering::Relaxed);
+            self.clock_hand
+                .store((buffer + 1) % buffers, Ordering::Relaxed);
+            let (header, using) = (&self.headers[buffer as usize], &self.uses[buffer as usize]);
+            sweeps += 1;
+            if sweeps > 64 * u64::from(buffers) {
+                bail!("every buffer is pinned: the cache is too small for this many sessions");
+            }
+            if header.state.load(Ordering::Acquire) == READING {
+                continue;
+            }
+            if using.touches.load(Ordering::Relaxed) > 0 {
+                using.touches.fetch_sub(1, Ordering::Relaxed);
+                continue;
+            }
+            if using
+                .pins
+                .compare_exchange(0, 1, Ordering::Acquire, Ordering::Relaxed)
+                .is_ok()
+            {
+                return Ok(buffer);
+            }
+        }
+    }
+
+    /// Writes `victim` (pinned once by the caller) back if dirty, then unlinks it if no
+    /// session pinned or dirtied it meanwhile: false when one did, and it stays.
+    fn detach(&self, victim: u32, source: &dyn BlockSource, scratch: &mut [u8]) -> Result<bool> {
         let (header, using) = (&self.headers[victim as usize], &self.uses[victim as usize]);
         let old = header.address.load(Ordering::Relaxed);
         if old != NO_ADDRESS {
-            let chain = self.chain_of(old);
-            {
-                let _latch = self.latch_of(chain).acquire();
-                self.unlink(chain, victim);
-                header.address.store(NO_ADDRESS, Ordering::Relaxed);
-            }
-            // Sessions that pinned the old block before the unlink finish reading it first.
-            while using.pins.load(Ordering::Acquire) > 1 {
-                std::thread::yield_now();
-            }
             if using.dirty.swap(false, Ordering::AcqRel) {
                 source.write(old, scratch, self.buffer_words(victim))?;
             }
+            let chain = self.chain_of(old);
+            // Sessions pin under the chain's latch: with it held, none can come.
+            let _latch = self.latch_of(chain).acquire();
+            if using.pins.load(Ordering::Acquire) > 1 || using.dirty.load(Ordering::Acquire) {
+                return Ok(false);
+            }
+            self.unlink(chain, victim);
+            header.address.store(NO_ADDRESS, Ordering::Relaxed);
         }
         header.state.store(FREE, Ordering::Relaxed);
-        Ok(victim)
+        Ok(true)
     }
 
     /// Removes `buffer` from `chain` (its latch held).
