@@ -24,6 +24,8 @@ struct Taken {
     at: String,
     /// Where they were taken, when not at saturation or the objective.
     condition: Option<String>,
+    /// "from" for a plateau (its median, from its first level on), "at" for one level.
+    word: &'static str,
 }
 
 /// The answer of an analysis: a server against a cluster when the first comparison holds
@@ -61,6 +63,7 @@ pub(crate) fn answer(
             return Some(answer);
         }
     };
+    let word = taken.word;
     let ratio = taken.server.0 / taken.against.0;
     let equivalent = ratio * pair.nodes.map_or(1.0, |nodes| nodes as f64);
     let relative = uncertainty(pair.server, taken.server.1)
@@ -96,7 +99,7 @@ pub(crate) fn answer(
         ),
     };
     answer.sentence = format!(
-        "{claim}: {} {unit} at {} against {} at {} on {}{}{}.",
+        "{claim}: {} {unit} {word} {} against {} {word} {} on {}{}{}.",
         significant(taken.server.0),
         crate::format::workers_text(taken.server.1),
         significant(taken.against.0),
@@ -150,19 +153,34 @@ fn at_saturation(pair: &Pair) -> Result<Taken, String> {
             })
     }
     let (server, against) = (plateau(pair.server)?, plateau(pair.against)?);
-    if !server.censored && !against.censored {
+    // A plateau not reached, or not placed (levels their batches cannot tell apart).
+    let unplaced = |saturation: &super::scaling::Saturation| {
+        saturation.censored || saturation.untold.is_some()
+    };
+    if !unplaced(server) && !unplaced(against) {
         return Ok(Taken {
             server: (server.capacity, server.workers),
             against: (against.capacity, against.workers),
             bound: None,
             at: String::new(),
             condition: None,
+            word: "from",
         });
     }
-    let rising: Vec<&str> = [(pair.server, server), (pair.against, against)]
+    let why = |series: &SeriesAnalysis, saturation: &super::scaling::Saturation| {
+        if saturation.censored {
+            format!("{} was still rising", series.name())
+        } else {
+            format!(
+                "where {} saturates cannot be told from its batches",
+                series.name()
+            )
+        }
+    };
+    let rising: Vec<String> = [(pair.server, server), (pair.against, against)]
         .iter()
-        .filter(|(_, saturation)| saturation.censored)
-        .map(|(series, _)| series.name())
+        .filter(|(_, saturation)| unplaced(saturation))
+        .map(|(series, saturation)| why(series, saturation))
         .collect();
     let common = pair
         .server
@@ -171,25 +189,17 @@ fn at_saturation(pair: &Pair) -> Result<Taken, String> {
         .rev()
         .find_map(|level| Some((level, pair.against.level(level.workers)?)))
         .filter(|(_, other)| other.capacity > 0.0)
-        .ok_or_else(|| {
-            format!(
-                "{} was still rising at its last level and the two share no load level",
-                rising.join(" and ")
-            )
-        })?;
+        .ok_or_else(|| format!("{}, and the two share no load level", rising.join("; ")))?;
     Ok(Taken {
         server: (common.0.capacity, common.0.workers),
         against: (common.1.capacity, common.1.workers),
         bound: None,
-        at: format!(
-            " ({} {} still rising there, so the plateau is not known)",
-            rising.join(" and "),
-            if rising.len() == 1 { "was" } else { "were" }
-        ),
+        at: format!(" ({}: no plateau to compare)", rising.join("; ")),
         condition: Some(format!(
             "at {}, the largest load both measured",
             crate::format::workers_text(common.0.workers)
         )),
+        word: "at",
     })
 }
 
@@ -248,12 +258,22 @@ fn at_objective(pair: &Pair, report: &SloReport) -> Result<Taken, String> {
         ),
         None => String::new(),
     };
+    if against
+        .throughput
+        .is_none_or(|throughput| throughput <= 0.0)
+    {
+        return Err(format!(
+            "{} kept it at no throughput above 0",
+            against.series
+        ));
+    }
     Ok(Taken {
         server: taken(server),
         against: taken(against),
         bound,
         at,
         condition: None,
+        word: "at",
     })
 }
 

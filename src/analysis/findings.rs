@@ -11,9 +11,19 @@ use crate::format::{significant, workers_text};
 /// At most this many findings are written, the answer among them.
 pub(crate) const MAX_FINDINGS: usize = 9;
 
-pub(crate) fn findings(series: &[SeriesAnalysis], comparisons: &[Comparison]) -> Vec<String> {
+/// `answered`: the two series the answer compares, whose capacities it says: their own
+/// sentence says how they compare per worker, not their capacities a second time.
+pub(crate) fn findings(
+    series: &[SeriesAnalysis],
+    comparisons: &[Comparison],
+    answered: Option<(&str, &str)>,
+) -> Vec<String> {
     let mut sentences: Vec<String> = disturbed_sentence(series).into_iter().collect();
-    sentences.extend(comparisons.iter().flat_map(leader_sentences));
+    sentences.extend(
+        comparisons
+            .iter()
+            .flat_map(|comparison| leader_sentences(comparison, answered)),
+    );
     sentences.extend(series.iter().filter_map(limit_sentence));
     sentences.extend(series.iter().filter_map(superlinear_sentence));
     sentences.extend(series.iter().map(scaling_sentence));
@@ -94,7 +104,19 @@ fn superlinear_sentence(series: &SeriesAnalysis) -> Option<String> {
     let margin = series.noise.as_ref().map_or(SUPERLINEAR_MARGIN, |noise| {
         (2.0 * noise.jitter).max(SUPERLINEAR_MARGIN)
     });
-    let cpus = series.series.logical_cpus;
+    let base = series.level(series.speedup_base);
+    // The CPUs bound speedup only where one worker kept about a CPU busy: workers that wait
+    // (on a server's disk, on round trips) may together do more than CPUs alone would say.
+    let cpu_bound = base
+        .and_then(|base| base.cpu_fraction)
+        .is_some_and(|fraction| fraction >= CPU_BOUND);
+    let cpus = series
+        .series
+        .logical_cpus
+        .filter(|cpus| *cpus > 0 && cpu_bound);
+    let base_uncertainty = base
+        .and_then(|base| base.capacity_uncertainty)
+        .unwrap_or(0.0);
     let (level, limit) = series
         .levels
         .iter()
@@ -106,7 +128,9 @@ fn superlinear_sentence(series: &SeriesAnalysis) -> Option<String> {
         .filter(|(level, limit)| {
             let allowed = level
                 .capacity_uncertainty
-                .map_or(margin, |uncertainty| uncertainty.max(margin));
+                .unwrap_or(0.0)
+                .hypot(base_uncertainty)
+                .max(margin);
             level.speedup > *limit as f64 * (1.0 + allowed)
         })
         .max_by(|a, b| (a.0.speedup / a.1 as f64).total_cmp(&(b.0.speedup / b.1 as f64)))?;
@@ -132,15 +156,21 @@ fn superlinear_sentence(series: &SeriesAnalysis) -> Option<String> {
 
 /// A speedup this far above the CPUs available is flagged even where the noise is smaller.
 const SUPERLINEAR_MARGIN: f64 = 0.10;
+/// A worker on CPU this share of the time is CPU-bound: the CPUs then bound speedup.
+const CPU_BOUND: f64 = 0.8;
 
 /// How each series compares with the leader (the largest capacity), per worker and in
 /// capacity, across the load range: `comparisons[].leader_against[]` in words.
-fn leader_sentences(comparison: &Comparison) -> Vec<String> {
+fn leader_sentences(comparison: &Comparison, answered: Option<(&str, &str)>) -> Vec<String> {
     let find = |name: &str| comparison.rows.iter().find(|row| row.name == name);
     comparison
         .leader_against
         .iter()
         .filter_map(|versus| {
+            let pair = (versus.series.as_str(), versus.against.as_str());
+            if answered.is_some_and(|(a, b)| pair == (a, b) || pair == (b, a)) {
+                return Some(format!("{}.", speed_clause(versus)));
+            }
             Some(leader_versus(
                 versus,
                 find(&versus.series)?,

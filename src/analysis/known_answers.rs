@@ -216,16 +216,23 @@ fn a_censored_side_gets_its_ratio_at_the_largest_common_load() {
         job_time_series(|n| 2.0 * smt_capacity(16.0, 17.0, 0.0)(n), 12, 0.0, 0, None),
         "short",
     );
-    let analysis = analyse(vec![long, short]);
+    // A third, smaller series: with three there is no single answer, and the leader's own
+    // sentence says its capacity (two would have it said once, by the answer).
+    let tiny = named(
+        job_time_series(|n| 0.1 * smt_capacity(16.0, 17.0, 0.0)(n), 32, 0.0, 0, None),
+        "tiny",
+    );
+    let analysis = analyse(vec![long, short, tiny]);
+    assert!(analysis.answer.is_none());
     let row = &analysis.comparisons[0].rows[1];
     assert!(row.saturation_censored);
     let common = row.versus.common_load.as_ref().unwrap();
     assert_eq!(common.workers, 12);
     assert!((common.capacity_ratio - 2.0).abs() < 1e-9);
     assert!(
-        analysis.findings[1].contains("at least") && analysis.findings[0].contains("12 workers"),
+        analysis.findings[0].contains("at least") && analysis.findings[0].contains("12 workers"),
         "{}",
-        analysis.findings[1]
+        analysis.findings[0]
     );
 }
 
@@ -346,10 +353,11 @@ fn servers_are_compared_across_the_load_range_not_at_one_worker() {
         "{}",
         analysis.findings[1]
     );
+    // Their capacities are the answer's, said once: one within its uncertainty of the other.
+    let answer = analysis.answer.as_ref().unwrap();
     assert!(
-        analysis.findings[1].contains("similar capacity"),
-        "{}",
-        analysis.findings[1]
+        (answer.equivalent.unwrap() - 1.0).abs() <= answer.uncertainty.unwrap(),
+        "{answer:?}"
     );
 }
 
@@ -406,11 +414,18 @@ fn a_ratio_over_a_censored_capacity_is_an_upper_bound() {
         job_time_series(|n| 1.2 * smt_capacity(16.0, 17.0, 0.0)(n), 12, 0.0, 0, None),
         "B",
     );
-    let analysis = analyse(vec![a, b]);
+    let tiny = || {
+        named(
+            job_time_series(|n| 0.1 * smt_capacity(16.0, 17.0, 0.0)(n), 40, 0.0, 0, None),
+            "tiny",
+        )
+    };
+    // Three series: the leader's sentence says its capacity (see above).
+    let analysis = analyse(vec![a, b, tiny()]);
     let comparison = &analysis.comparisons[0];
     // B's plateau is unknown; at 12, the largest load both measured, B is ahead.
-    assert_eq!(comparison.ranking, ["B", "A"]);
-    let finding = &analysis.findings[1];
+    assert_eq!(comparison.ranking, ["B", "A", "tiny"]);
+    let finding = &analysis.findings[0];
     assert!(finding.contains("B has at least"), "{finding}");
     assert!(!finding.contains("similar capacity"), "{finding}");
     // The other way round: A leads by plateau only when B is not censored.
@@ -422,8 +437,8 @@ fn a_ratio_over_a_censored_capacity_is_an_upper_bound() {
         job_time_series(|n| 0.5 * smt_capacity(16.0, 17.0, 0.0)(n), 12, 0.0, 0, None),
         "B",
     );
-    let analysis = analyse(vec![a, b]);
-    let finding = &analysis.findings[1];
+    let analysis = analyse(vec![a, b, tiny()]);
+    let finding = &analysis.findings[0];
     assert!(finding.contains("A has at most"), "{finding}");
     assert!(
         finding.contains("at 12 workers, the largest load both measured, 2.00x"),

@@ -80,7 +80,13 @@ pub fn analyse(series: Vec<Series>) -> Analysis {
         .map(|answer| answer.sentence.clone())
         .collect();
     all_findings.extend(fleet.as_ref().map(fleet_findings).unwrap_or_default());
-    all_findings.extend(findings(&analysed, &comparisons));
+    all_findings.extend(findings(
+        &analysed,
+        &comparisons,
+        answer
+            .as_ref()
+            .map(|answer| (answer.server.as_str(), answer.against.as_str())),
+    ));
     all_findings.extend(analysed.iter().filter_map(|series| {
         let bend = series.latency_bend.as_ref()?;
         Some(format!("{}: {}.", series.name(), bend.sentence()))

@@ -2,13 +2,13 @@
 //! time they spend: a campaign's other parts on one client host are the campaign's own load,
 //! not another's that disturbs the measurement.
 
-use super::interference::process_cpu_seconds;
+use super::interference::{process_stat, ticks_per_second};
 use super::sysfs::FsRoot;
 
-/// The other parts of one campaign running on this host, and their CPU time when found.
+/// The other parts of one campaign running on this host, each with its start time (a pid
+/// reused by another process is not the part) and its CPU time when found.
 pub(crate) struct OtherParts {
-    pids: Vec<u32>,
-    cpu_before_s: f64,
+    parts: Vec<(u32, u64, f64)>,
 }
 
 impl OtherParts {
@@ -19,31 +19,46 @@ impl OtherParts {
         let pids = own.map_or_else(Vec::new, |own| {
             running_with(root, &own, "--campaign", campaign)
         });
-        let cpu_before_s = cpu_seconds(&pids);
-        Self { pids, cpu_before_s }
+        Self {
+            parts: pids
+                .into_iter()
+                .filter_map(|pid| {
+                    let (started, cpu) = cpu_time(root, pid)?;
+                    Some((pid, started, cpu))
+                })
+                .collect(),
+        }
     }
 
     /// How many were found.
     pub(crate) fn count(&self) -> usize {
-        self.pids.len()
+        self.parts.len()
     }
 
-    /// Their CPUs' worth of busy time since they were found, over `elapsed_s`. A part that
-    /// ended meanwhile counts what it spent until then as nothing: never more than was seen.
-    pub(crate) fn busy_cpus(&self, elapsed_s: f64) -> f64 {
-        let after: f64 = self
-            .pids
+    /// Their CPUs' worth of busy time since they were found, over `elapsed_s`: each part's
+    /// own growth, so one that ended meanwhile (or whose pid another process took) adds
+    /// nothing and takes nothing from the others.
+    pub(crate) fn busy_cpus(&self, root: &FsRoot, elapsed_s: f64) -> f64 {
+        let spent: f64 = self
+            .parts
             .iter()
-            .filter_map(|pid| process_cpu_seconds(*pid))
+            .filter_map(|&(pid, started, before)| {
+                let (started_now, after) = cpu_time(root, pid)?;
+                (started_now == started).then(|| (after - before).max(0.0))
+            })
             .sum();
-        ((after - self.cpu_before_s) / elapsed_s.max(1e-9)).max(0.0)
+        spent / elapsed_s.max(1e-9)
     }
 }
 
-fn cpu_seconds(pids: &[u32]) -> f64 {
-    pids.iter()
-        .filter_map(|pid| process_cpu_seconds(*pid))
-        .sum()
+/// A process's start time (clock ticks after boot) and its user + system CPU seconds.
+fn cpu_time(root: &FsRoot, pid: u32) -> Option<(u64, f64)> {
+    let stat = std::fs::read_to_string(root.path(&format!("proc/{pid}/stat"))).ok()?;
+    let stat = process_stat(&stat)?;
+    Some((
+        stat.starttime,
+        (stat.utime + stat.stime) as f64 / ticks_per_second(),
+    ))
 }
 
 /// Pids of the processes other than this one running `program` (the same executable, else

@@ -69,17 +69,7 @@ pub fn render(analysis: &Analysis, wide: bool, verbose: bool) -> String {
             | Section::Commands(_) => {}
         }
     }
-    // Said once, at the top.
-    if let Some(answer) = &analysis.answer {
-        let rest: Vec<String> = findings
-            .iter()
-            .filter(|finding| **finding != answer.sentence)
-            .cloned()
-            .collect();
-        if !rest.is_empty() {
-            out.push_str(&list("Findings", &rest, wide));
-        }
-    } else {
+    if !findings.is_empty() {
         out.push_str(&list("Findings", findings, wide));
     }
     if verbose || warnings.len() <= TERMINAL_WARNINGS {

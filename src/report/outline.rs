@@ -75,7 +75,12 @@ pub(crate) fn outline(analysis: &Analysis) -> Vec<Section<'_>> {
         let top = analysis.warnings.len().min(TOP_WARNINGS);
         sections.push(Section::TopWarnings(&analysis.warnings[..top]));
     }
-    sections.push(Section::Findings(&analysis.findings));
+    // The answer is the first finding, said above: the list goes on from it.
+    let findings = match (answer, analysis.findings.first()) {
+        (Some(answer), Some(first)) if first == answer => &analysis.findings[1..],
+        _ => &analysis.findings[..],
+    };
+    sections.push(Section::Findings(findings));
     if let Some(fleet) = &analysis.fleet {
         sections.push(Section::Table(fleet_table(fleet), Shown::Summary));
         for history in &fleet.histories {

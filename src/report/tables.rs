@@ -541,6 +541,14 @@ pub(crate) fn comparison_table(comparison: &Comparison) -> Table {
                     )
                 })
             };
+            // Without a known uncertainty the bare ratio: the findings say it is unknown.
+            let capacity_ratio = |value: Option<f64>| match value {
+                Some(value) if !exact && row.versus.capacity_ratio_uncertainty.is_some() => {
+                    row.versus.shown_capacity(value)
+                }
+                Some(value) => format!("{value:.2}x"),
+                None => "-".into(),
+            };
             // Only the estimated are ranked; the others show "-".
             let rank = comparison
                 .ranking
@@ -563,16 +571,10 @@ pub(crate) fn comparison_table(comparison: &Comparison) -> Table {
                 band(row.versus.low_load.as_ref()),
                 band(row.versus.high_load.as_ref()),
                 capacity,
-                // Without a known uncertainty the bare ratio: the findings say it is unknown.
-                match row.versus.capacity_ratio {
-                    Some(value) if !exact && row.versus.capacity_ratio_uncertainty.is_some() => {
-                        row.versus.shown_capacity(value)
-                    }
-                    Some(value) => format!("{value:.2}x"),
-                    None => "-".into(),
-                },
-                ratio(row.per_core_ratio),
-                ratio(row.per_cost_ratio),
+                capacity_ratio(row.versus.capacity_ratio),
+                // Per core and per cost are capacity ratios: the capacity's uncertainty.
+                capacity_ratio(row.per_core_ratio),
+                capacity_ratio(row.per_cost_ratio),
                 rank,
             ]
         })

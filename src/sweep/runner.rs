@@ -332,7 +332,7 @@ pub fn measure_level(
                 other_parts: other_parts
                     .as_ref()
                     .filter(|parts| parts.count() > 0)
-                    .map(|parts| (parts.count(), parts.busy_cpus(elapsed_s))),
+                    .map(|parts| (parts.count(), parts.busy_cpus(&proc_root, elapsed_s))),
                 host_cpus: before.cpus,
                 runnable: run_queue.others,
                 throttle: throttle_before
@@ -520,12 +520,14 @@ fn interference(level: &Level, load: &OtherLoad, workload: &dyn Workload) -> Int
             .filter(|cpu| set.is_set(*cpu).unwrap_or(false))
             .count()
     });
-    // A campaign's other parts here run as many sessions as this one, each with a server
-    // thread when the server is local too.
-    let (parts_cpus, parts_sessions) = load.other_parts.map_or((0.0, 0.0), |(parts, cpus)| {
-        (cpus, (parts * level.workers) as f64)
-    });
-    let threads_per_session = if workload.local_server() { 2.0 } else { 1.0 };
+    // A campaign's other parts here: their CPU time, and as many runnable tasks on average
+    // as the CPUs they kept busy, plus a local server's thread for each of their sessions
+    // (as for this part's own: each part runs as many sessions as this one).
+    let parts_cpus = load.other_parts.map_or(0.0, |(_, cpus)| cpus);
+    let parts_server_threads = match load.other_parts {
+        Some((parts, _)) if workload.local_server() => (parts * level.workers) as f64,
+        _ => 0.0,
+    };
     let mut verdict = judge(LevelLoad {
         workers: level.workers,
         pinned: level.placement.iter().any(Option::is_some),
@@ -537,7 +539,7 @@ fn interference(level: &Level, load: &OtherLoad, workload: &dyn Workload) -> Int
             } else {
                 0.0
             };
-            (runnable - own - threads_per_session * parts_sessions).max(0.0)
+            (runnable - own - parts_cpus - parts_server_threads).max(0.0)
         }),
         steal_pct: level.os.steal_pct,
         // Workers that wait need no CPU each: where they ran says nothing then.
