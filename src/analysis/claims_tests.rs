@@ -93,14 +93,27 @@ fn a_small_last_step_is_a_rise_only_beyond_its_uncertainty() {
             ],
             Some((8, 8)),
         );
-        analyse(vec![series]).series[0]
-            .saturation
-            .as_ref()
-            .unwrap()
-            .censored
+        let analysis = analyse(vec![series]);
+        let saturation = analysis.series[0].saturation.clone().unwrap();
+        (saturation, analysis.findings.join(" "))
     };
-    assert!(with(0.005));
-    assert!(!with(0.04));
+    let (sure, said) = with(0.005);
+    assert!(sure.censored && !sure.rise_untold, "{sure:?}");
+    assert!(
+        said.contains("still rising at the last level measured (4)"),
+        "{said}"
+    );
+    // Neither a rise nor a plateau: what cannot be told, and what to measure.
+    let (unsure, said) = with(0.04);
+    assert!(!unsure.censored && unsure.rise_untold, "{unsure:?}");
+    assert!(
+        said.contains("capacity is highest at the last level measured (4 workers, 1.65 M LIO/s), but its last step is within what the batches leave uncertain, so whether it still rises cannot be told"),
+        "{said}"
+    );
+    assert!(
+        !said.contains("plateau") && !said.contains("still rising at"),
+        "{said}"
+    );
 }
 
 /// Speedup 3.09 at 2 workers on 2 CPUs: flagged with its likely causes.

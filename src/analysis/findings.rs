@@ -354,6 +354,12 @@ fn scaling_sentence(series: &SeriesAnalysis) -> String {
                 significant(saturation.max_capacity),
                 100.0 * untold
             )
+        } else if saturation.rise_untold && !saturation.censored {
+            format!(
+                "; capacity is highest at the last level measured ({}, {} {unit}), but its last step is within what the batches leave uncertain, so whether it still rises cannot be told: measure more workers with --repeat 5 or more",
+                workers_text(saturation.max_workers),
+                significant(saturation.max_capacity)
+            )
         } else if saturation.censored {
             format!(
                 "; capacity is still rising at the last level measured ({}): at least {} {unit}",

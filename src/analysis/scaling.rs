@@ -59,9 +59,14 @@ pub struct Saturation {
     /// leave it so. The findings then say what cannot be told, and what to measure.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub untold: Option<f64>,
+    /// The last levels rose as a series still rising does, but the last step by less than
+    /// its two levels' batches can tell: whether capacity still rises cannot be told.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub rise_untold: bool,
 }
 
 /// A level known from its batches to no better than this cannot place a plateau.
+/// (`rise_untold` below: the last levels rose, by less than their batches can tell.)
 pub(crate) const UNTOLD: f64 = 0.10;
 
 /// A fall of capacity past its peak, beyond the noise band.
@@ -355,8 +360,9 @@ pub(crate) fn saturation(series: &Series, knee: Option<usize>) -> Option<Saturat
         .iter()
         .map(|point| point.capacity_uncertainty)
         .collect();
-    let censored =
-        still_rising(&smoothed, &capacity, band) && last_step_measured(&capacity, &uncertain);
+    let rising = still_rising(&smoothed, &capacity, band);
+    let measured_rise = last_step_measured(&capacity, &uncertain);
+    let censored = rising && measured_rise;
     let last = points.len() - 1;
     Some(Saturation {
         workers: points[if censored { last } else { start }].workers,
@@ -371,6 +377,7 @@ pub(crate) fn saturation(series: &Series, knee: Option<usize>) -> Option<Saturat
         censored,
         fall,
         untold: (top_uncertainty > UNTOLD).then_some(top_uncertainty),
+        rise_untold: rising && !measured_rise,
     })
 }
 
