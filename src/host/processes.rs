@@ -30,12 +30,27 @@ impl OtherParts {
         }
     }
 
+    /// Reads each part's CPU time afresh, as the level's window opens: the search through
+    /// `/proc` is done before the level's start is waited for, off its start path.
+    pub(crate) fn counted_from_now(mut self, root: &FsRoot) -> Self {
+        self.parts.retain_mut(|(pid, started, cpu)| {
+            match cpu_time(root, *pid).filter(|(now, _)| now == started) {
+                Some((_, now)) => {
+                    *cpu = now;
+                    true
+                }
+                None => false,
+            }
+        });
+        self
+    }
+
     /// How many were found.
     pub(crate) fn count(&self) -> usize {
         self.parts.len()
     }
 
-    /// Their CPUs' worth of busy time since they were found, over `elapsed_s`: each part's
+    /// Their CPUs' worth of busy time since `counted_from_now`, over `elapsed_s`: each part's
     /// own growth, so one that ended meanwhile (or whose pid another process took) adds
     /// nothing and takes nothing from the others.
     pub(crate) fn busy_cpus(&self, root: &FsRoot, elapsed_s: f64) -> f64 {

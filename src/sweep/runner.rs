@@ -237,6 +237,11 @@ pub fn measure_level(
             release();
             return None;
         }
+        // A campaign's other parts on this host, looked for before the start is due.
+        let other_parts = settings
+            .campaign
+            .as_deref()
+            .map(|name| OtherParts::find(&proc_root, name));
         if let Some(due) = settings.start_at {
             wait_until(due);
         }
@@ -269,10 +274,7 @@ pub fn measure_level(
         let started_at = Utc::now();
         let before = StatSnapshot::read(&proc_root);
         let ticks_before = CpuTicks::read(&proc_root);
-        let other_parts = settings
-            .campaign
-            .as_deref()
-            .map(|name| OtherParts::find(&proc_root, name));
+        let other_parts = other_parts.map(|parts| parts.counted_from_now(&proc_root));
         let throttle_before = cpu_limit::throttle_counts(&proc_root);
         let run_queue = RunQueueSampler::start(proc_root.clone());
         let began = Instant::now();
