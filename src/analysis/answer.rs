@@ -66,8 +66,10 @@ pub(crate) fn answer(
     let word = taken.word;
     let ratio = taken.server.0 / taken.against.0;
     let equivalent = ratio * pair.nodes.map_or(1.0, |nodes| nodes as f64);
-    let relative = uncertainty(pair.server, taken.server.1)
-        .zip(uncertainty(pair.against, taken.against.1))
+    let relative = pair
+        .server
+        .capacity_uncertainty(taken.server.1)
+        .zip(pair.against.capacity_uncertainty(taken.against.1))
         .map(|(a, b)| a.hypot(b));
     answer.equivalent = Some(equivalent).filter(|value| value.is_finite());
     answer.uncertainty = relative.map(|relative| relative * equivalent);
@@ -275,19 +277,6 @@ fn at_objective(pair: &Pair, report: &SloReport) -> Result<Taken, String> {
         condition: None,
         word: "at",
     })
-}
-
-/// The relative 95% uncertainty of a series' capacity at `workers`: from the level's batches
-/// (Student's t), never below the series' level-to-level jitter; None when neither is known.
-pub(crate) fn uncertainty(series: &SeriesAnalysis, workers: usize) -> Option<f64> {
-    let batches = series
-        .level(workers)
-        .and_then(|level| level.capacity_uncertainty);
-    let jitter = series.noise.as_ref().map(|noise| 2.0 * noise.jitter);
-    match (batches, jitter) {
-        (Some(a), Some(b)) => Some(a.max(b)),
-        (a, b) => a.or(b),
-    }
 }
 
 /// The answer asked for cannot be given: why, and at saturation when that can be said.

@@ -201,8 +201,8 @@ fn versus(
             .or(own.saturation_workers)
     };
     let capacity_ratio_uncertainty = taken_at(own)
-        .and_then(|workers| super::answer::uncertainty(series, workers))
-        .zip(taken_at(theirs).and_then(|workers| super::answer::uncertainty(other, workers)))
+        .and_then(|workers| series.capacity_uncertainty(workers))
+        .zip(taken_at(theirs).and_then(|workers| other.capacity_uncertainty(workers)))
         .map(|(mine, theirs)| mine.hypot(theirs));
     Versus {
         series: series.name().to_string(),

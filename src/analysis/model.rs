@@ -260,6 +260,20 @@ impl SeriesAnalysis {
     pub fn level(&self, workers: usize) -> Option<&LevelFigures> {
         self.levels.iter().find(|level| level.workers == workers)
     }
+
+    /// The relative 95% uncertainty of the capacity at `workers`: from the level's batches
+    /// (Student's t), never below twice the series' level-to-level jitter; None when neither
+    /// is known.
+    pub fn capacity_uncertainty(&self, workers: usize) -> Option<f64> {
+        let batches = self
+            .level(workers)
+            .and_then(|level| level.capacity_uncertainty);
+        let jitter = self.noise.as_ref().map(|noise| 2.0 * noise.jitter);
+        match (batches, jitter) {
+            (Some(a), Some(b)) => Some(a.max(b)),
+            (a, b) => a.or(b),
+        }
+    }
 }
 
 // Comparisons between series (computed by `compare`).

@@ -163,7 +163,6 @@ pub fn apply_objective(analysis: &mut Analysis, objective: &Objective) {
             pair.contains(&ratio.best.as_str()) && pair.contains(&ratio.other.as_str())
         })
     };
-    let SloReport { verdicts, .. } = report;
     let mut first: Vec<String> = analysis
         .answer
         .iter()
@@ -175,25 +174,16 @@ pub fn apply_objective(analysis: &mut Analysis, objective: &Objective) {
             .filter(|ratio| !answered(ratio))
             .map(|ratio| format!("{}.", ratio.sentence)),
     );
-    let mut first: Vec<String> = first
-        .into_iter()
-        .chain(
-            verdicts
-                .iter()
-                .map(|verdict| format!("{}.", verdict.sentence(objective))),
-        )
-        .collect();
+    first.extend(
+        report
+            .verdicts
+            .iter()
+            .map(|verdict| format!("{}.", verdict.sentence(objective))),
+    );
     first.append(&mut analysis.findings);
-    first.truncate(MAX_FINDINGS.max(comparisons.len() + verdicts.len() + 1));
+    first.truncate(MAX_FINDINGS.max(comparisons.len() + report.verdicts.len() + 1));
     analysis.findings = first;
-    analysis.slo = Some(SloReport {
-        objective: objective.to_string(),
-        verdicts,
-        comparisons: comparisons
-            .into_iter()
-            .map(|ratio| ratio.sentence)
-            .collect(),
-    });
+    analysis.slo = Some(report);
 }
 
 /// Indices of the series grouped by what they measure (job time, or a rate unit) and the job

@@ -59,7 +59,7 @@ pub fn render(analysis: &Analysis, wide: bool, verbose: bool) -> String {
             }
             Section::Findings(all) => findings = all,
             Section::Warnings(all) => warnings = all,
-            // The page's and the Markdown's; the answer opens the findings below.
+            // The page's and the Markdown's; the answer was said at the top.
             Section::Answer(_)
             | Section::TopWarnings(_)
             | Section::Glossary(_)

@@ -60,26 +60,21 @@ pub(crate) fn outline(analysis: &Analysis) -> Vec<Section<'_>> {
     if let Some(answer) = answer {
         sections.push(Section::Answer(answer));
     }
-    // The headline goes on from the answer, never repeating it.
-    let headline: Vec<&str> = analysis
-        .findings
-        .iter()
-        .map(String::as_str)
-        .filter(|finding| Some(*finding) != answer)
-        .take(HEADLINE_FINDINGS)
-        .collect();
-    if !headline.is_empty() {
-        sections.push(Section::Headline(headline));
+    // The answer is the first finding, said above: the headline and the list go on from it.
+    let findings = match (answer, analysis.findings.first()) {
+        (Some(answer), Some(first)) if first == answer => &analysis.findings[1..],
+        _ => &analysis.findings[..],
+    };
+    if !findings.is_empty() {
+        let top = findings.len().min(HEADLINE_FINDINGS);
+        sections.push(Section::Headline(
+            findings[..top].iter().map(String::as_str).collect(),
+        ));
     }
     if !analysis.warnings.is_empty() {
         let top = analysis.warnings.len().min(TOP_WARNINGS);
         sections.push(Section::TopWarnings(&analysis.warnings[..top]));
     }
-    // The answer is the first finding, said above: the list goes on from it.
-    let findings = match (answer, analysis.findings.first()) {
-        (Some(answer), Some(first)) if first == answer => &analysis.findings[1..],
-        _ => &analysis.findings[..],
-    };
     sections.push(Section::Findings(findings));
     if let Some(fleet) = &analysis.fleet {
         sections.push(Section::Table(fleet_table(fleet), Shown::Summary));
