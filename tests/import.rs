@@ -649,12 +649,9 @@ fn fixtures_of_every_layout_read_alone() {
     for (name, intervals) in [("pgbench_agg.15", 5), ("pgbench_agg.12", 5)] {
         let file = dir.path().join(name);
         std::fs::write(&file, fixture(name)).unwrap();
-        let series = read_input(&InputFile {
-            path: &file,
-            level: Some(4),
-        })
+        let series = read_input(&InputFile::new(&file, Some(4)))
         .unwrap();
-        let level = &series.points[0];
+        let level = &series[0].points[0];
         assert_eq!(level.workers, 4);
         assert_eq!(level.intervals.len(), intervals, "{name}: {level:?}");
         assert!(
@@ -673,10 +670,7 @@ fn fixtures_of_every_layout_read_alone() {
         .unwrap()
         .to_string();
     std::fs::write(&single, first_line + "\n").unwrap();
-    let error = read_input(&InputFile {
-        path: &single,
-        level: Some(4),
-    })
+    let error = read_input(&InputFile::new(&single, Some(4)))
     .unwrap_err();
     assert!(
         format!("{error:#}").contains("has one interval"),

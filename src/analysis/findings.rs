@@ -537,6 +537,13 @@ pub(crate) fn series_warnings(series: &SeriesAnalysis) -> Vec<String> {
         ));
     }
     for point in &series.series.left_out {
+        if let Some(why) = &point.scheduled {
+            warnings.push(format!(
+                "left out {}: {why}: its rate is the rate asked, not capacity",
+                workers_text(point.workers)
+            ));
+            continue;
+        }
         // What the level's capacity really was, when its jobs did not run together.
         let delivered = point
             .delivered
@@ -562,8 +569,20 @@ pub(crate) fn series_warnings(series: &SeriesAnalysis) -> Vec<String> {
         ));
     }
     if !series.series.left_out.is_empty() {
+        let scheduled = series
+            .series
+            .left_out
+            .iter()
+            .filter(|point| point.scheduled.is_some())
+            .count();
+        let disturbed = series.series.left_out.len() - scheduled;
+        let why = match (disturbed, scheduled) {
+            (_, 0) => "as disturbed",
+            (0, _) => "as run to a schedule",
+            _ => "as disturbed or run to a schedule",
+        };
         warnings.push(format!(
-            "{} of {} levels left out as disturbed: fits, knee and comparisons use the other {}",
+            "{} of {} levels left out {why}: fits, knee and comparisons use the other {}",
             series.series.left_out.len(),
             series.series.left_out.len() + series.series.points.len(),
             series.series.points.len()

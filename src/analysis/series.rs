@@ -34,6 +34,10 @@ pub struct Point {
     /// Why the run judged this level disturbed; empty when clean or not judged.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub disturbed: Vec<String>,
+    /// Why the level's rate is not capacity, when it ran to a schedule (pgbench `-R`): such a
+    /// level is always left out of the capacity analysis, and said so.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scheduled: Option<String>,
     /// With --precision: false when the CV target was missed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub precision_reached: Option<bool>,
@@ -314,6 +318,7 @@ impl Series {
     /// Moves the levels the run judged disturbed out of the analysis. False when none is
     /// clean: such a series describes its disturbance, not its host, and is not analysed.
     pub fn leave_out_disturbed(&mut self) -> bool {
+        self.leave_out_scheduled();
         let (disturbed, clean): (Vec<Point>, Vec<Point>) = std::mem::take(&mut self.points)
             .into_iter()
             .partition(|point| !point.disturbed.is_empty());
@@ -323,8 +328,19 @@ impl Series {
                 .partition(|point| !point.disturbed.is_empty());
         self.points = clean;
         self.paced = paced_clean;
-        self.left_out = disturbed;
+        self.left_out.extend(disturbed);
         self.left_out.extend(paced_disturbed);
+        !(self.points.is_empty() && self.paced.is_empty())
+    }
+
+    /// Moves the levels that ran to a schedule (their rate is the one asked) out of the
+    /// capacity analysis, disturbed or not. False when no level is left.
+    pub fn leave_out_scheduled(&mut self) -> bool {
+        let (scheduled, free): (Vec<Point>, Vec<Point>) = std::mem::take(&mut self.points)
+            .into_iter()
+            .partition(|point| point.scheduled.is_some());
+        self.points = free;
+        self.left_out.extend(scheduled);
         !(self.points.is_empty() && self.paced.is_empty())
     }
 

@@ -78,21 +78,22 @@ fn load_series(args: &ReportArgs) -> Result<(Vec<Series>, Vec<String>)> {
             .iter()
             .find(|(file, _)| same_file(path, file))
             .map(|(_, level)| *level);
-        let mut one = read_input(&InputFile { path, level })?;
-        if let Some((line, point)) = one.cut_last_line.take() {
-            if args.accept_truncated {
-                one.points.push(point);
-            } else {
-                notes.push(format!(
-                    "'{}' line {line}: left out: the last line may be cut (it has no line end and its last value is shorter than the rest of its column); --accept-truncated keeps it",
-                    path.display()
-                ));
+        for mut one in read_input(&InputFile::new(path, level))? {
+            if let Some((line, point)) = one.cut_last_line.take() {
+                if args.accept_truncated {
+                    one.points.push(point);
+                } else {
+                    notes.push(format!(
+                        "'{}' line {line}: left out: the last line may be cut (it has no line end and its last value is shorter than the rest of its column); --accept-truncated keeps it",
+                        path.display()
+                    ));
+                }
             }
+            if let Some((_, name)) = args.labels.iter().find(|(file, _)| Path::new(file) == path) {
+                one.name = printable(name);
+            }
+            series.push(one);
         }
-        if let Some((_, name)) = args.labels.iter().find(|(file, _)| Path::new(file) == path) {
-            one.name = printable(name);
-        }
-        series.push(one);
     }
     // A campaign's parts become one series first: a level one part judged disturbed is
     // the merged level's, and left out with it.
@@ -100,6 +101,13 @@ fn load_series(args: &ReportArgs) -> Result<(Vec<Series>, Vec<String>)> {
     notes.append(&mut merged_notes);
     let mut kept = Vec::new();
     for mut one in series {
+        if !one.leave_out_scheduled() {
+            notes.push(format!(
+                "every level of {} ('{}') ran to a schedule (pgbench -R): its rates are the rates asked, not capacity, so it is not analysed",
+                one.name, one.source
+            ));
+            continue;
+        }
         if !args.include_disturbed && !one.leave_out_disturbed() {
             notes.push(format!(
                 "every level of {} ('{}') was disturbed: not analysed, not compared (--include-disturbed keeps it)",

@@ -14,12 +14,14 @@ const STATSPACK_TOOL: &str = "Oracle Statspack";
 pub(super) const AWR: Importer = Importer {
     tool: TOOL,
     detects: is_awr,
+    runs: one_run,
     read: Reader::Text(from_awr),
 };
 
 pub(super) const STATSPACK: Importer = Importer {
     tool: STATSPACK_TOOL,
     detects: is_statspack,
+    runs: one_run,
     read: Reader::Text(from_statspack),
 };
 

@@ -313,6 +313,7 @@ pub(super) fn job_time_points(
         points.push(Point {
             workers: row.workers,
             raw,
+            scheduled: None,
             cache: cache_figures(&figures, &figure_at)?,
             // corescale's CSV: the capacity the host delivered (older files: n / median).
             delivered: match measure {

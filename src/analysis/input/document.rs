@@ -75,6 +75,7 @@ pub(super) fn from_document(path: &Path, text: &str) -> Result<Series> {
         };
         points.push(Point {
             workers,
+            scheduled: None,
             raw: in_range(raw, &RAW, "the measurement", &|| at(raw_field))?,
             delivered,
             cache: cache_figures(&level.workload_figures, &|field: &str| {

@@ -11,6 +11,7 @@ pub(super) const TOOL: &str = "HammerDB";
 pub(super) const LOG: Importer = Importer {
     tool: TOOL,
     detects: is_hammerdb,
+    runs: one_run,
     read: Reader::Text(from_hammerdb),
 };
 
@@ -20,6 +21,7 @@ pub(super) const XTPROF_TOOL: &str = "HammerDB xtprof";
 pub(super) const XTPROF: Importer = Importer {
     tool: XTPROF_TOOL,
     detects: is_xtprof,
+    runs: one_run,
     read: Reader::Text(from_xtprof),
 };
 
@@ -50,7 +52,7 @@ fn from_hammerdb(file: &InputFile, text: &str) -> Result<Series> {
     let mut users: Option<usize> = None;
     let mut points: Vec<Point> = Vec::new();
     for (number, line) in text.lines().enumerate() {
-        let at = || format!("'{}' line {}", path.display(), number + 1);
+        let at = || file.line(number);
         let line = after_prefix(line.trim());
         if version.is_none()
             && let Some(position) = line.find("HammerDB")
@@ -141,7 +143,7 @@ fn from_xtprof(file: &InputFile, text: &str) -> Result<Series> {
         }
     };
     for (number, line) in text.lines().enumerate() {
-        let at = || format!("'{}' line {}", path.display(), number + 1);
+        let at = || file.line(number);
         let line = line.trim();
         if let Some(rest) = line.strip_prefix(SUMMARY) {
             // "4 ACTIVE VIRTUAL USERS : MEDIAN ELAPSED TIME : 419051ms"

@@ -25,6 +25,7 @@ pub use nodes::{NodeCores, node_cores};
 /// Other tools' outputs `report` reads, tried in this order on a file's first 64 KiB.
 const IMPORTERS: &[&Importer] = &[
     &pgbench::SUMMARY,
+    &pgbench::PROGRESS,
     &pgbench_log::TRANSACTIONS,
     &pgbench_log::AGGREGATED,
     &sysbench::REPORT,
@@ -36,11 +37,21 @@ const IMPORTERS: &[&Importer] = &[
 ];
 
 /// Another tool's output: the tool its series' job names, how its text is told from
-/// others' by its head, and its reader.
+/// others' by its head, where one run ends and the next begins in a file holding several,
+/// and its reader.
 struct Importer {
     tool: &'static str,
     detects: fn(&str) -> bool,
+    runs: Runs,
     read: Reader,
+}
+
+/// Where a text reader's runs begin, as line numbers (the first run always begins at 0).
+type Runs = fn(&str) -> Vec<usize>;
+
+/// A file read as one run.
+fn one_run(_: &str) -> Vec<usize> {
+    Vec::new()
 }
 
 enum Reader {
@@ -55,9 +66,28 @@ enum Reader {
 pub struct InputFile<'a> {
     pub path: &'a Path,
     pub level: Option<usize>,
+    /// The line the run being read begins at, in a file of several runs.
+    first_line: usize,
 }
 
-impl InputFile<'_> {
+impl<'a> InputFile<'a> {
+    pub fn new(path: &'a Path, level: Option<usize>) -> Self {
+        InputFile {
+            path,
+            level,
+            first_line: 0,
+        }
+    }
+
+    /// Where a line of the run being read is in its file: "'x.txt' line 12".
+    fn line(&self, number: usize) -> String {
+        format!(
+            "'{}' line {}",
+            self.path.display(),
+            self.first_line + number + 1
+        )
+    }
+
     /// The file's name without its extension: a series' name unless its file gives one.
     fn stem(&self) -> String {
         self.path.file_stem().map_or_else(
@@ -180,16 +210,31 @@ pub(super) fn imported(tool: &str, version: Option<String>, workload: &str) -> P
     }
 }
 
-/// Reads one file into a series named after its host label, else its file stem.
+/// Reads one file into a series named after its host label, else its file stem: an error
+/// for a file of several jobs (`report` reads those).
 pub fn read_series(path: &Path) -> Result<Series> {
-    let series = read_input(&InputFile { path, level: None })?;
-    level_known(&series)?;
-    Ok(series)
+    only_one(path, read_input(&InputFile::new(path, None))?)
 }
 
-/// Reads one file as `report` does: a level the file does not state may stay unknown (0)
-/// until [`levels_into_sweeps`] joins it to its run's summary, or says what is missing.
-pub fn read_input(file: &InputFile) -> Result<Series> {
+/// The one series of a file, its level known.
+fn only_one(path: &Path, mut series: Vec<Series>) -> Result<Series> {
+    if series.len() != 1 {
+        bail!(
+            "'{}' holds {} jobs' runs: report reads them as {} series",
+            path.display(),
+            series.len(),
+            series.len()
+        );
+    }
+    let one = series.remove(0);
+    level_known(&one)?;
+    Ok(one)
+}
+
+/// Reads one file as `report` does, into a series per job it ran: a level the file does not
+/// state may stay unknown (0) until [`levels_into_sweeps`] joins it to its run's summary, or
+/// says what is missing.
+pub fn read_input(file: &InputFile) -> Result<Vec<Series>> {
     use std::io::Read;
     let path = file.path;
     if path.as_os_str() == "-" {
@@ -197,13 +242,7 @@ pub fn read_input(file: &InputFile) -> Result<Series> {
         std::io::stdin()
             .read_to_end(&mut bytes)
             .context("cannot read standard input")?;
-        return parse_input(
-            &InputFile {
-                path: Path::new("stdin"),
-                level: file.level,
-            },
-            &bytes,
-        );
+        return parse_input(&InputFile::new(Path::new("stdin"), file.level), &bytes);
     }
     let cannot_read = || format!("cannot read '{}'", path.display());
     let mut opened = std::fs::File::open(path).with_context(cannot_read)?;
@@ -220,10 +259,76 @@ pub fn read_input(file: &InputFile) -> Result<Series> {
         // A log: streamed, never held whole.
         let mut lines =
             std::io::BufReader::with_capacity(1 << 20, std::io::Cursor::new(head).chain(opened));
-        return finish(path, read(file, &mut lines)?);
+        return Ok(vec![finish(path, read(file, &mut lines)?)?]);
     }
     opened.read_to_end(&mut head).with_context(cannot_read)?;
     parse_input(file, &head)
+}
+
+/// Every run of another tool's text, each read alone and then joined: runs of one job at
+/// different loads are its levels, at one load repeats of a level; each job is a series.
+fn read_runs(file: &InputFile, text: &str, importer: &Importer) -> Result<Vec<Series>> {
+    let read = match importer.read {
+        Reader::Text(read) => read,
+        Reader::Lines(read) => return Ok(vec![read(file, &mut text.as_bytes())?]),
+    };
+    let mut starts = (importer.runs)(text);
+    starts.retain(|start| *start > 0);
+    starts.dedup();
+    if starts.is_empty() {
+        return Ok(vec![read(file, text)?]);
+    }
+    let offsets: Vec<usize> = std::iter::once(0)
+        .chain(
+            text.match_indices('\n')
+                .map(|(at, _)| at + 1)
+                .enumerate()
+                .filter(|(line, _)| starts.contains(&(line + 1)))
+                .map(|(_, at)| at),
+        )
+        .chain(std::iter::once(text.len()))
+        .collect();
+    let lines: Vec<usize> = std::iter::once(0).chain(starts).collect();
+    let mut runs = Vec::new();
+    for (index, pair) in offsets.windows(2).enumerate() {
+        let part = InputFile {
+            first_line: lines[index],
+            ..InputFile::new(file.path, file.level)
+        };
+        runs.push(read(&part, &text[pair[0]..pair[1]])?);
+    }
+    Ok(jobs_of(file, runs))
+}
+
+/// A file's runs joined by job (and host): a series each, its runs' levels merged and their
+/// repeats averaged; each named after the file, and after its job when there are several.
+fn jobs_of(file: &InputFile, runs: Vec<Series>) -> Vec<Series> {
+    let mut jobs: Vec<Series> = Vec::new();
+    for run in runs {
+        match jobs.iter_mut().find(|job| {
+            job.job == run.job && job.provenance.hostname == run.provenance.hostname
+        }) {
+            Some(job) => {
+                job.points.extend(run.points);
+                job.paced.extend(run.paced);
+                for note in run.notes {
+                    if !job.notes.contains(&note) {
+                        job.notes.push(note);
+                    }
+                }
+            }
+            None => jobs.push(run),
+        }
+    }
+    let several = jobs.len() > 1;
+    for job in &mut jobs {
+        job.points = folder::repeats_averaged(std::mem::take(&mut job.points));
+        if several {
+            let what = job.job.workload.clone().unwrap_or_default();
+            job.name = format!("{} ({what})", file.stem());
+        }
+    }
+    jobs
 }
 
 /// A result document inside log output: the first line that is just `{` begins it, and the
@@ -265,12 +370,18 @@ fn is_report_analysis(path: &Path) -> bool {
 
 /// The series in a file's bytes; `path` names it in messages and gives the default name.
 pub fn parse_series(path: &Path, bytes: &[u8]) -> Result<Series> {
-    let series = parse_input(&InputFile { path, level: None }, bytes)?;
-    level_known(&series)?;
+    only_one(path, parse_input(&InputFile::new(path, None), bytes)?)
+}
+
+/// Every series in a file's bytes (a series per job of another tool's runs), each level
+/// known.
+pub fn parse_all(path: &Path, bytes: &[u8]) -> Result<Vec<Series>> {
+    let series = parse_input(&InputFile::new(path, None), bytes)?;
+    series.iter().try_for_each(level_known)?;
     Ok(series)
 }
 
-fn parse_input(file: &InputFile, bytes: &[u8]) -> Result<Series> {
+fn parse_input(file: &InputFile, bytes: &[u8]) -> Result<Vec<Series>> {
     let path = file.path;
     let text = std::str::from_utf8(bytes).map_err(|error| {
         anyhow::anyhow!(
@@ -302,18 +413,18 @@ fn parse_input(file: &InputFile, bytes: &[u8]) -> Result<Series> {
     };
     let series = if let Some(document) = logged_document(text) {
         // Also `kubectl logs` of a `run -o -` pod: corescale's own notes around the document.
-        from_document(path, document)?
+        vec![from_document(path, document)?]
     } else if text.trim_start().starts_with('{') {
-        from_document(path, text)?
+        vec![from_document(path, text)?]
     } else if let Some(importer) = detect(head, tail) {
-        match importer.read {
-            Reader::Text(read) => read(file, text)?,
-            Reader::Lines(read) => read(file, &mut text.as_bytes())?,
-        }
+        read_runs(file, text, importer)?
     } else {
-        from_csv(path, text, &file.stem())?
+        vec![from_csv(path, text, &file.stem())?]
     };
-    finish(path, series)
+    series
+        .into_iter()
+        .map(|one| finish(path, one))
+        .collect()
 }
 
 /// A series as every reader leaves it: its source set, its names printable, its levels
@@ -442,3 +553,6 @@ fn checked_latency(latency: &Latency) -> std::result::Result<(), String> {
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod versions_tests;

@@ -1,10 +1,12 @@
-//! pgbench's standard output, as PostgreSQL 12 to 17 print it: one file is one load level
-//! (its client count), its rate the tps without connection time ("without initial
-//! connection time" since 14, "excluding connections establishing" before). From a summary
-//! only the mean latency and its standard deviation are known; they are kept as the level's
-//! own figures, and no percentile is made up from them (the run's `--log` gives them:
-//! `pgbench_log`). Its `-P` progress lines are the level's intervals, its `-r` statement
-//! latencies figures of the level.
+//! pgbench's standard output, as PostgreSQL 9.5 to 18 print it: each run's summary is a load
+//! level (its client count; a file of several runs is a sweep), its rate the tps without
+//! connection time ("without initial connection time" since 14, "excluding connections
+//! establishing" before). From a summary only the mean latency and its standard deviation
+//! are known ("latency average = " since 10, "latency average: " before); they are kept as
+//! the level's own figures, and no percentile is made up from them (the run's `--log` gives
+//! them: `pgbench_log`). Its `-P` progress lines are the level's intervals, its `-r`
+//! statement latencies figures of the level. A run throttled with `-R` ran to a schedule:
+//! its rate is the one asked, not capacity. Progress lines alone are a level's intervals.
 
 use super::*;
 use crate::latency::IntervalFigures;
@@ -19,8 +21,58 @@ pub(super) const NO_PERCENTILES: &str =
 pub(super) const SUMMARY: Importer = Importer {
     tool: TOOL,
     detects: is_pgbench,
+    runs: summaries,
     read: Reader::Text(from_pgbench),
 };
+
+/// pgbench's `-P` lines without a summary (a run cut short, or its progress kept alone).
+pub(super) const PROGRESS: Importer = Importer {
+    tool: TOOL,
+    detects: is_progress,
+    runs: one_run,
+    read: Reader::Text(from_progress),
+};
+
+/// Where each run after the first begins: at the first line after a summary that is not
+/// part of it, when another summary follows (lines after the last one stay with it).
+fn summaries(text: &str) -> Vec<usize> {
+    let lines: Vec<&str> = text.lines().collect();
+    let mut starts = Vec::new();
+    let mut ended = false;
+    for (number, line) in lines.iter().enumerate() {
+        if line.starts_with("tps = ") {
+            ended = true;
+        } else if ended && !line.trim().is_empty() && !continues_summary(line) {
+            ended = false;
+            if lines[number..]
+                .iter()
+                .any(|line| line.starts_with("transaction type: "))
+            {
+                starts.push(number);
+            }
+        }
+    }
+    starts
+}
+
+/// Lines a summary may hold after its tps: a second tps (before 14), `-r`'s statement
+/// latencies and each script's part with several scripts.
+fn continues_summary(line: &str) -> bool {
+    line.starts_with([' ', '\t', '-'])
+        || ["tps = ", "statement latencies", "SQL script ", "script statistics:"]
+            .iter()
+            .any(|start| line.starts_with(start))
+}
+
+fn is_progress(text: &str) -> bool {
+    text.lines()
+        .filter(|line| {
+            line.strip_prefix("progress: ")
+                .is_some_and(|rest| rest.contains(" s, ") && rest.contains(" tps"))
+        })
+        .nth(1)
+        .is_some()
+}
 
 /// Whether the text is pgbench's summary: its header line and the lines every run prints.
 fn is_pgbench(text: &str) -> bool {
@@ -35,7 +87,7 @@ fn is_pgbench(text: &str) -> bool {
 fn from_pgbench(file: &InputFile, text: &str) -> Result<Series> {
     let path = file.path;
     let mut version = None;
-    let mut intervals: Vec<IntervalFigures> = Vec::new();
+    let mut progress_lines = Vec::new();
     let mut statements = 0;
     let mut in_statements = false;
     let mut script = None;
@@ -45,8 +97,10 @@ fn from_pgbench(file: &InputFile, text: &str) -> Result<Series> {
     let mut tps_without = None;
     let mut tps_with = None;
     let mut figures = std::collections::BTreeMap::new();
+    let mut scheduled = false;
+    let mut progress_after = 0;
     for (number, line) in text.lines().enumerate() {
-        let at = || format!("'{}' line {}", path.display(), number + 1);
+        let at = || file.line(number);
         let line = line.trim_end();
         if in_statements {
             match statement_latency(line, &at)? {
@@ -67,7 +121,12 @@ fn from_pgbench(file: &InputFile, text: &str) -> Result<Series> {
         {
             in_statements = true;
         } else if let Some(rest) = line.strip_prefix("progress: ") {
-            intervals.push(progress(rest, intervals.last(), &at)?);
+            if tps_without.is_some() || tps_with.is_some() {
+                // After the summary: a run cut short, not this one's.
+                progress_after += 1;
+                continue;
+            }
+            progress_lines.push((progress(rest, &at)?, number));
         } else if let Some(rest) = line.strip_prefix("pgbench (") {
             // "pgbench (15.20 (Debian 15.20-0+deb12u1))", or "(17.2, server 15.20)".
             version = rest
@@ -115,16 +174,52 @@ fn from_pgbench(file: &InputFile, text: &str) -> Result<Series> {
                     &at,
                 )?,
             );
-        } else if let Some(rest) = line.strip_prefix("latency average = ") {
+        } else if let Some(rest) = stated(line, "latency average") {
             figures.insert(
                 "latency_average_ms".to_string(),
                 milliseconds(rest, "latency average", &at)?,
             );
-        } else if let Some(rest) = line.strip_prefix("latency stddev = ") {
+        } else if let Some(rest) = stated(line, "latency stddev") {
             figures.insert(
                 "latency_stddev_ms".to_string(),
                 milliseconds(rest, "latency stddev", &at)?,
             );
+        } else if let Some(rest) = stated(line, "rate limit schedule lag") {
+            // "avg 0.123 (max 4.567) ms": -R was given.
+            let average = rest.trim_start().strip_prefix("avg ").unwrap_or(rest);
+            figures.insert(
+                "schedule_lag_average_ms".to_string(),
+                in_range(
+                    number_in(average, "schedule lag", &at)?,
+                    &COUNT,
+                    "schedule lag",
+                    &at,
+                )?,
+            );
+            scheduled = true;
+        } else if let Some(rest) = line.strip_prefix("number of transactions skipped: ") {
+            figures.insert(
+                "skipped_transactions".to_string(),
+                in_range(
+                    number_in(rest, "transactions skipped", &at)?,
+                    &COUNT,
+                    "transactions skipped",
+                    &at,
+                )?,
+            );
+        } else if let Some(rest) = line.strip_prefix("number of transactions above the ") {
+            // "5.0 ms latency limit: 12/1000 (1.200 %)": -L was given.
+            if let Some((limit, late)) = rest.split_once(" ms latency limit: ") {
+                figures.insert(
+                    "latency_limit_ms".to_string(),
+                    in_range(number_in(limit, "latency limit", &at)?, &RAW, "latency limit", &at)?,
+                );
+                let late = late.split('/').next().unwrap_or(late);
+                figures.insert(
+                    "late_transactions".to_string(),
+                    in_range(number_in(late, "late transactions", &at)?, &COUNT, "late transactions", &at)?,
+                );
+            }
         } else if let Some(rest) = line.strip_prefix("tps = ") {
             let (value, how) = rest.split_once(' ').unwrap_or((rest, ""));
             let value = in_range(number_in(value, "tps", &at)?, &RAW, "tps", &at)?;
@@ -143,6 +238,7 @@ fn from_pgbench(file: &InputFile, text: &str) -> Result<Series> {
             path.display()
         )
     };
+    let intervals = intervals_of(file, &progress_lines)?;
     let clients = clients.ok_or_else(|| missing("number of clients:"))?;
     let tps = tps_without.or(tps_with).ok_or_else(|| missing("tps ="))?;
     let script = script.ok_or_else(|| missing("transaction type:"))?;
@@ -156,6 +252,9 @@ fn from_pgbench(file: &InputFile, text: &str) -> Result<Series> {
     let point = Point {
         workers: clients,
         raw: tps,
+        scheduled: scheduled.then(|| {
+            format!("pgbench ran at a rate limit (-R, {} line)", file.line(0))
+        }),
         figures,
         intervals,
         ..Point::default()
@@ -176,6 +275,12 @@ fn from_pgbench(file: &InputFile, text: &str) -> Result<Series> {
     );
     series.provenance = imported(TOOL, version, &script);
     series.notes.extend(file.level_ignored(clients));
+    if progress_after > 0 {
+        series.notes.push(format!(
+            "{}: {progress_after} progress lines after the summary left out (a run without its summary)",
+            file.line(0)
+        ));
+    }
     series.notes.push(format!(
         "'{}': {NO_PERCENTILES}, so no percentile is shown at {clients} client{} (pgbench --log beside it gives them)",
         path.display(),
@@ -185,12 +290,9 @@ fn from_pgbench(file: &InputFile, text: &str) -> Result<Series> {
 }
 
 /// A `-P` line after "progress: " ("5.0 s, 1234.5 tps, lat 0.808 ms stddev 0.123, 0 failed"):
-/// the interval since the line before it.
-fn progress(
-    text: &str,
-    before: Option<&IntervalFigures>,
-    at: &dyn Fn() -> String,
-) -> Result<IntervalFigures> {
+/// the time it was printed at (since the start, or since the epoch with
+/// `--progress-timestamp`) and the tps since the line before it.
+fn progress(text: &str, at: &dyn Fn() -> String) -> Result<(f64, f64)> {
     let mut parts = text.split(", ");
     let time = parts.next().unwrap_or("");
     let Some(time) = time.strip_suffix(" s") else {
@@ -212,7 +314,27 @@ fn progress(
         "progress tps",
         at,
     )?;
-    interval_ending(end_s, tps, before, at)
+    Ok((end_s, tps))
+}
+
+/// Times above this are `--progress-timestamp`'s seconds since the epoch (2001 on), not
+/// seconds since the start.
+const EPOCH_S: f64 = 1e9;
+
+/// The intervals progress lines end. With `--progress-timestamp` the run's start is not
+/// printed: the first interval is taken as long as the second.
+fn intervals_of(file: &InputFile, lines: &[((f64, f64), usize)]) -> Result<Vec<IntervalFigures>> {
+    let origin = match lines {
+        [((first, _), _), ((second, _), _), ..] if *first > EPOCH_S => first - (second - first),
+        [((first, _), _)] if *first > EPOCH_S => first - 1.0,
+        _ => 0.0,
+    };
+    let mut intervals: Vec<IntervalFigures> = Vec::new();
+    for ((end_s, tps), number) in lines {
+        let at = || file.line(*number);
+        intervals.push(interval_ending(end_s - origin, *tps, intervals.last(), &at)?);
+    }
+    Ok(intervals)
 }
 
 /// A `-r` line: "   0.117   0  SELECT ..." (latency in ms, failures since 15, the command);
@@ -234,6 +356,59 @@ fn statement_latency<'a>(line: &'a str, at: &dyn Fn() -> String) -> Result<Optio
     }
     let latency = in_range(latency, &COUNT, "statement latency", at)?;
     Ok(Some((latency, rest)))
+}
+
+/// The value after a summary's label, as every version spells it: "latency average = 2.0
+/// ms" (since 10) or "latency average: 2.0 ms" (9.5 and 9.6).
+fn stated<'a>(line: &'a str, label: &str) -> Option<&'a str> {
+    let rest = line.strip_prefix(label)?;
+    rest.strip_prefix(" = ")
+        .or_else(|| rest.strip_prefix(": "))
+}
+
+/// Progress lines alone: one level at the clients `--level` or the file's name gives, its
+/// rate the intervals' transactions over their time.
+fn from_progress(file: &InputFile, text: &str) -> Result<Series> {
+    let mut progress_lines = Vec::new();
+    for (number, line) in text.lines().enumerate() {
+        let at = || file.line(number);
+        if let Some(rest) = line.trim_end().strip_prefix("progress: ") {
+            progress_lines.push((progress(rest, &at)?, number));
+        }
+    }
+    let intervals = intervals_of(file, &progress_lines)?;
+    let seconds: f64 = intervals.iter().map(|interval| interval.length_s).sum();
+    let done: f64 = intervals
+        .iter()
+        .map(|interval| interval.rate_per_s * interval.length_s)
+        .sum();
+    let tps = in_range(done / seconds, &RAW, "tps", &|| file.line(0))?;
+    let point = Point {
+        workers: file.given_level(),
+        raw: tps,
+        intervals,
+        ..Point::default()
+    };
+    let job = Job {
+        tool: TOOL.to_string(),
+        workload: Some("progress lines".to_string()),
+        shape: Some("pgbench progress lines (-P) without a summary".to_string()),
+        ..Job::default()
+    };
+    let mut series = Series::new(
+        file.stem(),
+        Measure::Rate {
+            unit: "tps".to_string(),
+        },
+        vec![point],
+        job,
+    );
+    series.provenance = imported(TOOL, None, "progress lines (-P) without a summary");
+    series.notes.push(format!(
+        "'{}': progress lines without pgbench's summary: the rate is the intervals' mean, and the script, scale and latency are not known",
+        file.path.display()
+    ));
+    Ok(series)
 }
 
 /// "2.000 ms" in milliseconds.

@@ -16,12 +16,14 @@ pub(super) const TOOL: &str = "pgbench log";
 pub(super) const TRANSACTIONS: Importer = Importer {
     tool: TOOL,
     detects: is_transaction_log,
+    runs: one_run,
     read: Reader::Lines(from_transaction_log),
 };
 
 pub(super) const AGGREGATED: Importer = Importer {
     tool: TOOL,
     detects: is_aggregated_log,
+    runs: one_run,
     read: Reader::Lines(from_aggregated_log),
 };
 

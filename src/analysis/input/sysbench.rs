@@ -12,6 +12,7 @@ pub(super) const TOOL: &str = "sysbench";
 pub(super) const REPORT: Importer = Importer {
     tool: TOOL,
     detects: is_sysbench,
+    runs: one_run,
     read: Reader::Text(from_sysbench),
 };
 
@@ -48,7 +49,7 @@ fn from_sysbench(file: &InputFile, text: &str) -> Result<Series> {
     let mut histogram: Option<ResponseTimes> = None;
     let mut in_histogram = false;
     for (number, line) in text.lines().enumerate() {
-        let at = || format!("'{}' line {}", path.display(), number + 1);
+        let at = || file.line(number);
         let trimmed = line.trim();
         if in_histogram && let Some(times) = &mut histogram {
             // "       3.551 |**      1": a bucket's value (ms) and count, to a blank line.

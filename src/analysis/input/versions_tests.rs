@@ -1,0 +1,125 @@
+//! Each reader on every spelling its tool's versions print: fixtures in
+//! tests/fixtures/import (their sources in SOURCES.md there), each with the figures its
+//! lines give.
+
+use super::*;
+
+fn fixture(name: &str) -> Vec<u8> {
+    std::fs::read(
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fixtures/import")
+            .join(name),
+    )
+    .unwrap_or_else(|error| panic!("{name}: {error}"))
+}
+
+/// The series a fixture is read into, as `report` reads it (levels may stay unknown).
+fn read(name: &str) -> Vec<Series> {
+    parse_input(&InputFile::new(Path::new(name), None), &fixture(name))
+        .unwrap_or_else(|error| panic!("{name}: {error:#}"))
+}
+
+fn levels(series: &Series) -> Vec<(usize, f64)> {
+    series
+        .points
+        .iter()
+        .map(|point| (point.workers, point.raw))
+        .collect()
+}
+
+#[test]
+fn a_pgbench_sweep_in_one_file_is_every_level_and_a_repeat() {
+    let series = read("pgbench-15-sweep.txt");
+    assert_eq!(series.len(), 1, "one job: {series:?}");
+    let sweep = &series[0];
+    // Runs at 1, 2, 4 clients and a second run at 2: its repeat, the two averaged.
+    let two = (1012.750188 + 1101.743933) / 2.0;
+    assert_eq!(sweep.points.len(), 3);
+    assert_eq!(sweep.points[0].workers, 1);
+    assert!((sweep.points[0].raw - 571.565247).abs() < 1e-6);
+    assert!((sweep.points[1].raw - two).abs() < 1e-6, "{:?}", levels(sweep));
+    assert_eq!(sweep.points[1].spread, Some((1012.750188, 1101.743933)));
+    assert_eq!(sweep.points[1].figures["repeats"], 2.0);
+    assert_eq!(sweep.points[2].workers, 4);
+    // Each run's own progress lines, not the next run's.
+    assert_eq!(sweep.points[0].intervals.len(), 3);
+    assert_eq!(sweep.points[2].intervals.len(), 3);
+}
+
+#[test]
+fn two_pgbench_jobs_in_one_file_are_two_series_never_paired() {
+    let series = read("pgbench-15-two-jobs.txt");
+    assert_eq!(series.len(), 2, "{series:?}");
+    let names: Vec<&str> = series.iter().map(|one| one.name.as_str()).collect();
+    assert_eq!(
+        names,
+        [
+            "pgbench-15-two-jobs (TPC-B (sort of))",
+            "pgbench-15-two-jobs (select only)"
+        ]
+    );
+    assert!((series[0].points[0].raw - 1074.083364).abs() < 1e-6);
+    assert!((series[1].points[0].raw - 15245.969646).abs() < 1e-6);
+}
+
+#[test]
+fn a_throttled_pgbench_run_ran_to_a_schedule() {
+    let series = read("pgbench-15-throttled.txt");
+    let point = &series[0].points[0];
+    let why = point.scheduled.as_deref().expect("-R is a schedule");
+    assert!(why.contains("rate limit (-R"), "{why}");
+    assert_eq!(point.figures["schedule_lag_average_ms"], 0.242);
+    assert_eq!(point.figures["latency_limit_ms"], 50.0);
+    assert_eq!(point.figures["late_transactions"], 0.0);
+    assert_eq!(point.figures["skipped_transactions"], 0.0);
+    // Never capacity: left out of the analysis whatever --include-disturbed says.
+    let mut one = series[0].clone();
+    assert!(!one.leave_out_scheduled());
+    assert_eq!(one.left_out.len(), 1);
+}
+
+#[test]
+fn pgbench_9_5_spells_latency_with_a_colon_and_statements_with_tabs() {
+    let series = read("pgbench-9.5-r.txt");
+    let point = &series[0].points[0];
+    assert_eq!((point.workers, point.raw), (8, 872.533690));
+    assert_eq!(point.figures["latency_average_ms"], 9.170);
+    assert_eq!(point.figures["latency_stddev_ms"], 6.822);
+    assert_eq!(
+        point.figures["statement 11 ms: UPDATE pgbench_tellers SET tbalance = tbalance + :delta WHERE tid = :tid;"],
+        3.276054
+    );
+    assert_eq!(series[0].job.workload.as_deref(), Some("TPC-B (sort of)"));
+}
+
+#[test]
+fn pgbench_10_script_statistics_and_18_scripts_are_one_run() {
+    let ten = read("pgbench-10-script-statistics.txt");
+    assert_eq!(levels(&ten[0]), [(4, 42067.806745)]);
+    assert_eq!(
+        ten[0].points[0].figures["statement 02 ms: SELECT abalance FROM pgbench_accounts WHERE aid = :aid;"],
+        0.093
+    );
+    let eighteen = read("pgbench-18-scripts.txt");
+    assert_eq!(eighteen.len(), 1);
+    assert_eq!(levels(&eighteen[0]), [(4, 4129.532417)]);
+    assert_eq!(eighteen[0].points[0].figures["latency_average_ms"], 0.967);
+    assert_eq!(eighteen[0].provenance.version.as_deref(), Some("18.3"));
+}
+
+#[test]
+fn pgbench_progress_lines_alone_are_a_level_of_intervals() {
+    // --progress-timestamp: times since the epoch, the first interval as long as the next.
+    let name = "pgbench-progress-timestamp.txt";
+    let file = InputFile::new(Path::new(name), Some(2));
+    let series = parse_input(&file, &fixture(name)).unwrap();
+    let point = &series[0].points[0];
+    assert_eq!(point.workers, 2);
+    assert_eq!(point.intervals.len(), 3);
+    assert_eq!(point.intervals[0].length_s, 1.0);
+    assert!((point.intervals[2].start_s - 2.0).abs() < 1e-6);
+    assert!((point.raw - (1385.8 + 1462.0 + 1144.0) / 3.0).abs() < 1e-6);
+    // Without a level, the fix is named.
+    let error = parse_all(Path::new(name), &fixture(name)).unwrap_err();
+    assert!(format!("{error:#}").contains("--level"), "{error:#}");
+}
