@@ -29,6 +29,7 @@ const IMPORTERS: &[&Importer] = &[
     &pgbench_log::TRANSACTIONS,
     &pgbench_log::AGGREGATED,
     &sysbench::REPORT,
+    &sysbench::OLD,
     &hammerdb::LOG,
     &hammerdb::XTPROF,
     &awr::AWR,

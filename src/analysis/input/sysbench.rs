@@ -1,10 +1,12 @@
-//! sysbench 1.0's output: one file is one level at its thread count. Its rate is the
+//! sysbench 1.0's and 1.1's output: each run is a level at its thread count (a file of
+//! several runs is a sweep, a series per test; 0.5's layout is refused, by name). Its rate is the
 //! transactions per second it printed (SQL tests), else its events per second. Its
 //! `--report-interval` lines are the level's intervals. Its `--histogram` table gives the
 //! percentiles (read into an HdrHistogram, as corescale's own levels); without it only the
 //! min, mean, max and the one percentile sysbench prints are known, kept as figures.
 
 use super::*;
+use crate::error::UsageError;
 use crate::latency::{IntervalFigures, ResponseTimes};
 
 pub(super) const TOOL: &str = "sysbench";
@@ -12,16 +14,60 @@ pub(super) const TOOL: &str = "sysbench";
 pub(super) const REPORT: Importer = Importer {
     tool: TOOL,
     detects: is_sysbench,
-    runs: one_run,
+    runs: headers,
     read: Reader::Text(from_sysbench),
 };
 
+/// sysbench 0.4 and 0.5, whose report this reader does not know: claimed, to be refused
+/// by name rather than misread.
+pub(super) const OLD: Importer = Importer {
+    tool: TOOL,
+    detects: is_old_sysbench,
+    runs: one_run,
+    read: Reader::Text(refuse_old),
+};
+
+/// "sysbench 1.0.20 (using bundled LuaJIT 2.1.0-beta2)": the line each run begins with.
+fn is_header(line: &str) -> bool {
+    line.starts_with("sysbench ") && line.contains("(using ")
+}
+
 fn is_sysbench(text: &str) -> bool {
-    let mut lines = text.lines().take(200);
-    lines.any(|line| line.starts_with("sysbench ") && line.contains("(using "))
+    text.lines().any(is_header)
         && text
             .lines()
             .any(|line| line.starts_with("Number of threads: "))
+}
+
+/// Where each run begins: at its header line.
+fn headers(text: &str) -> Vec<usize> {
+    text.lines()
+        .enumerate()
+        .filter(|(_, line)| is_header(line))
+        .map(|(number, _)| number)
+        .collect()
+}
+
+/// "sysbench 0.5:  multi-threaded system evaluation benchmark".
+fn is_old_sysbench(text: &str) -> bool {
+    text.lines().any(|line| {
+        line.starts_with("sysbench 0.")
+            && line.contains(":  multi-threaded system evaluation benchmark")
+    })
+}
+
+fn refuse_old(file: &InputFile, text: &str) -> Result<Series> {
+    let version = text
+        .lines()
+        .find_map(|line| line.strip_prefix("sysbench "))
+        .and_then(|rest| rest.split(':').next())
+        .unwrap_or("0.x");
+    Err(UsageError::new(format!(
+        "'{}': sysbench {}'s report is not read (its statistics are laid out otherwise): run the test with sysbench 1.0 or later",
+        file.path.display(),
+        quote(version)
+    ))
+    .into())
 }
 
 /// The builtin OLTP tests by their queries per transaction (read, write, other), as
@@ -42,6 +88,7 @@ fn from_sysbench(file: &InputFile, text: &str) -> Result<Series> {
     let mut queries: std::collections::BTreeMap<&str, f64> = Default::default();
     let mut transactions_per_s = None;
     let mut events_per_s = None;
+    let mut operations_per_s = None;
     let mut total_time_s = None;
     let mut events = None;
     let mut figures = std::collections::BTreeMap::new();
@@ -95,6 +142,25 @@ fn from_sysbench(file: &InputFile, text: &str) -> Result<Series> {
                 number_in(rest, "number of threads", &at)?,
                 &at,
             )?);
+        } else if let Some(rest) = line.strip_prefix("Total operations: ") {
+            // The memory test: "11167618 (5580629.45 per second)".
+            let per_second = rest
+                .split_once('(')
+                .map_or("", |(_, rate)| rate.trim_end_matches(" per second)"));
+            operations_per_s = Some(in_range(
+                number_in(per_second, "operations per second", &at)?,
+                &RAW,
+                "operations per second",
+                &at,
+            )?);
+        } else if let Some(rest) = line
+            .split_once(" MiB transferred (")
+            .map(|(_, rate)| rate.trim_end_matches(" MiB/sec)"))
+        {
+            figures.insert(
+                "mib_per_s".to_string(),
+                in_range(number_in(rest, "MiB/sec", &at)?, &COUNT, "MiB/sec", &at)?,
+            );
         } else if let Some(rest) = line.strip_prefix("Prime numbers limit: ") {
             primes = Some(number_in(rest, "prime numbers limit", &at)?);
         } else if let Some(rest) = line.strip_prefix("[ ") {
@@ -102,7 +168,7 @@ fn from_sysbench(file: &InputFile, text: &str) -> Result<Series> {
         } else if !line.starts_with(' ') && trimmed.ends_with(':') {
             section = match trimmed {
                 "SQL statistics:" => "sql",
-                "General statistics:" => "general",
+                "General statistics:" | "Throughput:" => "general",
                 "Latency (ms):" => "latency",
                 "Threads fairness:" => "fairness",
                 "CPU speed:" => "cpu",
@@ -142,10 +208,10 @@ fn from_sysbench(file: &InputFile, text: &str) -> Result<Series> {
                         in_range(number_in(value, name, &at)?, &COUNT, name, &at)?,
                     );
                 }
-                ("cpu", "events per second") => {
+                ("cpu", "events per second") | ("general", "events/s (eps)") => {
                     events_per_s = Some(in_range(number_in(value, name, &at)?, &RAW, name, &at)?);
                 }
-                ("general", "total time") => {
+                ("general", "total time" | "time elapsed") => {
                     let seconds = value.strip_suffix('s').unwrap_or(value);
                     total_time_s = Some(in_range(number_in(seconds, name, &at)?, &RAW, name, &at)?);
                 }
@@ -189,7 +255,12 @@ fn from_sysbench(file: &InputFile, text: &str) -> Result<Series> {
     };
     let threads = threads.ok_or_else(|| missing("Number of threads:"))?;
     let sql = transactions_per_s.is_some();
-    let rate = match (transactions_per_s, events_per_s, events, total_time_s) {
+    let rate = match (
+        transactions_per_s,
+        events_per_s.or(operations_per_s),
+        events,
+        total_time_s,
+    ) {
         (Some(rate), ..) | (None, Some(rate), ..) => rate,
         (None, None, Some(events), Some(seconds)) => {
             in_range(events / seconds, &RAW, "events per second", &|| {
@@ -216,6 +287,8 @@ fn from_sysbench(file: &InputFile, text: &str) -> Result<Series> {
         }
     } else if let Some(primes) = primes {
         format!("cpu, primes up to {primes}")
+    } else if operations_per_s.is_some() {
+        "memory".to_string()
     } else {
         "a test it does not name".to_string()
     };

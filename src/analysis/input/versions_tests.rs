@@ -123,3 +123,42 @@ fn pgbench_progress_lines_alone_are_a_level_of_intervals() {
     let error = parse_all(Path::new(name), &fixture(name)).unwrap_err();
     assert!(format!("{error:#}").contains("--level"), "{error:#}");
 }
+
+#[test]
+fn several_sysbench_tests_in_one_file_are_split_by_test() {
+    let series = read("sysbench-1.0.20-oltp-cpu.txt");
+    assert_eq!(series.len(), 2, "{series:?}");
+    let (oltp, cpu) = (&series[0], &series[1]);
+    assert!(
+        oltp.job.workload.as_deref().unwrap().starts_with("oltp_point_select"),
+        "{:?}",
+        oltp.job
+    );
+    assert_eq!(levels(oltp), [(1, 5773.39), (2, 26785.84)]);
+    // Each run's own latency: the point select's 95th percentile, never the cpu test's.
+    assert_eq!(oltp.points[0].figures["latency_p95_ms"], 0.23);
+    assert_eq!(oltp.points[0].intervals.len(), 2);
+    assert_eq!(levels(cpu), [(2, 6650.37)]);
+    assert!(cpu.name.ends_with("(cpu, primes up to 10000)"), "{}", cpu.name);
+
+    let series = read("sysbench-1.0.20-cpu-memory.txt");
+    assert_eq!(series.len(), 2);
+    assert_eq!(levels(&series[0]), [(1, 3488.74), (2, 6724.26)]);
+    assert_eq!(series[1].job.workload.as_deref(), Some("memory"));
+    assert_eq!(levels(&series[1]), [(1, 5580629.45)]);
+    assert_eq!(series[1].points[0].figures["mib_per_s"], 5449.83);
+}
+
+#[test]
+fn sysbench_1_1_throughput_is_read_and_0_5_refused_by_name() {
+    let series = read("sysbench-1.1-cpu.txt");
+    assert_eq!(levels(&series[0]), [(4, 4850.2712)]);
+    assert_eq!(series[0].provenance.version.as_deref(), Some("1.1.0-3ceba0b"));
+    let name = "sysbench-0.5-oltp.txt";
+    let error = parse_all(Path::new(name), &fixture(name)).unwrap_err();
+    let error = format!("{error:#}");
+    assert!(
+        error.contains("sysbench 0.5's report is not read") && error.contains("1.0 or later"),
+        "{error}"
+    );
+}
