@@ -11,7 +11,7 @@ pub(super) const TOOL: &str = "HammerDB";
 pub(super) const LOG: Importer = Importer {
     tool: TOOL,
     detects: is_hammerdb,
-    runs: one_run,
+    runs: logs,
     read: Reader::Text(from_hammerdb),
 };
 
@@ -37,6 +37,82 @@ fn is_hammerdb(text: &str) -> bool {
     text.contains(RESULT)
 }
 
+/// Where each run's log begins in a file of several appended ("Hammerdb Log @ ...").
+fn logs(text: &str) -> Vec<usize> {
+    text.lines()
+        .enumerate()
+        .filter(|(_, line)| line.starts_with("Hammerdb Log @"))
+        .map(|(number, _)| number)
+        .collect()
+}
+
+/// A result after "System achieved ": "44007 NOPM from 101181 PostgreSQL TPM" (4.0 on) or
+/// "101181 PostgreSQL TPM at 44007 NOPM" (3.x, and 4.x's `first_result` TPM): the NOPM,
+/// the TPM and the database it names.
+fn result(rest: &str, at: &dyn Fn() -> String) -> Result<(f64, f64, Option<String>)> {
+    let words: Vec<&str> = rest.split_whitespace().collect();
+    let (nopm, tpm, database) = match words.as_slice() {
+        [nopm, "NOPM", "from", tpm, database @ .., "TPM"] => (nopm, tpm, database),
+        [tpm, database @ .., "TPM", "at", nopm, "NOPM"] => (nopm, tpm, database),
+        _ => bail!(
+            "{}: result '{}' is neither 'N NOPM from M <database> TPM' nor 'M <database> TPM at N NOPM'",
+            at(),
+            quote(rest)
+        ),
+    };
+    let nopm = in_range(number_in(nopm, "NOPM", at)?, &RAW, "NOPM", at)?;
+    let tpm = in_range(number_in(tpm, "TPM", at)?, &COUNT, "TPM", at)?;
+    let database = (!database.is_empty()).then(|| printable(&database.join(" ")));
+    Ok((nopm, tpm, database))
+}
+
+/// The etprof time profile (3.x and 4.0) each virtual user prints at its end, summed over
+/// them: a procedure's calls, and its share of their exclusive time. (Its times are Tcl
+/// clock clicks, whose unit depends on the platform: only their shares are kept.)
+#[derive(Default)]
+struct Etprof {
+    procedures: std::collections::BTreeMap<String, (f64, f64)>,
+}
+
+impl Etprof {
+    /// A row after its '|': "neword |1234567890|55.12%| 12345| 99999| 9999999|"; the header,
+    /// percentiles (clicks too) and rules are passed over.
+    fn add(&mut self, row: &str, at: &dyn Fn() -> String) -> Result<()> {
+        let cells: Vec<&str> = row.split('|').map(str::trim).collect();
+        let [name, exclusive, _share, calls, _average, _cumulative, ..] = cells.as_slice() else {
+            return Ok(());
+        };
+        if *name == "PROCNAME" || name.starts_with("PERCENTILES") || exclusive.starts_with("MIN-")
+        {
+            return Ok(());
+        }
+        let exclusive = in_range(number_in(exclusive, "EXCLUSIVETOT", at)?, &COUNT, "EXCLUSIVETOT", at)?;
+        let calls = in_range(number_in(calls, "CALLNUM", at)?, &COUNT, "CALLNUM", at)?;
+        let entry = self
+            .procedures
+            .entry(printable(&name.to_ascii_uppercase()))
+            .or_default();
+        entry.0 += calls;
+        entry.1 += exclusive;
+        Ok(())
+    }
+
+    /// The profile read so far as figures of the level it was printed with.
+    fn attach_to(&mut self, level: Option<&mut Point>) {
+        let procedures = std::mem::take(&mut self.procedures);
+        let Some(level) = level else { return };
+        let total: f64 = procedures.values().map(|(_, exclusive)| exclusive).sum();
+        for (name, (calls, exclusive)) in procedures {
+            level.figures.insert(format!("{name} calls"), calls);
+            if total > 0.0 {
+                level
+                    .figures
+                    .insert(format!("{name} time share %"), 100.0 * exclusive / total);
+            }
+        }
+    }
+}
+
 /// "Vuser 1:4 Active Virtual Users configured" -> the text after the "Vuser N:" prefix.
 fn after_prefix(line: &str) -> &str {
     line.strip_prefix("Vuser ")
@@ -51,6 +127,7 @@ fn from_hammerdb(file: &InputFile, text: &str) -> Result<Series> {
     let mut database: Option<String> = None;
     let mut users: Option<usize> = None;
     let mut points: Vec<Point> = Vec::new();
+    let mut profile = Etprof::default();
     for (number, line) in text.lines().enumerate() {
         let at = || file.line(number);
         let line = after_prefix(line.trim());
@@ -65,27 +142,19 @@ fn from_hammerdb(file: &InputFile, text: &str) -> Result<Series> {
                 })
                 .map(printable);
         }
-        if let Some(count) = line.strip_suffix(" Active Virtual Users configured") {
+        if line.starts_with("Beginning rampup") {
+            profile.attach_to(points.last_mut());
+        } else if let Some(row) = line.strip_prefix('|') {
+            profile.add(row, &at)?;
+        } else if let Some(count) = line.strip_suffix(" Active Virtual Users configured") {
             users = Some(worker_count(
                 number_in(count, "active virtual users", &at)?,
                 &at,
             )?);
         } else if let Some(rest) = line.strip_prefix(RESULT) {
-            // "44007 NOPM from 101181 PostgreSQL TPM"
-            let words: Vec<&str> = rest.split_whitespace().collect();
-            let (Some(nopm), Some(&"NOPM"), Some(&"from"), Some(tpm)) =
-                (words.first(), words.get(1), words.get(2), words.get(3))
-            else {
-                bail!(
-                    "{}: result '{}' is not 'N NOPM from M <database> TPM'",
-                    at(),
-                    quote(rest)
-                );
-            };
-            let nopm = in_range(number_in(nopm, "NOPM", &at)?, &RAW, "NOPM", &at)?;
-            let tpm = in_range(number_in(tpm, "TPM", &at)?, &COUNT, "TPM", &at)?;
-            if words.len() >= 6 {
-                database = Some(printable(&words[4..words.len() - 1].join(" ")));
+            let (nopm, tpm, named) = result(rest, &at)?;
+            if let Some(named) = named {
+                database = Some(named);
             }
             let Some(users) = users.or(file.level) else {
                 bail!(
@@ -102,6 +171,7 @@ fn from_hammerdb(file: &InputFile, text: &str) -> Result<Series> {
             });
         }
     }
+    profile.attach_to(points.last_mut());
     let database = database.unwrap_or_else(|| "a database it does not name".to_string());
     let workload = format!("TPROC-C on {database}");
     let job = Job {
@@ -246,4 +316,125 @@ pub(super) fn join(mut profile: Series, results: &mut Series) -> Option<Series> 
         }
     });
     (!profile.points.is_empty()).then_some(profile)
+}
+
+/// The tool of a transaction counter log.
+pub(super) const COUNTER_TOOL: &str = "HammerDB transaction counter";
+
+/// hdbtcount.log (4.1 on): the database's own transaction rate, sampled while a test ran.
+pub(super) const COUNTER: Importer = Importer {
+    tool: COUNTER_TOOL,
+    detects: is_counter,
+    runs: counter_logs,
+    read: Reader::Text(from_counter),
+};
+
+const COUNTER_HEADER: &str = "Hammerdb Transaction Counter Log @";
+
+fn is_counter(text: &str) -> bool {
+    text.lines().any(|line| line.starts_with(COUNTER_HEADER))
+}
+
+/// Each test appends its own log, header first.
+fn counter_logs(text: &str) -> Vec<usize> {
+    text.lines()
+        .enumerate()
+        .filter(|(_, line)| line.starts_with(COUNTER_HEADER))
+        .map(|(number, _)| number)
+        .collect()
+}
+
+/// A counter log is a level at the virtual users `--level` or the file's name gives: its
+/// samples ("123456 PostgreSQL tpm @ Fri Nov 27 15:37:02 GMT 2020") are its intervals when
+/// they carry their time, and its rate their mean once the counter first moved (the rampup's
+/// zeros left out; the rampup's rising samples are in it, as the log does not mark its end).
+fn from_counter(file: &InputFile, text: &str) -> Result<Series> {
+    let mut samples: Vec<(f64, Option<chrono::NaiveDateTime>)> = Vec::new();
+    let mut database = None;
+    let mut metric = "tpm".to_string();
+    for (number, line) in text.lines().enumerate() {
+        let at = || file.line(number);
+        let line = line.trim();
+        if line.is_empty() || line.starts_with(COUNTER_HEADER) || line.starts_with("+-") {
+            continue;
+        }
+        let (count, when) = line.split_once(" @ ").unwrap_or((line, ""));
+        let words: Vec<&str> = count.split_whitespace().collect();
+        let [value, name @ .., unit] = words.as_slice() else {
+            bail!("{}: '{}' is not 'N <database> tpm'", at(), quote(line));
+        };
+        let value = in_range(number_in(value, "counter", &at)?, &COUNT, "counter", &at)?;
+        database = Some(printable(&name.join(" ")));
+        metric = printable(unit);
+        samples.push((value, sample_time(when)));
+    }
+    let moving: Vec<(f64, Option<chrono::NaiveDateTime>)> = samples
+        .iter()
+        .skip_while(|(value, _)| *value == 0.0)
+        .copied()
+        .collect();
+    if moving.is_empty() {
+        bail!(
+            "'{}': the transaction counter log holds no sample above 0 (was the test running?)",
+            file.path.display()
+        );
+    }
+    let mean = moving.iter().map(|(value, _)| value).sum::<f64>() / moving.len() as f64;
+    let mut intervals: Vec<crate::latency::IntervalFigures> = Vec::new();
+    if let Some(start) = samples.first().and_then(|(_, when)| *when) {
+        for (value, when) in &samples {
+            let Some(when) = when else { break };
+            let end_s = (*when - start).as_seconds_f64();
+            if end_s <= intervals.last().map_or(0.0, |last| last.start_s + last.length_s) {
+                continue;
+            }
+            intervals.push(interval_ending(end_s, value / 60.0, intervals.last(), &|| {
+                file.line(0)
+            })?);
+        }
+    }
+    let database = database.unwrap_or_default();
+    let workload = format!("TPROC-C on {database}, transaction counter");
+    let job = Job {
+        tool: COUNTER_TOOL.to_string(),
+        workload: Some(workload.clone()),
+        shape: Some(format!(
+            "HammerDB transaction counter, {database}'s own {metric}"
+        )),
+        ..Job::default()
+    };
+    let point = Point {
+        workers: file.given_level(),
+        raw: in_range(mean, &RAW, "counter", &|| file.line(0))?,
+        intervals,
+        figures: [("samples".to_string(), moving.len() as f64)].into(),
+        ..Point::default()
+    };
+    let mut series = Series::new(
+        file.stem(),
+        Measure::Rate { unit: metric },
+        vec![point],
+        job,
+    );
+    series.provenance = imported(TOOL, None, &workload);
+    series.notes.push(format!(
+        "'{}': the transaction counter's mean of {} samples from its first above 0 (rampup included; the test's NOPM is in hammerdb.log)",
+        file.path.display(),
+        moving.len()
+    ));
+    Ok(series)
+}
+
+/// "Fri Nov 27 15:37:02 GMT 2020": Tcl's `clock format`, its zone word left out (only the
+/// time between samples is used).
+fn sample_time(text: &str) -> Option<chrono::NaiveDateTime> {
+    let words: Vec<&str> = text.split_whitespace().collect();
+    let [day, month, date, time, _zone, year] = words.as_slice() else {
+        return None;
+    };
+    chrono::NaiveDateTime::parse_from_str(
+        &format!("{day} {month} {date} {time} {year}"),
+        "%a %b %d %H:%M:%S %Y",
+    )
+    .ok()
 }

@@ -32,6 +32,7 @@ const IMPORTERS: &[&Importer] = &[
     &sysbench::OLD,
     &hammerdb::LOG,
     &hammerdb::XTPROF,
+    &hammerdb::COUNTER,
     &awr::AWR,
     &awr_rac::AWR_RAC,
     &awr::STATSPACK,

@@ -162,3 +162,46 @@ fn sysbench_1_1_throughput_is_read_and_0_5_refused_by_name() {
         "{error}"
     );
 }
+
+#[test]
+fn hammerdb_3_results_and_etprof_profiles_are_read() {
+    let series = read("hammerdb-3.3-etprof.log");
+    let level = &series[0].points[0];
+    assert_eq!((level.workers, level.raw), (2, 40322.0));
+    assert_eq!(level.figures["tpm"], 93421.0);
+    assert_eq!(series[0].job.workload.as_deref(), Some("TPROC-C on Oracle"));
+    // Both virtual users' profiles summed: calls, and the share of their exclusive time.
+    assert_eq!(level.figures["NEWORD calls"], 40512.0 + 40210.0);
+    let neword = 61483211.0 + 60392120.0;
+    let total = neword
+        + 40312877.0
+        + 40012333.0
+        + 19922107.0
+        + 19801211.0
+        + 8311042.0
+        + 8102004.0
+        + 3490111.0
+        + 3362133.0;
+    assert!((level.figures["NEWORD time share %"] - 100.0 * neword / total).abs() < 1e-9);
+}
+
+#[test]
+fn appended_hammerdb_logs_are_a_sweep() {
+    let series = read("hammerdb-two-logs.log");
+    assert_eq!(series.len(), 1);
+    assert_eq!(levels(&series[0]), [(4, 48213.0), (8, 61022.0)]);
+}
+
+#[test]
+fn a_hammerdb_counter_log_is_a_level_of_samples() {
+    let name = "hdbtcount.log";
+    let series = parse_input(&InputFile::new(Path::new(name), Some(4)), &fixture(name)).unwrap();
+    let level = &series[0].points[0];
+    assert_eq!(level.workers, 4);
+    // The rampup's zeros left out: the mean of the four samples after them.
+    assert_eq!(level.raw, (98412.0 + 109842.0 + 111204.0 + 110546.0) / 4.0);
+    assert_eq!(series[0].capacity_unit(), "tpm");
+    assert_eq!(level.intervals.len(), 5);
+    assert_eq!(level.intervals[1].length_s, 10.0);
+    assert!((level.intervals[4].rate_per_s - 110546.0 / 60.0).abs() < 1e-9);
+}
