@@ -18,6 +18,32 @@ pub(super) const AWR: Importer = Importer {
     read: Reader::Text(from_awr),
 };
 
+/// A Load Profile section alone, as DBAs paste it into tickets, mails and posts (and as
+/// SLOB results are shown): read as an AWR report's, its load from `--level` or its name.
+pub(super) const LOAD_PROFILE_ALONE: Importer = Importer {
+    tool: TOOL,
+    detects: is_load_profile,
+    runs: one_run,
+    read: Reader::Text(from_awr),
+};
+
+/// "Load Profile" with "Per Second" on its line or within the next two (10g's layout), and
+/// a logical reads row.
+fn is_load_profile(text: &str) -> bool {
+    let lines: Vec<&str> = text.lines().take(4000).collect();
+    let headed = lines.iter().enumerate().any(|(index, line)| {
+        line.trim_start().starts_with("Load Profile")
+            && lines[index..(index + 3).min(lines.len())]
+                .iter()
+                .any(|line| line.contains("Per Second"))
+    });
+    headed
+        && lines.iter().any(|line| {
+            let label = line.trim_start().to_ascii_lowercase();
+            label.starts_with("logical read (blocks):") || label.starts_with("logical reads:")
+        })
+}
+
 pub(super) const STATSPACK: Importer = Importer {
     tool: STATSPACK_TOOL,
     detects: is_statspack,
@@ -112,7 +138,8 @@ const LOAD_PROFILE: &[(&str, &[&str])] = &[
     ("transactions_per_s", &["transactions"]),
 ];
 
-/// An HTML report as text: a line per table row, its cells apart, tags gone.
+/// An HTML report as text: a line per table row, its cells apart, a blank line where a table
+/// ends, tags gone.
 fn html_as_text(html: &str) -> String {
     let mut text = String::with_capacity(html.len() / 2);
     let mut rest = html;
@@ -123,7 +150,9 @@ fn html_as_text(html: &str) -> String {
             break;
         };
         let tag = rest[open + 1..open + close].to_ascii_lowercase();
-        if tag.starts_with("/tr")
+        if tag.starts_with("/table") {
+            text.push_str(TABLE_END);
+        } else if tag.starts_with("/tr")
             || tag.starts_with("br")
             || tag.starts_with("/h")
             || tag.starts_with("/p")
@@ -135,12 +164,22 @@ fn html_as_text(html: &str) -> String {
         rest = &rest[open + close + 1..];
     }
     text.push_str(rest);
-    text.replace("&nbsp;", " ")
+    // The source's own line ends between rows are no blank lines of the report: a table's
+    // end is, as in the text report.
+    text.lines()
+        .filter(|line| !line.trim().is_empty())
+        .map(|line| if line == TABLE_END.trim() { "" } else { line })
+        .collect::<Vec<&str>>()
+        .join("\n")
+        .replace("&nbsp;", " ")
         .replace("&#160;", " ")
         .replace("&lt;", "<")
         .replace("&gt;", ">")
         .replace("&amp;", "&")
 }
+
+/// Where a table of an HTML report ended, while its text is made.
+const TABLE_END: &str = "\n</table>\n";
 
 fn events_seen(figures: &std::collections::BTreeMap<String, f64>) -> bool {
     figures.keys().any(|name| name.starts_with("top event"))
@@ -267,8 +306,15 @@ fn from_report(file: &InputFile, text: &str, tool: &str) -> Result<Series> {
             // figures (some with units, 19c); the share of DB time is the last plain number.
             let words: Vec<&str> = trimmed.split_whitespace().collect();
             let plain = |word: &&str| figure(word, "", &at).is_ok();
-            let numbers = words.iter().filter(|word| plain(word)).count();
-            match words.iter().position(plain) {
+            // "30.8K" seconds of DB CPU (11.2.0.4's HTML), "52.86 ms": figures with a unit.
+            let scaled = |word: &&str| {
+                plain(word)
+                    || word
+                        .strip_suffix(['K', 'M', 'G', 'T'])
+                        .is_some_and(|number| plain(&number))
+            };
+            let numbers = words.iter().filter(|word| scaled(word)).count();
+            match words.iter().position(scaled) {
                 Some(first) if first > 0 && numbers >= 2 => {
                     let name = words[..first].join(" ");
                     let share = words
@@ -293,6 +339,12 @@ fn from_report(file: &InputFile, text: &str, tool: &str) -> Result<Series> {
             path.display()
         )
     })?;
+    if lio == 0.0 {
+        bail!(
+            "'{}': its Load Profile counts 0 logical reads per second: the database was idle between its snapshots (take the report over the snapshots around the run)",
+            path.display()
+        );
+    }
     let at = || format!("'{}'", path.display());
     let lio = in_range(lio, &RAW, "logical reads per second", &at)?;
     let level = file.given_level();

@@ -36,6 +36,7 @@ const IMPORTERS: &[&Importer] = &[
     &awr::AWR,
     &awr_rac::AWR_RAC,
     &awr::STATSPACK,
+    &awr::LOAD_PROFILE_ALONE,
 ];
 
 /// Another tool's output: the tool its series' job names, how its text is told from

@@ -205,3 +205,49 @@ fn a_hammerdb_counter_log_is_a_level_of_samples() {
     assert_eq!(level.intervals[1].length_s, 10.0);
     assert!((level.intervals[4].rate_per_s - 110546.0 / 60.0).abs() < 1e-9);
 }
+
+#[test]
+fn awr_html_gives_what_its_text_gives() {
+    let series = read("awr-11.2.0.4.html");
+    let figures = &series[0].points[0].figures;
+    for (name, value) in [
+        ("lio_per_s", 528424.6),
+        ("physical_reads_per_s", 645.7),
+        ("read_io_requests_per_s", 431.2),
+        ("executes_per_s", 1842.3),
+        ("transactions_per_s", 1283.0),
+        ("top event % DB time: DB CPU", 73.6),
+        ("top event % DB time: log file sync", 9.4),
+        ("top event % DB time: latch: cache buffers chains", 6.4),
+    ] {
+        assert_eq!(figures.get(name), Some(&value), "{name}: {figures:?}");
+    }
+    // The text report gives the same rows.
+    let text = read("awr-11.2.txt");
+    for name in [
+        "physical_reads_per_s",
+        "executes_per_s",
+        "transactions_per_s",
+        "top event % DB time: log file sync",
+    ] {
+        assert!(text[0].points[0].figures.contains_key(name), "{name}");
+    }
+}
+
+#[test]
+fn a_load_profile_alone_is_read_with_its_level() {
+    for (name, lio) in [
+        ("awr-load-profile-12c.txt", 6323758.9),
+        ("statspack-load-profile-10g.txt", 19994.77),
+    ] {
+        let file = InputFile::new(Path::new(name), Some(16));
+        let series = parse_input(&file, &fixture(name)).unwrap_or_else(|e| panic!("{e:#}"));
+        assert_eq!(levels(&series[0]), [(16, lio)], "{name}");
+        let error = parse_all(Path::new(name), &fixture(name)).unwrap_err();
+        assert!(format!("{error:#}").contains("--level"), "{error:#}");
+    }
+    let name = "awr-idle.txt";
+    let file = InputFile::new(Path::new(name), Some(16));
+    let error = format!("{:#}", parse_input(&file, &fixture(name)).unwrap_err());
+    assert!(error.contains("0 logical reads per second") && error.contains("idle"), "{error}");
+}
