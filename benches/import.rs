@@ -54,8 +54,7 @@ fn main() {
     let lines = write_log(&path, megabytes << 20);
     let before = peak_mib();
     let started = Instant::now();
-    let series = read_input(&InputFile::new(&path, None))
-    .expect("the log reads");
+    let series = read_input(&InputFile::new(&path, None)).expect("the log reads");
     let seconds = started.elapsed().as_secs_f64();
     let after = peak_mib();
     let level = &series[0].points[0];

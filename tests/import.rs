@@ -649,8 +649,7 @@ fn fixtures_of_every_layout_read_alone() {
     for (name, intervals) in [("pgbench_agg.15", 5), ("pgbench_agg.12", 5)] {
         let file = dir.path().join(name);
         std::fs::write(&file, fixture(name)).unwrap();
-        let series = read_input(&InputFile::new(&file, Some(4)))
-        .unwrap();
+        let series = read_input(&InputFile::new(&file, Some(4))).unwrap();
         let level = &series[0].points[0];
         assert_eq!(level.workers, 4);
         assert_eq!(level.intervals.len(), intervals, "{name}: {level:?}");
@@ -670,8 +669,7 @@ fn fixtures_of_every_layout_read_alone() {
         .unwrap()
         .to_string();
     std::fs::write(&single, first_line + "\n").unwrap();
-    let error = read_input(&InputFile::new(&single, Some(4)))
-    .unwrap_err();
+    let error = read_input(&InputFile::new(&single, Some(4))).unwrap_err();
     assert!(
         format!("{error:#}").contains("has one interval"),
         "{error:#}"

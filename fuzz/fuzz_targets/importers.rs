@@ -5,7 +5,7 @@
 
 use std::path::Path;
 
-use corescale::analysis::input::parse_series;
+use corescale::analysis::input::parse_all;
 use corescale::analysis::study::analyse;
 use corescale::report::{analysis_text, html, markdown};
 use libfuzzer_sys::fuzz_target;
@@ -13,14 +13,19 @@ use libfuzzer_sys::fuzz_target;
 fuzz_target!(|bytes: &[u8]| {
     // A number in the name gives a level to the files that state none (AWR, Statspack).
     for name in ["input.csv", "input.json", "awr.4.txt"] {
-        let Ok(mut series) = parse_series(Path::new(name), bytes) else {
+        let Ok(read) = parse_all(Path::new(name), bytes) else {
             continue;
         };
-        // As `report` does by default: a series of disturbed levels only is not analysed.
-        if !series.leave_out_disturbed() {
+        // As `report` does by default: a series of disturbed levels only (or of levels run
+        // to a schedule) is not analysed.
+        let series: Vec<_> = read
+            .into_iter()
+            .filter_map(|mut one| one.leave_out_disturbed().then_some(one))
+            .collect();
+        if series.is_empty() {
             continue;
         }
-        let analysis = analyse(vec![series]);
+        let analysis = analyse(series);
         // A series measured at set rates only has no capacity curve, only its open loop.
         for level in analysis.series.iter().flat_map(|series| &series.levels) {
             assert!(level.capacity.is_finite() && level.capacity > 0.0);

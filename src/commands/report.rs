@@ -17,12 +17,21 @@ use crate::error::UsageError;
 use crate::report::analysis_text;
 use crate::report::formats::{Format, renderer};
 
+/// What the note on a series whose every level ran to a schedule says.
+const SCHEDULED_NOTE: &str = "ran to a schedule (pgbench -R)";
+
 pub fn execute(args: &ReportArgs) -> Result<()> {
     crate::sweep::stop::install_exit_handler();
     let (series, notes) = load_series(args)?;
     if series.is_empty() {
+        if notes.iter().all(|note| note.contains(SCHEDULED_NOTE)) {
+            anyhow::bail!(
+                "nothing to analyse: {}; measure without a rate limit to see capacity",
+                notes.join("; ")
+            );
+        }
         anyhow::bail!(
-            "every level of every series was disturbed: nothing to analyse ({}); measure again on an idle host, or --include-disturbed to see them anyway",
+            "every level of every series was disturbed or ran to a schedule: nothing to analyse ({}); measure again on an idle host, or --include-disturbed to see disturbed levels anyway",
             notes.join("; ")
         );
     }
@@ -103,7 +112,7 @@ fn load_series(args: &ReportArgs) -> Result<(Vec<Series>, Vec<String>)> {
     for mut one in series {
         if !one.leave_out_scheduled() {
             notes.push(format!(
-                "every level of {} ('{}') ran to a schedule (pgbench -R): its rates are the rates asked, not capacity, so it is not analysed",
+                "every level of {} ('{}') {SCHEDULED_NOTE}: its rates are the rates asked, not capacity, so it is not analysed",
                 one.name, one.source
             ));
             continue;
@@ -194,20 +203,48 @@ fn load_series(args: &ReportArgs) -> Result<(Vec<Series>, Vec<String>)> {
             one.cost = Some(*cost);
         }
     }
+    // Two jobs read from one file carry its notes alike: each said once.
+    let mut seen = BTreeSet::new();
+    notes.retain(|note| seen.insert(note.clone()));
     Ok((series, notes))
 }
 
 /// Two runs from one host share a label; tell them apart by their file names.
 fn disambiguate(series: &mut [Series]) {
-    let names: Vec<String> = series.iter().map(|one| one.name.clone()).collect();
-    for one in series.iter_mut() {
-        if names.iter().filter(|name| **name == one.name).count() > 1 {
-            let stem = Path::new(&one.source)
-                .file_stem()
-                .map(|stem| stem.to_string_lossy().into_owned())
-                .unwrap_or_default();
-            one.name = format!("{} ({stem})", one.name);
-        }
+    let stem = |one: &Series| {
+        Path::new(&one.source)
+            .file_stem()
+            .map(|stem| stem.to_string_lossy().into_owned())
+            .unwrap_or_default()
+    };
+    // Two jobs of one folder share its name and stem: their workloads tell them apart.
+    let workload = |one: &Series| {
+        one.job
+            .workload
+            .clone()
+            .unwrap_or_else(|| one.job.tool.clone())
+    };
+    let renamed: Vec<String> = series
+        .iter()
+        .map(|one| {
+            let twins: Vec<&Series> = series
+                .iter()
+                .filter(|other| other.name == one.name)
+                .collect();
+            if twins.len() < 2 {
+                return one.name.clone();
+            }
+            let stems: BTreeSet<String> = twins.iter().map(|twin| stem(twin)).collect();
+            let tell = if stems.len() == twins.len() {
+                stem(one)
+            } else {
+                printable(&workload(one))
+            };
+            format!("{} ({tell})", one.name)
+        })
+        .collect();
+    for (one, name) in series.iter_mut().zip(renamed) {
+        one.name = name;
     }
 }
 

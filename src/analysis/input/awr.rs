@@ -14,6 +14,7 @@ const STATSPACK_TOOL: &str = "Oracle Statspack";
 pub(super) const AWR: Importer = Importer {
     tool: TOOL,
     detects: is_awr,
+    hints: &["WORKLOAD REPOSITORY", "Load Profile", "Logical read"],
     runs: one_run,
     read: Reader::Text(from_awr),
 };
@@ -23,6 +24,7 @@ pub(super) const AWR: Importer = Importer {
 pub(super) const LOAD_PROFILE_ALONE: Importer = Importer {
     tool: TOOL,
     detects: is_load_profile,
+    hints: &["Load Profile", "Per Second", "Logical read"],
     runs: one_run,
     read: Reader::Text(from_awr),
 };
@@ -47,6 +49,7 @@ fn is_load_profile(text: &str) -> bool {
 pub(super) const STATSPACK: Importer = Importer {
     tool: STATSPACK_TOOL,
     detects: is_statspack,
+    hints: &["STATSPACK report for", "Load Profile", "Logical reads"],
     runs: one_run,
     read: Reader::Text(from_statspack),
 };

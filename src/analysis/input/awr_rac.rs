@@ -14,6 +14,7 @@ pub(super) const TOOL: &str = "Oracle AWR (RAC)";
 pub(super) const AWR_RAC: Importer = Importer {
     tool: TOOL,
     detects: is_awr_rac,
+    hints: &["WORKLOAD REPOSITORY REPORT (RAC", "Load Profile"],
     runs: one_run,
     read: Reader::Text(from_awr_rac),
 };

@@ -11,6 +11,7 @@ pub(super) const TOOL: &str = "HammerDB";
 pub(super) const LOG: Importer = Importer {
     tool: TOOL,
     detects: is_hammerdb,
+    hints: &["Vuser ", "Active Virtual Users configured", RESULT],
     runs: logs,
     read: Reader::Text(from_hammerdb),
 };
@@ -21,6 +22,7 @@ pub(super) const XTPROF_TOOL: &str = "HammerDB xtprof";
 pub(super) const XTPROF: Importer = Importer {
     tool: XTPROF_TOOL,
     detects: is_xtprof,
+    hints: &["Hammerdb Time Profile Report", SUMMARY, ">>>>> PROC: "],
     runs: one_run,
     read: Reader::Text(from_xtprof),
 };
@@ -82,11 +84,15 @@ impl Etprof {
         let [name, exclusive, _share, calls, _average, _cumulative, ..] = cells.as_slice() else {
             return Ok(());
         };
-        if *name == "PROCNAME" || name.starts_with("PERCENTILES") || exclusive.starts_with("MIN-")
-        {
+        if *name == "PROCNAME" || name.starts_with("PERCENTILES") || exclusive.starts_with("MIN-") {
             return Ok(());
         }
-        let exclusive = in_range(number_in(exclusive, "EXCLUSIVETOT", at)?, &COUNT, "EXCLUSIVETOT", at)?;
+        let exclusive = in_range(
+            number_in(exclusive, "EXCLUSIVETOT", at)?,
+            &COUNT,
+            "EXCLUSIVETOT",
+            at,
+        )?;
         let calls = in_range(number_in(calls, "CALLNUM", at)?, &COUNT, "CALLNUM", at)?;
         let entry = self
             .procedures
@@ -325,6 +331,7 @@ pub(super) const COUNTER_TOOL: &str = "HammerDB transaction counter";
 pub(super) const COUNTER: Importer = Importer {
     tool: COUNTER_TOOL,
     detects: is_counter,
+    hints: &[COUNTER_HEADER, " tpm"],
     runs: counter_logs,
     read: Reader::Text(from_counter),
 };
@@ -385,12 +392,19 @@ fn from_counter(file: &InputFile, text: &str) -> Result<Series> {
         for (value, when) in &samples {
             let Some(when) = when else { break };
             let end_s = (*when - start).as_seconds_f64();
-            if end_s <= intervals.last().map_or(0.0, |last| last.start_s + last.length_s) {
+            if end_s
+                <= intervals
+                    .last()
+                    .map_or(0.0, |last| last.start_s + last.length_s)
+            {
                 continue;
             }
-            intervals.push(interval_ending(end_s, value / 60.0, intervals.last(), &|| {
-                file.line(0)
-            })?);
+            intervals.push(interval_ending(
+                end_s,
+                value / 60.0,
+                intervals.last(),
+                &|| file.line(0),
+            )?);
         }
     }
     let database = database.unwrap_or_default();

@@ -45,6 +45,9 @@ const IMPORTERS: &[&Importer] = &[
 struct Importer {
     tool: &'static str,
     detects: fn(&str) -> bool,
+    /// Text its output holds: a file holding some of it and not claimed is said to be
+    /// nearest this tool's, and what it lacks named.
+    hints: &'static [&'static str],
     runs: Runs,
     read: Reader,
 }
@@ -279,7 +282,9 @@ fn read_runs(file: &InputFile, text: &str, importer: &Importer) -> Result<Vec<Se
     starts.retain(|start| *start > 0);
     starts.dedup();
     if starts.is_empty() {
-        return Ok(vec![read(file, text)?]);
+        let mut one = read(file, text)?;
+        one.notes.extend(name_disagrees(file, &one));
+        return Ok(vec![one]);
     }
     let offsets: Vec<usize> = std::iter::once(0)
         .chain(
@@ -303,14 +308,37 @@ fn read_runs(file: &InputFile, text: &str, importer: &Importer) -> Result<Vec<Se
     Ok(jobs_of(file, runs))
 }
 
+/// A warning when the number in a file's name is not the load its content states (the
+/// content is read); a number that is the tool's major version (`pgbench-15.txt`) is none.
+fn name_disagrees(file: &InputFile, series: &Series) -> Option<String> {
+    let [point] = series.points.as_slice() else {
+        return None;
+    };
+    let named = level_from_name(file.path, "").ok()?;
+    let major = series
+        .provenance
+        .version
+        .as_deref()
+        .and_then(|version| version.split(['.', '-']).next())
+        .and_then(|major| major.parse::<usize>().ok());
+    (file.level.is_none() && named != point.workers && Some(named) != major).then(|| {
+        format!(
+            "'{}': its name says a load of {named} and its content {}: the content is read (rename the file, or check that it is the run you meant)",
+            file.path.display(),
+            point.workers
+        )
+    })
+}
+
 /// A file's runs joined by job (and host): a series each, its runs' levels merged and their
 /// repeats averaged; each named after the file, and after its job when there are several.
 fn jobs_of(file: &InputFile, runs: Vec<Series>) -> Vec<Series> {
     let mut jobs: Vec<Series> = Vec::new();
     for run in runs {
-        match jobs.iter_mut().find(|job| {
-            job.job == run.job && job.provenance.hostname == run.provenance.hostname
-        }) {
+        match jobs
+            .iter_mut()
+            .find(|job| job.job == run.job && job.provenance.hostname == run.provenance.hostname)
+        {
             Some(job) => {
                 job.points.extend(run.points);
                 job.paced.extend(run.paced);
@@ -421,13 +449,57 @@ fn parse_input(file: &InputFile, bytes: &[u8]) -> Result<Vec<Series>> {
         vec![from_document(path, text)?]
     } else if let Some(importer) = detect(head, tail) {
         read_runs(file, text, importer)?
-    } else {
+    } else if let Some(nearest) = nearest(head)
+        .filter(|(_, found, _)| *found >= 2)
+        .or_else(|| (!looks_like_csv(head)).then(|| nearest(head)).flatten())
+    {
+        return Err(unclaimed(path, Some(nearest)));
+    } else if looks_like_csv(head) {
         vec![from_csv(path, text, &file.stem())?]
+    } else {
+        return Err(unclaimed(path, None));
     };
-    series
-        .into_iter()
-        .map(|one| finish(path, one))
-        .collect()
+    series.into_iter().map(|one| finish(path, one)).collect()
+}
+
+/// Whether a text may be a CSV: its first line that is not blank has a comma.
+fn looks_like_csv(head: &str) -> bool {
+    head.lines()
+        .find(|line| !line.trim().is_empty())
+        .is_some_and(|line| line.contains(','))
+}
+
+/// The tool whose output a text is nearest: the one most of whose hints it holds (one at
+/// least), with how many it holds and the first it lacks.
+fn nearest(head: &str) -> Option<(&'static str, usize, &'static str)> {
+    IMPORTERS
+        .iter()
+        .filter_map(|importer| {
+            let found = importer
+                .hints
+                .iter()
+                .filter(|hint| head.contains(*hint))
+                .count();
+            let lacks = importer.hints.iter().find(|hint| !head.contains(*hint))?;
+            (found > 0).then_some((importer.tool, found, *lacks))
+        })
+        .max_by_key(|(_, found, _)| *found)
+}
+
+/// The error for a file no reader claims: the formats tried, and the nearest one's reason.
+fn unclaimed(path: &Path, nearest: Option<(&str, usize, &str)>) -> anyhow::Error {
+    let why = match nearest {
+        Some((tool, _, lacks)) => format!(
+            "; nearest is {tool}'s output, but it has no '{}'",
+            lacks.trim()
+        ),
+        None => String::new(),
+    };
+    crate::error::UsageError::new(format!(
+        "'{}': not a format corescale reads (tried corescale JSON and CSV, test_cpu_parallel and SLOB CSV, pgbench, pgbench logs, sysbench, HammerDB, AWR, Statspack){why}",
+        path.display()
+    ))
+    .into()
 }
 
 /// A series as every reader leaves it: its source set, its names printable, its levels

@@ -21,6 +21,7 @@ pub(super) const NO_PERCENTILES: &str =
 pub(super) const SUMMARY: Importer = Importer {
     tool: TOOL,
     detects: is_pgbench,
+    hints: &["transaction type: ", "number of clients: ", "tps = "],
     runs: summaries,
     read: Reader::Text(from_pgbench),
 };
@@ -29,6 +30,7 @@ pub(super) const SUMMARY: Importer = Importer {
 pub(super) const PROGRESS: Importer = Importer {
     tool: TOOL,
     detects: is_progress,
+    hints: &["progress: ", " tps, lat "],
     runs: one_run,
     read: Reader::Text(from_progress),
 };
@@ -59,9 +61,14 @@ fn summaries(text: &str) -> Vec<usize> {
 /// latencies and each script's part with several scripts.
 fn continues_summary(line: &str) -> bool {
     line.starts_with([' ', '\t', '-'])
-        || ["tps = ", "statement latencies", "SQL script ", "script statistics:"]
-            .iter()
-            .any(|start| line.starts_with(start))
+        || [
+            "tps = ",
+            "statement latencies",
+            "SQL script ",
+            "script statistics:",
+        ]
+        .iter()
+        .any(|start| line.starts_with(start))
 }
 
 fn is_progress(text: &str) -> bool {
@@ -212,12 +219,22 @@ fn from_pgbench(file: &InputFile, text: &str) -> Result<Series> {
             if let Some((limit, late)) = rest.split_once(" ms latency limit: ") {
                 figures.insert(
                     "latency_limit_ms".to_string(),
-                    in_range(number_in(limit, "latency limit", &at)?, &RAW, "latency limit", &at)?,
+                    in_range(
+                        number_in(limit, "latency limit", &at)?,
+                        &RAW,
+                        "latency limit",
+                        &at,
+                    )?,
                 );
                 let late = late.split('/').next().unwrap_or(late);
                 figures.insert(
                     "late_transactions".to_string(),
-                    in_range(number_in(late, "late transactions", &at)?, &COUNT, "late transactions", &at)?,
+                    in_range(
+                        number_in(late, "late transactions", &at)?,
+                        &COUNT,
+                        "late transactions",
+                        &at,
+                    )?,
                 );
             }
         } else if let Some(rest) = line.strip_prefix("tps = ") {
@@ -252,9 +269,8 @@ fn from_pgbench(file: &InputFile, text: &str) -> Result<Series> {
     let point = Point {
         workers: clients,
         raw: tps,
-        scheduled: scheduled.then(|| {
-            format!("pgbench ran at a rate limit (-R, {} line)", file.line(0))
-        }),
+        scheduled: scheduled
+            .then(|| format!("pgbench ran at a rate limit (-R, {} line)", file.line(0))),
         figures,
         intervals,
         ..Point::default()
@@ -332,7 +348,12 @@ fn intervals_of(file: &InputFile, lines: &[((f64, f64), usize)]) -> Result<Vec<I
     let mut intervals: Vec<IntervalFigures> = Vec::new();
     for ((end_s, tps), number) in lines {
         let at = || file.line(*number);
-        intervals.push(interval_ending(end_s - origin, *tps, intervals.last(), &at)?);
+        intervals.push(interval_ending(
+            end_s - origin,
+            *tps,
+            intervals.last(),
+            &at,
+        )?);
     }
     Ok(intervals)
 }
@@ -362,8 +383,7 @@ fn statement_latency<'a>(line: &'a str, at: &dyn Fn() -> String) -> Result<Optio
 /// ms" (since 10) or "latency average: 2.0 ms" (9.5 and 9.6).
 fn stated<'a>(line: &'a str, label: &str) -> Option<&'a str> {
     let rest = line.strip_prefix(label)?;
-    rest.strip_prefix(" = ")
-        .or_else(|| rest.strip_prefix(": "))
+    rest.strip_prefix(" = ").or_else(|| rest.strip_prefix(": "))
 }
 
 /// Progress lines alone: one level at the clients `--level` or the file's name gives, its

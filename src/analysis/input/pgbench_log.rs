@@ -16,6 +16,7 @@ pub(super) const TOOL: &str = "pgbench log";
 pub(super) const TRANSACTIONS: Importer = Importer {
     tool: TOOL,
     detects: is_transaction_log,
+    hints: &[],
     runs: one_run,
     read: Reader::Lines(from_transaction_log),
 };
@@ -23,6 +24,7 @@ pub(super) const TRANSACTIONS: Importer = Importer {
 pub(super) const AGGREGATED: Importer = Importer {
     tool: TOOL,
     detects: is_aggregated_log,
+    hints: &[],
     runs: one_run,
     read: Reader::Lines(from_aggregated_log),
 };

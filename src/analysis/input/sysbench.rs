@@ -14,6 +14,7 @@ pub(super) const TOOL: &str = "sysbench";
 pub(super) const REPORT: Importer = Importer {
     tool: TOOL,
     detects: is_sysbench,
+    hints: &["(using ", "Number of threads: ", "General statistics:"],
     runs: headers,
     read: Reader::Text(from_sysbench),
 };
@@ -23,6 +24,7 @@ pub(super) const REPORT: Importer = Importer {
 pub(super) const OLD: Importer = Importer {
     tool: TOOL,
     detects: is_old_sysbench,
+    hints: &[],
     runs: one_run,
     read: Reader::Text(refuse_old),
 };

@@ -37,7 +37,11 @@ fn a_pgbench_sweep_in_one_file_is_every_level_and_a_repeat() {
     assert_eq!(sweep.points.len(), 3);
     assert_eq!(sweep.points[0].workers, 1);
     assert!((sweep.points[0].raw - 571.565247).abs() < 1e-6);
-    assert!((sweep.points[1].raw - two).abs() < 1e-6, "{:?}", levels(sweep));
+    assert!(
+        (sweep.points[1].raw - two).abs() < 1e-6,
+        "{:?}",
+        levels(sweep)
+    );
     assert_eq!(sweep.points[1].spread, Some((1012.750188, 1101.743933)));
     assert_eq!(sweep.points[1].figures["repeats"], 2.0);
     assert_eq!(sweep.points[2].workers, 4);
@@ -130,7 +134,11 @@ fn several_sysbench_tests_in_one_file_are_split_by_test() {
     assert_eq!(series.len(), 2, "{series:?}");
     let (oltp, cpu) = (&series[0], &series[1]);
     assert!(
-        oltp.job.workload.as_deref().unwrap().starts_with("oltp_point_select"),
+        oltp.job
+            .workload
+            .as_deref()
+            .unwrap()
+            .starts_with("oltp_point_select"),
         "{:?}",
         oltp.job
     );
@@ -139,7 +147,11 @@ fn several_sysbench_tests_in_one_file_are_split_by_test() {
     assert_eq!(oltp.points[0].figures["latency_p95_ms"], 0.23);
     assert_eq!(oltp.points[0].intervals.len(), 2);
     assert_eq!(levels(cpu), [(2, 6650.37)]);
-    assert!(cpu.name.ends_with("(cpu, primes up to 10000)"), "{}", cpu.name);
+    assert!(
+        cpu.name.ends_with("(cpu, primes up to 10000)"),
+        "{}",
+        cpu.name
+    );
 
     let series = read("sysbench-1.0.20-cpu-memory.txt");
     assert_eq!(series.len(), 2);
@@ -153,7 +165,10 @@ fn several_sysbench_tests_in_one_file_are_split_by_test() {
 fn sysbench_1_1_throughput_is_read_and_0_5_refused_by_name() {
     let series = read("sysbench-1.1-cpu.txt");
     assert_eq!(levels(&series[0]), [(4, 4850.2712)]);
-    assert_eq!(series[0].provenance.version.as_deref(), Some("1.1.0-3ceba0b"));
+    assert_eq!(
+        series[0].provenance.version.as_deref(),
+        Some("1.1.0-3ceba0b")
+    );
     let name = "sysbench-0.5-oltp.txt";
     let error = parse_all(Path::new(name), &fixture(name)).unwrap_err();
     let error = format!("{error:#}");
@@ -249,5 +264,8 @@ fn a_load_profile_alone_is_read_with_its_level() {
     let name = "awr-idle.txt";
     let file = InputFile::new(Path::new(name), Some(16));
     let error = format!("{:#}", parse_input(&file, &fixture(name)).unwrap_err());
-    assert!(error.contains("0 logical reads per second") && error.contains("idle"), "{error}");
+    assert!(
+        error.contains("0 logical reads per second") && error.contains("idle"),
+        "{error}"
+    );
 }
