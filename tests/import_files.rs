@@ -158,3 +158,42 @@ fn a_file_no_reader_claims_names_the_formats_and_the_nearest() {
         .code(2)
         .stderr(contains("not a format corescale reads").and(contains("nearest").not()));
 }
+
+#[test]
+fn verbose_traces_every_number_read_to_its_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("run.txt");
+    std::fs::write(&file, fixture("pgbench-15-r.txt")).unwrap();
+    let output = corescale()
+        .arg("report")
+        .arg(&file)
+        .arg("--verbose")
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let text = String::from_utf8(output).unwrap();
+    let (_, trace) = text
+        .split_once("Numbers read from other tools' outputs, by line\n")
+        .expect("a trace under --verbose");
+    let at = |line: usize| format!("'{}' line {line}: ", file.display());
+    for (line, figure) in [
+        (5, "number of clients 4"),
+        (11, "latency average 3.958"),
+        (14, "tps 1009.648474"),
+        (22, "statement latency 0.124"),
+    ] {
+        assert!(
+            trace.contains(&format!("{}{figure}", at(line))),
+            "{line} {figure}: {trace}"
+        );
+    }
+    // Without --verbose, none.
+    corescale()
+        .arg("report")
+        .arg(&file)
+        .assert()
+        .success()
+        .stdout(contains("Numbers read").not());
+}

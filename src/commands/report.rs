@@ -7,7 +7,7 @@ use anyhow::Result;
 
 use crate::analysis::input::{
     InputFile, NodeCores, levels_into_sweeps, merge_campaigns, node_cores, printable, read_input,
-    result_files,
+    result_files, traced,
 };
 use crate::analysis::model::Analysis;
 use crate::analysis::series::Series;
@@ -22,7 +22,13 @@ const SCHEDULED_NOTE: &str = "ran to a schedule (pgbench -R)";
 
 pub fn execute(args: &ReportArgs) -> Result<()> {
     crate::sweep::stop::install_exit_handler();
-    let (series, notes) = load_series(args)?;
+    // --verbose traces every number read from another tool's output to its line.
+    let (loaded, trace) = if args.verbose {
+        traced(|| load_series(args))
+    } else {
+        (load_series(args), Vec::new())
+    };
+    let (series, notes) = loaded?;
     if series.is_empty() {
         if notes.iter().all(|note| note.contains(SCHEDULED_NOTE)) {
             anyhow::bail!(
@@ -43,6 +49,13 @@ pub fn execute(args: &ReportArgs) -> Result<()> {
     let written = write_outputs(args, &analysis)?;
     if !args.quiet {
         super::write_out(&analysis_text::render(&analysis, args.wide, args.verbose))?;
+        if !trace.is_empty() {
+            let lines: Vec<String> = trace.iter().map(|line| format!("- {line}\n")).collect();
+            super::write_out(&format!(
+                "Numbers read from other tools' outputs, by line\n{}",
+                lines.concat()
+            ))?;
+        }
         if !written.is_empty() {
             say!("corescale: wrote {}", written.join(", "));
         }

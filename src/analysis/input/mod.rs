@@ -167,13 +167,42 @@ fn worker_count(value: f64, at: &dyn Fn() -> String) -> Result<usize> {
     ranges::workers(value).map_err(|problem| anyhow::anyhow!("{}: {problem}", at()))
 }
 
-/// The first number in `text` ("2", "1.234 ms"), or an error naming the field.
+/// The first number in `text` ("2", "1.234 ms"), or an error naming the field; traced to
+/// its line when [`traced`] reads.
 pub(super) fn number_in(text: &str, what: &str, at: &dyn Fn() -> String) -> Result<f64> {
     let word = text.split_whitespace().next().unwrap_or("");
-    word.parse::<f64>()
+    let value = word
+        .parse::<f64>()
         .ok()
         .filter(|value| value.is_finite())
-        .ok_or_else(|| anyhow::anyhow!("{}: {what} '{}' is not a number", at(), quote(word)))
+        .ok_or_else(|| anyhow::anyhow!("{}: {what} '{}' is not a number", at(), quote(word)))?;
+    if !what.is_empty() {
+        TRACE.with_borrow_mut(|trace| {
+            if let Some(trace) = trace
+                && trace.len() < TRACED_PER_FILE
+            {
+                trace.push(format!("{}: {what} {}", at(), quote(word)));
+            }
+        });
+    }
+    Ok(value)
+}
+
+/// At most this many numbers of one file are traced (a histogram's buckets are many).
+const TRACED_PER_FILE: usize = 500;
+
+thread_local! {
+    /// The numbers read while [`traced`] runs, each with its line.
+    static TRACE: std::cell::RefCell<Option<Vec<String>>> = const { std::cell::RefCell::new(None) };
+}
+
+/// Runs `read` keeping where each number another tool's output gave was read from ("'x.txt'
+/// line 14: tps 1009.648474"), for `report --verbose`.
+pub fn traced<T>(read: impl FnOnce() -> T) -> (T, Vec<String>) {
+    TRACE.set(Some(Vec::new()));
+    let result = read();
+    let trace = TRACE.take().unwrap_or_default();
+    (result, trace)
 }
 
 /// The interval a progress line ends (pgbench's `-P`, sysbench's `--report-interval`): from

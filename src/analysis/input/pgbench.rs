@@ -365,9 +365,10 @@ fn statement_latency<'a>(line: &'a str, at: &dyn Fn() -> String) -> Result<Optio
     let Some((latency, after)) = rest.split_once(char::is_whitespace) else {
         return Ok(None);
     };
-    let Ok(latency) = latency.parse::<f64>() else {
+    if latency.parse::<f64>().is_err() {
         return Ok(None);
-    };
+    }
+    let latency = number_in(latency, "statement latency", at)?;
     rest = after.trim_start();
     // Since PostgreSQL 15 the failures come before the command.
     if let Some((failures, command)) = rest.split_once(char::is_whitespace)
