@@ -26,6 +26,13 @@ fn main() {
         eprintln!("error: {}", redact(&error.to_string()));
         std::process::exit(2);
     });
+    // `--version` also says whether this host has Oracle's client library: clap's is fixed.
+    if let [_, flag] = arguments.as_slice()
+        && (flag == "--version" || flag == "-V")
+    {
+        let shown = commands::about::version(&cli::VersionArgs { json: false });
+        std::process::exit(i32::from(shown.is_err()));
+    }
     // clap's own messages quote the arguments: a misplaced URL must not show its password.
     let cli = Cli::try_parse_from(&arguments).unwrap_or_else(|error| {
         if let Some(text) = cli::workload_refused(&arguments, &error) {

@@ -18,6 +18,9 @@ struct Version {
     target: &'static str,
     /// Optional features built in ("oracle").
     features: Vec<&'static str>,
+    /// The Oracle client library's version when this host has it (loaded only for oracle://
+    /// targets; everything else runs without it).
+    oracle_client: Option<String>,
 }
 
 pub fn version(args: &VersionArgs) -> Result<()> {
@@ -33,10 +36,14 @@ pub fn version(args: &VersionArgs) -> Result<()> {
             } else {
                 Vec::new()
             },
+            oracle_client: crate::db::oracle::client::version().ok(),
         };
         super::write_out(&format!("{}\n", serde_json::to_string_pretty(&version)?))?;
     } else {
-        super::write_out(&format!("corescale {LONG_VERSION}\n"))?;
+        super::write_out(&format!(
+            "corescale {LONG_VERSION}\n{}\n",
+            crate::db::oracle::client::found()
+        ))?;
     }
     Ok(())
 }

@@ -108,12 +108,12 @@ static ORACLE: Product = Product {
 
 #[cfg(feature = "oracle")]
 fn open_oracle(target: &Target) -> Result<Arc<dyn Database>> {
+    super::oracle::client::require()?;
     Ok(Arc::new(super::oracle::Oracle::new(target.clone())?))
 }
 
 #[cfg(not(feature = "oracle"))]
 fn open_oracle(_target: &Target) -> Result<Arc<dyn Database>> {
-    anyhow::bail!(
-        "this corescale was built without Oracle support: rebuild with `cargo build --release --features oracle` (needs Oracle Instant Client at run time)"
-    )
+    super::oracle::client::require()?;
+    anyhow::bail!("this corescale was built without Oracle support")
 }

@@ -370,8 +370,11 @@ impl Database for Oracle {
         let tcps = protocol
             .as_deref()
             .is_some_and(|protocol| protocol.eq_ignore_ascii_case("tcps"));
+        // Which client library this host loaded: Instant Client versions differ in what they
+        // can reach (a 23ai server from an 11.2 client, for one).
+        let client = super::client::version().unwrap_or_else(|why| why);
         Ok(ServerCheck {
-            server,
+            server: format!("{server} (through Oracle client library {client})"),
             user,
             database,
             tls: tcps.then(|| crate::db::connect::tls::TlsFacts {

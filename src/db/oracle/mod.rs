@@ -1,7 +1,8 @@
 //! Oracle: its connect descriptors and settings (`connect`, always built, so a target is read
-//! and checked without the client library), and the driver on Oracle Instant Client
-//! (`driver`, with the `oracle` feature).
+//! and checked without the client library), the client library's presence (`client`), and
+//! the driver on Oracle Instant Client (`driver`, in every build but `--no-default-features`).
 
+pub mod client;
 pub(crate) mod connect;
 #[cfg(feature = "oracle")]
 mod driver;
