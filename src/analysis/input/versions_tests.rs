@@ -269,3 +269,20 @@ fn a_load_profile_alone_is_read_with_its_level() {
         "{error}"
     );
 }
+
+#[test]
+fn an_xtprof_profile_without_tabs_reads_as_with_them() {
+    let tabs = String::from_utf8(fixture("hdbxtprofile.log")).unwrap();
+    let spaces = tabs.replace('\t', "  ");
+    let read = |text: &str| {
+        parse_input(
+            &InputFile::new(Path::new("hdbxtprofile.log"), None),
+            text.as_bytes(),
+        )
+        .unwrap()
+    };
+    let (with, without) = (read(&tabs), read(&spaces));
+    assert_eq!(levels(&with[0]), levels(&without[0]));
+    assert_eq!(with[0].points[0].figures, without[0].points[0].figures);
+    assert!(with[0].points[0].figures["NEWORD calls"] > 0.0);
+}
