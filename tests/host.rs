@@ -123,16 +123,18 @@ fn a_root_without_sysfs_is_a_clear_error() {
 }
 
 /// Where neither the model name nor cpufreq gives the nominal frequency (VMs), /proc/cpuinfo's
-/// "cpu MHz" does.
+/// "cpu MHz" does: a guest's tree whose cpuinfo has it (any host can check this).
 #[test]
 fn the_nominal_frequency_falls_back_to_cpuinfo() {
-    let cpuinfo = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
-    if !cpuinfo.lines().any(|line| line.starts_with("cpu MHz")) {
-        return;
-    }
-    let output = common::corescale().arg("host").output().unwrap();
-    let text = String::from_utf8_lossy(&output.stdout);
-    assert!(!text.contains("nominal frequency  unknown"), "{text}");
+    let dir = tempfile::tempdir().unwrap();
+    four_core_guest().write(dir.path());
+    let cpuinfo = dir.path().join("proc/cpuinfo");
+    let with_mhz = std::fs::read_to_string(&cpuinfo)
+        .unwrap()
+        .replace("model name", "cpu MHz\t\t: 2450.000\nmodel name");
+    std::fs::write(&cpuinfo, with_mhz).unwrap();
+    let host = host_json(&["--root", dir.path().to_str().unwrap()]);
+    assert_eq!(host["topology"]["nominal_mhz"], 2450.0);
 }
 
 /// A cgroup of the test's own with a CPU quota (v1 `cpu` controller, else v2), removed when
