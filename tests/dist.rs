@@ -69,7 +69,24 @@ fn the_portable_release_runs_on_glibc_2_17_and_installs_as_packages() {
         .unwrap();
     assert!(newest <= (2, 17), "needs glibc {newest:?}");
     let size = std::fs::metadata(&binary).unwrap().len();
-    assert!(size < 12 * 1024 * 1024, "{size} bytes");
+    assert!(size < 16 * 1024 * 1024, "{size} bytes");
+    // The Oracle workload is in it; without Instant Client an Oracle target is one line.
+    let oracle = Command::new(&binary)
+        .args([
+            "db",
+            "check",
+            "--target",
+            "oracle://scott@db.example:1521/orcl",
+        ])
+        .env_remove("LD_LIBRARY_PATH")
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&oracle.stderr);
+    assert_eq!(oracle.status.code(), Some(1), "{said}");
+    assert!(
+        said.contains("Oracle's client library could not be loaded") && said.lines().count() == 1,
+        "{said}"
+    );
     // TLS is rustls, inside the binary: no OpenSSL needed on the server.
     let libraries = run("ldd", &[binary.to_str().unwrap()]);
     assert!(
@@ -131,6 +148,21 @@ fn the_portable_release_runs_on_glibc_2_17_and_installs_as_packages() {
     }
     assert!(rpm_files.contains("/usr/share/zsh/site-functions/_corescale"));
     assert!(deb_files.contains("/usr/share/zsh/vendor-completions/_corescale"));
+    // Oracle's client library is recommended, not required: loaded only for oracle://.
+    let rpm_recommends = run("rpm", &["-qp", "--recommends", rpm.to_str().unwrap()]);
+    assert!(
+        rpm_recommends.contains("oracle-instantclient-basic"),
+        "{rpm_recommends}"
+    );
+    let rpm_requires = run("rpm", &["-qp", "--requires", rpm.to_str().unwrap()]);
+    assert!(!rpm_requires.contains("oracle"), "{rpm_requires}");
+    let deb_recommends = run("dpkg-deb", &["-f", deb.to_str().unwrap(), "Recommends"]);
+    assert!(
+        deb_recommends.contains("oracle-instantclient-basic"),
+        "{deb_recommends}"
+    );
+    let deb_depends = run("dpkg-deb", &["-f", deb.to_str().unwrap(), "Depends"]);
+    assert!(!deb_depends.contains("oracle"), "{deb_depends}");
 
     // Installed here, it runs; removed, it is gone.
     run("dpkg", &["-i", deb.to_str().unwrap()]);

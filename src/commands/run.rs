@@ -21,10 +21,11 @@ use crate::report::run_table;
 use crate::result::writer::{Output, OutputLocks, write_all, write_stdout};
 use crate::result::{RunDocument, RunSettings, SCHEMA, Tool};
 use crate::sweep::campaign::Campaign;
-use crate::sweep::levels::{SweepObserver, level_steps, run_sweep};
+use crate::sweep::levels::{SweepObserver, run_sweep};
 use crate::sweep::plan::{LoadLevels, SweepSpec, plan};
 use crate::sweep::progress::Progress;
 use crate::sweep::runner::{LevelSettings, SessionsReady};
+use crate::sweep::steps::level_steps;
 use crate::sweep::stop;
 use crate::workload::{BuildContext, Workload, WorkloadInfo};
 

@@ -2,11 +2,11 @@
 //! 80 columns unless asked to be wide: each table drops its least needed columns first, and
 //! sentences wrap at word boundaries.
 
+use super::cell_table::Table;
+use super::cell_table::same_column;
 use super::outline::{Section, Shown, outline};
 use super::run_table::{TERMINAL_COLUMNS, wrap};
 use super::table;
-use super::tables::Table;
-use super::time_units::same_column;
 use crate::analysis::model::Analysis;
 
 /// Warnings the terminal lists without --verbose; past that it counts them.

@@ -1,8 +1,8 @@
 //! The per-client view of a merged campaign: each client host's part of every level, so a
 //! client that ran short of CPU, fell behind its rate or did less than its share is seen.
 
-use super::tables::{Table, cells, percent};
-use super::time_units::in_time_units;
+use super::cell_table::in_time_units;
+use super::cell_table::{Table, cells, percent};
 use crate::analysis::series::{Point, Series};
 use crate::format::significant;
 

@@ -2,8 +2,8 @@
 //! node that took less than its share of the work, or answered slower, is seen beside the
 //! cluster's totals.
 
-use super::tables::{Table, cells, percent};
-use super::time_units::in_time_units;
+use super::cell_table::in_time_units;
+use super::cell_table::{Table, cells, percent};
 use crate::analysis::series::Series;
 use crate::format::significant;
 

@@ -2,6 +2,7 @@
 
 pub mod analysis_text;
 pub(crate) mod campaign_table;
+pub(crate) mod cell_table;
 pub(crate) mod charts;
 pub mod formats;
 pub(crate) mod glossary;
@@ -11,6 +12,5 @@ pub(crate) mod outline;
 pub(crate) mod run_table;
 pub(crate) mod table;
 pub(crate) mod tables;
-pub(crate) mod time_units;
 
 pub use formats::{html, markdown};

@@ -2,10 +2,11 @@
 //! Markdown, the terminal), as hyperfine's exporters share one markup. A new section is one
 //! entry here; a new format is one renderer of these sections.
 
+use super::cell_table::Table;
 use super::tables::{
-    Table, cache_table, comparison_table, fits_notes, fits_table, fleet_table,
-    history_levels_table, history_table, latency_table, levels_table, open_loop_table,
-    p99_at_loads_table, provenance_tables, series_table, slo_table, workload_figures_table,
+    cache_table, comparison_table, fits_notes, fits_table, fleet_table, history_levels_table,
+    history_table, latency_table, levels_table, open_loop_table, p99_at_loads_table,
+    provenance_tables, series_table, slo_table, workload_figures_table,
 };
 use crate::analysis::model::{Analysis, SeriesAnalysis};
 

@@ -1,7 +1,7 @@
 //! The analysis as tables of text cells, built once and rendered as terminal text, Markdown or
 //! HTML by the format's own renderer.
 
-use super::time_units::in_time_units;
+use super::cell_table::{Table, cells, in_time_units, percent};
 use crate::analysis::fit::{Fit, Inadequacy, Model};
 use crate::analysis::latency::OpenLoopSeries;
 use crate::analysis::model::{Analysis, FitRange, FitUse, SeriesAnalysis};
@@ -11,22 +11,6 @@ use crate::analysis::scaling::Saturation;
 use crate::analysis::series::Measure;
 use crate::format::significant;
 use crate::format::{bytes, optional};
-
-pub(crate) struct Table {
-    pub title: String,
-    pub headers: Vec<String>,
-    pub rows: Vec<Vec<String>>,
-    /// Columns a narrow terminal drops first, in order (by header).
-    pub drop_first: Vec<&'static str>,
-}
-
-pub(crate) fn cells<const N: usize>(values: [&str; N]) -> Vec<String> {
-    values.iter().map(|value| value.to_string()).collect()
-}
-
-pub(crate) fn percent(value: f64) -> String {
-    format!("{:.0}%", 100.0 * value)
-}
 
 /// One row per series: where and how it was measured, as far as its file says.
 pub(crate) fn provenance_tables(analysis: &Analysis) -> [Table; 2] {

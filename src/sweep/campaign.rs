@@ -10,7 +10,7 @@ use anyhow::{Context, Result};
 use chrono::{DateTime, Utc};
 use clap::Args;
 
-use super::levels::LevelStep;
+use super::steps::LevelStep;
 use crate::error::UsageError;
 use crate::latency::OfferedRate;
 use crate::result::{CampaignPart, LevelInCampaign};

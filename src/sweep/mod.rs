@@ -6,4 +6,5 @@ pub(crate) mod plan;
 pub mod progress;
 pub mod runner;
 mod server_sampler;
+pub(crate) mod steps;
 pub(crate) mod stop;

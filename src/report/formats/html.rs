@@ -4,9 +4,9 @@
 use anyhow::Result;
 
 use crate::analysis::model::Analysis;
+use crate::report::cell_table::Table;
 use crate::report::charts::{HEIGHT, WIDTH, figures, render_svg};
 use crate::report::outline::{Section, Shown, outline};
-use crate::report::tables::Table;
 
 /// Readable from a 700 px window to a 1920 px screen without sideways scrolling (wide
 /// tables wrap their cells); printed on A4 or Letter, two figures to a page, each with its

@@ -1,9 +1,9 @@
 //! `report --markdown`: tables and findings for a wiki page or a pull request.
 
 use crate::analysis::model::Analysis;
+use crate::report::cell_table::Table;
 use crate::report::charts;
 use crate::report::outline::{Section, outline};
-use crate::report::tables::Table;
 
 /// The page; with `figures` (the PNG directory as seen from the Markdown file), each figure
 /// is linked as an image under its title.

@@ -1,7 +1,22 @@
-//! Times in a table: one unit for the whole table, named in each header, and the columns
-//! known by their names whatever unit they took.
+//! A table of text cells, as every format renders it; its times in one unit for the whole
+//! table, named in each header, and the columns known by their names whatever unit they took.
 
-use super::tables::Table;
+/// A titled table of text cells.
+pub(crate) struct Table {
+    pub title: String,
+    pub headers: Vec<String>,
+    pub rows: Vec<Vec<String>>,
+    /// Columns a narrow terminal drops first, in order (by header).
+    pub drop_first: Vec<&'static str>,
+}
+
+pub(crate) fn cells<const N: usize>(values: [&str; N]) -> Vec<String> {
+    values.iter().map(|value| value.to_string()).collect()
+}
+
+pub(crate) fn percent(value: f64) -> String {
+    format!("{:.0}%", 100.0 * value)
+}
 
 /// The table with its columns of times in milliseconds (a header ending " ms", its cells
 /// written in full) shown in one unit for the whole table, the one that gives its largest
