@@ -4,6 +4,7 @@
 
 mod common;
 
+use common::import_fixture as fixture;
 use common::scratch::{MyScratch, PgScratch, scratch_name};
 use common::{anchor, corescale, hold_server, read_json, required, run_tool};
 use corescale::analysis::input::{InputFile, read_input, read_series};
@@ -200,16 +201,6 @@ fn real_pgbench_outputs_give_the_tps_pgbench_printed() {
             .collect::<Vec<_>>(),
         [1, 2, 4]
     );
-}
-
-/// A file of tests/fixtures/import.
-fn fixture(name: &str) -> String {
-    std::fs::read_to_string(
-        std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("tests/fixtures/import")
-            .join(name),
-    )
-    .unwrap()
 }
 
 /// The value at a percentile of sorted values, by nearest rank.

@@ -8,13 +8,20 @@ use common::{corescale, read_json};
 use predicates::prelude::*;
 use predicates::str::contains;
 
-fn fixture(name: &str) -> String {
-    std::fs::read_to_string(
-        std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("tests/fixtures/import")
-            .join(name),
-    )
-    .unwrap()
+use common::import_fixture as fixture;
+
+/// What `report FILE --verbose` prints, the file read.
+fn verbose_report(file: &std::path::Path) -> String {
+    let output = corescale()
+        .arg("report")
+        .arg(file)
+        .arg("--verbose")
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    String::from_utf8(output).unwrap()
 }
 
 fn series_names(analysis: &serde_json::Value) -> Vec<String> {
@@ -76,25 +83,18 @@ fn two_jobs_in_one_folder_are_told_apart_by_their_workload() {
 #[test]
 fn a_name_that_disagrees_with_the_content_is_said() {
     let dir = tempfile::tempdir().unwrap();
-    let file = dir.path().join("clients-8.txt");
-    std::fs::write(&file, fixture("pgbench-15-r.txt")).unwrap();
-    corescale()
-        .arg("report")
-        .arg(&file)
-        .arg("--verbose")
-        .assert()
-        .success()
-        .stdout(contains("its name says a load of 8 and its content 4"));
     // A version in the name is no load.
-    let file = dir.path().join("pgbench-15.txt");
-    std::fs::write(&file, fixture("pgbench-15-r.txt")).unwrap();
-    corescale()
-        .arg("report")
-        .arg(&file)
-        .arg("--verbose")
-        .assert()
-        .success()
-        .stdout(contains("its name says").not());
+    for (name, said) in [("clients-8.txt", true), ("pgbench-15.txt", false)] {
+        let file = dir.path().join(name);
+        std::fs::write(&file, fixture("pgbench-15-r.txt")).unwrap();
+        let text = verbose_report(&file);
+        assert_eq!(
+            text.contains("its name says a load of 8 and its content 4"),
+            said,
+            "{name}: {text}"
+        );
+        assert_eq!(text.contains("its name says"), said, "{name}: {text}");
+    }
 }
 
 #[test]
@@ -164,16 +164,7 @@ fn verbose_traces_every_number_read_to_its_line() {
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("run.txt");
     std::fs::write(&file, fixture("pgbench-15-r.txt")).unwrap();
-    let output = corescale()
-        .arg("report")
-        .arg(&file)
-        .arg("--verbose")
-        .assert()
-        .success()
-        .get_output()
-        .stdout
-        .clone();
-    let text = String::from_utf8(output).unwrap();
+    let text = verbose_report(&file);
     let (_, trace) = text
         .split_once("Numbers read from other tools' outputs, by line\n")
         .expect("a trace under --verbose");

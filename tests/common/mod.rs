@@ -16,6 +16,16 @@ use std::time::{Duration, Instant};
 use assert_cmd::Command;
 use serde_json::Value;
 
+/// A file of tests/fixtures/import (their sources in SOURCES.md there).
+pub fn import_fixture(name: &str) -> String {
+    fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fixtures/import")
+            .join(name),
+    )
+    .unwrap_or_else(|error| panic!("{name}: {error}"))
+}
+
 /// A JSON document the binary wrote.
 pub fn read_json(path: &Path) -> serde_json::Value {
     serde_json::from_str(&fs::read_to_string(path).unwrap()).unwrap()

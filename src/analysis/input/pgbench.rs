@@ -275,20 +275,7 @@ fn from_pgbench(file: &InputFile, text: &str) -> Result<Series> {
         intervals,
         ..Point::default()
     };
-    let job = Job {
-        tool: TOOL.to_string(),
-        workload: Some(script.clone()),
-        shape: Some(shape),
-        ..Job::default()
-    };
-    let mut series = Series::new(
-        file.stem(),
-        Measure::Rate {
-            unit: "tps".to_string(),
-        },
-        vec![point],
-        job,
-    );
+    let mut series = tps_series(file, point, &script, shape);
     series.provenance = imported(TOOL, version, &script);
     series.notes.extend(file.level_ignored(clients));
     if progress_after > 0 {
@@ -387,6 +374,24 @@ fn stated<'a>(line: &'a str, label: &str) -> Option<&'a str> {
     rest.strip_prefix(" = ").or_else(|| rest.strip_prefix(": "))
 }
 
+/// A run's level as a series of transactions per second, its job the script run.
+fn tps_series(file: &InputFile, point: Point, workload: &str, shape: String) -> Series {
+    let job = Job {
+        tool: TOOL.to_string(),
+        workload: Some(workload.to_string()),
+        shape: Some(shape),
+        ..Job::default()
+    };
+    Series::new(
+        file.stem(),
+        Measure::Rate {
+            unit: "tps".to_string(),
+        },
+        vec![point],
+        job,
+    )
+}
+
 /// Progress lines alone: one level at the clients `--level` or the file's name gives, its
 /// rate the intervals' transactions over their time.
 fn from_progress(file: &InputFile, text: &str) -> Result<Series> {
@@ -410,19 +415,11 @@ fn from_progress(file: &InputFile, text: &str) -> Result<Series> {
         intervals,
         ..Point::default()
     };
-    let job = Job {
-        tool: TOOL.to_string(),
-        workload: Some("progress lines".to_string()),
-        shape: Some("pgbench progress lines (-P) without a summary".to_string()),
-        ..Job::default()
-    };
-    let mut series = Series::new(
-        file.stem(),
-        Measure::Rate {
-            unit: "tps".to_string(),
-        },
-        vec![point],
-        job,
+    let mut series = tps_series(
+        file,
+        point,
+        "progress lines",
+        "pgbench progress lines (-P) without a summary".to_string(),
     );
     series.provenance = imported(TOOL, None, "progress lines (-P) without a summary");
     series.notes.push(format!(
