@@ -124,7 +124,8 @@ fn each_module_uses_only_the_layers_below_it() {
 }
 
 /// In the database layer each product's driver stands alone: no driver uses another's folder,
-/// and `connect` (URLs, settings, TLS) uses none of them; only the registry knows them all.
+/// and `connect` (URLs, settings, TLS) uses none of them; only `product` (their settings
+/// resolvers) and `registry` (their drivers) know them all.
 #[test]
 fn database_products_use_only_the_shared_parts() {
     let db = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/db");

@@ -1,7 +1,7 @@
 //! The databases corescale loads, below the workloads that use them: how a target is reached
 //! (`connect`: URLs, libpq and MySQL settings, credential files, TLS), one driver per product
-//! (`postgres`, `mysql`, `oracle`) behind the `driver` traits, the `registry` row that names
-//! each product's schemes, settings and capabilities, and the `catalog` of what setup created
+//! (`postgres`, `mysql`, `oracle`) behind the `driver` traits, the `product` row that names
+//! each product's schemes, settings and capabilities, the `registry` of their drivers, and the `catalog` of what setup created
 //! (ownership, teardown), and the `cluster` of instances one database may have. The `db` workload, and `db setup`, `check` and `teardown`, use it
 //! alike.
 
@@ -12,6 +12,7 @@ pub mod driver;
 pub(crate) mod mysql;
 pub(crate) mod oracle;
 pub(crate) mod postgres;
+pub mod product;
 pub mod registry;
 
 pub use driver::{

@@ -7,7 +7,7 @@ use std::time::Duration;
 use anyhow::{Context, Result, bail};
 
 use super::settings::{ConnectSettings, Endpoint, ProcessSurroundings, Secret, Setting, Source};
-use crate::db::registry::{self, Product};
+use crate::db::product::{self, Product};
 use crate::error::UsageError;
 pub use crate::redact::{carries_password, hide_passwords_from_ps, redact, redact_argument};
 
@@ -69,11 +69,11 @@ impl Target {
                 redact_argument(text)
             )));
         };
-        let Some(product) = registry::of_scheme(&scheme.to_ascii_lowercase()) else {
+        let Some(product) = product::of_scheme(&scheme.to_ascii_lowercase()) else {
             return Err(UsageError::new(format!(
                 "--target scheme '{}' is not supported: use {}",
                 printable(scheme),
-                registry::all_schemes()
+                product::all_schemes()
             )));
         };
         let settings = (product.resolve)(text, &ProcessSurroundings)?;
