@@ -188,3 +188,45 @@ fn verbose_traces_every_number_read_to_its_line() {
         .success()
         .stdout(contains("Numbers read").not());
 }
+
+#[test]
+fn a_hammerdb_folder_reads_its_counter_log_at_the_results_users() {
+    let dir = tempfile::tempdir().unwrap();
+    let folder = dir.path().join("hammerdb-run");
+    std::fs::create_dir(&folder).unwrap();
+    for name in ["hammerdb.log", "hdbxtprofile.log", "hdbtcount.log"] {
+        std::fs::write(folder.join(name), fixture(name)).unwrap();
+    }
+    let json = dir.path().join("report.json");
+    corescale()
+        .arg("report")
+        .arg(&folder)
+        .args(["-q", "--json"])
+        .arg(&json)
+        .assert()
+        .success();
+    let analysis = read_json(&json);
+    assert!(
+        analysis["warnings"]
+            .to_string()
+            .contains("its virtual users, 4, are those of the HammerDB results beside it"),
+        "{}",
+        analysis["warnings"]
+    );
+    let counter = analysis["series"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|one| one["series"]["measure"]["unit"] == "tpm")
+        .expect("the counter's series");
+    assert_eq!(counter["series"]["points"][0]["workers"], 4);
+    // Alone, its level is asked for.
+    std::fs::remove_file(folder.join("hammerdb.log")).unwrap();
+    std::fs::remove_file(folder.join("hdbxtprofile.log")).unwrap();
+    corescale()
+        .arg("report")
+        .arg(&folder)
+        .assert()
+        .code(2)
+        .stderr(contains("--level"));
+}

@@ -265,6 +265,7 @@ pub fn levels_into_sweeps(series: Vec<Series>) -> Result<Vec<Series>> {
         };
         series.extend(left);
     }
+    let series = counters_placed(series, &folder_of);
     // Each series with the folder its file was in.
     let mut merged: Vec<(PathBuf, Series)> = Vec::new();
     for one in series {
@@ -297,6 +298,48 @@ pub fn levels_into_sweeps(series: Vec<Series>) -> Result<Vec<Series>> {
             sweep
         })
         .collect())
+}
+
+/// A HammerDB transaction counter log whose virtual users neither its name nor `--level`
+/// gives takes them from the results beside it (same folder) when those ran one count;
+/// otherwise it is left out with a note, so the folder's other files are still read.
+fn counters_placed(series: Vec<Series>, folder_of: &dyn Fn(&Series) -> PathBuf) -> Vec<Series> {
+    let (unplaced, mut series): (Vec<Series>, Vec<Series>) = series.into_iter().partition(|one| {
+        one.job.tool == super::hammerdb::COUNTER_TOOL
+            && one.points.iter().any(|point| point.workers == 0)
+    });
+    for mut counter in unplaced {
+        let users: std::collections::BTreeSet<usize> = series
+            .iter()
+            .filter(|results| {
+                results.job.tool == super::hammerdb::TOOL
+                    && folder_of(results) == folder_of(&counter)
+            })
+            .flat_map(|results| results.points.iter().map(|point| point.workers))
+            .collect();
+        match users.into_iter().collect::<Vec<usize>>().as_slice() {
+            [users] => {
+                for point in &mut counter.points {
+                    point.workers = *users;
+                }
+                counter.notes.push(format!(
+                    "'{}': its virtual users, {users}, are those of the HammerDB results beside it",
+                    counter.source
+                ));
+                series.push(counter);
+            }
+            // Alone, it is the report: its error names the fix.
+            _ if series.is_empty() => series.push(counter),
+            _ => {
+                let note = format!(
+                    "'{}' left out: a transaction counter log whose virtual users are not known (give them with --level '{}'=N)",
+                    counter.source, counter.source
+                );
+                series[0].notes.push(note);
+            }
+        }
+    }
+    series
 }
 
 /// Points of one worker count averaged into one, their range its spread. A point that is
