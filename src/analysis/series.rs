@@ -333,6 +333,19 @@ impl Series {
         !(self.points.is_empty() && self.paced.is_empty())
     }
 
+    /// Takes in another series' levels and notes (another run of the same job): its levels,
+    /// open-loop and left-out levels join this one's, and its notes those not said yet.
+    pub fn absorb(&mut self, other: Series) {
+        self.points.extend(other.points);
+        self.paced.extend(other.paced);
+        self.left_out.extend(other.left_out);
+        for note in other.notes {
+            if !self.notes.contains(&note) {
+                self.notes.push(note);
+            }
+        }
+    }
+
     /// Moves the levels that ran to a schedule (their rate is the one asked) out of the
     /// capacity analysis, disturbed or not. False when no level is left.
     pub fn leave_out_scheduled(&mut self) -> bool {

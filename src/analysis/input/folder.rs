@@ -280,9 +280,7 @@ pub fn levels_into_sweeps(series: Vec<Series>) -> Result<Vec<Series>> {
         });
         match same {
             Some((_, sweep)) => {
-                sweep.points.extend(one.points);
-                sweep.left_out.extend(one.left_out);
-                sweep.notes.extend(one.notes);
+                sweep.absorb(one);
                 if let Some(name) = folder.file_name() {
                     sweep.name = printable(&name.to_string_lossy());
                 }

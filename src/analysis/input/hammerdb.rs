@@ -41,11 +41,7 @@ fn is_hammerdb(text: &str) -> bool {
 
 /// Where each run's log begins in a file of several appended ("Hammerdb Log @ ...").
 fn logs(text: &str) -> Vec<usize> {
-    text.lines()
-        .enumerate()
-        .filter(|(_, line)| line.starts_with("Hammerdb Log @"))
-        .map(|(number, _)| number)
-        .collect()
+    lines_where(text, |line| line.starts_with("Hammerdb Log @"))
 }
 
 /// A result after "System achieved ": "44007 NOPM from 101181 PostgreSQL TPM" (4.0 on) or
@@ -344,11 +340,7 @@ fn is_counter(text: &str) -> bool {
 
 /// Each test appends its own log, header first.
 fn counter_logs(text: &str) -> Vec<usize> {
-    text.lines()
-        .enumerate()
-        .filter(|(_, line)| line.starts_with(COUNTER_HEADER))
-        .map(|(number, _)| number)
-        .collect()
+    lines_where(text, |line| line.starts_with(COUNTER_HEADER))
 }
 
 /// A counter log is a level at the virtual users `--level` or the file's name gives: its

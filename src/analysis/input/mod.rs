@@ -60,6 +60,15 @@ fn one_run(_: &str) -> Vec<usize> {
     Vec::new()
 }
 
+/// The numbers of the lines that begin a run: those a test picks.
+fn lines_where(text: &str, begins: impl Fn(&str) -> bool) -> Vec<usize> {
+    text.lines()
+        .enumerate()
+        .filter(|(_, line)| begins(line))
+        .map(|(number, _)| number)
+        .collect()
+}
+
 enum Reader {
     /// A report, read whole.
     Text(fn(&InputFile, &str) -> Result<Series>),
@@ -315,24 +324,27 @@ fn read_runs(file: &InputFile, text: &str, importer: &Importer) -> Result<Vec<Se
         one.notes.extend(name_disagrees(file, &one));
         return Ok(vec![one]);
     }
-    let offsets: Vec<usize> = std::iter::once(0)
-        .chain(
-            text.match_indices('\n')
-                .map(|(at, _)| at + 1)
-                .enumerate()
-                .filter(|(line, _)| starts.contains(&(line + 1)))
-                .map(|(_, at)| at),
-        )
-        .chain(std::iter::once(text.len()))
+    // Where each line begins, so each run's text is a slice of the file's.
+    let line_starts: Vec<usize> = std::iter::once(0)
+        .chain(text.match_indices('\n').map(|(at, _)| at + 1))
         .collect();
-    let lines: Vec<usize> = std::iter::once(0).chain(starts).collect();
+    let first_lines: Vec<usize> = std::iter::once(0)
+        .chain(
+            starts
+                .into_iter()
+                .filter(|start| *start < line_starts.len()),
+        )
+        .collect();
     let mut runs = Vec::new();
-    for (index, pair) in offsets.windows(2).enumerate() {
+    for (index, &first_line) in first_lines.iter().enumerate() {
+        let end = first_lines
+            .get(index + 1)
+            .map_or(text.len(), |next| line_starts[*next]);
         let part = InputFile {
-            first_line: lines[index],
+            first_line,
             ..InputFile::new(file.path, file.level)
         };
-        runs.push(read(&part, &text[pair[0]..pair[1]])?);
+        runs.push(read(&part, &text[line_starts[first_line]..end])?);
     }
     Ok(jobs_of(file, runs))
 }
@@ -368,15 +380,7 @@ fn jobs_of(file: &InputFile, runs: Vec<Series>) -> Vec<Series> {
             .iter_mut()
             .find(|job| job.job == run.job && job.provenance.hostname == run.provenance.hostname)
         {
-            Some(job) => {
-                job.points.extend(run.points);
-                job.paced.extend(run.paced);
-                for note in run.notes {
-                    if !job.notes.contains(&note) {
-                        job.notes.push(note);
-                    }
-                }
-            }
+            Some(job) => job.absorb(run),
             None => jobs.push(run),
         }
     }
@@ -478,15 +482,14 @@ fn parse_input(file: &InputFile, bytes: &[u8]) -> Result<Vec<Series>> {
         vec![from_document(path, text)?]
     } else if let Some(importer) = detect(head, tail) {
         read_runs(file, text, importer)?
-    } else if let Some(nearest) = nearest(head)
-        .filter(|(_, found, _)| *found >= 2)
-        .or_else(|| (!looks_like_csv(head)).then(|| nearest(head)).flatten())
-    {
-        return Err(unclaimed(path, Some(nearest)));
-    } else if looks_like_csv(head) {
-        vec![from_csv(path, text, &file.stem())?]
     } else {
-        return Err(unclaimed(path, None));
+        // Not claimed: a CSV unless it holds two of a tool's lines, or no comma at all.
+        let csv = looks_like_csv(head);
+        match nearest(head) {
+            Some(near) if near.1 >= 2 || !csv => return Err(unclaimed(path, Some(near))),
+            _ if csv => vec![from_csv(path, text, &file.stem())?],
+            _ => return Err(unclaimed(path, None)),
+        }
     };
     series.into_iter().map(|one| finish(path, one)).collect()
 }

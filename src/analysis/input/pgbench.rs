@@ -104,8 +104,9 @@ fn from_pgbench(file: &InputFile, text: &str) -> Result<Series> {
     let mut tps_without = None;
     let mut tps_with = None;
     let mut figures = std::collections::BTreeMap::new();
-    let mut scheduled = false;
-    let mut progress_after = 0;
+    // The line saying -R was given, and the progress lines after the summary.
+    let mut scheduled_at = None;
+    let mut progress_after: Vec<usize> = Vec::new();
     for (number, line) in text.lines().enumerate() {
         let at = || file.line(number);
         let line = line.trim_end();
@@ -130,7 +131,7 @@ fn from_pgbench(file: &InputFile, text: &str) -> Result<Series> {
         } else if let Some(rest) = line.strip_prefix("progress: ") {
             if tps_without.is_some() || tps_with.is_some() {
                 // After the summary: a run cut short, not this one's.
-                progress_after += 1;
+                progress_after.push(number);
                 continue;
             }
             progress_lines.push((progress(rest, &at)?, number));
@@ -203,7 +204,7 @@ fn from_pgbench(file: &InputFile, text: &str) -> Result<Series> {
                     &at,
                 )?,
             );
-            scheduled = true;
+            scheduled_at = Some(number);
         } else if let Some(rest) = line.strip_prefix("number of transactions skipped: ") {
             figures.insert(
                 "skipped_transactions".to_string(),
@@ -269,8 +270,8 @@ fn from_pgbench(file: &InputFile, text: &str) -> Result<Series> {
     let point = Point {
         workers: clients,
         raw: tps,
-        scheduled: scheduled
-            .then(|| format!("pgbench ran at a rate limit (-R, {} line)", file.line(0))),
+        scheduled: scheduled_at
+            .map(|number| format!("pgbench ran at a rate limit (-R, {})", file.line(number))),
         figures,
         intervals,
         ..Point::default()
@@ -278,10 +279,11 @@ fn from_pgbench(file: &InputFile, text: &str) -> Result<Series> {
     let mut series = tps_series(file, point, &script, shape);
     series.provenance = imported(TOOL, version, &script);
     series.notes.extend(file.level_ignored(clients));
-    if progress_after > 0 {
+    if let Some(first) = progress_after.first() {
         series.notes.push(format!(
-            "{}: {progress_after} progress lines after the summary left out (a run without its summary)",
-            file.line(0)
+            "{}: {} progress lines from here on, after the summary, left out (a run without its summary)",
+            file.line(*first),
+            progress_after.len()
         ));
     }
     series.notes.push(format!(

@@ -43,11 +43,7 @@ fn is_sysbench(text: &str) -> bool {
 
 /// Where each run begins: at its header line.
 fn headers(text: &str) -> Vec<usize> {
-    text.lines()
-        .enumerate()
-        .filter(|(_, line)| is_header(line))
-        .map(|(number, _)| number)
-        .collect()
+    lines_where(text, is_header)
 }
 
 /// "sysbench 0.5:  multi-threaded system evaluation benchmark".
@@ -146,15 +142,8 @@ fn from_sysbench(file: &InputFile, text: &str) -> Result<Series> {
             )?);
         } else if let Some(rest) = line.strip_prefix("Total operations: ") {
             // The memory test: "11167618 (5580629.45 per second)".
-            let per_second = rest
-                .split_once('(')
-                .map_or("", |(_, rate)| rate.trim_end_matches(" per second)"));
-            operations_per_s = Some(in_range(
-                number_in(per_second, "operations per second", &at)?,
-                &RAW,
-                "operations per second",
-                &at,
-            )?);
+            let what = "operations per second";
+            operations_per_s = Some(in_range(per_second(rest, what, &at)?, &RAW, what, &at)?);
         } else if let Some(rest) = line
             .split_once(" MiB transferred (")
             .map(|(_, rate)| rate.trim_end_matches(" MiB/sec)"))
@@ -331,12 +320,13 @@ fn from_sysbench(file: &InputFile, text: &str) -> Result<Series> {
     Ok(series)
 }
 
-/// "3860   (385.74 per sec.)": the rate in brackets.
+/// "3860   (385.74 per sec.)", or the memory test's "11167618 (5580629.45 per second)": the
+/// rate in brackets.
 fn per_second(value: &str, what: &str, at: &dyn Fn() -> String) -> Result<f64> {
     let inside = value
         .split_once('(')
         .map(|(_, rest)| rest.trim_end_matches(')'))
-        .filter(|rest| rest.ends_with("per sec."))
+        .filter(|rest| rest.ends_with("per sec.") || rest.ends_with("per second"))
         .ok_or_else(|| {
             anyhow::anyhow!("{}: {what} '{}' has no '(N per sec.)'", at(), quote(value))
         })?;

@@ -72,6 +72,8 @@ fn a_throttled_pgbench_run_ran_to_a_schedule() {
     let point = &series[0].points[0];
     let why = point.scheduled.as_deref().expect("-R is a schedule");
     assert!(why.contains("rate limit (-R"), "{why}");
+    // The line that says so: its summary's schedule lag.
+    assert!(why.ends_with("line 18)"), "{why}");
     assert_eq!(point.figures["schedule_lag_average_ms"], 0.242);
     assert_eq!(point.figures["latency_limit_ms"], 50.0);
     assert_eq!(point.figures["late_transactions"], 0.0);
