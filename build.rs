@@ -44,7 +44,7 @@ fn test_servers() {
         }
     }
     // The MariaDB TLS tests start a private server: they need mariadbd, mariadb-install-db
-    // and openssl, looked for where tests/mysql_tls.rs looks (PATH and the sbin folders).
+    // and openssl, looked for where tests/servers/mysql_tls.rs looks (PATH and the sbin folders).
     // Installed after the build script ran, they are seen once build.rs changes or after
     // `cargo clean -p corescale`.
     println!("cargo::rustc-check-cfg=cfg(corescale_test_mariadbd)");

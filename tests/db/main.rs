@@ -1,0 +1,11 @@
+//! The database tests: sessions and levels on the local PostgreSQL and MariaDB, teardown by ownership, hostile roles, scripts, a target behind a tunnel.
+//! One test binary of several files (a binary per file took twice the build time).
+
+#[path = "../common/mod.rs"]
+mod common;
+
+mod hostile;
+mod script;
+mod sessions;
+mod teardown;
+mod tunnel;

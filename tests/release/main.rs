@@ -1,0 +1,13 @@
+//! What ships: packages, deployment files, the Oracle client check, the layers, the fleet, Ansible.
+//! One test binary of several files (a binary per file took twice the build time).
+
+#[path = "../common/mod.rs"]
+mod common;
+
+mod ansible;
+mod deploy;
+mod dist;
+mod fleet;
+mod layers;
+mod oracle_client;
+mod skips;

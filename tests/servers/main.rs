@@ -1,0 +1,10 @@
+//! Tests that start private servers: password methods, TLS, a primary with replicas.
+//! One test binary of several files (a binary per file took twice the build time).
+
+#[path = "../common/mod.rs"]
+mod common;
+
+mod cluster;
+mod mysql_tls;
+mod pg_auth;
+mod pg_tls;
