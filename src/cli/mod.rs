@@ -7,12 +7,13 @@ use std::time::Duration;
 
 use clap::{Args, CommandFactory, Parser, Subcommand};
 
+use crate::db::connect::options::DbTargetArgs;
 use crate::error::UsageError;
 use crate::host::pinning::Pin;
 use crate::redact::redact_argument;
 use crate::sweep::plan::SweepSpec;
 use crate::values::{Workers, parse_count, parse_duration, parse_percent, parse_workers};
-use crate::workload::db::args::{DbSetupArgs, DbTargetArgs};
+use crate::workload::db::args::DbSetupArgs;
 use crate::workload::{WorkloadArgs, WorkloadKind};
 
 /// The version line of `--version` and `version`: version, commit, build date, target.

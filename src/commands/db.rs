@@ -126,7 +126,7 @@ fn tell(text: String) {
 /// `db check`: connects to every instance and says what it reached, which is primary and
 /// which replica, where each setting came from and whether the privileges are there; an
 /// error when one is missing.
-fn check(args: &crate::workload::db::args::DbTargetArgs) -> Result<()> {
+fn check(args: &crate::db::connect::options::DbTargetArgs) -> Result<()> {
     let targets = args.open_all()?;
     let cluster = Cluster::connect(&targets)?;
     let mut missing = Vec::new();

@@ -62,35 +62,35 @@ impl Maintenance {
     }
 }
 
-/// One database behind a URL.
-pub trait Database: Send + Sync {
+/// One database behind a URL: what a workload opens sessions on, and every concern of the
+/// server a run reads (each a trait of its own, so a caller names what it needs).
+pub trait Database:
+    AtTarget + Catalogue + SetupWindow + SlobTables + ServerCounters + ServerProcesses + Replication
+{
+    fn open_session(&self) -> Result<Box<dyn DbSession>>;
+    /// The product and its major version, as a job's shape names the engine: "PostgreSQL
+    /// 15", "MariaDB 10.11".
+    fn engine(&self) -> Result<String> {
+        Ok(self.target().product.name.to_string())
+    }
+    /// What `db check` reports: the server, who corescale is there, its TLS, and whether the
+    /// privileges `db setup` and `run db` need are held.
+    fn check(&self) -> Result<ServerCheck>;
+    /// A session as the DBA's own clients have it (no planner settings of corescale's), for
+    /// a script's statements.
+    fn open_script_session(&self) -> Result<Box<dyn DbSession>> {
+        bail!("this database's driver does not run scripts (PostgreSQL and MySQL/MariaDB do)")
+    }
+}
+
+/// The target a driver was opened on.
+pub trait AtTarget: Send + Sync {
     fn target(&self) -> &Target;
-    /// Begins a setup once the catalogue exists: the mark its objects carry, and where the
-    /// database cannot name a table by id, the clock its setup window starts at.
-    fn begin_setup(&self) -> Result<SetupStamp> {
-        Ok(SetupStamp::new(None))
-    }
-    /// Creates table `record.schema` with `record.rows` one-row blocks, its index (and
-    /// server-side loop), each with `stamp`'s mark, and their catalogue rows; `loaded` counts
-    /// rows. The table must not exist: creation fails rather than replace an object corescale
-    /// did not create.
-    fn load_table(
-        &self,
-        record: SetupRecord,
-        stamp: &SetupStamp,
-        loaded: &(dyn Fn(u64) + Sync),
-    ) -> Result<()>;
-    /// Ends a setup whose tables are all loaded (MariaDB: records its window's end).
-    fn end_setup(&self, _stamp: &SetupStamp) -> Result<()> {
-        Ok(())
-    }
-    /// Takes the setup lock on the monitor connection without waiting: false when another
-    /// session holds it.
-    fn lock_setup(&self) -> Result<bool>;
-    /// Releases the setup lock: false when this session did not hold it. Closing the
-    /// connection frees it too, but only once the server notices: a setup followed at once by
-    /// a teardown would find it still held.
-    fn unlock_setup(&self) -> Result<bool>;
+}
+
+/// corescale's catalogue of what it created, and the ownership checks that let teardown drop
+/// only that.
+pub trait Catalogue: AtTarget {
     fn has_catalogue(&self) -> Result<bool>;
     /// The catalogue's rows; none when there is no catalogue.
     fn catalogue(&self) -> Result<Vec<Owned>>;
@@ -147,13 +147,40 @@ pub trait Database: Send + Sync {
             })
             .collect()
     }
-    fn open_session(&self) -> Result<Box<dyn DbSession>>;
-    fn counters(&self) -> Result<DbCounters>;
-    /// How far behind the sessions' work `counters` may be: the period at which the server
-    /// publishes what its sessions did (PostgreSQL's backends, at most once a second).
-    fn counters_grain(&self) -> std::time::Duration {
-        std::time::Duration::ZERO
+}
+
+/// The setup lock, and the window a setup's objects are marked with.
+pub trait SetupWindow: AtTarget {
+    /// Begins a setup once the catalogue exists: the mark its objects carry, and where the
+    /// database cannot name a table by id, the clock its setup window starts at.
+    fn begin_setup(&self) -> Result<SetupStamp> {
+        Ok(SetupStamp::new(None))
     }
+    /// Ends a setup whose tables are all loaded (MariaDB: records its window's end).
+    fn end_setup(&self, _stamp: &SetupStamp) -> Result<()> {
+        Ok(())
+    }
+    /// Takes the setup lock on the monitor connection without waiting: false when another
+    /// session holds it.
+    fn lock_setup(&self) -> Result<bool>;
+    /// Releases the setup lock: false when this session did not hold it. Closing the
+    /// connection frees it too, but only once the server notices: a setup followed at once by
+    /// a teardown would find it still held.
+    fn unlock_setup(&self) -> Result<bool>;
+}
+
+/// What SLOB's tables need from a driver: their load and the blocks one statement visits.
+pub trait SlobTables: AtTarget {
+    /// Creates table `record.schema` with `record.rows` one-row blocks, its index (and
+    /// server-side loop), each with `stamp`'s mark, and their catalogue rows; `loaded` counts
+    /// rows. The table must not exist: creation fails rather than replace an object corescale
+    /// did not create.
+    fn load_table(
+        &self,
+        record: SetupRecord,
+        stamp: &SetupStamp,
+        loaded: &(dyn Fn(u64) + Sync),
+    ) -> Result<()>;
     /// Blocks one statement over `work_unit` keys visits, by the database's own per-statement
     /// instrumentation (EXPLAIN ANALYZE BUFFERS, ANALYZE FORMAT=JSON).
     fn blocks_per_statement(
@@ -163,14 +190,28 @@ pub trait Database: Send + Sync {
         work_unit: u64,
         update: bool,
     ) -> Result<f64>;
-    /// The buffer cache's size in bytes and the setting that sets it, where readable.
-    fn buffer_cache(&self) -> Result<Option<(u64, &'static str)>> {
-        Ok(None)
-    }
     /// Bytes one row takes in the table (a whole block or half a page).
     fn bytes_per_row(&self) -> u64 {
         8192
     }
+}
+
+/// The server's block counters, as the level figures read them.
+pub trait ServerCounters: AtTarget {
+    fn counters(&self) -> Result<DbCounters>;
+    /// How far behind the sessions' work `counters` may be: the period at which the server
+    /// publishes what its sessions did (PostgreSQL's backends, at most once a second).
+    fn counters_grain(&self) -> std::time::Duration {
+        std::time::Duration::ZERO
+    }
+    /// The buffer cache's size in bytes and the setting that sets it, where readable.
+    fn buffer_cache(&self) -> Result<Option<(u64, &'static str)>> {
+        Ok(None)
+    }
+}
+
+/// The server's processes on this host, whose CPU time a run reads, and its clock.
+pub trait ServerProcesses: AtTarget {
     /// The server's process, when one process serves every session (MariaDB).
     fn server_pid(&self) -> Result<Option<u32>> {
         Ok(None)
@@ -199,27 +240,18 @@ pub trait Database: Send + Sync {
         }
         self.server_pid()
     }
-    /// The product and its major version, as a job's shape names the engine: "PostgreSQL
-    /// 15", "MariaDB 10.11".
-    fn engine(&self) -> Result<String> {
-        Ok(self.target().product.name.to_string())
+    /// The server's clock, in seconds since the epoch, where it can be read.
+    fn server_clock(&self) -> Result<Option<f64>> {
+        Ok(None)
     }
-    /// What `db check` reports: the server, who corescale is there, its TLS, and whether the
-    /// privileges `db setup` and `run db` need are held.
-    fn check(&self) -> Result<ServerCheck>;
-    /// A session as the DBA's own clients have it (no planner settings of corescale's), for
-    /// a script's statements.
-    fn open_script_session(&self) -> Result<Box<dyn DbSession>> {
-        bail!("this database's driver does not run scripts (PostgreSQL and MySQL/MariaDB do)")
-    }
+}
+
+/// Replicas: whether this instance is one, and waiting for it to replay its primary's changes.
+pub trait Replication: AtTarget {
     /// Whether the target takes no writes: a replica, or read-only by its settings. A
     /// script that writes is refused there before the run.
     fn read_only(&self) -> Result<bool> {
         Ok(false)
-    }
-    /// The server's clock, in seconds since the epoch, where it can be read.
-    fn server_clock(&self) -> Result<Option<f64>> {
-        Ok(None)
     }
     /// Whether this instance replays another's changes (a streaming or binlog replica), as
     /// `db check` and a cluster's routing name it; by default, whether it takes no writes.

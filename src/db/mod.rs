@@ -16,7 +16,8 @@ pub mod product;
 pub mod registry;
 
 pub use driver::{
-    Answered, Database, DbCounters, DbSession, Maintenance, PREFIX, PlannedStatement,
-    PreparedStatements, loop_function, mean_of_samples, quote_backtick, quote_double, sample_keys,
-    table_name,
+    Answered, AtTarget, Catalogue, Database, DbCounters, DbSession, Maintenance, PREFIX,
+    PlannedStatement, PreparedStatements, Replication, ServerCounters, ServerProcesses,
+    SetupWindow, SlobTables, loop_function, mean_of_samples, quote_backtick, quote_double,
+    sample_keys, table_name,
 };

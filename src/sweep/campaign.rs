@@ -164,7 +164,7 @@ impl Campaign {
         index: usize,
         campaign_workers: usize,
     ) -> Result<(LevelInCampaign, Option<SystemTime>)> {
-        let offset = match workload.server_clock() {
+        let offset = match workload.server().and_then(|server| server.server_clock()) {
             Some(_) => Some(clock_offset(workload)?),
             None if self.period.is_some() => {
                 return Err(UsageError::new(
@@ -228,7 +228,8 @@ fn clock_offset(workload: &dyn Workload) -> Result<(f64, f64)> {
     for _ in 0..CLOCK_READINGS {
         let sent = now();
         let server = workload
-            .server_clock()
+            .server()
+            .and_then(|server| server.server_clock())
             .ok_or_else(|| anyhow::anyhow!("the workload stopped reading its server's clock"))?
             .context("reading the database server's clock")?;
         let answered = now();

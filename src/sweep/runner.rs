@@ -151,7 +151,8 @@ pub fn measure_level(
         .map(|window| (interval_width(settings.interval, window), window))
         .filter(|(width, _)| {
             workload
-                .server_counts_grain()
+                .server()
+                .and_then(|server| server.server_counts_grain())
                 .is_some_and(|grain| *width >= SERVER_GRAINS_PER_INTERVAL * grain)
         });
     let sampler_stop = AtomicBool::new(false);
@@ -515,7 +516,11 @@ fn interference(level: &Level, load: &OtherLoad, workload: &dyn Workload) -> Int
     // Only a server on this host spends this host's CPUs.
     let server_cpus = level
         .server_cpu_s
-        .filter(|_| workload.local_server())
+        .filter(|_| {
+            workload
+                .server()
+                .is_some_and(|server| server.local_server())
+        })
         .map_or(0.0, |seconds| seconds / level.elapsed_s.max(1e-9));
     let allowed_cpus = sched_getaffinity(Pid::from_raw(0)).map_or(0, |set| {
         (0..CpuSet::count())
@@ -527,7 +532,13 @@ fn interference(level: &Level, load: &OtherLoad, workload: &dyn Workload) -> Int
     // (as for this part's own: each part runs as many sessions as this one).
     let parts_cpus = load.other_parts.map_or(0.0, |(_, cpus)| cpus);
     let parts_server_threads = match load.other_parts {
-        Some((parts, _)) if workload.local_server() => (parts * level.workers) as f64,
+        Some((parts, _))
+            if workload
+                .server()
+                .is_some_and(|server| server.local_server()) =>
+        {
+            (parts * level.workers) as f64
+        }
         _ => 0.0,
     };
     let mut verdict = judge(LevelLoad {
@@ -536,7 +547,10 @@ fn interference(level: &Level, load: &OtherLoad, workload: &dyn Workload) -> Int
         other_busy_cpus: (load.busy_cpus - server_cpus - parts_cpus).max(0.0),
         // A local server's threads run for the workers: one each is part of the load.
         other_runnable: load.runnable.map(|runnable| {
-            let own = if workload.local_server() {
+            let own = if workload
+                .server()
+                .is_some_and(|server| server.local_server())
+            {
                 level.workers as f64
             } else {
                 0.0

@@ -31,7 +31,7 @@ pub(super) fn sample_server(
             std::thread::sleep((due - now).min(Duration::from_millis(20)));
         };
         let asked = began.elapsed();
-        match workload.server_counts() {
+        match workload.server().and_then(|server| server.server_counts()) {
             None => return Vec::new(),
             Some(reading) => readings.push(reading.ok().map(|counts| ServerReading {
                 at_s: reading_time(asked, began.elapsed(), window),

@@ -1,7 +1,8 @@
 //! Workloads: what each worker does in a job. A workload is one file (or folder) that owns
 //! its command-line options (a clap `Args` struct implementing [`WorkloadOptions`]), their
 //! defaults and validation, and its [`Workload`]; the runner knows nothing about any of them.
-//! Adding one takes its file, its `mod` line and one line in the `workloads!` table below.
+//! Adding one takes its file, its `mod` line and one line in the `workloads!` table below; a
+//! workload that loads a database server also implements [`ServerWorkload`] (`server.rs`).
 
 pub(crate) mod bandwidth;
 pub mod cpu;
@@ -10,6 +11,7 @@ pub mod figures;
 pub mod lio;
 pub(crate) mod memory;
 pub mod script;
+pub mod server;
 pub(crate) mod slob;
 
 use std::time::Duration;
@@ -22,6 +24,7 @@ use serde::{Deserialize, Serialize};
 use crate::error::UsageError;
 use crate::host::Topology;
 use crate::latency::SessionLatency;
+pub use server::ServerWorkload;
 
 /// The table of workloads: for each, its name in results and on the command line, its options
 /// and what it measures (the doc line is its help). It generates [`WorkloadKind`], which the
@@ -350,12 +353,6 @@ pub trait Workload: Send + Sync {
 
     /// The open-loop rates (`--rate`) each worker count is measured at, in order; empty for
     /// a closed loop only. A share needs the closed-loop level measured just before it.
-    /// The database server's clock, in seconds since the epoch (a campaign's parts agree on
-    /// it); None for workloads without a server.
-    fn server_clock(&self) -> Option<Result<f64>> {
-        None
-    }
-
     fn offered_rates(&self) -> Vec<crate::latency::OfferedRate> {
         Vec::new()
     }
@@ -370,41 +367,6 @@ pub trait Workload: Send + Sync {
     /// say no.
     fn cpu_bound(&self) -> bool {
         true
-    }
-
-    /// Whether a server on this host works for the workers (a local database): its CPU time
-    /// and up to one runnable thread per worker are part of the load, not interference.
-    fn local_server(&self) -> bool {
-        false
-    }
-
-    /// Whether the host is watched for its whole second before the sessions connect, not
-    /// looked at while they do: a workload that checks the server's counts against its own
-    /// (db) lets the server's background work after a set-up (InnoDB's purge, PostgreSQL's
-    /// statistics) settle first.
-    fn settles_first(&self) -> bool {
-        false
-    }
-
-    /// The main processes of the servers on this host that work for the workers: their CPU
-    /// time and their children's is not other load in the look at the host before a run.
-    fn server_processes(&self) -> Vec<u32> {
-        Vec::new()
-    }
-
-    /// The server's running counts (db: the database's logical and physical reads), read
-    /// at each interval's edge during a fixed-time level for its timeline; None where the
-    /// workload has no server.
-    fn server_counts(&self) -> Option<Result<ServerCounts>> {
-        None
-    }
-
-    /// How far behind the work `server_counts` may be (see `Database::counters_grain`): an
-    /// interval shorter than ten times this gets no server figures, which would swing by
-    /// whole publications. None where the workload has no server counts (then no sampler
-    /// thread is started, and nothing is asked of a server to find out).
-    fn server_counts_grain(&self) -> Option<std::time::Duration> {
-        None
     }
 
     /// Called on the main thread before a level's sessions are prepared: a cluster looks at
@@ -424,6 +386,12 @@ pub trait Workload: Send + Sync {
     /// after the level's last batch.
     fn level_figures(&self, _totals: &LevelTotals) -> Result<LevelFigures> {
         Ok(LevelFigures::default())
+    }
+
+    /// The hooks of a workload that loads a database server; None for those that run on
+    /// this host alone.
+    fn server(&self) -> Option<&dyn ServerWorkload> {
+        None
     }
 }
 

@@ -7,7 +7,7 @@
 use anyhow::{Context, Result, bail, ensure};
 use serde::{Deserialize, Serialize};
 
-use super::{Database, PREFIX, loop_function, table_name};
+use super::{Catalogue, Database, PREFIX, loop_function, table_name};
 
 /// corescale's catalogue of the objects it created.
 pub(crate) const CATALOG_TABLE: &str = "corescale_catalog";
@@ -477,7 +477,7 @@ fn drop_catalogued(database: &dyn Database) -> Result<Teardown> {
 
 /// Drops `objects` one at a time (for databases whose DDL commits at once): answers each
 /// one's verdict; when a drop fails, the error says exactly which were dropped before it.
-pub(crate) fn drop_one_by_one<D: Database + ?Sized>(
+pub(crate) fn drop_one_by_one<D: Catalogue + ?Sized>(
     database: &D,
     objects: &[Owned],
 ) -> Result<Vec<Verdict>> {

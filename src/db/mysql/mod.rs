@@ -10,9 +10,11 @@ mod identity;
 pub(crate) mod mycnf;
 mod purge;
 mod session;
+mod slob;
 
 use identity::{current_identity, table_ids_readable};
 use session::MySqlSession;
+use slob::statement_sql;
 
 use connection::*;
 
@@ -23,22 +25,18 @@ use mysql::prelude::Queryable;
 use mysql::{ClientIdentity, Conn, Opts, OptsBuilder, SslOpts};
 
 use crate::db::catalog::{
-    CATALOG_TABLE, IDENTITY_COLUMNS, Identity, LOADING, LOCK_NAME, ObjectKind, Owned, READY,
-    SetupRecord, SetupStamp, Verdict, drop_one_by_one, identity_select, verdict,
+    CATALOG_TABLE, IDENTITY_COLUMNS, Identity, LOCK_NAME, ObjectKind, Owned, SetupStamp, Verdict,
+    drop_one_by_one, identity_select, verdict,
 };
 use crate::db::connect::settings::{Endpoint, RootCertificates, Setting, TlsMode, TlsSettings};
 use crate::db::connect::target::{Target, within};
 use crate::db::connect::tls::{self, TlsFacts};
 use crate::db::driver::ServerCheck;
 use crate::db::{
-    Database, DbCounters, DbSession, PREFIX, PreparedStatements, mean_of_samples, quote_backtick,
-    sample_keys, table_name,
+    AtTarget, Catalogue, Database, DbCounters, DbSession, PREFIX, PreparedStatements, Replication,
+    ServerCounters, ServerProcesses, SetupWindow, quote_backtick,
 };
 use crate::error::locked;
-use crate::rng::permutation;
-
-const FILLER_BYTES: usize = 7600;
-const INSERT_BATCH: usize = 500;
 
 pub(crate) struct MySql {
     target: Target,
@@ -129,72 +127,6 @@ impl MySql {
 }
 
 impl Database for MySql {
-    fn target(&self) -> &Target {
-        &self.target
-    }
-
-    /// Where table ids are unreadable (no PROCESS privilege), tables are known by their
-    /// CREATE_TIME, in whole seconds: the setup's window then starts a whole second before
-    /// its first table, so "created strictly after the setup began" can be checked.
-    fn begin_setup(&self) -> Result<SetupStamp> {
-        let mut connection = locked(&self.monitor, "the monitor connection")?;
-        let started = server_second(&mut connection, &self.target)?;
-        if !table_ids_readable(&mut connection, &self.target)? {
-            next_second(&mut connection, &self.target, started)?;
-        }
-        Ok(SetupStamp::new(Some(started.to_string())))
-    }
-
-    fn load_table(
-        &self,
-        record: SetupRecord,
-        stamp: &SetupStamp,
-        loaded: &(dyn Fn(u64) + Sync),
-    ) -> Result<()> {
-        load_table(&self.target, record, stamp, loaded)
-    }
-
-    /// Records the setup window's end, a whole second after the last table was made where
-    /// tables are known by CREATE_TIME.
-    fn end_setup(&self, stamp: &SetupStamp) -> Result<()> {
-        let mut connection = locked(&self.monitor, "the monitor connection")?;
-        let mut ended = server_second(&mut connection, &self.target)?;
-        if !table_ids_readable(&mut connection, &self.target)? {
-            ended = next_second(&mut connection, &self.target, ended)?;
-        }
-        connection
-            .exec_drop(
-                format!(
-                    "UPDATE {} SET setup_ended = ? WHERE setup_started = ?",
-                    quote_backtick(CATALOG_TABLE)
-                ),
-                (ended.to_string(), &stamp.started),
-            )
-            .map_err(|error| describe(error, &self.target))?;
-        purge::wait_for_purge(&mut connection, &self.target)
-    }
-
-    fn buffer_cache(&self) -> Result<Option<(u64, &'static str)>> {
-        let mut connection = locked(&self.monitor, "the monitor connection")?;
-        let bytes: Option<u64> = connection
-            .query_first("SELECT @@innodb_buffer_pool_size")
-            .map_err(|error| describe(error, &self.target))?;
-        Ok(bytes.map(|bytes| (bytes, "innodb_buffer_pool_size")))
-    }
-
-    /// Two rows fill a 16 KiB page, plus the secondary index.
-    fn bytes_per_row(&self) -> u64 {
-        8192 + 32
-    }
-
-    fn lock_setup(&self) -> Result<bool> {
-        if !self.setup_lock_call("SELECT GET_LOCK(?, 0)")? {
-            return Ok(false);
-        }
-        self.wait_for_stragglers()?;
-        Ok(true)
-    }
-
     fn engine(&self) -> Result<String> {
         let mut connection = locked(&self.monitor, "the monitor connection")?;
         let version: Option<String> = connection
@@ -212,10 +144,88 @@ impl Database for MySql {
         ))
     }
 
-    fn unlock_setup(&self) -> Result<bool> {
-        self.setup_lock_call("SELECT RELEASE_LOCK(?)")
+    fn open_session(&self) -> Result<Box<dyn DbSession>> {
+        let mut connection = connect(&self.target)?;
+        let tls = session_tls(&mut connection).map_err(|error| describe(error, &self.target))?;
+        Ok(Box::new(MySqlSession {
+            connection,
+            target: self.target.clone(),
+            statements: PreparedStatements::default(),
+            script_statements: Vec::new(),
+            tls,
+        }))
     }
 
+    /// corescale's sessions change no setting on MySQL/MariaDB: a script's session is one.
+    fn open_script_session(&self) -> Result<Box<dyn DbSession>> {
+        self.open_session()
+    }
+
+    fn check(&self) -> Result<ServerCheck> {
+        let mut connection = locked(&self.monitor, "the monitor connection")?;
+        let facts: Option<(String, String, Option<String>)> = connection
+            .query_first("SELECT VERSION(), CURRENT_USER(), DATABASE()")
+            .map_err(|error| describe(error, &self.target))?;
+        let (server, user, database) = facts.unwrap_or_default();
+        let tls = session_tls(&mut connection).map_err(|error| describe(error, &self.target))?;
+        let grants: Vec<String> = connection
+            .query("SHOW GRANTS")
+            .map_err(|error| describe(error, &self.target))?;
+        let database = database.unwrap_or_default();
+        let grants_on = |needed: &str| {
+            grants.iter().any(|grant| {
+                let upper = grant.to_ascii_uppercase();
+                let scope_ok = upper.contains(" ON *.* ")
+                    || upper.contains(&format!(" ON `{}`.* ", database.to_ascii_uppercase()));
+                scope_ok && (upper.contains("ALL PRIVILEGES") || upper.contains(needed))
+            })
+        };
+        let status_readable = connection
+            .query_drop("SHOW GLOBAL STATUS LIKE 'Innodb_buffer_pool_read_requests'")
+            .is_ok();
+        let ids_readable = identity::table_ids_visible(&mut connection);
+        let grant_tables_readable = connection
+            .query_drop("SELECT 1 FROM mysql.db LIMIT 1")
+            .is_ok();
+        Ok(ServerCheck {
+            server: format!("MySQL/MariaDB {server}"),
+            user,
+            tls,
+            privileges: vec![
+                (
+                    format!("CREATE on {database} (db setup creates its tables there)"),
+                    grants_on("CREATE"),
+                ),
+                (
+                    format!("SELECT, UPDATE on {database} (run db's statements)"),
+                    grants_on("SELECT") && grants_on("UPDATE"),
+                ),
+                (
+                    "reads global status (the run's LIO and PIO counters)".to_string(),
+                    status_readable,
+                ),
+                (
+                    "PROCESS (teardown knows its tables by id)".to_string(),
+                    ids_readable,
+                ),
+                (
+                    "SELECT on mysql.* (teardown proves no other account could forge its catalogue)"
+                        .to_string(),
+                    grant_tables_readable,
+                ),
+            ],
+            database,
+        })
+    }
+}
+
+impl AtTarget for MySql {
+    fn target(&self) -> &Target {
+        &self.target
+    }
+}
+
+impl Catalogue for MySql {
     /// Accounts that may write the catalogue without holding DROP on its database; an error
     /// naming the grant that lets teardown read the grant tables where it cannot.
     fn catalogue_writers(&self) -> Result<Vec<String>> {
@@ -398,38 +408,108 @@ impl Database for MySql {
         let mut connection = locked(&self.monitor, "the monitor connection")?;
         current_identity(&mut connection, name).map_err(|error| describe(error, &self.target))
     }
+}
 
-    fn open_session(&self) -> Result<Box<dyn DbSession>> {
-        let mut connection = connect(&self.target)?;
-        let tls = session_tls(&mut connection).map_err(|error| describe(error, &self.target))?;
-        Ok(Box::new(MySqlSession {
-            connection,
-            target: self.target.clone(),
-            statements: PreparedStatements::default(),
-            script_statements: Vec::new(),
-            tls,
-        }))
-    }
-
-    /// corescale's sessions change no setting on MySQL/MariaDB: a script's session is one.
-    fn open_script_session(&self) -> Result<Box<dyn DbSession>> {
-        self.open_session()
-    }
-
-    fn read_only(&self) -> Result<bool> {
+impl SetupWindow for MySql {
+    /// Where table ids are unreadable (no PROCESS privilege), tables are known by their
+    /// CREATE_TIME, in whole seconds: the setup's window then starts a whole second before
+    /// its first table, so "created strictly after the setup began" can be checked.
+    fn begin_setup(&self) -> Result<SetupStamp> {
         let mut connection = locked(&self.monitor, "the monitor connection")?;
-        let read_only: Option<i64> = connection
-            .query_first("SELECT @@global.read_only")
-            .map_err(|error| describe(error, &self.target))?;
-        Ok(read_only.unwrap_or(0) != 0)
+        let started = server_second(&mut connection, &self.target)?;
+        if !table_ids_readable(&mut connection, &self.target)? {
+            next_second(&mut connection, &self.target, started)?;
+        }
+        Ok(SetupStamp::new(Some(started.to_string())))
     }
 
+    /// Records the setup window's end, a whole second after the last table was made where
+    /// tables are known by CREATE_TIME.
+    fn end_setup(&self, stamp: &SetupStamp) -> Result<()> {
+        let mut connection = locked(&self.monitor, "the monitor connection")?;
+        let mut ended = server_second(&mut connection, &self.target)?;
+        if !table_ids_readable(&mut connection, &self.target)? {
+            ended = next_second(&mut connection, &self.target, ended)?;
+        }
+        connection
+            .exec_drop(
+                format!(
+                    "UPDATE {} SET setup_ended = ? WHERE setup_started = ?",
+                    quote_backtick(CATALOG_TABLE)
+                ),
+                (ended.to_string(), &stamp.started),
+            )
+            .map_err(|error| describe(error, &self.target))?;
+        purge::wait_for_purge(&mut connection, &self.target)
+    }
+
+    fn lock_setup(&self) -> Result<bool> {
+        if !self.setup_lock_call("SELECT GET_LOCK(?, 0)")? {
+            return Ok(false);
+        }
+        self.wait_for_stragglers()?;
+        Ok(true)
+    }
+
+    fn unlock_setup(&self) -> Result<bool> {
+        self.setup_lock_call("SELECT RELEASE_LOCK(?)")
+    }
+}
+
+impl ServerCounters for MySql {
+    fn buffer_cache(&self) -> Result<Option<(u64, &'static str)>> {
+        let mut connection = locked(&self.monitor, "the monitor connection")?;
+        let bytes: Option<u64> = connection
+            .query_first("SELECT @@innodb_buffer_pool_size")
+            .map_err(|error| describe(error, &self.target))?;
+        Ok(bytes.map(|bytes| (bytes, "innodb_buffer_pool_size")))
+    }
+
+    fn counters(&self) -> Result<DbCounters> {
+        let values = self.status(&[
+            "Innodb_buffer_pool_read_requests",
+            "Innodb_buffer_pool_reads",
+        ])?;
+        Ok(DbCounters {
+            lio: values[0],
+            pio: values[1],
+            db_cpu_s: None,
+            maintenance: None,
+        })
+    }
+}
+
+impl ServerProcesses for MySql {
     fn server_clock(&self) -> Result<Option<f64>> {
         let mut connection = locked(&self.monitor, "the monitor connection")?;
         let seconds: Option<String> = connection
             .query_first("SELECT CAST(UNIX_TIMESTAMP(NOW(6)) AS CHAR)")
             .map_err(|error| describe(error, &self.target))?;
         Ok(seconds.and_then(|text| text.parse().ok()))
+    }
+
+    fn on_this_host(&self) -> bool {
+        self.on_this_host
+    }
+
+    fn server_pid(&self) -> Result<Option<u32>> {
+        let mut connection = locked(&self.monitor, "the monitor connection")?;
+        let pid_file: Option<String> = connection
+            .query_first("SELECT @@pid_file")
+            .map_err(|error| describe(error, &self.target))?;
+        Ok(pid_file
+            .and_then(|path| std::fs::read_to_string(path).ok())
+            .and_then(|text| text.trim().parse().ok()))
+    }
+}
+
+impl Replication for MySql {
+    fn read_only(&self) -> Result<bool> {
+        let mut connection = locked(&self.monitor, "the monitor connection")?;
+        let read_only: Option<i64> = connection
+            .query_first("SELECT @@global.read_only")
+            .map_err(|error| describe(error, &self.target))?;
+        Ok(read_only.unwrap_or(0) != 0)
     }
 
     fn is_replica(&self) -> Result<bool> {
@@ -472,176 +552,6 @@ impl Database for MySql {
             .exec_first(sql, (position, limit.as_secs_f64()))
             .map_err(|error| describe(error, &self.target))?;
         Ok(answer == Some(0))
-    }
-
-    fn check(&self) -> Result<ServerCheck> {
-        let mut connection = locked(&self.monitor, "the monitor connection")?;
-        let facts: Option<(String, String, Option<String>)> = connection
-            .query_first("SELECT VERSION(), CURRENT_USER(), DATABASE()")
-            .map_err(|error| describe(error, &self.target))?;
-        let (server, user, database) = facts.unwrap_or_default();
-        let tls = session_tls(&mut connection).map_err(|error| describe(error, &self.target))?;
-        let grants: Vec<String> = connection
-            .query("SHOW GRANTS")
-            .map_err(|error| describe(error, &self.target))?;
-        let database = database.unwrap_or_default();
-        let grants_on = |needed: &str| {
-            grants.iter().any(|grant| {
-                let upper = grant.to_ascii_uppercase();
-                let scope_ok = upper.contains(" ON *.* ")
-                    || upper.contains(&format!(" ON `{}`.* ", database.to_ascii_uppercase()));
-                scope_ok && (upper.contains("ALL PRIVILEGES") || upper.contains(needed))
-            })
-        };
-        let status_readable = connection
-            .query_drop("SHOW GLOBAL STATUS LIKE 'Innodb_buffer_pool_read_requests'")
-            .is_ok();
-        let ids_readable = identity::table_ids_visible(&mut connection);
-        let grant_tables_readable = connection
-            .query_drop("SELECT 1 FROM mysql.db LIMIT 1")
-            .is_ok();
-        Ok(ServerCheck {
-            server: format!("MySQL/MariaDB {server}"),
-            user,
-            tls,
-            privileges: vec![
-                (
-                    format!("CREATE on {database} (db setup creates its tables there)"),
-                    grants_on("CREATE"),
-                ),
-                (
-                    format!("SELECT, UPDATE on {database} (run db's statements)"),
-                    grants_on("SELECT") && grants_on("UPDATE"),
-                ),
-                (
-                    "reads global status (the run's LIO and PIO counters)".to_string(),
-                    status_readable,
-                ),
-                (
-                    "PROCESS (teardown knows its tables by id)".to_string(),
-                    ids_readable,
-                ),
-                (
-                    "SELECT on mysql.* (teardown proves no other account could forge its catalogue)"
-                        .to_string(),
-                    grant_tables_readable,
-                ),
-            ],
-            database,
-        })
-    }
-
-    fn counters(&self) -> Result<DbCounters> {
-        let values = self.status(&[
-            "Innodb_buffer_pool_read_requests",
-            "Innodb_buffer_pool_reads",
-        ])?;
-        Ok(DbCounters {
-            lio: values[0],
-            pio: values[1],
-            db_cpu_s: None,
-            maintenance: None,
-        })
-    }
-
-    fn blocks_per_statement(
-        &self,
-        schema: u64,
-        rows: u64,
-        work_unit: u64,
-        update: bool,
-    ) -> Result<f64> {
-        // The buffer pool's own count around each sample statement, run as the sessions run
-        // it (prepared, binary protocol): it holds what ANALYZE's pages_accessed leaves out
-        // (the optimizer's index dives before each execution, 2 pages here), which the run's
-        // counter sees too. Other sessions only add to a delta, so the least of a few repeats
-        // is the statement's own; the status read's own count is measured and taken off.
-        let mut connection = connect(&self.target)?;
-        let target = &self.target;
-        let statement = connection
-            .prep(statement_sql(&table_name(schema), update))
-            .map_err(|error| describe(error, target))?;
-        let requests = |connection: &mut Conn| -> Result<f64> {
-            let row: Option<(String, String)> = connection
-                .query_first("SHOW GLOBAL STATUS LIKE 'Innodb_buffer_pool_read_requests'")
-                .map_err(|error| describe(error, target))?;
-            let (_, value) =
-                row.ok_or_else(|| anyhow!("{target}: no Innodb_buffer_pool_read_requests"))?;
-            value
-                .parse()
-                .with_context(|| format!("{target}: Innodb_buffer_pool_read_requests = '{value}'"))
-        };
-        let mut reading = f64::MAX;
-        for _ in 0..SAMPLE_REPEATS {
-            let before = requests(&mut connection)?;
-            reading = reading.min(requests(&mut connection)? - before);
-        }
-        // An update is measured as the sessions run it, committed, and undone by the same
-        // update subtracting 1 (not measured): its commit's pages count as the run's do, and
-        // the table's values end as they were.
-        let undo = if update {
-            let table = quote_backtick(&table_name(schema));
-            Some(
-                connection
-                    .prep(format!(
-                        "UPDATE {table} SET scratch = scratch - 1 WHERE `key` BETWEEN ? AND ?"
-                    ))
-                    .map_err(|error| describe(error, target))?,
-            )
-        } else {
-            None
-        };
-        // InnoDB's purge reads pages in the background after every committed update (the
-        // undo update's too), and other sessions may run: each execution waits until the
-        // counter stands still for a moment, at most a second, so their reads are not its own.
-        let settle = |connection: &mut Conn| -> Result<()> {
-            let deadline = std::time::Instant::now() + SETTLE_AT_MOST;
-            loop {
-                let before = requests(connection)?;
-                std::thread::sleep(SETTLE_QUIET);
-                let quiet = requests(connection)? - before <= reading;
-                if quiet || std::time::Instant::now() >= deadline {
-                    return Ok(());
-                }
-            }
-        };
-        let mut samples = Vec::new();
-        for first_key in sample_keys(rows, work_unit) {
-            let last_key = first_key + work_unit;
-            let mut least = f64::MAX;
-            for _ in 0..SAMPLE_REPEATS {
-                settle(&mut connection)?;
-                let before = requests(&mut connection)?;
-                connection
-                    .exec_drop(&statement, (first_key, last_key))
-                    .map_err(|error| describe(error, target))?;
-                least = least.min(requests(&mut connection)? - before - reading);
-                if let Some(undo) = &undo {
-                    connection
-                        .exec_drop(undo, (first_key, last_key))
-                        .map_err(|error| describe(error, target))?;
-                }
-            }
-            samples.push(least);
-        }
-        mean_of_samples(
-            &samples,
-            "Innodb_buffer_pool_read_requests around each statement",
-        )
-    }
-
-    fn on_this_host(&self) -> bool {
-        self.on_this_host
-    }
-
-    fn server_pid(&self) -> Result<Option<u32>> {
-        let mut connection = locked(&self.monitor, "the monitor connection")?;
-        let pid_file: Option<String> = connection
-            .query_first("SELECT @@pid_file")
-            .map_err(|error| describe(error, &self.target))?;
-        Ok(pid_file
-            .and_then(|path| std::fs::read_to_string(path).ok())
-            .and_then(|text| text.trim().parse().ok()))
     }
 }
 
@@ -749,108 +659,6 @@ fn drop_locked(
     Ok(Verdict::Same)
 }
 
-/// MariaDB commits DDL at once: the table is created (never over an existing one), recorded
-/// as `loading`, filled, then marked `ready`; an interrupted load stays recorded for teardown.
-fn load_table(
-    target: &Target,
-    record: SetupRecord,
-    stamp: &SetupStamp,
-    loaded: &(dyn Fn(u64) + Sync),
-) -> Result<()> {
-    let mut connection = connect(target)?;
-    let name = table_name(record.schema);
-    let (table, index) = (
-        quote_backtick(&name),
-        quote_backtick(&format!("{name}_key")),
-    );
-    let catalogue = quote_backtick(CATALOG_TABLE);
-    connection
-        .query_drop(format!(
-            "CREATE TABLE {table} (id BIGINT NOT NULL PRIMARY KEY, `key` BIGINT NOT NULL, scratch BIGINT NOT NULL, filler VARCHAR({FILLER_BYTES}) NOT NULL) ENGINE=InnoDB ROW_FORMAT=DYNAMIC COMMENT={}",
-            quote_literal(&stamp.mark)
-        ))
-        .map_err(|error| describe(error, target))?;
-    let created = created_identity(&mut connection, target, &name)?;
-    connection
-        .exec_drop(
-            format!("INSERT INTO {catalogue} (kind, name, state, corescale_version, parameters, object_namespace, object_id, object_created, object_owner, object_mark, object_engine, setup_started) VALUES (?, ?, ?, ?, ?, ?, ?, ?, CURRENT_USER(), ?, ?, ?)"),
-            (
-                ObjectKind::Table.as_str(),
-                &name,
-                LOADING,
-                env!("CARGO_PKG_VERSION"),
-                record.to_json(),
-                &created.namespace,
-                &created.object_id,
-                &created.created,
-                &created.mark,
-                &created.engine,
-                &stamp.started,
-            ),
-        )
-        .map_err(|error| describe(error, target))?;
-    // id is the physical order; the key at each id is a random permutation.
-    let keys = permutation(record.rows, record.schema + 1);
-    for (chunk_index, chunk) in keys.chunks(INSERT_BATCH).enumerate() {
-        let first_id = chunk_index * INSERT_BATCH;
-        let values: Vec<String> = chunk
-            .iter()
-            .enumerate()
-            .map(|(offset, key)| {
-                format!(
-                    "({},{key},{},REPEAT('x',{FILLER_BYTES}))",
-                    first_id + offset,
-                    key % 1000
-                )
-            })
-            .collect();
-        connection
-            .query_drop(format!(
-                "INSERT INTO {table} (id, `key`, scratch, filler) VALUES {}",
-                values.join(",")
-            ))
-            .map_err(|error| describe(error, target))?;
-        loaded(chunk.len() as u64);
-    }
-    connection
-        .query_drop(format!("CREATE INDEX {index} ON {table} (`key`)"))
-        .map_err(|error| describe(error, target))?;
-    connection
-        .query_drop(format!("ANALYZE TABLE {table}"))
-        .map_err(|error| describe(error, target))?;
-    // CREATE INDEX rewrites the table's definition, and its CREATE_TIME with it; its TABLE_ID
-    // stays, unless someone replaced the table meanwhile.
-    let ready = created_identity(&mut connection, target, &name)?;
-    if (&ready.namespace, &ready.object_id) != (&created.namespace, &created.object_id) {
-        bail!("{target}: {name} was replaced by someone else while it was loaded");
-    }
-    connection
-        .exec_drop(
-            format!(
-                "UPDATE {catalogue} SET state = ?, object_created = ? WHERE kind = ? AND name = ?"
-            ),
-            (READY, &ready.created, ObjectKind::Table.as_str(), &name),
-        )
-        .map_err(|error| describe(error, target))
-}
-
-/// A string literal by MariaDB's rules (DDL takes no bound values): quotes doubled,
-/// backslashes escaped.
-fn quote_literal(text: &str) -> String {
-    format!("'{}'", text.replace('\\', "\\\\").replace('\'', "''"))
-}
-
-/// The identity of the table setup just created, to record; the table must have a mark
-/// (TABLE_ID or CREATE_TIME) teardown can check.
-fn created_identity(connection: &mut Conn, target: &Target, name: &str) -> Result<Identity> {
-    current_identity(connection, name)
-        .map_err(|error| describe(error, target))?
-        .filter(|identity| identity.object_id.is_some() || identity.created.is_some())
-        .ok_or_else(|| {
-            anyhow!("{target}: information_schema shows no TABLE_ID or CREATE_TIME for {name}, just created: teardown could not tell it is corescale's")
-        })
-}
-
 /// The session's TLS as the server sees it (Ssl_version, Ssl_cipher; empty in clear text).
 fn session_tls(connection: &mut Conn) -> mysql::Result<Option<TlsFacts>> {
     let rows: Vec<(String, String)> = connection
@@ -866,23 +674,3 @@ fn session_tls(connection: &mut Conn) -> mysql::Result<Option<TlsFacts>> {
         cipher: value("Ssl_cipher").unwrap_or_default(),
     }))
 }
-
-/// The sessions' statement over a table's key range (two `?`: first and last key).
-fn statement_sql(table: &str, update: bool) -> String {
-    let table = quote_backtick(table);
-    if update {
-        format!("UPDATE {table} SET scratch = scratch + 1 WHERE `key` BETWEEN ? AND ?")
-    } else {
-        format!(
-            "SELECT CAST(SUM(scratch) AS SIGNED), COUNT(*) FROM {table} WHERE `key` BETWEEN ? AND ?"
-        )
-    }
-}
-
-/// Executions of each sample statement: the least count is its own.
-const SAMPLE_REPEATS: usize = 3;
-/// Before each, the buffer pool's counter must stand still this long (no purge, no other
-/// session reading)...
-const SETTLE_QUIET: std::time::Duration = std::time::Duration::from_millis(20);
-/// ...waiting at most this long.
-const SETTLE_AT_MOST: std::time::Duration = std::time::Duration::from_secs(1);

@@ -16,7 +16,8 @@ use crate::db::catalog::{
 use crate::db::connect::target::{Target, within};
 use crate::db::driver::ServerCheck;
 use crate::db::{
-    Database, DbCounters, DbSession, PreparedStatements, mean_of_samples, quote_double,
+    AtTarget, Catalogue, Database, DbCounters, DbSession, PreparedStatements, Replication,
+    ServerCounters, ServerProcesses, SetupWindow, SlobTables, mean_of_samples, quote_double,
     sample_keys, table_name,
 };
 use crate::error::locked;
@@ -132,47 +133,69 @@ fn current_identity(connection: &Connection, name: &str) -> oracle::Result<Optio
 }
 
 impl Database for Oracle {
+    fn open_session(&self) -> Result<Box<dyn DbSession>> {
+        Ok(Box::new(OracleSession {
+            connection: connect(&self.target)?,
+            target: self.target.clone(),
+            statements: PreparedStatements::default(),
+        }))
+    }
+
+    fn check(&self) -> Result<ServerCheck> {
+        let connection = locked(&self.monitor, "the monitor connection")?;
+        let (server, user, database, protocol) = connection
+            .query_row_as::<(String, String, String, Option<String>)>(
+                "SELECT (SELECT banner FROM v$version WHERE ROWNUM = 1), USER, SYS_CONTEXT('USERENV', 'DB_NAME'), SYS_CONTEXT('USERENV', 'NETWORK_PROTOCOL') FROM dual",
+                &[],
+            )
+            .map_err(|error| describe(error, &self.target))?;
+        let create_table = connection
+            .query_row_as::<i64>(
+                "SELECT COUNT(*) FROM session_privs WHERE privilege IN ('CREATE TABLE', 'CREATE ANY TABLE')",
+                &[],
+            )
+            .map_err(|error| describe(error, &self.target))?;
+        let statistics = connection
+            .query_row_as::<f64>("SELECT COUNT(*) FROM v$sysstat WHERE ROWNUM = 1", &[])
+            .is_ok();
+        let tcps = protocol
+            .as_deref()
+            .is_some_and(|protocol| protocol.eq_ignore_ascii_case("tcps"));
+        // Which client library this host loaded: Instant Client versions differ in what they
+        // can reach (a 23ai server from an 11.2 client, for one).
+        let client = super::client::version().unwrap_or_else(|why| why);
+        Ok(ServerCheck {
+            server: format!("{server} (through Oracle client library {client})"),
+            user,
+            database,
+            tls: tcps.then(|| crate::db::connect::tls::TlsFacts {
+                protocol: "TCPS".to_string(),
+                cipher: String::new(),
+            }),
+            privileges: vec![
+                (
+                    "CREATE TABLE (db setup creates its tables)".to_string(),
+                    create_table > 0,
+                ),
+                (
+                    "SELECT on v$sysstat, v$mystat, v$sys_time_model (the run's counters)"
+                        .to_string(),
+                    statistics,
+                ),
+            ],
+        })
+    }
+}
+
+impl AtTarget for Oracle {
     fn target(&self) -> &Target {
         &self.target
     }
+}
 
-    fn load_table(
-        &self,
-        record: SetupRecord,
-        stamp: &SetupStamp,
-        loaded: &(dyn Fn(u64) + Sync),
-    ) -> Result<()> {
-        load_table(&self.target, record, stamp, loaded)
-    }
-
+impl Catalogue for Oracle {
     fn upper_case_names(&self) -> bool {
         true
-    }
-
-    /// DBMS_LOCK, held for the session (not released at commit: DDL commits), one per schema
-    /// (user). Needs EXECUTE on DBMS_LOCK.
-    fn lock_setup(&self) -> Result<bool> {
-        // 0: granted; 4: this session holds it already; 1: another holds it (no wait).
-        match self.setup_lock_call("DBMS_LOCK.REQUEST(handle, DBMS_LOCK.X_MODE, 0, FALSE)")? {
-            0 | 4 => Ok(true),
-            1 => Ok(false),
-            status => bail!(
-                "DBMS_LOCK.REQUEST on the setup lock of {} answered status {status}",
-                self.target
-            ),
-        }
-    }
-
-    fn unlock_setup(&self) -> Result<bool> {
-        // 0: released; 4: not this session's.
-        match self.setup_lock_call("DBMS_LOCK.RELEASE(handle)")? {
-            0 => Ok(true),
-            4 => Ok(false),
-            status => bail!(
-                "DBMS_LOCK.RELEASE on the setup lock of {} answered status {status}",
-                self.target
-            ),
-        }
     }
 
     fn has_catalogue(&self) -> Result<bool> {
@@ -331,91 +354,44 @@ impl Database for Oracle {
         let connection = locked(&self.monitor, "the monitor connection")?;
         current_identity(&connection, name).map_err(|error| describe(error, &self.target))
     }
+}
 
-    fn open_session(&self) -> Result<Box<dyn DbSession>> {
-        Ok(Box::new(OracleSession {
-            connection: connect(&self.target)?,
-            target: self.target.clone(),
-            statements: PreparedStatements::default(),
-        }))
+impl SetupWindow for Oracle {
+    /// DBMS_LOCK, held for the session (not released at commit: DDL commits), one per schema
+    /// (user). Needs EXECUTE on DBMS_LOCK.
+    fn lock_setup(&self) -> Result<bool> {
+        // 0: granted; 4: this session holds it already; 1: another holds it (no wait).
+        match self.setup_lock_call("DBMS_LOCK.REQUEST(handle, DBMS_LOCK.X_MODE, 0, FALSE)")? {
+            0 | 4 => Ok(true),
+            1 => Ok(false),
+            status => bail!(
+                "DBMS_LOCK.REQUEST on the setup lock of {} answered status {status}",
+                self.target
+            ),
+        }
     }
 
-    /// A physical or logical standby (Data Guard) replays the primary's redo; every RAC
-    /// instance of a primary takes writes.
-    fn is_replica(&self) -> Result<bool> {
-        let connection = locked(&self.monitor, "the monitor connection")?;
-        let role = connection
-            .query_row_as::<String>("SELECT database_role FROM v$database", &[])
-            .map_err(|error| describe(error, &self.target))?;
-        Ok(role != "PRIMARY")
+    fn unlock_setup(&self) -> Result<bool> {
+        // 0: released; 4: not this session's.
+        match self.setup_lock_call("DBMS_LOCK.RELEASE(handle)")? {
+            0 => Ok(true),
+            4 => Ok(false),
+            status => bail!(
+                "DBMS_LOCK.RELEASE on the setup lock of {} answered status {status}",
+                self.target
+            ),
+        }
     }
+}
 
-    fn check(&self) -> Result<ServerCheck> {
-        let connection = locked(&self.monitor, "the monitor connection")?;
-        let (server, user, database, protocol) = connection
-            .query_row_as::<(String, String, String, Option<String>)>(
-                "SELECT (SELECT banner FROM v$version WHERE ROWNUM = 1), USER, SYS_CONTEXT('USERENV', 'DB_NAME'), SYS_CONTEXT('USERENV', 'NETWORK_PROTOCOL') FROM dual",
-                &[],
-            )
-            .map_err(|error| describe(error, &self.target))?;
-        let create_table = connection
-            .query_row_as::<i64>(
-                "SELECT COUNT(*) FROM session_privs WHERE privilege IN ('CREATE TABLE', 'CREATE ANY TABLE')",
-                &[],
-            )
-            .map_err(|error| describe(error, &self.target))?;
-        let statistics = connection
-            .query_row_as::<f64>("SELECT COUNT(*) FROM v$sysstat WHERE ROWNUM = 1", &[])
-            .is_ok();
-        let tcps = protocol
-            .as_deref()
-            .is_some_and(|protocol| protocol.eq_ignore_ascii_case("tcps"));
-        // Which client library this host loaded: Instant Client versions differ in what they
-        // can reach (a 23ai server from an 11.2 client, for one).
-        let client = super::client::version().unwrap_or_else(|why| why);
-        Ok(ServerCheck {
-            server: format!("{server} (through Oracle client library {client})"),
-            user,
-            database,
-            tls: tcps.then(|| crate::db::connect::tls::TlsFacts {
-                protocol: "TCPS".to_string(),
-                cipher: String::new(),
-            }),
-            privileges: vec![
-                (
-                    "CREATE TABLE (db setup creates its tables)".to_string(),
-                    create_table > 0,
-                ),
-                (
-                    "SELECT on v$sysstat, v$mystat, v$sys_time_model (the run's counters)"
-                        .to_string(),
-                    statistics,
-                ),
-            ],
-        })
-    }
-
-    fn counters(&self) -> Result<DbCounters> {
-        let connection = locked(&self.monitor, "the monitor connection")?;
-        let (lio, pio) = connection
-            .query_row_as::<(f64, f64)>(
-                "SELECT SUM(DECODE(name, 'session logical reads', value)), SUM(DECODE(name, 'physical reads', value))
-                 FROM v$sysstat WHERE name IN ('session logical reads', 'physical reads')",
-                &[],
-            )
-            .map_err(|error| describe(error, &self.target))?;
-        let db_cpu_us = connection
-            .query_row_as::<f64>(
-                "SELECT value FROM v$sys_time_model WHERE stat_name = 'DB CPU'",
-                &[],
-            )
-            .map_err(|error| describe(error, &self.target))?;
-        Ok(DbCounters {
-            lio,
-            pio,
-            db_cpu_s: Some(db_cpu_us / 1e6),
-            maintenance: None,
-        })
+impl SlobTables for Oracle {
+    fn load_table(
+        &self,
+        record: SetupRecord,
+        stamp: &SetupStamp,
+        loaded: &(dyn Fn(u64) + Sync),
+    ) -> Result<()> {
+        load_table(&self.target, record, stamp, loaded)
     }
 
     /// Session logical reads of this session around each sample statement.
@@ -461,6 +437,47 @@ impl Database for Oracle {
             samples.push(after - before);
         }
         mean_of_samples(&samples, "v$mystat session logical reads")
+    }
+}
+
+impl ServerCounters for Oracle {
+    fn counters(&self) -> Result<DbCounters> {
+        let connection = locked(&self.monitor, "the monitor connection")?;
+        let (lio, pio) = connection
+            .query_row_as::<(f64, f64)>(
+                "SELECT SUM(DECODE(name, 'session logical reads', value)), SUM(DECODE(name, 'physical reads', value))
+                 FROM v$sysstat WHERE name IN ('session logical reads', 'physical reads')",
+                &[],
+            )
+            .map_err(|error| describe(error, &self.target))?;
+        let db_cpu_us = connection
+            .query_row_as::<f64>(
+                "SELECT value FROM v$sys_time_model WHERE stat_name = 'DB CPU'",
+                &[],
+            )
+            .map_err(|error| describe(error, &self.target))?;
+        Ok(DbCounters {
+            lio,
+            pio,
+            db_cpu_s: Some(db_cpu_us / 1e6),
+            maintenance: None,
+        })
+    }
+}
+
+/// The server is not read on this host: Oracle's sessions are served by its own processes,
+/// which corescale does not look for.
+impl ServerProcesses for Oracle {}
+
+impl Replication for Oracle {
+    /// A physical or logical standby (Data Guard) replays the primary's redo; every RAC
+    /// instance of a primary takes writes.
+    fn is_replica(&self) -> Result<bool> {
+        let connection = locked(&self.monitor, "the monitor connection")?;
+        let role = connection
+            .query_row_as::<String>("SELECT database_role FROM v$database", &[])
+            .map_err(|error| describe(error, &self.target))?;
+        Ok(role != "PRIMARY")
     }
 }
 

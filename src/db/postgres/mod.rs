@@ -5,6 +5,7 @@
 pub(crate) mod libpq;
 mod replication;
 mod session;
+mod slob;
 mod teardown;
 pub(crate) mod wire;
 
@@ -20,7 +21,8 @@ use crate::db::connect::target::Target;
 use crate::db::connect::this_host;
 use crate::db::driver::ServerCheck;
 use crate::db::{
-    Database, DbCounters, DbSession, Maintenance, PREFIX, loop_function, mean_of_samples,
+    AtTarget, Catalogue, Database, DbCounters, DbSession, Maintenance, PREFIX, Replication,
+    ServerCounters, ServerProcesses, SetupWindow, SlobTables, loop_function, mean_of_samples,
     quote_double, sample_keys, table_name,
 };
 use crate::error::locked;
@@ -29,8 +31,6 @@ use session::{PostgresSession, publish_statistics};
 use teardown::{dependents, drop_all_if_same};
 use wire::{ServerError, WireSession};
 
-const FILLER_BYTES: usize = 1000;
-const INSERT_BATCH: usize = 2000;
 /// SQLSTATEs with a hint of what to do.
 const UNDEFINED_TABLE: &str = "42P01";
 const UNDEFINED_FUNCTION: &str = "42883";
@@ -243,38 +243,6 @@ fn ddl_name(kind: ObjectKind, schema: &str, name: &str) -> String {
 }
 
 impl Database for Postgres {
-    fn target(&self) -> &Target {
-        &self.target
-    }
-
-    fn load_table(
-        &self,
-        record: SetupRecord,
-        stamp: &SetupStamp,
-        loaded: &(dyn Fn(u64) + Sync),
-    ) -> Result<()> {
-        let mut session = self.connect_own()?;
-        let rows = record.rows;
-        let name = table_name(record.schema);
-        load_table(&mut session, &self.schema, record, stamp, loaded)
-            .and_then(|()| settle_statistics(&mut session, &self.schema, &name, rows))
-            .map_err(|error| explain(error, &self.target))
-    }
-
-    fn buffer_cache(&self) -> Result<Option<(u64, &'static str)>> {
-        let bytes: i64 = self.on_monitor(|monitor| {
-            monitor.query_value(
-                "SELECT s.setting::pg_catalog.int8 * pg_catalog.current_setting('block_size')::pg_catalog.int8 FROM pg_catalog.pg_settings s WHERE s.name = 'shared_buffers'",
-                &[],
-            )
-        })?;
-        Ok(Some((bytes.max(0) as u64, "shared_buffers")))
-    }
-
-    fn lock_setup(&self) -> Result<bool> {
-        self.setup_lock_call("SELECT pg_catalog.pg_try_advisory_lock($1::pg_catalog.int8)")
-    }
-
     fn engine(&self) -> Result<String> {
         let version: String = self.on_monitor(|monitor| {
             monitor.query_value("SELECT pg_catalog.current_setting('server_version')", &[])
@@ -285,10 +253,89 @@ impl Database for Postgres {
         ))
     }
 
-    fn unlock_setup(&self) -> Result<bool> {
-        self.setup_lock_call("SELECT pg_catalog.pg_advisory_unlock($1::pg_catalog.int8)")
+    fn open_session(&self) -> Result<Box<dyn DbSession>> {
+        let mut wire = self.connect_own()?;
+        // An index range scan visiting one heap block per row, planned once: the SLOB method.
+        let statement_timeout = self
+            .target
+            .answer_timeout
+            .map_or(0, |limit| limit.as_millis());
+        wire.simple(&format!(
+            "SET enable_bitmapscan = off; SET enable_seqscan = off; SET plan_cache_mode = force_generic_plan; SET statement_timeout = {statement_timeout}"
+        ))
+        .map_err(|error| explain(error, &self.target))?;
+        Ok(Box::new(PostgresSession {
+            wire,
+            target: self.target.clone(),
+            on_this_host: self.on_this_host,
+        }))
     }
 
+    fn open_script_session(&self) -> Result<Box<dyn DbSession>> {
+        let mut wire = WireSession::connect(&self.target)?;
+        let statement_timeout = self
+            .target
+            .answer_timeout
+            .map_or(0, |limit| limit.as_millis());
+        wire.simple(&format!("SET statement_timeout = {statement_timeout}"))
+            .map_err(|error| explain(error, &self.target))?;
+        Ok(Box::new(PostgresSession {
+            wire,
+            target: self.target.clone(),
+            on_this_host: self.on_this_host,
+        }))
+    }
+
+    fn check(&self) -> Result<ServerCheck> {
+        let rows = self.on_monitor(|monitor| {
+            monitor.query(
+                "SELECT pg_catalog.version(), CURRENT_USER::pg_catalog.text, pg_catalog.current_database()::pg_catalog.text, $1::pg_catalog.text,
+                        coalesce(pg_catalog.has_schema_privilege((SELECT n.oid FROM pg_catalog.pg_namespace n WHERE n.nspname = $1::pg_catalog.text), 'CREATE'),
+                                 pg_catalog.has_database_privilege(pg_catalog.current_database(), 'CREATE'))::pg_catalog.text,
+                        pg_catalog.has_database_privilege(pg_catalog.current_database(), 'CONNECT')::pg_catalog.text,
+                        (SELECT pg_catalog.count(*) FROM pg_catalog.pg_stat_database d WHERE d.datname = pg_catalog.current_database())::pg_catalog.text,
+                        (SELECT s.ssl::pg_catalog.text || ' ' || coalesce(s.version, '') || ' ' || coalesce(s.cipher, '') FROM pg_catalog.pg_stat_ssl s WHERE s.pid = pg_catalog.pg_backend_pid())",
+                &[&self.schema],
+            )
+        })?;
+        let row = rows.into_iter().next().unwrap_or_default();
+        let column = |index: usize| row.get(index).cloned().flatten().unwrap_or_default();
+        let schema = column(3);
+        let tls = self.monitor()?.tls().cloned();
+        // The server's own view of the monitor session must agree with the client's.
+        let server_view = column(7);
+        if tls.is_some() != server_view.starts_with("true") {
+            bail!(
+                "{}: the client and pg_stat_ssl disagree on whether this session is encrypted ({server_view})",
+                self.target
+            );
+        }
+        Ok(ServerCheck {
+            server: column(0),
+            user: column(1),
+            database: column(2),
+            tls,
+            privileges: vec![
+                (
+                    format!("CREATE in schema {schema} (db setup creates its tables there)"),
+                    column(4) == "true",
+                ),
+                (
+                    "reads pg_stat_database (the run's LIO and PIO counters)".to_string(),
+                    column(6) == "1",
+                ),
+            ],
+        })
+    }
+}
+
+impl AtTarget for Postgres {
+    fn target(&self) -> &Target {
+        &self.target
+    }
+}
+
+impl Catalogue for Postgres {
     fn has_catalogue(&self) -> Result<bool> {
         let exists: String = self.on_monitor(|monitor| {
             monitor.query_value(
@@ -480,126 +527,27 @@ impl Database for Postgres {
     fn identity_now(&self, kind: ObjectKind, name: &str) -> Result<Option<Identity>> {
         self.on_monitor(|monitor| current_identity(monitor, &self.schema, kind, name))
     }
+}
 
-    fn open_session(&self) -> Result<Box<dyn DbSession>> {
-        let mut wire = self.connect_own()?;
-        // An index range scan visiting one heap block per row, planned once: the SLOB method.
-        let statement_timeout = self
-            .target
-            .answer_timeout
-            .map_or(0, |limit| limit.as_millis());
-        wire.simple(&format!(
-            "SET enable_bitmapscan = off; SET enable_seqscan = off; SET plan_cache_mode = force_generic_plan; SET statement_timeout = {statement_timeout}"
-        ))
-        .map_err(|error| explain(error, &self.target))?;
-        Ok(Box::new(PostgresSession {
-            wire,
-            target: self.target.clone(),
-            on_this_host: self.on_this_host,
-        }))
+impl SetupWindow for Postgres {
+    fn lock_setup(&self) -> Result<bool> {
+        self.setup_lock_call("SELECT pg_catalog.pg_try_advisory_lock($1::pg_catalog.int8)")
     }
 
-    fn open_script_session(&self) -> Result<Box<dyn DbSession>> {
-        let mut wire = WireSession::connect(&self.target)?;
-        let statement_timeout = self
-            .target
-            .answer_timeout
-            .map_or(0, |limit| limit.as_millis());
-        wire.simple(&format!("SET statement_timeout = {statement_timeout}"))
-            .map_err(|error| explain(error, &self.target))?;
-        Ok(Box::new(PostgresSession {
-            wire,
-            target: self.target.clone(),
-            on_this_host: self.on_this_host,
-        }))
+    fn unlock_setup(&self) -> Result<bool> {
+        self.setup_lock_call("SELECT pg_catalog.pg_advisory_unlock($1::pg_catalog.int8)")
     }
+}
 
-    fn on_this_host(&self) -> bool {
-        self.on_this_host
-    }
-
-    fn server_main_pid(&self) -> Result<Option<u32>> {
-        if !self.on_this_host {
-            return Ok(None);
-        }
-        // The postmaster: the parent of the monitor's own backend.
-        let backend: u32 = self
-            .on_monitor(|monitor| monitor.query_value("SELECT pg_catalog.pg_backend_pid()", &[]))?;
-        // /proc/PID/stat: "pid (command) state ppid ...", the command may hold ')'.
-        Ok(std::fs::read_to_string(format!("/proc/{backend}/stat"))
-            .ok()
-            .and_then(|stat| {
-                let (_, fields) = stat.rsplit_once(')')?;
-                fields.split_whitespace().nth(1)?.parse().ok()
-            }))
-    }
-
-    fn read_only(&self) -> Result<bool> {
-        let answer: String = self.on_monitor(|monitor| {
+impl ServerCounters for Postgres {
+    fn buffer_cache(&self) -> Result<Option<(u64, &'static str)>> {
+        let bytes: i64 = self.on_monitor(|monitor| {
             monitor.query_value(
-                "SELECT (pg_catalog.pg_is_in_recovery() OR pg_catalog.current_setting('default_transaction_read_only')::pg_catalog.bool)::pg_catalog.text",
+                "SELECT s.setting::pg_catalog.int8 * pg_catalog.current_setting('block_size')::pg_catalog.int8 FROM pg_catalog.pg_settings s WHERE s.name = 'shared_buffers'",
                 &[],
             )
         })?;
-        Ok(answer == "true")
-    }
-
-    fn server_clock(&self) -> Result<Option<f64>> {
-        replication::clock(self).map(Some)
-    }
-
-    fn is_replica(&self) -> Result<bool> {
-        replication::is_replica(self)
-    }
-
-    fn replication_position(&self) -> Result<Option<String>> {
-        replication::position(self)
-    }
-
-    fn wait_replayed(&self, position: &str, limit: std::time::Duration) -> Result<bool> {
-        replication::wait_replayed(self, position, limit)
-    }
-
-    fn check(&self) -> Result<ServerCheck> {
-        let rows = self.on_monitor(|monitor| {
-            monitor.query(
-                "SELECT pg_catalog.version(), CURRENT_USER::pg_catalog.text, pg_catalog.current_database()::pg_catalog.text, $1::pg_catalog.text,
-                        coalesce(pg_catalog.has_schema_privilege((SELECT n.oid FROM pg_catalog.pg_namespace n WHERE n.nspname = $1::pg_catalog.text), 'CREATE'),
-                                 pg_catalog.has_database_privilege(pg_catalog.current_database(), 'CREATE'))::pg_catalog.text,
-                        pg_catalog.has_database_privilege(pg_catalog.current_database(), 'CONNECT')::pg_catalog.text,
-                        (SELECT pg_catalog.count(*) FROM pg_catalog.pg_stat_database d WHERE d.datname = pg_catalog.current_database())::pg_catalog.text,
-                        (SELECT s.ssl::pg_catalog.text || ' ' || coalesce(s.version, '') || ' ' || coalesce(s.cipher, '') FROM pg_catalog.pg_stat_ssl s WHERE s.pid = pg_catalog.pg_backend_pid())",
-                &[&self.schema],
-            )
-        })?;
-        let row = rows.into_iter().next().unwrap_or_default();
-        let column = |index: usize| row.get(index).cloned().flatten().unwrap_or_default();
-        let schema = column(3);
-        let tls = self.monitor()?.tls().cloned();
-        // The server's own view of the monitor session must agree with the client's.
-        let server_view = column(7);
-        if tls.is_some() != server_view.starts_with("true") {
-            bail!(
-                "{}: the client and pg_stat_ssl disagree on whether this session is encrypted ({server_view})",
-                self.target
-            );
-        }
-        Ok(ServerCheck {
-            server: column(0),
-            user: column(1),
-            database: column(2),
-            tls,
-            privileges: vec![
-                (
-                    format!("CREATE in schema {schema} (db setup creates its tables there)"),
-                    column(4) == "true",
-                ),
-                (
-                    "reads pg_stat_database (the run's LIO and PIO counters)".to_string(),
-                    column(6) == "1",
-                ),
-            ],
-        })
+        Ok(Some((bytes.max(0) as u64, "shared_buffers")))
     }
 
     fn counters_grain(&self) -> std::time::Duration {
@@ -658,204 +606,54 @@ impl Database for Postgres {
             }),
         })
     }
+}
 
-    fn blocks_per_statement(
-        &self,
-        schema: u64,
-        rows: u64,
-        work_unit: u64,
-        update: bool,
-    ) -> Result<f64> {
-        let mut session = self.connect_own()?;
-        let mut samples = Vec::new();
-        explain_samples(
-            &mut session,
-            &self.schema,
-            schema,
-            rows,
-            work_unit,
-            update,
-            &mut samples,
-        )
-        .map_err(|error| explain(error, &self.target))?;
-        // The samples' blocks are published before the first level's baseline is read, not
-        // as the session's backend exits, which may be after it.
-        let _ = publish_statistics(&mut session);
-        mean_of_samples(&samples, "EXPLAIN (ANALYZE, BUFFERS)")
+impl ServerProcesses for Postgres {
+    fn on_this_host(&self) -> bool {
+        self.on_this_host
+    }
+
+    fn server_main_pid(&self) -> Result<Option<u32>> {
+        if !self.on_this_host {
+            return Ok(None);
+        }
+        // The postmaster: the parent of the monitor's own backend.
+        let backend: u32 = self
+            .on_monitor(|monitor| monitor.query_value("SELECT pg_catalog.pg_backend_pid()", &[]))?;
+        // /proc/PID/stat: "pid (command) state ppid ...", the command may hold ')'.
+        Ok(std::fs::read_to_string(format!("/proc/{backend}/stat"))
+            .ok()
+            .and_then(|stat| {
+                let (_, fields) = stat.rsplit_once(')')?;
+                fields.split_whitespace().nth(1)?.parse().ok()
+            }))
+    }
+
+    fn server_clock(&self) -> Result<Option<f64>> {
+        replication::clock(self).map(Some)
     }
 }
 
-/// A sample statement with literal keys, for EXPLAIN: the select or update the sessions
-/// run over `key` from `first_key` to `last_key` (`table` qualified by the caller).
-fn sample_statement(table: &str, first_key: u64, last_key: u64, update: bool) -> String {
-    if update {
-        format!(
-            "UPDATE {table} SET scratch = scratch + 1 WHERE key BETWEEN {first_key} AND {last_key}"
-        )
-    } else {
-        format!(
-            "SELECT pg_catalog.sum(scratch), pg_catalog.count(*) FROM {table} WHERE key BETWEEN {first_key} AND {last_key}"
-        )
-    }
-}
-
-/// Blocks each sample statement visits, by EXPLAIN (ANALYZE, BUFFERS) in a transaction that
-/// is rolled back: an update changes no row.
-fn explain_samples(
-    session: &mut WireSession,
-    own_schema: &str,
-    schema: u64,
-    rows: u64,
-    work_unit: u64,
-    update: bool,
-    samples: &mut Vec<f64>,
-) -> Result<()> {
-    session.simple("SET enable_bitmapscan = off; SET enable_seqscan = off")?;
-    let table = qualified(own_schema, &table_name(schema));
-    // An update's first touch of a page VACUUM marked all-visible also clears its bit in the
-    // visibility map, one more block per page (263 blocks against 200 for 64 keys here), and
-    // only once: the level's updates pay it once per page, then never again. So an update is
-    // sampled twice and counted the second time (the first one's rollback keeps the bits
-    // cleared), which is what a level's updates cost (a sample taken once made README's
-    // `--update-pct 20%` example count 0.88x the client's blocks).
-    let passes = if update { 2 } else { 1 };
-    for first_key in sample_keys(rows, work_unit) {
-        let last_key = first_key + work_unit;
-        let statement = sample_statement(&table, first_key, last_key, update);
-        let mut blocks = 0.0;
-        for _ in 0..passes {
-            session.simple("BEGIN")?;
-            let plan = session.query_value::<String>(
-                &format!("EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) {statement}"),
+impl Replication for Postgres {
+    fn read_only(&self) -> Result<bool> {
+        let answer: String = self.on_monitor(|monitor| {
+            monitor.query_value(
+                "SELECT (pg_catalog.pg_is_in_recovery() OR pg_catalog.current_setting('default_transaction_read_only')::pg_catalog.bool)::pg_catalog.text",
                 &[],
-            );
-            // Rolled back whatever EXPLAIN said; its own error, if any, is the one to report.
-            let rolled_back = session.simple("ROLLBACK");
-            let plan = plan?;
-            rolled_back?;
-            let plan: serde_json::Value =
-                serde_json::from_str(&plan).context("reading EXPLAIN's JSON plan")?;
-            let top = &plan[0]["Plan"];
-            blocks = top["Shared Hit Blocks"].as_f64().unwrap_or(0.0)
-                + top["Shared Read Blocks"].as_f64().unwrap_or(0.0);
-        }
-        samples.push(blocks);
+            )
+        })?;
+        Ok(answer == "true")
     }
-    Ok(())
-}
 
-/// One transaction: the table, its rows, index and server-side loop, and their catalogue
-/// rows. A failed or interrupted load leaves nothing behind.
-fn load_table(
-    session: &mut WireSession,
-    schema: &str,
-    record: SetupRecord,
-    stamp: &SetupStamp,
-    loaded: &(dyn Fn(u64) + Sync),
-) -> Result<()> {
-    let name = table_name(record.schema);
-    let table = qualified(schema, &name);
-    let index = quote_double(&format!("{name}_key"));
-    let catalogue = catalogue_in(schema);
-    session.transaction(|session| {
-        session.simple(&format!(
-            "CREATE TABLE {table} (key pg_catalog.int8 NOT NULL, scratch pg_catalog.int8 NOT NULL, filler pg_catalog.text NOT NULL) WITH (fillfactor = 10)"
-        ))?;
-        let insert = format!(
-            "INSERT INTO {table} (key, scratch, filler)
-             SELECT k, k OPERATOR(pg_catalog.%) 1000, pg_catalog.repeat('x', {FILLER_BYTES}) FROM pg_catalog.unnest($1::pg_catalog.int8[]) WITH ORDINALITY AS u(k, position) ORDER BY position"
-        );
-        // Rows go in physically in a random key order, so a key range visits random blocks.
-        let order = permutation(record.rows, record.schema + 1);
-        for batch in order.chunks(INSERT_BATCH) {
-            let keys: Vec<String> = batch.iter().map(u64::to_string).collect();
-            session.query(&insert, &[&format!("{{{}}}", keys.join(","))])?;
-            loaded(batch.len() as u64);
-        }
-        // Analysed once the load has committed (`settle_statistics`).
-        session.simple(&format!("CREATE INDEX {index} ON {table} (key)"))?;
-        session.simple(&loop_function_sql(schema, record.schema))?;
-        let parameters = record.to_json();
-        // Each object's identity is read in the transaction that creates it: no one else can
-        // have replaced it yet. Its comment, the setup's mark, only its owner can write.
-        for (kind, object) in [
-            (ObjectKind::Table, name.clone()),
-            (ObjectKind::Function, loop_function(record.schema)),
-        ] {
-            session.simple(&format!(
-                "COMMENT ON {} IS {}",
-                ddl_name(kind, schema, &object),
-                literal(&stamp.mark)?
-            ))?;
-            let recorded = session.query(
-                &format!(
-                    "INSERT INTO {catalogue} (kind, name, state, corescale_version, parameters, object_namespace, object_id, object_owner, object_mark)
-                     SELECT $3::pg_catalog.text, $1::pg_catalog.text, $4::pg_catalog.text, $5::pg_catalog.text, $6::pg_catalog.text, o.namespace, o.id, o.owner, o.mark FROM ({}) AS o
-                     RETURNING 1",
-                    identity_sql(kind)
-                ),
-                &[
-                    &object,
-                    schema,
-                    kind.as_str(),
-                    READY,
-                    env!("CARGO_PKG_VERSION"),
-                    &parameters,
-                ],
-            )?;
-            if recorded.len() != 1 {
-                bail!("the {} {object} just created has no identity in schema {schema}", kind.as_str());
-            }
-        }
-        Ok(())
-    })
-}
-
-/// Analyses a new table and leaves nothing for autovacuum to do on it. Its inserts reach the
-/// statistics a moment after the load commits (an ANALYZE in the load's own transaction would
-/// be undone by them), and would have autovacuum analyse and vacuum the whole table a minute
-/// later, in the middle of a run, its block reads counted with the statements'. So: wait for
-/// them (at most 10 s), then VACUUM (ANALYZE), which also sets the hint bits the first
-/// statements would write.
-fn settle_statistics(session: &mut WireSession, schema: &str, name: &str, rows: u64) -> Result<()> {
-    let counted = "SELECT t.n_mod_since_analyze FROM pg_catalog.pg_stat_user_tables t WHERE t.schemaname = $2::pg_catalog.text AND t.relname = $1::pg_catalog.text";
-    let started = std::time::Instant::now();
-    while started.elapsed() < std::time::Duration::from_secs(10) {
-        let modified = session
-            .query_value::<u64>(counted, &[name, schema])
-            .unwrap_or(0);
-        if modified >= rows {
-            break;
-        }
-        std::thread::sleep(std::time::Duration::from_millis(100));
+    fn is_replica(&self) -> Result<bool> {
+        replication::is_replica(self)
     }
-    session
-        .simple(&format!("VACUUM (ANALYZE) {}", qualified(schema, name)))
-        .with_context(|| format!("vacuuming the new table {name}"))
-}
 
-/// pgio's approach: the statements loop inside the server, with no client round trip. Static
-/// SQL, so PL/pgSQL plans it once, as the client's prepared statement is. Its own search_path
-/// is pinned and its table qualified: whoever calls it, it runs only built-ins and its table.
-fn loop_function_sql(own_schema: &str, schema: u64) -> String {
-    let function = qualified(own_schema, &loop_function(schema));
-    let table = qualified(own_schema, &table_name(schema));
-    format!(
-        "CREATE FUNCTION {function}(row_count pg_catalog.int8, work_unit pg_catalog.int8, statements pg_catalog.int8)
-         RETURNS pg_catalog.int8 LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
-         DECLARE
-             first_key bigint;
-             visited bigint := 0;
-             total bigint;
-             found_rows bigint;
-         BEGIN
-             FOR i IN 1..statements LOOP
-                 first_key := pg_catalog.floor(pg_catalog.random() * (row_count - work_unit))::pg_catalog.int8;
-                 SELECT pg_catalog.sum(scratch), pg_catalog.count(*) INTO total, found_rows
-                   FROM {table} WHERE key BETWEEN first_key AND first_key + work_unit;
-                 visited := visited + found_rows;
-             END LOOP;
-             RETURN visited;
-         END $$"
-    )
+    fn replication_position(&self) -> Result<Option<String>> {
+        replication::position(self)
+    }
+
+    fn wait_replayed(&self, position: &str, limit: std::time::Duration) -> Result<bool> {
+        replication::wait_replayed(self, position, limit)
+    }
 }

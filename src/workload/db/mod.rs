@@ -11,7 +11,8 @@ mod watch;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use crate::workload::PaddedJob;
+use crate::workload::server::server_process_cpu_s;
+use crate::workload::{PaddedJob, ServerWorkload};
 use anyhow::{Context, Result, bail};
 
 use crate::workload::figures::level_figures;
@@ -399,29 +400,6 @@ impl Workload for DbWorkload {
         Ok(PaddedJob::new(session))
     }
 
-    /// Every instance's counts together (a cluster's timeline is the cluster's).
-    fn server_counts(&self) -> Option<Result<crate::workload::ServerCounts>> {
-        let mut counts = crate::workload::ServerCounts { lio: 0.0, pio: 0.0 };
-        for instance in &self.cluster.instances {
-            match instance.database.counters() {
-                Ok(counters) => {
-                    counts.lio += counters.lio;
-                    counts.pio += counters.pio;
-                }
-                Err(error) => return Some(Err(error)),
-            }
-        }
-        Some(Ok(counts))
-    }
-
-    fn server_counts_grain(&self) -> Option<Duration> {
-        Some(self.database.counters_grain())
-    }
-
-    fn server_clock(&self) -> Option<Result<f64>> {
-        self.database.server_clock().transpose()
-    }
-
     fn offered_rates(&self) -> Vec<crate::latency::OfferedRate> {
         self.options.rates.clone()
     }
@@ -433,21 +411,6 @@ impl Workload for DbWorkload {
     /// Sessions wait for the server's answers.
     fn cpu_bound(&self) -> bool {
         false
-    }
-
-    fn local_server(&self) -> bool {
-        self.cluster
-            .instances
-            .iter()
-            .any(|instance| instance.database.on_this_host())
-    }
-
-    fn settles_first(&self) -> bool {
-        true
-    }
-
-    fn server_processes(&self) -> Vec<u32> {
-        self.cluster.server_main_pids()
     }
 
     fn level_preparing(&self) -> Result<()> {
@@ -638,6 +601,50 @@ impl Workload for DbWorkload {
             ..LevelFigures::of(&figures, warnings)
         })
     }
+
+    fn server(&self) -> Option<&dyn ServerWorkload> {
+        Some(self)
+    }
+}
+
+impl ServerWorkload for DbWorkload {
+    /// Every instance's counts together (a cluster's timeline is the cluster's).
+    fn server_counts(&self) -> Option<Result<crate::workload::ServerCounts>> {
+        let mut counts = crate::workload::ServerCounts { lio: 0.0, pio: 0.0 };
+        for instance in &self.cluster.instances {
+            match instance.database.counters() {
+                Ok(counters) => {
+                    counts.lio += counters.lio;
+                    counts.pio += counters.pio;
+                }
+                Err(error) => return Some(Err(error)),
+            }
+        }
+        Some(Ok(counts))
+    }
+
+    fn server_counts_grain(&self) -> Option<Duration> {
+        Some(self.database.counters_grain())
+    }
+
+    fn server_clock(&self) -> Option<Result<f64>> {
+        self.database.server_clock().transpose()
+    }
+
+    fn local_server(&self) -> bool {
+        self.cluster
+            .instances
+            .iter()
+            .any(|instance| instance.database.on_this_host())
+    }
+
+    fn settles_first(&self) -> bool {
+        true
+    }
+
+    fn server_processes(&self) -> Vec<u32> {
+        self.cluster.server_main_pids()
+    }
 }
 
 level_figures! {
@@ -701,15 +708,6 @@ impl DbFigures {
         }
         warnings
     }
-}
-
-/// CPU seconds of an instance's server process, when it runs on this host and one process
-/// serves every session (MariaDB); `run db` and `run script` read it around a level.
-pub(crate) fn server_process_cpu_s(database: &dyn Database) -> Result<Option<f64>> {
-    if !database.on_this_host() {
-        return Ok(None);
-    }
-    Ok(database.server_pid()?.and_then(process_cpu_seconds))
 }
 
 #[cfg(test)]

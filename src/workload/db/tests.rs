@@ -1,7 +1,10 @@
 //! The db workload's level figures and setup lock, on a fake database.
 use super::*;
 use crate::db::catalog::{ObjectKind, Owned, READY, SetupRecord, Verdict};
-use crate::db::{DbSession, catalog, driver, table_name};
+use crate::db::{
+    AtTarget, Catalogue, DbSession, Replication, ServerCounters, ServerProcesses, SetupWindow,
+    SlobTables, catalog, driver, table_name,
+};
 use std::sync::atomic::{AtomicBool, Ordering};
 
 /// A database of two catalogued tables whose block counters advance by what the test
@@ -14,23 +17,21 @@ struct FakeDatabase {
 }
 
 impl Database for FakeDatabase {
+    fn open_session(&self) -> Result<Box<dyn DbSession>> {
+        bail!("this test drives the level figures only")
+    }
+    fn check(&self) -> Result<driver::ServerCheck> {
+        bail!("this test drives the level figures only")
+    }
+}
+
+impl AtTarget for FakeDatabase {
     fn target(&self) -> &Target {
         &self.target
     }
-    fn load_table(
-        &self,
-        _: SetupRecord,
-        _: &catalog::SetupStamp,
-        _: &(dyn Fn(u64) + Sync),
-    ) -> Result<()> {
-        bail!("the fake database is read only")
-    }
-    fn lock_setup(&self) -> Result<bool> {
-        Ok(!self.setup_locked.swap(true, Ordering::SeqCst))
-    }
-    fn unlock_setup(&self) -> Result<bool> {
-        Ok(self.setup_locked.swap(false, Ordering::SeqCst))
-    }
+}
+
+impl Catalogue for FakeDatabase {
     fn has_catalogue(&self) -> Result<bool> {
         Ok(true)
     }
@@ -69,18 +70,39 @@ impl Database for FakeDatabase {
         // The fake's tables are what its catalogue lists, by construction.
         Ok(vec![Verdict::Same; objects.len()])
     }
-    fn open_session(&self) -> Result<Box<dyn DbSession>> {
-        bail!("this test drives the level figures only")
+}
+
+impl SetupWindow for FakeDatabase {
+    fn lock_setup(&self) -> Result<bool> {
+        Ok(!self.setup_locked.swap(true, Ordering::SeqCst))
     }
-    fn counters(&self) -> Result<DbCounters> {
-        Ok(*self.counters.lock().unwrap())
+    fn unlock_setup(&self) -> Result<bool> {
+        Ok(self.setup_locked.swap(false, Ordering::SeqCst))
     }
-    fn check(&self) -> Result<driver::ServerCheck> {
-        bail!("this test drives the level figures only")
+}
+
+impl SlobTables for FakeDatabase {
+    fn load_table(
+        &self,
+        _: SetupRecord,
+        _: &catalog::SetupStamp,
+        _: &(dyn Fn(u64) + Sync),
+    ) -> Result<()> {
+        bail!("the fake database is read only")
     }
     fn blocks_per_statement(&self, _: u64, _: u64, work_unit: u64, update: bool) -> Result<f64> {
         // One block per row, and an update also visits its index leaf.
         Ok(work_unit as f64 + 1.0 + f64::from(u8::from(update)))
+    }
+}
+
+impl ServerProcesses for FakeDatabase {}
+
+impl Replication for FakeDatabase {}
+
+impl ServerCounters for FakeDatabase {
+    fn counters(&self) -> Result<DbCounters> {
+        Ok(*self.counters.lock().unwrap())
     }
 }
 

@@ -16,14 +16,15 @@ use anyhow::{Context, Result, bail};
 use clap::Args;
 use sha2::Digest as _;
 
+use crate::db::connect::options::DbTargetArgs;
 use crate::db::connect::target::Target;
 use crate::db::registry::connect;
 use crate::db::{Database, DbCounters};
 use crate::error::{UsageError, locked};
 use crate::latency::{Arrivals, RateSteps};
-use crate::workload::db::args::DbTargetArgs;
-use crate::workload::db::server_process_cpu_s;
+use crate::workload::ServerWorkload;
 use crate::workload::figures::level_figures;
+use crate::workload::server::server_process_cpu_s;
 use crate::workload::{
     BuildContext, JobShape, LevelFigures, LevelTotals, PaddedJob, SessionConnection, Sessions,
     Workload, WorkloadInfo, WorkloadKind, WorkloadOptions,
@@ -540,10 +541,6 @@ impl Workload for ScriptWorkload {
         Ok(PaddedJob::new(job))
     }
 
-    fn server_clock(&self) -> Option<Result<f64>> {
-        self.database.server_clock().transpose()
-    }
-
     fn offered_rates(&self) -> Vec<crate::latency::OfferedRate> {
         self.rates.clone()
     }
@@ -554,19 +551,6 @@ impl Workload for ScriptWorkload {
 
     fn cpu_bound(&self) -> bool {
         false
-    }
-
-    fn local_server(&self) -> bool {
-        self.database.on_this_host()
-    }
-
-    fn server_processes(&self) -> Vec<u32> {
-        self.database
-            .server_main_pid()
-            .ok()
-            .flatten()
-            .into_iter()
-            .collect()
     }
 
     fn level_started(&self) -> Result<()> {
@@ -663,6 +647,29 @@ impl Workload for ScriptWorkload {
             connections,
             instances: Vec::new(),
         })
+    }
+
+    fn server(&self) -> Option<&dyn ServerWorkload> {
+        Some(self)
+    }
+}
+
+impl ServerWorkload for ScriptWorkload {
+    fn server_clock(&self) -> Option<Result<f64>> {
+        self.database.server_clock().transpose()
+    }
+
+    fn local_server(&self) -> bool {
+        self.database.on_this_host()
+    }
+
+    fn server_processes(&self) -> Vec<u32> {
+        self.database
+            .server_main_pid()
+            .ok()
+            .flatten()
+            .into_iter()
+            .collect()
     }
 }
 
