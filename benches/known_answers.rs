@@ -1,5 +1,5 @@
 //! How often the analysis lands on the known answer of synthetic series, over 100 seeds at
-//! noise 0, 1% and 3% (`cargo bench --features testing --bench known_answers`; the figures in docs/analysis.md).
+//! noise 0, 1% and 3% (`cargo bench --features testing --bench known_answers`; the figures in docs/measurements/known-answers.md).
 //! The test suite checks the same cases on 20 seeds.
 
 use corescale::analysis::model::SeriesAnalysis;

@@ -1,7 +1,7 @@
 //! corescale: load-test a server's CPUs, memory and databases with 1..N workers and measure
 //! how it scales.
 //!
-//! Data flows one way, and so do the modules' dependencies (`tests/layers.rs` keeps this
+//! Data flows one way, and so do the modules' dependencies (`tests/release/layers.rs` keeps this
 //! true):
 //!
 //! - leaves, which depend on nothing of corescale: `values` (command-line values), `stats`,

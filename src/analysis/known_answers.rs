@@ -112,7 +112,7 @@ fn pure_usl_data_get_no_misleading_warning_and_their_coefficients_back() {
             "sigma {sigma}: {misleading} of 100 called misleading"
         );
         // At 1% noise over 48 levels the coefficients scatter: half the seeds land within
-        // 5% of sigma and kappa (measured: docs/analysis.md).
+        // 5% of sigma and kappa (measured: docs/measurements/known-answers.md).
         let median = |values: &mut Vec<f64>| {
             values.sort_by(f64::total_cmp);
             values[values.len() / 2]
