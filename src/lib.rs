@@ -1,20 +1,10 @@
 //! corescale: load-test a server's CPUs, memory and databases with 1..N workers and measure
 //! how it scales.
 //!
-//! Data flows one way, and so do the modules' dependencies (`tests/release/layers.rs` keeps this
-//! true):
-//!
-//! - leaves, which depend on nothing of corescale: `values` (command-line values), `stats`,
-//!   `format` (numbers and units in words), `redact` (passwords), `error`, `interrupt`, `rng`;
-//! - `host` (topology, OS figures, interference), `latency` (response-time histograms and
-//!   the open loop's pacing) and `db` (reaching databases, their drivers and what setup
-//!   created), then `workload` (each workload with its options), then `result` (the
-//!   versioned document, its summaries and writers);
-//! - `sweep` runs workloads on the host and records results;
-//! - `analysis` reads results (`analysis::input`) into series and derives figures, fits and
-//!   findings (`model` holds the types; `study` puts the computations together);
-//! - `report` renders analyses and results;
-//! - `cli` and `commands`, the binary's surface, use any of the above.
+//! Data flows one way, and so do the modules' dependencies: leaves (values, stats, format,
+//! ...), then host, latency and db, workload, result, sweep, analysis, report, and the binary's
+//! cli and commands on top. The map, with what each module holds: docs/layout.md
+//! (`tests/release/layers.rs` keeps it true).
 
 // The console's print macros, shadowed for every module below: a closed standard output or
 // error (`corescale run ... 2>&1 | head -1`) ends nothing and panics nowhere (std's panic on

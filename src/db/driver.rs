@@ -6,20 +6,10 @@ use std::time::Instant;
 
 use anyhow::{Result, bail};
 
-use super::catalog::{Identity, ObjectKind, Owned, SetupRecord, SetupStamp, Verdict, verdict};
+use super::catalog::{
+    Identity, ObjectKind, Owned, SetupRecord, SetupStamp, Verdict, table_name, verdict,
+};
 use super::connect::target::Target;
-
-/// Every object corescale creates starts with this; teardown drops what its catalogue lists.
-pub const PREFIX: &str = "corescale_";
-
-pub fn table_name(schema: u64) -> String {
-    format!("{PREFIX}t{schema}")
-}
-
-/// The server-side loop over table corescale_tN is the function corescale_loop_tN.
-pub fn loop_function(schema: u64) -> String {
-    format!("{PREFIX}loop_t{schema}")
-}
 
 /// An identifier in double quotes, embedded quotes doubled (PostgreSQL, Oracle, SQL standard).
 pub fn quote_double(name: &str) -> String {
@@ -107,7 +97,7 @@ pub trait Catalogue: AtTarget {
     /// drops all in one transaction; the others check dependencies first, then drop one by
     /// one, as their DDL commits at once.
     fn drop_owned_all(&self, objects: &[Owned]) -> Result<Vec<Verdict>> {
-        super::catalog::drop_one_by_one(self, objects)
+        drop_one_by_one(self, objects)
     }
     /// Drops the catalogue of the current schema if it lists nothing any more (checked under
     /// a lock on it); false, and kept, when it still has rows.
@@ -517,4 +507,40 @@ pub(crate) fn major_version(version: &str, parts: usize) -> String {
         .take(parts)
         .collect::<Vec<_>>()
         .join(".")
+}
+
+/// Drops `objects` one at a time (for databases whose DDL commits at once): answers each
+/// one's verdict; when a drop fails, the error says exactly which were dropped before it.
+pub(crate) fn drop_one_by_one<D: Catalogue + ?Sized>(
+    database: &D,
+    objects: &[Owned],
+) -> Result<Vec<Verdict>> {
+    let mut verdicts = Vec::with_capacity(objects.len());
+    for object in objects {
+        match database.drop_owned(object) {
+            Ok(verdict) => verdicts.push(verdict),
+            Err(error) => {
+                let dropped: Vec<String> = objects
+                    .iter()
+                    .zip(&verdicts)
+                    .filter(|(_, verdict)| **verdict == Verdict::Same)
+                    .map(|(object, _)| object.shown())
+                    .collect();
+                let before = if dropped.is_empty() {
+                    "nothing was dropped".to_string()
+                } else {
+                    format!(
+                        "dropped before it, with their catalogue rows: {}",
+                        dropped.join(", ")
+                    )
+                };
+                return Err(error.context(format!(
+                    "teardown stopped at {} in {}; {before}",
+                    object.shown(),
+                    database.target()
+                )));
+            }
+        }
+    }
+    Ok(verdicts)
 }

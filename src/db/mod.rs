@@ -15,9 +15,9 @@ pub(crate) mod postgres;
 pub mod product;
 pub mod registry;
 
+pub use catalog::{PREFIX, loop_function, table_name};
 pub use driver::{
-    Answered, AtTarget, Catalogue, Database, DbCounters, DbSession, Maintenance, PREFIX,
-    PlannedStatement, PreparedStatements, Replication, ServerCounters, ServerProcesses,
-    SetupWindow, SlobTables, loop_function, mean_of_samples, quote_backtick, quote_double,
-    sample_keys, table_name,
+    Answered, AtTarget, Catalogue, Database, DbCounters, DbSession, Maintenance, PlannedStatement,
+    PreparedStatements, Replication, ServerCounters, ServerProcesses, SetupWindow, SlobTables,
+    mean_of_samples, quote_backtick, quote_double, sample_keys,
 };

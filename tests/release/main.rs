@@ -5,6 +5,7 @@
 mod common;
 
 mod ansible;
+mod circles;
 mod deploy;
 mod dist;
 mod fleet;

@@ -1,3 +1,4 @@
+use super::record::{OPEN, is_setup_mark, setup_mark};
 use super::*;
 
 fn owned(kind: Option<ObjectKind>, name: &str) -> Owned {

@@ -26,12 +26,12 @@ use mysql::{ClientIdentity, Conn, Opts, OptsBuilder, SslOpts};
 
 use crate::db::catalog::{
     CATALOG_TABLE, IDENTITY_COLUMNS, Identity, LOCK_NAME, ObjectKind, Owned, SetupStamp, Verdict,
-    drop_one_by_one, identity_select, verdict,
+    identity_select, verdict,
 };
 use crate::db::connect::settings::{Endpoint, RootCertificates, Setting, TlsMode, TlsSettings};
 use crate::db::connect::target::{Target, within};
 use crate::db::connect::tls::{self, TlsFacts};
-use crate::db::driver::ServerCheck;
+use crate::db::driver::{ServerCheck, drop_one_by_one};
 use crate::db::{
     AtTarget, Catalogue, Database, DbCounters, DbSession, PREFIX, PreparedStatements, Replication,
     ServerCounters, ServerProcesses, SetupWindow, quote_backtick,
