@@ -400,12 +400,11 @@ pub struct SweepArgs {
     #[arg(long, value_name = "TIME", value_parser = parse_duration, global = true)]
     pub warmup: Option<Duration>,
 
-    /// Fixed-time levels of lio, pio and db: keep responses, p50 and p99 per interval of this
-    /// length (levels[].intervals), and say when the first ones ran apart (a warm-up) or one
-    /// fell far below the rest (a stall).
-    #[arg(long, value_name = "TIME", value_parser = parse_duration, global = true,
-          default_value = "1s")]
-    pub interval: Duration,
+    /// Fixed-time levels of lio, pio, db and script: keep responses, p50 and p99 per interval
+    /// of this length (levels[].intervals), and say when the first ones ran apart (a warm-up)
+    /// or one fell far below the rest (a stall) [default: 1s].
+    #[arg(long, value_name = "TIME", value_parser = parse_duration, global = true)]
+    pub interval: Option<Duration>,
 
     /// Pin workers: none, compact (fill SMT siblings first), scatter (one per core first).
     #[arg(long, value_enum, default_value = "none", global = true)]

@@ -290,3 +290,57 @@ fn run_db_sends_setup_options_to_db_setup() {
         );
     }
 }
+
+/// Issue 49: a workload's help lists only the options it takes. `run script` showed Oracle's
+/// numbered services and the replay limit of corescale's own setup, and cpu, memory and
+/// bandwidth --interval, which they ignored; each is now hidden there and refused.
+#[test]
+fn a_workloads_help_lists_only_options_it_takes() {
+    use clap::CommandFactory;
+    let help = |path: &[&str]| {
+        let mut command = Cli::command();
+        command.build();
+        let mut at = &mut command;
+        for name in path {
+            at = at.find_subcommand_mut(name).unwrap();
+        }
+        at.render_long_help().to_string()
+    };
+    let script = help(&["run", "script"]);
+    for option in [
+        "--service-base",
+        "--service-max",
+        "--replay-limit",
+        "--in-schema",
+    ] {
+        assert!(!script.contains(option), "{option} in {script}");
+    }
+    assert!(help(&["run", "db"]).contains("--service-base"));
+    for workload in ["cpu", "memory", "bandwidth"] {
+        let shown = help(&["run", workload]);
+        assert!(!shown.contains("--interval"), "{workload}: {shown}");
+        assert!(shown.contains("--duration"), "{workload}: {shown}");
+        // Given after the workload's name, the parser refuses it with the reason.
+        let refused = Cli::try_parse_from(["corescale", "run", workload, "--interval", "2s"])
+            .unwrap_err()
+            .to_string();
+        assert!(
+            refused.contains("keep no per-interval figures"),
+            "{refused}"
+        );
+    }
+    for workload in ["lio", "db", "script"] {
+        assert!(
+            help(&["run", workload]).contains("--interval"),
+            "{workload}"
+        );
+    }
+    // Given before it, the run-wide option parses, and `run` refuses it once the workload is
+    // known (tests/run/command.rs runs the binary).
+    let cli = Cli::try_parse_from(["corescale", "run", "--interval", "2s", "cpu"]).unwrap();
+    let crate::cli::Command::Run(run) = cli.command else {
+        panic!("not run");
+    };
+    assert_eq!(run.sweep.interval, Some(std::time::Duration::from_secs(2)));
+    assert!(!run.workload().unwrap().options().keeps_intervals());
+}

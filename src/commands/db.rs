@@ -39,7 +39,7 @@ pub fn execute(command: &DbCommand) -> Result<()> {
             })
             .context("setting up corescale's tables")?;
             bar.finish_and_clear();
-            wait_for_replicas(&cluster, args.target.replay_limit)?;
+            wait_for_replicas(&cluster, args.target.replay_limit())?;
             if !previous.is_empty() {
                 tell(format!(
                     "dropped the earlier setup's objects: {}",
@@ -65,7 +65,7 @@ pub fn execute(command: &DbCommand) -> Result<()> {
                 refused,
                 catalogue_kept,
             } = catalog::teardown(database.as_ref())?;
-            wait_for_replicas(&cluster, args.replay_limit)?;
+            wait_for_replicas(&cluster, args.replay_limit())?;
             if dropped.is_empty() && not_created.is_empty() && refused.is_empty() {
                 tell(format!("no objects of corescale's catalogue in {target}"));
             } else if !dropped.is_empty() {

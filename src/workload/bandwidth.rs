@@ -39,6 +39,8 @@ pub(crate) struct BandwidthWorkload {
 #[command(after_help = super::job_size_help("passes over the arrays", &format!("enough to move {} GB", DEFAULT_JOB_BYTES / 1_000_000_000)))]
 pub struct BandwidthArgs {
     #[command(flatten)]
+    pub no_intervals: super::NoIntervals,
+    #[command(flatten)]
     pub array: ArrayArgs,
 }
 

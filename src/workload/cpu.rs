@@ -48,6 +48,8 @@ impl CpuWorkload {
 #[command(after_help = super::job_size_help("iterations", &crate::format::significant(DEFAULT_JOB_ITERATIONS as f64)))]
 pub struct CpuArgs {
     #[command(flatten)]
+    pub no_intervals: super::NoIntervals,
+    #[command(flatten)]
     pub loops: InnerLoopArgs,
 }
 

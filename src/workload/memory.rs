@@ -44,6 +44,8 @@ pub(crate) struct MemoryWorkload {
 #[command(after_help = super::job_size_help("accesses", &crate::format::significant(DEFAULT_JOB_ACCESSES as f64)))]
 pub struct MemoryArgs {
     #[command(flatten)]
+    pub no_intervals: super::NoIntervals,
+    #[command(flatten)]
     pub array: ArrayArgs,
     #[command(flatten)]
     pub loops: InnerLoopArgs,

@@ -101,6 +101,12 @@ pub struct BuildContext<'a> {
 pub trait WorkloadOptions {
     fn build(&self, context: &BuildContext) -> Result<Box<dyn Workload>>;
 
+    /// Whether its fixed-time levels keep per-interval figures (`--interval`): workloads
+    /// that time each statement do.
+    fn keeps_intervals(&self) -> bool {
+        false
+    }
+
     /// Whether building connects to something outside corescale (a database): then a failure
     /// is a runtime failure unless it is a [`UsageError`]. Otherwise building only checks
     /// the options, and every failure is a bad setting.
@@ -491,3 +497,20 @@ impl ArrayArgs {
         Ok(bytes)
     }
 }
+
+/// `--interval` for a workload that keeps no per-interval figures: hidden from its help and
+/// refused. Defined in the workload's own options, it takes the place of the run-wide
+/// `--interval` there (clap does not propagate a global option to a subcommand that has one
+/// of the same name), typed alike, as clap copies a value given before the workload's name.
+#[derive(Debug, Clone, Default, Args)]
+pub struct NoIntervals {
+    #[arg(long = "interval", hide = true, value_name = "TIME", value_parser = keeps_no_intervals)]
+    interval: Option<Duration>,
+}
+
+fn keeps_no_intervals(_: &str) -> Result<Duration, String> {
+    Err(NO_INTERVALS.to_string())
+}
+
+/// Why `--interval` is refused by the workloads that keep no per-interval figures.
+pub const NO_INTERVALS: &str = "cpu, memory and bandwidth time whole jobs and keep no per-interval figures (lio, pio, db and script do): leave --interval out";

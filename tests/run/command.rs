@@ -372,6 +372,43 @@ fn bad_input_is_a_one_line_usage_error() {
             "at most 4294967296",
         ),
         (&["run", "--precision", "abc"], "not a percentage"),
+        // Options a workload does not take, before or after its name.
+        (
+            &["run", "cpu", "--interval", "2s"],
+            "keep no per-interval figures",
+        ),
+        (
+            &["run", "--interval", "2s", "memory"],
+            "keep no per-interval figures",
+        ),
+        (
+            &[
+                "run",
+                "script",
+                "--target",
+                "postgres://u@127.0.0.1:1/x",
+                "--file",
+                "Cargo.toml",
+                "--service-base",
+                "rac",
+                "--service-max",
+                "2",
+            ],
+            "--service-base is for corescale's own tables",
+        ),
+        (
+            &[
+                "run",
+                "script",
+                "--target",
+                "postgres://u@127.0.0.1:1/x",
+                "--file",
+                "Cargo.toml",
+                "--replay-limit",
+                "5s",
+            ],
+            "--replay-limit is for corescale's own tables",
+        ),
         (&["run", "--duration", "soon"], "not a duration"),
         (&["run", "-o", "results.txt"], "name it *.json or *.csv"),
         (&["run", "-o", "/no/such/dir/out.json"], "does not exist"),

@@ -9,6 +9,9 @@ use crate::result::{RunDocument, RunSettings, SCHEMA, Tool};
 use crate::sweep::runner::LevelSettings;
 use crate::workload::WorkloadInfo;
 
+/// The width of the intervals a fixed-time level keeps unless `--interval` says.
+const DEFAULT_INTERVAL: std::time::Duration = std::time::Duration::from_secs(1);
+
 /// The levels' settings: batches, precision, fixed time, warm-up and intervals.
 pub(super) fn level_settings(args: &SweepArgs) -> LevelSettings {
     LevelSettings {
@@ -17,7 +20,7 @@ pub(super) fn level_settings(args: &SweepArgs) -> LevelSettings {
         max_repeat: args.max_repeat.max(args.repeat),
         duration: args.duration,
         warmup: args.warmup,
-        interval: args.interval,
+        interval: args.interval.unwrap_or(DEFAULT_INTERVAL),
         start_at: None,
         sessions: None,
         campaign: None,

@@ -45,9 +45,9 @@ pub struct DbTargetArgs {
 
     /// How long each replica of a cluster may take to replay setup or teardown (db setup,
     /// db teardown, and run db before it starts) before the command gives up, naming the
-    /// replica behind (large tables take long on a slow replica).
-    #[arg(long, value_name = "DURATION", value_parser = parse_duration, default_value = "120s")]
-    pub replay_limit: Duration,
+    /// replica behind (large tables take long on a slow replica) [default: 120s].
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
+    pub replay_limit: Option<Duration>,
 
     /// The schema (MySQL/MariaDB: the database) corescale's tables live in: `db setup`
     /// creates it, owned by the user, where no other role can create objects beside them;
@@ -72,7 +72,30 @@ fn parse_schema_name(text: &str) -> Result<String, String> {
     Ok(text.to_string())
 }
 
+/// How long a replica may take to replay setup or teardown unless `--replay-limit` says.
+const DEFAULT_REPLAY_LIMIT: Duration = Duration::from_secs(120);
+
 impl DbTargetArgs {
+    /// `--replay-limit`, or its default.
+    pub fn replay_limit(&self) -> Duration {
+        self.replay_limit.unwrap_or(DEFAULT_REPLAY_LIMIT)
+    }
+
+    /// The options given that only setup, teardown and `run db` take (Oracle's numbered
+    /// services, the replay limit, the schema of corescale's own tables), by name: a
+    /// workload that runs the DBA's own statements refuses them.
+    pub fn given_for_corescale_tables(&self) -> Vec<&'static str> {
+        [
+            (self.service_base.is_some(), "--service-base"),
+            (self.service_max.is_some(), "--service-max"),
+            (self.replay_limit.is_some(), "--replay-limit"),
+            (self.in_schema.is_some(), "--in-schema"),
+        ]
+        .into_iter()
+        .filter_map(|(given, name)| given.then_some(name))
+        .collect()
+    }
+
     /// The one target of a command that drives one instance.
     pub fn open(&self) -> Result<Target> {
         self.open_with(None)

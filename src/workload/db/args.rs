@@ -164,7 +164,7 @@ impl DbArgs {
                 pipeline,
                 rates: self.rate.clone().map(|steps| steps.0).unwrap_or_default(),
                 rate: None,
-                replay_limit: self.target.replay_limit,
+                replay_limit: self.target.replay_limit(),
                 record_latency: !self.no_response_times,
                 arrivals: self.arrivals,
                 arrivals_seed: self.seed.unwrap_or_else(fresh_seed),
@@ -177,6 +177,10 @@ impl DbArgs {
 }
 
 impl WorkloadOptions for DbArgs {
+    fn keeps_intervals(&self) -> bool {
+        true
+    }
+
     fn build(&self, context: &BuildContext) -> Result<Box<dyn Workload>> {
         let (targets, options) = self.request(context)?;
         Ok(Box::new(DbWorkload::new(&targets, options)?))

@@ -85,6 +85,10 @@ pub struct PioArgs {
 }
 
 impl WorkloadOptions for LioArgs {
+    fn keeps_intervals(&self) -> bool {
+        true
+    }
+
     fn build(&self, context: &BuildContext) -> Result<Box<dyn Workload>> {
         Ok(Box::new(build(
             WorkloadKind::Lio,
@@ -97,6 +101,10 @@ impl WorkloadOptions for LioArgs {
 }
 
 impl WorkloadOptions for PioArgs {
+    fn keeps_intervals(&self) -> bool {
+        true
+    }
+
     fn build(&self, context: &BuildContext) -> Result<Box<dyn Workload>> {
         let file = DataFile {
             cache_size: self.cache_size,

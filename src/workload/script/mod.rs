@@ -45,8 +45,13 @@ const HEADING: &str = "script (a DBA's own statements)";
     after_help = "A script is pgbench's: SQL statements ending in ';' with :name variables (bound, never pasted in), \\set name expression (random, random_gaussian, random_exponential, random_zipfian, abs, least, greatest, int, double, sqrt, pi, mod) \\sleep n [us|ms|s], and on PostgreSQL \\startpipeline ... \\endpipeline around statements sent together. One file is one transaction.\n\nExamples:\n  corescale run script --target postgres://app@db1/shop --file select.sql \\\n      --sweep 1,2,4,8\n  corescale run script --target mysql://root@127.0.0.1/test \\\n      --file order.sql@9 --file report.sql@1 --init load.sql\n  corescale run script --target postgres:///shop --file select.sql \\\n      --set scale=100 --rate 1000,2000 --latency-limit 20ms"
 )]
 #[command(next_help_heading = HEADING)]
-// A script's statements are the DBA's, in the role's own schema: --in-schema is refused.
+// A script's statements are the DBA's, in the role's own schema, on PostgreSQL or MySQL/MariaDB
+// and with no setup of corescale's: the options for corescale's own tables are hidden, and
+// refused when given.
 #[command(mut_arg("in_schema", |arg| arg.hide(true)))]
+#[command(mut_arg("service_base", |arg| arg.hide(true)))]
+#[command(mut_arg("service_max", |arg| arg.hide(true)))]
+#[command(mut_arg("replay_limit", |arg| arg.hide(true)))]
 pub struct ScriptArgs {
     #[command(flatten)]
     pub target: DbTargetArgs,
@@ -286,12 +291,22 @@ pub struct ScriptWorkload {
 }
 
 impl WorkloadOptions for ScriptArgs {
+    fn keeps_intervals(&self) -> bool {
+        true
+    }
+
     fn build(&self, context: &BuildContext) -> Result<Box<dyn Workload>> {
         let answer_limit = context.duration.unwrap_or(DEFAULT_DURATION) + Duration::from_secs(30);
         if self.target.in_schema.is_some() {
             return Err(UsageError::new(
                 "--in-schema names where corescale's own tables live; a script's statements are yours and run under the role's own search path: name the schema in the script, or leave --in-schema out",
             )
+            .into());
+        }
+        if let Some(option) = self.target.given_for_corescale_tables().first() {
+            return Err(UsageError::new(format!(
+                "{option} is for corescale's own tables (db setup, db teardown, run db); run script runs your statements on one PostgreSQL or MySQL/MariaDB instance: leave {option} out"
+            ))
             .into());
         }
         let target = self.target.open_with(Some(answer_limit))?;
