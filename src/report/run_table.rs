@@ -137,9 +137,26 @@ fn disturbed(level: &Level) -> bool {
 }
 
 pub(crate) fn render(document: &RunDocument, wide: bool) -> String {
+    let mut columns = leading_columns(document);
+    columns.extend(cache_columns(document));
+    columns.extend(latency_columns(document));
+    columns.extend(trailing_columns(document));
+    if wide {
+        let others = other_figures(document, &columns);
+        columns.extend(others);
+    }
+    let mut out = heading(document);
+    out.push_str(&fitted_table(columns, &document.levels, wide));
+    for note in footnotes(document) {
+        out.push_str(&wrap(&note, wide));
+    }
+    out
+}
+
+/// The level, its batches and open-loop rate, then its times (fixed work) or its rates.
+fn leading_columns(document: &RunDocument) -> Vec<Column<'_>> {
     let unit = document.workload.unit.as_str();
     let mode = document.settings.mode;
-    let fixed_work = mode == RunMode::FixedWork;
     let mut columns = vec![
         column("workers", 0, |level: &Level| level.workers.to_string()),
         column("!", 0, |level: &Level| {
@@ -157,7 +174,7 @@ pub(crate) fn render(document: &RunDocument, wide: bool) -> String {
                 .map_or("closed".into(), |rate| significant(rate.target_per_s))
         }));
     }
-    if fixed_work {
+    if mode == RunMode::FixedWork {
         columns.extend([
             column("median s", 0, |level: &Level| {
                 format!("{:.3}", level.summary.job_time_s.median)
@@ -188,21 +205,14 @@ pub(crate) fn render(document: &RunDocument, wide: bool) -> String {
             }),
         ]);
     }
-    // SLOB's figures beside the rate, where the workload recorded them (lio, pio, db).
-    let recorded = |figure: CacheFigure| {
-        document
-            .levels
-            .iter()
-            .any(|level| level.cache_figure(figure).is_some())
-    };
-    let shown = |figure: CacheFigure| {
-        move |level: &Level| {
-            level
-                .cache_figure(figure)
-                .map_or("-".into(), |(value, _)| significant(value))
-        }
-    };
-    if recorded(CacheFigure::HitRatio) {
+    columns
+}
+
+/// SLOB's figures beside the rate, where the workload recorded them (lio, pio, db): the hit
+/// ratio, and pio's reads and their p99.
+fn cache_columns(document: &RunDocument) -> Vec<Column<'_>> {
+    let mut columns = Vec::new();
+    if recorded(document, CacheFigure::HitRatio) {
         columns.push(
             column("hit %", 1, |level: &Level| {
                 level
@@ -212,18 +222,23 @@ pub(crate) fn render(document: &RunDocument, wide: bool) -> String {
             .showing(&[CacheFigure::HitRatio]),
         );
     }
-    // Times in the unit that gives each column's largest value 1 to 4 digits, the same rule
-    // for lio, pio and db (pio's reads are recorded in us, statements in ms).
-    let unit_of = |largest_ms: f64| crate::format::time_unit(largest_ms);
     if document.workload.kind.name() == "pio" {
-        columns
-            .push(column("PIO/s", 1, shown(CacheFigure::PioPerS)).showing(&[CacheFigure::PioPerS]));
+        columns.push(
+            column("PIO/s", 1, |level: &Level| {
+                level
+                    .cache_figure(CacheFigure::PioPerS)
+                    .map_or("-".into(), |(value, _)| significant(value))
+            })
+            .showing(&[CacheFigure::PioPerS]),
+        );
         let read_ms = |level: &Level| {
             level
                 .cache_figure(CacheFigure::ReadP99Us)
                 .map(|(us, _)| us / 1000.0)
         };
-        let (unit, factor) = unit_of(
+        // Times in the unit that gives the column's largest value 1 to 4 digits, as the
+        // statements' below (pio's reads are recorded in us, statements in ms).
+        let (unit, factor) = crate::format::time_unit(
             document
                 .levels
                 .iter()
@@ -237,36 +252,57 @@ pub(crate) fn render(document: &RunDocument, wide: bool) -> String {
             .showing(&[CacheFigure::ReadP99Us]),
         );
     }
-    // Statements' response times (a job's are its job time, shown already).
-    if document.levels.iter().any(|level| {
+    columns
+}
+
+/// Whether any level recorded `figure`.
+fn recorded(document: &RunDocument, figure: CacheFigure) -> bool {
+    document
+        .levels
+        .iter()
+        .any(|level| level.cache_figure(figure).is_some())
+}
+
+/// Statements' response times, p50 and p99 (a job's are its job time, shown already).
+fn latency_columns(document: &RunDocument) -> Vec<Column<'_>> {
+    let statements = document.levels.iter().any(|level| {
         level
             .latency
             .as_ref()
             .is_some_and(|latency| latency.is_statement())
-    }) {
-        let at = |percentile: Percentile| {
-            let (unit, factor) = unit_of(
-                document
-                    .levels
-                    .iter()
-                    .filter_map(|level| level.latency.as_ref())
-                    .map(|latency| latency.response.at(percentile))
-                    .fold(0.0, f64::max),
-            );
-            let cell = move |level: &Level| {
+    });
+    if !statements {
+        return Vec::new();
+    }
+    let at = |percentile: Percentile, drop_rank: u8| {
+        let (unit, factor) = crate::format::time_unit(
+            document
+                .levels
+                .iter()
+                .filter_map(|level| level.latency.as_ref())
+                .map(|latency| latency.response.at(percentile))
+                .fold(0.0, f64::max),
+        );
+        column(
+            format!("{} {unit}", percentile.name()),
+            drop_rank,
+            move |level: &Level| {
                 level.latency.as_ref().map_or("-".into(), |latency| {
                     crate::format::time_in_unit(latency.response.at(percentile) * factor)
                 })
-            };
-            (unit, cell)
-        };
-        let (unit, cell) = at(Percentile::P50);
-        columns.push(column(format!("p50 {unit}"), 3, cell));
-        let (unit, cell) = at(Percentile::P99);
-        columns.push(column(format!("p99 {unit}"), 1, cell));
-    }
+            },
+        )
+    };
+    vec![at(Percentile::P50, 3), at(Percentile::P99, 1)]
+}
+
+/// Latch misses, speedup, CPU, steal and IPC; for fixed work the rate per worker last.
+fn trailing_columns(document: &RunDocument) -> Vec<Column<'_>> {
+    let unit = document.workload.unit.as_str();
+    let mode = document.settings.mode;
+    let mut columns = Vec::new();
     // Last of the four, so the first to go when they do not all fit (pio at 80 columns).
-    if recorded(CacheFigure::LatchGets) {
+    if recorded(document, CacheFigure::LatchGets) {
         columns.push(
             column("miss/1k", 1, |level: &Level| {
                 optional(level.latch_misses_per_1k_gets(), 2)
@@ -291,17 +327,18 @@ pub(crate) fn render(document: &RunDocument, wide: bool) -> String {
         }),
         column("IPC", 7, |level: &Level| optional(level.summary.ipc, 2)),
     ]);
-    if fixed_work {
+    if mode == RunMode::FixedWork {
         // Last to go: for bandwidth it is the figure (GB/s).
         columns.push(column("rate/worker", 1, move |level: &Level| {
             rate(level.merit(mode, unit).rate_per_worker, unit)
         }));
     }
-    if wide {
-        let others = other_figures(document, &columns);
-        columns.extend(others);
-    }
-    // A database job's shape heads its table: engine, statements per round trip, loop.
+    columns
+}
+
+/// The table's first line: the workload, the host and its cores, and a database job's shape
+/// (engine, statements per round trip, loop).
+fn heading(document: &RunDocument) -> String {
     let shape = document
         .workload
         .shape
@@ -315,7 +352,7 @@ pub(crate) fn render(document: &RunDocument, wide: bool) -> String {
                 if shape.open_loop { "open" } else { "closed" }
             )
         });
-    let mut out = format!(
+    format!(
         "{} on {} ({} physical cores, {} logical CPUs{shape}){}\n",
         document.workload.kind.name(),
         document.host.label,
@@ -326,12 +363,7 @@ pub(crate) fn render(document: &RunDocument, wide: bool) -> String {
         } else {
             " - INCOMPLETE"
         }
-    );
-    out.push_str(&fitted_table(columns, &document.levels, wide));
-    for note in footnotes(document) {
-        out.push_str(&wrap(&note, wide));
-    }
-    out
+    )
 }
 
 /// A column for each figure the workload recorded that no column shows, headed by its

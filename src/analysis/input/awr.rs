@@ -205,14 +205,9 @@ fn from_report(file: &InputFile, text: &str, tool: &str) -> Result<Series> {
             text
         };
     let lines: Vec<&str> = text.lines().collect();
-    let mut figures = std::collections::BTreeMap::new();
-    let mut db_name = None;
-    let mut instance = None;
-    let mut host = None;
-    let mut release = None;
+    let mut figures = Figures::new();
+    let mut header = Header::default();
     let mut in_profile = false;
-    // "37 12-Feb-17 12:16:04" of the begin and end snapshots.
-    let mut snapshots: Vec<String> = Vec::new();
     // Rows of the top timed events still to read.
     let mut events_left = 0;
     for (index, line) in lines.iter().enumerate() {
@@ -227,113 +222,41 @@ fn from_report(file: &InputFile, text: &str, tool: &str) -> Result<Series> {
                 .map(|line| line.split_whitespace().collect::<Vec<&str>>())
                 .unwrap_or_default()
         };
-        if trimmed.starts_with("DB Name") && db_name.is_none() {
-            let row = values();
-            db_name = row.first().map(|name| printable(name));
-            if trimmed.split_whitespace().nth(4) == Some("Instance") {
-                instance = row.get(2).map(|name| printable(name));
+        if !header.read(trimmed, values) {
+            if let Some((name, label, rest)) = [
+                ("DB Time:", "db_time_min", "DB time"),
+                ("DB time:", "db_time_min", "DB time"),
+                ("Elapsed:", "elapsed_min", "elapsed"),
+            ]
+            .iter()
+            .find_map(|(prefix, name, label)| Some((*name, *label, trimmed.strip_prefix(prefix)?)))
+            {
+                if let Ok(minutes) = number_in(rest, label, &at) {
+                    figures.insert(name.to_string(), in_range(minutes, &COUNT, label, &at)?);
+                }
+            } else if trimmed.starts_with("Load Profile") {
+                in_profile = true;
+                continue;
+            } else if let Some(rest) = trimmed.strip_prefix("Top ")
+                && (trimmed.contains("Timed") || trimmed.contains("Foreground Events"))
+                && !events_seen(&figures)
+            {
+                // "Top 5 Timed Foreground Events" (11g), "Top 10 Foreground Events by ..." (12c
+                // on).
+                events_left = rest
+                    .split_whitespace()
+                    .next()
+                    .and_then(|count| count.parse::<usize>().ok())
+                    .unwrap_or(5)
+                    .min(10);
+                continue;
             }
-            release = row
-                .iter()
-                .find(|word| {
-                    word.split('.').count() >= 4
-                        && word.split('.').all(|part| part.parse::<u32>().is_ok())
-                })
-                .map(|word| printable(word));
-        } else if trimmed.starts_with("Host Name") && host.is_none() {
-            host = values().first().map(|name| printable(name));
-        } else if trimmed.starts_with("Instance")
-            && instance.is_none()
-            && trimmed.contains("Inst Num")
-        {
-            instance = values().first().map(|name| printable(name));
-        } else if let Some(rest) = trimmed
-            .strip_prefix("Begin Snap:")
-            .or_else(|| trimmed.strip_prefix("End Snap:"))
-        {
-            // "37 12-Feb-17 12:16:04 25 1.6": the snapshot's id, date and time.
-            let words: Vec<&str> = rest.split_whitespace().take(3).collect();
-            if words.len() == 3 {
-                snapshots.push(printable(&words.join(" ")));
-            }
-        } else if let Some(rest) = trimmed
-            .strip_prefix("DB Time:")
-            .or_else(|| trimmed.strip_prefix("DB time:"))
-        {
-            if let Ok(minutes) = number_in(rest, "DB time", &at) {
-                figures.insert(
-                    "db_time_min".to_string(),
-                    in_range(minutes, &COUNT, "DB time", &at)?,
-                );
-            }
-        } else if let Some(rest) = trimmed.strip_prefix("Elapsed:") {
-            if let Ok(minutes) = number_in(rest, "elapsed", &at) {
-                figures.insert(
-                    "elapsed_min".to_string(),
-                    in_range(minutes, &COUNT, "elapsed", &at)?,
-                );
-            }
-        } else if trimmed.starts_with("Load Profile") {
-            in_profile = true;
-            continue;
-        } else if let Some(rest) = trimmed.strip_prefix("Top ")
-            && (trimmed.contains("Timed") || trimmed.contains("Foreground Events"))
-            && !events_seen(&figures)
-        {
-            // "Top 5 Timed Foreground Events" (11g), "Top 10 Foreground Events by ..." (12c on).
-            events_left = rest
-                .split_whitespace()
-                .next()
-                .and_then(|count| count.parse::<usize>().ok())
-                .unwrap_or(5)
-                .min(10);
-            continue;
         }
         if in_profile {
-            if let Some((label, rest)) = trimmed.split_once(':')
-                && let Some((name, _)) = LOAD_PROFILE.iter().find(|(_, labels)| {
-                    labels.contains(&label.trim().to_ascii_lowercase().as_str())
-                })
-            {
-                let per_second = rest.split_whitespace().next().unwrap_or("");
-                figures
-                    .entry(name.to_string())
-                    .or_insert(figure(per_second, label.trim(), &at)?);
-            } else if figures.contains_key("lio_per_s") && trimmed.is_empty() {
-                in_profile = false;
-            }
+            in_profile = load_profile_row(trimmed, &mut figures, &at)?;
         }
         if events_left > 0 {
-            // "db file sequential read  35,732  6,575  184  77.5 User I/O", "DB CPU  .4  .8",
-            // "enq: TX - row lock contention  1  52.9  52.86 s  98.9 Applicat": the name, then
-            // figures (some with units, 19c); the share of DB time is the last plain number.
-            let words: Vec<&str> = trimmed.split_whitespace().collect();
-            let plain = |word: &&str| figure(word, "", &at).is_ok();
-            // "30.8K" seconds of DB CPU (11.2.0.4's HTML), "52.86 ms": figures with a unit.
-            let scaled = |word: &&str| {
-                plain(word)
-                    || word
-                        .strip_suffix(['K', 'M', 'G', 'T'])
-                        .is_some_and(|number| plain(&number))
-            };
-            let numbers = words.iter().filter(|word| scaled(word)).count();
-            match words.iter().position(scaled) {
-                Some(first) if first > 0 && numbers >= 2 => {
-                    let name = words[..first].join(" ");
-                    let share = words
-                        .iter()
-                        .rev()
-                        .find(|word| plain(word))
-                        .map_or(Ok(0.0), |word| figure(word, "% DB time", &at))?;
-                    figures.insert(
-                        format!("top event % DB time: {}", quote(&name)),
-                        in_range(share, &PERCENT, "% DB time", &at)?,
-                    );
-                    events_left -= 1;
-                }
-                _ if trimmed.is_empty() && events_seen(&figures) => events_left = 0,
-                _ => {}
-            }
+            events_left = top_event_row(trimmed, &mut figures, events_left, &at)?;
         }
     }
     let lio = figures.get("lio_per_s").copied().ok_or_else(|| {
@@ -351,6 +274,160 @@ fn from_report(file: &InputFile, text: &str, tool: &str) -> Result<Series> {
     let at = || format!("'{}'", path.display());
     let lio = in_range(lio, &RAW, "logical reads per second", &at)?;
     let level = file.given_level();
+    let notes = level_notes(file, &figures, level);
+    let point = Point {
+        workers: level,
+        raw: lio,
+        figures,
+        ..Point::default()
+    };
+    let counted = format!(
+        "{} logical reads",
+        if tool == TOOL { "AWR" } else { "Statspack" }
+    );
+    let (mut series, workload) = lio_series(file, tool, &counted, "Load Profile", point);
+    series.provenance = header.provenance(tool, &workload);
+    series.notes = notes;
+    Ok(series)
+}
+
+type Figures = std::collections::BTreeMap<String, f64>;
+
+/// What a report's header says: the database, its instance and host, its release, and the
+/// snapshots the report spans.
+#[derive(Default)]
+struct Header {
+    db_name: Option<String>,
+    instance: Option<String>,
+    host: Option<String>,
+    release: Option<String>,
+    /// "37 12-Feb-17 12:16:04" of the begin and end snapshots.
+    snapshots: Vec<String>,
+}
+
+impl Header {
+    /// Reads `trimmed` if it is a header row (`values` gives the row of values under a row of
+    /// names); false for any other line.
+    fn read<'a>(&mut self, trimmed: &str, values: impl Fn() -> Vec<&'a str>) -> bool {
+        if trimmed.starts_with("DB Name") && self.db_name.is_none() {
+            let row = values();
+            self.db_name = row.first().map(|name| printable(name));
+            if trimmed.split_whitespace().nth(4) == Some("Instance") {
+                self.instance = row.get(2).map(|name| printable(name));
+            }
+            self.release = row
+                .iter()
+                .find(|word| {
+                    word.split('.').count() >= 4
+                        && word.split('.').all(|part| part.parse::<u32>().is_ok())
+                })
+                .map(|word| printable(word));
+        } else if trimmed.starts_with("Host Name") && self.host.is_none() {
+            self.host = values().first().map(|name| printable(name));
+        } else if trimmed.starts_with("Instance")
+            && self.instance.is_none()
+            && trimmed.contains("Inst Num")
+        {
+            self.instance = values().first().map(|name| printable(name));
+        } else if let Some(rest) = trimmed
+            .strip_prefix("Begin Snap:")
+            .or_else(|| trimmed.strip_prefix("End Snap:"))
+        {
+            // "37 12-Feb-17 12:16:04 25 1.6": the snapshot's id, date and time.
+            let words: Vec<&str> = rest.split_whitespace().take(3).collect();
+            if words.len() == 3 {
+                self.snapshots.push(printable(&words.join(" ")));
+            }
+        } else {
+            return false;
+        }
+        true
+    }
+
+    fn provenance(self, tool: &str, workload: &str) -> Provenance {
+        let mut provenance = imported(
+            tool,
+            self.release,
+            &format!(
+                "{workload} of {}{}{}",
+                self.db_name
+                    .as_deref()
+                    .unwrap_or("a database it does not name"),
+                self.instance
+                    .map(|instance| format!(" (instance {instance})"))
+                    .unwrap_or_default(),
+                match self.snapshots.as_slice() {
+                    [begin, end, ..] => format!(", snapshots {begin} to {end}"),
+                    _ => String::new(),
+                }
+            ),
+        );
+        provenance.hostname = self.host;
+        provenance
+    }
+}
+
+/// A row of the Load Profile: its per-second figure, where corescale reads it. False once the
+/// profile has ended (a blank line after its logical reads).
+fn load_profile_row(trimmed: &str, figures: &mut Figures, at: &dyn Fn() -> String) -> Result<bool> {
+    if let Some((label, rest)) = trimmed.split_once(':')
+        && let Some((name, _)) = LOAD_PROFILE
+            .iter()
+            .find(|(_, labels)| labels.contains(&label.trim().to_ascii_lowercase().as_str()))
+    {
+        let per_second = rest.split_whitespace().next().unwrap_or("");
+        figures
+            .entry(name.to_string())
+            .or_insert(figure(per_second, label.trim(), at)?);
+        return Ok(true);
+    }
+    Ok(!(figures.contains_key("lio_per_s") && trimmed.is_empty()))
+}
+
+/// A row of the top timed events: its share of DB time, under the event's name. Returns the
+/// rows still to read.
+fn top_event_row(
+    trimmed: &str,
+    figures: &mut Figures,
+    left: usize,
+    at: &dyn Fn() -> String,
+) -> Result<usize> {
+    // "db file sequential read  35,732  6,575  184  77.5 User I/O", "DB CPU  .4  .8",
+    // "enq: TX - row lock contention  1  52.9  52.86 s  98.9 Applicat": the name, then
+    // figures (some with units, 19c); the share of DB time is the last plain number.
+    let words: Vec<&str> = trimmed.split_whitespace().collect();
+    let plain = |word: &&str| figure(word, "", at).is_ok();
+    // "30.8K" seconds of DB CPU (11.2.0.4's HTML), "52.86 ms": figures with a unit.
+    let scaled = |word: &&str| {
+        plain(word)
+            || word
+                .strip_suffix(['K', 'M', 'G', 'T'])
+                .is_some_and(|number| plain(&number))
+    };
+    let numbers = words.iter().filter(|word| scaled(word)).count();
+    match words.iter().position(scaled) {
+        Some(first) if first > 0 && numbers >= 2 => {
+            let name = words[..first].join(" ");
+            let share = words
+                .iter()
+                .rev()
+                .find(|word| plain(word))
+                .map_or(Ok(0.0), |word| figure(word, "% DB time", at))?;
+            figures.insert(
+                format!("top event % DB time: {}", quote(&name)),
+                in_range(share, &PERCENT, "% DB time", at)?,
+            );
+            Ok(left - 1)
+        }
+        _ if trimmed.is_empty() && events_seen(figures) => Ok(0),
+        _ => Ok(left),
+    }
+}
+
+/// What the report's load rests on: the number in its name, and how far its average active
+/// sessions are from it.
+fn level_notes(file: &InputFile, figures: &Figures, level: usize) -> Vec<String> {
+    let path = file.path;
     let mut notes = Vec::new();
     if file.level.is_none() && level > 0 {
         notes.push(format!(
@@ -373,34 +450,5 @@ fn from_report(file: &InputFile, text: &str, tool: &str) -> Result<Series> {
             }
         ));
     }
-    let point = Point {
-        workers: level,
-        raw: lio,
-        figures,
-        ..Point::default()
-    };
-    let counted = format!(
-        "{} logical reads",
-        if tool == TOOL { "AWR" } else { "Statspack" }
-    );
-    let (mut series, workload) = lio_series(file, tool, &counted, "Load Profile", point);
-    let mut provenance = imported(
-        tool,
-        release,
-        &format!(
-            "{workload} of {}{}{}",
-            db_name.as_deref().unwrap_or("a database it does not name"),
-            instance
-                .map(|instance| format!(" (instance {instance})"))
-                .unwrap_or_default(),
-            match snapshots.as_slice() {
-                [begin, end, ..] => format!(", snapshots {begin} to {end}"),
-                _ => String::new(),
-            }
-        ),
-    );
-    provenance.hostname = host;
-    series.provenance = provenance;
-    series.notes = notes;
-    Ok(series)
+    notes
 }

@@ -77,87 +77,105 @@ const OLTP_TESTS: &[((u64, u64, u64), &str)] = &[
     ((1, 0, 0), "oltp_point_select"),
 ];
 
+/// What a sysbench report says, line by line.
+#[derive(Default)]
+struct Report {
+    version: Option<String>,
+    threads: Option<usize>,
+    primes: Option<f64>,
+    /// The heading the lines below belong to: "sql", "general", "latency", ...
+    section: &'static str,
+    queries: std::collections::BTreeMap<&'static str, f64>,
+    transactions_per_s: Option<f64>,
+    events_per_s: Option<f64>,
+    operations_per_s: Option<f64>,
+    total_time_s: Option<f64>,
+    events: Option<f64>,
+    figures: std::collections::BTreeMap<String, f64>,
+    intervals: Vec<IntervalFigures>,
+    histogram: Option<ResponseTimes>,
+    in_histogram: bool,
+}
+
 fn from_sysbench(file: &InputFile, text: &str) -> Result<Series> {
-    let path = file.path;
-    let mut version = None;
-    let mut threads = None;
-    let mut primes = None;
-    let mut section = "";
-    let mut queries: std::collections::BTreeMap<&str, f64> = Default::default();
-    let mut transactions_per_s = None;
-    let mut events_per_s = None;
-    let mut operations_per_s = None;
-    let mut total_time_s = None;
-    let mut events = None;
-    let mut figures = std::collections::BTreeMap::new();
-    let mut intervals: Vec<IntervalFigures> = Vec::new();
-    let mut histogram: Option<ResponseTimes> = None;
-    let mut in_histogram = false;
+    let mut report = Report::default();
     for (number, line) in text.lines().enumerate() {
         let at = || file.line(number);
-        let trimmed = line.trim();
-        if in_histogram && let Some(times) = &mut histogram {
-            // "       3.551 |**      1": a bucket's value (ms) and count, to a blank line.
-            if let Some((value, rest)) = trimmed.split_once('|') {
-                let value_ms = in_range(
-                    number_in(value, "histogram value", &at)?,
-                    &RAW,
-                    "histogram value",
-                    &at,
-                )?;
-                let count = rest.split_whitespace().last().unwrap_or("");
-                let count = in_range(
-                    number_in(count, "histogram count", &at)?,
-                    &COUNT,
-                    "histogram count",
-                    &at,
-                )?;
-                if count.fract() != 0.0 {
-                    bail!("{}: histogram count {count} is not a whole number", at());
-                }
-                times.record_n(
-                    std::time::Duration::from_secs_f64(
-                        value_ms.min(crate::latency::A_DAY_MS) / 1e3,
-                    ),
-                    count as u64,
-                );
-                continue;
-            }
-            if trimmed.starts_with("value") {
-                continue;
-            }
-            in_histogram = false;
-        }
-        if line.starts_with("Latency histogram") {
-            histogram = Some(ResponseTimes::default());
-            in_histogram = true;
+        if report.in_histogram && report.histogram_line(line.trim(), &at)? {
             continue;
         }
-        if let Some(rest) = line.strip_prefix("sysbench ") {
-            version = rest.split_whitespace().next().map(printable);
+        report.line(line, &at)?;
+    }
+    report.series(file)
+}
+
+impl Report {
+    /// A line of the latency histogram ("       3.551 |**      1": a bucket's value in ms
+    /// and its count), or its header; false, and the histogram ended, at any other line.
+    fn histogram_line(&mut self, trimmed: &str, at: &dyn Fn() -> String) -> Result<bool> {
+        let Some(times) = &mut self.histogram else {
+            return Ok(false);
+        };
+        if let Some((value, rest)) = trimmed.split_once('|') {
+            let value_ms = in_range(
+                number_in(value, "histogram value", at)?,
+                &RAW,
+                "histogram value",
+                at,
+            )?;
+            let count = rest.split_whitespace().last().unwrap_or("");
+            let count = in_range(
+                number_in(count, "histogram count", at)?,
+                &COUNT,
+                "histogram count",
+                at,
+            )?;
+            if count.fract() != 0.0 {
+                bail!("{}: histogram count {count} is not a whole number", at());
+            }
+            times.record_n(
+                std::time::Duration::from_secs_f64(value_ms.min(crate::latency::A_DAY_MS) / 1e3),
+                count as u64,
+            );
+            return Ok(true);
+        }
+        if trimmed.starts_with("value") {
+            return Ok(true);
+        }
+        self.in_histogram = false;
+        Ok(false)
+    }
+
+    /// Any other line: the version, the run's settings, an interval, a section's heading or
+    /// one of its statistics.
+    fn line(&mut self, line: &str, at: &dyn Fn() -> String) -> Result<()> {
+        let trimmed = line.trim();
+        if line.starts_with("Latency histogram") {
+            self.histogram = Some(ResponseTimes::default());
+            self.in_histogram = true;
+        } else if let Some(rest) = line.strip_prefix("sysbench ") {
+            self.version = rest.split_whitespace().next().map(printable);
         } else if let Some(rest) = line.strip_prefix("Number of threads: ") {
-            threads = Some(worker_count(
-                number_in(rest, "number of threads", &at)?,
-                &at,
-            )?);
+            self.threads = Some(worker_count(number_in(rest, "number of threads", at)?, at)?);
         } else if let Some(rest) = line.strip_prefix("Total operations: ") {
             // The memory test: "11167618 (5580629.45 per second)".
             let what = "operations per second";
-            operations_per_s = Some(in_range(per_second(rest, what, &at)?, &RAW, what, &at)?);
+            self.operations_per_s = Some(in_range(per_second(rest, what, at)?, &RAW, what, at)?);
         } else if let Some(rest) = line
             .split_once(" MiB transferred (")
             .map(|(_, rate)| rate.trim_end_matches(" MiB/sec)"))
         {
-            figures.insert(
+            self.figures.insert(
                 "mib_per_s".to_string(),
-                in_range(number_in(rest, "MiB/sec", &at)?, &COUNT, "MiB/sec", &at)?,
+                in_range(number_in(rest, "MiB/sec", at)?, &COUNT, "MiB/sec", at)?,
             );
         } else if let Some(rest) = line.strip_prefix("Prime numbers limit: ") {
-            primes = Some(number_in(rest, "prime numbers limit", &at)?);
+            self.primes = Some(number_in(rest, "prime numbers limit", at)?);
         } else if let Some(rest) = line.strip_prefix("[ ") {
-            intervals.push(interval(rest, intervals.last(), &at)?);
+            self.intervals
+                .push(interval(rest, self.intervals.last(), at)?);
         } else if !line.starts_with(' ') && trimmed.ends_with(':') {
-            section = match trimmed {
+            self.section = match trimmed {
                 "SQL statistics:" => "sql",
                 "General statistics:" | "Throughput:" => "general",
                 "Latency (ms):" => "latency",
@@ -166,158 +184,164 @@ fn from_sysbench(file: &InputFile, text: &str) -> Result<Series> {
                 _ => "",
             };
         } else if let Some((name, value)) = trimmed.split_once(':') {
-            let value = value.trim();
-            match (section, name) {
-                ("sql", "read" | "write" | "other") => {
-                    queries.insert(
-                        if name == "read" {
-                            "read"
-                        } else if name == "write" {
-                            "write"
-                        } else {
-                            "other"
-                        },
-                        in_range(number_in(value, name, &at)?, &COUNT, name, &at)?,
-                    );
-                }
-                ("sql", "transactions") => {
-                    figures.insert(
-                        "transactions".to_string(),
-                        in_range(number_in(value, name, &at)?, &COUNT, name, &at)?,
-                    );
-                    transactions_per_s = Some(per_second(value, name, &at)?);
-                }
-                ("sql", "queries") => {
-                    figures.insert(
-                        "queries".to_string(),
-                        in_range(number_in(value, name, &at)?, &COUNT, name, &at)?,
-                    );
-                }
-                ("sql", "ignored errors") => {
-                    figures.insert(
-                        "ignored_errors".to_string(),
-                        in_range(number_in(value, name, &at)?, &COUNT, name, &at)?,
-                    );
-                }
-                ("cpu", "events per second") | ("general", "events/s (eps)") => {
-                    events_per_s = Some(in_range(number_in(value, name, &at)?, &RAW, name, &at)?);
-                }
-                ("general", "total time" | "time elapsed") => {
-                    let seconds = value.strip_suffix('s').unwrap_or(value);
-                    total_time_s = Some(in_range(number_in(seconds, name, &at)?, &RAW, name, &at)?);
-                }
-                ("general", "total number of events") => {
-                    events = Some(in_range(number_in(value, name, &at)?, &COUNT, name, &at)?);
-                }
-                ("latency", "min" | "avg" | "max") => {
-                    let figure = match name {
-                        "min" => "latency_min_ms",
-                        "avg" => "latency_average_ms",
-                        _ => "latency_max_ms",
-                    };
-                    figures.insert(
-                        figure.to_string(),
-                        in_range(number_in(value, name, &at)?, &COUNT, name, &at)?,
-                    );
-                }
-                ("latency", percentile) if percentile.ends_with("th percentile") => {
-                    let which = percentile.trim_end_matches("th percentile");
-                    figures.insert(
-                        format!("latency_p{}_ms", printable(which)),
-                        in_range(number_in(value, name, &at)?, &COUNT, name, &at)?,
-                    );
-                }
-                ("fairness", "events (avg/stddev)") => {
-                    let stddev = value.split('/').nth(1).unwrap_or("");
-                    figures.insert(
-                        "events_per_thread_stddev".to_string(),
-                        in_range(number_in(stddev, name, &at)?, &COUNT, name, &at)?,
-                    );
-                }
-                _ => {}
+            self.statistic(name, value.trim(), at)?;
+        }
+        Ok(())
+    }
+
+    /// One "name: value" line of the current section.
+    fn statistic(&mut self, name: &str, value: &str, at: &dyn Fn() -> String) -> Result<()> {
+        let count = || -> Result<f64> { in_range(number_in(value, name, at)?, &COUNT, name, at) };
+        match (self.section, name) {
+            ("sql", "read") => {
+                self.queries.insert("read", count()?);
             }
+            ("sql", "write") => {
+                self.queries.insert("write", count()?);
+            }
+            ("sql", "other") => {
+                self.queries.insert("other", count()?);
+            }
+            ("sql", "transactions") => {
+                self.figures.insert("transactions".to_string(), count()?);
+                self.transactions_per_s = Some(per_second(value, name, at)?);
+            }
+            ("sql", "queries") => {
+                self.figures.insert("queries".to_string(), count()?);
+            }
+            ("sql", "ignored errors") => {
+                self.figures.insert("ignored_errors".to_string(), count()?);
+            }
+            ("cpu", "events per second") | ("general", "events/s (eps)") => {
+                self.events_per_s = Some(in_range(number_in(value, name, at)?, &RAW, name, at)?);
+            }
+            ("general", "total time" | "time elapsed") => {
+                let seconds = value.strip_suffix('s').unwrap_or(value);
+                self.total_time_s = Some(in_range(number_in(seconds, name, at)?, &RAW, name, at)?);
+            }
+            ("general", "total number of events") => {
+                self.events = Some(count()?);
+            }
+            ("latency", "min" | "avg" | "max") => {
+                let figure = match name {
+                    "min" => "latency_min_ms",
+                    "avg" => "latency_average_ms",
+                    _ => "latency_max_ms",
+                };
+                self.figures.insert(figure.to_string(), count()?);
+            }
+            ("latency", percentile) if percentile.ends_with("th percentile") => {
+                let which = percentile.trim_end_matches("th percentile");
+                self.figures
+                    .insert(format!("latency_p{}_ms", printable(which)), count()?);
+            }
+            ("fairness", "events (avg/stddev)") => {
+                let stddev = value.split('/').nth(1).unwrap_or("");
+                self.figures.insert(
+                    "events_per_thread_stddev".to_string(),
+                    in_range(number_in(stddev, name, at)?, &COUNT, name, at)?,
+                );
+            }
+            _ => {}
+        }
+        Ok(())
+    }
+
+    /// The test the report ran, in words: a builtin OLTP test by its queries per
+    /// transaction, cpu or memory.
+    fn test(&self) -> String {
+        if self.transactions_per_s.is_some() {
+            let get = |kind: &str| self.queries.get(kind).copied().unwrap_or(0.0);
+            let done = self
+                .figures
+                .get("transactions")
+                .copied()
+                .unwrap_or(0.0)
+                .max(1.0);
+            let per = |kind: &str| (get(kind) / done).round() as u64;
+            let mix = (per("read"), per("write"), per("other"));
+            match OLTP_TESTS.iter().find(|(queries, _)| *queries == mix) {
+                Some((_, name)) => format!(
+                    "{name} ({} reads, {} writes, {} others per transaction)",
+                    mix.0, mix.1, mix.2
+                ),
+                None => format!(
+                    "a SQL test of {} reads, {} writes, {} others per transaction",
+                    mix.0, mix.1, mix.2
+                ),
+            }
+        } else if let Some(primes) = self.primes {
+            format!("cpu, primes up to {primes}")
+        } else if self.operations_per_s.is_some() {
+            "memory".to_string()
+        } else {
+            "a test it does not name".to_string()
         }
     }
-    let missing = |what: &str| {
-        anyhow::anyhow!(
-            "'{}': sysbench output without a '{what}' line (is the run's report cut short?)",
-            path.display()
-        )
-    };
-    let threads = threads.ok_or_else(|| missing("Number of threads:"))?;
-    let sql = transactions_per_s.is_some();
-    let rate = match (
-        transactions_per_s,
-        events_per_s.or(operations_per_s),
-        events,
-        total_time_s,
-    ) {
-        (Some(rate), ..) | (None, Some(rate), ..) => rate,
-        (None, None, Some(events), Some(seconds)) => {
-            in_range(events / seconds, &RAW, "events per second", &|| {
-                format!("'{}'", path.display())
-            })?
+
+    /// The report as a series of one level.
+    fn series(self, file: &InputFile) -> Result<Series> {
+        let path = file.path;
+        let missing = |what: &str| {
+            anyhow::anyhow!(
+                "'{}': sysbench output without a '{what}' line (is the run's report cut short?)",
+                path.display()
+            )
+        };
+        let threads = self.threads.ok_or_else(|| missing("Number of threads:"))?;
+        let sql = self.transactions_per_s.is_some();
+        let rate = match (
+            self.transactions_per_s,
+            self.events_per_s.or(self.operations_per_s),
+            self.events,
+            self.total_time_s,
+        ) {
+            (Some(rate), ..) | (None, Some(rate), ..) => rate,
+            (None, None, Some(events), Some(seconds)) => {
+                in_range(events / seconds, &RAW, "events per second", &|| {
+                    format!("'{}'", path.display())
+                })?
+            }
+            _ => return Err(missing("total number of events:")),
+        };
+        let test = self.test();
+        let latency = self
+            .histogram
+            .and_then(|times| times.percentiles())
+            .map(|response| Latency::closed(if sql { "transaction" } else { "event" }, response));
+        let mut notes: Vec<String> = file.level_ignored(threads).into_iter().collect();
+        if latency.is_none() {
+            notes.push(format!(
+                "'{}': without sysbench's --histogram only its min, mean, max and one percentile are known: no other percentile is shown at {threads} threads",
+                path.display()
+            ));
         }
-        _ => return Err(missing("total number of events:")),
-    };
-    let test = if sql {
-        let get = |kind: &str| queries.get(kind).copied().unwrap_or(0.0);
-        let done = figures.get("transactions").copied().unwrap_or(0.0).max(1.0);
-        let per = |kind: &str| (get(kind) / done).round() as u64;
-        let mix = (per("read"), per("write"), per("other"));
-        let known = OLTP_TESTS.iter().find(|(queries, _)| *queries == mix);
-        match known {
-            Some((_, name)) => format!(
-                "{name} ({} reads, {} writes, {} others per transaction)",
-                mix.0, mix.1, mix.2
-            ),
-            None => format!(
-                "a SQL test of {} reads, {} writes, {} others per transaction",
-                mix.0, mix.1, mix.2
-            ),
-        }
-    } else if let Some(primes) = primes {
-        format!("cpu, primes up to {primes}")
-    } else if operations_per_s.is_some() {
-        "memory".to_string()
-    } else {
-        "a test it does not name".to_string()
-    };
-    let latency = histogram
-        .and_then(|times| times.percentiles())
-        .map(|response| Latency::closed(if sql { "transaction" } else { "event" }, response));
-    let mut notes: Vec<String> = file.level_ignored(threads).into_iter().collect();
-    if latency.is_none() {
-        notes.push(format!(
-            "'{}': without sysbench's --histogram only its min, mean, max and one percentile are known: no other percentile is shown at {threads} threads",
-            path.display()
-        ));
+        let point = Point {
+            workers: threads,
+            raw: rate,
+            figures: self.figures,
+            intervals: self.intervals,
+            latency,
+            ..Point::default()
+        };
+        let job = Job {
+            tool: TOOL.to_string(),
+            workload: Some(test.clone()),
+            shape: Some(format!("sysbench {test}")),
+            ..Job::default()
+        };
+        let mut series = Series::new(
+            file.stem(),
+            Measure::Rate {
+                unit: if sql { "tps" } else { "events/s" }.to_string(),
+            },
+            vec![point],
+            job,
+        );
+        series.provenance = imported(TOOL, self.version, &test);
+        series.notes = notes;
+        Ok(series)
     }
-    let point = Point {
-        workers: threads,
-        raw: rate,
-        figures,
-        intervals,
-        latency,
-        ..Point::default()
-    };
-    let job = Job {
-        tool: TOOL.to_string(),
-        workload: Some(test.clone()),
-        shape: Some(format!("sysbench {test}")),
-        ..Job::default()
-    };
-    let mut series = Series::new(
-        file.stem(),
-        Measure::Rate {
-            unit: if sql { "tps" } else { "events/s" }.to_string(),
-        },
-        vec![point],
-        job,
-    );
-    series.provenance = imported(TOOL, version, &test);
-    series.notes = notes;
-    Ok(series)
 }
 
 /// "3860   (385.74 per sec.)", or the memory test's "11167618 (5580629.45 per second)": the

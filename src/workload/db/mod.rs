@@ -312,6 +312,158 @@ impl DbWorkload {
     fn per_instance(&self) -> bool {
         self.cluster.len() > 1
     }
+
+    /// One instance's blocks and CPU over the level, from its counters at the start and now
+    /// (or why they could not be read), and whether its maintenance ran meanwhile; with its
+    /// index among the cluster's instances and its role.
+    fn instance_reading(
+        &self,
+        (index, role): (usize, crate::db::cluster::Role),
+        database: &dyn Database,
+        before: Baseline,
+        tallies: &[SessionTally],
+    ) -> Result<(instances::InstanceReading, bool)> {
+        let after = match database.counters() {
+            Ok(after) => Ok(after),
+            Err(error) if !self.per_instance() => return Err(error),
+            Err(error) => Err(format!("{error:#}")),
+        };
+        let mut unread = None;
+        let blocks = match (&before.counters, &after) {
+            (Some(before), Ok(after)) => {
+                let blocks = (after.lio - before.lio, after.pio - before.pio);
+                // A restarted instance starts its counters afresh: no difference to take.
+                if blocks.0 < 0.0 || blocks.1 < 0.0 {
+                    unread = Some("its counters restarted during the level".to_string());
+                    None
+                } else {
+                    Some(blocks)
+                }
+            }
+            (None, _) => {
+                unread = Some("not at the level's start".to_string());
+                None
+            }
+            (_, Err(error)) => {
+                unread = Some(error.clone());
+                None
+            }
+        };
+        let maintenance_ran = matches!(
+            (
+                before.counters.map(|counters| counters.maintenance),
+                after.as_ref().map(|counters| counters.maintenance),
+            ),
+            (Some(Some(then)), Ok(Some(now))) if Maintenance::ran_between(then, now)
+        );
+        // Oracle's own DB CPU; else the server process (MariaDB), else the sessions'
+        // backends (PostgreSQL).
+        let db_cpu_s = match (
+            after.as_ref().ok().and_then(|counters| counters.db_cpu_s),
+            before.counters.and_then(|counters| counters.db_cpu_s),
+        ) {
+            (Some(now), Some(then)) => Some(now - then),
+            _ => match (
+                server_process_cpu_s(database).unwrap_or(None),
+                before.server_cpu_s,
+            ) {
+                (Some(now), Some(then)) => Some(now - then),
+                _ => tallies
+                    .iter()
+                    .filter(|tally| tally.instance == index)
+                    .map(|tally| tally.backend_cpu_s)
+                    .sum::<Option<f64>>(),
+            },
+        };
+        let reading = instances::InstanceReading {
+            instance: database.target().to_string(),
+            role,
+            blocks,
+            db_cpu_s,
+            unread,
+        };
+        Ok((reading, maintenance_ran))
+    }
+
+    /// The level's figures from every instance's reading and the sessions' own counts.
+    fn db_figures(
+        &self,
+        readings: &[instances::InstanceReading],
+        tallies: &[SessionTally],
+        totals: &LevelTotals,
+    ) -> DbFigures {
+        let per = |count: f64, over: f64| if over > 0.0 { count / over } else { 0.0 };
+        let read = || readings.iter().filter_map(|reading| reading.blocks);
+        let lio: f64 = read().map(|(lio, _)| lio).sum();
+        let pio: f64 = read().map(|(_, pio)| pio).sum();
+        // Only instances whose counters were read count the client's blocks against them.
+        let counted_blocks: f64 = tallies
+            .iter()
+            .filter(|tally| readings[tally.instance].blocks.is_some())
+            .map(|tally| tally.client_blocks)
+            .sum();
+        let server_cpu = readings
+            .iter()
+            .map(|reading| reading.db_cpu_s)
+            .sum::<Option<f64>>()
+            .filter(|_| !tallies.is_empty());
+        DbFigures {
+            statements: tallies.iter().map(|tally| tally.statements as f64).sum(),
+            updates: tallies.iter().map(|tally| tally.updates as f64).sum(),
+            rows_visited: tallies.iter().map(|tally| tally.rows_visited as f64).sum(),
+            client_blocks: tallies.iter().map(|tally| tally.client_blocks).sum(),
+            db_lio: lio,
+            db_pio: pio,
+            db_lio_per_s: per(lio, totals.elapsed_s),
+            db_lio_per_s_per_worker: per(lio, totals.elapsed_s * totals.workers as f64),
+            db_pio_per_s: per(pio, totals.elapsed_s),
+            // LIO counts every block got, PIO those read from storage among them.
+            db_hit_ratio: if lio > 0.0 { 1.0 - pio / lio } else { 0.0 },
+            db_lio_over_client_blocks: per(lio, counted_blocks),
+            blocks_per_statement: self.blocks.select,
+            blocks_per_update: (self.options.update_share > 0.0).then_some(self.blocks.update),
+            pipeline_depth: self.pipeline_depth() as f64,
+            client_cpu_s: totals.cpu_s,
+            db_cpu_s: server_cpu,
+            db_lio_per_db_cpu_s: server_cpu.map(|cpu| per(lio, cpu)),
+            client_cpu_share: server_cpu.map(|cpu| per(totals.cpu_s, totals.cpu_s + cpu)),
+            sessions_unpublished: Some(
+                tallies
+                    .iter()
+                    .filter(|tally| !tally.published && tally.failed.is_none())
+                    .count() as f64,
+            )
+            .filter(|&count| count > 0.0),
+        }
+    }
+
+    /// What the level's figures cannot vouch for: the figures' own checks, maintenance in
+    /// the database, and sessions of which only some ran over TLS.
+    fn level_warnings(
+        &self,
+        figures: &DbFigures,
+        maintenance_ran: bool,
+        connections: &[SessionConnection],
+    ) -> Vec<String> {
+        let mut warnings = figures.warnings();
+        if maintenance_ran {
+            warnings.push(
+                "autovacuum ran in the database during this level: its block reads are in the database's counts (run when it is idle, or after VACUUM ANALYZE)".to_string(),
+            );
+        }
+        let encrypted = connections
+            .iter()
+            .filter(|connection| connection.tls)
+            .count();
+        if encrypted > 0 && encrypted < connections.len() {
+            warnings.push(format!(
+                "only {encrypted} of {} sessions ran over TLS (the others fell back to clear text): their figures are not comparable; set {} to make TLS required",
+                connections.len(),
+                self.database.target().settings().tls.vocabulary.mode_option()
+            ));
+        }
+        warnings
+    }
 }
 
 impl Workload for DbWorkload {
@@ -444,120 +596,17 @@ impl Workload for DbWorkload {
             bail!("the level's database counters were not read at its start");
         };
         let tallies = self.sessions.take()?;
-        let per = |count: f64, over: f64| if over > 0.0 { count / over } else { 0.0 };
+        let roles = self.watch.roles()?;
         let mut readings = Vec::with_capacity(self.cluster.len());
         let mut maintenance_ran = false;
-        let roles = self.watch.roles()?;
         for (index, (instance, before)) in self.cluster.instances.iter().zip(before).enumerate() {
             let database = instance.database.as_ref();
-            let after = match database.counters() {
-                Ok(after) => Ok(after),
-                Err(error) if !self.per_instance() => return Err(error),
-                Err(error) => Err(format!("{error:#}")),
-            };
-            let own = || tallies.iter().filter(move |tally| tally.instance == index);
-            let mut unread = None;
-            let blocks = match (&before.counters, &after) {
-                (Some(before), Ok(after)) => {
-                    let blocks = (after.lio - before.lio, after.pio - before.pio);
-                    // A restarted instance starts its counters afresh: no difference to take.
-                    if blocks.0 < 0.0 || blocks.1 < 0.0 {
-                        unread = Some("its counters restarted during the level".to_string());
-                        None
-                    } else {
-                        Some(blocks)
-                    }
-                }
-                (None, _) => {
-                    unread = Some("not at the level's start".to_string());
-                    None
-                }
-                (_, Err(error)) => {
-                    unread = Some(error.clone());
-                    None
-                }
-            };
-            if let (Some(Some(then)), Ok(Some(now))) = (
-                before.counters.map(|counters| counters.maintenance),
-                after.as_ref().map(|counters| counters.maintenance),
-            ) && Maintenance::ran_between(then, now)
-            {
-                maintenance_ran = true;
-            }
-            // Oracle's own DB CPU; else the server process (MariaDB), else the sessions'
-            // backends (PostgreSQL).
-            let db_cpu_s = match (
-                after.as_ref().ok().and_then(|counters| counters.db_cpu_s),
-                before.counters.and_then(|counters| counters.db_cpu_s),
-            ) {
-                (Some(now), Some(then)) => Some(now - then),
-                _ => match (
-                    server_process_cpu_s(database).unwrap_or(None),
-                    before.server_cpu_s,
-                ) {
-                    (Some(now), Some(then)) => Some(now - then),
-                    _ => own().map(|tally| tally.backend_cpu_s).sum::<Option<f64>>(),
-                },
-            };
-            readings.push(instances::InstanceReading {
-                instance: database.target().to_string(),
-                role: roles[index],
-                blocks,
-                db_cpu_s,
-                unread,
-            });
+            let (reading, maintained) =
+                self.instance_reading((index, roles[index]), database, before, &tallies)?;
+            readings.push(reading);
+            maintenance_ran |= maintained;
         }
-        let lio: f64 = readings
-            .iter()
-            .filter_map(|reading| reading.blocks)
-            .map(|(lio, _)| lio)
-            .sum();
-        let pio: f64 = readings
-            .iter()
-            .filter_map(|reading| reading.blocks)
-            .map(|(_, pio)| pio)
-            .sum();
-        // Only instances whose counters were read count the client's blocks against them.
-        let counted = |index: usize| readings[index].blocks.is_some();
-        let client_blocks: f64 = tallies.iter().map(|tally| tally.client_blocks).sum();
-        let counted_blocks: f64 = tallies
-            .iter()
-            .filter(|tally| counted(tally.instance))
-            .map(|tally| tally.client_blocks)
-            .sum();
-        let server_cpu = readings
-            .iter()
-            .map(|reading| reading.db_cpu_s)
-            .sum::<Option<f64>>()
-            .filter(|_| !tallies.is_empty());
-        let figures = DbFigures {
-            statements: tallies.iter().map(|tally| tally.statements as f64).sum(),
-            updates: tallies.iter().map(|tally| tally.updates as f64).sum(),
-            rows_visited: tallies.iter().map(|tally| tally.rows_visited as f64).sum(),
-            client_blocks,
-            db_lio: lio,
-            db_pio: pio,
-            db_lio_per_s: per(lio, totals.elapsed_s),
-            db_lio_per_s_per_worker: per(lio, totals.elapsed_s * totals.workers as f64),
-            db_pio_per_s: per(pio, totals.elapsed_s),
-            // LIO counts every block got, PIO those read from storage among them.
-            db_hit_ratio: if lio > 0.0 { 1.0 - pio / lio } else { 0.0 },
-            db_lio_over_client_blocks: per(lio, counted_blocks),
-            blocks_per_statement: self.blocks.select,
-            blocks_per_update: (self.options.update_share > 0.0).then_some(self.blocks.update),
-            pipeline_depth: self.pipeline_depth() as f64,
-            client_cpu_s: totals.cpu_s,
-            db_cpu_s: server_cpu,
-            db_lio_per_db_cpu_s: server_cpu.map(|cpu| per(lio, cpu)),
-            client_cpu_share: server_cpu.map(|cpu| per(totals.cpu_s, totals.cpu_s + cpu)),
-            sessions_unpublished: Some(
-                tallies
-                    .iter()
-                    .filter(|tally| !tally.published && tally.failed.is_none())
-                    .count() as f64,
-            )
-            .filter(|&count| count > 0.0),
-        };
+        let figures = self.db_figures(&readings, &tallies, totals);
         let connections: Vec<SessionConnection> = SessionConnection::of_level(
             // Taken: the next level's sessions record theirs afresh (a campaign part's are
             // numbered among all the parts').
@@ -567,23 +616,7 @@ impl Workload for DbWorkload {
             )?),
             usize::MAX,
         );
-        let mut warnings = figures.warnings();
-        if maintenance_ran {
-            warnings.push(
-                "autovacuum ran in the database during this level: its block reads are in the database's counts (run when it is idle, or after VACUUM ANALYZE)".to_string(),
-            );
-        }
-        let encrypted = connections
-            .iter()
-            .filter(|connection| connection.tls)
-            .count();
-        if encrypted > 0 && encrypted < connections.len() {
-            warnings.push(format!(
-                "only {encrypted} of {} sessions ran over TLS (the others fell back to clear text): their figures are not comparable; set {} to make TLS required",
-                connections.len(),
-                self.database.target().settings().tls.vocabulary.mode_option()
-            ));
-        }
+        let mut warnings = self.level_warnings(&figures, maintenance_ran, &connections);
         let instances = if self.per_instance() {
             warnings.extend(self.watch.take_notes(&self.cluster)?);
             let (instances, said) =
