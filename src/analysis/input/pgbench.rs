@@ -90,54 +90,73 @@ fn is_pgbench(text: &str) -> bool {
             .any(|line| line.starts_with("number of clients: "))
 }
 
+/// What a pgbench summary says, line by line.
+#[derive(Default)]
+struct Summary {
+    version: Option<String>,
+    progress_lines: Vec<((f64, f64), usize)>,
+    statements: usize,
+    in_statements: bool,
+    script: Option<String>,
+    scale: Option<f64>,
+    query_mode: Option<String>,
+    clients: Option<usize>,
+    tps_without: Option<f64>,
+    tps_with: Option<f64>,
+    figures: std::collections::BTreeMap<String, f64>,
+    /// The line saying -R was given...
+    scheduled_at: Option<usize>,
+    /// ...and the progress lines after the summary.
+    progress_after: Vec<usize>,
+}
+
 /// One level from a pgbench summary, named after its file unless a folder names it.
 fn from_pgbench(file: &InputFile, text: &str) -> Result<Series> {
-    let path = file.path;
-    let mut version = None;
-    let mut progress_lines = Vec::new();
-    let mut statements = 0;
-    let mut in_statements = false;
-    let mut script = None;
-    let mut scale = None;
-    let mut query_mode = None;
-    let mut clients = None;
-    let mut tps_without = None;
-    let mut tps_with = None;
-    let mut figures = std::collections::BTreeMap::new();
-    // The line saying -R was given, and the progress lines after the summary.
-    let mut scheduled_at = None;
-    let mut progress_after: Vec<usize> = Vec::new();
+    let mut summary = Summary::default();
     for (number, line) in text.lines().enumerate() {
         let at = || file.line(number);
         let line = line.trim_end();
-        if in_statements {
+        if summary.in_statements {
             match statement_latency(line, &at)? {
                 Some((latency_ms, command)) => {
-                    statements += 1;
-                    figures.insert(
-                        format!("statement {statements:02} ms: {}", quote(command)),
+                    summary.statements += 1;
+                    summary.figures.insert(
+                        format!("statement {:02} ms: {}", summary.statements, quote(command)),
                         latency_ms,
                     );
                     continue;
                 }
-                None => in_statements = false,
+                None => summary.in_statements = false,
             }
         }
+        summary.line(line, number, &at)?;
+    }
+    summary.series(file)
+}
+
+/// A count a summary line gives, checked for its range.
+fn count(text: &str, what: &str, at: &dyn Fn() -> String) -> Result<f64> {
+    in_range(number_in(text, what, at)?, &COUNT, what, at)
+}
+
+impl Summary {
+    /// One line of the summary (or of the progress before it).
+    fn line(&mut self, line: &str, number: usize, at: &dyn Fn() -> String) -> Result<()> {
         if line
             .trim_start_matches([' ', '-'])
             .starts_with("statement latencies in milliseconds")
         {
-            in_statements = true;
+            self.in_statements = true;
         } else if let Some(rest) = line.strip_prefix("progress: ") {
-            if tps_without.is_some() || tps_with.is_some() {
+            if self.tps_without.is_some() || self.tps_with.is_some() {
                 // After the summary: a run cut short, not this one's.
-                progress_after.push(number);
-                continue;
+                self.progress_after.push(number);
+            } else {
+                self.progress_lines.push((progress(rest, at)?, number));
             }
-            progress_lines.push((progress(rest, &at)?, number));
         } else if let Some(rest) = line.strip_prefix("pgbench (") {
             // "pgbench (15.20 (Debian 15.20-0+deb12u1))", or "(17.2, server 15.20)".
-            version = rest
+            self.version = rest
                 .split([' ', ',', ')'])
                 .next()
                 .filter(|word| !word.is_empty())
@@ -148,150 +167,136 @@ fn from_pgbench(file: &InputFile, text: &str) -> Result<Series> {
                 .strip_prefix("<builtin: ")
                 .and_then(|name| name.strip_suffix('>'))
                 .unwrap_or(rest);
-            script = Some(printable(name));
+            self.script = Some(printable(name));
         } else if let Some(rest) = line.strip_prefix("scaling factor: ") {
-            scale = Some(number_in(rest, "scaling factor", &at)?);
+            self.scale = Some(number_in(rest, "scaling factor", at)?);
         } else if let Some(rest) = line.strip_prefix("query mode: ") {
-            query_mode = Some(printable(rest.trim()));
+            self.query_mode = Some(printable(rest.trim()));
         } else if let Some(rest) = line.strip_prefix("number of clients: ") {
-            clients = Some(worker_count(
-                number_in(rest, "number of clients", &at)?,
-                &at,
-            )?);
-        } else if let Some(rest) = line.strip_prefix("number of transactions actually processed: ")
-        {
+            self.clients = Some(worker_count(number_in(rest, "number of clients", at)?, at)?);
+        } else if let Some(rest) = line.strip_prefix("tps = ") {
+            let (value, how) = rest.split_once(' ').unwrap_or((rest, ""));
+            let value = in_range(number_in(value, "tps", at)?, &RAW, "tps", at)?;
+            if how.contains("without initial connection time")
+                || how.contains("excluding connections establishing")
+            {
+                self.tps_without = Some(value);
+            } else {
+                self.tps_with = Some(value);
+            }
+        } else {
+            self.figure_line(line, number, at)?;
+        }
+        Ok(())
+    }
+
+    /// A line of the summary's figures: transactions, failures, latency, schedule lag,
+    /// skipped and late transactions.
+    fn figure_line(&mut self, line: &str, number: usize, at: &dyn Fn() -> String) -> Result<()> {
+        let figures = &mut self.figures;
+        let mut set = |name: &str, value: f64| {
+            figures.insert(name.to_string(), value);
+        };
+        if let Some(rest) = line.strip_prefix("number of transactions actually processed: ") {
             // "5000" or "5000/10000" (with -t: processed of asked).
             let done = rest.split('/').next().unwrap_or(rest);
-            figures.insert(
-                "transactions".to_string(),
-                in_range(
-                    number_in(done, "transactions processed", &at)?,
-                    &COUNT,
-                    "transactions processed",
-                    &at,
-                )?,
-            );
+            set("transactions", count(done, "transactions processed", at)?);
         } else if let Some(rest) = line.strip_prefix("number of failed transactions: ") {
             let failed = rest.split_whitespace().next().unwrap_or(rest);
-            figures.insert(
-                "failed_transactions".to_string(),
-                in_range(
-                    number_in(failed, "failed transactions", &at)?,
-                    &COUNT,
-                    "failed transactions",
-                    &at,
-                )?,
+            set(
+                "failed_transactions",
+                count(failed, "failed transactions", at)?,
             );
         } else if let Some(rest) = stated(line, "latency average") {
-            figures.insert(
-                "latency_average_ms".to_string(),
-                milliseconds(rest, "latency average", &at)?,
+            set(
+                "latency_average_ms",
+                milliseconds(rest, "latency average", at)?,
             );
         } else if let Some(rest) = stated(line, "latency stddev") {
-            figures.insert(
-                "latency_stddev_ms".to_string(),
-                milliseconds(rest, "latency stddev", &at)?,
+            set(
+                "latency_stddev_ms",
+                milliseconds(rest, "latency stddev", at)?,
             );
         } else if let Some(rest) = stated(line, "rate limit schedule lag") {
             // "avg 0.123 (max 4.567) ms": -R was given.
             let average = rest.trim_start().strip_prefix("avg ").unwrap_or(rest);
-            figures.insert(
-                "schedule_lag_average_ms".to_string(),
-                in_range(
-                    number_in(average, "schedule lag", &at)?,
-                    &COUNT,
-                    "schedule lag",
-                    &at,
-                )?,
+            set(
+                "schedule_lag_average_ms",
+                count(average, "schedule lag", at)?,
             );
-            scheduled_at = Some(number);
+            self.scheduled_at = Some(number);
         } else if let Some(rest) = line.strip_prefix("number of transactions skipped: ") {
-            figures.insert(
-                "skipped_transactions".to_string(),
-                in_range(
-                    number_in(rest, "transactions skipped", &at)?,
-                    &COUNT,
-                    "transactions skipped",
-                    &at,
-                )?,
+            set(
+                "skipped_transactions",
+                count(rest, "transactions skipped", at)?,
             );
         } else if let Some(rest) = line.strip_prefix("number of transactions above the ") {
             // "5.0 ms latency limit: 12/1000 (1.200 %)": -L was given.
             if let Some((limit, late)) = rest.split_once(" ms latency limit: ") {
-                figures.insert(
-                    "latency_limit_ms".to_string(),
-                    in_range(
-                        number_in(limit, "latency limit", &at)?,
-                        &RAW,
-                        "latency limit",
-                        &at,
-                    )?,
-                );
+                let limit = in_range(
+                    number_in(limit, "latency limit", at)?,
+                    &RAW,
+                    "latency limit",
+                    at,
+                )?;
+                set("latency_limit_ms", limit);
                 let late = late.split('/').next().unwrap_or(late);
-                figures.insert(
-                    "late_transactions".to_string(),
-                    in_range(
-                        number_in(late, "late transactions", &at)?,
-                        &COUNT,
-                        "late transactions",
-                        &at,
-                    )?,
-                );
-            }
-        } else if let Some(rest) = line.strip_prefix("tps = ") {
-            let (value, how) = rest.split_once(' ').unwrap_or((rest, ""));
-            let value = in_range(number_in(value, "tps", &at)?, &RAW, "tps", &at)?;
-            if how.contains("without initial connection time")
-                || how.contains("excluding connections establishing")
-            {
-                tps_without = Some(value);
-            } else {
-                tps_with = Some(value);
+                set("late_transactions", count(late, "late transactions", at)?);
             }
         }
+        Ok(())
     }
-    let missing = |what: &str| {
-        anyhow::anyhow!(
-            "'{}': pgbench output without a '{what}' line (is the run's summary cut short?)",
-            path.display()
-        )
-    };
-    let intervals = intervals_of(file, &progress_lines)?;
-    let clients = clients.ok_or_else(|| missing("number of clients:"))?;
-    let tps = tps_without.or(tps_with).ok_or_else(|| missing("tps ="))?;
-    let script = script.ok_or_else(|| missing("transaction type:"))?;
-    let mut shape = format!("pgbench {script}");
-    if let Some(scale) = scale {
-        shape.push_str(&format!(", scale {scale}"));
-    }
-    if let Some(mode) = &query_mode {
-        shape.push_str(&format!(", {mode} query mode"));
-    }
-    let point = Point {
-        workers: clients,
-        raw: tps,
-        scheduled: scheduled_at
-            .map(|number| format!("pgbench ran at a rate limit (-R, {})", file.line(number))),
-        figures,
-        intervals,
-        ..Point::default()
-    };
-    let mut series = tps_series(file, point, &script, shape);
-    series.provenance = imported(TOOL, version, &script);
-    series.notes.extend(file.level_ignored(clients));
-    if let Some(first) = progress_after.first() {
+
+    /// The summary as a series of one level, with what it leaves out.
+    fn series(self, file: &InputFile) -> Result<Series> {
+        let path = file.path;
+        let missing = |what: &str| {
+            anyhow::anyhow!(
+                "'{}': pgbench output without a '{what}' line (is the run's summary cut short?)",
+                path.display()
+            )
+        };
+        let intervals = intervals_of(file, &self.progress_lines)?;
+        let clients = self.clients.ok_or_else(|| missing("number of clients:"))?;
+        let tps = self
+            .tps_without
+            .or(self.tps_with)
+            .ok_or_else(|| missing("tps ="))?;
+        let script = self.script.ok_or_else(|| missing("transaction type:"))?;
+        let mut shape = format!("pgbench {script}");
+        if let Some(scale) = self.scale {
+            shape.push_str(&format!(", scale {scale}"));
+        }
+        if let Some(mode) = &self.query_mode {
+            shape.push_str(&format!(", {mode} query mode"));
+        }
+        let point = Point {
+            workers: clients,
+            raw: tps,
+            scheduled: self
+                .scheduled_at
+                .map(|number| format!("pgbench ran at a rate limit (-R, {})", file.line(number))),
+            figures: self.figures,
+            intervals,
+            ..Point::default()
+        };
+        let mut series = tps_series(file, point, &script, shape);
+        series.provenance = imported(TOOL, self.version, &script);
+        series.notes.extend(file.level_ignored(clients));
+        if let Some(first) = self.progress_after.first() {
+            series.notes.push(format!(
+                "{}: {} progress lines from here on, after the summary, left out (a run without its summary)",
+                file.line(*first),
+                self.progress_after.len()
+            ));
+        }
         series.notes.push(format!(
-            "{}: {} progress lines from here on, after the summary, left out (a run without its summary)",
-            file.line(*first),
-            progress_after.len()
+            "'{}': {NO_PERCENTILES}, so no percentile is shown at {clients} client{} (pgbench --log beside it gives them)",
+            path.display(),
+            if clients == 1 { "" } else { "s" }
         ));
+        Ok(series)
     }
-    series.notes.push(format!(
-        "'{}': {NO_PERCENTILES}, so no percentile is shown at {clients} client{} (pgbench --log beside it gives them)",
-        path.display(),
-        if clients == 1 { "" } else { "s" }
-    ));
-    Ok(series)
 }
 
 /// A `-P` line after "progress: " ("5.0 s, 1234.5 tps, lat 0.808 ms stddev 0.123, 0 failed"):
