@@ -98,21 +98,24 @@ fn no_help_example_wraps_at_80_columns() {
     assert!(found.is_empty(), "{}", found.join("\n"));
 }
 
+/// The long help of the command at `path` (`["run", "db"]`), as `--help` prints it.
+fn long_help(path: &[&str]) -> String {
+    use clap::CommandFactory;
+    let mut command = Cli::command();
+    // Global options reach the subcommands when the command is built.
+    command.build();
+    let mut at = &mut command;
+    for name in path {
+        at = at.find_subcommand_mut(name).unwrap();
+    }
+    at.render_long_help().to_string()
+}
+
 /// Issue 49: the progress and idle-host options sat under the Campaign heading, and
 /// `run script` listed --in-schema, which it refuses. Each heading holds its own options.
 #[test]
 fn options_sit_under_the_heading_they_belong_to() {
-    use clap::CommandFactory;
-    let help = |path: &[&str]| {
-        let mut command = Cli::command();
-        // Global options reach the subcommands when the command is built.
-        command.build();
-        let mut at = &mut command;
-        for name in path {
-            at = at.find_subcommand_mut(name).unwrap();
-        }
-        at.render_long_help().to_string()
-    };
+    let help = long_help;
     let options_under = |help: &str, heading: &str| -> Vec<String> {
         help.split(heading)
             .nth(1)
@@ -296,16 +299,7 @@ fn run_db_sends_setup_options_to_db_setup() {
 /// bandwidth --interval, which they ignored; each is now hidden there and refused.
 #[test]
 fn a_workloads_help_lists_only_options_it_takes() {
-    use clap::CommandFactory;
-    let help = |path: &[&str]| {
-        let mut command = Cli::command();
-        command.build();
-        let mut at = &mut command;
-        for name in path {
-            at = at.find_subcommand_mut(name).unwrap();
-        }
-        at.render_long_help().to_string()
-    };
+    let help = long_help;
     let script = help(&["run", "script"]);
     for option in [
         "--service-base",
