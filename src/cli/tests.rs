@@ -296,7 +296,8 @@ fn run_db_sends_setup_options_to_db_setup() {
 
 /// Issue 49: a workload's help lists only the options it takes. `run script` showed Oracle's
 /// numbered services and the replay limit of corescale's own setup, and cpu, memory and
-/// bandwidth --interval, which they ignored; each is now hidden there and refused.
+/// bandwidth --interval and the built-in workloads the campaign options, which they ignored
+/// or could not use; each is now hidden there and refused.
 #[test]
 fn a_workloads_help_lists_only_options_it_takes() {
     let help = long_help;

@@ -41,6 +41,8 @@ pub struct BandwidthArgs {
     #[command(flatten)]
     pub no_intervals: super::NoIntervals,
     #[command(flatten)]
+    pub no_campaign: super::NoCampaign,
+    #[command(flatten)]
     pub array: ArrayArgs,
 }
 

@@ -50,6 +50,8 @@ pub struct CpuArgs {
     #[command(flatten)]
     pub no_intervals: super::NoIntervals,
     #[command(flatten)]
+    pub no_campaign: super::NoCampaign,
+    #[command(flatten)]
     pub loops: InnerLoopArgs,
 }
 

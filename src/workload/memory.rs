@@ -46,6 +46,8 @@ pub struct MemoryArgs {
     #[command(flatten)]
     pub no_intervals: super::NoIntervals,
     #[command(flatten)]
+    pub no_campaign: super::NoCampaign,
+    #[command(flatten)]
     pub array: ArrayArgs,
     #[command(flatten)]
     pub loops: InnerLoopArgs,

@@ -514,3 +514,29 @@ fn keeps_no_intervals(_: &str) -> Result<Duration, String> {
 
 /// Why `--interval` is refused by the workloads that keep no per-interval figures.
 pub const NO_INTERVALS: &str = "cpu, memory and bandwidth time whole jobs and keep no per-interval figures (lio, pio, db and script do): leave --interval out";
+
+/// The campaign options (`--campaign`, `--part`, `--start-at`, `--level-gap`,
+/// `--max-clock-offset`) for a workload that loads no database: hidden from its help and
+/// refused, as [`NoIntervals`] does for `--interval`. A campaign splits one database's load
+/// among client hosts.
+#[derive(Debug, Clone, Default, Args)]
+pub struct NoCampaign {
+    #[arg(long = "campaign", hide = true, value_parser = no_campaign::<String>)]
+    campaign: Option<String>,
+    #[arg(long = "part", hide = true, value_parser = no_campaign::<(usize, usize)>)]
+    part: Option<(usize, usize)>,
+    #[arg(long = "start-at", hide = true,
+          value_parser = no_campaign::<chrono::DateTime<chrono::Utc>>)]
+    start_at: Option<chrono::DateTime<chrono::Utc>>,
+    #[arg(long = "level-gap", hide = true, value_parser = no_campaign::<Duration>)]
+    level_gap: Option<Duration>,
+    #[arg(long = "max-clock-offset", hide = true, value_parser = no_campaign::<Duration>)]
+    max_clock_offset: Option<Duration>,
+}
+
+fn no_campaign<T>(_: &str) -> Result<T, String> {
+    Err(NO_CAMPAIGN.to_string())
+}
+
+/// Why the campaign options are refused by the workloads that load no database.
+pub const NO_CAMPAIGN: &str = "a campaign splits one database's load among client hosts: it applies to run db and run script; for several hosts of the built-in workloads, run each and report them together (a fleet)";

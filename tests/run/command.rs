@@ -384,6 +384,19 @@ fn bad_input_is_a_one_line_usage_error() {
         (
             &[
                 "run",
+                "--campaign",
+                "c",
+                "--part",
+                "1/2",
+                "lio",
+                "--duration",
+                "1s",
+            ],
+            "a campaign splits one database's load",
+        ),
+        (
+            &[
+                "run",
                 "script",
                 "--target",
                 "postgres://u@127.0.0.1:1/x",

@@ -141,6 +141,9 @@ fn build_workload(run: &RunArgs, host: &HostInfo, largest: usize) -> Result<Box<
     if args.interval.is_some() && !options.keeps_intervals() {
         return Err(UsageError::new(crate::workload::NO_INTERVALS).into());
     }
+    if args.campaign.campaign.is_some() && !options.connects() {
+        return Err(UsageError::new(crate::workload::NO_CAMPAIGN).into());
+    }
     options.build(&context).map_err(|error| {
         // A workload that only checks its settings fails on a bad one: a usage error. One
         // that connects somewhere marks its usage errors itself; the rest are runtime failures.

@@ -59,6 +59,8 @@ pub struct LioArgs {
     #[command(flatten)]
     pub slob: SlobArgs,
     #[command(flatten)]
+    pub no_campaign: crate::workload::NoCampaign,
+    #[command(flatten)]
     pub engine: EngineArgs,
 }
 
@@ -68,6 +70,8 @@ pub struct LioArgs {
 pub struct PioArgs {
     #[command(flatten)]
     pub slob: SlobArgs,
+    #[command(flatten)]
+    pub no_campaign: crate::workload::NoCampaign,
     #[command(flatten)]
     pub engine: EngineArgs,
 
