@@ -23,9 +23,9 @@ use super::server_sampler::{ServerReading, sample_server};
 use super::stop;
 use crate::format::significant;
 use crate::host::counters::{CounterReading, ThreadCounters};
-use crate::host::cpu_limit;
+use crate::host::cpu_limit::{self, ThrottleCounts};
 use crate::host::interference::CpuTicks;
-use crate::host::os_stats::{RunQueueSampler, StatSnapshot};
+use crate::host::os_stats::{OsFigures, RunQueueSampler, StatSnapshot};
 use crate::host::pinning::{current_cpu, pin_current_thread};
 use crate::host::processes::OtherParts;
 use crate::host::sysfs::FsRoot;
@@ -166,59 +166,31 @@ pub fn measure_level(
     let live_responses = live_ops.as_ref().map(|_| LiveResponses::new(workers));
     progress.watch_responses(live_responses.clone());
     let measured = std::thread::scope(|scope| {
-        // Under an address-space limit (`ulimit -v`) each thread starts once the last is
-        // running, its room checked first: a thread whose signal stack cannot be mapped
-        // aborts the process, and a started thread maps memory as it starts. Without one,
-        // they start one after another (128 handshakes took 80 ms before the first connect).
-        let checked = address_space_limited();
-        for (worker, cpu) in placement.iter().copied().enumerate() {
-            let context = WorkerContext {
-                worker,
-                workers,
-                rate,
-                cpu,
-                epoch,
-                duration: settings.duration,
-                warmup: settings.warmup,
-                interval: settings.interval,
-                gate: &gate,
-                ready: &ready,
-                start: &start,
-                end: &end,
-                finished: &finished,
-                samples: sample_sender.clone(),
-                notes: note_sender.clone(),
-                live_ops: live_ops.as_ref().map(|slots| &*slots[worker]),
-                live_responses: live_responses
-                    .as_ref()
-                    .map(|responses| responses.slot(worker)),
-                numbers: settings.sessions,
-            };
-            let spawn = || {
-                std::thread::Builder::new()
-                    .name(format!("worker-{worker}"))
-                    .stack_size(WORKER_STACK)
-                    .spawn_scoped(scope, move || run_worker(workload, context))
-            };
-            let spawned = if checked {
-                memmap2::MmapMut::map_anon(WORKER_STACK + STACK_HEADROOM)
-                    .and_then(|room| {
-                        drop(room);
-                        spawn()
-                    })
-                    .map(|_| gate.reached_by(worker + 1))
-            } else {
-                spawn().map(drop)
-            };
-            if let Err(error) = spawned {
-                // The workers started so far are held at the gate: send them home.
-                gate.open(false);
-                failure = Some(format!(
-                    "starting worker thread {} of {workers}: {error} (a thread or memory limit: ulimit -u, pids.max?)",
-                    worker + 1
-                ));
-                return None;
-            }
+        let context = |worker: usize, cpu: Option<usize>| WorkerContext {
+            worker,
+            workers,
+            rate,
+            cpu,
+            epoch,
+            duration: settings.duration,
+            warmup: settings.warmup,
+            interval: settings.interval,
+            gate: &gate,
+            ready: &ready,
+            start: &start,
+            end: &end,
+            finished: &finished,
+            samples: sample_sender.clone(),
+            notes: note_sender.clone(),
+            live_ops: live_ops.as_ref().map(|slots| &*slots[worker]),
+            live_responses: live_responses
+                .as_ref()
+                .map(|responses| responses.slot(worker)),
+            numbers: settings.sessions,
+        };
+        if let Err(reason) = spawn_workers(scope, workload, placement, &gate, context) {
+            failure = Some(reason);
+            return None;
         }
         gate.open(true);
         let release = || {
@@ -267,11 +239,7 @@ pub fn measure_level(
             return None;
         }
         let started_at = Utc::now();
-        let before = StatSnapshot::read(&proc_root);
-        let ticks_before = CpuTicks::read(&proc_root);
-        let other_parts = other_parts.map(|parts| parts.counted_from_now(&proc_root));
-        let throttle_before = cpu_limit::throttle_counts(&proc_root);
-        let run_queue = RunQueueSampler::start(proc_root.clone());
+        let host = HostWatch::begin(&proc_root, other_parts);
         let began = Instant::now();
         let mut samples: Vec<Sample> = Vec::with_capacity(workers * settings.repeat as usize);
         let mut batches = 0u32;
@@ -321,27 +289,8 @@ pub fn measure_level(
         }
         let elapsed_s = began.elapsed().as_secs_f64();
         release();
-        let run_queue = run_queue.finish();
-        let after = StatSnapshot::read(&proc_root);
-        if let (Some(before), Some(after)) = (ticks_before, CpuTicks::read(&proc_root)) {
-            load = Some(OtherLoad {
-                busy_cpus: before.other_busy_cpus(&after),
-                other_parts: other_parts
-                    .as_ref()
-                    .filter(|parts| parts.count() > 0)
-                    .map(|parts| (parts.count(), parts.busy_cpus(&proc_root, elapsed_s))),
-                host_cpus: before.cpus,
-                runnable: run_queue.others,
-                throttle: throttle_before
-                    .zip(cpu_limit::throttle_counts(&proc_root))
-                    .and_then(|(before, after)| cpu_limit::throttled_between(&before, &after)),
-            });
-        }
-        let mut os = match (before, after) {
-            (Some(before), Some(after)) => before.figures_until(&after),
-            _ => Default::default(),
-        };
-        os.run_queue = run_queue.all;
+        let os;
+        (load, os) = host.end(&proc_root, elapsed_s);
         Some(Level {
             workers,
             batches,
@@ -398,6 +347,103 @@ pub fn measure_level(
         counter_problem: notes.counter_problem,
         pin_problems: notes.pin_problems,
     }))
+}
+
+/// Starts one thread per worker of `placement`, each with its `context`; a thread that cannot
+/// start sends those already started home (they wait at `gate`) and says why.
+fn spawn_workers<'scope, 'env>(
+    scope: &'scope std::thread::Scope<'scope, 'env>,
+    workload: &'env dyn Workload,
+    placement: &[Option<usize>],
+    gate: &'env Gate,
+    context: impl Fn(usize, Option<usize>) -> WorkerContext<'env>,
+) -> Result<(), String> {
+    // Under an address-space limit (`ulimit -v`) each thread starts once the last is
+    // running, its room checked first: a thread whose signal stack cannot be mapped
+    // aborts the process, and a started thread maps memory as it starts. Without one,
+    // they start one after another (128 handshakes took 80 ms before the first connect).
+    let checked = address_space_limited();
+    for (worker, cpu) in placement.iter().copied().enumerate() {
+        let context = context(worker, cpu);
+        let spawn = || {
+            std::thread::Builder::new()
+                .name(format!("worker-{worker}"))
+                .stack_size(WORKER_STACK)
+                .spawn_scoped(scope, move || run_worker(workload, context))
+        };
+        let spawned = if checked {
+            memmap2::MmapMut::map_anon(WORKER_STACK + STACK_HEADROOM)
+                .and_then(|room| {
+                    drop(room);
+                    spawn()
+                })
+                .map(|_| gate.reached_by(worker + 1))
+        } else {
+            spawn().map(drop)
+        };
+        if let Err(error) = spawned {
+            // The workers started so far are held at the gate: send them home.
+            gate.open(false);
+            return Err(format!(
+                "starting worker thread {} of {}: {error} (a thread or memory limit: ulimit -u, pids.max?)",
+                worker + 1,
+                placement.len()
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// The host around a level's measured window: /proc/stat, the CPUs' ticks, a campaign's
+/// other parts on this host, the cgroup's throttling and the run queue, read as the window
+/// opens...
+struct HostWatch {
+    stat: Option<StatSnapshot>,
+    ticks: Option<CpuTicks>,
+    other_parts: Option<OtherParts>,
+    throttle: Option<Vec<ThrottleCounts>>,
+    run_queue: RunQueueSampler,
+}
+
+impl HostWatch {
+    fn begin(proc_root: &FsRoot, other_parts: Option<OtherParts>) -> Self {
+        HostWatch {
+            stat: StatSnapshot::read(proc_root),
+            ticks: CpuTicks::read(proc_root),
+            other_parts: other_parts.map(|parts| parts.counted_from_now(proc_root)),
+            throttle: cpu_limit::throttle_counts(proc_root),
+            run_queue: RunQueueSampler::start(proc_root.clone()),
+        }
+    }
+
+    /// ...and once it has closed: the other load beside the workers, and the OS figures.
+    fn end(self, proc_root: &FsRoot, elapsed_s: f64) -> (Option<OtherLoad>, OsFigures) {
+        let run_queue = self.run_queue.finish();
+        let after = StatSnapshot::read(proc_root);
+        let load = match (self.ticks, CpuTicks::read(proc_root)) {
+            (Some(before), Some(after)) => Some(OtherLoad {
+                busy_cpus: before.other_busy_cpus(&after),
+                other_parts: self
+                    .other_parts
+                    .as_ref()
+                    .filter(|parts| parts.count() > 0)
+                    .map(|parts| (parts.count(), parts.busy_cpus(proc_root, elapsed_s))),
+                host_cpus: before.cpus,
+                runnable: run_queue.others,
+                throttle: self
+                    .throttle
+                    .zip(cpu_limit::throttle_counts(proc_root))
+                    .and_then(|(before, after)| cpu_limit::throttled_between(&before, &after)),
+            }),
+            _ => None,
+        };
+        let mut os = match (self.stat, after) {
+            (Some(before), Some(after)) => before.figures_until(&after),
+            _ => Default::default(),
+        };
+        os.run_queue = run_queue.all;
+        (load, os)
+    }
 }
 
 /// What the workers said besides their samples, gathered once every worker has ended.
