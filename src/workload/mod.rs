@@ -517,8 +517,10 @@ pub const NO_INTERVALS: &str = "cpu, memory and bandwidth time whole jobs and ke
 
 /// The campaign options (`--campaign`, `--part`, `--start-at`, `--level-gap`,
 /// `--max-clock-offset`) for a workload that loads no database: hidden from its help and
-/// refused, as [`NoIntervals`] does for `--interval`. A campaign splits one database's load
-/// among client hosts.
+/// refused after its name, as [`NoIntervals`] does for `--interval`; before its name,
+/// `--campaign` (which `--part` and `--start-at` need) is refused once the workload is known,
+/// and the other two, with their defaults, cannot be told from unset and do nothing. A campaign
+/// splits one database's load among client hosts.
 #[derive(Debug, Clone, Default, Args)]
 pub struct NoCampaign {
     #[arg(long = "campaign", hide = true, value_parser = no_campaign::<String>)]

@@ -32,7 +32,7 @@ pub trait ServerWorkload: Send + Sync {
 
     /// The server's running counts (db: the database's logical and physical reads), read
     /// at each interval's edge during a fixed-time level for its timeline; None where the
-    /// workload has no server.
+    /// workload keeps none (script).
     fn server_counts(&self) -> Option<Result<ServerCounts>> {
         None
     }

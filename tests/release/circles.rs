@@ -172,6 +172,29 @@ fn sources(path: &Path, files: &mut Vec<PathBuf>) {
     }
 }
 
+/// `text` without its tests: a `#[cfg(test)] mod name;` declaration (its file is a test file,
+/// left out on its own) and an inline `#[cfg(test)] mod name { ... }` with all after it; other
+/// test-only items stay, and what they use counts.
+fn without_tests(text: &str) -> String {
+    let mut code = String::with_capacity(text.len());
+    let mut lines = text.lines().peekable();
+    while let Some(line) = lines.next() {
+        if line.trim() == "#[cfg(test)]"
+            && let Some(next) = lines.peek().map(|next| next.trim())
+            && (next.starts_with("mod ") || next.starts_with("pub mod "))
+        {
+            if next.ends_with(';') {
+                lines.next();
+                continue;
+            }
+            break;
+        }
+        code.push_str(line);
+        code.push('\n');
+    }
+    code
+}
+
 /// The import graph of the crate under `src`: each file and the files it uses.
 fn graph(src: &Path) -> BTreeMap<PathBuf, BTreeSet<PathBuf>> {
     let mut files = Vec::new();
@@ -183,13 +206,13 @@ fn graph(src: &Path) -> BTreeMap<PathBuf, BTreeSet<PathBuf>> {
             continue;
         }
         let text = std::fs::read_to_string(&file).unwrap();
-        let code = text.split("#[cfg(test)]").next().unwrap_or_default();
+        let code = without_tests(&text);
         let module = module_of(src, &file);
         // Its own folder's module files, up to the crate's root: containment.
         let ancestors: BTreeSet<PathBuf> = (0..module.len())
             .filter_map(|length| module_file(src, &module[..length]))
             .collect();
-        let used: BTreeSet<PathBuf> = paths(code)
+        let used: BTreeSet<PathBuf> = paths(&code)
             .iter()
             .filter_map(|path| resolve(src, &module, path, 0))
             .filter(|target| *target != file && !ancestors.contains(target))

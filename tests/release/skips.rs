@@ -1,4 +1,4 @@
-//! What the suite skips, and why: every ignored test says what its test needs, and the summary of
+//! What the suite skips, and why: every ignored test says what it needs, and the summary of
 //! README's test command names the tests this host skips with the variable each needs (this
 //! test's output is shown at the end of `cargo nextest run`, see .config/nextest.toml).
 
@@ -48,6 +48,14 @@ fn ignored_tests(text: &str) -> Vec<(String, String)> {
     found
 }
 
+/// Whether `reason` names `variable` itself, not a longer name it begins
+/// (CORESCALE_TEST_PG_BINDIR is not CORESCALE_TEST_PG).
+fn names_variable(reason: &str, variable: &str) -> bool {
+    reason.match_indices(variable).any(|(at, _)| {
+        !reason[at + variable.len()..].starts_with(|c: char| c.is_ascii_alphanumeric() || c == '_')
+    })
+}
+
 fn test_files(dir: &Path, files: &mut Vec<std::path::PathBuf>) {
     for entry in std::fs::read_dir(dir).unwrap() {
         let path = entry.unwrap().path();
@@ -59,6 +67,22 @@ fn test_files(dir: &Path, files: &mut Vec<std::path::PathBuf>) {
             files.push(path);
         }
     }
+}
+
+#[test]
+fn a_variable_is_told_from_a_longer_one() {
+    assert!(names_variable(
+        "needs CORESCALE_TEST_PG, a URL",
+        "CORESCALE_TEST_PG"
+    ));
+    assert!(!names_variable(
+        "needs CORESCALE_TEST_PG_BINDIR",
+        "CORESCALE_TEST_PG"
+    ));
+    assert!(names_variable(
+        "needs CORESCALE_TEST_PG_BINDIR",
+        "CORESCALE_TEST_PG_BINDIR"
+    ));
 }
 
 #[test]
@@ -98,7 +122,7 @@ fn every_skipped_test_names_what_it_needs() {
             );
             ignored += 1;
             let unset = VARIABLES.iter().find(|variable| {
-                reason.contains(*variable) && std::env::var_os(variable).is_none()
+                names_variable(&reason, variable) && std::env::var_os(variable).is_none()
             });
             if let Some(variable) = unset {
                 skipped_here.push(format!("{module} {name}: {variable} is not set"));
