@@ -247,10 +247,12 @@ fn update_mix_agrees(url: &str) {
             "db/client = {agreement} at 20% updates: {figures} {}",
             level["warnings"]
         );
-        // The workload's own warnings (levels this short also say interference was not
-        // judged): none unless autovacuum explains the count.
+        // No warning that the counts disagree, unless autovacuum explains it. Whether the
+        // level was a cached test is the shared server's: the other lane's setups load tables
+        // through the same buffer cache (once 110 of 118,892 blocks were read from storage,
+        // and the level rightly said so), so that warning is not this test's to forbid.
         assert!(
-            autovacuum || !(said("the blocks the client visited") || said("not a cached test")),
+            autovacuum || !said("the blocks the client visited"),
             "no agreement warning: {level}"
         );
         assert!(number(figures, "blocks_per_update") > number(figures, "blocks_per_statement"));
