@@ -59,7 +59,7 @@ fn result(rest: &str, at: &dyn Fn() -> String) -> Result<(f64, f64, Option<Strin
         ),
     };
     let nopm = in_range(number_in(nopm, "NOPM", at)?, &RAW, "NOPM", at)?;
-    let tpm = in_range(number_in(tpm, "TPM", at)?, &COUNT, "TPM", at)?;
+    let tpm = count_in(tpm, "TPM", at)?;
     let database = (!database.is_empty()).then(|| printable(&database.join(" ")));
     Ok((nopm, tpm, database))
 }
@@ -83,13 +83,8 @@ impl Etprof {
         if *name == "PROCNAME" || name.starts_with("PERCENTILES") || exclusive.starts_with("MIN-") {
             return Ok(());
         }
-        let exclusive = in_range(
-            number_in(exclusive, "EXCLUSIVETOT", at)?,
-            &COUNT,
-            "EXCLUSIVETOT",
-            at,
-        )?;
-        let calls = in_range(number_in(calls, "CALLNUM", at)?, &COUNT, "CALLNUM", at)?;
+        let exclusive = count_in(exclusive, "EXCLUSIVETOT", at)?;
+        let calls = count_in(calls, "CALLNUM", at)?;
         let entry = self
             .procedures
             .entry(printable(&name.to_ascii_uppercase()))
@@ -265,10 +260,7 @@ fn from_xtprof(file: &InputFile, text: &str) -> Result<Series> {
                     }
                     _ => continue,
                 };
-                point.figures.insert(
-                    figure,
-                    in_range(number_in(value, key, &at)?, &COUNT, key, &at)?,
-                );
+                point.figures.insert(figure, count_in(value, key, &at)?);
             }
         }
     }
@@ -362,7 +354,7 @@ fn from_counter(file: &InputFile, text: &str) -> Result<Series> {
         let [value, name @ .., unit] = words.as_slice() else {
             bail!("{}: '{}' is not 'N <database> tpm'", at(), quote(line));
         };
-        let value = in_range(number_in(value, "counter", &at)?, &COUNT, "counter", &at)?;
+        let value = count_in(value, "counter", &at)?;
         database = Some(printable(&name.join(" ")));
         metric = printable(unit);
         samples.push((value, sample_time(when)));

@@ -176,6 +176,12 @@ fn worker_count(value: f64, at: &dyn Fn() -> String) -> Result<usize> {
     ranges::workers(value).map_err(|problem| anyhow::anyhow!("{}: {problem}", at()))
 }
 
+/// The first number in `text` as a count or another non-negative figure, checked against
+/// [`COUNT`]: the range most figures of other tools' outputs are read in.
+pub(super) fn count_in(text: &str, what: &str, at: &dyn Fn() -> String) -> Result<f64> {
+    in_range(number_in(text, what, at)?, &COUNT, what, at)
+}
+
 /// The first number in `text` ("2", "1.234 ms"), or an error naming the field; traced to
 /// its line when [`traced`] reads.
 pub(super) fn number_in(text: &str, what: &str, at: &dyn Fn() -> String) -> Result<f64> {

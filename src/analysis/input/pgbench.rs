@@ -134,11 +134,6 @@ fn from_pgbench(file: &InputFile, text: &str) -> Result<Series> {
     summary.series(file)
 }
 
-/// A count a summary line gives, checked for its range.
-fn count(text: &str, what: &str, at: &dyn Fn() -> String) -> Result<f64> {
-    in_range(number_in(text, what, at)?, &COUNT, what, at)
-}
-
 impl Summary {
     /// One line of the summary (or of the progress before it).
     fn line(&mut self, line: &str, number: usize, at: &dyn Fn() -> String) -> Result<()> {
@@ -200,12 +195,15 @@ impl Summary {
         if let Some(rest) = line.strip_prefix("number of transactions actually processed: ") {
             // "5000" or "5000/10000" (with -t: processed of asked).
             let done = rest.split('/').next().unwrap_or(rest);
-            set("transactions", count(done, "transactions processed", at)?);
+            set(
+                "transactions",
+                count_in(done, "transactions processed", at)?,
+            );
         } else if let Some(rest) = line.strip_prefix("number of failed transactions: ") {
             let failed = rest.split_whitespace().next().unwrap_or(rest);
             set(
                 "failed_transactions",
-                count(failed, "failed transactions", at)?,
+                count_in(failed, "failed transactions", at)?,
             );
         } else if let Some(rest) = stated(line, "latency average") {
             set(
@@ -222,13 +220,13 @@ impl Summary {
             let average = rest.trim_start().strip_prefix("avg ").unwrap_or(rest);
             set(
                 "schedule_lag_average_ms",
-                count(average, "schedule lag", at)?,
+                count_in(average, "schedule lag", at)?,
             );
             self.scheduled_at = Some(number);
         } else if let Some(rest) = line.strip_prefix("number of transactions skipped: ") {
             set(
                 "skipped_transactions",
-                count(rest, "transactions skipped", at)?,
+                count_in(rest, "transactions skipped", at)?,
             );
         } else if let Some(rest) = line.strip_prefix("number of transactions above the ") {
             // "5.0 ms latency limit: 12/1000 (1.200 %)": -L was given.
@@ -241,7 +239,10 @@ impl Summary {
                 )?;
                 set("latency_limit_ms", limit);
                 let late = late.split('/').next().unwrap_or(late);
-                set("late_transactions", count(late, "late transactions", at)?);
+                set(
+                    "late_transactions",
+                    count_in(late, "late transactions", at)?,
+                );
             }
         }
         Ok(())

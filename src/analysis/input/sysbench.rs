@@ -124,12 +124,7 @@ impl Report {
                 at,
             )?;
             let count = rest.split_whitespace().last().unwrap_or("");
-            let count = in_range(
-                number_in(count, "histogram count", at)?,
-                &COUNT,
-                "histogram count",
-                at,
-            )?;
+            let count = count_in(count, "histogram count", at)?;
             if count.fract() != 0.0 {
                 bail!("{}: histogram count {count} is not a whole number", at());
             }
@@ -165,10 +160,8 @@ impl Report {
             .split_once(" MiB transferred (")
             .map(|(_, rate)| rate.trim_end_matches(" MiB/sec)"))
         {
-            self.figures.insert(
-                "mib_per_s".to_string(),
-                in_range(number_in(rest, "MiB/sec", at)?, &COUNT, "MiB/sec", at)?,
-            );
+            self.figures
+                .insert("mib_per_s".to_string(), count_in(rest, "MiB/sec", at)?);
         } else if let Some(rest) = line.strip_prefix("Prime numbers limit: ") {
             self.primes = Some(number_in(rest, "prime numbers limit", at)?);
         } else if let Some(rest) = line.strip_prefix("[ ") {
@@ -191,7 +184,7 @@ impl Report {
 
     /// One "name: value" line of the current section.
     fn statistic(&mut self, name: &str, value: &str, at: &dyn Fn() -> String) -> Result<()> {
-        let count = || -> Result<f64> { in_range(number_in(value, name, at)?, &COUNT, name, at) };
+        let count = || count_in(value, name, at);
         match (self.section, name) {
             ("sql", "read") => {
                 self.queries.insert("read", count()?);
@@ -239,7 +232,7 @@ impl Report {
                 let stddev = value.split('/').nth(1).unwrap_or("");
                 self.figures.insert(
                     "events_per_thread_stddev".to_string(),
-                    in_range(number_in(stddev, name, at)?, &COUNT, name, at)?,
+                    count_in(stddev, name, at)?,
                 );
             }
             _ => {}
@@ -354,7 +347,7 @@ fn per_second(value: &str, what: &str, at: &dyn Fn() -> String) -> Result<f64> {
         .ok_or_else(|| {
             anyhow::anyhow!("{}: {what} '{}' has no '(N per sec.)'", at(), quote(value))
         })?;
-    in_range(number_in(inside, what, at)?, &COUNT, what, at)
+    count_in(inside, what, at)
 }
 
 /// A `--report-interval` line after "[ ": "10s ] thds: 2 tps: 385.67 qps: ... lat (ms,95%):
@@ -381,11 +374,6 @@ fn interval(
             None => bail!("{}: interval line without 'tps:' or 'eps:'", at()),
         }
     };
-    let rate = in_range(
-        number_in(rate, "interval rate", at)?,
-        &COUNT,
-        "interval rate",
-        at,
-    )?;
+    let rate = count_in(rate, "interval rate", at)?;
     interval_ending(end_s, rate, before, at)
 }
