@@ -135,7 +135,6 @@ pub fn measure_level(
     let proc_root = FsRoot::new("/");
     let mut failure: Option<String> = None;
     let mut collected: Vec<WorkerNote> = Vec::new();
-    let mut load: Option<OtherLoad> = None;
 
     let gate = Gate::default();
     // A fixed-time level of a workload with server counts: their values at each interval's
@@ -289,9 +288,8 @@ pub fn measure_level(
         }
         let elapsed_s = began.elapsed().as_secs_f64();
         release();
-        let os;
-        (load, os) = host.end(&proc_root, elapsed_s);
-        Some(Level {
+        let (load, os) = host.end(&proc_root, elapsed_s);
+        let level = Level {
             workers,
             batches,
             precision_reached,
@@ -311,7 +309,8 @@ pub fn measure_level(
             warnings: Vec::new(),
             interference: None,
             campaign: None,
-        })
+        };
+        Some((level, load))
     });
 
     progress.watch_counts(None, &unit);
@@ -323,7 +322,7 @@ pub fn measure_level(
     if let Some(reason) = notes.failure {
         return Err(anyhow!(reason));
     }
-    let Some(mut level) = measured else {
+    let Some((mut level, load)) = measured else {
         // A stop request before the first batch: nothing was measured.
         return Ok(None);
     };

@@ -81,19 +81,17 @@ impl DbTargetArgs {
         self.replay_limit.unwrap_or(DEFAULT_REPLAY_LIMIT)
     }
 
-    /// The options given that only setup, teardown and `run db` take (Oracle's numbered
-    /// services, the replay limit, the schema of corescale's own tables), by name: a
-    /// workload that runs the DBA's own statements refuses them.
-    pub fn given_for_corescale_tables(&self) -> Vec<&'static str> {
+    /// The first option given that only setup, teardown and `run db` take (Oracle's numbered
+    /// services, the replay limit), by name: a workload that runs the DBA's own statements
+    /// refuses it. (`--in-schema` is refused apart, with where to name a schema instead.)
+    pub fn given_for_corescale_tables(&self) -> Option<&'static str> {
         [
             (self.service_base.is_some(), "--service-base"),
             (self.service_max.is_some(), "--service-max"),
             (self.replay_limit.is_some(), "--replay-limit"),
-            (self.in_schema.is_some(), "--in-schema"),
         ]
         .into_iter()
-        .filter_map(|(given, name)| given.then_some(name))
-        .collect()
+        .find_map(|(given, name)| given.then_some(name))
     }
 
     /// The one target of a command that drives one instance.

@@ -303,7 +303,7 @@ impl WorkloadOptions for ScriptArgs {
             )
             .into());
         }
-        if let Some(option) = self.target.given_for_corescale_tables().first() {
+        if let Some(option) = self.target.given_for_corescale_tables() {
             return Err(UsageError::new(format!(
                 "{option} is for corescale's own tables (db setup, db teardown, run db); run script runs your statements on one PostgreSQL or MySQL/MariaDB instance: leave {option} out"
             ))
