@@ -11,6 +11,13 @@ const VARIABLES: [&str; 3] = [
     "CORESCALE_TEST_PG_BINDIR",
 ];
 
+/// The identifier `text` begins with.
+fn identifier(text: &str) -> String {
+    text.chars()
+        .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+        .collect()
+}
+
 /// Each ignored test of `text`: its function's name and the reason its attribute gives.
 fn ignored_tests(text: &str) -> Vec<(String, String)> {
     let mut found = Vec::new();
@@ -23,25 +30,18 @@ fn ignored_tests(text: &str) -> Vec<(String, String)> {
         let after = &text[reason_start + length..];
         let name = after
             .find("fn ")
-            .map(|fn_at| {
-                after[fn_at + 3..]
-                    .chars()
-                    .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
-                    .collect::<String>()
-            })
+            .map(|fn_at| identifier(&after[fn_at + 3..]))
             .unwrap_or_default();
         // A test a macro writes is one per use of the macro: say so.
-        let in_macro = text[..at]
+        let macro_at = text[..at]
             .rfind("macro_rules! ")
-            .is_some_and(|macro_at| !text[macro_at..at].contains("\n}"));
-        let name = if in_macro {
-            let macro_name: String = text[..at][text[..at].rfind("macro_rules! ").unwrap() + 13..]
-                .chars()
-                .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
-                .collect();
-            format!("every {macro_name}! test's {name}")
-        } else {
-            name
+            .filter(|macro_at| !text[*macro_at..at].contains("\n}"));
+        let name = match macro_at {
+            Some(macro_at) => format!(
+                "every {}! test's {name}",
+                identifier(&text[macro_at + "macro_rules! ".len()..])
+            ),
+            None => name,
         };
         found.push((name, reason));
     }
