@@ -754,3 +754,45 @@ fn a_rac_wide_awr_report_is_the_clusters_level_with_its_instances() {
         .code(1)
         .stderr(contains("awr_rac.0.8.txt").and(contains("instance rows")));
 }
+
+/// awrgrpt's HTML layout of the same report gives every figure the text layout gives, each
+/// traced to its own line; a contents link to the section is not taken for its table.
+#[test]
+fn a_rac_wide_awr_report_in_html_gives_the_texts_figures() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut figures = Vec::new();
+    for (name, fixture_name) in [
+        ("awr_rac.0.24.txt", "awr_rac-11.2.txt"),
+        ("awr_rac.0.24.html", "awr_rac-11.2.html"),
+    ] {
+        let folder = dir.path().join(name.replace('.', "-"));
+        std::fs::create_dir(&folder).unwrap();
+        std::fs::write(folder.join(name), fixture(fixture_name)).unwrap();
+        let analysis = report_json(&folder);
+        let series = &analysis["series"][0];
+        assert_eq!(
+            series["series"]["job"]["tool"], "Oracle AWR (RAC)",
+            "{name}"
+        );
+        assert_eq!(series["series"]["nodes"], 3, "{name}");
+        assert_eq!(levels(&analysis)[0].0, 24, "{name}");
+        figures.push(series["levels"][0]["figures"].clone());
+    }
+    assert_eq!(figures[0], figures[1]);
+    assert_eq!(figures[1]["instance 3 lio_per_s"], 1_197_468.05);
+    assert!((figures[1]["executes_per_s"].as_f64().unwrap() - 224_373.8).abs() < 1e-6);
+    // --verbose names the HTML line each instance's logical reads came from.
+    let html = dir.path().join("awr_rac-0-24-html/awr_rac.0.24.html");
+    let text = std::fs::read_to_string(&html).unwrap();
+    let row = text
+        .lines()
+        .position(|line| line.contains(">1,188,020.85<"))
+        .expect("instance 2's row")
+        + 1;
+    corescale()
+        .args(["report", "--verbose"])
+        .arg(&html)
+        .assert()
+        .success()
+        .stdout(contains(format!("awr_rac.0.24.html' line {row}: ")));
+}

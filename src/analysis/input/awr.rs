@@ -141,49 +141,6 @@ const LOAD_PROFILE: &[(&str, &[&str])] = &[
     ("transactions_per_s", &["transactions"]),
 ];
 
-/// An HTML report as text: a line per table row, its cells apart, a blank line where a table
-/// ends, tags gone.
-fn html_as_text(html: &str) -> String {
-    let mut text = String::with_capacity(html.len() / 2);
-    let mut rest = html;
-    while let Some(open) = rest.find('<') {
-        text.push_str(&rest[..open]);
-        let Some(close) = rest[open..].find('>') else {
-            rest = "";
-            break;
-        };
-        let tag = rest[open + 1..open + close].to_ascii_lowercase();
-        if tag.starts_with("/table") {
-            text.push_str(TABLE_END);
-        } else if tag.starts_with("/tr")
-            || tag.starts_with("br")
-            || tag.starts_with("/h")
-            || tag.starts_with("/p")
-        {
-            text.push('\n');
-        } else if tag.starts_with("/td") || tag.starts_with("/th") {
-            text.push_str("   ");
-        }
-        rest = &rest[open + close + 1..];
-    }
-    text.push_str(rest);
-    // The source's own line ends between rows are no blank lines of the report: a table's
-    // end is, as in the text report.
-    text.lines()
-        .filter(|line| !line.trim().is_empty())
-        .map(|line| if line == TABLE_END.trim() { "" } else { line })
-        .collect::<Vec<&str>>()
-        .join("\n")
-        .replace("&nbsp;", " ")
-        .replace("&#160;", " ")
-        .replace("&lt;", "<")
-        .replace("&gt;", ">")
-        .replace("&amp;", "&")
-}
-
-/// Where a table of an HTML report ended, while its text is made.
-const TABLE_END: &str = "\n</table>\n";
-
 fn events_seen(figures: &std::collections::BTreeMap<String, f64>) -> bool {
     figures.keys().any(|name| name.starts_with("top event"))
 }
@@ -199,7 +156,7 @@ fn from_report(file: &InputFile, text: &str, tool: &str) -> Result<Series> {
     let html;
     let text =
         if text.trim_start().starts_with('<') || text.contains("<html") || text.contains("<HTML") {
-            html = html_as_text(text);
+            html = super::html::as_text(text);
             &html
         } else {
             text

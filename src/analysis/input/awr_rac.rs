@@ -1,11 +1,11 @@
-//! Oracle's RAC-wide AWR report (awrgrpt.sql; SLOB's `awr_rac.txt`, as text): one file is
+//! Oracle's RAC-wide AWR report (awrgrpt.sql; SLOB's `awr_rac.txt`; text or HTML): one file is
 //! one level of the whole cluster. Its rate is the "System Statistics - Per Second" table's
 //! logical reads per second summed over the instances; physical reads, executes and
 //! transactions per second are kept beside it, and so is each instance's share of the logical
 //! reads. Average active sessions come from the instances table. The series is a cluster's,
-//! its nodes the instances in the report, so `report` counts a single server in them. Its
-//! tables are fixed-width: each value is read within its column's run of dashes (an HTML
-//! RAC report, which has no such runs, is left alone).
+//! its nodes the instances in the report, so `report` counts a single server in them. The
+//! text report's tables are fixed-width (each value is read within its column's run of
+//! dashes); the HTML report's are read by their cells, with the same figures from both.
 
 use super::*;
 
@@ -19,27 +19,50 @@ pub(super) const AWR_RAC: Importer = Importer {
     read: Reader::Text(from_awr_rac),
 };
 
+/// A RAC-wide report's title, in either layout; the text one must also hold the per-second
+/// table (an HTML report may put it past the head detection reads).
 fn is_awr_rac(text: &str) -> bool {
-    if text.contains("<html") || text.contains("<HTML") {
-        return false;
-    }
     let upper = text.to_ascii_uppercase();
-    upper.contains("WORKLOAD REPOSITORY REPORT (RAC")
-        && upper.contains("SYSTEM STATISTICS - PER SECOND")
+    let titled = upper.contains("WORKLOAD REPOSITORY REPORT (RAC");
+    if is_html(text) {
+        return titled;
+    }
+    titled && upper.contains("SYSTEM STATISTICS - PER SECOND")
 }
 
-/// A fixed-width table under a title: each column's span of dashes, its header (the header
-/// lines' text within the span) and the rows below (with their line numbers), up to the first
-/// blank line.
-struct Table<'a> {
-    spans: Vec<(usize, usize)>,
+fn is_html(text: &str) -> bool {
+    text.contains("<html") || text.contains("<HTML") || text.contains("<table")
+}
+
+/// A report table under a title as cells: each column's header and each row's cells with
+/// its line number. A text report's rows are fixed-width; an HTML one's are its cells.
+struct Table {
     headers: Vec<String>,
-    rows: Vec<(usize, &'a str)>,
+    rows: Vec<(usize, Vec<String>)>,
 }
 
-impl<'a> Table<'a> {
-    /// The first table whose dashes follow `title`'s line; None when the title is not there.
-    fn under(lines: &[&'a str], title: &str) -> Option<Self> {
+impl Table {
+    /// The first table under `title` whose columns hold every word of `needs`, in the
+    /// report's own layout; None when there is none.
+    fn under(text: &str, title: &str, needs: &[&str]) -> Option<Self> {
+        let fits = |table: &Self| table.column(needs).is_some();
+        if is_html(text) {
+            super::html::tables_after(text, title)
+                .map(|table| Self {
+                    headers: table.headers,
+                    rows: table.rows,
+                })
+                .find(fits)
+        } else {
+            Self::fixed_width(text, title).filter(fits)
+        }
+    }
+
+    /// The first fixed-width table whose dashes follow `title`'s line: each column is a run
+    /// of dashes, its header the header lines' text within it; its rows go to the first blank
+    /// line.
+    fn fixed_width(text: &str, title: &str) -> Option<Self> {
+        let lines: Vec<&str> = text.lines().collect();
         let start = lines
             .iter()
             .position(|line| line.trim_start().starts_with(title))?;
@@ -54,6 +77,12 @@ impl<'a> Table<'a> {
             .copied()
             .filter(|line| !line.trim().is_empty())
             .collect();
+        let cells = |line: &str| -> Vec<String> {
+            spans
+                .iter()
+                .map(|&span| within(line, span).to_string())
+                .collect()
+        };
         let headers = spans
             .iter()
             .map(|&span| {
@@ -69,18 +98,9 @@ impl<'a> Table<'a> {
             .iter()
             .enumerate()
             .take_while(|(_, line)| !line.trim().is_empty())
-            .map(|(offset, line)| (dashes + 2 + offset, *line))
+            .map(|(offset, line)| (dashes + 2 + offset, cells(line)))
             .collect();
-        Some(Self {
-            spans,
-            headers,
-            rows,
-        })
-    }
-
-    /// A row's value in a column: its text within the column's span.
-    fn cell(&self, row: &'a str, column: usize) -> &'a str {
-        self.spans.get(column).map_or("", |&span| within(row, span))
+        Some(Self { headers, rows })
     }
 
     /// The column whose header holds every one of `words` (case-insensitive).
@@ -90,6 +110,11 @@ impl<'a> Table<'a> {
             words.iter().all(|word| header.contains(word))
         })
     }
+}
+
+/// A row's cell in a column, "" past its end.
+fn cell(row: &[String], column: usize) -> &str {
+    row.get(column).map_or("", String::as_str)
 }
 
 /// The text of a line within a span (byte positions), trimmed; empty past its end.
@@ -128,7 +153,6 @@ const PER_SECOND: &[(&str, &[&str])] = &[
 
 fn from_awr_rac(file: &InputFile, text: &str) -> Result<Series> {
     let path = file.path;
-    let lines: Vec<&str> = text.lines().collect();
     let at_line = |line: usize| format!("'{}' line {line}", path.display());
     let missing = |what: &str| {
         anyhow::anyhow!(
@@ -136,12 +160,16 @@ fn from_awr_rac(file: &InputFile, text: &str) -> Result<Series> {
             path.display()
         )
     };
-    let statistics = Table::under(&lines, "System Statistics - Per Second")
-        .ok_or_else(|| missing("a 'System Statistics - Per Second' table"))?;
-    let instance_rows: Vec<(usize, &str, &str)> = statistics
+    let statistics = Table::under(
+        text,
+        "System Statistics - Per Second",
+        &["logical", "reads"],
+    )
+    .ok_or_else(|| missing("a 'System Statistics - Per Second' table with logical reads"))?;
+    let instance_rows: Vec<(usize, &str, &[String])> = statistics
         .rows
         .iter()
-        .map(|&(line, row)| (line, statistics.cell(row, 0), row))
+        .map(|(line, row)| (*line, cell(row, 0), row.as_slice()))
         .filter(|(_, number, _)| number.parse::<u32>().is_ok())
         .collect();
     if instance_rows.is_empty() {
@@ -157,11 +185,7 @@ fn from_awr_rac(file: &InputFile, text: &str) -> Result<Series> {
         };
         let mut sum = 0.0;
         for &(line, instance, row) in &instance_rows {
-            let plain: String = statistics
-                .cell(row, column)
-                .chars()
-                .filter(|c| *c != ',')
-                .collect();
+            let plain: String = cell(row, column).chars().filter(|c| *c != ',').collect();
             let value = in_range(
                 number_in(&plain, name, &|| at_line(line))?,
                 &RAW,
@@ -176,24 +200,20 @@ fn from_awr_rac(file: &InputFile, text: &str) -> Result<Series> {
         figures.insert(name.to_string(), sum);
     }
     // Each instance's average active sessions, from the instances table.
-    let instances = Table::under(&lines, "Database Instances Included In Report")
-        .filter(|table| table.column(&["sessions"]).is_some());
+    let instances = Table::under(text, "Database Instances Included In Report", &["sessions"]);
     let mut release = None;
     if let Some(table) = &instances {
         let sessions = table.column(&["sessions"]).expect("filtered on it");
         let mut active = 0.0;
         let version = table.column(&["release"]);
-        for &(line, row) in &table.rows {
-            let plain: String = table
-                .cell(row, sessions)
-                .chars()
-                .filter(|c| *c != ',')
-                .collect();
+        for (line, row) in &table.rows {
+            let line = *line;
+            let plain: String = cell(row, sessions).chars().filter(|c| *c != ',').collect();
             let value = number_in(&plain, "average active sessions", &|| at_line(line))?;
             active += in_range(value, &COUNT, "average active sessions", &|| at_line(line))?;
             release = release.or_else(|| {
                 version
-                    .map(|column| table.cell(row, column))
+                    .map(|column| cell(row, column))
                     .filter(|text| !text.is_empty())
                     .map(printable)
             });

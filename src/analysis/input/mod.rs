@@ -10,6 +10,7 @@ mod csv_series;
 mod document;
 mod folder;
 mod hammerdb;
+mod html;
 mod nodes;
 mod pgbench;
 mod pgbench_log;
