@@ -192,8 +192,8 @@ fn spread(rows: &[Vec<Cell>]) -> Vec<Vec<String>> {
             while grid[index].get(column).is_some_and(Option::is_some) {
                 column += 1;
             }
-            for below in index..(index + cell.rows).min(rows.len()) {
-                let line = &mut grid[below];
+            let last = (index + cell.rows).min(rows.len());
+            for line in &mut grid[index..last] {
                 if line.len() < column + cell.columns {
                     line.resize(column + cell.columns, None);
                 }
