@@ -31,10 +31,10 @@ fn part(number: usize) -> Series {
                 workers: 2 * level,
                 raw: 1000.0 + level as f64,
                 figures,
-                latency: Some(Latency {
+                latency: Some(Box::new(Latency {
                     histogram: Some(times.encode()),
                     ..Latency::closed("statement", response)
-                }),
+                })),
                 campaign: Some(PointInCampaign {
                     workers: 2 * level * PARTS,
                     level: level - 1,

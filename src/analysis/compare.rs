@@ -399,7 +399,7 @@ mod tests {
     fn with_p99(series: &mut Series, p99: impl Fn(f64) -> f64) {
         for point in &mut series.points {
             let ms = p99(point.workers as f64);
-            point.latency = Some(Latency::closed(
+            point.latency = Some(Box::new(Latency::closed(
                 "statement",
                 Percentiles {
                     count: 10_000,
@@ -411,7 +411,7 @@ mod tests {
                     p999_ms: ms * 1.5,
                     max_ms: ms * 2.0,
                 },
-            ));
+            )));
         }
     }
 

@@ -125,7 +125,7 @@ pub struct LevelFigures {
     pub cache: Option<super::series::CacheFigures>,
     /// Response times: of each statement, or each job.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub latency: Option<crate::latency::Latency>,
+    pub latency: Option<Box<crate::latency::Latency>>,
     /// The workload's own figures of the level, by name (`levels[].workload_figures`).
     #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
     pub figures: std::collections::BTreeMap<String, f64>,

@@ -50,7 +50,7 @@ pub struct Point {
     pub spread: Option<(f64, f64)>,
     /// Response times at this level: each statement's, or each job's time.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub latency: Option<crate::latency::Latency>,
+    pub latency: Option<Box<crate::latency::Latency>>,
     /// The level's timeline (a run's JSON only): rate and percentiles per interval.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub intervals: Vec<crate::latency::IntervalFigures>,
@@ -319,17 +319,10 @@ impl Series {
     /// clean: such a series describes its disturbance, not its host, and is not analysed.
     pub fn leave_out_disturbed(&mut self) -> bool {
         self.leave_out_scheduled();
-        let (disturbed, clean): (Vec<Point>, Vec<Point>) = std::mem::take(&mut self.points)
-            .into_iter()
-            .partition(|point| !point.disturbed.is_empty());
-        let (paced_disturbed, paced_clean): (Vec<Point>, Vec<Point>) =
-            std::mem::take(&mut self.paced)
-                .into_iter()
-                .partition(|point| !point.disturbed.is_empty());
-        self.points = clean;
-        self.paced = paced_clean;
-        self.left_out.extend(disturbed);
-        self.left_out.extend(paced_disturbed);
+        // Taken out in place: a series of 10^5 levels is not copied.
+        let disturbed = |point: &mut Point| !point.disturbed.is_empty();
+        self.left_out.extend(self.points.extract_if(.., disturbed));
+        self.left_out.extend(self.paced.extract_if(.., disturbed));
         !(self.points.is_empty() && self.paced.is_empty())
     }
 
@@ -349,11 +342,8 @@ impl Series {
     /// Moves the levels that ran to a schedule (their rate is the one asked) out of the
     /// capacity analysis, disturbed or not. False when no level is left.
     pub fn leave_out_scheduled(&mut self) -> bool {
-        let (scheduled, free): (Vec<Point>, Vec<Point>) = std::mem::take(&mut self.points)
-            .into_iter()
-            .partition(|point| point.scheduled.is_some());
-        self.points = free;
-        self.left_out.extend(scheduled);
+        let scheduled = |point: &mut Point| point.scheduled.is_some();
+        self.left_out.extend(self.points.extract_if(.., scheduled));
         !(self.points.is_empty() && self.paced.is_empty())
     }
 

@@ -261,7 +261,8 @@ fn analyse_series(series: Series) -> SeriesAnalysis {
                     let speed = |raw: f64| {
                         series.speed(&Point {
                             raw,
-                            ..point.clone()
+                            workers: point.workers,
+                            ..Point::default()
                         })
                     };
                     let (a, b) = (speed(low), speed(high));

@@ -4,7 +4,7 @@
 
 use super::cell_table::Table;
 use super::cell_table::same_column;
-use super::outline::{Section, Shown, outline};
+use super::outline::{Reach, Section, Shown, outline};
 use super::run_table::{TERMINAL_COLUMNS, wrap};
 use super::table;
 use crate::analysis::model::Analysis;
@@ -31,7 +31,7 @@ pub fn render(analysis: &Analysis, wide: bool, verbose: bool) -> String {
         out.push('\n');
     }
     let (mut findings, mut warnings): (&[String], &[String]) = (&[], &[]);
-    for section in outline(analysis) {
+    for section in outline(analysis, Reach::Summary) {
         match section {
             Section::Table(table, Shown::Summary) if !table.rows.is_empty() => {
                 out.push_str(&wrap(&table.title, wide));

@@ -38,6 +38,13 @@ pub(crate) enum Section<'a> {
     Glossary(Vec<(&'static str, &'static str)>),
 }
 
+/// What a report shows: the terminal's summary, or every section (the page, the Markdown).
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Reach {
+    Summary,
+    Everything,
+}
+
 /// How much of a report a table belongs to.
 #[derive(Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Shown {
@@ -52,8 +59,14 @@ pub(crate) enum Shown {
 /// The sections of `analysis`'s report, in order: what it found, the figures, the results
 /// (series, comparisons, fits, every level), then where the series came from and what the
 /// data cannot support.
-pub(crate) fn outline(analysis: &Analysis) -> Vec<Section<'_>> {
+pub(crate) fn outline(analysis: &Analysis, reach: Reach) -> Vec<Section<'_>> {
     let mut sections = Vec::new();
+    // The terminal's summary builds only its own tables: not a levels table of 10^5 rows.
+    let add = |sections: &mut Vec<Section<'_>>, shown: Shown, build: &dyn Fn() -> Table| {
+        if reach == Reach::Everything || shown == Shown::Summary {
+            sections.push(Section::Table(build(), shown));
+        }
+    };
     let answer = analysis
         .answer
         .as_ref()
@@ -78,21 +91,24 @@ pub(crate) fn outline(analysis: &Analysis) -> Vec<Section<'_>> {
     }
     sections.push(Section::Findings(findings));
     if let Some(fleet) = &analysis.fleet {
-        sections.push(Section::Table(fleet_table(fleet), Shown::Summary));
+        add(&mut sections, Shown::Summary, &|| fleet_table(fleet));
         for history in &fleet.histories {
-            sections.push(Section::Table(history_table(history), Shown::Summary));
-            sections.push(Section::Table(history_levels_table(history), Shown::Full));
+            add(&mut sections, Shown::Summary, &|| history_table(history));
+            add(&mut sections, Shown::Full, &|| {
+                history_levels_table(history)
+            });
         }
     }
     sections.push(Section::Figures);
-    sections.push(Section::Table(series_table(analysis), Shown::Summary));
-    sections.push(Section::Table(slo_table(analysis), Shown::Summary));
+    add(&mut sections, Shown::Summary, &|| series_table(analysis));
+    add(&mut sections, Shown::Summary, &|| slo_table(analysis));
     for comparison in &analysis.comparisons {
-        sections.push(Section::Table(comparison_table(comparison), Shown::Summary));
-        sections.push(Section::Table(
-            p99_at_loads_table(comparison),
-            Shown::Summary,
-        ));
+        add(&mut sections, Shown::Summary, &|| {
+            comparison_table(comparison)
+        });
+        add(&mut sections, Shown::Summary, &|| {
+            p99_at_loads_table(comparison)
+        });
     }
     let fits = fits_table(analysis);
     if !fits.rows.is_empty() {
@@ -100,33 +116,32 @@ pub(crate) fn outline(analysis: &Analysis) -> Vec<Section<'_>> {
         sections.push(Section::FitNotes(fits_notes(analysis)));
     }
     for series in &analysis.series {
-        sections.push(Section::Table(levels_table(series), Shown::Detail));
-        sections.push(Section::Table(cache_table(series), Shown::Full));
+        add(&mut sections, Shown::Detail, &|| levels_table(series));
+        add(&mut sections, Shown::Full, &|| cache_table(series));
         // Statements' response times are a summary's; a job's time is in the series table.
         let latency = if series.latency_bend.is_some() || statement_latency(series) {
             Shown::Summary
         } else {
             Shown::Full
         };
-        sections.push(Section::Table(latency_table(series), latency));
-        sections.push(Section::Table(
-            workload_figures_table(series),
-            Shown::Detail,
-        ));
-        sections.push(Section::Table(
-            super::campaign_table::parts_table(&series.series),
-            Shown::Detail,
-        ));
-        sections.push(Section::Table(
-            super::instance_table::instances_table(&series.series),
-            Shown::Full,
-        ));
+        add(&mut sections, latency, &|| latency_table(series));
+        add(&mut sections, Shown::Detail, &|| {
+            workload_figures_table(series)
+        });
+        add(&mut sections, Shown::Detail, &|| {
+            super::campaign_table::parts_table(&series.series)
+        });
+        add(&mut sections, Shown::Full, &|| {
+            super::instance_table::instances_table(&series.series)
+        });
     }
     for open in &analysis.open_loop {
-        sections.push(Section::Table(open_loop_table(open), Shown::Summary));
+        add(&mut sections, Shown::Summary, &|| open_loop_table(open));
     }
-    for table in provenance_tables(analysis) {
-        sections.push(Section::Table(table, Shown::Full));
+    if reach == Reach::Everything {
+        for table in provenance_tables(analysis) {
+            sections.push(Section::Table(table, Shown::Full));
+        }
     }
     let commands: Vec<(&str, &str)> = analysis
         .series

@@ -186,6 +186,21 @@ impl Drop for Staged {
 /// `durable` syncs the bytes to disk before the rename (results of a long run); reports,
 /// which can be drawn again from the results, skip it.
 pub(crate) fn stage(path: &Path, bytes: &[u8], durable: bool) -> Result<Staged> {
+    stage_with(path, durable, &mut |file| Ok(file.write_all(bytes)?))
+}
+
+/// [`stage`] with the bytes written by `write` as they are made (through a buffer), not
+/// gathered first: a large report is never held whole.
+pub(crate) fn stage_with(
+    path: &Path,
+    durable: bool,
+    write: &mut dyn FnMut(&mut dyn Write) -> Result<()>,
+) -> Result<Staged> {
+    let mut buffered = |file: &mut dyn Write| -> Result<()> {
+        let mut buffer = std::io::BufWriter::with_capacity(1 << 16, file);
+        write(&mut buffer)?;
+        Ok(buffer.flush()?)
+    };
     // Devices and pipes are written through the path as given (/dev/stdout may lead to a
     // pipe that has no name to resolve).
     if let Ok(metadata) = std::fs::metadata(path)
@@ -196,8 +211,7 @@ pub(crate) fn stage(path: &Path, bytes: &[u8], durable: bool) -> Result<Staged> 
         }
         let target = path.to_path_buf();
         let mut file = std::fs::OpenOptions::new().write(true).open(&target)?;
-        file.write_all(bytes)?;
-        file.flush()?;
+        buffered(&mut file)?;
         return Ok(Staged {
             temporary: None,
             path: target,
@@ -213,7 +227,7 @@ pub(crate) fn stage(path: &Path, bytes: &[u8], durable: bool) -> Result<Staged> 
         },
         |temporary| temporary.path(),
     )?;
-    temporary.write_all(bytes)?;
+    buffered(&mut temporary)?;
     // Temporary files are private (0600); results are ordinary files, as the umask says.
     temporary
         .as_file()
@@ -232,6 +246,14 @@ pub(crate) fn stage(path: &Path, bytes: &[u8], durable: bool) -> Result<Staged> 
 /// `.corescale-*` file behind), never a torn one.
 pub(crate) fn write_atomically(path: &Path, bytes: &[u8]) -> Result<()> {
     stage(path, bytes, false)?.publish()
+}
+
+/// [`write_atomically`] with the bytes written by `write` as they are made.
+pub(crate) fn write_atomically_with(
+    path: &Path,
+    write: &mut dyn FnMut(&mut dyn Write) -> Result<()>,
+) -> Result<()> {
+    stage_with(path, false, write)?.publish()
 }
 
 /// Writes the document to every output: all files are staged first and renamed one after

@@ -41,13 +41,20 @@ pub(super) fn detect(header: &[String]) -> Option<CsvLayout> {
     }
 }
 
-pub(super) fn from_csv(path: &Path, text: &str, stem: &str) -> Result<Series> {
+/// A CSV series read record by record: each row is typed and checked as it is read and
+/// becomes its level at once, so a malformed row is refused at its line before the rest is
+/// read, and no row's text is kept.
+pub(super) fn from_csv(path: &Path, input: impl std::io::Read, stem: &str) -> Result<Series> {
+    let mut input = LastByte {
+        inner: input,
+        last: None,
+    };
     let mut reader = csv::ReaderBuilder::new()
         .trim(csv::Trim::All)
-        .from_reader(text.as_bytes());
+        .from_reader(&mut input);
     let header = reader
         .headers()
-        .with_context(|| format!("'{}' line 1: unreadable CSV header", path.display()))?
+        .map_err(|error| unreadable(path, 1, &error))?
         .clone();
     let names: Vec<String> = header.iter().map(str::to_string).collect();
     let Some(layout) = detect(&names) else {
@@ -57,60 +64,161 @@ pub(super) fn from_csv(path: &Path, text: &str, stem: &str) -> Result<Series> {
             quote(&names.join(","))
         );
     };
-    let records = reader
-        .records()
-        .enumerate()
-        .map(|(index, record)| {
-            record.map_err(|error| {
-                anyhow::anyhow!(
-                    "'{}' line {}: malformed CSV ({})",
-                    path.display(),
-                    index + 2,
-                    printable(&error.to_string())
-                )
-            })
-        })
-        .collect::<Result<Vec<_>>>()?;
-    // An empty line between rows (or at the end) is no level.
-    let blank = |record: &csv::StringRecord| record.iter().all(str::is_empty);
-    let (measure, job, points) = match layout {
-        CsvLayout::Rate(unit) => rate_points(path, &records, unit)?,
-        CsvLayout::JobTimes | CsvLayout::JobTimesV12 => {
-            let rows = records
-                .iter()
-                .enumerate()
-                .filter(|(_, record)| !blank(record))
-                .map(|(index, record)| {
-                    let line = index + 2;
-                    let row: Row = record
-                        .deserialize(Some(&header))
-                        .map_err(|error| cell_error(path, line, &header, record, &error))?;
-                    Ok((line, row, figure_cells(path, line, &header, record)?))
-                })
-                .collect::<Result<Vec<_>>>()?;
-            job_time_points(path, rows)?
+    let mut levels = Levels::new(layout);
+    let mut last_cells = LastCells::default();
+    let byte_header = reader
+        .byte_headers()
+        .map_err(|error| unreadable(path, 1, &error))?
+        .clone();
+    // Read as bytes: a cell is checked as text where it is read (a number's, a name's), not
+    // the whole row first.
+    let mut record = csv::ByteRecord::new();
+    let mut lines_read = 1;
+    loop {
+        match reader.read_byte_record(&mut record) {
+            Ok(true) => {}
+            Ok(false) => break,
+            Err(error) => {
+                let line = error
+                    .position()
+                    .map_or(lines_read + 1, |at| at.line() as usize);
+                return Err(unreadable(path, line, &error));
+            }
         }
-    };
+        let line = record
+            .position()
+            .map_or(lines_read + 1, |at| at.line() as usize);
+        lines_read = line;
+        // An empty line between rows (or at the end) is no level.
+        if record.iter().all(<[u8]>::is_empty) {
+            continue;
+        }
+        last_cells.saw(line, &record);
+        levels.push(path, line, (&header, &byte_header), &record)?;
+    }
+    drop(reader);
+    let (measure, job, mut points) = levels.finish();
     // A file whose writer was stopped mid-line: "18,1" where the line was "18,11.7".
-    let mut points = points;
-    let cut_last_line = (!text.ends_with('\n') && points.len() > 1)
-        .then(|| {
-            let last = records.iter().rposition(|record| !blank(record))?;
-            let field = records[last].len().checked_sub(1)?;
-            let length = |record: &csv::StringRecord| record.get(field).map_or(0, str::len);
-            let shortest_other = records[..last]
-                .iter()
-                .filter(|record| !blank(record))
-                .map(length)
-                .min()?;
-            (length(&records[last]) < shortest_other).then_some(last + 2)
-        })
+    let cut_last_line = (input.last != Some(b'\n') && points.len() > 1)
+        .then(|| last_cells.cut_line())
         .flatten()
         .and_then(|line| Some((line, points.pop()?)));
     Ok(Series {
         cut_last_line,
         ..Series::new(stem.to_string(), measure, points, job)
     })
+}
+
+/// A reader that remembers the last byte it gave: whether a file ends with a line end.
+struct LastByte<R> {
+    inner: R,
+    last: Option<u8>,
+}
+
+impl<R: std::io::Read> std::io::Read for LastByte<R> {
+    fn read(&mut self, buffer: &mut [u8]) -> std::io::Result<usize> {
+        let read = self.inner.read(buffer)?;
+        if read > 0 {
+            self.last = Some(buffer[read - 1]);
+        }
+        Ok(read)
+    }
+}
+
+/// A line the CSV reader could not read (unequal fields, invalid UTF-8, a read error).
+fn unreadable(path: &Path, line: usize, error: &csv::Error) -> anyhow::Error {
+    let what = match error.kind() {
+        csv::ErrorKind::Utf8 { .. } => "not text (invalid UTF-8)".to_string(),
+        _ => format!("malformed CSV ({})", printable(&error.to_string())),
+    };
+    anyhow::anyhow!("'{}' line {line}: {what}", path.display())
+}
+
+/// The length of each row's last cell, for telling a line cut mid-cell: the last row's, and
+/// the shortest of the rows before it.
+#[derive(Default)]
+struct LastCells {
+    last: Option<(usize, usize)>,
+    shortest_before: Option<usize>,
+}
+
+impl LastCells {
+    fn saw(&mut self, line: usize, record: &csv::ByteRecord) {
+        if let Some((_, length)) = self.last {
+            self.shortest_before = Some(self.shortest_before.map_or(length, |s| s.min(length)));
+        }
+        let length = record.iter().next_back().map_or(0, <[u8]>::len);
+        self.last = Some((line, length));
+    }
+
+    /// The last row's line when its last cell is shorter than every earlier row's.
+    fn cut_line(&self) -> Option<usize> {
+        let (line, length) = self.last?;
+        (length < self.shortest_before?).then_some(line)
+    }
+}
+
+/// The levels of a CSV as its rows are read, by layout.
+enum Levels {
+    Rate {
+        unit: String,
+        points: Vec<Point>,
+    },
+    /// Known from the first row (what job, and whether a time or a rate is measured).
+    JobTimes(Option<(JobTimeRows, Vec<Point>)>),
+}
+
+impl Levels {
+    fn new(layout: CsvLayout) -> Self {
+        match layout {
+            CsvLayout::Rate(unit) => Self::Rate {
+                unit,
+                points: Vec::new(),
+            },
+            CsvLayout::JobTimes | CsvLayout::JobTimesV12 => Self::JobTimes(None),
+        }
+    }
+
+    fn push(
+        &mut self,
+        path: &Path,
+        line: usize,
+        (header, byte_header): (&csv::StringRecord, &csv::ByteRecord),
+        record: &csv::ByteRecord,
+    ) -> Result<()> {
+        match self {
+            Self::Rate { points, .. } => points.push(rate_point(path, line, record)?),
+            Self::JobTimes(rows) => {
+                let row: Row = record.deserialize(Some(byte_header)).map_err(|error| {
+                    let record = csv::StringRecord::from_byte_record_lossy(record.clone());
+                    cell_error(path, line, header, &record, &error)
+                })?;
+                let figures = figure_cells(path, line, header, record)?;
+                let (reader, points) =
+                    rows.get_or_insert_with(|| (JobTimeRows::from_first(&row), Vec::new()));
+                points.push(reader.point(path, line, row, figures)?);
+            }
+        }
+        Ok(())
+    }
+
+    fn finish(self) -> (Measure, Job, Vec<Point>) {
+        match self {
+            Self::Rate { unit, points } => {
+                let job = Job {
+                    tool: "rate file".to_string(),
+                    ..Job::default()
+                };
+                (Measure::Rate { unit }, job, points)
+            }
+            Self::JobTimes(Some((rows, points))) => (rows.measure, rows.job, points),
+            Self::JobTimes(None) => (
+                Measure::JobTime,
+                JobTimeRows::test_cpu_parallel(),
+                Vec::new(),
+            ),
+        }
+    }
 }
 
 /// A bad cell as the reader says it: file, line, column (1-based) and what is wrong.
@@ -179,7 +287,7 @@ pub(super) fn figure_cells(
     path: &Path,
     line: usize,
     header: &csv::StringRecord,
-    record: &csv::StringRecord,
+    record: &csv::ByteRecord,
 ) -> Result<std::collections::BTreeMap<String, f64>> {
     header
         .iter()
@@ -190,12 +298,12 @@ pub(super) fn figure_cells(
             (!cell.is_empty()).then_some((column, name, cell))
         })
         .map(|(column, name, cell)| {
-            let value = cell.parse::<f64>().map_err(|_| {
+            let value = number_cell(cell).ok_or_else(|| {
                 anyhow::anyhow!(
                     "'{}' line {line} column {}: '{}' is not a number",
                     path.display(),
                     column + 1,
-                    quote(cell)
+                    quote(&String::from_utf8_lossy(cell))
                 )
             })?;
             Ok((name.to_string(), value))
@@ -203,85 +311,90 @@ pub(super) fn figure_cells(
         .collect()
 }
 
-/// The points of a SLOB-style rate file (`Num_concurrent_workers,<unit>`).
-pub(super) fn rate_points(
-    path: &Path,
-    records: &[csv::StringRecord],
-    unit: String,
-) -> Result<(Measure, Job, Vec<Point>)> {
-    let mut points = Vec::new();
-    for (index, record) in records.iter().enumerate() {
-        if record.iter().all(str::is_empty) {
-            continue;
-        }
-        let line = index + 2;
-        let at = |column: usize| {
-            move || format!("'{}' line {line} column {}", path.display(), column + 1)
-        };
-        let number = |column: usize| -> Result<f64> {
-            let cell = record.get(column).unwrap_or("");
-            cell.parse::<f64>()
-                .map_err(|_| anyhow::anyhow!("{}: '{}' is not a number", at(column)(), quote(cell)))
-        };
-        let workers = worker_count(number(0)?, &at(0))?;
-        let raw = in_range(number(1)?, &RAW, "the measurement", &at(1))?;
-        points.push(Point {
-            workers,
-            raw,
-            ..Point::default()
-        });
-    }
-    let job = Job {
-        tool: "rate file".to_string(),
-        ..Job::default()
-    };
-    Ok((Measure::Rate { unit }, job, points))
+/// A cell's number; None when it is no text or no number.
+fn number_cell(cell: &[u8]) -> Option<f64> {
+    std::str::from_utf8(cell).ok()?.parse().ok()
 }
 
-/// A job-time file's row: its line, its typed cells, and its workload figures' cells.
-type ReadRow = (usize, Row, std::collections::BTreeMap<String, f64>);
-
-/// The points of a job-time file, test_cpu_parallel's or corescale's, from its typed rows
-/// (each cell already checked against its range as it was parsed).
-pub(super) fn job_time_points(
-    path: &Path,
-    rows: Vec<ReadRow>,
-) -> Result<(Measure, Job, Vec<Point>)> {
-    let first = rows.first().map(|(_, row, _)| row);
-    // A corescale CSV of a fixed-time run carries its figure in rate_total, not job time.
-    let fixed_time = first.is_some_and(|row| row.mode == Some(RunMode::FixedTime));
-    let text = |cell: &Option<String>| {
-        cell.as_deref()
-            .filter(|text| !text.is_empty())
-            .map(printable)
+/// A row of a SLOB-style rate file (`Num_concurrent_workers,<unit>`) as its level.
+fn rate_point(path: &Path, line: usize, record: &csv::ByteRecord) -> Result<Point> {
+    let at =
+        |column: usize| move || format!("'{}' line {line} column {}", path.display(), column + 1);
+    let number = |column: usize| -> Result<f64> {
+        let cell = record.get(column).unwrap_or(b"");
+        number_cell(cell).ok_or_else(|| {
+            let cell = String::from_utf8_lossy(cell);
+            anyhow::anyhow!("{}: '{}' is not a number", at(column)(), quote(&cell))
+        })
     };
-    // corescale's CSV names its job; test_cpu_parallel's has only the four columns.
-    let job = match first {
-        Some(row) if row.mode.is_some() => Job {
-            tool: "corescale".to_string(),
-            workload: text(&row.workload),
-            size: row.job_size.zip(text(&row.job_size_unit)),
-            duration_s: row.duration_s,
-            shape: text(&row.job_shape),
-        },
-        _ => Job {
+    let workers = worker_count(number(0)?, &at(0))?;
+    let raw = in_range(number(1)?, &RAW, "the measurement", &at(1))?;
+    Ok(Point {
+        workers,
+        raw,
+        ..Point::default()
+    })
+}
+
+/// What a job-time file's rows are, test_cpu_parallel's or corescale's, known from its first
+/// row: its job, and whether a time or (a fixed-time run's) rate is measured.
+struct JobTimeRows {
+    job: Job,
+    measure: Measure,
+    fixed_time: bool,
+}
+
+impl JobTimeRows {
+    fn from_first(first: &Row) -> Self {
+        // A corescale CSV of a fixed-time run carries its figure in rate_total, not job time.
+        let fixed_time = first.mode == Some(RunMode::FixedTime);
+        let text = |cell: &Option<String>| {
+            cell.as_deref()
+                .filter(|text| !text.is_empty())
+                .map(printable)
+        };
+        // corescale's CSV names its job; test_cpu_parallel's has only the four columns.
+        let job = match first.mode {
+            Some(_) => Job {
+                tool: "corescale".to_string(),
+                workload: text(&first.workload),
+                size: first.job_size.zip(text(&first.job_size_unit)),
+                duration_s: first.duration_s,
+                shape: text(&first.job_shape),
+            },
+            None => Self::test_cpu_parallel(),
+        };
+        let measure = if fixed_time {
+            Measure::Rate {
+                unit: text(&first.rate_unit).unwrap_or_else(|| "ops/s".to_string()),
+            }
+        } else {
+            Measure::JobTime
+        };
+        Self {
+            job,
+            measure,
+            fixed_time,
+        }
+    }
+
+    fn test_cpu_parallel() -> Job {
+        Job {
             tool: "test_cpu_parallel".to_string(),
             ..Job::default()
-        },
-    };
-    let measure = if fixed_time {
-        Measure::Rate {
-            unit: first
-                .and_then(|row| text(&row.rate_unit))
-                .unwrap_or_else(|| "ops/s".to_string()),
         }
-    } else {
-        Measure::JobTime
-    };
-    let mut points = Vec::new();
-    for (line, row, figure_cells) in rows {
+    }
+
+    /// A row as its level (each cell already checked against its range as it was parsed).
+    fn point(
+        &self,
+        path: &Path,
+        line: usize,
+        row: Row,
+        figure_cells: std::collections::BTreeMap<String, f64>,
+    ) -> Result<Point> {
         let at = |column: usize| format!("'{}' line {line} column {}", path.display(), column + 1);
-        let raw = if fixed_time {
+        let raw = if self.fixed_time {
             match row.rate_total {
                 Some(rate) => in_range(rate, &RAW, "the measurement", &|| {
                     format!("'{}' line {line} (rate_total)", path.display())
@@ -299,7 +412,7 @@ pub(super) fn job_time_points(
         // test_cpu_parallel's only median and stdev.
         let spread = match (row.merit_low, row.merit_high) {
             (Some(low), Some(high)) => Some((low, high)),
-            _ if fixed_time => None,
+            _ if self.fixed_time => None,
             _ => Some(((raw - row.stdev_s).max(raw * 0.01), raw + row.stdev_s)),
         }
         .filter(|(low, high)| low <= high);
@@ -310,13 +423,13 @@ pub(super) fn job_time_points(
             )
         };
         let figures = checked_figures(&figure_cells, &figure_at)?;
-        points.push(Point {
+        Ok(Point {
             workers: row.workers,
             raw,
             scheduled: None,
             cache: cache_figures(&figures, &figure_at)?,
             // corescale's CSV: the capacity the host delivered (older files: n / median).
-            delivered: match measure {
+            delivered: match self.measure {
                 Measure::JobTime => row.capacity_jobs_per_min,
                 Measure::Rate { .. } => None,
             },
@@ -334,32 +447,36 @@ pub(super) fn job_time_points(
             disturbed: row
                 .verdict
                 .as_deref()
-                .and_then(|verdict| verdict.strip_prefix("disturbed"))
-                .map(|reasons| {
-                    let reasons: Vec<String> = reasons
-                        .trim_start_matches(':')
-                        .trim()
-                        .split("; ")
-                        .filter(|reason| !reason.is_empty())
-                        .map(printable)
-                        .collect();
-                    if reasons.is_empty() {
-                        vec!["disturbed".to_string()]
-                    } else {
-                        reasons
-                    }
-                })
+                .map(disturbed_reasons)
                 .unwrap_or_default(),
             precision_reached: row.precision_reached,
-            latency: row_latency(&row).map_err(|problem| {
-                anyhow::anyhow!("'{}' line {line}: {problem}", path.display())
-            })?,
+            latency: row_latency(&row)
+                .map_err(|problem| anyhow::anyhow!("'{}' line {line}: {problem}", path.display()))?
+                .map(Box::new),
             // The CSV has no timeline: the JSON keeps it.
             intervals: Vec::new(),
             figures,
-        });
+        })
     }
-    Ok((measure, job, points))
+}
+
+/// The reasons of a row's verdict ("disturbed: a; b"); none for a clean one.
+fn disturbed_reasons(verdict: &str) -> Vec<String> {
+    let Some(reasons) = verdict.strip_prefix("disturbed") else {
+        return Vec::new();
+    };
+    let reasons: Vec<String> = reasons
+        .trim_start_matches(':')
+        .trim()
+        .split("; ")
+        .filter(|reason| !reason.is_empty())
+        .map(printable)
+        .collect();
+    if reasons.is_empty() {
+        vec!["disturbed".to_string()]
+    } else {
+        reasons
+    }
 }
 
 /// A level's response times from its CSV row, checked as the JSON's are; None in a file

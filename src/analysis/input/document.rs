@@ -125,10 +125,10 @@ pub(super) fn from_document(path: &Path, text: &str) -> Result<Series> {
                         .map_err(|problem| anyhow::anyhow!("{}: {problem}", at("latency")))?;
                     statements_agree(latency, &level.workload_figures)
                         .map_err(|problem| anyhow::anyhow!("{}: {problem}", at("latency")))?;
-                    Some(crate::latency::Latency {
+                    Some(Box::new(crate::latency::Latency {
                         unit: printable(&latency.unit),
                         ..latency.clone()
-                    })
+                    }))
                 }
                 None => None,
             },

@@ -346,6 +346,13 @@ fn counters_placed(series: Vec<Series>, folder_of: &dyn Fn(&Series) -> PathBuf) 
 /// and timelines are not averaged (percentiles do not average): each file alone shows them.
 pub(super) fn repeats_averaged(mut points: Vec<Point>) -> Vec<Point> {
     points.sort_by_key(|point| point.workers);
+    // Most files repeat no level: they are kept as they are, not copied.
+    if !points
+        .windows(2)
+        .any(|pair| pair[0].workers == pair[1].workers)
+    {
+        return points;
+    }
     let mut levels: Vec<Point> = Vec::new();
     for group in points.chunk_by(|a, b| a.workers == b.workers) {
         let mut level = group[0].clone();

@@ -312,8 +312,78 @@ pub fn read_input(file: &InputFile) -> Result<Vec<Series>> {
             std::io::BufReader::with_capacity(1 << 20, std::io::Cursor::new(head).chain(opened));
         return Ok(vec![finish(path, read(file, &mut lines)?)?]);
     }
+    let head_text = String::from_utf8_lossy(&head).into_owned();
+    let tail = tail_of(&mut opened, head.len()).with_context(cannot_read)?;
+    if streams_as_csv(&head_text, &tail) {
+        // A CSV: read row by row, never held whole.
+        let rest = std::io::BufReader::with_capacity(1 << 16, opened);
+        let input = std::io::Cursor::new(head).chain(rest);
+        let input = BomSkipped::new(input);
+        return Ok(vec![finish(path, from_csv(path, input, &file.stem())?)?]);
+    }
     opened.read_to_end(&mut head).with_context(cannot_read)?;
     parse_input(file, &head)
+}
+
+/// A file's last [`HEAD_BYTES`] when it is longer than two heads (as `parse_input` looks at
+/// them), read without moving where the next read starts; empty otherwise.
+fn tail_of(opened: &mut std::fs::File, position: usize) -> std::io::Result<String> {
+    use std::io::{Read, Seek, SeekFrom};
+    let length = opened.metadata()?.len();
+    if length <= 2 * HEAD_BYTES as u64 {
+        return Ok(String::new());
+    }
+    opened.seek(SeekFrom::Start(length - HEAD_BYTES as u64))?;
+    let mut tail = Vec::with_capacity(HEAD_BYTES);
+    opened.read_to_end(&mut tail)?;
+    opened.seek(SeekFrom::Start(position as u64))?;
+    // Cut at a character boundary, as `parse_input` does.
+    let from = (0..tail.len().min(4))
+        .find(|at| std::str::from_utf8(&tail[*at..]).is_ok())
+        .unwrap_or(0);
+    Ok(String::from_utf8_lossy(&tail[from..]).into_owned())
+}
+
+/// Whether a file with this head and tail is read as a CSV, as `parse_input` decides: no
+/// result document, no other tool's output, a comma on its first line that is not blank.
+fn streams_as_csv(head: &str, tail: &str) -> bool {
+    let head = head.strip_prefix('\u{feff}').unwrap_or(head);
+    let Some(first) = head.lines().find(|line| !line.trim().is_empty()) else {
+        return false;
+    };
+    let document = first.trim_start().starts_with('{') || first.starts_with("corescale:");
+    !document
+        && detect(head, tail).is_none()
+        && looks_like_csv(head)
+        && nearest(head).is_none_or(|near| near.1 < 2)
+}
+
+/// A reader that drops a byte-order mark at its start (editors on Windows put one before a
+/// CSV), as `parse_input` does.
+struct BomSkipped<R> {
+    inner: R,
+    started: bool,
+}
+
+impl<R> BomSkipped<R> {
+    fn new(inner: R) -> Self {
+        Self {
+            inner,
+            started: false,
+        }
+    }
+}
+
+impl<R: std::io::BufRead> std::io::Read for BomSkipped<R> {
+    fn read(&mut self, buffer: &mut [u8]) -> std::io::Result<usize> {
+        if !self.started {
+            self.started = true;
+            if self.inner.fill_buf()?.starts_with(b"\xef\xbb\xbf") {
+                self.inner.consume(3);
+            }
+        }
+        self.inner.read(buffer)
+    }
 }
 
 /// Every run of another tool's text, each read alone and then joined: runs of one job at
@@ -494,7 +564,7 @@ fn parse_input(file: &InputFile, bytes: &[u8]) -> Result<Vec<Series>> {
         let csv = looks_like_csv(head);
         match nearest(head) {
             Some(near) if near.1 >= 2 || !csv => return Err(unclaimed(path, Some(near))),
-            _ if csv => vec![from_csv(path, text, &file.stem())?],
+            _ if csv => vec![from_csv(path, text.as_bytes(), &file.stem())?],
             _ => return Err(unclaimed(path, None)),
         }
     };
@@ -554,16 +624,17 @@ fn finish(path: &Path, mut series: Series) -> Result<Series> {
     }
     // Open-loop levels (`--rate`) are latency-throughput points, not capacity: several may
     // share a worker count.
-    let (paced, closed): (Vec<Point>, Vec<Point>) = std::mem::take(&mut series.points)
-        .into_iter()
-        .partition(|point| {
+    // Taken out in place: a file of 10^5 levels is not copied.
+    series.paced = series
+        .points
+        .extract_if(.., |point| {
             point
                 .latency
                 .as_ref()
                 .is_some_and(|latency| latency.rate.is_some())
-        });
-    series.points = closed;
-    series.paced = paced;
+        })
+        .collect();
+    series.points.shrink_to_fit();
     series.points.sort_by_key(|point| point.workers);
     if let Some(pair) = series
         .points

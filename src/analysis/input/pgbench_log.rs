@@ -285,7 +285,7 @@ fn from_transaction_log(file: &InputFile, lines: &mut dyn BufRead) -> Result<Ser
         workers: clients.len(),
         raw: processed as f64 / span_s,
         figures,
-        latency,
+        latency: latency.map(Box::new),
         ..Point::default()
     };
     Ok(log_series(file, point, "per-transaction log"))

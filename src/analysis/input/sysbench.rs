@@ -314,7 +314,7 @@ impl Report {
             raw: rate,
             figures: self.figures,
             intervals: self.intervals,
-            latency,
+            latency: latency.map(Box::new),
             ..Point::default()
         };
         let job = Job {

@@ -56,7 +56,7 @@ fn readable(series: &Series, percentile: Percentile) -> Vec<(&Point, &Latency)> 
     series
         .points
         .iter()
-        .filter_map(|point| Some((point, point.latency.as_ref()?)))
+        .filter_map(|point| Some((point, point.latency.as_deref()?)))
         // A level that could not keep its --rate did not deliver the load it names.
         .filter(|(_, latency)| latency.rate.is_none_or(|rate| rate.sustained))
         .filter(|(_, latency)| latency.response.count as f64 >= needed)
@@ -448,7 +448,7 @@ impl OpenLoopSeries {
             .paced
             .iter()
             .filter_map(|point| {
-                let latency = point.latency.clone()?;
+                let latency = point.latency.as_deref()?.clone();
                 let rate = latency.rate?;
                 Some(PacedLevel {
                     workers: point.workers,

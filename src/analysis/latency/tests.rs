@@ -37,7 +37,7 @@ fn closed_loop(name: &str, servers: f64, service_ms: f64, noise: f64, seed: u64)
             }
             Point {
                 cv: Some(0.01),
-                latency: Some(Latency {
+                latency: Some(Box::new(Latency {
                     unit: "statement".into(),
                     measured_from: MeasuredFrom::Send,
                     response: times.percentiles().unwrap(),
@@ -47,7 +47,7 @@ fn closed_loop(name: &str, servers: f64, service_ms: f64, noise: f64, seed: u64)
                     limit_ms: None,
                     late: None,
                     histogram: None,
-                }),
+                })),
                 ..point(workers, throughput * (1.0 + noise * (next() - 0.5)))
             }
         })

@@ -602,7 +602,7 @@ pub(super) fn latency_figure(
         let timed: Vec<(f64, &Latency)> = series
             .levels
             .iter()
-            .filter_map(|level| Some((level.workers as f64, level.latency.as_ref()?)))
+            .filter_map(|level| Some((level.workers as f64, level.latency.as_deref()?)))
             .filter(|(_, latency)| latency.is_statement())
             .collect();
         if timed.is_empty() {

@@ -6,7 +6,7 @@ use anyhow::Result;
 use crate::analysis::model::Analysis;
 use crate::report::cell_table::Table;
 use crate::report::charts::{HEIGHT, WIDTH, figures, render_svg};
-use crate::report::outline::{Section, Shown, outline};
+use crate::report::outline::{Reach, Section, Shown, outline};
 
 /// Readable from a 700 px window to a 1920 px screen without sideways scrolling (wide
 /// tables wrap their cells); printed on A4 or Letter, two figures to a page, each with its
@@ -32,7 +32,7 @@ summary{list-style:none;break-after:avoid}}";
 pub fn render(analysis: &Analysis) -> Result<String> {
     let title = format!("corescale report: {}", analysis.names().join(", "));
     let mut body = format!("<h1>{}</h1>\n", escape(&title));
-    for section in outline(analysis) {
+    for section in outline(analysis, Reach::Everything) {
         match section {
             Section::Answer(answer) => body.push_str(&format!(
                 "<p class=\"answer\" id=\"answer\"><strong>Answer:</strong> {}</p>\n",
@@ -64,13 +64,16 @@ pub fn render(analysis: &Analysis) -> Result<String> {
                 }
             }
             Section::Table(table, _) if table.rows.is_empty() => {}
-            Section::Table(table, Shown::Detail) => body.push_str(&format!(
-                "<details><summary>{} ({} rows)</summary>{}</details>\n",
-                escape(&table.title),
-                table.rows.len(),
-                html_table(&table)
-            )),
-            Section::Table(table, _) => body.push_str(&html_table(&table)),
+            Section::Table(table, Shown::Detail) => {
+                body.push_str(&format!(
+                    "<details><summary>{} ({} rows)</summary>",
+                    escape(&table.title),
+                    table.rows.len()
+                ));
+                html_table(&table, &mut body);
+                body.push_str("</details>\n");
+            }
+            Section::Table(table, _) => html_table(&table, &mut body),
             Section::FitNotes(notes) if notes.is_empty() => {}
             Section::FitNotes(notes) => {
                 let notes: String = notes
@@ -196,23 +199,29 @@ fn list(title: &str, items: &[String], class: &str) -> String {
     format!("<h2>{title}</h2><ul{class}>{entries}</ul>\n")
 }
 
-fn html_table(table: &Table) -> String {
+/// A table's HTML, appended to the page as it is made (a levels table of 10^5 rows is not
+/// built twice).
+fn html_table(table: &Table, out: &mut String) {
     if table.rows.is_empty() {
-        return String::new();
+        return;
     }
-    let row = |tag: &str, cells: &[String]| -> String {
-        let cells: String = cells
-            .iter()
-            .map(|cell| format!("<{tag}>{}</{tag}>", escape(cell)))
-            .collect();
-        format!("<tr>{cells}</tr>")
+    let row = |tag: &str, cells: &[String], out: &mut String| {
+        out.push_str("<tr>");
+        for cell in cells {
+            out.push_str(&format!("<{tag}>{}</{tag}>", escape(cell)));
+        }
+        out.push_str("</tr>");
     };
-    let rows: String = table.rows.iter().map(|cells| row("td", cells)).collect();
-    format!(
-        "<h2>{}</h2><div class=\"wide\"><table><thead>{}</thead><tbody>{rows}</tbody></table></div>\n",
-        escape(&table.title),
-        row("th", &table.headers)
-    )
+    out.push_str(&format!(
+        "<h2>{}</h2><div class=\"wide\"><table><thead>",
+        escape(&table.title)
+    ));
+    row("th", &table.headers, out);
+    out.push_str("</thead><tbody>");
+    for cells in &table.rows {
+        row("td", cells, out);
+    }
+    out.push_str("</tbody></table></div>\n");
 }
 
 /// The SVG without its XML declaration, and scaled by its viewBox to the page's width rather

@@ -3,7 +3,7 @@
 use crate::analysis::model::Analysis;
 use crate::report::cell_table::Table;
 use crate::report::charts;
-use crate::report::outline::{Section, outline};
+use crate::report::outline::{Reach, Section, outline};
 
 /// The page; with `figures` (the PNG directory as seen from the Markdown file), each figure
 /// is linked as an image under its title.
@@ -12,7 +12,7 @@ pub fn render(analysis: &Analysis, figures: Option<&str>) -> String {
         "# corescale report: {}\n\n",
         escape(&analysis.names().join(", "))
     );
-    for part in outline(analysis) {
+    for part in outline(analysis, Reach::Everything) {
         match part {
             Section::Answer(answer) => {
                 out.push_str(&format!("**Answer:** {}\n\n", escape(answer)));

@@ -3,6 +3,7 @@
 //! `-o figures/` for PNG files). A new format is its renderer's file here, walking the report
 //! outline, and its entry in [`Format`].
 
+use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
@@ -13,7 +14,7 @@ pub mod markdown;
 use crate::analysis::model::Analysis;
 use crate::error::UsageError;
 use crate::report::charts::{figures, render_png};
-use crate::result::writer::write_atomically;
+use crate::result::writer::write_atomically_with;
 
 /// One rendering of an analysis.
 pub(crate) trait Renderer {
@@ -94,9 +95,11 @@ impl Renderer for Markdown {
 
 impl Renderer for Json {
     fn write(&self, analysis: &Analysis, destination: &Path) -> Result<()> {
-        let mut text = serde_json::to_vec_pretty(analysis)?;
-        text.push(b'\n');
-        write_file(destination, &text)
+        // Written as it is encoded: an analysis of 10^5 levels is never held whole as text.
+        write_file_with(destination, &mut |file| {
+            serde_json::to_writer_pretty(&mut *file, analysis)?;
+            Ok(file.write_all(b"\n")?)
+        })
     }
 }
 
@@ -132,6 +135,11 @@ fn figures_from(markdown: &Path, directory: &Path) -> String {
 }
 
 fn write_file(path: &Path, bytes: &[u8]) -> Result<()> {
+    write_file_with(path, &mut |file| Ok(file.write_all(bytes)?))
+}
+
+/// [`write_file`] with the bytes written by `write` as they are made.
+fn write_file_with(path: &Path, write: &mut dyn FnMut(&mut dyn Write) -> Result<()>) -> Result<()> {
     if let Some(directory) = path
         .parent()
         .filter(|parent| !parent.as_os_str().is_empty())
@@ -144,7 +152,7 @@ fn write_file(path: &Path, bytes: &[u8]) -> Result<()> {
         );
     }
     // The error names the file asked for, not the temporary file written first.
-    write_atomically(path, bytes).map_err(|error| {
+    write_atomically_with(path, write).map_err(|error| {
         let cause = error
             .chain()
             .find_map(|cause| cause.downcast_ref::<std::io::Error>())

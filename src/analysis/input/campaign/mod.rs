@@ -409,7 +409,7 @@ fn merged_point(
         workers,
         raw,
         figures,
-        latency,
+        latency: latency.map(Box::new),
         parts,
         intervals: merged_timeline(at_level),
         // The parts' counts add up; the sum is no surer than its least sure part.
@@ -473,7 +473,7 @@ fn merged_latency(
             None => merged = Some(times),
         }
     }
-    let (Some(merged), Some(latency)) = (merged, at_level[0].1.latency.as_ref()) else {
+    let (Some(merged), Some(latency)) = (merged, at_level[0].1.latency.as_deref()) else {
         return Ok(None);
     };
     let Some(response) = merged.percentiles() else {
@@ -490,7 +490,7 @@ fn merged_latency(
             .map(|(_, point)| point.latency.as_ref().and_then(|latency| latency.late))
             .sum(),
         histogram: Some(merged.encode()),
-        ..latency.clone()
+        ..(*latency).clone()
     }))
 }
 

@@ -40,7 +40,7 @@ fn level(
         workers: sessions,
         raw: times.len() as f64,
         figures,
-        latency: Some(latency),
+        latency: Some(Box::new(latency)),
         campaign: Some(PointInCampaign {
             workers,
             level,
