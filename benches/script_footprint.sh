@@ -3,6 +3,7 @@
 # server's default max_connections is 100): peak resident memory of each tool's process, and
 # the time from its start to its first statement, read from the server's clock (each session
 # runs one transaction that inserts clock_timestamp(); the earliest is the first statement).
+# BUSY=1 runs it beside a CPU hog (issue 53: under 0.3 s on an idle or a busy host).
 # Then each tool's peak memory over DURATION seconds (default 3) of pgbench's TPC-B
 # transaction (7 statements, each timed by corescale) at the same sessions. Targets (issue 39, at 128 sessions): memory
 # within 2x pgbench's, start to first statement under 0.3 s. Needs a PostgreSQL URL in CORESCALE_TEST_PG (on this host: both clocks are
@@ -34,7 +35,13 @@ first = subprocess.run(["psql", url, "-Atc", "SELECT extract(epoch FROM min(at))
 print(open(peak.name).read().strip(), f"{wall:.3f}", f"{float(first) - began_wall:.3f}")
 PY
 }
-# The tools alternate, a second apart.
+# The tools alternate, a second apart; with BUSY=1, beside a CPU hog (one busy process).
+if [ "${BUSY:-0}" = 1 ]; then
+    yes >/dev/null &
+    hog=$!
+    trap 'kill $hog 2>/dev/null; cleanup' EXIT
+    echo "beside a CPU hog (pid $hog):"
+fi
 for _ in $(seq "${ROUNDS:-1}"); do
     sleep 1
     read -r pgbench_kib pgbench_s pgbench_first < <(measure "$PGBENCH" -n -M prepared -f "$work/first.sql" -c "$SESSIONS" -j 2 -t 1 "$url")

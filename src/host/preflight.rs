@@ -3,6 +3,7 @@
 //! corescale's CPU time is never counted, nor a local database server's (its main process
 //! and its children serve the run's sessions, as in a level's verdict).
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use super::interference::{
@@ -104,11 +105,22 @@ impl Look {
     /// Watches the host for `window`, counting runnable tasks every 100 ms; `servers` as in
     /// [`Look::end`].
     pub(crate) fn watch(root: &FsRoot, window: Duration, servers: &[u32]) -> Option<HostLoad> {
+        Self::watch_until(root, window, servers, &AtomicBool::new(false))
+    }
+
+    /// [`Look::watch`], ended sooner (at the next 100 ms) once `enough` is set: what was seen
+    /// until then.
+    pub(crate) fn watch_until(
+        root: &FsRoot,
+        window: Duration,
+        servers: &[u32],
+        enough: &AtomicBool,
+    ) -> Option<HostLoad> {
         let look = Self::begin(root)?;
         let mut runnable = Vec::new();
         while let Some(left) = window
             .checked_sub(look.began.elapsed())
-            .filter(|left| !left.is_zero())
+            .filter(|left| !left.is_zero() && !enough.load(Ordering::Relaxed))
         {
             std::thread::sleep(left.min(Duration::from_millis(100)));
             runnable.extend(other_runnable_now(root));

@@ -45,16 +45,56 @@ pub(super) fn asks_idle(args: &SweepArgs) -> bool {
 }
 
 /// The quick look ends once the first level's sessions are ready: a host within the limits
-/// lets them go; otherwise it is watched for a whole second while they wait (a level's own
-/// verdict judges its window whatever the look saw).
-pub(super) fn look_ended(look: Look, args: &SweepArgs, servers: &[u32]) -> Result<()> {
+/// lets them go. A busy one lets them go too (a level's own verdict judges its window), and
+/// is watched for a whole second beside the first level, by a thread of its own
+/// ([`ConfirmingLook`]): a verdict of "busy" rests on a second, but the first statement does
+/// not wait for it.
+pub(super) fn look_ended(look: Look, servers: Vec<u32>) -> ConfirmingLook {
     let root = FsRoot::new("/");
-    if let Some(load) = look.end(&root, QUICK_LOOK.min(preflight_window()), servers, &[])
+    if let Some(load) = look.end(&root, QUICK_LOOK.min(preflight_window()), &servers, &[])
         && load.is_idle()
     {
-        return Ok(());
+        return ConfirmingLook {
+            watching: None,
+            enough: Default::default(),
+        };
     }
-    preflight(args, servers)
+    let enough = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let stop = std::sync::Arc::clone(&enough);
+    let watching = std::thread::Builder::new()
+        .name("corescale-look".into())
+        .spawn(move || {
+            let root = FsRoot::new("/");
+            if let Some(load) = Look::watch_until(&root, preflight_window(), &servers, &stop)
+                && !load.is_idle()
+            {
+                say!(
+                    "corescale: warning: {}; levels it disturbs will be marked",
+                    load.describe()
+                );
+            }
+        })
+        .ok();
+    ConfirmingLook { watching, enough }
+}
+
+/// The second look at a host the quick look found busy, taken while the first level runs; it
+/// says what the host was doing when it also finds it busy.
+pub(super) struct ConfirmingLook {
+    watching: Option<std::thread::JoinHandle<()>>,
+    enough: std::sync::Arc<std::sync::atomic::AtomicBool>,
+}
+
+impl ConfirmingLook {
+    /// Ends the look at the end of the run (a run shorter than its second does not wait for
+    /// it), once it has said its piece.
+    pub(super) fn finish(self) {
+        self.enough
+            .store(true, std::sync::atomic::Ordering::Relaxed);
+        if let Some(watching) = self.watching {
+            let _ = watching.join();
+        }
+    }
 }
 
 /// Watches the host for a second before measuring: says when it is not idle, waits for it

@@ -88,8 +88,12 @@ pub fn execute(run: &RunArgs, command_line: Vec<String>) -> Result<RunEnd> {
     // The sweep runs the plan and hands each level, in the document, to the observer, which
     // writes every output after every level.
     let mut writer = WriteEachLevel { outputs: &outputs };
+    let confirming = std::cell::RefCell::new(None);
     let sessions_ready = quick_look.map(|look| -> SessionsReady<'_> {
-        Box::new(move || look_ended(look, args, &server_processes(workload)))
+        Box::new(|| {
+            *confirming.borrow_mut() = Some(look_ended(look, server_processes(workload)));
+            Ok(())
+        })
     });
     if let Err(error) = run_sweep(
         workload,
@@ -104,6 +108,9 @@ pub fn execute(run: &RunArgs, command_line: Vec<String>) -> Result<RunEnd> {
     ) {
         // Keep every level measured so far; the document says why the run ended.
         progress.finish();
+        if let Some(look) = confirming.take() {
+            look.finish();
+        }
         write_all(&outputs, &document)?;
         write_stdout(&outputs, &document)?;
         return Err(error);
@@ -115,6 +122,9 @@ pub fn execute(run: &RunArgs, command_line: Vec<String>) -> Result<RunEnd> {
     document.complete = document.stop_reason.is_none();
     write_all(&outputs, &document)?;
     progress.finish();
+    if let Some(look) = confirming.take() {
+        look.finish();
+    }
     write_stdout(&outputs, &document)?;
     show_summary(args, &outputs, &document)?;
     let flagged = document.levels.iter().any(|level| {
