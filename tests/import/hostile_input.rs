@@ -206,6 +206,19 @@ proptest! {
     fn any_bytes_error_cleanly_or_give_finite_positive_capacities(bytes in prop::collection::vec(any::<u8>(), 0..400)) {
         check(&bytes);
     }
+
+    /// A CSV file is streamed row by row; the same bytes given whole are read at once: both
+    /// give the same series, or both an error, the same one.
+    #[test]
+    fn a_streamed_csv_reads_as_its_bytes_do(text in csv_file(), cut in any::<bool>()) {
+        let text = if cut { text.trim_end().to_string() } else { text };
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("input.csv");
+        std::fs::write(&file, &text).unwrap();
+        let streamed = read_series(&file).map_err(|error| format!("{error:#}"));
+        let whole = parse_series(&file, text.as_bytes()).map_err(|error| format!("{error:#}"));
+        prop_assert_eq!(streamed, whole);
+    }
 }
 
 /// The cases found by hand and by the fuzzer, each an error naming file, line and column,
