@@ -222,12 +222,12 @@ impl Progress {
     /// bar and the table, never a warning.
     /// A message between progress lines, wrapped to the terminal (see `format::for_terminal`).
     pub fn note(&self, text: &str) {
-        let text = crate::format::for_terminal(text);
-        if self.bar.is_hidden() {
-            eprintln!("{text}");
-        } else {
-            self.bar.println(text);
-        }
+        self.notes().note(text);
+    }
+
+    /// Where another thread's warnings go: above this bar, as [`Progress::note`]'s.
+    pub fn notes(&self) -> Notes {
+        Notes(self.bar.clone())
     }
 
     pub fn finish(&mut self) {
@@ -272,6 +272,21 @@ fn fit_words(text: &str, width: usize) -> String {
         "...".to_string()
     } else {
         format!("{kept} ...")
+    }
+}
+
+/// A [`Progress`]'s notes, for another thread: each above the bar when there is one.
+#[derive(Clone)]
+pub struct Notes(ProgressBar);
+
+impl Notes {
+    pub fn note(&self, text: &str) {
+        let text = crate::format::for_terminal(text);
+        if self.0.is_hidden() {
+            eprintln!("{text}");
+        } else {
+            self.0.println(text);
+        }
     }
 }
 

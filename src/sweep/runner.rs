@@ -481,8 +481,9 @@ impl WorkerNotes {
     }
 }
 
-/// The last batch in a few words: its median job time, or its total and per-worker rates
-/// for fixed-time jobs, and the CV of the level so far.
+/// The last batch in a few words: its median job time, or its total rate for fixed-time
+/// jobs, and the CV of the level so far. Short enough for a `--report-interval` line with
+/// the host's figures to fit 80 columns (the per-worker rate is the total over n).
 fn batch_figures(batch: &[Sample], settings: &LevelSettings, cv: f64, unit: &str) -> String {
     let median = |mut values: Vec<f64>| {
         values.sort_by(f64::total_cmp);
@@ -494,15 +495,11 @@ fn batch_figures(batch: &[Sample], settings: &LevelSettings, cv: f64, unit: &str
             median(batch.iter().map(|sample| sample.wall_s).collect())
         ),
         RunMode::FixedTime => {
-            let rates: Vec<f64> = batch
+            let total: f64 = batch
                 .iter()
                 .map(|sample| sample.ops as f64 / sample.wall_s.max(1e-9))
-                .collect();
-            format!(
-                "last batch {} {unit}/s ({} per worker)",
-                significant(rates.iter().sum()),
-                significant(median(rates))
-            )
+                .sum();
+            format!("last batch {} {unit}/s", significant(total))
         }
     };
     format!("{figure}, CV {:.1}%", 100.0 * cv)

@@ -210,13 +210,22 @@ proptest! {
     /// A CSV file is streamed row by row; the same bytes given whole are read at once: both
     /// give the same series, or both an error, the same one.
     #[test]
-    fn a_streamed_csv_reads_as_its_bytes_do(text in csv_file(), cut in any::<bool>()) {
+    fn a_streamed_csv_reads_as_its_bytes_do(
+        text in csv_file(),
+        cut in any::<bool>(),
+        not_text in prop::option::of(any::<prop::sample::Index>()),
+    ) {
         let text = if cut { text.trim_end().to_string() } else { text };
+        let mut bytes = text.into_bytes();
+        // A byte that is no UTF-8 anywhere: the same error from both.
+        if let Some(at) = not_text {
+            bytes.insert(at.index(bytes.len() + 1), 0xff);
+        }
         let dir = tempfile::tempdir().unwrap();
         let file = dir.path().join("input.csv");
-        std::fs::write(&file, &text).unwrap();
+        std::fs::write(&file, &bytes).unwrap();
         let streamed = read_series(&file).map_err(|error| format!("{error:#}"));
-        let whole = parse_series(&file, text.as_bytes()).map_err(|error| format!("{error:#}"));
+        let whole = parse_series(&file, &bytes).map_err(|error| format!("{error:#}"));
         prop_assert_eq!(streamed, whole);
     }
 }

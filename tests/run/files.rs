@@ -71,6 +71,16 @@ fn report_outputs_write_through_devices_and_fifos_and_follow_symlinks() {
     report_to("--json", Path::new("/dev/null"));
     let null = std::fs::metadata("/dev/null").unwrap();
     assert!(null.file_type().is_char_device(), "/dev/null was replaced");
+    // A full device: the JSON, encoded straight to it, names the file and the OS's words.
+    for flag in ["--json", "--html"] {
+        corescale()
+            .args(["report", ANCHOR, "-q", flag, "/dev/full"])
+            .assert()
+            .code(1)
+            .stderr(contains(
+                "cannot write '/dev/full': No space left on device",
+            ));
+    }
 
     let dir = tempfile::tempdir().unwrap();
     let fifo = dir.path().join("pipe.md");

@@ -145,8 +145,8 @@ fn column_spans(dashes: &str) -> Vec<(usize, usize)> {
 
 /// The per-second figures read off the instances' rows, by figure name and header words.
 const PER_SECOND: &[(&str, &[&str])] = &[
-    ("lio_per_s", &["logical", "reads"]),
-    ("physical_reads_per_s", &["physical", "reads"]),
+    ("lio_per_s", &["logical", "reads/s"]),
+    ("physical_reads_per_s", &["physical", "reads/s"]),
     ("executes_per_s", &["execs"]),
     ("transactions_per_s", &["txns"]),
 ];
@@ -163,7 +163,7 @@ fn from_awr_rac(file: &InputFile, text: &str) -> Result<Series> {
     let statistics = Table::under(
         text,
         "System Statistics - Per Second",
-        &["logical", "reads"],
+        &["logical", "reads/s"],
     )
     .ok_or_else(|| missing("a 'System Statistics - Per Second' table with logical reads"))?;
     let instance_rows: Vec<(usize, &str, &[String])> = statistics

@@ -66,16 +66,10 @@ pub(super) fn from_csv(path: &Path, input: impl std::io::Read, stem: &str) -> Re
     };
     let mut levels = Levels::new(layout);
     let mut last_cells = LastCells::default();
-    let byte_header = reader
-        .byte_headers()
-        .map_err(|error| unreadable(path, 1, &error))?
-        .clone();
-    // Read as bytes: a cell is checked as text where it is read (a number's, a name's), not
-    // the whole row first.
-    let mut record = csv::ByteRecord::new();
+    let mut record = csv::StringRecord::new();
     let mut lines_read = 1;
     loop {
-        match reader.read_byte_record(&mut record) {
+        match reader.read_record(&mut record) {
             Ok(true) => {}
             Ok(false) => break,
             Err(error) => {
@@ -85,16 +79,19 @@ pub(super) fn from_csv(path: &Path, input: impl std::io::Read, stem: &str) -> Re
                 return Err(unreadable(path, line, &error));
             }
         }
+        // The reader counts line feeds only: a file whose lines end with a lone carriage
+        // return is numbered by its rows.
         let line = record
             .position()
-            .map_or(lines_read + 1, |at| at.line() as usize);
+            .map_or(0, |at| at.line() as usize)
+            .max(lines_read + 1);
         lines_read = line;
         // An empty line between rows (or at the end) is no level.
-        if record.iter().all(<[u8]>::is_empty) {
+        if record.iter().all(str::is_empty) {
             continue;
         }
         last_cells.saw(line, &record);
-        levels.push(path, line, (&header, &byte_header), &record)?;
+        levels.push(path, line, &header, &record)?;
     }
     drop(reader);
     let (measure, job, mut points) = levels.finish();
@@ -128,7 +125,7 @@ impl<R: std::io::Read> std::io::Read for LastByte<R> {
 /// A line the CSV reader could not read (unequal fields, invalid UTF-8, a read error).
 fn unreadable(path: &Path, line: usize, error: &csv::Error) -> anyhow::Error {
     let what = match error.kind() {
-        csv::ErrorKind::Utf8 { .. } => "not text (invalid UTF-8)".to_string(),
+        csv::ErrorKind::Utf8 { .. } => NOT_TEXT.to_string(),
         _ => format!("malformed CSV ({})", printable(&error.to_string())),
     };
     anyhow::anyhow!("'{}' line {line}: {what}", path.display())
@@ -143,11 +140,11 @@ struct LastCells {
 }
 
 impl LastCells {
-    fn saw(&mut self, line: usize, record: &csv::ByteRecord) {
+    fn saw(&mut self, line: usize, record: &csv::StringRecord) {
         if let Some((_, length)) = self.last {
             self.shortest_before = Some(self.shortest_before.map_or(length, |s| s.min(length)));
         }
-        let length = record.iter().next_back().map_or(0, <[u8]>::len);
+        let length = record.iter().next_back().map_or(0, str::len);
         self.last = Some((line, length));
     }
 
@@ -183,16 +180,15 @@ impl Levels {
         &mut self,
         path: &Path,
         line: usize,
-        (header, byte_header): (&csv::StringRecord, &csv::ByteRecord),
-        record: &csv::ByteRecord,
+        header: &csv::StringRecord,
+        record: &csv::StringRecord,
     ) -> Result<()> {
         match self {
             Self::Rate { points, .. } => points.push(rate_point(path, line, record)?),
             Self::JobTimes(rows) => {
-                let row: Row = record.deserialize(Some(byte_header)).map_err(|error| {
-                    let record = csv::StringRecord::from_byte_record_lossy(record.clone());
-                    cell_error(path, line, header, &record, &error)
-                })?;
+                let row: Row = record
+                    .deserialize(Some(header))
+                    .map_err(|error| cell_error(path, line, header, record, &error))?;
                 let figures = figure_cells(path, line, header, record)?;
                 let (reader, points) =
                     rows.get_or_insert_with(|| (JobTimeRows::from_first(&row), Vec::new()));
@@ -287,7 +283,7 @@ pub(super) fn figure_cells(
     path: &Path,
     line: usize,
     header: &csv::StringRecord,
-    record: &csv::ByteRecord,
+    record: &csv::StringRecord,
 ) -> Result<std::collections::BTreeMap<String, f64>> {
     header
         .iter()
@@ -298,12 +294,12 @@ pub(super) fn figure_cells(
             (!cell.is_empty()).then_some((column, name, cell))
         })
         .map(|(column, name, cell)| {
-            let value = number_cell(cell).ok_or_else(|| {
+            let value = cell.parse::<f64>().map_err(|_| {
                 anyhow::anyhow!(
                     "'{}' line {line} column {}: '{}' is not a number",
                     path.display(),
                     column + 1,
-                    quote(&String::from_utf8_lossy(cell))
+                    quote(cell)
                 )
             })?;
             Ok((name.to_string(), value))
@@ -311,21 +307,14 @@ pub(super) fn figure_cells(
         .collect()
 }
 
-/// A cell's number; None when it is no text or no number.
-fn number_cell(cell: &[u8]) -> Option<f64> {
-    std::str::from_utf8(cell).ok()?.parse().ok()
-}
-
 /// A row of a SLOB-style rate file (`Num_concurrent_workers,<unit>`) as its level.
-fn rate_point(path: &Path, line: usize, record: &csv::ByteRecord) -> Result<Point> {
+fn rate_point(path: &Path, line: usize, record: &csv::StringRecord) -> Result<Point> {
     let at =
         |column: usize| move || format!("'{}' line {line} column {}", path.display(), column + 1);
     let number = |column: usize| -> Result<f64> {
-        let cell = record.get(column).unwrap_or(b"");
-        number_cell(cell).ok_or_else(|| {
-            let cell = String::from_utf8_lossy(cell);
-            anyhow::anyhow!("{}: '{}' is not a number", at(column)(), quote(&cell))
-        })
+        let cell = record.get(column).unwrap_or("");
+        cell.parse::<f64>()
+            .map_err(|_| anyhow::anyhow!("{}: '{}' is not a number", at(column)(), quote(cell)))
     };
     let workers = worker_count(number(0)?, &at(0))?;
     let raw = in_range(number(1)?, &RAW, "the measurement", &at(1))?;

@@ -60,31 +60,47 @@ pub(super) struct CellTable {
 }
 
 /// The table after each place the text `title` is (a section's heading, or a link to it in
-/// the report's contents), first to last.
+/// the report's contents), first to last; a place before the end of the last table read
+/// gives no table again.
 pub(super) fn tables_after<'a>(
     html: &'a str,
     title: &'a str,
 ) -> impl Iterator<Item = CellTable> + 'a {
-    html.match_indices(title)
-        .filter_map(move |(at, _)| table_from(html, at))
+    let mut places = html.match_indices(title);
+    let mut read_to = 0;
+    std::iter::from_fn(move || {
+        loop {
+            let (at, _) = places.next()?;
+            if at < read_to {
+                continue;
+            }
+            let (table, end) = table_from(html, at)?;
+            read_to = end;
+            return Some(table);
+        }
+    })
 }
 
-/// The first table after byte `at`; None when there is none.
-fn table_from(html: &str, at: usize) -> Option<CellTable> {
+/// The first table after byte `at`, and where it ends; None when there is none.
+fn table_from(html: &str, at: usize) -> Option<(CellTable, usize)> {
     let start = at + find_tag(&html[at..], "<table")?;
     let end = find_tag(&html[start..], "</table").map_or(html.len(), |end| start + end);
-    let first_line = 1 + html[..start].matches('\n').count();
+    // Lines counted as the rows go, each stretch once.
+    let (mut line, mut counted_to) = (1 + html[..start].matches('\n').count(), start);
     let mut header_rows: Vec<Vec<Cell>> = Vec::new();
-    let mut rows = Vec::new();
+    let (mut data_rows, mut lines) = (Vec::new(), Vec::new());
     for (offset, row) in table_rows(&html[start..end]) {
         if row.iter().all(|cell| cell.header) {
             header_rows.push(row);
         } else {
-            let line = first_line + html[start..start + offset].matches('\n').count();
-            let cells = spread(&[row]).into_iter().next().unwrap_or_default();
-            rows.push((line, cells));
+            line += html[counted_to..start + offset].matches('\n').count();
+            counted_to = start + offset;
+            lines.push(line);
+            data_rows.push(row);
         }
     }
+    // Data rows laid out together: a cell spanning rows fills the rows below.
+    let rows = lines.into_iter().zip(spread(&data_rows)).collect();
     let grid = spread(&header_rows);
     let width = grid.iter().map(Vec::len).max().unwrap_or(0);
     let headers = (0..width)
@@ -99,7 +115,7 @@ fn table_from(html: &str, at: usize) -> Option<CellTable> {
             words.join(" ")
         })
         .collect();
-    Some(CellTable { headers, rows })
+    Some((CellTable { headers, rows }, end))
 }
 
 /// Where a tag (given in lower case, as `<table`) first opens in `html`, in any case.
@@ -108,6 +124,9 @@ fn find_tag(html: &str, tag: &str) -> Option<usize> {
         .windows(tag.len())
         .position(|window| window.eq_ignore_ascii_case(tag.as_bytes()))
 }
+
+/// The most grid slots spans fill (a real report's tables have a few thousand cells).
+const MOST_SLOTS: usize = 1_000_000;
 
 /// A cell as written: header or data, its text, and the columns and rows it spans.
 struct Cell {
@@ -133,37 +152,51 @@ fn table_rows(table: &str) -> Vec<(usize, Vec<Cell>)> {
     rows
 }
 
-/// The `<th>` and `<td>` cells of one row's HTML (`lower` is it in lower case).
+/// The `<th>` and `<td>` cells of one row's HTML (`lower` is it in lower case), in one pass
+/// over its tags: a cell ends where it closes or where the next one opens.
 fn cells(row: &str, lower: &str) -> Vec<Cell> {
     let mut cells = Vec::new();
+    // The cell being read: header or not, its spans, and where its text begins.
+    let mut open: Option<(bool, usize, usize, usize)> = None;
     let mut from = 0;
-    while let Some(found) = lower[from..].find("<t") {
+    while let Some(found) = lower[from..].find('<') {
         let start = from + found;
-        let kind = lower.as_bytes().get(start + 2).copied();
-        let boundary = lower.as_bytes().get(start + 3).copied();
-        let is_cell = matches!(kind, Some(b'd' | b'h'))
-            && matches!(boundary, Some(b'>' | b' ' | b'\t' | b'\n' | b'\r'));
-        let Some(tag_end) = lower[start..].find('>').map(|end| start + end) else {
+        let tag_end = lower[start..].find('>').map(|end| start + end);
+        let tag = &lower[start..tag_end.unwrap_or(lower.len())];
+        let bytes = tag.as_bytes();
+        let opens = bytes.len() > 3
+            && bytes[1] == b't'
+            && matches!(bytes[2], b'd' | b'h')
+            && matches!(bytes[3], b' ' | b'\t' | b'\n' | b'\r')
+            || tag == "<td"
+            || tag == "<th";
+        let closes = tag.starts_with("</td") || tag.starts_with("</th");
+        if (opens || closes)
+            && let Some((header, columns, rows, text_from)) = open.take()
+        {
+            cells.push(Cell {
+                header,
+                text: as_text(&row[text_from..start]).trim().to_string(),
+                columns,
+                rows,
+            });
+        }
+        let Some(tag_end) = tag_end else {
             break;
         };
-        from = tag_end + 1;
-        if !is_cell {
-            continue;
+        if opens {
+            let spans = (span(tag, "colspan"), span(tag, "rowspan"));
+            open = Some((bytes[2] == b'h', spans.0, spans.1, tag_end + 1));
         }
-        let tag = &lower[start..tag_end];
-        // A cell ends where it closes or where the next cell opens, whichever comes first.
-        let close = ["</t", "<td", "<th"]
-            .iter()
-            .filter_map(|mark| lower[from..].find(mark))
-            .min()
-            .map_or(row.len(), |end| from + end);
+        from = tag_end + 1;
+    }
+    if let Some((header, columns, rows, text_from)) = open {
         cells.push(Cell {
-            header: kind == Some(b'h'),
-            text: as_text(&row[from..close]).trim().to_string(),
-            columns: span(tag, "colspan"),
-            rows: span(tag, "rowspan"),
+            header,
+            text: as_text(&row[text_from.min(row.len())..]).trim().to_string(),
+            columns,
+            rows,
         });
-        from = close;
     }
     cells
 }
@@ -183,25 +216,33 @@ fn span(tag: &str, attribute: &str) -> usize {
 }
 
 /// Rows of cells laid out on a grid: a cell spanning columns fills each of them, and one
-/// spanning rows fills the same columns of the rows below.
+/// spanning rows fills the same columns of the rows below. Spans stop filling past
+/// [`MOST_SLOTS`] slots: a hostile report does not make a huge grid.
 fn spread(rows: &[Vec<Cell>]) -> Vec<Vec<String>> {
     let mut grid: Vec<Vec<Option<String>>> = vec![Vec::new(); rows.len()];
+    let mut filled = 0usize;
     for (index, row) in rows.iter().enumerate() {
         let mut column = 0;
         for cell in row {
+            let (columns, rows_below) = if filled > MOST_SLOTS {
+                (1, 1)
+            } else {
+                (cell.columns, cell.rows)
+            };
+            filled += columns * rows_below;
             while grid[index].get(column).is_some_and(Option::is_some) {
                 column += 1;
             }
-            let last = (index + cell.rows).min(rows.len());
+            let last = (index + rows_below).min(rows.len());
             for line in &mut grid[index..last] {
-                if line.len() < column + cell.columns {
-                    line.resize(column + cell.columns, None);
+                if line.len() < column + columns {
+                    line.resize(column + columns, None);
                 }
-                for slot in &mut line[column..column + cell.columns] {
+                for slot in &mut line[column..column + columns] {
                     *slot = Some(cell.text.clone());
                 }
             }
-            column += cell.columns;
+            column += columns;
         }
     }
     grid.into_iter()
@@ -237,8 +278,8 @@ mod tests {
                 (7, vec!["2".into(), "99".into(), "3".into()]),
             ]
         );
-        // The title twice (a heading, then a paragraph) gives the same table twice.
-        assert_eq!(tables_after(html, "Time Model").count(), 2);
+        // The title twice (a heading, then a paragraph) gives its table once.
+        assert_eq!(tables_after(html, "Time Model").count(), 1);
         assert_eq!(tables_after(html, "Wait Events").next(), None);
     }
 
@@ -249,6 +290,25 @@ mod tests {
         let table = tables_after(html, "T").next().unwrap();
         assert_eq!(table.headers.len(), 100);
         assert_eq!(table.rows, vec![(1, vec!["1".into(), "2".into()])]);
+        // A row label spanning two data rows fills the row below; a thousand spans of a
+        // thousand stop filling at the cap.
+        let html = "T<table><tr><th>I#</th><th>a</th></tr>\n<tr><td rowspan=2>1</td><td>x</td></tr>\n<tr><td>y</td></tr></table>";
+        let table = tables_after(html, "T").next().unwrap();
+        assert_eq!(
+            table.rows,
+            vec![
+                (2, vec!["1".into(), "x".into()]),
+                (3, vec!["1".into(), "y".into()])
+            ]
+        );
+        let wide = format!(
+            "T<table>{}</table>",
+            "<tr><td colspan=100 rowspan=100>z</td></tr>".repeat(1000)
+        );
+        let table = tables_after(&wide, "T").next().unwrap();
+        let slots: usize = table.rows.iter().map(|(_, cells)| cells.len()).sum();
+        // At most the cap and the rows' gaps behind it, where 10^7 would be filled.
+        assert!(slots <= 2_000_000, "{slots}");
     }
 
     /// The RAC fixture's tables read by this walk and by a full HTML parser (html5ever, as

@@ -23,6 +23,9 @@ use folder::{HEAD_BYTES, detect, level_from_name, level_known};
 pub use folder::{levels_into_sweeps, result_files};
 pub use nodes::{NodeCores, node_cores};
 
+/// What a file holding bytes that are not UTF-8 is, in every reader's message.
+const NOT_TEXT: &str = "not a text file (invalid UTF-8)";
+
 /// Other tools' outputs `report` reads, tried in this order on a file's first 64 KiB.
 const IMPORTERS: &[&Importer] = &[
     &pgbench::SUMMARY,
@@ -524,13 +527,29 @@ pub fn parse_all(path: &Path, bytes: &[u8]) -> Result<Vec<Series>> {
 
 fn parse_input(file: &InputFile, bytes: &[u8]) -> Result<Vec<Series>> {
     let path = file.path;
-    let text = std::str::from_utf8(bytes).map_err(|error| {
-        anyhow::anyhow!(
-            "'{}': not a text file (invalid UTF-8 at byte {})",
-            path.display(),
-            error.valid_up_to()
-        )
-    })?;
+    let text = match std::str::from_utf8(bytes) {
+        Ok(text) => text,
+        Err(error) => {
+            // A CSV is read row by row, as its file is: the first line that breaks, whatever
+            // breaks it, is the one refused.
+            let lossy = |part: &[u8]| String::from_utf8_lossy(part).into_owned();
+            let head = lossy(&bytes[..bytes.len().min(HEAD_BYTES)]);
+            let tail = if bytes.len() > 2 * HEAD_BYTES {
+                lossy(&bytes[bytes.len() - HEAD_BYTES..])
+            } else {
+                String::new()
+            };
+            if streams_as_csv(&head, &tail) {
+                let input = BomSkipped::new(bytes);
+                return Ok(vec![finish(path, from_csv(path, input, &file.stem())?)?]);
+            }
+            let line = 1 + bytes[..error.valid_up_to()]
+                .iter()
+                .filter(|byte| **byte == b'\n')
+                .count();
+            bail!("'{}' line {line}: {NOT_TEXT}", path.display());
+        }
+    };
     // Editors on Windows put a byte-order mark before JSON and CSV alike.
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     if text.trim().is_empty() {
@@ -634,7 +653,6 @@ fn finish(path: &Path, mut series: Series) -> Result<Series> {
                 .is_some_and(|latency| latency.rate.is_some())
         })
         .collect();
-    series.points.shrink_to_fit();
     series.points.sort_by_key(|point| point.workers);
     if let Some(pair) = series
         .points

@@ -2,6 +2,8 @@
 //! while the run gets ready, or a whole second), which CPUs the plan brackets, and that the
 //! workers' memory and pinning fit what this process may use.
 
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
@@ -17,12 +19,13 @@ use crate::host::preflight::Look;
 use crate::host::sysfs::FsRoot;
 use crate::host::{HostInfo, Topology};
 use crate::sweep::plan::LoadLevels;
+use crate::sweep::progress::Notes;
 use crate::sweep::stop;
 use crate::workload::WorkloadInfo;
 
 /// How long the host is watched before the first level when the run asks for an idle host
-/// (`--wait-idle`, `--require-idle`), or when the quick look saw other work: a verdict of
-/// "busy" always rests on a second...
+/// (`--wait-idle`, `--require-idle`), or beside it when the quick look saw other work: a
+/// verdict of "busy" always rests on a second...
 const PREFLIGHT: Duration = Duration::from_secs(1);
 
 /// ...and the least a quick look lasts, from the run's start to its first level's sessions
@@ -46,52 +49,62 @@ pub(super) fn asks_idle(args: &SweepArgs) -> bool {
 
 /// The quick look ends once the first level's sessions are ready: a host within the limits
 /// lets them go. A busy one lets them go too (a level's own verdict judges its window), and
-/// is watched for a whole second beside the first level, by a thread of its own
+/// is watched for a whole second beside the first level by a thread of its own
 /// ([`ConfirmingLook`]): a verdict of "busy" rests on a second, but the first statement does
 /// not wait for it.
-pub(super) fn look_ended(look: Look, servers: Vec<u32>) -> ConfirmingLook {
+pub(super) fn look_ended(look: Look, servers: Vec<u32>, notes: Notes) -> ConfirmingLook {
     let root = FsRoot::new("/");
+    let enough = Arc::new(AtomicBool::new(false));
     if let Some(load) = look.end(&root, QUICK_LOOK.min(preflight_window()), &servers, &[])
         && load.is_idle()
     {
         return ConfirmingLook {
             watching: None,
-            enough: Default::default(),
+            enough,
         };
     }
-    let enough = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
-    let stop = std::sync::Arc::clone(&enough);
+    let stop = Arc::clone(&enough);
+    let said = notes.clone();
     let watching = std::thread::Builder::new()
         .name("corescale-look".into())
         .spawn(move || {
-            let root = FsRoot::new("/");
-            if let Some(load) = Look::watch_until(&root, preflight_window(), &servers, &stop)
-                && !load.is_idle()
+            let window = preflight_window();
+            let began = Instant::now();
+            let load = Look::watch_until(&FsRoot::new("/"), window, &servers, &stop);
+            // A look the run's end cut short says nothing: the levels' verdicts have.
+            if let Some(load) = load.filter(|load| !load.is_idle())
+                && began.elapsed() >= window
             {
-                say!(
+                said.note(&format!(
                     "corescale: warning: {}; levels it disturbs will be marked",
                     load.describe()
-                );
+                ));
             }
-        })
-        .ok();
-    ConfirmingLook { watching, enough }
+        });
+    if let Err(error) = &watching {
+        notes.note(&format!(
+            "corescale: note: the host looked busy, and a second look could not start ({error}): each level's verdict still judges it"
+        ));
+    }
+    ConfirmingLook {
+        watching: watching.ok(),
+        enough,
+    }
 }
 
 /// The second look at a host the quick look found busy, taken while the first level runs; it
-/// says what the host was doing when it also finds it busy.
+/// says what the host was doing when it also finds it busy. Dropped at the run's end, on
+/// every path: the look is cut short (a run shorter than its second does not wait for it)
+/// and its thread joined, so nothing is said after the run has ended.
 pub(super) struct ConfirmingLook {
     watching: Option<std::thread::JoinHandle<()>>,
-    enough: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    enough: Arc<AtomicBool>,
 }
 
-impl ConfirmingLook {
-    /// Ends the look at the end of the run (a run shorter than its second does not wait for
-    /// it), once it has said its piece.
-    pub(super) fn finish(self) {
-        self.enough
-            .store(true, std::sync::atomic::Ordering::Relaxed);
-        if let Some(watching) = self.watching {
+impl Drop for ConfirmingLook {
+    fn drop(&mut self) {
+        self.enough.store(true, Ordering::Relaxed);
+        if let Some(watching) = self.watching.take() {
             let _ = watching.join();
         }
     }

@@ -88,10 +88,12 @@ pub fn execute(run: &RunArgs, command_line: Vec<String>) -> Result<RunEnd> {
     // The sweep runs the plan and hands each level, in the document, to the observer, which
     // writes every output after every level.
     let mut writer = WriteEachLevel { outputs: &outputs };
+    // The second look at a busy host, ended and joined when dropped.
     let confirming = std::cell::RefCell::new(None);
+    let notes = progress.notes();
     let sessions_ready = quick_look.map(|look| -> SessionsReady<'_> {
         Box::new(|| {
-            *confirming.borrow_mut() = Some(look_ended(look, server_processes(workload)));
+            *confirming.borrow_mut() = Some(look_ended(look, server_processes(workload), notes));
             Ok(())
         })
     });
@@ -107,10 +109,8 @@ pub fn execute(run: &RunArgs, command_line: Vec<String>) -> Result<RunEnd> {
         sessions_ready,
     ) {
         // Keep every level measured so far; the document says why the run ended.
+        drop(confirming.take());
         progress.finish();
-        if let Some(look) = confirming.take() {
-            look.finish();
-        }
         write_all(&outputs, &document)?;
         write_stdout(&outputs, &document)?;
         return Err(error);
@@ -121,10 +121,8 @@ pub fn execute(run: &RunArgs, command_line: Vec<String>) -> Result<RunEnd> {
     }
     document.complete = document.stop_reason.is_none();
     write_all(&outputs, &document)?;
+    drop(confirming.take());
     progress.finish();
-    if let Some(look) = confirming.take() {
-        look.finish();
-    }
     write_stdout(&outputs, &document)?;
     show_summary(args, &outputs, &document)?;
     let flagged = document.levels.iter().any(|level| {

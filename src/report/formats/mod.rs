@@ -97,7 +97,15 @@ impl Renderer for Json {
     fn write(&self, analysis: &Analysis, destination: &Path) -> Result<()> {
         // Written as it is encoded: an analysis of 10^5 levels is never held whole as text.
         write_file_with(destination, &mut |file| {
-            serde_json::to_writer_pretty(&mut *file, analysis)?;
+            // A write's own error (a full disk), not serde's wrapper, so the message names
+            // the file asked for (`write_file_with` looks for the io error).
+            serde_json::to_writer_pretty(&mut *file, analysis).map_err(|error| {
+                if error.is_io() {
+                    anyhow::Error::from(std::io::Error::from(error))
+                } else {
+                    error.into()
+                }
+            })?;
             Ok(file.write_all(b"\n")?)
         })
     }
