@@ -68,23 +68,21 @@ pub(super) fn from_csv(path: &Path, input: impl std::io::Read, stem: &str) -> Re
     let mut last_cells = LastCells::default();
     let mut record = csv::StringRecord::new();
     let mut lines_read = 1;
+    // The reader counts line feeds only: a file whose lines end with a lone carriage return
+    // is numbered by its rows.
+    let line_of = |at: Option<&csv::Position>, lines_read: usize| {
+        at.map_or(0, |at| at.line() as usize).max(lines_read + 1)
+    };
     loop {
         match reader.read_record(&mut record) {
             Ok(true) => {}
             Ok(false) => break,
             Err(error) => {
-                let line = error
-                    .position()
-                    .map_or(lines_read + 1, |at| at.line() as usize);
+                let line = line_of(error.position(), lines_read);
                 return Err(unreadable(path, line, &error));
             }
         }
-        // The reader counts line feeds only: a file whose lines end with a lone carriage
-        // return is numbered by its rows.
-        let line = record
-            .position()
-            .map_or(0, |at| at.line() as usize)
-            .max(lines_read + 1);
+        let line = line_of(record.position(), lines_read);
         lines_read = line;
         // An empty line between rows (or at the end) is no level.
         if record.iter().all(str::is_empty) {
@@ -329,8 +327,8 @@ fn rate_point(path: &Path, line: usize, record: &csv::StringRecord) -> Result<Po
 /// row: its job, and whether a time or (a fixed-time run's) rate is measured.
 struct JobTimeRows {
     job: Job,
+    /// A rate for a fixed-time run, else job time.
     measure: Measure,
-    fixed_time: bool,
 }
 
 impl JobTimeRows {
@@ -360,11 +358,12 @@ impl JobTimeRows {
         } else {
             Measure::JobTime
         };
-        Self {
-            job,
-            measure,
-            fixed_time,
-        }
+        Self { job, measure }
+    }
+
+    /// A corescale CSV of a fixed-time run: its figure is rate_total, not job time.
+    fn fixed_time(&self) -> bool {
+        matches!(self.measure, Measure::Rate { .. })
     }
 
     fn test_cpu_parallel() -> Job {
@@ -383,7 +382,7 @@ impl JobTimeRows {
         figure_cells: std::collections::BTreeMap<String, f64>,
     ) -> Result<Point> {
         let at = |column: usize| format!("'{}' line {line} column {}", path.display(), column + 1);
-        let raw = if self.fixed_time {
+        let raw = if self.fixed_time() {
             match row.rate_total {
                 Some(rate) => in_range(rate, &RAW, "the measurement", &|| {
                     format!("'{}' line {line} (rate_total)", path.display())
@@ -401,7 +400,7 @@ impl JobTimeRows {
         // test_cpu_parallel's only median and stdev.
         let spread = match (row.merit_low, row.merit_high) {
             (Some(low), Some(high)) => Some((low, high)),
-            _ if self.fixed_time => None,
+            _ if self.fixed_time() => None,
             _ => Some(((raw - row.stdev_s).max(raw * 0.01), raw + row.stdev_s)),
         }
         .filter(|(low, high)| low <= high);

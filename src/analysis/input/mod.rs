@@ -320,9 +320,7 @@ pub fn read_input(file: &InputFile) -> Result<Vec<Series>> {
     if streams_as_csv(&head_text, &tail) {
         // A CSV: read row by row, never held whole.
         let rest = std::io::BufReader::with_capacity(1 << 16, opened);
-        let input = std::io::Cursor::new(head).chain(rest);
-        let input = BomSkipped::new(input);
-        return Ok(vec![finish(path, from_csv(path, input, &file.stem())?)?]);
+        return streamed_csv(file, std::io::Cursor::new(head).chain(rest));
     }
     opened.read_to_end(&mut head).with_context(cannot_read)?;
     parse_input(file, &head)
@@ -340,11 +338,25 @@ fn tail_of(opened: &mut std::fs::File, position: usize) -> std::io::Result<Strin
     let mut tail = Vec::with_capacity(HEAD_BYTES);
     opened.read_to_end(&mut tail)?;
     opened.seek(SeekFrom::Start(position as u64))?;
-    // Cut at a character boundary, as `parse_input` does.
+    Ok(tail_text(&tail))
+}
+
+/// A file's last bytes as text for detection: cut at a character boundary, as `parse_input`
+/// cuts its tail, anything else not UTF-8 replaced.
+fn tail_text(tail: &[u8]) -> String {
     let from = (0..tail.len().min(4))
         .find(|at| std::str::from_utf8(&tail[*at..]).is_ok())
         .unwrap_or(0);
-    Ok(String::from_utf8_lossy(&tail[from..]).into_owned())
+    String::from_utf8_lossy(&tail[from..]).into_owned()
+}
+
+/// A CSV's series, read row by row from `input` (a byte-order mark before it dropped).
+fn streamed_csv(file: &InputFile, input: impl std::io::BufRead) -> Result<Vec<Series>> {
+    let path = file.path;
+    Ok(vec![finish(
+        path,
+        from_csv(path, BomSkipped::new(input), &file.stem())?,
+    )?])
 }
 
 /// Whether a file with this head and tail is read as a CSV, as `parse_input` decides: no
@@ -532,16 +544,14 @@ fn parse_input(file: &InputFile, bytes: &[u8]) -> Result<Vec<Series>> {
         Err(error) => {
             // A CSV is read row by row, as its file is: the first line that breaks, whatever
             // breaks it, is the one refused.
-            let lossy = |part: &[u8]| String::from_utf8_lossy(part).into_owned();
-            let head = lossy(&bytes[..bytes.len().min(HEAD_BYTES)]);
+            let head = String::from_utf8_lossy(&bytes[..bytes.len().min(HEAD_BYTES)]);
             let tail = if bytes.len() > 2 * HEAD_BYTES {
-                lossy(&bytes[bytes.len() - HEAD_BYTES..])
+                tail_text(&bytes[bytes.len() - HEAD_BYTES..])
             } else {
                 String::new()
             };
             if streams_as_csv(&head, &tail) {
-                let input = BomSkipped::new(bytes);
-                return Ok(vec![finish(path, from_csv(path, input, &file.stem())?)?]);
+                return streamed_csv(file, bytes);
             }
             let line = 1 + bytes[..error.valid_up_to()]
                 .iter()

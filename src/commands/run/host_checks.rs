@@ -15,7 +15,7 @@ use crate::error::UsageError;
 use crate::format::workers_text;
 use crate::host::memory_limit;
 use crate::host::pinning::{self, Pin};
-use crate::host::preflight::Look;
+use crate::host::preflight::{HostLoad, Look};
 use crate::host::sysfs::FsRoot;
 use crate::host::{HostInfo, Topology};
 use crate::sweep::plan::LoadLevels;
@@ -75,10 +75,7 @@ pub(super) fn look_ended(look: Look, servers: Vec<u32>, notes: Notes) -> Confirm
             if let Some(load) = load.filter(|load| !load.is_idle())
                 && began.elapsed() >= window
             {
-                said.note(&format!(
-                    "corescale: warning: {}; levels it disturbs will be marked",
-                    load.describe()
-                ));
+                said.note(&busy_warning(&load));
             }
         });
     if let Err(error) = &watching {
@@ -110,6 +107,15 @@ impl Drop for ConfirmingLook {
     }
 }
 
+/// What a run says of a host a whole second's look found busy, before or beside its first
+/// level.
+fn busy_warning(load: &HostLoad) -> String {
+    format!(
+        "corescale: warning: {}; levels it disturbs will be marked",
+        load.describe()
+    )
+}
+
 /// Watches the host for a second before measuring: says when it is not idle, waits for it
 /// with `--wait-idle`, refuses with `--require-idle`. A local database server's processes
 /// (`servers`) work for the run, as in a level's verdict.
@@ -129,10 +135,7 @@ pub(super) fn preflight(args: &SweepArgs, servers: &[u32]) -> Result<()> {
         if args.require_idle {
             anyhow::bail!("{} (--require-idle)", load.describe());
         }
-        say!(
-            "corescale: warning: {}; levels it disturbs will be marked",
-            load.describe()
-        );
+        say!("{}", busy_warning(&load));
         return Ok(());
     }
 }
