@@ -6,9 +6,7 @@ use std::time::Instant;
 
 use anyhow::{Result, bail};
 
-use super::catalog::{
-    Identity, ObjectKind, Owned, SetupRecord, SetupStamp, Verdict, table_name, verdict,
-};
+use super::catalog::{Identity, ObjectKind, Owned, SetupRecord, SetupStamp, Verdict, verdict};
 use super::connect::target::Target;
 
 /// An identifier in double quotes, embedded quotes doubled (PostgreSQL, Oracle, SQL standard).
@@ -106,6 +104,10 @@ pub trait Catalogue: AtTarget {
     fn upper_case_names(&self) -> bool {
         false
     }
+    /// How a workload's statements name corescale's object `name`: quoted, and qualified by
+    /// corescale's schema where it has one, so no other role's object of that name can be
+    /// reached instead.
+    fn own_name(&self, name: &str) -> String;
     /// Tables (and functions) whose names start with corescale's prefix, listed or not.
     fn lookalikes(&self) -> Result<Vec<String>>;
     /// Roles other than this one (and superusers) that may write corescale's catalogue. The
@@ -271,29 +273,26 @@ pub struct ServerCheck {
     pub privileges: Vec<(String, bool)>,
 }
 
-/// One statement of the client loop: a select or an update over a key range of one table.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct PlannedStatement {
-    pub schema: u64,
-    pub update: bool,
-    pub first_key: u64,
-    pub last_key: u64,
-}
-
-/// What the database answered for some statements: selects and the rows they visited,
-/// updates and the rows they changed.
+/// What the database answered for one statement, as a workload reads it.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Answered {
-    pub selects: u64,
-    pub updates: u64,
-    pub rows: u64,
+pub struct Answer {
+    /// Rows it returned.
+    pub returned: u64,
+    /// Rows its command changed, by the server's own count (0 for a query).
+    pub changed: u64,
+    /// The last column of the last row it returned, where that is an integer: an
+    /// aggregate's count, a function's result.
+    pub value: Option<i64>,
 }
 
-impl std::ops::AddAssign for Answered {
-    fn add_assign(&mut self, other: Self) {
-        self.selects += other.selects;
-        self.updates += other.updates;
-        self.rows += other.rows;
+impl Answer {
+    /// The rows it returned, else the rows it changed: what a script's statement counts.
+    pub fn rows(&self) -> u64 {
+        if self.returned > 0 {
+            self.returned
+        } else {
+            self.changed
+        }
     }
 }
 
@@ -322,55 +321,44 @@ pub struct StatementFailure {
     pub message: String,
 }
 
-/// One session. PostgreSQL sessions have their own backend process.
+/// One session: a client that prepares, binds, executes and pipelines the statements a
+/// workload gives it, as sysbench's drivers do, and knows no workload's SQL. Statements are
+/// named by the workload's index for them and prepared on first use. PostgreSQL sessions
+/// have their own backend process.
 pub trait DbSession: Send {
     /// Whether the session runs over TLS, and with what protocol and cipher.
     fn tls(&self) -> Option<super::connect::tls::TlsFacts> {
         None
     }
-    /// Sums scratch over the key range in the server; returns the rows visited.
-    fn select(&mut self, schema: u64, first_key: u64, last_key: u64) -> Result<u64>;
-    /// Adds one to scratch of the rows in the range; returns the rows changed.
-    fn update(&mut self, schema: u64, first_key: u64, last_key: u64) -> Result<u64>;
-    /// Sends a statement; drivers that can pipeline send `batch` statements together and
-    /// answer for earlier ones later. Returns what was answered meanwhile.
-    fn submit(&mut self, statement: PlannedStatement, _batch: usize) -> Result<Answered> {
-        let PlannedStatement {
-            schema,
-            update,
-            first_key,
-            last_key,
-        } = statement;
-        Ok(if update {
-            Answered {
-                updates: 1,
-                rows: self.update(schema, first_key, last_key)?,
-                ..Answered::default()
-            }
-        } else {
-            Answered {
-                selects: 1,
-                rows: self.select(schema, first_key, last_key)?,
-                ..Answered::default()
-            }
-        })
-    }
-    /// Waits for every statement still in flight; returns what they answered.
-    fn drain(&mut self) -> Result<Answered> {
-        Ok(Answered::default())
-    }
-    /// Runs `statements` selects inside the server (PostgreSQL's PL/pgSQL loop, as pgio does);
-    /// returns the rows visited.
-    fn server_loop(
-        &mut self,
-        _schema: u64,
-        _rows: u64,
-        _work_unit: u64,
-        _statements: u64,
-    ) -> Result<u64> {
+    /// Runs statement `index`: prepared from `sql` (the product's placeholders) on first
+    /// use, `values` bound, never pasted into the text; answered before it returns. A
+    /// refusal is a [`StatementFailure`].
+    fn execute(&mut self, index: usize, sql: &str, values: &[BoundValue]) -> Result<Answer>;
+    /// Queues statement `index` for the next batch, encoded as [`DbSession::execute`] sends
+    /// it (drivers that pipeline: [`Product::max_pipeline`] over 1).
+    ///
+    /// [`Product::max_pipeline`]: super::product::Product
+    fn queue(&mut self, _index: usize, _sql: &str, _values: &[BoundValue]) -> Result<()> {
         bail!(
-            "--server-loop needs a driver that runs the statements in a server-side loop; this one sends each from the client"
+            "this database's driver answers each statement before the next is sent: pipelines need PostgreSQL"
         )
+    }
+    /// Sends the queued statements as one batch (one Sync: one implicit transaction)
+    /// without waiting for their answers.
+    fn send_batch(&mut self) -> Result<()> {
+        bail!(
+            "this database's driver answers each statement before the next is sent: pipelines need PostgreSQL"
+        )
+    }
+    /// Batches sent and not yet answered.
+    fn batches_in_flight(&self) -> usize {
+        0
+    }
+    /// Reads the oldest batch's answers in order, each with when it was read, into
+    /// `answered`. A refusal is a [`StatementFailure`], after the statements before it were
+    /// answered (the server skipped the rest of its batch).
+    fn answer_batch(&mut self, _answered: &mut Vec<(Answer, Instant)>) -> Result<()> {
+        Ok(())
     }
     /// The session's server process, where it is one of this host's processes (PostgreSQL's
     /// backend): its CPU time is the session's on the server.
@@ -381,42 +369,8 @@ pub trait DbSession: Send {
     fn publish_statistics(&mut self) -> Result<()> {
         Ok(())
     }
-    /// Runs statement `index` of a DBA's script: prepared from `sql` (the product's
-    /// placeholders) on first use, `values` bound, never pasted into the text. Returns the
-    /// rows it returned or changed; a refusal is a [`StatementFailure`].
-    fn run_script_statement(
-        &mut self,
-        _index: usize,
-        _sql: &str,
-        _values: &[BoundValue],
-    ) -> Result<u64> {
-        bail!("this database's driver does not run scripts (PostgreSQL and MySQL/MariaDB do)")
-    }
-    /// Queues statement `index` of a script's pipeline (`\startpipeline`): encoded as
-    /// [`DbSession::run_script_statement`] sends it, sent with the pipeline's end.
-    fn queue_script_statement(
-        &mut self,
-        _index: usize,
-        _sql: &str,
-        _values: &[BoundValue],
-    ) -> Result<()> {
-        bail!(
-            "this database's driver answers each statement before the next is sent: pipelines (\\startpipeline) need PostgreSQL"
-        )
-    }
-    /// Sends the queued statements under one Sync and reads their answers in order: each
-    /// one's rows and when its answer was read, into `answered`. A refusal is a
-    /// [`StatementFailure`], after the statements before it were answered (the rest were
-    /// skipped by the server).
-    fn end_script_pipeline(&mut self, _answered: &mut Vec<(u64, Instant)>) -> Result<()> {
-        bail!(
-            "this database's driver answers each statement before the next is sent: pipelines (\\endpipeline) need PostgreSQL"
-        )
-    }
-    /// Runs SQL as written, with no values (a script's ROLLBACK after a failure).
-    fn run_plain(&mut self, _sql: &str) -> Result<()> {
-        bail!("this database's driver does not run scripts (PostgreSQL and MySQL/MariaDB do)")
-    }
+    /// Runs SQL as written, with no values (a session setting, a script's ROLLBACK).
+    fn run_plain(&mut self, sql: &str) -> Result<()>;
     /// Makes the server refuse every write of this session, whoever its user is (MariaDB's
     /// read_only does not bind accounts with READ ONLY ADMIN or SUPER): for runs that must
     /// not write. False where the database has no such session mode (Oracle's READ ONLY is
@@ -429,45 +383,6 @@ pub trait DbSession: Send {
     /// execution; None when it may, or when the server cannot tell beforehand.
     fn missing_privilege(&mut self, _sql: &str, _parameters: usize) -> Result<Option<String>> {
         Ok(None)
-    }
-}
-
-/// A session's prepared statements, by table and kind, prepared on first use.
-pub struct PreparedStatements<S> {
-    selects: Vec<Option<S>>,
-    updates: Vec<Option<S>>,
-}
-
-impl<S> Default for PreparedStatements<S> {
-    fn default() -> Self {
-        Self {
-            selects: Vec::new(),
-            updates: Vec::new(),
-        }
-    }
-}
-
-impl<S> PreparedStatements<S> {
-    /// The statement for `schema`, prepared by `prepare(table, update)` the first time.
-    pub fn get(
-        &mut self,
-        schema: u64,
-        update: bool,
-        prepare: impl FnOnce(&str, bool) -> Result<S>,
-    ) -> Result<&mut S> {
-        let index = schema as usize;
-        let cache = if update {
-            &mut self.updates
-        } else {
-            &mut self.selects
-        };
-        if cache.len() <= index {
-            cache.resize_with(index + 1, || None);
-        }
-        if cache[index].is_none() {
-            cache[index] = Some(prepare(&table_name(schema), update)?);
-        }
-        Ok(cache[index].as_mut().expect("prepared just now"))
     }
 }
 

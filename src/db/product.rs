@@ -1,10 +1,18 @@
 //! The database products corescale has, one row each, as sysbench's driver table: the URL
 //! schemes that name it, how its settings are resolved, and what its driver can do
-//! (pipelining, a server-side loop). A target is read with these alone; how a product's
+//! (pipelining, its SQL dialect). A target is read with these alone; how a product's
 //! driver opens a database is the registry's (`registry`), so reading a URL needs no driver.
 
 use super::connect::settings::{ConnectSettings, Surroundings};
 use crate::error::UsageError;
+
+/// The SQL a product speaks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Dialect {
+    PostgreSql,
+    MySql,
+    Oracle,
+}
 
 /// A database product: how its URLs are read, what its driver can do, and how it connects.
 pub struct Product {
@@ -18,8 +26,9 @@ pub struct Product {
     pub(crate) max_pipeline: usize,
     /// Statements per batch unless --pipeline says otherwise.
     pub(crate) default_pipeline: usize,
-    /// Whether `--server-loop` can run the statements in the server (pgio's PL/pgSQL loop).
-    pub(crate) server_loop: bool,
+    /// The SQL it speaks, so a workload can write its statements for it (as sysbench's
+    /// scripts look at the driver's name).
+    pub dialect: Dialect,
     /// The n-th (1-based) bound value's placeholder in a statement: `$1`, `?`, `:1`.
     pub placeholder: fn(usize) -> String,
 }
@@ -58,7 +67,7 @@ pub(crate) static POSTGRESQL: Product = Product {
     // (see docs/db.md).
     max_pipeline: 64,
     default_pipeline: 32,
-    server_loop: true,
+    dialect: Dialect::PostgreSql,
     placeholder: |n| format!("${n}"),
 };
 
@@ -68,7 +77,7 @@ pub(crate) static MYSQL: Product = Product {
     resolve: super::mysql::mycnf::resolve,
     max_pipeline: 1,
     default_pipeline: 1,
-    server_loop: false,
+    dialect: Dialect::MySql,
     placeholder: |_| "?".to_string(),
 };
 
@@ -78,6 +87,6 @@ pub(crate) static ORACLE: Product = Product {
     resolve: super::oracle::connect::resolve,
     max_pipeline: 1,
     default_pipeline: 1,
-    server_loop: false,
+    dialect: Dialect::Oracle,
     placeholder: |n| format!(":{n}"),
 };

@@ -14,7 +14,6 @@ mod slob;
 
 use identity::{current_identity, table_ids_readable};
 use session::MySqlSession;
-use slob::statement_sql;
 
 use connection::*;
 
@@ -33,8 +32,8 @@ use crate::db::connect::target::{Target, within};
 use crate::db::connect::tls::{self, TlsFacts};
 use crate::db::driver::{ServerCheck, drop_one_by_one};
 use crate::db::{
-    AtTarget, Catalogue, Database, DbCounters, DbSession, PREFIX, PreparedStatements, Replication,
-    ServerCounters, ServerProcesses, SetupWindow, quote_backtick,
+    AtTarget, Catalogue, Database, DbCounters, DbSession, PREFIX, Replication, ServerCounters,
+    ServerProcesses, SetupWindow, quote_backtick,
 };
 use crate::error::locked;
 
@@ -150,8 +149,7 @@ impl Database for MySql {
         Ok(Box::new(MySqlSession {
             connection,
             target: self.target.clone(),
-            statements: PreparedStatements::default(),
-            script_statements: Vec::new(),
+            statements: Vec::new(),
             tls,
         }))
     }
@@ -226,6 +224,10 @@ impl AtTarget for MySql {
 }
 
 impl Catalogue for MySql {
+    fn own_name(&self, name: &str) -> String {
+        quote_backtick(name)
+    }
+
     /// Accounts that may write the catalogue without holding DROP on its database; an error
     /// naming the grant that lets teardown read the grant tables where it cannot.
     fn catalogue_writers(&self) -> Result<Vec<String>> {

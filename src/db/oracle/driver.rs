@@ -16,7 +16,7 @@ use crate::db::catalog::{
 use crate::db::connect::target::{Target, within};
 use crate::db::driver::ServerCheck;
 use crate::db::{
-    AtTarget, Catalogue, Database, DbCounters, DbSession, PreparedStatements, Replication,
+    Answer, AtTarget, BoundValue, Catalogue, Database, DbCounters, DbSession, Replication,
     ServerCounters, ServerProcesses, SetupWindow, SlobTables, mean_of_samples, quote_double,
     sample_keys, table_name,
 };
@@ -134,10 +134,12 @@ fn current_identity(connection: &Connection, name: &str) -> oracle::Result<Optio
 
 impl Database for Oracle {
     fn open_session(&self) -> Result<Box<dyn DbSession>> {
+        let mut connection = connect(&self.target)?;
+        connection.set_autocommit(true);
         Ok(Box::new(OracleSession {
-            connection: connect(&self.target)?,
+            connection,
             target: self.target.clone(),
-            statements: PreparedStatements::default(),
+            statements: Vec::new(),
         }))
     }
 
@@ -196,6 +198,10 @@ impl AtTarget for Oracle {
 impl Catalogue for Oracle {
     fn upper_case_names(&self) -> bool {
         true
+    }
+
+    fn own_name(&self, name: &str) -> String {
+        quote_double(&name.to_uppercase())
     }
 
     fn has_catalogue(&self) -> Result<bool> {
@@ -573,49 +579,69 @@ fn load_table(
 struct OracleSession {
     connection: Connection,
     target: Target,
-    statements: PreparedStatements<Statement>,
+    /// A workload's statements by its index for them, prepared on first use.
+    statements: Vec<Option<Statement>>,
 }
 
-impl OracleSession {
-    fn prepared(&mut self, schema: u64, update: bool) -> Result<&mut Statement> {
-        let (connection, target) = (&self.connection, &self.target);
-        self.statements.get(schema, update, |table, update| {
-            let table = quote_double(&table.to_uppercase());
-            let sql = if update {
-                format!("UPDATE {table} SET scratch = scratch + 1 WHERE key BETWEEN :1 AND :2")
-            } else {
-                format!("SELECT SUM(scratch), COUNT(*) FROM {table} WHERE key BETWEEN :1 AND :2")
-            };
-            connection
-                .statement(&sql)
-                .build()
-                .map_err(|error| describe(error, target))
-        })
+/// The server's refusal as a workload counts it (by its ORA- code: Oracle sends no
+/// SQLSTATE to its clients); other errors as they are.
+fn statement_failure(error: oracle::Error, target: &Target) -> anyhow::Error {
+    match error.oci_code() {
+        Some(code) => anyhow::Error::new(crate::db::driver::StatementFailure {
+            sqlstate: format!("ORA-{code:05}"),
+            message: error
+                .db_error()
+                .map_or_else(|| error.to_string(), |db| db.message().to_string()),
+        }),
+        None => describe(error, target),
     }
 }
 
 impl DbSession for OracleSession {
-    fn select(&mut self, schema: u64, first_key: u64, last_key: u64) -> Result<u64> {
-        let target = self.target.clone();
-        let statement = self.prepared(schema, false)?;
-        let (_sum, rows) = statement
-            .query_row_as::<(Option<i64>, i64)>(&[&(first_key as i64), &(last_key as i64)])
-            .map_err(|error| describe(error, &target))?;
-        Ok(rows as u64)
+    fn execute(&mut self, index: usize, sql: &str, values: &[BoundValue]) -> Result<Answer> {
+        if self.statements.len() <= index {
+            self.statements.resize_with(index + 1, || None);
+        }
+        let statement = match &mut self.statements[index] {
+            Some(statement) => statement,
+            unprepared => unprepared.insert(
+                self.connection
+                    .statement(sql)
+                    .build()
+                    .map_err(|error| statement_failure(error, &self.target))?,
+            ),
+        };
+        let parameters: Vec<&dyn oracle::sql_type::ToSql> = values
+            .iter()
+            .map(|value| match value {
+                BoundValue::Int(value) => value as &dyn oracle::sql_type::ToSql,
+                BoundValue::Double(value) => value as &dyn oracle::sql_type::ToSql,
+            })
+            .collect();
+        let fail = |error| statement_failure(error, &self.target);
+        let mut answer = Answer::default();
+        if statement.is_query() {
+            for row in statement.query(&parameters).map_err(fail)? {
+                let row = row.map_err(fail)?;
+                answer.returned += 1;
+                answer.value = row
+                    .sql_values()
+                    .len()
+                    .checked_sub(1)
+                    .and_then(|last| row.get::<usize, Option<i64>>(last).ok().flatten());
+            }
+        } else {
+            // The session autocommits, as the other products' sessions do.
+            statement.execute(&parameters).map_err(fail)?;
+            answer.changed = statement.row_count().map_err(fail)?;
+        }
+        Ok(answer)
     }
 
-    fn update(&mut self, schema: u64, first_key: u64, last_key: u64) -> Result<u64> {
-        let target = self.target.clone();
-        let statement = self.prepared(schema, true)?;
-        statement
-            .execute(&[&(first_key as i64), &(last_key as i64)])
-            .map_err(|error| describe(error, &target))?;
-        let changed = statement
-            .row_count()
-            .map_err(|error| describe(error, &target))?;
+    fn run_plain(&mut self, sql: &str) -> Result<()> {
         self.connection
-            .commit()
-            .map_err(|error| describe(error, &target))?;
-        Ok(changed)
+            .execute(sql, &[])
+            .map(drop)
+            .map_err(|error| statement_failure(error, &self.target))
     }
 }

@@ -54,9 +54,7 @@ impl Postgres {
             Some(schema) => schema.clone(),
             None => current_schema(&mut monitor)?,
         };
-        monitor
-            .pin(&schema)
-            .map_err(|error| explain(error, &target))?;
+        monitor.pin().map_err(|error| explain(error, &target))?;
         // The port the server saw the monitor connect from (0: none, a socket).
         let on_this_host = this_host::serves_here(&target, || {
             monitor
@@ -76,7 +74,7 @@ impl Postgres {
     fn connect_own(&self) -> Result<WireSession> {
         let mut session = WireSession::connect(&self.target)?;
         session
-            .pin(&self.schema)
+            .pin()
             .map_err(|error| explain(error, &self.target))?;
         Ok(session)
     }
@@ -255,15 +253,12 @@ impl Database for Postgres {
 
     fn open_session(&self) -> Result<Box<dyn DbSession>> {
         let mut wire = self.connect_own()?;
-        // An index range scan visiting one heap block per row, planned once: the SLOB method.
         let statement_timeout = self
             .target
             .answer_timeout
             .map_or(0, |limit| limit.as_millis());
-        wire.simple(&format!(
-            "SET enable_bitmapscan = off; SET enable_seqscan = off; SET plan_cache_mode = force_generic_plan; SET statement_timeout = {statement_timeout}"
-        ))
-        .map_err(|error| explain(error, &self.target))?;
+        wire.simple(&format!("SET statement_timeout = {statement_timeout}"))
+            .map_err(|error| explain(error, &self.target))?;
         Ok(Box::new(PostgresSession {
             wire,
             target: self.target.clone(),
@@ -336,6 +331,10 @@ impl AtTarget for Postgres {
 }
 
 impl Catalogue for Postgres {
+    fn own_name(&self, name: &str) -> String {
+        qualified(&self.schema, name)
+    }
+
     fn has_catalogue(&self) -> Result<bool> {
         let exists: String = self.on_monitor(|monitor| {
             monitor.query_value(

@@ -1,12 +1,12 @@
-//! One PostgreSQL session of a workload: corescale's statements (pipelined) and a DBA's
-//! script statements on corescale's own protocol client.
+//! One PostgreSQL session of a workload: the workload's statements, pipelined or not, on
+//! corescale's own protocol client.
 
-use anyhow::{Context, Result, bail};
+use anyhow::{Result, bail};
 
 use super::explain;
 use super::wire::WireSession;
 use crate::db::connect::target::Target;
-use crate::db::{Answered, DbSession, PlannedStatement, loop_function, quote_double};
+use crate::db::{Answer, BoundValue, DbSession};
 
 /// A session on corescale's own protocol client, which can pipeline (see `wire`).
 pub(super) struct PostgresSession {
@@ -16,63 +16,30 @@ pub(super) struct PostgresSession {
     pub(super) on_this_host: bool,
 }
 
-impl PostgresSession {
-    fn one(&mut self, schema: u64, update: bool, first_key: u64, last_key: u64) -> Result<u64> {
-        let statement = PlannedStatement {
-            schema,
-            update,
-            first_key,
-            last_key,
-        };
-        Ok(self.submit(statement, 1)?.rows)
-    }
-}
-
 impl DbSession for PostgresSession {
     fn tls(&self) -> Option<crate::db::connect::tls::TlsFacts> {
         self.wire.tls().cloned()
     }
 
-    fn select(&mut self, schema: u64, first_key: u64, last_key: u64) -> Result<u64> {
-        self.one(schema, false, first_key, last_key)
+    // A server's refusal stays a StatementFailure (its SQLSTATE is counted), unexplained.
+    fn execute(&mut self, index: usize, sql: &str, values: &[BoundValue]) -> Result<Answer> {
+        self.wire.execute(index, sql, values)
     }
 
-    fn update(&mut self, schema: u64, first_key: u64, last_key: u64) -> Result<u64> {
-        self.one(schema, true, first_key, last_key)
+    fn queue(&mut self, index: usize, sql: &str, values: &[BoundValue]) -> Result<()> {
+        self.wire.queue(index, sql, values)
     }
 
-    fn submit(&mut self, statement: PlannedStatement, batch: usize) -> Result<Answered> {
-        self.wire
-            .submit(statement, batch)
-            .map_err(|error| explain(error, &self.target))
+    fn send_batch(&mut self) -> Result<()> {
+        self.wire.send_batch()
     }
 
-    fn drain(&mut self) -> Result<Answered> {
-        self.wire
-            .drain()
-            .map_err(|error| explain(error, &self.target))
+    fn batches_in_flight(&self) -> usize {
+        self.wire.batches_in_flight()
     }
 
-    fn server_loop(
-        &mut self,
-        schema: u64,
-        rows: u64,
-        work_unit: u64,
-        statements: u64,
-    ) -> Result<u64> {
-        let visited = self
-            .wire
-            .call(
-                &format!(
-                    "SELECT {}.{}($1, $2, $3)",
-                    quote_double(self.wire.own_schema().unwrap_or_default()),
-                    quote_double(&loop_function(schema))
-                ),
-                &[rows as i64, work_unit as i64, statements as i64],
-            )
-            .map_err(|error| explain(error, &self.target))
-            .context("calling the server-side loop (was it created by `corescale db setup`?)")?;
-        Ok(visited.unwrap_or(0) as u64)
+    fn answer_batch(&mut self, answered: &mut Vec<(Answer, std::time::Instant)>) -> Result<()> {
+        self.wire.answer_batch(answered)
     }
 
     fn backend_pid(&self) -> Option<u32> {
@@ -82,29 +49,6 @@ impl DbSession for PostgresSession {
 
     fn publish_statistics(&mut self) -> Result<()> {
         publish_statistics(&mut self.wire).map_err(|error| explain(error, &self.target))
-    }
-
-    fn run_script_statement(
-        &mut self,
-        index: usize,
-        sql: &str,
-        values: &[crate::db::driver::BoundValue],
-    ) -> Result<u64> {
-        // A server's refusal stays a StatementFailure (its SQLSTATE is counted), unexplained.
-        self.wire.run_script_statement(index, sql, values)
-    }
-
-    fn queue_script_statement(
-        &mut self,
-        index: usize,
-        sql: &str,
-        values: &[crate::db::driver::BoundValue],
-    ) -> Result<()> {
-        self.wire.queue_script_statement(index, sql, values)
-    }
-
-    fn end_script_pipeline(&mut self, answered: &mut Vec<(u64, std::time::Instant)>) -> Result<()> {
-        self.wire.answer_script_statements(answered)
     }
 
     fn missing_privilege(&mut self, sql: &str, parameters: usize) -> Result<Option<String>> {

@@ -145,7 +145,7 @@ impl DbArgs {
             )
             .into());
         }
-        if self.server_loop && !driver.server_loop {
+        if self.server_loop && driver.dialect != crate::db::product::Dialect::PostgreSql {
             return Err(UsageError::new(format!(
                 "--server-loop needs a driver that runs the statements in a server-side loop (PostgreSQL's PL/pgSQL, as pgio does): the {product} driver sends each from the client (leave out --server-loop)"
             ))

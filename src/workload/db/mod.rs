@@ -6,6 +6,7 @@
 pub(crate) mod args;
 pub(crate) mod instances;
 pub(crate) mod session;
+mod statements;
 mod watch;
 
 use std::sync::{Arc, Mutex};
@@ -29,6 +30,7 @@ use crate::error::UsageError;
 use crate::error::locked;
 pub use instances::InstanceFigures;
 use session::{BlocksPer, DbSessionJob, SessionTally};
+use statements::SlobStatements;
 
 /// How the warning that the server counted more blocks than this client's sessions visited
 /// begins: a campaign's part leaves it to `report`, which checks every part's together.
@@ -544,7 +546,7 @@ impl Workload for DbWorkload {
                 ..self.options.clone()
             },
             (worker, workers),
-            schema,
+            SlobStatements::for_table(self.cluster.instances[instance].database.as_ref(), schema),
             self.rows,
             self.blocks,
             Arc::clone(&self.sessions),

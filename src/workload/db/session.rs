@@ -5,10 +5,11 @@
 use std::collections::VecDeque;
 use std::time::{Duration, Instant};
 
-use anyhow::Result;
+use anyhow::{Context, Result, bail};
 
+use super::statements::{Answered, SELECT, SERVER_LOOP, SlobStatements, UPDATE};
 use super::{DbOptions, process_cpu_seconds};
-use crate::db::driver::{Answered, DbSession, PlannedStatement};
+use crate::db::{Answer, BoundValue, DbSession, StatementFailure};
 use crate::latency::{Pace, ResponseTimes, SessionClock, SessionLatency, Turn};
 use crate::rng::SessionRng;
 use crate::workload::{Sessions, WorkerJob};
@@ -31,6 +32,14 @@ pub(crate) struct SessionTally {
     pub response: Option<ResponseTimes>,
     /// Why the session ended early: its instance went away (a cluster's run goes on).
     pub failed: Option<String>,
+}
+
+/// A statement's two bound keys: the first and last of its range.
+fn keys(first_key: u64, last_key: u64) -> [BoundValue; 2] {
+    [
+        BoundValue::Int(first_key as i64),
+        BoundValue::Int(last_key as i64),
+    ]
 }
 
 /// Statements each session runs before a level's baseline is taken.
@@ -56,7 +65,11 @@ impl BlocksPer {
 pub(crate) struct DbSessionJob {
     connection: Box<dyn DbSession>,
     options: DbOptions,
-    schema: u64,
+    /// The statements over this session's table.
+    sql: SlobStatements,
+    /// Statements queued for the next batch (pipelined), and the answers read (reused).
+    unsent: usize,
+    answers: Vec<(Answer, Instant)>,
     rows: u64,
     blocks: BlocksPer,
     random: SessionRng,
@@ -84,13 +97,13 @@ const IDLE_AFTER_FAILURE: Duration = Duration::from_millis(5);
 const MOST_IN_FLIGHT: usize = 128;
 
 impl DbSessionJob {
-    /// A session on `schema` with `rows` rows, warmed up, its counts and CPU clock starting
-    /// now.
+    /// A session on the table of `sql` with `rows` rows, warmed up, its counts and CPU clock
+    /// starting now.
     pub(crate) fn start(
-        connection: Box<dyn DbSession>,
+        mut connection: Box<dyn DbSession>,
         options: DbOptions,
         (worker, workers): (usize, usize),
-        schema: u64,
+        sql: SlobStatements,
         rows: u64,
         blocks: BlocksPer,
         sessions: std::sync::Arc<Sessions<SessionTally>>,
@@ -107,10 +120,15 @@ impl DbSessionJob {
             seed: options.arrivals_seed,
         });
         let clock = SessionClock::new(unit, options.latency_limit, pace, (worker, workers));
+        if let Some(settings) = sql.session_settings {
+            connection.run_plain(settings)?;
+        }
         let mut session = Self {
             connection,
             options,
-            schema,
+            sql,
+            unsent: 0,
+            answers: Vec::with_capacity(MOST_IN_FLIGHT),
             rows,
             blocks,
             random: SessionRng::for_worker(worker, 0x9E37_79B9_7F4A_7C15),
@@ -143,25 +161,85 @@ impl DbSessionJob {
 
     /// A warm-up select, answered before it returns.
     fn select_once(&mut self) -> Result<()> {
-        let statement = self.plan(false);
-        let answered = self.connection.submit(statement, 1)?;
-        self.count(answered);
+        let (first_key, last_key) = self.key_range(false);
+        let answer = self
+            .connection
+            .execute(SELECT, &self.sql.select, &keys(first_key, last_key))
+            .map_err(|error| self.failed(error))?;
+        self.count(Answered::of(answer));
         Ok(())
     }
 
-    /// The next statement over a random key range of this session's table.
-    fn plan(&mut self, update: bool) -> PlannedStatement {
+    /// The next statement's key range, random over this session's table.
+    fn key_range(&mut self, update: bool) -> (u64, u64) {
         let span = if update {
             self.options.update_work_unit.min(self.rows - 1)
         } else {
             self.options.work_unit
         };
         let first_key = self.random.below(self.rows - span);
-        PlannedStatement {
-            schema: self.schema,
-            update,
-            first_key,
-            last_key: first_key + span,
+        (first_key, first_key + span)
+    }
+
+    /// Sends one statement. Pipelined, it is queued until `--pipeline` are, then sent under
+    /// one Sync (one implicit transaction), with up to two batches in flight: the oldest is
+    /// answered once that limit is reached. An update ends its batch, so its row locks are
+    /// held no longer than in autocommit and sessions sharing a table cannot deadlock.
+    /// Returns what was answered meanwhile.
+    fn submit(&mut self, update: bool) -> Result<Answered> {
+        let (first_key, last_key) = self.key_range(update);
+        let (index, sql) = if update {
+            (UPDATE, &self.sql.update)
+        } else {
+            (SELECT, &self.sql.select)
+        };
+        let values = keys(first_key, last_key);
+        if self.options.pipeline <= 1 {
+            let answer = self.connection.execute(index, sql, &values);
+            return answer.map(Answered::of).map_err(|error| self.failed(error));
+        }
+        let sent = self.connection.queue(index, sql, &values).and_then(|()| {
+            self.unsent += 1;
+            if self.unsent < self.options.pipeline && !update {
+                return Ok(false);
+            }
+            self.unsent = 0;
+            self.connection.send_batch().map(|()| true)
+        });
+        if !sent.map_err(|error| self.failed(error))? || self.connection.batches_in_flight() < 2 {
+            return Ok(Answered::default());
+        }
+        self.answer_batch()
+    }
+
+    /// The oldest batch's answers.
+    fn answer_batch(&mut self) -> Result<Answered> {
+        self.answers.clear();
+        let outcome = self.connection.answer_batch(&mut self.answers);
+        let mut answered = Answered::default();
+        for (answer, _) in &self.answers {
+            answered += Answered::of(*answer);
+        }
+        outcome
+            .map(|()| answered)
+            .map_err(|error| self.failed(error))
+    }
+
+    /// A statement's failure with what to do about it: a missing table was never set up,
+    /// or was dropped since.
+    fn failed(&self, error: anyhow::Error) -> anyhow::Error {
+        let missing = error
+            .downcast_ref::<StatementFailure>()
+            .is_some_and(|failure| {
+                ["42P01", "42S02", "ORA-00942"].contains(&failure.sqlstate.as_str())
+            });
+        if missing {
+            error.context(format!(
+                "SLOB's table {} is missing: run `corescale db setup` first",
+                self.sql.table
+            ))
+        } else {
+            error.context(format!("SLOB's statement on {}", self.sql.table))
         }
     }
 
@@ -201,26 +279,13 @@ impl DbSessionJob {
             Duration::ZERO
         };
         if self.options.server_loop {
-            let rows = self.connection.server_loop(
-                self.schema,
-                self.rows,
-                self.options.work_unit,
-                SERVER_LOOP_STATEMENTS,
-            )?;
-            if self.options.record_latency {
-                let at = self.clock.elapsed();
-                self.clock.answered(due, sent, at);
-            }
-            self.statements += SERVER_LOOP_STATEMENTS;
-            self.rows_visited += rows;
-            return Ok(Some(self.blocks.of(SERVER_LOOP_STATEMENTS, 0) as u64));
+            return self.server_loop(due, sent).map(Some);
         }
         let update = self.random.chance(self.options.update_share);
-        let statement = self.plan(update);
         if self.options.record_latency {
             self.in_flight.push_back((due, sent));
         }
-        let answered = self.connection.submit(statement, self.options.pipeline)?;
+        let answered = self.submit(update)?;
         self.answered(answered.selects + answered.updates);
         let blocks = self.count(answered);
         if let Some(pause) = self.options.think_time {
@@ -229,10 +294,42 @@ impl DbSessionJob {
         Ok(Some(blocks))
     }
 
+    /// One call of the server-side loop, timed from when it was due (or sent); returns the
+    /// blocks its statements visited.
+    fn server_loop(&mut self, due: Option<Duration>, sent: Duration) -> Result<u64> {
+        let Some(sql) = &self.sql.server_loop else {
+            bail!("--server-loop needs PostgreSQL's server-side loop; this database has none");
+        };
+        let values = [
+            BoundValue::Int(self.rows as i64),
+            BoundValue::Int(self.options.work_unit as i64),
+            BoundValue::Int(SERVER_LOOP_STATEMENTS as i64),
+        ];
+        let answer = (self.connection.execute(SERVER_LOOP, sql, &values))
+            .map_err(|error| self.failed(error))
+            .context("calling the server-side loop (was it created by `corescale db setup`?)")?;
+        if self.options.record_latency {
+            let at = self.clock.elapsed();
+            self.clock.answered(due, sent, at);
+        }
+        self.statements += SERVER_LOOP_STATEMENTS;
+        self.rows_visited += answer.value.map_or(0, |rows| rows.max(0) as u64);
+        Ok(self.blocks.of(SERVER_LOOP_STATEMENTS, 0) as u64)
+    }
+
     /// Waits for the statements still in flight; returns the blocks they visited. Ends the
     /// window: an open loop counts the statements due that it did not send.
     fn drain(&mut self) -> Result<u64> {
-        let answered = self.connection.drain()?;
+        let mut answered = Answered::default();
+        if self.unsent > 0 {
+            self.unsent = 0;
+            self.connection
+                .send_batch()
+                .map_err(|error| self.failed(error))?;
+        }
+        while self.connection.batches_in_flight() > 0 {
+            answered += self.answer_batch()?;
+        }
         self.answered(answered.selects + answered.updates);
         self.clock.window_ended();
         Ok(self.count(answered))
@@ -362,48 +459,83 @@ mod tests {
     use super::*;
     use crate::db::cluster::Route;
 
-    /// A driver that records every statement and answers batches of `batch` statements as
+    /// A statement the fake received: its kind, key range and text.
+    #[derive(Debug, Clone)]
+    struct Sent {
+        update: bool,
+        first_key: u64,
+        last_key: u64,
+        sql: String,
+    }
+
+    /// A driver that records every statement and answers its batches as
     /// `db::postgres::wire` does (late, when pipelined); each statement visits its key range.
     struct Fake {
-        sent: Arc<Mutex<Vec<PlannedStatement>>>,
-        pending: Vec<PlannedStatement>,
+        sent: Arc<Mutex<Vec<Sent>>>,
+        queued: Vec<Sent>,
+        batches: std::collections::VecDeque<Vec<Sent>>,
         published: bool,
     }
 
-    fn answer(statements: &[PlannedStatement]) -> Answered {
-        let mut answered = Answered::default();
-        for statement in statements {
-            if statement.update {
-                answered.updates += 1;
-            } else {
-                answered.selects += 1;
-            }
-            answered.rows += statement.last_key - statement.first_key + 1;
+    impl Fake {
+        fn record(&mut self, index: usize, sql: &str, values: &[BoundValue]) -> Sent {
+            let key = |value: &BoundValue| match value {
+                BoundValue::Int(key) => *key as u64,
+                BoundValue::Double(_) => panic!("keys are integers"),
+            };
+            let sent = Sent {
+                update: index == UPDATE,
+                first_key: key(&values[0]),
+                last_key: key(&values[1]),
+                sql: sql.to_string(),
+            };
+            self.sent.lock().unwrap().push(sent.clone());
+            sent
         }
-        answered
+    }
+
+    /// What the database answers for a statement over its key range.
+    fn answer(statement: &Sent) -> Answer {
+        let rows = statement.last_key - statement.first_key + 1;
+        if statement.update {
+            Answer {
+                changed: rows,
+                ..Answer::default()
+            }
+        } else {
+            Answer {
+                returned: 1,
+                value: Some(rows as i64),
+                ..Answer::default()
+            }
+        }
     }
 
     impl DbSession for Fake {
-        fn select(&mut self, _: u64, _: u64, _: u64) -> Result<u64> {
-            anyhow::bail!("the session loop submits; it never calls select")
+        fn execute(&mut self, index: usize, sql: &str, values: &[BoundValue]) -> Result<Answer> {
+            assert!(self.batches.is_empty(), "a statement outside the pipeline");
+            Ok(answer(&self.record(index, sql, values)))
         }
-        fn update(&mut self, _: u64, _: u64, _: u64) -> Result<u64> {
-            anyhow::bail!("the session loop submits; it never calls update")
+        fn queue(&mut self, index: usize, sql: &str, values: &[BoundValue]) -> Result<()> {
+            let sent = self.record(index, sql, values);
+            self.queued.push(sent);
+            Ok(())
         }
-        fn submit(&mut self, statement: PlannedStatement, batch: usize) -> Result<Answered> {
-            self.sent.lock().unwrap().push(statement);
-            self.pending.push(statement);
-            // One batch in flight waits for its answer (the classic round trip); pipelined,
-            // two are in flight and the older is answered when the newer is full.
-            let in_flight = if batch <= 1 { 1 } else { 2 };
-            if self.pending.len() < in_flight * batch.max(1) {
-                return Ok(Answered::default());
-            }
-            let older: Vec<_> = self.pending.drain(..batch.max(1)).collect();
-            Ok(answer(&older))
+        fn send_batch(&mut self) -> Result<()> {
+            let batch = std::mem::take(&mut self.queued);
+            self.batches.push_back(batch);
+            Ok(())
         }
-        fn drain(&mut self) -> Result<Answered> {
-            Ok(answer(&std::mem::take(&mut self.pending)))
+        fn batches_in_flight(&self) -> usize {
+            self.batches.len()
+        }
+        fn answer_batch(&mut self, answered: &mut Vec<(Answer, Instant)>) -> Result<()> {
+            let batch = self.batches.pop_front().unwrap_or_default();
+            answered.extend(batch.iter().map(|sent| (answer(sent), Instant::now())));
+            Ok(())
+        }
+        fn run_plain(&mut self, _sql: &str) -> Result<()> {
+            Ok(())
         }
         fn publish_statistics(&mut self) -> Result<()> {
             if self.published {
@@ -411,6 +543,26 @@ mod tests {
             } else {
                 anyhow::bail!("statistics stayed with the session")
             }
+        }
+    }
+
+    fn fake(sent: &Arc<Mutex<Vec<Sent>>>, published: bool) -> Box<Fake> {
+        Box::new(Fake {
+            sent: Arc::clone(sent),
+            queued: Vec::new(),
+            batches: std::collections::VecDeque::new(),
+            published,
+        })
+    }
+
+    /// The statements of the sessions' table.
+    fn sql() -> SlobStatements {
+        SlobStatements {
+            table: "t1".to_string(),
+            select: "select t1".to_string(),
+            update: "update t1".to_string(),
+            server_loop: None,
+            session_settings: None,
         }
     }
 
@@ -440,18 +592,13 @@ mod tests {
         update: 5.0,
     };
 
-    fn session(options: DbOptions) -> (DbSessionJob, Arc<Mutex<Vec<PlannedStatement>>>) {
+    fn session(options: DbOptions) -> (DbSessionJob, Arc<Mutex<Vec<Sent>>>) {
         let sent = Arc::new(Mutex::new(Vec::new()));
-        let fake = Fake {
-            sent: Arc::clone(&sent),
-            pending: Vec::new(),
-            published: true,
-        };
         let job = DbSessionJob::start(
-            Box::new(fake),
+            fake(&sent, true),
             options,
             (3, 4),
-            1,
+            sql(),
             500,
             BLOCKS,
             Arc::default(),
@@ -474,7 +621,13 @@ mod tests {
         let updates = sent.iter().filter(|statement| statement.update).count();
         assert!((200..300).contains(&updates), "{updates} updates of 1000");
         for statement in sent.iter() {
-            assert_eq!(statement.schema, 1);
+            let table = sql();
+            let text = if statement.update {
+                &table.update
+            } else {
+                &table.select
+            };
+            assert_eq!(&statement.sql, text);
             let span = if statement.update { 4 } else { 10 };
             assert_eq!(statement.last_key - statement.first_key, span);
             assert!(statement.last_key < 500);
@@ -524,16 +677,11 @@ mod tests {
         let mut paced = options(0.0, 1);
         paced.rate = Some(4000.0);
         let sent = Arc::new(Mutex::new(Vec::new()));
-        let fake = Fake {
-            sent: Arc::clone(&sent),
-            pending: Vec::new(),
-            published: true,
-        };
         let mut job = DbSessionJob::start(
-            Box::new(fake),
+            fake(&sent, true),
             paced,
             (1, 4),
-            1,
+            sql(),
             500,
             BLOCKS,
             Arc::default(),
@@ -561,11 +709,7 @@ mod tests {
         let (mut job, _) = session(options(0.0, 1));
         job.run_job().unwrap();
         // Swap in a driver whose statistics stay with it.
-        job.connection = Box::new(Fake {
-            sent: Arc::new(Mutex::new(Vec::new())),
-            pending: Vec::new(),
-            published: false,
-        });
+        job.connection = fake(&Arc::new(Mutex::new(Vec::new())), false);
         assert!(!tally(&mut job).published);
     }
 }

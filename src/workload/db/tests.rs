@@ -35,6 +35,9 @@ impl Catalogue for FakeDatabase {
     fn has_catalogue(&self) -> Result<bool> {
         Ok(true)
     }
+    fn own_name(&self, name: &str) -> String {
+        crate::db::quote_double(name)
+    }
     fn catalogue(&self) -> Result<Vec<Owned>> {
         Ok((0..2)
             .map(|schema| Owned {

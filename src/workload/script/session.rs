@@ -10,7 +10,7 @@ use anyhow::{Context, Result, anyhow};
 use super::Scripts;
 use super::eval::{Value, evaluate};
 use super::parse::{Command, Script, Statement, Variables};
-use crate::db::driver::{BoundValue, DbSession, StatementFailure};
+use crate::db::driver::{Answer, BoundValue, DbSession, StatementFailure};
 use crate::latency::{Arrivals, Pace, SessionClock, SessionLatency, StatementTimes, Turn};
 use crate::rng::SessionRng;
 use crate::workload::{Sessions, WorkerJob};
@@ -121,8 +121,8 @@ pub(crate) struct ScriptSessionJob {
     values: Vec<Option<Value>>,
     /// Values bound to the statement being sent (reused: nothing allocated per statement).
     bound: Vec<BoundValue>,
-    /// A pipeline's answers: rows, and when each came (reused).
-    answers: Vec<(u64, Instant)>,
+    /// A pipeline's answers, and when each came (reused).
+    answers: Vec<(Answer, Instant)>,
     /// Where each script's statements start in the numbering across scripts.
     first_statement: Vec<usize>,
     weight_total: u64,
@@ -286,17 +286,17 @@ impl ScriptSessionJob {
                     }
                     if pipeline.is_some() {
                         connection
-                            .queue_script_statement(statement, sql, bound_values)
+                            .queue(statement, sql, bound_values)
                             .with_context(|| format!("{}: {}", written.place, written.shown()))?;
                         statement += 1;
                         continue;
                     }
                     let began = Instant::now();
-                    let outcome = connection.run_script_statement(statement, sql, bound_values);
+                    let outcome = connection.execute(statement, sql, bound_values);
                     let took = began.elapsed();
                     match outcome {
-                        Ok(rows) => {
-                            tally.rows += rows;
+                        Ok(answer) => {
+                            tally.rows += answer.rows();
                             tally.statements += 1;
                             tally.statements_times.record(statement, took);
                         }
@@ -319,9 +319,11 @@ impl ScriptSessionJob {
                     let first = pipeline.take().unwrap_or(statement);
                     answers.clear();
                     let began = Instant::now();
-                    let outcome = connection.end_script_pipeline(answers);
-                    for (offset, (rows, at)) in answers.iter().enumerate() {
-                        tally.rows += rows;
+                    let outcome = connection
+                        .send_batch()
+                        .and_then(|()| connection.answer_batch(answers));
+                    for (offset, (answer, at)) in answers.iter().enumerate() {
+                        tally.rows += answer.rows();
                         tally.statements += 1;
                         tally
                             .statements_times
@@ -554,7 +556,7 @@ pub(crate) fn run_once(
                     })
                     .collect::<Result<_>>()?;
                 connection
-                    .run_script_statement(statement, &sql, &bound)
+                    .execute(statement, &sql, &bound)
                     .with_context(|| format!("{}: {}", written.place, written.shown()))?;
                 statement += 1;
             }

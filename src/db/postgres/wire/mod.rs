@@ -10,7 +10,7 @@
 use std::collections::VecDeque;
 use std::io::{Read, Write};
 
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, anyhow, bail};
 use bytes::{BufMut, BytesMut};
@@ -26,12 +26,8 @@ use postgres_protocol::message::frontend;
 use crate::db::connect::settings::{ChannelBindingMode, Endpoint, TlsMode};
 use crate::db::connect::target::Target;
 use crate::db::connect::tls::TlsFacts;
-use crate::db::{Answered, PlannedStatement, PreparedStatements, quote_double};
+use crate::db::{Answer, BoundValue};
 
-/// The int8 type, for the statements' parameters.
-const INT8_OID: u32 = 20;
-/// Binary format for parameters and results.
-const BINARY: i16 = 1;
 /// SQLSTATE of pg_hba.conf's refusals ("no pg_hba.conf entry ... no encryption").
 const INVALID_AUTHORIZATION: &str = "28000";
 const READ_CHUNK: usize = 16 * 1024;
@@ -106,6 +102,15 @@ impl ServerError {
     }
 }
 
+/// How far the server has prepared one of a session's statements.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Prepared {
+    No,
+    /// Its Parse is on its way, in a batch not yet answered.
+    Sent,
+    Yes,
+}
+
 /// One row of a text-format answer; NULL is None.
 pub(crate) type TextRow = Vec<Option<String>>;
 
@@ -123,26 +128,23 @@ pub(crate) struct WireSession<S: Read + Write = Stream> {
     backend_pid: u32,
     /// The server's major version, from its `server_version` at startup.
     server_major: Option<u32>,
-    statements: PreparedStatements<String>,
-    /// A script's statements by index: their names on the server ("cs_script_<index>"),
-    /// and whether the server has prepared them.
-    script_statements: Vec<(String, bool)>,
-    /// Script statements queued for the next Sync, by index, and their answers (reused).
-    queued_script: Vec<usize>,
-    script_answers: Vec<(u64, std::time::Instant)>,
+    /// A workload's statements by its index for them: their names on the server
+    /// ("cs_<index>") and how far the server has prepared them.
+    statements: Vec<(String, Prepared)>,
+    /// Statements queued or in flight, oldest first, by index.
+    pending: VecDeque<usize>,
     /// Statements encoded into `outgoing` but not yet sent.
     unsent: usize,
     /// Batches sent and not yet answered, oldest first, with their statement counts.
     in_flight: VecDeque<usize>,
-    /// Answers read early (before a statement outside the pipeline), not yet returned.
-    unclaimed: Answered,
+    /// Answers read early (before a statement outside the pipeline), not yet handed out;
+    /// and the buffer one statement's answer is read into (both reused).
+    early: Vec<(Answer, Instant)>,
+    one: Vec<(Answer, Instant)>,
     /// The limit on one wait for the server.
     timeout: Option<Duration>,
     /// Until the server is ready, failures are failures to connect.
     connected: bool,
-    /// The schema corescale's objects live in, once the session is pinned (`pin`): its own
-    /// statements name their tables there. None: a session for a DBA's script.
-    own_schema: Option<String>,
 }
 
 impl WireSession<Stream> {
@@ -223,16 +225,14 @@ impl<S: Read + Write> WireSession<S> {
             outgoing: BytesMut::with_capacity(READ_CHUNK),
             backend_pid: 0,
             server_major: None,
-            statements: PreparedStatements::default(),
-            script_statements: Vec::new(),
-            queued_script: Vec::new(),
-            script_answers: Vec::new(),
+            statements: Vec::new(),
+            pending: VecDeque::new(),
             unsent: 0,
             in_flight: VecDeque::new(),
-            unclaimed: Answered::default(),
+            early: Vec::new(),
+            one: Vec::new(),
             timeout: Some(target.connect_timeout),
             connected: false,
-            own_schema: None,
         };
         let (user, database) = (target.user(), target.database());
         let application = target
@@ -307,103 +307,149 @@ impl<S: Read + Write> WireSession<S> {
         Ok(rows)
     }
 
-    /// Runs statement `index` of a script: Parse (named, first use only), Bind with the values
-    /// as text (the server infers their types), Execute and Sync in one round trip. Returns
-    /// the rows it returned, else the rows its command tag says it changed. The values are
+    /// Runs statement `index`: Parse (named, first use only), Bind with the values as text
+    /// (the server infers their types), Execute and Sync in one round trip. The values are
     /// written straight into the outgoing buffer: nothing is allocated.
-    pub(crate) fn run_script_statement(
+    pub(crate) fn execute(
         &mut self,
         index: usize,
         sql: &str,
-        values: &[crate::db::driver::BoundValue],
-    ) -> Result<u64> {
-        self.queue_script_statement(index, sql, values)?;
-        let mut answered = std::mem::take(&mut self.script_answers);
+        values: &[BoundValue],
+    ) -> Result<Answer> {
+        self.settle()?;
+        self.queue(index, sql, values)?;
+        self.send_batch()?;
+        let mut answered = std::mem::take(&mut self.one);
         answered.clear();
-        let result = self.answer_script_statements(&mut answered);
-        let rows = answered.first().map_or(0, |(rows, _)| *rows);
-        self.script_answers = answered;
-        result.map(|()| rows)
+        let result = self.answer_oldest(&mut answered);
+        let answer = answered
+            .first()
+            .map(|(answer, _)| *answer)
+            .unwrap_or_default();
+        self.one = answered;
+        result.map(|()| answer)
     }
 
-    /// Encodes statement `index` of a script (Parse on first use, Bind, Execute) without a
-    /// Sync: sent by [`WireSession::answer_script_statements`], with whatever else is queued.
-    pub(crate) fn queue_script_statement(
-        &mut self,
-        index: usize,
-        sql: &str,
-        values: &[crate::db::driver::BoundValue],
-    ) -> Result<()> {
-        if self.queued_script.is_empty() {
-            self.settle()?;
+    /// Encodes statement `index` (Parse on first use, Bind, Execute) without a Sync: sent
+    /// with whatever else is queued by [`WireSession::send_batch`].
+    pub(crate) fn queue(&mut self, index: usize, sql: &str, values: &[BoundValue]) -> Result<()> {
+        while self.statements.len() <= index {
+            let name = format!("cs_{}", self.statements.len());
+            self.statements.push((name, Prepared::No));
         }
-        while self.script_statements.len() <= index {
-            let name = format!("cs_script_{}", self.script_statements.len());
-            self.script_statements.push((name, false));
-        }
-        let (name, prepared) = &self.script_statements[index];
-        if !prepared {
+        let (name, prepared) = &mut self.statements[index];
+        if *prepared == Prepared::No {
             frontend::parse(name, sql, std::iter::empty(), &mut self.outgoing)?;
+            *prepared = Prepared::Sent;
         }
         bind_execute(&mut self.outgoing, name, values)?;
-        self.queued_script.push(index);
+        self.pending.push_back(index);
+        self.unsent += 1;
         Ok(())
     }
 
-    /// Sends the queued script statements under one Sync and reads their answers in order:
-    /// for each, the rows it returned (else the rows its tag says it changed) and when its
-    /// answer was read. A server's refusal is a [`crate::db::driver::StatementFailure`]; the
-    /// statements before it are in `answered`, the ones after it were skipped.
-    pub(crate) fn answer_script_statements(
-        &mut self,
-        answered: &mut Vec<(u64, std::time::Instant)>,
-    ) -> Result<()> {
+    /// Sends the queued statements under one Sync (one implicit transaction), without
+    /// waiting for their answers.
+    pub(crate) fn send_batch(&mut self) -> Result<()> {
         frontend::sync(&mut self.outgoing);
         self.send()?;
+        self.in_flight.push_back(self.unsent);
+        self.unsent = 0;
+        Ok(())
+    }
+
+    /// Batches sent and not yet handed out, answers read early counted as one.
+    pub(crate) fn batches_in_flight(&self) -> usize {
+        self.in_flight.len() + usize::from(!self.early.is_empty())
+    }
+
+    /// Hands out the answers read early, else reads the oldest batch's: each statement's
+    /// answer and when it was read. A server's refusal is a
+    /// [`crate::db::driver::StatementFailure`]; the statements before it are in `answered`,
+    /// the ones after it were skipped.
+    pub(crate) fn answer_batch(&mut self, answered: &mut Vec<(Answer, Instant)>) -> Result<()> {
+        if !self.early.is_empty() {
+            answered.append(&mut self.early);
+            return Ok(());
+        }
+        self.answer_oldest(answered)
+    }
+
+    /// Reads the oldest batch's answers up to its ReadyForQuery.
+    fn answer_oldest(&mut self, answered: &mut Vec<(Answer, Instant)>) -> Result<()> {
+        let Some(size) = self.in_flight.pop_front() else {
+            return Ok(());
+        };
         // Taken out while the answers are read, put back after (no allocation).
-        let mut queued = std::mem::take(&mut self.queued_script);
-        let mut statements = std::mem::take(&mut self.script_statements);
-        let mut rows = 0u64;
+        let mut pending = std::mem::take(&mut self.pending);
+        let mut statements = std::mem::take(&mut self.statements);
+        let mut answer = Answer::default();
+        let mut done = 0;
         let result = self.read_until_ready(|message| {
             match message {
                 // The Parse of the statement being answered (each comes before its Bind).
                 Message::ParseComplete => {
-                    if let Some(index) = queued.get(answered.len()) {
-                        statements[*index].1 = true;
+                    if let Some(index) = pending.front() {
+                        statements[*index].1 = Prepared::Yes;
                     }
                 }
-                Message::DataRow(_) => rows += 1,
+                Message::DataRow(row) => {
+                    answer.returned += 1;
+                    answer.value = last_integer(&row);
+                }
                 Message::CommandComplete(body) => {
-                    // "UPDATE 3", "INSERT 0 3", "SELECT 3": the last word counts rows.
-                    let changed = body
-                        .tag()?
-                        .rsplit(' ')
-                        .next()
-                        .and_then(|count| count.parse().ok())
-                        .unwrap_or(0);
-                    answered.push((
-                        if rows > 0 { rows } else { changed },
-                        std::time::Instant::now(),
-                    ));
-                    rows = 0;
+                    answer.changed = changed_rows(body.tag()?, answer.returned);
+                    answered.push((std::mem::take(&mut answer), Instant::now()));
+                    pending.pop_front();
+                    done += 1;
                 }
                 Message::EmptyQueryResponse => {
-                    answered.push((0, std::time::Instant::now()));
+                    answered.push((Answer::default(), Instant::now()));
+                    pending.pop_front();
+                    done += 1;
                 }
                 _ => {}
             }
             Ok(())
         });
-        self.script_statements = statements;
-        queued.clear();
-        self.queued_script = queued;
-        result.map_err(|error| match error.downcast::<ServerError>() {
-            Ok(server) => anyhow::Error::new(crate::db::driver::StatementFailure {
-                sqlstate: server.code,
-                message: server.message,
-            }),
-            Err(other) => other,
+        // The server skipped the rest of a batch that failed: their Parses too.
+        for _ in done..size {
+            if let Some(index) = pending.pop_front()
+                && statements[index].1 == Prepared::Sent
+            {
+                statements[index].1 = Prepared::No;
+            }
+        }
+        self.statements = statements;
+        self.pending = pending;
+        // A refusal the session outlives; a server that said why and hung up stays a
+        // closed connection (its SQLSTATE kept for the hints).
+        result.map_err(|error| {
+            if error.chain().count() > 1 {
+                return error;
+            }
+            match error.downcast::<ServerError>() {
+                Ok(server) => anyhow::Error::new(crate::db::driver::StatementFailure {
+                    sqlstate: server.code,
+                    message: server.message,
+                }),
+                Err(other) => other,
+            }
         })
+    }
+
+    /// Finishes the pipeline before a statement outside it, keeping its answers for later.
+    fn settle(&mut self) -> Result<()> {
+        if self.unsent > 0 {
+            self.send_batch()?;
+        }
+        let mut early = std::mem::take(&mut self.early);
+        let mut result = Ok(());
+        while !self.in_flight.is_empty() && result.is_ok() {
+            result = self.answer_oldest(&mut early);
+        }
+        self.early = early;
+        result
     }
 
     /// The first column of the one row a statement returns, parsed.
@@ -446,163 +492,14 @@ impl<S: Read + Write> WireSession<S> {
     /// pg_catalog and the session's temporary schema only, so no name in them can resolve to
     /// another role's function, operator or table (a role with CREATE on the database can
     /// make a schema named after the user, first in the default `"$user", public`); they
-    /// name corescale's objects in `schema`. The statement that pins is itself qualified.
-    pub(crate) fn pin(&mut self, schema: &str) -> Result<()> {
+    /// name corescale's objects qualified by their schema (`Catalogue::own_name`). The
+    /// statement that pins is itself qualified.
+    pub(crate) fn pin(&mut self) -> Result<()> {
         self.query(
             "SELECT pg_catalog.set_config('search_path', 'pg_catalog, pg_temp', false)",
             &[],
-        )?;
-        self.own_schema = Some(schema.to_string());
-        Ok(())
-    }
-
-    /// The schema a pinned session names corescale's objects in.
-    pub(crate) fn own_schema(&self) -> Option<&str> {
-        self.own_schema.as_deref()
-    }
-
-    /// The name of the prepared statement for a table and kind. The first use puts its Parse
-    /// in the outgoing batch, ahead of the Bind: no wait, and its answer (ParseComplete, or
-    /// the error) comes back with the batch's.
-    fn prepared(&mut self, schema: u64, update: bool) -> Result<String> {
-        let outgoing = &mut self.outgoing;
-        let Some(own_schema) = self.own_schema.as_deref() else {
-            bail!("corescale's statements run only in a session pinned to its schema");
-        };
-        let name = self.statements.get(schema, update, |table, update| {
-            let quoted = format!("{}.{}", quote_double(own_schema), quote_double(table));
-            let (name, sql) = if update {
-                (
-                    format!("{table}_update"),
-                    format!("UPDATE {quoted} SET scratch = scratch + 1 WHERE key BETWEEN $1 AND $2"),
-                )
-            } else {
-                (
-                    format!("{table}_select"),
-                    format!(
-                        "SELECT pg_catalog.sum(scratch)::pg_catalog.int8, pg_catalog.count(*) FROM {quoted} WHERE key BETWEEN $1 AND $2"
-                    ),
-                )
-            };
-            frontend::parse(&name, &sql, [INT8_OID, INT8_OID], outgoing)?;
-            Ok(name)
-        })?;
-        Ok(name.clone())
-    }
-
-    /// Encodes Bind and Execute of a prepared statement with int8 parameters.
-    fn encode_call(&mut self, statement: &str, parameters: &[i64]) -> Result<()> {
-        frontend::bind(
-            "",
-            statement,
-            [BINARY],
-            parameters.iter(),
-            |value, buffer| {
-                buffer.put_i64(*value);
-                Ok(IsNull::No)
-            },
-            [BINARY],
-            &mut self.outgoing,
         )
-        .map_err(|_| anyhow!("encoding a Bind message"))?;
-        frontend::execute("", 0, &mut self.outgoing)?;
-        Ok(())
-    }
-
-    /// Queues one statement of the client loop; with `batch` queued, sends them under one
-    /// Sync (one implicit transaction). Keeps up to two batches in flight (one when `batch` is
-    /// 1, the classic round trip) and returns what the oldest batch answered once that limit
-    /// is reached. An update ends its batch, so its row locks are held no longer than in
-    /// autocommit and sessions sharing a table cannot deadlock.
-    pub(crate) fn submit(&mut self, planned: PlannedStatement, batch: usize) -> Result<Answered> {
-        let name = self.prepared(planned.schema, planned.update)?;
-        self.encode_call(&name, &[planned.first_key as i64, planned.last_key as i64])?;
-        self.unsent += 1;
-        if self.unsent < batch.max(1) && !planned.update {
-            return Ok(Answered::default());
-        }
-        self.send_batch()?;
-        let limit = if batch <= 1 { 1 } else { 2 };
-        let mut answered = std::mem::take(&mut self.unclaimed);
-        if self.in_flight.len() >= limit {
-            answered += self.answer_oldest()?;
-        }
-        Ok(answered)
-    }
-
-    /// Sends what is queued and waits for every batch in flight.
-    pub(crate) fn drain(&mut self) -> Result<Answered> {
-        if self.unsent > 0 {
-            self.send_batch()?;
-        }
-        let mut answered = std::mem::take(&mut self.unclaimed);
-        while !self.in_flight.is_empty() {
-            answered += self.answer_oldest()?;
-        }
-        Ok(answered)
-    }
-
-    /// Finishes the pipeline before a statement outside it, keeping its answers for later.
-    fn settle(&mut self) -> Result<()> {
-        let answered = self.drain()?;
-        self.unclaimed = answered;
-        Ok(())
-    }
-
-    fn send_batch(&mut self) -> Result<()> {
-        frontend::sync(&mut self.outgoing);
-        self.send()?;
-        self.in_flight.push_back(self.unsent);
-        self.unsent = 0;
-        Ok(())
-    }
-
-    /// Reads the oldest batch's answers up to its ReadyForQuery.
-    fn answer_oldest(&mut self) -> Result<Answered> {
-        let Some(_) = self.in_flight.pop_front() else {
-            return Ok(Answered::default());
-        };
-        let mut answered = Answered::default();
-        self.read_until_ready(|message| {
-            match message {
-                Message::DataRow(row) => {
-                    answered.selects += 1;
-                    answered.rows += int8_column(&row, 1)?.unwrap_or(0) as u64;
-                }
-                Message::CommandComplete(body) => {
-                    if let Some(changed) = body.tag()?.strip_prefix("UPDATE ") {
-                        answered.updates += 1;
-                        answered.rows += changed.parse::<u64>().unwrap_or(0);
-                    }
-                }
-                _ => {}
-            }
-            Ok(())
-        })?;
-        Ok(answered)
-    }
-
-    /// Runs one statement alone with int8 parameters and returns the first column of its
-    /// row. The unnamed statement: nothing is left prepared when it fails.
-    pub(crate) fn call(&mut self, sql: &str, parameters: &[i64]) -> Result<Option<i64>> {
-        self.settle()?;
-        frontend::parse(
-            "",
-            sql,
-            parameters.iter().map(|_| INT8_OID),
-            &mut self.outgoing,
-        )?;
-        self.encode_call("", parameters)?;
-        frontend::sync(&mut self.outgoing);
-        self.send()?;
-        let mut first = None;
-        self.read_until_ready(|message| {
-            if let Message::DataRow(row) = message {
-                first = int8_column(&row, 0)?;
-            }
-            Ok(())
-        })?;
-        Ok(first)
+        .map(drop)
     }
 
     /// Reads messages up to ReadyForQuery, learning the backend's process id and the server's
@@ -756,18 +653,28 @@ fn text_columns(row: &DataRowBody) -> Result<TextRow> {
     Ok(columns)
 }
 
-/// Column `index` of a binary row of int8 columns; NULL is None.
-fn int8_column(row: &DataRowBody, index: usize) -> Result<Option<i64>> {
-    let Some(range) = row.ranges().nth(index)? else {
-        bail!("the server sent a row without column {}", index + 1);
-    };
-    let Some(range) = range else {
-        return Ok(None);
-    };
-    let bytes: [u8; 8] = row.buffer()[range]
-        .try_into()
-        .map_err(|_| anyhow!("the server sent a column that is not int8"))?;
-    Ok(Some(i64::from_be_bytes(bytes)))
+/// The last column of a text-format row, where it is an integer; read in place.
+fn last_integer(row: &DataRowBody) -> Option<i64> {
+    let mut ranges = row.ranges();
+    let mut last = None;
+    while let Ok(Some(range)) = ranges.next() {
+        last = Some(range);
+    }
+    let range = last.flatten()?;
+    std::str::from_utf8(&row.buffer()[range]).ok()?.parse().ok()
+}
+
+/// The rows a command tag says its command changed ("UPDATE 3", "INSERT 0 3"); a query's
+/// "SELECT 3" counts rows it returned, not changed, unless it returned none to the client
+/// (SELECT INTO, CREATE TABLE AS).
+fn changed_rows(tag: &str, returned: u64) -> u64 {
+    if tag.starts_with("SELECT ") && returned > 0 {
+        return 0;
+    }
+    tag.rsplit(' ')
+        .next()
+        .and_then(|count| count.parse().ok())
+        .unwrap_or(0)
 }
 
 /// The major version in a `server_version` ("15.4 (Debian 15.4-1)", "9.6.24", "17devel").

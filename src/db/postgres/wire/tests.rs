@@ -3,6 +3,7 @@ use std::io::Cursor;
 use std::sync::{Arc, Mutex};
 
 use super::*;
+use crate::db::StatementFailure;
 
 /// Plays the server: answers from a script, records what the client sent.
 struct Scripted {
@@ -79,15 +80,15 @@ fn row(columns: &[Option<Vec<u8>>]) -> Vec<u8> {
     message(b'D', &body)
 }
 
-fn int8(value: i64) -> Option<Vec<u8>> {
-    Some(value.to_be_bytes().to_vec())
+fn text(value: i64) -> Option<Vec<u8>> {
+    Some(value.to_string().into_bytes())
 }
 
 /// A select's answer in a pipelined batch: bind, row (sum, count), command complete.
 fn select_answer(count: i64) -> Vec<u8> {
     [
         message(b'2', &[]),
-        row(&[int8(0), int8(count)]),
+        row(&[text(0), text(count)]),
         complete("SELECT 1"),
     ]
     .concat()
@@ -104,11 +105,7 @@ fn session(url: &str, script: Vec<u8>) -> (Result<WireSession<Scripted>>, Arc<Mu
         sent: Arc::clone(&sent),
     };
     (
-        // As a session of corescale's own statements is once pinned (`pin` asks the server).
-        WireSession::start(stream, &target(url), Transport::default()).map(|mut session| {
-            session.own_schema = Some("public".to_string());
-            session
-        }),
+        WireSession::start(stream, &target(url), Transport::default()),
         sent,
     )
 }
@@ -225,7 +222,7 @@ fn a_server_that_says_why_and_hangs_up_is_quoted() {
     ]
     .concat();
     let (shut, _) = session("postgres://alice@db/shop", answers);
-    let error = shut.unwrap().submit(planned(0), 1).unwrap_err();
+    let error = shut.unwrap().execute(0, SELECT, &keys(0)).unwrap_err();
     assert_eq!(error.downcast_ref::<ServerError>().unwrap().code, "57P01");
     assert!(
         format!("{error:#}").contains("closed the connection"),
@@ -243,13 +240,15 @@ fn a_server_that_hangs_up_during_the_handshake_is_named() {
     );
 }
 
-fn planned(first_key: u64) -> PlannedStatement {
-    PlannedStatement {
-        schema: 0,
-        update: false,
-        first_key,
-        last_key: first_key + 9,
-    }
+const SELECT: &str = "SELECT sum(scratch), count(*) FROM t WHERE key BETWEEN $1 AND $2";
+
+fn keys(first_key: i64) -> [BoundValue; 2] {
+    [BoundValue::Int(first_key), BoundValue::Int(first_key + 9)]
+}
+
+/// The last column of each answer, read as an integer.
+fn values(answered: &[(Answer, std::time::Instant)]) -> Vec<Option<i64>> {
+    answered.iter().map(|(answer, _)| answer.value).collect()
 }
 
 #[test]
@@ -268,11 +267,10 @@ fn a_pipelined_batch_is_answered_together_and_counted() {
     let mut session = session.unwrap();
     let start = sent.lock().unwrap().len();
     for key in 0..3 {
-        assert_eq!(
-            session.submit(planned(key), 3).unwrap(),
-            Answered::default()
-        );
+        session.queue(0, SELECT, &keys(key)).unwrap();
     }
+    session.send_batch().unwrap();
+    assert_eq!(session.batches_in_flight(), 1);
     // Sent as one write: one Parse, three Binds and Executes, one Sync.
     let batch = sent.lock().unwrap()[start..].to_vec();
     let syncs = batch
@@ -282,16 +280,22 @@ fn a_pipelined_batch_is_answered_together_and_counted() {
     let executes = batch.windows(1).filter(|w| w[0] == b'E').count();
     assert_eq!(syncs, 1);
     assert!(executes >= 3, "{executes}");
-    assert!(contains(&batch, b"corescale_t0_select\0"));
-    let answered = session.drain().unwrap();
     assert_eq!(
-        answered,
-        Answered {
-            selects: 3,
-            updates: 0,
-            rows: 29
-        }
+        batch.windows(5).filter(|w| *w == b"cs_0\0").count(),
+        4,
+        "named in one Parse and three Binds"
     );
+    // The keys travel as bound text values.
+    assert!(contains(&batch, b"\0\0\0\x0211"));
+    let mut answered = Vec::new();
+    session.answer_batch(&mut answered).unwrap();
+    assert_eq!(values(&answered), [Some(10), Some(10), Some(9)]);
+    assert!(
+        answered
+            .iter()
+            .all(|(answer, _)| answer.returned == 1 && answer.changed == 0)
+    );
+    assert_eq!(session.batches_in_flight(), 0);
 }
 
 #[test]
@@ -307,16 +311,76 @@ fn an_error_mid_batch_fails_the_batch_with_its_sqlstate_and_the_session_goes_on(
         ready(),
     ]
     .concat();
+    let (session, sent) = session("postgres://alice@db/shop", answers);
+    let mut session = session.unwrap();
+    session.queue(0, SELECT, &keys(0)).unwrap();
+    session.queue(0, SELECT, &keys(1)).unwrap();
+    session.send_batch().unwrap();
+    let mut answered = Vec::new();
+    let error = session.answer_batch(&mut answered).unwrap_err();
+    let failure = error.downcast_ref::<StatementFailure>().unwrap();
+    assert_eq!(failure.sqlstate, "40P01");
+    assert_eq!(format!("{error}"), "deadlock detected (SQLSTATE 40P01)");
+    // The statement before the failure was answered.
+    assert_eq!(values(&answered), [Some(10)]);
+    // Its Parse was answered: the next statement binds it without parsing again.
+    let before = sent.lock().unwrap().len();
+    let answer = session.execute(0, SELECT, &keys(2)).unwrap();
+    assert_eq!(answer.value, Some(10));
+    assert!(!contains(&sent.lock().unwrap()[before..], b"SELECT sum"));
+}
+
+#[test]
+fn a_parse_the_server_refused_is_sent_again() {
+    let answers = [
+        greeting(1),
+        error("42P01", "relation \"t\" does not exist"),
+        ready(),
+        message(b'1', &[]),
+        select_answer(3),
+        ready(),
+    ]
+    .concat();
+    let (session, sent) = session("postgres://alice@db/shop", answers);
+    let mut session = session.unwrap();
+    let error = session.execute(0, SELECT, &keys(0)).unwrap_err();
+    assert_eq!(
+        error.downcast_ref::<StatementFailure>().unwrap().sqlstate,
+        "42P01"
+    );
+    let before = sent.lock().unwrap().len();
+    assert_eq!(session.execute(0, SELECT, &keys(0)).unwrap().value, Some(3));
+    assert!(contains(&sent.lock().unwrap()[before..], b"SELECT sum"));
+}
+
+#[test]
+fn an_update_counts_the_rows_its_tag_says_it_changed() {
+    let answers = [
+        greeting(1),
+        message(b'1', &[]),
+        message(b'2', &[]),
+        complete("UPDATE 7"),
+        ready(),
+    ]
+    .concat();
     let (session, _) = session("postgres://alice@db/shop", answers);
     let mut session = session.unwrap();
-    session.submit(planned(0), 2).unwrap();
-    session.submit(planned(1), 2).unwrap();
-    let error = session.drain().unwrap_err();
-    let server = error.downcast_ref::<ServerError>().unwrap();
-    assert_eq!(server.code, "40P01");
-    assert_eq!(format!("{error}"), "deadlock detected (SQLSTATE 40P01)");
-    // One statement alone is answered before submit returns.
-    assert_eq!(session.submit(planned(2), 1).unwrap().selects, 1);
+    let answer = session
+        .execute(
+            1,
+            "UPDATE t SET scratch = scratch + 1 WHERE key BETWEEN $1 AND $2",
+            &keys(0),
+        )
+        .unwrap();
+    assert_eq!(
+        answer,
+        Answer {
+            returned: 0,
+            changed: 7,
+            value: None
+        }
+    );
+    assert_eq!(answer.rows(), 7);
 }
 
 #[test]
@@ -325,7 +389,7 @@ fn a_server_that_closes_mid_answer_is_a_clear_failure() {
     let (session, _) = session("postgres://alice@db/shop", answers);
     let mut session = session.unwrap();
     // Alone, the statement waits for its ReadyForQuery and meets the closed socket.
-    let text = format!("{:#}", session.submit(planned(0), 1).unwrap_err());
+    let text = format!("{:#}", session.execute(0, SELECT, &keys(0)).unwrap_err());
     assert_eq!(
         text,
         "postgres://alice@db/shop: the server closed the connection"

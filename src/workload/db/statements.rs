@@ -1,0 +1,116 @@
+//! SLOB's statements as each database's SQL writes them. They are the workload's own: the
+//! database layer's sessions prepare, bind and send them, knowing no workload (as sysbench's
+//! drivers run its Lua scripts' SQL).
+
+use crate::db::catalog::{loop_function, table_name};
+use crate::db::product::Dialect;
+use crate::db::{Answer, Database};
+
+/// The sessions' indexes for their statements (each session prepares them on first use).
+pub(crate) const SELECT: usize = 0;
+pub(crate) const UPDATE: usize = 1;
+pub(crate) const SERVER_LOOP: usize = 2;
+
+/// One SLOB table's statements, in its database's dialect.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct SlobStatements {
+    /// The table, as the statements name it (for messages).
+    pub table: String,
+    /// Sums scratch over a key range (`first`, `last`): one row, the count of rows visited
+    /// last.
+    pub select: String,
+    /// Adds one to scratch over a key range.
+    pub update: String,
+    /// Runs `statements` selects in the server (pgio's PL/pgSQL loop): rows, work unit and
+    /// statements bound; answers the rows visited. PostgreSQL only.
+    pub server_loop: Option<String>,
+    /// What a session sets first, so each statement is the SLOB method's index range scan
+    /// visiting one heap block per row, planned once.
+    pub session_settings: Option<&'static str>,
+}
+
+impl SlobStatements {
+    /// The statements over schema `schema`'s table of `database`, named as corescale's own
+    /// objects are there (quoted, in corescale's schema).
+    pub(crate) fn for_table(database: &dyn Database, schema: u64) -> Self {
+        let dialect = database.target().product.dialect;
+        let table = database.own_name(&table_name(schema));
+        match dialect {
+            Dialect::PostgreSql => Self {
+                select: format!(
+                    "SELECT pg_catalog.sum(scratch)::pg_catalog.int8, pg_catalog.count(*) FROM {table} WHERE key BETWEEN $1 AND $2"
+                ),
+                update: format!(
+                    "UPDATE {table} SET scratch = scratch + 1 WHERE key BETWEEN $1 AND $2"
+                ),
+                server_loop: Some(format!(
+                    "SELECT {}($1, $2, $3)",
+                    database.own_name(&loop_function(schema))
+                )),
+                session_settings: Some(
+                    "SET enable_bitmapscan = off; SET enable_seqscan = off; SET plan_cache_mode = force_generic_plan",
+                ),
+                table,
+            },
+            Dialect::MySql => Self {
+                select: format!(
+                    "SELECT CAST(SUM(scratch) AS SIGNED), COUNT(*) FROM {table} WHERE `key` BETWEEN ? AND ?"
+                ),
+                update: format!(
+                    "UPDATE {table} SET scratch = scratch + 1 WHERE `key` BETWEEN ? AND ?"
+                ),
+                server_loop: None,
+                session_settings: None,
+                table,
+            },
+            Dialect::Oracle => Self {
+                select: format!(
+                    "SELECT SUM(scratch), COUNT(*) FROM {table} WHERE key BETWEEN :1 AND :2"
+                ),
+                update: format!(
+                    "UPDATE {table} SET scratch = scratch + 1 WHERE key BETWEEN :1 AND :2"
+                ),
+                server_loop: None,
+                session_settings: None,
+                table,
+            },
+        }
+    }
+}
+
+/// Statements answered, as the workload counts them: selects and the rows they visited,
+/// updates and the rows they changed.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct Answered {
+    pub selects: u64,
+    pub updates: u64,
+    pub rows: u64,
+}
+
+impl Answered {
+    /// One statement's answer: a select returns its one row, the count of rows it visited
+    /// last; an update returns none and says how many rows it changed.
+    pub(crate) fn of(answer: Answer) -> Self {
+        if answer.returned > 0 {
+            Self {
+                selects: 1,
+                rows: answer.value.map_or(0, |rows| rows.max(0) as u64),
+                ..Self::default()
+            }
+        } else {
+            Self {
+                updates: 1,
+                rows: answer.changed,
+                ..Self::default()
+            }
+        }
+    }
+}
+
+impl std::ops::AddAssign for Answered {
+    fn add_assign(&mut self, other: Self) {
+        self.selects += other.selects;
+        self.updates += other.updates;
+        self.rows += other.rows;
+    }
+}
