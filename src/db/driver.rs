@@ -161,7 +161,7 @@ pub trait SetupWindow: AtTarget {
     fn unlock_setup(&self) -> Result<bool>;
 }
 
-/// What SLOB's tables need from a driver: their load and the blocks one statement visits.
+/// What SLOB's tables need from a driver: their load.
 pub trait SlobTables: AtTarget {
     /// Creates table `record.schema` with `record.rows` one-row blocks, its index (and
     /// server-side loop), each with `stamp`'s mark, and their catalogue rows; `loaded` counts
@@ -173,15 +173,6 @@ pub trait SlobTables: AtTarget {
         stamp: &SetupStamp,
         loaded: &(dyn Fn(u64) + Sync),
     ) -> Result<()>;
-    /// Blocks one statement over `work_unit` keys visits, by the database's own per-statement
-    /// instrumentation (EXPLAIN ANALYZE BUFFERS, ANALYZE FORMAT=JSON).
-    fn blocks_per_statement(
-        &self,
-        schema: u64,
-        rows: u64,
-        work_unit: u64,
-        update: bool,
-    ) -> Result<f64>;
     /// Bytes one row takes in the table (a whole block or half a page).
     fn bytes_per_row(&self) -> u64 {
         8192
@@ -200,6 +191,25 @@ pub trait ServerCounters: AtTarget {
     fn buffer_cache(&self) -> Result<Option<(u64, &'static str)>> {
         Ok(None)
     }
+    /// The blocks one execution of a workload's statement visits, the mean over its samples,
+    /// by the database's own per-statement count (EXPLAIN (ANALYZE, BUFFERS), the buffer
+    /// pool's counter around it, v$mystat). What a sample changes is undone.
+    fn blocks_per_statement(&self, statement: &SampledStatement) -> Result<f64>;
+}
+
+/// A workload's statement whose blocks per execution are sampled, as its sessions run it.
+#[derive(Debug, Clone, Copy)]
+pub struct SampledStatement<'a> {
+    /// What the workload's sessions set before their statements (planner settings).
+    pub settings: Option<&'a str>,
+    pub sql: &'a str,
+    /// Whether it changes rows: then each sample is undone (rolled back, or `undo` run after
+    /// it, unmeasured, where the change must commit to be counted as the sessions' are).
+    pub changes: bool,
+    /// Restores what one execution changed, with the same values.
+    pub undo: Option<&'a str>,
+    /// Each sample's bound values.
+    pub samples: &'a [Vec<BoundValue>],
 }
 
 /// The server's processes on this host, whose CPU time a run reads, and its clock.
@@ -384,22 +394,6 @@ pub trait DbSession: Send {
     fn missing_privilege(&mut self, _sql: &str, _parameters: usize) -> Result<Option<String>> {
         Ok(None)
     }
-}
-
-/// Statements sampled to learn how many blocks one statement visits.
-const SAMPLE_STATEMENTS: u64 = 16;
-
-/// First keys spread over the table for the sample statements.
-pub fn sample_keys(rows: u64, work_unit: u64) -> Vec<u64> {
-    let span = rows.saturating_sub(work_unit).max(1);
-    // In u128: rows come from the catalogue, which anyone with write access could change.
-    (0..SAMPLE_STATEMENTS)
-        .map(|index| {
-            let spread = u128::from(index) * u128::from(span) / u128::from(SAMPLE_STATEMENTS);
-            (spread as u64).saturating_add(index * 7 % span)
-        })
-        .map(|key| key.min(span - 1))
-        .collect()
 }
 
 /// The mean block count of the sample statements, which must be positive.

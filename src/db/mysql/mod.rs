@@ -4,6 +4,7 @@
 //! 16 KiB page (InnoDB keeps at least two rows per page; longer rows would move off-page).
 //! LIO is Innodb_buffer_pool_read_requests and PIO Innodb_buffer_pool_reads.
 
+mod blocks;
 mod connection;
 mod grants;
 mod identity;
@@ -459,6 +460,10 @@ impl SetupWindow for MySql {
 }
 
 impl ServerCounters for MySql {
+    fn blocks_per_statement(&self, statement: &crate::db::SampledStatement) -> Result<f64> {
+        self.blocks_by_buffer_pool(statement)
+    }
+
     fn buffer_cache(&self) -> Result<Option<(u64, &'static str)>> {
         let mut connection = locked(&self.monitor, "the monitor connection")?;
         let bytes: Option<u64> = connection

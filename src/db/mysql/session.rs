@@ -18,6 +18,19 @@ pub(super) struct MySqlSession {
     pub(super) tls: Option<TlsFacts>,
 }
 
+/// A statement's values as the mysql crate binds them.
+pub(super) fn parameters(values: &[BoundValue]) -> mysql::Params {
+    mysql::Params::Positional(
+        values
+            .iter()
+            .map(|value| match value {
+                BoundValue::Int(value) => mysql::Value::Int(*value),
+                BoundValue::Double(value) => mysql::Value::Double(*value),
+            })
+            .collect(),
+    )
+}
+
 /// A column's value as an integer, where it is one.
 fn integer(value: &mysql::Value) -> Option<i64> {
     match value {
@@ -59,15 +72,7 @@ impl DbSession for MySqlSession {
             ),
         };
         // The mysql crate takes its parameters by value (it did so for SLOB's tuple too).
-        let parameters = mysql::Params::Positional(
-            values
-                .iter()
-                .map(|value| match value {
-                    BoundValue::Int(value) => mysql::Value::Int(*value),
-                    BoundValue::Double(value) => mysql::Value::Double(*value),
-                })
-                .collect(),
-        );
+        let parameters = parameters(values);
         let mut result = self
             .connection
             .exec_iter(&*statement, parameters)

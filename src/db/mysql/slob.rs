@@ -1,8 +1,7 @@
 //! SLOB's tables on MySQL/MariaDB: their load (multi-row INSERTs in the physical order, keys
-//! in a random permutation), the sessions' statement, and the blocks one statement visits by
-//! the buffer pool's own count. The workload's SQL, kept apart from the driver's client parts.
+//! in a random permutation), kept apart from the driver's client parts.
 
-use anyhow::{Context, Result, anyhow, bail};
+use anyhow::{Result, anyhow, bail};
 use mysql::Conn;
 use mysql::prelude::Queryable;
 
@@ -12,7 +11,7 @@ use crate::db::catalog::{
     CATALOG_TABLE, Identity, LOADING, ObjectKind, READY, SetupRecord, SetupStamp,
 };
 use crate::db::connect::target::Target;
-use crate::db::{SlobTables, mean_of_samples, quote_backtick, sample_keys, table_name};
+use crate::db::{SlobTables, quote_backtick, table_name};
 use crate::rng::permutation;
 
 const FILLER_BYTES: usize = 7600;
@@ -31,92 +30,6 @@ impl SlobTables for MySql {
     /// Two rows fill a 16 KiB page, plus the secondary index.
     fn bytes_per_row(&self) -> u64 {
         8192 + 32
-    }
-
-    fn blocks_per_statement(
-        &self,
-        schema: u64,
-        rows: u64,
-        work_unit: u64,
-        update: bool,
-    ) -> Result<f64> {
-        // The buffer pool's own count around each sample statement, run as the sessions run
-        // it (prepared, binary protocol): it holds what ANALYZE's pages_accessed leaves out
-        // (the optimizer's index dives before each execution, 2 pages here), which the run's
-        // counter sees too. Other sessions only add to a delta, so the least of a few repeats
-        // is the statement's own; the status read's own count is measured and taken off.
-        let mut connection = connect(&self.target)?;
-        let target = &self.target;
-        let statement = connection
-            .prep(statement_sql(&table_name(schema), update))
-            .map_err(|error| describe(error, target))?;
-        let requests = |connection: &mut Conn| -> Result<f64> {
-            let row: Option<(String, String)> = connection
-                .query_first("SHOW GLOBAL STATUS LIKE 'Innodb_buffer_pool_read_requests'")
-                .map_err(|error| describe(error, target))?;
-            let (_, value) =
-                row.ok_or_else(|| anyhow!("{target}: no Innodb_buffer_pool_read_requests"))?;
-            value
-                .parse()
-                .with_context(|| format!("{target}: Innodb_buffer_pool_read_requests = '{value}'"))
-        };
-        let mut reading = f64::MAX;
-        for _ in 0..SAMPLE_REPEATS {
-            let before = requests(&mut connection)?;
-            reading = reading.min(requests(&mut connection)? - before);
-        }
-        // An update is measured as the sessions run it, committed, and undone by the same
-        // update subtracting 1 (not measured): its commit's pages count as the run's do, and
-        // the table's values end as they were.
-        let undo = if update {
-            let table = quote_backtick(&table_name(schema));
-            Some(
-                connection
-                    .prep(format!(
-                        "UPDATE {table} SET scratch = scratch - 1 WHERE `key` BETWEEN ? AND ?"
-                    ))
-                    .map_err(|error| describe(error, target))?,
-            )
-        } else {
-            None
-        };
-        // InnoDB's purge reads pages in the background after every committed update (the
-        // undo update's too), and other sessions may run: each execution waits until the
-        // counter stands still for a moment, at most a second, so their reads are not its own.
-        let settle = |connection: &mut Conn| -> Result<()> {
-            let deadline = std::time::Instant::now() + SETTLE_AT_MOST;
-            loop {
-                let before = requests(connection)?;
-                std::thread::sleep(SETTLE_QUIET);
-                let quiet = requests(connection)? - before <= reading;
-                if quiet || std::time::Instant::now() >= deadline {
-                    return Ok(());
-                }
-            }
-        };
-        let mut samples = Vec::new();
-        for first_key in sample_keys(rows, work_unit) {
-            let last_key = first_key + work_unit;
-            let mut least = f64::MAX;
-            for _ in 0..SAMPLE_REPEATS {
-                settle(&mut connection)?;
-                let before = requests(&mut connection)?;
-                connection
-                    .exec_drop(&statement, (first_key, last_key))
-                    .map_err(|error| describe(error, target))?;
-                least = least.min(requests(&mut connection)? - before - reading);
-                if let Some(undo) = &undo {
-                    connection
-                        .exec_drop(undo, (first_key, last_key))
-                        .map_err(|error| describe(error, target))?;
-                }
-            }
-            samples.push(least);
-        }
-        mean_of_samples(
-            &samples,
-            "Innodb_buffer_pool_read_requests around each statement",
-        )
     }
 }
 
@@ -221,23 +134,3 @@ fn created_identity(connection: &mut Conn, target: &Target, name: &str) -> Resul
             anyhow!("{target}: information_schema shows no TABLE_ID or CREATE_TIME for {name}, just created: teardown could not tell it is corescale's")
         })
 }
-
-/// The sessions' statement over a table's key range (two `?`: first and last key).
-pub(super) fn statement_sql(table: &str, update: bool) -> String {
-    let table = quote_backtick(table);
-    if update {
-        format!("UPDATE {table} SET scratch = scratch + 1 WHERE `key` BETWEEN ? AND ?")
-    } else {
-        format!(
-            "SELECT CAST(SUM(scratch) AS SIGNED), COUNT(*) FROM {table} WHERE `key` BETWEEN ? AND ?"
-        )
-    }
-}
-
-/// Executions of each sample statement: the least count is its own.
-const SAMPLE_REPEATS: usize = 3;
-/// Before each, the buffer pool's counter must stand still this long (no purge, no other
-/// session reading)...
-const SETTLE_QUIET: std::time::Duration = std::time::Duration::from_millis(20);
-/// ...waiting at most this long.
-const SETTLE_AT_MOST: std::time::Duration = std::time::Duration::from_secs(1);

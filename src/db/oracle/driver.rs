@@ -17,8 +17,8 @@ use crate::db::connect::target::{Target, within};
 use crate::db::driver::ServerCheck;
 use crate::db::{
     Answer, AtTarget, BoundValue, Catalogue, Database, DbCounters, DbSession, Replication,
-    ServerCounters, ServerProcesses, SetupWindow, SlobTables, mean_of_samples, quote_double,
-    sample_keys, table_name,
+    SampledStatement, ServerCounters, ServerProcesses, SetupWindow, SlobTables, mean_of_samples,
+    quote_double, table_name,
 };
 use crate::error::locked;
 use crate::rng::permutation;
@@ -399,44 +399,36 @@ impl SlobTables for Oracle {
     ) -> Result<()> {
         load_table(&self.target, record, stamp, loaded)
     }
+}
 
-    /// Session logical reads of this session around each sample statement.
-    /// Session logical reads of this session around each sample statement; updates are
-    /// rolled back.
-    fn blocks_per_statement(
-        &self,
-        schema: u64,
-        rows: u64,
-        work_unit: u64,
-        update: bool,
-    ) -> Result<f64> {
+impl ServerCounters for Oracle {
+    /// Session logical reads of this session around each sample; changes are rolled back.
+    fn blocks_per_statement(&self, sampled: &SampledStatement) -> Result<f64> {
         let connection = connect(&self.target)?;
-        let my_reads = "SELECT m.value FROM v$mystat m JOIN v$statname n ON n.statistic# = m.statistic# WHERE n.name = 'session logical reads'";
-        let table = quote_double(&oracle_table(schema));
-        let statement = if update {
-            format!("UPDATE {table} SET scratch = scratch + 1 WHERE key BETWEEN :1 AND :2")
-        } else {
-            format!("SELECT SUM(scratch), COUNT(*) FROM {table} WHERE key BETWEEN :1 AND :2")
-        };
-        let run = |first_key: u64| -> Result<()> {
+        if let Some(settings) = sampled.settings {
             connection
-                .execute(
-                    &statement,
-                    &[&(first_key as i64), &((first_key + work_unit) as i64)],
-                )
+                .execute(settings, &[])
+                .map_err(|error| describe(error, &self.target))?;
+        }
+        let my_reads = "SELECT m.value FROM v$mystat m JOIN v$statname n ON n.statistic# = m.statistic# WHERE n.name = 'session logical reads'";
+        let run = |values: &[BoundValue]| -> Result<()> {
+            connection
+                .execute(sampled.sql, &bound(values))
                 .map_err(|error| describe(error, &self.target))?;
             connection
                 .rollback()
                 .map_err(|error| describe(error, &self.target))
         };
         // One untimed execution parses the statement, so samples count only its visits.
-        run(0)?;
+        if let Some(first) = sampled.samples.first() {
+            run(first)?;
+        }
         let mut samples = Vec::new();
-        for first_key in sample_keys(rows, work_unit) {
+        for values in sampled.samples {
             let before = connection
                 .query_row_as::<f64>(my_reads, &[])
                 .map_err(|error| describe(error, &self.target))?;
-            run(first_key)?;
+            run(values)?;
             let after = connection
                 .query_row_as::<f64>(my_reads, &[])
                 .map_err(|error| describe(error, &self.target))?;
@@ -444,9 +436,7 @@ impl SlobTables for Oracle {
         }
         mean_of_samples(&samples, "v$mystat session logical reads")
     }
-}
 
-impl ServerCounters for Oracle {
     fn counters(&self) -> Result<DbCounters> {
         let connection = locked(&self.monitor, "the monitor connection")?;
         let (lio, pio) = connection
@@ -576,6 +566,17 @@ fn load_table(
     connection.commit().map_err(|error| describe(error, target))
 }
 
+/// A statement's values as the oracle crate binds them.
+fn bound(values: &[BoundValue]) -> Vec<&dyn oracle::sql_type::ToSql> {
+    values
+        .iter()
+        .map(|value| match value {
+            BoundValue::Int(value) => value as &dyn oracle::sql_type::ToSql,
+            BoundValue::Double(value) => value as &dyn oracle::sql_type::ToSql,
+        })
+        .collect()
+}
+
 struct OracleSession {
     connection: Connection,
     target: Target,
@@ -611,13 +612,7 @@ impl DbSession for OracleSession {
                     .map_err(|error| statement_failure(error, &self.target))?,
             ),
         };
-        let parameters: Vec<&dyn oracle::sql_type::ToSql> = values
-            .iter()
-            .map(|value| match value {
-                BoundValue::Int(value) => value as &dyn oracle::sql_type::ToSql,
-                BoundValue::Double(value) => value as &dyn oracle::sql_type::ToSql,
-            })
-            .collect();
+        let parameters = bound(values);
         let fail = |error| statement_failure(error, &self.target);
         let mut answer = Answer::default();
         if statement.is_query() {

@@ -2,6 +2,7 @@
 //! filler), rows inserted in a random key order, a b-tree on the key. LIO is blks_hit plus
 //! blks_read of pg_stat_database (every block the statements got), PIO blks_read.
 
+mod blocks;
 pub(crate) mod libpq;
 mod replication;
 mod session;
@@ -23,7 +24,7 @@ use crate::db::driver::ServerCheck;
 use crate::db::{
     AtTarget, Catalogue, Database, DbCounters, DbSession, Maintenance, PREFIX, Replication,
     ServerCounters, ServerProcesses, SetupWindow, SlobTables, loop_function, mean_of_samples,
-    quote_double, sample_keys, table_name,
+    quote_double, table_name,
 };
 use crate::error::locked;
 use crate::rng::permutation;
@@ -539,6 +540,10 @@ impl SetupWindow for Postgres {
 }
 
 impl ServerCounters for Postgres {
+    fn blocks_per_statement(&self, statement: &crate::db::SampledStatement) -> Result<f64> {
+        self.blocks_by_explain(statement)
+    }
+
     fn buffer_cache(&self) -> Result<Option<(u64, &'static str)>> {
         let bytes: i64 = self.on_monitor(|monitor| {
             monitor.query_value(

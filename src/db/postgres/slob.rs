@@ -1,6 +1,5 @@
 //! SLOB's tables on PostgreSQL: their load (one transaction: table, rows, index, the
-//! server-side loop function), and the blocks one statement visits by EXPLAIN (ANALYZE,
-//! BUFFERS). The workload's SQL, kept apart from the driver's client parts.
+//! server-side loop function), kept apart from the driver's client parts.
 
 use super::*;
 
@@ -21,90 +20,6 @@ impl SlobTables for Postgres {
             .and_then(|()| settle_statistics(&mut session, &self.schema, &name, rows))
             .map_err(|error| explain(error, &self.target))
     }
-
-    fn blocks_per_statement(
-        &self,
-        schema: u64,
-        rows: u64,
-        work_unit: u64,
-        update: bool,
-    ) -> Result<f64> {
-        let mut session = self.connect_own()?;
-        let mut samples = Vec::new();
-        explain_samples(
-            &mut session,
-            &self.schema,
-            schema,
-            rows,
-            work_unit,
-            update,
-            &mut samples,
-        )
-        .map_err(|error| explain(error, &self.target))?;
-        // The samples' blocks are published before the first level's baseline is read, not
-        // as the session's backend exits, which may be after it.
-        let _ = publish_statistics(&mut session);
-        mean_of_samples(&samples, "EXPLAIN (ANALYZE, BUFFERS)")
-    }
-}
-
-/// A sample statement with literal keys, for EXPLAIN: the select or update the sessions
-/// run over `key` from `first_key` to `last_key` (`table` qualified by the caller).
-fn sample_statement(table: &str, first_key: u64, last_key: u64, update: bool) -> String {
-    if update {
-        format!(
-            "UPDATE {table} SET scratch = scratch + 1 WHERE key BETWEEN {first_key} AND {last_key}"
-        )
-    } else {
-        format!(
-            "SELECT pg_catalog.sum(scratch), pg_catalog.count(*) FROM {table} WHERE key BETWEEN {first_key} AND {last_key}"
-        )
-    }
-}
-
-/// Blocks each sample statement visits, by EXPLAIN (ANALYZE, BUFFERS) in a transaction that
-/// is rolled back: an update changes no row.
-fn explain_samples(
-    session: &mut WireSession,
-    own_schema: &str,
-    schema: u64,
-    rows: u64,
-    work_unit: u64,
-    update: bool,
-    samples: &mut Vec<f64>,
-) -> Result<()> {
-    session.simple("SET enable_bitmapscan = off; SET enable_seqscan = off")?;
-    let table = qualified(own_schema, &table_name(schema));
-    // An update's first touch of a page VACUUM marked all-visible also clears its bit in the
-    // visibility map, one more block per page (263 blocks against 200 for 64 keys here), and
-    // only once: the level's updates pay it once per page, then never again. So an update is
-    // sampled twice and counted the second time (the first one's rollback keeps the bits
-    // cleared), which is what a level's updates cost (a sample taken once made README's
-    // `--update-pct 20%` example count 0.88x the client's blocks).
-    let passes = if update { 2 } else { 1 };
-    for first_key in sample_keys(rows, work_unit) {
-        let last_key = first_key + work_unit;
-        let statement = sample_statement(&table, first_key, last_key, update);
-        let mut blocks = 0.0;
-        for _ in 0..passes {
-            session.simple("BEGIN")?;
-            let plan = session.query_value::<String>(
-                &format!("EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) {statement}"),
-                &[],
-            );
-            // Rolled back whatever EXPLAIN said; its own error, if any, is the one to report.
-            let rolled_back = session.simple("ROLLBACK");
-            let plan = plan?;
-            rolled_back?;
-            let plan: serde_json::Value =
-                serde_json::from_str(&plan).context("reading EXPLAIN's JSON plan")?;
-            let top = &plan[0]["Plan"];
-            blocks = top["Shared Hit Blocks"].as_f64().unwrap_or(0.0)
-                + top["Shared Read Blocks"].as_f64().unwrap_or(0.0);
-        }
-        samples.push(blocks);
-    }
-    Ok(())
 }
 
 /// One transaction: the table, its rows, index and server-side loop, and their catalogue

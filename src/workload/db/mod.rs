@@ -186,8 +186,8 @@ impl DbWorkload {
             ))
             .into());
         }
-        let select = database
-            .blocks_per_statement(0, rows, options.work_unit, false)
+        let select = SlobStatements::for_table(database.as_ref(), 0)
+            .blocks_per_statement(database.as_ref(), rows, options.work_unit, false)
             .context("measuring the blocks one select visits")?;
         // Updates are sampled on every table: on PostgreSQL a page's first update after
         // VACUUM also clears its visibility-map bit, one block more, once. The samples pay it
@@ -197,9 +197,9 @@ impl DbWorkload {
             let mut per_table = Vec::new();
             for schema in 0..schemas {
                 per_table.push(
-                    database
+                    SlobStatements::for_table(database.as_ref(), schema)
                         .blocks_per_statement(
-                            schema,
+                            database.as_ref(),
                             rows,
                             options.update_work_unit.min(rows - 1),
                             true,

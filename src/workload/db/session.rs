@@ -561,6 +561,7 @@ mod tests {
             table: "t1".to_string(),
             select: "select t1".to_string(),
             update: "update t1".to_string(),
+            undo_update: "undo t1".to_string(),
             server_loop: None,
             session_settings: None,
         }

@@ -4,7 +4,7 @@
 
 use crate::db::catalog::{loop_function, table_name};
 use crate::db::product::Dialect;
-use crate::db::{Answer, Database};
+use crate::db::{Answer, BoundValue, Database, SampledStatement};
 
 /// The sessions' indexes for their statements (each session prepares them on first use).
 pub(crate) const SELECT: usize = 0;
@@ -21,6 +21,9 @@ pub(crate) struct SlobStatements {
     pub select: String,
     /// Adds one to scratch over a key range.
     pub update: String,
+    /// Takes one off scratch over a key range: undoes an update sampled for its blocks
+    /// where the sample must commit to be counted (MariaDB).
+    pub undo_update: String,
     /// Runs `statements` selects in the server (pgio's PL/pgSQL loop): rows, work unit and
     /// statements bound; answers the rows visited. PostgreSQL only.
     pub server_loop: Option<String>,
@@ -43,6 +46,9 @@ impl SlobStatements {
                 update: format!(
                     "UPDATE {table} SET scratch = scratch + 1 WHERE key BETWEEN $1 AND $2"
                 ),
+                undo_update: format!(
+                    "UPDATE {table} SET scratch = scratch - 1 WHERE key BETWEEN $1 AND $2"
+                ),
                 server_loop: Some(format!(
                     "SELECT {}($1, $2, $3)",
                     database.own_name(&loop_function(schema))
@@ -59,6 +65,9 @@ impl SlobStatements {
                 update: format!(
                     "UPDATE {table} SET scratch = scratch + 1 WHERE `key` BETWEEN ? AND ?"
                 ),
+                undo_update: format!(
+                    "UPDATE {table} SET scratch = scratch - 1 WHERE `key` BETWEEN ? AND ?"
+                ),
                 server_loop: None,
                 session_settings: None,
                 table,
@@ -70,11 +79,59 @@ impl SlobStatements {
                 update: format!(
                     "UPDATE {table} SET scratch = scratch + 1 WHERE key BETWEEN :1 AND :2"
                 ),
+                undo_update: format!(
+                    "UPDATE {table} SET scratch = scratch - 1 WHERE key BETWEEN :1 AND :2"
+                ),
                 server_loop: None,
                 session_settings: None,
                 table,
             },
         }
+    }
+}
+
+/// Statements sampled to learn how many blocks one statement visits.
+const SAMPLE_STATEMENTS: u64 = 16;
+
+/// First keys spread over the table for the sample statements.
+pub(crate) fn sample_keys(rows: u64, work_unit: u64) -> Vec<u64> {
+    let span = rows.saturating_sub(work_unit).max(1);
+    // In u128: rows come from the catalogue, which anyone with write access could change.
+    (0..SAMPLE_STATEMENTS)
+        .map(|index| {
+            let spread = u128::from(index) * u128::from(span) / u128::from(SAMPLE_STATEMENTS);
+            (spread as u64).saturating_add(index * 7 % span)
+        })
+        .map(|key| key.min(span - 1))
+        .collect()
+}
+
+impl SlobStatements {
+    /// The blocks one select (or update) over `work_unit` keys visits, by the database's
+    /// own count of sample statements spread over a table of `rows` rows.
+    pub(crate) fn blocks_per_statement(
+        &self,
+        database: &dyn Database,
+        rows: u64,
+        work_unit: u64,
+        update: bool,
+    ) -> anyhow::Result<f64> {
+        let samples: Vec<Vec<BoundValue>> = sample_keys(rows, work_unit)
+            .into_iter()
+            .map(|first_key| {
+                vec![
+                    BoundValue::Int(first_key as i64),
+                    BoundValue::Int((first_key + work_unit) as i64),
+                ]
+            })
+            .collect();
+        database.blocks_per_statement(&SampledStatement {
+            settings: self.session_settings,
+            sql: if update { &self.update } else { &self.select },
+            changes: update,
+            undo: update.then_some(self.undo_update.as_str()),
+            samples: &samples,
+        })
     }
 }
 

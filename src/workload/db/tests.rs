@@ -93,10 +93,6 @@ impl SlobTables for FakeDatabase {
     ) -> Result<()> {
         bail!("the fake database is read only")
     }
-    fn blocks_per_statement(&self, _: u64, _: u64, work_unit: u64, update: bool) -> Result<f64> {
-        // One block per row, and an update also visits its index leaf.
-        Ok(work_unit as f64 + 1.0 + f64::from(u8::from(update)))
-    }
 }
 
 impl ServerProcesses for FakeDatabase {}
@@ -106,6 +102,15 @@ impl Replication for FakeDatabase {}
 impl ServerCounters for FakeDatabase {
     fn counters(&self) -> Result<DbCounters> {
         Ok(*self.counters.lock().unwrap())
+    }
+    fn blocks_per_statement(&self, statement: &driver::SampledStatement) -> Result<f64> {
+        let Some([driver::BoundValue::Int(first), driver::BoundValue::Int(last)]) =
+            statement.samples.first().map(Vec::as_slice)
+        else {
+            bail!("SLOB's samples bind a first and a last key")
+        };
+        // One block per row, and an update also visits its index leaf.
+        Ok((last - first) as f64 + 1.0 + f64::from(u8::from(statement.changes)))
     }
 }
 

@@ -39,9 +39,37 @@ mod tests;
 
 pub(crate) use stream::{HandshakeFailed, Stream, Transport};
 
-/// Bind (the unnamed portal of `statement`, each value as text: the server infers its type),
-/// Execute and Sync, encoded into `outgoing`; each value is written straight into the buffer.
-fn bind_execute_sync<T: std::fmt::Display>(
+/// A value sent as text (the server infers its type), written straight into the outgoing
+/// buffer.
+trait TextValue {
+    fn write_text(&self, buffer: &mut BytesMut);
+}
+
+impl TextValue for &str {
+    fn write_text(&self, buffer: &mut BytesMut) {
+        buffer.put_slice(self.as_bytes());
+    }
+}
+
+impl TextValue for BoundValue {
+    fn write_text(&self, buffer: &mut BytesMut) {
+        match self {
+            // The workloads' keys: no formatting machinery on the statement's path.
+            BoundValue::Int(value) => {
+                buffer.put_slice(itoa::Buffer::new().format(*value).as_bytes())
+            }
+            BoundValue::Double(_) => {
+                use std::io::Write as _;
+                // Writing into a BytesMut cannot fail.
+                let _ = write!(buffer.writer(), "{self}");
+            }
+        }
+    }
+}
+
+/// Bind (the unnamed portal of `statement`, each value as text), Execute and Sync, encoded
+/// into `outgoing`.
+fn bind_execute_sync<T: TextValue>(
     outgoing: &mut BytesMut,
     statement: &str,
     values: &[T],
@@ -52,7 +80,7 @@ fn bind_execute_sync<T: std::fmt::Display>(
 }
 
 /// Bind (values as text) and Execute of a prepared statement, without a Sync.
-fn bind_execute<T: std::fmt::Display>(
+fn bind_execute<T: TextValue>(
     outgoing: &mut BytesMut,
     statement: &str,
     values: &[T],
@@ -63,9 +91,7 @@ fn bind_execute<T: std::fmt::Display>(
         std::iter::empty(),
         values.iter(),
         |value, buffer| {
-            use std::io::Write as _;
-            write!(buffer.writer(), "{value}")
-                .map_err(|error| -> Box<dyn std::error::Error + Sync + Send> { Box::new(error) })?;
+            value.write_text(buffer);
             Ok(IsNull::No)
         },
         std::iter::empty(),
@@ -145,6 +171,9 @@ pub(crate) struct WireSession<S: Read + Write = Stream> {
     timeout: Option<Duration>,
     /// Until the server is ready, failures are failures to connect.
     connected: bool,
+    /// When the last bytes came from the server: when the answers in them were read (one
+    /// clock read per read from the socket, not one per statement).
+    last_read: Instant,
 }
 
 impl WireSession<Stream> {
@@ -233,6 +262,7 @@ impl<S: Read + Write> WireSession<S> {
             one: Vec::new(),
             timeout: Some(target.connect_timeout),
             connected: false,
+            last_read: Instant::now(),
         };
         let (user, database) = (target.user(), target.database());
         let application = target
@@ -385,7 +415,7 @@ impl<S: Read + Write> WireSession<S> {
         let mut statements = std::mem::take(&mut self.statements);
         let mut answer = Answer::default();
         let mut done = 0;
-        let result = self.read_until_ready(|message| {
+        let result = self.read_until_ready_at(|message, read_at| {
             match message {
                 // The Parse of the statement being answered (each comes before its Bind).
                 Message::ParseComplete => {
@@ -399,12 +429,12 @@ impl<S: Read + Write> WireSession<S> {
                 }
                 Message::CommandComplete(body) => {
                     answer.changed = changed_rows(body.tag()?, answer.returned);
-                    answered.push((std::mem::take(&mut answer), Instant::now()));
+                    answered.push((std::mem::take(&mut answer), read_at));
                     pending.pop_front();
                     done += 1;
                 }
                 Message::EmptyQueryResponse => {
-                    answered.push((Answer::default(), Instant::now()));
+                    answered.push((Answer::default(), read_at));
                     pending.pop_front();
                     done += 1;
                 }
@@ -526,6 +556,14 @@ impl<S: Read + Write> WireSession<S> {
     /// Hands every message up to ReadyForQuery to `handle`; then fails with the server's error
     /// if one came (the server skips the rest of a batch after an error, up to its Sync).
     fn read_until_ready(&mut self, mut handle: impl FnMut(Message) -> Result<()>) -> Result<()> {
+        self.read_until_ready_at(|message, _| handle(message))
+    }
+
+    /// [`WireSession::read_until_ready`], handing each message with when it was read.
+    fn read_until_ready_at(
+        &mut self,
+        mut handle: impl FnMut(Message, Instant) -> Result<()>,
+    ) -> Result<()> {
         let mut failure = None;
         let mut unreadable = None;
         loop {
@@ -549,7 +587,7 @@ impl<S: Read + Write> WireSession<S> {
                 // A message the handler cannot read fails the call, but the rest of the answer
                 // is still read: the next call must not find this one's leftovers.
                 message => {
-                    if let Err(error) = handle(message)
+                    if let Err(error) = handle(message, self.last_read)
                         && unreadable.is_none()
                     {
                         unreadable = Some(error);
@@ -622,6 +660,7 @@ impl<S: Read + Write> WireSession<S> {
                     self.target
                 );
             }
+            self.last_read = Instant::now();
             self.incoming
                 .extend_from_slice(&self.read_chunk.bytes()[..read]);
         }

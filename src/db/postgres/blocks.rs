@@ -1,0 +1,58 @@
+//! The blocks a workload's statement visits, by EXPLAIN (ANALYZE, BUFFERS) of it as its
+//! sessions run it (its settings set, its values bound), in transactions rolled back.
+
+use super::*;
+use crate::db::SampledStatement;
+
+impl Postgres {
+    pub(super) fn blocks_by_explain(&self, statement: &SampledStatement) -> Result<f64> {
+        let mut session = self.connect_own()?;
+        let mut samples = Vec::new();
+        explain_samples(&mut session, statement, &mut samples)
+            .map_err(|error| explain(error, &self.target))?;
+        // The samples' blocks are published before the first level's baseline is read, not
+        // as the session's backend exits, which may be after it.
+        let _ = publish_statistics(&mut session);
+        mean_of_samples(&samples, "EXPLAIN (ANALYZE, BUFFERS)")
+    }
+}
+
+/// Blocks each sample visits, by EXPLAIN (ANALYZE, BUFFERS) in a transaction that is rolled
+/// back: a change changes no row.
+fn explain_samples(
+    session: &mut WireSession,
+    statement: &SampledStatement,
+    samples: &mut Vec<f64>,
+) -> Result<()> {
+    if let Some(settings) = statement.settings {
+        session.simple(settings)?;
+    }
+    let explained = format!("EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) {}", statement.sql);
+    // A change's first touch of a page VACUUM marked all-visible also clears its bit in the
+    // visibility map, one more block per page (263 blocks against 200 for 64 keys here), and
+    // only once: the level's updates pay it once per page, then never again. So a change is
+    // sampled twice and counted the second time (the first one's rollback keeps the bits
+    // cleared), which is what a level's changes cost (a sample taken once made README's
+    // `--update-pct 20%` example count 0.88x the client's blocks).
+    let passes = if statement.changes { 2 } else { 1 };
+    for values in statement.samples {
+        let texts: Vec<String> = values.iter().map(ToString::to_string).collect();
+        let values: Vec<&str> = texts.iter().map(String::as_str).collect();
+        let mut blocks = 0.0;
+        for _ in 0..passes {
+            session.simple("BEGIN")?;
+            let plan = session.query_value::<String>(&explained, &values);
+            // Rolled back whatever EXPLAIN said; its own error, if any, is the one to report.
+            let rolled_back = session.simple("ROLLBACK");
+            let plan = plan?;
+            rolled_back?;
+            let plan: serde_json::Value =
+                serde_json::from_str(&plan).context("reading EXPLAIN's JSON plan")?;
+            let top = &plan[0]["Plan"];
+            blocks = top["Shared Hit Blocks"].as_f64().unwrap_or(0.0)
+                + top["Shared Read Blocks"].as_f64().unwrap_or(0.0);
+        }
+        samples.push(blocks);
+    }
+    Ok(())
+}
