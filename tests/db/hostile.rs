@@ -610,6 +610,7 @@ fn postgresql_a_tampered_result_is_refused_naming_its_field() {
     not(corescale_test_mysql),
     ignore = "needs CORESCALE_TEST_MYSQL, a MySQL/MariaDB URL (see README)"
 )]
+#[expect(clippy::too_many_lines, reason = "not yet broken along its steps")]
 fn mariadb_a_create_only_account_cannot_have_its_table_dropped() {
     let base = server("CORESCALE_TEST_MYSQL");
     let _server = hold_server("CORESCALE_TEST_MYSQL");

@@ -233,6 +233,7 @@ proptest! {
 /// The cases found by hand and by the fuzzer, each an error naming file, line and column,
 /// quoting at most 80 characters of the input.
 #[test]
+#[expect(clippy::too_many_lines, reason = "not yet broken along its steps")]
 fn hostile_values_are_refused_with_their_place() {
     let header = "Num_concurrent_jobs,job_median_run_time (sec),job_mean_run_time (sec),job_stdev_run_time (sec),cv,cpu_fraction,steal_pct";
     let cases: &[(&str, &str)] = &[

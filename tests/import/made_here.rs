@@ -287,6 +287,7 @@ fn real_pgbench_logs_join_their_summaries_with_exact_percentiles() {
     not(all(corescale_test_mysql, corescale_test_sysbench)),
     ignore = "needs CORESCALE_TEST_MYSQL and sysbench (Debian's package; see README)"
 )]
+#[expect(clippy::too_many_lines, reason = "not yet broken along its steps")]
 fn real_sysbench_outputs_give_its_rates_and_histogram_percentiles() {
     let base = required("CORESCALE_TEST_MYSQL");
     let _held = hold_server("CORESCALE_TEST_MYSQL");

@@ -161,6 +161,7 @@ fn three_hosts(path: &Path) -> Hosts {
 
 #[test]
 #[ignore = "needs ansible-core, ansible-lint, openssh-server and root; .ci/run installs them and runs this"]
+#[expect(clippy::too_many_lines, reason = "not yet broken along its steps")]
 fn the_playbook_measures_three_hosts_over_ssh_and_report_shows_the_fleet() {
     let _alone = one_at_a_time();
     run("ansible-lint", &["deploy/ansible"], &[]);

@@ -45,6 +45,7 @@ const INSTALLED: [&str; 6] = [
 
 #[test]
 #[ignore = "needs Zig, rpm and dpkg, and minutes to build the portable release; .ci/run runs it"]
+#[expect(clippy::too_many_lines, reason = "not yet broken along its steps")]
 fn the_portable_release_runs_on_glibc_2_17_and_installs_as_packages() {
     run("bash", &["scripts/dist.sh"]);
     let version = env!("CARGO_PKG_VERSION");

@@ -28,6 +28,7 @@ fn csv_rows(path: &Path) -> (Vec<String>, Vec<Vec<String>>) {
 }
 
 #[test]
+#[expect(clippy::too_many_lines, reason = "not yet broken along its steps")]
 fn a_sweep_writes_a_complete_versioned_document_and_a_notebook_csv() {
     let dir = tempfile::tempdir().unwrap();
     let json = dir.path().join("run.json");

@@ -37,6 +37,7 @@ fn decode(text: &str) -> String {
 }
 
 /// Parses the text of an oracle:// target.
+#[expect(clippy::too_many_lines, reason = "not yet broken along its steps")]
 pub(crate) fn parse(text: &str) -> Result<OracleConnect, UsageError> {
     let Some(rest) = text.strip_prefix("oracle://") else {
         return Err(UsageError::new(

@@ -192,6 +192,7 @@ pub(super) fn open_loop_figure(analysis: &Analysis) -> Option<Figure> {
 
 /// Each host's capacity against the median of its siblings, and each repeatedly measured
 /// host's capacity run by run against its own median.
+#[expect(clippy::too_many_lines, reason = "not yet broken along its steps")]
 pub(super) fn fleet_figures(fleet: &Fleet) -> Vec<Figure> {
     let mut figures = Vec::new();
     let compared: Vec<(usize, &crate::analysis::model::FleetHost)> = fleet
@@ -358,6 +359,7 @@ pub(super) fn markers(members: &[(usize, &SeriesAnalysis)]) -> Vec<Marker> {
         .collect()
 }
 
+#[expect(clippy::too_many_lines, reason = "not yet broken along its steps")]
 pub(super) fn group_figures(
     measure: &Measure,
     members: &[(usize, &SeriesAnalysis)],

@@ -111,6 +111,7 @@ pub(super) fn layer(style: LineStyle) -> u8 {
 /// Largest value an axis reaches (imported figures are checked to 1e18 already).
 pub(super) const AXIS_LIMIT: f64 = 1e18;
 
+#[expect(clippy::too_many_lines, reason = "not yet broken along its steps")]
 pub(super) fn draw<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, figure: &Figure) -> Result<()>
 where
     DB::ErrorType: 'static,

@@ -4,6 +4,7 @@
 use super::*;
 
 impl<S: Read + Write> WireSession<S> {
+    #[expect(clippy::too_many_lines, reason = "not yet broken along its steps")]
     pub(super) fn authenticate(&mut self) -> Result<()> {
         let binding = self.target.settings().tls.channel_binding.value;
         let mut scram: Option<ScramSha256> = None;
