@@ -12,81 +12,79 @@ use crate::analysis::series::Measure;
 use crate::format::significant;
 use crate::format::{bytes, optional};
 
+/// A series' provenance row: its name, file, host and run, as far as its file says.
+fn provenance_row(series: &SeriesAnalysis) -> Vec<String> {
+    let known = &series.series.provenance;
+    let text = |value: &Option<String>| value.clone().unwrap_or_else(|| "-".into());
+    let layout = match (
+        known.sockets,
+        series.series.physical_cores,
+        series.series.logical_cpus,
+    ) {
+        (Some(sockets), Some(physical), Some(logical)) if sockets > 0 && physical > 0 => {
+            format!(
+                "{sockets} x {} x {}",
+                physical / sockets,
+                logical / physical
+            )
+        }
+        (None, Some(physical), Some(logical)) => format!("{physical}/{logical} (given)"),
+        _ => "-".into(),
+    };
+    let tool = known.version.clone().unwrap_or_else(|| {
+        if series.series.job.tool.is_empty() {
+            "-".into()
+        } else {
+            series.series.job.tool.clone()
+        }
+    });
+    vec![
+        series.name().to_string(),
+        // The file's name: enough to find it, and the same wherever the report runs.
+        std::path::Path::new(&series.series.source)
+            .file_name()
+            .map_or_else(
+                || series.series.source.clone(),
+                |name| name.to_string_lossy().into_owned(),
+            ),
+        text(&known.hostname),
+        text(&known.cpu_model),
+        layout,
+        known.memory_bytes.map_or("-".into(), bytes),
+        text(&known.kernel),
+        text(&known.hypervisor),
+        known.started_at.as_deref().map_or("-".into(), |date| {
+            date.replace('T', " ").replace('Z', " UTC")
+        }),
+        tool,
+        {
+            let workload = known
+                .workload
+                .clone()
+                .unwrap_or_else(|| series.series.job.describe());
+            match &known.connection {
+                Some(connection) => format!("{workload}; connected: {connection}"),
+                None => workload,
+            }
+        },
+        text(&known.pinning),
+        text(&known.verdict),
+        if known.tags.is_empty() {
+            "-".to_string()
+        } else {
+            known
+                .tags
+                .iter()
+                .map(|(key, value)| format!("{key}={value}"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        },
+    ]
+}
+
 /// One row per series: where and how it was measured, as far as its file says.
-#[expect(clippy::too_many_lines, reason = "not yet broken along its steps")]
 pub(crate) fn provenance_tables(analysis: &Analysis) -> [Table; 2] {
-    let rows: Vec<Vec<String>> = analysis
-        .series
-        .iter()
-        .map(|series| {
-            let known = &series.series.provenance;
-            let text = |value: &Option<String>| value.clone().unwrap_or_else(|| "-".into());
-            let layout = match (
-                known.sockets,
-                series.series.physical_cores,
-                series.series.logical_cpus,
-            ) {
-                (Some(sockets), Some(physical), Some(logical)) if sockets > 0 && physical > 0 => {
-                    format!(
-                        "{sockets} x {} x {}",
-                        physical / sockets,
-                        logical / physical
-                    )
-                }
-                (None, Some(physical), Some(logical)) => format!("{physical}/{logical} (given)"),
-                _ => "-".into(),
-            };
-            let tool = known.version.clone().unwrap_or_else(|| {
-                if series.series.job.tool.is_empty() {
-                    "-".into()
-                } else {
-                    series.series.job.tool.clone()
-                }
-            });
-            vec![
-                series.name().to_string(),
-                // The file's name: enough to find it, and the same wherever the report runs.
-                std::path::Path::new(&series.series.source)
-                    .file_name()
-                    .map_or_else(
-                        || series.series.source.clone(),
-                        |name| name.to_string_lossy().into_owned(),
-                    ),
-                text(&known.hostname),
-                text(&known.cpu_model),
-                layout,
-                known.memory_bytes.map_or("-".into(), bytes),
-                text(&known.kernel),
-                text(&known.hypervisor),
-                known.started_at.as_deref().map_or("-".into(), |date| {
-                    date.replace('T', " ").replace('Z', " UTC")
-                }),
-                tool,
-                {
-                    let workload = known
-                        .workload
-                        .clone()
-                        .unwrap_or_else(|| series.series.job.describe());
-                    match &known.connection {
-                        Some(connection) => format!("{workload}; connected: {connection}"),
-                        None => workload,
-                    }
-                },
-                text(&known.pinning),
-                text(&known.verdict),
-                if known.tags.is_empty() {
-                    "-".to_string()
-                } else {
-                    known
-                        .tags
-                        .iter()
-                        .map(|(key, value)| format!("{key}={value}"))
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                },
-            ]
-        })
-        .collect();
+    let rows: Vec<Vec<String>> = analysis.series.iter().map(provenance_row).collect();
     let headers = cells([
         "series",
         "file",

@@ -48,13 +48,32 @@ pub(crate) trait SweepObserver {
     fn level_done(&mut self, document: &RunDocument) -> Result<()>;
 }
 
+/// A campaign part's level: the other parts' sessions are in the server's counts (`report`
+/// checks the server's blocks against every part's sessions together), and a start later
+/// than the campaign's time for it is said.
+fn as_campaign_part(level: &mut Level, settings: &LevelSettings) {
+    level
+        .warnings
+        .retain(|warning| !warning.starts_with(crate::workload::db::COUNTED_OTHERS));
+    if let Some(due) = settings.start_at {
+        // The first batch follows the warm-up; later than that by more than a blink, the
+        // other parts ran part of the level without this one.
+        let planned = chrono::DateTime::<Utc>::from(due) + settings.warmup.unwrap_or_default();
+        let late_ms = (level.started_at - planned).num_milliseconds();
+        if late_ms > LATE_START_MS {
+            level.warnings.push(format!(
+                "started {late_ms} ms after the campaign's time for it (its sessions took longer to connect and warm up than --level-gap leaves): the other parts ran that long without this one"
+            ));
+        }
+    }
+}
+
 /// Measures `steps` on `workload`, in order, adding each level to `document` and handing the
 /// document to `observer` after each. A failed level ends the sweep: the document's
 /// `stop_reason` says why, and the error names the level. A stop request ends it after the
 /// level under way, which is kept unless it was cut short. `sessions_ready` runs once, when
 /// the first level's sessions are ready.
 #[allow(clippy::too_many_arguments)]
-#[expect(clippy::too_many_lines, reason = "not yet broken along its steps")]
 pub(crate) fn run_sweep(
     workload: &dyn Workload,
     steps: &[LevelStep],
@@ -146,23 +165,7 @@ pub(crate) fn run_sweep(
             reason: outcome.counter_problem,
         };
         if in_campaign.is_some() {
-            // The other parts' sessions are in the server's counts: `report` checks the
-            // server's blocks against every part's sessions together.
-            outcome
-                .level
-                .warnings
-                .retain(|warning| !warning.starts_with(crate::workload::db::COUNTED_OTHERS));
-        }
-        if let Some(due) = level_settings.start_at {
-            // The first batch follows the warm-up; later than that by more than a blink,
-            // the other parts ran part of the level without this one.
-            let planned = chrono::DateTime::<Utc>::from(due) + settings.warmup.unwrap_or_default();
-            let late_ms = (outcome.level.started_at - planned).num_milliseconds();
-            if late_ms > LATE_START_MS {
-                outcome.level.warnings.push(format!(
-                    "started {late_ms} ms after the campaign's time for it (its sessions took longer to connect and warm up than --level-gap leaves): the other parts ran that long without this one"
-                ));
-            }
+            as_campaign_part(&mut outcome.level, &level_settings);
         }
         outcome.level.campaign = in_campaign;
         document.levels.push(outcome.level);

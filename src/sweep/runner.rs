@@ -608,22 +608,13 @@ struct WorkerContext<'a> {
     numbers: Option<SessionNumbers>,
 }
 
-#[expect(clippy::too_many_lines, reason = "not yet broken along its steps")]
-fn run_worker(workload: &dyn Workload, context: WorkerContext<'_>) {
-    if !context.gate.wait() {
-        return;
-    }
-    let note = |note| {
-        let _ = context.notes.send(note);
-    };
-    if let Some(cpu) = context.cpu
-        && let Err(error) = pin_current_thread(cpu)
-    {
-        note(WorkerNote::Pin(format!(
-            "pinning worker {} to CPU {cpu}: {error}",
-            context.worker
-        )));
-    }
+/// The worker's session, prepared with its number among the campaign's sessions (or the
+/// level's) and its share of the rate; None, and a note, when it could not be.
+fn prepare_job(
+    workload: &dyn Workload,
+    context: &WorkerContext<'_>,
+    note: &dyn Fn(WorkerNote),
+) -> Option<PaddedJob> {
     // Numbered among a campaign's sessions, a session takes its share of the campaign's rate
     // (this part's rate is its sessions' share of it).
     let (session, sessions, rate) = match context.numbers {
@@ -636,7 +627,7 @@ fn run_worker(workload: &dyn Workload, context: WorkerContext<'_>) {
         ),
         None => (context.worker, context.workers, context.rate),
     };
-    let mut job = match workload.prepare(session, sessions, rate) {
+    match workload.prepare(session, sessions, rate) {
         Ok(mut job) => {
             if let Some(window) = context.duration {
                 job.job().keep_intervals(context.interval, window);
@@ -653,7 +644,25 @@ fn run_worker(workload: &dyn Workload, context: WorkerContext<'_>) {
             )));
             None
         }
+    }
+}
+
+fn run_worker(workload: &dyn Workload, context: WorkerContext<'_>) {
+    if !context.gate.wait() {
+        return;
+    }
+    let note = |note| {
+        let _ = context.notes.send(note);
     };
+    if let Some(cpu) = context.cpu
+        && let Err(error) = pin_current_thread(cpu)
+    {
+        note(WorkerNote::Pin(format!(
+            "pinning worker {} to CPU {cpu}: {error}",
+            context.worker
+        )));
+    }
+    let mut job = prepare_job(workload, &context, &note);
     let mut counters = match ThreadCounters::open() {
         Ok(counters) => Some(counters),
         Err(reason) => {

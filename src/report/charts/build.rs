@@ -192,115 +192,125 @@ pub(super) fn open_loop_figure(analysis: &Analysis) -> Option<Figure> {
 
 /// Each host's capacity against the median of its siblings, and each repeatedly measured
 /// host's capacity run by run against its own median.
-#[expect(clippy::too_many_lines, reason = "not yet broken along its steps")]
 pub(super) fn fleet_figures(fleet: &Fleet) -> Vec<Figure> {
-    let mut figures = Vec::new();
     let compared: Vec<(usize, &crate::analysis::model::FleetHost)> = fleet
         .hosts
         .iter()
         .filter(|host| host.capacity_vs_group.is_some())
         .enumerate()
         .collect();
+    let mut figures = Vec::new();
     if !compared.is_empty() {
-        let mut lines: Vec<Line> = fleet
-            .groups
-            .iter()
-            .enumerate()
-            .filter(|(_, group)| group.hosts.len() > 1)
-            .map(|(number, group)| Line {
-                label: group
-                    .cpu_model
-                    .clone()
-                    .unwrap_or_else(|| format!("group {}", number + 1)),
-                color: number,
-                points: compared
-                    .iter()
-                    .filter(|(_, host)| host.group == number)
-                    .map(|(index, host)| {
-                        (*index as f64 + 1.0, host.capacity_vs_group.unwrap_or(1.0))
-                    })
-                    .collect(),
-                style: LineStyle::Points,
-                bars: Vec::new(),
-                hollow: Vec::new(),
-            })
-            .collect();
-        lines.push(Line {
-            label: "sibling median".to_string(),
-            color: NEUTRAL,
-            points: vec![(0.5, 1.0), (compared.len() as f64 + 0.5, 1.0)],
-            style: LineStyle::Ideal,
-            bars: Vec::new(),
-            hollow: Vec::new(),
-        });
-        // Named as tabled: at saturation, at the largest common load, or single-thread speed.
-        let figure = fleet
-            .shared_figure_name()
-            .unwrap_or_else(|| "compared figure".to_string());
-        figures.push(Figure {
-            slug: "fleet_capacity".to_string(),
-            title: format!("Fleet - {figure} against the median of each host's siblings"),
-            caption: format!(
-                "Each host's {figure} over the median of the other hosts with the same CPU, cores and job (the ratio the fleet table gives; hosts without an estimate are not drawn); the findings name those beyond the noise."
-            ),
-            x_label: "host".to_string(),
-            y_label: format!("{figure} / sibling median"),
-            lines,
-            markers: Vec::new(),
-            legend: LegendCorner::LowerRight,
-            y_at_least: 1.2,
-            x_names: compared.iter().map(|(_, host)| host.host.clone()).collect(),
-            x_decimals: 0,
-        });
+        figures.push(against_siblings(fleet, &compared));
     }
     if !fleet.histories.is_empty() {
-        let mut lines: Vec<Line> = fleet
-            .histories
-            .iter()
-            .enumerate()
-            .map(|(number, history)| Line {
-                label: history.host.clone(),
-                color: number,
-                points: history
-                    .runs
-                    .iter()
-                    .enumerate()
-                    .filter_map(|(index, run)| Some((index as f64 + 1.0, run.capacity_vs_history?)))
-                    .collect(),
-                style: LineStyle::Measured,
-                bars: Vec::new(),
-                hollow: Vec::new(),
-            })
-            .collect();
-        let longest = fleet
-            .histories
-            .iter()
-            .map(|history| history.runs.len())
-            .max()
-            .unwrap_or(1);
-        lines.push(Line {
-            label: "host's median".to_string(),
-            color: NEUTRAL,
-            points: vec![(1.0, 1.0), (longest as f64, 1.0)],
-            style: LineStyle::Ideal,
-            bars: Vec::new(),
-            hollow: Vec::new(),
-        });
-        figures.push(Figure {
-            slug: "fleet_over_time".to_string(),
-            title: "Over time - each run's capacity against its host's median".to_string(),
-            caption: "Runs in the order they started (repeated runs of one host, such as a week of them): a run that departs beyond the noise is named in the findings.".to_string(),
-            x_label: "run, in start order".to_string(),
-            y_label: "capacity / host's median".to_string(),
-            lines,
-            markers: Vec::new(),
-            legend: LegendCorner::LowerRight,
-            y_at_least: 1.2,
-            x_names: Vec::new(),
-            x_decimals: 0,
-        });
+        figures.push(over_time(fleet));
     }
     figures
+}
+
+/// Each compared host's capacity over the median of its siblings.
+fn against_siblings(
+    fleet: &Fleet,
+    compared: &[(usize, &crate::analysis::model::FleetHost)],
+) -> Figure {
+    let mut lines: Vec<Line> = fleet
+        .groups
+        .iter()
+        .enumerate()
+        .filter(|(_, group)| group.hosts.len() > 1)
+        .map(|(number, group)| Line {
+            label: group
+                .cpu_model
+                .clone()
+                .unwrap_or_else(|| format!("group {}", number + 1)),
+            color: number,
+            points: compared
+                .iter()
+                .filter(|(_, host)| host.group == number)
+                .map(|(index, host)| (*index as f64 + 1.0, host.capacity_vs_group.unwrap_or(1.0)))
+                .collect(),
+            style: LineStyle::Points,
+            bars: Vec::new(),
+            hollow: Vec::new(),
+        })
+        .collect();
+    lines.push(Line {
+        label: "sibling median".to_string(),
+        color: NEUTRAL,
+        points: vec![(0.5, 1.0), (compared.len() as f64 + 0.5, 1.0)],
+        style: LineStyle::Ideal,
+        bars: Vec::new(),
+        hollow: Vec::new(),
+    });
+    // Named as tabled: at saturation, at the largest common load, or single-thread speed.
+    let figure = fleet
+        .shared_figure_name()
+        .unwrap_or_else(|| "compared figure".to_string());
+    Figure {
+        slug: "fleet_capacity".to_string(),
+        title: format!("Fleet - {figure} against the median of each host's siblings"),
+        caption: format!(
+            "Each host's {figure} over the median of the other hosts with the same CPU, cores and job (the ratio the fleet table gives; hosts without an estimate are not drawn); the findings name those beyond the noise."
+        ),
+        x_label: "host".to_string(),
+        y_label: format!("{figure} / sibling median"),
+        lines,
+        markers: Vec::new(),
+        legend: LegendCorner::LowerRight,
+        y_at_least: 1.2,
+        x_names: compared.iter().map(|(_, host)| host.host.clone()).collect(),
+        x_decimals: 0,
+    }
+}
+
+/// Each repeatedly measured host's runs, in start order, against the host's median.
+fn over_time(fleet: &Fleet) -> Figure {
+    let mut lines: Vec<Line> = fleet
+        .histories
+        .iter()
+        .enumerate()
+        .map(|(number, history)| Line {
+            label: history.host.clone(),
+            color: number,
+            points: history
+                .runs
+                .iter()
+                .enumerate()
+                .filter_map(|(index, run)| Some((index as f64 + 1.0, run.capacity_vs_history?)))
+                .collect(),
+            style: LineStyle::Measured,
+            bars: Vec::new(),
+            hollow: Vec::new(),
+        })
+        .collect();
+    let longest = fleet
+        .histories
+        .iter()
+        .map(|history| history.runs.len())
+        .max()
+        .unwrap_or(1);
+    lines.push(Line {
+        label: "host's median".to_string(),
+        color: NEUTRAL,
+        points: vec![(1.0, 1.0), (longest as f64, 1.0)],
+        style: LineStyle::Ideal,
+        bars: Vec::new(),
+        hollow: Vec::new(),
+    });
+    Figure {
+        slug: "fleet_over_time".to_string(),
+        title: "Over time - each run's capacity against its host's median".to_string(),
+        caption: "Runs in the order they started (repeated runs of one host, such as a week of them): a run that departs beyond the noise is named in the findings.".to_string(),
+        x_label: "run, in start order".to_string(),
+        y_label: "capacity / host's median".to_string(),
+        lines,
+        markers: Vec::new(),
+        legend: LegendCorner::LowerRight,
+        y_at_least: 1.2,
+        x_names: Vec::new(),
+        x_decimals: 0,
+    }
 }
 
 /// One dashed vertical per worker count that is some series' P or L, named by what it marks
