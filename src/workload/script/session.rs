@@ -52,6 +52,20 @@ impl ScriptTally {
         }
     }
 
+    /// Statement `statement` answered with `answer` after `took`.
+    fn answered(&mut self, statement: usize, answer: &Answer, took: Duration) {
+        self.rows += answer.rows();
+        self.statements += 1;
+        self.statements_times.record(statement, took);
+    }
+
+    /// A transaction ran to its end `ms` after it was due (or sent).
+    fn transaction(&mut self, ms: f64) {
+        self.transactions += 1;
+        self.sum_ms += ms;
+        self.sum_squares_ms += ms * ms;
+    }
+
     /// The level's tally: every session's summed, histograms merged.
     pub(crate) fn sum(tallies: Vec<Self>, statements: usize) -> Self {
         let mut total = Self::empty(statements);
@@ -222,7 +236,6 @@ impl ScriptSessionJob {
 
     /// One transaction; returns 1 when it ran to its end, 0 when it failed (counted) or an
     /// open loop's next one is not yet due.
-    #[expect(clippy::too_many_lines, reason = "not yet broken along its steps")]
     fn step(&mut self) -> Result<u64> {
         let due = match self.clock.turn() {
             Turn::NotYet => return Ok(0),
@@ -262,29 +275,12 @@ impl ScriptSessionJob {
                 } => {
                     let length = evaluate(length, values, &scripts.variables, random)
                         .map_err(|problem| anyhow!("{place}: {problem}"))?;
-                    let micros = match length {
-                        Value::Int(value) => value.max(0) as u64,
-                        Value::Double(value) => value.max(0.0) as u64,
-                    };
-                    sleep_within(
-                        Duration::from_micros(micros.saturating_mul(*unit_us)),
-                        *window_end,
-                    );
+                    sleep_within(sleep_length(length, *unit_us), *window_end);
                 }
                 Command::StartPipeline(_) => pipeline = Some(statement),
                 Command::Statement(written) => {
                     let (sql, bound) = &scripts.rendered[statement];
-                    bound_values.clear();
-                    for variable in bound {
-                        let value = values[*variable].ok_or_else(|| {
-                            anyhow!(
-                                "{}: :{} is used before it is set",
-                                written.place,
-                                scripts.variables.name(*variable)
-                            )
-                        })?;
-                        bound_values.push(value.into());
-                    }
+                    bind(bound_values, values, bound, written, &scripts.variables)?;
                     if pipeline.is_some() {
                         connection
                             .queue(statement, sql, bound_values)
@@ -296,11 +292,7 @@ impl ScriptSessionJob {
                     let outcome = connection.execute(statement, sql, bound_values);
                     let took = began.elapsed();
                     match outcome {
-                        Ok(answer) => {
-                            tally.rows += answer.rows();
-                            tally.statements += 1;
-                            tally.statements_times.record(statement, took);
-                        }
+                        Ok(answer) => tally.answered(statement, &answer, took),
                         Err(error) => {
                             let failing = Failing { written, statement };
                             return failed(
@@ -316,22 +308,10 @@ impl ScriptSessionJob {
                     statement += 1;
                 }
                 Command::EndPipeline(_) => {
-                    // Each statement's time runs from the pipeline's send to its own answer.
                     let first = pipeline.take().unwrap_or(statement);
-                    answers.clear();
-                    let began = Instant::now();
-                    let outcome = connection
-                        .send_batch()
-                        .and_then(|()| connection.answer_batch(answers));
-                    for (offset, (answer, at)) in answers.iter().enumerate() {
-                        tally.rows += answer.rows();
-                        tally.statements += 1;
-                        tally
-                            .statements_times
-                            .record(first + offset, at.saturating_duration_since(began));
-                    }
-                    if let Err(error) = outcome {
-                        let failing = first + answers.len();
+                    if let Err((error, failing)) =
+                        run_pipeline(connection.as_mut(), answers, tally, first)
+                    {
                         let written = scripts.scripts[script]
                             .statements()
                             .nth(failing - first_statement[script])
@@ -355,10 +335,7 @@ impl ScriptSessionJob {
         let at = self.clock.elapsed();
         self.clock.answered(due, sent, at);
         // From when it was due in an open loop, as the level's latency (and pgbench's).
-        let ms = at.saturating_sub(due.unwrap_or(sent)).as_secs_f64() * 1e3;
-        self.tally.transactions += 1;
-        self.tally.sum_ms += ms;
-        self.tally.sum_squares_ms += ms * ms;
+        (self.tally).transaction(at.saturating_sub(due.unwrap_or(sent)).as_secs_f64() * 1e3);
         Ok(1)
     }
 
@@ -443,9 +420,6 @@ struct Failing<'a> {
     statement: usize,
 }
 
-/// A statement failed: a server's refusal is counted by SQLSTATE and the transaction rolled
-/// back (Ok(0)) until more than `--max-failures` failed in the level; anything else, or one
-/// failure too many, ends the level with the statement and the server's words.
 /// Sleeps for `length`, but wakes at `until` (the level's end) and at a stop signal: a
 /// `\sleep` holds neither a level past its length nor a run past Ctrl-C or SIGTERM.
 fn sleep_within(length: Duration, until: Option<Instant>) {
@@ -464,6 +438,60 @@ fn sleep_within(length: Duration, until: Option<Instant>) {
     }
 }
 
+/// Sends a pipeline's statements (the first numbered `first`) and reads their answers, each
+/// timed from the send to its own answer; on a failure, the number of the statement that
+/// failed (the ones before it are answered and counted).
+fn run_pipeline(
+    connection: &mut dyn DbSession,
+    answers: &mut Vec<(Answer, Instant)>,
+    tally: &mut ScriptTally,
+    first: usize,
+) -> std::result::Result<(), (anyhow::Error, usize)> {
+    answers.clear();
+    let began = Instant::now();
+    let outcome = connection
+        .send_batch()
+        .and_then(|()| connection.answer_batch(answers));
+    for (offset, (answer, at)) in answers.iter().enumerate() {
+        tally.answered(first + offset, answer, at.saturating_duration_since(began));
+    }
+    outcome.map_err(|error| (error, first + answers.len()))
+}
+
+/// The values of a statement's `bound` variables, into `bound_values` (reused).
+fn bind(
+    bound_values: &mut Vec<BoundValue>,
+    values: &[Option<Value>],
+    bound: &[usize],
+    written: &Statement,
+    variables: &Variables,
+) -> Result<()> {
+    bound_values.clear();
+    for variable in bound {
+        let value = values[*variable].ok_or_else(|| {
+            anyhow!(
+                "{}: :{} is used before it is set",
+                written.place,
+                variables.name(*variable)
+            )
+        })?;
+        bound_values.push(value.into());
+    }
+    Ok(())
+}
+
+/// A `\sleep`'s length: its value in its unit, a negative one none.
+fn sleep_length(length: Value, unit_us: u64) -> Duration {
+    let micros = match length {
+        Value::Int(value) => value.max(0) as u64,
+        Value::Double(value) => value.max(0.0) as u64,
+    };
+    Duration::from_micros(micros.saturating_mul(unit_us))
+}
+
+/// A statement failed: a server's refusal is counted by SQLSTATE and the transaction rolled
+/// back (Ok(0)) until more than `--max-failures` failed in the level; anything else, or one
+/// failure too many, ends the level with the statement and the server's words.
 fn failed(
     error: anyhow::Error,
     Failing { written, statement }: Failing,
@@ -543,19 +571,9 @@ pub(crate) fn run_once(
             // Once, before the sweep: a pipeline's statements run one at a time.
             Command::Sleep { .. } | Command::StartPipeline(_) | Command::EndPipeline(_) => {}
             Command::Statement(written) => {
-                let (sql, bound) = written.render(placeholder);
-                let bound: Vec<BoundValue> = bound
-                    .iter()
-                    .map(|variable| {
-                        values[*variable].map(BoundValue::from).ok_or_else(|| {
-                            anyhow!(
-                                "{}: :{} is used before it is set",
-                                written.place,
-                                variables.name(*variable)
-                            )
-                        })
-                    })
-                    .collect::<Result<_>>()?;
+                let (sql, variables_bound) = written.render(placeholder);
+                let mut bound = Vec::new();
+                bind(&mut bound, &values, &variables_bound, written, variables)?;
                 connection
                     .execute(statement, &sql, &bound)
                     .with_context(|| format!("{}: {}", written.place, written.shown()))?;
