@@ -37,7 +37,6 @@ fn decode(text: &str) -> String {
 }
 
 /// Parses the text of an oracle:// target.
-#[expect(clippy::too_many_lines, reason = "not yet broken along its steps")]
 pub(crate) fn parse(text: &str) -> Result<OracleConnect, UsageError> {
     let Some(rest) = text.strip_prefix("oracle://") else {
         return Err(UsageError::new(
@@ -46,49 +45,64 @@ pub(crate) fn parse(text: &str) -> Result<OracleConnect, UsageError> {
     };
     // External authentication: nothing before the connect string.
     if let Some(connect_string) = rest.strip_prefix('/') {
-        let connect_string = decode(connect_string);
-        if connect_string.is_empty() {
-            return Err(UsageError::new(
-                "--target oracle:/// needs a TNS alias or descriptor after it: oracle:///ALIAS authenticates by wallet or OS account",
-            ));
-        }
-        return Ok(OracleConnect {
-            user: String::new(),
-            password: None,
-            tcps: connect_string
-                .to_ascii_lowercase()
-                .replace(' ', "")
-                .contains("(protocol=tcps)"),
-            host: descriptor_address(&connect_string),
-            connect_string,
-            external_auth: true,
-        });
+        return external(connect_string);
     }
     // A descriptor: user[:password]@(DESCRIPTION=...), split at the last "@(".
     if let Some(at) = rest
         .rfind("@(")
         .or_else(|| rest.starts_with('(').then_some(usize::MAX))
     {
-        let (userinfo, descriptor) = if at == usize::MAX {
-            ("", rest)
-        } else {
-            (&rest[..at], &rest[at + 1..])
-        };
-        let (user, password) = split_userinfo(userinfo);
-        if user.is_empty() {
-            return Err(UsageError::new(
-                "--target: a descriptor needs a user (oracle://USER@(DESCRIPTION=...)), or oracle:///(DESCRIPTION=...) for external authentication",
-            ));
-        }
-        return Ok(OracleConnect {
-            user,
-            password,
-            tcps: descriptor.to_ascii_lowercase().contains("(protocol=tcps)"),
-            host: descriptor_address(descriptor),
-            connect_string: descriptor.to_string(),
-            external_auth: false,
-        });
+        return descriptor(rest, at);
     }
+    ezconnect(text)
+}
+
+/// oracle:///ALIAS: authenticated by wallet or OS account.
+fn external(connect_string: &str) -> Result<OracleConnect, UsageError> {
+    let connect_string = decode(connect_string);
+    if connect_string.is_empty() {
+        return Err(UsageError::new(
+            "--target oracle:/// needs a TNS alias or descriptor after it: oracle:///ALIAS authenticates by wallet or OS account",
+        ));
+    }
+    Ok(OracleConnect {
+        user: String::new(),
+        password: None,
+        tcps: connect_string
+            .to_ascii_lowercase()
+            .replace(' ', "")
+            .contains("(protocol=tcps)"),
+        host: descriptor_address(&connect_string),
+        connect_string,
+        external_auth: true,
+    })
+}
+
+/// USER[:PASSWORD]@(DESCRIPTION=...), the descriptor starting at `at` (usize::MAX: no user).
+fn descriptor(rest: &str, at: usize) -> Result<OracleConnect, UsageError> {
+    let (userinfo, descriptor) = if at == usize::MAX {
+        ("", rest)
+    } else {
+        (&rest[..at], &rest[at + 1..])
+    };
+    let (user, password) = split_userinfo(userinfo);
+    if user.is_empty() {
+        return Err(UsageError::new(
+            "--target: a descriptor needs a user (oracle://USER@(DESCRIPTION=...)), or oracle:///(DESCRIPTION=...) for external authentication",
+        ));
+    }
+    Ok(OracleConnect {
+        user,
+        password,
+        tcps: descriptor.to_ascii_lowercase().contains("(protocol=tcps)"),
+        host: descriptor_address(descriptor),
+        connect_string: descriptor.to_string(),
+        external_auth: false,
+    })
+}
+
+/// oracle://user@host:port/service?..., or oracle://user@ALIAS.
+fn ezconnect(text: &str) -> Result<OracleConnect, UsageError> {
     let url = url::Url::parse(text).map_err(|error| {
         UsageError::new(format!(
             "--target is not an Oracle URL ({error}): use oracle://user@host:1521/service, oracle://user@ALIAS or oracle:///ALIAS"
@@ -103,30 +117,7 @@ pub(crate) fn parse(text: &str) -> Result<OracleConnect, UsageError> {
     let password = url.password().map(|password| Secret(decode(password)));
     let host = decode(url.host_str().unwrap_or_default());
     let service = decode(url.path().trim_start_matches('/'));
-    let mut tcps = false;
-    let mut plus = Vec::new();
-    for (name, value) in url.query_pairs() {
-        match name.as_ref() {
-            "protocol" => match value.to_ascii_lowercase().as_str() {
-                "tcps" => tcps = true,
-                "tcp" => tcps = false,
-                other => return Err(bad_value("protocol", other, "tcp or tcps")),
-            },
-            "wallet_location" | "ssl_server_dn_match" | "ssl_server_cert_dn" => {
-                plus.push(format!("{name}={value}"));
-            }
-            other => {
-                return Err(UsageError::new(format!(
-                    "--target: '{}' is not an Oracle parameter corescale reads: use protocol, wallet_location, ssl_server_dn_match, ssl_server_cert_dn",
-                    other
-                        .chars()
-                        .flat_map(char::escape_debug)
-                        .take(40)
-                        .collect::<String>()
-                )));
-            }
-        }
-    }
+    let (tcps, plus) = ezconnect_options(&url)?;
     // No service and no port: the host part is a TNS alias.
     if service.is_empty() && url.port().is_none() && plus.is_empty() && !tcps {
         return Ok(OracleConnect {
@@ -160,6 +151,35 @@ pub(crate) fn parse(text: &str) -> Result<OracleConnect, UsageError> {
         tcps,
         host: Some((host, port)),
     })
+}
+
+/// An EZConnect URL's parameters: whether it asks for TCPS, and the ones passed on.
+fn ezconnect_options(url: &url::Url) -> Result<(bool, Vec<String>), UsageError> {
+    let mut tcps = false;
+    let mut plus = Vec::new();
+    for (name, value) in url.query_pairs() {
+        match name.as_ref() {
+            "protocol" => match value.to_ascii_lowercase().as_str() {
+                "tcps" => tcps = true,
+                "tcp" => tcps = false,
+                other => return Err(bad_value("protocol", other, "tcp or tcps")),
+            },
+            "wallet_location" | "ssl_server_dn_match" | "ssl_server_cert_dn" => {
+                plus.push(format!("{name}={value}"));
+            }
+            other => {
+                return Err(UsageError::new(format!(
+                    "--target: '{}' is not an Oracle parameter corescale reads: use protocol, wallet_location, ssl_server_dn_match, ssl_server_cert_dn",
+                    other
+                        .chars()
+                        .flat_map(char::escape_debug)
+                        .take(40)
+                        .collect::<String>()
+                )));
+            }
+        }
+    }
+    Ok((tcps, plus))
 }
 
 /// user and password of `user:password`, percent-decoded.
