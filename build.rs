@@ -67,6 +67,17 @@ fn test_servers() {
     {
         println!("cargo:rustc-cfg=corescale_test_sysbench");
     }
+    // The .hlog test reads a run's HdrHistogram log with Python's hdrhistogram package, an
+    // independent reader (.ci/run installs it).
+    println!("cargo::rustc-check-cfg=cfg(corescale_test_hdrh)");
+    let hdrh = std::process::Command::new("python3")
+        .args(["-c", "import hdrh"])
+        .stderr(std::process::Stdio::null())
+        .status()
+        .is_ok_and(|status| status.success());
+    if ci || hdrh {
+        println!("cargo:rustc-cfg=corescale_test_hdrh");
+    }
     // The CPU quota test makes a cgroup of its own: it needs a writable cgroup v1 `cpu`
     // controller (or v2 with `cpu` enabled), which a container or an unprivileged user lacks.
     println!("cargo::rustc-check-cfg=cfg(corescale_test_cgroup)");

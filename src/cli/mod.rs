@@ -410,8 +410,9 @@ pub struct SweepArgs {
     #[arg(long, value_enum, default_value = "none", global = true)]
     pub pin: Pin,
 
-    /// Result file, format by extension (.json or .csv, - for JSON on standard output);
-    /// repeatable. Rewritten after each level.
+    /// Result file, format by extension (.json or .csv; .hlog for HdrHistogram's interval log
+    /// of each level's response times; - for JSON on standard output); repeatable. Rewritten
+    /// after each level.
     #[arg(
         short = 'o',
         long = "output",

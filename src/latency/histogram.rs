@@ -144,7 +144,7 @@ impl ResponseTimes {
     }
 
     /// These counts as a 64-bit HdrHistogram, to read or write.
-    fn histogram(&self) -> Cow<'_, Histogram<u64>> {
+    pub(crate) fn histogram(&self) -> Cow<'_, Histogram<u64>> {
         match &self.0 {
             Counts::Session(session) => Cow::Owned(wide(session)),
             Counts::Large(large) => Cow::Borrowed(large),

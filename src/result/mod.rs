@@ -1,6 +1,7 @@
 //! The versioned result document (`corescale/1`) and its writers.
 
 pub mod csv_format;
+pub(crate) mod hlog_format;
 pub mod ranges;
 pub(crate) mod summary;
 pub(crate) mod writer;

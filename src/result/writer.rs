@@ -17,6 +17,8 @@ use crate::interrupt;
 pub(crate) enum Format {
     Json,
     Csv,
+    /// HdrHistogram's interval log of each level's response times.
+    Hlog,
 }
 
 /// A result file and its format, chosen by extension; `-` is the JSON document on standard
@@ -44,9 +46,10 @@ impl Output {
         let format = match path.extension().and_then(|ext| ext.to_str()) {
             Some(ext) if ext.eq_ignore_ascii_case("json") => Format::Json,
             Some(ext) if ext.eq_ignore_ascii_case("csv") => Format::Csv,
+            Some(ext) if ext.eq_ignore_ascii_case("hlog") => Format::Hlog,
             _ => {
                 return Err(UsageError::new(format!(
-                    "cannot tell the format of output '{}': name it *.json or *.csv",
+                    "cannot tell the format of output '{}': name it *.json, *.csv or *.hlog",
                     path.display()
                 )));
             }
@@ -74,6 +77,7 @@ impl Output {
                 text
             }
             Format::Csv => csv_format::to_csv(document)?,
+            Format::Hlog => super::hlog_format::to_hlog(document)?,
         };
         stage(&self.path, &bytes, true).with_context(|| {
             format!(

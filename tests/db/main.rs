@@ -4,6 +4,7 @@
 #[path = "../common/mod.rs"]
 mod common;
 
+mod hlog;
 mod hostile;
 mod script;
 mod sessions;

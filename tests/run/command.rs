@@ -424,7 +424,10 @@ fn bad_input_is_a_one_line_usage_error() {
             "--replay-limit is for corescale's own tables",
         ),
         (&["run", "--duration", "soon"], "not a duration"),
-        (&["run", "-o", "results.txt"], "name it *.json or *.csv"),
+        (
+            &["run", "-o", "results.txt"],
+            "name it *.json, *.csv or *.hlog",
+        ),
         (&["run", "-o", "/no/such/dir/out.json"], "does not exist"),
         (
             &["run", "memory", "-w", "4", "--array-size", "64T"],

@@ -1,0 +1,128 @@
+//! `-o run.hlog`: a db run's HdrHistogram interval log, read back by an independent reader
+//! (the `hdrhistogram` Python package's log reader), gives each level's responses exactly as
+//! the run's JSON does: the same count, percentiles and maximum.
+
+use crate::common;
+
+use common::scratch::Scratch;
+use common::{corescale, hold_server, read_json, required};
+
+/// Each interval histogram of an .hlog as Python's hdrh reads it: its tag, start and end
+/// (ms since the epoch), count and p50/p99/max in ms, one line each.
+const READ_BACK: &str = r#"
+import sys
+from hdrh.histogram import HdrHistogram
+from hdrh.log import HistogramLogReader
+reader = HistogramLogReader(sys.argv[1], HdrHistogram(1, 3600 * 10**9, 3))
+while True:
+    histogram = reader.get_next_interval_histogram()
+    if histogram is None:
+        break
+    print(histogram.get_tag(), histogram.get_start_time_stamp(), histogram.get_end_time_stamp(),
+          histogram.get_total_count(), histogram.get_value_at_percentile(50) / 1e6,
+          histogram.get_value_at_percentile(99) / 1e6, histogram.get_max_value() / 1e6)
+"#;
+
+#[test]
+#[cfg_attr(
+    not(all(corescale_test_pg, corescale_test_hdrh)),
+    ignore = "needs CORESCALE_TEST_PG (a PostgreSQL URL, see README) and Python's hdrhistogram package (pip install hdrhistogram)"
+)]
+fn an_hlog_read_by_hdrhistograms_own_reader_gives_each_levels_responses() {
+    let base = required("CORESCALE_TEST_PG");
+    let _server = hold_server("CORESCALE_TEST_PG");
+    let scratch = Scratch::new(&base, "hlog");
+    let url = scratch.url().to_string();
+    corescale()
+        .args([
+            "db",
+            "setup",
+            "--target",
+            &url,
+            "--schemas",
+            "2",
+            "--scale",
+            "1024",
+        ])
+        .assert()
+        .success();
+    let dir = tempfile::tempdir().unwrap();
+    let (json, hlog) = (dir.path().join("run.json"), dir.path().join("run.hlog"));
+    corescale()
+        .args([
+            "run",
+            "db",
+            "--target",
+            &url,
+            "--sweep",
+            "1,2",
+            "--duration",
+            "300ms",
+        ])
+        .args(["--repeat", "1", "-q", "-o"])
+        .arg(&json)
+        .arg("-o")
+        .arg(&hlog)
+        .assert()
+        .success();
+    let document = read_json(&json);
+    let levels = document["levels"].as_array().unwrap();
+    let read = std::process::Command::new("python3")
+        .args(["-c", READ_BACK])
+        .arg(&hlog)
+        .output()
+        .unwrap();
+    assert!(
+        read.status.success(),
+        "{}",
+        String::from_utf8_lossy(&read.stderr)
+    );
+    let lines: Vec<Vec<String>> = String::from_utf8(read.stdout)
+        .unwrap()
+        .lines()
+        .map(|line| line.split_whitespace().map(str::to_string).collect())
+        .collect();
+    assert_eq!(lines.len(), levels.len(), "one interval line per level");
+    let started = chrono::DateTime::parse_from_rfc3339(document["started_at"].as_str().unwrap())
+        .unwrap()
+        .timestamp_millis() as f64;
+    for (index, (line, level)) in lines.iter().zip(levels).enumerate() {
+        let number = |column: usize| line[column].parse::<f64>().unwrap();
+        let latency = &level["latency"];
+        assert_eq!(line[0], format!("level-{}", index + 1));
+        assert_eq!(
+            number(3),
+            latency["count"].as_f64().unwrap(),
+            "level {index}"
+        );
+        assert!(number(3) > 100.0, "level {index}: {} responses", number(3));
+        for (column, figure) in [(4, "p50_ms"), (5, "p99_ms"), (6, "max_ms")] {
+            let expected = latency[figure].as_f64().unwrap();
+            assert!(
+                (number(column) - expected).abs() <= expected * 1e-9,
+                "level {index} {figure}: {} read back, {expected} in the JSON",
+                number(column)
+            );
+        }
+        // The interval is the level's measured window, placed from the run's start.
+        let level_start =
+            chrono::DateTime::parse_from_rfc3339(level["started_at"].as_str().unwrap())
+                .unwrap()
+                .timestamp_millis() as f64;
+        assert!(
+            (number(1) - level_start).abs() <= 2.0,
+            "level {index}: starts {} not {level_start}",
+            number(1)
+        );
+        let length_ms = level["elapsed_s"].as_f64().unwrap() * 1e3;
+        assert!(
+            ((number(2) - number(1)) - length_ms).abs() <= 2.0,
+            "level {index}"
+        );
+        assert!(number(1) >= started - 1.0);
+    }
+    corescale()
+        .args(["db", "teardown", "--target", &url])
+        .assert()
+        .success();
+}
