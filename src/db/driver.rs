@@ -342,7 +342,8 @@ pub trait DbSession: Send {
     }
     /// Runs statement `index`: prepared from `sql` (the product's placeholders) on first
     /// use, `values` bound, never pasted into the text; answered before it returns. A
-    /// refusal is a [`StatementFailure`].
+    /// refusal the session outlives is a [`StatementFailure`] (a server that refuses and
+    /// hangs up is a lost connection).
     fn execute(&mut self, index: usize, sql: &str, values: &[BoundValue]) -> Result<Answer>;
     /// Queues statement `index` for the next batch, encoded as [`DbSession::execute`] sends
     /// it (drivers that pipeline: [`Product::max_pipeline`] over 1).
@@ -365,8 +366,9 @@ pub trait DbSession: Send {
         0
     }
     /// Reads the oldest batch's answers in order, each with when it was read, into
-    /// `answered`. A refusal is a [`StatementFailure`], after the statements before it were
-    /// answered (the server skipped the rest of its batch).
+    /// `answered` (answers read early, before a statement outside the pipeline, are handed
+    /// out first, together). A refusal is a [`StatementFailure`], after the statements
+    /// before it were answered (the server skipped the rest of its batch).
     fn answer_batch(&mut self, _answered: &mut Vec<(Answer, Instant)>) -> Result<()> {
         Ok(())
     }

@@ -335,107 +335,109 @@ fn compact_pinning_records_the_cpus_used() {
     assert_eq!(document["settings"]["pin"], "compact");
 }
 
+/// Bad command lines, each with what its one-line usage error says.
+const BAD_INPUT: &[(&[&str], &str)] = &[
+    (&["run", "-w", "0"], "at least 1 worker"),
+    (&["run", "--sweep", "1,0"], "at least 1 worker"),
+    (&["run", "--sweep", "1,x"], "not a worker count"),
+    (&["run", "--sweep", "1,-2"], "not a worker count"),
+    (
+        &["run", "disk"],
+        "'disk' is not a workload: use cpu, memory, bandwidth, lio, pio, db or script",
+    ),
+    (&["run", "--mode", "disk"], "'disk' is not a workload"),
+    // A URL in the workload's place keeps its password hidden, spaces and all.
+    (
+        &["run", "postgres://u:p w@h/db"],
+        "'postgres://u:***@h/db' is not a workload",
+    ),
+    (&["run", "-w", "100"], "add --force"),
+    (&["run", "-w", "100000", "--force"], "at most 4096"),
+    (
+        &["run", "--sweep", "18446744073709551615", "--force"],
+        "at most 4096",
+    ),
+    (
+        &["run", "memory", "--array-size", "18446744073709551615"],
+        "outside the array sizes",
+    ),
+    (&["run", "lio", "--block-size", "0"], "not a block size"),
+    (&["run", "lio", "--block-size", "8"], "not a block size"),
+    (&["run", "lio", "--block-size", "16"], "not a block size"),
+    (&["run", "lio", "--block-size", "24"], "not a block size"),
+    (&["run", "lio", "--block-size", "100"], "not a block size"),
+    (&["run", "lio", "--block-size", "1T"], "not a block size"),
+    (
+        &["run", "lio", "--scale", "99999999999999", "-w", "1"],
+        "at most 4294967296",
+    ),
+    (&["run", "--precision", "abc"], "not a percentage"),
+    // Options a workload does not take, before or after its name.
+    (
+        &["run", "cpu", "--interval", "2s"],
+        "keep no per-interval figures",
+    ),
+    (
+        &["run", "--interval", "2s", "memory"],
+        "keep no per-interval figures",
+    ),
+    (
+        &[
+            "run",
+            "--campaign",
+            "c",
+            "--part",
+            "1/2",
+            "lio",
+            "--duration",
+            "1s",
+        ],
+        "a campaign splits one database's load",
+    ),
+    (
+        &[
+            "run",
+            "script",
+            "--target",
+            "postgres://u@127.0.0.1:1/x",
+            "--file",
+            "Cargo.toml",
+            "--service-base",
+            "rac",
+            "--service-max",
+            "2",
+        ],
+        "--service-base is for corescale's own tables",
+    ),
+    (
+        &[
+            "run",
+            "script",
+            "--target",
+            "postgres://u@127.0.0.1:1/x",
+            "--file",
+            "Cargo.toml",
+            "--replay-limit",
+            "5s",
+        ],
+        "--replay-limit is for corescale's own tables",
+    ),
+    (&["run", "--duration", "soon"], "not a duration"),
+    (
+        &["run", "-o", "results.txt"],
+        "name it *.json, *.csv or *.hlog",
+    ),
+    (&["run", "-o", "/no/such/dir/out.json"], "does not exist"),
+    (
+        &["run", "memory", "-w", "4", "--array-size", "64T"],
+        "outside the array sizes",
+    ),
+    (&["run", "--frobnicate"], "unexpected argument"),
+];
+
 #[test]
 fn bad_input_is_a_one_line_usage_error() {
-    let cases: &[(&[&str], &str)] = &[
-        (&["run", "-w", "0"], "at least 1 worker"),
-        (&["run", "--sweep", "1,0"], "at least 1 worker"),
-        (&["run", "--sweep", "1,x"], "not a worker count"),
-        (&["run", "--sweep", "1,-2"], "not a worker count"),
-        (
-            &["run", "disk"],
-            "'disk' is not a workload: use cpu, memory, bandwidth, lio, pio, db or script",
-        ),
-        (&["run", "--mode", "disk"], "'disk' is not a workload"),
-        // A URL in the workload's place keeps its password hidden, spaces and all.
-        (
-            &["run", "postgres://u:p w@h/db"],
-            "'postgres://u:***@h/db' is not a workload",
-        ),
-        (&["run", "-w", "100"], "add --force"),
-        (&["run", "-w", "100000", "--force"], "at most 4096"),
-        (
-            &["run", "--sweep", "18446744073709551615", "--force"],
-            "at most 4096",
-        ),
-        (
-            &["run", "memory", "--array-size", "18446744073709551615"],
-            "outside the array sizes",
-        ),
-        (&["run", "lio", "--block-size", "0"], "not a block size"),
-        (&["run", "lio", "--block-size", "8"], "not a block size"),
-        (&["run", "lio", "--block-size", "16"], "not a block size"),
-        (&["run", "lio", "--block-size", "24"], "not a block size"),
-        (&["run", "lio", "--block-size", "100"], "not a block size"),
-        (&["run", "lio", "--block-size", "1T"], "not a block size"),
-        (
-            &["run", "lio", "--scale", "99999999999999", "-w", "1"],
-            "at most 4294967296",
-        ),
-        (&["run", "--precision", "abc"], "not a percentage"),
-        // Options a workload does not take, before or after its name.
-        (
-            &["run", "cpu", "--interval", "2s"],
-            "keep no per-interval figures",
-        ),
-        (
-            &["run", "--interval", "2s", "memory"],
-            "keep no per-interval figures",
-        ),
-        (
-            &[
-                "run",
-                "--campaign",
-                "c",
-                "--part",
-                "1/2",
-                "lio",
-                "--duration",
-                "1s",
-            ],
-            "a campaign splits one database's load",
-        ),
-        (
-            &[
-                "run",
-                "script",
-                "--target",
-                "postgres://u@127.0.0.1:1/x",
-                "--file",
-                "Cargo.toml",
-                "--service-base",
-                "rac",
-                "--service-max",
-                "2",
-            ],
-            "--service-base is for corescale's own tables",
-        ),
-        (
-            &[
-                "run",
-                "script",
-                "--target",
-                "postgres://u@127.0.0.1:1/x",
-                "--file",
-                "Cargo.toml",
-                "--replay-limit",
-                "5s",
-            ],
-            "--replay-limit is for corescale's own tables",
-        ),
-        (&["run", "--duration", "soon"], "not a duration"),
-        (
-            &["run", "-o", "results.txt"],
-            "name it *.json, *.csv or *.hlog",
-        ),
-        (&["run", "-o", "/no/such/dir/out.json"], "does not exist"),
-        (
-            &["run", "memory", "-w", "4", "--array-size", "64T"],
-            "outside the array sizes",
-        ),
-        (&["run", "--frobnicate"], "unexpected argument"),
-    ];
-    for (args, message) in cases {
+    for (args, message) in BAD_INPUT {
         let output = corescale().args(*args).output().unwrap();
         let stderr = String::from_utf8_lossy(&output.stderr);
         assert_eq!(output.status.code(), Some(2), "{args:?}: {stderr}");

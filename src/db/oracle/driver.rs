@@ -413,7 +413,7 @@ impl ServerCounters for Oracle {
         let my_reads = "SELECT m.value FROM v$mystat m JOIN v$statname n ON n.statistic# = m.statistic# WHERE n.name = 'session logical reads'";
         let run = |values: &[BoundValue]| -> Result<()> {
             connection
-                .execute(sampled.sql, &bound(values))
+                .execute(sampled.sql, &bound(values, &mut [&0i64; BOUND_ON_STACK]))
                 .map_err(|error| describe(error, &self.target))?;
             connection
                 .rollback()
@@ -566,15 +566,26 @@ fn load_table(
     connection.commit().map_err(|error| describe(error, target))
 }
 
-/// A statement's values as the oracle crate binds them.
-fn bound(values: &[BoundValue]) -> Vec<&dyn oracle::sql_type::ToSql> {
-    values
-        .iter()
-        .map(|value| match value {
-            BoundValue::Int(value) => value as &dyn oracle::sql_type::ToSql,
-            BoundValue::Double(value) => value as &dyn oracle::sql_type::ToSql,
-        })
-        .collect()
+/// Most values a statement binds from the stack (every workload's statements so far).
+const BOUND_ON_STACK: usize = 8;
+
+/// A statement's values as the oracle crate binds them, in `slots` (on the caller's stack):
+/// no allocation per execution for up to [`BOUND_ON_STACK`] values.
+fn bound<'a>(
+    values: &'a [BoundValue],
+    slots: &'a mut [&'a dyn oracle::sql_type::ToSql; BOUND_ON_STACK],
+) -> std::borrow::Cow<'a, [&'a dyn oracle::sql_type::ToSql]> {
+    let as_sql = |value: &'a BoundValue| match value {
+        BoundValue::Int(value) => value as &dyn oracle::sql_type::ToSql,
+        BoundValue::Double(value) => value as &dyn oracle::sql_type::ToSql,
+    };
+    if values.len() > BOUND_ON_STACK {
+        return std::borrow::Cow::Owned(values.iter().map(as_sql).collect());
+    }
+    for (slot, value) in slots.iter_mut().zip(values) {
+        *slot = as_sql(value);
+    }
+    std::borrow::Cow::Borrowed(&slots[..values.len()])
 }
 
 struct OracleSession {
@@ -612,7 +623,8 @@ impl DbSession for OracleSession {
                     .map_err(|error| statement_failure(error, &self.target))?,
             ),
         };
-        let parameters = bound(values);
+        let mut slots = [&0i64 as &dyn oracle::sql_type::ToSql; BOUND_ON_STACK];
+        let parameters = bound(values, &mut slots);
         let fail = |error| statement_failure(error, &self.target);
         let mut answer = Answer::default();
         if statement.is_query() {

@@ -1,5 +1,5 @@
-//! The blocks a workload's statement visits, by EXPLAIN (ANALYZE, BUFFERS) of it as its
-//! sessions run it (its settings set, its values bound), in transactions rolled back.
+//! The blocks a workload's statement visits, by EXPLAIN (ANALYZE, BUFFERS) of it with its
+//! sessions' settings set and its values bound, in transactions rolled back.
 
 use super::*;
 use crate::db::SampledStatement;

@@ -226,21 +226,22 @@ impl DbSessionJob {
     }
 
     /// A statement's failure with what to do about it: a missing table was never set up,
-    /// or was dropped since.
+    /// or was dropped since; a refused one needs privileges.
     fn failed(&self, error: anyhow::Error) -> anyhow::Error {
-        let missing = error
+        let SlobStatements { table, target, .. } = &self.sql;
+        let sqlstate = error
             .downcast_ref::<StatementFailure>()
-            .is_some_and(|failure| {
-                ["42P01", "42S02", "ORA-00942"].contains(&failure.sqlstate.as_str())
-            });
-        if missing {
-            error.context(format!(
-                "SLOB's table {} is missing: run `corescale db setup` first",
-                self.sql.table
-            ))
-        } else {
-            error.context(format!("SLOB's statement on {}", self.sql.table))
-        }
+            .map(|failure| failure.sqlstate.as_str());
+        let hint = match sqlstate {
+            Some("42P01" | "42S02" | "ORA-00942") => format!(
+                "SLOB's table {table} is missing in {target}: run `corescale db setup --target {target}` first"
+            ),
+            Some("42501" | "ORA-01031") => format!(
+                "SLOB's statement on {table} in {target}: the user needs SELECT and UPDATE on corescale's tables"
+            ),
+            _ => format!("SLOB's statement on {table} in {target}"),
+        };
+        error.context(hint)
     }
 
     /// Counts answered statements; returns the blocks they visited by the client's count.
@@ -272,7 +273,8 @@ impl DbSessionJob {
             Turn::NotYet => return Ok(None),
             Turn::Due(due) => due,
         };
-        // Without recording (a closed loop measuring its cost), no clock is read.
+        // Without recording (a closed loop measuring its cost), the loop reads no clock
+        // (PostgreSQL's client stamps each socket read it answers from, one per batch).
         let sent = if self.options.record_latency || due.is_some() {
             self.clock.elapsed()
         } else {
@@ -559,6 +561,7 @@ mod tests {
     fn sql() -> SlobStatements {
         SlobStatements {
             table: "t1".to_string(),
+            target: "postgres://u@db/test".to_string(),
             select: "select t1".to_string(),
             update: "update t1".to_string(),
             undo_update: "undo t1".to_string(),
@@ -703,6 +706,31 @@ mod tests {
         assert_eq!(rate.target_per_s, 1000.0);
         assert_eq!(rate.sent as usize, statements);
         assert_eq!(figures.measured_from, crate::latency::MeasuredFrom::Due);
+    }
+
+    #[test]
+    fn a_refused_statement_says_what_to_do_and_where() {
+        let (job, _) = session(options(0.0, 1));
+        let refused = |sqlstate: &str| {
+            let failure = StatementFailure {
+                sqlstate: sqlstate.to_string(),
+                message: "the server's words".to_string(),
+            };
+            format!("{:#}", job.failed(anyhow::Error::new(failure)))
+        };
+        let missing = refused("42P01");
+        assert!(
+            missing.contains(
+                "SLOB's table t1 is missing in postgres://u@db/test: run `corescale db setup --target postgres://u@db/test` first"
+            ) && missing.contains("the server's words (SQLSTATE 42P01)"),
+            "{missing}"
+        );
+        assert!(refused("42501").contains("needs SELECT and UPDATE"));
+        let other = refused("40P01");
+        assert!(
+            other.starts_with("SLOB's statement on t1 in postgres://u@db/test: "),
+            "{other}"
+        );
     }
 
     #[test]

@@ -14,8 +14,9 @@ pub(crate) const SERVER_LOOP: usize = 2;
 /// One SLOB table's statements, in its database's dialect.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct SlobStatements {
-    /// The table, as the statements name it (for messages).
+    /// The table, as the statements name it, and its database's target (for messages).
     pub table: String,
+    pub target: String,
     /// Sums scratch over a key range (`first`, `last`): one row, the count of rows visited
     /// last.
     pub select: String,
@@ -38,6 +39,7 @@ impl SlobStatements {
     pub(crate) fn for_table(database: &dyn Database, schema: u64) -> Self {
         let dialect = database.target().product.dialect;
         let table = database.own_name(&table_name(schema));
+        let target = database.target().to_string();
         match dialect {
             Dialect::PostgreSql => Self {
                 select: format!(
@@ -57,6 +59,7 @@ impl SlobStatements {
                     "SET enable_bitmapscan = off; SET enable_seqscan = off; SET plan_cache_mode = force_generic_plan",
                 ),
                 table,
+                target,
             },
             Dialect::MySql => Self {
                 select: format!(
@@ -71,6 +74,7 @@ impl SlobStatements {
                 server_loop: None,
                 session_settings: None,
                 table,
+                target,
             },
             Dialect::Oracle => Self {
                 select: format!(
@@ -85,6 +89,7 @@ impl SlobStatements {
                 server_loop: None,
                 session_settings: None,
                 table,
+                target,
             },
         }
     }

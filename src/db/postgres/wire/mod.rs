@@ -132,8 +132,8 @@ impl ServerError {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Prepared {
     No,
-    /// Its Parse is on its way, in a batch not yet answered.
-    Sent,
+    /// Its Parse is on its way, in the batch of this number, not yet answered.
+    Sent(u64),
     Yes,
 }
 
@@ -167,6 +167,10 @@ pub(crate) struct WireSession<S: Read + Write = Stream> {
     /// and the buffer one statement's answer is read into (both reused).
     early: Vec<(Answer, Instant)>,
     one: Vec<(Answer, Instant)>,
+    /// A refusal met while reading answers early: handed out with them.
+    early_failure: Option<anyhow::Error>,
+    /// Batches sent so far: the number of the one being queued.
+    batches_sent: u64,
     /// The limit on one wait for the server.
     timeout: Option<Duration>,
     /// Until the server is ready, failures are failures to connect.
@@ -260,6 +264,8 @@ impl<S: Read + Write> WireSession<S> {
             in_flight: VecDeque::new(),
             early: Vec::new(),
             one: Vec::new(),
+            early_failure: None,
+            batches_sent: 0,
             timeout: Some(target.connect_timeout),
             connected: false,
             last_read: Instant::now(),
@@ -367,10 +373,19 @@ impl<S: Read + Write> WireSession<S> {
             let name = format!("cs_{}", self.statements.len());
             self.statements.push((name, Prepared::No));
         }
+        // Its Parse is in a batch already sent: should that batch fail before it, this Bind
+        // would name a statement the server never prepared. Its answer comes first (once per
+        // statement and session).
+        if let Prepared::Sent(batch) = self.statements[index].1
+            && batch < self.batches_sent
+        {
+            self.settle()?;
+        }
+        let batch = self.batches_sent;
         let (name, prepared) = &mut self.statements[index];
         if *prepared == Prepared::No {
             frontend::parse(name, sql, std::iter::empty(), &mut self.outgoing)?;
-            *prepared = Prepared::Sent;
+            *prepared = Prepared::Sent(batch);
         }
         bind_execute(&mut self.outgoing, name, values)?;
         self.pending.push_back(index);
@@ -385,22 +400,27 @@ impl<S: Read + Write> WireSession<S> {
         self.send()?;
         self.in_flight.push_back(self.unsent);
         self.unsent = 0;
+        self.batches_sent += 1;
         Ok(())
     }
 
-    /// Batches sent and not yet handed out, answers read early counted as one.
+    /// Batches sent and not yet handed out, the answers read early counted as one.
     pub(crate) fn batches_in_flight(&self) -> usize {
-        self.in_flight.len() + usize::from(!self.early.is_empty())
+        self.in_flight.len() + usize::from(self.has_early())
     }
 
-    /// Hands out the answers read early, else reads the oldest batch's: each statement's
-    /// answer and when it was read. A server's refusal is a
-    /// [`crate::db::driver::StatementFailure`]; the statements before it are in `answered`,
-    /// the ones after it were skipped.
+    fn has_early(&self) -> bool {
+        !self.early.is_empty() || self.early_failure.is_some()
+    }
+
+    /// Hands out the answers read early (with the refusal met among them, if any), else
+    /// reads the oldest batch's: each statement's answer and when it was read. A server's
+    /// refusal is a [`crate::db::driver::StatementFailure`]; the statements before it are in
+    /// `answered`, the ones after it in its batch were skipped.
     pub(crate) fn answer_batch(&mut self, answered: &mut Vec<(Answer, Instant)>) -> Result<()> {
-        if !self.early.is_empty() {
+        if self.has_early() {
             answered.append(&mut self.early);
-            return Ok(());
+            return self.early_failure.take().map_or(Ok(()), Err);
         }
         self.answer_oldest(answered)
     }
@@ -445,7 +465,7 @@ impl<S: Read + Write> WireSession<S> {
         // The server skipped the rest of a batch that failed: their Parses too.
         for _ in done..size {
             if let Some(index) = pending.pop_front()
-                && statements[index].1 == Prepared::Sent
+                && matches!(statements[index].1, Prepared::Sent(_))
             {
                 statements[index].1 = Prepared::No;
             }
@@ -468,15 +488,26 @@ impl<S: Read + Write> WireSession<S> {
         })
     }
 
-    /// Finishes the pipeline before a statement outside it, keeping its answers for later.
+    /// Finishes the pipeline before a statement outside it, keeping its answers, and a
+    /// refusal among them, for [`WireSession::answer_batch`]; a connection that failed fails
+    /// the statement outside it.
     fn settle(&mut self) -> Result<()> {
         if self.unsent > 0 {
             self.send_batch()?;
         }
         let mut early = std::mem::take(&mut self.early);
         let mut result = Ok(());
-        while !self.in_flight.is_empty() && result.is_ok() {
-            result = self.answer_oldest(&mut early);
+        while !self.in_flight.is_empty() {
+            match self.answer_oldest(&mut early) {
+                Ok(()) => {}
+                Err(refused) if refused.is::<crate::db::driver::StatementFailure>() => {
+                    self.early_failure.get_or_insert(refused);
+                }
+                Err(failed) => {
+                    result = Err(failed);
+                    break;
+                }
+            }
         }
         self.early = early;
         result

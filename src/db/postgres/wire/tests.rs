@@ -502,3 +502,56 @@ fn a_failed_transaction_is_rolled_back() {
     assert!(contains(&sent, b"ROLLBACK\0"));
     assert!(!contains(&sent, b"COMMIT\0"));
 }
+
+const UPDATE: &str = "UPDATE t SET scratch = scratch + 1 WHERE key BETWEEN $1 AND $2";
+
+#[test]
+fn a_statement_whose_parse_failed_in_a_batch_on_its_way_is_parsed_again() {
+    let answers = [
+        greeting(1),
+        // Batch 1: the select's Parse is answered, then the select fails: the update's Parse
+        // after it is skipped.
+        message(b'1', &[]),
+        error("40P01", "deadlock detected"),
+        ready(),
+        // Batch 2: the update, parsed again.
+        message(b'1', &[]),
+        message(b'2', &[]),
+        complete("UPDATE 10"),
+        ready(),
+    ]
+    .concat();
+    let (session, sent) = session("postgres://alice@db/shop", answers);
+    let mut session = session.unwrap();
+    session.queue(0, SELECT, &keys(0)).unwrap();
+    session.queue(1, UPDATE, &keys(0)).unwrap();
+    session.send_batch().unwrap();
+    // Queued again while its Parse is on its way: batch 1 is answered first.
+    session.queue(1, UPDATE, &keys(5)).unwrap();
+    session.send_batch().unwrap();
+    assert_eq!(
+        session.batches_in_flight(),
+        2,
+        "batch 1 read early, batch 2"
+    );
+    let mut answered = Vec::new();
+    let refused = session.answer_batch(&mut answered).unwrap_err();
+    assert_eq!(
+        refused.downcast_ref::<StatementFailure>().unwrap().sqlstate,
+        "40P01"
+    );
+    assert!(answered.is_empty());
+    session.answer_batch(&mut answered).unwrap();
+    assert_eq!(answered.len(), 1);
+    assert_eq!(answered[0].0.changed, 10);
+    assert_eq!(session.batches_in_flight(), 0);
+    let sent = sent.lock().unwrap();
+    let parses = sent
+        .windows(UPDATE.len())
+        .filter(|window| *window == UPDATE.as_bytes())
+        .count();
+    assert_eq!(
+        parses, 2,
+        "the update parsed in batch 1, and again in batch 2"
+    );
+}
