@@ -4,8 +4,8 @@
 
 use crate::common;
 
-use common::scratch::Scratch;
-use common::{corescale, hold_server, read_json, required};
+use crate::sessions::{own_database, setup};
+use common::{corescale, read_json};
 
 /// Each interval histogram of an .hlog as Python's hdrh reads it: its tag, start and end
 /// (ms since the epoch), count and p50/p99/max in ms, one line each.
@@ -29,23 +29,9 @@ while True:
     ignore = "needs CORESCALE_TEST_PG (a PostgreSQL URL, see README) and Python's hdrhistogram package (pip install hdrhistogram)"
 )]
 fn an_hlog_read_by_hdrhistograms_own_reader_gives_each_levels_responses() {
-    let base = required("CORESCALE_TEST_PG");
-    let _server = hold_server("CORESCALE_TEST_PG");
-    let scratch = Scratch::new(&base, "hlog");
-    let url = scratch.url().to_string();
-    corescale()
-        .args([
-            "db",
-            "setup",
-            "--target",
-            &url,
-            "--schemas",
-            "2",
-            "--scale",
-            "1024",
-        ])
-        .assert()
-        .success();
+    let own = own_database("CORESCALE_TEST_PG");
+    let url = own.url();
+    setup(&url);
     let dir = tempfile::tempdir().unwrap();
     let (json, hlog) = (dir.path().join("run.json"), dir.path().join("run.hlog"));
     corescale()
@@ -121,8 +107,4 @@ fn an_hlog_read_by_hdrhistograms_own_reader_gives_each_levels_responses() {
         );
         assert!(number(1) >= started - 1.0);
     }
-    corescale()
-        .args(["db", "teardown", "--target", &url])
-        .assert()
-        .success();
 }

@@ -18,19 +18,19 @@ use serde_json::Value;
 /// A test's own database on the server a variable names, with that server held for the
 /// test's length (`hold_server`). Dropped, it drops the database and everything corescale
 /// made in it, passed or failed, so nothing is left in the configured database.
-struct OwnDatabase {
+pub(crate) struct OwnDatabase {
     // Dropped first, while the server is still held.
     scratch: Scratch,
     _server: std::sync::MutexGuard<'static, ()>,
 }
 
 impl OwnDatabase {
-    fn url(&self) -> String {
+    pub(crate) fn url(&self) -> String {
         self.scratch.url().to_string()
     }
 }
 
-fn own_database(variable: &str) -> OwnDatabase {
+pub(crate) fn own_database(variable: &str) -> OwnDatabase {
     let base = server(variable);
     let held = hold_server(variable);
     OwnDatabase {
@@ -76,7 +76,7 @@ macro_rules! on_each_server {
 const ROWS: &str = "1024";
 const WORK_UNIT: u64 = 64;
 
-fn setup(url: &str) {
+pub(crate) fn setup(url: &str) {
     setup_of(url, ROWS);
 }
 
