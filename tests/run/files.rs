@@ -239,3 +239,20 @@ fn a_report_ended_by_a_signal_leaves_no_temporary_files() {
         "only {ended_early} of 80 reports were ended by the signal"
     );
 }
+
+/// A job workload keeps no histogram of response times: its .hlog holds the header only, and
+/// the run says so rather than leave an empty log unexplained.
+#[test]
+fn an_hlog_of_a_run_without_histograms_is_said_to_be_empty() {
+    let dir = tempfile::tempdir().unwrap();
+    let hlog = dir.path().join("cpu.hlog");
+    corescale()
+        .args(["run", "-w", "1", "--job-size", "1M", "-q", "-o"])
+        .arg(&hlog)
+        .assert()
+        .success()
+        .stderr(contains("cpu.hlog holds no interval line"));
+    let text = std::fs::read_to_string(&hlog).unwrap();
+    assert!(text.contains("#[StartTime: "), "{text}");
+    assert!(!text.contains("Tag="), "{text}");
+}

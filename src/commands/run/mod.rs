@@ -11,7 +11,7 @@ use crate::host::preflight::Look;
 use crate::host::sysfs::FsRoot;
 use crate::report::run_table;
 use crate::result::RunDocument;
-use crate::result::writer::{Output, OutputLocks, write_all, write_stdout};
+use crate::result::writer::{Format, Output, OutputLocks, write_all, write_stdout};
 use crate::sweep::campaign::Campaign;
 use crate::sweep::levels::{SweepObserver, run_sweep};
 use crate::sweep::plan::{LoadLevels, SweepSpec, plan};
@@ -206,6 +206,19 @@ fn show_summary(args: &SweepArgs, outputs: &[Output], document: &RunDocument) ->
         && let Some(reason) = &document.hw_counters.reason
     {
         say!("corescale: note: hardware counters unavailable: {reason}");
+    }
+    let no_responses = (document.levels.iter()).all(|level| {
+        (level.latency.as_ref())
+            .and_then(|latency| latency.histogram.as_ref())
+            .is_none()
+    });
+    if let Some(log) = outputs.iter().find(|output| output.format == Format::Hlog)
+        && no_responses
+    {
+        say!(
+            "corescale: warning: {} holds no interval line: this workload's levels keep no histogram of response times (db, script and lio runs do)",
+            log.path.display()
+        );
     }
     if outputs.is_empty() {
         say!(
