@@ -149,29 +149,30 @@ fn host_row(host: &str, runs: &[usize], series: &[SeriesAnalysis]) -> FleetHost 
 /// Fewest hosts in a group for an outlier to be named: with two, neither is the odd one.
 const MIN_SIBLINGS_FOR_OUTLIERS: usize = 3;
 
-/// Groups hosts by CPU model, cores, measure and job, known ones only (a host whose CPU model
-/// or core counts are unknown stands alone); fills each host's ratios to its siblings.
-#[expect(clippy::too_many_lines, reason = "not yet broken along its steps")]
-fn sibling_groups(
-    hosts: &mut [FleetHost],
+/// What makes hosts siblings: CPU model, physical cores, logical CPUs, measure and job (and,
+/// for a host whose hardware is unknown, its own index: a group of its own).
+type SiblingKey = (
+    Option<String>,
+    Option<usize>,
+    Option<usize>,
+    Measure,
+    Job,
+    usize,
+);
+
+/// Each sibling group's key and its hosts' indexes, in the order hosts first appear.
+fn sibling_keys(
+    hosts: &[FleetHost],
     by_host: &[(String, Vec<usize>)],
     series: &[SeriesAnalysis],
-) -> Vec<SiblingGroup> {
-    type Key = (
-        Option<String>,
-        Option<usize>,
-        Option<usize>,
-        Measure,
-        Job,
-        usize,
-    );
-    let mut keys: Vec<(Key, Vec<usize>)> = Vec::new();
+) -> Vec<(SiblingKey, Vec<usize>)> {
+    let mut keys: Vec<(SiblingKey, Vec<usize>)> = Vec::new();
     for (index, host) in hosts.iter().enumerate() {
         let first = &series[by_host[index].1[0]].series;
         let known = host.cpu_model.is_some()
             && host.physical_cores.is_some()
             && host.logical_cpus.is_some();
-        let key: Key = (
+        let key: SiblingKey = (
             host.cpu_model.clone(),
             host.physical_cores,
             host.logical_cpus,
@@ -185,6 +186,64 @@ fn sibling_groups(
             None => keys.push((key, vec![index])),
         }
     }
+    keys
+}
+
+/// Each host's value over the median of the others' values.
+fn to_the_others(values: &[(usize, f64)]) -> Vec<(usize, f64)> {
+    values
+        .iter()
+        .filter_map(|&(index, value)| {
+            let others: Vec<f64> = values
+                .iter()
+                .filter(|&&(other, _)| other != index)
+                .map(|&(_, value)| value)
+                .collect();
+            Some((index, value / median_of(&others)?))
+        })
+        .collect()
+}
+
+/// Fills each compared host's value, its capacity and single-thread speed over its
+/// siblings' medians, and whether `outlier` calls its capacity ratio one.
+fn mark_hosts(
+    hosts: &mut [FleetHost],
+    members: &[usize],
+    values: &[(usize, f64)],
+    ratios: &[(usize, f64)],
+    outlier: impl Fn(f64) -> bool,
+) {
+    let speeds: Vec<(usize, f64)> = members
+        .iter()
+        .filter_map(|&index| Some((index, hosts[index].single_thread_speed?)))
+        .collect();
+    for &(index, value) in values {
+        hosts[index].compared = Some(value);
+    }
+    for &(index, ratio) in ratios {
+        let others: Vec<f64> = speeds
+            .iter()
+            .filter(|&&(other, _)| other != index)
+            .map(|&(_, speed)| speed)
+            .collect();
+        let host = &mut hosts[index];
+        host.capacity_vs_group = Some(ratio);
+        host.speed_vs_group = host
+            .single_thread_speed
+            .zip(median_of(&others))
+            .map(|(speed, typical)| speed / typical);
+        host.outlier = outlier(ratio);
+    }
+}
+
+/// Groups hosts by CPU model, cores, measure and job, known ones only (a host whose CPU model
+/// or core counts are unknown stands alone); fills each host's ratios to its siblings.
+fn sibling_groups(
+    hosts: &mut [FleetHost],
+    by_host: &[(String, Vec<usize>)],
+    series: &[SeriesAnalysis],
+) -> Vec<SiblingGroup> {
+    let keys = sibling_keys(hosts, by_host, series);
     let jitter_of = |index: usize| {
         let jitters: Vec<f64> = by_host[index]
             .1
@@ -235,17 +294,7 @@ fn sibling_groups(
                 let all: Vec<f64> = values.iter().map(|&(_, value)| value).collect();
                 let median_capacity = median_of(&all).unwrap_or(0.0);
                 // Each host against the median of the others.
-                let ratios: Vec<(usize, f64)> = values
-                    .iter()
-                    .filter_map(|&(index, value)| {
-                        let others: Vec<f64> = values
-                            .iter()
-                            .filter(|&&(other, _)| other != index)
-                            .map(|&(_, value)| value)
-                            .collect();
-                        Some((index, value / median_of(&others)?))
-                    })
-                    .collect();
+                let ratios = to_the_others(&values);
                 let deviations: Vec<f64> = ratios
                     .iter()
                     .map(|(_, ratio)| (ratio - 1.0).abs())
@@ -258,28 +307,9 @@ fn sibling_groups(
                 let noise = 2.0 * std::f64::consts::SQRT_2 * median_of(&jitters).unwrap_or(0.0);
                 let threshold = spread.max(noise).max(FLOOR);
                 let outliers = outlier_call(ratios.len(), threshold);
-                let speeds: Vec<(usize, f64)> = members
-                    .iter()
-                    .filter_map(|&index| Some((index, hosts[index].single_thread_speed?)))
-                    .collect();
-                for &(index, value) in &values {
-                    hosts[index].compared = Some(value);
-                }
-                for &(index, ratio) in &ratios {
-                    let others: Vec<f64> = speeds
-                        .iter()
-                        .filter(|&&(other, _)| other != index)
-                        .map(|&(_, speed)| speed)
-                        .collect();
-                    let host = &mut hosts[index];
-                    host.capacity_vs_group = Some(ratio);
-                    host.speed_vs_group = host
-                        .single_thread_speed
-                        .zip(median_of(&others))
-                        .map(|(speed, typical)| speed / typical);
-                    host.outlier =
-                        outliers == OutlierCall::Named && (ratio - 1.0).abs() > threshold;
-                }
+                mark_hosts(hosts, &members, &values, &ratios, |ratio| {
+                    outliers == OutlierCall::Named && (ratio - 1.0).abs() > threshold
+                });
                 for &index in &members {
                     hosts[index].group = group;
                 }
