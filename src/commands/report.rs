@@ -1,7 +1,7 @@
 //! `corescale report`: read series, name them, analyse, render every requested output.
 
 use std::collections::BTreeSet;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use anyhow::Result;
 
@@ -63,39 +63,19 @@ pub fn execute(args: &ReportArgs) -> Result<()> {
     Ok(())
 }
 
-/// The series to analyse, and a warning for each left out whole because every level of it
-/// was disturbed.
-#[expect(clippy::too_many_lines, reason = "not yet broken along its steps")]
-fn load_series(args: &ReportArgs) -> Result<(Vec<Series>, Vec<String>)> {
-    for (file, _) in &args.labels {
-        if !args.files.iter().any(|path| path == Path::new(file)) {
-            return Err(UsageError::new(format!(
-                "--label {file}=...: '{file}' is not one of the files to report"
-            ))
-            .into());
-        }
-    }
+/// A file in a folder may be named as found there, or as written on the command line.
+fn same_file(a: &Path, b: &Path) -> bool {
+    a == b
+        || a.canonicalize()
+            .ok()
+            .is_some_and(|a| b.canonicalize().ok() == Some(a))
+}
+
+/// Every series of every file, with `--level` and `--label` applied; a last line that may be
+/// cut is left out (and said) unless `--accept-truncated`.
+fn read_all(args: &ReportArgs, files: &[PathBuf], notes: &mut Vec<String>) -> Result<Vec<Series>> {
     let mut series = Vec::new();
-    let mut notes = Vec::new();
-    let files = result_files(&args.files)?;
-    // A file in a folder may be named as found there, or as written on the command line.
-    let same_file = |a: &Path, b: &Path| {
-        a == b
-            || a.canonicalize()
-                .ok()
-                .is_some_and(|a| b.canonicalize().ok() == Some(a))
-    };
-    for (file, _) in &args.levels {
-        if !files.iter().any(|path| same_file(path, file)) {
-            return Err(UsageError::new(format!(
-                "--level {}=...: '{}' is none of the files read",
-                file.display(),
-                file.display()
-            ))
-            .into());
-        }
-    }
-    for path in &files {
+    for path in files {
         let level = args
             .levels
             .iter()
@@ -118,6 +98,89 @@ fn load_series(args: &ReportArgs) -> Result<(Vec<Series>, Vec<String>)> {
             series.push(one);
         }
     }
+    Ok(series)
+}
+
+/// `--nodes NAME=FILES`: the series named `name` ran on these nodes, its cores their sum.
+fn apply_nodes(
+    args: &ReportArgs,
+    name: &str,
+    files: &[PathBuf],
+    series: &mut [Series],
+    notes: &mut Vec<String>,
+) -> Result<()> {
+    if args.cores.iter().any(|(cores_of, _)| cores_of == name) {
+        return Err(UsageError::new(format!(
+            "--cores and --nodes both give the cores of '{name}': give one"
+        ))
+        .into());
+    }
+    let nodes: Vec<NodeCores> = files
+        .iter()
+        .map(|file| node_cores(file))
+        .collect::<Result<_>>()?;
+    if nodes.windows(2).any(|pair| {
+        (pair[0].physical_cores, pair[0].logical_cpus)
+            != (pair[1].physical_cores, pair[1].logical_cpus)
+    }) {
+        let each: Vec<String> = nodes
+            .iter()
+            .map(|node| {
+                format!(
+                    "{} {}/{}",
+                    node.label, node.physical_cores, node.logical_cpus
+                )
+            })
+            .collect();
+        notes.push(format!(
+            "the nodes of '{name}' differ ({}): a server's worth in its nodes is counted in nodes of their average size",
+            each.join(", ")
+        ));
+    }
+    for one in series.iter_mut().filter(|one| one.name == name) {
+        if let Some(instances) = one.nodes
+            && instances != nodes.len()
+        {
+            return Err(UsageError::new(format!(
+                "'{name}' ran its sessions on {instances} instances, but --nodes gives {} host file(s): give one per instance",
+                nodes.len()
+            ))
+            .into());
+        }
+        one.physical_cores = Some(nodes.iter().map(|node| node.physical_cores).sum());
+        one.logical_cpus = Some(nodes.iter().map(|node| node.logical_cpus).sum());
+        // A cluster reached through one address (a RAC SCAN, a proxy) is its nodes too.
+        if nodes.len() > 1 {
+            one.nodes = Some(nodes.len());
+        }
+    }
+    Ok(())
+}
+
+/// The series to analyse, and a warning for each left out whole because every level of it
+/// was disturbed.
+fn load_series(args: &ReportArgs) -> Result<(Vec<Series>, Vec<String>)> {
+    for (file, _) in &args.labels {
+        if !args.files.iter().any(|path| path == Path::new(file)) {
+            return Err(UsageError::new(format!(
+                "--label {file}=...: '{file}' is not one of the files to report"
+            ))
+            .into());
+        }
+    }
+    let mut notes = Vec::new();
+    let files = result_files(&args.files)?;
+    for (file, _) in &args.levels {
+        if !files.iter().any(|path| same_file(path, file)) {
+            return Err(UsageError::new(format!(
+                "--level {}=...: '{}' is none of the files read",
+                file.display(),
+                file.display()
+            ))
+            .into());
+        }
+    }
+    let series = read_all(args, &files, &mut notes)?;
     // A campaign's parts become one series first: a level one part judged disturbed is
     // the merged level's, and left out with it.
     let (series, mut merged_notes) = merge_campaigns(series)?;
@@ -165,51 +228,7 @@ fn load_series(args: &ReportArgs) -> Result<(Vec<Series>, Vec<String>)> {
     }
     for (name, files) in &args.nodes {
         unknown(name, "--nodes")?;
-        if args.cores.iter().any(|(cores_of, _)| cores_of == name) {
-            return Err(UsageError::new(format!(
-                "--cores and --nodes both give the cores of '{name}': give one"
-            ))
-            .into());
-        }
-        let nodes: Vec<NodeCores> = files
-            .iter()
-            .map(|file| node_cores(file))
-            .collect::<Result<_>>()?;
-        if nodes.windows(2).any(|pair| {
-            (pair[0].physical_cores, pair[0].logical_cpus)
-                != (pair[1].physical_cores, pair[1].logical_cpus)
-        }) {
-            let each: Vec<String> = nodes
-                .iter()
-                .map(|node| {
-                    format!(
-                        "{} {}/{}",
-                        node.label, node.physical_cores, node.logical_cpus
-                    )
-                })
-                .collect();
-            notes.push(format!(
-                "the nodes of '{name}' differ ({}): a server's worth in its nodes is counted in nodes of their average size",
-                each.join(", ")
-            ));
-        }
-        for one in series.iter_mut().filter(|one| &one.name == name) {
-            if let Some(instances) = one.nodes
-                && instances != nodes.len()
-            {
-                return Err(UsageError::new(format!(
-                    "'{name}' ran its sessions on {instances} instances, but --nodes gives {} host file(s): give one per instance",
-                    nodes.len()
-                ))
-                .into());
-            }
-            one.physical_cores = Some(nodes.iter().map(|node| node.physical_cores).sum());
-            one.logical_cpus = Some(nodes.iter().map(|node| node.logical_cpus).sum());
-            // A cluster reached through one address (a RAC SCAN, a proxy) is its nodes too.
-            if nodes.len() > 1 {
-                one.nodes = Some(nodes.len());
-            }
-        }
+        apply_nodes(args, name, files, &mut series, &mut notes)?;
     }
     for (name, cost) in &args.costs {
         unknown(name, "--cost")?;
