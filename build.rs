@@ -68,10 +68,12 @@ fn test_servers() {
         println!("cargo:rustc-cfg=corescale_test_sysbench");
     }
     // The .hlog test reads a run's HdrHistogram log with Python's hdrhistogram package, an
-    // independent reader (.ci/run installs it).
+    // independent reader (.ci/run installs it). Installed after the build script ran, it is
+    // seen once build.rs changes or after `cargo clean -p corescale`.
     println!("cargo::rustc-check-cfg=cfg(corescale_test_hdrh)");
     let hdrh = std::process::Command::new("python3")
         .args(["-c", "import hdrh"])
+        .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null())
         .status()
         .is_ok_and(|status| status.success());

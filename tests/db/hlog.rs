@@ -8,19 +8,32 @@ use crate::sessions::{own_database, setup};
 use common::{corescale, read_json};
 
 /// Each interval histogram of an .hlog as Python's hdrh reads it: its tag, start and end
-/// (ms since the epoch), count and p50/p99/max in ms, one line each.
+/// (ms since the epoch), count and p50/p99/max in ms, one line each. The percentiles are
+/// counted from the histogram's buckets by the rule the JSON's are (the response at
+/// ceil(q x count)).
 const READ_BACK: &str = r#"
-import sys
+import math, sys
 from hdrh.histogram import HdrHistogram
 from hdrh.log import HistogramLogReader
+
+def at(histogram, quantile):
+    # The value below which ceil(quantile * count) responses fall, as HdrHistogram's Rust and
+    # Java readers count it (the Python package's own rounds to the nearest response).
+    wanted = max(1, math.ceil(quantile * histogram.get_total_count()))
+    seen = 0
+    for item in histogram.get_recorded_iterator():
+        seen += item.count_at_value_iterated_to
+        if seen >= wanted:
+            return histogram.get_highest_equivalent_value(item.value_iterated_to)
+
 reader = HistogramLogReader(sys.argv[1], HdrHistogram(1, 3600 * 10**9, 3))
 while True:
     histogram = reader.get_next_interval_histogram()
     if histogram is None:
         break
     print(histogram.get_tag(), histogram.get_start_time_stamp(), histogram.get_end_time_stamp(),
-          histogram.get_total_count(), histogram.get_value_at_percentile(50) / 1e6,
-          histogram.get_value_at_percentile(99) / 1e6, histogram.get_max_value() / 1e6)
+          histogram.get_total_count(), at(histogram, 0.5) / 1e6, at(histogram, 0.99) / 1e6,
+          histogram.get_max_value() / 1e6)
 "#;
 
 #[test]

@@ -496,9 +496,17 @@ impl<S: Read + Write> WireSession<S> {
             self.send_batch()?;
         }
         let mut early = std::mem::take(&mut self.early);
+        let mut after_refusal = Vec::new();
         let mut result = Ok(());
         while !self.in_flight.is_empty() {
-            match self.answer_oldest(&mut early) {
+            // After a refusal, later batches are read and not handed out: the answers before
+            // it, then the refusal, are what the caller gets, as from one batch.
+            let into = if self.early_failure.is_some() {
+                &mut after_refusal
+            } else {
+                &mut early
+            };
+            match self.answer_oldest(into) {
                 Ok(()) => {}
                 Err(refused) if refused.is::<crate::db::driver::StatementFailure>() => {
                     self.early_failure.get_or_insert(refused);
