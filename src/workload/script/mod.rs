@@ -318,26 +318,65 @@ impl WorkloadOptions for ScriptArgs {
     }
 }
 
+/// Each `--file`'s script, its variables named in `variables`, and the job's name: each
+/// file's name (with its weight when there are several) and the start of its SHA-256.
+fn read_scripts(
+    args: &ScriptArgs,
+    variables: &mut Variables,
+) -> Result<(Vec<Script>, Vec<String>)> {
+    let mut scripts = Vec::new();
+    let mut job = Vec::new();
+    for (path, weight) in &args.files {
+        let (script, text) = read_script(path, variables)?;
+        let digest = sha2::Sha256::digest(text.as_bytes());
+        let name = path.file_name().map_or_else(
+            || path.display().to_string(),
+            |name| name.to_string_lossy().into_owned(),
+        );
+        job.push(if args.files.len() > 1 {
+            format!("{name}@{weight} (sha256 {})", hex(&digest[..6]))
+        } else {
+            format!("{name} (sha256 {})", hex(&digest[..6]))
+        });
+        scripts.push(script);
+    }
+    Ok((scripts, job))
+}
+
+/// Every variable is set somewhere before the run: by a `\set`, `--set`, or `:client_id`.
+fn every_variable_set(
+    scripts: &[Script],
+    variables: &Variables,
+    settings: &[(parse::Variable, eval::Value)],
+) -> Result<()> {
+    let set: Vec<parse::Variable> = scripts
+        .iter()
+        .flat_map(|script| &script.commands)
+        .filter_map(|command| match command {
+            parse::Command::Set { variable, .. } => Some(*variable),
+            _ => None,
+        })
+        .chain(settings.iter().map(|(variable, _)| *variable))
+        .collect();
+    if let Some(unset) = variables
+        .0
+        .iter()
+        .enumerate()
+        .find(|(variable, name)| !set.contains(variable) && name.as_str() != "client_id")
+    {
+        return Err(UsageError::new(format!(
+            "the script uses :{name}, which no \\set sets: give it with --set {name}=VALUE (pgbench's :scale is the scale of `pgbench -i`)",
+            name = unset.1
+        ))
+        .into());
+    }
+    Ok(())
+}
+
 impl ScriptWorkload {
-    #[expect(clippy::too_many_lines, reason = "not yet broken along its steps")]
     fn new(args: &ScriptArgs, target: &Target, context: &BuildContext) -> Result<Self> {
         let mut variables = Variables::default();
-        let mut scripts = Vec::new();
-        let mut job = Vec::new();
-        for (path, weight) in &args.files {
-            let (script, text) = read_script(path, &mut variables)?;
-            let digest = sha2::Sha256::digest(text.as_bytes());
-            let name = path.file_name().map_or_else(
-                || path.display().to_string(),
-                |name| name.to_string_lossy().into_owned(),
-            );
-            job.push(if args.files.len() > 1 {
-                format!("{name}@{weight} (sha256 {})", hex(&digest[..6]))
-            } else {
-                format!("{name} (sha256 {})", hex(&digest[..6]))
-            });
-            scripts.push(script);
-        }
+        let (scripts, job) = read_scripts(args, &mut variables)?;
         let init = match &args.init {
             Some(path) => {
                 let mut init_variables = Variables::default();
@@ -355,28 +394,7 @@ impl ScriptWorkload {
             };
             settings.push((variable, *value));
         }
-        // Every variable is set somewhere before the run: by a \set, --set, or :client_id.
-        let set: Vec<parse::Variable> = scripts
-            .iter()
-            .flat_map(|script| &script.commands)
-            .filter_map(|command| match command {
-                parse::Command::Set { variable, .. } => Some(*variable),
-                _ => None,
-            })
-            .chain(settings.iter().map(|(variable, _)| *variable))
-            .collect();
-        if let Some(unset) = variables
-            .0
-            .iter()
-            .enumerate()
-            .find(|(variable, name)| !set.contains(variable) && name.as_str() != "client_id")
-        {
-            return Err(UsageError::new(format!(
-                "the script uses :{name}, which no \\set sets: give it with --set {name}=VALUE (pgbench's :scale is the scale of `pgbench -i`)",
-                name = unset.1
-            ))
-            .into());
-        }
+        every_variable_set(&scripts, &variables, &settings)?;
         if target.product.max_pipeline <= 1
             && let Some(place) = scripts.iter().find_map(Script::first_pipeline)
         {
