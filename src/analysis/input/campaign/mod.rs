@@ -115,11 +115,11 @@ fn refuse_copies(name: &str, group: &[Series]) -> Result<()> {
     Ok(())
 }
 
-#[expect(clippy::too_many_lines, reason = "not yet broken along its steps")]
-fn merge(name: &str, group: Vec<Series>, notes: &mut Vec<String>) -> Result<Series> {
+/// The parts of one run of a campaign: the same number of parts, schedule and job.
+fn refuse_mismatched_parts(name: &str, group: &[Series]) -> Result<()> {
     let first = &group[0];
     let declared = first.campaign.as_ref().expect("grouped by campaign").parts;
-    for part in &group {
+    for part in group {
         let campaign = part.campaign.as_ref().expect("grouped by campaign");
         if campaign.parts != declared {
             bail!(
@@ -164,6 +164,13 @@ fn merge(name: &str, group: Vec<Series>, notes: &mut Vec<String>) -> Result<Seri
             );
         }
     }
+    Ok(())
+}
+
+fn merge(name: &str, group: Vec<Series>, notes: &mut Vec<String>) -> Result<Series> {
+    let first = &group[0];
+    let declared = first.campaign.as_ref().expect("grouped by campaign").parts;
+    refuse_mismatched_parts(name, &group)?;
     let numbers: Vec<usize> = group
         .iter()
         .filter_map(|part| part.campaign.as_ref().map(|campaign| campaign.part))
