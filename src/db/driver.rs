@@ -361,6 +361,10 @@ pub trait DbSession: Send {
             "this database's driver answers each statement before the next is sent: pipelines need PostgreSQL"
         )
     }
+    /// Statements queued for the next batch, not yet sent.
+    fn queued(&self) -> usize {
+        0
+    }
     /// Batches sent and not yet answered.
     fn batches_in_flight(&self) -> usize {
         0

@@ -34,6 +34,10 @@ impl DbSession for PostgresSession {
         self.wire.send_batch()
     }
 
+    fn queued(&self) -> usize {
+        self.wire.queued()
+    }
+
     fn batches_in_flight(&self) -> usize {
         self.wire.batches_in_flight()
     }

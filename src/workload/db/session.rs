@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
 
-use super::statements::{Answered, SELECT, SERVER_LOOP, SlobStatements, UPDATE};
+use super::statements::{Answered, SELECT, SERVER_LOOP, SlobStatements, UPDATE, keys};
 use super::{DbOptions, process_cpu_seconds};
 use crate::db::{Answer, BoundValue, DbSession, StatementFailure};
 use crate::latency::{Pace, ResponseTimes, SessionClock, SessionLatency, Turn};
@@ -32,14 +32,6 @@ pub(crate) struct SessionTally {
     pub response: Option<ResponseTimes>,
     /// Why the session ended early: its instance went away (a cluster's run goes on).
     pub failed: Option<String>,
-}
-
-/// A statement's two bound keys: the first and last of its range.
-fn keys(first_key: u64, last_key: u64) -> [BoundValue; 2] {
-    [
-        BoundValue::Int(first_key as i64),
-        BoundValue::Int(last_key as i64),
-    ]
 }
 
 /// Statements each session runs before a level's baseline is taken.
@@ -67,8 +59,7 @@ pub(crate) struct DbSessionJob {
     options: DbOptions,
     /// The statements over this session's table.
     sql: SlobStatements,
-    /// Statements queued for the next batch (pipelined), and the answers read (reused).
-    unsent: usize,
+    /// The answers of a batch, as read (reused).
     answers: Vec<(Answer, Instant)>,
     rows: u64,
     blocks: BlocksPer,
@@ -127,7 +118,6 @@ impl DbSessionJob {
             connection,
             options,
             sql,
-            unsent: 0,
             answers: Vec::with_capacity(MOST_IN_FLIGHT),
             rows,
             blocks,
@@ -199,11 +189,9 @@ impl DbSessionJob {
             return answer.map(Answered::of).map_err(|error| self.failed(error));
         }
         let sent = self.connection.queue(index, sql, &values).and_then(|()| {
-            self.unsent += 1;
-            if self.unsent < self.options.pipeline && !update {
+            if self.connection.queued() < self.options.pipeline && !update {
                 return Ok(false);
             }
-            self.unsent = 0;
             self.connection.send_batch().map(|()| true)
         });
         if !sent.map_err(|error| self.failed(error))? || self.connection.batches_in_flight() < 2 {
@@ -323,8 +311,7 @@ impl DbSessionJob {
     /// window: an open loop counts the statements due that it did not send.
     fn drain(&mut self) -> Result<u64> {
         let mut answered = Answered::default();
-        if self.unsent > 0 {
-            self.unsent = 0;
+        if self.connection.queued() > 0 {
             self.connection
                 .send_batch()
                 .map_err(|error| self.failed(error))?;
@@ -527,6 +514,9 @@ mod tests {
             let batch = std::mem::take(&mut self.queued);
             self.batches.push_back(batch);
             Ok(())
+        }
+        fn queued(&self) -> usize {
+            self.queued.len()
         }
         fn batches_in_flight(&self) -> usize {
             self.batches.len()

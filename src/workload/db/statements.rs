@@ -37,62 +37,58 @@ impl SlobStatements {
     /// The statements over schema `schema`'s table of `database`, named as corescale's own
     /// objects are there (quoted, in corescale's schema).
     pub(crate) fn for_table(database: &dyn Database, schema: u64) -> Self {
-        let dialect = database.target().product.dialect;
         let table = database.own_name(&table_name(schema));
-        let target = database.target().to_string();
-        match dialect {
-            Dialect::PostgreSql => Self {
-                select: format!(
-                    "SELECT pg_catalog.sum(scratch)::pg_catalog.int8, pg_catalog.count(*) FROM {table} WHERE key BETWEEN $1 AND $2"
-                ),
-                update: format!(
-                    "UPDATE {table} SET scratch = scratch + 1 WHERE key BETWEEN $1 AND $2"
-                ),
-                undo_update: format!(
-                    "UPDATE {table} SET scratch = scratch - 1 WHERE key BETWEEN $1 AND $2"
-                ),
-                server_loop: Some(format!(
+        // What differs between dialects: the sum and count of the select, the key range
+        // (`key` is a reserved word in MySQL), the loop and the settings.
+        let (sum_count, range, server_loop, session_settings) = match database
+            .target()
+            .product
+            .dialect
+        {
+            Dialect::PostgreSql => (
+                "pg_catalog.sum(scratch)::pg_catalog.int8, pg_catalog.count(*)",
+                "key BETWEEN $1 AND $2",
+                Some(format!(
                     "SELECT {}($1, $2, $3)",
                     database.own_name(&loop_function(schema))
                 )),
-                session_settings: Some(
+                Some(
                     "SET enable_bitmapscan = off; SET enable_seqscan = off; SET plan_cache_mode = force_generic_plan",
                 ),
-                table,
-                target,
-            },
-            Dialect::MySql => Self {
-                select: format!(
-                    "SELECT CAST(SUM(scratch) AS SIGNED), COUNT(*) FROM {table} WHERE `key` BETWEEN ? AND ?"
-                ),
-                update: format!(
-                    "UPDATE {table} SET scratch = scratch + 1 WHERE `key` BETWEEN ? AND ?"
-                ),
-                undo_update: format!(
-                    "UPDATE {table} SET scratch = scratch - 1 WHERE `key` BETWEEN ? AND ?"
-                ),
-                server_loop: None,
-                session_settings: None,
-                table,
-                target,
-            },
-            Dialect::Oracle => Self {
-                select: format!(
-                    "SELECT SUM(scratch), COUNT(*) FROM {table} WHERE key BETWEEN :1 AND :2"
-                ),
-                update: format!(
-                    "UPDATE {table} SET scratch = scratch + 1 WHERE key BETWEEN :1 AND :2"
-                ),
-                undo_update: format!(
-                    "UPDATE {table} SET scratch = scratch - 1 WHERE key BETWEEN :1 AND :2"
-                ),
-                server_loop: None,
-                session_settings: None,
-                table,
-                target,
-            },
+            ),
+            Dialect::MySql => (
+                "CAST(SUM(scratch) AS SIGNED), COUNT(*)",
+                "`key` BETWEEN ? AND ?",
+                None,
+                None,
+            ),
+            Dialect::Oracle => (
+                "SUM(scratch), COUNT(*)",
+                "key BETWEEN :1 AND :2",
+                None,
+                None,
+            ),
+        };
+        let change =
+            |sign: char| format!("UPDATE {table} SET scratch = scratch {sign} 1 WHERE {range}");
+        Self {
+            select: format!("SELECT {sum_count} FROM {table} WHERE {range}"),
+            update: change('+'),
+            undo_update: change('-'),
+            server_loop,
+            session_settings,
+            target: database.target().to_string(),
+            table,
         }
     }
+}
+
+/// A select's or update's two bound keys: the first and last of its range.
+pub(crate) fn keys(first_key: u64, last_key: u64) -> [BoundValue; 2] {
+    [
+        BoundValue::Int(first_key as i64),
+        BoundValue::Int(last_key as i64),
+    ]
 }
 
 /// Statements sampled to learn how many blocks one statement visits.
@@ -123,12 +119,7 @@ impl SlobStatements {
     ) -> anyhow::Result<f64> {
         let samples: Vec<Vec<BoundValue>> = sample_keys(rows, work_unit)
             .into_iter()
-            .map(|first_key| {
-                vec![
-                    BoundValue::Int(first_key as i64),
-                    BoundValue::Int((first_key + work_unit) as i64),
-                ]
-            })
+            .map(|first_key| keys(first_key, first_key + work_unit).to_vec())
             .collect();
         database.blocks_per_statement(&SampledStatement {
             settings: self.session_settings,

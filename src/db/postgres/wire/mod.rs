@@ -404,6 +404,11 @@ impl<S: Read + Write> WireSession<S> {
         Ok(())
     }
 
+    /// Statements queued for the next batch, not yet sent.
+    pub(crate) fn queued(&self) -> usize {
+        self.unsent
+    }
+
     /// Batches sent and not yet handed out, the answers read early counted as one.
     pub(crate) fn batches_in_flight(&self) -> usize {
         self.in_flight.len() + usize::from(self.has_early())
