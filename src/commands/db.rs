@@ -6,52 +6,18 @@ use indicatif::{ProgressBar, ProgressStyle};
 use crate::cli::DbCommand;
 use crate::db::catalog::{self, Teardown};
 use crate::db::cluster::{Cluster, Replay, Role};
-use crate::workload::db::args::DEFAULT_SETUP_ROWS;
+use crate::workload::db::args::{DEFAULT_SETUP_ROWS, DbSetupArgs, SetupWorkload};
+use crate::workload::tpcc;
 
 pub fn execute(command: &DbCommand) -> Result<()> {
     match command {
         DbCommand::Check(args) => check(args),
         DbCommand::Setup(args) => {
-            let asked = args.rows()?;
-            let cluster = Cluster::connect(&args.target.open_all()?)?;
-            // Setup writes on the primary; the replicas replay it.
-            let database = cluster.primary()?;
-            let target = database.target();
-            catalog::warn_of_schema(database.as_ref())?;
-            let cache = database.buffer_cache()?;
-            let bytes_per_row = database.bytes_per_row();
-            let rows = match asked {
-                Some(rows) => {
-                    warn_when_larger_than_the_cache(cache, bytes_per_row, args.schemas, rows);
-                    rows
-                }
-                None => rows_that_fit(cache, bytes_per_row, args.schemas),
-            };
-            let bar = ProgressBar::new(args.schemas.saturating_mul(rows));
-            bar.set_style(
-                ProgressStyle::with_template(
-                    "{spinner} [{elapsed_precise}] {bar:30} {pos}/{len} rows  ETA {eta}",
-                )
-                .expect("the progress template is valid"),
-            );
-            let previous = catalog::setup(database.as_ref(), args.schemas, rows, &|count| {
-                bar.inc(count)
-            })
-            .context("setting up corescale's tables")?;
-            bar.finish_and_clear();
-            wait_for_replicas(&cluster, args.target.replay_limit())?;
-            if !previous.is_empty() {
-                tell(format!(
-                    "dropped the earlier setup's objects: {}",
-                    previous.join(", ")
-                ));
+            args.check_workload()?;
+            match args.workload {
+                SetupWorkload::Slob => setup_slob(args),
+                SetupWorkload::Tpcc => setup_tpcc(args),
             }
-            tell(format!(
-                "created {} table(s) corescale_t0..corescale_t{} of {rows} one-row blocks in {target}",
-                args.schemas,
-                args.schemas - 1
-            ));
-            Ok(())
         }
         DbCommand::Teardown(args) => {
             let cluster = Cluster::connect(&args.open_all()?)?;
@@ -98,6 +64,94 @@ pub fn execute(command: &DbCommand) -> Result<()> {
             }
             Ok(())
         }
+    }
+}
+
+fn setup_slob(args: &DbSetupArgs) -> Result<()> {
+    let asked = args.rows()?;
+    let schemas = args.schemas();
+    let cluster = Cluster::connect(&args.target.open_all()?)?;
+    // Setup writes on the primary; the replicas replay it.
+    let database = cluster.primary()?;
+    let target = database.target();
+    catalog::warn_of_schema(database.as_ref())?;
+    let cache = database.buffer_cache()?;
+    let bytes_per_row = database.bytes_per_row();
+    let rows = match asked {
+        Some(rows) => {
+            warn_when_larger_than_the_cache(cache, bytes_per_row, schemas, rows);
+            rows
+        }
+        None => rows_that_fit(cache, bytes_per_row, schemas),
+    };
+    let bar = rows_bar(schemas.saturating_mul(rows));
+    let previous = catalog::setup(database.as_ref(), schemas, rows, &|count| bar.inc(count))
+        .context("setting up corescale's tables")?;
+    bar.finish_and_clear();
+    wait_for_replicas(&cluster, args.target.replay_limit())?;
+    tell_dropped(&previous);
+    tell(format!(
+        "created {schemas} table(s) corescale_t0..corescale_t{} of {rows} one-row blocks in {target}",
+        schemas - 1
+    ));
+    Ok(())
+}
+
+/// The order-entry tables: created, loaded in parallel, indexed, then checked against the
+/// specification's consistency conditions.
+fn setup_tpcc(args: &DbSetupArgs) -> Result<()> {
+    let warehouses = args.warehouses.unwrap_or(1);
+    let loaders = args.loaders.map_or_else(
+        || std::thread::available_parallelism().map_or(1, usize::from),
+        |loaders| loaders as usize,
+    );
+    let loaders = loaders.min(warehouses as usize).max(1);
+    let cluster = Cluster::connect(&args.target.open_all()?)?;
+    let database = cluster.primary()?;
+    let target = database.target();
+    catalog::warn_of_schema(database.as_ref())?;
+    let bar = rows_bar(tpcc::load::ITEMS + warehouses * tpcc::load::ROWS_PER_WAREHOUSE);
+    let started = std::time::Instant::now();
+    let loaded = tpcc::setup(database.as_ref(), warehouses, loaders, &|count| {
+        bar.inc(count)
+    })
+    .context("setting up the order-entry tables")?;
+    bar.finish_and_clear();
+    let took = started.elapsed();
+    let mut session = database.open_session()?;
+    let conditions = tpcc::consistency::check(database.as_ref(), session.as_mut())?;
+    wait_for_replicas(&cluster, args.target.replay_limit())?;
+    tell_dropped(&loaded.previous);
+    tell(format!(
+        "created the nine order-entry tables corescale_tpcc_* (derived from TPC-C, not an audited TPC-C) of {warehouses} warehouse(s) in {target}: {} rows by {loaders} session(s) in {:.1} s; consistency conditions {} hold",
+        loaded.rows,
+        took.as_secs_f64(),
+        conditions
+            .iter()
+            .map(u8::to_string)
+            .collect::<Vec<_>>()
+            .join(", ")
+    ));
+    Ok(())
+}
+
+fn rows_bar(total: u64) -> ProgressBar {
+    let bar = ProgressBar::new(total);
+    bar.set_style(
+        ProgressStyle::with_template(
+            "{spinner} [{elapsed_precise}] {bar:30} {pos}/{len} rows  ETA {eta}",
+        )
+        .expect("the progress template is valid"),
+    );
+    bar
+}
+
+fn tell_dropped(previous: &[String]) {
+    if !previous.is_empty() {
+        tell(format!(
+            "dropped the earlier setup's objects: {}",
+            previous.join(", ")
+        ));
     }
 }
 

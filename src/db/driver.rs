@@ -159,6 +159,87 @@ pub trait SetupWindow: AtTarget {
     /// connection frees it too, but only once the server notices: a setup followed at once by
     /// a teardown would find it still held.
     fn unlock_setup(&self) -> Result<bool>;
+    /// Creates table `name` by a workload's `create` statement (which names it as
+    /// [`Catalogue::own_name`] does, and must not replace an existing table), puts `stamp`'s
+    /// mark on it and records it in the catalogue as loading, with `parameters` (JSON).
+    fn create_owned_table(
+        &self,
+        _name: &str,
+        _create: &str,
+        _stamp: &SetupStamp,
+        _parameters: &str,
+    ) -> Result<()> {
+        bail!(
+            "this database's driver does not yet create a workload's own tables (PostgreSQL and MySQL/MariaDB do)"
+        )
+    }
+    /// Records that table `name`, created by [`SetupWindow::create_owned_table`] and loaded
+    /// (its indexes built), is ready, once it is checked to be the table created.
+    fn owned_table_ready(&self, _name: &str) -> Result<()> {
+        bail!(
+            "this database's driver does not yet create a workload's own tables (PostgreSQL and MySQL/MariaDB do)"
+        )
+    }
+}
+
+/// One value of a row a workload's setup loads: numbers and times the database reads from
+/// their text ("12.50", "2026-11-28 10:00:00").
+#[derive(Debug, Clone, PartialEq)]
+pub enum Field {
+    Int(i64),
+    Text(String),
+    Null,
+}
+
+/// Rows for one bulk load into one table, in column order: what a workload's setup
+/// generates, and a driver sends by its database's bulk path (COPY on PostgreSQL, multi-row
+/// INSERTs with bound values on MySQL/MariaDB).
+#[derive(Debug, Clone, Default)]
+pub struct Rows {
+    width: usize,
+    fields: Vec<Field>,
+}
+
+impl Rows {
+    /// No rows yet, of `width` columns each.
+    pub fn new(width: usize) -> Self {
+        Rows {
+            width,
+            fields: Vec::new(),
+        }
+    }
+
+    /// Adds one row; it must have the width's number of fields.
+    pub fn push(&mut self, row: impl IntoIterator<Item = Field>) {
+        let before = self.fields.len();
+        self.fields.extend(row);
+        assert_eq!(
+            self.fields.len() - before,
+            self.width,
+            "a row of a bulk load has one field per column"
+        );
+    }
+
+    pub fn width(&self) -> usize {
+        self.width
+    }
+
+    pub fn len(&self) -> usize {
+        self.fields.len().checked_div(self.width).unwrap_or(0)
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.fields.is_empty()
+    }
+
+    /// Each row's fields, in order.
+    pub fn rows(&self) -> impl Iterator<Item = &[Field]> {
+        self.fields.chunks(self.width.max(1))
+    }
+
+    pub fn clear(&mut self) {
+        self.fields.clear();
+    }
 }
 
 /// What SLOB's tables need from a driver: their load.
@@ -387,6 +468,11 @@ pub trait DbSession: Send {
     }
     /// Runs SQL as written, with no values (a session setting, a script's ROLLBACK).
     fn run_plain(&mut self, sql: &str) -> Result<()>;
+    /// Loads `rows` into `table` (named as [`Catalogue::own_name`] gives it), `columns` in
+    /// order, by the database's bulk path; all of them or, on a failure, none.
+    fn load_rows(&mut self, _table: &str, _columns: &[&str], _rows: &Rows) -> Result<()> {
+        bail!("this database's driver has no bulk load yet (PostgreSQL and MySQL/MariaDB do)")
+    }
     /// Makes the server refuse every write of this session, whoever its user is (MariaDB's
     /// read_only does not bind accounts with READ ONLY ADMIN or SUPER): for runs that must
     /// not write. False where the database has no such session mode (Oracle's READ ONLY is

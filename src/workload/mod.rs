@@ -13,6 +13,7 @@ pub(crate) mod memory;
 pub mod script;
 pub mod server;
 pub(crate) mod slob;
+pub mod tpcc;
 
 use std::time::Duration;
 

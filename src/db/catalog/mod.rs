@@ -13,15 +13,16 @@ pub(crate) use record::{
     identity_select, listed, verdict,
 };
 pub use record::{
-    Identity, ObjectKind, Owned, PREFIX, SetupRecord, SetupStamp, Verdict, loop_function,
-    table_name,
+    Identity, ObjectKind, Owned, PREFIX, SetupOf, SetupRecord, SetupStamp, TPCC_PREFIX, Verdict,
+    loop_function, table_name,
 };
 
 use super::Database;
 
 /// Drops what the catalogue lists (functions first) while it still is what setup created,
-/// then the catalogue when it lists nothing any more.
-fn drop_catalogued(database: &dyn Database) -> Result<Teardown> {
+/// only `of` one workload's setup when given, then the catalogue when it lists nothing any
+/// more.
+fn drop_catalogued(database: &dyn Database, of: Option<SetupOf>) -> Result<Teardown> {
     let writers = database.catalogue_writers()?;
     if !writers.is_empty() {
         bail!(
@@ -30,12 +31,16 @@ fn drop_catalogued(database: &dyn Database) -> Result<Teardown> {
             writers.join(", ")
         );
     }
+    let upper_case = database.upper_case_names();
     let mut owned = database.catalogue()?;
+    owned.retain(|object| {
+        of.is_none() || object.setup_of(upper_case) == of || object.setup_of(upper_case).is_none()
+    });
     owned.sort_by_key(|object| object.kind != Some(ObjectKind::Function));
     let mut torn = Teardown::default();
     let (shaped, refused): (Vec<Owned>, Vec<Owned>) = owned
         .into_iter()
-        .partition(|object| object.is_corescale_shaped(database.upper_case_names()));
+        .partition(|object| object.is_corescale_shaped(upper_case));
     torn.refused = refused.into_iter().map(|object| object.name).collect();
     let verdicts = database.drop_owned_all(&shaped)?;
     ensure!(
@@ -96,7 +101,7 @@ fn under_setup_lock<T>(database: &dyn Database, work: impl FnOnce() -> Result<T>
 }
 
 fn teardown_locked(database: &dyn Database) -> Result<Teardown> {
-    let mut torn = drop_catalogued(database)?;
+    let mut torn = drop_catalogued(database, None)?;
     // Listed once: what the catalogue lists is reported above, dropped or not.
     let reported: Vec<&str> = torn
         .dropped
@@ -114,7 +119,7 @@ fn teardown_locked(database: &dyn Database) -> Result<Teardown> {
 }
 
 /// Creates `schemas` tables of `rows` one-row blocks under the setup lock: what an earlier
-/// setup created is dropped first, and nothing corescale did not create is overwritten.
+/// SLOB setup created is dropped first, and nothing corescale did not create is overwritten.
 /// Returns the objects the earlier setup left, now dropped.
 pub(crate) fn setup(
     database: &dyn Database,
@@ -122,16 +127,64 @@ pub(crate) fn setup(
     rows: u64,
     loaded: &(dyn Fn(u64) + Sync),
 ) -> Result<Vec<String>> {
-    under_setup_lock(database, || setup_locked(database, schemas, rows, loaded))
+    let wanted: Vec<String> = (0..schemas)
+        .flat_map(|schema| [table_name(schema), loop_function(schema)])
+        .collect();
+    setup_owned(database, SetupOf::Slob, &wanted, |stamp| {
+        std::thread::scope(|scope| -> Result<()> {
+            let loaders: Vec<_> = (0..schemas)
+                .map(|schema| {
+                    let record = SetupRecord {
+                        schema,
+                        schemas,
+                        rows,
+                    };
+                    scope.spawn(move || database.load_table(record, stamp, loaded))
+                })
+                .collect();
+            for loader in loaders {
+                loader
+                    .join()
+                    .map_err(|_| anyhow::anyhow!("a loader thread panicked"))??;
+            }
+            Ok(())
+        })
+    })
 }
 
-fn setup_locked(
+/// One workload's setup under the setup lock: what its earlier setup created is dropped
+/// first (other workloads' objects stay), objects named as `wanted` that the catalogue does
+/// not list are refused, never overwritten; then `create` makes the objects, each marked
+/// with the stamp it is given and recorded. Returns the objects the earlier setup left, now
+/// dropped.
+pub(crate) fn setup_owned(
     database: &dyn Database,
-    schemas: u64,
-    rows: u64,
-    loaded: &(dyn Fn(u64) + Sync),
+    of: SetupOf,
+    wanted: &[String],
+    create: impl FnOnce(&SetupStamp) -> Result<()>,
 ) -> Result<Vec<String>> {
-    let torn = drop_catalogued(database)?;
+    under_setup_lock(database, || {
+        let previous = drop_earlier_setup(database, of)?;
+        // Kept when it lists another workload's objects.
+        let has_catalogue = database.has_catalogue()?;
+        refuse_unlisted(database, wanted, has_catalogue)?;
+        if !has_catalogue {
+            database.create_catalogue()?;
+        }
+        let stamp = database.begin_setup()?;
+        create(&stamp).inspect_err(|_| {
+            // The window closes on a failed setup too, so its tables are known by it.
+            let _ = database.end_setup(&stamp);
+        })?;
+        database.end_setup(&stamp)?;
+        Ok(previous)
+    })
+}
+
+/// Drops what the workload's earlier setup created; refuses to go on when the catalogue
+/// lists anything else teardown would not drop.
+fn drop_earlier_setup(database: &dyn Database, of: SetupOf) -> Result<Vec<String>> {
+    let torn = drop_catalogued(database, Some(of))?;
     if !torn.refused.is_empty() {
         bail!(
             "{CATALOG_TABLE} in {} lists {} which corescale never creates: fix or drop the catalogue by hand before a new setup",
@@ -146,21 +199,28 @@ fn setup_locked(
             listed(&torn.not_created)
         );
     }
-    if torn.catalogue_kept {
+    let upper_case = database.upper_case_names();
+    if torn.catalogue_kept
+        && database
+            .catalogue()?
+            .iter()
+            .any(|object| object.setup_of(upper_case) == Some(of))
+    {
         bail!(
             "{CATALOG_TABLE} in {} gained rows while its objects were dropped: is something else writing it? Check it before a new setup",
             database.target()
         );
     }
-    let previous = torn.dropped;
-    let wanted: Vec<String> = (0..schemas)
-        .flat_map(|schema| [table_name(schema), loop_function(schema)])
-        .collect();
+    Ok(torn.dropped)
+}
+
+/// Refuses a setup whose objects' names are taken by objects the catalogue does not list.
+fn refuse_unlisted(database: &dyn Database, wanted: &[String], has_catalogue: bool) -> Result<()> {
     let in_the_way: Vec<String> = database
         .lookalikes()?
         .into_iter()
         .filter(|name| {
-            name.eq_ignore_ascii_case(CATALOG_TABLE)
+            (name.eq_ignore_ascii_case(CATALOG_TABLE) && !has_catalogue)
                 || wanted.iter().any(|own| own.eq_ignore_ascii_case(name))
         })
         .collect();
@@ -171,33 +231,7 @@ fn setup_locked(
             database.target()
         );
     }
-    database.create_catalogue()?;
-    let stamp = database.begin_setup()?;
-    let stamp = &stamp;
-    std::thread::scope(|scope| -> Result<()> {
-        let loaders: Vec<_> = (0..schemas)
-            .map(|schema| {
-                let record = SetupRecord {
-                    schema,
-                    schemas,
-                    rows,
-                };
-                scope.spawn(move || database.load_table(record, stamp, loaded))
-            })
-            .collect();
-        for loader in loaders {
-            loader
-                .join()
-                .map_err(|_| anyhow::anyhow!("a loader thread panicked"))??;
-        }
-        Ok(())
-    })
-    .inspect_err(|_| {
-        // The window closes on a failed setup too, so its tables are known by it.
-        let _ = database.end_setup(stamp);
-    })?;
-    database.end_setup(stamp)?;
-    Ok(previous)
+    Ok(())
 }
 
 /// Says, as a warning, why the schema corescale works in may hold others' objects beside its
@@ -214,7 +248,7 @@ pub(crate) fn inventory(database: &dyn Database) -> Result<(u64, u64)> {
     let mut tables: Vec<(u64, SetupRecord)> = Vec::new();
     for object in database.catalogue()? {
         if object.kind != Some(ObjectKind::Table)
-            || !object.is_corescale_shaped(database.upper_case_names())
+            || object.setup_of(database.upper_case_names()) != Some(SetupOf::Slob)
         {
             continue;
         }

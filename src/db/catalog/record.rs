@@ -17,6 +17,43 @@ pub fn loop_function(schema: u64) -> String {
     format!("{PREFIX}loop_t{schema}")
 }
 
+/// The order-entry workload's tables: this, then the TPC-C specification's table name.
+pub const TPCC_PREFIX: &str = "corescale_tpcc_";
+
+/// The workloads whose setups create catalogued objects, each owning its names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SetupOf {
+    /// `corescale_tN` and `corescale_loop_tN`.
+    Slob,
+    /// `corescale_tpcc_<name>`.
+    Tpcc,
+}
+
+impl SetupOf {
+    /// The workload whose setup creates an object of `kind` named `name` (lower case; Oracle's
+    /// upper-case names folded by the caller); None for a name corescale never creates.
+    pub fn of(kind: ObjectKind, name: &str) -> Option<Self> {
+        let numbered = |prefix: &str| {
+            name.strip_prefix(prefix).is_some_and(|digits| {
+                !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit())
+            })
+        };
+        match kind {
+            ObjectKind::Table if numbered(&format!("{PREFIX}t")) => Some(SetupOf::Slob),
+            ObjectKind::Function if numbered(&format!("{PREFIX}loop_t")) => Some(SetupOf::Slob),
+            ObjectKind::Table
+                if name.strip_prefix(TPCC_PREFIX).is_some_and(|rest| {
+                    (1..=16).contains(&rest.len())
+                        && rest.bytes().all(|b| b.is_ascii_lowercase() || b == b'_')
+                }) =>
+            {
+                Some(SetupOf::Tpcc)
+            }
+            _ => None,
+        }
+    }
+}
+
 /// corescale's catalogue of the objects it created.
 pub(crate) const CATALOG_TABLE: &str = "corescale_catalog";
 /// Name of the advisory lock (MariaDB `GET_LOCK`) that keeps two setups or teardowns apart.
@@ -370,6 +407,12 @@ impl Owned {
     /// corescale's names are all lower case, or all upper case where the database folds
     /// unquoted names so (`upper_case`, Oracle); any other spelling is never one of them.
     pub fn is_corescale_shaped(&self, upper_case: bool) -> bool {
+        self.setup_of(upper_case).is_some()
+    }
+
+    /// The workload whose setup created this row's object, by its kind and name (see
+    /// [`Owned::is_corescale_shaped`]); None for a row of any other shape.
+    pub fn setup_of(&self, upper_case: bool) -> Option<SetupOf> {
         let lower = self.name.to_ascii_lowercase();
         let expected = if upper_case {
             self.name.to_ascii_uppercase()
@@ -377,18 +420,9 @@ impl Owned {
             lower.clone()
         };
         if self.name != expected {
-            return false;
+            return None;
         }
-        let numbered = |prefix: &str| {
-            lower.strip_prefix(prefix).is_some_and(|digits| {
-                !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit())
-            })
-        };
-        match self.kind {
-            Some(ObjectKind::Table) => numbered(&format!("{PREFIX}t")),
-            Some(ObjectKind::Function) => numbered(&format!("{PREFIX}loop_t")),
-            None => false,
-        }
+        SetupOf::of(self.kind?, &lower)
     }
 }
 

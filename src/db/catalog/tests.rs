@@ -250,3 +250,30 @@ fn parameters_round_trip() {
         record
     );
 }
+
+#[test]
+fn order_entry_tables_are_shaped_by_their_prefix_and_belong_to_its_setup() {
+    let table = |name| owned(Some(ObjectKind::Table), name);
+    assert_eq!(
+        table("corescale_tpcc_order_line").setup_of(false),
+        Some(SetupOf::Tpcc)
+    );
+    assert_eq!(
+        table("CORESCALE_TPCC_STOCK").setup_of(true),
+        Some(SetupOf::Tpcc)
+    );
+    assert_eq!(table("corescale_t3").setup_of(false), Some(SetupOf::Slob));
+    for hostile in [
+        "corescale_tpcc_",
+        "corescale_tpcc_Stock",
+        "corescale_tpcc_stock1",
+        "corescale_tpcc_stock; drop",
+        "corescale_tpcc_abcdefghijklmnopq",
+    ] {
+        assert_eq!(table(hostile).setup_of(false), None, "{hostile}");
+    }
+    assert_eq!(
+        owned(Some(ObjectKind::Function), "corescale_tpcc_stock").setup_of(false),
+        None
+    );
+}

@@ -9,6 +9,7 @@ mod connection;
 mod grants;
 mod identity;
 pub(crate) mod mycnf;
+mod owned;
 mod purge;
 mod session;
 mod slob;
@@ -444,6 +445,20 @@ impl SetupWindow for MySql {
             )
             .map_err(|error| describe(error, &self.target))?;
         purge::wait_for_purge(&mut connection, &self.target)
+    }
+
+    fn create_owned_table(
+        &self,
+        name: &str,
+        create: &str,
+        stamp: &SetupStamp,
+        parameters: &str,
+    ) -> Result<()> {
+        owned::create_owned_table(&self.target, name, create, stamp, parameters)
+    }
+
+    fn owned_table_ready(&self, name: &str) -> Result<()> {
+        owned::owned_table_ready(&self.target, name)
     }
 
     fn lock_setup(&self) -> Result<bool> {

@@ -8,7 +8,7 @@ use mysql::{Conn, Statement};
 use super::describe;
 use crate::db::connect::target::Target;
 use crate::db::connect::tls::TlsFacts;
-use crate::db::{Answer, BoundValue, DbSession};
+use crate::db::{Answer, BoundValue, DbSession, Field, Rows, quote_backtick};
 
 pub(super) struct MySqlSession {
     pub(super) connection: Conn,
@@ -125,5 +125,43 @@ impl DbSession for MySqlSession {
         self.connection
             .query_drop(sql)
             .map_err(|error| describe(error, &self.target))
+    }
+
+    fn load_rows(&mut self, table: &str, columns: &[&str], rows: &Rows) -> Result<()> {
+        let names: Vec<String> = columns.iter().map(|name| quote_backtick(name)).collect();
+        let one_row = format!("({})", vec!["?"; rows.width()].join(","));
+        // A prepared statement binds at most 65,535 values.
+        let per_insert = (60_000 / rows.width().max(1)).clamp(1, 1000);
+        let all: Vec<&[Field]> = rows.rows().collect();
+        let mut transaction = self
+            .connection
+            .start_transaction(mysql::TxOpts::default())
+            .map_err(|error| describe(error, &self.target))?;
+        for batch in all.chunks(per_insert) {
+            let insert = format!(
+                "INSERT INTO {table} ({}) VALUES {}",
+                names.join(","),
+                vec![one_row.as_str(); batch.len()].join(",")
+            );
+            let values: Vec<mysql::Value> = batch
+                .iter()
+                .flat_map(|row| row.iter().map(field_value))
+                .collect();
+            transaction
+                .exec_drop(insert, mysql::Params::Positional(values))
+                .map_err(|error| describe(error, &self.target))?;
+        }
+        transaction
+            .commit()
+            .map_err(|error| describe(error, &self.target))
+    }
+}
+
+/// A loaded field as the mysql crate binds it.
+fn field_value(field: &Field) -> mysql::Value {
+    match field {
+        Field::Int(value) => mysql::Value::Int(*value),
+        Field::Text(text) => mysql::Value::Bytes(text.as_bytes().to_vec()),
+        Field::Null => mysql::Value::NULL,
     }
 }

@@ -1,15 +1,12 @@
 //! SLOB's tables on MySQL/MariaDB: their load (multi-row INSERTs in the physical order, keys
 //! in a random permutation), kept apart from the driver's client parts.
 
-use anyhow::{Result, anyhow, bail};
-use mysql::Conn;
+use anyhow::Result;
 use mysql::prelude::Queryable;
 
-use super::identity::current_identity;
+use super::owned::{create_owned_table, owned_table_ready};
 use super::{MySql, connect, describe};
-use crate::db::catalog::{
-    CATALOG_TABLE, Identity, LOADING, ObjectKind, READY, SetupRecord, SetupStamp,
-};
+use crate::db::catalog::{SetupRecord, SetupStamp};
 use crate::db::connect::target::Target;
 use crate::db::{SlobTables, quote_backtick, table_name};
 use crate::rng::permutation;
@@ -41,38 +38,21 @@ fn load_table(
     stamp: &SetupStamp,
     loaded: &(dyn Fn(u64) + Sync),
 ) -> Result<()> {
-    let mut connection = connect(target)?;
     let name = table_name(record.schema);
     let (table, index) = (
         quote_backtick(&name),
         quote_backtick(&format!("{name}_key")),
     );
-    let catalogue = quote_backtick(CATALOG_TABLE);
-    connection
-        .query_drop(format!(
-            "CREATE TABLE {table} (id BIGINT NOT NULL PRIMARY KEY, `key` BIGINT NOT NULL, scratch BIGINT NOT NULL, filler VARCHAR({FILLER_BYTES}) NOT NULL) ENGINE=InnoDB ROW_FORMAT=DYNAMIC COMMENT={}",
-            quote_literal(&stamp.mark)
-        ))
-        .map_err(|error| describe(error, target))?;
-    let created = created_identity(&mut connection, target, &name)?;
-    connection
-        .exec_drop(
-            format!("INSERT INTO {catalogue} (kind, name, state, corescale_version, parameters, object_namespace, object_id, object_created, object_owner, object_mark, object_engine, setup_started) VALUES (?, ?, ?, ?, ?, ?, ?, ?, CURRENT_USER(), ?, ?, ?)"),
-            (
-                ObjectKind::Table.as_str(),
-                &name,
-                LOADING,
-                env!("CARGO_PKG_VERSION"),
-                record.to_json(),
-                &created.namespace,
-                &created.object_id,
-                &created.created,
-                &created.mark,
-                &created.engine,
-                &stamp.started,
-            ),
-        )
-        .map_err(|error| describe(error, target))?;
+    create_owned_table(
+        target,
+        &name,
+        &format!(
+            "CREATE TABLE {table} (id BIGINT NOT NULL PRIMARY KEY, `key` BIGINT NOT NULL, scratch BIGINT NOT NULL, filler VARCHAR({FILLER_BYTES}) NOT NULL) ENGINE=InnoDB ROW_FORMAT=DYNAMIC"
+        ),
+        stamp,
+        &record.to_json(),
+    )?;
+    let mut connection = connect(target)?;
     // id is the physical order; the key at each id is a random permutation.
     let keys = permutation(record.rows, record.schema + 1);
     for (chunk_index, chunk) in keys.chunks(INSERT_BATCH).enumerate() {
@@ -102,35 +82,5 @@ fn load_table(
     connection
         .query_drop(format!("ANALYZE TABLE {table}"))
         .map_err(|error| describe(error, target))?;
-    // CREATE INDEX rewrites the table's definition, and its CREATE_TIME with it; its TABLE_ID
-    // stays, unless someone replaced the table meanwhile.
-    let ready = created_identity(&mut connection, target, &name)?;
-    if (&ready.namespace, &ready.object_id) != (&created.namespace, &created.object_id) {
-        bail!("{target}: {name} was replaced by someone else while it was loaded");
-    }
-    connection
-        .exec_drop(
-            format!(
-                "UPDATE {catalogue} SET state = ?, object_created = ? WHERE kind = ? AND name = ?"
-            ),
-            (READY, &ready.created, ObjectKind::Table.as_str(), &name),
-        )
-        .map_err(|error| describe(error, target))
-}
-
-/// A string literal by MariaDB's rules (DDL takes no bound values): quotes doubled,
-/// backslashes escaped.
-fn quote_literal(text: &str) -> String {
-    format!("'{}'", text.replace('\\', "\\\\").replace('\'', "''"))
-}
-
-/// The identity of the table setup just created, to record; the table must have a mark
-/// (TABLE_ID or CREATE_TIME) teardown can check.
-fn created_identity(connection: &mut Conn, target: &Target, name: &str) -> Result<Identity> {
-    current_identity(connection, name)
-        .map_err(|error| describe(error, target))?
-        .filter(|identity| identity.object_id.is_some() || identity.created.is_some())
-        .ok_or_else(|| {
-            anyhow!("{target}: information_schema shows no TABLE_ID or CREATE_TIME for {name}, just created: teardown could not tell it is corescale's")
-        })
+    owned_table_ready(target, &name)
 }

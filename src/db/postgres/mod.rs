@@ -15,8 +15,8 @@ use std::sync::{Mutex, MutexGuard};
 use anyhow::{Context, Result, anyhow, bail};
 
 use crate::db::catalog::{
-    CATALOG_TABLE, IDENTITY_COLUMNS, Identity, ObjectKind, Owned, PG_LOCK_KEY, READY, SetupRecord,
-    SetupStamp, Verdict, identity_select,
+    CATALOG_TABLE, IDENTITY_COLUMNS, Identity, LOADING, ObjectKind, Owned, PG_LOCK_KEY, READY,
+    SetupRecord, SetupStamp, Verdict, identity_select,
 };
 use crate::db::connect::target::Target;
 use crate::db::connect::this_host;
@@ -537,6 +537,86 @@ impl SetupWindow for Postgres {
     fn unlock_setup(&self) -> Result<bool> {
         self.setup_lock_call("SELECT pg_catalog.pg_advisory_unlock($1::pg_catalog.int8)")
     }
+
+    fn create_owned_table(
+        &self,
+        name: &str,
+        create: &str,
+        stamp: &SetupStamp,
+        parameters: &str,
+    ) -> Result<()> {
+        let mut session = self.connect_own()?;
+        session
+            .transaction(|session| {
+                session.simple(create)?;
+                record_created(
+                    session,
+                    &self.schema,
+                    (ObjectKind::Table, name),
+                    stamp,
+                    LOADING,
+                    parameters,
+                )
+            })
+            .map_err(|error| explain(error, &self.target))
+            .with_context(|| format!("creating {name}"))
+    }
+
+    fn owned_table_ready(&self, name: &str) -> Result<()> {
+        let catalogue = self.catalogue();
+        let marked: Vec<_> = self.on_monitor(|monitor| {
+            // Ready only while the table under the name still is the one recorded.
+            monitor.query(
+                &format!(
+                    "UPDATE {catalogue} SET state = $3::pg_catalog.text WHERE kind = 'table' AND name = $1::pg_catalog.text AND object_id = ({}) RETURNING 1",
+                    "SELECT o.id FROM (".to_string() + identity_sql(ObjectKind::Table) + ") AS o"
+                ),
+                &[name, &self.schema, READY],
+            )
+        })?;
+        if marked.len() != 1 {
+            bail!(
+                "{}: {name} is not the table setup created (replaced while it was loaded?)",
+                self.target
+            );
+        }
+        Ok(())
+    }
+}
+
+/// Marks the object `kind` `name` just created in `schema` with `stamp`'s comment and records
+/// it in the catalogue, its identity read in the transaction that created it: no one else can
+/// have replaced it yet. Its comment, the setup's mark, only its owner can write.
+fn record_created(
+    session: &mut WireSession,
+    schema: &str,
+    (kind, name): (ObjectKind, &str),
+    stamp: &SetupStamp,
+    state: &str,
+    parameters: &str,
+) -> Result<()> {
+    session.simple(&format!(
+        "COMMENT ON {} IS {}",
+        ddl_name(kind, schema, name),
+        literal(&stamp.mark)?
+    ))?;
+    let recorded = session.query(
+        &format!(
+            "INSERT INTO {} (kind, name, state, corescale_version, parameters, object_namespace, object_id, object_owner, object_mark)
+             SELECT $3::pg_catalog.text, $1::pg_catalog.text, $4::pg_catalog.text, $5::pg_catalog.text, $6::pg_catalog.text, o.namespace, o.id, o.owner, o.mark FROM ({}) AS o
+             RETURNING 1",
+            catalogue_in(schema),
+            identity_sql(kind)
+        ),
+        &[name, schema, kind.as_str(), state, env!("CARGO_PKG_VERSION"), parameters],
+    )?;
+    if recorded.len() != 1 {
+        bail!(
+            "the {} {name} just created has no identity in schema {schema}",
+            kind.as_str()
+        );
+    }
+    Ok(())
 }
 
 impl ServerCounters for Postgres {

@@ -6,7 +6,7 @@ use anyhow::{Result, bail};
 use super::explain;
 use super::wire::WireSession;
 use crate::db::connect::target::Target;
-use crate::db::{Answer, BoundValue, DbSession};
+use crate::db::{Answer, BoundValue, DbSession, Field, Rows, quote_double};
 
 /// A session on corescale's own protocol client, which can pipeline (see `wire`).
 pub(super) struct PostgresSession {
@@ -111,6 +111,55 @@ impl DbSession for PostgresSession {
             .simple(sql)
             .map_err(|error| explain(error, &self.target))
     }
+
+    fn load_rows(&mut self, table: &str, columns: &[&str], rows: &Rows) -> Result<()> {
+        let names: Vec<String> = columns.iter().map(|name| quote_double(name)).collect();
+        let copy = format!("COPY {table} ({}) FROM STDIN", names.join(", "));
+        let copied = self
+            .wire
+            .copy_in(&copy, &copy_text(rows))
+            .map_err(|error| explain(error, &self.target))?;
+        if copied != rows.len() as u64 {
+            bail!(
+                "{}: COPY into {table} took {copied} of {} rows",
+                self.target,
+                rows.len()
+            );
+        }
+        Ok(())
+    }
+}
+
+/// Rows in COPY's text format: tab between fields, a newline after each row, `\N` for NULL,
+/// and backslash, tab, newline and carriage return escaped.
+fn copy_text(rows: &Rows) -> Vec<u8> {
+    let mut text = Vec::with_capacity(rows.len() * rows.width() * 8);
+    for row in rows.rows() {
+        for (position, field) in row.iter().enumerate() {
+            if position > 0 {
+                text.push(b'\t');
+            }
+            match field {
+                Field::Int(value) => {
+                    text.extend_from_slice(itoa::Buffer::new().format(*value).as_bytes())
+                }
+                Field::Null => text.extend_from_slice(b"\\N"),
+                Field::Text(value) => {
+                    for byte in value.bytes() {
+                        match byte {
+                            b'\\' => text.extend_from_slice(b"\\\\"),
+                            b'\t' => text.extend_from_slice(b"\\t"),
+                            b'\n' => text.extend_from_slice(b"\\n"),
+                            b'\r' => text.extend_from_slice(b"\\r"),
+                            other => text.push(other),
+                        }
+                    }
+                }
+            }
+        }
+        text.push(b'\n');
+    }
+    text
 }
 
 /// Has the backend publish its statistics as this statement ends, not at its next flush, up
@@ -122,5 +171,29 @@ pub(super) fn publish_statistics(session: &mut WireSession) -> Result<()> {
         session.simple("SELECT pg_catalog.pg_stat_force_next_flush()")
     } else {
         bail!("the server cannot publish its statistics on demand (PostgreSQL 15 and later can)")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn copy_text_escapes_what_copy_reads_as_special_and_writes_null_as_backslash_n() {
+        let mut rows = Rows::new(3);
+        rows.push([
+            Field::Int(-7),
+            Field::Text("a\tb\\c\nd".into()),
+            Field::Null,
+        ]);
+        rows.push([
+            Field::Int(0),
+            Field::Text(String::new()),
+            Field::Text("\r".into()),
+        ]);
+        assert_eq!(
+            String::from_utf8(copy_text(&rows)).unwrap(),
+            "-7\ta\\tb\\\\c\\nd\t\\N\n0\t\t\\r\n"
+        );
     }
 }

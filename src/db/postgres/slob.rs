@@ -34,7 +34,6 @@ fn load_table(
     let name = table_name(record.schema);
     let table = qualified(schema, &name);
     let index = quote_double(&format!("{name}_key"));
-    let catalogue = catalogue_in(schema);
     session.transaction(|session| {
         session.simple(&format!(
             "CREATE TABLE {table} (key pg_catalog.int8 NOT NULL, scratch pg_catalog.int8 NOT NULL, filler pg_catalog.text NOT NULL) WITH (fillfactor = 10)"
@@ -54,36 +53,11 @@ fn load_table(
         session.simple(&format!("CREATE INDEX {index} ON {table} (key)"))?;
         session.simple(&loop_function_sql(schema, record.schema))?;
         let parameters = record.to_json();
-        // Each object's identity is read in the transaction that creates it: no one else can
-        // have replaced it yet. Its comment, the setup's mark, only its owner can write.
         for (kind, object) in [
             (ObjectKind::Table, name.clone()),
             (ObjectKind::Function, loop_function(record.schema)),
         ] {
-            session.simple(&format!(
-                "COMMENT ON {} IS {}",
-                ddl_name(kind, schema, &object),
-                literal(&stamp.mark)?
-            ))?;
-            let recorded = session.query(
-                &format!(
-                    "INSERT INTO {catalogue} (kind, name, state, corescale_version, parameters, object_namespace, object_id, object_owner, object_mark)
-                     SELECT $3::pg_catalog.text, $1::pg_catalog.text, $4::pg_catalog.text, $5::pg_catalog.text, $6::pg_catalog.text, o.namespace, o.id, o.owner, o.mark FROM ({}) AS o
-                     RETURNING 1",
-                    identity_sql(kind)
-                ),
-                &[
-                    &object,
-                    schema,
-                    kind.as_str(),
-                    READY,
-                    env!("CARGO_PKG_VERSION"),
-                    &parameters,
-                ],
-            )?;
-            if recorded.len() != 1 {
-                bail!("the {} {object} just created has no identity in schema {schema}", kind.as_str());
-            }
+            record_created(session, schema, (kind, &object), stamp, READY, &parameters)?;
         }
         Ok(())
     })

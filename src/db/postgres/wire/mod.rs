@@ -326,6 +326,28 @@ impl<S: Read + Write> WireSession<S> {
         Ok(tag)
     }
 
+    /// Runs `copy` (a `COPY ... FROM STDIN`) with `data` in COPY's text format, all in one
+    /// round trip: a server that refuses the COPY ignores the data that follows, as the
+    /// protocol says. Answers the rows the server copied.
+    pub(crate) fn copy_in(&mut self, copy: &str, data: &[u8]) -> Result<u64> {
+        self.settle()?;
+        frontend::query(copy, &mut self.outgoing)?;
+        // CopyData messages of at most 1 MiB each: the server reads each whole.
+        for chunk in data.chunks(1 << 20) {
+            frontend::CopyData::new(chunk)?.write(&mut self.outgoing);
+        }
+        frontend::copy_done(&mut self.outgoing);
+        self.send()?;
+        let mut copied = 0;
+        self.read_until_ready(|message| {
+            if let Message::CommandComplete(body) = message {
+                copied = changed_rows(body.tag()?, 0);
+            }
+            Ok(())
+        })?;
+        Ok(copied)
+    }
+
     /// Runs one statement with its values bound as text parameters (the server infers their
     /// types, as psql's `\bind` does) and returns its rows in text format.
     pub(crate) fn query(&mut self, sql: &str, parameters: &[&str]) -> Result<Vec<TextRow>> {
