@@ -97,18 +97,30 @@ pub struct GenerateManArgs {
 pub enum DbCommand {
     /// Create corescale_tN tables of one-row blocks with a random-order key index.
     #[command(
-        after_help = "Examples:\n  corescale db setup --target postgres://postgres@127.0.0.1:5432/test \\\n      --schemas 4 --scale 64M\n  corescale db setup --target mysql://root@127.0.0.1:3306/test \\\n      --schemas 2 --scale 8192"
+        after_help = "Examples:\n  corescale db setup --target postgres://postgres@127.0.0.1:5432/test \\\n      --schemas 4 --scale 64M\n  corescale db setup --target mysql://root@127.0.0.1:3306/test \\\n      --schemas 2 --scale 8192\n  # the order-entry tables derived from TPC-C, 4 warehouses:\n  corescale db setup --workload tpcc --warehouses 4 \\\n      --target postgres://postgres@127.0.0.1:5432/test"
     )]
     Setup(DbSetupArgs),
     /// Drop corescale's own tables and functions, and nothing else.
     Teardown(DbTargetArgs),
     /// Connect, and say what was reached: server, user, database, TLS, where each setting
     /// came from (never the password) and whether `db setup` and `run db` have the
-    /// privileges they need. Exits 0 when all is well, 1 otherwise.
+    /// privileges they need; with --workload tpcc, whether the order-entry tables meet the
+    /// consistency conditions 1-4 of TPC-C's clause 3.3.2. Exits 0 when all is well, 1
+    /// otherwise.
     #[command(
-        after_help = "Examples:\n  corescale db check \\\n    --target 'postgres://dba@db1/sales?sslmode=verify-full&sslrootcert=ca.pem'\n  # from ~/.pg_service.conf and ~/.pgpass:\n  corescale db check --target 'postgres:///?service=prod'\n  corescale db check --target postgres://       # from PGHOST, PGUSER, ...\n  corescale db check \\\n      --target 'mysql://root@db1/test?ssl-mode=VERIFY_IDENTITY&ssl-ca=ca.pem'\n  corescale db check --target mysql:///test     # from ~/.my.cnf [client]"
+        after_help = "Examples:\n  corescale db check \\\n    --target 'postgres://dba@db1/sales?sslmode=verify-full&sslrootcert=ca.pem'\n  # from ~/.pg_service.conf and ~/.pgpass:\n  corescale db check --target 'postgres:///?service=prod'\n  corescale db check --target postgres://       # from PGHOST, PGUSER, ...\n  corescale db check \\\n      --target 'mysql://root@db1/test?ssl-mode=VERIFY_IDENTITY&ssl-ca=ca.pem'\n  corescale db check --target mysql:///test     # from ~/.my.cnf [client]\n  corescale db check --workload tpcc --target postgres://postgres@127.0.0.1/test"
     )]
-    Check(DbTargetArgs),
+    Check(DbCheckArgs),
+}
+
+/// `db check`: the target, and the workload whose tables to check.
+#[derive(Debug, clap::Args)]
+pub struct DbCheckArgs {
+    #[command(flatten)]
+    pub target: DbTargetArgs,
+    /// Also check this workload's tables: tpcc (consistency conditions 1-4).
+    #[arg(long, value_enum)]
+    pub workload: Option<crate::workload::db::args::SetupWorkload>,
 }
 
 const REPORT_EXAMPLES: &str = "Examples:

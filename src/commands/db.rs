@@ -126,11 +126,7 @@ fn setup_tpcc(args: &DbSetupArgs) -> Result<()> {
         "created the nine order-entry tables corescale_tpcc_* (derived from TPC-C, not an audited TPC-C) of {warehouses} warehouse(s) in {target}: {} rows by {loaders} session(s) in {:.1} s; consistency conditions {} hold",
         loaded.rows,
         took.as_secs_f64(),
-        conditions
-            .iter()
-            .map(u8::to_string)
-            .collect::<Vec<_>>()
-            .join(", ")
+        numbered(&conditions)
     ));
     Ok(())
 }
@@ -180,8 +176,8 @@ fn tell(text: String) {
 /// `db check`: connects to every instance and says what it reached, which is primary and
 /// which replica, where each setting came from and whether the privileges are there; an
 /// error when one is missing.
-fn check(args: &crate::db::connect::options::DbTargetArgs) -> Result<()> {
-    let targets = args.open_all()?;
+fn check(args: &crate::cli::DbCheckArgs) -> Result<()> {
+    let targets = args.target.open_all()?;
     let cluster = Cluster::connect(&targets)?;
     let mut missing = Vec::new();
     for (index, instance) in cluster.instances.iter().enumerate() {
@@ -200,7 +196,25 @@ fn check(args: &crate::db::connect::options::DbTargetArgs) -> Result<()> {
             missing.join(", ")
         );
     }
+    if args.workload == Some(SetupWorkload::Tpcc) {
+        let database = cluster.primary()?;
+        let mut session = database.open_session()?;
+        let conditions = tpcc::consistency::check(database.as_ref(), session.as_mut())?;
+        println!(
+            "\norder-entry tables: consistency conditions {} hold",
+            numbered(&conditions)
+        );
+    }
     Ok(())
+}
+
+/// "1, 2, 3, 4".
+fn numbered(conditions: &[u8]) -> String {
+    conditions
+        .iter()
+        .map(u8::to_string)
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 /// One instance's part of `db check`; answers how many privileges are missing.

@@ -9,4 +9,5 @@ mod hostile;
 mod script;
 mod sessions;
 mod teardown;
+mod tpcc;
 mod tunnel;

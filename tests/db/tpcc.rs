@@ -1,0 +1,248 @@
+//! The order-entry tables derived from TPC-C (`db setup --workload tpcc`) on the real
+//! PostgreSQL and MariaDB: the row counts of clause 4.3 exactly, the consistency conditions,
+//! the specification's table and column names after corescale's prefix, a setup that
+//! replaces only its own workload's earlier tables, and a teardown that leaves nothing and
+//! drops nothing else. Each test works in a database of its own, dropped when it ends.
+
+use crate::common;
+
+use common::scratch::{MyScratch, PgScratch, scratch_name};
+use common::{corescale, hold_server, required as server};
+
+/// Rows per table of one warehouse, as clause 4.3.3.1 gives them (order lines aside: their
+/// count is the orders' o_ol_cnt summed).
+const ONE_WAREHOUSE: [(&str, i64); 8] = [
+    ("item", 100_000),
+    ("warehouse", 1),
+    ("stock", 100_000),
+    ("district", 10),
+    ("customer", 30_000),
+    ("history", 30_000),
+    ("orders", 30_000),
+    ("new_order", 9_000),
+];
+
+/// Runs `db setup --workload tpcc` of one warehouse by two loaders; answers what it printed.
+fn setup_tpcc(url: &str) -> String {
+    let output = corescale()
+        .args(["db", "setup", "--workload", "tpcc", "--warehouses", "1"])
+        .args(["--loaders", "2", "--target", url])
+        .assert()
+        .success();
+    String::from_utf8_lossy(&output.get_output().stdout).into_owned()
+}
+
+/// Checks a loaded database by `count` (one integer from a query), on either server.
+fn check_loaded(printed: &str, count: impl Fn(&str) -> i64) {
+    assert!(
+        printed.contains("consistency conditions 1, 2, 3, 4 hold")
+            && printed.contains("not an audited TPC-C"),
+        "{printed}"
+    );
+    for (table, rows) in ONE_WAREHOUSE {
+        assert_eq!(
+            count(&format!("SELECT COUNT(*) FROM corescale_tpcc_{table}")),
+            rows,
+            "{table}"
+        );
+    }
+    let lines = count("SELECT COUNT(*) FROM corescale_tpcc_order_line");
+    assert_eq!(
+        lines,
+        count("SELECT SUM(o_ol_cnt) FROM corescale_tpcc_orders"),
+        "order lines against the orders' o_ol_cnt"
+    );
+    assert!((250_000..=350_000).contains(&lines), "{lines} order lines");
+    // Clause 4.3.3.1's values, by the specification's column names.
+    assert_eq!(
+        count("SELECT COUNT(*) FROM corescale_tpcc_orders WHERE o_carrier_id IS NULL"),
+        9_000
+    );
+    assert_eq!(
+        count(
+            "SELECT COUNT(*) FROM corescale_tpcc_customer WHERE c_last = 'BARBARBAR' AND c_id = 1"
+        ),
+        10
+    );
+    assert_eq!(
+        count("SELECT MIN(d_next_o_id) FROM corescale_tpcc_district"),
+        3001
+    );
+    let original = count("SELECT COUNT(*) FROM corescale_tpcc_item WHERE i_data LIKE '%ORIGINAL%'");
+    assert!(
+        (9_000..=11_000).contains(&original),
+        "{original} items ORIGINAL"
+    );
+}
+
+#[test]
+#[cfg_attr(
+    not(corescale_test_pg),
+    ignore = "needs CORESCALE_TEST_PG, a PostgreSQL URL (see README)"
+)]
+fn order_entry_tables_on_postgresql() {
+    let base = server("CORESCALE_TEST_PG");
+    let _server = hold_server("CORESCALE_TEST_PG");
+    let scratch = PgScratch::new(&base, "tpcc");
+    // A SLOB setup before it stays: each setup replaces only its own workload's tables.
+    corescale()
+        .args(["db", "setup", "--scale", "256", "--schemas", "1"])
+        .args(["--target", &scratch.url])
+        .assert()
+        .success();
+    let printed = setup_tpcc(&scratch.url);
+    // Sums and integer columns as the bigint the client reads.
+    let count = |sql: &str| scratch.count(&format!("SELECT ({sql})::bigint"));
+    check_loaded(&printed, count);
+    assert_eq!(count("SELECT COUNT(*) FROM corescale_t0"), 256);
+    // The load's NURand constants are recorded with every table.
+    assert_eq!(
+        count(
+            "SELECT COUNT(*) FROM corescale_catalog WHERE name LIKE 'corescale\\_tpcc\\_%' AND state = 'ready' AND parameters LIKE '%\"nurand\":{\"c_last\":%'"
+        ),
+        9
+    );
+    // Again: the first load's tables are dropped, SLOB's kept.
+    let again = setup_tpcc(&scratch.url);
+    assert!(
+        again.contains("dropped the earlier setup's objects: corescale_tpcc_")
+            && !again.contains("corescale_t0"),
+        "{again}"
+    );
+    check_loaded(&again, count);
+    // A broken condition is an error naming it, never a figure.
+    corescale()
+        .args([
+            "db",
+            "check",
+            "--workload",
+            "tpcc",
+            "--target",
+            &scratch.url,
+        ])
+        .assert()
+        .success()
+        .stdout(predicates::str::contains(
+            "consistency conditions 1, 2, 3, 4 hold",
+        ));
+    scratch
+        .client()
+        .batch_execute(
+            "UPDATE corescale_tpcc_district SET d_ytd = d_ytd + 1 WHERE d_id = 3;
+             DELETE FROM corescale_tpcc_new_order WHERE no_d_id = 2 AND no_o_id = 2500",
+        )
+        .unwrap();
+    let broken = corescale()
+        .args([
+            "db",
+            "check",
+            "--workload",
+            "tpcc",
+            "--target",
+            &scratch.url,
+        ])
+        .assert()
+        .code(1);
+    let stderr = String::from_utf8_lossy(&broken.get_output().stderr);
+    assert!(
+        stderr.contains("condition 1 (each warehouse's W_YTD is the sum of its districts' D_YTD) fails in 1 place")
+            && stderr.contains("condition 3")
+            && !stderr.contains("condition 2")
+            && stderr.lines().count() == 1,
+        "{stderr}"
+    );
+    // A user's table under a name of the workload's is refused, never replaced.
+    let teardown = corescale()
+        .args(["db", "teardown", "--target", &scratch.url])
+        .assert()
+        .success();
+    let torn = String::from_utf8_lossy(&teardown.get_output().stdout).into_owned();
+    assert!(
+        torn.contains("corescale_tpcc_order_line") && torn.contains("corescale_t0"),
+        "{torn}"
+    );
+    scratch
+        .client()
+        .batch_execute("CREATE TABLE corescale_tpcc_orders (mine int); INSERT INTO corescale_tpcc_orders VALUES (7)")
+        .unwrap();
+    let refused = corescale()
+        .args([
+            "db",
+            "setup",
+            "--workload",
+            "tpcc",
+            "--target",
+            &scratch.url,
+        ])
+        .assert()
+        .code(1);
+    let stderr = String::from_utf8_lossy(&refused.get_output().stderr);
+    assert!(
+        stderr.contains("corescale_tpcc_orders already exist")
+            && stderr.contains("does not overwrite"),
+        "{stderr}"
+    );
+    assert_eq!(
+        count("SELECT SUM(mine)::bigint FROM corescale_tpcc_orders"),
+        7
+    );
+    assert_eq!(
+        count(
+            "SELECT COUNT(*) FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = 'public' AND c.relkind = 'r'"
+        ),
+        1,
+        "only the user's table is left"
+    );
+}
+
+#[test]
+#[cfg_attr(
+    not(corescale_test_mysql),
+    ignore = "needs CORESCALE_TEST_MYSQL, a MariaDB/MySQL URL (see README)"
+)]
+fn order_entry_tables_on_mariadb() {
+    let base = server("CORESCALE_TEST_MYSQL");
+    let _server = hold_server("CORESCALE_TEST_MYSQL");
+    let scratch = MyScratch::new(&base, scratch_name("tpcc"));
+    let printed = setup_tpcc(&scratch.url);
+    check_loaded(&printed, |sql| {
+        scratch.count(&format!("SELECT CAST(({sql}) AS SIGNED)"))
+    });
+    corescale()
+        .args(["db", "teardown", "--target", &scratch.url])
+        .assert()
+        .success();
+    assert_eq!(scratch.objects(), 0, "teardown left objects");
+}
+
+#[test]
+fn setup_options_of_the_other_workload_are_refused() {
+    for (args, says) in [
+        (&["--warehouses", "2"][..], "add --workload tpcc"),
+        (
+            &["--workload", "tpcc", "--scale", "10"][..],
+            "give --warehouses",
+        ),
+        (
+            &["--workload", "tpcc", "--schemas", "3"][..],
+            "give --warehouses",
+        ),
+        (
+            &["--workload", "tpcc", "--warehouses", "0"][..],
+            "--warehouses",
+        ),
+    ] {
+        let output = corescale()
+            .args([
+                "db",
+                "setup",
+                "--target",
+                "postgres://nobody@127.0.0.1:1/none",
+            ])
+            .args(args)
+            .assert()
+            .code(2);
+        let stderr = String::from_utf8_lossy(&output.get_output().stderr);
+        assert!(stderr.contains(says), "{args:?}: {stderr}");
+    }
+}
