@@ -11,7 +11,7 @@ pub mod schema;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use anyhow::{Context, Result, anyhow};
+use anyhow::{Context, Result, anyhow, bail};
 use serde::{Deserialize, Serialize};
 
 use crate::db::catalog::{self, SetupOf, SetupStamp};
@@ -55,6 +55,12 @@ pub fn setup(
     loaded: &(dyn Fn(u64) + Sync),
 ) -> Result<Loaded> {
     let dialect = database.target().product.dialect;
+    if dialect == Dialect::Oracle {
+        bail!(
+            "{}: the order-entry tables are built on PostgreSQL and MySQL/MariaDB; Oracle's are not yet",
+            database.target()
+        );
+    }
     let wanted: Vec<String> = schema::TABLES
         .iter()
         .map(|table| table.stored_name())
