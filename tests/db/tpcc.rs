@@ -110,47 +110,7 @@ fn order_entry_tables_on_postgresql() {
         "{again}"
     );
     check_loaded(&again, count);
-    // A broken condition is an error naming it, never a figure.
-    corescale()
-        .args([
-            "db",
-            "check",
-            "--workload",
-            "tpcc",
-            "--target",
-            &scratch.url,
-        ])
-        .assert()
-        .success()
-        .stdout(predicates::str::contains(
-            "consistency conditions 1, 2, 3, 4 hold",
-        ));
-    scratch
-        .client()
-        .batch_execute(
-            "UPDATE corescale_tpcc_district SET d_ytd = d_ytd + 1 WHERE d_id = 3;
-             DELETE FROM corescale_tpcc_new_order WHERE no_d_id = 2 AND no_o_id = 2500",
-        )
-        .unwrap();
-    let broken = corescale()
-        .args([
-            "db",
-            "check",
-            "--workload",
-            "tpcc",
-            "--target",
-            &scratch.url,
-        ])
-        .assert()
-        .code(1);
-    let stderr = String::from_utf8_lossy(&broken.get_output().stderr);
-    assert!(
-        stderr.contains("condition 1 (each warehouse's W_YTD is the sum of its districts' D_YTD) fails in 1 place")
-            && stderr.contains("condition 3")
-            && !stderr.contains("condition 2")
-            && stderr.lines().count() == 1,
-        "{stderr}"
-    );
+    broken_conditions_are_errors(&scratch);
     // A user's table under a name of the workload's is refused, never replaced.
     let teardown = corescale()
         .args(["db", "teardown", "--target", &scratch.url])
@@ -192,6 +152,51 @@ fn order_entry_tables_on_postgresql() {
         ),
         1,
         "only the user's table is left"
+    );
+}
+
+/// `db check --workload tpcc` passes a loaded database, and names each condition broken on
+/// purpose (1 and 3, not 2) in one line, exit 1.
+fn broken_conditions_are_errors(scratch: &PgScratch) {
+    corescale()
+        .args([
+            "db",
+            "check",
+            "--workload",
+            "tpcc",
+            "--target",
+            &scratch.url,
+        ])
+        .assert()
+        .success()
+        .stdout(predicates::str::contains(
+            "consistency conditions 1, 2, 3, 4 hold",
+        ));
+    scratch
+        .client()
+        .batch_execute(
+            "UPDATE corescale_tpcc_district SET d_ytd = d_ytd + 1 WHERE d_id = 3;
+             DELETE FROM corescale_tpcc_new_order WHERE no_d_id = 2 AND no_o_id = 2500",
+        )
+        .unwrap();
+    let broken = corescale()
+        .args([
+            "db",
+            "check",
+            "--workload",
+            "tpcc",
+            "--target",
+            &scratch.url,
+        ])
+        .assert()
+        .code(1);
+    let stderr = String::from_utf8_lossy(&broken.get_output().stderr);
+    assert!(
+        stderr.contains("condition 1 (each warehouse's W_YTD is the sum of its districts' D_YTD) fails in 1 place")
+            && stderr.contains("condition 3")
+            && !stderr.contains("condition 2")
+            && stderr.lines().count() == 1,
+        "{stderr}"
     );
 }
 
