@@ -32,6 +32,13 @@ fn setup_tpcc(url: &str) -> String {
     String::from_utf8_lossy(&output.get_output().stdout).into_owned()
 }
 
+/// Runs corescale with `args`, which must fail at run time (exit 1); answers its standard
+/// error.
+fn failing(args: &[&str]) -> String {
+    let output = corescale().args(args).assert().code(1);
+    String::from_utf8_lossy(&output.get_output().stderr).into_owned()
+}
+
 /// Checks a loaded database by `count` (one integer from a query), on either server.
 fn check_loaded(printed: &str, count: impl Fn(&str) -> i64) {
     assert!(
@@ -125,18 +132,14 @@ fn order_entry_tables_on_postgresql() {
         .client()
         .batch_execute("CREATE TABLE corescale_tpcc_orders (mine int); INSERT INTO corescale_tpcc_orders VALUES (7)")
         .unwrap();
-    let refused = corescale()
-        .args([
-            "db",
-            "setup",
-            "--workload",
-            "tpcc",
-            "--target",
-            &scratch.url,
-        ])
-        .assert()
-        .code(1);
-    let stderr = String::from_utf8_lossy(&refused.get_output().stderr);
+    let stderr = failing(&[
+        "db",
+        "setup",
+        "--workload",
+        "tpcc",
+        "--target",
+        &scratch.url,
+    ]);
     assert!(
         stderr.contains("corescale_tpcc_orders already exist")
             && stderr.contains("does not overwrite"),
@@ -179,18 +182,14 @@ fn broken_conditions_are_errors(scratch: &PgScratch) {
              DELETE FROM corescale_tpcc_new_order WHERE no_d_id = 2 AND no_o_id = 2500",
         )
         .unwrap();
-    let broken = corescale()
-        .args([
-            "db",
-            "check",
-            "--workload",
-            "tpcc",
-            "--target",
-            &scratch.url,
-        ])
-        .assert()
-        .code(1);
-    let stderr = String::from_utf8_lossy(&broken.get_output().stderr);
+    let stderr = failing(&[
+        "db",
+        "check",
+        "--workload",
+        "tpcc",
+        "--target",
+        &scratch.url,
+    ]);
     assert!(
         stderr.contains("condition 1 (each warehouse's W_YTD is the sum of its districts' D_YTD) fails in 1 place")
             && stderr.contains("condition 3")
