@@ -7,6 +7,7 @@ use crate::cli::DbCommand;
 use crate::db::catalog::{self, Teardown};
 use crate::db::cluster::{Cluster, Replay, Role};
 use crate::workload::db::args::{DEFAULT_SETUP_ROWS, DbSetupArgs, SetupWorkload};
+use crate::workload::db::tables;
 use crate::workload::tpcc;
 
 pub fn execute(command: &DbCommand) -> Result<()> {
@@ -76,7 +77,7 @@ fn setup_slob(args: &DbSetupArgs) -> Result<()> {
     let target = database.target();
     catalog::warn_of_schema(database.as_ref())?;
     let cache = database.buffer_cache()?;
-    let bytes_per_row = database.bytes_per_row();
+    let bytes_per_row = tables::bytes_per_row(target.product.dialect);
     let rows = match asked {
         Some(rows) => {
             warn_when_larger_than_the_cache(cache, bytes_per_row, schemas, rows);
@@ -85,7 +86,7 @@ fn setup_slob(args: &DbSetupArgs) -> Result<()> {
         None => rows_that_fit(cache, bytes_per_row, schemas),
     };
     let bar = rows_bar(schemas.saturating_mul(rows));
-    let previous = catalog::setup(database.as_ref(), schemas, rows, &|count| bar.inc(count))
+    let previous = tables::setup(database.as_ref(), schemas, rows, &|count| bar.inc(count))
         .context("setting up corescale's tables")?;
     bar.finish_and_clear();
     wait_for_replicas(&cluster, args.target.replay_limit())?;
@@ -198,6 +199,7 @@ fn check(args: &crate::cli::DbCheckArgs) -> Result<()> {
     }
     if args.workload == Some(SetupWorkload::Tpcc) {
         let database = cluster.primary()?;
+        tpcc::verify(database.as_ref())?;
         let mut session = database.open_session()?;
         let conditions = tpcc::consistency::check(database.as_ref(), session.as_mut())?;
         println!(

@@ -159,25 +159,29 @@ pub trait SetupWindow: AtTarget {
     /// connection frees it too, but only once the server notices: a setup followed at once by
     /// a teardown would find it still held.
     fn unlock_setup(&self) -> Result<bool>;
-    /// Creates table `name` by a workload's `create` statement (which names it as
-    /// [`Catalogue::own_name`] does, and must not replace an existing table), puts `stamp`'s
-    /// mark on it and records it in the catalogue as loading, with `parameters` (JSON).
-    fn create_owned_table(
+    /// Creates object `name` of `kind` by a workload's `create` statement (which names it as
+    /// [`Catalogue::own_name`] does, and must not replace an existing object), puts `stamp`'s
+    /// mark on it and records it in the catalogue with `parameters` (JSON): a table as
+    /// loading, a function as ready.
+    fn create_owned(
         &self,
+        _kind: ObjectKind,
         _name: &str,
         _create: &str,
         _stamp: &SetupStamp,
         _parameters: &str,
     ) -> Result<()> {
         bail!(
-            "this database's driver does not yet create a workload's own tables (PostgreSQL and MySQL/MariaDB do)"
+            "this database's driver does not yet create a workload's own objects (PostgreSQL and MySQL/MariaDB do)"
         )
     }
-    /// Records that table `name`, created by [`SetupWindow::create_owned_table`] and loaded
-    /// (its indexes built), is ready, once it is checked to be the table created.
-    fn owned_table_ready(&self, _name: &str) -> Result<()> {
+    /// Records that table `name`, created by [`SetupWindow::create_owned`] and loaded with
+    /// `rows` rows (its indexes built), is ready, once it is checked to be the table created.
+    /// First its statistics are gathered, and on PostgreSQL the table vacuumed once the
+    /// server's statistics count the load, so autovacuum does not read it in a later run.
+    fn owned_table_ready(&self, _name: &str, _rows: u64) -> Result<()> {
         bail!(
-            "this database's driver does not yet create a workload's own tables (PostgreSQL and MySQL/MariaDB do)"
+            "this database's driver does not yet create a workload's own objects (PostgreSQL and MySQL/MariaDB do)"
         )
     }
 }
@@ -242,21 +246,20 @@ impl Rows {
     }
 }
 
-/// What SLOB's tables need from a driver: their load.
+/// Oracle's load of SLOB's tables, until its driver offers [`SetupWindow::create_owned`]
+/// and [`DbSession::load_rows`] (the other databases' SLOB tables are the workload's,
+/// `workload::db::tables`).
 pub trait SlobTables: AtTarget {
-    /// Creates table `record.schema` with `record.rows` one-row blocks, its index (and
-    /// server-side loop), each with `stamp`'s mark, and their catalogue rows; `loaded` counts
-    /// rows. The table must not exist: creation fails rather than replace an object corescale
-    /// did not create.
+    /// Creates table `record.schema` with `record.rows` one-row blocks and its index, each
+    /// with `stamp`'s mark, and their catalogue rows; `loaded` counts rows. The table must
+    /// not exist: creation fails rather than replace an object corescale did not create.
     fn load_table(
         &self,
-        record: SetupRecord,
-        stamp: &SetupStamp,
-        loaded: &(dyn Fn(u64) + Sync),
-    ) -> Result<()>;
-    /// Bytes one row takes in the table (a whole block or half a page).
-    fn bytes_per_row(&self) -> u64 {
-        8192
+        _record: SetupRecord,
+        _stamp: &SetupStamp,
+        _loaded: &(dyn Fn(u64) + Sync),
+    ) -> Result<()> {
+        bail!("this database's SLOB tables are loaded through the layer's generic setup")
     }
 }
 

@@ -8,8 +8,9 @@ use anyhow::{Context, Result, bail, ensure};
 
 mod record;
 
+pub use record::READY;
 pub(crate) use record::{
-    CATALOG_TABLE, IDENTITY_COLUMNS, LOADING, LOCK_NAME, NotCreated, PG_LOCK_KEY, READY, Teardown,
+    CATALOG_TABLE, IDENTITY_COLUMNS, LOADING, LOCK_NAME, NotCreated, PG_LOCK_KEY, Teardown,
     identity_select, listed, verdict,
 };
 pub use record::{
@@ -118,40 +119,6 @@ fn teardown_locked(database: &dyn Database) -> Result<Teardown> {
     Ok(torn)
 }
 
-/// Creates `schemas` tables of `rows` one-row blocks under the setup lock: what an earlier
-/// SLOB setup created is dropped first, and nothing corescale did not create is overwritten.
-/// Returns the objects the earlier setup left, now dropped.
-pub(crate) fn setup(
-    database: &dyn Database,
-    schemas: u64,
-    rows: u64,
-    loaded: &(dyn Fn(u64) + Sync),
-) -> Result<Vec<String>> {
-    let wanted: Vec<String> = (0..schemas)
-        .flat_map(|schema| [table_name(schema), loop_function(schema)])
-        .collect();
-    setup_owned(database, SetupOf::Slob, &wanted, |stamp| {
-        std::thread::scope(|scope| -> Result<()> {
-            let loaders: Vec<_> = (0..schemas)
-                .map(|schema| {
-                    let record = SetupRecord {
-                        schema,
-                        schemas,
-                        rows,
-                    };
-                    scope.spawn(move || database.load_table(record, stamp, loaded))
-                })
-                .collect();
-            for loader in loaders {
-                loader
-                    .join()
-                    .map_err(|_| anyhow::anyhow!("a loader thread panicked"))??;
-            }
-            Ok(())
-        })
-    })
-}
-
 /// One workload's setup under the setup lock: what its earlier setup created is dropped
 /// first (other workloads' objects stay), objects named as `wanted` that the catalogue does
 /// not list are refused, never overwritten; then `create` makes the objects, each marked
@@ -167,6 +134,17 @@ pub(crate) fn setup_owned(
         let previous = drop_earlier_setup(database, of)?;
         // Kept when it lists another workload's objects.
         let has_catalogue = database.has_catalogue()?;
+        if has_catalogue
+            && database
+                .catalogue()?
+                .iter()
+                .any(|object| object.identity.is_none())
+        {
+            bail!(
+                "{CATALOG_TABLE} in {} records no identity for some of its objects (an older corescale's catalogue, or rows written by hand): run `corescale db teardown` first",
+                database.target()
+            );
+        }
         refuse_unlisted(database, wanted, has_catalogue)?;
         if !has_catalogue {
             database.create_catalogue()?;

@@ -88,7 +88,7 @@ impl ObjectKind {
 /// Catalogue row state: `loading` while a table is filled (MariaDB and Oracle commit DDL at
 /// once), `ready` when it holds its rows.
 pub(crate) const LOADING: &str = "loading";
-pub(crate) const READY: &str = "ready";
+pub const READY: &str = "ready";
 
 /// The setup parameters stored with each object, as JSON.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

@@ -12,7 +12,6 @@ pub(crate) mod mycnf;
 mod owned;
 mod purge;
 mod session;
-mod slob;
 
 use identity::{current_identity, table_ids_readable};
 use session::MySqlSession;
@@ -35,7 +34,7 @@ use crate::db::connect::tls::{self, TlsFacts};
 use crate::db::driver::{ServerCheck, drop_one_by_one};
 use crate::db::{
     AtTarget, Catalogue, Database, DbCounters, DbSession, PREFIX, Replication, ServerCounters,
-    ServerProcesses, SetupWindow, quote_backtick,
+    ServerProcesses, SetupWindow, SlobTables, quote_backtick,
 };
 use crate::error::locked;
 
@@ -414,6 +413,9 @@ impl Catalogue for MySql {
     }
 }
 
+/// SLOB's tables are the workload's (`workload::db::tables`), loaded through the layer.
+impl SlobTables for MySql {}
+
 impl SetupWindow for MySql {
     /// Where table ids are unreadable (no PROCESS privilege), tables are known by their
     /// CREATE_TIME, in whole seconds: the setup's window then starts a whole second before
@@ -447,17 +449,25 @@ impl SetupWindow for MySql {
         purge::wait_for_purge(&mut connection, &self.target)
     }
 
-    fn create_owned_table(
+    fn create_owned(
         &self,
+        kind: ObjectKind,
         name: &str,
         create: &str,
         stamp: &SetupStamp,
         parameters: &str,
     ) -> Result<()> {
+        if kind != ObjectKind::Table {
+            bail!(
+                "{}: corescale creates only tables on MySQL/MariaDB, not a {}",
+                self.target,
+                kind.as_str()
+            );
+        }
         owned::create_owned_table(&self.target, name, create, stamp, parameters)
     }
 
-    fn owned_table_ready(&self, name: &str) -> Result<()> {
+    fn owned_table_ready(&self, name: &str, _rows: u64) -> Result<()> {
         owned::owned_table_ready(&self.target, name)
     }
 

@@ -26,6 +26,11 @@ pub(super) fn create_owned_table(
         .query_drop(format!("{create} COMMENT={}", quote_literal(&stamp.mark)))
         .map_err(|error| describe(error, target))?;
     let created = created_identity(&mut connection, target, name)?;
+    if created.mark.as_deref() != Some(stamp.mark.as_str()) {
+        bail!(
+            "{target}: {name}, just created, does not carry this setup's mark: another table took its place"
+        );
+    }
     connection
         .exec_drop(
             format!("INSERT INTO {} (kind, name, state, corescale_version, parameters, object_namespace, object_id, object_created, object_owner, object_mark, object_engine, setup_started) VALUES (?, ?, ?, ?, ?, ?, ?, ?, CURRENT_USER(), ?, ?, ?)", quote_backtick(CATALOG_TABLE)),
@@ -46,22 +51,33 @@ pub(super) fn create_owned_table(
         .map_err(|error| describe(error, target))
 }
 
-/// Marks table `name` ready once it still is the table created. CREATE INDEX rewrites a
+/// Gathers table `name`'s statistics, then marks it ready once it still is the table created. CREATE INDEX rewrites a
 /// table's definition, and its CREATE_TIME with it; its TABLE_ID stays, unless someone
 /// replaced the table meanwhile: the new time is recorded.
 pub(super) fn owned_table_ready(target: &Target, name: &str) -> Result<()> {
     let mut connection = connect(target)?;
-    let recorded: Option<(Option<String>, Option<String>)> = connection
+    connection
+        .query_drop(format!("ANALYZE TABLE {}", quote_backtick(name)))
+        .map_err(|error| describe(error, target))?;
+    type Recorded = (Option<String>, Option<String>, Option<String>);
+    let recorded: Option<Recorded> = connection
         .exec_first(
             format!(
-                "SELECT object_namespace, object_id FROM {} WHERE kind = ? AND name = ?",
+                "SELECT object_namespace, object_id, object_mark FROM {} WHERE kind = ? AND name = ?",
                 quote_backtick(CATALOG_TABLE)
             ),
             (ObjectKind::Table.as_str(), name),
         )
         .map_err(|error| describe(error, target))?;
     let ready = created_identity(&mut connection, target, name)?;
-    if recorded != Some((Some(ready.namespace.clone()), ready.object_id.clone())) {
+    // Its id where readable, and always its mark: only who may alter the table can write it.
+    if recorded
+        != Some((
+            Some(ready.namespace.clone()),
+            ready.object_id.clone(),
+            ready.mark.clone(),
+        ))
+    {
         bail!("{target}: {name} was replaced by someone else while it was loaded");
     }
     connection

@@ -130,30 +130,49 @@ impl DbSession for MySqlSession {
     fn load_rows(&mut self, table: &str, columns: &[&str], rows: &Rows) -> Result<()> {
         let names: Vec<String> = columns.iter().map(|name| quote_backtick(name)).collect();
         let one_row = format!("({})", vec!["?"; rows.width()].join(","));
-        // A prepared statement binds at most 65,535 values.
-        let per_insert = (60_000 / rows.width().max(1)).clamp(1, 1000);
-        let all: Vec<&[Field]> = rows.rows().collect();
         let mut transaction = self
             .connection
             .start_transaction(mysql::TxOpts::default())
             .map_err(|error| describe(error, &self.target))?;
-        for batch in all.chunks(per_insert) {
-            let insert = format!(
-                "INSERT INTO {table} ({}) VALUES {}",
-                names.join(","),
-                vec![one_row.as_str(); batch.len()].join(",")
-            );
-            let values: Vec<mysql::Value> = batch
+        let mut values: Vec<mysql::Value> = Vec::new();
+        let (mut batch_rows, mut batch_bytes) = (0, 0);
+        let mut rows_left = rows.rows().peekable();
+        while let Some(row) = rows_left.next() {
+            values.extend(row.iter().map(field_value));
+            batch_bytes += values[values.len() - row.len()..]
                 .iter()
-                .flat_map(|row| row.iter().map(field_value))
-                .collect();
-            transaction
-                .exec_drop(insert, mysql::Params::Positional(values))
-                .map_err(|error| describe(error, &self.target))?;
+                .map(value_bytes)
+                .sum::<usize>();
+            batch_rows += 1;
+            // A prepared statement binds at most 65,535 values; MySQL 5.7's packets are at
+            // most 4 MiB by default.
+            let full = values.len() + rows.width() > 60_000 || batch_bytes > 1 << 20;
+            if full || rows_left.peek().is_none() {
+                let insert = format!(
+                    "INSERT INTO {table} ({}) VALUES {}",
+                    names.join(","),
+                    vec![one_row.as_str(); batch_rows].join(",")
+                );
+                transaction
+                    .exec_drop(
+                        insert,
+                        mysql::Params::Positional(std::mem::take(&mut values)),
+                    )
+                    .map_err(|error| describe(error, &self.target))?;
+                (batch_rows, batch_bytes) = (0, 0);
+            }
         }
         transaction
             .commit()
             .map_err(|error| describe(error, &self.target))
+    }
+}
+
+/// Bytes a bound value takes in the packet, about.
+fn value_bytes(value: &mysql::Value) -> usize {
+    match value {
+        mysql::Value::Bytes(bytes) => bytes.len() + 3,
+        _ => 9,
     }
 }
 

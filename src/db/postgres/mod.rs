@@ -6,7 +6,6 @@ mod blocks;
 pub(crate) mod libpq;
 mod replication;
 mod session;
-mod slob;
 mod teardown;
 pub(crate) mod wire;
 
@@ -16,18 +15,16 @@ use anyhow::{Context, Result, anyhow, bail};
 
 use crate::db::catalog::{
     CATALOG_TABLE, IDENTITY_COLUMNS, Identity, LOADING, ObjectKind, Owned, PG_LOCK_KEY, READY,
-    SetupRecord, SetupStamp, Verdict, identity_select,
+    SetupStamp, Verdict, identity_select,
 };
 use crate::db::connect::target::Target;
 use crate::db::connect::this_host;
 use crate::db::driver::ServerCheck;
 use crate::db::{
     AtTarget, Catalogue, Database, DbCounters, DbSession, Maintenance, PREFIX, Replication,
-    ServerCounters, ServerProcesses, SetupWindow, SlobTables, loop_function, mean_of_samples,
-    quote_double, table_name,
+    ServerCounters, ServerProcesses, SetupWindow, SlobTables, mean_of_samples, quote_double,
 };
 use crate::error::locked;
-use crate::rng::permutation;
 use session::{PostgresSession, publish_statistics};
 use teardown::{dependents, drop_all_if_same};
 use wire::{ServerError, WireSession};
@@ -529,6 +526,9 @@ impl Catalogue for Postgres {
     }
 }
 
+/// SLOB's tables are the workload's (`workload::db::tables`), loaded through the layer.
+impl SlobTables for Postgres {}
+
 impl SetupWindow for Postgres {
     fn lock_setup(&self) -> Result<bool> {
         self.setup_lock_call("SELECT pg_catalog.pg_try_advisory_lock($1::pg_catalog.int8)")
@@ -538,13 +538,18 @@ impl SetupWindow for Postgres {
         self.setup_lock_call("SELECT pg_catalog.pg_advisory_unlock($1::pg_catalog.int8)")
     }
 
-    fn create_owned_table(
+    fn create_owned(
         &self,
+        kind: ObjectKind,
         name: &str,
         create: &str,
         stamp: &SetupStamp,
         parameters: &str,
     ) -> Result<()> {
+        let state = match kind {
+            ObjectKind::Table => LOADING,
+            ObjectKind::Function => READY,
+        };
         let mut session = self.connect_own()?;
         session
             .transaction(|session| {
@@ -552,9 +557,9 @@ impl SetupWindow for Postgres {
                 record_created(
                     session,
                     &self.schema,
-                    (ObjectKind::Table, name),
+                    (kind, name),
                     stamp,
-                    LOADING,
+                    state,
                     parameters,
                 )
             })
@@ -562,18 +567,21 @@ impl SetupWindow for Postgres {
             .with_context(|| format!("creating {name}"))
     }
 
-    fn owned_table_ready(&self, name: &str) -> Result<()> {
+    fn owned_table_ready(&self, name: &str, rows: u64) -> Result<()> {
+        let mut session = self.connect_own()?;
+        settle_statistics(&mut session, &self.schema, name, rows)
+            .map_err(|error| explain(error, &self.target))?;
         let catalogue = self.catalogue();
-        let marked: Vec<_> = self.on_monitor(|monitor| {
-            // Ready only while the table under the name still is the one recorded.
-            monitor.query(
+        // Ready only while the table under the name still is the one recorded.
+        let marked = session
+            .query(
                 &format!(
-                    "UPDATE {catalogue} SET state = $3::pg_catalog.text WHERE kind = 'table' AND name = $1::pg_catalog.text AND object_id = ({}) RETURNING 1",
-                    "SELECT o.id FROM (".to_string() + identity_sql(ObjectKind::Table) + ") AS o"
+                    "UPDATE {catalogue} SET state = $3::pg_catalog.text WHERE kind = 'table' AND name = $1::pg_catalog.text AND object_id = (SELECT o.id FROM ({}) AS o) RETURNING 1",
+                    identity_sql(ObjectKind::Table)
                 ),
                 &[name, &self.schema, READY],
             )
-        })?;
+            .map_err(|error| explain(error, &self.target))?;
         if marked.len() != 1 {
             bail!(
                 "{}: {name} is not the table setup created (replaced while it was loaded?)",
@@ -582,6 +590,29 @@ impl SetupWindow for Postgres {
         }
         Ok(())
     }
+}
+
+/// Analyses a new table and leaves nothing for autovacuum to do on it. Its inserts reach the
+/// statistics a moment after the load commits (an ANALYZE in the load's own transaction would
+/// be undone by them), and would have autovacuum analyse and vacuum the whole table a minute
+/// later, in the middle of a run, its block reads counted with the statements'. So: wait for
+/// them (at most 10 s), then VACUUM (ANALYZE), which also sets the hint bits the first
+/// statements would write.
+fn settle_statistics(session: &mut WireSession, schema: &str, name: &str, rows: u64) -> Result<()> {
+    let counted = "SELECT t.n_mod_since_analyze FROM pg_catalog.pg_stat_user_tables t WHERE t.schemaname = $2::pg_catalog.text AND t.relname = $1::pg_catalog.text";
+    let started = std::time::Instant::now();
+    while started.elapsed() < std::time::Duration::from_secs(10) {
+        let modified = session
+            .query_value::<u64>(counted, &[name, schema])
+            .unwrap_or(0);
+        if modified >= rows {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    session
+        .simple(&format!("VACUUM (ANALYZE) {}", qualified(schema, name)))
+        .with_context(|| format!("vacuuming the new table {name}"))
 }
 
 /// Marks the object `kind` `name` just created in `schema` with `stamp`'s comment and records

@@ -7,6 +7,7 @@ pub(crate) mod args;
 pub(crate) mod instances;
 pub(crate) mod session;
 mod statements;
+pub(crate) mod tables;
 mod watch;
 
 use std::sync::{Arc, Mutex};
@@ -22,7 +23,7 @@ use super::{
     JobShape, LevelFigures, LevelTotals, SessionConnection, Sessions, Workload, WorkloadInfo,
     WorkloadKind,
 };
-use crate::db::catalog::{ObjectKind, Owned, Verdict};
+use crate::db::catalog::{ObjectKind, Owned, SetupOf, Verdict};
 use crate::db::cluster::{Cluster, Replay, Route};
 use crate::db::connect::{target::Target, tls};
 use crate::db::{Database, DbCounters, Maintenance};
@@ -107,6 +108,7 @@ fn verify_tables(database: &dyn Database, server_loop: bool) -> Result<()> {
     let read: Vec<Owned> = database
         .catalogue()?
         .into_iter()
+        .filter(|object| object.setup_of(database.upper_case_names()) == Some(SetupOf::Slob))
         .filter(|object| match object.kind {
             Some(ObjectKind::Table) => true,
             Some(ObjectKind::Function) => server_loop,

@@ -82,18 +82,19 @@ impl SetupWindow for FakeDatabase {
     fn unlock_setup(&self) -> Result<bool> {
         Ok(self.setup_locked.swap(false, Ordering::SeqCst))
     }
-}
-
-impl SlobTables for FakeDatabase {
-    fn load_table(
+    fn create_owned(
         &self,
-        _: SetupRecord,
+        _: ObjectKind,
+        _: &str,
+        _: &str,
         _: &catalog::SetupStamp,
-        _: &(dyn Fn(u64) + Sync),
+        _: &str,
     ) -> Result<()> {
         bail!("the fake database is read only")
     }
 }
+
+impl SlobTables for FakeDatabase {}
 
 impl ServerProcesses for FakeDatabase {}
 
@@ -133,7 +134,7 @@ fn setup_and_teardown_release_the_setup_lock_even_when_they_fail() {
         );
         let failed = format!(
             "{:#}",
-            catalog::setup(&database, 1, 10, &|_| {}).unwrap_err()
+            super::tables::setup(&database, 1, 10, &|_| {}).unwrap_err()
         );
         assert!(failed.contains("read only"), "{failed}");
     }

@@ -9,12 +9,12 @@ pub mod random;
 pub mod schema;
 
 use std::sync::Mutex;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use anyhow::{Context, Result, anyhow, bail};
 use serde::{Deserialize, Serialize};
 
-use crate::db::catalog::{self, SetupOf, SetupStamp};
+use crate::db::catalog::{self, ObjectKind, Owned, SetupOf, SetupStamp};
 use crate::db::product::Dialect;
 use crate::db::{Database, DbSession};
 use load::Batch;
@@ -65,9 +65,13 @@ pub fn setup(
         .iter()
         .map(|table| table.stored_name())
         .collect();
-    let rows = AtomicU64::new(0);
-    let counted = |count: u64| {
-        rows.fetch_add(count, Ordering::Relaxed);
+    let per_table: [AtomicU64; 9] = Default::default();
+    let counted = |table: &schema::Table, count: u64| {
+        let index = schema::TABLES
+            .iter()
+            .position(|known| known.name == table.name)
+            .unwrap_or(0);
+        per_table[index].fetch_add(count, Ordering::Relaxed);
         loaded(count);
     };
     let previous = catalog::setup_owned(database, SetupOf::Tpcc, &wanted, |stamp| {
@@ -78,11 +82,68 @@ pub fn setup(
         };
         create_tables(database, dialect, stamp, &recorded)?;
         load_rows(database, &recorded, loaders, &counted)?;
-        finish_tables(database, dialect)
+        let rows = per_table
+            .each_ref()
+            .map(|count| count.load(Ordering::Relaxed));
+        finish_tables(database, dialect, rows)
     })?;
     Ok(Loaded {
         previous,
-        rows: rows.into_inner(),
+        rows: per_table
+            .iter()
+            .map(|count| count.load(Ordering::Relaxed))
+            .sum(),
+    })
+}
+
+/// Refuses to read tables that are not the ones a finished order-entry setup created (a
+/// view or another role's table under one of their names would run its code as this
+/// user); answers what the setup recorded.
+pub fn verify(database: &dyn Database) -> Result<TpccSetup> {
+    let target = database.target();
+    let upper_case = database.upper_case_names();
+    let owned: Vec<Owned> = database
+        .catalogue()?
+        .into_iter()
+        .filter(|object| object.setup_of(upper_case) == Some(SetupOf::Tpcc))
+        .collect();
+    if owned.is_empty() {
+        bail!(
+            "{target} has no order-entry tables of corescale's: run `corescale db setup --workload tpcc --target {target}` first"
+        );
+    }
+    let mut listed = Vec::with_capacity(schema::TABLES.len());
+    for table in schema::TABLES {
+        let name = table.stored_name();
+        let Some(object) = owned
+            .iter()
+            .find(|object| object.name.eq_ignore_ascii_case(&name))
+        else {
+            bail!(
+                "{target}: corescale's catalogue does not list {name}: run `corescale db setup --workload tpcc` again"
+            );
+        };
+        if object.state != catalog::READY {
+            bail!(
+                "{target}: {name} was not fully loaded (an interrupted setup?): run `corescale db setup --workload tpcc` again"
+            );
+        }
+        listed.push(object.clone());
+    }
+    for (object, verdict) in listed.iter().zip(database.verify_owned(&listed)?) {
+        if verdict != catalog::Verdict::Same {
+            bail!(
+                "{target}: {} is not the table corescale's setup created ({}): it is not read; check it, then run `corescale db setup --workload tpcc` again",
+                object.name,
+                verdict.reason()
+            );
+        }
+    }
+    serde_json::from_str(&listed[0].parameters).map_err(|error| {
+        anyhow!(
+            "{target}: corescale's catalogue has unreadable parameters for {}: {error}",
+            listed[0].name
+        )
     })
 }
 
@@ -105,7 +166,8 @@ fn create_tables(
     let parameters = serde_json::to_string(recorded).context("recording the setup")?;
     for table in schema::TABLES {
         let name = table.stored_name();
-        database.create_owned_table(
+        database.create_owned(
+            ObjectKind::Table,
             &name,
             &table.create(dialect, &database.own_name(&name)),
             stamp,
@@ -116,57 +178,81 @@ fn create_tables(
 }
 
 /// The item table by one loader, the warehouses shared among all of them (each takes the
-/// next not yet taken), each on a session of its own.
+/// next not yet taken), each on a session of its own, all opened before any loads. The
+/// first failure stops the others at their next batch, and is the one reported.
 fn load_rows(
     database: &dyn Database,
     recorded: &TpccSetup,
     loaders: usize,
-    loaded: &(dyn Fn(u64) + Sync),
+    loaded: &(dyn Fn(&schema::Table, u64) + Sync),
 ) -> Result<()> {
     let now = chrono::Utc::now().format("%Y-%m-%d %H:%M:%S").to_string();
+    let sessions = (0..loaders.max(1))
+        .map(|loader| {
+            database
+                .open_session()
+                .with_context(|| format!("opening loader session {} of {loaders}", loader + 1))
+        })
+        .collect::<Result<Vec<_>>>()?;
     let next = Mutex::new(1..=recorded.warehouses);
-    let items_left = std::sync::atomic::AtomicBool::new(true);
-    std::thread::scope(|scope| -> Result<()> {
-        let workers: Vec<_> = (0..loaders.max(1))
-            .map(|loader| {
-                let (next, items_left, now) = (&next, &items_left, &now);
+    let items_left = AtomicBool::new(true);
+    let failed = AtomicBool::new(false);
+    let salt = recorded.nurand.c_id ^ (recorded.nurand.ol_i_id << 10);
+    let outcomes: Vec<Result<()>> = std::thread::scope(|scope| {
+        let workers: Vec<_> = sessions
+            .into_iter()
+            .enumerate()
+            .map(|(loader, mut session)| {
+                let (next, items_left, failed, now) = (&next, &items_left, &failed, &now);
                 scope.spawn(move || -> Result<()> {
-                    let mut session = database.open_session()?;
-                    let mut random = Random::new(
-                        loader + 1,
-                        recorded.nurand.c_id ^ recorded.nurand.ol_i_id << 10,
-                    );
-                    let mut send =
-                        |batch: Batch| send_batch(database, session.as_mut(), &batch, loaded);
-                    if items_left.swap(false, Ordering::Relaxed) {
-                        load::items(&mut random, &mut send)?;
+                    let mut random = Random::new(loader + 1, salt);
+                    let mut send = |batch: Batch| {
+                        if failed.load(Ordering::Relaxed) {
+                            bail!("another loader failed");
+                        }
+                        send_batch(database, session.as_mut(), &batch, loaded)
+                    };
+                    let done = (|| -> Result<()> {
+                        if items_left.swap(false, Ordering::Relaxed) {
+                            load::items(&mut random, &mut send)?;
+                        }
+                        loop {
+                            let taken = next
+                                .lock()
+                                .map_err(|_| anyhow!("a loader panicked"))?
+                                .next();
+                            let Some(w) = taken else { return Ok(()) };
+                            load::warehouse(&mut random, w, recorded.nurand, now, &mut send)
+                                .with_context(|| format!("loading warehouse {w}"))?;
+                        }
+                    })();
+                    if done.is_err() {
+                        failed.store(true, Ordering::Relaxed);
                     }
-                    loop {
-                        let taken = next
-                            .lock()
-                            .map_err(|_| anyhow!("a loader panicked"))?
-                            .next();
-                        let Some(w) = taken else { return Ok(()) };
-                        load::warehouse(&mut random, w, recorded.nurand, now, &mut send)
-                            .with_context(|| format!("loading warehouse {w}"))?;
-                    }
+                    done
                 })
             })
             .collect();
-        for worker in workers {
-            worker
-                .join()
-                .map_err(|_| anyhow!("a loader thread panicked"))??;
-        }
-        Ok(())
-    })
+        workers
+            .into_iter()
+            .map(|worker| {
+                worker
+                    .join()
+                    .unwrap_or_else(|_| Err(anyhow!("a loader thread panicked")))
+            })
+            .collect()
+    });
+    // The first real failure, not the others' "another loader failed".
+    let mut errors: Vec<anyhow::Error> = outcomes.into_iter().filter_map(Result::err).collect();
+    errors.sort_by_key(|error| format!("{error:#}").contains("another loader failed"));
+    errors.into_iter().next().map_or(Ok(()), Err)
 }
 
 fn send_batch(
     database: &dyn Database,
     session: &mut dyn DbSession,
     batch: &Batch,
-    loaded: &(dyn Fn(u64) + Sync),
+    loaded: &(dyn Fn(&schema::Table, u64) + Sync),
 ) -> Result<()> {
     let name = batch.table.stored_name();
     session
@@ -176,29 +262,22 @@ fn send_batch(
             &batch.rows,
         )
         .with_context(|| format!("loading {name}"))?;
-    loaded(batch.rows.len() as u64);
+    loaded(batch.table, batch.rows.len() as u64);
     Ok(())
 }
 
-/// Secondary indexes, statistics, then each table marked ready.
-fn finish_tables(database: &dyn Database, dialect: Dialect) -> Result<()> {
+/// Secondary indexes, then each table marked ready (its statistics gathered) with the rows
+/// it was loaded with.
+fn finish_tables(database: &dyn Database, dialect: Dialect, rows: [u64; 9]) -> Result<()> {
     let mut session = database.open_session()?;
-    for table in schema::TABLES {
+    for (table, rows) in schema::TABLES.iter().zip(rows) {
         let name = table.stored_name();
-        let named = database.own_name(&name);
-        if let Some(index) = table.create_index(dialect, &named) {
+        if let Some(index) = table.create_index(dialect, &database.own_name(&name)) {
             session
                 .run_plain(&index)
                 .with_context(|| format!("indexing {name}"))?;
         }
-        let analyze = match dialect {
-            Dialect::MySql => format!("ANALYZE TABLE {named}"),
-            _ => format!("ANALYZE {named}"),
-        };
-        session
-            .run_plain(&analyze)
-            .with_context(|| format!("analysing {name}"))?;
-        database.owned_table_ready(&name)?;
+        database.owned_table_ready(&name, rows)?;
     }
     Ok(())
 }

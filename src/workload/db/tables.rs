@@ -1,0 +1,184 @@
+//! SLOB's tables, written for each database: one row per block, the rows in a random key
+//! order (so a key range visits random blocks), a b-tree on the key, and on PostgreSQL the
+//! server-side loop function (pgio's). The database layer creates, records, loads and checks
+//! them (`SetupWindow::create_owned`, `DbSession::load_rows`); Oracle's load is still its
+//! driver's (`SlobTables`), untested here for want of an Oracle database.
+
+use anyhow::{Context, Result};
+
+use crate::db::catalog::{self, ObjectKind, SetupOf, SetupRecord, SetupStamp};
+use crate::db::product::Dialect;
+use crate::db::{Database, Field, Rows, loop_function, table_name};
+use crate::rng::permutation;
+
+/// PostgreSQL: a 1000-byte filler and fillfactor 10 leave one row per 8 KiB page (pgio).
+const PG_FILLER_BYTES: usize = 1000;
+/// MySQL/MariaDB: a 7600-byte filler, so two rows fill a 16 KiB InnoDB page (InnoDB keeps
+/// at least two rows per page; longer rows would move off-page).
+const MYSQL_FILLER_BYTES: usize = 7600;
+/// Rows per bulk load.
+const LOAD_BATCH: usize = 2000;
+
+/// Bytes one row takes in the table: a whole block, or half an InnoDB page plus its index
+/// entry.
+pub fn bytes_per_row(dialect: Dialect) -> u64 {
+    match dialect {
+        Dialect::MySql => 8192 + 32,
+        Dialect::PostgreSql | Dialect::Oracle => 8192,
+    }
+}
+
+/// Creates `schemas` tables of `rows` one-row blocks under the setup lock, loaded in
+/// parallel, one session each: what an earlier SLOB setup created is dropped first, and
+/// nothing corescale did not create is overwritten. Returns the objects the earlier setup
+/// left, now dropped.
+pub fn setup(
+    database: &dyn Database,
+    schemas: u64,
+    rows: u64,
+    loaded: &(dyn Fn(u64) + Sync),
+) -> Result<Vec<String>> {
+    let wanted: Vec<String> = (0..schemas)
+        .flat_map(|schema| [table_name(schema), loop_function(schema)])
+        .collect();
+    catalog::setup_owned(database, SetupOf::Slob, &wanted, |stamp| {
+        std::thread::scope(|scope| -> Result<()> {
+            let loaders: Vec<_> = (0..schemas)
+                .map(|schema| {
+                    let record = SetupRecord {
+                        schema,
+                        schemas,
+                        rows,
+                    };
+                    scope.spawn(move || load_table(database, record, stamp, loaded))
+                })
+                .collect();
+            for loader in loaders {
+                loader
+                    .join()
+                    .map_err(|_| anyhow::anyhow!("a loader thread panicked"))??;
+            }
+            Ok(())
+        })
+    })
+}
+
+/// One table: created and recorded as loading, its rows in the key order of its schema's
+/// permutation, its index (and loop function), then ready.
+fn load_table(
+    database: &dyn Database,
+    record: SetupRecord,
+    stamp: &SetupStamp,
+    loaded: &(dyn Fn(u64) + Sync),
+) -> Result<()> {
+    let dialect = database.target().product.dialect;
+    if dialect == Dialect::Oracle {
+        return database.load_table(record, stamp, loaded);
+    }
+    let name = table_name(record.schema);
+    let table = database.own_name(&name);
+    let parameters = record.to_json();
+    database.create_owned(
+        ObjectKind::Table,
+        &name,
+        &create_table(dialect, &table),
+        stamp,
+        &parameters,
+    )?;
+    let mut session = database.open_session()?;
+    let (columns, filler): (&[&str], _) = match dialect {
+        Dialect::MySql => (
+            &["id", "key", "scratch", "filler"],
+            "x".repeat(MYSQL_FILLER_BYTES),
+        ),
+        _ => (&["key", "scratch", "filler"], "x".repeat(PG_FILLER_BYTES)),
+    };
+    let order = permutation(record.rows, record.schema + 1);
+    let mut rows = Rows::new(columns.len());
+    for (chunk, keys) in order.chunks(LOAD_BATCH).enumerate() {
+        rows.clear();
+        for (offset, key) in keys.iter().enumerate() {
+            let scratch = Field::Int((key % 1000) as i64);
+            let key = Field::Int(*key as i64);
+            let filler = Field::Text(filler.clone());
+            match dialect {
+                // InnoDB keeps rows in primary-key order: `id` is the physical order.
+                Dialect::MySql => rows.push([
+                    Field::Int((chunk * LOAD_BATCH + offset) as i64),
+                    key,
+                    scratch,
+                    filler,
+                ]),
+                _ => rows.push([key, scratch, filler]),
+            }
+        }
+        session
+            .load_rows(&table, columns, &rows)
+            .with_context(|| format!("loading {name}"))?;
+        loaded(keys.len() as u64);
+    }
+    session
+        .run_plain(&create_index(dialect, &name, &table))
+        .with_context(|| format!("indexing {name}"))?;
+    if dialect == Dialect::PostgreSql {
+        let function = loop_function(record.schema);
+        database.create_owned(
+            ObjectKind::Function,
+            &function,
+            &loop_function_sql(&database.own_name(&function), &table),
+            stamp,
+            &parameters,
+        )?;
+    }
+    database.owned_table_ready(&name, record.rows)
+}
+
+fn create_table(dialect: Dialect, table: &str) -> String {
+    match dialect {
+        Dialect::MySql => format!(
+            "CREATE TABLE {table} (id BIGINT NOT NULL PRIMARY KEY, `key` BIGINT NOT NULL, scratch BIGINT NOT NULL, filler VARCHAR({MYSQL_FILLER_BYTES}) NOT NULL) ENGINE=InnoDB ROW_FORMAT=DYNAMIC"
+        ),
+        _ => format!(
+            "CREATE TABLE {table} (key pg_catalog.int8 NOT NULL, scratch pg_catalog.int8 NOT NULL, filler pg_catalog.text NOT NULL) WITH (fillfactor = 10)"
+        ),
+    }
+}
+
+/// The b-tree on the key, named `<table>_key` (the one name teardown takes for corescale's
+/// own index of a table).
+fn create_index(dialect: Dialect, name: &str, table: &str) -> String {
+    match dialect {
+        Dialect::MySql => format!(
+            "CREATE INDEX {} ON {table} (`key`)",
+            crate::db::quote_backtick(&format!("{name}_key"))
+        ),
+        _ => format!(
+            "CREATE INDEX {} ON {table} (key)",
+            crate::db::quote_double(&format!("{name}_key"))
+        ),
+    }
+}
+
+/// pgio's approach: the statements loop inside the server, with no client round trip. Static
+/// SQL, so PL/pgSQL plans it once, as the client's prepared statement is. Its own search_path
+/// is pinned and its table qualified: whoever calls it, it runs only built-ins and its table.
+fn loop_function_sql(function: &str, table: &str) -> String {
+    format!(
+        "CREATE FUNCTION {function}(row_count pg_catalog.int8, work_unit pg_catalog.int8, statements pg_catalog.int8)
+         RETURNS pg_catalog.int8 LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+         DECLARE
+             first_key bigint;
+             visited bigint := 0;
+             total bigint;
+             found_rows bigint;
+         BEGIN
+             FOR i IN 1..statements LOOP
+                 first_key := pg_catalog.floor(pg_catalog.random() * (row_count - work_unit))::pg_catalog.int8;
+                 SELECT pg_catalog.sum(scratch), pg_catalog.count(*) INTO total, found_rows
+                   FROM {table} WHERE key BETWEEN first_key AND first_key + work_unit;
+                 visited := visited + found_rows;
+             END LOOP;
+             RETURN visited;
+         END $$"
+    )
+}
