@@ -208,15 +208,52 @@ fn order_entry_tables_on_mariadb() {
     let base = server("CORESCALE_TEST_MYSQL");
     let _server = hold_server("CORESCALE_TEST_MYSQL");
     let scratch = MyScratch::new(&base, scratch_name("tpcc"));
+    let stderr = failing(&[
+        "db",
+        "check",
+        "--workload",
+        "tpcc",
+        "--target",
+        &scratch.url,
+    ]);
+    assert!(
+        stderr.contains("has no order-entry tables") && stderr.contains("--workload tpcc"),
+        "{stderr}"
+    );
     let printed = setup_tpcc(&scratch.url);
     check_loaded(&printed, |sql| {
         scratch.count(&format!("SELECT CAST(({sql}) AS SIGNED)"))
     });
-    corescale()
+    // A view put in a table's place is never read as corescale's, nor dropped.
+    scratch.execute(
+        "DROP TABLE corescale_tpcc_item; CREATE VIEW corescale_tpcc_item AS SELECT 1 AS i_id",
+    );
+    let stderr = failing(&[
+        "db",
+        "check",
+        "--workload",
+        "tpcc",
+        "--target",
+        &scratch.url,
+    ]);
+    assert!(
+        stderr.contains("corescale_tpcc_item is not the table corescale's setup created"),
+        "{stderr}"
+    );
+    let teardown = corescale()
         .args(["db", "teardown", "--target", &scratch.url])
         .assert()
         .success();
-    assert_eq!(scratch.objects(), 0, "teardown left objects");
+    let torn = String::from_utf8_lossy(&teardown.get_output().stdout).into_owned();
+    assert!(
+        torn.contains("left alone") && torn.contains("corescale_tpcc_item"),
+        "{torn}"
+    );
+    assert_eq!(
+        scratch.count("SELECT COUNT(*) FROM information_schema.tables WHERE table_schema = DATABASE() AND table_name LIKE 'corescale_tpcc%'"),
+        1,
+        "teardown dropped the view, or left a table of corescale's"
+    );
 }
 
 #[test]
