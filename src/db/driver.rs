@@ -6,7 +6,7 @@ use std::time::Instant;
 
 use anyhow::{Result, bail};
 
-use super::catalog::{Identity, ObjectKind, Owned, SetupRecord, SetupStamp, Verdict, verdict};
+use super::catalog::{Identity, ObjectKind, Owned, SetupStamp, Verdict, verdict};
 use super::connect::target::Target;
 
 /// An identifier in double quotes, embedded quotes doubled (PostgreSQL, Oracle, SQL standard).
@@ -53,7 +53,7 @@ impl Maintenance {
 /// One database behind a URL: what a workload opens sessions on, and every concern of the
 /// server a run reads (each a trait of its own, so a caller names what it needs).
 pub trait Database:
-    AtTarget + Catalogue + SetupWindow + SlobTables + ServerCounters + ServerProcesses + Replication
+    AtTarget + Catalogue + SetupWindow + ServerCounters + ServerProcesses + Replication
 {
     fn open_session(&self) -> Result<Box<dyn DbSession>>;
     /// The product and its major version, as a job's shape names the engine: "PostgreSQL
@@ -243,23 +243,6 @@ impl Rows {
 
     pub fn clear(&mut self) {
         self.fields.clear();
-    }
-}
-
-/// Oracle's load of SLOB's tables, until its driver offers [`SetupWindow::create_owned`]
-/// and [`DbSession::load_rows`] (the other databases' SLOB tables are the workload's,
-/// `workload::db::tables`).
-pub trait SlobTables: AtTarget {
-    /// Creates table `record.schema` with `record.rows` one-row blocks and its index, each
-    /// with `stamp`'s mark, and their catalogue rows; `loaded` counts rows. The table must
-    /// not exist: creation fails rather than replace an object corescale did not create.
-    fn load_table(
-        &self,
-        _record: SetupRecord,
-        _stamp: &SetupStamp,
-        _loaded: &(dyn Fn(u64) + Sync),
-    ) -> Result<()> {
-        bail!("this database's SLOB tables are loaded through the layer's generic setup")
     }
 }
 

@@ -18,6 +18,6 @@ pub mod registry;
 pub use catalog::{PREFIX, loop_function, table_name};
 pub use driver::{
     Answer, AtTarget, BoundValue, Catalogue, Database, DbCounters, DbSession, Field, Maintenance,
-    Replication, Rows, SampledStatement, ServerCounters, ServerProcesses, SetupWindow, SlobTables,
+    Replication, Rows, SampledStatement, ServerCounters, ServerProcesses, SetupWindow,
     StatementFailure, mean_of_samples, quote_backtick, quote_double,
 };

@@ -34,7 +34,7 @@ use crate::db::connect::tls::{self, TlsFacts};
 use crate::db::driver::{ServerCheck, drop_one_by_one};
 use crate::db::{
     AtTarget, Catalogue, Database, DbCounters, DbSession, PREFIX, Replication, ServerCounters,
-    ServerProcesses, SetupWindow, SlobTables, quote_backtick,
+    ServerProcesses, SetupWindow, quote_backtick,
 };
 use crate::error::locked;
 
@@ -412,9 +412,6 @@ impl Catalogue for MySql {
         current_identity(&mut connection, name).map_err(|error| describe(error, &self.target))
     }
 }
-
-/// SLOB's tables are the workload's (`workload::db::tables`), loaded through the layer.
-impl SlobTables for MySql {}
 
 impl SetupWindow for MySql {
     /// Where table ids are unreadable (no PROCESS privilege), tables are known by their

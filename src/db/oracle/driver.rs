@@ -11,19 +11,17 @@ use oracle::{Connection, Statement};
 
 use crate::db::catalog::{
     CATALOG_TABLE, IDENTITY_COLUMNS, Identity, LOADING, LOCK_NAME, ObjectKind, Owned, READY,
-    SetupRecord, SetupStamp, Verdict, identity_select, verdict,
+    SetupStamp, Verdict, identity_select, verdict,
 };
 use crate::db::connect::target::{Target, within};
 use crate::db::driver::ServerCheck;
 use crate::db::{
-    Answer, AtTarget, BoundValue, Catalogue, Database, DbCounters, DbSession, Replication,
-    SampledStatement, ServerCounters, ServerProcesses, SetupWindow, SlobTables, mean_of_samples,
-    quote_double, table_name,
+    Answer, AtTarget, BoundValue, Catalogue, Database, DbCounters, DbSession, Field, Replication,
+    Rows, SampledStatement, ServerCounters, ServerProcesses, SetupWindow, mean_of_samples,
+    quote_double,
 };
 use crate::error::locked;
-use crate::rng::permutation;
 
-const FILLER_BYTES: usize = 1000;
 const INSERT_BATCH: usize = 1000;
 
 pub struct Oracle {
@@ -90,10 +88,6 @@ fn describe(error: oracle::Error, target: &Target) -> anyhow::Error {
 }
 
 /// Oracle keeps unquoted names in upper case; corescale creates them so, quoted.
-fn oracle_table(schema: u64) -> String {
-    table_name(schema).to_uppercase()
-}
-
 fn catalogue_table() -> String {
     CATALOG_TABLE.to_uppercase()
 }
@@ -388,16 +382,98 @@ impl SetupWindow for Oracle {
             ),
         }
     }
-}
 
-impl SlobTables for Oracle {
-    fn load_table(
+    /// Oracle commits DDL at once: the table is created (never over an existing one), marked
+    /// and recorded as `loading`; an interrupted load stays recorded for teardown.
+    fn create_owned(
         &self,
-        record: SetupRecord,
+        kind: ObjectKind,
+        name: &str,
+        create: &str,
         stamp: &SetupStamp,
-        loaded: &(dyn Fn(u64) + Sync),
+        parameters: &str,
     ) -> Result<()> {
-        load_table(&self.target, record, stamp, loaded)
+        if kind != ObjectKind::Table {
+            bail!(
+                "{}: corescale creates only tables on Oracle, not a {}",
+                self.target,
+                kind.as_str()
+            );
+        }
+        let target = &self.target;
+        let name = name.to_uppercase();
+        let connection = connect(target)?;
+        let catalogue = qualified(&current_schema(&connection, target)?, &catalogue_table());
+        connection
+            .execute(create, &[])
+            .map_err(|error| describe(error, target))?;
+        // The setup's mark: only the table's owner (or COMMENT ANY TABLE) can write a comment.
+        connection
+            .execute(
+                &format!(
+                    "COMMENT ON TABLE {} IS '{}'",
+                    quote_double(&name),
+                    stamp.mark.replace('\'', "''")
+                ),
+                &[],
+            )
+            .map_err(|error| describe(error, target))?;
+        let created = current_identity(&connection, &name)
+            .map_err(|error| describe(error, target))?
+            .filter(|created| created.mark.as_deref() == Some(stamp.mark.as_str()))
+            .ok_or_else(|| {
+                anyhow!(
+                    "{target}: {name}, just created, is not in all_objects with this setup's mark"
+                )
+            })?;
+        connection
+            .execute(
+                &format!("INSERT INTO {catalogue} (kind, name, state, corescale_version, parameters, object_namespace, object_id, object_owner, object_mark) VALUES (:1, :2, :3, :4, :5, :6, :7, :8, :9)"),
+                &[
+                    &ObjectKind::Table.as_str(),
+                    &name,
+                    &LOADING,
+                    &env!("CARGO_PKG_VERSION"),
+                    &parameters,
+                    &created.namespace,
+                    &created.object_id,
+                    &created.owner,
+                    &created.mark,
+                ],
+            )
+            .map_err(|error| describe(error, target))?;
+        connection.commit().map_err(|error| describe(error, target))
+    }
+
+    /// Gathers the table's statistics, then marks it ready while its object_id is the one
+    /// recorded.
+    fn owned_table_ready(&self, name: &str, _rows: u64) -> Result<()> {
+        let target = &self.target;
+        let name = name.to_uppercase();
+        let connection = connect(target)?;
+        let catalogue = qualified(&current_schema(&connection, target)?, &catalogue_table());
+        connection
+            .execute(
+                "BEGIN DBMS_STATS.GATHER_TABLE_STATS(USER, :1); END;",
+                &[&name],
+            )
+            .map_err(|error| describe(error, target))?;
+        let now = current_identity(&connection, &name)
+            .map_err(|error| describe(error, target))?
+            .and_then(|identity| identity.object_id)
+            .ok_or_else(|| anyhow!("{target}: {name} is gone"))?;
+        let marked = connection
+            .execute(
+                &format!("UPDATE {catalogue} SET state = :1 WHERE kind = :2 AND name = :3 AND object_id = :4"),
+                &[&READY, &ObjectKind::Table.as_str(), &name, &now],
+            )
+            .map_err(|error| describe(error, target))?
+            .row_count()
+            .map_err(|error| describe(error, target))?;
+        if marked != 1 {
+            bail!("{target}: {name} was replaced by someone else while it was loaded");
+        }
+        connection.commit().map_err(|error| describe(error, target))
     }
 }
 
@@ -475,95 +551,6 @@ impl Replication for Oracle {
             .map_err(|error| describe(error, &self.target))?;
         Ok(role != "PRIMARY")
     }
-}
-
-/// Oracle commits DDL at once: the table is created (never over an existing one), recorded
-/// as `loading`, filled, then marked `ready`; an interrupted load stays recorded for teardown.
-fn load_table(
-    target: &Target,
-    record: SetupRecord,
-    stamp: &SetupStamp,
-    loaded: &(dyn Fn(u64) + Sync),
-) -> Result<()> {
-    if record.rows == 0 {
-        bail!("no rows to load");
-    }
-    let connection = connect(target)?;
-    let name = oracle_table(record.schema);
-    let (table, index) = (quote_double(&name), quote_double(&format!("{name}_KEY")));
-    let catalogue = qualified(&current_schema(&connection, target)?, &catalogue_table());
-    connection
-        .execute(
-            &format!("CREATE TABLE {table} (key NUMBER NOT NULL, scratch NUMBER NOT NULL, filler VARCHAR2({FILLER_BYTES}) NOT NULL) PCTFREE 99 PCTUSED 1"),
-            &[],
-        )
-        .map_err(|error| describe(error, target))?;
-    // The setup's mark: only the table's owner (or COMMENT ANY TABLE) can write a comment.
-    connection
-        .execute(
-            &format!(
-                "COMMENT ON TABLE {table} IS '{}'",
-                stamp.mark.replace('\'', "''")
-            ),
-            &[],
-        )
-        .map_err(|error| describe(error, target))?;
-    let created = current_identity(&connection, &name)
-        .map_err(|error| describe(error, target))?
-        .ok_or_else(|| anyhow!("{target}: {name}, just created, is not in all_objects"))?;
-    connection
-        .execute(
-            &format!("INSERT INTO {catalogue} (kind, name, state, corescale_version, parameters, object_namespace, object_id, object_owner, object_mark) VALUES (:1, :2, :3, :4, :5, :6, :7, :8, :9)"),
-            &[
-                &ObjectKind::Table.as_str(),
-                &name,
-                &LOADING,
-                &env!("CARGO_PKG_VERSION"),
-                &record.to_json(),
-                &created.namespace,
-                &created.object_id,
-                &created.owner,
-                &created.mark,
-            ],
-        )
-        .map_err(|error| describe(error, target))?;
-    connection
-        .commit()
-        .map_err(|error| describe(error, target))?;
-    let mut insert = connection
-        .statement(&format!(
-            "INSERT INTO {table} (key, scratch, filler) VALUES (:1, :2, RPAD('x', {FILLER_BYTES}, 'x'))"
-        ))
-        .build()
-        .map_err(|error| describe(error, target))?;
-    let order = permutation(record.rows, record.schema + 1);
-    for batch in order.chunks(INSERT_BATCH) {
-        for key in batch {
-            insert
-                .execute(&[&(*key as i64), &((*key % 1000) as i64)])
-                .map_err(|error| describe(error, target))?;
-        }
-        connection
-            .commit()
-            .map_err(|error| describe(error, target))?;
-        loaded(batch.len() as u64);
-    }
-    connection
-        .execute(&format!("CREATE INDEX {index} ON {table} (key)"), &[])
-        .map_err(|error| describe(error, target))?;
-    connection
-        .execute(
-            "BEGIN DBMS_STATS.GATHER_TABLE_STATS(USER, :1); END;",
-            &[&name],
-        )
-        .map_err(|error| describe(error, target))?;
-    connection
-        .execute(
-            &format!("UPDATE {catalogue} SET state = :1 WHERE kind = :2 AND name = :3"),
-            &[&READY, &ObjectKind::Table.as_str(), &name],
-        )
-        .map_err(|error| describe(error, target))?;
-    connection.commit().map_err(|error| describe(error, target))
 }
 
 /// Most values a statement binds from the stack (every workload's statements so far).
@@ -650,5 +637,55 @@ impl DbSession for OracleSession {
             .execute(sql, &[])
             .map(drop)
             .map_err(|error| statement_failure(error, &self.target))
+    }
+
+    /// Array DML: the rows bound in batches of up to 1,000, committed once at the end.
+    fn load_rows(&mut self, table: &str, columns: &[&str], rows: &Rows) -> Result<()> {
+        let names: Vec<String> = columns
+            .iter()
+            .map(|name| quote_double(&name.to_uppercase()))
+            .collect();
+        let places: Vec<String> = (1..=columns.len())
+            .map(|place| format!(":{place}"))
+            .collect();
+        let insert = format!(
+            "INSERT INTO {table} ({}) VALUES ({})",
+            names.join(", "),
+            places.join(", ")
+        );
+        let target = &self.target;
+        self.connection.set_autocommit(false);
+        let loaded = (|| -> Result<()> {
+            let mut batch = self
+                .connection
+                .batch(&insert, INSERT_BATCH)
+                .build()
+                .map_err(|error| describe(error, target))?;
+            for row in rows.rows() {
+                let values: Vec<&dyn oracle::sql_type::ToSql> = row.iter().map(field_sql).collect();
+                batch
+                    .append_row(&values)
+                    .map_err(|error| describe(error, target))?;
+            }
+            batch.execute().map_err(|error| describe(error, target))?;
+            self.connection
+                .commit()
+                .map_err(|error| describe(error, target))
+        })();
+        if loaded.is_err() {
+            let _ = self.connection.rollback();
+        }
+        self.connection.set_autocommit(true);
+        loaded
+    }
+}
+
+/// A loaded field as the oracle crate binds it; NULL as a null string.
+fn field_sql(field: &Field) -> &dyn oracle::sql_type::ToSql {
+    const NULL: Option<&str> = None;
+    match field {
+        Field::Int(value) => value,
+        Field::Text(text) => text,
+        Field::Null => &NULL,
     }
 }

@@ -22,7 +22,7 @@ use crate::db::connect::this_host;
 use crate::db::driver::ServerCheck;
 use crate::db::{
     AtTarget, Catalogue, Database, DbCounters, DbSession, Maintenance, PREFIX, Replication,
-    ServerCounters, ServerProcesses, SetupWindow, SlobTables, mean_of_samples, quote_double,
+    ServerCounters, ServerProcesses, SetupWindow, mean_of_samples, quote_double,
 };
 use crate::error::locked;
 use session::{PostgresSession, publish_statistics};
@@ -525,9 +525,6 @@ impl Catalogue for Postgres {
         self.on_monitor(|monitor| current_identity(monitor, &self.schema, kind, name))
     }
 }
-
-/// SLOB's tables are the workload's (`workload::db::tables`), loaded through the layer.
-impl SlobTables for Postgres {}
 
 impl SetupWindow for Postgres {
     fn lock_setup(&self) -> Result<bool> {

@@ -1,8 +1,8 @@
 //! SLOB's tables, written for each database: one row per block, the rows in a random key
 //! order (so a key range visits random blocks), a b-tree on the key, and on PostgreSQL the
 //! server-side loop function (pgio's). The database layer creates, records, loads and checks
-//! them (`SetupWindow::create_owned`, `DbSession::load_rows`); Oracle's load is still its
-//! driver's (`SlobTables`), untested here for want of an Oracle database.
+//! them (`SetupWindow::create_owned`, `DbSession::load_rows`). Oracle's is compiled, not
+//! tested: no Oracle database can run here.
 
 use anyhow::{Context, Result};
 
@@ -11,8 +11,9 @@ use crate::db::product::Dialect;
 use crate::db::{Database, Field, Rows, loop_function, table_name};
 use crate::rng::permutation;
 
-/// PostgreSQL: a 1000-byte filler and fillfactor 10 leave one row per 8 KiB page (pgio).
-const PG_FILLER_BYTES: usize = 1000;
+/// PostgreSQL and Oracle: a 1000-byte filler and fillfactor 10 (PCTFREE 99) leave one row
+/// per 8 KiB block (pgio, SLOB).
+const BLOCK_FILLER_BYTES: usize = 1000;
 /// MySQL/MariaDB: a 7600-byte filler, so two rows fill a 16 KiB InnoDB page (InnoDB keeps
 /// at least two rows per page; longer rows would move off-page).
 const MYSQL_FILLER_BYTES: usize = 7600;
@@ -72,9 +73,6 @@ fn load_table(
     loaded: &(dyn Fn(u64) + Sync),
 ) -> Result<()> {
     let dialect = database.target().product.dialect;
-    if dialect == Dialect::Oracle {
-        return database.load_table(record, stamp, loaded);
-    }
     let name = table_name(record.schema);
     let table = database.own_name(&name);
     let parameters = record.to_json();
@@ -86,7 +84,8 @@ fn load_table(
         &parameters,
     )?;
     let mut session = database.open_session()?;
-    // PostgreSQL fills each row's filler itself: the column's default during the load.
+    // PostgreSQL and Oracle fill each row's filler themselves: the column's default during
+    // the load.
     let (columns, filler): (&[&str], _) = match dialect {
         Dialect::MySql => (
             &["id", "key", "scratch", "filler"],
@@ -148,23 +147,31 @@ fn create_table(dialect: Dialect, table: &str) -> String {
         Dialect::MySql => format!(
             "CREATE TABLE {table} (id BIGINT NOT NULL PRIMARY KEY, `key` BIGINT NOT NULL, scratch BIGINT NOT NULL, filler VARCHAR({MYSQL_FILLER_BYTES}) NOT NULL) ENGINE=InnoDB ROW_FORMAT=DYNAMIC"
         ),
-        _ => format!(
-            "CREATE TABLE {table} (key pg_catalog.int8 NOT NULL, scratch pg_catalog.int8 NOT NULL, filler pg_catalog.text NOT NULL DEFAULT pg_catalog.repeat('x', {PG_FILLER_BYTES})) WITH (fillfactor = 10)"
+        Dialect::PostgreSql => format!(
+            "CREATE TABLE {table} (key pg_catalog.int8 NOT NULL, scratch pg_catalog.int8 NOT NULL, filler pg_catalog.text NOT NULL DEFAULT pg_catalog.repeat('x', {BLOCK_FILLER_BYTES})) WITH (fillfactor = 10)"
+        ),
+        // SLOB's layout: one row per block.
+        Dialect::Oracle => format!(
+            "CREATE TABLE {table} (key NUMBER NOT NULL, scratch NUMBER NOT NULL, filler VARCHAR2({BLOCK_FILLER_BYTES}) DEFAULT RPAD('x', {BLOCK_FILLER_BYTES}, 'x') NOT NULL) PCTFREE 99 PCTUSED 1"
         ),
     }
 }
 
 /// The b-tree on the key, named `<table>_key` (the one name teardown takes for corescale's
-/// own index of a table).
+/// own index of a table; upper case on Oracle, as its unquoted names are).
 fn create_index(dialect: Dialect, name: &str, table: &str) -> String {
     match dialect {
         Dialect::MySql => format!(
             "CREATE INDEX {} ON {table} (`key`)",
             crate::db::quote_backtick(&format!("{name}_key"))
         ),
-        _ => format!(
+        Dialect::PostgreSql => format!(
             "CREATE INDEX {} ON {table} (key)",
             crate::db::quote_double(&format!("{name}_key"))
+        ),
+        Dialect::Oracle => format!(
+            "CREATE INDEX {} ON {table} (key)",
+            crate::db::quote_double(&format!("{name}_KEY").to_uppercase())
         ),
     }
 }
@@ -191,4 +198,29 @@ fn loop_function_sql(function: &str, table: &str) -> String {
              RETURN visited;
          END $$"
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_dialect_lays_out_one_row_per_block_and_names_its_index_as_teardown_knows() {
+        let postgres = create_table(Dialect::PostgreSql, "\"s\".\"corescale_t0\"");
+        assert!(
+            postgres.contains("WITH (fillfactor = 10)")
+                && postgres.contains("pg_catalog.repeat('x', 1000)")
+        );
+        assert!(create_table(Dialect::Oracle, "\"CORESCALE_T0\"").contains("PCTFREE 99 PCTUSED 1"));
+        assert!(create_table(Dialect::MySql, "`corescale_t0`").contains("VARCHAR(7600)"));
+        assert_eq!(
+            create_index(Dialect::Oracle, "corescale_t0", "\"CORESCALE_T0\""),
+            "CREATE INDEX \"CORESCALE_T0_KEY\" ON \"CORESCALE_T0\" (key)"
+        );
+        assert_eq!(
+            create_index(Dialect::PostgreSql, "corescale_t0", "t"),
+            "CREATE INDEX \"corescale_t0_key\" ON t (key)"
+        );
+        assert_eq!(bytes_per_row(Dialect::MySql), 8224);
+    }
 }

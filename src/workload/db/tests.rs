@@ -3,7 +3,7 @@ use super::*;
 use crate::db::catalog::{ObjectKind, Owned, READY, SetupRecord, Verdict};
 use crate::db::{
     AtTarget, Catalogue, DbSession, Replication, ServerCounters, ServerProcesses, SetupWindow,
-    SlobTables, catalog, driver, table_name,
+    catalog, driver, table_name,
 };
 use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -93,8 +93,6 @@ impl SetupWindow for FakeDatabase {
         bail!("the fake database is read only")
     }
 }
-
-impl SlobTables for FakeDatabase {}
 
 impl ServerProcesses for FakeDatabase {}
 
