@@ -20,12 +20,8 @@ trap cleanup EXIT
 cleanup
 psql -q -h 127.0.0.1 -U postgres postgres -c 'CREATE DATABASE cs_bench_slob'
 mysql -h 127.0.0.1 -u root -e 'CREATE DATABASE cs_bench_slob'
-seconds() {
-    local start
-    start=$(date +%s.%N)
-    "$@" >/dev/null 2>&1 || { echo "failed: $*" >&2; return 1; }
-    echo "$(date +%s.%N) - $start" | bc
-}
+# shellcheck source=benches/common/timing.sh
+. benches/common/timing.sh
 for url in postgres://postgres@127.0.0.1:5432/cs_bench_slob mysql://root@127.0.0.1:3306/cs_bench_slob; do
     olds=(); news=()
     for round in $(seq "$ROUNDS"); do

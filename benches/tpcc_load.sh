@@ -25,12 +25,8 @@ trap cleanup EXIT
 cleanup
 psql -q -h 127.0.0.1 -U postgres postgres -c 'CREATE DATABASE cs_bench_load' -c 'CREATE DATABASE sb_bench_load'
 mysql -h 127.0.0.1 -u root -e 'CREATE DATABASE cs_bench_load; CREATE DATABASE sb_bench_load'
-seconds() {
-    local start
-    start=$(date +%s.%N)
-    "$@" >/dev/null 2>&1 || { echo "failed: $*" >&2; return 1; }
-    echo "$(date +%s.%N) - $start" | bc
-}
+# shellcheck source=benches/common/timing.sh
+. benches/common/timing.sh
 sysbench_tpcc() {
     local driver=$1 command=$2
     (cd "$SBTPCC" && sysbench tpcc.lua --db-driver="$driver" \

@@ -39,6 +39,11 @@ fn failing(args: &[&str]) -> String {
     String::from_utf8_lossy(&output.get_output().stderr).into_owned()
 }
 
+/// `db check --workload tpcc`, which must fail; answers its standard error.
+fn failing_check(url: &str) -> String {
+    failing(&["db", "check", "--workload", "tpcc", "--target", url])
+}
+
 /// Checks a loaded database by `count` (one integer from a query), on either server.
 fn check_loaded(printed: &str, count: impl Fn(&str) -> i64) {
     assert!(
@@ -182,14 +187,7 @@ fn broken_conditions_are_errors(scratch: &PgScratch) {
              DELETE FROM corescale_tpcc_new_order WHERE no_d_id = 2 AND no_o_id = 2500",
         )
         .unwrap();
-    let stderr = failing(&[
-        "db",
-        "check",
-        "--workload",
-        "tpcc",
-        "--target",
-        &scratch.url,
-    ]);
+    let stderr = failing_check(&scratch.url);
     assert!(
         stderr.contains("condition 1 (each warehouse's W_YTD is the sum of its districts' D_YTD) fails in 1 place")
             && stderr.contains("condition 3")
@@ -208,14 +206,7 @@ fn order_entry_tables_on_mariadb() {
     let base = server("CORESCALE_TEST_MYSQL");
     let _server = hold_server("CORESCALE_TEST_MYSQL");
     let scratch = MyScratch::new(&base, scratch_name("tpcc"));
-    let stderr = failing(&[
-        "db",
-        "check",
-        "--workload",
-        "tpcc",
-        "--target",
-        &scratch.url,
-    ]);
+    let stderr = failing_check(&scratch.url);
     assert!(
         stderr.contains("has no order-entry tables") && stderr.contains("--workload tpcc"),
         "{stderr}"
@@ -228,14 +219,7 @@ fn order_entry_tables_on_mariadb() {
     scratch.execute(
         "DROP TABLE corescale_tpcc_item; CREATE VIEW corescale_tpcc_item AS SELECT 1 AS i_id",
     );
-    let stderr = failing(&[
-        "db",
-        "check",
-        "--workload",
-        "tpcc",
-        "--target",
-        &scratch.url,
-    ]);
+    let stderr = failing_check(&scratch.url);
     assert!(
         stderr.contains("corescale_tpcc_item is not the table corescale's setup created"),
         "{stderr}"
