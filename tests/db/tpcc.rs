@@ -39,6 +39,15 @@ fn failing(args: &[&str]) -> String {
     String::from_utf8_lossy(&output.get_output().stderr).into_owned()
 }
 
+/// `db teardown`, which must succeed; answers what it printed.
+fn teardown(url: &str) -> String {
+    let output = corescale()
+        .args(["db", "teardown", "--target", url])
+        .assert()
+        .success();
+    String::from_utf8_lossy(&output.get_output().stdout).into_owned()
+}
+
 /// `db check --workload tpcc`, which must fail; answers its standard error.
 fn failing_check(url: &str) -> String {
     failing(&["db", "check", "--workload", "tpcc", "--target", url])
@@ -124,11 +133,7 @@ fn order_entry_tables_on_postgresql() {
     check_loaded(&again, count);
     broken_conditions_are_errors(&scratch);
     // A user's table under a name of the workload's is refused, never replaced.
-    let teardown = corescale()
-        .args(["db", "teardown", "--target", &scratch.url])
-        .assert()
-        .success();
-    let torn = String::from_utf8_lossy(&teardown.get_output().stdout).into_owned();
+    let torn = teardown(&scratch.url);
     assert!(
         torn.contains("corescale_tpcc_order_line") && torn.contains("corescale_t0"),
         "{torn}"
@@ -224,11 +229,7 @@ fn order_entry_tables_on_mariadb() {
         stderr.contains("corescale_tpcc_item is not the table corescale's setup created"),
         "{stderr}"
     );
-    let teardown = corescale()
-        .args(["db", "teardown", "--target", &scratch.url])
-        .assert()
-        .success();
-    let torn = String::from_utf8_lossy(&teardown.get_output().stdout).into_owned();
+    let torn = teardown(&scratch.url);
     assert!(
         torn.contains("left alone") && torn.contains("corescale_tpcc_item"),
         "{torn}"
