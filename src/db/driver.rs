@@ -29,6 +29,10 @@ pub struct DbCounters {
     pub pio: f64,
     /// Oracle's DB CPU, in seconds, where the database reports it.
     pub db_cpu_s: Option<f64>,
+    /// Transactions the server committed and rolled back, as HammerDB reads them for its TPM
+    /// (PostgreSQL xact_commit + xact_rollback of this database, MySQL Com_commit +
+    /// Com_rollback); None where not read.
+    pub transactions: Option<f64>,
     /// The server's own background maintenance in this database (PostgreSQL's autovacuum),
     /// whose block reads the counters above include; None where it is not read.
     pub maintenance: Option<Maintenance>,
@@ -373,11 +377,14 @@ impl Answer {
     }
 }
 
-/// A value bound to a statement of a DBA's script (pgbench's integers and doubles).
+/// A value bound to a statement: pgbench's integers and doubles, and text a workload keeps
+/// for the whole run (order entry's customer last names), borrowed so nothing is copied per
+/// statement.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum BoundValue {
     Int(i64),
     Double(f64),
+    Text(&'static str),
 }
 
 impl std::fmt::Display for BoundValue {
@@ -385,6 +392,7 @@ impl std::fmt::Display for BoundValue {
         match self {
             BoundValue::Int(value) => write!(formatter, "{value}"),
             BoundValue::Double(value) => write!(formatter, "{value:?}"),
+            BoundValue::Text(text) => write!(formatter, "'{}'", text.replace('\'', "''")),
         }
     }
 }

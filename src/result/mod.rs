@@ -49,6 +49,10 @@ pub struct RunDocument {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub campaign: Option<CampaignPart>,
     pub levels: Vec<Level>,
+    /// What the workload checked of the database after the whole run (order entry's
+    /// consistency conditions), and what it found; absent where nothing is checked.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub checked_after_run: Option<String>,
 }
 
 /// One client host's part of a campaign of several loading one database.

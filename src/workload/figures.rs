@@ -74,6 +74,22 @@ macro_rules! level_figures {
 
 pub(crate) use level_figures;
 
+/// A figure named by its subject and what it is ("failures SQLSTATE 40001", "new_order
+/// p90_ms"), made once for the run: the result records figures by `&'static str`.
+pub(crate) fn named_figure(subject: &str, figure: &str) -> &'static str {
+    static NAMES: std::sync::Mutex<Vec<&'static str>> = std::sync::Mutex::new(Vec::new());
+    let name = format!("{subject} {figure}");
+    let Ok(mut names) = NAMES.lock() else {
+        return "(a figure whose name could not be made)";
+    };
+    if let Some(known) = names.iter().find(|known| **known == name) {
+        return known;
+    }
+    let made: &'static str = name.leak();
+    names.push(made);
+    made
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -85,6 +85,8 @@ workloads! {
     Db = "db" => db::args::DbArgs,
     /// A DBA's own statements (pgbench's script syntax) against a real database.
     Script = "script" => script::ScriptArgs,
+    /// Order entry derived from TPC-C (NOPM, TPM) on tables of `db setup --workload tpcc`.
+    Tpcc = "tpcc" => tpcc::run::TpccArgs,
 }
 
 /// What every workload is told about the run it is built for.
@@ -393,6 +395,12 @@ pub trait Workload: Send + Sync {
     /// after the level's last batch.
     fn level_figures(&self, _totals: &LevelTotals) -> Result<LevelFigures> {
         Ok(LevelFigures::default())
+    }
+
+    /// Called once after the whole sweep ran to its end: a check of what the run left
+    /// (order entry's consistency conditions), said and recorded; an error fails the run.
+    fn check_after_run(&self) -> Result<Option<String>> {
+        Ok(None)
     }
 
     /// The hooks of a workload that loads a database server; None for those that run on

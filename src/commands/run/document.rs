@@ -68,5 +68,6 @@ pub(super) fn new_document(
             reason: Some("no level measured yet".to_string()),
         },
         levels: Vec::new(),
+        checked_after_run: None,
     }
 }

@@ -120,11 +120,17 @@ pub fn execute(run: &RunArgs, command_line: Vec<String>) -> Result<RunEnd> {
         document.stop_reason = Some(format!("stopped by {signal}"));
     }
     document.complete = document.stop_reason.is_none();
+    let checked = if document.complete {
+        checked_after_run(workload, &mut document)
+    } else {
+        Ok(())
+    };
     write_all(&outputs, &document)?;
     drop(confirming.take());
     progress.finish();
     write_stdout(&outputs, &document)?;
     show_summary(args, &outputs, &document)?;
+    checked?;
     let flagged = document.levels.iter().any(|level| {
         level.precision_reached == Some(false) || level.is_disturbed() || level.fell_behind()
     });
@@ -133,6 +139,23 @@ pub fn execute(run: &RunArgs, command_line: Vec<String>) -> Result<RunEnd> {
         None if args.strict && flagged => RunEnd::Flagged,
         None => RunEnd::Complete,
     })
+}
+
+/// The workload's check of what the run left, said and recorded in the document; a
+/// failure is recorded too, and fails the run once every output is written.
+fn checked_after_run(workload: &dyn Workload, document: &mut RunDocument) -> Result<()> {
+    match workload.check_after_run() {
+        Ok(None) => Ok(()),
+        Ok(Some(finding)) => {
+            say!("corescale: {finding}");
+            document.checked_after_run = Some(finding);
+            Ok(())
+        }
+        Err(error) => {
+            document.checked_after_run = Some(format!("failed: {error:#}"));
+            Err(error.context("checking the database after the run"))
+        }
+    }
 }
 
 /// The workload named (cpu when none is), built from its options for the plan's largest level.

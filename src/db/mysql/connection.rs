@@ -71,6 +71,9 @@ pub(super) fn ssl_options(tls: &TlsSettings) -> Result<SslOpts> {
         .with_danger_skip_domain_validation(mode != TlsMode::VerifyFull))
 }
 
+/// The most statements one session prepares (`DbSession::execute`'s indexes).
+pub(super) const MOST_STATEMENTS: usize = 1024;
+
 pub(super) fn connect_with(target: &Target, ssl: Option<SslOpts>) -> Result<Conn> {
     let encrypted = ssl.is_some();
     let mut options = OptsBuilder::new()
@@ -83,6 +86,10 @@ pub(super) fn connect_with(target: &Target, ssl: Option<SslOpts>) -> Result<Conn
         // The crate would otherwise move a loopback connection to the server's Unix socket,
         // where it drops TLS without a word.
         .prefer_socket(false)
+        // A session keeps its workload's statements by number for the whole run; the crate
+        // closes the statement its cache evicts, under the session's feet (order entry
+        // prepares 49). Its cache holds as many as a session may prepare.
+        .stmt_cache_size(Some(MOST_STATEMENTS))
         .ssl_opts(ssl);
     options = match target.endpoint() {
         Endpoint::Socket(path) => options.socket(Some(path.display().to_string())),

@@ -498,11 +498,14 @@ impl ServerCounters for MySql {
         let values = self.status(&[
             "Innodb_buffer_pool_read_requests",
             "Innodb_buffer_pool_reads",
+            "Com_commit",
+            "Com_rollback",
         ])?;
         Ok(DbCounters {
             lio: values[0],
             pio: values[1],
             db_cpu_s: None,
+            transactions: Some(values[2] + values[3]),
             maintenance: None,
         })
     }

@@ -1,7 +1,7 @@
 //! A MySQL/MariaDB session: a workload's statements prepared on first use, their refusals
 //! counted by SQLSTATE.
 
-use anyhow::Result;
+use anyhow::{Result, bail};
 use mysql::prelude::Queryable;
 use mysql::{Conn, Statement};
 
@@ -26,6 +26,7 @@ pub(super) fn parameters(values: &[BoundValue]) -> mysql::Params {
             .map(|value| match value {
                 BoundValue::Int(value) => mysql::Value::Int(*value),
                 BoundValue::Double(value) => mysql::Value::Double(*value),
+                BoundValue::Text(text) => mysql::Value::Bytes(text.as_bytes().to_vec()),
             })
             .collect(),
     )
@@ -60,6 +61,12 @@ impl DbSession for MySqlSession {
     }
 
     fn execute(&mut self, index: usize, sql: &str, values: &[BoundValue]) -> Result<Answer> {
+        if index >= super::connection::MOST_STATEMENTS {
+            bail!(
+                "a session prepares at most {} statements on MySQL/MariaDB: give fewer",
+                super::connection::MOST_STATEMENTS
+            );
+        }
         if self.statements.len() <= index {
             self.statements.resize(index + 1, None);
         }

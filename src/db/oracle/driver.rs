@@ -532,6 +532,7 @@ impl ServerCounters for Oracle {
             lio,
             pio,
             db_cpu_s: Some(db_cpu_us / 1e6),
+            transactions: None,
             maintenance: None,
         })
     }
@@ -565,6 +566,7 @@ fn bound<'a>(
     let as_sql = |value: &'a BoundValue| match value {
         BoundValue::Int(value) => value as &dyn oracle::sql_type::ToSql,
         BoundValue::Double(value) => value as &dyn oracle::sql_type::ToSql,
+        BoundValue::Text(text) => text as &dyn oracle::sql_type::ToSql,
     };
     if values.len() > BOUND_ON_STACK {
         return std::borrow::Cow::Owned(values.iter().map(as_sql).collect());

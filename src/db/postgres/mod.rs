@@ -670,7 +670,7 @@ impl ServerCounters for Postgres {
     fn counters(&self) -> Result<DbCounters> {
         let read = |monitor: &mut WireSession| {
             let rows = monitor.query(
-                "SELECT d.blks_hit, d.blks_read,
+                "SELECT d.blks_hit, d.blks_read, d.xact_commit + d.xact_rollback,
                         (SELECT coalesce(pg_catalog.sum(t.autovacuum_count + t.autoanalyze_count), 0) FROM pg_catalog.pg_stat_user_tables t),
                         (SELECT pg_catalog.count(*) FROM pg_catalog.pg_stat_activity a WHERE a.backend_type = 'autovacuum worker' AND a.datname = pg_catalog.current_database())
                    FROM pg_catalog.pg_stat_database d WHERE d.datname = pg_catalog.current_database()",
@@ -712,9 +712,10 @@ impl ServerCounters for Postgres {
             lio: hits + reads,
             pio: reads,
             db_cpu_s: None,
+            transactions: Some(column(2)?),
             maintenance: Some(Maintenance {
-                finished: column(2)?,
-                running: column(3)?,
+                finished: column(3)?,
+                running: column(4)?,
             }),
         })
     }

@@ -149,6 +149,7 @@ fn level_figures_come_from_the_databases_counters_checked_against_the_clients() 
             lio: 5_000.0,
             pio: 10.0,
             db_cpu_s: None,
+            transactions: None,
             maintenance: None,
         }),
     });

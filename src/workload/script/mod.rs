@@ -23,13 +23,14 @@ use crate::db::{Database, DbCounters};
 use crate::error::{UsageError, locked};
 use crate::latency::{Arrivals, RateSteps};
 use crate::workload::ServerWorkload;
-use crate::workload::figures::level_figures;
+use crate::workload::figures::{level_figures, named_figure};
 use crate::workload::server::server_process_cpu_s;
 use crate::workload::{
     BuildContext, JobShape, LevelFigures, LevelTotals, PaddedJob, SessionConnection, Sessions,
     Workload, WorkloadInfo, WorkloadKind, WorkloadOptions,
 };
 use parse::{Script, Variables, parse_script};
+pub(crate) use session::sleep_within;
 use session::{ScriptSessionJob, ScriptTally};
 
 /// How long a script level lasts unless `--duration` says otherwise.
@@ -648,7 +649,7 @@ impl Workload for ScriptWorkload {
             recorded.push((names[4], total.statement_failures[index] as f64));
         }
         for (sqlstate, count) in &total.failures {
-            recorded.push((failure_name(sqlstate), *count as f64));
+            recorded.push((named_figure("failures SQLSTATE", sqlstate), *count as f64));
         }
         let mut warnings = Vec::new();
         if total.failed > 0 {
@@ -705,21 +706,6 @@ impl ServerWorkload for ScriptWorkload {
             .into_iter()
             .collect()
     }
-}
-
-/// "failures SQLSTATE 40001": each name made once for the run.
-fn failure_name(sqlstate: &str) -> &'static str {
-    static NAMES: Mutex<Vec<&'static str>> = Mutex::new(Vec::new());
-    let name = format!("failures SQLSTATE {sqlstate}");
-    let Ok(mut names) = NAMES.lock() else {
-        return "failures SQLSTATE (unknown)";
-    };
-    if let Some(known) = names.iter().find(|known| **known == name) {
-        return known;
-    }
-    let made: &'static str = name.leak();
-    names.push(made);
-    made
 }
 
 level_figures! {

@@ -422,7 +422,7 @@ struct Failing<'a> {
 
 /// Sleeps for `length`, but wakes at `until` (the level's end) and at a stop signal: a
 /// `\sleep` holds neither a level past its length nor a run past Ctrl-C or SIGTERM.
-fn sleep_within(length: Duration, until: Option<Instant>) {
+pub(crate) fn sleep_within(length: Duration, until: Option<Instant>) {
     const GLANCE: Duration = Duration::from_millis(50);
     let now = Instant::now();
     let wake = now

@@ -6,7 +6,11 @@
 pub mod consistency;
 pub mod load;
 pub mod random;
+pub mod run;
 pub mod schema;
+mod session;
+pub mod statements;
+pub mod transactions;
 
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};

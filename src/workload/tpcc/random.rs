@@ -54,6 +54,11 @@ impl Random {
         low + self.rng.below(high - low + 1)
     }
 
+    /// A number in [0, 1), for think times.
+    pub fn unit(&mut self) -> f64 {
+        self.rng.unit()
+    }
+
     /// NURand(A, x, y) = (((random(0, A) | random(x, y)) + C) % (y - x + 1)) + x.
     pub fn nurand(&mut self, a: u64, (low, high): (u64, u64), c: u64) -> u64 {
         (((self.uniform(0, a) | self.uniform(low, high)) + c) % (high - low + 1)) + low

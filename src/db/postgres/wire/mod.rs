@@ -58,6 +58,7 @@ impl TextValue for BoundValue {
             BoundValue::Int(value) => {
                 buffer.put_slice(itoa::Buffer::new().format(*value).as_bytes())
             }
+            BoundValue::Text(text) => buffer.put_slice(text.as_bytes()),
             BoundValue::Double(_) => {
                 use std::io::Write as _;
                 // Writing into a BytesMut cannot fail.

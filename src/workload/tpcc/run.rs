@@ -1,0 +1,575 @@
+//! `run tpcc`: order entry derived from TPC-C under the sweep. Each session is a terminal
+//! of its home warehouse; a level's figure of merit is NOPM, read from the districts' order
+//! counters at both ends and checked against the sessions' own count, beside TPM (the
+//! server's commits and rollbacks per minute, as HammerDB reads them). Not an audited
+//! TPC-C result.
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use anyhow::{Context, Result, anyhow, bail};
+use clap::Args;
+
+use super::session::{Shared, TpccSessionJob, TpccTally};
+use super::statements::{DISTRICT_ORDERS, Statements};
+use super::transactions::{Kind, run_c_last};
+use crate::db::connect::options::DbTargetArgs;
+use crate::db::registry::connect;
+use crate::db::{Database, DbCounters, DbSession};
+use crate::error::{UsageError, locked};
+use crate::latency::{Arrivals, Pace, RateSteps};
+use crate::workload::figures::{FigureSet, level_figures, named_figure};
+use crate::workload::server::server_process_cpu_s;
+use crate::workload::{
+    BuildContext, JobShape, LevelFigures, LevelTotals, PaddedJob, ServerWorkload,
+    SessionConnection, Workload, WorkloadInfo, WorkloadKind, WorkloadOptions,
+};
+
+/// How long a level lasts unless `--duration` says otherwise.
+const DEFAULT_DURATION: Duration = Duration::from_secs(10);
+/// Transactions a fixed-work job runs (`--job-size`).
+const DEFAULT_JOB_TRANSACTIONS: u64 = 1_000;
+/// The specification's mix (clause 5.2.3), in percent.
+const STANDARD_MIX: [f64; 5] = [45.0, 43.0, 4.0, 4.0, 4.0];
+/// Said wherever NOPM is shown, as HammerDB says of its own.
+pub const NOT_AUDITED: &str =
+    "derived from TPC-C; not an audited TPC-C result, and not comparable with one";
+
+/// `run tpcc`: the options.
+#[derive(Debug, Clone, Args)]
+#[command(
+    after_help = "Order entry derived from TPC-C (not an audited TPC-C result): set the tables up first with `corescale db setup --workload tpcc --warehouses W`. Each session is a terminal of one home warehouse (sessions are dealt to warehouses in turn); NOPM counts new orders per minute from the districts' order counters, TPM the server's commits and rollbacks per minute.\n\nExamples:\n  corescale db setup --workload tpcc --warehouses 4 \\\n      --target postgres://bench@db1/shop\n  corescale run tpcc --target postgres://bench@db1/shop --sweep 1,2,4,8 \\\n      --duration 60s\n  corescale run tpcc --target mysql://root@127.0.0.1/test --sweep 4 \\\n      --mix 50,40,4,3,3 --max-failures 10"
+)]
+#[command(next_help_heading = "tpcc (order entry derived from TPC-C)")]
+#[command(mut_arg("service_base", |arg| arg.hide(true)))]
+#[command(mut_arg("service_max", |arg| arg.hide(true)))]
+#[command(mut_arg("replay_limit", |arg| arg.hide(true)))]
+pub struct TpccArgs {
+    #[command(flatten)]
+    pub target: DbTargetArgs,
+
+    /// The shares of New-Order, Payment, Order-Status, Delivery and Stock-Level, in percent
+    /// summing to 100 (default: the specification's 45,43,4,4,4).
+    #[arg(long, value_name = "NO,P,OS,D,SL", value_parser = parse_mix)]
+    pub mix: Option<Mix>,
+
+    /// The specification's keying and think times around each transaction (18 s and 12 s
+    /// for a New-Order): a terminal then runs a few transactions a minute. Default: none,
+    /// as HammerDB runs it.
+    #[arg(long)]
+    pub keying_time: bool,
+
+    /// Count up to this many failed transactions per level by SQLSTATE and go on (a failed
+    /// transaction is rolled back). Deadlocks and serialization failures are retried, not
+    /// failed. Default 0: the first failure ends the level with the server's message.
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    pub max_failures: u64,
+
+    /// Open loop: transactions per second for the whole level, shared by its sessions,
+    /// each timed from when it was due. A list measures each worker count at each rate.
+    #[arg(long, value_name = "PER_S", help_heading = "Response time")]
+    pub rate: Option<RateSteps>,
+
+    /// How --rate spaces transactions: evenly, or at random as independent users arrive.
+    #[arg(long, value_enum, default_value_t = Arrivals::Uniform, requires = "rate",
+          help_heading = "Response time")]
+    pub arrivals: Arrivals,
+
+    /// Count the transactions answered later than this (e.g. 50ms).
+    #[arg(long, value_name = "TIME", help_heading = "Response time",
+          value_parser = crate::values::parse_latency_limit)]
+    pub latency_limit: Option<Duration>,
+}
+
+/// The five shares of `--mix`, in percent.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Mix(pub [f64; 5]);
+
+impl Mix {
+    /// Cumulative shares in hundredths of a percent, as a session draws from them.
+    fn cumulative(self) -> [u64; 5] {
+        let mut total = 0.0;
+        self.0.map(|share| {
+            total += share;
+            (total * 100.0).round() as u64
+        })
+    }
+
+    fn shown(self) -> String {
+        let shares: Vec<String> = self.0.iter().map(|share| format!("{share}")).collect();
+        shares.join("/")
+    }
+}
+
+fn parse_mix(text: &str) -> Result<Mix, String> {
+    let shares: Vec<&str> = text.split(',').map(str::trim).collect();
+    if shares.len() != 5 {
+        return Err(format!(
+            "'{text}' gives {} shares: give five percentages, New-Order, Payment, Order-Status, Delivery and Stock-Level (45,43,4,4,4)",
+            shares.len()
+        ));
+    }
+    let mut mix = [0.0; 5];
+    for (slot, share) in mix.iter_mut().zip(&shares) {
+        *slot = share
+            .trim_end_matches('%')
+            .parse::<f64>()
+            .ok()
+            .filter(|value| value.is_finite() && (0.0..=100.0).contains(value))
+            .ok_or_else(|| format!("'{share}' in '{text}' is not a percentage from 0 to 100"))?;
+        if (*slot * 100.0).fract().abs() > 1e-9 {
+            return Err(format!(
+                "'{share}' in '{text}' has more than two decimals: give hundredths at most"
+            ));
+        }
+    }
+    let total: f64 = mix.iter().sum();
+    if (total - 100.0).abs() > 1e-6 {
+        return Err(format!("the shares in '{text}' sum to {total}, not 100"));
+    }
+    Ok(Mix(mix))
+}
+
+pub struct TpccWorkload {
+    database: Arc<dyn Database>,
+    shared: Arc<Shared>,
+    mix: Mix,
+    engine: String,
+    rates: Vec<crate::latency::OfferedRate>,
+    arrivals: Arrivals,
+    /// The session that reads the districts' order counters around each level.
+    monitor: Mutex<Box<dyn DbSession>>,
+    /// At the level's start: the server's counters, its local process's CPU time, and the
+    /// districts' orders so far.
+    baseline: Mutex<Option<(DbCounters, Option<f64>, i64)>>,
+    connections:
+        Mutex<std::collections::BTreeMap<usize, Option<crate::db::connect::tls::TlsFacts>>>,
+}
+
+impl WorkloadOptions for TpccArgs {
+    fn keeps_intervals(&self) -> bool {
+        true
+    }
+
+    fn build(&self, context: &BuildContext) -> Result<Box<dyn Workload>> {
+        if let Some(option) = self.target.given_for_corescale_tables() {
+            return Err(UsageError::new(format!(
+                "{option} is for SLOB's tables on several services or replicas; run tpcc drives one PostgreSQL or MySQL/MariaDB instance: leave {option} out"
+            ))
+            .into());
+        }
+        let answer_limit = context.duration.unwrap_or(DEFAULT_DURATION) + Duration::from_secs(60);
+        let target = self.target.open_with(Some(answer_limit))?;
+        let database = connect(&target)?;
+        Ok(Box::new(TpccWorkload::new(self, database, context)?))
+    }
+
+    fn connects(&self) -> bool {
+        true
+    }
+}
+
+impl TpccWorkload {
+    fn new(args: &TpccArgs, database: Arc<dyn Database>, context: &BuildContext) -> Result<Self> {
+        let target = database.target().clone();
+        if let Some(note) = database.forwarded() {
+            say!("corescale: note: {note}");
+        }
+        if database
+            .read_only()
+            .context("asking whether the target takes writes")?
+        {
+            return Err(UsageError::new(format!(
+                "{target} is read-only (a replica, or read-only by its settings), and order entry writes: run it against the primary"
+            ))
+            .into());
+        }
+        let setup = super::verify(database.as_ref())?;
+        let engine = database
+            .engine()
+            .context("reading the database's version")?;
+        database
+            .counters()
+            .context("reading the database's counters")?;
+        let monitor = database
+            .open_session()
+            .context("opening the session that reads the districts' order counters")?;
+        let mut salt = super::random::Random::new(0, std::process::id().into());
+        let mix = args.mix.unwrap_or(Mix(STANDARD_MIX));
+        let shared = Shared {
+            statements: Statements::new(database.as_ref()),
+            mix: mix.cumulative(),
+            keying: args.keying_time,
+            max_failures: args.max_failures,
+            latency_limit: args.latency_limit,
+            job_transactions: context.job_size.unwrap_or(DEFAULT_JOB_TRANSACTIONS),
+            level_length: context
+                .duration
+                .or(context.job_size.is_none().then_some(DEFAULT_DURATION)),
+            warehouses: setup.warehouses,
+            nurand: setup.nurand,
+            run_c_last: run_c_last(setup.nurand.c_last, &mut salt),
+            sessions: Default::default(),
+            failures: Default::default(),
+        };
+        if (context.max_workers as u64) < setup.warehouses {
+            say!(
+                "corescale: note: {} warehouses are set up and at most {} sessions run: warehouses 1 to {} are used",
+                setup.warehouses,
+                context.max_workers,
+                context.max_workers
+            );
+        }
+        Ok(Self {
+            database,
+            shared: Arc::new(shared),
+            mix,
+            engine,
+            rates: args.rate.clone().map(|steps| steps.0).unwrap_or_default(),
+            arrivals: args.arrivals,
+            monitor: Mutex::new(monitor),
+            baseline: Mutex::new(None),
+            connections: Mutex::default(),
+        })
+    }
+
+    /// The districts' orders so far: the sum of their next order numbers.
+    fn district_orders(&self) -> Result<i64> {
+        let mut monitor = locked(&self.monitor, "the districts' monitor session")?;
+        let statement = DISTRICT_ORDERS;
+        monitor
+            .execute(statement, self.shared.statements.get(statement), &[])
+            .context("reading the districts' order counters")?
+            .value
+            .ok_or_else(|| anyhow!("the districts' order counters gave no number"))
+    }
+
+    fn job(&self) -> String {
+        format!(
+            "tpcc {} warehouse(s), mix {}{}",
+            self.shared.warehouses,
+            self.mix.shown(),
+            if self.shared.keying {
+                ", keying and think times"
+            } else {
+                ""
+            }
+        )
+    }
+}
+
+impl Workload for TpccWorkload {
+    fn info(&self) -> WorkloadInfo {
+        WorkloadInfo {
+            kind: WorkloadKind::Tpcc,
+            unit: "new orders".to_string(),
+            job_size: self.shared.job_transactions,
+            job_size_unit: "transactions".to_string(),
+            bytes_per_worker: 0,
+            shared_bytes: 0,
+            array_bytes: None,
+            description: format!(
+                "order entry ({NOT_AUDITED}) on {}: {}, the database's default isolation",
+                self.database.target(),
+                self.job()
+            ),
+            shape: Some(JobShape {
+                engine: self.engine.clone(),
+                statement: self.job(),
+                blocks_per_statement: 0.0,
+                pipeline_depth: 1,
+                open_loop: !self.rates.is_empty(),
+                arrivals_seed: None,
+            }),
+            server_on_this_host: Some(self.database.on_this_host()),
+        }
+    }
+
+    fn prepare(&self, worker: usize, workers: usize, rate: Option<f64>) -> Result<PaddedJob> {
+        let started = std::time::Instant::now();
+        let connection = self.database.open_session()?;
+        let connection_s = started.elapsed().as_secs_f64();
+        locked(&self.connections, "the sessions' connections")?.insert(worker, connection.tls());
+        let pace = rate.map(|level_rate_per_s| Pace {
+            level_rate_per_s,
+            arrivals: self.arrivals,
+            seed: 0x7C_C0DE,
+        });
+        Ok(PaddedJob::new(TpccSessionJob::start(
+            connection,
+            Arc::clone(&self.shared),
+            (worker, workers),
+            pace,
+            connection_s,
+        )))
+    }
+
+    fn offered_rates(&self) -> Vec<crate::latency::OfferedRate> {
+        self.rates.clone()
+    }
+
+    fn default_duration(&self) -> Option<Duration> {
+        Some(DEFAULT_DURATION)
+    }
+
+    fn cpu_bound(&self) -> bool {
+        false
+    }
+
+    fn level_started(&self) -> Result<()> {
+        *locked(&self.baseline, "the level's baseline")? = Some((
+            self.database.counters()?,
+            server_process_cpu_s(self.database.as_ref())?,
+            self.district_orders()?,
+        ));
+        self.shared.sessions.take()?;
+        self.shared
+            .failures
+            .store(0, std::sync::atomic::Ordering::Relaxed);
+        Ok(())
+    }
+
+    fn level_figures(&self, totals: &LevelTotals) -> Result<LevelFigures> {
+        let after = self.database.counters()?;
+        let orders_after = self.district_orders()?;
+        let Some((before, server_cpu_before, orders_before)) =
+            *locked(&self.baseline, "the level's baseline")?
+        else {
+            bail!("the level's counters were not read at its start");
+        };
+        let total = TpccTally::sum(self.shared.sessions.take()?);
+        let server_cpu_s = match (
+            server_process_cpu_s(self.database.as_ref())?,
+            server_cpu_before,
+        ) {
+            (Some(now), Some(then)) => Some(now - then),
+            _ => total.backend_cpu_s,
+        };
+        let new_orders = (orders_after - orders_before) as f64;
+        let figures = TpccFigures::of(&total, totals, (&before, &after), new_orders);
+        let mut recorded = figures.figures();
+        recorded.extend(per_kind(&total));
+        for (sqlstate, count) in &total.retries {
+            recorded.push((named_figure("retries SQLSTATE", sqlstate), *count as f64));
+        }
+        for (sqlstate, count) in &total.failures {
+            recorded.push((named_figure("failures SQLSTATE", sqlstate), *count as f64));
+        }
+        let connections = SessionConnection::of_level(
+            &std::mem::take(&mut *locked(
+                &self.connections,
+                "the sessions' connections",
+            )?),
+            usize::MAX,
+        );
+        Ok(LevelFigures {
+            recorded,
+            warnings: warnings(&total, new_orders),
+            rate_of_merit: (totals.elapsed_s > 0.0).then(|| new_orders / totals.elapsed_s),
+            server_cpu_s,
+            connections,
+            instances: Vec::new(),
+        })
+    }
+
+    fn check_after_run(&self) -> Result<Option<String>> {
+        let mut monitor = locked(&self.monitor, "the districts' monitor session")?;
+        let checked = super::consistency::check(self.database.as_ref(), monitor.as_mut())?;
+        Ok(Some(format!(
+            "the order-entry tables meet consistency conditions {} of clause 3.3.2 after the run",
+            checked
+                .iter()
+                .map(u8::to_string)
+                .collect::<Vec<_>>()
+                .join(", ")
+        )))
+    }
+
+    fn server(&self) -> Option<&dyn ServerWorkload> {
+        Some(self)
+    }
+}
+
+impl ServerWorkload for TpccWorkload {
+    fn server_clock(&self) -> Option<Result<f64>> {
+        self.database.server_clock().transpose()
+    }
+
+    fn local_server(&self) -> bool {
+        self.database.on_this_host()
+    }
+
+    fn server_processes(&self) -> Vec<u32> {
+        self.database
+            .server_main_pid()
+            .ok()
+            .flatten()
+            .into_iter()
+            .collect()
+    }
+}
+
+/// Each type's count, share of the mix and response times: "new_order p90_ms".
+fn per_kind(total: &TpccTally) -> Vec<crate::workload::figures::Figure> {
+    const FIGURES: [&str; 6] = [
+        "transactions",
+        "share_percent",
+        "mean_ms",
+        "p50_ms",
+        "p90_ms",
+        "p99_ms",
+    ];
+    let all = total.transactions().max(1) as f64;
+    let times = total.times.times();
+    let mut recorded = Vec::new();
+    for kind in Kind::ALL {
+        let name = |figure: &str| named_figure(kind.name(), figure);
+        let count = total.ended[kind as usize] as f64;
+        recorded.push((name(FIGURES[0]), count));
+        recorded.push((name(FIGURES[1]), 100.0 * count / all));
+        if let Some(times) = times[kind as usize].percentiles() {
+            recorded.push((name(FIGURES[2]), times.mean_ms));
+            recorded.push((name(FIGURES[3]), times.p50_ms));
+            recorded.push((name(FIGURES[4]), times.p90_ms));
+            recorded.push((name(FIGURES[5]), times.p99_ms));
+            recorded.push((name("p999_ms"), times.p999_ms));
+        }
+    }
+    recorded
+}
+
+/// What the level's figures cannot vouch for: orders the districts counted that the
+/// sessions did not commit (another client wrote), types over the specification's
+/// 90th-percentile limit, failed transactions.
+fn warnings(total: &TpccTally, new_orders: f64) -> Vec<String> {
+    let mut warnings = Vec::new();
+    let committed = total.ended[Kind::NewOrder as usize].saturating_sub(total.rolled_back) as f64;
+    if (new_orders - committed).abs() > 1.0 {
+        warnings.push(format!(
+            "the districts counted {new_orders} new orders and the sessions committed {committed}: another client wrote to the order-entry tables, and NOPM is not this run's alone"
+        ));
+    }
+    let times = total.times.times();
+    for kind in Kind::ALL {
+        if let Some(p90) = times[kind as usize].percentiles().map(|times| times.p90_ms)
+            && p90 > 1e3 * kind.p90_limit_s()
+        {
+            warnings.push(format!(
+                "{}'s 90th percentile response time, {:.0} ms, is over the specification's {} s",
+                kind.name(),
+                p90,
+                kind.p90_limit_s()
+            ));
+        }
+    }
+    if total.failed > 0 {
+        let by_code: Vec<String> = total
+            .failures
+            .iter()
+            .map(|(sqlstate, count)| format!("{count} with SQLSTATE {sqlstate}"))
+            .collect();
+        warnings.push(format!(
+            "{} of {} transactions failed and were rolled back ({}): they are not in the rate or the response times",
+            total.failed,
+            total.failed + total.transactions(),
+            by_code.join(", ")
+        ));
+    }
+    warnings
+}
+
+level_figures! {
+    /// One order-entry level's figures; `workload_figures` in the result, by these names
+    /// (each type's and each SQLSTATE's follow them).
+    pub struct TpccFigures / TpccFigureNames {
+        /// New orders per minute, from the districts' order counters at both ends.
+        nopm: f64,
+        /// New orders per minute the sessions committed, by their own count.
+        client_nopm: f64,
+        /// The server's commits and rollbacks per minute, as HammerDB's TPM.
+        tpm: Option<f64>,
+        /// Transactions that ran to their end (committed, and the New-Orders rolled back by
+        /// the specification's unused item), and per second.
+        transactions: f64,
+        transactions_per_s: f64,
+        /// New-Orders rolled back by their unused item (1% of them).
+        rollbacks: f64,
+        /// Tries run again after a deadlock or serialization failure.
+        retries: f64,
+        /// Transactions refused and rolled back, under --max-failures.
+        failed_transactions: f64,
+        /// The sessions' mean time to connect.
+        connection_time_ms: f64,
+        /// The database's own block counters over the level, per second.
+        server_lio_per_s: f64,
+        server_pio_per_s: f64,
+        client_cpu_s: f64,
+    }
+}
+
+impl TpccFigures {
+    fn of(
+        total: &TpccTally,
+        totals: &LevelTotals,
+        (before, after): (&DbCounters, &DbCounters),
+        new_orders: f64,
+    ) -> Self {
+        let per_s = |count: f64| {
+            if totals.elapsed_s > 0.0 {
+                count / totals.elapsed_s
+            } else {
+                0.0
+            }
+        };
+        let committed_new_orders =
+            total.ended[Kind::NewOrder as usize].saturating_sub(total.rolled_back) as f64;
+        TpccFigures {
+            nopm: 60.0 * per_s(new_orders),
+            client_nopm: 60.0 * per_s(committed_new_orders),
+            tpm: after
+                .transactions
+                .zip(before.transactions)
+                .map(|(after, before)| 60.0 * per_s(after - before)),
+            transactions: total.transactions() as f64,
+            transactions_per_s: per_s(total.transactions() as f64),
+            rollbacks: total.rolled_back as f64,
+            retries: total.retries.iter().map(|(_, count)| *count).sum::<u64>() as f64,
+            failed_transactions: total.failed as f64,
+            connection_time_ms: if total.connections_s.is_empty() {
+                0.0
+            } else {
+                1e3 * total.connections_s.iter().sum::<f64>() / total.connections_s.len() as f64
+            },
+            server_lio_per_s: per_s(after.lio - before.lio),
+            server_pio_per_s: per_s(after.pio - before.pio),
+            client_cpu_s: totals.cpu_s,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_mix_is_five_percentages_summing_to_100() {
+        assert_eq!(
+            parse_mix("45,43,4,4,4").unwrap().cumulative(),
+            [4500, 8800, 9200, 9600, 10_000]
+        );
+        assert_eq!(parse_mix("100,0,0,0,0").unwrap().0[0], 100.0);
+        assert_eq!(
+            parse_mix("44.5, 43.5, 4, 4, 4%").unwrap().cumulative()[1],
+            8800
+        );
+        for bad in [
+            "45,43,4,4",
+            "45,43,4,4,5",
+            "x,43,4,4,4",
+            "-5,53,4,4,4",
+            "45.001,42.999,4,4,4",
+        ] {
+            assert!(parse_mix(bad).is_err(), "{bad}");
+        }
+    }
+}

@@ -1,0 +1,198 @@
+//! The five transactions' statements (clause 2), written once for PostgreSQL and
+//! MySQL/MariaDB: `{table}` names one of corescale's tables, `?` a bound value, `{sum}` and
+//! the like a built-in (qualified by `pg_catalog` on PostgreSQL). Every value a transaction
+//! reads back is the statement's last column, an integer (the layer's `Answer::value`);
+//! what the specification computes from text or money is computed by the server.
+
+use super::schema::{self, Table};
+use crate::db::Database;
+use crate::db::product::Dialect;
+
+/// A statement's number: its index among the prepared statements of a session.
+pub type Sql = usize;
+
+/// The statements in order; `STOCK_READ` and `LINE_INSERT` are ten each, one per district
+/// (`s_dist_01` to `s_dist_10`), numbered from their constant.
+const TEMPLATES: &[&str] = &[
+    // New-Order (clause 2.4.2).
+    "SELECT w_tax FROM {warehouse} WHERE w_id = ?",
+    "SELECT c_discount, c_last, c_credit FROM {customer} WHERE c_w_id = ? AND c_d_id = ? AND c_id = ?",
+    "SELECT d_tax, d_next_o_id FROM {district} WHERE d_w_id = ? AND d_id = ? FOR UPDATE",
+    "UPDATE {district} SET d_next_o_id = ? WHERE d_w_id = ? AND d_id = ?",
+    "INSERT INTO {orders} (o_id, o_d_id, o_w_id, o_c_id, o_entry_d, o_carrier_id, o_ol_cnt, o_all_local) VALUES (?, ?, ?, ?, CURRENT_TIMESTAMP, NULL, ?, ?)",
+    "INSERT INTO {new_order} (no_o_id, no_d_id, no_w_id) VALUES (?, ?, ?)",
+    "SELECT i_price, i_name, i_data FROM {item} WHERE i_id = ?",
+    "UPDATE {stock} SET s_quantity = CASE WHEN s_quantity - ? >= 10 THEN s_quantity - ? ELSE s_quantity - ? + 91 END, s_ytd = s_ytd + ?, s_order_cnt = s_order_cnt + 1, s_remote_cnt = s_remote_cnt + ? WHERE s_i_id = ? AND s_w_id = ?",
+    // Payment (clause 2.5.2).
+    "UPDATE {warehouse} SET w_ytd = w_ytd + CAST(? AS DECIMAL(6, 2)) WHERE w_id = ?",
+    "SELECT w_street_1, w_street_2, w_city, w_state, w_zip, w_name FROM {warehouse} WHERE w_id = ?",
+    "UPDATE {district} SET d_ytd = d_ytd + CAST(? AS DECIMAL(6, 2)) WHERE d_w_id = ? AND d_id = ?",
+    "SELECT d_street_1, d_street_2, d_city, d_state, d_zip, d_name FROM {district} WHERE d_w_id = ? AND d_id = ?",
+    "SELECT {count}(*) FROM {customer} WHERE c_w_id = ? AND c_d_id = ? AND c_last = ?",
+    "SELECT c_id FROM {customer} WHERE c_w_id = ? AND c_d_id = ? AND c_last = ? ORDER BY c_first LIMIT 1 OFFSET ?",
+    "SELECT c_first, c_middle, c_last, c_street_1, c_street_2, c_city, c_state, c_zip, c_phone, c_since, c_credit_lim, c_discount, c_balance, CASE WHEN c_credit = 'BC' THEN 1 ELSE 0 END FROM {customer} WHERE c_w_id = ? AND c_d_id = ? AND c_id = ? FOR UPDATE",
+    "UPDATE {customer} SET c_balance = c_balance - CAST(? AS DECIMAL(6, 2)), c_ytd_payment = c_ytd_payment + CAST(? AS DECIMAL(6, 2)), c_payment_cnt = c_payment_cnt + 1 WHERE c_w_id = ? AND c_d_id = ? AND c_id = ?",
+    "UPDATE {customer} SET c_balance = c_balance - CAST(? AS DECIMAL(6, 2)), c_ytd_payment = c_ytd_payment + CAST(? AS DECIMAL(6, 2)), c_payment_cnt = c_payment_cnt + 1, c_data = {substr}({concat}(c_id, ' ', c_d_id, ' ', c_w_id, ' ', CAST(? AS {int}), ' ', CAST(? AS {int}), ' ', CAST(? AS DECIMAL(6, 2)), ' ', c_data), 1, 500) WHERE c_w_id = ? AND c_d_id = ? AND c_id = ?",
+    "INSERT INTO {history} (h_c_id, h_c_d_id, h_c_w_id, h_d_id, h_w_id, h_date, h_amount, h_data) VALUES (?, ?, ?, ?, ?, CURRENT_TIMESTAMP, CAST(? AS DECIMAL(6, 2)), (SELECT {concat}(w_name, '    ', d_name) FROM {warehouse}, {district} WHERE w_id = ? AND d_w_id = ? AND d_id = ?))",
+    // Order-Status (clause 2.6.2).
+    "SELECT c_balance, c_first, c_middle, c_last FROM {customer} WHERE c_w_id = ? AND c_d_id = ? AND c_id = ?",
+    "SELECT o_carrier_id, o_entry_d, o_id FROM {orders} WHERE o_w_id = ? AND o_d_id = ? AND o_c_id = ? ORDER BY o_id DESC LIMIT 1",
+    "SELECT ol_i_id, ol_supply_w_id, ol_quantity, ol_amount, ol_delivery_d FROM {order_line} WHERE ol_w_id = ? AND ol_d_id = ? AND ol_o_id = ?",
+    // Delivery (clause 2.7.4).
+    "SELECT no_o_id FROM {new_order} WHERE no_w_id = ? AND no_d_id = ? ORDER BY no_o_id LIMIT 1 FOR UPDATE",
+    "DELETE FROM {new_order} WHERE no_w_id = ? AND no_d_id = ? AND no_o_id = ?",
+    "SELECT o_c_id FROM {orders} WHERE o_w_id = ? AND o_d_id = ? AND o_id = ?",
+    "UPDATE {orders} SET o_carrier_id = ? WHERE o_w_id = ? AND o_d_id = ? AND o_id = ?",
+    "UPDATE {order_line} SET ol_delivery_d = CURRENT_TIMESTAMP WHERE ol_w_id = ? AND ol_d_id = ? AND ol_o_id = ?",
+    "UPDATE {customer} SET c_balance = c_balance + (SELECT COALESCE({sum}(ol_amount), 0) FROM {order_line} WHERE ol_w_id = ? AND ol_d_id = ? AND ol_o_id = ?), c_delivery_cnt = c_delivery_cnt + 1 WHERE c_w_id = ? AND c_d_id = ? AND c_id = ?",
+    // Stock-Level (clause 2.8.2).
+    "SELECT d_next_o_id FROM {district} WHERE d_w_id = ? AND d_id = ?",
+    "SELECT {count}(DISTINCT s.s_i_id) FROM {order_line} l, {stock} s WHERE l.ol_w_id = ? AND l.ol_d_id = ? AND l.ol_o_id < ? AND l.ol_o_id >= ? AND s.s_w_id = ? AND s.s_i_id = l.ol_i_id AND s.s_quantity < ?",
+    // The districts' order counters, read around a level for its NOPM.
+    "SELECT {sum}(d_next_o_id) FROM {district}",
+];
+
+pub const NO_WAREHOUSE: Sql = 0;
+pub const NO_CUSTOMER: Sql = 1;
+pub const NO_DISTRICT: Sql = 2;
+pub const NO_DISTRICT_NEXT: Sql = 3;
+pub const NO_ORDER: Sql = 4;
+pub const NO_NEW_ORDER: Sql = 5;
+pub const NO_ITEM: Sql = 6;
+pub const NO_STOCK_UPDATE: Sql = 7;
+pub const P_WAREHOUSE: Sql = 8;
+pub const P_WAREHOUSE_READ: Sql = 9;
+pub const P_DISTRICT: Sql = 10;
+pub const P_DISTRICT_READ: Sql = 11;
+pub const BY_NAME_COUNT: Sql = 12;
+pub const BY_NAME_PICK: Sql = 13;
+pub const P_CUSTOMER: Sql = 14;
+pub const P_CUSTOMER_PAY: Sql = 15;
+pub const P_CUSTOMER_PAY_BC: Sql = 16;
+pub const P_HISTORY: Sql = 17;
+pub const OS_CUSTOMER: Sql = 18;
+pub const OS_ORDER: Sql = 19;
+pub const OS_LINES: Sql = 20;
+pub const D_OLDEST: Sql = 21;
+pub const D_DELETE: Sql = 22;
+pub const D_ORDER: Sql = 23;
+pub const D_CARRIER: Sql = 24;
+pub const D_LINES: Sql = 25;
+pub const D_CUSTOMER: Sql = 26;
+pub const SL_DISTRICT: Sql = 27;
+pub const SL_COUNT: Sql = 28;
+pub const DISTRICT_ORDERS: Sql = 29;
+/// New-Order's stock read of district d: `STOCK_READ + d - 1`.
+pub const STOCK_READ: Sql = TEMPLATES.len();
+/// New-Order's order line of district d: `LINE_INSERT + d - 1`.
+pub const LINE_INSERT: Sql = STOCK_READ + 10;
+
+/// Every statement rendered for one database: its tables' names, built-ins and placeholders.
+pub struct Statements {
+    sql: Vec<String>,
+}
+
+impl Statements {
+    pub fn new(database: &dyn Database) -> Self {
+        let product = &database.target().product;
+        let name = |table: &Table| database.own_name(&table.stored_name());
+        let mut templates: Vec<String> = TEMPLATES.iter().map(|sql| (*sql).to_string()).collect();
+        for district in 1..=10 {
+            templates.push(format!(
+                "SELECT s_data, s_dist_{district:02}, s_quantity FROM {{stock}} WHERE s_i_id = ? AND s_w_id = ? FOR UPDATE"
+            ));
+        }
+        for district in 1..=10 {
+            templates.push(format!(
+                "INSERT INTO {{order_line}} (ol_o_id, ol_d_id, ol_w_id, ol_number, ol_i_id, ol_supply_w_id, ol_delivery_d, ol_quantity, ol_amount, ol_dist_info) VALUES (?, ?, ?, ?, ?, ?, NULL, ?, ? * (SELECT i_price FROM {{item}} WHERE i_id = ?), (SELECT s_dist_{district:02} FROM {{stock}} WHERE s_i_id = ? AND s_w_id = ?))"
+            ));
+        }
+        let sql = templates
+            .iter()
+            .map(|template| {
+                let named = schema::TABLES.iter().fold(template.clone(), |sql, table| {
+                    sql.replace(&format!("{{{}}}", table.name), &name(table))
+                });
+                placeholders(&builtins(&named, product.dialect), product.placeholder)
+            })
+            .collect();
+        Statements { sql }
+    }
+
+    pub fn get(&self, statement: Sql) -> &str {
+        &self.sql[statement]
+    }
+
+    pub fn len(&self) -> usize {
+        self.sql.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.sql.is_empty()
+    }
+}
+
+/// `{sum}`, `{count}`, `{concat}`, `{substr}` and `{int}` as the dialect names them: on
+/// PostgreSQL qualified by `pg_catalog`, so no object of the role's own can stand in.
+fn builtins(sql: &str, dialect: Dialect) -> String {
+    let postgres = dialect == Dialect::PostgreSql;
+    [
+        ("{sum}", "SUM"),
+        ("{count}", "COUNT"),
+        ("{concat}", "CONCAT"),
+        ("{substr}", "SUBSTR"),
+    ]
+    .iter()
+    .fold(sql.to_string(), |sql, (placeholder, function)| {
+        let named = if postgres {
+            format!("pg_catalog.{}", function.to_lowercase())
+        } else {
+            (*function).to_string()
+        };
+        sql.replace(placeholder, &named)
+    })
+    .replace("{int}", if postgres { "INTEGER" } else { "SIGNED" })
+}
+
+/// Each `?` as the product's n-th placeholder (`$1`, `?`); the statements hold no `?` in a
+/// literal.
+fn placeholders(sql: &str, placeholder: fn(usize) -> String) -> String {
+    let mut out = String::with_capacity(sql.len() + 16);
+    let mut n = 0;
+    for character in sql.chars() {
+        if character == '?' {
+            n += 1;
+            out.push_str(&placeholder(n));
+        } else {
+            out.push(character);
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn placeholders_are_numbered_in_order_and_builtins_qualified_on_postgres() {
+        assert_eq!(
+            placeholders("a = ? AND b = ?", |n| format!("${n}")),
+            "a = $1 AND b = $2"
+        );
+        assert_eq!(
+            builtins("SELECT {sum}(x), CAST(? AS {int})", Dialect::PostgreSql),
+            "SELECT pg_catalog.sum(x), CAST(? AS INTEGER)"
+        );
+        assert_eq!(
+            builtins("SELECT {sum}(x), CAST(? AS {int})", Dialect::MySql),
+            "SELECT SUM(x), CAST(? AS SIGNED)"
+        );
+        assert!(
+            TEMPLATES
+                .iter()
+                .all(|sql| !sql.contains('\'') || !sql.contains("'?")),
+            "no placeholder inside a literal"
+        );
+    }
+}
