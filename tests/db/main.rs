@@ -10,4 +10,5 @@ mod script;
 mod sessions;
 mod teardown;
 mod tpcc;
+mod tpcc_run;
 mod tunnel;
