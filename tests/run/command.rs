@@ -343,7 +343,7 @@ const BAD_INPUT: &[(&[&str], &str)] = &[
     (&["run", "--sweep", "1,-2"], "not a worker count"),
     (
         &["run", "disk"],
-        "'disk' is not a workload: use cpu, memory, bandwidth, lio, pio, db or script",
+        "'disk' is not a workload: use cpu, memory, bandwidth, lio, pio, db, script or tpcc",
     ),
     (&["run", "--mode", "disk"], "'disk' is not a workload"),
     // A URL in the workload's place keeps its password hidden, spaces and all.
@@ -909,7 +909,7 @@ fn flags_of_other_workloads_are_usage_errors() {
         ),
         (
             &["run", "lio", "--password-prompt"],
-            "--password-prompt applies to the db and script workloads",
+            "--password-prompt applies to the db, script and tpcc workloads",
         ),
         (
             &["run", "memory", "--scale", "1G"],
