@@ -67,6 +67,10 @@ pub struct Point {
     /// A cluster's level, instance by instance (a run's JSON only), for the per-instance view.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub instances: Vec<crate::result::InstanceFigures>,
+    /// A pgbench log whose 7th field is either `-R`'s schedule lag or `--max-tries`'
+    /// retries: its reading as an open loop, kept until its run's summary tells which.
+    #[serde(skip)]
+    pub open_reading: Option<Box<crate::latency::Latency>>,
 }
 
 /// One client host's part of a merged campaign level.

@@ -6,8 +6,8 @@ use std::path::{Path, PathBuf};
 use anyhow::Result;
 
 use crate::analysis::input::{
-    InputFile, NodeCores, levels_into_sweeps, merge_campaigns, node_cores, printable, read_input,
-    result_files, traced,
+    InputFile, NodeCores, levels_into_sweeps, merge_campaigns, node_cores, pgbench_logs_joined,
+    printable, read_input, result_files, traced,
 };
 use crate::analysis::model::Analysis;
 use crate::analysis::series::Series;
@@ -186,7 +186,7 @@ fn load_series(args: &ReportArgs) -> Result<(Vec<Series>, Vec<String>)> {
     let (series, mut merged_notes) = merge_campaigns(series)?;
     notes.append(&mut merged_notes);
     let mut kept = Vec::new();
-    for mut one in series {
+    for mut one in pgbench_logs_joined(series) {
         if !one.leave_out_scheduled() {
             notes.push(format!(
                 "every level of {} ('{}') {SCHEDULED_NOTE}: its rates are the rates asked, not capacity, so it is not analysed",

@@ -429,6 +429,7 @@ impl JobTimeRows {
             parts: Vec::new(),
             // Per-instance figures are in the JSON only.
             instances: Vec::new(),
+            open_reading: None,
             spread,
             cpu_fraction: row.cpu_fraction,
             steal_pct: row.steal_pct,

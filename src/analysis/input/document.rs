@@ -108,6 +108,7 @@ pub(super) fn from_document(path: &Path, text: &str) -> Result<Series> {
                 .collect(),
             precision_reached: level.precision_reached,
             parts: Vec::new(),
+            open_reading: None,
             instances: checked_instances(&level.instances, &|| at("instances"))?,
             campaign: level.campaign.as_ref().map(|campaign| PointInCampaign {
                 // At least this part's own sessions (a hand-edited 0 would divide by zero).

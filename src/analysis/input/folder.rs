@@ -201,23 +201,19 @@ pub(super) fn level_known(series: &Series) -> Result<()> {
         }))
 }
 
-/// Levels imported one file each become one series per folder, job and host, named after
-/// the folder: a folder of runs at 1, 2, 4 clients is a sweep. A pgbench log joins the summary
-/// of its run (same folder, same clients, same transactions processed), which gains its
-/// percentiles and intervals. Several files at one level are repeats of it: the level's rate
-/// is their mean, their range its spread.
-pub fn levels_into_sweeps(series: Vec<Series>) -> Result<Vec<Series>> {
-    let folder_of = |one: &Series| {
-        Path::new(&one.source)
-            .parent()
-            .map(Path::to_path_buf)
-            .unwrap_or_default()
-    };
-    let imported = |one: &Series| {
-        IMPORTERS
-            .iter()
-            .any(|importer| importer.tool == one.job.tool)
-    };
+/// The folder a series' file was in: levels of one folder make a sweep.
+fn folder_of(one: &Series) -> PathBuf {
+    Path::new(&one.source)
+        .parent()
+        .map(Path::to_path_buf)
+        .unwrap_or_default()
+}
+
+/// Each pgbench log joins the summary of its run (same folder, same clients, same
+/// transactions processed), which gains its percentiles and intervals; a run at a rate
+/// limit (`-R`) with its log becomes an open-loop level. Done before levels are left out:
+/// such a summary alone is no level of capacity.
+pub fn pgbench_logs_joined(series: Vec<Series>) -> Vec<Series> {
     let (logs, series): (Vec<Series>, Vec<Series>) = series
         .into_iter()
         .partition(|one| one.job.tool == super::pgbench_log::TOOL);
@@ -232,7 +228,11 @@ pub fn levels_into_sweeps(series: Vec<Series>) -> Result<Vec<Series>> {
                 !joined.get(*index).copied().unwrap_or(true)
                     && summary.job.tool == super::pgbench::TOOL
                     && folder_of(summary) == folder_of(&log)
-                    && super::pgbench_log::belongs_to(&log.points[0], &summary.points[0])
+                    && super::pgbench_log::level_of(&log)
+                        .zip(summary.points.first())
+                        .is_some_and(|(level, summary)| {
+                            super::pgbench_log::belongs_to(level, summary)
+                        })
             })
             .map(|(index, _)| index)
             .collect();
@@ -241,17 +241,30 @@ pub fn levels_into_sweeps(series: Vec<Series>) -> Result<Vec<Series>> {
                 joined[*index] = true;
                 super::pgbench_log::join(log, &mut series[*index]);
             }
-            [] => series.push(log),
+            [] => series.push(super::pgbench_log::alone(log)),
             several => {
                 log.notes.push(format!(
                     "'{}': {} pgbench summaries beside it have its clients and transactions, so it joins none (keep each run's log and summary in a folder of their own)",
                     log.source,
                     several.len()
                 ));
-                series.push(log);
+                series.push(super::pgbench_log::alone(log));
             }
         }
     }
+    series
+}
+
+/// Levels imported one file each become one series per folder, job and host, named after
+/// the folder: a folder of runs at 1, 2, 4 clients is a sweep (pgbench's logs joined to their
+/// summaries first, [`pgbench_logs_joined`]). Several files at one level are repeats of it:
+/// the level's rate is their mean, their range its spread.
+pub fn levels_into_sweeps(series: Vec<Series>) -> Result<Vec<Series>> {
+    let imported = |one: &Series| {
+        IMPORTERS
+            .iter()
+            .any(|importer| importer.tool == one.job.tool)
+    };
     let (profiles, mut series): (Vec<Series>, Vec<Series>) = series
         .into_iter()
         .partition(|one| one.job.tool == super::hammerdb::XTPROF_TOOL);
@@ -265,7 +278,7 @@ pub fn levels_into_sweeps(series: Vec<Series>) -> Result<Vec<Series>> {
         };
         series.extend(left);
     }
-    let series = counters_placed(series, &folder_of);
+    let series = counters_placed(series);
     // Each series with the folder its file was in.
     let mut merged: Vec<(PathBuf, Series)> = Vec::new();
     for one in series {
@@ -301,7 +314,7 @@ pub fn levels_into_sweeps(series: Vec<Series>) -> Result<Vec<Series>> {
 /// A HammerDB transaction counter log whose virtual users neither its name nor `--level`
 /// gives takes them from the results beside it (same folder) when those ran one count;
 /// otherwise it is left out with a note, so the folder's other files are still read.
-fn counters_placed(series: Vec<Series>, folder_of: &dyn Fn(&Series) -> PathBuf) -> Vec<Series> {
+fn counters_placed(series: Vec<Series>) -> Vec<Series> {
     let (unplaced, mut series): (Vec<Series>, Vec<Series>) = series.into_iter().partition(|one| {
         one.job.tool == super::hammerdb::COUNTER_TOOL
             && one.points.iter().any(|point| point.workers == 0)

@@ -20,7 +20,7 @@ pub use campaign::merge_campaigns;
 use csv_series::from_csv;
 use document::from_document;
 use folder::{HEAD_BYTES, detect, level_from_name, level_known};
-pub use folder::{levels_into_sweeps, result_files};
+pub use folder::{levels_into_sweeps, pgbench_logs_joined, result_files};
 pub use nodes::{NodeCores, node_cores};
 
 /// What a file holding bytes that are not UTF-8 is, in every reader's message.

@@ -8,7 +8,7 @@
 use std::io::BufRead;
 
 use super::*;
-use crate::latency::{IntervalFigures, ResponseTimes};
+use crate::latency::{IntervalFigures, MeasuredFrom, ResponseTimes};
 
 /// The tool a log's series names until it joins its summary.
 pub(super) const TOOL: &str = "pgbench log";
@@ -207,15 +207,97 @@ fn log_series(file: &InputFile, point: Point, kind: &str) -> Series {
     series
 }
 
-/// One level from a per-transaction log: its clients, its transactions per second from the
-/// first start to the last end, and its latencies' percentiles.
-fn from_transaction_log(file: &InputFile, lines: &mut dyn BufRead) -> Result<Series> {
-    let mut times = ResponseTimes::default();
-    let mut clients = std::collections::BTreeSet::new();
-    let (mut failed, mut skipped) = (0u64, 0u64);
-    let (mut sum_us, mut sum_squares) = (0.0f64, 0.0f64);
-    let (mut first_start_us, mut last_end_us) = (u64::MAX, 0u64);
-    each_line(file, lines, |fields, at| {
+/// What the 7th field of a per-transaction log says when it is `-R`'s schedule lag (each
+/// transaction's `time` is then measured from when it was due): the level as an open loop.
+struct Schedule {
+    lags: ResponseTimes,
+    services: ResponseTimes,
+    first_due_us: u64,
+    last_due_us: u64,
+    last_end_us: u64,
+    /// Every line had an 8th field (retries): the 7th is the lag for certain.
+    certain: bool,
+    /// A lag over its transaction's time: the field is not a lag.
+    not_a_lag: bool,
+}
+
+impl Schedule {
+    fn new() -> Self {
+        Self {
+            lags: ResponseTimes::default(),
+            services: ResponseTimes::default(),
+            first_due_us: u64::MAX,
+            last_due_us: 0,
+            last_end_us: 0,
+            certain: true,
+            not_a_lag: false,
+        }
+    }
+
+    /// One ended transaction: its time from when it was due, its lag, its end.
+    fn ended(&mut self, latency_us: u64, lag_us: u64, end_us: u64, fields: usize) {
+        self.certain &= fields == 8;
+        if lag_us > latency_us {
+            self.not_a_lag = true;
+            return;
+        }
+        self.lags.record(std::time::Duration::from_micros(lag_us));
+        self.services
+            .record(std::time::Duration::from_micros(latency_us - lag_us));
+        let due_us = end_us.saturating_sub(latency_us);
+        self.first_due_us = self.first_due_us.min(due_us);
+        self.last_due_us = self.last_due_us.max(due_us);
+        self.last_end_us = self.last_end_us.max(end_us);
+    }
+
+    /// The level as an open loop: the rate asked is estimated from the schedule (pgbench
+    /// does not print it), the transactions due from that rate over the log's time, those
+    /// sent are the ones that started. None when the field is not a lag or too few were due.
+    fn reading(&self, response: Percentiles, started: u64, skipped: u64) -> Option<Latency> {
+        let span_s = self.last_due_us.checked_sub(self.first_due_us)? as f64 / 1e6;
+        let scheduled = started + skipped;
+        if self.not_a_lag || scheduled < 2 || span_s <= 0.0 {
+            return None;
+        }
+        let target_per_s = (scheduled - 1) as f64 / span_s;
+        let window_s = (self.last_end_us - self.first_due_us) as f64 / 1e6;
+        let due = ((target_per_s * window_s).round() as u64).max(started);
+        Some(Latency {
+            measured_from: MeasuredFrom::Due,
+            service: self.services.percentiles(),
+            schedule_lag: self.lags.percentiles(),
+            rate: Some(RateFigures {
+                target_per_s,
+                achieved_per_s: started as f64 / window_s,
+                arrivals: crate::latency::Arrivals::Poisson,
+                due,
+                sent: started,
+                sustained: started as f64 >= 0.99 * due as f64,
+                share: None,
+            }),
+            ..Latency::closed("transaction", response)
+        })
+    }
+}
+
+/// What a per-transaction log's lines add up to.
+#[derive(Default)]
+struct TransactionLog {
+    times: ResponseTimes,
+    schedule: Option<Schedule>,
+    clients: std::collections::BTreeSet<u64>,
+    failed: u64,
+    skipped: u64,
+    sum_us: f64,
+    sum_squares: f64,
+    first_start_us: Option<u64>,
+    last_end_us: u64,
+}
+
+impl TransactionLog {
+    /// One line: `client_id transaction_no time script_no time_epoch time_us [schedule_lag]
+    /// [retries]`.
+    fn line(&mut self, fields: &[&[u8]], at: &dyn Fn() -> String) -> Result<()> {
         if !(6..=8).contains(&fields.len()) {
             bail!(
                 "{}: {} fields, where pgbench's per-transaction log has 6 to 8 (client_id transaction_no time script_no time_epoch time_us [schedule_lag] [retries])",
@@ -230,65 +312,127 @@ fn from_transaction_log(file: &InputFile, lines: &mut dyn BufRead) -> Result<Ser
                 at()
             );
         }
-        clients.insert(client);
+        self.clients.insert(client);
         let micros = count(fields[5], "time_us", at)?;
         let end_us = count(fields[4], "time_epoch", at)?
             .checked_mul(1_000_000)
             .and_then(|us| us.checked_add(micros))
             .ok_or_else(|| anyhow::anyhow!("{}: time_epoch is out of range", at()))?;
         match fields[2] {
-            b"skipped" => skipped += 1,
-            b"failed" => failed += 1,
+            b"skipped" => self.skipped += 1,
+            b"failed" => self.failed += 1,
             latency => {
                 let latency_us = count(latency, "time", at)?;
                 if latency_us as f64 > crate::latency::A_DAY_MS * 1e3 {
                     bail!("{}: time {latency_us} us is over a day", at());
                 }
-                times.record(std::time::Duration::from_micros(latency_us));
-                sum_us += latency_us as f64;
-                sum_squares += (latency_us as f64).powi(2);
-                first_start_us = first_start_us.min(end_us.saturating_sub(latency_us));
-                last_end_us = last_end_us.max(end_us);
+                self.times
+                    .record(std::time::Duration::from_micros(latency_us));
+                self.sum_us += latency_us as f64;
+                self.sum_squares += (latency_us as f64).powi(2);
+                let start_us = end_us.saturating_sub(latency_us);
+                self.first_start_us = Some(
+                    self.first_start_us
+                        .map_or(start_us, |first| first.min(start_us)),
+                );
+                self.last_end_us = self.last_end_us.max(end_us);
+                if fields.len() >= 7 {
+                    let lag_us = count(fields[6], "schedule_lag", at)?;
+                    self.schedule.get_or_insert_with(Schedule::new).ended(
+                        latency_us,
+                        lag_us,
+                        end_us,
+                        fields.len(),
+                    );
+                }
             }
         }
         Ok(())
-    })?;
-    let processed = times.count();
-    if processed == 0 {
-        bail!(
-            "'{}': pgbench's log holds no transaction that ended (all skipped or failed)",
-            file.path.display()
-        );
     }
-    let span_s = (last_end_us.saturating_sub(first_start_us)) as f64 / 1e6;
-    if span_s <= 0.0 {
-        bail!(
-            "'{}': pgbench's log spans no time: no rate can be taken from it",
-            file.path.display()
-        );
+
+    /// The log's one level, an open loop where its 7th field is surely a schedule lag.
+    fn series(self, file: &InputFile) -> Result<Series> {
+        let processed = self.times.count();
+        if processed == 0 {
+            bail!(
+                "'{}': pgbench's log holds no transaction that ended (all skipped or failed)",
+                file.path.display()
+            );
+        }
+        let span_s = (self
+            .last_end_us
+            .saturating_sub(self.first_start_us.unwrap_or(0))) as f64
+            / 1e6;
+        if span_s <= 0.0 {
+            bail!(
+                "'{}': pgbench's log spans no time: no rate can be taken from it",
+                file.path.display()
+            );
+        }
+        let (mean_ms, stddev_ms) = mean_and_stddev_ms(self.sum_us, self.sum_squares, processed);
+        let figures = [
+            ("transactions", processed as f64),
+            ("failed_transactions", self.failed as f64),
+            ("skipped_transactions", self.skipped as f64),
+            ("latency_average_ms", mean_ms),
+            ("latency_stddev_ms", stddev_ms),
+        ]
+        .into_iter()
+        .map(|(name, value)| (name.to_string(), value))
+        .collect();
+        let response = self.times.percentiles();
+        let mut point = Point {
+            workers: self.clients.len(),
+            raw: processed as f64 / span_s,
+            figures,
+            latency: response.map(|response| Box::new(Latency::closed("transaction", response))),
+            ..Point::default()
+        };
+        let open = self
+            .schedule
+            .as_ref()
+            .zip(response)
+            .and_then(|(schedule, response)| {
+                let open = schedule.reading(response, processed + self.failed, self.skipped)?;
+                Some((open, schedule.certain))
+            });
+        let mut certain = false;
+        match open {
+            Some((open, true)) => {
+                point.raw = open
+                    .rate
+                    .as_ref()
+                    .map_or(point.raw, |rate| rate.achieved_per_s);
+                point.latency = Some(Box::new(open));
+                certain = true;
+            }
+            Some((open, false)) => point.open_reading = Some(Box::new(open)),
+            None => {}
+        }
+        let mut series = log_series(file, point, "per-transaction log");
+        if certain {
+            series.notes.push(open_loop_note(file.path));
+        }
+        Ok(series)
     }
-    let (mean_ms, stddev_ms) = mean_and_stddev_ms(sum_us, sum_squares, processed);
-    let figures = [
-        ("transactions", processed as f64),
-        ("failed_transactions", failed as f64),
-        ("skipped_transactions", skipped as f64),
-        ("latency_average_ms", mean_ms),
-        ("latency_stddev_ms", stddev_ms),
-    ]
-    .into_iter()
-    .map(|(name, value)| (name.to_string(), value))
-    .collect();
-    let latency = times
-        .percentiles()
-        .map(|response| Latency::closed("transaction", response));
-    let point = Point {
-        workers: clients.len(),
-        raw: processed as f64 / span_s,
-        figures,
-        latency: latency.map(Box::new),
-        ..Point::default()
-    };
-    Ok(log_series(file, point, "per-transaction log"))
+}
+
+/// One level from a per-transaction log: its clients, its transactions per second from the
+/// first start to the last end, and its latencies' percentiles. With a 7th field read as
+/// `-R`'s schedule lag the level is an open loop: for certain when every line has an 8th
+/// (retries), else when its run's summary says `-R` (`join`).
+fn from_transaction_log(file: &InputFile, lines: &mut dyn BufRead) -> Result<Series> {
+    let mut log = TransactionLog::default();
+    each_line(file, lines, |fields, at| log.line(fields, at))?;
+    log.series(file)
+}
+
+/// What a log read as an open loop says of the rate it was asked.
+fn open_loop_note(path: &Path) -> String {
+    format!(
+        "'{}': pgbench ran at a rate limit (-R): an open-loop level, each transaction timed from when it was due; the rate asked is estimated from the log's schedule (pgbench's output does not state it)",
+        path.display()
+    )
 }
 
 /// One level from an aggregated log (its threads' files merged by interval): transactions
@@ -415,21 +559,68 @@ pub(super) fn belongs_to(log: &Point, summary: &Point) -> bool {
         && (log.workers == 0 || log.workers == summary.workers)
 }
 
+/// A log no summary joined: a 7th field that may be `-R`'s lag or `--max-tries`' retries is
+/// not read as a schedule, and the note says how to have it read.
+pub(super) fn alone(mut log: Series) -> Series {
+    let read_open = log
+        .points
+        .iter_mut()
+        .any(|level| level.open_reading.take().is_some());
+    if read_open {
+        log.notes.push(format!(
+            "'{}': its 7th field is -R's schedule lag or --max-tries' retries, and no summary beside it says which: read as a closed loop (keep the run's pgbench output beside its log to read a -R run as an open loop)",
+            log.source
+        ));
+    }
+    log
+}
+
+/// A log's one level: among the open loop's when the log was read as one.
+pub(super) fn level_of(log: &Series) -> Option<&Point> {
+    log.points.first().or(log.paced.first())
+}
+
 /// A log joins its run's summary: the summary's level gains the log's percentiles and, when
-/// it has none of its own (`-P`), its intervals.
+/// it has none of its own (`-P`), its intervals. A summary of a run at a rate limit (`-R`)
+/// with a log of its schedule becomes an open-loop level (`Series::paced`), no longer left
+/// out for want of percentiles.
 pub(super) fn join(log: Series, summary: &mut Series) {
-    let Some(from) = log.points.into_iter().next() else {
+    let Some(mut from) = log.points.into_iter().chain(log.paced).next() else {
         return;
     };
+    let open = from
+        .open_reading
+        .take()
+        .or_else(|| from.latency.take_if(|latency| latency.rate.is_some()));
     let level = &mut summary.points[0];
-    if from.latency.is_some() {
-        level.latency = from.latency;
+    match open {
+        Some(open) if level.scheduled.is_some() => {
+            level.latency = Some(open);
+            level.scheduled = None;
+            let level = summary.points.remove(0);
+            summary.paced.push(level);
+            summary.notes.push(open_loop_note(Path::new(&log.source)));
+        }
+        open => {
+            // Without -R the 7th field was --max-tries' retries: the times are the same.
+            let closed = open.map(|open| Box::new(Latency::closed("transaction", open.response)));
+            level.latency = from.latency.or(closed);
+        }
+    }
+    if summary
+        .points
+        .iter()
+        .chain(&summary.paced)
+        .any(|level| level.latency.is_some())
+    {
         // The percentiles are known now: the summary's caveat is void.
         summary
             .notes
             .retain(|note| !note.contains(super::pgbench::NO_PERCENTILES));
     }
-    if level.intervals.is_empty() {
+    if let Some(level) = summary.points.first_mut().or(summary.paced.last_mut())
+        && level.intervals.is_empty()
+    {
         level.intervals = from.intervals;
     }
     if let Some(workload) = &mut summary.provenance.workload {

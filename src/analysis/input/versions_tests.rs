@@ -288,3 +288,104 @@ fn an_xtprof_profile_without_tabs_reads_as_with_them() {
     assert_eq!(with[0].points[0].figures, without[0].points[0].figures);
     assert!(with[0].points[0].figures["NEWORD calls"] > 0.0);
 }
+
+/// A folder of one pgbench run (its output and `--log`), read and joined as `report` does.
+fn read_run(folder: &str) -> Vec<Series> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/import");
+    let files = result_files(&[root.join(folder)]).expect("the fixture folder");
+    let mut series = Vec::new();
+    for path in &files {
+        let read = read_input(&InputFile::new(path, None))
+            .unwrap_or_else(|error| panic!("{}: {error:#}", path.display()));
+        series.extend(read);
+    }
+    pgbench_logs_joined(series)
+}
+
+fn open_loop(series: &Series) -> (&crate::latency::Latency, &crate::latency::RateFigures) {
+    assert!(series.points.is_empty(), "no capacity level: {series:?}");
+    assert_eq!(series.paced.len(), 1, "{series:?}");
+    let latency = series.paced[0].latency.as_deref().expect("its log's times");
+    (latency, latency.rate.as_ref().expect("an open loop"))
+}
+
+#[test]
+fn a_rate_limited_pgbench_run_with_its_log_is_an_open_loop_level() {
+    // `-c 1 -T 4 -R 100`: 381 transactions, "latency average = 6.404 ms", "rate limit
+    // schedule lag: avg 2.088 (max 30.987) ms", tps 95.42.
+    let series = read_run("pgbench-15-rate/sustained");
+    assert_eq!(series.len(), 1, "the log joined its summary: {series:?}");
+    let (latency, rate) = open_loop(&series[0]);
+    assert_eq!(latency.measured_from, crate::latency::MeasuredFrom::Due);
+    assert_eq!(series[0].paced[0].scheduled, None);
+    // The rate asked, estimated from 381 Poisson arrivals: 100/s within three of its
+    // standard errors (5%).
+    assert!((rate.target_per_s - 100.0).abs() < 15.0, "{rate:?}");
+    assert!(rate.sustained, "{rate:?}");
+    assert_eq!(rate.sent, 381);
+    assert!((rate.achieved_per_s - 95.42).abs() < 2.0, "{rate:?}");
+    // The log's own times give what the summary averages.
+    assert!(
+        (latency.response.mean_ms - 6.404).abs() < 0.07,
+        "{latency:?}"
+    );
+    let lag = latency
+        .schedule_lag
+        .as_ref()
+        .expect("the lag's percentiles");
+    assert!((lag.mean_ms - 2.088).abs() < 0.03, "{lag:?}");
+    assert!((lag.max_ms - 30.987).abs() < 0.1, "{lag:?}");
+    let service = latency.service.as_ref().expect("the service times");
+    assert!(
+        (service.mean_ms - (6.404 - 2.088)).abs() < 0.07,
+        "{service:?}"
+    );
+    let notes = series[0].notes.join("\n");
+    assert!(notes.contains("open-loop level"), "{notes}");
+    assert!(!notes.contains(super::pgbench::NO_PERCENTILES), "{notes}");
+}
+
+#[test]
+fn a_pgbench_run_behind_its_rate_limit_did_not_keep_it() {
+    // `-c 2 -T 2 -R 20000` on a host that ran 485 tps: 966 transactions, lag up to 1.9 s.
+    let series = read_run("pgbench-15-rate/behind");
+    let (_, rate) = open_loop(&series[0]);
+    assert_eq!(series[0].paced[0].workers, 2);
+    assert!((rate.target_per_s - 20_000.0).abs() < 2_000.0, "{rate:?}");
+    assert!(!rate.sustained, "{rate:?}");
+    assert!((rate.achieved_per_s - 484.8).abs() < 25.0, "{rate:?}");
+    assert!(rate.due > 10 * rate.sent, "{rate:?}");
+}
+
+#[test]
+fn retries_in_the_7th_field_are_not_a_schedule() {
+    // `--max-tries 3` without -R: the 7th field is the retries, the run a closed loop.
+    let series = read_run("pgbench-15-rate/max-tries");
+    assert_eq!(series.len(), 1, "{series:?}");
+    assert!(series[0].paced.is_empty());
+    let latency = series[0].points[0]
+        .latency
+        .as_deref()
+        .expect("the log's times");
+    assert_eq!(latency.measured_from, crate::latency::MeasuredFrom::Send);
+    assert_eq!(latency.rate, None);
+    // Its log alone cannot tell: read as a closed loop, and said so.
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/import");
+    let log = root.join("pgbench-15-rate/max-tries/pgbench_log.17015");
+    let alone = pgbench_logs_joined(read_input(&InputFile::new(&log, Some(1))).unwrap());
+    assert!(alone[0].paced.is_empty() && alone[0].points[0].open_reading.is_none());
+    assert!(alone[0].notes.join("\n").contains("7th field"), "{alone:?}");
+}
+
+#[test]
+fn a_log_with_lag_and_retries_is_an_open_loop_alone() {
+    // `-R 100 --max-tries 3`: 8 fields, the 7th the lag for certain.
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/import");
+    let log = root.join("pgbench-15-rate/max-tries-rate/pgbench_log.16921");
+    let alone = pgbench_logs_joined(read_input(&InputFile::new(&log, None)).unwrap());
+    let (_, rate) = open_loop(&alone[0]);
+    assert!((rate.target_per_s - 100.0).abs() < 25.0, "{rate:?}");
+    let joined = read_run("pgbench-15-rate/max-tries-rate");
+    let (_, rate) = open_loop(&joined[0]);
+    assert!(rate.sustained, "{rate:?}");
+}
