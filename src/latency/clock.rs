@@ -22,6 +22,8 @@ pub struct SessionClock {
     pub latency: SessionLatency,
     pacer: Option<Pacer>,
     window_start: Instant,
+    /// A fixed-time level's length: sleeps (keying, think, a script's `sleep`) end with it.
+    window_length: Option<Duration>,
     /// With `--report-interval`: where the interval lines read this session's responses.
     live: Option<LiveSlot>,
 }
@@ -69,8 +71,21 @@ impl SessionClock {
             latency,
             pacer,
             window_start: Instant::now(),
+            window_length: None,
             live: None,
         }
+    }
+
+    /// Windows of a fixed-time level end `length` after they start.
+    pub fn ending_after(mut self, length: Option<Duration>) -> Self {
+        self.window_length = length;
+        self
+    }
+
+    /// When the current window ends, in a fixed-time level: a sleep stops there.
+    pub fn window_end(&self) -> Option<Instant> {
+        self.window_length
+            .and_then(|length| self.window_start.checked_add(length))
     }
 
     /// A response answered at `answered` (since the window began), sent at `sent`, due at

@@ -24,7 +24,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::UsageError;
 use crate::host::Topology;
-use crate::latency::SessionLatency;
+use crate::latency::{SessionClock, SessionLatency};
 pub use server::ServerWorkload;
 
 /// The table of workloads: for each, its name in results and on the command line, its options
@@ -430,13 +430,27 @@ pub trait WorkerJob: Send {
         Ok(())
     }
 
+    /// The clock that times this session's responses (the database workloads'); the
+    /// hooks below default to it, and do nothing for workloads that time jobs.
+    fn session_clock(&mut self) -> Option<&mut SessionClock> {
+        None
+    }
+
     /// Fixed-time levels: keep per-interval figures of each window of `window`, `width`
     /// apart. Called before the first window, so nothing is allocated inside one.
-    fn keep_intervals(&mut self, _width: std::time::Duration, _window: std::time::Duration) {}
+    fn keep_intervals(&mut self, width: std::time::Duration, window: std::time::Duration) {
+        if let Some(clock) = self.session_clock() {
+            clock.keep_intervals(width, window);
+        }
+    }
 
     /// `--report-interval`: count each response in `live` too, for the interval lines'
     /// p50 and p99 (workloads that time statements).
-    fn report_responses(&mut self, _live: crate::latency::LiveSlot) {}
+    fn report_responses(&mut self, live: crate::latency::LiveSlot) {
+        if let Some(clock) = self.session_clock() {
+            clock.report_to(live);
+        }
+    }
 
     /// The level's warm-up (`--warmup`) ended: forget its counts and response times, so
     /// only the measured batches count.
@@ -444,12 +458,16 @@ pub trait WorkerJob: Send {
 
     /// A timed window (a fixed-work job or a fixed-time batch) begins now: an open loop
     /// schedules its statements from this instant.
-    fn window_started(&mut self, _began: std::time::Instant) {}
+    fn window_started(&mut self, began: std::time::Instant) {
+        if let Some(clock) = self.session_clock() {
+            clock.window_started(began);
+        }
+    }
 
     /// The response time of every statement this session answered in the level, taken once
     /// after its last batch; None for workloads whose response is the job (job times).
     fn latency(&mut self) -> Option<SessionLatency> {
-        None
+        self.session_clock().map(SessionClock::take)
     }
 }
 

@@ -46,6 +46,27 @@ pub trait ServerWorkload: Send + Sync {
     }
 }
 
+/// A workload that loads one database through one target (script, tpcc): its server's
+/// clock, locality and processes are that database's.
+pub trait OnOneDatabase: Send + Sync {
+    fn database(&self) -> &dyn Database;
+}
+
+impl<T: OnOneDatabase> ServerWorkload for T {
+    fn server_clock(&self) -> Option<Result<f64>> {
+        self.database().server_clock().transpose()
+    }
+
+    fn local_server(&self) -> bool {
+        self.database().on_this_host()
+    }
+
+    fn server_processes(&self) -> Vec<u32> {
+        let pid = self.database().server_main_pid();
+        pid.ok().flatten().into_iter().collect()
+    }
+}
+
 /// CPU seconds of an instance's server process, when it runs on this host and one process
 /// serves every session (MariaDB); `run db` and `run script` read it around a level.
 pub(crate) fn server_process_cpu_s(database: &dyn Database) -> Result<Option<f64>> {

@@ -378,8 +378,8 @@ impl WorkerJob for DbSessionJob {
         self.survive(outcome)
     }
 
-    fn window_started(&mut self, began: Instant) {
-        self.clock.window_started(began);
+    fn session_clock(&mut self) -> Option<&mut SessionClock> {
+        Some(&mut self.clock)
     }
 
     fn latency(&mut self) -> Option<SessionLatency> {
@@ -388,14 +388,6 @@ impl WorkerJob for DbSessionJob {
             self.response = Some(latency.response.clone());
         }
         Some(latency)
-    }
-
-    fn keep_intervals(&mut self, width: Duration, window: Duration) {
-        self.clock.keep_intervals(width, window);
-    }
-
-    fn report_responses(&mut self, live: crate::latency::LiveSlot) {
-        self.clock.report_to(live);
     }
 
     fn warmed_up(&mut self) {

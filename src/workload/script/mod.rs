@@ -24,7 +24,7 @@ use crate::error::{UsageError, locked};
 use crate::latency::{Arrivals, RateSteps};
 use crate::workload::ServerWorkload;
 use crate::workload::figures::{level_figures, named_figure};
-use crate::workload::server::server_process_cpu_s;
+use crate::workload::server::{OnOneDatabase, server_process_cpu_s};
 use crate::workload::{
     BuildContext, JobShape, LevelFigures, LevelTotals, PaddedJob, SessionConnection, Sessions,
     Workload, WorkloadInfo, WorkloadKind, WorkloadOptions,
@@ -689,22 +689,9 @@ impl Workload for ScriptWorkload {
     }
 }
 
-impl ServerWorkload for ScriptWorkload {
-    fn server_clock(&self) -> Option<Result<f64>> {
-        self.database.server_clock().transpose()
-    }
-
-    fn local_server(&self) -> bool {
-        self.database.on_this_host()
-    }
-
-    fn server_processes(&self) -> Vec<u32> {
-        self.database
-            .server_main_pid()
-            .ok()
-            .flatten()
-            .into_iter()
-            .collect()
+impl OnOneDatabase for ScriptWorkload {
+    fn database(&self) -> &dyn Database {
+        self.database.as_ref()
     }
 }
 

@@ -11,7 +11,7 @@ use super::Scripts;
 use super::eval::{Value, evaluate};
 use super::parse::{Command, Script, Statement, Variables};
 use crate::db::driver::{Answer, BoundValue, DbSession, StatementFailure};
-use crate::latency::{Arrivals, Pace, SessionClock, SessionLatency, StatementTimes, Turn};
+use crate::latency::{Arrivals, Pace, SessionClock, StatementTimes, Turn};
 use crate::rng::SessionRng;
 use crate::workload::{Sessions, WorkerJob};
 
@@ -151,8 +151,6 @@ pub(crate) struct ScriptSessionJob {
     sessions: Arc<Sessions<ScriptTally>>,
     /// The level's failed transactions, all sessions': touched only when one fails.
     level_failures: Arc<std::sync::atomic::AtomicU64>,
-    /// When a fixed-time level's window ends: no `\sleep` runs past it.
-    window_end: Option<Instant>,
 }
 
 impl ScriptSessionJob {
@@ -177,7 +175,8 @@ impl ScriptSessionJob {
             scripts.latency_limit,
             pace,
             (worker, workers),
-        );
+        )
+        .ending_after(scripts.level_length);
         let mut values = vec![None; scripts.variables.0.len()];
         for (variable, value) in &scripts.settings {
             values[*variable] = Some(*value);
@@ -213,7 +212,6 @@ impl ScriptSessionJob {
             clock,
             sessions,
             level_failures,
-            window_end: None,
         };
         job.backend_cpu_start = job.backend_cpu();
         Ok(job)
@@ -242,6 +240,7 @@ impl ScriptSessionJob {
             Turn::Due(due) => due,
         };
         let sent = self.clock.elapsed();
+        let window_end = self.clock.window_end();
         let script = self.pick();
         // Borrowed apart: the scripts are read while the session's own state changes (no
         // reference count touched per transaction: it is shared by every session).
@@ -255,7 +254,6 @@ impl ScriptSessionJob {
             tally,
             level_failures,
             answers,
-            window_end,
             ..
         } = self;
         let mut statement = first_statement[script];
@@ -275,7 +273,7 @@ impl ScriptSessionJob {
                 } => {
                     let length = evaluate(length, values, &scripts.variables, random)
                         .map_err(|problem| anyhow!("{place}: {problem}"))?;
-                    sleep_within(sleep_length(length, *unit_us), *window_end);
+                    sleep_within(sleep_length(length, *unit_us), window_end);
                 }
                 Command::StartPipeline(_) => pipeline = Some(statement),
                 Command::Statement(written) => {
@@ -374,24 +372,8 @@ impl WorkerJob for ScriptSessionJob {
         Ok(0)
     }
 
-    fn window_started(&mut self, began: Instant) {
-        self.window_end = self
-            .scripts
-            .level_length
-            .and_then(|length| began.checked_add(length));
-        self.clock.window_started(began);
-    }
-
-    fn latency(&mut self) -> Option<SessionLatency> {
-        Some(self.clock.take())
-    }
-
-    fn keep_intervals(&mut self, width: Duration, window: Duration) {
-        self.clock.keep_intervals(width, window);
-    }
-
-    fn report_responses(&mut self, live: crate::latency::LiveSlot) {
-        self.clock.report_to(live);
+    fn session_clock(&mut self) -> Option<&mut SessionClock> {
+        Some(&mut self.clock)
     }
 
     fn warmed_up(&mut self) {
