@@ -460,7 +460,8 @@ pub trait DbSession: Send {
     fn publish_statistics(&mut self) -> Result<()> {
         Ok(())
     }
-    /// Runs SQL as written, with no values (a session setting, a script's ROLLBACK).
+    /// Runs SQL as written, with no values (a session setting, a transaction's BEGIN and
+    /// COMMIT). A refusal the session outlives is a [`StatementFailure`], as `execute`'s.
     fn run_plain(&mut self, sql: &str) -> Result<()>;
     /// Loads `rows` into `table` (named as [`Catalogue::own_name`] gives it), `columns` in
     /// order, by the database's bulk path; all of them or, on a failure, none.

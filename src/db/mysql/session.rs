@@ -131,7 +131,17 @@ impl DbSession for MySqlSession {
     fn run_plain(&mut self, sql: &str) -> Result<()> {
         self.connection
             .query_drop(sql)
-            .map_err(|error| describe(error, &self.target))
+            .map_err(|error| match error {
+                // A refusal the session outlives stays a StatementFailure (a COMMIT's deadlock is
+                // retried), named with its target; the refusals `describe` has advice for, not.
+                mysql::Error::MySqlError(refused)
+                    if !matches!(refused.code, 1146 | 1142 | 1044 | 1045) =>
+                {
+                    statement_failure(mysql::Error::MySqlError(refused), &self.target)
+                        .context(self.target.to_string())
+                }
+                other => describe(other, &self.target),
+            })
     }
 
     fn load_rows(&mut self, table: &str, columns: &[&str], rows: &Rows) -> Result<()> {

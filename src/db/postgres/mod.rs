@@ -122,6 +122,16 @@ fn explain(error: anyhow::Error, target: &Target) -> anyhow::Error {
         Some(INSUFFICIENT_PRIVILEGE) => anyhow!(
             "{error:#} in {target}: the user needs CREATE on the database and SELECT/UPDATE on corescale_* tables"
         ),
+        // A refusal the session outlives stays a StatementFailure (a workload retries or
+        // counts it by SQLSTATE), named with its target.
+        Some(_) if error.chain().count() == 1 => match error.downcast::<ServerError>() {
+            Ok(server) => anyhow::Error::new(crate::db::driver::StatementFailure {
+                sqlstate: server.code,
+                message: server.message,
+            })
+            .context(target.to_string()),
+            Err(error) => error,
+        },
         Some(_) => anyhow!("{target}: {error:#}"),
         None => error,
     }

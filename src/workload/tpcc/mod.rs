@@ -143,12 +143,25 @@ pub fn verify(database: &dyn Database) -> Result<TpccSetup> {
             );
         }
     }
-    serde_json::from_str(&listed[0].parameters).map_err(|error| {
+    let setup: TpccSetup = serde_json::from_str(&listed[0].parameters).map_err(|error| {
         anyhow!(
             "{target}: corescale's catalogue has unreadable parameters for {}: {error}",
             listed[0].name
         )
-    })
+    })?;
+    // Each C within its NURand's A (clause 2.1.6), and a warehouse at least: values a
+    // session's arithmetic takes as they are.
+    let nurand = setup.nurand;
+    if setup.warehouses == 0 || nurand.c_last > 255 || nurand.c_id > 1023 || nurand.ol_i_id > 8191 {
+        bail!(
+            "{target}: corescale's catalogue records {} warehouses and C constants {}/{}/{} (at most 255/1023/8191): not a setup of corescale's; run `corescale db setup --workload tpcc` again",
+            setup.warehouses,
+            nurand.c_last,
+            nurand.c_id,
+            nurand.ol_i_id
+        );
+    }
+    Ok(setup)
 }
 
 /// Each load draws its own values.

@@ -14,12 +14,13 @@ use super::session::{Shared, TpccSessionJob, TpccTally};
 use super::statements::{DISTRICT_ORDERS, Statements};
 use super::transactions::{Kind, run_c_last};
 use crate::db::connect::options::DbTargetArgs;
+use crate::db::connect::target::Target;
 use crate::db::registry::connect;
 use crate::db::{Database, DbCounters, DbSession};
 use crate::error::{UsageError, locked};
 use crate::latency::{Arrivals, Pace, RateSteps};
 use crate::workload::figures::{FigureSet, level_figures, named_figure};
-use crate::workload::server::server_process_cpu_s;
+use crate::workload::server::{OnOneDatabase, server_process_cpu_s};
 use crate::workload::{
     BuildContext, JobShape, LevelFigures, LevelTotals, PaddedJob, ServerWorkload,
     SessionConnection, Workload, WorkloadInfo, WorkloadKind, WorkloadOptions,
@@ -55,13 +56,14 @@ pub struct TpccArgs {
 
     /// The specification's keying and think times around each transaction (18 s and 12 s
     /// for a New-Order): a terminal then runs a few transactions a minute. Default: none,
-    /// as HammerDB runs it.
-    #[arg(long)]
+    /// as HammerDB runs it. Not with --rate: the terminals' own times are their schedule.
+    #[arg(long, conflicts_with = "rate")]
     pub keying_time: bool,
 
     /// Count up to this many failed transactions per level by SQLSTATE and go on (a failed
-    /// transaction is rolled back). Deadlocks and serialization failures are retried, not
-    /// failed. Default 0: the first failure ends the level with the server's message.
+    /// transaction is rolled back). Deadlocks and serialization failures, at COMMIT too, are
+    /// retried (up to 100 tries, then failed). Default 0: the first failure ends the level
+    /// with the server's message.
     #[arg(long, value_name = "N", default_value_t = 0)]
     pub max_failures: u64,
 
@@ -117,7 +119,8 @@ fn parse_mix(text: &str) -> Result<Mix, String> {
             .ok()
             .filter(|value| value.is_finite() && (0.0..=100.0).contains(value))
             .ok_or_else(|| format!("'{share}' in '{text}' is not a percentage from 0 to 100"))?;
-        if (*slot * 100.0).fract().abs() > 1e-9 {
+        // 0.29 * 100 is 28.999999999999996: hundredths within float rounding are whole.
+        if ((*slot * 100.0).round() - *slot * 100.0).abs() > 1e-6 {
             return Err(format!(
                 "'{share}' in '{text}' has more than two decimals: give hundredths at most"
             ));
@@ -144,6 +147,9 @@ pub struct TpccWorkload {
     baseline: Mutex<Option<(DbCounters, Option<f64>, i64)>>,
     connections:
         Mutex<std::collections::BTreeMap<usize, Option<crate::db::connect::tls::TlsFacts>>>,
+    /// The target without the run's answer limit: the consistency check after the run scans
+    /// whole tables, in a session of its own.
+    check_target: Target,
 }
 
 impl WorkloadOptions for TpccArgs {
@@ -212,6 +218,15 @@ impl TpccWorkload {
             sessions: Default::default(),
             failures: Default::default(),
         };
+        if let Some(length) = shared
+            .level_length
+            .filter(|length| shared.keying && length.as_secs() < 120)
+        {
+            say!(
+                "corescale: note: with --keying-time a terminal runs about two transactions a minute: levels of {} s count few of them (give --duration 10m or more)",
+                length.as_secs()
+            );
+        }
         if (context.max_workers as u64) < setup.warehouses {
             say!(
                 "corescale: note: {} warehouses are set up and at most {} sessions run: warehouses 1 to {} are used",
@@ -230,6 +245,7 @@ impl TpccWorkload {
             monitor: Mutex::new(monitor),
             baseline: Mutex::new(None),
             connections: Mutex::default(),
+            check_target: target.with_timeouts(None, None),
         })
     }
 
@@ -373,8 +389,9 @@ impl Workload for TpccWorkload {
     }
 
     fn check_after_run(&self) -> Result<Option<String>> {
-        let mut monitor = locked(&self.monitor, "the districts' monitor session")?;
-        let checked = super::consistency::check(self.database.as_ref(), monitor.as_mut())?;
+        let database = connect(&self.check_target)?;
+        let mut session = database.open_session()?;
+        let checked = super::consistency::check(database.as_ref(), session.as_mut())?;
         Ok(Some(format!(
             "the order-entry tables meet consistency conditions {} of clause 3.3.2 after the run",
             checked
@@ -390,22 +407,9 @@ impl Workload for TpccWorkload {
     }
 }
 
-impl ServerWorkload for TpccWorkload {
-    fn server_clock(&self) -> Option<Result<f64>> {
-        self.database.server_clock().transpose()
-    }
-
-    fn local_server(&self) -> bool {
-        self.database.on_this_host()
-    }
-
-    fn server_processes(&self) -> Vec<u32> {
-        self.database
-            .server_main_pid()
-            .ok()
-            .flatten()
-            .into_iter()
-            .collect()
+impl OnOneDatabase for TpccWorkload {
+    fn database(&self) -> &dyn Database {
+        self.database.as_ref()
     }
 }
 
@@ -462,6 +466,13 @@ fn warnings(total: &TpccTally, new_orders: f64) -> Vec<String> {
             ));
         }
     }
+    let districts = 10 * total.ended[Kind::Delivery as usize];
+    if total.skipped_districts * 100 > districts {
+        warnings.push(format!(
+            "Deliveries skipped {} of {districts} districts, finding no undelivered order: over the specification's 1% (the mix runs more Deliveries than New-Orders fill)",
+            total.skipped_districts
+        ));
+    }
     if total.failed > 0 {
         let by_code: Vec<String> = total
             .failures
@@ -496,6 +507,8 @@ level_figures! {
         rollbacks: f64,
         /// Tries run again after a deadlock or serialization failure.
         retries: f64,
+        /// Districts a Delivery skipped, finding no undelivered order (clause 2.7.4.2).
+        delivery_skipped_districts: f64,
         /// Transactions refused and rolled back, under --max-failures.
         failed_transactions: f64,
         /// The sessions' mean time to connect.
@@ -534,6 +547,7 @@ impl TpccFigures {
             transactions_per_s: per_s(total.transactions() as f64),
             rollbacks: total.rolled_back as f64,
             retries: total.retries.iter().map(|(_, count)| *count).sum::<u64>() as f64,
+            delivery_skipped_districts: total.skipped_districts as f64,
             failed_transactions: total.failed as f64,
             connection_time_ms: if total.connections_s.is_empty() {
                 0.0
@@ -561,6 +575,11 @@ mod tests {
         assert_eq!(
             parse_mix("44.5, 43.5, 4, 4, 4%").unwrap().cumulative()[1],
             8800
+        );
+        // Hundredths that floats hold only nearly (0.29 * 100 = 28.999999999999996).
+        assert_eq!(
+            parse_mix("45,42.71,0.29,8,4").unwrap().cumulative(),
+            [4500, 8771, 8800, 9600, 10_000]
         );
         for bad in [
             "45,43,4,4",

@@ -12,7 +12,7 @@ use anyhow::{Context, Result, anyhow};
 use super::statements::Statements;
 use super::transactions::{Ended, Kind, Terminal};
 use crate::db::{DbSession, StatementFailure};
-use crate::latency::{Pace, SessionClock, SessionLatency, StatementTimes, Turn};
+use crate::latency::{Pace, SessionClock, StatementTimes, Turn};
 use crate::workload::script::sleep_within;
 use crate::workload::{Sessions, WorkerJob};
 
@@ -47,6 +47,8 @@ pub(crate) struct TpccTally {
     /// specification asks), by type.
     pub ended: [u64; 5],
     pub rolled_back: u64,
+    /// Districts a Delivery found nothing to deliver in.
+    pub skipped_districts: u64,
     /// Tries run again after a deadlock or serialization failure, by SQLSTATE.
     pub retries: Vec<(String, u64)>,
     pub failed: u64,
@@ -62,6 +64,7 @@ impl TpccTally {
         Self {
             ended: [0; 5],
             rolled_back: 0,
+            skipped_districts: 0,
             retries: Vec::new(),
             failed: 0,
             failures: Vec::new(),
@@ -79,6 +82,7 @@ impl TpccTally {
                 *into += from;
             }
             total.rolled_back += tally.rolled_back;
+            total.skipped_districts += tally.skipped_districts;
             total.failed += tally.failed;
             for (sqlstate, count) in tally.retries {
                 count_by(&mut total.retries, &sqlstate, count);
@@ -136,7 +140,6 @@ pub(crate) struct TpccSessionJob {
     connection_s: f64,
     backend_cpu_start: Option<f64>,
     clock: SessionClock,
-    window_end: Option<Instant>,
     /// The mix as a deck of cards, each type as often as its share, shuffled anew each
     /// time it is dealt (clause 5.2.4.2): the shares hold over every full deck.
     deck: Vec<Kind>,
@@ -151,7 +154,8 @@ impl TpccSessionJob {
         pace: Option<Pace>,
         connection_s: f64,
     ) -> Self {
-        let clock = SessionClock::new("transaction", shared.latency_limit, pace, (worker, workers));
+        let clock = SessionClock::new("transaction", shared.latency_limit, pace, (worker, workers))
+            .ending_after(shared.level_length);
         let shared_mix = shared.mix;
         let mut nurand = shared.nurand;
         nurand.c_last = shared.run_c_last;
@@ -164,7 +168,6 @@ impl TpccSessionJob {
             connection_s,
             backend_cpu_start: None,
             clock,
-            window_end: None,
             deck: deck(&shared_mix),
             dealt: usize::MAX,
         };
@@ -203,7 +206,12 @@ impl TpccSessionJob {
         let kind = self.pick();
         let (keying_s, think_mean_s) = kind.keying_and_think_s();
         if self.shared.keying {
-            sleep_within(Duration::from_secs_f64(keying_s), self.window_end);
+            let window_end = self.clock.window_end();
+            sleep_within(Duration::from_secs_f64(keying_s), window_end);
+            if window_end.is_some_and(|end| Instant::now() >= end) {
+                // The window closed while the terminal keyed: the entry is never sent.
+                return Ok(0);
+            }
         }
         let sent = self.clock.elapsed();
         self.terminal.draw(kind);
@@ -238,12 +246,16 @@ impl TpccSessionJob {
             .record(index, at.saturating_sub(due.unwrap_or(sent)));
         if self.shared.keying {
             let think = self.think(think_mean_s);
-            sleep_within(think, self.window_end);
+            sleep_within(think, self.clock.window_end());
         }
         Ok(match ended {
             Ended::Committed => u64::from(kind == Kind::NewOrder),
             Ended::RolledBack => {
                 self.tally.rolled_back += 1;
+                0
+            }
+            Ended::Delivered { skipped } => {
+                self.tally.skipped_districts += skipped;
                 0
             }
         })
@@ -302,24 +314,8 @@ impl WorkerJob for TpccSessionJob {
         Ok(0)
     }
 
-    fn window_started(&mut self, began: Instant) {
-        self.window_end = self
-            .shared
-            .level_length
-            .and_then(|length| began.checked_add(length));
-        self.clock.window_started(began);
-    }
-
-    fn latency(&mut self) -> Option<SessionLatency> {
-        Some(self.clock.take())
-    }
-
-    fn keep_intervals(&mut self, width: Duration, window: Duration) {
-        self.clock.keep_intervals(width, window);
-    }
-
-    fn report_responses(&mut self, live: crate::latency::LiveSlot) {
-        self.clock.report_to(live);
+    fn session_clock(&mut self) -> Option<&mut SessionClock> {
+        Some(&mut self.clock)
     }
 
     fn warmed_up(&mut self) {

@@ -41,7 +41,9 @@ const TEMPLATES: &[&str] = &[
     // Delivery (clause 2.7.4).
     "SELECT no_o_id FROM {new_order} WHERE no_w_id = ? AND no_d_id = ? ORDER BY no_o_id LIMIT 1 FOR UPDATE",
     "DELETE FROM {new_order} WHERE no_w_id = ? AND no_d_id = ? AND no_o_id = ?",
-    "SELECT o_c_id FROM {orders} WHERE o_w_id = ? AND o_d_id = ? AND o_id = ?",
+    // Locking, so at REPEATABLE READ it sees an order committed after the transaction's
+    // first read, as the new order before it did.
+    "SELECT o_c_id FROM {orders} WHERE o_w_id = ? AND o_d_id = ? AND o_id = ? FOR UPDATE",
     "UPDATE {orders} SET o_carrier_id = ? WHERE o_w_id = ? AND o_d_id = ? AND o_id = ?",
     "UPDATE {order_line} SET ol_delivery_d = CURRENT_TIMESTAMP WHERE ol_w_id = ? AND ol_d_id = ? AND ol_o_id = ?",
     "UPDATE {customer} SET c_balance = c_balance + (SELECT COALESCE({sum}(ol_amount), 0) FROM {order_line} WHERE ol_w_id = ? AND ol_d_id = ? AND ol_o_id = ?), c_delivery_cnt = c_delivery_cnt + 1 WHERE c_w_id = ? AND c_d_id = ? AND c_id = ?",
@@ -107,13 +109,13 @@ impl Statements {
                 "INSERT INTO {{order_line}} (ol_o_id, ol_d_id, ol_w_id, ol_number, ol_i_id, ol_supply_w_id, ol_delivery_d, ol_quantity, ol_amount, ol_dist_info) VALUES (?, ?, ?, ?, ?, ?, NULL, ?, ? * (SELECT i_price FROM {{item}} WHERE i_id = ?), (SELECT s_dist_{district:02} FROM {{stock}} WHERE s_i_id = ? AND s_w_id = ?))"
             ));
         }
+        // Tables named last, in one pass: a quoted schema's name holding `?` or `{sum}` is
+        // never read as a placeholder or a built-in.
         let sql = templates
             .iter()
             .map(|template| {
-                let named = schema::TABLES.iter().fold(template.clone(), |sql, table| {
-                    sql.replace(&format!("{{{}}}", table.name), &name(table))
-                });
-                placeholders(&builtins(&named, product.dialect), product.placeholder)
+                let bound = placeholders(&builtins(template, product.dialect), product.placeholder);
+                tables_named(&bound, &name)
             })
             .collect();
         Statements { sql }
@@ -154,6 +156,35 @@ fn builtins(sql: &str, dialect: Dialect) -> String {
     .replace("{int}", if postgres { "INTEGER" } else { "SIGNED" })
 }
 
+/// Each `{table}` of the schema's tables as `name` gives it, in one pass over the template:
+/// nothing a name holds is read again.
+fn tables_named(sql: &str, name: &dyn Fn(&Table) -> String) -> String {
+    let mut out = String::with_capacity(sql.len() + 256);
+    let mut rest = sql;
+    while let Some(open) = rest.find('{') {
+        out.push_str(&rest[..open]);
+        let after = &rest[open + 1..];
+        let table = after.find('}').and_then(|close| {
+            let table = schema::TABLES
+                .iter()
+                .find(|table| table.name == &after[..close])?;
+            Some((table, close))
+        });
+        match table {
+            Some((table, close)) => {
+                out.push_str(&name(table));
+                rest = &after[close + 1..];
+            }
+            None => {
+                out.push('{');
+                rest = after;
+            }
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
 /// Each `?` as the product's n-th placeholder (`$1`, `?`); the statements hold no `?` in a
 /// literal.
 fn placeholders(sql: &str, placeholder: fn(usize) -> String) -> String {
@@ -188,11 +219,37 @@ mod tests {
             builtins("SELECT {sum}(x), CAST(? AS {int})", Dialect::MySql),
             "SELECT SUM(x), CAST(? AS SIGNED)"
         );
-        assert!(
-            TEMPLATES
-                .iter()
-                .all(|sql| !sql.contains('\'') || !sql.contains("'?")),
-            "no placeholder inside a literal"
+        for sql in TEMPLATES {
+            // Outside literals ('...' with '' inside), every `?` is a placeholder.
+            let mut in_literal = false;
+            for character in sql.chars() {
+                match character {
+                    '\'' => in_literal = !in_literal,
+                    '?' => assert!(!in_literal, "a placeholder inside a literal: {sql}"),
+                    _ => {}
+                }
+            }
+            assert!(!in_literal, "an unclosed literal: {sql}");
+        }
+    }
+
+    #[test]
+    fn a_schema_name_is_never_read_as_a_placeholder_a_builtin_or_a_table() {
+        let hostile = |table: &Table| format!("\"a?{{sum}}{{stock}}\".\"{}\"", table.name);
+        let sql = tables_named(
+            &placeholders(
+                &builtins(
+                    "SELECT {sum}(x) FROM {district} WHERE y = ?",
+                    Dialect::PostgreSql,
+                ),
+                |n| format!("${n}"),
+            ),
+            &hostile,
         );
+        assert_eq!(
+            sql,
+            "SELECT pg_catalog.sum(x) FROM \"a?{sum}{stock}\".\"district\" WHERE y = $1"
+        );
+        assert_eq!(tables_named("{unknown} {", &hostile), "{unknown} {");
     }
 }

@@ -66,6 +66,11 @@ pub enum Ended {
     Committed,
     /// A New-Order with an unused item, rolled back as clause 2.4.2.3 asks.
     RolledBack,
+    /// A Delivery, committed, with the districts it skipped for want of an undelivered
+    /// order (clause 2.7.4.2 has them counted).
+    Delivered {
+        skipped: u64,
+    },
 }
 
 /// One order line of a New-Order.
@@ -261,7 +266,7 @@ impl Terminal {
             }
         };
         match ended {
-            Ended::Committed => run.session.run_plain("COMMIT")?,
+            Ended::Committed | Ended::Delivered { .. } => run.session.run_plain("COMMIT")?,
             Ended::RolledBack => run.session.run_plain("ROLLBACK")?,
         }
         Ok(ended)
@@ -466,12 +471,15 @@ impl Run<'_> {
     /// All ten districts in one transaction; a district without an undelivered order is
     /// skipped, as clause 2.7.4.2 allows.
     fn delivery(&mut self, w: i64, carrier: i64) -> Result<Ended> {
+        let mut skipped = 0;
         for d in 1..=10 {
             let Some(o_id) = self.execute(sql::D_OLDEST, &[Int(w), Int(d)])?.value else {
+                skipped += 1;
                 continue;
             };
             let order = [Int(w), Int(d), Int(o_id)];
             if self.execute(sql::D_DELETE, &order)?.changed == 0 {
+                skipped += 1;
                 continue;
             }
             let c = self.value(sql::D_ORDER, &order, "the delivered order")?;
@@ -482,7 +490,7 @@ impl Run<'_> {
                 &[Int(w), Int(d), Int(o_id), Int(w), Int(d), Int(c)],
             )?;
         }
-        Ok(Ended::Committed)
+        Ok(Ended::Delivered { skipped })
     }
 
     fn stock_level(&mut self, w: i64, d: i64, threshold: i64) -> Result<Ended> {
