@@ -28,6 +28,7 @@ pub(crate) fn findings(
     sentences.extend(series.iter().filter_map(superlinear_sentence));
     sentences.extend(series.iter().map(scaling_sentence));
     sentences.extend(comparisons.iter().filter_map(cost_sentence));
+    sentences.extend(comparisons.iter().filter_map(price_sentence));
     sentences.extend(series.iter().filter_map(fit_sentence));
     sentences.truncate(MAX_FINDINGS);
     sentences
@@ -413,6 +414,40 @@ fn scaling_sentence(series: &SeriesAnalysis) -> String {
     }
     sentence.push('.');
     sentence
+}
+
+/// On the NOPM axis, what each server's cost buys: its price per NOPM (an upper bound where
+/// its capacity is a lower one).
+fn price_sentence(comparison: &Comparison) -> Option<String> {
+    if comparison.unit != "NOPM" {
+        return None;
+    }
+    let prices: Vec<String> = comparison
+        .rows
+        .iter()
+        .filter_map(|row| {
+            let (cost, capacity) = (row.cost?, row.capacity_at_saturation?);
+            (capacity > 0.0).then_some(())?;
+            let bound = if row.saturation_censored {
+                "at most "
+            } else {
+                ""
+            };
+            let least = if row.saturation_censored {
+                "at least "
+            } else {
+                ""
+            };
+            Some(format!(
+                "{} {bound}{} ({} for {least}{} NOPM)",
+                row.name,
+                significant(cost / capacity),
+                cost,
+                significant(capacity)
+            ))
+        })
+        .collect();
+    (!prices.is_empty()).then(|| format!("Price per NOPM: {}.", prices.join("; ")))
 }
 
 fn cost_sentence(comparison: &Comparison) -> Option<String> {

@@ -213,6 +213,13 @@ fn load_series(args: &ReportArgs) -> Result<(Vec<Series>, Vec<String>)> {
         if names.contains(name) {
             return Ok(());
         }
+        if names.is_empty() {
+            // Every series was left out (its levels disturbed or run to a schedule).
+            return Err(UsageError::new(format!(
+                "{option} names '{name}', but no series is left to analyse (every level disturbed or run to a schedule: --include-disturbed keeps disturbed ones)"
+            ))
+            .into());
+        }
         Err(UsageError::new(format!(
             "{option} names '{name}', which is none of the series: {}",
             names.iter().cloned().collect::<Vec<_>>().join(", ")

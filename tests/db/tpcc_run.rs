@@ -77,6 +77,7 @@ fn runs_and_stays_consistent(database: &Database) {
         .map(|level| level["workload_figures"]["rollbacks"].as_f64().unwrap())
         .sum();
     assert!(rollbacks > 0.0, "no New-Order was rolled back");
+    report_is_on_the_nopm_axis(&json, dir.path());
     killed_run_leaves_consistent_tables(database);
     let torn = corescale()
         .args(["db", "teardown", "--target", url])
@@ -135,6 +136,74 @@ fn check_level(level: &serde_json::Value, mix: [f64; 5], server_wide: bool) {
     // A hundredth of New-Orders is rolled back by its unused item.
     let new_orders = figure("new_order transactions");
     assert!(figure("rollbacks") <= new_orders * 0.05 + 5.0, "{figures}");
+}
+
+/// `report` on the run's own document, as two servers priced apart: each level's capacity is
+/// its NOPM, its response times New-Order's, the price per NOPM the cost over the capacity,
+/// and the output says NOPM is not an audited TPC-C result.
+fn report_is_on_the_nopm_axis(json: &std::path::Path, dir: &std::path::Path) {
+    let run: serde_json::Value = serde_json::from_slice(&std::fs::read(json).unwrap()).unwrap();
+    let (old, new) = (dir.join("old.json"), dir.join("new.json"));
+    std::fs::copy(json, &old).unwrap();
+    std::fs::copy(json, &new).unwrap();
+    let report = dir.join("report.json");
+    let output = corescale()
+        .arg("report")
+        .args([&old, &new])
+        .args(["--label", &format!("{}=old", old.display())])
+        .args(["--label", &format!("{}=new", new.display())])
+        // The suite's host is busy: its levels may be judged disturbed, and are still read.
+        .args([
+            "--cost",
+            "old=1000",
+            "--cost",
+            "new=500",
+            "--include-disturbed",
+            "-o",
+        ])
+        .arg(&report)
+        .assert()
+        .success();
+    let said = String::from_utf8_lossy(&output.get_output().stdout).into_owned();
+    assert!(said.contains("not an audited TPC-C result"), "{said}");
+    assert!(said.contains("response time per New-Order"), "{said}");
+    let report: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&report).unwrap()).unwrap();
+    let series = &report["series"][0]["series"];
+    assert_eq!(series["measure"]["unit"], "NOPM");
+    for (point, level) in series["points"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .zip(run["levels"].as_array().unwrap())
+    {
+        let nopm = level["workload_figures"]["nopm"].as_f64().unwrap();
+        let raw = point["raw"].as_f64().unwrap();
+        assert!((raw - nopm).abs() <= 1e-9 * nopm, "{raw} for NOPM {nopm}");
+        assert_eq!(point["latency"]["unit"], "New-Order");
+        assert_eq!(
+            point["latency"]["count"].as_f64(),
+            level["workload_figures"]["new_order transactions"].as_f64()
+        );
+    }
+    let row = &report["comparisons"][0]["rows"][1];
+    assert_eq!(row["name"], "new");
+    let capacity = row["capacity_at_saturation"].as_f64().unwrap();
+    let findings = report["findings"].to_string();
+    // "Price per NOPM: old at most 0.0266 (1000 for at least 37.6 K NOPM); new ...": three
+    // significant digits of the cost over the capacity.
+    let stated = findings
+        .split("Price per NOPM: ")
+        .nth(1)
+        .and_then(|prices| prices.split("; new ").nth(1))
+        .and_then(|rest| rest.trim_start_matches("at most ").split(' ').next())
+        .and_then(|price| price.parse::<f64>().ok())
+        .unwrap_or_else(|| panic!("no price per NOPM for new: {findings}"));
+    let price = 500.0 / capacity;
+    assert!(
+        (stated - price).abs() <= 0.005 * price,
+        "{stated} for {price}: {findings}"
+    );
 }
 
 /// A run killed (SIGKILL) at a random moment, while it writes orders, leaves every

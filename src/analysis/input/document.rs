@@ -35,6 +35,7 @@ pub(super) fn from_document(path: &Path, text: &str) -> Result<Series> {
             quote(&error.to_string())
         )
     })?;
+    let measure_is_rate = document.settings.mode == RunMode::FixedTime;
     let measure = match document.settings.mode {
         RunMode::FixedWork => Measure::JobTime,
         RunMode::FixedTime => Measure::Rate {
@@ -197,7 +198,7 @@ pub(super) fn from_document(path: &Path, text: &str) -> Result<Series> {
     // The host is the client: a database server elsewhere has cores of its own, which only
     // --cores or --nodes give.
     let cores_here = workload.server_on_this_host != Some(false);
-    Ok(Series {
+    let series = Series {
         nodes,
         campaign: document.campaign.clone(),
         physical_cores: cores_here.then_some(topology.physical_cores),
@@ -206,6 +207,15 @@ pub(super) fn from_document(path: &Path, text: &str) -> Result<Series> {
         complete: document.complete,
         provenance: provenance(&document, &job),
         ..Series::new(document.host.label.clone(), measure, points, job)
+    };
+    // Order entry (`run tpcc`) is argued in new orders per minute.
+    Ok(if measure_is_rate && workload.kind.name() == "tpcc" {
+        super::orders::on_the_nopm_axis(
+            series,
+            workload.shape.as_ref().map(|shape| shape.engine.as_str()),
+        )
+    } else {
+        series
     })
 }
 

@@ -12,6 +12,7 @@ mod folder;
 mod hammerdb;
 mod html;
 mod nodes;
+mod orders;
 mod pgbench;
 mod pgbench_log;
 mod sysbench;

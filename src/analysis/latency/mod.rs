@@ -207,8 +207,13 @@ impl SloVerdict {
         }
         if !self.broken_below.is_empty() {
             let loads: Vec<String> = self.broken_below.iter().map(usize::to_string).collect();
+            let noun = if self.broken_below == [1] {
+                "worker"
+            } else {
+                "workers"
+            };
             text.push_str(&format!(
-                "; it was broken at {} workers below that",
+                "; it was broken at {} {noun} below that",
                 loads.join(", ")
             ));
         }

@@ -436,7 +436,9 @@ fn per_kind(total: &TpccTally) -> Vec<crate::workload::figures::Figure> {
             recorded.push((name(FIGURES[3]), times.p50_ms));
             recorded.push((name(FIGURES[4]), times.p90_ms));
             recorded.push((name(FIGURES[5]), times.p99_ms));
+            recorded.push((name("p95_ms"), times.p95_ms));
             recorded.push((name("p999_ms"), times.p999_ms));
+            recorded.push((name("max_ms"), times.max_ms));
         }
     }
     recorded
