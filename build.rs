@@ -67,6 +67,16 @@ fn test_servers() {
     {
         println!("cargo:rustc-cfg=corescale_test_sysbench");
     }
+    // The metrics test has a real Prometheus scrape a run (Debian's prometheus; .ci/run
+    // installs it).
+    println!("cargo::rustc-check-cfg=cfg(corescale_test_prometheus)");
+    if ci
+        || folders
+            .iter()
+            .any(|folder| folder.join("prometheus").is_file())
+    {
+        println!("cargo:rustc-cfg=corescale_test_prometheus");
+    }
     // The .hlog test reads a run's HdrHistogram log with Python's hdrhistogram package, an
     // independent reader (.ci/run installs it). Installed after the build script ran, it is
     // seen once build.rs changes or after `cargo clean -p corescale`.

@@ -456,6 +456,13 @@ pub struct SweepArgs {
     #[arg(long, value_name = "TIME", value_parser = parse_duration, global = true)]
     pub report_interval: Option<Duration>,
 
+    /// Serve the run's figures to Prometheus while it goes on: OpenMetrics text at
+    /// http://ADDR/metrics (a port alone listens on 127.0.0.1): level, workers, operations,
+    /// response-time histogram, client CPU, and each level's rate, p99 and verdict as it ends.
+    #[arg(long, value_name = "ADDR", value_parser = crate::sweep::export::parse_listen,
+          global = true)]
+    pub metrics_listen: Option<std::net::SocketAddr>,
+
     /// Keep every column of the summary table, however wide, with one more for each figure
     /// the workload recorded that no column shows (lio's ns_per_lio, db's db_pio_per_s, ...),
     /// under its JSON name.

@@ -123,9 +123,64 @@ pub fn interval_percentiles(before: &[u64], after: &[u64]) -> Option<(f64, f64)>
     Some((at(0.50), at(0.99)))
 }
 
+/// The upper end of a bucket, in nanoseconds: every value in it is below.
+fn upper(bucket: usize) -> f64 {
+    if (bucket as u64) < SUB_BUCKETS {
+        return bucket as f64 + 1.0;
+    }
+    let power = (bucket as u64 / SUB_BUCKETS) as u32 + SUB_BITS - 1;
+    let width = 1u64 << (power - SUB_BITS);
+    ((SUB_BUCKETS + bucket as u64 % SUB_BUCKETS + 1) * width) as f64
+}
+
+/// Counts read with [`LiveResponses::totals`] in a classic histogram's buckets (upper bounds
+/// in seconds, rising, the last `f64::INFINITY`), each bucket's own count (not cumulative),
+/// with the sum of the values (each bucket's middle: within 3%) and their count. A fine
+/// bucket goes to the first bound at or above its upper end, so a value is never counted
+/// below its bound.
+pub fn classic_buckets(totals: &[u64], bounds_s: &[f64]) -> (Vec<(f64, u64)>, f64, u64) {
+    let mut buckets: Vec<(f64, u64)> = bounds_s.iter().map(|bound| (*bound, 0)).collect();
+    let (mut sum_s, mut count) = (0.0, 0);
+    for (index, &n) in totals.iter().enumerate().filter(|(_, n)| **n > 0) {
+        let upper_s = upper(index) / 1e9;
+        if let Some(bucket) = buckets.iter_mut().find(|(bound, _)| *bound >= upper_s) {
+            bucket.1 += n;
+        }
+        sum_s += n as f64 * middle(index) / 1e9;
+        count += n;
+    }
+    (buckets, sum_s, count)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn classic_buckets_hold_each_response_at_or_below_its_bound() {
+        let responses = LiveResponses::new(1);
+        let slot = responses.slot(0);
+        // 10 of 0.9 ms, 5 of 3 ms, 1 of 20 s.
+        for (ms, times) in [(0.9, 10), (3.0, 5), (20_000.0, 1)] {
+            for _ in 0..times {
+                slot.record(Duration::from_secs_f64(ms / 1e3));
+            }
+        }
+        let bounds = [0.001, 0.005, 10.0, f64::INFINITY];
+        let (buckets, sum_s, count) = classic_buckets(&responses.totals(), &bounds);
+        assert_eq!(
+            buckets,
+            [(0.001, 10), (0.005, 5), (10.0, 0), (f64::INFINITY, 1)]
+        );
+        assert_eq!(count, 16);
+        let exact = 10.0 * 0.0009 + 5.0 * 0.003 + 20.0;
+        assert!((sum_s - exact).abs() / exact < 0.03, "{sum_s}");
+        // Each bucket's last value is in it, and its upper end above its middle.
+        for index in 1..BUCKETS {
+            assert!(upper(index) > middle(index), "{index}");
+            assert_eq!(bucket(upper(index) as u64 - 1), index, "{index}");
+        }
+    }
 
     #[test]
     fn buckets_are_ordered_contiguous_and_within_three_percent() {

@@ -94,17 +94,12 @@ pub(crate) fn run_sweep(
         }
         let workers = step.workers;
         let rate = step.rate_per_s(closed_rate);
-        let at = rate
-            .as_ref()
-            .ok()
-            .copied()
-            .flatten()
-            .map(|rate| format!("{}/s", significant(rate)));
-        let label = match &at {
-            Some(at) => format!("{} at {at}", workers_text(workers)),
+        let offered = rate.as_ref().ok().copied().flatten();
+        let label = match offered {
+            Some(at) => format!("{} at {}/s", workers_text(workers), significant(at)),
             None => workers_text(workers),
         };
-        progress.level(index, steps.len(), workers, at.as_deref());
+        progress.level(index, steps.len(), workers, offered);
         let placement = pinning::placement(&document.host.topology, pin, workers);
         // A campaign's part: its clock checked against the server's, its start scheduled.
         let mut in_campaign = None;
@@ -171,6 +166,7 @@ pub(crate) fn run_sweep(
         document.levels.push(outcome.level);
         summarize_document(document);
         let level = document.levels.last().expect("pushed just now");
+        progress.level_done(level);
         for problem in outcome
             .pin_problems
             .iter()

@@ -1,6 +1,7 @@
 //! Load levels and the runner that measures them.
 
 pub mod campaign;
+pub mod export;
 mod level_end;
 pub(crate) mod levels;
 pub(crate) mod plan;

@@ -22,6 +22,8 @@ use crate::latency::{LiveResponses, interval_percentiles};
 pub struct Progress {
     bar: ProgressBar,
     live: Option<LiveLines>,
+    /// `--metrics-listen`: the endpoint Prometheus scrapes, fed as the lines are.
+    export: Option<super::export::MetricsEndpoint>,
 }
 
 /// Per-worker running operation counts of the level in progress (fixed-time jobs).
@@ -156,16 +158,29 @@ impl Progress {
                 .expect("the progress template is valid"),
         );
         bar.enable_steady_tick(Duration::from_millis(250));
-        Self { bar, live }
+        Self {
+            bar,
+            live,
+            export: None,
+        }
     }
 
-    /// Whether interval lines are printed, so workers should keep running counts.
+    /// Serves the run's figures at `endpoint` while it goes on.
+    pub fn export_to(&mut self, endpoint: super::export::MetricsEndpoint) {
+        self.export = Some(endpoint);
+    }
+
+    /// Whether interval lines are printed or metrics served, so workers should keep
+    /// running counts.
     pub fn wants_live_counts(&self) -> bool {
-        self.live.is_some()
+        self.live.is_some() || self.export.is_some()
     }
 
     /// The running counts of the level starting (None when it ends), and their unit.
     pub fn watch_counts(&self, counts: Option<LiveCounts>, unit: &str) {
+        if let Some(export) = &self.export {
+            export.watch_counts(counts.clone());
+        }
         if let Some(live) = &self.live {
             live.update(|state| {
                 state.counts = counts;
@@ -176,14 +191,22 @@ impl Progress {
 
     /// The response counts of the level starting (None when it ends).
     pub fn watch_responses(&self, responses: Option<Arc<LiveResponses>>) {
+        if let Some(export) = &self.export {
+            export.watch_responses(responses.clone());
+        }
         if let Some(live) = &self.live {
             live.update(|state| state.responses = responses);
         }
     }
 
-    /// A level begins: `rate` is its open-loop rate in words ("1,000/s"), if it has one.
-    pub fn level(&self, index: usize, levels: usize, workers: usize, rate: Option<&str>) {
-        let at = rate.map(|rate| format!(" at {rate}")).unwrap_or_default();
+    /// A level begins: `rate` is its open-loop rate per second, if it has one.
+    pub fn level(&self, index: usize, levels: usize, workers: usize, rate: Option<f64>) {
+        if let Some(export) = &self.export {
+            export.level(index, workers, rate);
+        }
+        let at = rate
+            .map(|rate| format!(" at {}/s", significant(rate)))
+            .unwrap_or_default();
         let text = format!(
             "level {}/{levels}, {}{at}",
             index + 1,
@@ -230,9 +253,19 @@ impl Progress {
         Notes(self.bar.clone())
     }
 
+    /// A level ended, as the result records it.
+    pub fn level_done(&self, level: &crate::result::Level) {
+        if let Some(export) = &self.export {
+            export.level_done(level);
+        }
+    }
+
     pub fn finish(&mut self) {
         if let Some(live) = self.live.as_mut() {
             live.finish();
+        }
+        if let Some(export) = self.export.as_mut() {
+            export.finish();
         }
         self.bar.finish_and_clear();
     }

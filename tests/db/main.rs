@@ -6,6 +6,7 @@ mod common;
 
 mod hlog;
 mod hostile;
+mod metrics;
 mod script;
 mod sessions;
 mod teardown;

@@ -13,6 +13,7 @@ use crate::report::run_table;
 use crate::result::RunDocument;
 use crate::result::writer::{Format, Output, OutputLocks, write_all, write_stdout};
 use crate::sweep::campaign::Campaign;
+use crate::sweep::export::MetricsEndpoint;
 use crate::sweep::levels::{SweepObserver, run_sweep};
 use crate::sweep::plan::{LoadLevels, SweepSpec, plan};
 use crate::sweep::progress::Progress;
@@ -85,6 +86,11 @@ pub fn execute(run: &RunArgs, command_line: Vec<String>) -> Result<RunEnd> {
         args.quiet,
         args.report_interval,
     );
+    if let Some(address) = args.metrics_listen {
+        let endpoint = MetricsEndpoint::start(address, exported_labels(&document))?;
+        say!("corescale: metrics at http://{}/metrics", endpoint.address);
+        progress.export_to(endpoint);
+    }
     // The sweep runs the plan and hands each level, in the document, to the observer, which
     // writes every output after every level.
     let mut writer = WriteEachLevel { outputs: &outputs };
@@ -264,6 +270,23 @@ fn show_summary(args: &SweepArgs, outputs: &[Output], document: &RunDocument) ->
 }
 
 /// Writes every output after every level, so a run stopped or failed later keeps them.
+/// The labels of `corescale_run_info`: the workload, its unit, the host's label and the
+/// campaign part; bounded, and never a target, a statement or a tag's value.
+fn exported_labels(document: &RunDocument) -> Vec<(String, String)> {
+    let mut labels = vec![
+        (
+            "workload".to_string(),
+            document.workload.kind.name().to_string(),
+        ),
+        ("unit".to_string(), document.workload.unit.clone()),
+        ("host".to_string(), document.host.label.clone()),
+    ];
+    if let Some(campaign) = &document.campaign {
+        labels.push(("part".to_string(), campaign.part.to_string()));
+    }
+    labels
+}
+
 struct WriteEachLevel<'a> {
     outputs: &'a [Output],
 }

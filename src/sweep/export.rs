@@ -1,0 +1,408 @@
+//! `run --metrics-listen`: the run's figures served as OpenMetrics text while it goes on, for
+//! Prometheus to scrape beside the server's own metrics. Each scrape reads the running counts
+//! the interval lines read (relaxed loads of each worker's own slots and response buckets):
+//! the timed path takes no lock and writes nothing for it. The level's figures (its rate,
+//! p99 and verdict) follow when it ends. Encoded by prometheus-client, served by tiny_http.
+
+use std::net::SocketAddr;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+use anyhow::{Result, anyhow};
+use prometheus_client::collector::Collector;
+use prometheus_client::encoding::{DescriptorEncoder, EncodeMetric, NoLabelSet};
+use prometheus_client::metrics::MetricType;
+use prometheus_client::registry::Registry;
+
+use super::progress::LiveCounts;
+use crate::latency::{LiveResponses, classic_buckets};
+use crate::result::Level;
+
+/// The response-time histogram's bounds in seconds: 100 us to 10 s, as Prometheus 2.x scrapes.
+const BOUNDS_S: [f64; 17] = [
+    0.0001,
+    0.00025,
+    0.0005,
+    0.001,
+    0.0025,
+    0.005,
+    0.01,
+    0.025,
+    0.05,
+    0.1,
+    0.25,
+    0.5,
+    1.0,
+    2.5,
+    5.0,
+    10.0,
+    f64::INFINITY,
+];
+
+/// What a scrape reads, changed by the run between batches and levels only.
+#[derive(Default)]
+struct Exported {
+    /// The level in progress: its number from 1 (0 before the first), workers, rate asked.
+    level: usize,
+    workers: usize,
+    offered_per_s: Option<f64>,
+    /// The running counts of the level in progress (fixed-time levels).
+    counts: Option<LiveCounts>,
+    responses: Option<Arc<LiveResponses>>,
+    /// The ended levels' operations and response counts, so the counters only grow.
+    done_operations: u64,
+    done_responses: Vec<u64>,
+    /// The last level ended: its rate, p99 (s), schedule lag's p99 (s) and verdict.
+    last: Option<LastLevel>,
+}
+
+#[derive(Debug, Clone, Copy)]
+struct LastLevel {
+    workers: usize,
+    rate_per_s: f64,
+    p99_s: Option<f64>,
+    lag_p99_s: Option<f64>,
+    disturbed: bool,
+}
+
+/// The endpoint: a thread answering scrapes until the run ends.
+pub struct MetricsEndpoint {
+    state: Arc<Mutex<Exported>>,
+    stop: Arc<AtomicBool>,
+    handle: Option<JoinHandle<()>>,
+    pub address: SocketAddr,
+}
+
+impl MetricsEndpoint {
+    /// Listens on `address`, the run's workload and unit as labels of `corescale_run_info`
+    /// (the host's label and the campaign part too; never a target or a tag's value).
+    pub fn start(address: SocketAddr, labels: Vec<(String, String)>) -> Result<Self> {
+        let server = tiny_http::Server::http(address).map_err(|error| {
+            anyhow!("--metrics-listen {address}: cannot listen there ({error}): give a free port")
+        })?;
+        let address = server
+            .server_addr()
+            .to_ip()
+            .ok_or_else(|| anyhow!("--metrics-listen {address}: not an IP address"))?;
+        let state = Arc::new(Mutex::new(Exported::default()));
+        let stop = Arc::new(AtomicBool::new(false));
+        let mut registry = Registry::default();
+        registry.register_collector(Box::new(RunCollector {
+            state: Arc::clone(&state),
+            labels,
+        }));
+        let stopped = Arc::clone(&stop);
+        let handle = std::thread::spawn(move || serve(&server, &registry, &stopped));
+        Ok(Self {
+            state,
+            stop,
+            handle: Some(handle),
+            address,
+        })
+    }
+
+    fn update(&self, change: impl FnOnce(&mut Exported)) {
+        change(&mut self.state.lock().unwrap_or_else(PoisonError::into_inner));
+    }
+
+    /// A level begins.
+    pub fn level(&self, index: usize, workers: usize, offered_per_s: Option<f64>) {
+        self.update(|state| {
+            state.level = index + 1;
+            state.workers = workers;
+            state.offered_per_s = offered_per_s;
+        });
+    }
+
+    /// The running operation counts of the level starting (None as it ends: the counts it
+    /// ended with join the run's).
+    pub fn watch_counts(&self, counts: Option<LiveCounts>) {
+        self.update(|state| {
+            if let Some(ended) = state.counts.take() {
+                state.done_operations += sum(&ended);
+            }
+            state.counts = counts;
+        });
+    }
+
+    /// The response counts of the level starting (None as it ends).
+    pub fn watch_responses(&self, responses: Option<Arc<LiveResponses>>) {
+        self.update(|state| {
+            if let Some(ended) = state.responses.take() {
+                add(&mut state.done_responses, &ended.totals());
+            }
+            state.responses = responses;
+        });
+    }
+
+    /// A level ended: its figures as the result records them.
+    pub fn level_done(&self, level: &Level) {
+        let latency = level.latency.as_ref();
+        let last = LastLevel {
+            workers: level.workers,
+            rate_per_s: level.summary.rate_total,
+            p99_s: latency.map(|latency| latency.response.p99_ms / 1e3),
+            lag_p99_s: latency
+                .and_then(|latency| latency.schedule_lag.as_ref())
+                .map(|lag| lag.p99_ms / 1e3),
+            disturbed: level.is_disturbed(),
+        };
+        self.update(|state| state.last = Some(last));
+    }
+
+    /// Stops answering; a scrape in flight is answered first.
+    pub fn finish(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+        if let Some(handle) = self.handle.take() {
+            let _ = handle.join();
+        }
+    }
+}
+
+impl Drop for MetricsEndpoint {
+    fn drop(&mut self) {
+        self.finish();
+    }
+}
+
+fn sum(counts: &LiveCounts) -> u64 {
+    counts.iter().map(|slot| slot.load(Ordering::Relaxed)).sum()
+}
+
+fn add(into: &mut Vec<u64>, counts: &[u64]) {
+    into.resize(into.len().max(counts.len()), 0);
+    for (total, count) in into.iter_mut().zip(counts) {
+        *total += count;
+    }
+}
+
+/// Answers `GET /metrics` (and `/`) until stopped.
+fn serve(server: &tiny_http::Server, registry: &Registry, stop: &AtomicBool) {
+    while !stop.load(Ordering::Relaxed) {
+        let Ok(Some(request)) = server.recv_timeout(Duration::from_millis(100)) else {
+            continue;
+        };
+        let path = request.url().split('?').next().unwrap_or_default();
+        let response = if matches!(path, "/metrics" | "/") {
+            let mut text = String::new();
+            match prometheus_client::encoding::text::encode(&mut text, registry) {
+                Ok(()) => tiny_http::Response::from_string(text).with_header(
+                    tiny_http::Header::from_bytes(
+                        "Content-Type",
+                        "application/openmetrics-text; version=1.0.0; charset=utf-8",
+                    )
+                    .expect("a valid header"),
+                ),
+                Err(_) => tiny_http::Response::from_string("encoding failed").with_status_code(500),
+            }
+        } else {
+            tiny_http::Response::from_string("corescale serves /metrics").with_status_code(404)
+        };
+        let _ = request.respond(response);
+    }
+}
+
+struct RunCollector {
+    state: Arc<Mutex<Exported>>,
+    labels: Vec<(String, String)>,
+}
+
+impl std::fmt::Debug for RunCollector {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        formatter.write_str("the run's collector")
+    }
+}
+
+/// One value of a gauge or counter, as prometheus-client encodes it.
+struct Value(MetricType, f64);
+
+impl EncodeMetric for Value {
+    fn encode(
+        &self,
+        mut encoder: prometheus_client::encoding::MetricEncoder,
+    ) -> Result<(), std::fmt::Error> {
+        match self.0 {
+            MetricType::Counter => encoder.encode_counter::<NoLabelSet, _, f64>(&self.1, None),
+            _ => encoder.encode_gauge(&self.1),
+        }
+    }
+
+    fn metric_type(&self) -> MetricType {
+        self.0
+    }
+}
+
+/// The response times as a classic histogram.
+struct Responses(Vec<(f64, u64)>, f64, u64);
+
+impl EncodeMetric for Responses {
+    fn encode(
+        &self,
+        mut encoder: prometheus_client::encoding::MetricEncoder,
+    ) -> Result<(), std::fmt::Error> {
+        encoder.encode_histogram::<NoLabelSet>(self.1, self.2, &self.0, None)
+    }
+
+    fn metric_type(&self) -> MetricType {
+        MetricType::Histogram
+    }
+}
+
+impl Collector for RunCollector {
+    fn encode(&self, mut encoder: DescriptorEncoder) -> Result<(), std::fmt::Error> {
+        let state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut one = |name: &str, help: &str, value: Value| -> Result<(), std::fmt::Error> {
+            let kind = value.0;
+            value.encode(encoder.encode_descriptor(name, help, None, kind)?)
+        };
+        let gauge = |value: f64| Value(MetricType::Gauge, value);
+        let operations = state.done_operations + state.counts.as_ref().map_or(0, sum);
+        one(
+            "corescale_level",
+            "The level in progress, from 1 (0 before the first).",
+            gauge(state.level as f64),
+        )?;
+        one(
+            "corescale_workers",
+            "Workers (sessions) of the level in progress.",
+            gauge(state.workers as f64),
+        )?;
+        if let Some(offered) = state.offered_per_s {
+            one(
+                "corescale_offered_rate_per_second",
+                "The open loop's rate asked of the level in progress.",
+                gauge(offered),
+            )?;
+        }
+        one(
+            "corescale_operations",
+            "Operations completed in fixed-time levels (the workload's unit: jobs, statements, transactions, new orders).",
+            Value(MetricType::Counter, operations as f64),
+        )?;
+        one(
+            "corescale_client_cpu_seconds",
+            "CPU time of corescale's process, user and system.",
+            Value(MetricType::Counter, client_cpu_s()),
+        )?;
+        let mut responses = state.done_responses.clone();
+        if let Some(live) = &state.responses {
+            add(&mut responses, &live.totals());
+        }
+        let (buckets, sum_s, count) = classic_buckets(&responses, &BOUNDS_S);
+        let histogram = encoder.encode_descriptor(
+            "corescale_response_seconds",
+            "Response times of fixed-time levels, each from when it was due (open loop) or sent (closed loop).",
+            None,
+            MetricType::Histogram,
+        )?;
+        Responses(buckets, sum_s, count).encode(histogram)?;
+        drop(state);
+        self.encode_last(&mut encoder)?;
+        let info = encoder.encode_descriptor(
+            "corescale_run",
+            "The run: its workload and unit, host label and campaign part.",
+            None,
+            MetricType::Info,
+        )?;
+        let labels: Vec<(&str, &str)> = self
+            .labels
+            .iter()
+            .map(|(key, value)| (key.as_str(), value.as_str()))
+            .collect();
+        let mut info = info;
+        info.encode_info(&labels)
+    }
+}
+
+impl RunCollector {
+    /// The last level's figures, once one has ended.
+    fn encode_last(&self, encoder: &mut DescriptorEncoder) -> Result<(), std::fmt::Error> {
+        let last = self
+            .state
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .last;
+        let Some(last) = last else {
+            return Ok(());
+        };
+        let figures = [
+            (
+                "corescale_last_level_workers",
+                "Workers of the last level ended.",
+                Some(last.workers as f64),
+            ),
+            (
+                "corescale_last_level_rate_per_second",
+                "The last level's rate, as its result records it.",
+                Some(last.rate_per_s),
+            ),
+            (
+                "corescale_last_level_p99_seconds",
+                "The last level's 99th percentile response time.",
+                last.p99_s,
+            ),
+            (
+                "corescale_last_level_schedule_lag_p99_seconds",
+                "The last open-loop level's 99th percentile lag behind its schedule.",
+                last.lag_p99_s,
+            ),
+            (
+                "corescale_last_level_disturbed",
+                "1 when the last level was judged disturbed by other load on this host.",
+                Some(f64::from(u8::from(last.disturbed))),
+            ),
+        ];
+        for (name, help, value) in figures {
+            if let Some(value) = value {
+                Value(MetricType::Gauge, value).encode(encoder.encode_descriptor(
+                    name,
+                    help,
+                    None,
+                    MetricType::Gauge,
+                )?)?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// This process's CPU seconds so far, user and system.
+fn client_cpu_s() -> f64 {
+    nix::sys::resource::getrusage(nix::sys::resource::UsageWho::RUSAGE_SELF)
+        .map(|usage| {
+            let seconds =
+                |time: nix::sys::time::TimeVal| time.tv_sec() as f64 + time.tv_usec() as f64 / 1e6;
+            seconds(usage.user_time()) + seconds(usage.system_time())
+        })
+        .unwrap_or(0.0)
+}
+
+/// `--metrics-listen`'s value: a port (on 127.0.0.1), or an address and port.
+pub fn parse_listen(text: &str) -> Result<SocketAddr, String> {
+    let text = text.trim();
+    if let Ok(port) = text.trim_start_matches(':').parse::<u16>() {
+        return Ok(SocketAddr::from(([127, 0, 0, 1], port)));
+    }
+    text.parse::<SocketAddr>().map_err(|_| {
+        format!("'{text}' is not a port or an address and port: give 9187, 127.0.0.1:9187 or 0.0.0.0:9187")
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_port_alone_listens_on_the_loopback() {
+        assert_eq!(parse_listen("9187").unwrap().to_string(), "127.0.0.1:9187");
+        assert_eq!(parse_listen(":9187").unwrap().to_string(), "127.0.0.1:9187");
+        assert_eq!(
+            parse_listen("0.0.0.0:9100").unwrap().to_string(),
+            "0.0.0.0:9100"
+        );
+        assert!(parse_listen("somewhere").is_err());
+        assert!(parse_listen("70000").is_err());
+    }
+}
