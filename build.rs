@@ -67,14 +67,11 @@ fn test_servers() {
     {
         println!("cargo:rustc-cfg=corescale_test_sysbench");
     }
-    // The metrics test has a real Prometheus scrape a run (Debian's prometheus; .ci/run
-    // installs it).
+    // The metrics test has a real Prometheus scrape a run and a real Pushgateway receive
+    // its levels (Debian's prometheus and prometheus-pushgateway; .ci/run installs them).
     println!("cargo::rustc-check-cfg=cfg(corescale_test_prometheus)");
-    if ci
-        || folders
-            .iter()
-            .any(|folder| folder.join("prometheus").is_file())
-    {
+    let found = |program: &str| folders.iter().any(|folder| folder.join(program).is_file());
+    if ci || (found("prometheus") && found("prometheus-pushgateway")) {
         println!("cargo:rustc-cfg=corescale_test_prometheus");
     }
     // The .hlog test reads a run's HdrHistogram log with Python's hdrhistogram package, an

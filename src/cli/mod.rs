@@ -463,6 +463,11 @@ pub struct SweepArgs {
           global = true)]
     pub metrics_listen: Option<std::net::SocketAddr>,
 
+    /// Push each level's figures to a Prometheus Pushgateway as it ends (e.g.
+    /// http://pushgateway:9091), one group per level, for runs too short to be scraped.
+    #[arg(long, value_name = "URL", value_parser = parse_push_gateway, global = true)]
+    pub push_gateway: Option<String>,
+
     /// Keep every column of the summary table, however wide, with one more for each figure
     /// the workload recorded that no column shows (lio's ns_per_lio, db's db_pio_per_s, ...),
     /// under its JSON name.
@@ -503,6 +508,27 @@ impl SweepArgs {
 }
 
 /// KEY=VALUE with a non-empty key of letters, digits, '-', '_' or '.', and a printable value.
+/// A Pushgateway's base URL: http or https, a host, no query; never a password in it.
+fn parse_push_gateway(text: &str) -> Result<String, String> {
+    let url = url::Url::parse(text.trim()).map_err(|error| {
+        format!(
+            "'{text}' is not a URL ({error}): give the Pushgateway's, e.g. http://pushgateway:9091"
+        )
+    })?;
+    if !matches!(url.scheme(), "http" | "https") || url.host_str().is_none() {
+        return Err(format!(
+            "'{text}' is not an http(s) URL with a host: give the Pushgateway's, e.g. http://pushgateway:9091"
+        ));
+    }
+    if url.password().is_some() || url.query().is_some() {
+        return Err(format!(
+            "'{}' holds a password or a query: give the Pushgateway's base URL alone",
+            url.host_str().unwrap_or_default()
+        ));
+    }
+    Ok(url.as_str().trim_end_matches('/').to_string())
+}
+
 fn parse_tag(text: &str) -> Result<(String, String), String> {
     let (key, value) = text
         .split_once('=')

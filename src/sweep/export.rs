@@ -368,6 +368,136 @@ impl RunCollector {
     }
 }
 
+/// `--push-gateway`: each level's figures pushed to a Prometheus Pushgateway as it ends, for
+/// parts too short to be scraped. Each level is a group of its own (`level` in the grouping
+/// key, with the host's label and the campaign part), so no level replaces another.
+pub struct LevelPusher {
+    url: String,
+    agent: ureq::Agent,
+    /// The grouping key after `job/corescale`: `host/<label>` and `part/<n>`.
+    group: Vec<(String, String)>,
+}
+
+impl LevelPusher {
+    pub fn new(url: &str, group: Vec<(String, String)>) -> Self {
+        let agent = ureq::Agent::new_with_config(
+            ureq::Agent::config_builder()
+                .timeout_global(Some(Duration::from_secs(5)))
+                .build(),
+        );
+        Self {
+            url: url.trim_end_matches('/').to_string(),
+            agent,
+            group,
+        }
+    }
+
+    /// Pushes level `number` (from 1): replaces that level's group, nothing else.
+    pub fn push(&self, number: usize, level: &Level) -> Result<()> {
+        let mut path = format!("{}/metrics/job/corescale", self.url);
+        for (key, value) in self
+            .group
+            .iter()
+            .map(|(key, value)| (key.as_str(), value.clone()))
+            .chain([("level", number.to_string())])
+        {
+            path.push_str(&format!("/{key}/{}", segment(&value)));
+        }
+        self.agent
+            .put(&path)
+            .header("Content-Type", "text/plain; version=0.0.4")
+            .send(level_text(number, level)?)
+            .map_err(|error| anyhow!("pushing level {number} to {}: {error}", self.url))?;
+        Ok(())
+    }
+}
+
+/// A grouping key's value as a path segment: plain, or base64url with `@base64` (as the
+/// Pushgateway reads it) when it holds a character a segment cannot.
+fn segment(value: &str) -> String {
+    use base64::Engine;
+    if !value.is_empty()
+        && value
+            .bytes()
+            .all(|byte| byte.is_ascii_alphanumeric() || b"-_.".contains(&byte))
+    {
+        return value.to_string();
+    }
+    let encoded = base64::engine::general_purpose::URL_SAFE.encode(value);
+    format!(
+        "{}@base64",
+        if encoded.is_empty() {
+            "=".to_string()
+        } else {
+            encoded
+        }
+    )
+}
+
+/// One level's figures in Prometheus' text format, gauges only.
+fn level_text(number: usize, level: &Level) -> Result<String> {
+    use prometheus_client::metrics::gauge::Gauge;
+    let mut registry = Registry::default();
+    let latency = level.latency.as_ref();
+    let figures = [
+        (
+            "corescale_level",
+            "The level's number, from 1.",
+            Some(number as f64),
+        ),
+        (
+            "corescale_level_workers",
+            "The level's workers or sessions.",
+            Some(level.workers as f64),
+        ),
+        (
+            "corescale_level_rate_per_second",
+            "The level's rate, as its result records it.",
+            Some(level.summary.rate_total),
+        ),
+        (
+            "corescale_level_elapsed_seconds",
+            "The level's measured time.",
+            Some(level.elapsed_s),
+        ),
+        (
+            "corescale_level_p99_seconds",
+            "The level's 99th percentile response time.",
+            latency.map(|latency| latency.response.p99_ms / 1e3),
+        ),
+        (
+            "corescale_level_schedule_lag_p99_seconds",
+            "The open loop's 99th percentile lag behind its schedule.",
+            latency
+                .and_then(|latency| latency.schedule_lag.as_ref())
+                .map(|lag| lag.p99_ms / 1e3),
+        ),
+        (
+            "corescale_level_offered_rate_per_second",
+            "The open loop's rate asked.",
+            latency
+                .and_then(|latency| latency.rate.as_ref())
+                .map(|rate| rate.target_per_s),
+        ),
+        (
+            "corescale_level_disturbed",
+            "1 when other load on the host disturbed the level.",
+            Some(f64::from(u8::from(level.is_disturbed()))),
+        ),
+    ];
+    for (name, help, value) in figures {
+        if let Some(value) = value {
+            let gauge = Gauge::<f64, std::sync::atomic::AtomicU64>::default();
+            gauge.set(value);
+            registry.register(name, help, gauge);
+        }
+    }
+    let mut text = String::new();
+    prometheus_client::encoding::text::encode_registry(&mut text, &registry)
+        .map_err(|_| anyhow!("encoding level {number}'s figures"))?;
+    Ok(text)
+}
+
 /// This process's CPU seconds so far, user and system.
 fn client_cpu_s() -> f64 {
     nix::sys::resource::getrusage(nix::sys::resource::UsageWho::RUSAGE_SELF)

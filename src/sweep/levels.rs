@@ -166,7 +166,7 @@ pub(crate) fn run_sweep(
         document.levels.push(outcome.level);
         summarize_document(document);
         let level = document.levels.last().expect("pushed just now");
-        progress.level_done(level);
+        progress.level_done(index, level);
         for problem in outcome
             .pin_problems
             .iter()

@@ -24,6 +24,8 @@ pub struct Progress {
     live: Option<LiveLines>,
     /// `--metrics-listen`: the endpoint Prometheus scrapes, fed as the lines are.
     export: Option<super::export::MetricsEndpoint>,
+    /// `--push-gateway`: where each level's figures go as it ends.
+    pusher: Option<super::export::LevelPusher>,
 }
 
 /// Per-worker running operation counts of the level in progress (fixed-time jobs).
@@ -162,7 +164,13 @@ impl Progress {
             bar,
             live,
             export: None,
+            pusher: None,
         }
+    }
+
+    /// Pushes each level's figures with `pusher` as it ends.
+    pub fn push_with(&mut self, pusher: super::export::LevelPusher) {
+        self.pusher = Some(pusher);
     }
 
     /// Serves the run's figures at `endpoint` while it goes on.
@@ -253,10 +261,16 @@ impl Progress {
         Notes(self.bar.clone())
     }
 
-    /// A level ended, as the result records it.
-    pub fn level_done(&self, level: &crate::result::Level) {
+    /// Level `index` ended, as the result records it. A push that fails is a warning: the
+    /// run goes on.
+    pub fn level_done(&self, index: usize, level: &crate::result::Level) {
         if let Some(export) = &self.export {
             export.level_done(level);
+        }
+        if let Some(pusher) = &self.pusher
+            && let Err(error) = pusher.push(index + 1, level)
+        {
+            self.note(&format!("corescale: warning: {error:#}"));
         }
     }
 

@@ -433,7 +433,44 @@ const BAD_INPUT: &[(&[&str], &str)] = &[
         "outside the array sizes",
     ),
     (&["run", "--frobnicate"], "unexpected argument"),
+    (
+        &["run", "--metrics-listen", "somewhere"],
+        "not a port or an address",
+    ),
+    (&["run", "--push-gateway", "ftp://gw"], "not an http(s) URL"),
+    (
+        &["run", "--push-gateway", "http://u:secret@gw:9091"],
+        "holds a password",
+    ),
 ];
+
+/// A Pushgateway that does not answer costs a warning per level, never the run; a port in
+/// use for --metrics-listen ends it before it starts, naming the address.
+#[test]
+fn metrics_export_problems_are_said() {
+    let output = corescale()
+        .args(["run", "cpu", "--sweep", "1", "--duration", "300ms", "-q"])
+        .args(["--push-gateway", "http://127.0.0.1:1"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("pushing level 1 to http://127.0.0.1:1"),
+        "{stderr}"
+    );
+    let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = taken.local_addr().unwrap().port().to_string();
+    let output = corescale()
+        .args(["run", "cpu", "--sweep", "1", "--duration", "300ms", "-q"])
+        .args(["--metrics-listen", &port])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("cannot listen there"), "{stderr}");
+    assert!(!stderr.contains("secret"), "{stderr}");
+}
 
 #[test]
 fn bad_input_is_a_one_line_usage_error() {

@@ -13,7 +13,7 @@ use crate::report::run_table;
 use crate::result::RunDocument;
 use crate::result::writer::{Format, Output, OutputLocks, write_all, write_stdout};
 use crate::sweep::campaign::Campaign;
-use crate::sweep::export::MetricsEndpoint;
+use crate::sweep::export::{LevelPusher, MetricsEndpoint};
 use crate::sweep::levels::{SweepObserver, run_sweep};
 use crate::sweep::plan::{LoadLevels, SweepSpec, plan};
 use crate::sweep::progress::Progress;
@@ -90,6 +90,11 @@ pub fn execute(run: &RunArgs, command_line: Vec<String>) -> Result<RunEnd> {
         let endpoint = MetricsEndpoint::start(address, exported_labels(&document))?;
         say!("corescale: metrics at http://{}/metrics", endpoint.address);
         progress.export_to(endpoint);
+    }
+    if let Some(url) = &args.push_gateway {
+        let mut group = exported_labels(&document);
+        group.retain(|(key, _)| matches!(key.as_str(), "host" | "part"));
+        progress.push_with(LevelPusher::new(url, group));
     }
     // The sweep runs the plan and hands each level, in the document, to the observer, which
     // writes every output after every level.
