@@ -3,6 +3,9 @@
 
 use serde::{Deserialize, Serialize};
 
+/// The unit of a tpcc level's response times once the report reads them as New-Order's.
+pub(crate) const NEW_ORDER: &str = "New-Order";
+
 /// What the raw figure of a series is.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
@@ -261,7 +264,13 @@ impl Point {
         self.latency
             .as_ref()
             .map_or("responses".to_string(), |latency| {
-                format!("{}s", latency.unit)
+                // A tpcc level's response times are New-Order's; its timeline counts every
+                // transaction.
+                if latency.unit == NEW_ORDER {
+                    "transactions".to_string()
+                } else {
+                    format!("{}s", latency.unit)
+                }
             })
     }
 }

@@ -507,8 +507,7 @@ impl SweepArgs {
     }
 }
 
-/// KEY=VALUE with a non-empty key of letters, digits, '-', '_' or '.', and a printable value.
-/// A Pushgateway's base URL: http or https, a host, no query; never a password in it.
+/// A Pushgateway's base URL: http or https, a host; no user, password, query or fragment.
 fn parse_push_gateway(text: &str) -> Result<String, String> {
     let url = url::Url::parse(text.trim()).map_err(|error| {
         format!(
@@ -520,15 +519,20 @@ fn parse_push_gateway(text: &str) -> Result<String, String> {
             "'{text}' is not an http(s) URL with a host: give the Pushgateway's, e.g. http://pushgateway:9091"
         ));
     }
-    if url.password().is_some() || url.query().is_some() {
+    if url.password().is_some()
+        || !url.username().is_empty()
+        || url.query().is_some()
+        || url.fragment().is_some()
+    {
         return Err(format!(
-            "'{}' holds a password or a query: give the Pushgateway's base URL alone",
+            "the URL of '{}' holds a user, a password, a query or a fragment: give the Pushgateway's base URL alone",
             url.host_str().unwrap_or_default()
         ));
     }
     Ok(url.as_str().trim_end_matches('/').to_string())
 }
 
+/// KEY=VALUE with a non-empty key of letters, digits, '-', '_' or '.', and a printable value.
 fn parse_tag(text: &str) -> Result<(String, String), String> {
     let (key, value) = text
         .split_once('=')

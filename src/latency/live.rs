@@ -16,6 +16,10 @@ const TOP_POWER: u32 = 44;
 /// Every bucket: values below 32 ns one each, then 32 per power of two up to the top.
 pub const BUCKETS: usize = ((TOP_POWER - SUB_BITS + 1) as u64 * SUB_BUCKETS) as usize;
 
+/// Per-worker running operation counts of the level in progress (fixed-time jobs), each on a
+/// cache line of its own, read by the interval lines and the metrics endpoint.
+pub type LiveCounts = Arc<[crossbeam_utils::CachePadded<AtomicU64>]>;
+
 /// One session's counts: a heap block of its own.
 pub struct SessionBuckets(Box<[AtomicU64]>);
 

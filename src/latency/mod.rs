@@ -21,7 +21,7 @@ mod values;
 
 pub use clock::*;
 pub use histogram::*;
-pub use live::{LiveResponses, LiveSlot, classic_buckets, interval_percentiles};
+pub use live::{LiveCounts, LiveResponses, LiveSlot, classic_buckets, interval_percentiles};
 pub use pacing::*;
 pub use session::*;
 pub use statements::StatementTimes;

@@ -16,8 +16,7 @@ use prometheus_client::encoding::{DescriptorEncoder, EncodeMetric, NoLabelSet};
 use prometheus_client::metrics::MetricType;
 use prometheus_client::registry::Registry;
 
-use super::progress::LiveCounts;
-use crate::latency::{LiveResponses, classic_buckets};
+use crate::latency::{LiveCounts, LiveResponses, classic_buckets};
 use crate::result::Level;
 
 /// The response-time histogram's bounds in seconds: 100 us to 10 s, as Prometheus 2.x scrapes.
@@ -181,8 +180,14 @@ fn add(into: &mut Vec<u64>, counts: &[u64]) {
 /// Answers `GET /metrics` (and `/`) until stopped.
 fn serve(server: &tiny_http::Server, registry: &Registry, stop: &AtomicBool) {
     while !stop.load(Ordering::Relaxed) {
-        let Ok(Some(request)) = server.recv_timeout(Duration::from_millis(100)) else {
-            continue;
+        let request = match server.recv_timeout(Duration::from_millis(100)) {
+            Ok(Some(request)) => request,
+            Ok(None) => continue,
+            Err(error) => {
+                // tiny_http's listener has stopped for good (out of file descriptors?).
+                eprintln!("corescale: warning: the metrics endpoint stopped: {error}");
+                return;
+            }
         };
         let path = request.url().split('?').next().unwrap_or_default();
         let response = if matches!(path, "/metrics" | "/") {
@@ -370,67 +375,93 @@ impl RunCollector {
 
 /// `--push-gateway`: each level's figures pushed to a Prometheus Pushgateway as it ends, for
 /// parts too short to be scraped. Each level is a group of its own (`level` in the grouping
-/// key, with the host's label and the campaign part), so no level replaces another.
+/// key, with the host's label and the campaign part), so no level replaces another. A thread
+/// of its own pushes: a slow or silent gateway never delays the next level.
 pub struct LevelPusher {
-    url: String,
-    agent: ureq::Agent,
-    /// The grouping key after `job/corescale`: `host/<label>` and `part/<n>`.
-    group: Vec<(String, String)>,
+    levels: Option<crossbeam_channel::Sender<(usize, String)>>,
+    handle: Option<JoinHandle<()>>,
 }
 
 impl LevelPusher {
-    pub fn new(url: &str, group: Vec<(String, String)>) -> Self {
+    /// Pushes to `url`; a push that fails is said with `warn`.
+    pub fn new(
+        url: &str,
+        group: &[(String, String)],
+        warn: impl Fn(&str) + Send + 'static,
+    ) -> Self {
         let agent = ureq::Agent::new_with_config(
             ureq::Agent::config_builder()
                 .timeout_global(Some(Duration::from_secs(5)))
                 .build(),
         );
+        let url = url.trim_end_matches('/').to_string();
+        let mut base = format!("{url}/metrics/job/corescale");
+        for (key, value) in group {
+            base.push_str(&grouping_key(key, value));
+        }
+        let (levels, pending) = crossbeam_channel::bounded::<(usize, String)>(64);
+        let handle = std::thread::spawn(move || {
+            for (number, text) in pending {
+                let path = format!("{base}{}", grouping_key("level", &number.to_string()));
+                let pushed = agent
+                    .put(&path)
+                    .header("Content-Type", "text/plain; version=0.0.4")
+                    .send(text);
+                if let Err(error) = pushed {
+                    warn(&format!(
+                        "corescale: warning: pushing level {number} to {url}: {error}"
+                    ));
+                }
+            }
+        });
         Self {
-            url: url.trim_end_matches('/').to_string(),
-            agent,
-            group,
+            levels: Some(levels),
+            handle: Some(handle),
         }
     }
 
-    /// Pushes level `number` (from 1): replaces that level's group, nothing else.
+    /// Queues level `number` (from 1): it replaces that level's group, nothing else.
     pub fn push(&self, number: usize, level: &Level) -> Result<()> {
-        let mut path = format!("{}/metrics/job/corescale", self.url);
-        for (key, value) in self
-            .group
-            .iter()
-            .map(|(key, value)| (key.as_str(), value.clone()))
-            .chain([("level", number.to_string())])
-        {
-            path.push_str(&format!("/{key}/{}", segment(&value)));
+        let text = level_text(number, level)?;
+        if let Some(levels) = &self.levels {
+            levels
+                .try_send((number, text))
+                .map_err(|_| anyhow!("level {number} was not pushed: 64 levels wait already"))?;
         }
-        self.agent
-            .put(&path)
-            .header("Content-Type", "text/plain; version=0.0.4")
-            .send(level_text(number, level)?)
-            .map_err(|error| anyhow!("pushing level {number} to {}: {error}", self.url))?;
         Ok(())
+    }
+
+    /// Pushes what is queued, then stops.
+    pub fn finish(&mut self) {
+        self.levels.take();
+        if let Some(handle) = self.handle.take() {
+            let _ = handle.join();
+        }
     }
 }
 
-/// A grouping key's value as a path segment: plain, or base64url with `@base64` (as the
-/// Pushgateway reads it) when it holds a character a segment cannot.
-fn segment(value: &str) -> String {
+impl Drop for LevelPusher {
+    fn drop(&mut self) {
+        self.finish();
+    }
+}
+
+/// One pair of a grouping key as the Pushgateway reads it: `/key/value`, or
+/// `/key@base64/<base64url>` when the value holds a character a path segment cannot (or is
+/// empty).
+fn grouping_key(key: &str, value: &str) -> String {
     use base64::Engine;
     if !value.is_empty()
         && value
             .bytes()
             .all(|byte| byte.is_ascii_alphanumeric() || b"-_.".contains(&byte))
     {
-        return value.to_string();
+        return format!("/{key}/{value}");
     }
     let encoded = base64::engine::general_purpose::URL_SAFE.encode(value);
     format!(
-        "{}@base64",
-        if encoded.is_empty() {
-            "=".to_string()
-        } else {
-            encoded
-        }
+        "/{key}@base64/{}",
+        if encoded.is_empty() { "=" } else { &encoded }
     )
 }
 
@@ -523,6 +554,17 @@ pub fn parse_listen(text: &str) -> Result<SocketAddr, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn grouping_keys_are_plain_or_base64_on_the_key_as_the_pushgateway_reads_them() {
+        assert_eq!(grouping_key("host", "db-1.lab"), "/host/db-1.lab");
+        // base64url of "my host/2".
+        assert_eq!(
+            grouping_key("host", "my host/2"),
+            "/host@base64/bXkgaG9zdC8y"
+        );
+        assert_eq!(grouping_key("host", ""), "/host@base64/=");
+    }
 
     #[test]
     fn a_port_alone_listens_on_the_loopback() {

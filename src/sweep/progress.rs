@@ -5,13 +5,12 @@
 //! Figures come from finished batches only: workers are never read in the middle of a job.
 
 use std::io::IsTerminal;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use crossbeam_channel::{Sender, bounded};
-use crossbeam_utils::CachePadded;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 use crate::format::{significant, workers_text};
@@ -28,8 +27,7 @@ pub struct Progress {
     pusher: Option<super::export::LevelPusher>,
 }
 
-/// Per-worker running operation counts of the level in progress (fixed-time jobs).
-pub type LiveCounts = Arc<[CachePadded<AtomicU64>]>;
+pub use crate::latency::LiveCounts;
 
 /// What the interval lines say, updated by the runner between batches.
 #[derive(Default)]
@@ -280,6 +278,9 @@ impl Progress {
         }
         if let Some(export) = self.export.as_mut() {
             export.finish();
+        }
+        if let Some(pusher) = self.pusher.as_mut() {
+            pusher.finish();
         }
         self.bar.finish_and_clear();
     }

@@ -25,6 +25,8 @@ struct Database<'a> {
     url: &'a str,
     count: &'a dyn Fn(&str) -> i64,
     server_wide: bool,
+    /// The server's default isolation, which the run records.
+    isolation: &'a str,
 }
 
 /// Sets up two warehouses, runs three levels of `run tpcc` (the last with two terminals a
@@ -59,24 +61,33 @@ fn runs_and_stays_consistent(database: &Database) {
         "{}",
         document["checked_after_run"]
     );
+    let description = document["workload"]["description"].as_str().unwrap();
+    assert!(description.contains("not an audited TPC-C result"));
     assert!(
-        document["workload"]["description"]
-            .as_str()
-            .unwrap()
-            .contains("not an audited TPC-C result")
+        description.contains(&format!("at {} (the sessions' default", database.isolation)),
+        "{description}"
     );
     let levels = document["levels"].as_array().unwrap();
     assert_eq!(levels.len(), 3);
     for level in levels {
         check_level(level, [40.0, 40.0, 8.0, 6.0, 6.0], database.server_wide);
     }
-    // A hundredth of the New-Orders is rolled back by its unused item: over the levels'
-    // thousands of orders, some are (none in 2,000 is a chance of 2e-9).
-    let rollbacks: f64 = levels
-        .iter()
-        .map(|level| level["workload_figures"]["rollbacks"].as_f64().unwrap())
-        .sum();
-    assert!(rollbacks > 0.0, "no New-Order was rolled back");
+    // A hundredth of the New-Orders is rolled back by its unused item: over 1,000 orders or
+    // more, some are (none in 1,000 is a chance of 4e-5); a host too slow for that many
+    // leaves the check to the unit test of the draw.
+    let sum = |figure: &str| -> f64 {
+        levels
+            .iter()
+            .map(|level| level["workload_figures"][figure].as_f64().unwrap())
+            .sum()
+    };
+    let new_orders = sum("new_order transactions");
+    if new_orders >= 1_000.0 {
+        assert!(
+            sum("rollbacks") > 0.0,
+            "none of {new_orders} New-Orders rolled back"
+        );
+    }
     report_is_on_the_nopm_axis(&json, dir.path());
     killed_run_leaves_consistent_tables(database);
     let torn = corescale()
@@ -224,14 +235,22 @@ fn killed_run_leaves_consistent_tables(database: &Database) {
         .duration_since(std::time::UNIX_EPOCH)
         .unwrap()
         .subsec_nanos();
-    std::thread::sleep(Duration::from_millis(3_000 + u64::from(nanos % 2_500)));
+    // Killed once it writes (a busy host may take seconds to start), at a random moment.
+    let began = std::time::Instant::now();
+    while orders() == before {
+        assert!(
+            began.elapsed() < Duration::from_secs(60) && child.try_wait().unwrap().is_none(),
+            "the run wrote no order"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    std::thread::sleep(Duration::from_millis(u64::from(nanos % 2_500)));
     assert!(
         child.try_wait().unwrap().is_none(),
         "the run ended before it was killed"
     );
     child.kill().unwrap();
     child.wait().unwrap();
-    assert!(orders() > before, "the killed run wrote no order");
     corescale()
         .args(["db", "check", "--workload", "tpcc", "--target", url])
         .assert()
@@ -254,6 +273,7 @@ fn order_entry_runs_on_postgresql() {
         url: &scratch.url,
         count: &|sql| scratch.count(sql),
         server_wide: false,
+        isolation: "read committed",
     });
     assert_eq!(
         scratch.count(
@@ -277,6 +297,7 @@ fn order_entry_runs_on_mariadb() {
         url: &scratch.url,
         count: &|sql| scratch.count(sql),
         server_wide: true,
+        isolation: "repeatable read",
     });
     assert_eq!(
         scratch.count(

@@ -440,7 +440,7 @@ const BAD_INPUT: &[(&[&str], &str)] = &[
     (&["run", "--push-gateway", "ftp://gw"], "not an http(s) URL"),
     (
         &["run", "--push-gateway", "http://u:secret@gw:9091"],
-        "holds a password",
+        "holds a user, a password",
     ),
 ];
 
@@ -469,6 +469,13 @@ fn metrics_export_problems_are_said() {
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert_eq!(output.status.code(), Some(1), "{stderr}");
     assert!(stderr.contains("cannot listen there"), "{stderr}");
+    // A password in the gateway's URL is refused without being repeated.
+    let output = corescale()
+        .args(["run", "--push-gateway", "http://u:secret@gw:9091"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(2), "{stderr}");
     assert!(!stderr.contains("secret"), "{stderr}");
 }
 

@@ -287,8 +287,8 @@ fn only_one(path: &Path, mut series: Vec<Series>) -> Result<Series> {
 }
 
 /// Reads one file as `report` does, into a series per job it ran: a level the file does not
-/// state may stay unknown (0) until [`levels_into_sweeps`] joins it to its run's summary, or
-/// says what is missing.
+/// state may stay unknown (0) until [`pgbench_logs_joined`] joins it to its run's summary, or
+/// [`levels_into_sweeps`] says what is missing.
 pub fn read_input(file: &InputFile) -> Result<Vec<Series>> {
     use std::io::Read;
     let path = file.path;

@@ -3,7 +3,8 @@
 //! of New-Order, the transaction NOPM counts, where the run recorded them whole.
 
 use super::*;
-use crate::latency::MeasuredFrom;
+
+use crate::analysis::series::NEW_ORDER;
 
 /// Said of every series on the NOPM axis, as HammerDB says it of its own.
 pub(crate) const NOT_AUDITED: &str =
@@ -21,30 +22,45 @@ pub(super) fn on_the_nopm_axis(mut series: Series, engine: Option<&str>) -> Seri
     {
         *shape = rest.to_string();
     }
-    let mut whole = true;
     for point in series.points.iter_mut().chain(series.paced.iter_mut()) {
         point.raw *= 60.0;
         point.spread = point.spread.map(|(low, high)| (60.0 * low, 60.0 * high));
-        if let Some(latency) = point.latency.as_deref_mut()
-            && latency.measured_from == MeasuredFrom::Send
-        {
-            match new_order_times(&point.figures) {
-                Some(response) => {
-                    // Every figure of the level's own latency is every transaction's: only
-                    // New-Order's percentiles stand in their place.
-                    *latency = Latency {
-                        unit: "New-Order".to_string(),
-                        ..Latency::closed("transaction", response)
-                    };
-                }
-                None => whole = false,
-            }
-        }
     }
     series.notes.push(format!("{}: {NOT_AUDITED}", series.name));
-    if !whole {
+    // Closed-loop levels of one run: New-Order's times in place of every transaction's. A
+    // campaign's parts keep theirs, whose histograms the merge adds up.
+    let mut kept = Vec::new();
+    let mut at_set_rates = false;
+    for point in &mut series.points {
+        let Some(latency) = point.latency.as_deref_mut() else {
+            continue;
+        };
+        if latency.rate.is_some() {
+            // An open-loop level (set apart from the others once read): its rates and lag
+            // are every transaction's.
+            at_set_rates = true;
+            continue;
+        }
+        match new_order_times(&point.figures) {
+            Some(response) if point.campaign.is_none() => {
+                *latency = Latency {
+                    unit: NEW_ORDER.to_string(),
+                    ..Latency::closed("transaction", response)
+                };
+            }
+            _ => kept.push(point.workers.to_string()),
+        }
+    }
+    if !kept.is_empty() {
         series.notes.push(format!(
-            "{}: the run did not record New-Order's whole percentiles (a run before they were): its response times are every transaction's",
+            "{}: response times at {} workers are every transaction's, not New-Order's (a campaign's part, a run before New-Order's percentiles were recorded, or a level without a New-Order)",
+            series.name,
+            kept.join(", ")
+        ));
+    }
+    if at_set_rates {
+        series.notes.push(format!(
+            "{}: response times at set rates (--rate) are every transaction's, not New-Order's",
             series.name
         ));
     }

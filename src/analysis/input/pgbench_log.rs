@@ -57,19 +57,27 @@ fn whole_number(field: &str) -> Option<u64> {
 }
 
 /// `client_id transaction_no time script_no time_epoch time_us [schedule_lag] [retries]`,
-/// time in microseconds or "skipped" / "failed".
+/// time in microseconds, or "skipped", or "failed" ("serialization" / "deadlock" with
+/// `--failures-detailed`).
 fn is_transaction_log(text: &str) -> bool {
     first_lines(text).is_some_and(|lines| {
         lines.iter().all(|fields| {
             (6..=8).contains(&fields.len())
                 && whole_number(fields[0]).is_some()
                 && whole_number(fields[1]).is_some()
-                && (whole_number(fields[2]).is_some() || matches!(fields[2], "skipped" | "failed"))
+                && (whole_number(fields[2]).is_some()
+                    || is_failure(fields[2])
+                    || fields[2] == "skipped")
                 && whole_number(fields[3]).is_some()
                 && whole_number(fields[4]).is_some_and(|epoch| epoch >= EPOCH_FROM)
                 && whole_number(fields[5]).is_some_and(|us| us < 1_000_000)
         })
     })
+}
+
+/// A failed transaction's time field: `failed`, or with `--failures-detailed` its kind.
+fn is_failure(field: &str) -> bool {
+    matches!(field, "failed" | "serialization" | "deadlock")
 }
 
 /// `interval_start num_transactions sum_latency sum_latency_2 min_latency max_latency ...`
@@ -320,7 +328,7 @@ impl TransactionLog {
             .ok_or_else(|| anyhow::anyhow!("{}: time_epoch is out of range", at()))?;
         match fields[2] {
             b"skipped" => self.skipped += 1,
-            b"failed" => self.failed += 1,
+            b"failed" | b"serialization" | b"deadlock" => self.failed += 1,
             latency => {
                 let latency_us = count(latency, "time", at)?;
                 if latency_us as f64 > crate::latency::A_DAY_MS * 1e3 {

@@ -86,16 +86,7 @@ pub fn execute(run: &RunArgs, command_line: Vec<String>) -> Result<RunEnd> {
         args.quiet,
         args.report_interval,
     );
-    if let Some(address) = args.metrics_listen {
-        let endpoint = MetricsEndpoint::start(address, exported_labels(&document))?;
-        say!("corescale: metrics at http://{}/metrics", endpoint.address);
-        progress.export_to(endpoint);
-    }
-    if let Some(url) = &args.push_gateway {
-        let mut group = exported_labels(&document);
-        group.retain(|(key, _)| matches!(key.as_str(), "host" | "part"));
-        progress.push_with(LevelPusher::new(url, group));
-    }
+    export_metrics(args, &document, &mut progress)?;
     // The sweep runs the plan and hands each level, in the document, to the observer, which
     // writes every output after every level.
     let mut writer = WriteEachLevel { outputs: &outputs };
@@ -274,7 +265,24 @@ fn show_summary(args: &SweepArgs, outputs: &[Output], document: &RunDocument) ->
     Ok(())
 }
 
-/// Writes every output after every level, so a run stopped or failed later keeps them.
+/// `--metrics-listen` and `--push-gateway`: the run's figures where Prometheus reads them.
+fn export_metrics(args: &SweepArgs, document: &RunDocument, progress: &mut Progress) -> Result<()> {
+    if let Some(address) = args.metrics_listen {
+        let endpoint = MetricsEndpoint::start(address, exported_labels(document))?;
+        say!("corescale: metrics at http://{}/metrics", endpoint.address);
+        progress.export_to(endpoint);
+    }
+    if let Some(url) = &args.push_gateway {
+        let mut group = exported_labels(document);
+        group.retain(|(key, _)| matches!(key.as_str(), "host" | "part"));
+        let notes = progress.notes();
+        progress.push_with(LevelPusher::new(url, &group, move |warning| {
+            notes.note(warning);
+        }));
+    }
+    Ok(())
+}
+
 /// The labels of `corescale_run_info`: the workload, its unit, the host's label and the
 /// campaign part; bounded, and never a target, a statement or a tag's value.
 fn exported_labels(document: &RunDocument) -> Vec<(String, String)> {
@@ -292,6 +300,7 @@ fn exported_labels(document: &RunDocument) -> Vec<(String, String)> {
     labels
 }
 
+/// Writes every output after every level, so a run stopped or failed later keeps them.
 struct WriteEachLevel<'a> {
     outputs: &'a [Output],
 }

@@ -45,10 +45,15 @@ fn integer(value: &mysql::Value) -> Option<i64> {
 /// The server's refusal as a workload counts it (by SQLSTATE); other errors as they are.
 fn statement_failure(error: mysql::Error, target: &Target) -> anyhow::Error {
     match error {
+        // The server's error number kept in the message: many errors share SQLSTATE HY000.
         mysql::Error::MySqlError(refused) => {
             anyhow::Error::new(crate::db::driver::StatementFailure {
                 sqlstate: refused.state,
-                message: refused.message,
+                message: format!(
+                    "{} (MySQL error {})",
+                    super::connection::one_line(&refused.message),
+                    refused.code
+                ),
             })
         }
         other => describe(other, target),

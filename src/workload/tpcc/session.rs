@@ -47,8 +47,9 @@ pub(crate) struct TpccTally {
     /// specification asks), by type.
     pub ended: [u64; 5],
     pub rolled_back: u64,
-    /// Districts a Delivery found nothing to deliver in.
+    /// Districts a Delivery found nothing to deliver in, and the Deliveries that skipped one.
     pub skipped_districts: u64,
+    pub deliveries_skipping: u64,
     /// Tries run again after a deadlock or serialization failure, by SQLSTATE.
     pub retries: Vec<(String, u64)>,
     pub failed: u64,
@@ -65,6 +66,7 @@ impl TpccTally {
             ended: [0; 5],
             rolled_back: 0,
             skipped_districts: 0,
+            deliveries_skipping: 0,
             retries: Vec::new(),
             failed: 0,
             failures: Vec::new(),
@@ -83,6 +85,7 @@ impl TpccTally {
             }
             total.rolled_back += tally.rolled_back;
             total.skipped_districts += tally.skipped_districts;
+            total.deliveries_skipping += tally.deliveries_skipping;
             total.failed += tally.failed;
             for (sqlstate, count) in tally.retries {
                 count_by(&mut total.retries, &sqlstate, count);
@@ -256,6 +259,7 @@ impl TpccSessionJob {
             }
             Ended::Delivered { skipped } => {
                 self.tally.skipped_districts += skipped;
+                self.tally.deliveries_skipping += u64::from(skipped > 0);
                 0
             }
         })

@@ -88,6 +88,8 @@ pub const DISTRICT_ORDERS: Sql = 29;
 pub const STOCK_READ: Sql = TEMPLATES.len();
 /// New-Order's order line of district d: `LINE_INSERT + d - 1`.
 pub const LINE_INSERT: Sql = STOCK_READ + 10;
+/// The statements a session may prepare: every index above is below it.
+pub const STATEMENT_COUNT: Sql = LINE_INSERT + 10;
 
 /// Every statement rendered for one database: its tables' names, built-ins and placeholders.
 pub struct Statements {
@@ -131,6 +133,34 @@ impl Statements {
 
     pub fn is_empty(&self) -> bool {
         self.sql.is_empty()
+    }
+}
+
+/// The sessions' isolation level, named by a number (the layer answers integers): 1 read
+/// uncommitted, 2 read committed, 3 repeatable read, 4 serializable, 0 another. MySQL 8 and
+/// MariaDB 11.1 name the variable `transaction_isolation`; MariaDB before 11.1 and MySQL 5.7
+/// `tx_isolation`: the second is asked when the first is refused.
+pub fn isolation_queries(dialect: Dialect) -> [&'static str; 2] {
+    match dialect {
+        Dialect::PostgreSql => [
+            "SELECT CASE pg_catalog.current_setting('transaction_isolation') WHEN 'read uncommitted' THEN 1 WHEN 'read committed' THEN 2 WHEN 'repeatable read' THEN 3 WHEN 'serializable' THEN 4 ELSE 0 END",
+            "SELECT 0",
+        ],
+        _ => [
+            "SELECT CASE @@SESSION.transaction_isolation WHEN 'READ-UNCOMMITTED' THEN 1 WHEN 'READ-COMMITTED' THEN 2 WHEN 'REPEATABLE-READ' THEN 3 WHEN 'SERIALIZABLE' THEN 4 ELSE 0 END",
+            "SELECT CASE @@SESSION.tx_isolation WHEN 'READ-UNCOMMITTED' THEN 1 WHEN 'READ-COMMITTED' THEN 2 WHEN 'REPEATABLE-READ' THEN 3 WHEN 'SERIALIZABLE' THEN 4 ELSE 0 END",
+        ],
+    }
+}
+
+/// The name of an isolation level [`isolation_queries`] answered.
+pub fn isolation_name(level: i64) -> &'static str {
+    match level {
+        1 => "read uncommitted",
+        2 => "read committed",
+        3 => "repeatable read",
+        4 => "serializable",
+        _ => "an isolation level not named in SQL",
     }
 }
 
