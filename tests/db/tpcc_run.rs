@@ -45,6 +45,8 @@ fn runs_and_stays_consistent(database: &Database) {
         .args(["run", "tpcc", "--target", url, "--sweep", "1,2,4"])
         .args(["--duration", "3s", "--mix", "40,40,8,6,6", "-o"])
         .arg(&json)
+        .arg("-o")
+        .arg(dir.path().join("tpcc.csv"))
         .assert()
         .success();
     let said = String::from_utf8_lossy(&output.get_output().stderr).into_owned();
@@ -196,6 +198,29 @@ fn report_is_on_the_nopm_axis(json: &std::path::Path, dir: &std::path::Path) {
             point["latency"]["count"].as_f64(),
             level["workload_figures"]["new_order transactions"].as_f64()
         );
+    }
+    // The run's CSV gives the same levels on the NOPM axis, as one job with its JSON.
+    let from_csv = dir.join("from_csv.json");
+    corescale()
+        .arg("report")
+        .arg(json.with_extension("csv"))
+        .args(["--include-disturbed", "-o"])
+        .arg(&from_csv)
+        .assert()
+        .success();
+    let from_csv: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&from_csv).unwrap()).unwrap();
+    let csv_series = &from_csv["series"][0]["series"];
+    assert_eq!(csv_series["measure"]["unit"], "NOPM");
+    assert_eq!(csv_series["job"]["shape"], series["job"]["shape"]);
+    for (csv, json) in csv_series["points"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .zip(series["points"].as_array().unwrap())
+    {
+        let (csv, json) = (csv["raw"].as_f64().unwrap(), json["raw"].as_f64().unwrap());
+        assert!((csv - json).abs() <= 1e-6 * json, "CSV {csv}, JSON {json}");
     }
     let row = &report["comparisons"][0]["rows"][1];
     assert_eq!(row["name"], "new");

@@ -35,7 +35,6 @@ pub(super) fn from_document(path: &Path, text: &str) -> Result<Series> {
             quote(&error.to_string())
         )
     })?;
-    let measure_is_rate = document.settings.mode == RunMode::FixedTime;
     let measure = match document.settings.mode {
         RunMode::FixedWork => Measure::JobTime,
         RunMode::FixedTime => Measure::Rate {
@@ -208,15 +207,7 @@ pub(super) fn from_document(path: &Path, text: &str) -> Result<Series> {
         provenance: provenance(&document, &job),
         ..Series::new(document.host.label.clone(), measure, points, job)
     };
-    // Order entry (`run tpcc`) is argued in new orders per minute.
-    Ok(if measure_is_rate && workload.kind.name() == "tpcc" {
-        super::orders::on_the_nopm_axis(
-            series,
-            workload.shape.as_ref().map(|shape| shape.engine.as_str()),
-        )
-    } else {
-        series
-    })
+    Ok(series)
 }
 
 /// A cluster level's instances as the file gives them: names made printable, every figure

@@ -643,7 +643,9 @@ fn unclaimed(path: &Path, nearest: Option<(&str, usize, &str)>) -> anyhow::Error
 
 /// A series as every reader leaves it: its source set, its names printable, its levels
 /// sorted with the open loop's apart, one level a worker count.
-fn finish(path: &Path, mut series: Series) -> Result<Series> {
+fn finish(path: &Path, series: Series) -> Result<Series> {
+    // Order entry (`run tpcc`) is argued in new orders per minute, from its JSON or its CSV.
+    let mut series = orders::on_the_nopm_axis(series);
     series.source = path.display().to_string();
     series.name = printable(&series.name);
     if let Measure::Rate { unit } = &mut series.measure {

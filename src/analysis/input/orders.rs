@@ -13,12 +13,23 @@ pub(crate) const NOT_AUDITED: &str =
 /// The series' levels per minute, their response times New-Order's. Its job leaves the
 /// engine out: order entry on two servers or engines at the same warehouses and mix is one
 /// job, compared by NOPM (a different warehouse count is another job).
-pub(super) fn on_the_nopm_axis(mut series: Series, engine: Option<&str>) -> Series {
+/// Other series are returned as they are.
+pub(super) fn on_the_nopm_axis(mut series: Series) -> Series {
+    let new_orders_per_s =
+        matches!(&series.measure, Measure::Rate { unit } if unit == "new orders/s");
+    if series.job.tool != "corescale"
+        || series.job.workload.as_deref() != Some("tpcc")
+        || !new_orders_per_s
+    {
+        return series;
+    }
     series.measure = Measure::Rate {
         unit: "NOPM".to_string(),
     };
-    if let (Some(shape), Some(engine)) = (&mut series.job.shape, engine)
-        && let Some(rest) = shape.strip_prefix(&format!("{engine}, "))
+    // The job's shape begins with the engine ("PostgreSQL 15, tpcc 2 warehouse(s), ...").
+    if let Some(shape) = &mut series.job.shape
+        && let Some((_, rest)) = shape.split_once(", ")
+        && rest.starts_with("tpcc ")
     {
         *shape = rest.to_string();
     }
