@@ -2,8 +2,8 @@
 
 use super::*;
 
-#[expect(clippy::too_many_lines, reason = "not yet broken along its steps")]
-pub(super) fn from_document(path: &Path, text: &str) -> Result<Series> {
+/// The document, its schema checked first: a report's analysis or another version is named.
+fn parsed(path: &Path, text: &str) -> Result<RunDocument> {
     let value: serde_json::Value = serde_json::from_str(text).map_err(|error| {
         anyhow::anyhow!(
             "'{}' line {} column {}: not JSON ({error})",
@@ -28,13 +28,17 @@ pub(super) fn from_document(path: &Path, text: &str) -> Result<Series> {
             path.display()
         ),
     }
-    let document: RunDocument = serde_json::from_value(value).map_err(|error| {
+    serde_json::from_value(value).map_err(|error| {
         anyhow::anyhow!(
             "'{}': not a corescale result document ({})",
             path.display(),
             quote(&error.to_string())
         )
-    })?;
+    })
+}
+
+pub(super) fn from_document(path: &Path, text: &str) -> Result<Series> {
+    let document = parsed(path, text)?;
     let measure = match document.settings.mode {
         RunMode::FixedWork => Measure::JobTime,
         RunMode::FixedTime => Measure::Rate {
@@ -52,124 +56,9 @@ pub(super) fn from_document(path: &Path, text: &str) -> Result<Series> {
             campaign.parts
         );
     }
-    let mut points = Vec::new();
-    for (index, level) in document.levels.iter().enumerate() {
-        let at = |field: &str| format!("'{}' levels[{index}].{field}", path.display());
-        // Derived again from the fields it comes from, by the one definition the run used
-        // to store `summary.merit`: a document edited (or older than that field) cannot
-        // make the two disagree, and each value is checked at its own place.
-        let merit = level.derive_merit(document.settings.mode, &document.workload.unit);
-        let workers = worker_count(level.workers as f64, &|| at("workers"))?;
-        let (raw, raw_field) = (merit.value, merit.source.as_str());
-        let (cpu_fraction, cpu_field) = (merit.cpu_fraction, merit.cpu_fraction_source.as_str());
-        // What the host delivered, from the samples as the run computed it (documents
-        // without job starts: test_cpu_parallel's n / median, from the median).
-        let delivered = match document.settings.mode {
-            RunMode::FixedWork => delivered_jobs_per_min(&level.samples)
-                .map(|capacity| {
-                    in_range(capacity, &RAW, "the capacity", &|| {
-                        at("samples (started_s and wall_s)")
-                    })
-                })
-                .transpose()?,
-            RunMode::FixedTime => None,
-        };
-        points.push(Point {
-            workers,
-            scheduled: None,
-            raw: in_range(raw, &RAW, "the measurement", &|| at(raw_field))?,
-            delivered,
-            cache: cache_figures(&level.workload_figures, &|field: &str| {
-                at(&format!("workload_figures.{field}"))
-            })?,
-            figures: checked_figures(&level.workload_figures, &|field: &str| {
-                at(&format!("workload_figures.{field}"))
-            })?,
-            cv: Some(in_range(level.summary.cv, &CV, "the CV", &|| {
-                at("summary.cv")
-            })?),
-            capacity_uncertainty: crate::stats::relative_half_width_95(
-                &crate::result::summary::batch_capacities(&level.samples, document.settings.mode),
-            )
-            .filter(|half| half.is_finite()),
-            cpu_fraction: Some(in_range(
-                cpu_fraction,
-                &CPU_FRACTION,
-                "the on-CPU fraction",
-                &|| at(cpu_field),
-            )?),
-            steal_pct: Some(in_range(level.os.steal_pct, &PERCENT, "steal %", &|| {
-                at("os.steal_pct")
-            })?),
-            disturbed: level
-                .disturbances()
-                .iter()
-                .map(|reason| printable(reason))
-                .collect(),
-            precision_reached: level.precision_reached,
-            parts: Vec::new(),
-            open_reading: None,
-            instances: checked_instances(&level.instances, &|| at("instances"))?,
-            campaign: level.campaign.as_ref().map(|campaign| PointInCampaign {
-                // At least this part's own sessions (a hand-edited 0 would divide by zero).
-                workers: campaign.workers.max(workers),
-                level: index,
-                started_at: level.started_at,
-                scheduled_start: campaign.scheduled_start,
-                clock_offset_ms: campaign.clock_offset_ms,
-                elapsed_s: level.elapsed_s,
-                server_counted: merit.server_counted,
-            }),
-            intervals: checked_intervals(&level.intervals, &|| at("intervals"))?,
-            latency: match &level.latency {
-                Some(latency) => {
-                    checked_latency(latency)
-                        .map_err(|problem| anyhow::anyhow!("{}: {problem}", at("latency")))?;
-                    statements_agree(latency, &level.workload_figures)
-                        .map_err(|problem| anyhow::anyhow!("{}: {problem}", at("latency")))?;
-                    Some(Box::new(crate::latency::Latency {
-                        unit: printable(&latency.unit),
-                        ..latency.clone()
-                    }))
-                }
-                None => None,
-            },
-            spread: match merit.low.zip(merit.high) {
-                // Checked as the median is: a spread of 1e300 would otherwise be drawn (and
-                // an axis to f64::MAX never ends), and an inverted one is not a spread.
-                Some((low, high)) => {
-                    let (low_field, high_field) = if raw_field == "summary.job_time_s.median" {
-                        ("summary.job_time_s.min", "summary.job_time_s.max")
-                    } else {
-                        (
-                            "samples (the lowest batch rate)",
-                            "samples (the highest batch rate)",
-                        )
-                    };
-                    let low = in_range(low, &RAW, "the spread's low end", &|| at(low_field))?;
-                    let high = in_range(high, &RAW, "the spread's high end", &|| at(high_field))?;
-                    if low > raw || raw > high {
-                        bail!(
-                            "{}: the spread {} to {} does not hold the median {} ({})",
-                            at(low_field),
-                            ranges::short(low),
-                            ranges::short(high),
-                            ranges::short(raw),
-                            high_field
-                        );
-                    }
-                    Some((low, high))
-                }
-                None => None,
-            },
-        });
-        in_range(
-            level.summary.job_time_s.stdev,
-            &(0.0..=*RAW.end()),
-            "the stdev",
-            &|| at("summary.job_time_s.stdev"),
-        )?;
-    }
+    let points = (document.levels.iter().enumerate())
+        .map(|(index, level)| level_point(path, &document, index, level))
+        .collect::<Result<Vec<_>>>()?;
     let topology = &document.host.topology;
     let workload = &document.workload;
     let job = Job {
@@ -208,6 +97,141 @@ pub(super) fn from_document(path: &Path, text: &str) -> Result<Series> {
         ..Series::new(document.host.label.clone(), measure, points, job)
     };
     Ok(series)
+}
+
+/// Level `index` as the analysis reads it, every value checked at its own place.
+fn level_point(path: &Path, document: &RunDocument, index: usize, level: &Level) -> Result<Point> {
+    let at = |field: &str| format!("'{}' levels[{index}].{field}", path.display());
+    // Derived again from the fields it comes from, by the one definition the run used
+    // to store `summary.merit`: a document edited (or older than that field) cannot
+    // make the two disagree, and each value is checked at its own place.
+    let merit = level.derive_merit(document.settings.mode, &document.workload.unit);
+    let workers = worker_count(level.workers as f64, &|| at("workers"))?;
+    let (raw, raw_field) = (merit.value, merit.source.as_str());
+    let (cpu_fraction, cpu_field) = (merit.cpu_fraction, merit.cpu_fraction_source.as_str());
+    // What the host delivered, from the samples as the run computed it (documents
+    // without job starts: test_cpu_parallel's n / median, from the median).
+    let delivered = match document.settings.mode {
+        RunMode::FixedWork => delivered_jobs_per_min(&level.samples)
+            .map(|capacity| {
+                in_range(capacity, &RAW, "the capacity", &|| {
+                    at("samples (started_s and wall_s)")
+                })
+            })
+            .transpose()?,
+        RunMode::FixedTime => None,
+    };
+    let point = Point {
+        workers,
+        scheduled: None,
+        raw: in_range(raw, &RAW, "the measurement", &|| at(raw_field))?,
+        delivered,
+        cache: cache_figures(&level.workload_figures, &|field: &str| {
+            at(&format!("workload_figures.{field}"))
+        })?,
+        figures: checked_figures(&level.workload_figures, &|field: &str| {
+            at(&format!("workload_figures.{field}"))
+        })?,
+        cv: Some(in_range(level.summary.cv, &CV, "the CV", &|| {
+            at("summary.cv")
+        })?),
+        capacity_uncertainty: crate::stats::relative_half_width_95(
+            &crate::result::summary::batch_capacities(&level.samples, document.settings.mode),
+        )
+        .filter(|half| half.is_finite()),
+        cpu_fraction: Some(in_range(
+            cpu_fraction,
+            &CPU_FRACTION,
+            "the on-CPU fraction",
+            &|| at(cpu_field),
+        )?),
+        steal_pct: Some(in_range(level.os.steal_pct, &PERCENT, "steal %", &|| {
+            at("os.steal_pct")
+        })?),
+        disturbed: level
+            .disturbances()
+            .iter()
+            .map(|reason| printable(reason))
+            .collect(),
+        precision_reached: level.precision_reached,
+        parts: Vec::new(),
+        open_reading: None,
+        instances: checked_instances(&level.instances, &|| at("instances"))?,
+        campaign: level.campaign.as_ref().map(|campaign| PointInCampaign {
+            // At least this part's own sessions (a hand-edited 0 would divide by zero).
+            workers: campaign.workers.max(workers),
+            level: index,
+            started_at: level.started_at,
+            scheduled_start: campaign.scheduled_start,
+            clock_offset_ms: campaign.clock_offset_ms,
+            elapsed_s: level.elapsed_s,
+            server_counted: merit.server_counted,
+        }),
+        intervals: checked_intervals(&level.intervals, &|| at("intervals"))?,
+        latency: level
+            .latency
+            .as_ref()
+            .map(|latency| level_latency(latency, level, &at("latency")))
+            .transpose()?,
+        spread: merit
+            .low
+            .zip(merit.high)
+            .map(|spread| checked_spread(spread, raw, raw_field, &at))
+            .transpose()?,
+    };
+    in_range(
+        level.summary.job_time_s.stdev,
+        &(0.0..=*RAW.end()),
+        "the stdev",
+        &|| at("summary.job_time_s.stdev"),
+    )?;
+    Ok(point)
+}
+
+/// A level's response times, checked against themselves and its statements figure.
+fn level_latency(
+    latency: &crate::latency::Latency,
+    level: &Level,
+    at: &str,
+) -> Result<Box<crate::latency::Latency>> {
+    checked_latency(latency).map_err(|problem| anyhow::anyhow!("{at}: {problem}"))?;
+    statements_agree(latency, &level.workload_figures)
+        .map_err(|problem| anyhow::anyhow!("{at}: {problem}"))?;
+    Ok(Box::new(crate::latency::Latency {
+        unit: printable(&latency.unit),
+        ..latency.clone()
+    }))
+}
+
+/// A level's spread, checked as the median is: a spread of 1e300 would otherwise be drawn
+/// (and an axis to f64::MAX never ends), and an inverted one is not a spread.
+fn checked_spread(
+    (low, high): (f64, f64),
+    raw: f64,
+    raw_field: &str,
+    at: &dyn Fn(&str) -> String,
+) -> Result<(f64, f64)> {
+    let (low_field, high_field) = if raw_field == "summary.job_time_s.median" {
+        ("summary.job_time_s.min", "summary.job_time_s.max")
+    } else {
+        (
+            "samples (the lowest batch rate)",
+            "samples (the highest batch rate)",
+        )
+    };
+    let low = in_range(low, &RAW, "the spread's low end", &|| at(low_field))?;
+    let high = in_range(high, &RAW, "the spread's high end", &|| at(high_field))?;
+    if low > raw || raw > high {
+        bail!(
+            "{}: the spread {} to {} does not hold the median {} ({})",
+            at(low_field),
+            ranges::short(low),
+            ranges::short(high),
+            ranges::short(raw),
+            high_field
+        );
+    }
+    Ok((low, high))
 }
 
 /// A cluster level's instances as the file gives them: names made printable, every figure
