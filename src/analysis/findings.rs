@@ -551,27 +551,10 @@ fn near_linear(series: &SeriesAnalysis, workers: usize) -> Result<(), f64> {
 /// Efficiency this close to 1 is linear whatever the noise measured.
 const LINEAR_TOLERANCE: f64 = 0.05;
 
-/// What the data of one series cannot support.
-#[expect(clippy::too_many_lines, reason = "not yet broken along its steps")]
-pub(crate) fn series_warnings(series: &SeriesAnalysis) -> Vec<String> {
+/// Each level left out of the analysis and why (disturbed, or run to a schedule), and how
+/// many the fits and comparisons use.
+fn left_out_warnings(series: &SeriesAnalysis) -> Vec<String> {
     let mut warnings = Vec::new();
-    if !series.series.complete {
-        warnings.push(format!(
-            "the run was interrupted: only {} levels were measured",
-            series.levels.len()
-        ));
-    }
-    if series.levels.len() == 1 && series.speedup_base != 1 {
-        warnings.push(format!(
-            "one level of {} workers only: its speedup is not measured (\"-\"), as nothing was measured to compare it with; measure 1 worker too",
-            series.speedup_base
-        ));
-    } else if series.speedup_base != 1 {
-        warnings.push(format!(
-            "no 1-worker level: speedup assumes linear scaling up to {} workers",
-            series.speedup_base
-        ));
-    }
     for point in &series.series.left_out {
         if let Some(why) = &point.scheduled {
             warnings.push(format!(
@@ -624,6 +607,30 @@ pub(crate) fn series_warnings(series: &SeriesAnalysis) -> Vec<String> {
             series.series.points.len()
         ));
     }
+    warnings
+}
+
+/// What the data of one series cannot support.
+pub(crate) fn series_warnings(series: &SeriesAnalysis) -> Vec<String> {
+    let mut warnings = Vec::new();
+    if !series.series.complete {
+        warnings.push(format!(
+            "the run was interrupted: only {} levels were measured",
+            series.levels.len()
+        ));
+    }
+    if series.levels.len() == 1 && series.speedup_base != 1 {
+        warnings.push(format!(
+            "one level of {} workers only: its speedup is not measured (\"-\"), as nothing was measured to compare it with; measure 1 worker too",
+            series.speedup_base
+        ));
+    } else if series.speedup_base != 1 {
+        warnings.push(format!(
+            "no 1-worker level: speedup assumes linear scaling up to {} workers",
+            series.speedup_base
+        ));
+    }
+    warnings.extend(left_out_warnings(series));
     // Worker counts of the kept levels whose run-time flags say so.
     let points_where = |test: &dyn Fn(&super::series::Point) -> bool| -> Vec<String> {
         series
@@ -702,35 +709,41 @@ pub(crate) fn series_warnings(series: &SeriesAnalysis) -> Vec<String> {
             series.name()
         ));
     }
-    if series.knee.is_none() && series.levels.len() < 5 {
-        // A run that already swept automatically, or every count, needs a longer list.
-        // `--sweep auto` is also what a run without --sweep, -w or --full measures.
-        let swept = series
-            .series
-            .provenance
-            .command_line
-            .as_deref()
-            .is_some_and(|line| {
-                let words: Vec<&str> = line.split_whitespace().collect();
-                let given = |flag: &str| words.iter().any(|word| word.starts_with(flag));
-                line.contains("--sweep auto")
-                    || given("--full")
-                    || !(given("--sweep") || given("-w") || given("--workers"))
-            });
-        let advice = if swept {
-            "measure at least 5 worker counts (--sweep with a longer list, such as 1,2,3,4,6,8)"
-        } else {
-            "measure with --full or --sweep auto"
-        };
-        warnings.push(format!(
-            "{} too few to locate a knee: {advice}",
-            match series.levels.len() {
-                1 => "1 level is".to_string(),
-                levels => format!("{levels} levels are"),
-            }
-        ));
-    }
+    warnings.extend(too_few_levels(series));
     warnings
+}
+
+/// Too few levels for a knee, with the sweep that would find one.
+fn too_few_levels(series: &SeriesAnalysis) -> Option<String> {
+    if series.knee.is_some() || series.levels.len() >= 5 {
+        return None;
+    }
+    // A run that already swept automatically, or every count, needs a longer list.
+    // `--sweep auto` is also what a run without --sweep, -w or --full measures.
+    let swept = series
+        .series
+        .provenance
+        .command_line
+        .as_deref()
+        .is_some_and(|line| {
+            let words: Vec<&str> = line.split_whitespace().collect();
+            let given = |flag: &str| words.iter().any(|word| word.starts_with(flag));
+            line.contains("--sweep auto")
+                || given("--full")
+                || !(given("--sweep") || given("-w") || given("--workers"))
+        });
+    let advice = if swept {
+        "measure at least 5 worker counts (--sweep with a longer list, such as 1,2,3,4,6,8)"
+    } else {
+        "measure with --full or --sweep auto"
+    };
+    Some(format!(
+        "{} too few to locate a knee: {advice}",
+        match series.levels.len() {
+            1 => "1 level is".to_string(),
+            levels => format!("{levels} levels are"),
+        }
+    ))
 }
 
 /// Levels whose job-to-job CV is above the noisy mark where jobs should not spread (up to
