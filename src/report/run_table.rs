@@ -458,10 +458,9 @@ fn worker_list(levels: &[&Level]) -> String {
     )
 }
 
-/// One line per kind of trouble, naming the levels and the worst figure.
-#[expect(clippy::too_many_lines, reason = "not yet broken along its steps")]
-fn footnotes(document: &RunDocument) -> Vec<String> {
-    let mut notes = Vec::new();
+/// The levels disturbed and what disturbed them, in one line: each level's own reasons were
+/// printed as it ended (and are in the JSON).
+fn disturbed_note(document: &RunDocument) -> Option<String> {
     let disturbed_levels: Vec<&Level> = document.levels.iter().filter(|l| disturbed(l)).collect();
     let kind = |test: &dyn Fn(&Level) -> Option<f64>| -> Option<(Vec<&Level>, f64)> {
         let hit: Vec<(&Level, f64)> = disturbed_levels
@@ -518,8 +517,8 @@ fn footnotes(document: &RunDocument) -> Vec<String> {
             worker_list(&levels)
         ));
     }
-    if !disturbed_levels.is_empty() {
-        notes.push(format!(
+    (!disturbed_levels.is_empty()).then(|| {
+        format!(
             "! {} of {} levels disturbed: {}",
             disturbed_levels.len(),
             document.levels.len(),
@@ -528,8 +527,13 @@ fn footnotes(document: &RunDocument) -> Vec<String> {
             } else {
                 causes.join("; ")
             }
-        ));
-    }
+        )
+    })
+}
+
+/// One line per kind of trouble, naming the levels and the worst figure.
+fn footnotes(document: &RunDocument) -> Vec<String> {
+    let mut notes: Vec<String> = disturbed_note(document).into_iter().collect();
     let apart: Vec<&Level> = document
         .levels
         .iter()
@@ -618,7 +622,7 @@ fn footnotes(document: &RunDocument) -> Vec<String> {
             document.settings.max_repeat
         ));
     }
-    if !disturbed_levels.is_empty() {
+    if document.levels.iter().any(disturbed) {
         notes.push(
             "  disturbed levels may not describe this host: measure again on an idle host (`corescale report` leaves them out; each level's reasons are in the warnings above and the JSON)"
                 .to_string(),
