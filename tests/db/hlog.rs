@@ -1,6 +1,7 @@
 //! `-o run.hlog`: a db run's HdrHistogram interval log, read back by an independent reader
 //! (the `hdrhistogram` Python package's log reader), gives each level's responses exactly as
-//! the run's JSON does: the same count, percentiles and maximum.
+//! the run's JSON does: the same count, percentiles and maximum; and `report` reads it back
+//! with the same figures.
 
 use crate::common;
 
@@ -119,5 +120,35 @@ fn an_hlog_read_by_hdrhistograms_own_reader_gives_each_levels_responses() {
             "level {index}"
         );
         assert!(number(1) >= started - 1.0);
+    }
+    report_reads_it_back(&hlog, levels);
+}
+
+/// `report` on the .hlog alone gives each level's workers and response times exactly as the
+/// run's JSON does.
+fn report_reads_it_back(hlog: &std::path::Path, levels: &[serde_json::Value]) {
+    let report = hlog.with_extension("report.json");
+    corescale()
+        .arg("report")
+        .arg(hlog)
+        .args(["--include-disturbed", "-o"])
+        .arg(&report)
+        .assert()
+        .success();
+    let report = read_json(&report);
+    let points = report["series"][0]["series"]["points"].as_array().unwrap();
+    assert_eq!(points.len(), levels.len());
+    for (point, level) in points.iter().zip(levels) {
+        assert_eq!(point["workers"], level["workers"]);
+        for figure in ["count", "p50_ms", "p99_ms", "p999_ms", "max_ms"] {
+            let (read, recorded) = (
+                point["latency"][figure].as_f64().unwrap(),
+                level["latency"][figure].as_f64().unwrap(),
+            );
+            assert!(
+                (read - recorded).abs() <= recorded * 1e-9,
+                "{figure}: {read} read back, {recorded} in the JSON"
+            );
+        }
     }
 }

@@ -93,7 +93,7 @@ pub(super) fn other_tools_output(path: &Path) -> Option<&'static Importer> {
         .extension()
         .map(|extension| extension.to_string_lossy().to_ascii_lowercase());
     let text_file = match extension.as_deref() {
-        None | Some("txt" | "log" | "out" | "lst" | "html" | "htm") => true,
+        None | Some("txt" | "log" | "out" | "lst" | "html" | "htm" | "hlog") => true,
         Some(other) => other.bytes().all(|byte| byte.is_ascii_digit()),
     };
     if !text_file {

@@ -10,6 +10,7 @@ mod csv_series;
 mod document;
 mod folder;
 mod hammerdb;
+mod hlog;
 mod html;
 mod nodes;
 mod orders;
@@ -42,6 +43,7 @@ const IMPORTERS: &[&Importer] = &[
     &awr_rac::AWR_RAC,
     &awr::STATSPACK,
     &awr::LOAD_PROFILE_ALONE,
+    &hlog::HLOG,
 ];
 
 /// Another tool's output: the tool its series' job names, how its text is told from
@@ -635,7 +637,7 @@ fn unclaimed(path: &Path, nearest: Option<(&str, usize, &str)>) -> anyhow::Error
         None => String::new(),
     };
     crate::error::UsageError::new(format!(
-        "'{}': not a format corescale reads (tried corescale JSON and CSV, test_cpu_parallel and SLOB CSV, pgbench, pgbench logs, sysbench, HammerDB, AWR, Statspack){why}",
+        "'{}': not a format corescale reads (tried corescale JSON and CSV, test_cpu_parallel and SLOB CSV, pgbench, pgbench logs, sysbench, HammerDB, AWR, Statspack, corescale's .hlog){why}",
         path.display()
     ))
     .into()

@@ -389,3 +389,25 @@ fn a_log_with_lag_and_retries_is_an_open_loop_alone() {
     let (_, rate) = open_loop(&joined[0]);
     assert!(rate.sustained, "{rate:?}");
 }
+
+#[test]
+fn only_corescales_own_hdrhistogram_log_is_read() {
+    // Another tool's log (YCSB writes the same header) does not state its values' unit.
+    let foreign = "#[StartTime: 1795935262.299 (seconds since epoch)]\n\"StartTimestamp\",\"Interval_Length\",\"Interval_Max\",\"Interval_Compressed_Histogram\"\n0.113,6.005,29.147,HISTFAAAAA==\n";
+    let error = parse_input(
+        &InputFile::new(Path::new("ycsb.hlog"), None),
+        foreign.as_bytes(),
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(error.contains("not written by corescale"), "{error}");
+    // corescale's, with an interval whose histogram is not one: refused at its level.
+    let broken = "#corescale 0.1.0: each level's response times in nanoseconds, tagged level-N\n#level-1: 2 workers\n#[StartTime: 1795935262.299 (seconds since epoch)]\nTag=level-1,0.113,6.005,29.147,HISTFAAAAA==\n";
+    let error = parse_input(
+        &InputFile::new(Path::new("run.hlog"), None),
+        broken.as_bytes(),
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(error.contains("level-1"), "{error}");
+}
