@@ -557,3 +557,12 @@ pub fn one_db_level(url: &str) -> (Value, String) {
     let said = String::from_utf8_lossy(&output.get_output().stderr).into_owned();
     (read_json(&json), said)
 }
+
+/// A port no one listens on now (for a server a test starts).
+pub fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}

@@ -5,7 +5,7 @@
 //! and p99 the JSON's.
 
 use std::io::{Read, Write};
-use std::net::{TcpListener, TcpStream};
+use std::net::TcpStream;
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -13,16 +13,7 @@ use std::time::{Duration, Instant};
 use crate::common;
 
 use crate::sessions::{own_database, setup};
-use common::{corescale, read_json};
-
-/// A port no one listens on now.
-fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
+use common::{corescale, free_port, read_json};
 
 /// The status line and body of an HTTP GET to 127.0.0.1, or None when nothing answers.
 fn get(port: u16, path: &str) -> Option<(String, String)> {

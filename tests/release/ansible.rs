@@ -7,7 +7,7 @@
 
 use crate::common;
 
-use std::net::{TcpListener, TcpStream};
+use std::net::TcpStream;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command};
 use std::time::{Duration, Instant};
@@ -36,14 +36,6 @@ impl Drop for Sshd {
         let _ = self.0.kill();
         let _ = self.0.wait();
     }
-}
-
-fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
 }
 
 fn start_sshd(dir: &Path, port: u16) -> Sshd {
@@ -122,7 +114,7 @@ fn three_hosts(path: &Path) -> Hosts {
         &[],
     );
     std::fs::copy(path.join("key.pub"), path.join("authorized_keys")).unwrap();
-    let ports: Vec<u16> = (0..3).map(|_| free_port()).collect();
+    let ports: Vec<u16> = (0..3).map(|_| common::free_port()).collect();
     let servers: Vec<Sshd> = ports.iter().map(|&port| start_sshd(path, port)).collect();
 
     let mut inventory = String::from("[corescale]\n");
