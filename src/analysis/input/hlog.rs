@@ -31,12 +31,39 @@ fn is_hlog(text: &str) -> bool {
     })
 }
 
-/// `#level-N: W workers[ at R/s]`: the level's number and workers.
-fn level_comment(line: &str) -> Option<(usize, usize)> {
+/// `#level-N: W workers[ at R/s]`: the level's number, workers and open-loop rate.
+fn level_comment(line: &str) -> Option<(usize, (usize, Option<f64>))> {
     let rest = line.strip_prefix("#level-")?;
     let (number, rest) = rest.split_once(": ")?;
     let workers = rest.split_whitespace().next()?;
-    Some((number.parse().ok()?, workers.parse().ok()?))
+    let rate = rest
+        .split_once(" at ")
+        .and_then(|(_, rate)| rate.strip_suffix("/s")?.parse::<f64>().ok())
+        .filter(|rate| rate.is_finite() && *rate > 0.0);
+    Some((number.parse().ok()?, (workers.parse().ok()?, rate)))
+}
+
+/// A level's response times: an open loop's, from when each was due, at the rate asked.
+fn level_latency(response: Percentiles, asked: Option<f64>, length_s: f64) -> Latency {
+    let Some(target_per_s) = asked else {
+        return Latency::closed("request", response);
+    };
+    let sent = response.count;
+    let due = ((target_per_s * length_s).round() as u64).max(sent);
+    Latency {
+        measured_from: crate::latency::MeasuredFrom::Due,
+        rate: Some(RateFigures {
+            target_per_s,
+            achieved_per_s: sent as f64 / length_s,
+            // Not in the log: how the run spaced its requests.
+            arrivals: crate::latency::Arrivals::Uniform,
+            due,
+            sent,
+            sustained: sent as f64 >= 0.99 * due as f64,
+            share: None,
+        }),
+        ..Latency::closed("request", response)
+    }
 }
 
 fn from_hlog(file: &InputFile, text: &str) -> Result<Series> {
@@ -50,7 +77,7 @@ fn from_hlog(file: &InputFile, text: &str) -> Result<Series> {
             "'{path}' is an HdrHistogram log not written by corescale: its values' unit (ns, us, ms) is not stated in it, so it is not read (report the run's own JSON)"
         );
     }
-    let workers: std::collections::BTreeMap<usize, usize> =
+    let levels: std::collections::BTreeMap<usize, (usize, Option<f64>)> =
         text.lines().filter_map(level_comment).collect();
     let mut points = Vec::new();
     for entry in IntervalLogIterator::new(text.as_bytes()) {
@@ -63,7 +90,7 @@ fn from_hlog(file: &InputFile, text: &str) -> Result<Series> {
             .as_deref()
             .and_then(|tag| tag.strip_prefix("level-")?.parse::<usize>().ok())
             .ok_or_else(|| anyhow::anyhow!("'{path}': an interval tagged {tag:?}, not level-N"))?;
-        let workers = *workers.get(&number).ok_or_else(|| {
+        let (workers, asked) = *levels.get(&number).ok_or_else(|| {
             anyhow::anyhow!("'{path}': level-{number} has no '#level-{number}: W workers' comment")
         })?;
         let times = ResponseTimes::decode(interval.encoded_histogram())
@@ -83,7 +110,7 @@ fn from_hlog(file: &InputFile, text: &str) -> Result<Series> {
                 "responses per second",
                 &|| format!("'{path}' level-{number}"),
             )?,
-            latency: Some(Box::new(Latency::closed("request", response))),
+            latency: Some(Box::new(level_latency(response, asked, length_s))),
             ..Point::default()
         });
     }

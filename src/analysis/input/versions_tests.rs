@@ -411,3 +411,26 @@ fn only_corescales_own_hdrhistogram_log_is_read() {
     .to_string();
     assert!(error.contains("level-1"), "{error}");
 }
+
+#[test]
+fn a_runs_hlog_at_set_rates_reads_back_as_open_loop_levels() {
+    // `--sweep 1 --rate 100,200`: two levels of one worker, each at its rate; the run's JSON
+    // gave 303 and 603 responses with p99 0.308479 and 0.251263 ms.
+    let series = read("corescale-rate.hlog");
+    let paced = &series[0].paced;
+    assert_eq!(paced.len(), 2, "{series:?}");
+    for (level, (asked, count, p99_ms)) in paced
+        .iter()
+        .zip([(100.0, 303, 0.308479), (200.0, 603, 0.251263)])
+    {
+        let latency = level.latency.as_deref().unwrap();
+        let rate = latency.rate.as_ref().unwrap();
+        assert_eq!((level.workers, rate.target_per_s), (1, asked));
+        assert_eq!(latency.response.count, count);
+        assert!(
+            (latency.response.p99_ms - p99_ms).abs() < 1e-6,
+            "{latency:?}"
+        );
+        assert!(rate.sustained, "{rate:?}");
+    }
+}
