@@ -30,7 +30,25 @@ pub(crate) fn to_hlog(document: &RunDocument) -> Result<Vec<u8>> {
             .latency
             .as_ref()
             .and_then(|latency| latency.rate.as_ref())
-            .map(|rate| format!(" at {}/s", rate.target_per_s))
+            .map(|rate| {
+                // What the reader cannot take from the histogram, which holds the requests
+                // due but never sent too.
+                format!(
+                    " at {}/s, sent {} of {} due, {}, {}",
+                    rate.target_per_s,
+                    rate.sent,
+                    rate.due,
+                    match rate.arrivals {
+                        crate::latency::Arrivals::Uniform => "uniform",
+                        crate::latency::Arrivals::Poisson => "poisson",
+                    },
+                    if rate.sustained {
+                        "kept"
+                    } else {
+                        "fell behind"
+                    }
+                )
+            })
             .unwrap_or_default();
         builder.add_comment(&format!(
             "level-{}: {} workers{rate}",

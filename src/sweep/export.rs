@@ -379,16 +379,22 @@ impl RunCollector {
 /// of its own pushes: a slow or silent gateway never delays the next level.
 pub struct LevelPusher {
     levels: Option<crossbeam_channel::Sender<(usize, String)>>,
-    handle: Option<JoinHandle<()>>,
+    /// Closed by the thread as it ends: the run waits for it a while, never for ever.
+    done: crossbeam_channel::Receiver<()>,
+    warn: Arc<dyn Fn(&str) + Send + Sync>,
 }
+
+/// How long a run's end waits for the levels still to push.
+const PUSHES_AT_THE_END: Duration = Duration::from_secs(10);
 
 impl LevelPusher {
     /// Pushes to `url`; a push that fails is said with `warn`.
     pub fn new(
         url: &str,
         group: &[(String, String)],
-        warn: impl Fn(&str) + Send + 'static,
+        warn: impl Fn(&str) + Send + Sync + 'static,
     ) -> Self {
+        let warn: Arc<dyn Fn(&str) + Send + Sync> = Arc::new(warn);
         let agent = ureq::Agent::new_with_config(
             ureq::Agent::config_builder()
                 .timeout_global(Some(Duration::from_secs(5)))
@@ -400,7 +406,12 @@ impl LevelPusher {
             base.push_str(&grouping_key(key, value));
         }
         let (levels, pending) = crossbeam_channel::bounded::<(usize, String)>(64);
-        let handle = std::thread::spawn(move || {
+        let (finished, done) = crossbeam_channel::bounded::<()>(0);
+        let warned = Arc::clone(&warn);
+        std::thread::spawn(move || {
+            // Dropped as the thread ends, which closes `done`.
+            let _finished = finished;
+            let warn = warned;
             for (number, text) in pending {
                 let path = format!("{base}{}", grouping_key("level", &number.to_string()));
                 let pushed = agent
@@ -416,7 +427,8 @@ impl LevelPusher {
         });
         Self {
             levels: Some(levels),
-            handle: Some(handle),
+            done,
+            warn,
         }
     }
 
@@ -426,16 +438,31 @@ impl LevelPusher {
         if let Some(levels) = &self.levels {
             levels
                 .try_send((number, text))
-                .map_err(|_| anyhow!("level {number} was not pushed: 64 levels wait already"))?;
+                .map_err(|error| match error {
+                    crossbeam_channel::TrySendError::Full(_) => {
+                        anyhow!("level {number} was not pushed: 64 levels wait already")
+                    }
+                    crossbeam_channel::TrySendError::Disconnected(_) => {
+                        anyhow!("level {number} was not pushed: the pushing thread has stopped")
+                    }
+                })?;
         }
         Ok(())
     }
 
-    /// Pushes what is queued, then stops.
+    /// Pushes what is queued, for at most `PUSHES_AT_THE_END`; a gateway that does not
+    /// answer by then is left with what it has, and said so.
     pub fn finish(&mut self) {
-        self.levels.take();
-        if let Some(handle) = self.handle.take() {
-            let _ = handle.join();
+        if self.levels.take().is_none() {
+            return;
+        }
+        if let Err(crossbeam_channel::RecvTimeoutError::Timeout) =
+            self.done.recv_timeout(PUSHES_AT_THE_END)
+        {
+            (self.warn)(&format!(
+                "corescale: warning: the Pushgateway did not take every level within {} s of the run's end: the rest are not pushed",
+                PUSHES_AT_THE_END.as_secs()
+            ));
         }
     }
 }

@@ -22,44 +22,84 @@ pub(super) const HLOG: Importer = Importer {
 /// The comment corescale's writer begins its log with.
 const CORESCALE_COMMENT: &str = "#corescale ";
 
-/// An interval log: its header lines (`#[StartTime:`, `#[BaseTime:`, or the CSV-like legend).
+/// An interval log: among its leading comment lines (one per level in corescale's), a
+/// header (`#[StartTime:`, `#[BaseTime:`), or the CSV-like legend.
 fn is_hlog(text: &str) -> bool {
-    text.lines().take(10).any(|line| {
-        line.starts_with("#[StartTime: ")
-            || line.starts_with("#[BaseTime: ")
-            || line.starts_with("\"StartTimestamp\",\"Interval_Length\"")
-    })
+    text.lines()
+        .take_while(|line| line.starts_with('#') || line.starts_with('"'))
+        .any(|line| {
+            line.starts_with("#[StartTime: ")
+                || line.starts_with("#[BaseTime: ")
+                || line.starts_with("\"StartTimestamp\",\"Interval_Length\"")
+        })
 }
 
-/// `#level-N: W workers[ at R/s]`: the level's number, workers and open-loop rate.
-fn level_comment(line: &str) -> Option<(usize, (usize, Option<f64>))> {
+/// What the run said of an open-loop level: `at R/s, sent S of D due, ARRIVALS, kept|fell
+/// behind` (the histogram holds the requests due but never sent too).
+#[derive(Debug, Clone, Copy)]
+struct Schedule {
+    target_per_s: f64,
+    sent: u64,
+    due: u64,
+    arrivals: crate::latency::Arrivals,
+    sustained: bool,
+}
+
+/// A level's workers and, for an open loop, its schedule (an error where the rate's figures
+/// are missing: an older log).
+type LevelComment = (usize, Option<Result<Schedule, String>>);
+
+/// `#level-N: W workers[ at ...]`: the level's number, and what its comment says.
+fn level_comment(line: &str) -> Option<(usize, LevelComment)> {
     let rest = line.strip_prefix("#level-")?;
     let (number, rest) = rest.split_once(": ")?;
     let workers = rest.split_whitespace().next()?;
-    let rate = rest
-        .split_once(" at ")
-        .and_then(|(_, rate)| rate.strip_suffix("/s")?.parse::<f64>().ok())
-        .filter(|rate| rate.is_finite() && *rate > 0.0);
-    Some((number.parse().ok()?, (workers.parse().ok()?, rate)))
+    let schedule = rest.split_once(" at ").map(|(_, schedule)| {
+        schedule_of(schedule).ok_or_else(|| {
+            format!("level-{number}'s rate figures ('{schedule}') are not the run's own: report the run's JSON")
+        })
+    });
+    Some((number.parse().ok()?, (workers.parse().ok()?, schedule)))
 }
 
-/// A level's response times: an open loop's, from when each was due, at the rate asked.
-fn level_latency(response: Percentiles, asked: Option<f64>, length_s: f64) -> Latency {
-    let Some(target_per_s) = asked else {
+fn schedule_of(text: &str) -> Option<Schedule> {
+    let mut parts = text.split(", ");
+    let target_per_s = parts.next()?.strip_suffix("/s")?.parse::<f64>().ok()?;
+    let (sent, due) = parts.next()?.strip_prefix("sent ")?.split_once(" of ")?;
+    let due = due.strip_suffix(" due")?;
+    let arrivals = match parts.next()? {
+        "uniform" => crate::latency::Arrivals::Uniform,
+        "poisson" => crate::latency::Arrivals::Poisson,
+        _ => return None,
+    };
+    let sustained = match parts.next()? {
+        "kept" => true,
+        "fell behind" => false,
+        _ => return None,
+    };
+    (target_per_s.is_finite() && target_per_s > 0.0).then_some(Schedule {
+        target_per_s,
+        sent: sent.parse().ok()?,
+        due: due.parse().ok()?,
+        arrivals,
+        sustained,
+    })
+}
+
+/// A level's response times: an open loop's, from when each was due, as the run scheduled it.
+fn level_latency(response: Percentiles, schedule: Option<Schedule>, length_s: f64) -> Latency {
+    let Some(schedule) = schedule else {
         return Latency::closed("request", response);
     };
-    let sent = response.count;
-    let due = ((target_per_s * length_s).round() as u64).max(sent);
     Latency {
         measured_from: crate::latency::MeasuredFrom::Due,
         rate: Some(RateFigures {
-            target_per_s,
-            achieved_per_s: sent as f64 / length_s,
-            // Not in the log: how the run spaced its requests.
-            arrivals: crate::latency::Arrivals::Uniform,
-            due,
-            sent,
-            sustained: sent as f64 >= 0.99 * due as f64,
+            target_per_s: schedule.target_per_s,
+            achieved_per_s: schedule.sent as f64 / length_s,
+            arrivals: schedule.arrivals,
+            due: schedule.due,
+            sent: schedule.sent,
+            sustained: schedule.sustained,
             share: None,
         }),
         ..Latency::closed("request", response)
@@ -77,9 +117,10 @@ fn from_hlog(file: &InputFile, text: &str) -> Result<Series> {
             "'{path}' is an HdrHistogram log not written by corescale: its values' unit (ns, us, ms) is not stated in it, so it is not read (report the run's own JSON)"
         );
     }
-    let levels: std::collections::BTreeMap<usize, (usize, Option<f64>)> =
+    let levels: std::collections::BTreeMap<usize, LevelComment> =
         text.lines().filter_map(level_comment).collect();
     let mut points = Vec::new();
+    let mut short = Vec::new();
     for entry in IntervalLogIterator::new(text.as_bytes()) {
         let entry = entry.map_err(|error| anyhow::anyhow!("'{path}': {error:?}"))?;
         let LogEntry::Interval(interval) = entry else {
@@ -90,9 +131,12 @@ fn from_hlog(file: &InputFile, text: &str) -> Result<Series> {
             .as_deref()
             .and_then(|tag| tag.strip_prefix("level-")?.parse::<usize>().ok())
             .ok_or_else(|| anyhow::anyhow!("'{path}': an interval tagged {tag:?}, not level-N"))?;
-        let (workers, asked) = *levels.get(&number).ok_or_else(|| {
+        let (workers, schedule) = levels.get(&number).cloned().ok_or_else(|| {
             anyhow::anyhow!("'{path}': level-{number} has no '#level-{number}: W workers' comment")
         })?;
+        let schedule = schedule
+            .transpose()
+            .map_err(|problem| anyhow::anyhow!("'{path}': {problem}"))?;
         let times = ResponseTimes::decode(interval.encoded_histogram())
             .map_err(|problem| anyhow::anyhow!("'{path}' level-{number}: {problem}"))?;
         let response = times
@@ -100,7 +144,9 @@ fn from_hlog(file: &InputFile, text: &str) -> Result<Series> {
             .ok_or_else(|| anyhow::anyhow!("'{path}' level-{number}: no response in it"))?;
         let length_s = interval.duration().as_secs_f64();
         if length_s <= 0.0 {
-            bail!("'{path}' level-{number}: an interval of no length");
+            // Written to the millisecond: a level shorter than that has no rate to give.
+            short.push(number.to_string());
+            continue;
         }
         points.push(Point {
             workers: worker_count(workers as f64, &|| format!("'{path}' level-{number}"))?,
@@ -110,7 +156,7 @@ fn from_hlog(file: &InputFile, text: &str) -> Result<Series> {
                 "responses per second",
                 &|| format!("'{path}' level-{number}"),
             )?,
-            latency: Some(Box::new(level_latency(response, asked, length_s))),
+            latency: Some(Box::new(level_latency(response, schedule, length_s))),
             ..Point::default()
         });
     }
@@ -129,6 +175,12 @@ fn from_hlog(file: &InputFile, text: &str) -> Result<Series> {
         },
     );
     series.provenance = imported("corescale", None, "HdrHistogram interval log");
+    if !short.is_empty() {
+        series.notes.push(format!(
+            "'{path}': level-{} left out: its interval is shorter than the log's millisecond",
+            short.join(", level-")
+        ));
+    }
     series.notes.push(format!(
         "'{path}': a run's response times from its HdrHistogram log (each level's measured window; its rate is responses per second, not the run's figure of merit: report the run's JSON for that)"
     ));

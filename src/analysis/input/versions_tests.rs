@@ -410,27 +410,40 @@ fn only_corescales_own_hdrhistogram_log_is_read() {
     .unwrap_err()
     .to_string();
     assert!(error.contains("level-1"), "{error}");
+    // A level at a rate whose sent and due counts are not in the log cannot be read as the
+    // run measured it.
+    let bare = broken.replace("#level-1: 2 workers", "#level-1: 2 workers at 100/s");
+    let error = parse_input(
+        &InputFile::new(Path::new("run.hlog"), None),
+        bare.as_bytes(),
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(error.contains("not the run's own"), "{error}");
 }
 
 #[test]
 fn a_runs_hlog_at_set_rates_reads_back_as_open_loop_levels() {
-    // `--sweep 1 --rate 100,200`: two levels of one worker, each at its rate; the run's JSON
-    // gave 303 and 603 responses with p99 0.308479 and 0.251263 ms.
+    // `--sweep 1 --rate 20,40,...,200`: ten levels of one worker (the log's header after its
+    // tenth line), each at its rate. The run's JSON gave level 1 33 responses, 32 sent of 33
+    // due, p99 1.709055 ms, and level 10 303 responses, p99 1.656831 ms.
     let series = read("corescale-rate.hlog");
     let paced = &series[0].paced;
-    assert_eq!(paced.len(), 2, "{series:?}");
-    for (level, (asked, count, p99_ms)) in paced
-        .iter()
-        .zip([(100.0, 303, 0.308479), (200.0, 603, 0.251263)])
-    {
-        let latency = level.latency.as_deref().unwrap();
-        let rate = latency.rate.as_ref().unwrap();
-        assert_eq!((level.workers, rate.target_per_s), (1, asked));
-        assert_eq!(latency.response.count, count);
-        assert!(
-            (latency.response.p99_ms - p99_ms).abs() < 1e-6,
-            "{latency:?}"
+    assert_eq!(paced.len(), 10, "{series:?}");
+    for (index, level) in paced.iter().enumerate() {
+        let rate = level.latency.as_deref().unwrap().rate.as_ref().unwrap();
+        assert_eq!(
+            (level.workers, rate.target_per_s),
+            (1, 20.0 * (index + 1) as f64)
         );
         assert!(rate.sustained, "{rate:?}");
     }
+    let first = paced[0].latency.as_deref().unwrap();
+    let rate = first.rate.as_ref().unwrap();
+    // The histogram holds the request due but never sent; the sent count is the run's own.
+    assert_eq!((first.response.count, rate.sent, rate.due), (33, 32, 33));
+    assert!((first.response.p99_ms - 1.709055).abs() < 1e-6, "{first:?}");
+    let last = paced[9].latency.as_deref().unwrap();
+    assert_eq!(last.response.count, 303);
+    assert!((last.response.p99_ms - 1.656831).abs() < 1e-6, "{last:?}");
 }
