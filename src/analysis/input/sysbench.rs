@@ -197,7 +197,9 @@ impl Report {
             }
             ("sql", "transactions") => {
                 self.figures.insert("transactions".to_string(), count()?);
-                self.transactions_per_s = Some(per_second(value, name, at)?);
+                // Checked as every rate is: "(0 per sec.)" is no capacity.
+                self.transactions_per_s =
+                    Some(in_range(per_second(value, name, at)?, &RAW, name, at)?);
             }
             ("sql", "queries") => {
                 self.figures.insert("queries".to_string(), count()?);

@@ -447,3 +447,20 @@ fn a_runs_hlog_at_set_rates_reads_back_as_open_loop_levels() {
     assert_eq!(last.response.count, 303);
     assert!((last.response.p99_ms - 1.656831).abs() < 1e-6, "{last:?}");
 }
+
+#[test]
+fn a_sysbench_rate_of_zero_is_no_capacity() {
+    // Found by the hostile-number property test: "(0 per sec.)" gave a level of capacity 0.
+    let text = String::from_utf8(fixture("sysbench-1.0.20-oltp-histogram.txt")).unwrap();
+    let (before, after) = text.split_once("transactions:").unwrap();
+    let (_, rest) = after.split_once('(').unwrap();
+    let (_, rest) = rest.split_once(')').unwrap();
+    let zero = format!("{before}transactions:                        4981   (0 per sec.){rest}");
+    let error = parse_input(
+        &InputFile::new(Path::new("zero.txt"), None),
+        zero.as_bytes(),
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(error.contains("transactions"), "{error}");
+}
