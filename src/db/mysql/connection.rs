@@ -228,20 +228,23 @@ pub(super) fn one_line(text: &str) -> String {
 
 pub(super) fn describe(error: mysql::Error, target: &Target) -> anyhow::Error {
     let text = readable(&error);
-    if let mysql::Error::MySqlError(server) = &error {
-        match server.code {
-            1146 => {
-                return anyhow!(
-                    "{text} in {target}: run `corescale db setup --target {target}` first"
-                );
-            }
-            1142 | 1044 | 1045 => {
-                return anyhow!(
-                    "{text} in {target}: the user needs CREATE, SELECT and UPDATE on the database"
-                );
-            }
-            _ => {}
-        }
+    match &error {
+        mysql::Error::MySqlError(server) => advice(server.code, &text, target),
+        _ => None,
     }
-    anyhow!("{target}: {text}")
+    .unwrap_or_else(|| anyhow!("{target}: {text}"))
+}
+
+/// A refusal (`text`, as `readable` words it) with what to do about it, for the error
+/// numbers corescale has advice for.
+pub(super) fn advice(code: u16, text: &str, target: &Target) -> Option<anyhow::Error> {
+    match code {
+        1146 => Some(anyhow!(
+            "{text} in {target}: run `corescale db setup --target {target}` first"
+        )),
+        1142 | 1044 | 1045 => Some(anyhow!(
+            "{text} in {target}: the user needs CREATE, SELECT and UPDATE on the database"
+        )),
+        _ => None,
+    }
 }

@@ -5,7 +5,7 @@ use anyhow::{Result, bail};
 use mysql::prelude::Queryable;
 use mysql::{Conn, Statement};
 
-use super::describe;
+use super::{advice, describe, readable};
 use crate::db::connect::target::Target;
 use crate::db::connect::tls::TlsFacts;
 use crate::db::{Answer, BoundValue, DbSession, Field, Rows, quote_backtick};
@@ -44,19 +44,16 @@ fn integer(value: &mysql::Value) -> Option<i64> {
 
 /// The server's refusal as a workload counts it (by SQLSTATE); other errors as they are.
 fn statement_failure(error: mysql::Error, target: &Target) -> anyhow::Error {
-    match error {
-        // The server's error number kept in the message: many errors share SQLSTATE HY000.
+    match &error {
+        // Its words as every MySQL error's, the error number kept: many errors share
+        // SQLSTATE HY000.
         mysql::Error::MySqlError(refused) => {
             anyhow::Error::new(crate::db::driver::StatementFailure {
-                sqlstate: refused.state,
-                message: format!(
-                    "{} (MySQL error {})",
-                    super::connection::one_line(&refused.message),
-                    refused.code
-                ),
+                sqlstate: refused.state.clone(),
+                message: readable(&error),
             })
         }
-        other => describe(other, target),
+        _ => describe(error, target),
     }
 }
 
@@ -134,19 +131,23 @@ impl DbSession for MySqlSession {
     }
 
     fn run_plain(&mut self, sql: &str) -> Result<()> {
-        self.connection
-            .query_drop(sql)
-            .map_err(|error| match error {
-                // A refusal the session outlives stays a StatementFailure (a COMMIT's deadlock is
-                // retried), named with its target; the refusals `describe` has advice for, not.
-                mysql::Error::MySqlError(refused)
-                    if !matches!(refused.code, 1146 | 1142 | 1044 | 1045) =>
-                {
-                    statement_failure(mysql::Error::MySqlError(refused), &self.target)
-                        .context(self.target.to_string())
+        self.connection.query_drop(sql).map_err(|error| {
+            // A refusal the session outlives stays a StatementFailure (a COMMIT's deadlock is
+            // retried), named with its target; one corescale has advice for gets the advice.
+            let advised = match &error {
+                mysql::Error::MySqlError(refused) => {
+                    advice(refused.code, &readable(&error), &self.target)
                 }
-                other => describe(other, &self.target),
-            })
+                _ => None,
+            };
+            match (advised, error) {
+                (Some(advised), _) => advised,
+                (None, refused @ mysql::Error::MySqlError(_)) => {
+                    statement_failure(refused, &self.target).context(self.target.to_string())
+                }
+                (None, other) => describe(other, &self.target),
+            }
+        })
     }
 
     fn load_rows(&mut self, table: &str, columns: &[&str], rows: &Rows) -> Result<()> {
