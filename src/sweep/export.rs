@@ -16,6 +16,7 @@ use prometheus_client::encoding::{DescriptorEncoder, EncodeMetric, NoLabelSet};
 use prometheus_client::metrics::MetricType;
 use prometheus_client::registry::Registry;
 
+use crate::host::interference::process_cpu_seconds;
 use crate::latency::{LiveCounts, LiveResponses, classic_buckets};
 use crate::result::Level;
 
@@ -53,17 +54,44 @@ struct Exported {
     /// The ended levels' operations and response counts, so the counters only grow.
     done_operations: u64,
     done_responses: Vec<u64>,
-    /// The last level ended: its rate, p99 (s), schedule lag's p99 (s) and verdict.
-    last: Option<LastLevel>,
+    /// The last level ended, as its result records it.
+    last: Option<EndedLevel>,
 }
 
+/// A level's figures as its result records them, as the endpoint serves the last one and the
+/// Pushgateway takes each.
 #[derive(Debug, Clone, Copy)]
-struct LastLevel {
+struct EndedLevel {
     workers: usize,
     rate_per_s: f64,
+    elapsed_s: f64,
     p99_s: Option<f64>,
     lag_p99_s: Option<f64>,
+    offered_per_s: Option<f64>,
     disturbed: bool,
+}
+
+impl EndedLevel {
+    fn of(level: &Level) -> Self {
+        let latency = level.latency.as_ref();
+        Self {
+            workers: level.workers,
+            rate_per_s: level.summary.rate_total,
+            elapsed_s: level.elapsed_s,
+            p99_s: latency.map(|latency| latency.response.p99_ms / 1e3),
+            lag_p99_s: latency
+                .and_then(|latency| latency.schedule_lag.as_ref())
+                .map(|lag| lag.p99_ms / 1e3),
+            offered_per_s: latency
+                .and_then(|latency| latency.rate.as_ref())
+                .map(|rate| rate.target_per_s),
+            disturbed: level.is_disturbed(),
+        }
+    }
+
+    fn disturbed(&self) -> f64 {
+        f64::from(u8::from(self.disturbed))
+    }
 }
 
 /// The endpoint: a thread answering scrapes until the run ends.
@@ -138,16 +166,7 @@ impl MetricsEndpoint {
 
     /// A level ended: its figures as the result records them.
     pub fn level_done(&self, level: &Level) {
-        let latency = level.latency.as_ref();
-        let last = LastLevel {
-            workers: level.workers,
-            rate_per_s: level.summary.rate_total,
-            p99_s: latency.map(|latency| latency.response.p99_ms / 1e3),
-            lag_p99_s: latency
-                .and_then(|latency| latency.schedule_lag.as_ref())
-                .map(|lag| lag.p99_ms / 1e3),
-            disturbed: level.is_disturbed(),
-        };
+        let last = EndedLevel::of(level);
         self.update(|state| state.last = Some(last));
     }
 
@@ -303,9 +322,11 @@ impl Collector for RunCollector {
             MetricType::Histogram,
         )?;
         Responses(buckets, sum_s, count).encode(histogram)?;
+        if let Some(last) = state.last {
+            encode_last(&last, &mut encoder)?;
+        }
         drop(state);
-        self.encode_last(&mut encoder)?;
-        let info = encoder.encode_descriptor(
+        let mut info = encoder.encode_descriptor(
             "corescale_run",
             "The run: its workload and unit, host label and campaign part.",
             None,
@@ -316,61 +337,50 @@ impl Collector for RunCollector {
             .iter()
             .map(|(key, value)| (key.as_str(), value.as_str()))
             .collect();
-        let mut info = info;
         info.encode_info(&labels)
     }
 }
 
-impl RunCollector {
-    /// The last level's figures, once one has ended.
-    fn encode_last(&self, encoder: &mut DescriptorEncoder) -> Result<(), std::fmt::Error> {
-        let last = self
-            .state
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .last;
-        let Some(last) = last else {
-            return Ok(());
-        };
-        let figures = [
-            (
-                "corescale_last_level_workers",
-                "Workers of the last level ended.",
-                Some(last.workers as f64),
-            ),
-            (
-                "corescale_last_level_rate_per_second",
-                "The last level's rate, as its result records it.",
-                Some(last.rate_per_s),
-            ),
-            (
-                "corescale_last_level_p99_seconds",
-                "The last level's 99th percentile response time.",
-                last.p99_s,
-            ),
-            (
-                "corescale_last_level_schedule_lag_p99_seconds",
-                "The last open-loop level's 99th percentile lag behind its schedule.",
-                last.lag_p99_s,
-            ),
-            (
-                "corescale_last_level_disturbed",
-                "1 when the last level was judged disturbed by other load on this host.",
-                Some(f64::from(u8::from(last.disturbed))),
-            ),
-        ];
-        for (name, help, value) in figures {
-            if let Some(value) = value {
-                Value(MetricType::Gauge, value).encode(encoder.encode_descriptor(
-                    name,
-                    help,
-                    None,
-                    MetricType::Gauge,
-                )?)?;
-            }
+/// The last level's figures, once one has ended.
+fn encode_last(last: &EndedLevel, encoder: &mut DescriptorEncoder) -> Result<(), std::fmt::Error> {
+    let figures = [
+        (
+            "corescale_last_level_workers",
+            "Workers of the last level ended.",
+            Some(last.workers as f64),
+        ),
+        (
+            "corescale_last_level_rate_per_second",
+            "The last level's rate, as its result records it.",
+            Some(last.rate_per_s),
+        ),
+        (
+            "corescale_last_level_p99_seconds",
+            "The last level's 99th percentile response time.",
+            last.p99_s,
+        ),
+        (
+            "corescale_last_level_schedule_lag_p99_seconds",
+            "The last open-loop level's 99th percentile lag behind its schedule.",
+            last.lag_p99_s,
+        ),
+        (
+            "corescale_last_level_disturbed",
+            "1 when the last level was judged disturbed by other load on this host.",
+            Some(last.disturbed()),
+        ),
+    ];
+    for (name, help, value) in figures {
+        if let Some(value) = value {
+            Value(MetricType::Gauge, value).encode(encoder.encode_descriptor(
+                name,
+                help,
+                None,
+                MetricType::Gauge,
+            )?)?;
         }
-        Ok(())
     }
+    Ok(())
 }
 
 /// `--push-gateway`: each level's figures pushed to a Prometheus Pushgateway as it ends, for
@@ -496,7 +506,7 @@ fn grouping_key(key: &str, value: &str) -> String {
 fn level_text(number: usize, level: &Level) -> Result<String> {
     use prometheus_client::metrics::gauge::Gauge;
     let mut registry = Registry::default();
-    let latency = level.latency.as_ref();
+    let ended = EndedLevel::of(level);
     let figures = [
         (
             "corescale_level",
@@ -506,41 +516,37 @@ fn level_text(number: usize, level: &Level) -> Result<String> {
         (
             "corescale_level_workers",
             "The level's workers or sessions.",
-            Some(level.workers as f64),
+            Some(ended.workers as f64),
         ),
         (
             "corescale_level_rate_per_second",
             "The level's rate, as its result records it.",
-            Some(level.summary.rate_total),
+            Some(ended.rate_per_s),
         ),
         (
             "corescale_level_elapsed_seconds",
             "The level's measured time.",
-            Some(level.elapsed_s),
+            Some(ended.elapsed_s),
         ),
         (
             "corescale_level_p99_seconds",
             "The level's 99th percentile response time.",
-            latency.map(|latency| latency.response.p99_ms / 1e3),
+            ended.p99_s,
         ),
         (
             "corescale_level_schedule_lag_p99_seconds",
             "The open loop's 99th percentile lag behind its schedule.",
-            latency
-                .and_then(|latency| latency.schedule_lag.as_ref())
-                .map(|lag| lag.p99_ms / 1e3),
+            ended.lag_p99_s,
         ),
         (
             "corescale_level_offered_rate_per_second",
             "The open loop's rate asked.",
-            latency
-                .and_then(|latency| latency.rate.as_ref())
-                .map(|rate| rate.target_per_s),
+            ended.offered_per_s,
         ),
         (
             "corescale_level_disturbed",
             "1 when other load on the host disturbed the level.",
-            Some(f64::from(u8::from(level.is_disturbed()))),
+            Some(ended.disturbed()),
         ),
     ];
     for (name, help, value) in figures {
@@ -556,15 +562,9 @@ fn level_text(number: usize, level: &Level) -> Result<String> {
     Ok(text)
 }
 
-/// This process's CPU seconds so far, user and system.
+/// This process's CPU seconds so far, user and system (0 where /proc cannot tell).
 fn client_cpu_s() -> f64 {
-    nix::sys::resource::getrusage(nix::sys::resource::UsageWho::RUSAGE_SELF)
-        .map(|usage| {
-            let seconds =
-                |time: nix::sys::time::TimeVal| time.tv_sec() as f64 + time.tv_usec() as f64 / 1e6;
-            seconds(usage.user_time()) + seconds(usage.system_time())
-        })
-        .unwrap_or(0.0)
+    process_cpu_seconds(std::process::id()).unwrap_or(0.0)
 }
 
 /// `--metrics-listen`'s value: a port (on 127.0.0.1), or an address and port.
