@@ -428,18 +428,13 @@ fn price_sentence(comparison: &Comparison) -> Option<String> {
         .filter_map(|row| {
             let (cost, capacity) = (row.cost?, row.capacity_at_saturation?);
             (capacity > 0.0).then_some(())?;
-            let bound = if row.saturation_censored {
-                "at most "
+            let (most, least) = if row.saturation_censored {
+                ("at most ", "at least ")
             } else {
-                ""
-            };
-            let least = if row.saturation_censored {
-                "at least "
-            } else {
-                ""
+                ("", "")
             };
             Some(format!(
-                "{} {bound}{} ({} for {least}{} NOPM)",
+                "{} {most}{} ({} for {least}{} NOPM)",
                 row.name,
                 significant(cost / capacity),
                 cost,

@@ -16,7 +16,7 @@ use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use crate::format::{significant, workers_text};
 use crate::host::interference::CpuTicks;
 use crate::host::sysfs::FsRoot;
-use crate::latency::{LiveResponses, interval_percentiles};
+use crate::latency::{LiveCounts, LiveResponses, interval_percentiles};
 
 pub struct Progress {
     bar: ProgressBar,
@@ -26,8 +26,6 @@ pub struct Progress {
     /// `--push-gateway`: where each level's figures go as it ends.
     pusher: Option<super::export::LevelPusher>,
 }
-
-pub use crate::latency::LiveCounts;
 
 /// What the interval lines say, updated by the runner between batches.
 #[derive(Default)]

@@ -222,7 +222,6 @@ struct Schedule {
     services: ResponseTimes,
     first_due_us: u64,
     last_due_us: u64,
-    last_end_us: u64,
     /// Every line had an 8th field (retries): the 7th is the lag for certain.
     certain: bool,
     /// A lag over its transaction's time: the field is not a lag.
@@ -236,7 +235,6 @@ impl Schedule {
             services: ResponseTimes::default(),
             first_due_us: u64::MAX,
             last_due_us: 0,
-            last_end_us: 0,
             certain: true,
             not_a_lag: false,
         }
@@ -255,20 +253,25 @@ impl Schedule {
         let due_us = end_us.saturating_sub(latency_us);
         self.first_due_us = self.first_due_us.min(due_us);
         self.last_due_us = self.last_due_us.max(due_us);
-        self.last_end_us = self.last_end_us.max(end_us);
     }
 
     /// The level as an open loop: the rate asked is estimated from the schedule (pgbench
     /// does not print it), the transactions due from that rate over the log's time, those
-    /// sent are the ones that started. None when the field is not a lag or too few were due.
-    fn reading(&self, response: Percentiles, started: u64, skipped: u64) -> Option<Latency> {
+    /// sent are the ones that started (the log's time ends at its last transaction's end,
+    /// `last_end_us`). None when the field is not a lag or too few were due.
+    fn reading(
+        &self,
+        response: Percentiles,
+        (started, skipped): (u64, u64),
+        last_end_us: u64,
+    ) -> Option<Latency> {
         let span_s = self.last_due_us.checked_sub(self.first_due_us)? as f64 / 1e6;
         let scheduled = started + skipped;
         if self.not_a_lag || scheduled < 2 || span_s <= 0.0 {
             return None;
         }
         let target_per_s = (scheduled - 1) as f64 / span_s;
-        let window_s = (self.last_end_us - self.first_due_us) as f64 / 1e6;
+        let window_s = last_end_us.checked_sub(self.first_due_us)? as f64 / 1e6;
         let due = ((target_per_s * window_s).round() as u64).max(started);
         Some(Latency {
             measured_from: MeasuredFrom::Due,
@@ -401,7 +404,11 @@ impl TransactionLog {
             .as_ref()
             .zip(response)
             .and_then(|(schedule, response)| {
-                let open = schedule.reading(response, processed + self.failed, self.skipped)?;
+                let open = schedule.reading(
+                    response,
+                    (processed + self.failed, self.skipped),
+                    self.last_end_us,
+                )?;
                 Some((open, schedule.certain))
             });
         let mut certain = false;
