@@ -66,6 +66,7 @@ fn main() {
         Command::Host(args) => commands::host::execute(args).map(|()| 0),
         Command::Report(args) => commands::report::execute(args).map(|()| 0),
         Command::Db(args) => commands::db::execute(args).map(|()| 0),
+        Command::Capture(args) => commands::capture::execute(args).map(|()| 0),
         Command::Version(args) => commands::about::version(args).map(|()| 0),
         Command::Completions(args) => commands::about::completions(args).map(|()| 0),
         Command::GenerateMan(args) => commands::about::man_pages(&args.directory).map(|()| 0),

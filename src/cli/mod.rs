@@ -59,6 +59,9 @@ pub enum Command {
     /// Create or drop corescale's tables in a PostgreSQL, MySQL/MariaDB or Oracle database.
     #[command(subcommand)]
     Db(DbCommand),
+    /// Read a server's log into a capture of its workload, for `run replay`.
+    #[command(after_help = CAPTURE_EXAMPLES)]
+    Capture(CaptureArgs),
     /// Show the version, git commit, build date and target.
     #[command(after_help = "Examples:\n  corescale version\n  corescale version --json")]
     Version(VersionArgs),
@@ -70,6 +73,33 @@ pub enum Command {
     /// Write one man page per command into DIR (for packages and the release bundle).
     #[command(hide = true)]
     GenerateMan(GenerateManArgs),
+}
+
+const CAPTURE_EXAMPLES: &str = "The server logs each statement with log_statement = 'all' (or log_min_duration_statement = 0), and its sessions with log_connections and log_disconnections = on, in csvlog, jsonlog, or stderr with a log_line_prefix naming the time (%m), user (%u), database (%d) and session (%c). Statements that set passwords are never stored; the capture is readable by its owner only.
+
+Examples:
+  corescale capture /var/lib/postgresql/15/main/log/postgresql.csv -o shop.capture
+  corescale capture postgresql-Mon.log postgresql-Tue.log \\
+      --log-line-prefix '%m [%p] %q%u@%d %c ' -o week.capture";
+
+#[derive(Debug, Args)]
+pub struct CaptureArgs {
+    /// The server's log files, in the order they were written.
+    #[arg(value_name = "LOG", required = true)]
+    pub logs: Vec<PathBuf>,
+
+    /// The capture to write (readable by its owner only).
+    #[arg(short = 'o', long = "output", value_name = "FILE", required = true)]
+    pub output: PathBuf,
+
+    /// The server's log_line_prefix, for a log written to stderr.
+    #[arg(long, value_name = "PREFIX",
+          default_value = crate::workload::replay::pg_log::PGREPLAY_PREFIX)]
+    pub log_line_prefix: String,
+
+    /// No progress bar.
+    #[arg(short, long)]
+    pub quiet: bool,
 }
 
 #[derive(Debug, Args)]

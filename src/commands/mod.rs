@@ -1,6 +1,7 @@
 //! One module per subcommand: each wires run -> record -> analyse -> show.
 
 pub mod about;
+pub mod capture;
 pub mod db;
 pub mod host;
 pub mod report;

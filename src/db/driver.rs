@@ -377,14 +377,15 @@ impl Answer {
     }
 }
 
-/// A value bound to a statement: pgbench's integers and doubles, and text a workload keeps
-/// for the whole run (order entry's customer last names), borrowed so nothing is copied per
-/// statement.
+/// A value bound to a statement: pgbench's integers and doubles, text a workload keeps for
+/// the whole run (order entry's customer last names, a capture's parameters), borrowed so
+/// nothing is copied per statement, and a captured NULL.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum BoundValue {
     Int(i64),
     Double(f64),
     Text(&'static str),
+    Null,
 }
 
 impl std::fmt::Display for BoundValue {
@@ -393,6 +394,7 @@ impl std::fmt::Display for BoundValue {
             BoundValue::Int(value) => write!(formatter, "{value}"),
             BoundValue::Double(value) => write!(formatter, "{value:?}"),
             BoundValue::Text(text) => write!(formatter, "'{}'", text.replace('\'', "''")),
+            BoundValue::Null => write!(formatter, "NULL"),
         }
     }
 }

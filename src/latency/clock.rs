@@ -4,7 +4,7 @@
 
 use std::time::{Duration, Instant};
 
-use super::{Arrivals, LiveSlot, Pacer, SessionLatency, session_seed};
+use super::{Arrivals, LiveSlot, Pacer, Schedule, SessionLatency, session_seed};
 
 /// The longest an open loop's session sleeps at once, so a fixed-time window ends on time.
 const LONGEST_NAP: Duration = Duration::from_millis(1);
@@ -20,12 +20,55 @@ pub enum Turn {
 pub struct SessionClock {
     /// What the session recorded since the level (or its warm-up) began.
     pub latency: SessionLatency,
-    pacer: Option<Pacer>,
+    pacer: Option<Pacing>,
     window_start: Instant,
     /// A fixed-time level's length: sleeps (keying, think, a script's `sleep`) end with it.
     window_length: Option<Duration>,
     /// With `--report-interval`: where the interval lines read this session's responses.
     live: Option<LiveSlot>,
+}
+
+/// How an open loop's session spaces its requests: its share of a rate, or a schedule.
+enum Pacing {
+    Rate(Pacer),
+    Schedule(Schedule),
+}
+
+impl Pacing {
+    fn due_s(&self) -> f64 {
+        match self {
+            Self::Rate(pacer) => pacer.due_s(),
+            Self::Schedule(schedule) => schedule.due_s(),
+        }
+    }
+
+    fn advance(&mut self) {
+        match self {
+            Self::Rate(pacer) => pacer.advance(),
+            Self::Schedule(schedule) => schedule.advance(),
+        }
+    }
+
+    fn restart(&mut self) {
+        match self {
+            Self::Rate(pacer) => pacer.restart(),
+            Self::Schedule(schedule) => schedule.restart(),
+        }
+    }
+
+    fn sent(&self) -> u64 {
+        match self {
+            Self::Rate(pacer) => pacer.sent(),
+            Self::Schedule(schedule) => schedule.sent(),
+        }
+    }
+
+    fn behind_at(&self, elapsed_s: f64) -> u64 {
+        match self {
+            Self::Rate(pacer) => pacer.behind_at(elapsed_s),
+            Self::Schedule(schedule) => schedule.behind_at(elapsed_s),
+        }
+    }
 }
 
 /// An open loop's share of a level for one session.
@@ -60,12 +103,12 @@ impl SessionClock {
             let _ = nix::sys::prctl::set_timerslack(1);
         }
         let pacer = pace.map(|pace| {
-            Pacer::new(
+            Pacing::Rate(Pacer::new(
                 pace.level_rate_per_s / sessions,
                 pace.arrivals,
                 worker as f64 / sessions,
                 session_seed(pace.seed, worker),
-            )
+            ))
         });
         Self {
             latency,
@@ -74,6 +117,29 @@ impl SessionClock {
             window_length: None,
             live: None,
         }
+    }
+
+    /// An open loop on a schedule of its own (`due_s`, seconds from each window's start,
+    /// in order), `rate_per_s` its mean rate: a captured workload's session.
+    pub fn scheduled(
+        unit: &'static str,
+        limit: Option<Duration>,
+        due_s: std::sync::Arc<[f64]>,
+        rate_per_s: f64,
+    ) -> Self {
+        let _ = nix::sys::prctl::set_timerslack(1);
+        Self {
+            latency: SessionLatency::open(unit, limit, rate_per_s, Arrivals::Captured),
+            pacer: Some(Pacing::Schedule(Schedule::new(due_s))),
+            window_start: Instant::now(),
+            window_length: None,
+            live: None,
+        }
+    }
+
+    /// Requests sent since the window began (an open loop's; 0 in a closed loop).
+    pub fn sent(&self) -> u64 {
+        self.pacer.as_ref().map_or(0, Pacing::sent)
     }
 
     /// Windows of a fixed-time level end `length` after they start.

@@ -55,7 +55,7 @@ impl Pacer {
 
     fn first_due(&mut self) -> f64 {
         match self.arrivals {
-            Arrivals::Uniform => self.phase / self.rate_per_s,
+            Arrivals::Uniform | Arrivals::Captured => self.phase / self.rate_per_s,
             Arrivals::Poisson => self.gap(),
         }
     }
@@ -75,7 +75,9 @@ impl Pacer {
         self.index += 1;
         self.due_s = match self.arrivals {
             // From the start, not by adding gaps: no drift over a long window.
-            Arrivals::Uniform => (self.index as f64 + self.phase) / self.rate_per_s,
+            Arrivals::Uniform | Arrivals::Captured => {
+                (self.index as f64 + self.phase) / self.rate_per_s
+            }
             Arrivals::Poisson => self.due_s + self.gap(),
         };
     }
@@ -89,7 +91,7 @@ impl Pacer {
         }
         let behind = match self.arrivals {
             // Due k = (k + phase) / rate for k from `index` up to the last at or before now.
-            Arrivals::Uniform => {
+            Arrivals::Uniform | Arrivals::Captured => {
                 (elapsed_s * self.rate_per_s - self.phase).floor() - self.index as f64 + 1.0
             }
             Arrivals::Poisson => (elapsed_s - self.due_s) * self.rate_per_s + 1.0,
@@ -107,6 +109,43 @@ impl Pacer {
         // In (0, 1]: never ln(0).
         let uniform = ((z >> 11) + 1) as f64 / (1u64 << 53) as f64;
         -uniform.ln() / self.rate_per_s
+    }
+}
+
+/// When each statement of one session is due, from a schedule of its own (a captured
+/// workload's offsets over the speed, `run replay`), in seconds from the window's start.
+#[derive(Debug, Clone)]
+pub struct Schedule {
+    due_s: std::sync::Arc<[f64]>,
+    index: usize,
+}
+
+impl Schedule {
+    /// `due_s` in order.
+    pub fn new(due_s: std::sync::Arc<[f64]>) -> Self {
+        Self { due_s, index: 0 }
+    }
+
+    pub fn restart(&mut self) {
+        self.index = 0;
+    }
+
+    pub fn sent(&self) -> u64 {
+        self.index as u64
+    }
+
+    /// When the next statement is due; never once the schedule is done.
+    pub fn due_s(&self) -> f64 {
+        self.due_s.get(self.index).copied().unwrap_or(f64::INFINITY)
+    }
+
+    pub fn advance(&mut self) {
+        self.index = (self.index + 1).min(self.due_s.len());
+    }
+
+    /// Statements due by `elapsed_s` that were not sent.
+    pub fn behind_at(&self, elapsed_s: f64) -> u64 {
+        self.due_s[self.index..].partition_point(|due| *due <= elapsed_s) as u64
     }
 }
 

@@ -131,4 +131,7 @@ pub enum Arrivals {
     Uniform,
     /// At random, as independent users arrive (exponential gaps).
     Poisson,
+    /// As a captured workload sent them (`run replay`), its offsets over the speed.
+    #[value(skip)]
+    Captured,
 }

@@ -153,6 +153,9 @@ pub(crate) fn render(document: &RunDocument, wide: bool) -> String {
     out
 }
 
+/// The figure a replay records its level's speed under.
+const SPEED: &str = "speed";
+
 /// The level, its batches and open-loop rate, then its times (fixed work) or its rates.
 fn leading_columns(document: &RunDocument) -> Vec<Column<'_>> {
     let unit = document.workload.unit.as_str();
@@ -164,6 +167,19 @@ fn leading_columns(document: &RunDocument) -> Vec<Column<'_>> {
         }),
         column("batches", 3, |level: &Level| level.batches.to_string()),
     ];
+    // A replay's levels: the speed over the captured pace.
+    if document
+        .levels
+        .iter()
+        .any(|level| level.workload_figures.contains_key(SPEED))
+    {
+        columns.push(column("speed", 0, |level: &Level| {
+            level
+                .workload_figures
+                .get(SPEED)
+                .map_or(String::new(), |speed| format!("{}x", significant(*speed)))
+        }));
+    }
     // Open-loop levels (`--rate`): the rate asked of each, beside its workers.
     if document.levels.iter().any(Level::is_paced) {
         columns.push(column("asked/s", 0, |level: &Level| {

@@ -41,6 +41,7 @@ pub(crate) fn to_hlog(document: &RunDocument) -> Result<Vec<u8>> {
                     match rate.arrivals {
                         crate::latency::Arrivals::Uniform => "uniform",
                         crate::latency::Arrivals::Poisson => "poisson",
+                        crate::latency::Arrivals::Captured => "captured",
                     },
                     if rate.sustained {
                         "kept"

@@ -104,6 +104,9 @@ pub(crate) fn run_sweep(
         // A campaign's part: its clock checked against the server's, its start scheduled.
         let mut in_campaign = None;
         let mut level_settings = settings.clone();
+        if let Some(length) = workload.level_length(offered) {
+            level_settings.duration = Some(length);
+        }
         let scheduled = match campaign {
             Some(campaign) => campaign
                 .before_level(workload, index, step.campaign_workers.unwrap_or(workers))

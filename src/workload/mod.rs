@@ -10,6 +10,7 @@ pub mod db;
 pub mod figures;
 pub mod lio;
 pub(crate) mod memory;
+pub mod replay;
 pub mod script;
 pub mod server;
 pub(crate) mod slob;
@@ -87,6 +88,9 @@ workloads! {
     Script = "script" => script::ScriptArgs,
     /// Order entry derived from TPC-C (NOPM, TPM) on tables of `db setup --workload tpcc`.
     Tpcc = "tpcc" => tpcc::run::TpccArgs,
+    /// A production workload captured from the server's log (`corescale capture`), replayed
+    /// at rising speeds.
+    Replay = "replay" => replay::run::ReplayArgs,
 }
 
 /// What every workload is told about the run it is built for.
@@ -114,6 +118,12 @@ pub trait WorkloadOptions {
     /// is a runtime failure unless it is a [`UsageError`]. Otherwise building only checks
     /// the options, and every failure is a bad setting.
     fn connects(&self) -> bool {
+        false
+    }
+
+    /// Whether the workload sets its own sessions (a capture's lanes): then the run's
+    /// worker counts are not the user's to give, and each level is one batch.
+    fn sets_sessions(&self) -> bool {
         false
     }
 }
@@ -368,6 +378,17 @@ pub trait Workload: Send + Sync {
 
     /// Fixed-time jobs of this length unless the user chose otherwise (rate workloads).
     fn default_duration(&self) -> Option<std::time::Duration> {
+        None
+    }
+
+    /// The one worker count of a workload that sets its own sessions (a capture's lanes).
+    fn own_sessions(&self) -> Option<usize> {
+        None
+    }
+
+    /// A level's length at `rate`, where the workload sets it (a replay's span over its
+    /// speed); None: the run's `--duration`.
+    fn level_length(&self, _rate: Option<f64>) -> Option<Duration> {
         None
     }
 

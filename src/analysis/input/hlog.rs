@@ -70,6 +70,7 @@ fn schedule_of(text: &str) -> Option<Schedule> {
     let arrivals = match parts.next()? {
         "uniform" => crate::latency::Arrivals::Uniform,
         "poisson" => crate::latency::Arrivals::Poisson,
+        "captured" => crate::latency::Arrivals::Captured,
         _ => return None,
     };
     let sustained = match parts.next()? {

@@ -50,20 +50,30 @@ pub fn execute(run: &RunArgs, command_line: Vec<String>) -> Result<RunEnd> {
         .then(|| Look::begin(&FsRoot::new("/")))
         .flatten();
     let host = HostInfo::read(&FsRoot::new("/"), args.label.clone())?;
-    let levels = load_levels(args, &host.topology);
-    // Only the automatic plan brackets the CPUs given; a list is checked against the host's.
-    let plan = match levels {
-        LoadLevels::Auto => plan(&levels, &planning_topology(&host, &levels), args.force)?,
-        _ => plan(&levels, &host.topology, args.force)?,
-    };
     let outputs = args
         .outputs
         .iter()
         .map(|path| Output::parse(path))
         .collect::<Result<Vec<_>, _>>()?;
-    let _locks = OutputLocks::acquire(&outputs)?;
+    let (plan, mut workload, _locks) = if run.workload()?.options().sets_sessions() {
+        // The workload's sessions are its own (a capture's lanes): built before the plan.
+        refuse_worker_counts(args)?;
+        let workload = build_workload(run, &host, 1)?;
+        let locks = OutputLocks::acquire(&outputs)?;
+        (vec![workload.own_sessions().unwrap_or(1)], workload, locks)
+    } else {
+        let levels = load_levels(args, &host.topology);
+        // Only the automatic plan brackets the CPUs given; a list is checked against the
+        // host's.
+        let plan = match levels {
+            LoadLevels::Auto => plan(&levels, &planning_topology(&host, &levels), args.force)?,
+            _ => plan(&levels, &host.topology, args.force)?,
+        };
+        let locks = OutputLocks::acquire(&outputs)?;
+        let largest = plan.iter().copied().max().unwrap_or(1);
+        (plan, build_workload(run, &host, largest)?, locks)
+    };
     let largest = plan.iter().copied().max().unwrap_or(1);
-    let mut workload = build_workload(run, &host, largest)?;
     check_memory(&workload.info(), largest, &host, args.force)?;
     check_pinning(&host.topology, args.pin, largest)?;
     // Before setup, which may write a data file that a signal must not leave behind.
@@ -160,6 +170,24 @@ fn checked_after_run(workload: &dyn Workload, document: &mut RunDocument) -> Res
     }
 }
 
+/// Refuses what a workload that sets its own sessions (run replay) cannot take: worker
+/// counts, batches until a precision, a campaign's parts.
+fn refuse_worker_counts(args: &SweepArgs) -> Result<(), UsageError> {
+    let given = [
+        (args.sweep.is_some(), "--sweep"),
+        (args.workers.is_some(), "--workers"),
+        (args.full, "--full"),
+        (args.precision.is_some(), "--precision"),
+        (args.campaign.campaign.is_some(), "--campaign"),
+    ];
+    match given.iter().find(|(given, _)| *given) {
+        Some((_, option)) => Err(UsageError::new(format!(
+            "run replay replays each captured session on a session of its own, once per speed: leave {option} out (--speed lists the levels)"
+        ))),
+        None => Ok(()),
+    }
+}
+
 /// The workload named (cpu when none is), built from its options for the plan's largest level.
 fn build_workload(run: &RunArgs, host: &HostInfo, largest: usize) -> Result<Box<dyn Workload>> {
     let args = &run.sweep;
@@ -200,6 +228,11 @@ fn plan_steps(
     // Rate workloads run fixed-time jobs unless a job size asks for fixed work.
     if args.job_size.is_none() {
         settings.duration = settings.duration.or(workload.default_duration());
+    }
+    // A workload with its own sessions replays once per level.
+    if workload.own_sessions().is_some() {
+        settings.repeat = 1;
+        settings.max_repeat = 1;
     }
     let mut steps = level_steps(plan, &workload.offered_rates());
     // A campaign's part runs its share of every level, at the agreed times.

@@ -27,6 +27,7 @@ pub(super) fn parameters(values: &[BoundValue]) -> mysql::Params {
                 BoundValue::Int(value) => mysql::Value::Int(*value),
                 BoundValue::Double(value) => mysql::Value::Double(*value),
                 BoundValue::Text(text) => mysql::Value::Bytes(text.as_bytes().to_vec()),
+                BoundValue::Null => mysql::Value::NULL,
             })
             .collect(),
     )

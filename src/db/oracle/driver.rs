@@ -557,6 +557,9 @@ impl Replication for Oracle {
 /// Most values a statement binds from the stack (every workload's statements so far).
 const BOUND_ON_STACK: usize = 8;
 
+/// A captured NULL, bound as a text the server casts.
+static NULL_TEXT: Option<&str> = None;
+
 /// A statement's values as the oracle crate binds them, in `slots` (on the caller's stack):
 /// no allocation per execution for up to [`BOUND_ON_STACK`] values.
 fn bound<'a>(
@@ -567,6 +570,7 @@ fn bound<'a>(
         BoundValue::Int(value) => value as &dyn oracle::sql_type::ToSql,
         BoundValue::Double(value) => value as &dyn oracle::sql_type::ToSql,
         BoundValue::Text(text) => text as &dyn oracle::sql_type::ToSql,
+        BoundValue::Null => &NULL_TEXT as &dyn oracle::sql_type::ToSql,
     };
     if values.len() > BOUND_ON_STACK {
         return std::borrow::Cow::Owned(values.iter().map(as_sql).collect());

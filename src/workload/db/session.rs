@@ -462,7 +462,9 @@ mod tests {
         fn record(&mut self, index: usize, sql: &str, values: &[BoundValue]) -> Sent {
             let key = |value: &BoundValue| match value {
                 BoundValue::Int(key) => *key as u64,
-                BoundValue::Double(_) | BoundValue::Text(_) => panic!("keys are integers"),
+                BoundValue::Double(_) | BoundValue::Text(_) | BoundValue::Null => {
+                    panic!("keys are integers")
+                }
             };
             let sent = Sent {
                 update: index == UPDATE,

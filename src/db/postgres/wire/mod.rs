@@ -42,17 +42,18 @@ pub(crate) use stream::{HandshakeFailed, Stream, Transport};
 /// A value sent as text (the server infers its type), written straight into the outgoing
 /// buffer.
 trait TextValue {
-    fn write_text(&self, buffer: &mut BytesMut);
+    fn write_text(&self, buffer: &mut BytesMut) -> IsNull;
 }
 
 impl TextValue for &str {
-    fn write_text(&self, buffer: &mut BytesMut) {
+    fn write_text(&self, buffer: &mut BytesMut) -> IsNull {
         buffer.put_slice(self.as_bytes());
+        IsNull::No
     }
 }
 
 impl TextValue for BoundValue {
-    fn write_text(&self, buffer: &mut BytesMut) {
+    fn write_text(&self, buffer: &mut BytesMut) -> IsNull {
         match self {
             // The workloads' keys: no formatting machinery on the statement's path.
             BoundValue::Int(value) => {
@@ -64,7 +65,9 @@ impl TextValue for BoundValue {
                 // Writing into a BytesMut cannot fail.
                 let _ = write!(buffer.writer(), "{self}");
             }
+            BoundValue::Null => return IsNull::Yes,
         }
+        IsNull::No
     }
 }
 
@@ -91,10 +94,7 @@ fn bind_execute<T: TextValue>(
         statement,
         std::iter::empty(),
         values.iter(),
-        |value, buffer| {
-            value.write_text(buffer);
-            Ok(IsNull::No)
-        },
+        |value, buffer| Ok(value.write_text(buffer)),
         std::iter::empty(),
         outgoing,
     )

@@ -1,0 +1,146 @@
+//! `corescale capture`: a server's logs read into a replay file, with progress, and a line
+//! saying what was kept and left out.
+
+use std::io::BufRead;
+
+use anyhow::{Context, Result};
+use indicatif::{ProgressBar, ProgressStyle};
+
+use crate::cli::CaptureArgs;
+use crate::error::UsageError;
+use crate::workload::replay::capture::Capturer;
+use crate::workload::replay::file::{self, Line, Writer};
+use crate::workload::replay::pg_log::{Format, read_entries};
+
+pub fn execute(args: &CaptureArgs) -> Result<()> {
+    for log in &args.logs {
+        if same_file(log, &args.output) {
+            return Err(UsageError::new(format!(
+                "-o {} is one of the logs read: write the capture to another file",
+                args.output.display()
+            ))
+            .into());
+        }
+    }
+    let total: u64 = args
+        .logs
+        .iter()
+        .map(|log| std::fs::metadata(log).map(|meta| meta.len()))
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|error| UsageError::new(format!("reading the logs: {error}")))?
+        .into_iter()
+        .sum();
+    // Every log's format first: the header names them, and a log of the wrong kind is
+    // refused before anything is read.
+    let mut formats = Vec::new();
+    for log in &args.logs {
+        let name = log.display().to_string();
+        let mut reader = open(log)?;
+        let format = Format::detect(&first_line(&mut reader, &name)?, &args.log_line_prefix)
+            .map_err(|error| anyhow::anyhow!("{name}: {error:#}"))?;
+        formats.push(format);
+    }
+    let bar = progress_bar(total, args.quiet);
+    let mut writer = Writer::create(&args.output)?;
+    writer.write(&Line::Header {
+        format: file::FORMAT.to_string(),
+        version: file::VERSION,
+        product: "postgresql".to_string(),
+        logs: args
+            .logs
+            .iter()
+            .zip(&formats)
+            .map(|(log, format)| format!("{} ({})", file_name(log), format.name()))
+            .collect(),
+    })?;
+    let mut capturer = Capturer::new(&mut writer);
+    for (log, format) in args.logs.iter().zip(&formats) {
+        let name = log.display().to_string();
+        read_entries(
+            &mut open(log)?,
+            format,
+            &name,
+            &|read| bar.inc(read),
+            &mut |entry| capturer.take(entry),
+        )?;
+    }
+    let logs = args
+        .logs
+        .iter()
+        .map(|log| log.display().to_string())
+        .collect::<Vec<_>>()
+        .join(", ");
+    let captured = capturer.finish(&logs)?;
+    writer.finish()?;
+    bar.finish_and_clear();
+    let summary = &captured.summary;
+    let mut said = format!(
+        "captured {} statements of {} sessions into {}",
+        summary.statements,
+        summary.sessions,
+        args.output.display()
+    );
+    if summary.with_duration > 0 {
+        said.push_str(&format!(", {} with their duration", summary.with_duration));
+    }
+    if summary.passwords_left_out > 0 {
+        said.push_str(&format!(
+            "; {} statements setting a password left out",
+            summary.passwords_left_out
+        ));
+    }
+    println!("corescale: {said}");
+    if !captured.connections_logged {
+        say!(
+            "corescale: note: the log does not say when sessions connected (log_connections and log_disconnections are off): each session is taken from its first statement to its last"
+        );
+    }
+    Ok(())
+}
+
+/// The first line of a log, to tell its format, left in the reader.
+fn first_line(reader: &mut std::io::BufReader<std::fs::File>, name: &str) -> Result<String> {
+    let buffer = reader
+        .fill_buf()
+        .with_context(|| format!("reading {name}"))?;
+    let end = buffer
+        .iter()
+        .position(|byte| *byte == b'\n')
+        .unwrap_or(buffer.len());
+    Ok(String::from_utf8_lossy(&buffer[..end]).into_owned())
+}
+
+fn same_file(a: &std::path::Path, b: &std::path::Path) -> bool {
+    match (std::fs::canonicalize(a), std::fs::canonicalize(b)) {
+        (Ok(a), Ok(b)) => a == b,
+        _ => false,
+    }
+}
+
+fn progress_bar(total: u64, quiet: bool) -> ProgressBar {
+    use std::io::IsTerminal;
+    if quiet || !std::io::stderr().is_terminal() {
+        return ProgressBar::hidden();
+    }
+    let bar = ProgressBar::new(total);
+    bar.set_style(
+        ProgressStyle::with_template(
+            "{spinner} [{elapsed_precise}] {bar:30} {bytes}/{total_bytes}  ETA {eta}",
+        )
+        .expect("the progress template is valid"),
+    );
+    bar
+}
+
+fn open(log: &std::path::Path) -> Result<std::io::BufReader<std::fs::File>> {
+    let file = std::fs::File::open(log).with_context(|| format!("opening {}", log.display()))?;
+    Ok(std::io::BufReader::with_capacity(1 << 20, file))
+}
+
+/// A log's file name alone: the capture does not record where the server keeps its logs.
+fn file_name(log: &std::path::Path) -> String {
+    log.file_name().map_or_else(
+        || log.display().to_string(),
+        |name| name.to_string_lossy().into_owned(),
+    )
+}

@@ -1,0 +1,314 @@
+//! `corescale capture`: a server's log read as a workload. Each session's statements, in
+//! order, with when they were sent, their parameters and the duration the log gave them,
+//! written to a replay file; statements that set passwords are counted and never stored.
+
+use std::collections::HashMap;
+
+use anyhow::{Result, bail};
+
+use super::file::{Line, Statement, Summary, Writer};
+use super::fingerprint::{Class, classify};
+use super::pg_log::Entry;
+
+/// What a capture read, for its closing line.
+#[derive(Debug, Default, Clone, PartialEq)]
+pub struct Captured {
+    pub summary: Summary,
+    /// Whether the log said when sessions connected and disconnected.
+    pub connections_logged: bool,
+    /// Statements of the extended protocol whose parameters the log did not give.
+    pub without_parameters: u64,
+}
+
+/// The sessions open in the log, and what is written of them.
+pub struct Capturer<'a> {
+    writer: &'a mut Writer,
+    sessions: HashMap<String, Open>,
+    next_id: u32,
+    origin_us: Option<i64>,
+    captured: Captured,
+}
+
+/// A session seen in the log: its number, and its last statement, kept until the entries
+/// that complete it (its duration, its error) have been read.
+struct Open {
+    id: u32,
+    pending: Option<Statement>,
+}
+
+impl<'a> Capturer<'a> {
+    pub fn new(writer: &'a mut Writer) -> Self {
+        Self {
+            writer,
+            sessions: HashMap::new(),
+            next_id: 0,
+            origin_us: None,
+            captured: Captured::default(),
+        }
+    }
+
+    /// Takes one entry of the log.
+    pub fn take(&mut self, entry: Entry) -> Result<()> {
+        let origin = *self.origin_us.get_or_insert(entry.at_us);
+        if self.captured.summary.origin.is_empty() {
+            self.captured.summary.origin = chrono::DateTime::from_timestamp_micros(entry.at_us)
+                .map(|time| time.naive_utc().to_string())
+                .unwrap_or_default();
+        }
+        if entry.session.is_empty() {
+            return Ok(());
+        }
+        let at_us = entry.at_us - origin;
+        if matches!(entry.severity.as_str(), "ERROR" | "FATAL" | "PANIC") {
+            let sqlstate = entry.sqlstate.clone().unwrap_or_else(|| "unknown".into());
+            *self
+                .captured
+                .summary
+                .errors
+                .entry(sqlstate.clone())
+                .or_default() += 1;
+            if let Some(open) = self.sessions.get_mut(&entry.session)
+                && let Some(pending) = open.pending.as_mut()
+            {
+                pending.failed = Some(sqlstate);
+            }
+            return Ok(());
+        }
+        if entry.severity != "LOG" {
+            return Ok(());
+        }
+        let message = entry.message.as_str();
+        if let Some(authorized) = message.strip_prefix("connection authorized: ") {
+            self.captured.connections_logged = true;
+            let database = word_after(authorized, "database=").unwrap_or(&entry.database);
+            let user = word_after(authorized, "user=").unwrap_or(&entry.user);
+            let entry = Entry {
+                database: database.to_string(),
+                user: user.to_string(),
+                ..entry
+            };
+            self.open(&entry, at_us)?;
+            return Ok(());
+        }
+        if message.starts_with("disconnection: ") {
+            self.captured.connections_logged = true;
+            if let Some(mut open) = self.sessions.remove(&entry.session) {
+                self.flush(&mut open)?;
+                self.writer.write(&Line::End { id: open.id, at_us })?;
+            }
+            return Ok(());
+        }
+        let (took_us, rest) = match message.strip_prefix("duration: ") {
+            Some(duration) => {
+                let (number, rest) = duration.split_once(" ms").unwrap_or((duration, ""));
+                let took = number
+                    .trim()
+                    .parse::<f64>()
+                    .ok()
+                    .filter(|ms| ms.is_finite() && *ms >= 0.0)
+                    .map(|ms| (ms * 1e3).round() as u64);
+                (took, rest.trim_start())
+            }
+            None => (None, message),
+        };
+        let (sql, parameters) = if let Some(sql) = rest.strip_prefix("statement: ") {
+            (sql, None)
+        } else if let Some(named) = rest.strip_prefix("execute ") {
+            let Some((_, sql)) = named.split_once(": ") else {
+                return Ok(());
+            };
+            let parameters = entry
+                .detail
+                .as_deref()
+                .and_then(|detail| detail.strip_prefix("parameters: "))
+                .map(parse_parameters);
+            (sql, Some(parameters.unwrap_or_default()))
+        } else {
+            // A duration alone (log_duration) completes the statement before it.
+            if rest.is_empty()
+                && let Some(took) = took_us
+                && let Some(open) = self.sessions.get_mut(&entry.session)
+                && let Some(pending) = open.pending.as_mut()
+                && pending.took_us.is_none()
+            {
+                pending.took_us = Some(took);
+            }
+            return Ok(());
+        };
+        self.statement(&entry, at_us, sql, parameters, took_us)
+    }
+
+    fn statement(
+        &mut self,
+        entry: &Entry,
+        at_us: i64,
+        sql: &str,
+        parameters: Option<Vec<Option<String>>>,
+        took_us: Option<u64>,
+    ) -> Result<()> {
+        let class = classify(sql);
+        if class == Class::Password {
+            self.captured.summary.passwords_left_out += 1;
+            return Ok(());
+        }
+        if !self.sessions.contains_key(&entry.session) {
+            self.open(entry, at_us)?;
+        }
+        let Some(mut open) = self.sessions.remove(&entry.session) else {
+            return Ok(());
+        };
+        // log_statement and log_min_duration_statement both on: the duration's entry is the
+        // statement logged before it, now complete.
+        let same = open.pending.as_ref().is_some_and(|pending| {
+            took_us.is_some() && pending.took_us.is_none() && pending.sql == sql
+        });
+        if same {
+            if let Some(pending) = open.pending.as_mut() {
+                pending.took_us = took_us;
+            }
+        } else {
+            self.flush(&mut open)?;
+            if parameters.as_ref().is_some_and(Vec::is_empty) && sql.contains("$1") {
+                self.captured.without_parameters += 1;
+            }
+            open.pending = Some(Statement {
+                session: open.id,
+                // A duration's entry is written when the statement ended.
+                at_us: at_us - took_us.map_or(0, |took| took as i64),
+                sql: sql.to_string(),
+                parameters: parameters.filter(|values| !values.is_empty()),
+                took_us,
+                class,
+                failed: None,
+            });
+        }
+        self.sessions.insert(entry.session.clone(), open);
+        Ok(())
+    }
+
+    fn open(&mut self, entry: &Entry, at_us: i64) -> Result<()> {
+        if let Some(mut earlier) = self.sessions.remove(&entry.session) {
+            // A session key seen again (a pid reused, with %p): the earlier one ended.
+            self.flush(&mut earlier)?;
+            self.writer.write(&Line::End {
+                id: earlier.id,
+                at_us,
+            })?;
+        }
+        let id = self.next_id;
+        self.next_id += 1;
+        self.captured.summary.sessions += 1;
+        self.writer.write(&Line::Session {
+            id,
+            at_us,
+            user: entry.user.clone(),
+            database: entry.database.clone(),
+        })?;
+        self.sessions
+            .insert(entry.session.clone(), Open { id, pending: None });
+        Ok(())
+    }
+
+    fn flush(&mut self, open: &mut Open) -> Result<()> {
+        if let Some(statement) = open.pending.take() {
+            self.captured.summary.statements += 1;
+            if statement.took_us.is_some() {
+                self.captured.summary.with_duration += 1;
+            }
+            self.writer.write(&Line::Statement(statement))?;
+        }
+        Ok(())
+    }
+
+    /// Writes what sessions still hold and the summary; refuses a log the server wrote
+    /// without the settings a capture needs, naming them.
+    pub fn finish(mut self, logs: &str) -> Result<Captured> {
+        let mut open: Vec<Open> = self.sessions.drain().map(|(_, open)| open).collect();
+        open.sort_by_key(|open| open.id);
+        for mut session in open {
+            self.flush(&mut session)?;
+        }
+        let captured = self.captured;
+        if captured.summary.statements == 0 {
+            bail!(
+                "{logs}: the log has no statement of any session: set log_statement = 'all' (or log_min_duration_statement = 0), log_connections = on and log_disconnections = on, reload the server, and capture the log written after"
+            );
+        }
+        if captured.without_parameters > 0 {
+            bail!(
+                "{logs}: {} statements of the extended protocol were logged without their parameters: set log_parameter_max_length = -1 (PostgreSQL 13 and later log them in full by default), and capture again",
+                captured.without_parameters
+            );
+        }
+        self.writer
+            .write(&Line::Summary(captured.summary.clone()))?;
+        Ok(captured)
+    }
+}
+
+/// The value after `key` in "user=app database=shop application_name=x".
+fn word_after<'t>(text: &'t str, key: &str) -> Option<&'t str> {
+    text.split(' ')
+        .find_map(|word| word.strip_prefix(key))
+        .filter(|value| !value.is_empty())
+}
+
+/// "$1 = '2', $2 = NULL, $3 = 'it''s'": the values in order (None a NULL).
+pub fn parse_parameters(text: &str) -> Vec<Option<String>> {
+    let mut values = Vec::new();
+    let mut rest = text;
+    while let Some(after) = rest.trim_start_matches([',', ' ']).strip_prefix('$') {
+        let Some((_, value)) = after.split_once(" = ") else {
+            break;
+        };
+        if let Some(tail) = value.strip_prefix("NULL") {
+            values.push(None);
+            rest = tail;
+            continue;
+        }
+        let Some(quoted) = value.strip_prefix('\'') else {
+            break;
+        };
+        let mut text = String::new();
+        let mut chars = quoted.char_indices();
+        let mut end = quoted.len();
+        while let Some((at, c)) = chars.next() {
+            if c == '\'' {
+                if quoted[at + 1..].starts_with('\'') {
+                    text.push('\'');
+                    chars.next();
+                    continue;
+                }
+                end = at + 1;
+                break;
+            }
+            text.push(c);
+        }
+        values.push(Some(text));
+        rest = &quoted[end.min(quoted.len())..];
+    }
+    values
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parameters_keep_quotes_nulls_and_commas() {
+        assert_eq!(
+            parse_parameters("$1 = '2', $2 = NULL, $3 = 'it''s, here', $4 = ''"),
+            vec![
+                Some("2".to_string()),
+                None,
+                Some("it's, here".to_string()),
+                Some(String::new())
+            ]
+        );
+        assert!(parse_parameters("nothing").is_empty());
+        assert_eq!(
+            parse_parameters("$1 = 'unterminated"),
+            vec![Some("unterminated".into())]
+        );
+    }
+}

@@ -1,0 +1,177 @@
+//! The replay file: what `corescale capture` keeps of a server's log, gzip-compressed JSON
+//! lines, created readable by its owner only (it holds the application's literals). A
+//! header, then sessions, statements and session ends in the log's order, then a summary.
+
+use std::collections::BTreeMap;
+use std::io::{BufRead, BufReader, Write};
+use std::path::Path;
+
+use anyhow::{Context, Result, anyhow, bail};
+use serde::{Deserialize, Serialize};
+
+use super::fingerprint::Class;
+
+/// What the file calls itself, and its version.
+pub const FORMAT: &str = "corescale-capture";
+pub const VERSION: u32 = 1;
+
+/// One line of the file.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "record", rename_all = "snake_case")]
+pub enum Line {
+    Header {
+        format: String,
+        version: u32,
+        /// "postgresql" or "mysql".
+        product: String,
+        /// The logs read, by file name, with their format.
+        logs: Vec<String>,
+    },
+    /// A session's first sign in the log (its connection, or its first statement).
+    Session {
+        id: u32,
+        at_us: i64,
+        user: String,
+        database: String,
+    },
+    Statement(Statement),
+    /// The session's disconnection.
+    End {
+        id: u32,
+        at_us: i64,
+    },
+    Summary(Summary),
+}
+
+/// One captured statement.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Statement {
+    pub session: u32,
+    /// When it was sent, in microseconds since the first entry of the log.
+    pub at_us: i64,
+    pub sql: String,
+    /// The extended protocol's parameters, in order ($1 first; None a NULL); absent for a
+    /// statement sent with its values in its text.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub parameters: Option<Vec<Option<String>>>,
+    /// How long the server took, where the log says (log_min_duration_statement, log_duration).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub took_us: Option<u64>,
+    pub class: Class,
+    /// The SQLSTATE of the error the capture logged for it ("" when the log gives none).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub failed: Option<String>,
+}
+
+/// What the capture kept and left out.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Summary {
+    /// The log's time of its first entry, as written (the offsets count from it).
+    pub origin: String,
+    pub sessions: u64,
+    pub statements: u64,
+    /// Statements that set a password: never stored.
+    pub passwords_left_out: u64,
+    /// Errors the capture logged, by SQLSTATE ("unknown" where the log gives none).
+    pub errors: BTreeMap<String, u64>,
+    /// Statements with a captured duration.
+    pub with_duration: u64,
+}
+
+/// Writes a replay file: into a temporary file beside `path`, renamed to it when finished,
+/// so an interrupted capture leaves no half file.
+pub struct Writer {
+    encoder: flate2::write::GzEncoder<std::io::BufWriter<tempfile::NamedTempFile>>,
+    path: std::path::PathBuf,
+}
+
+impl Writer {
+    pub fn create(path: &Path) -> Result<Self> {
+        let dir = match path.parent() {
+            Some(dir) if !dir.as_os_str().is_empty() => dir,
+            _ => Path::new("."),
+        };
+        // tempfile creates it with mode 0600: readable by its owner only.
+        let file = tempfile::NamedTempFile::new_in(dir)
+            .with_context(|| format!("creating a file in {}", dir.display()))?;
+        Ok(Self {
+            encoder: flate2::write::GzEncoder::new(
+                std::io::BufWriter::new(file),
+                flate2::Compression::fast(),
+            ),
+            path: path.to_path_buf(),
+        })
+    }
+
+    pub fn write(&mut self, line: &Line) -> Result<()> {
+        serde_json::to_writer(&mut self.encoder, line)
+            .and_then(|()| self.encoder.write_all(b"\n").map_err(serde_json::Error::io))
+            .with_context(|| format!("writing {}", self.path.display()))
+    }
+
+    /// Finishes the file and puts it in place.
+    pub fn finish(self) -> Result<()> {
+        let path = self.path;
+        let file = self
+            .encoder
+            .finish()
+            .and_then(|buffered| buffered.into_inner().map_err(|error| error.into_error()))
+            .with_context(|| format!("writing {}", path.display()))?;
+        file.as_file()
+            .sync_all()
+            .with_context(|| format!("writing {}", path.display()))?;
+        file.persist(&path)
+            .map_err(|error| anyhow!("putting {} in place: {}", path.display(), error.error))?;
+        Ok(())
+    }
+}
+
+/// Reads a replay file's lines in order, each handed to `take`; refuses anything else
+/// (another file, a newer version) at its line.
+pub fn read(path: &Path, take: &mut dyn FnMut(Line) -> Result<()>) -> Result<()> {
+    let file = std::fs::File::open(path)
+        .with_context(|| format!("opening the capture {}", path.display()))?;
+    let mut reader = BufReader::new(flate2::read::GzDecoder::new(BufReader::new(file)));
+    let mut text = String::new();
+    for number in 1_u64.. {
+        text.clear();
+        let read = reader.read_line(&mut text).map_err(|error| {
+            anyhow!(
+                "{}: line {number}: {error}: not a capture of `corescale capture`",
+                path.display()
+            )
+        })?;
+        if read == 0 {
+            if number == 1 {
+                bail!(
+                    "{} is empty: not a capture of `corescale capture`",
+                    path.display()
+                );
+            }
+            return Ok(());
+        }
+        let line: Line = serde_json::from_str(&text).map_err(|error| {
+            anyhow!(
+                "{}: line {number} is not a capture's record ({error}): make it again with `corescale capture`",
+                path.display()
+            )
+        })?;
+        if number == 1 {
+            match &line {
+                Line::Header {
+                    format, version, ..
+                } if format == FORMAT && *version <= VERSION => {}
+                Line::Header { version, .. } if *version > VERSION => bail!(
+                    "{} is a capture of version {version}, newer than this corescale reads ({VERSION}): use a newer corescale",
+                    path.display()
+                ),
+                _ => bail!(
+                    "{} does not start as a capture of `corescale capture` does",
+                    path.display()
+                ),
+            }
+        }
+        take(line)?;
+    }
+    Ok(())
+}

@@ -1,0 +1,363 @@
+//! A replay file read for a run: one database's sessions within the chosen part of the
+//! capture, each with its statements in order, dealt to lanes (sessions that never overlap
+//! share one, as a connection pool would); each lane is one session of the replay.
+
+use std::collections::{BTreeMap, BinaryHeap, HashMap};
+use std::path::Path;
+use std::time::Duration;
+
+use anyhow::{Result, bail};
+
+use super::file::{self, Line};
+use super::fingerprint::{Class, fingerprint};
+use crate::db::driver::BoundValue;
+use crate::latency::ResponseTimes;
+
+/// The most fingerprints with figures of their own; the rest are counted together.
+pub const MOST_FINGERPRINTS: usize = 40;
+
+/// One statement as a lane sends it: kept for the whole run (its text and values leaked
+/// once, so sending binds them without copying).
+#[derive(Debug, Clone)]
+pub struct Sent {
+    /// Microseconds from the start of the replayed part.
+    pub at_us: u64,
+    pub sql: &'static str,
+    /// The extended protocol's values and its prepared statement's number; None for a
+    /// statement sent as text.
+    pub prepared: Option<(usize, &'static [BoundValue])>,
+    /// Its fingerprint's number (the last number: the others, together).
+    pub fingerprint: usize,
+    /// Whether it starts a captured session other than the one before it in the lane:
+    /// the lane connects anew first.
+    pub new_session: bool,
+}
+
+/// What is replayed, and what was left out.
+#[derive(Debug)]
+pub struct Replay {
+    pub lanes: Vec<Vec<Sent>>,
+    /// The replayed part's length at 1x.
+    pub span: Duration,
+    pub database: String,
+    pub users: Vec<String>,
+    pub statements: u64,
+    pub sessions: u64,
+    /// Fingerprints with figures of their own, by number; "others" last when some are
+    /// counted together.
+    pub fingerprints: Vec<String>,
+    /// Each fingerprint's captured durations, where the log gave them.
+    pub captured: Vec<ResponseTimes>,
+    /// Writes kept: their count and the first one's fingerprint.
+    pub writes: (u64, Option<String>),
+    pub left_out: LeftOut,
+    pub capture_errors: BTreeMap<String, u64>,
+}
+
+/// Statements the capture holds that this replay does not send, by why.
+#[derive(Debug, Default, Clone, PartialEq)]
+pub struct LeftOut {
+    pub other_databases: u64,
+    pub outside_window: u64,
+    pub ddl: u64,
+    pub server_wide: u64,
+    /// COPY with the client's data (FROM STDIN, TO STDOUT), which no log holds.
+    pub copy: u64,
+    /// Never stored by the capture.
+    pub passwords: u64,
+}
+
+/// Which part of the capture, and what of it.
+#[derive(Debug, Clone, Default)]
+pub struct Choice {
+    pub database: Option<String>,
+    pub from: Option<Duration>,
+    pub window: Option<Duration>,
+    pub include_ddl: bool,
+    pub include_server_wide: bool,
+}
+
+/// A captured session while the file is read.
+struct Captured {
+    database: String,
+    user: String,
+    statements: Vec<file::Statement>,
+}
+
+/// Reads `path` and keeps what `choice` asks for.
+pub fn load(path: &Path, choice: &Choice) -> Result<Replay> {
+    let mut sessions: HashMap<u32, Captured> = HashMap::new();
+    let mut summary = None;
+    file::read(path, &mut |line| {
+        match line {
+            Line::Session {
+                id, user, database, ..
+            } => {
+                sessions.insert(
+                    id,
+                    Captured {
+                        database,
+                        user,
+                        statements: Vec::new(),
+                    },
+                );
+            }
+            Line::Statement(statement) => {
+                if let Some(session) = sessions.get_mut(&statement.session) {
+                    session.statements.push(statement);
+                }
+            }
+            Line::Summary(read) => summary = Some(read),
+            Line::Header { .. } | Line::End { .. } => {}
+        }
+        Ok(())
+    })?;
+    let Some(summary) = summary else {
+        bail!(
+            "{} ends before its summary: the capture was cut short; make it again with `corescale capture`",
+            path.display()
+        );
+    };
+    let database = match &choice.database {
+        Some(database) => database.clone(),
+        None => busiest_database(&sessions).unwrap_or_default(),
+    };
+    let mut left_out = LeftOut {
+        passwords: summary.passwords_left_out,
+        ..LeftOut::default()
+    };
+    let mut kept: Vec<Captured> = Vec::new();
+    let mut ids: Vec<u32> = sessions.keys().copied().collect();
+    ids.sort_unstable();
+    for id in ids {
+        let Some(mut session) = sessions.remove(&id) else {
+            continue;
+        };
+        if session.database != database {
+            left_out.other_databases += session.statements.len() as u64;
+            continue;
+        }
+        session
+            .statements
+            .retain(|statement| match statement.class {
+                _ if copies_with_client(&statement.sql) => {
+                    left_out.copy += 1;
+                    false
+                }
+                Class::Ddl if !choice.include_ddl => {
+                    left_out.ddl += 1;
+                    false
+                }
+                Class::ServerWide if !choice.include_server_wide => {
+                    left_out.server_wide += 1;
+                    false
+                }
+                Class::Password => false,
+                _ => true,
+            });
+        session.statements.sort_by_key(|statement| statement.at_us);
+        if !session.statements.is_empty() {
+            kept.push(session);
+        }
+    }
+    if kept.is_empty() {
+        let known = database_names(path)?;
+        bail!(
+            "{}: no statement of database '{database}' to replay (the capture has {}): name one with --database",
+            path.display(),
+            known.join(", ")
+        );
+    }
+    window(&mut kept, choice, &mut left_out, path)?;
+    Ok(dealt(kept, database, left_out, summary.errors))
+}
+
+/// COPY ... FROM STDIN or TO STDOUT: the rows go between client and server, and the log
+/// holds none of them.
+fn copies_with_client(sql: &str) -> bool {
+    let upper = sql.trim_start().to_ascii_uppercase();
+    upper.starts_with("COPY") && (upper.contains("STDIN") || upper.contains("STDOUT"))
+}
+
+/// The databases a capture's sessions named, for a refusal.
+fn database_names(path: &Path) -> Result<Vec<String>> {
+    let mut names = std::collections::BTreeSet::new();
+    file::read(path, &mut |line| {
+        if let Line::Session { database, .. } = line {
+            names.insert(if database.is_empty() {
+                "(none named)".to_string()
+            } else {
+                format!("'{database}'")
+            });
+        }
+        Ok(())
+    })?;
+    Ok(names.into_iter().collect())
+}
+
+fn busiest_database(sessions: &HashMap<u32, Captured>) -> Option<String> {
+    let mut counts: BTreeMap<&str, usize> = BTreeMap::new();
+    for session in sessions.values() {
+        *counts.entry(session.database.as_str()).or_default() += session.statements.len();
+    }
+    counts
+        .into_iter()
+        .max_by_key(|(_, count)| *count)
+        .map(|(database, _)| database.to_string())
+}
+
+/// Keeps the statements within `--from` and `--window`, with offsets from the window's
+/// start.
+fn window(
+    sessions: &mut Vec<Captured>,
+    choice: &Choice,
+    left_out: &mut LeftOut,
+    path: &Path,
+) -> Result<()> {
+    let first = sessions
+        .iter()
+        .filter_map(|session| session.statements.first())
+        .map(|statement| statement.at_us)
+        .min()
+        .unwrap_or(0);
+    let start = first + choice.from.map_or(0, |from| from.as_micros() as i64);
+    let end = choice.window.map_or(i64::MAX, |window| {
+        start.saturating_add(window.as_micros() as i64)
+    });
+    for session in sessions.iter_mut() {
+        let before = session.statements.len();
+        session
+            .statements
+            .retain(|statement| (start..end).contains(&statement.at_us));
+        left_out.outside_window += (before - session.statements.len()) as u64;
+        for statement in &mut session.statements {
+            statement.at_us -= start;
+        }
+    }
+    sessions.retain(|session| !session.statements.is_empty());
+    if sessions.is_empty() {
+        bail!(
+            "{}: no statement within --from and --window: the capture's statements start at 0s; give a part that holds some",
+            path.display()
+        );
+    }
+    Ok(())
+}
+
+/// Sessions dealt to lanes: each to the first lane free when it starts (sessions that never
+/// overlap share one), its statements' texts and values kept for the run.
+fn dealt(
+    sessions: Vec<Captured>,
+    database: String,
+    left_out: LeftOut,
+    capture_errors: BTreeMap<String, u64>,
+) -> Replay {
+    let (fingerprints, numbers) = ranked_fingerprints(&sessions);
+    let others = fingerprints.len().saturating_sub(1);
+    let mut captured = vec![ResponseTimes::default(); fingerprints.len()];
+    let mut prepared: HashMap<String, usize> = HashMap::new();
+    let mut sorted = sessions;
+    sorted.sort_by_key(|session| session.statements[0].at_us);
+    // Each lane's end: the lane whose last session ended first takes the next.
+    let mut free: BinaryHeap<std::cmp::Reverse<(i64, usize)>> = BinaryHeap::new();
+    let mut lanes: Vec<Vec<Sent>> = Vec::new();
+    let mut users = std::collections::BTreeSet::new();
+    let mut writes = (0, None);
+    let mut statements = 0;
+    let mut span_us = 0;
+    let sessions = sorted.len() as u64;
+    for session in sorted {
+        users.insert(session.user.clone());
+        let start = session.statements[0].at_us;
+        let end = session
+            .statements
+            .iter()
+            .map(|statement| statement.at_us + statement.took_us.unwrap_or(0) as i64)
+            .max()
+            .unwrap_or(start);
+        let lane = match free.peek() {
+            Some(std::cmp::Reverse((ended, lane))) if *ended <= start => {
+                let lane = *lane;
+                free.pop();
+                lane
+            }
+            _ => {
+                lanes.push(Vec::new());
+                lanes.len() - 1
+            }
+        };
+        free.push(std::cmp::Reverse((end, lane)));
+        for (index, statement) in session.statements.into_iter().enumerate() {
+            statements += 1;
+            span_us = span_us.max(statement.at_us);
+            let print = fingerprint(&statement.sql);
+            let number = numbers.get(&print).copied().unwrap_or(others);
+            if let Some(took) = statement.took_us {
+                captured[number].record(Duration::from_micros(took));
+            }
+            if statement.class == Class::Write || statement.class == Class::Ddl {
+                writes.0 += 1;
+                writes.1.get_or_insert(print);
+            }
+            let values: Option<&'static [BoundValue]> = statement.parameters.map(|values| {
+                let bound: Vec<BoundValue> = values
+                    .into_iter()
+                    .map(|value| match value {
+                        Some(text) => BoundValue::Text(Box::leak(text.into_boxed_str())),
+                        None => BoundValue::Null,
+                    })
+                    .collect();
+                &*Box::leak(bound.into_boxed_slice())
+            });
+            let next = prepared.len();
+            lanes[lane].push(Sent {
+                at_us: statement.at_us.max(0) as u64,
+                prepared: values.map(|values| {
+                    (
+                        *prepared.entry(statement.sql.clone()).or_insert(next),
+                        values,
+                    )
+                }),
+                sql: Box::leak(statement.sql.into_boxed_str()),
+                fingerprint: number,
+                new_session: index == 0,
+            });
+        }
+    }
+    Replay {
+        lanes,
+        span: Duration::from_micros(span_us.max(0) as u64),
+        database,
+        users: users.into_iter().collect(),
+        statements,
+        sessions,
+        fingerprints,
+        captured,
+        writes,
+        left_out,
+        capture_errors,
+    }
+}
+
+/// The fingerprints by how many statements have them, the most first, up to
+/// [`MOST_FINGERPRINTS`]; "(others)" last when there are more.
+fn ranked_fingerprints(sessions: &[Captured]) -> (Vec<String>, HashMap<String, usize>) {
+    let mut counts: HashMap<String, u64> = HashMap::new();
+    for statement in sessions.iter().flat_map(|session| &session.statements) {
+        *counts.entry(fingerprint(&statement.sql)).or_default() += 1;
+    }
+    let mut ranked: Vec<(String, u64)> = counts.into_iter().collect();
+    ranked.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+    let more = ranked.len() > MOST_FINGERPRINTS;
+    ranked.truncate(MOST_FINGERPRINTS - usize::from(more));
+    let numbers = ranked
+        .iter()
+        .enumerate()
+        .map(|(number, (print, _))| (print.clone(), number))
+        .collect();
+    let mut names: Vec<String> = ranked.into_iter().map(|(print, _)| print).collect();
+    if more {
+        names.push("(others)".to_string());
+    }
+    (names, numbers)
+}

@@ -1,0 +1,11 @@
+//! The production workload itself: `corescale capture` reads a server's log into a replay
+//! file, and `run replay` sends it again at rising speeds under the same sweep, latency
+//! and verdicts as the other database workloads. Its SQL is the application's own.
+
+pub mod capture;
+pub mod file;
+pub mod fingerprint;
+pub mod load;
+pub mod pg_log;
+pub mod run;
+mod session;

@@ -1,0 +1,612 @@
+//! PostgreSQL's server log as entries: csvlog, jsonlog and stderr (with a `log_line_prefix`
+//! that names the time, the session and, ideally, the user and database, as pgreplay
+//! documents), read a line at a time so a log of any size takes bounded memory. Each entry is
+//! one message with its detail; what a message means for a capture is `capture.rs`'s.
+
+use std::io::BufRead;
+
+use anyhow::{Result, anyhow, bail};
+use chrono::NaiveDateTime;
+
+/// The longest line (or csv record) read: a 10 MB statement fits, a file of binary junk
+/// without newlines is refused at its first line.
+pub const LONGEST_LINE: usize = 64 << 20;
+
+/// One message of the log, as every format gives it.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Entry {
+    /// Microseconds since the epoch, by the log's clock (its time zone as written).
+    pub at_us: i64,
+    pub session: String,
+    pub user: String,
+    pub database: String,
+    /// LOG, ERROR, FATAL, DETAIL, ...
+    pub severity: String,
+    pub sqlstate: Option<String>,
+    pub message: String,
+    pub detail: Option<String>,
+    /// Where the entry starts in its file (1-based).
+    pub line: u64,
+}
+
+/// How a log is written.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Format {
+    Csv,
+    Json,
+    /// stderr with this `log_line_prefix`.
+    Stderr(Prefix),
+}
+
+impl Format {
+    /// The format of a log from its first line: a JSON object, a csvlog record, else stderr
+    /// with `prefix`.
+    pub fn detect(first_line: &str, prefix: &str) -> Result<Self> {
+        let line = first_line.trim_start_matches('\u{feff}');
+        if line.starts_with('{') {
+            return Ok(Self::Json);
+        }
+        if looks_like_csvlog(line) {
+            return Ok(Self::Csv);
+        }
+        Ok(Self::Stderr(Prefix::parse(prefix)?))
+    }
+
+    pub fn name(&self) -> &'static str {
+        match self {
+            Self::Csv => "csvlog",
+            Self::Json => "jsonlog",
+            Self::Stderr(_) => "stderr",
+        }
+    }
+}
+
+/// A csvlog record starts with a timestamp and a quoted user name field (or an empty one).
+fn looks_like_csvlog(line: &str) -> bool {
+    let Some((time, rest)) = line.split_once(',') else {
+        return false;
+    };
+    parse_time(time).is_some() && (rest.starts_with('"') || rest.starts_with(','))
+}
+
+/// "2026-11-29 08:45:19.404 UTC", "2026-11-29 08:45:19 CET", "2026-11-29T08:45:19.404+01":
+/// microseconds since the epoch of the wall time written (the zone name is not read: a log
+/// is written in one zone, and only differences between its times are used), and whether
+/// it had a fraction of a second.
+pub fn parse_time(text: &str) -> Option<(i64, bool)> {
+    let text = text.trim();
+    let stamp = text.get(..19)?;
+    let time = NaiveDateTime::parse_from_str(&stamp.replace('T', " "), "%Y-%m-%d %H:%M:%S").ok()?;
+    let mut micros = time.and_utc().timestamp_micros();
+    let rest = &text[19..];
+    let fraction = rest
+        .strip_prefix('.')
+        .map(|rest| rest.bytes().take_while(u8::is_ascii_digit).count())
+        .filter(|digits| *digits > 0);
+    if let Some(digits) = fraction {
+        let digits_text = &rest[1..1 + digits.min(6)];
+        let value: i64 = digits_text.parse().ok()?;
+        micros += value * 10_i64.pow(6 - digits.min(6) as u32);
+    }
+    Some((micros, fraction.is_some()))
+}
+
+/// A stderr log's `log_line_prefix`, as pieces to match.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Prefix {
+    pieces: Vec<Piece>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Piece {
+    Literal(String),
+    /// An escape: its letter (%m -> 'm').
+    Field(char),
+}
+
+/// pgreplay's documented prefix: time with milliseconds, user, database, session.
+pub const PGREPLAY_PREFIX: &str = "%m|%u|%d|%c|";
+
+impl Prefix {
+    /// Refuses a prefix a capture cannot be read from: one without the time (%m, %n; %t
+    /// has whole seconds) or the session (%c; %p when pids are not reused).
+    pub fn parse(prefix: &str) -> Result<Self> {
+        let mut pieces = Vec::new();
+        let mut literal = String::new();
+        let mut chars = prefix.chars();
+        while let Some(c) = chars.next() {
+            if c != '%' {
+                literal.push(c);
+                continue;
+            }
+            // %-10u and the like: the padding is read as the field.
+            let mut letter = chars.next();
+            while letter.is_some_and(|c| c == '-' || c.is_ascii_digit()) {
+                letter = chars.next();
+            }
+            match letter {
+                Some('%') => literal.push('%'),
+                // %q ends the prefix of non-session processes: their lines are skipped.
+                Some('q') => {}
+                Some(letter) => {
+                    if !literal.is_empty() {
+                        pieces.push(Piece::Literal(std::mem::take(&mut literal)));
+                    }
+                    pieces.push(Piece::Field(letter));
+                }
+                None => literal.push('%'),
+            }
+        }
+        if !literal.is_empty() {
+            pieces.push(Piece::Literal(literal));
+        }
+        let has = |letter: char| pieces.contains(&Piece::Field(letter));
+        if !has('m') && !has('n') {
+            if has('t') {
+                bail!(
+                    "log_line_prefix '{prefix}' times lines with %t, in whole seconds: a replay needs milliseconds; set log_line_prefix to use %m (pgreplay's '{PGREPLAY_PREFIX}') and capture again"
+                );
+            }
+            bail!(
+                "log_line_prefix '{prefix}' has no time (%m): set it to name the time, user, database and session, e.g. '{PGREPLAY_PREFIX}', and capture again (or give the server's with --log-line-prefix)"
+            );
+        }
+        if !has('c') && !has('p') {
+            bail!(
+                "log_line_prefix '{prefix}' names no session (%c): set it to name the time, user, database and session, e.g. '{PGREPLAY_PREFIX}', and capture again (or give the server's with --log-line-prefix)"
+            );
+        }
+        for (index, piece) in pieces.iter().enumerate() {
+            if matches!(piece, Piece::Field(_))
+                && matches!(pieces.get(index + 1), Some(Piece::Field(_)))
+            {
+                bail!(
+                    "log_line_prefix '{prefix}' has two escapes with nothing between them: the fields cannot be told apart; give a separator, as in '{PGREPLAY_PREFIX}'"
+                );
+            }
+        }
+        Ok(Self { pieces })
+    }
+
+    /// The fields of a line that starts with this prefix, and the rest of the line; None
+    /// when it does not (a continuation, or another process's line).
+    fn split<'a>(&self, line: &'a str) -> Option<(Vec<(char, &'a str)>, &'a str)> {
+        let mut rest = line;
+        let mut fields = Vec::new();
+        for (index, piece) in self.pieces.iter().enumerate() {
+            match piece {
+                Piece::Literal(text) => rest = rest.strip_prefix(text.as_str())?,
+                Piece::Field(letter) => {
+                    let value = match self.pieces.get(index + 1) {
+                        Some(Piece::Literal(next)) => {
+                            let end = field_end(*letter, rest, next)?;
+                            &rest[..end]
+                        }
+                        // Last: up to the severity's "LOG:  ".
+                        _ => {
+                            let end = rest.find(": ")?;
+                            let start = rest[..end].rfind(' ').map_or(0, |at| at + 1);
+                            &rest[..start]
+                        }
+                    };
+                    fields.push((*letter, value.trim_end()));
+                    rest = &rest[value.len()..];
+                }
+            }
+        }
+        Some((fields, rest))
+    }
+}
+
+/// Where field `letter` ends before the literal `next`: times contain spaces and colons,
+/// so they end where their fixed shape does.
+fn field_end(letter: char, rest: &str, next: &str) -> Option<usize> {
+    if matches!(letter, 'm' | 't') {
+        // "2026-11-29 08:45:19.404 UTC": date, time, zone, then the literal.
+        let after_clock = rest.get(19..)?;
+        let fraction = after_clock.strip_prefix('.').map_or(0, |tail| {
+            1 + tail.bytes().take_while(u8::is_ascii_digit).count()
+        });
+        let zone_start = 19 + fraction;
+        let zone_len = rest[zone_start..].find(next)?;
+        return Some(zone_start + zone_len);
+    }
+    rest.find(next)
+}
+
+/// Reads `reader`'s entries in order, handing each to `take`; `bytes` counts what was read
+/// (for progress). `name` names the file in errors, which say its line.
+pub fn read_entries(
+    reader: &mut dyn BufRead,
+    format: &Format,
+    name: &str,
+    bytes: &dyn Fn(u64),
+    take: &mut dyn FnMut(Entry) -> Result<()>,
+) -> Result<()> {
+    read_format(reader, format, bytes, take).map_err(|error| anyhow!("{name}: {error:#}"))
+}
+
+fn read_format(
+    reader: &mut dyn BufRead,
+    format: &Format,
+    bytes: &dyn Fn(u64),
+    take: &mut dyn FnMut(Entry) -> Result<()>,
+) -> Result<()> {
+    match format {
+        Format::Csv => read_csv(reader, bytes, take),
+        Format::Json => read_lines(reader, bytes, &mut |line, number| {
+            if line.trim().is_empty() {
+                return Ok(());
+            }
+            take(json_entry(line, number)?)
+        }),
+        Format::Stderr(prefix) => {
+            let mut pending: Option<Entry> = None;
+            read_lines(reader, bytes, &mut |line, number| {
+                stderr_line(prefix, line, number, &mut pending, take)
+            })?;
+            match pending {
+                Some(entry) => take(entry),
+                None => Ok(()),
+            }
+        }
+    }
+}
+
+/// Each line, as UTF-8 text without its newline, with its number.
+fn read_lines(
+    reader: &mut dyn BufRead,
+    bytes: &dyn Fn(u64),
+    each: &mut dyn FnMut(&str, u64) -> Result<()>,
+) -> Result<()> {
+    let mut buffer = Vec::new();
+    for number in 1.. {
+        buffer.clear();
+        let read = std::io::Read::take(&mut *reader, LONGEST_LINE as u64 + 1)
+            .read_until(b'\n', &mut buffer)
+            .map_err(|error| anyhow!("line {number}: {error}"))?;
+        if read == 0 {
+            return Ok(());
+        }
+        bytes(read as u64);
+        if buffer.len() > LONGEST_LINE {
+            bail!(
+                "line {number} is longer than {} MiB: not a server log",
+                LONGEST_LINE >> 20
+            );
+        }
+        while buffer
+            .last()
+            .is_some_and(|byte| *byte == b'\n' || *byte == b'\r')
+        {
+            buffer.pop();
+        }
+        let line = std::str::from_utf8(&buffer).map_err(|_| {
+            anyhow!("line {number} is not UTF-8 text: not a server log (or one in another encoding; convert it with iconv)")
+        })?;
+        each(line, number)?;
+    }
+    Ok(())
+}
+
+fn json_entry(line: &str, number: u64) -> Result<Entry> {
+    #[derive(serde::Deserialize)]
+    struct Json {
+        timestamp: String,
+        #[serde(default)]
+        user: Option<String>,
+        #[serde(default)]
+        dbname: Option<String>,
+        #[serde(default)]
+        session_id: Option<String>,
+        #[serde(default)]
+        error_severity: Option<String>,
+        #[serde(default)]
+        state_code: Option<String>,
+        #[serde(default)]
+        message: Option<String>,
+        #[serde(default)]
+        detail: Option<String>,
+    }
+    let json: Json = serde_json::from_str(line)
+        .map_err(|error| anyhow!("line {number} is not a jsonlog record: {error}"))?;
+    let (at_us, _) = parse_time(&json.timestamp).ok_or_else(|| {
+        anyhow!(
+            "line {number}: '{}' is not a time",
+            crate::format::printable(&json.timestamp)
+        )
+    })?;
+    Ok(Entry {
+        at_us,
+        session: json.session_id.unwrap_or_default(),
+        user: json.user.unwrap_or_default(),
+        database: json.dbname.unwrap_or_default(),
+        severity: json.error_severity.unwrap_or_default(),
+        sqlstate: json.state_code,
+        message: json.message.unwrap_or_default(),
+        detail: json.detail,
+        line: number,
+    })
+}
+
+/// csvlog's columns, as PostgreSQL 9.0 to 17 write them.
+const CSV_TIME: usize = 0;
+const CSV_USER: usize = 1;
+const CSV_DATABASE: usize = 2;
+const CSV_SESSION: usize = 5;
+const CSV_SEVERITY: usize = 11;
+const CSV_SQLSTATE: usize = 12;
+const CSV_MESSAGE: usize = 13;
+const CSV_DETAIL: usize = 14;
+
+fn read_csv(
+    reader: &mut dyn BufRead,
+    bytes: &dyn Fn(u64),
+    take: &mut dyn FnMut(Entry) -> Result<()>,
+) -> Result<()> {
+    let mut csv = csv::ReaderBuilder::new()
+        .has_headers(false)
+        .flexible(true)
+        .from_reader(reader);
+    let mut record = csv::ByteRecord::new();
+    let mut offset = 0;
+    loop {
+        let line = csv.position().line();
+        let more = csv
+            .read_byte_record(&mut record)
+            .map_err(|error| anyhow!("line {line} is not a csvlog record: {error}"))?;
+        if !more {
+            return Ok(());
+        }
+        let at = csv.position().byte();
+        bytes(at - offset);
+        offset = at;
+        if record.as_slice().len() > LONGEST_LINE {
+            bail!(
+                "the record at line {line} is longer than {} MiB",
+                LONGEST_LINE >> 20
+            );
+        }
+        if record.len() <= CSV_DETAIL {
+            bail!(
+                "line {line} has {} fields, not csvlog's 23 or more",
+                record.len()
+            );
+        }
+        let field = |index: usize| -> Result<&str> {
+            std::str::from_utf8(record.get(index).unwrap_or_default()).map_err(|_| {
+                anyhow!(
+                    "line {line} is not UTF-8 text (or in another encoding; convert it with iconv)"
+                )
+            })
+        };
+        let (at_us, _) = parse_time(field(CSV_TIME)?).ok_or_else(|| {
+            anyhow!(
+                "line {line}: '{}' is not a time",
+                crate::format::printable(field(CSV_TIME).unwrap_or_default())
+            )
+        })?;
+        let detail = field(CSV_DETAIL)?;
+        let sqlstate = field(CSV_SQLSTATE)?;
+        take(Entry {
+            at_us,
+            session: field(CSV_SESSION)?.to_string(),
+            user: field(CSV_USER)?.to_string(),
+            database: field(CSV_DATABASE)?.to_string(),
+            severity: field(CSV_SEVERITY)?.to_string(),
+            sqlstate: (!sqlstate.is_empty()).then(|| sqlstate.to_string()),
+            message: field(CSV_MESSAGE)?.to_string(),
+            detail: (!detail.is_empty()).then(|| detail.to_string()),
+            line,
+        })?;
+    }
+}
+
+/// The severities a stderr line may carry after the prefix.
+const SEVERITIES: [&str; 14] = [
+    "DEBUG1",
+    "DEBUG2",
+    "DEBUG3",
+    "DEBUG4",
+    "DEBUG5",
+    "LOG",
+    "INFO",
+    "NOTICE",
+    "WARNING",
+    "ERROR",
+    "FATAL",
+    "PANIC",
+    "DETAIL",
+    "STATEMENT",
+];
+/// Lines that add to the entry before them.
+const ADDENDA: [&str; 5] = ["HINT", "CONTEXT", "QUERY", "LOCATION", "STATEMENT"];
+
+/// One stderr line: a new entry (the pending one handed on), its DETAIL, another addendum
+/// (skipped), or a continuation of a multi-line message (a tab, then the text).
+fn stderr_line(
+    prefix: &Prefix,
+    line: &str,
+    number: u64,
+    pending: &mut Option<Entry>,
+    take: &mut dyn FnMut(Entry) -> Result<()>,
+) -> Result<()> {
+    if let Some(continued) = line.strip_prefix('\t') {
+        if let Some(entry) = pending.as_mut() {
+            match entry.detail.as_mut() {
+                Some(detail) => {
+                    detail.push('\n');
+                    detail.push_str(continued);
+                }
+                None => {
+                    entry.message.push('\n');
+                    entry.message.push_str(continued);
+                }
+            }
+        }
+        return Ok(());
+    }
+    let Some((fields, rest)) = prefix.split(line) else {
+        // Not a session's line (another process's %q prefix), or not this prefix at all.
+        if number == 1 && pending.is_none() {
+            bail!(
+                "line 1 does not start with the log_line_prefix given ('{}'): give the server's with --log-line-prefix",
+                crate::format::printable(&line.chars().take(80).collect::<String>())
+            );
+        }
+        return Ok(());
+    };
+    let Some((severity, message)) = rest.split_once(":  ") else {
+        return Ok(());
+    };
+    if !SEVERITIES.contains(&severity) && !ADDENDA.contains(&severity) {
+        return Ok(());
+    }
+    let field = |letter: char| {
+        fields
+            .iter()
+            .find(|(known, _)| *known == letter)
+            .map(|(_, value)| *value)
+    };
+    let session = field('c').or(field('p')).unwrap_or_default().to_string();
+    if severity == "DETAIL" || ADDENDA.contains(&severity) {
+        if let Some(entry) = pending.as_mut()
+            && entry.session == session
+            && severity == "DETAIL"
+        {
+            entry.detail = Some(message.to_string());
+        }
+        return Ok(());
+    }
+    let at_us = match (field('m'), field('n')) {
+        (Some(time), _) => parse_time(time).map(|(at, _)| at),
+        (None, Some(epoch)) => epoch
+            .parse::<f64>()
+            .ok()
+            .filter(|seconds| seconds.is_finite())
+            .map(|seconds| (seconds * 1e6) as i64),
+        (None, None) => None,
+    }
+    .ok_or_else(|| anyhow!("line {number}: the prefix's time is not a time"))?;
+    let known = |value: Option<&str>| {
+        value
+            .filter(|value| *value != "[unknown]")
+            .unwrap_or_default()
+            .to_string()
+    };
+    let entry = Entry {
+        at_us,
+        session,
+        user: known(field('u')),
+        database: known(field('d')),
+        severity: severity.to_string(),
+        sqlstate: field('e').map(str::to_string),
+        message: message.to_string(),
+        detail: None,
+        line: number,
+    };
+    if let Some(done) = pending.replace(entry) {
+        take(done)?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn entries(text: &str, format: &Format) -> Result<Vec<Entry>> {
+        let mut found = Vec::new();
+        read_entries(
+            &mut text.as_bytes(),
+            format,
+            "test.log",
+            &|_| {},
+            &mut |entry| {
+                found.push(entry);
+                Ok(())
+            },
+        )?;
+        Ok(found)
+    }
+
+    #[test]
+    fn stderr_lines_join_their_detail_and_continuations() {
+        let prefix = Prefix::parse("%m|%u|%d|%c: ").unwrap();
+        let log = "2026-11-29 08:45:19.404 UTC|postgres|shop|6b0be61f.1832: LOG:  execute P_5: INSERT INTO h VALUES ($1, $2);\n\
+2026-11-29 08:45:19.404 UTC|postgres|shop|6b0be61f.1832: DETAIL:  parameters: $1 = '2', $2 = NULL\n\
+2026-11-29 08:45:19.455 UTC|postgres|shop|6b0be61f.1833: LOG:  statement: select 'multi\n\
+\tline', 1\n\
+2026-11-29 08:45:19.456 UTC|[unknown]|[unknown]|6b0be61f.1834: LOG:  connection received: host=[local]\n";
+        let found = entries(log, &Format::Stderr(prefix)).unwrap();
+        assert_eq!(found.len(), 3);
+        assert_eq!(
+            found[0].message,
+            "execute P_5: INSERT INTO h VALUES ($1, $2);"
+        );
+        assert_eq!(
+            found[0].detail.as_deref(),
+            Some("parameters: $1 = '2', $2 = NULL")
+        );
+        assert_eq!(found[0].database, "shop");
+        assert_eq!(found[1].message, "statement: select 'multi\nline', 1");
+        assert_eq!(found[1].at_us - found[0].at_us, 51_000);
+        assert_eq!(found[2].user, "");
+    }
+
+    #[test]
+    fn prefixes_without_time_or_session_are_refused_naming_the_setting() {
+        for (prefix, said) in [
+            ("%t|%u|%d|%c|", "%t"),
+            ("%u|%d|%c|", "no time"),
+            ("%m|%u|%d|", "no session"),
+            ("%m%c", "two escapes"),
+        ] {
+            let error = Prefix::parse(prefix).unwrap_err().to_string();
+            assert!(error.contains(said), "{prefix}: {error}");
+        }
+        assert!(Prefix::parse("%m [%p] %q%u@%d ").is_ok());
+    }
+
+    #[test]
+    fn times_keep_their_fraction() {
+        assert_eq!(
+            parse_time("2026-11-29 08:45:19.404 UTC")
+                .map(|(at, fraction)| (at % 1_000_000, fraction)),
+            Some((404_000, true))
+        );
+        assert_eq!(
+            parse_time("2026-11-29 08:45:19 CET").map(|(_, fraction)| fraction),
+            Some(false)
+        );
+        assert!(parse_time("yesterday").is_none());
+        assert!(parse_time("2026-11-29 08:45:19.").is_some());
+    }
+
+    #[test]
+    fn hostile_lines_are_refused_with_their_number() {
+        let prefix = Format::Stderr(Prefix::parse(PGREPLAY_PREFIX).unwrap());
+        let error = entries("garbage\n", &prefix).unwrap_err().to_string();
+        assert!(
+            error.contains("test.log") && error.contains("line 1"),
+            "{error}"
+        );
+        let mut binary = b"2026-11-29 08:45:19.404 UTC|u|d|s1|LOG:  statement: select 1\n".to_vec();
+        binary.extend_from_slice(&[0xff, 0xfe, b'\n']);
+        let error = entries(std::str::from_utf8(&binary).unwrap_or(""), &prefix);
+        assert!(error.is_ok());
+        let mut reader: &[u8] = &binary;
+        let error = read_entries(&mut reader, &prefix, "bin.log", &|_| {}, &mut |_| Ok(()))
+            .unwrap_err()
+            .to_string();
+        assert!(error.contains("bin.log: line 2 is not UTF-8"), "{error}");
+        let error = entries("{\"timestamp\": 3}\n", &Format::Json)
+            .unwrap_err()
+            .to_string();
+        assert!(error.contains("line 1 is not a jsonlog record"), "{error}");
+        let error = entries("2026-11-29 08:45:19.404 UTC,\"u\",\"d\",1\n", &Format::Csv)
+            .unwrap_err()
+            .to_string();
+        assert!(error.contains("line 1 has 4 fields"), "{error}");
+    }
+}

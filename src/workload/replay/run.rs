@@ -1,0 +1,548 @@
+//! `run replay`: a captured workload sent again at rising speeds. Each speed is a level:
+//! every lane of captured sessions sends its statements at their captured offsets over the
+//! speed, each timed from when it was due, for the captured span over the speed; a lane
+//! that falls behind leaves statements unsent, and the level says so.
+
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result, bail};
+use clap::Args;
+
+use super::load::{Choice, Replay, load};
+use super::session::{Connector, ReplaySessionJob, ReplayTally};
+use crate::db::connect::options::DbTargetArgs;
+use crate::db::registry::connect;
+use crate::db::{Database, DbCounters};
+use crate::error::{UsageError, locked};
+use crate::latency::{OfferedRate, SessionClock};
+use crate::workload::figures::{level_figures, named_figure};
+use crate::workload::server::{OnOneDatabase, server_process_cpu_s};
+use crate::workload::{
+    BuildContext, JobShape, LevelFigures, LevelTotals, PaddedJob, ServerWorkload, Sessions,
+    Workload, WorkloadInfo, WorkloadKind, WorkloadOptions,
+};
+
+/// Time past the span a level's window keeps, so the last statement due goes.
+const GRACE: Duration = Duration::from_millis(5);
+/// The most speeds `--speed` takes.
+const MOST_SPEEDS: usize = 50;
+
+/// `run replay`: the options.
+#[derive(Debug, Clone, Args)]
+#[command(
+    after_help = "A capture is made from the server's log by `corescale capture`. Each captured session is replayed on a session of its own (sessions that never overlapped share one, connecting anew for each), its statements sent at their captured times over the speed and timed from then, so falling behind is measured, not hidden. Each speed is one pass of the capture: --duration, --job-size and --repeat do not apply.\n\nExamples:\n  corescale capture /var/log/postgresql/postgresql.csv -o shop.capture\n  corescale run replay --target postgres://app@new-server/shop \\\n      --capture shop.capture --speed 1,2,4,8 -o new-server.json\n  corescale run replay --target postgres://app@clone/shop --capture shop.capture \\\n      --speed 1,2 --allow-writes --before-level './restore-clone.sh'"
+)]
+#[command(next_help_heading = "replay (a captured workload)")]
+#[command(mut_arg("in_schema", |arg| arg.hide(true)))]
+#[command(mut_arg("service_base", |arg| arg.hide(true)))]
+#[command(mut_arg("service_max", |arg| arg.hide(true)))]
+#[command(mut_arg("replay_limit", |arg| arg.hide(true)))]
+pub struct ReplayArgs {
+    #[command(flatten)]
+    pub target: DbTargetArgs,
+
+    /// The capture to replay (`corescale capture LOG -o FILE`).
+    #[arg(long, value_name = "FILE")]
+    pub capture: PathBuf,
+
+    /// Speeds to replay at, each a level: 1 the captured pace, 2 twice as fast (a list,
+    /// 1,2,4,8).
+    #[arg(long, value_name = "LIST", default_value = "1", value_parser = parse_speeds)]
+    pub speed: Speeds,
+
+    /// The captured database to replay (default: the one with the most statements); the
+    /// others' statements are left out and counted.
+    #[arg(long, value_name = "NAME")]
+    pub database: Option<String>,
+
+    /// Start this far into the capture (e.g. 10m).
+    #[arg(long, value_name = "TIME", value_parser = crate::values::parse_duration)]
+    pub from: Option<Duration>,
+
+    /// Replay this much of the capture (e.g. 5m), from --from.
+    #[arg(long, value_name = "TIME", value_parser = crate::values::parse_duration)]
+    pub window: Option<Duration>,
+
+    /// Replay the capture's writes on the target, read-only or not: they change its data,
+    /// so each speed replays on what the one before left, unless --before-level restores it.
+    #[arg(long)]
+    pub allow_writes: bool,
+
+    /// A command run (by sh -c) before each speed: a snapshot's rollback, a pg_restore, a
+    /// clone; its time is recorded and a failure ends the run.
+    #[arg(long, value_name = "CMD")]
+    pub before_level: Option<String>,
+
+    /// Replay data definition (CREATE, ALTER, DROP, GRANT, ...), skipped and counted unless
+    /// given.
+    #[arg(long)]
+    pub include_ddl: bool,
+
+    /// Replay statements that change the role or the server (SET ROLE, ALTER SYSTEM, ...),
+    /// skipped and counted unless given.
+    #[arg(long)]
+    pub include_server_wide: bool,
+
+    /// Count the statements answered later than this after they were due (e.g. 50ms).
+    #[arg(long, value_name = "TIME", help_heading = "Response time",
+          value_parser = crate::values::parse_latency_limit)]
+    pub latency_limit: Option<Duration>,
+}
+
+/// The value of `--speed`: speeds over the captured pace, in the order given.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Speeds(pub Vec<f64>);
+
+fn parse_speeds(text: &str) -> Result<Speeds, String> {
+    let mut speeds = Vec::new();
+    for part in text.split(',').map(str::trim) {
+        let speed = part
+            .trim_end_matches(['x', 'X'])
+            .parse::<f64>()
+            .ok()
+            .filter(|speed| speed.is_finite() && (0.01..=1000.0).contains(speed))
+            .ok_or_else(|| {
+                format!("'{part}' is not a speed: give how many times the captured pace, 0.01 to 1000 (1,2,4,8)")
+            })?;
+        if speeds.contains(&speed) {
+            return Err(format!("speed {part} is given twice: list each speed once"));
+        }
+        speeds.push(speed);
+    }
+    if speeds.len() > MOST_SPEEDS {
+        return Err(format!(
+            "{} speeds is too many: at most {MOST_SPEEDS}",
+            speeds.len()
+        ));
+    }
+    Ok(Speeds(speeds))
+}
+
+pub struct ReplayWorkload {
+    database: Arc<dyn Database>,
+    replay: Replay,
+    lanes: Vec<Arc<[crate::workload::replay::load::Sent]>>,
+    speeds: Vec<f64>,
+    /// Statements per second of the replayed part at 1x.
+    captured_rate: f64,
+    engine: String,
+    name: String,
+    read_only_sessions: bool,
+    before_level: Option<String>,
+    latency_limit: Option<Duration>,
+    /// Per fingerprint: the names its figures are recorded under.
+    names: Vec<[&'static str; 5]>,
+    sessions: Arc<Sessions<ReplayTally>>,
+    baseline: Mutex<Option<(DbCounters, Option<f64>)>>,
+    before_level_s: Mutex<Option<f64>>,
+    /// The level's speed, as its sessions were prepared for it.
+    level_speed: Mutex<f64>,
+}
+
+impl WorkloadOptions for ReplayArgs {
+    fn keeps_intervals(&self) -> bool {
+        true
+    }
+
+    fn build(&self, context: &BuildContext) -> Result<Box<dyn Workload>> {
+        if context.duration.is_some() || context.job_size.is_some() {
+            return Err(UsageError::new(
+                "a replay's level is one pass of the capture at its speed: leave --duration and --job-size out (--from and --window pick a part of the capture)",
+            )
+            .into());
+        }
+        if self.target.in_schema.is_some() {
+            return Err(UsageError::new(
+                "--in-schema names where corescale's own tables live; a replay sends the captured statements as they were: leave --in-schema out",
+            )
+            .into());
+        }
+        if let Some(option) = self.target.given_for_corescale_tables() {
+            return Err(UsageError::new(format!(
+                "{option} is for corescale's own tables; run replay sends a capture to one PostgreSQL or MySQL/MariaDB instance: leave {option} out"
+            ))
+            .into());
+        }
+        let choice = Choice {
+            database: self.database.clone(),
+            from: self.from,
+            window: self.window,
+            include_ddl: self.include_ddl,
+            include_server_wide: self.include_server_wide,
+        };
+        let replay = load(&self.capture, &choice)?;
+        let longest = replay
+            .span
+            .mul_f64(1.0 / self.speed.0.iter().copied().fold(f64::MAX, f64::min));
+        let target = self
+            .target
+            .open_with(Some(longest + Duration::from_secs(60)))?;
+        let database = connect(&target)?;
+        Ok(Box::new(ReplayWorkload::new(self, replay, database)?))
+    }
+
+    fn connects(&self) -> bool {
+        true
+    }
+
+    fn sets_sessions(&self) -> bool {
+        true
+    }
+}
+
+impl ReplayWorkload {
+    fn new(args: &ReplayArgs, replay: Replay, database: Arc<dyn Database>) -> Result<Self> {
+        let target = database.target().clone();
+        if let Some(note) = database.forwarded() {
+            say!("corescale: note: {note}");
+        }
+        let (writes, first_write) = &replay.writes;
+        if *writes > 0 && !args.allow_writes {
+            return Err(UsageError::new(format!(
+                "the capture writes ({writes} statements, the first: {}): replaying them changes {target}'s data; give --allow-writes to replay them there (with --before-level to restore the data before each speed), or capture a read-only workload",
+                first_write.as_deref().unwrap_or_default()
+            ))
+            .into());
+        }
+        if *writes > 0 {
+            say!(
+                "corescale: warning: replaying {writes} captured writes on {target}: its data changes with each speed{}",
+                if args.before_level.is_some() {
+                    ", restored by --before-level before each"
+                } else {
+                    " (--before-level CMD restores it before each)"
+                }
+            );
+        }
+        let captured_users = replay.users.join(", ");
+        if replay.database != target.database()
+            || replay.users.iter().any(|user| *user != target.user())
+        {
+            say!(
+                "corescale: note: the capture's sessions ran as {captured_users} on database '{}'; they are replayed as {} on '{}'",
+                replay.database,
+                target.user(),
+                target.database()
+            );
+        }
+        let engine = database
+            .engine()
+            .context("reading the database's version")?;
+        database
+            .counters()
+            .context("reading the database's block counters")?;
+        let span_s = replay.span.as_secs_f64();
+        if span_s <= 0.0 {
+            bail!(
+                "{}: the replayed part holds statements at a single instant: there is no pace to replay; give a longer --window",
+                args.capture.display()
+            );
+        }
+        let names = (0..replay.fingerprints.len())
+            .map(|index| {
+                [
+                    "count",
+                    "p50_ms",
+                    "p99_ms",
+                    "captured_p50_ms",
+                    "captured_p99_ms",
+                ]
+                .map(|figure| &*format!("fingerprint {} {figure}", index + 1).leak())
+            })
+            .collect();
+        let lanes = replay
+            .lanes
+            .iter()
+            .map(|lane| Arc::from(lane.as_slice()))
+            .collect();
+        Ok(Self {
+            captured_rate: replay.statements as f64 / span_s,
+            lanes,
+            database,
+            speeds: args.speed.0.clone(),
+            engine,
+            name: args.capture.file_name().map_or_else(
+                || args.capture.display().to_string(),
+                |name| name.to_string_lossy().into_owned(),
+            ),
+            read_only_sessions: !args.allow_writes,
+            before_level: args.before_level.clone(),
+            latency_limit: args.latency_limit,
+            names,
+            sessions: Arc::default(),
+            baseline: Mutex::new(None),
+            before_level_s: Mutex::new(None),
+            level_speed: Mutex::new(1.0),
+            replay,
+        })
+    }
+
+    fn speed_of(&self, rate: Option<f64>) -> f64 {
+        rate.map_or(1.0, |rate| rate / self.captured_rate)
+    }
+}
+
+impl Workload for ReplayWorkload {
+    fn info(&self) -> WorkloadInfo {
+        let fingerprints: Vec<String> = self
+            .replay
+            .fingerprints
+            .iter()
+            .enumerate()
+            .map(|(index, print)| format!("fingerprint {}: {print}", index + 1))
+            .collect();
+        WorkloadInfo {
+            kind: WorkloadKind::Replay,
+            unit: "statements".to_string(),
+            job_size: self.replay.statements,
+            job_size_unit: "statements".to_string(),
+            bytes_per_worker: 0,
+            shared_bytes: 0,
+            array_bytes: None,
+            description: format!(
+                "replay of the capture {} (database '{}': {} sessions on {} lanes, {} statements over {:.3} s) on {}; {}",
+                self.name,
+                self.replay.database,
+                self.replay.sessions,
+                self.lanes.len(),
+                self.replay.statements,
+                self.replay.span.as_secs_f64(),
+                self.database.target(),
+                fingerprints.join("; ")
+            ),
+            shape: Some(JobShape {
+                engine: self.engine.clone(),
+                statement: format!(
+                    "replay of {} (database '{}')",
+                    self.name, self.replay.database
+                ),
+                blocks_per_statement: 0.0,
+                pipeline_depth: 1,
+                open_loop: true,
+                arrivals_seed: None,
+            }),
+            server_on_this_host: Some(self.database.on_this_host()),
+        }
+    }
+
+    fn prepare(&self, worker: usize, _workers: usize, rate: Option<f64>) -> Result<PaddedJob> {
+        let speed = self.speed_of(rate);
+        *locked(&self.level_speed, "the level's speed")? = speed;
+        let lane = Arc::clone(&self.lanes[worker % self.lanes.len()]);
+        let due_s: Arc<[f64]> = lane
+            .iter()
+            .map(|statement| statement.at_us as f64 / 1e6 / speed)
+            .collect();
+        let length = self.level_length(rate);
+        // The lane's share of the captured rate at this speed: the lanes sum to it.
+        let lane_rate = lane.len() as f64 * speed / self.replay.span.as_secs_f64();
+        let clock = SessionClock::scheduled("statement", self.latency_limit, due_s, lane_rate)
+            .ending_after(length);
+        let connector = Connector {
+            database: Arc::clone(&self.database),
+            read_only: self.read_only_sessions,
+        };
+        let job = ReplaySessionJob::start(
+            connector,
+            lane,
+            worker,
+            clock,
+            self.replay.fingerprints.len(),
+            Arc::clone(&self.sessions),
+        )?;
+        Ok(PaddedJob::new(job))
+    }
+
+    fn offered_rates(&self) -> Vec<OfferedRate> {
+        self.speeds
+            .iter()
+            .map(|speed| OfferedRate::PerSecond(speed * self.captured_rate))
+            .collect()
+    }
+
+    fn default_duration(&self) -> Option<Duration> {
+        Some(self.replay.span + GRACE)
+    }
+
+    fn own_sessions(&self) -> Option<usize> {
+        Some(self.lanes.len())
+    }
+
+    fn level_length(&self, rate: Option<f64>) -> Option<Duration> {
+        Some(self.replay.span.mul_f64(1.0 / self.speed_of(rate)) + GRACE)
+    }
+
+    fn cpu_bound(&self) -> bool {
+        false
+    }
+
+    fn level_preparing(&self) -> Result<()> {
+        let Some(command) = &self.before_level else {
+            return Ok(());
+        };
+        let began = Instant::now();
+        let status = std::process::Command::new("sh")
+            .arg("-c")
+            .arg(command)
+            .stdin(std::process::Stdio::null())
+            .status()
+            .with_context(|| format!("running --before-level '{command}'"))?;
+        if !status.success() {
+            bail!(
+                "--before-level '{command}' failed ({status}): the data may not be restored; fix the command and run again"
+            );
+        }
+        *locked(&self.before_level_s, "the --before-level time")? =
+            Some(began.elapsed().as_secs_f64());
+        Ok(())
+    }
+
+    fn level_started(&self) -> Result<()> {
+        *locked(&self.baseline, "the level's baseline")? = Some((
+            self.database.counters()?,
+            server_process_cpu_s(self.database.as_ref())?,
+        ));
+        self.sessions.take()?;
+        Ok(())
+    }
+
+    fn level_figures(&self, totals: &LevelTotals) -> Result<LevelFigures> {
+        let after = self.database.counters()?;
+        let Some((before, server_cpu_before)) = *locked(&self.baseline, "the level's baseline")?
+        else {
+            bail!("the level's database counters were not read at its start");
+        };
+        let mut total = ReplayTally::empty(self.replay.fingerprints.len());
+        for tally in self.sessions.take()? {
+            total.add(tally);
+        }
+        let elapsed_s = totals.elapsed_s.max(f64::MIN_POSITIVE);
+        let per = |count: f64| count / elapsed_s;
+        let failed: u64 = total.failures.iter().map(|(_, count)| count).sum();
+        let left_out = &self.replay.left_out;
+        let server_cpu_s = match (
+            server_process_cpu_s(self.database.as_ref())?,
+            server_cpu_before,
+        ) {
+            (Some(now), Some(then)) => Some(now - then),
+            _ => None,
+        };
+        let figures = ReplayFigures {
+            speed: *locked(&self.level_speed, "the level's speed")?,
+            statements_sent: total.sent as f64,
+            statements_per_s: per(total.sent as f64),
+            failed_statements: failed as f64,
+            connections: total.connections as f64,
+            connection_time_ms: if total.connections > 0 {
+                1e3 * total.connecting_s / total.connections as f64
+            } else {
+                0.0
+            },
+            before_level_s: *locked(&self.before_level_s, "the --before-level time")?,
+            left_out_other_databases: left_out.other_databases as f64,
+            left_out_outside_window: left_out.outside_window as f64,
+            left_out_ddl: left_out.ddl as f64,
+            left_out_server_wide: left_out.server_wide as f64,
+            left_out_copy: left_out.copy as f64,
+            left_out_passwords: left_out.passwords as f64,
+            server_lio_per_s: per(after.lio - before.lio),
+            server_pio_per_s: per(after.pio - before.pio),
+            client_cpu_s: totals.cpu_s,
+        };
+        let mut recorded = crate::workload::figures::FigureSet::figures(&figures);
+        for (index, times) in total.times.times().iter().enumerate() {
+            let names = self.names[index];
+            recorded.push((names[0], times.count() as f64));
+            if let Some(times) = times.percentiles() {
+                recorded.push((names[1], times.p50_ms));
+                recorded.push((names[2], times.p99_ms));
+            }
+            if let Some(captured) = self.replay.captured[index].percentiles() {
+                recorded.push((names[3], captured.p50_ms));
+                recorded.push((names[4], captured.p99_ms));
+            }
+        }
+        for (sqlstate, count) in &total.failures {
+            recorded.push((named_figure("failures SQLSTATE", sqlstate), *count as f64));
+        }
+        let warnings = divergence(&total.failures, &self.replay.capture_errors);
+        Ok(LevelFigures {
+            recorded,
+            warnings,
+            rate_of_merit: None,
+            server_cpu_s,
+            connections: Vec::new(),
+            instances: Vec::new(),
+        })
+    }
+
+    fn server(&self) -> Option<&dyn ServerWorkload> {
+        Some(self)
+    }
+}
+
+/// The replay's refused statements said as what they are: divergence from the capture
+/// (duplicate keys, missing rows on data the capture changed), beside its own errors.
+fn divergence(
+    failures: &[(String, u64)],
+    captured: &std::collections::BTreeMap<String, u64>,
+) -> Vec<String> {
+    if failures.is_empty() {
+        return Vec::new();
+    }
+    let said = |counts: &mut dyn Iterator<Item = (&String, &u64)>| {
+        counts
+            .map(|(sqlstate, count)| format!("{count} with SQLSTATE {sqlstate}"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let replayed: u64 = failures.iter().map(|(_, count)| count).sum();
+    let logged: u64 = captured.values().sum();
+    vec![format!(
+        "{replayed} replayed statements failed ({}) where the capture logged {logged} errors{}: the replay diverged from the capture (data it changed, rows it expected); restore the data before each speed with --before-level",
+        said(&mut failures.iter().map(|(sqlstate, count)| (sqlstate, count))),
+        if captured.is_empty() {
+            String::new()
+        } else {
+            format!(" ({})", said(&mut captured.iter()))
+        }
+    )]
+}
+
+impl OnOneDatabase for ReplayWorkload {
+    fn database(&self) -> &dyn Database {
+        self.database.as_ref()
+    }
+}
+
+level_figures! {
+    /// One replay level's figures; `workload_figures` in the result, by these names (each
+    /// fingerprint's and each SQLSTATE's follow them).
+    pub struct ReplayFigures / ReplayFigureNames {
+        speed: f64,
+        /// Statements sent in the level (the summary's open-loop figures say how many were
+        /// due), and per second of the level.
+        statements_sent: f64,
+        statements_per_s: f64,
+        /// Statements the server refused, counted by SQLSTATE.
+        failed_statements: f64,
+        /// Connections the lanes opened (one per captured session), and their mean time.
+        connections: f64,
+        connection_time_ms: f64,
+        /// How long --before-level took before this level.
+        before_level_s: Option<f64>,
+        /// Captured statements not replayed, by why.
+        left_out_other_databases: f64,
+        left_out_outside_window: f64,
+        left_out_ddl: f64,
+        left_out_server_wide: f64,
+        left_out_copy: f64,
+        left_out_passwords: f64,
+        /// The database's own block counters over the level, per second.
+        server_lio_per_s: f64,
+        server_pio_per_s: f64,
+        client_cpu_s: f64,
+    }
+}

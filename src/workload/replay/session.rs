@@ -1,0 +1,227 @@
+//! One lane of a replay: its captured sessions' statements sent in order, each when it
+//! was due (its captured offset over the speed), timed from then; a new captured session
+//! connects anew as soon as the one before it in the lane is done.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result, anyhow};
+
+use super::load::Sent;
+use crate::db::Database;
+use crate::db::driver::{DbSession, StatementFailure};
+use crate::latency::{SessionClock, StatementTimes, Turn};
+use crate::workload::{Sessions, WorkerJob};
+
+/// What one lane counted over a level.
+pub(crate) struct ReplayTally {
+    pub sent: u64,
+    /// Each fingerprint's service times (from the send: what the server took, as the
+    /// captured durations are).
+    pub times: StatementTimes,
+    /// Statements the server refused, by SQLSTATE.
+    pub failures: Vec<(String, u64)>,
+    pub connections: u64,
+    pub connecting_s: f64,
+}
+
+impl ReplayTally {
+    pub fn empty(fingerprints: usize) -> Self {
+        Self {
+            sent: 0,
+            times: StatementTimes::new(fingerprints),
+            failures: Vec::new(),
+            connections: 0,
+            connecting_s: 0.0,
+        }
+    }
+
+    pub fn add(&mut self, other: Self) {
+        self.sent += other.sent;
+        self.times.merge(&other.times);
+        for (sqlstate, count) in other.failures {
+            count_failure(&mut self.failures, &sqlstate, count);
+        }
+        self.connections += other.connections;
+        self.connecting_s += other.connecting_s;
+    }
+}
+
+fn count_failure(failures: &mut Vec<(String, u64)>, sqlstate: &str, count: u64) {
+    match failures.iter_mut().find(|(known, _)| known == sqlstate) {
+        Some((_, total)) => *total += count,
+        None => failures.push((sqlstate.to_string(), count)),
+    }
+}
+
+/// How a lane connects: its database, and whether its sessions are held read-only.
+#[derive(Clone)]
+pub(crate) struct Connector {
+    pub database: Arc<dyn Database>,
+    pub read_only: bool,
+}
+
+impl Connector {
+    pub fn connect(&self) -> Result<Box<dyn DbSession>> {
+        let mut session = self.database.open_script_session()?;
+        if self.read_only {
+            session
+                .hold_read_only()
+                .context("holding the session read-only at the server")?;
+        }
+        Ok(session)
+    }
+}
+
+pub(crate) struct ReplaySessionJob {
+    connection: Box<dyn DbSession>,
+    connector: Connector,
+    /// The lane's statements, in order (shared, read-only).
+    statements: Arc<[Sent]>,
+    number: usize,
+    next: usize,
+    clock: SessionClock,
+    tally: ReplayTally,
+    fingerprints: usize,
+    sessions: Arc<Sessions<ReplayTally>>,
+}
+
+impl ReplaySessionJob {
+    pub fn start(
+        connector: Connector,
+        statements: Arc<[Sent]>,
+        number: usize,
+        clock: SessionClock,
+        fingerprints: usize,
+        sessions: Arc<Sessions<ReplayTally>>,
+    ) -> Result<Self> {
+        let began = Instant::now();
+        let connection = connector.connect()?;
+        let mut tally = ReplayTally::empty(fingerprints);
+        tally.connections = 1;
+        tally.connecting_s = began.elapsed().as_secs_f64();
+        Ok(Self {
+            connection,
+            connector,
+            statements,
+            number,
+            next: 0,
+            clock,
+            tally,
+            fingerprints,
+            sessions,
+        })
+    }
+
+    /// The next statement, when it is due; 1 when one was sent.
+    fn step(&mut self) -> Result<u64> {
+        let due = match self.clock.turn() {
+            Turn::NotYet => return Ok(0),
+            Turn::Due(due) => due,
+        };
+        let Some(statement) = self.statements.get(self.next) else {
+            return Ok(0);
+        };
+        self.next += 1;
+        let sent = self.clock.elapsed();
+        let outcome = match statement.prepared {
+            Some((index, values)) => self
+                .connection
+                .execute(index, statement.sql, values)
+                .map(drop),
+            None => self.connection.run_plain(statement.sql),
+        };
+        let answered = self.clock.elapsed();
+        self.clock.answered(due, sent, answered);
+        self.tally.sent += 1;
+        match outcome {
+            Ok(()) => self
+                .tally
+                .times
+                .record(statement.fingerprint, answered.saturating_sub(sent)),
+            Err(error) => match error.downcast_ref::<StatementFailure>() {
+                // Counted by SQLSTATE, never with its message (which may quote values).
+                Some(failure) => count_failure(&mut self.tally.failures, &failure.sqlstate, 1),
+                None => {
+                    return Err(anyhow!(
+                        "lane {}, fingerprint {} (statement {} of the lane): {}",
+                        self.number + 1,
+                        statement.fingerprint + 1,
+                        self.next,
+                        without_text(&error)
+                    ));
+                }
+            },
+        }
+        // The next captured session connects now, before its first statement is due.
+        if self
+            .statements
+            .get(self.next)
+            .is_some_and(|next| next.new_session)
+        {
+            self.reconnect()?;
+        }
+        Ok(1)
+    }
+
+    fn reconnect(&mut self) -> Result<()> {
+        let began = Instant::now();
+        self.connection = self.connector.connect().with_context(|| {
+            format!("lane {}: connecting for its next session", self.number + 1)
+        })?;
+        self.tally.connections += 1;
+        self.tally.connecting_s += began.elapsed().as_secs_f64();
+        Ok(())
+    }
+}
+
+/// An error's words without the statement's text or values: the first line of its chain.
+fn without_text(error: &anyhow::Error) -> String {
+    let text = format!("{error:#}");
+    text.lines().next().unwrap_or_default().to_string()
+}
+
+impl WorkerJob for ReplaySessionJob {
+    fn run_job(&mut self) -> Result<u64> {
+        let mut done = 0;
+        while self.next < self.statements.len() {
+            done += self.step()?;
+        }
+        self.clock.window_ended();
+        Ok(done)
+    }
+
+    fn run_slice(&mut self) -> Result<u64> {
+        if self.next >= self.statements.len() {
+            // The lane is done: it waits for the window's end.
+            std::thread::sleep(Duration::from_millis(1));
+            return Ok(0);
+        }
+        self.step()
+    }
+
+    fn end_window(&mut self) -> Result<u64> {
+        self.clock.window_ended();
+        Ok(0)
+    }
+
+    fn session_clock(&mut self) -> Option<&mut SessionClock> {
+        Some(&mut self.clock)
+    }
+
+    fn window_started(&mut self, began: Instant) {
+        // Each window (a warm-up's, then the level's) replays the lane from its start.
+        self.next = 0;
+        self.clock.window_started(began);
+    }
+
+    fn warmed_up(&mut self) {
+        self.tally = ReplayTally::empty(self.fingerprints);
+        self.clock.forget();
+    }
+
+    fn hand_in_counts(&mut self) -> Result<()> {
+        let tally = std::mem::replace(&mut self.tally, ReplayTally::empty(self.fingerprints));
+        self.sessions.hand_in(tally)
+    }
+}
