@@ -8,3 +8,4 @@ mod cluster;
 mod mysql_tls;
 mod pg_auth;
 mod pg_tls;
+mod replay;

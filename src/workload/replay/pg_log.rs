@@ -95,6 +95,8 @@ pub fn parse_time(text: &str) -> Option<(i64, bool)> {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Prefix {
     pieces: Vec<Piece>,
+    /// As the server's setting has it.
+    text: String,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -165,7 +167,10 @@ impl Prefix {
                 );
             }
         }
-        Ok(Self { pieces })
+        Ok(Self {
+            pieces,
+            text: prefix.to_string(),
+        })
     }
 
     /// The fields of a line that starts with this prefix, and the rest of the line; None
@@ -242,9 +247,17 @@ fn read_format(
         }),
         Format::Stderr(prefix) => {
             let mut pending: Option<Entry> = None;
+            let mut lines = 0;
             read_lines(reader, bytes, &mut |line, number| {
+                lines = number;
                 stderr_line(prefix, line, number, &mut pending, take)
             })?;
+            if pending.is_none() && lines > 0 {
+                bail!(
+                    "none of its {lines} lines starts with the log_line_prefix given ('{}'): give the server's with --log-line-prefix (SHOW log_line_prefix)",
+                    prefix.text
+                );
+            }
             match pending {
                 Some(entry) => take(entry),
                 None => Ok(()),
@@ -446,14 +459,9 @@ fn stderr_line(
         }
         return Ok(());
     }
+    // Not a session's line (another process's %q prefix), or not this prefix at all: a
+    // log none of whose lines has it is refused once read.
     let Some((fields, rest)) = prefix.split(line) else {
-        // Not a session's line (another process's %q prefix), or not this prefix at all.
-        if number == 1 && pending.is_none() {
-            bail!(
-                "line 1 does not start with the log_line_prefix given ('{}'): give the server's with --log-line-prefix",
-                crate::format::printable(&line.chars().take(80).collect::<String>())
-            );
-        }
         return Ok(());
     };
     let Some((severity, message)) = rest.split_once(":  ") else {
@@ -588,7 +596,7 @@ mod tests {
         let prefix = Format::Stderr(Prefix::parse(PGREPLAY_PREFIX).unwrap());
         let error = entries("garbage\n", &prefix).unwrap_err().to_string();
         assert!(
-            error.contains("test.log") && error.contains("line 1"),
+            error.contains("test.log: none of its 1 lines starts with the log_line_prefix"),
             "{error}"
         );
         let mut binary = b"2026-11-29 08:45:19.404 UTC|u|d|s1|LOG:  statement: select 1\n".to_vec();

@@ -1,0 +1,265 @@
+//! `corescale capture` and `run replay` against a private PostgreSQL that logs a real
+//! pgbench run (simple and extended protocol) in csvlog, jsonlog and stderr at once: the
+//! three captures agree, none holds a password, and a replay at 1x on a clone taken before
+//! the run sends each pgbench statement exactly as often as the log shows, over the
+//! captured span, keeping its schedule.
+
+use std::io::Read;
+use std::process::Command;
+
+use crate::common;
+
+use common::pg_cluster::PrivateCluster;
+use common::{corescale, required};
+
+/// The prefix of the stderr log: pgreplay's.
+const PREFIX: &str = "%m|%u|%d|%c|";
+const PASSWORD: &str = "Never-Stored-7";
+
+fn start_logging_cluster(bindir: &str) -> PrivateCluster {
+    let cluster = PrivateCluster::start(
+        bindir,
+        "host all postgres 127.0.0.1/32 trust\n",
+        &[],
+        "",
+        "",
+    );
+    let logs = format!("{}/pglog", cluster.dir.path().display());
+    // The prefix holds '|': quoted for the shell pg_ctl starts the server with.
+    cluster.restart(&format!(
+        "-c logging_collector=on -c log_directory={logs} -c log_filename=pg \
+         -c log_destination=csvlog,stderr,jsonlog -c log_connections=on \
+         -c log_disconnections=on -c log_line_prefix='{PREFIX}'"
+    ));
+    cluster
+}
+
+fn pgbench(bindir: &str, cluster: &PrivateCluster, args: &[&str]) {
+    let output = Command::new(format!("{bindir}/pgbench"))
+        .args([
+            "-h",
+            "127.0.0.1",
+            "-p",
+            &cluster.port.to_string(),
+            "-U",
+            "postgres",
+        ])
+        .args(args)
+        .output()
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "pgbench {args:?}: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+}
+
+/// Each pgbench statement's count in the csvlog of database `bench`, read independently.
+fn logged_counts(csvlog: &str) -> Vec<(&'static str, u64)> {
+    let statements = [
+        "UPDATE pgbench_accounts",
+        "SELECT abalance FROM pgbench_accounts",
+        "UPDATE pgbench_tellers",
+        "UPDATE pgbench_branches",
+        "INSERT INTO pgbench_history",
+    ];
+    let mut counts = vec![0; statements.len()];
+    let mut reader = csv::ReaderBuilder::new()
+        .has_headers(false)
+        .flexible(true)
+        .from_path(csvlog)
+        .unwrap();
+    for record in reader.records() {
+        let record = record.unwrap();
+        let message = &record[13];
+        if &record[2] != "bench"
+            || !(message.starts_with("statement: ") || message.starts_with("execute "))
+        {
+            continue;
+        }
+        for (count, statement) in counts.iter_mut().zip(statements) {
+            if message.contains(statement) {
+                *count += 1;
+            }
+        }
+    }
+    statements.into_iter().zip(counts).collect()
+}
+
+fn capture(log: &str, output: &std::path::Path) -> String {
+    let done = corescale()
+        .args(["capture", log, "-o"])
+        .arg(output)
+        .args(["--log-line-prefix", PREFIX])
+        .output()
+        .unwrap();
+    assert!(
+        done.status.success(),
+        "{}",
+        String::from_utf8_lossy(&done.stderr)
+    );
+    String::from_utf8(done.stdout).unwrap()
+}
+
+/// A private cluster that logged, in all three formats, a pgbench run in each protocol on
+/// database `bench` (cloned before them as `clone`), and a password set.
+fn logged_pgbench_runs(bindir: &str) -> PrivateCluster {
+    let cluster = start_logging_cluster(bindir);
+    cluster.psql("CREATE DATABASE bench");
+    pgbench(bindir, &cluster, &["-i", "-s", "1", "-q", "bench"]);
+    // The clone holds the data as it was before the run.
+    cluster.psql("CREATE DATABASE clone TEMPLATE bench");
+    cluster.psql("ALTER DATABASE bench SET log_statement = 'all'");
+    pgbench(
+        bindir,
+        &cluster,
+        &["-c", "2", "-T", "2", "-R", "40", "-M", "simple", "bench"],
+    );
+    pgbench(
+        bindir,
+        &cluster,
+        &["-c", "2", "-T", "2", "-R", "40", "-M", "extended", "bench"],
+    );
+    let url = |database: &str| format!("postgres://postgres@127.0.0.1:{}/{database}", cluster.port);
+    let mut admin = postgres::Client::connect(&url("bench"), postgres::NoTls).unwrap();
+    admin
+        .batch_execute(&format!("ALTER ROLE postgres PASSWORD '{PASSWORD}'"))
+        .unwrap();
+    drop(admin);
+    // The collector writes what the server handed it: a moment for the last lines.
+    std::thread::sleep(std::time::Duration::from_millis(500));
+
+    cluster
+}
+
+#[test]
+#[cfg_attr(
+    not(corescale_test_pg_bindir),
+    ignore = "needs CORESCALE_TEST_PG_BINDIR, PostgreSQL's server binaries (see README)"
+)]
+fn a_logged_pgbench_run_replays_statement_for_statement_at_its_pace() {
+    let bindir = required("CORESCALE_TEST_PG_BINDIR");
+    let cluster = logged_pgbench_runs(&bindir);
+    let url = |database: &str| format!("postgres://postgres@127.0.0.1:{}/{database}", cluster.port);
+    let dir = tempfile::tempdir().unwrap();
+    let logs = format!("{}/pglog", cluster.dir.path().display());
+    let mut said = Vec::new();
+    for log in ["pg.csv", "pg.json", "pg"] {
+        let output = dir.path().join(format!("{log}.capture"));
+        said.push(capture(&format!("{logs}/{log}"), &output));
+        let mode = std::os::unix::fs::PermissionsExt::mode(
+            &std::fs::metadata(&output).unwrap().permissions(),
+        );
+        assert_eq!(
+            mode & 0o777,
+            0o600,
+            "{log}'s capture is readable by its owner only"
+        );
+        let mut text = String::new();
+        flate2::read::GzDecoder::new(std::fs::File::open(&output).unwrap())
+            .read_to_string(&mut text)
+            .unwrap();
+        assert!(
+            !text.contains(PASSWORD),
+            "{log}'s capture holds the password"
+        );
+    }
+    assert!(
+        said[0].contains("1 statements setting a password left out"),
+        "{}",
+        said[0]
+    );
+    assert_eq!(
+        said[0],
+        said[1].replace("pg.json", "pg.csv"),
+        "csvlog and jsonlog"
+    );
+    assert_eq!(
+        said[0],
+        said[2].replace("pg.capture", "pg.csv.capture"),
+        "csvlog and stderr"
+    );
+
+    let capture = dir.path().join("pg.csv.capture");
+    // A capture that writes is refused without --allow-writes.
+    corescale()
+        .args(["run", "replay", "--target", &url("clone"), "--capture"])
+        .arg(&capture)
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains("the capture writes"));
+
+    let json = dir.path().join("replay.json");
+    let done = corescale()
+        .env("CORESCALE_TEST_PREFLIGHT", "100ms")
+        .args([
+            "run",
+            "replay",
+            "--target",
+            &url("clone"),
+            "--speed",
+            "1,4",
+            "--allow-writes",
+            "--capture",
+        ])
+        .arg(&capture)
+        .arg("-o")
+        .arg(&json)
+        .output()
+        .unwrap();
+    assert!(
+        done.status.success(),
+        "{}",
+        String::from_utf8_lossy(&done.stderr)
+    );
+    let document = common::read_json(&json);
+    check_levels(&document, &logged_counts(&format!("{logs}/pg.csv")));
+}
+
+/// Each level sent each pgbench statement as often as the log shows, kept its schedule
+/// and lasted the captured span over its speed.
+fn check_levels(document: &serde_json::Value, logged: &[(&str, u64)]) {
+    let description = document["workload"]["description"].as_str().unwrap();
+    let span_s: f64 = description
+        .split(" statements over ")
+        .nth(1)
+        .and_then(|rest| rest.split(' ').next())
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!(span_s > 3.5 && span_s < 5.0, "two 2 s runs span {span_s} s");
+    for level in document["levels"].as_array().unwrap() {
+        let speed = level["workload_figures"]["speed"].as_f64().unwrap();
+        let figures = &level["workload_figures"];
+        for (statement, count) in logged {
+            assert!(*count >= 80, "{statement}: {count} in the log");
+            let number = description
+                .split("; fingerprint ")
+                .find(|part| {
+                    part.to_ascii_uppercase()
+                        .contains(&statement.to_ascii_uppercase())
+                })
+                .and_then(|part| part.split(':').next())
+                .unwrap_or_else(|| panic!("no fingerprint of {statement} in {description}"));
+            let replayed = figures[format!("fingerprint {number} count")]
+                .as_f64()
+                .unwrap();
+            assert_eq!(replayed as u64, *count, "{statement} at {speed}x");
+        }
+        let rate = &level["latency"]["rate"];
+        assert_eq!(rate["due"], rate["sent"], "at {speed}x: {rate}");
+        assert_eq!(rate["sustained"], true, "at {speed}x: {rate}");
+        assert_eq!(
+            figures["failed_statements"].as_f64(),
+            Some(0.0),
+            "{figures}"
+        );
+        // The replayed span over the speed, within 1% (and the window's 5 ms of grace).
+        let elapsed = level["elapsed_s"].as_f64().unwrap();
+        let expected = span_s / speed;
+        assert!(
+            (elapsed - expected).abs() <= 0.01 * expected + 0.006,
+            "at {speed}x: {elapsed} s against {expected} s"
+        );
+    }
+}
