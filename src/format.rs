@@ -135,6 +135,18 @@ pub(crate) fn significant(value: f64) -> String {
     format!("{scaled:.decimals$}{space}{prefix}")
 }
 
+/// A speed over a captured pace as users write it: 1x, 1.5x, 0.25x, 16x (three significant
+/// digits, no trailing zeros).
+pub(crate) fn times(speed: f64) -> String {
+    let text = significant(speed);
+    let text = if text.contains('.') && !text.contains(' ') {
+        text.trim_end_matches('0').trim_end_matches('.').to_string()
+    } else {
+        text
+    };
+    format!("{text}x")
+}
+
 /// The unit a column of times in milliseconds reads best in, with the factor from ms: its
 /// largest value shown with 1 to 4 digits before the point (0.09 ms is 90 us, 1,600 ms stays
 /// 1600 ms, 16,000 ms is 16.0 s).
@@ -276,6 +288,15 @@ mod tests {
             wrapped.split_whitespace().collect::<Vec<_>>(),
             text.split_whitespace().collect::<Vec<_>>()
         );
+    }
+
+    #[test]
+    fn speeds_read_as_written() {
+        assert_eq!(times(1.0), "1x");
+        assert_eq!(times(1.5), "1.5x");
+        assert_eq!(times(0.25), "0.25x");
+        assert_eq!(times(16.0), "16x");
+        assert_eq!(times(100.0), "100x");
     }
 
     #[test]

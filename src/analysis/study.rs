@@ -19,10 +19,19 @@ use super::segments::{self, bic};
 use super::series::{Job, Measure, Point, Series};
 use crate::latency::{Objective, timeline_warnings};
 
-pub fn analyse(series: Vec<Series>) -> Analysis {
-    let open_loop: Vec<OpenLoopSeries> = series.iter().filter_map(OpenLoopSeries::of).collect();
-    let mut notes = Vec::new();
-    let series: Vec<Series> = series
+/// The series with closed-loop levels, which the capacity figures need; the others' notes
+/// (and their timelines' warnings) said in `notes`.
+fn with_closed_loop_levels(
+    series: Vec<Series>,
+    open_loop: &[OpenLoopSeries],
+    notes: &mut Vec<String>,
+) -> Vec<Series> {
+    let replays: Vec<&str> = open_loop
+        .iter()
+        .filter(|open| open.is_replay())
+        .map(|open| open.series.as_str())
+        .collect();
+    series
         .into_iter()
         .filter(|one| {
             if one.points.is_empty() {
@@ -31,14 +40,27 @@ pub fn analyse(series: Vec<Series>) -> Analysis {
                         .into_iter()
                         .map(|warning| format!("{}: {warning}", one.name)),
                 );
-                notes.push(format!(
-                    "{}: measured at set rates only (--rate): no capacity, knee or scaling figures, which need closed-loop levels (run without --rate, or with shares such as --rate 50%,90%, which measure one first)",
-                    one.name
-                ));
+                notes.push(if replays.contains(&one.name.as_str()) {
+                    format!(
+                        "{}: a replay at set speeds: no capacity, knee or scaling figures, which need closed-loop levels (a replay's load is the captured pace over the speed, not a worker count)",
+                        one.name
+                    )
+                } else {
+                    format!(
+                        "{}: measured at set rates only (--rate): no capacity, knee or scaling figures, which need closed-loop levels (run without --rate, or with shares such as --rate 50%,90%, which measure one first)",
+                        one.name
+                    )
+                });
             }
             !one.points.is_empty()
         })
-        .collect();
+        .collect()
+}
+
+pub fn analyse(series: Vec<Series>) -> Analysis {
+    let open_loop: Vec<OpenLoopSeries> = series.iter().filter_map(OpenLoopSeries::of).collect();
+    let mut notes = Vec::new();
+    let series = with_closed_loop_levels(series, &open_loop, &mut notes);
     let analysed: Vec<SeriesAnalysis> = series.into_iter().map(analyse_series).collect();
     let groups = measure_groups(&analysed);
     let comparisons = groups
@@ -99,6 +121,7 @@ pub fn analyse(series: Vec<Series>) -> Analysis {
             .map(|sentence| format!("{sentence}.")),
     );
     all_findings.extend(open_loop.iter().filter_map(OpenLoopSeries::finding));
+    all_findings.extend(super::latency::replay_comparisons(&open_loop));
     all_findings.truncate(MAX_FINDINGS);
     Analysis {
         schema: REPORT_SCHEMA.to_string(),

@@ -78,7 +78,8 @@ pub enum Command {
 const CAPTURE_EXAMPLES: &str = "The server logs each statement with log_statement = 'all' (or log_min_duration_statement = 0), and its sessions with log_connections and log_disconnections = on, in csvlog, jsonlog, or stderr with a log_line_prefix naming the time (%m), user (%u), database (%d) and session (%c). Statements that set passwords are never stored; the capture is readable by its owner only.
 
 Examples:
-  corescale capture /var/lib/postgresql/15/main/log/postgresql.csv -o shop.capture
+  corescale capture /var/lib/postgresql/15/main/log/postgresql.csv \\
+      -o shop.capture
   corescale capture postgresql-Mon.log postgresql-Tue.log \\
       --log-line-prefix '%m [%p] %q%u@%d %c ' -o week.capture";
 

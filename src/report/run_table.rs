@@ -177,7 +177,7 @@ fn leading_columns(document: &RunDocument) -> Vec<Column<'_>> {
             level
                 .workload_figures
                 .get(SPEED)
-                .map_or(String::new(), |speed| format!("{}x", significant(*speed)))
+                .map_or(String::new(), |speed| crate::format::times(*speed))
         }));
     }
     // Open-loop levels (`--rate`): the rate asked of each, beside its workers.

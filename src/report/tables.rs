@@ -417,12 +417,16 @@ pub(crate) fn p99_at_loads_table(comparison: &Comparison) -> Table {
 /// A series' open-loop levels (`--rate`): each worker count at each rate asked, with what
 /// was sent and the response times counted from when each statement was due.
 pub(crate) fn open_loop_table(open: &OpenLoopSeries) -> Table {
+    let replay = open.is_replay();
     let rows = open
         .levels
         .iter()
         .map(|level| {
-            let mut row = vec![
-                level.workers.to_string(),
+            let mut row = vec![level.workers.to_string()];
+            if replay {
+                row.push(level.speed.map_or(String::new(), crate::format::times));
+            }
+            row.extend([
                 format!(
                     "{}{}",
                     significant(level.asked_per_s),
@@ -436,18 +440,27 @@ pub(crate) fn open_loop_table(open: &OpenLoopSeries) -> Table {
                     significant(level.sent_per_s),
                     if level.sustained { "" } else { " !" }
                 ),
-            ];
+            ]);
             row.extend(response_cells(&level.latency));
             row
         })
         .collect();
-    let mut headers = cells(["workers", "asked/s", "sent/s"]);
+    let mut headers = if replay {
+        cells(["workers", "speed", "asked/s", "sent/s"])
+    } else {
+        cells(["workers", "asked/s", "sent/s"])
+    };
     headers.extend(response_headers());
     in_time_units(Table {
         drop_first: vec!["count", "p90 ms", "late", "p99.9 ms", "max ms"],
         title: format!(
-            "{}: at set rates, response time per statement from when it was due (!: the sessions fell behind)",
-            open.series
+            "{}: {}, response time per statement from when it was due (!: the sessions fell behind)",
+            open.series,
+            if replay {
+                "replaying a capture at set speeds"
+            } else {
+                "at set rates"
+            }
         ),
         headers,
         rows,

@@ -343,9 +343,66 @@ const BAD_INPUT: &[(&[&str], &str)] = &[
     (&["run", "--sweep", "1,-2"], "not a worker count"),
     (
         &["run", "disk"],
-        "'disk' is not a workload: use cpu, memory, bandwidth, lio, pio, db, script or tpcc",
+        "'disk' is not a workload: use cpu, memory, bandwidth, lio, pio, db, script, tpcc or replay",
     ),
     (&["run", "--mode", "disk"], "'disk' is not a workload"),
+    // A replay's sessions and levels are the capture's and --speed's.
+    (
+        &[
+            "run",
+            "replay",
+            "--target",
+            "postgres://u@127.0.0.1:1/x",
+            "--capture",
+            "c",
+            "--sweep",
+            "1,2",
+        ],
+        "leave --sweep out (--speed lists the levels)",
+    ),
+    (
+        &[
+            "run",
+            "replay",
+            "--target",
+            "postgres://u@127.0.0.1:1/x",
+            "--capture",
+            "c",
+            "--speed",
+            "1,0",
+        ],
+        "'0' is not a speed",
+    ),
+    (
+        &[
+            "run",
+            "replay",
+            "--target",
+            "postgres://u@127.0.0.1:1/x",
+            "--capture",
+            "c",
+            "--speed",
+            "2,2x",
+        ],
+        "speed 2x is given twice",
+    ),
+    (
+        &[
+            "run",
+            "replay",
+            "--target",
+            "postgres://u@127.0.0.1:1/x",
+            "--capture",
+            "c",
+            "--duration",
+            "5s",
+        ],
+        "leave --duration and --job-size out",
+    ),
+    (
+        &["capture", "/nonexistent/pg.csv", "-o", "x"],
+        "reading the logs",
+    ),
     // A URL in the workload's place keeps its password hidden, spaces and all.
     (
         &["run", "postgres://u:p w@h/db"],
@@ -953,7 +1010,7 @@ fn flags_of_other_workloads_are_usage_errors() {
         ),
         (
             &["run", "lio", "--password-prompt"],
-            "--password-prompt applies to the db, script and tpcc workloads",
+            "--password-prompt applies to the db, script, tpcc and replay workloads",
         ),
         (
             &["run", "memory", "--scale", "1G"],

@@ -419,6 +419,91 @@ pub fn p99_at_common_loads(series: &[&Series]) -> Option<LatencyAtLoads> {
     })
 }
 
+/// A level's p99, or that it answered too few statements to read one: "2.98 ms",
+/// "unreadable from 104 statements".
+fn p99_or_why(level: &PacedLevel) -> String {
+    let count = level.latency.response.count;
+    if (count as f64) < responses_needed(Percentile::P99) {
+        format!("unreadable from {count} statements")
+    } else {
+        duration_ms(level.latency.response.p99_ms)
+    }
+}
+
+/// The workload figure a replay records its speed under.
+pub const REPLAY_SPEED: &str = "speed";
+
+/// Two or more servers replaying one capture, compared by the speed each kept its schedule
+/// up to: "new-server kept the captured schedule up to 6x (p99 4.1 ms there); old-server
+/// up to 1.5x (p99 9.2 ms); old-server fell behind already at 1x". None unless two series
+/// are replays.
+pub fn replay_comparisons(series: &[OpenLoopSeries]) -> Vec<String> {
+    let mut captures: Vec<&Option<String>> = series
+        .iter()
+        .filter(|one| one.is_replay())
+        .map(|one| &one.capture)
+        .collect();
+    captures.sort();
+    captures.dedup();
+    captures
+        .into_iter()
+        .filter_map(|capture| {
+            let replays: Vec<&OpenLoopSeries> = series
+                .iter()
+                .filter(|one| one.is_replay() && one.capture == *capture)
+                .collect();
+            replay_comparison(&replays)
+        })
+        .collect()
+}
+
+/// [`replay_comparisons`] of one capture's replays.
+fn replay_comparison(replays: &[&OpenLoopSeries]) -> Option<String> {
+    if replays.len() < 2 {
+        return None;
+    }
+    let mut kept: Vec<String> = Vec::new();
+    let mut behind: Vec<String> = Vec::new();
+    for replay in replays {
+        match replay.kept_up_to() {
+            Some((speed, level)) => kept.push(format!(
+                "{} kept the captured schedule up to {} (p99 {} there)",
+                replay.series,
+                crate::format::times(speed),
+                p99_or_why(level)
+            )),
+            None => behind.push(format!(
+                "{} fell behind already at {}",
+                replay.series,
+                replay
+                    .speeds()
+                    .first()
+                    .map_or("its first speed".to_string(), |(speed, _)| {
+                        crate::format::times(*speed)
+                    })
+            )),
+        }
+    }
+    let mut text = format!(
+        "Replaying one capture{}: ",
+        replays[0]
+            .capture
+            .as_deref()
+            .and_then(|capture| capture.strip_prefix("replay of "))
+            .map(|capture| format!(" ({})", capture.split(" (").next().unwrap_or(capture)))
+            .unwrap_or_default()
+    );
+    text.push_str(&kept.join("; "));
+    if !behind.is_empty() {
+        if !kept.is_empty() {
+            text.push_str("; ");
+        }
+        text.push_str(&behind.join("; "));
+    }
+    text.push_str(" (each at the speeds it was replayed at: a speed not replayed is not judged).");
+    Some(text)
+}
+
 /// One open-loop level (`--rate`): a worker count, the rate asked of it, and the response
 /// times it gave, counted from when each statement was due.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -430,6 +515,9 @@ pub struct PacedLevel {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub share: Option<f64>,
     pub sustained: bool,
+    /// A replay's speed over the captured pace (`run replay`), where it is one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub speed: Option<f64>,
     pub latency: Latency,
     /// The level's timeline, for the spread of the rate sent.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -442,6 +530,10 @@ pub struct PacedLevel {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct OpenLoopSeries {
     pub series: String,
+    /// A replay's capture, as its job names it ("replay of shop.capture (sha256 ...)"):
+    /// only replays of one capture compare.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub capture: Option<String>,
     /// By workers, then by the rate asked.
     pub levels: Vec<PacedLevel>,
 }
@@ -461,20 +553,116 @@ impl OpenLoopSeries {
                     sent_per_s: rate.achieved_per_s,
                     share: rate.share,
                     sustained: rate.sustained,
+                    speed: point.figures.get(REPLAY_SPEED).copied(),
                     latency,
                     intervals: point.intervals.clone(),
                 })
             })
             .collect();
         levels.sort_by(|a, b| {
-            (a.workers, a.asked_per_s)
-                .partial_cmp(&(b.workers, b.asked_per_s))
+            (a.workers, a.speed, a.asked_per_s)
+                .partial_cmp(&(b.workers, b.speed, b.asked_per_s))
                 .unwrap_or(std::cmp::Ordering::Equal)
+        });
+        let capture = series.job.shape.as_deref().and_then(|shape| {
+            let start = shape.find("replay of ")?;
+            let end = start + shape[start..].find(')')? + 1;
+            Some(shape[start..end].to_string())
         });
         (!levels.is_empty()).then(|| Self {
             series: series.name.clone(),
+            capture,
             levels,
         })
+    }
+
+    /// Whether its levels are a replay's speeds.
+    pub fn is_replay(&self) -> bool {
+        !self.levels.is_empty() && self.levels.iter().all(|level| level.speed.is_some())
+    }
+
+    /// A replay's speeds in order, with whether each kept its schedule, its p99 and rates.
+    fn speeds(&self) -> Vec<(f64, &PacedLevel)> {
+        let mut speeds: Vec<(f64, &PacedLevel)> = self
+            .levels
+            .iter()
+            .filter_map(|level| level.speed.map(|speed| (speed, level)))
+            .collect();
+        speeds.sort_by(|a, b| a.0.total_cmp(&b.0));
+        speeds
+    }
+
+    /// A replay's schedule in words: "kept the captured schedule at every speed up to 4x
+    /// (p99 2.98 ms at 1x, 17.9 ms at 4x); fell behind at 8x (sent 1.63 K/s of 2.31
+    /// K/s)". None for a series that is not a replay.
+    pub fn replay_finding(&self) -> Option<String> {
+        let speeds = self.speeds();
+        if !self.is_replay() || speeds.is_empty() {
+            return None;
+        }
+        let kept: Vec<&(f64, &PacedLevel)> = speeds
+            .iter()
+            .take_while(|(_, level)| level.sustained)
+            .collect();
+        let readable = |level: &PacedLevel| {
+            level.latency.response.count as f64 >= responses_needed(Percentile::P99)
+        };
+        let p99 = |(speed, level): &&(f64, &PacedLevel)| {
+            format!(
+                "{} at {}",
+                duration_ms(level.latency.response.p99_ms),
+                crate::format::times(*speed)
+            )
+        };
+        // Quoted where enough statements were answered to read it.
+        let mut quoted: Vec<String> = [kept.first(), kept.last()]
+            .into_iter()
+            .flatten()
+            .filter(|(_, level)| readable(level))
+            .map(p99)
+            .collect();
+        quoted.dedup();
+        let p99_said = match (quoted.as_slice(), kept.first()) {
+            ([], Some((_, level))) => format!(
+                " (p99 unreadable: a pass of {} statements is too few)",
+                level.latency.response.count
+            ),
+            ([], None) => String::new(),
+            ([one], _) => format!(" (p99 {one})"),
+            (many, _) => format!(" (p99 {})", many.join(" to ")),
+        };
+        let mut text = match kept.last() {
+            Some(last) if kept.len() > 1 => format!(
+                "{} replaying its capture kept the captured schedule at every speed up to {}{p99_said}",
+                self.series,
+                crate::format::times(last.0),
+            ),
+            Some(only) => format!(
+                "{} replaying its capture kept the captured schedule at {}{p99_said}",
+                self.series,
+                crate::format::times(only.0),
+            ),
+            None => format!("{} replaying its capture", self.series),
+        };
+        if let Some((speed, behind)) = speeds.get(kept.len()) {
+            text.push_str(&format!(
+                "{}fell behind at {} (sent {}/s of {}/s asked), so latency there counts a growing backlog",
+                if kept.is_empty() { " " } else { "; it " },
+                crate::format::times(*speed),
+                significant(behind.sent_per_s),
+                significant(behind.asked_per_s)
+            ));
+        }
+        text.push('.');
+        Some(text)
+    }
+
+    /// The largest speed up to which every speed kept the captured schedule.
+    pub fn kept_up_to(&self) -> Option<(f64, &PacedLevel)> {
+        self.speeds()
+            .into_iter()
+            .take_while(|(_, level)| level.sustained)
+            .last()
     }
 
     /// How p99 grew with the rate at the worker count measured at the most rates: "vm at
@@ -482,6 +670,9 @@ impl OpenLoopSeries {
     /// sessions fell behind at 9.2 K/s". Levels with too few statements to read p99 are
     /// left out; None with fewer than two left at any worker count.
     pub fn finding(&self) -> Option<String> {
+        if self.is_replay() {
+            return self.replay_finding();
+        }
         let needed = responses_needed(Percentile::P99);
         let readable: Vec<&PacedLevel> = self
             .levels
@@ -551,7 +742,15 @@ impl OpenLoopSeries {
         let value = |level: &PacedLevel| level.latency.response.at(objective.percentile);
         let kept = |level: &PacedLevel| value(level) <= objective.limit_ms;
         let mut verdict = SloVerdict {
-            series: format!("{} (at set rates)", self.series),
+            series: format!(
+                "{} ({})",
+                self.series,
+                if self.is_replay() {
+                    "replaying at set speeds"
+                } else {
+                    "at set rates"
+                }
+            ),
             workers: None,
             throughput: None,
             throughput_spread: None,

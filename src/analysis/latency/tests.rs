@@ -104,6 +104,7 @@ fn open_loop(service_ms: f64, counts: &[usize], noise: f64, seed: u64) -> OpenLo
                 sent_per_s: sent,
                 share: rate.share,
                 sustained,
+                speed: None,
                 latency: Latency {
                     unit: "statement".into(),
                     measured_from: MeasuredFrom::Due,
@@ -120,6 +121,7 @@ fn open_loop(service_ms: f64, counts: &[usize], noise: f64, seed: u64) -> OpenLo
     }
     OpenLoopSeries {
         series: "db".into(),
+        capture: None,
         levels,
     }
 }
@@ -378,4 +380,96 @@ fn a_file_without_response_times_says_so() {
             .contains("too few responses"),
         "{verdict:?}"
     );
+}
+
+/// A replay on sessions that serve like M/M/1 queues `headroom` times faster than the
+/// captured pace: at speed s a session's p99 is ln(100)/(mu - s) (mu = headroom, rates in
+/// captured paces), its responses placed on the exponential's quantiles, and at a speed
+/// at or past the headroom it falls behind.
+fn replay(name: &str, headroom: f64, speeds: &[f64]) -> OpenLoopSeries {
+    let levels = speeds
+        .iter()
+        .map(|&speed| {
+            let sustained = speed < headroom;
+            let mut times = ResponseTimes::default();
+            for index in 0..10_000 {
+                let quantile = (index as f64 + 0.5) / 10_000.0;
+                let seconds = if sustained {
+                    -(1.0 - quantile).ln() / (headroom - speed) / 100.0
+                } else {
+                    1.0 + quantile
+                };
+                times.record(std::time::Duration::from_secs_f64(seconds));
+            }
+            let asked = 100.0 * speed;
+            let sent = if sustained { asked } else { 100.0 * headroom };
+            PacedLevel {
+                intervals: Vec::new(),
+                workers: 4,
+                asked_per_s: asked,
+                sent_per_s: sent,
+                share: None,
+                sustained,
+                speed: Some(speed),
+                latency: Latency {
+                    unit: "statement".into(),
+                    measured_from: MeasuredFrom::Due,
+                    response: times.percentiles().unwrap(),
+                    service: None,
+                    schedule_lag: None,
+                    rate: Some(crate::latency::RateFigures {
+                        target_per_s: asked,
+                        achieved_per_s: sent,
+                        arrivals: crate::latency::Arrivals::Captured,
+                        due: 10_000,
+                        sent: if sustained { 10_000 } else { 5_000 },
+                        sustained,
+                        share: None,
+                    }),
+                    limit_ms: None,
+                    late: None,
+                    histogram: None,
+                },
+            }
+        })
+        .collect();
+    OpenLoopSeries {
+        series: name.into(),
+        capture: Some("replay of shop.capture (sha256 1a2b3c4d5e6f)".into()),
+        levels,
+    }
+}
+
+#[test]
+fn a_replay_says_up_to_which_speed_it_kept_the_schedule() {
+    let new = replay("new-server", 5.0, &[1.0, 2.0, 4.0, 8.0]);
+    let said = new.finding().unwrap();
+    // p99 = ln(100) / (5 - s) / 100 s: 11.5 ms at 1x, 46.05 ms at 4x (46.0 in the
+    // histogram's buckets).
+    assert!(
+        said.starts_with("new-server replaying its capture kept the captured schedule at every speed up to 4x (p99 11.5 ms at 1x to 46.0 ms at 4x); it fell behind at 8x (sent 500/s of 800/s asked)"),
+        "{said}"
+    );
+    let behind = replay("old-server", 0.5, &[1.0, 2.0]);
+    assert!(
+        behind
+            .finding()
+            .unwrap()
+            .starts_with("old-server replaying its capture fell behind at 1x"),
+        "{:?}",
+        behind.finding()
+    );
+    let old = replay("old-server", 1.5, &[1.0, 1.25, 2.0]);
+    let compared = replay_comparisons(&[new.clone(), old, behind.clone()]);
+    assert_eq!(compared.len(), 1, "{compared:?}");
+    assert!(
+        compared[0].starts_with("Replaying one capture (shop.capture): new-server kept the captured schedule up to 4x (p99 46.0 ms there); old-server kept the captured schedule up to 1.25x (p99 184 ms there); old-server fell behind already at 1x"),
+        "{compared:?}"
+    );
+    // Alone, beside a series at set rates, or beside another capture's replay, a replay is
+    // compared with nothing.
+    assert!(replay_comparisons(&[new.clone(), open_loop(1.0, &[2], 0.0, 1)]).is_empty());
+    let mut other = behind;
+    other.capture = Some("replay of other.capture (sha256 0f0f0f0f0f0f)".into());
+    assert!(replay_comparisons(&[new, other]).is_empty());
 }

@@ -32,7 +32,7 @@ const MOST_SPEEDS: usize = 50;
 /// `run replay`: the options.
 #[derive(Debug, Clone, Args)]
 #[command(
-    after_help = "A capture is made from the server's log by `corescale capture`. Each captured session is replayed on a session of its own (sessions that never overlapped share one, connecting anew for each), its statements sent at their captured times over the speed and timed from then, so falling behind is measured, not hidden. Each speed is one pass of the capture: --duration, --job-size and --repeat do not apply.\n\nExamples:\n  corescale capture /var/log/postgresql/postgresql.csv -o shop.capture\n  corescale run replay --target postgres://app@new-server/shop \\\n      --capture shop.capture --speed 1,2,4,8 -o new-server.json\n  corescale run replay --target postgres://app@clone/shop --capture shop.capture \\\n      --speed 1,2 --allow-writes --before-level './restore-clone.sh'"
+    after_help = "A capture is made from the server's log by `corescale capture`. Each captured session is replayed on a session of its own (sessions that never overlapped share one, connecting anew for each), its statements sent at their captured times over the speed and timed from then, so falling behind is measured, not hidden. Each speed is one pass of the capture: --duration, --job-size and --repeat do not apply.\n\nExamples:\n  corescale capture /var/log/postgresql/postgresql.csv -o shop.capture\n  corescale run replay --target postgres://app@new-server/shop \\\n      --capture shop.capture --speed 1,2,4,8 -o new-server.json\n  corescale run replay --target postgres://app@clone/shop \\\n      --capture shop.capture --speed 1,2 --allow-writes \\\n      --before-level './restore-clone.sh'"
 )]
 #[command(next_help_heading = "replay (a captured workload)")]
 #[command(mut_arg("in_schema", |arg| arg.hide(true)))]
@@ -129,6 +129,9 @@ pub struct ReplayWorkload {
     captured_rate: f64,
     engine: String,
     name: String,
+    /// The capture's content ("sha256 1a2b3c4d5e6f"): two runs replayed the same capture
+    /// when they name the same one.
+    digest: String,
     read_only_sessions: bool,
     before_level: Option<String>,
     latency_limit: Option<Duration>,
@@ -263,6 +266,7 @@ impl ReplayWorkload {
             database,
             speeds: args.speed.0.clone(),
             engine,
+            digest: digest(&args.capture)?,
             name: args.capture.file_name().map_or_else(
                 || args.capture.display().to_string(),
                 |name| name.to_string_lossy().into_owned(),
@@ -315,8 +319,12 @@ impl Workload for ReplayWorkload {
             shape: Some(JobShape {
                 engine: self.engine.clone(),
                 statement: format!(
-                    "replay of {} (database '{}')",
-                    self.name, self.replay.database
+                    "replay of {} ({}, database '{}', {} statements over {:.3} s)",
+                    self.name,
+                    self.digest,
+                    self.replay.database,
+                    self.replay.statements,
+                    self.replay.span.as_secs_f64()
                 ),
                 blocks_per_statement: 0.0,
                 pipeline_depth: 1,
@@ -481,6 +489,24 @@ impl Workload for ReplayWorkload {
     fn server(&self) -> Option<&dyn ServerWorkload> {
         Some(self)
     }
+}
+
+/// "sha256 1a2b3c4d5e6f": the start of the capture file's SHA-256.
+fn digest(path: &std::path::Path) -> Result<String> {
+    use sha2::Digest as _;
+    let mut file = std::fs::File::open(path)
+        .with_context(|| format!("opening the capture {}", path.display()))?;
+    let mut hasher = sha2::Sha256::new();
+    std::io::copy(&mut file, &mut hasher)
+        .with_context(|| format!("reading the capture {}", path.display()))?;
+    let hash = hasher.finalize();
+    Ok(format!(
+        "sha256 {}",
+        hash[..6]
+            .iter()
+            .map(|byte| format!("{byte:02x}"))
+            .collect::<String>()
+    ))
 }
 
 /// The replay's refused statements said as what they are: divergence from the capture
