@@ -8,9 +8,8 @@ use indicatif::{ProgressBar, ProgressStyle};
 
 use crate::cli::CaptureArgs;
 use crate::error::UsageError;
-use crate::workload::replay::capture::Capturer;
+use crate::workload::replay::capture::{Capturer, Log};
 use crate::workload::replay::file::{self, Line, Writer};
-use crate::workload::replay::pg_log::{Format, read_entries};
 
 pub fn execute(args: &CaptureArgs) -> Result<()> {
     for log in &args.logs {
@@ -36,8 +35,19 @@ pub fn execute(args: &CaptureArgs) -> Result<()> {
     for log in &args.logs {
         let name = log.display().to_string();
         let mut reader = open(log)?;
-        let format = Format::detect(&first_line(&mut reader, &name)?, &args.log_line_prefix)
+        let format = Log::detect(&first_bytes(&mut reader, &name)?, &args.log_line_prefix)
             .map_err(|error| anyhow::anyhow!("{name}: {error:#}"))?;
+        if let Some(first) = formats.first()
+            && Log::product(first) != format.product()
+        {
+            return Err(UsageError::new(format!(
+                "{name} is a {} log and {} a {} one: capture one server's logs at a time",
+                format.product(),
+                args.logs[0].display(),
+                Log::product(first)
+            ))
+            .into());
+        }
         formats.push(format);
     }
     let bar = progress_bar(total, args.quiet);
@@ -45,7 +55,7 @@ pub fn execute(args: &CaptureArgs) -> Result<()> {
     writer.write(&Line::Header {
         format: file::FORMAT.to_string(),
         version: file::VERSION,
-        product: "postgresql".to_string(),
+        product: formats[0].product().to_string(),
         logs: args
             .logs
             .iter()
@@ -54,11 +64,11 @@ pub fn execute(args: &CaptureArgs) -> Result<()> {
             .collect(),
     })?;
     let mut capturer = Capturer::new(&mut writer);
+    let mut to_the_second = false;
     for (log, format) in args.logs.iter().zip(&formats) {
         let name = log.display().to_string();
-        read_entries(
+        to_the_second |= format.read_entries(
             &mut open(log)?,
-            format,
             &name,
             &|read| bar.inc(read),
             &mut |entry| capturer.take(entry),
@@ -90,6 +100,11 @@ pub fn execute(args: &CaptureArgs) -> Result<()> {
         ));
     }
     println!("corescale: {said}");
+    if to_the_second {
+        say!(
+            "corescale: note: the log times statements to the second only (MariaDB's logs do): each second's statements are spread over it evenly, in the order the log has them"
+        );
+    }
     if !captured.connections_logged {
         say!(
             "corescale: note: the log does not say when sessions connected (log_connections and log_disconnections are off): each session is taken from its first statement to its last"
@@ -98,16 +113,12 @@ pub fn execute(args: &CaptureArgs) -> Result<()> {
     Ok(())
 }
 
-/// The first line of a log, to tell its format, left in the reader.
-fn first_line(reader: &mut std::io::BufReader<std::fs::File>, name: &str) -> Result<String> {
+/// A log's first bytes (up to 64 KiB), to tell its kind, left in the reader.
+fn first_bytes(reader: &mut std::io::BufReader<std::fs::File>, name: &str) -> Result<String> {
     let buffer = reader
         .fill_buf()
         .with_context(|| format!("reading {name}"))?;
-    let end = buffer
-        .iter()
-        .position(|byte| *byte == b'\n')
-        .unwrap_or(buffer.len());
-    Ok(String::from_utf8_lossy(&buffer[..end]).into_owned())
+    Ok(String::from_utf8_lossy(&buffer[..buffer.len().min(64 << 10)]).into_owned())
 }
 
 fn same_file(a: &std::path::Path, b: &std::path::Path) -> bool {

@@ -216,6 +216,23 @@ fn a_logged_pgbench_run_replays_statement_for_statement_at_its_pace() {
     check_levels(&document, &logged_counts(&format!("{logs}/pg.csv")));
 }
 
+/// How many statements of the fingerprint that holds `statement` (its words, upper-cased)
+/// the level sent, by the fingerprints the run's description numbers.
+fn replayed(document: &serde_json::Value, level: &serde_json::Value, statement: &str) -> u64 {
+    let description = document["workload"]["description"].as_str().unwrap();
+    let number = description
+        .split("; fingerprint ")
+        .find(|part| {
+            part.to_ascii_uppercase()
+                .contains(&statement.to_ascii_uppercase())
+        })
+        .and_then(|part| part.split(':').next())
+        .unwrap_or_else(|| panic!("no fingerprint of {statement} in {description}"));
+    level["workload_figures"][format!("fingerprint {number} count")]
+        .as_f64()
+        .unwrap() as u64
+}
+
 /// Each level sent each pgbench statement as often as the log shows, kept its schedule
 /// and lasted the captured span over its speed.
 fn check_levels(document: &serde_json::Value, logged: &[(&str, u64)]) {
@@ -233,18 +250,8 @@ fn check_levels(document: &serde_json::Value, logged: &[(&str, u64)]) {
         let figures = &level["workload_figures"];
         for (statement, count) in logged {
             assert!(*count >= 80, "{statement}: {count} in the log");
-            let number = description
-                .split("; fingerprint ")
-                .find(|part| {
-                    part.to_ascii_uppercase()
-                        .contains(&statement.to_ascii_uppercase())
-                })
-                .and_then(|part| part.split(':').next())
-                .unwrap_or_else(|| panic!("no fingerprint of {statement} in {description}"));
-            let replayed = figures[format!("fingerprint {number} count")]
-                .as_f64()
-                .unwrap();
-            assert_eq!(replayed as u64, *count, "{statement} at {speed}x");
+            let replayed = replayed(document, level, statement);
+            assert_eq!(replayed, *count, "{statement} at {speed}x");
         }
         let rate = &level["latency"]["rate"];
         assert_eq!(rate["due"], rate["sent"], "at {speed}x: {rate}");
@@ -260,6 +267,136 @@ fn check_levels(document: &serde_json::Value, logged: &[(&str, u64)]) {
         assert!(
             (elapsed - expected).abs() <= 0.01 * expected + 0.006,
             "at {speed}x: {elapsed} s against {expected} s"
+        );
+    }
+}
+
+/// A private MariaDB whose slow query log holds a 3 s sysbench oltp_read_only run (and not
+/// its prepare).
+fn sysbench_in_the_slow_log() -> common::mariadb::PrivateMariaDb {
+    use common::mariadb::PrivateMariaDb;
+    use mysql::prelude::Queryable;
+    let mut server = PrivateMariaDb::start("corescale-replay-", |dir| {
+        vec![
+            "--slow-query-log=0".into(),
+            "--long-query-time=0".into(),
+            "--log-output=FILE".into(),
+            format!("--slow-query-log-file={}/slow.log", dir.display()),
+        ]
+    });
+    server.admin().query_drop("CREATE DATABASE sbtest").unwrap();
+    let socket = format!("--mysql-socket={}", server.socket());
+    let sysbench = |phase: &str, extra: &[&str]| {
+        let output = Command::new("sysbench")
+            .args([
+                "oltp_read_only",
+                &socket,
+                "--mysql-user=root",
+                "--mysql-db=sbtest",
+            ])
+            .args(["--tables=1", "--table-size=1000"])
+            .args(extra)
+            .arg(phase)
+            .output()
+            .unwrap();
+        assert!(
+            output.status.success(),
+            "sysbench {phase}: {}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+    };
+    sysbench("prepare", &[]);
+    server
+        .admin()
+        .query_drop("SET GLOBAL slow_query_log = 1")
+        .unwrap();
+    sysbench("run", &["--threads=2", "--time=3", "--rate=20"]);
+    server
+        .admin()
+        .query_drop("SET GLOBAL slow_query_log = 0")
+        .unwrap();
+
+    server
+}
+
+/// A private MariaDB writing its slow query log (long_query_time = 0) while sysbench runs
+/// oltp_read_only: the capture replays each sysbench statement as often as the log shows,
+/// on sessions held read-only, over the captured span.
+#[test]
+#[cfg_attr(
+    not(all(corescale_test_mariadbd, corescale_test_sysbench)),
+    ignore = "needs mariadbd, mariadb-install-db and sysbench (Debian's packages; see README)"
+)]
+fn a_sysbench_run_in_mariadb_s_slow_log_replays_statement_for_statement() {
+    let server = sysbench_in_the_slow_log();
+    let dir = tempfile::tempdir().unwrap();
+    let capture = dir.path().join("slow.capture");
+    let said = corescale()
+        .args(["capture", &server.path("slow.log"), "-o"])
+        .arg(&capture)
+        .output()
+        .unwrap();
+    assert!(
+        said.status.success(),
+        "{}",
+        String::from_utf8_lossy(&said.stderr)
+    );
+    let json = dir.path().join("replay.json");
+    let target = format!("mysql://root@127.0.0.1:{}/sbtest", server.port);
+    let done = corescale()
+        .env("CORESCALE_TEST_PREFLIGHT", "100ms")
+        .args([
+            "run",
+            "replay",
+            "--target",
+            &target,
+            "--speed",
+            "1,2",
+            "--capture",
+        ])
+        .arg(&capture)
+        .arg("-o")
+        .arg(&json)
+        .output()
+        .unwrap();
+    assert!(
+        done.status.success(),
+        "{}",
+        String::from_utf8_lossy(&done.stderr)
+    );
+    let slow = std::fs::read_to_string(server.path("slow.log")).unwrap();
+    let count = |start: &str| slow.lines().filter(|line| line.starts_with(start)).count() as u64;
+    let logged = [
+        (
+            "SELECT c FROM sbtest1 WHERE id=",
+            count("SELECT c FROM sbtest1 WHERE id="),
+        ),
+        (
+            "SELECT SUM(k) FROM sbtest1",
+            count("SELECT SUM(k) FROM sbtest1"),
+        ),
+        (
+            "SELECT DISTINCT c FROM sbtest1",
+            count("SELECT DISTINCT c FROM sbtest1"),
+        ),
+    ];
+    let document = common::read_json(&json);
+    for level in document["levels"].as_array().unwrap() {
+        let figures = &level["workload_figures"];
+        for (statement, count) in logged {
+            assert!(count >= 50, "{statement}: {count} in the log");
+            let statement = statement.replace('=', " =");
+            assert_eq!(replayed(&document, level, &statement), count, "{statement}");
+        }
+        assert_eq!(
+            figures["failed_statements"].as_f64(),
+            Some(0.0),
+            "{figures}"
+        );
+        assert_eq!(
+            level["latency"]["rate"]["sustained"], true,
+            "{}",
+            level["latency"]["rate"]
         );
     }
 }

@@ -8,7 +8,60 @@ use anyhow::{Result, bail};
 
 use super::file::{Line, Statement, Summary, Writer};
 use super::fingerprint::{Class, classify};
-use super::pg_log::Entry;
+use super::mysql_log::{self, MysqlLog};
+use super::pg_log::{self, Entry};
+
+/// A log's kind: PostgreSQL's (csvlog, jsonlog, stderr) or MySQL's and MariaDB's (slow or
+/// general query log).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Log {
+    Postgres(pg_log::Format),
+    Mysql(MysqlLog),
+}
+
+impl Log {
+    /// The kind of a log from its first bytes (`start`); a stderr log is read with `prefix`.
+    pub fn detect(start: &str, prefix: &str) -> Result<Self> {
+        if let Some(log) = mysql_log::detect(start) {
+            return Ok(Self::Mysql(log));
+        }
+        let first = start.lines().next().unwrap_or_default();
+        Ok(Self::Postgres(pg_log::Format::detect(first, prefix)?))
+    }
+
+    pub fn name(&self) -> &'static str {
+        match self {
+            Self::Postgres(format) => format.name(),
+            Self::Mysql(MysqlLog::Slow) => "slow query log",
+            Self::Mysql(MysqlLog::General) => "general query log",
+        }
+    }
+
+    /// "postgresql" or "mysql", as the replay file's header names its product.
+    pub fn product(&self) -> &'static str {
+        match self {
+            Self::Postgres(_) => "postgresql",
+            Self::Mysql(_) => "mysql",
+        }
+    }
+
+    /// Reads the log's entries in order (see `pg_log::read_entries`); answers whether the
+    /// log timed them to the second only (MariaDB's), each second's spread over it.
+    pub fn read_entries(
+        &self,
+        reader: &mut dyn std::io::BufRead,
+        name: &str,
+        bytes: &dyn Fn(u64),
+        take: &mut dyn FnMut(Entry) -> Result<()>,
+    ) -> Result<bool> {
+        match self {
+            Self::Postgres(format) => {
+                pg_log::read_entries(reader, format, name, bytes, take).map(|()| false)
+            }
+            Self::Mysql(log) => mysql_log::read_entries(reader, *log, name, bytes, take),
+        }
+    }
+}
 
 /// What a capture read, for its closing line.
 #[derive(Debug, Default, Clone, PartialEq)]

@@ -114,7 +114,8 @@ pub fn fingerprint(sql: &str) -> String {
     let mut last_was_value = false;
     // The output length before the last "(" and whether everything since it was values.
     let mut list: Option<(usize, bool)> = None;
-    for token in Lexer::new(sql) {
+    let mut lexer = Lexer::new(sql);
+    while let Some(token) = lexer.next() {
         let piece: std::borrow::Cow<'_, str> = match token {
             Token::Value => "?".into(),
             Token::Word(word) => word.to_ascii_uppercase().into(),
@@ -126,9 +127,11 @@ pub fn fingerprint(sql: &str) -> String {
         if is_value && last_was_value {
             continue;
         }
+        // A bracket keeps its side of the space as written: sum(k), but IN (...).
         let needs_space = !out.is_empty()
             && !out.ends_with(['(', '.'])
             && !matches!(piece.as_ref(), ")" | "," | "." | ";" | "::")
+            && (piece != "(" || lexer.spaced)
             && !out.ends_with("::");
         if needs_space {
             out.push(' ');
@@ -179,11 +182,17 @@ enum Token<'a> {
 struct Lexer<'a> {
     text: &'a str,
     at: usize,
+    /// Whether whitespace or a comment came before the token last read.
+    spaced: bool,
 }
 
 impl<'a> Lexer<'a> {
     fn new(text: &'a str) -> Self {
-        Self { text, at: 0 }
+        Self {
+            text,
+            at: 0,
+            spaced: false,
+        }
     }
 
     fn rest(&self) -> &'a str {
@@ -228,6 +237,19 @@ impl<'a> Iterator for Lexer<'a> {
     type Item = Token<'a>;
 
     fn next(&mut self) -> Option<Token<'a>> {
+        let start = self.at;
+        let token = self.token();
+        self.spaced = self.text[start..self.at]
+            .chars()
+            .next()
+            .is_some_and(|c| c.is_whitespace() || c == '-' || c == '/' || c == '#');
+        token
+    }
+}
+
+impl<'a> Lexer<'a> {
+    /// The next token, past whitespace and comments.
+    fn token(&mut self) -> Option<Token<'a>> {
         loop {
             let rest = self.rest();
             let first = rest.chars().next()?;
@@ -418,6 +440,11 @@ mod tests {
             "SELECT \"Col\", A - ? FROM `T`"
         );
         assert_eq!(fingerprint("select :id, ?::int"), "SELECT ?, ?::INT");
+        // A function's bracket stays on its name, a list's stays apart.
+        assert_eq!(
+            fingerprint("SELECT SUM(k) FROM t WHERE id IN (1,2)"),
+            "SELECT SUM(K) FROM T WHERE ID IN (?...)"
+        );
     }
 
     #[test]

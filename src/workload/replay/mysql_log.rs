@@ -1,0 +1,532 @@
+//! MySQL's and MariaDB's statement logs as capture entries: the slow query log written with
+//! long_query_time = 0 (each statement with its duration) and the general query log (each
+//! statement as it arrived), both read a line at a time. MariaDB times both logs to the
+//! second: the statements of one second are spread over it evenly in the log's order, and
+//! the capture says so.
+
+use std::io::BufRead;
+
+use anyhow::{Result, anyhow, bail};
+
+use super::pg_log::{Entry, LONGEST_LINE, parse_time};
+
+/// Which of the two logs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MysqlLog {
+    Slow,
+    General,
+}
+
+/// The log a file's first bytes show: the slow log's "# Query_time:" or the general log's
+/// "Id Command Argument" header or its tab-separated lines; None for neither.
+pub fn detect(start: &str) -> Option<MysqlLog> {
+    if start.contains("\n# Query_time:")
+        || start.starts_with("# Query_time:")
+        || start.contains("# User@Host:")
+    {
+        return Some(MysqlLog::Slow);
+    }
+    let general_line = start
+        .lines()
+        .take(20)
+        .any(|line| general_fields(line).is_some());
+    (start.contains("Id Command") || general_line).then_some(MysqlLog::General)
+}
+
+/// One statement or session event being read, before its time is placed.
+struct Pending {
+    /// The time as the log gives it, in microseconds, and whether it had a fraction.
+    at_us: i64,
+    precise: bool,
+    /// A slow log's duration: a whole second's statements are placed by their start, and
+    /// their entries dated at their end (as the capture reads a duration's entry).
+    took_us: i64,
+    entry: Entry,
+}
+
+/// Statements of one whole second (a log without fractions), held until the second ends
+/// and then spread over it in order.
+#[derive(Default)]
+struct Second {
+    start_us: i64,
+    held: Vec<(i64, Entry)>,
+    /// Whether any second's statements were spread over it.
+    spread: bool,
+}
+
+impl Second {
+    fn place(&mut self, pending: Pending, take: &mut dyn FnMut(Entry) -> Result<()>) -> Result<()> {
+        if pending.precise {
+            self.flush(take)?;
+            let mut entry = pending.entry;
+            entry.at_us = pending.at_us;
+            return take(entry);
+        }
+        if pending.at_us != self.start_us {
+            self.flush(take)?;
+            self.start_us = pending.at_us;
+        }
+        self.held.push((pending.took_us, pending.entry));
+        self.spread = true;
+        Ok(())
+    }
+
+    fn flush(&mut self, take: &mut dyn FnMut(Entry) -> Result<()>) -> Result<()> {
+        let count = self.held.len() as i64;
+        for (index, (took_us, mut entry)) in self.held.drain(..).enumerate() {
+            entry.at_us = self.start_us + index as i64 * 1_000_000 / count.max(1) + took_us;
+            take(entry)?;
+        }
+        Ok(())
+    }
+}
+
+/// Reads a MySQL or MariaDB log's entries in order, as `pg_log::read_entries` does;
+/// answers whether the log timed them to the second only (MariaDB).
+pub fn read_entries(
+    reader: &mut dyn BufRead,
+    log: MysqlLog,
+    name: &str,
+    bytes: &dyn Fn(u64),
+    take: &mut dyn FnMut(Entry) -> Result<()>,
+) -> Result<bool> {
+    let mut second = Second::default();
+    let outcome = match log {
+        MysqlLog::Slow => read_slow(reader, bytes, &mut |pending| second.place(pending, take)),
+        MysqlLog::General => {
+            read_general(reader, bytes, &mut |pending| second.place(pending, take))
+        }
+    };
+    outcome
+        .and_then(|()| second.flush(take))
+        .map_err(|error| anyhow!("{name}: {error:#}"))?;
+    Ok(second.spread)
+}
+
+/// Each line as text, with its number.
+fn lines(
+    reader: &mut dyn BufRead,
+    bytes: &dyn Fn(u64),
+    each: &mut dyn FnMut(&str, u64) -> Result<()>,
+) -> Result<()> {
+    let mut buffer = Vec::new();
+    for number in 1.. {
+        buffer.clear();
+        let read = std::io::Read::take(&mut *reader, LONGEST_LINE as u64 + 1)
+            .read_until(b'\n', &mut buffer)
+            .map_err(|error| anyhow!("line {number}: {error}"))?;
+        if read == 0 {
+            return Ok(());
+        }
+        bytes(read as u64);
+        if buffer.len() > LONGEST_LINE {
+            bail!(
+                "line {number} is longer than {} MiB: not a server log",
+                LONGEST_LINE >> 20
+            );
+        }
+        while buffer
+            .last()
+            .is_some_and(|byte| *byte == b'\n' || *byte == b'\r')
+        {
+            buffer.pop();
+        }
+        let line = std::str::from_utf8(&buffer).map_err(|_| {
+            anyhow!("line {number} is not UTF-8 text: not a server log (or one in another encoding; convert it with iconv)")
+        })?;
+        each(line, number)?;
+    }
+    Ok(())
+}
+
+/// "241129  9:30:44" (MariaDB) or "2024-11-29T09:30:44.123456Z" (MySQL): microseconds, and
+/// whether the time had a fraction.
+fn parse_log_time(text: &str) -> Option<(i64, bool)> {
+    let text = text.trim();
+    if let Some(parsed) = parse_time(text) {
+        return Some(parsed);
+    }
+    let (date, clock) = text.split_once(char::is_whitespace)?;
+    if date.len() != 6 || !date.bytes().all(|byte| byte.is_ascii_digit()) {
+        return None;
+    }
+    let clock = clock.trim();
+    let clock = if clock.len() == 7 {
+        format!("0{clock}")
+    } else {
+        clock.to_string()
+    };
+    let written = format!("20{}-{}-{} {clock}", &date[..2], &date[2..4], &date[4..6]);
+    parse_time(&written)
+}
+
+/// The state of the slow log's entry being read.
+#[derive(Default)]
+struct SlowEntry {
+    time: Option<(i64, bool)>,
+    timestamp_s: Option<i64>,
+    user: String,
+    session: String,
+    database: String,
+    took_us: Option<u64>,
+    sql: String,
+    line: u64,
+}
+
+/// Hands on the slow log's entry just read (a statement, a session's end, or a `use` that
+/// changes its database) and starts the next one at the same time.
+fn finish_slow(
+    current: &mut SlowEntry,
+    databases: &mut std::collections::HashMap<String, String>,
+    place: &mut dyn FnMut(Pending) -> Result<()>,
+) -> Result<()> {
+    let sql = current.sql.trim().trim_end_matches(';').trim().to_string();
+    let entry = std::mem::take(current);
+    current.time = entry.time;
+    if sql.is_empty() || entry.session.is_empty() {
+        return Ok(());
+    }
+    if let Some(database) = sql
+        .strip_prefix("use ")
+        .or_else(|| sql.strip_prefix("USE "))
+        .filter(|rest| !rest.contains(char::is_whitespace))
+    {
+        databases.insert(
+            entry.session.clone(),
+            database.trim_matches('`').to_string(),
+        );
+        return Ok(());
+    }
+    if !entry.database.is_empty() {
+        databases.insert(entry.session.clone(), entry.database.clone());
+    }
+    let database = databases.get(&entry.session).cloned().unwrap_or_default();
+    // The statement started at SET timestamp (whole seconds), or at its logged end
+    // less its duration.
+    let took = entry.took_us.unwrap_or(0) as i64;
+    let (at_us, precise) = match (entry.time, entry.timestamp_s) {
+        (Some((end, true)), _) => (end, true),
+        (_, Some(seconds)) => (seconds * 1_000_000, false),
+        (Some((end, false)), None) => (end, false),
+        (None, None) => bail!("line {}: a statement with no time before it", entry.line),
+    };
+    let message = if sql.starts_with("administrator command: Quit") {
+        "disconnection: session ended".to_string()
+    } else if sql.starts_with("administrator command:") {
+        return Ok(());
+    } else {
+        match entry.took_us {
+            Some(took) => format!("duration: {:.3} ms  statement: {sql}", took as f64 / 1e3),
+            None => format!("statement: {sql}"),
+        }
+    };
+    place(Pending {
+        at_us,
+        precise,
+        took_us: took,
+        entry: Entry {
+            at_us,
+            session: entry.session,
+            user: entry.user,
+            database,
+            severity: "LOG".into(),
+            sqlstate: None,
+            message,
+            detail: None,
+            line: entry.line,
+        },
+    })
+}
+
+fn read_slow(
+    reader: &mut dyn BufRead,
+    bytes: &dyn Fn(u64),
+    place: &mut dyn FnMut(Pending) -> Result<()>,
+) -> Result<()> {
+    let mut current = SlowEntry::default();
+    // Each session's database as its "use" statements and Schema fields left it.
+    let mut databases: std::collections::HashMap<String, String> = std::collections::HashMap::new();
+    lines(reader, bytes, &mut |line, number| {
+        if let Some(time) = line.strip_prefix("# Time:") {
+            finish_slow(&mut current, &mut databases, place)?;
+            current.time = Some(
+                parse_log_time(time)
+                    .ok_or_else(|| anyhow!("line {number}: '{}' is not a time", time.trim()))?,
+            );
+        } else if let Some(who) = line.strip_prefix("# User@Host:") {
+            finish_slow(&mut current, &mut databases, place)?;
+            current.line = number;
+            current.user = who
+                .trim()
+                .split('[')
+                .next()
+                .unwrap_or_default()
+                .trim()
+                .to_string();
+            if let Some(id) = who.split("Id:").nth(1) {
+                current.session = id.trim().to_string();
+            }
+        } else if let Some(fields) = line.strip_prefix("# Thread_id:") {
+            let mut words = fields.split_whitespace();
+            current.session = words.next().unwrap_or_default().to_string();
+            while let Some(word) = words.next() {
+                if word == "Schema:" {
+                    current.database = words.next().unwrap_or_default().to_string();
+                }
+            }
+        } else if let Some(fields) = line.strip_prefix("# Query_time:") {
+            current.took_us = fields
+                .split_whitespace()
+                .next()
+                .and_then(|seconds| seconds.parse::<f64>().ok())
+                .filter(|seconds| seconds.is_finite() && *seconds >= 0.0)
+                .map(|seconds| (seconds * 1e6).round() as u64);
+        } else if line.starts_with('#') && current.sql.is_empty() {
+            // Other fields of the entry's header.
+        } else if let Some(seconds) = line
+            .strip_prefix("SET timestamp=")
+            .and_then(|rest| rest.trim_end_matches(';').parse::<i64>().ok())
+            .filter(|_| current.sql.is_empty())
+        {
+            current.timestamp_s = Some(seconds);
+        } else if let Some(database) = line
+            .strip_prefix("use ")
+            .and_then(|rest| rest.strip_suffix(';'))
+            .filter(|_| current.sql.is_empty())
+        {
+            // MySQL names a session's new database before its statement.
+            current.database = database.trim_matches('`').to_string();
+        } else if is_header(line) {
+            finish_slow(&mut current, &mut databases, place)?;
+        } else {
+            if !current.sql.is_empty() {
+                current.sql.push('\n');
+            }
+            current.sql.push_str(line);
+        }
+        Ok(())
+    })?;
+    finish_slow(&mut current, &mut databases, place)
+}
+
+/// The lines a server writes when it opens a log (at start and after FLUSH LOGS).
+fn is_header(line: &str) -> bool {
+    line.contains(", Version: ") && line.contains("started with:")
+        || line.starts_with("Tcp port:")
+        || line.starts_with("Time ") && line.contains("Id Command")
+}
+
+/// A general log line's time (when it has one), session, command and argument.
+fn general_fields(line: &str) -> Option<(Option<&str>, &str, &str, &str)> {
+    let (time, rest) = match line.split_once('\t') {
+        Some((time, rest)) if !time.trim().is_empty() => (Some(time), rest),
+        Some((_, rest)) => (None, rest.trim_start_matches('\t')),
+        None => return None,
+    };
+    let rest = rest.trim_start();
+    let (id, rest) = rest.split_once(' ')?;
+    if id.is_empty() || !id.bytes().all(|byte| byte.is_ascii_digit()) {
+        return None;
+    }
+    let (command, argument) = rest.split_once('\t').unwrap_or((rest, ""));
+    let command = command.trim();
+    const COMMANDS: [&str; 12] = [
+        "Connect",
+        "Query",
+        "Quit",
+        "Init DB",
+        "Prepare",
+        "Execute",
+        "Close stmt",
+        "Field List",
+        "Statistics",
+        "Ping",
+        "Reset stmt",
+        "Change user",
+    ];
+    COMMANDS
+        .contains(&command)
+        .then_some((time, id, command, argument))
+}
+
+fn read_general(
+    reader: &mut dyn BufRead,
+    bytes: &dyn Fn(u64),
+    place: &mut dyn FnMut(Pending) -> Result<()>,
+) -> Result<()> {
+    let mut time: Option<(i64, bool)> = None;
+    let mut databases: std::collections::HashMap<String, (String, String)> =
+        std::collections::HashMap::new();
+    // The statement being read: its lines continue until the next entry.
+    let mut pending: Option<Pending> = None;
+    lines(reader, bytes, &mut |line, number| {
+        let Some((stamp, id, command, argument)) = general_fields(line) else {
+            if is_header(line) {
+                if let Some(done) = pending.take() {
+                    place(done)?;
+                }
+            } else if let Some(statement) = pending.as_mut() {
+                statement.entry.message.push('\n');
+                statement.entry.message.push_str(line);
+            }
+            return Ok(());
+        };
+        if let Some(done) = pending.take() {
+            place(done)?;
+        }
+        if let Some(stamp) = stamp {
+            time = Some(
+                parse_log_time(stamp)
+                    .ok_or_else(|| anyhow!("line {number}: '{}' is not a time", stamp.trim()))?,
+            );
+        }
+        let Some((at_us, precise)) = time else {
+            bail!("line {number}: an entry with no time before it");
+        };
+        let (user, database) = databases.entry(id.to_string()).or_default();
+        let message = match command {
+            "Connect" => {
+                // "app@host on shop using TCP/IP"
+                let who = argument.split(" on ").next().unwrap_or_default();
+                *user = who.split('@').next().unwrap_or_default().to_string();
+                if let Some(named) = argument.split(" on ").nth(1) {
+                    *database = named
+                        .split(" using")
+                        .next()
+                        .unwrap_or_default()
+                        .trim()
+                        .to_string();
+                }
+                format!("connection authorized: user={user} database={database}")
+            }
+            "Init DB" => {
+                *database = argument.trim().to_string();
+                return Ok(());
+            }
+            "Quit" => "disconnection: session ended".to_string(),
+            "Query" | "Execute" => format!("statement: {argument}"),
+            _ => return Ok(()),
+        };
+        pending = Some(Pending {
+            at_us,
+            precise,
+            took_us: 0,
+            entry: Entry {
+                at_us,
+                session: id.to_string(),
+                user: user.clone(),
+                database: database.clone(),
+                severity: "LOG".into(),
+                sqlstate: None,
+                message,
+                detail: None,
+                line: number,
+            },
+        });
+        Ok(())
+    })?;
+    match pending {
+        Some(done) => place(done),
+        None => Ok(()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn entries(text: &str, log: MysqlLog) -> Result<Vec<Entry>> {
+        let mut found = Vec::new();
+        read_entries(
+            &mut text.as_bytes(),
+            log,
+            "test.log",
+            &|_| {},
+            &mut |entry| {
+                found.push(entry);
+                Ok(())
+            },
+        )?;
+        Ok(found)
+    }
+
+    #[test]
+    fn mariadb_s_slow_log_spreads_a_second_and_keeps_durations() {
+        let log = "/usr/sbin/mariadbd, Version: 10.11.6-MariaDB-log (Debian 12). started with:\n\
+Tcp port: 3306  Unix socket: /run/mysqld/mysqld.sock\n\
+Time\t\t    Id Command\tArgument\n\
+# Time: 241129  9:30:44\n\
+# User@Host: sbtest[sbtest] @ localhost []\n\
+# Thread_id: 31  Schema: sbtest  QC_hit: No\n\
+# Query_time: 0.000250  Lock_time: 0.000012  Rows_sent: 1  Rows_examined: 1\n\
+# Rows_affected: 0  Bytes_sent: 67\n\
+SET timestamp=1732872644;\n\
+SELECT c FROM sbtest1 WHERE id=5;\n\
+# User@Host: sbtest[sbtest] @ localhost []\n\
+# Thread_id: 32  Schema: sbtest  QC_hit: No\n\
+# Query_time: 0.001000  Lock_time: 0.000012  Rows_sent: 1  Rows_examined: 1\n\
+SET timestamp=1732872644;\n\
+UPDATE sbtest1\n  SET k=k+1 WHERE id=7;\n";
+        assert_eq!(detect(log), Some(MysqlLog::Slow));
+        let found = entries(log, MysqlLog::Slow).unwrap();
+        assert_eq!(found.len(), 2);
+        assert_eq!(
+            found[0].message,
+            "duration: 0.250 ms  statement: SELECT c FROM sbtest1 WHERE id=5"
+        );
+        assert_eq!(found[0].database, "sbtest");
+        assert_eq!(found[0].session, "31");
+        assert_eq!(
+            found[1].message,
+            "duration: 1.000 ms  statement: UPDATE sbtest1\n  SET k=k+1 WHERE id=7"
+        );
+        // Two statements of one second: started at its start and half-way, each entry dated
+        // at its end.
+        assert_eq!(found[1].at_us - found[0].at_us, 500_000 + 1_000 - 250);
+    }
+
+    #[test]
+    fn mysql_s_logs_keep_microseconds_and_sessions() {
+        let slow = "# Time: 2024-11-29T09:30:44.123456Z\n\
+# User@Host: app[app] @ localhost []  Id:     8\n\
+# Query_time: 0.000100  Lock_time: 0.000000 Rows_sent: 1  Rows_examined: 0\n\
+use shop;\n\
+SET timestamp=1732872644;\n\
+SELECT 1;\n";
+        let found = entries(slow, MysqlLog::Slow).unwrap();
+        assert_eq!(found.len(), 1);
+        assert_eq!(found[0].session, "8");
+        assert_eq!(found[0].database, "shop");
+        assert_eq!(found[0].at_us % 1_000_000, 123_456);
+        let general = "2024-11-29T09:30:44.100000Z\t    8 Connect\tapp@localhost on shop using Socket\n\
+2024-11-29T09:30:44.200000Z\t    8 Query\tSELECT 'a\n\
+b'\n\
+2024-11-29T09:30:44.300000Z\t    8 Quit\t\n";
+        assert_eq!(detect(general), Some(MysqlLog::General));
+        let found = entries(general, MysqlLog::General).unwrap();
+        assert_eq!(found.len(), 3);
+        assert_eq!(
+            found[0].message,
+            "connection authorized: user=app database=shop"
+        );
+        assert_eq!(found[1].message, "statement: SELECT 'a\nb'");
+        assert_eq!(found[1].at_us - found[0].at_us, 100_000);
+        assert!(found[2].message.starts_with("disconnection"));
+    }
+
+    #[test]
+    fn mariadb_s_general_log_names_its_time_once_a_second() {
+        let log = "241129  9:30:44\t    31 Connect\troot@localhost on test using Socket\n\
+\t\t    31 Query\tSELECT 1\n\
+\t\t    31 Quit\t\n";
+        let found = entries(log, MysqlLog::General).unwrap();
+        assert_eq!(found.len(), 3);
+        assert_eq!(found[1].database, "test");
+        assert!(found.windows(2).all(|pair| pair[0].at_us < pair[1].at_us));
+        let error = entries("\t\t    31 Query\tSELECT 1\n", MysqlLog::General).unwrap_err();
+        assert!(
+            format!("{error:#}").contains("test.log: line 1"),
+            "{error:#}"
+        );
+    }
+}
