@@ -347,6 +347,100 @@ pub fn parse_parameters(text: &str) -> Vec<Option<String>> {
 mod tests {
     use super::*;
 
+    fn entry(at_ms: i64, session: &str, message: &str, detail: Option<&str>) -> Entry {
+        Entry {
+            at_us: at_ms * 1000,
+            session: session.into(),
+            user: "app".into(),
+            database: "shop".into(),
+            severity: "LOG".into(),
+            message: message.into(),
+            detail: detail.map(str::to_string),
+            ..Entry::default()
+        }
+    }
+
+    /// The statements a capture of `entries` wrote.
+    fn captured(entries: Vec<Entry>) -> (Captured, Vec<Statement>) {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("test.capture");
+        let mut writer = Writer::create(&path).unwrap();
+        writer
+            .write(&Line::Header {
+                format: super::super::file::FORMAT.into(),
+                version: super::super::file::VERSION,
+                product: "postgresql".into(),
+                logs: vec!["test.log (csvlog)".into()],
+            })
+            .unwrap();
+        let mut capturer = Capturer::new(&mut writer);
+        for entry in entries {
+            capturer.take(entry).unwrap();
+        }
+        let done = capturer.finish("test.log").unwrap();
+        writer.finish().unwrap();
+        let mut statements = Vec::new();
+        super::super::file::read(&path, &mut |line| {
+            if let Line::Statement(statement) = line {
+                statements.push(statement);
+            }
+            Ok(())
+        })
+        .unwrap();
+        (done, statements)
+    }
+
+    #[test]
+    fn durations_date_a_statement_from_its_start_and_complete_the_one_logged_before() {
+        let (done, statements) = captured(vec![
+            entry(0, "s1", "connection authorized: user=app database=shop", None),
+            // log_min_duration_statement = 0: logged when it ended, 2.5 ms after it began.
+            entry(10, "s1", "duration: 2.500 ms  statement: SELECT 1", None),
+            // log_statement = all and log_min_duration_statement = 0 together.
+            entry(20, "s1", "statement: SELECT 2", None),
+            entry(21, "s1", "duration: 1.000 ms  statement: SELECT 2", None),
+            // log_statement = all with log_duration = on.
+            entry(30, "s1", "execute P_1: SELECT $1", Some("parameters: $1 = '7'")),
+            entry(31, "s1", "duration: 0.250 ms", None),
+            entry(40, "s1", "statement: ALTER ROLE app PASSWORD 'x'", None),
+            entry(50, "s1", "disconnection: session time: 0:00:00.050", None),
+        ]);
+        let shown: Vec<(i64, &str, Option<u64>)> = statements
+            .iter()
+            .map(|statement| (statement.at_us, statement.sql.as_str(), statement.took_us))
+            .collect();
+        assert_eq!(
+            shown,
+            vec![
+                (7_500, "SELECT 1", Some(2_500)),
+                (20_000, "SELECT 2", Some(1_000)),
+                (30_000, "SELECT $1", Some(250)),
+            ]
+        );
+        assert_eq!(statements[2].parameters, Some(vec![Some("7".to_string())]));
+        assert_eq!(done.summary.passwords_left_out, 1);
+        assert_eq!(done.summary.with_duration, 3);
+    }
+
+    #[test]
+    fn a_log_without_statements_or_parameters_is_refused_naming_the_setting() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut writer = Writer::create(&dir.path().join("x")).unwrap();
+        let mut capturer = Capturer::new(&mut writer);
+        capturer
+            .take(entry(0, "s1", "connection authorized: user=app database=shop", None))
+            .unwrap();
+        let error = capturer.finish("empty.log").unwrap_err().to_string();
+        assert!(error.contains("set log_statement = 'all'"), "{error}");
+        let mut writer = Writer::create(&dir.path().join("y")).unwrap();
+        let mut capturer = Capturer::new(&mut writer);
+        capturer
+            .take(entry(0, "s1", "execute <unnamed>: SELECT $1", None))
+            .unwrap();
+        let error = capturer.finish("bare.log").unwrap_err().to_string();
+        assert!(error.contains("log_parameter_max_length = -1"), "{error}");
+    }
+
     #[test]
     fn parameters_keep_quotes_nulls_and_commas() {
         assert_eq!(
