@@ -5,7 +5,8 @@
 #![no_main]
 
 use corescale::workload::replay::capture::parse_parameters;
-use corescale::workload::replay::fingerprint::{classify, fingerprint};
+use corescale::workload::replay::fingerprint::{Quoting, classify, fingerprint};
+use corescale::workload::replay::mysql_log::{self, MysqlLog};
 use corescale::workload::replay::pg_log::{Format, PGREPLAY_PREFIX, Prefix, read_entries};
 use libfuzzer_sys::fuzz_target;
 
@@ -18,14 +19,23 @@ fuzz_target!(|bytes: &[u8]| {
     for format in &formats {
         let mut reader = bytes;
         let outcome = read_entries(&mut reader, format, "fuzz.log", &|_| {}, &mut |entry| {
-            let _ = fingerprint(&entry.message);
-            let _ = classify(&entry.message);
+            for quoting in [Quoting::Postgres, Quoting::Mysql] {
+                let _ = fingerprint(&entry.message, quoting);
+                let _ = classify(&entry.message, quoting);
+            }
             if let Some(detail) = &entry.detail {
                 let _ = parse_parameters(detail);
             }
             Ok(())
         });
         if let Err(error) = outcome {
+            let message = format!("{error:#}");
+            assert!(message.starts_with("fuzz.log: "), "{message}");
+        }
+    }
+    for log in [MysqlLog::Slow, MysqlLog::General] {
+        let mut reader = bytes;
+        if let Err(error) = mysql_log::read_entries(&mut reader, log, "fuzz.log", &|_| {}, &mut |_| Ok(())) {
             let message = format!("{error:#}");
             assert!(message.starts_with("fuzz.log: "), "{message}");
         }

@@ -10,46 +10,11 @@ use crate::cli::CaptureArgs;
 use crate::error::UsageError;
 use crate::workload::replay::capture::{Capturer, Log};
 use crate::workload::replay::file::{self, Line, Writer};
+use crate::workload::replay::fingerprint::Quoting;
 
 pub fn execute(args: &CaptureArgs) -> Result<()> {
-    for log in &args.logs {
-        if same_file(log, &args.output) {
-            return Err(UsageError::new(format!(
-                "-o {} is one of the logs read: write the capture to another file",
-                args.output.display()
-            ))
-            .into());
-        }
-    }
-    let total: u64 = args
-        .logs
-        .iter()
-        .map(|log| std::fs::metadata(log).map(|meta| meta.len()))
-        .collect::<Result<Vec<_>, _>>()
-        .map_err(|error| UsageError::new(format!("reading the logs: {error}")))?
-        .into_iter()
-        .sum();
-    // Every log's format first: the header names them, and a log of the wrong kind is
-    // refused before anything is read.
-    let mut formats = Vec::new();
-    for log in &args.logs {
-        let name = log.display().to_string();
-        let mut reader = open(log)?;
-        let format = Log::detect(&first_bytes(&mut reader, &name)?, &args.log_line_prefix)
-            .map_err(|error| anyhow::anyhow!("{name}: {error:#}"))?;
-        if let Some(first) = formats.first()
-            && Log::product(first) != format.product()
-        {
-            return Err(UsageError::new(format!(
-                "{name} is a {} log and {} a {} one: capture one server's logs at a time",
-                format.product(),
-                args.logs[0].display(),
-                Log::product(first)
-            ))
-            .into());
-        }
-        formats.push(format);
-    }
+    let total = checked_logs(args)?;
+    let formats = formats(args)?;
     let bar = progress_bar(total, args.quiet);
     let mut writer = Writer::create(&args.output)?;
     writer.write(&Line::Header {
@@ -63,7 +28,7 @@ pub fn execute(args: &CaptureArgs) -> Result<()> {
             .map(|(log, format)| format!("{} ({})", file_name(log), format.name()))
             .collect(),
     })?;
-    let mut capturer = Capturer::new(&mut writer);
+    let mut capturer = Capturer::new(&mut writer, Quoting::of_product(formats[0].product()));
     let mut to_the_second = false;
     for (log, format) in args.logs.iter().zip(&formats) {
         let name = log.display().to_string();
@@ -141,6 +106,68 @@ fn progress_bar(total: u64, quiet: bool) -> ProgressBar {
         .expect("the progress template is valid"),
     );
     bar
+}
+
+/// Refuses logs that cannot be read (missing, not a file, empty, the output itself);
+/// answers their total size.
+fn checked_logs(args: &CaptureArgs) -> Result<u64> {
+    for log in &args.logs {
+        if same_file(log, &args.output) {
+            return Err(UsageError::new(format!(
+                "-o {} is one of the logs read: write the capture to another file",
+                args.output.display()
+            ))
+            .into());
+        }
+    }
+    let mut total = 0;
+    for log in &args.logs {
+        let meta = std::fs::metadata(log).map_err(|error| {
+            UsageError::new(format!("reading the log {}: {error}", log.display()))
+        })?;
+        if !meta.is_file() {
+            return Err(UsageError::new(format!(
+                "{} is not a regular file: give the server's log files",
+                log.display()
+            ))
+            .into());
+        }
+        if meta.len() == 0 {
+            return Err(UsageError::new(format!(
+                "{} is empty: give a log the server wrote while the workload ran",
+                log.display()
+            ))
+            .into());
+        }
+        total += meta.len();
+    }
+    Ok(total)
+}
+
+/// Each log's kind; all of one server's.
+fn formats(args: &CaptureArgs) -> Result<Vec<Log>> {
+    // Every log's format first: the header names them, and a log of the wrong kind is
+    // refused before anything is read.
+    let mut formats = Vec::new();
+    for log in &args.logs {
+        let name = log.display().to_string();
+        let mut reader = open(log)?;
+        let format = Log::detect(&first_bytes(&mut reader, &name)?, &args.log_line_prefix)
+            .map_err(|error| anyhow::anyhow!("{name}: {error:#}"))?;
+        if let Some(first) = formats.first()
+            && Log::product(first) != format.product()
+        {
+            return Err(UsageError::new(format!(
+                "{name} is a {} log and {} a {} one: capture one server's logs at a time",
+                format.product(),
+                args.logs[0].display(),
+                Log::product(first)
+            ))
+            .into());
+        }
+        formats.push(format);
+    }
+    Ok(formats)
 }
 
 fn open(log: &std::path::Path) -> Result<std::io::BufReader<std::fs::File>> {

@@ -401,7 +401,7 @@ const BAD_INPUT: &[(&[&str], &str)] = &[
     ),
     (
         &["capture", "/nonexistent/pg.csv", "-o", "x"],
-        "reading the logs",
+        "reading the log /nonexistent/pg.csv",
     ),
     // A URL in the workload's place keeps its password hidden, spaces and all.
     (

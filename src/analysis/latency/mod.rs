@@ -434,7 +434,7 @@ fn p99_or_why(level: &PacedLevel) -> String {
 pub const REPLAY_SPEED: &str = "speed";
 
 /// Two or more servers replaying one capture, compared by the speed each kept its schedule
-/// up to: "new-server kept the captured schedule up to 6x (p99 4.1 ms there); old-server
+/// up to: "new-server kept up with the captured schedule up to 6x (p99 4.1 ms there); old-server
 /// up to 1.5x (p99 9.2 ms); old-server fell behind already at 1x". None unless two series
 /// are replays.
 pub fn replay_comparisons(series: &[OpenLoopSeries]) -> Vec<String> {
@@ -467,7 +467,7 @@ fn replay_comparison(replays: &[&OpenLoopSeries]) -> Option<String> {
     for replay in replays {
         match replay.kept_up_to() {
             Some((speed, level)) => kept.push(format!(
-                "{} kept the captured schedule up to {} (p99 {} there)",
+                "{} kept up with the captured schedule up to {} (p99 {} there)",
                 replay.series,
                 crate::format::times(speed),
                 p99_or_why(level)
@@ -500,7 +500,7 @@ fn replay_comparison(replays: &[&OpenLoopSeries]) -> Option<String> {
         }
         text.push_str(&behind.join("; "));
     }
-    text.push_str(" (each at the speeds it was replayed at: a speed not replayed is not judged).");
+    text.push_str(" (keeping up: at most 1% of statements unsent at a level's end; each at the speeds it was replayed at, a speed not replayed is not judged).");
     Some(text)
 }
 
@@ -592,7 +592,7 @@ impl OpenLoopSeries {
         speeds
     }
 
-    /// A replay's schedule in words: "kept the captured schedule at every speed up to 4x
+    /// A replay's schedule in words: "kept up with the captured schedule at every speed up to 4x
     /// (p99 2.98 ms at 1x, 17.9 ms at 4x); fell behind at 8x (sent 1.63 K/s of 2.31
     /// K/s)". None for a series that is not a replay.
     pub fn replay_finding(&self) -> Option<String> {
@@ -633,12 +633,12 @@ impl OpenLoopSeries {
         };
         let mut text = match kept.last() {
             Some(last) if kept.len() > 1 => format!(
-                "{} replaying its capture kept the captured schedule at every speed up to {}{p99_said}",
+                "{} replaying its capture kept up with the captured schedule (at most 1% of statements unsent at a level's end) at every speed up to {}{p99_said}",
                 self.series,
                 crate::format::times(last.0),
             ),
             Some(only) => format!(
-                "{} replaying its capture kept the captured schedule at {}{p99_said}",
+                "{} replaying its capture kept up with the captured schedule (at most 1% of statements unsent at the level's end) at {}{p99_said}",
                 self.series,
                 crate::format::times(only.0),
             ),
@@ -657,7 +657,7 @@ impl OpenLoopSeries {
         Some(text)
     }
 
-    /// The largest speed up to which every speed kept the captured schedule.
+    /// The largest speed up to which every speed kept up with the captured schedule.
     pub fn kept_up_to(&self) -> Option<(f64, &PacedLevel)> {
         self.speeds()
             .into_iter()

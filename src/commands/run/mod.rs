@@ -179,6 +179,8 @@ fn refuse_worker_counts(args: &SweepArgs) -> Result<(), UsageError> {
         (args.full, "--full"),
         (args.precision.is_some(), "--precision"),
         (args.campaign.campaign.is_some(), "--campaign"),
+        // A warm-up would replay the capture's start, writes and all, before the level.
+        (args.warmup.is_some(), "--warmup"),
     ];
     match given.iter().find(|(given, _)| *given) {
         Some((_, option)) => Err(UsageError::new(format!(

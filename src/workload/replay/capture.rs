@@ -7,7 +7,7 @@ use std::collections::HashMap;
 use anyhow::{Result, bail};
 
 use super::file::{Line, Statement, Summary, Writer};
-use super::fingerprint::{Class, classify};
+use super::fingerprint::{Class, Quoting, classify};
 use super::mysql_log::{self, MysqlLog};
 use super::pg_log::{self, Entry};
 
@@ -63,6 +63,9 @@ impl Log {
     }
 }
 
+/// The longest duration a log's entry is taken to give (longer: not a duration).
+const A_DAY_MS: f64 = 86_400_000.0;
+
 /// What a capture read, for its closing line.
 #[derive(Debug, Default, Clone, PartialEq)]
 pub struct Captured {
@@ -76,6 +79,7 @@ pub struct Captured {
 /// The sessions open in the log, and what is written of them.
 pub struct Capturer<'a> {
     writer: &'a mut Writer,
+    quoting: Quoting,
     sessions: HashMap<String, Open>,
     next_id: u32,
     origin_us: Option<i64>,
@@ -90,9 +94,10 @@ struct Open {
 }
 
 impl<'a> Capturer<'a> {
-    pub fn new(writer: &'a mut Writer) -> Self {
+    pub fn new(writer: &'a mut Writer, quoting: Quoting) -> Self {
         Self {
             writer,
+            quoting,
             sessions: HashMap::new(),
             next_id: 0,
             origin_us: None,
@@ -111,7 +116,7 @@ impl<'a> Capturer<'a> {
         if entry.session.is_empty() {
             return Ok(());
         }
-        let at_us = entry.at_us - origin;
+        let at_us = entry.at_us.saturating_sub(origin);
         if matches!(entry.severity.as_str(), "ERROR" | "FATAL" | "PANIC") {
             let sqlstate = entry.sqlstate.clone().unwrap_or_else(|| "unknown".into());
             *self
@@ -158,7 +163,7 @@ impl<'a> Capturer<'a> {
                     .trim()
                     .parse::<f64>()
                     .ok()
-                    .filter(|ms| ms.is_finite() && *ms >= 0.0)
+                    .filter(|ms| ms.is_finite() && (0.0..=A_DAY_MS).contains(ms))
                     .map(|ms| (ms * 1e3).round() as u64);
                 (took, rest.trim_start())
             }
@@ -199,7 +204,7 @@ impl<'a> Capturer<'a> {
         parameters: Option<Vec<Option<String>>>,
         took_us: Option<u64>,
     ) -> Result<()> {
-        let class = classify(sql);
+        let class = classify(sql, self.quoting);
         if class == Class::Password {
             self.captured.summary.passwords_left_out += 1;
             return Ok(());
@@ -227,7 +232,7 @@ impl<'a> Capturer<'a> {
             open.pending = Some(Statement {
                 session: open.id,
                 // A duration's entry is written when the statement ended.
-                at_us: at_us - took_us.map_or(0, |took| took as i64),
+                at_us: at_us.saturating_sub(took_us.map_or(0, |took| took as i64)),
                 sql: sql.to_string(),
                 parameters: parameters.filter(|values| !values.is_empty()),
                 took_us,
@@ -373,7 +378,7 @@ mod tests {
                 logs: vec!["test.log (csvlog)".into()],
             })
             .unwrap();
-        let mut capturer = Capturer::new(&mut writer);
+        let mut capturer = Capturer::new(&mut writer, Quoting::Postgres);
         for entry in entries {
             capturer.take(entry).unwrap();
         }
@@ -393,14 +398,24 @@ mod tests {
     #[test]
     fn durations_date_a_statement_from_its_start_and_complete_the_one_logged_before() {
         let (done, statements) = captured(vec![
-            entry(0, "s1", "connection authorized: user=app database=shop", None),
+            entry(
+                0,
+                "s1",
+                "connection authorized: user=app database=shop",
+                None,
+            ),
             // log_min_duration_statement = 0: logged when it ended, 2.5 ms after it began.
             entry(10, "s1", "duration: 2.500 ms  statement: SELECT 1", None),
             // log_statement = all and log_min_duration_statement = 0 together.
             entry(20, "s1", "statement: SELECT 2", None),
             entry(21, "s1", "duration: 1.000 ms  statement: SELECT 2", None),
             // log_statement = all with log_duration = on.
-            entry(30, "s1", "execute P_1: SELECT $1", Some("parameters: $1 = '7'")),
+            entry(
+                30,
+                "s1",
+                "execute P_1: SELECT $1",
+                Some("parameters: $1 = '7'"),
+            ),
             entry(31, "s1", "duration: 0.250 ms", None),
             entry(40, "s1", "statement: ALTER ROLE app PASSWORD 'x'", None),
             entry(50, "s1", "disconnection: session time: 0:00:00.050", None),
@@ -426,14 +441,19 @@ mod tests {
     fn a_log_without_statements_or_parameters_is_refused_naming_the_setting() {
         let dir = tempfile::tempdir().unwrap();
         let mut writer = Writer::create(&dir.path().join("x")).unwrap();
-        let mut capturer = Capturer::new(&mut writer);
+        let mut capturer = Capturer::new(&mut writer, Quoting::Postgres);
         capturer
-            .take(entry(0, "s1", "connection authorized: user=app database=shop", None))
+            .take(entry(
+                0,
+                "s1",
+                "connection authorized: user=app database=shop",
+                None,
+            ))
             .unwrap();
         let error = capturer.finish("empty.log").unwrap_err().to_string();
         assert!(error.contains("set log_statement = 'all'"), "{error}");
         let mut writer = Writer::create(&dir.path().join("y")).unwrap();
-        let mut capturer = Capturer::new(&mut writer);
+        let mut capturer = Capturer::new(&mut writer, Quoting::Postgres);
         capturer
             .take(entry(0, "s1", "execute <unnamed>: SELECT $1", None))
             .unwrap();

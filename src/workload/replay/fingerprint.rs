@@ -19,10 +19,30 @@ pub enum Class {
     Password,
 }
 
+/// How a server reads quotes: PostgreSQL's `"name"` and standard strings, or MySQL's and
+/// MariaDB's `"string"` and backslash escapes in every string.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Quoting {
+    #[default]
+    Postgres,
+    Mysql,
+}
+
+impl Quoting {
+    /// The quoting of a capture's product ("postgresql", "mysql").
+    pub fn of_product(product: &str) -> Self {
+        if product == "mysql" {
+            Self::Mysql
+        } else {
+            Self::Postgres
+        }
+    }
+}
+
 /// The leading words of a statement, upper-cased, past comments and parentheses.
-fn words(sql: &str, count: usize) -> Vec<String> {
+fn words(sql: &str, quoting: Quoting, count: usize) -> Vec<String> {
     let mut words = Vec::with_capacity(count);
-    for token in Lexer::new(sql) {
+    for token in Lexer::new(sql, quoting) {
         if let Token::Word(word) = token {
             words.push(word.to_ascii_uppercase());
             if words.len() == count {
@@ -35,12 +55,34 @@ fn words(sql: &str, count: usize) -> Vec<String> {
 
 /// The class of `sql`: password-setting statements first (whatever else they are), then
 /// server-wide ones, DDL, writes; the rest reads.
-pub fn classify(sql: &str) -> Class {
-    let lead = words(sql, 3);
+pub fn classify(sql: &str, quoting: Quoting) -> Class {
+    if sql.contains(';') {
+        // Several statements in one: the most sensitive part's class.
+        let parts: Vec<Class> = sql
+            .split(';')
+            .filter(|part| !part.trim().is_empty())
+            .map(|part| classify_one(part, quoting))
+            .collect();
+        if parts.len() > 1 {
+            return [Class::Password, Class::ServerWide, Class::Ddl, Class::Write]
+                .into_iter()
+                .find(|class| parts.contains(class))
+                .unwrap_or(Class::Read);
+        }
+    }
+    classify_one(sql, quoting)
+}
+
+/// [`classify`] of one statement.
+fn classify_one(sql: &str, quoting: Quoting) -> Class {
+    let lead: Vec<String> = words(sql, quoting, 6)
+        .into_iter()
+        .filter(|word| !matches!(word.as_str(), "OR" | "REPLACE" | "IF" | "NOT" | "EXISTS"))
+        .collect();
     let first = lead.first().map_or("", String::as_str);
     let second = lead.get(1).map_or("", String::as_str);
     let third = lead.get(2).map_or("", String::as_str);
-    if sets_password(sql, first, second) {
+    if sets_password(sql, quoting, first) {
         return Class::Password;
     }
     match (first, second) {
@@ -57,9 +99,10 @@ pub fn classify(sql: &str) -> Class {
         | "CLUSTER" | "SECURITY" | "IMPORT" => Class::Ddl,
         "INSERT" | "UPDATE" | "DELETE" | "MERGE" | "TRUNCATE" | "REPLACE" | "LOAD" | "CALL"
         | "DO" | "VACUUM" | "ANALYZE" | "REFRESH" | "LOCK" | "NOTIFY" => Class::Write,
-        "COPY" if !upper(sql).contains(" TO ") => Class::Write,
+        // COPY FROM, and COPY TO a file or a program (run by the server).
+        "COPY" if !upper(sql).contains("STDOUT") => Class::Write,
         // A query that locks rows for an update, or writes through a CTE.
-        "SELECT" | "WITH" if locks_or_writes(sql) => Class::Write,
+        "SELECT" | "WITH" if locks_or_writes(sql, quoting) => Class::Write,
         _ => Class::Read,
     }
 }
@@ -68,30 +111,31 @@ fn upper(sql: &str) -> String {
     sql.to_ascii_uppercase()
 }
 
-/// ALTER/CREATE ROLE|USER ... PASSWORD, SET PASSWORD, ... IDENTIFIED BY, \password's
-/// ALTER USER ... PASSWORD 'md5...': anything that carries a password in its text.
-fn sets_password(sql: &str, first: &str, second: &str) -> bool {
-    if first == "SET" && second == "PASSWORD" {
-        return true;
-    }
-    let words: Vec<String> = Lexer::new(sql)
+/// Anything that carries a password in its text: ALTER/CREATE ROLE|USER ... PASSWORD or
+/// IDENTIFIED BY, SET PASSWORD, GRANT ... IDENTIFIED BY, CHANGE MASTER ... MASTER_PASSWORD,
+/// CREATE SERVER/USER MAPPING/SUBSCRIPTION with a password option or a connection string
+/// holding `password=`.
+fn sets_password(sql: &str, quoting: Quoting, first: &str) -> bool {
+    let words: Vec<String> = Lexer::new(sql, quoting)
         .filter_map(|token| match token {
             Token::Word(word) => Some(word.to_ascii_uppercase()),
             _ => None,
         })
         .collect();
-    let names_a_role = matches!(first, "ALTER" | "CREATE") && matches!(second, "ROLE" | "USER")
-        || first == "GRANT";
-    names_a_role
-        && words.iter().enumerate().any(|(index, word)| {
-            word == "PASSWORD"
-                || (word == "IDENTIFIED" && words.get(index + 1).is_some_and(|next| next == "BY"))
-        })
+    let configures = matches!(
+        first,
+        "ALTER" | "CREATE" | "SET" | "GRANT" | "CHANGE" | "START" | "IMPORT"
+    );
+    let names_one = words.iter().enumerate().any(|(index, word)| {
+        word.contains("PASSWORD")
+            || (word == "IDENTIFIED" && words.get(index + 1).is_some_and(|next| next == "BY"))
+    });
+    configures && names_one || sql.to_ascii_lowercase().contains("password=")
 }
 
 /// SELECT ... FOR UPDATE/SHARE, or a WITH whose parts insert, update or delete.
-fn locks_or_writes(sql: &str) -> bool {
-    let words: Vec<String> = Lexer::new(sql)
+fn locks_or_writes(sql: &str, quoting: Quoting) -> bool {
+    let words: Vec<String> = Lexer::new(sql, quoting)
         .filter_map(|token| match token {
             Token::Word(word) => Some(word.to_ascii_uppercase()),
             _ => None,
@@ -109,12 +153,12 @@ fn locks_or_writes(sql: &str) -> bool {
 /// and each parameter ($1, ?, :name) becomes `?`, a list of them `(?, ...)`, comments go,
 /// whitespace collapses and words are upper-cased outside quotes. Two executions of one
 /// statement with other values have one fingerprint.
-pub fn fingerprint(sql: &str) -> String {
+pub fn fingerprint(sql: &str, quoting: Quoting) -> String {
     let mut out = String::with_capacity(sql.len().min(1024));
     let mut last_was_value = false;
     // The output length before the last "(" and whether everything since it was values.
     let mut list: Option<(usize, bool)> = None;
-    let mut lexer = Lexer::new(sql);
+    let mut lexer = Lexer::new(sql, quoting);
     while let Some(token) = lexer.next() {
         let piece: std::borrow::Cow<'_, str> = match token {
             Token::Value => "?".into(),
@@ -181,15 +225,17 @@ enum Token<'a> {
 /// literals, parameters, comments and punctuation apart, never failing on any input.
 struct Lexer<'a> {
     text: &'a str,
+    quoting: Quoting,
     at: usize,
     /// Whether whitespace or a comment came before the token last read.
     spaced: bool,
 }
 
 impl<'a> Lexer<'a> {
-    fn new(text: &'a str) -> Self {
+    fn new(text: &'a str, quoting: Quoting) -> Self {
         Self {
             text,
+            quoting,
             at: 0,
             spaced: false,
         }
@@ -270,10 +316,16 @@ impl<'a> Lexer<'a> {
                 '\'' => {
                     // E'...' takes backslash escapes; standard strings do not.
                     let before = &self.text[..start];
-                    let escapes = before.ends_with(['E', 'e'])
-                        && !before[..before.len() - 1]
-                            .ends_with(|c: char| c.is_alphanumeric() || c == '_');
+                    let escapes = self.quoting == Quoting::Mysql
+                        || before.ends_with(['E', 'e'])
+                            && !before[..before.len() - 1]
+                                .ends_with(|c: char| c.is_alphanumeric() || c == '_');
                     self.skip_quoted('\'', escapes);
+                    Token::Value
+                }
+                // MySQL's double quotes hold a string, PostgreSQL's a name.
+                '"' if self.quoting == Quoting::Mysql => {
+                    self.skip_quoted('"', true);
                     Token::Value
                 }
                 '"' | '`' => {
@@ -406,43 +458,84 @@ impl Lexer<'_> {
 mod tests {
     use super::*;
 
+    fn pg(sql: &str) -> String {
+        fingerprint(sql, Quoting::Postgres)
+    }
+
     #[test]
-    fn values_of_every_kind_leave_one_fingerprint() {
+    fn mysql_strings_leave_no_literal_in_a_fingerprint() {
+        let mysql = |sql| fingerprint(sql, Quoting::Mysql);
         assert_eq!(
-            fingerprint(
-                "UPDATE pgbench_accounts SET abalance = abalance + -2641 WHERE aid = 72565;"
-            ),
+            mysql(r#"SELECT id FROM users WHERE email = "alice@x.com" AND name = 'O\'Brien'"#),
+            "SELECT ID FROM USERS WHERE EMAIL = ? AND NAME = ?"
+        );
+        assert_eq!(
+            mysql(r"SELECT 'a\\', `col` FROM t"),
+            "SELECT ?, `col` FROM T"
+        );
+    }
+
+    #[test]
+    fn passwords_are_found_in_every_form_and_part() {
+        for sql in [
+            "CREATE OR REPLACE USER u IDENTIFIED BY 'pw'",
+            "BEGIN; ALTER ROLE app PASSWORD 'x'; COMMIT",
+            "CREATE SUBSCRIPTION s CONNECTION 'host=a password=pw' PUBLICATION p",
+            "CHANGE MASTER TO MASTER_HOST='a', MASTER_PASSWORD='pw'",
+            "CREATE USER MAPPING FOR app SERVER s OPTIONS (user 'a', password 'pw')",
+        ] {
+            assert_eq!(classify(sql, Quoting::Mysql), Class::Password, "{sql}");
+        }
+        // A column named password is read, not set.
+        assert_eq!(
+            classify("SELECT password FROM users WHERE id = 1", Quoting::Postgres),
+            Class::Read
+        );
+        assert_eq!(
+            classify("COPY t TO '/tmp/x'", Quoting::Postgres),
+            Class::Write
+        );
+        assert_eq!(
+            classify("COPY (SELECT 1) TO PROGRAM 'id'", Quoting::Postgres),
+            Class::Write
+        );
+    }
+
+    #[test]
+    fn values_of_every_kind_leave_one_pg() {
+        assert_eq!(
+            pg("UPDATE pgbench_accounts SET abalance = abalance + -2641 WHERE aid = 72565;"),
             "UPDATE PGBENCH_ACCOUNTS SET ABALANCE = ABALANCE + ? WHERE AID = ?"
         );
         assert_eq!(
-            fingerprint("update pgbench_accounts set abalance = abalance + $1 where aid = $2"),
-            fingerprint("UPDATE pgbench_accounts SET abalance = abalance + 5 WHERE aid = 9;")
+            pg("update pgbench_accounts set abalance = abalance + $1 where aid = $2"),
+            pg("UPDATE pgbench_accounts SET abalance = abalance + 5 WHERE aid = 9;")
         );
         assert_eq!(
-            fingerprint("SELECT * FROM t WHERE id IN (1, 2, 3) AND name = 'it''s'"),
-            fingerprint("select * from t where id in (7) and name = E'x\\'y'")
+            pg("SELECT * FROM t WHERE id IN (1, 2, 3) AND name = 'it''s'"),
+            pg("select * from t where id in (7) and name = E'x\\'y'")
         );
         assert_eq!(
-            fingerprint("SELECT * FROM t WHERE id IN (1, 2, 3)"),
+            pg("SELECT * FROM t WHERE id IN (1, 2, 3)"),
             "SELECT * FROM T WHERE ID IN (?...)"
         );
         assert_eq!(
-            fingerprint("select $tag$a;b$tag$, 1.5e3, x'ff', -- note\n 2 /* c */"),
+            pg("select $tag$a;b$tag$, 1.5e3, x'ff', -- note\n 2 /* c */"),
             "SELECT ?, ?, ?, ?"
         );
         assert_eq!(
-            fingerprint("INSERT INTO h (tid, bid) VALUES (1, 2);"),
-            fingerprint("insert into h (tid, bid) values ($1, $2)")
+            pg("INSERT INTO h (tid, bid) VALUES (1, 2);"),
+            pg("insert into h (tid, bid) values ($1, $2)")
         );
         // Names stay: quoted ones as written, others upper-cased; a subtraction stays.
         assert_eq!(
-            fingerprint("SELECT \"Col\", a - 1 FROM `T`"),
+            pg("SELECT \"Col\", a - 1 FROM `T`"),
             "SELECT \"Col\", A - ? FROM `T`"
         );
-        assert_eq!(fingerprint("select :id, ?::int"), "SELECT ?, ?::INT");
+        assert_eq!(pg("select :id, ?::int"), "SELECT ?, ?::INT");
         // A function's bracket stays on its name, a list's stays apart.
         assert_eq!(
-            fingerprint("SELECT SUM(k) FROM t WHERE id IN (1,2)"),
+            pg("SELECT SUM(k) FROM t WHERE id IN (1,2)"),
             "SELECT SUM(K) FROM T WHERE ID IN (?...)"
         );
     }
@@ -463,8 +556,9 @@ mod tests {
             ")",
             "\u{0}\u{FFFD}",
         ] {
-            let _ = fingerprint(text);
-            let _ = classify(text);
+            let _ = pg(text);
+            let _ = classify(text, Quoting::Mysql);
+            let _ = fingerprint(text, Quoting::Mysql);
         }
     }
 
@@ -503,7 +597,7 @@ mod tests {
             ("CREATE ROLE reader", Class::ServerWide),
         ];
         for (sql, class) in cases {
-            assert_eq!(classify(sql), class, "{sql}");
+            assert_eq!(classify(sql, Quoting::Postgres), class, "{sql}");
         }
     }
 }

@@ -9,9 +9,12 @@ use std::time::Duration;
 use anyhow::{Result, bail};
 
 use super::file::{self, Line};
-use super::fingerprint::{Class, fingerprint};
+use super::fingerprint::{Class, Quoting, fingerprint};
 use crate::db::driver::BoundValue;
 use crate::latency::ResponseTimes;
+
+/// The longest duration a statement is taken to have (longer ones are a log's nonsense).
+const A_DAY_US: u64 = 86_400_000_000;
 
 /// The most fingerprints with figures of their own; the rest are counted together.
 pub const MOST_FINGERPRINTS: usize = 40;
@@ -88,8 +91,10 @@ struct Captured {
 pub fn load(path: &Path, choice: &Choice) -> Result<Replay> {
     let mut sessions: HashMap<u32, Captured> = HashMap::new();
     let mut summary = None;
+    let mut quoting = Quoting::Postgres;
     file::read(path, &mut |line| {
         match line {
+            Line::Header { product, .. } => quoting = Quoting::of_product(&product),
             Line::Session {
                 id, user, database, ..
             } => {
@@ -108,7 +113,7 @@ pub fn load(path: &Path, choice: &Choice) -> Result<Replay> {
                 }
             }
             Line::Summary(read) => summary = Some(read),
-            Line::Header { .. } | Line::End { .. } => {}
+            Line::End { .. } => {}
         }
         Ok(())
     })?;
@@ -169,7 +174,7 @@ pub fn load(path: &Path, choice: &Choice) -> Result<Replay> {
         );
     }
     window(&mut kept, choice, &mut left_out, path)?;
-    Ok(dealt(kept, database, left_out, summary.errors))
+    Ok(dealt(kept, database, left_out, summary.errors, quoting))
 }
 
 /// COPY ... FROM STDIN or TO STDOUT: the rows go between client and server, and the log
@@ -220,7 +225,14 @@ fn window(
         .map(|statement| statement.at_us)
         .min()
         .unwrap_or(0);
-    let start = first + choice.from.map_or(0, |from| from.as_micros() as i64);
+    let last = sessions
+        .iter()
+        .filter_map(|session| session.statements.last())
+        .map(|statement| statement.at_us)
+        .max()
+        .unwrap_or(0);
+    let span_s = last.saturating_sub(first) as f64 / 1e6;
+    let start = first.saturating_add(choice.from.map_or(0, |from| from.as_micros() as i64));
     let end = choice.window.map_or(i64::MAX, |window| {
         start.saturating_add(window.as_micros() as i64)
     });
@@ -231,14 +243,15 @@ fn window(
             .retain(|statement| (start..end).contains(&statement.at_us));
         left_out.outside_window += (before - session.statements.len()) as u64;
         for statement in &mut session.statements {
-            statement.at_us -= start;
+            statement.at_us = statement.at_us.saturating_sub(start);
         }
     }
     sessions.retain(|session| !session.statements.is_empty());
     if sessions.is_empty() {
         bail!(
-            "{}: no statement within --from and --window: the capture's statements start at 0s; give a part that holds some",
-            path.display()
+            "{}: no statement within --from and --window: the capture's statements span {:.3} s from its first; give a part within it",
+            path.display(),
+            span_s
         );
     }
     Ok(())
@@ -251,8 +264,9 @@ fn dealt(
     database: String,
     left_out: LeftOut,
     capture_errors: BTreeMap<String, u64>,
+    quoting: Quoting,
 ) -> Replay {
-    let (fingerprints, numbers) = ranked_fingerprints(&sessions);
+    let (fingerprints, numbers) = ranked_fingerprints(&sessions, quoting);
     let others = fingerprints.len().saturating_sub(1);
     let mut captured = vec![ResponseTimes::default(); fingerprints.len()];
     let mut prepared: HashMap<String, usize> = HashMap::new();
@@ -272,7 +286,11 @@ fn dealt(
         let end = session
             .statements
             .iter()
-            .map(|statement| statement.at_us + statement.took_us.unwrap_or(0) as i64)
+            .map(|statement| {
+                statement
+                    .at_us
+                    .saturating_add(statement.took_us.unwrap_or(0).min(A_DAY_US) as i64)
+            })
             .max()
             .unwrap_or(start);
         let lane = match free.peek() {
@@ -290,12 +308,19 @@ fn dealt(
         for (index, statement) in session.statements.into_iter().enumerate() {
             statements += 1;
             span_us = span_us.max(statement.at_us);
-            let print = fingerprint(&statement.sql);
+            let print = fingerprint(&statement.sql, quoting);
             let number = numbers.get(&print).copied().unwrap_or(others);
             if let Some(took) = statement.took_us {
                 captured[number].record(Duration::from_micros(took));
             }
-            if statement.class == Class::Write || statement.class == Class::Ddl {
+            // What the classes call writes, and whatever the script check finds may write
+            // or change the session's access mode (DISCARD ALL, SET transaction_read_only,
+            // EXPLAIN ANALYZE DELETE, SELECT ... INTO): refused without --allow-writes.
+            let writes_or_resets = matches!(
+                statement.class,
+                Class::Write | Class::Ddl | Class::ServerWide
+            ) || crate::workload::script::access::may_write(&statement.sql);
+            if writes_or_resets {
                 writes.0 += 1;
                 writes.1.get_or_insert(print);
             }
@@ -341,10 +366,15 @@ fn dealt(
 
 /// The fingerprints by how many statements have them, the most first, up to
 /// [`MOST_FINGERPRINTS`]; "(others)" last when there are more.
-fn ranked_fingerprints(sessions: &[Captured]) -> (Vec<String>, HashMap<String, usize>) {
+fn ranked_fingerprints(
+    sessions: &[Captured],
+    quoting: Quoting,
+) -> (Vec<String>, HashMap<String, usize>) {
     let mut counts: HashMap<String, u64> = HashMap::new();
     for statement in sessions.iter().flat_map(|session| &session.statements) {
-        *counts.entry(fingerprint(&statement.sql)).or_default() += 1;
+        *counts
+            .entry(fingerprint(&statement.sql, quoting))
+            .or_default() += 1;
     }
     let mut ranked: Vec<(String, u64)> = counts.into_iter().collect();
     ranked.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));

@@ -38,9 +38,6 @@ struct Pending {
     /// The time as the log gives it, in microseconds, and whether it had a fraction.
     at_us: i64,
     precise: bool,
-    /// A slow log's duration: a whole second's statements are placed by their start, and
-    /// their entries dated at their end (as the capture reads a duration's entry).
-    took_us: i64,
     entry: Entry,
 }
 
@@ -49,7 +46,7 @@ struct Pending {
 #[derive(Default)]
 struct Second {
     start_us: i64,
-    held: Vec<(i64, Entry)>,
+    held: Vec<Entry>,
     /// Whether any second's statements were spread over it.
     spread: bool,
 }
@@ -66,15 +63,17 @@ impl Second {
             self.flush(take)?;
             self.start_us = pending.at_us;
         }
-        self.held.push((pending.took_us, pending.entry));
+        self.held.push(pending.entry);
         self.spread = true;
         Ok(())
     }
 
     fn flush(&mut self, take: &mut dyn FnMut(Entry) -> Result<()>) -> Result<()> {
         let count = self.held.len() as i64;
-        for (index, (took_us, mut entry)) in self.held.drain(..).enumerate() {
-            entry.at_us = self.start_us + index as i64 * 1_000_000 / count.max(1) + took_us;
+        for (index, mut entry) in self.held.drain(..).enumerate() {
+            // SET timestamp is the second the statement ended in (MariaDB's slow_log_print):
+            // the spread places its end, from which the capture takes its duration.
+            entry.at_us = self.start_us + index as i64 * 1_000_000 / count.max(1);
             take(entry)?;
         }
         Ok(())
@@ -203,10 +202,14 @@ fn finish_slow(
     let database = databases.get(&entry.session).cloned().unwrap_or_default();
     // The statement started at SET timestamp (whole seconds), or at its logged end
     // less its duration.
-    let took = entry.took_us.unwrap_or(0) as i64;
     let (at_us, precise) = match (entry.time, entry.timestamp_s) {
         (Some((end, true)), _) => (end, true),
-        (_, Some(seconds)) => (seconds * 1_000_000, false),
+        (_, Some(seconds)) => (
+            seconds.checked_mul(1_000_000).ok_or_else(|| {
+                anyhow!("line {}: SET timestamp={seconds} is not a time", entry.line)
+            })?,
+            false,
+        ),
         (Some((end, false)), None) => (end, false),
         (None, None) => bail!("line {}: a statement with no time before it", entry.line),
     };
@@ -223,7 +226,6 @@ fn finish_slow(
     place(Pending {
         at_us,
         precise,
-        took_us: took,
         entry: Entry {
             at_us,
             session: entry.session,
@@ -299,6 +301,13 @@ fn read_slow(
         } else if is_header(line) {
             finish_slow(&mut current, &mut databases, place)?;
         } else {
+            if current.sql.len() + line.len() > LONGEST_LINE {
+                bail!(
+                    "line {number}: the statement from line {} is longer than {} MiB: not a slow query log",
+                    current.line,
+                    LONGEST_LINE >> 20
+                );
+            }
             if !current.sql.is_empty() {
                 current.sql.push('\n');
             }
@@ -366,6 +375,13 @@ fn read_general(
                     place(done)?;
                 }
             } else if let Some(statement) = pending.as_mut() {
+                if statement.entry.message.len() + line.len() > LONGEST_LINE {
+                    bail!(
+                        "line {number}: the statement from line {} is longer than {} MiB: not a general query log",
+                        statement.entry.line,
+                        LONGEST_LINE >> 20
+                    );
+                }
                 statement.entry.message.push('\n');
                 statement.entry.message.push_str(line);
             }
@@ -410,7 +426,6 @@ fn read_general(
         pending = Some(Pending {
             at_us,
             precise,
-            took_us: 0,
             entry: Entry {
                 at_us,
                 session: id.to_string(),
@@ -480,9 +495,8 @@ UPDATE sbtest1\n  SET k=k+1 WHERE id=7;\n";
             found[1].message,
             "duration: 1.000 ms  statement: UPDATE sbtest1\n  SET k=k+1 WHERE id=7"
         );
-        // Two statements of one second: started at its start and half-way, each entry dated
-        // at its end.
-        assert_eq!(found[1].at_us - found[0].at_us, 500_000 + 1_000 - 250);
+        // Two statements that ended in one second: at its start and half-way.
+        assert_eq!(found[1].at_us - found[0].at_us, 500_000);
     }
 
     #[test]

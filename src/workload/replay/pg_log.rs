@@ -446,6 +446,14 @@ fn stderr_line(
 ) -> Result<()> {
     if let Some(continued) = line.strip_prefix('\t') {
         if let Some(entry) = pending.as_mut() {
+            let held = entry.message.len() + entry.detail.as_ref().map_or(0, String::len);
+            if held + continued.len() > LONGEST_LINE {
+                bail!(
+                    "line {number}: the entry from line {} is longer than {} MiB: not a server log",
+                    entry.line,
+                    LONGEST_LINE >> 20
+                );
+            }
             match entry.detail.as_mut() {
                 Some(detail) => {
                     detail.push('\n');

@@ -55,7 +55,7 @@ const WRITING_FIRST: &[&str] = &[
 /// Whether `sql` may write: change data, or the access mode that keeps a read-only session
 /// from writing (`SET SESSION TRANSACTION READ WRITE`, `BEGIN READ WRITE`, any setting
 /// named `*read_only`, `RESET`/`DISCARD`, which restore the default).
-pub(super) fn may_write(sql: &str) -> bool {
+pub(crate) fn may_write(sql: &str) -> bool {
     changes_access_mode(sql)
         || READINGS.iter().any(|reading| {
             let words = code_words(sql, *reading);

@@ -4,7 +4,7 @@
 //! statements; a level counts transactions, statements, failures by SQLSTATE, each
 //! statement's response times, and the database's own block counters around it.
 
-mod access;
+pub(crate) mod access;
 pub mod eval;
 pub mod parse;
 mod session;
