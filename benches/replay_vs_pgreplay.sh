@@ -51,8 +51,11 @@ printf '%-5s %-9s %6s %10s %10s %14s %s\n' round tool speed run_s expect_s lag "
 for round in $(seq "$ROUNDS"); do
     for speed in 1 "$SPEED"; do
         fresh
-        out=$(pgreplay -c -h 127.0.0.1 -p "$port" -s "$speed" "$work/capture.csv" 2>&1 || true)
-        run=$(echo "$out" | sed -n 's/.*Total run time: *\([0-9.]*\).*/\1/p' | head -1)
+        # pgreplay ends after 3x the replay's length plus a minute, or is said not to.
+        limit=$(python3 -c "print(int(3 * $span / $speed + 60))")
+        out=$(timeout "$limit" pgreplay -c -h 127.0.0.1 -p "$port" -s "$speed" "$work/capture.csv" 2>&1 \
+            || echo "Total run time: no end within ${limit}")
+        run=$(echo "$out" | sed -n 's/.*Total run time: *\([0-9.]*\|no end within [0-9]*\).*/\1/p' | tail -1)
         lag=$(echo "$out" | sed -n 's/.*Maximum lag behind schedule: *\([0-9.]*\).*/\1/p' | head -1)
         printf '%-5s %-9s %6s %10s %10.3f %14s %s\n' "$round" pgreplay "$speed" "${run:-?}" \
             "$(python3 -c "print($span/$speed)")" "max ${lag:-?} s" "-"

@@ -65,6 +65,13 @@ pub fn execute(args: &CaptureArgs) -> Result<()> {
         ));
     }
     println!("corescale: {said}");
+    if captured.backwards > 0 {
+        say!(
+            "corescale: warning: {} entries are dated more than {} s before entries read before them: the logs were given out of the order they were written in, or the server's clock or time zone changed (daylight saving); give the logs in the order written",
+            captured.backwards,
+            crate::workload::replay::capture::BACKWARDS_US / 1_000_000
+        );
+    }
     if to_the_second {
         say!(
             "corescale: note: the log times statements to the second only (MariaDB's logs do): each second's statements are spread over it evenly, in the order the log has them"

@@ -74,7 +74,14 @@ pub struct Captured {
     pub connections_logged: bool,
     /// Statements of the extended protocol whose parameters the log did not give.
     pub without_parameters: u64,
+    /// Entries dated more than [`BACKWARDS_US`] before the latest read before them: logs
+    /// given out of order, or a clock or time zone that changed (daylight saving).
+    pub backwards: u64,
 }
+
+/// How far an entry may be dated before the latest one read (a log's lines are written a
+/// little out of their time order by concurrent sessions).
+pub const BACKWARDS_US: i64 = 5_000_000;
 
 /// The sessions open in the log, and what is written of them.
 pub struct Capturer<'a> {
@@ -83,6 +90,8 @@ pub struct Capturer<'a> {
     sessions: HashMap<String, Open>,
     next_id: u32,
     origin_us: Option<i64>,
+    /// The latest time read so far.
+    latest_us: i64,
     captured: Captured,
 }
 
@@ -101,6 +110,7 @@ impl<'a> Capturer<'a> {
             sessions: HashMap::new(),
             next_id: 0,
             origin_us: None,
+            latest_us: i64::MIN,
             captured: Captured::default(),
         }
     }
@@ -108,6 +118,10 @@ impl<'a> Capturer<'a> {
     /// Takes one entry of the log.
     pub fn take(&mut self, entry: Entry) -> Result<()> {
         let origin = *self.origin_us.get_or_insert(entry.at_us);
+        if entry.at_us < self.latest_us.saturating_sub(BACKWARDS_US) {
+            self.captured.backwards += 1;
+        }
+        self.latest_us = self.latest_us.max(entry.at_us);
         if self.captured.summary.origin.is_empty() {
             self.captured.summary.origin = chrono::DateTime::from_timestamp_micros(entry.at_us)
                 .map(|time| time.naive_utc().to_string())
@@ -435,6 +449,14 @@ mod tests {
         assert_eq!(statements[2].parameters, Some(vec![Some("7".to_string())]));
         assert_eq!(done.summary.passwords_left_out, 1);
         assert_eq!(done.summary.with_duration, 3);
+        assert_eq!(done.backwards, 0);
+        // A log read after a later one: its entries go back in time, and are counted.
+        let (done, _) = captured(vec![
+            entry(60_000, "s1", "statement: SELECT 1", None),
+            entry(1_000, "s2", "statement: SELECT 2", None),
+            entry(1_001, "s2", "statement: SELECT 3", None),
+        ]);
+        assert_eq!(done.backwards, 2);
     }
 
     #[test]
