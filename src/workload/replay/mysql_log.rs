@@ -8,7 +8,7 @@ use std::io::BufRead;
 
 use anyhow::{Result, anyhow, bail};
 
-use super::pg_log::{Entry, LONGEST_LINE, parse_time};
+use super::pg_log::{Entry, LONGEST_LINE, parse_time, read_lines};
 
 /// Which of the two logs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -100,42 +100,6 @@ pub fn read_entries(
         .and_then(|()| second.flush(take))
         .map_err(|error| anyhow!("{name}: {error:#}"))?;
     Ok(second.spread)
-}
-
-/// Each line as text, with its number.
-fn lines(
-    reader: &mut dyn BufRead,
-    bytes: &dyn Fn(u64),
-    each: &mut dyn FnMut(&str, u64) -> Result<()>,
-) -> Result<()> {
-    let mut buffer = Vec::new();
-    for number in 1.. {
-        buffer.clear();
-        let read = std::io::Read::take(&mut *reader, LONGEST_LINE as u64 + 1)
-            .read_until(b'\n', &mut buffer)
-            .map_err(|error| anyhow!("line {number}: {error}"))?;
-        if read == 0 {
-            return Ok(());
-        }
-        bytes(read as u64);
-        if buffer.len() > LONGEST_LINE {
-            bail!(
-                "line {number} is longer than {} MiB: not a server log",
-                LONGEST_LINE >> 20
-            );
-        }
-        while buffer
-            .last()
-            .is_some_and(|byte| *byte == b'\n' || *byte == b'\r')
-        {
-            buffer.pop();
-        }
-        let line = std::str::from_utf8(&buffer).map_err(|_| {
-            anyhow!("line {number} is not UTF-8 text: not a server log (or one in another encoding; convert it with iconv)")
-        })?;
-        each(line, number)?;
-    }
-    Ok(())
 }
 
 /// "241129  9:30:44" (MariaDB) or "2024-11-29T09:30:44.123456Z" (MySQL): microseconds, and
@@ -248,7 +212,7 @@ fn read_slow(
     let mut current = SlowEntry::default();
     // Each session's database as its "use" statements and Schema fields left it.
     let mut databases: std::collections::HashMap<String, String> = std::collections::HashMap::new();
-    lines(reader, bytes, &mut |line, number| {
+    read_lines(reader, bytes, &mut |line, number| {
         if let Some(time) = line.strip_prefix("# Time:") {
             finish_slow(&mut current, &mut databases, place)?;
             current.time = Some(
@@ -368,7 +332,7 @@ fn read_general(
         std::collections::HashMap::new();
     // The statement being read: its lines continue until the next entry.
     let mut pending: Option<Pending> = None;
-    lines(reader, bytes, &mut |line, number| {
+    read_lines(reader, bytes, &mut |line, number| {
         let Some((stamp, id, command, argument)) = general_fields(line) else {
             if is_header(line) {
                 if let Some(done) = pending.take() {

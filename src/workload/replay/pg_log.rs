@@ -266,8 +266,8 @@ fn read_format(
     }
 }
 
-/// Each line, as UTF-8 text without its newline, with its number.
-fn read_lines(
+/// Each line, as UTF-8 text without its newline, with its number (MySQL's logs too).
+pub(super) fn read_lines(
     reader: &mut dyn BufRead,
     bytes: &dyn Fn(u64),
     each: &mut dyn FnMut(&str, u64) -> Result<()>,
