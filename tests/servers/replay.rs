@@ -56,13 +56,20 @@ fn pgbench(bindir: &str, cluster: &PrivateCluster, args: &[&str]) {
 
 /// Each pgbench statement's count in the csvlog of database `bench`, read independently.
 fn logged_counts(csvlog: &str) -> Vec<(&'static str, u64)> {
-    let statements = [
-        "UPDATE pgbench_accounts",
-        "SELECT abalance FROM pgbench_accounts",
-        "UPDATE pgbench_tellers",
-        "UPDATE pgbench_branches",
-        "INSERT INTO pgbench_history",
-    ];
+    logged_mentions(
+        csvlog,
+        &[
+            "UPDATE pgbench_accounts",
+            "SELECT abalance FROM pgbench_accounts",
+            "UPDATE pgbench_tellers",
+            "UPDATE pgbench_branches",
+            "INSERT INTO pgbench_history",
+        ],
+    )
+}
+
+/// How many statements of database `bench` in the csvlog mention each of `statements`.
+fn logged_mentions(csvlog: &str, statements: &[&'static str]) -> Vec<(&'static str, u64)> {
     let mut counts = vec![0; statements.len()];
     let mut reader = csv::ReaderBuilder::new()
         .has_headers(false)
@@ -83,7 +90,7 @@ fn logged_counts(csvlog: &str) -> Vec<(&'static str, u64)> {
             }
         }
     }
-    statements.into_iter().zip(counts).collect()
+    statements.iter().copied().zip(counts).collect()
 }
 
 fn capture(log: &str, output: &std::path::Path) -> String {
@@ -213,7 +220,51 @@ fn a_logged_pgbench_run_replays_statement_for_statement_at_its_pace() {
         String::from_utf8_lossy(&done.stderr)
     );
     let document = common::read_json(&json);
-    check_levels(&document, &logged_counts(&format!("{logs}/pg.csv")));
+    let logged = logged_counts(&format!("{logs}/pg.csv"));
+    check_levels(&document, &logged);
+
+    // On data the capture did not run on (a table gone), the replay diverges: each refused
+    // statement is counted by SQLSTATE, in both protocols, and the run goes on to its end.
+    let mut clone = postgres::Client::connect(&url("clone"), postgres::NoTls).unwrap();
+    clone.batch_execute("DROP TABLE pgbench_history").unwrap();
+    drop(clone);
+    let diverged = dir.path().join("diverged.json");
+    let done = corescale()
+        .env("CORESCALE_TEST_PREFLIGHT", "100ms")
+        .args([
+            "run",
+            "replay",
+            "--target",
+            &url("clone"),
+            "--speed",
+            "4",
+            "--allow-writes",
+        ])
+        .arg("--capture")
+        .arg(&capture)
+        .arg("-o")
+        .arg(&diverged)
+        .output()
+        .unwrap();
+    assert!(
+        done.status.success(),
+        "{}",
+        String::from_utf8_lossy(&done.stderr)
+    );
+    let level = &common::read_json(&diverged)["levels"][0];
+    // Every statement naming the table: the inserts, and each run's truncate at its start.
+    let naming = logged_mentions(&format!("{logs}/pg.csv"), &["pgbench_history"])[0].1;
+    assert_eq!(
+        level["workload_figures"]["failures SQLSTATE 42P01"].as_f64(),
+        Some(naming as f64),
+        "{}",
+        level["workload_figures"]
+    );
+    let warnings = level["warnings"].to_string();
+    assert!(
+        warnings.contains("the replay diverged from the capture"),
+        "{warnings}"
+    );
 }
 
 /// How many statements of the fingerprint that holds `statement` (its words, upper-cased)

@@ -112,14 +112,22 @@ fn explain(error: anyhow::Error, target: &Target) -> anyhow::Error {
     if format!("{error:#}").contains(&target.to_string()) {
         return error;
     }
+    // The advice is about corescale's own tables and their set-up: a DBA's or a captured
+    // statement's missing table or privilege on one is a refusal like any other, counted by
+    // SQLSTATE.
+    let ours = error.downcast_ref::<ServerError>().is_some_and(|server| {
+        server.message.contains("corescale_")
+            || server.message.contains("for schema")
+            || server.message.contains("for database")
+    });
     match error
         .downcast_ref::<ServerError>()
         .map(|server| server.code.as_str())
     {
-        Some(UNDEFINED_TABLE) => {
+        Some(UNDEFINED_TABLE) if ours => {
             anyhow!("{error:#} in {target}: run `corescale db setup --target {target}` first")
         }
-        Some(INSUFFICIENT_PRIVILEGE) => anyhow!(
+        Some(INSUFFICIENT_PRIVILEGE) if ours => anyhow!(
             "{error:#} in {target}: the user needs CREATE on the database and SELECT/UPDATE on corescale_* tables"
         ),
         // A refusal the session outlives stays a StatementFailure (a workload retries or
