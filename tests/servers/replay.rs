@@ -223,11 +223,16 @@ fn a_logged_pgbench_run_replays_statement_for_statement_at_its_pace() {
     let logged = logged_counts(&format!("{logs}/pg.csv"));
     check_levels(&document, &logged);
 
-    // On data the capture did not run on (a table gone), the replay diverges: each refused
-    // statement is counted by SQLSTATE, in both protocols, and the run goes on to its end.
-    let mut clone = postgres::Client::connect(&url("clone"), postgres::NoTls).unwrap();
+    diverges_on_a_missing_table(&url("clone"), &capture, &format!("{logs}/pg.csv"));
+}
+
+/// On data the capture did not run on (a table gone from the clone), the replay diverges:
+/// each refused statement is counted by SQLSTATE, in both protocols, and the run goes on.
+fn diverges_on_a_missing_table(clone_url: &str, capture: &std::path::Path, csvlog: &str) {
+    let mut clone = postgres::Client::connect(clone_url, postgres::NoTls).unwrap();
     clone.batch_execute("DROP TABLE pgbench_history").unwrap();
     drop(clone);
+    let dir = tempfile::tempdir().unwrap();
     let diverged = dir.path().join("diverged.json");
     let done = corescale()
         .env("CORESCALE_TEST_PREFLIGHT", "100ms")
@@ -235,13 +240,13 @@ fn a_logged_pgbench_run_replays_statement_for_statement_at_its_pace() {
             "run",
             "replay",
             "--target",
-            &url("clone"),
+            clone_url,
             "--speed",
             "4",
             "--allow-writes",
         ])
         .arg("--capture")
-        .arg(&capture)
+        .arg(capture)
         .arg("-o")
         .arg(&diverged)
         .output()
@@ -253,7 +258,7 @@ fn a_logged_pgbench_run_replays_statement_for_statement_at_its_pace() {
     );
     let level = &common::read_json(&diverged)["levels"][0];
     // Every statement naming the table: the inserts, and each run's truncate at its start.
-    let naming = logged_mentions(&format!("{logs}/pg.csv"), &["pgbench_history"])[0].1;
+    let naming = logged_mentions(csvlog, &["pgbench_history"])[0].1;
     assert_eq!(
         level["workload_figures"]["failures SQLSTATE 42P01"].as_f64(),
         Some(naming as f64),
