@@ -55,8 +55,8 @@ for round in $(seq "$ROUNDS"); do
         limit=$(python3 -c "print(int(3 * $span / $speed + 60))")
         out=$(timeout "$limit" pgreplay -c -h 127.0.0.1 -p "$port" -s "$speed" "$work/capture.csv" 2>&1 \
             || echo "Total run time: no end within ${limit}")
-        run=$(echo "$out" | sed -n 's/.*Total run time: *\([0-9.]*\|no end within [0-9]*\).*/\1/p' | tail -1)
-        lag=$(echo "$out" | sed -n 's/.*Maximum lag behind schedule: *\([0-9.]*\).*/\1/p' | head -1)
+        run=$(echo "$out" | sed -En 's/.*Total run time: *([0-9.]+|no end within [0-9]+).*/\1/p' | tail -1)
+        lag=$(echo "$out" | sed -En 's/.*Maximum lag behind schedule: *([0-9.]+).*/\1/p' | head -1)
         printf '%-5s %-9s %6s %10s %10.3f %14s %s\n' "$round" pgreplay "$speed" "${run:-?}" \
             "$(python3 -c "print($span/$speed)")" "max ${lag:-?} s" "-"
         fresh
