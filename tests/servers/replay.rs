@@ -197,28 +197,7 @@ fn a_logged_pgbench_run_replays_statement_for_statement_at_its_pace() {
         .stderr(predicates::str::contains("the capture writes"));
 
     let json = dir.path().join("replay.json");
-    let done = corescale()
-        .env("CORESCALE_TEST_PREFLIGHT", "100ms")
-        .args([
-            "run",
-            "replay",
-            "--target",
-            &url("clone"),
-            "--speed",
-            "1,4",
-            "--allow-writes",
-            "--capture",
-        ])
-        .arg(&capture)
-        .arg("-o")
-        .arg(&json)
-        .output()
-        .unwrap();
-    assert!(
-        done.status.success(),
-        "{}",
-        String::from_utf8_lossy(&done.stderr)
-    );
+    replay(&url("clone"), &capture, "1,4", true, &json);
     let document = common::read_json(&json);
     let logged = logged_counts(&format!("{logs}/pg.csv"));
     check_levels(&document, &logged);
@@ -234,28 +213,7 @@ fn diverges_on_a_missing_table(clone_url: &str, capture: &std::path::Path, csvlo
     drop(clone);
     let dir = tempfile::tempdir().unwrap();
     let diverged = dir.path().join("diverged.json");
-    let done = corescale()
-        .env("CORESCALE_TEST_PREFLIGHT", "100ms")
-        .args([
-            "run",
-            "replay",
-            "--target",
-            clone_url,
-            "--speed",
-            "4",
-            "--allow-writes",
-        ])
-        .arg("--capture")
-        .arg(capture)
-        .arg("-o")
-        .arg(&diverged)
-        .output()
-        .unwrap();
-    assert!(
-        done.status.success(),
-        "{}",
-        String::from_utf8_lossy(&done.stderr)
-    );
+    replay(clone_url, capture, "4", true, &diverged);
     let level = &common::read_json(&diverged)["levels"][0];
     // Every statement naming the table: the inserts, and each run's truncate at its start.
     let naming = logged_mentions(csvlog, &["pgbench_history"])[0].1;
@@ -269,6 +227,41 @@ fn diverges_on_a_missing_table(clone_url: &str, capture: &std::path::Path, csvlo
     assert!(
         warnings.contains("the replay diverged from the capture"),
         "{warnings}"
+    );
+}
+
+/// `corescale run replay` of `capture` on `target` at `speeds`, its result in `json`; it
+/// must succeed.
+fn replay(
+    target: &str,
+    capture: &std::path::Path,
+    speeds: &str,
+    allow_writes: bool,
+    json: &std::path::Path,
+) {
+    let mut command = corescale();
+    command
+        .env("CORESCALE_TEST_PREFLIGHT", "100ms")
+        .args([
+            "run",
+            "replay",
+            "--target",
+            target,
+            "--speed",
+            speeds,
+            "--capture",
+        ])
+        .arg(capture)
+        .arg("-o")
+        .arg(json);
+    if allow_writes {
+        command.arg("--allow-writes");
+    }
+    let done = command.output().unwrap();
+    assert!(
+        done.status.success(),
+        "{}",
+        String::from_utf8_lossy(&done.stderr)
     );
 }
 
@@ -399,27 +392,7 @@ fn a_sysbench_run_in_mariadb_s_slow_log_replays_statement_for_statement() {
     );
     let json = dir.path().join("replay.json");
     let target = format!("mysql://root@127.0.0.1:{}/sbtest", server.port);
-    let done = corescale()
-        .env("CORESCALE_TEST_PREFLIGHT", "100ms")
-        .args([
-            "run",
-            "replay",
-            "--target",
-            &target,
-            "--speed",
-            "1,2",
-            "--capture",
-        ])
-        .arg(&capture)
-        .arg("-o")
-        .arg(&json)
-        .output()
-        .unwrap();
-    assert!(
-        done.status.success(),
-        "{}",
-        String::from_utf8_lossy(&done.stderr)
-    );
+    replay(&target, &capture, "1,2", false, &json);
     let slow = std::fs::read_to_string(server.path("slow.log")).unwrap();
     let count = |start: &str| slow.lines().filter(|line| line.starts_with(start)).count() as u64;
     let logged = [
