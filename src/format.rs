@@ -135,6 +135,11 @@ pub(crate) fn significant(value: f64) -> String {
     format!("{scaled:.decimals$}{space}{prefix}")
 }
 
+/// Bytes as lower-case hexadecimal: the start of a SHA-256 that names a file's content.
+pub(crate) fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|byte| format!("{byte:02x}")).collect()
+}
+
 /// A speed over a captured pace as users write it: 1x, 1.5x, 0.25x, 16x (three significant
 /// digits, no trailing zeros).
 pub(crate) fn times(speed: f64) -> String {

@@ -29,6 +29,15 @@ impl FigureValue for Option<f64> {
     }
 }
 
+/// Adds `count` failures of `sqlstate` to a session's or a level's tally, kept by SQLSTATE
+/// in the order first seen (script, replay).
+pub(crate) fn count_failure(failures: &mut Vec<(String, u64)>, sqlstate: &str, count: u64) {
+    match failures.iter_mut().find(|(known, _)| known == sqlstate) {
+        Some((_, total)) => *total += count,
+        None => failures.push((sqlstate.to_string(), count)),
+    }
+}
+
 /// Declares a workload's figures: `level_figures! { pub struct Figures / FigureNames { ... } }`
 /// makes the struct (fields `f64`, or `Option<f64>` for a figure a level may lack), its
 /// [`FigureSet`], and `Figures::NAMES`, a `FigureNames` holding each field's recorded name,

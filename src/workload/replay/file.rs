@@ -126,14 +126,37 @@ impl Writer {
     }
 }
 
+/// A reader that hashes what it reads: the capture is named by its content in one pass.
+struct Hashing<R> {
+    inner: R,
+    hasher: sha2::Sha256,
+}
+
+impl<R: std::io::Read> std::io::Read for Hashing<R> {
+    fn read(&mut self, buffer: &mut [u8]) -> std::io::Result<usize> {
+        use sha2::Digest as _;
+        let read = self.inner.read(buffer)?;
+        self.hasher.update(&buffer[..read]);
+        Ok(read)
+    }
+}
+
 /// Reads a replay file's lines in order, each handed to `take`; refuses anything else
-/// (another file, a newer version) at its line.
-pub fn read(path: &Path, take: &mut dyn FnMut(Line) -> Result<()>) -> Result<()> {
+/// (another file, a newer version) at its line. Answers the file's content as
+/// "sha256 1a2b3c4d5e6f" (the start of its SHA-256): two runs replayed one capture when
+/// they name the same.
+pub fn read(path: &Path, take: &mut dyn FnMut(Line) -> Result<()>) -> Result<String> {
+    use sha2::Digest as _;
     let file = std::fs::File::open(path)
         .with_context(|| format!("opening the capture {}", path.display()))?;
-    let mut reader = BufReader::new(flate2::read::GzDecoder::new(BufReader::new(file)));
+    let mut reader = BufReader::new(flate2::read::GzDecoder::new(Hashing {
+        inner: BufReader::new(file),
+        hasher: sha2::Sha256::new(),
+    }));
     let mut text = String::new();
-    for number in 1_u64.. {
+    let mut number = 0_u64;
+    loop {
+        number += 1;
         text.clear();
         let read = reader.read_line(&mut text).map_err(|error| {
             anyhow!(
@@ -148,7 +171,12 @@ pub fn read(path: &Path, take: &mut dyn FnMut(Line) -> Result<()>) -> Result<()>
                     path.display()
                 );
             }
-            return Ok(());
+            // The whole file, past the compressed stream's end too.
+            let hashing = reader.get_mut().get_mut();
+            std::io::copy(hashing, &mut std::io::sink())
+                .with_context(|| format!("reading the capture {}", path.display()))?;
+            let hash = std::mem::take(&mut hashing.hasher).finalize();
+            return Ok(format!("sha256 {}", crate::format::hex(&hash[..6])));
         }
         let line: Line = serde_json::from_str(&text).map_err(|error| {
             anyhow!(
@@ -173,5 +201,4 @@ pub fn read(path: &Path, take: &mut dyn FnMut(Line) -> Result<()>) -> Result<()>
         }
         take(line)?;
     }
-    Ok(())
 }

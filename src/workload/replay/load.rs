@@ -39,6 +39,8 @@ pub struct Sent {
 /// What is replayed, and what was left out.
 #[derive(Debug)]
 pub struct Replay {
+    /// The capture's content ("sha256 1a2b3c4d5e6f", `file::read`).
+    pub digest: String,
     pub lanes: Vec<Vec<Sent>>,
     /// The replayed part's length at 1x.
     pub span: Duration,
@@ -92,7 +94,7 @@ pub fn load(path: &Path, choice: &Choice) -> Result<Replay> {
     let mut sessions: HashMap<u32, Captured> = HashMap::new();
     let mut summary = None;
     let mut quoting = Quoting::Postgres;
-    file::read(path, &mut |line| {
+    let digest = file::read(path, &mut |line| {
         match line {
             Line::Header { product, .. } => quoting = Quoting::of_product(&product),
             Line::Session {
@@ -174,7 +176,13 @@ pub fn load(path: &Path, choice: &Choice) -> Result<Replay> {
         );
     }
     window(&mut kept, choice, &mut left_out, path)?;
-    Ok(dealt(kept, database, left_out, summary.errors, quoting))
+    Ok(dealt(
+        kept,
+        (database, digest),
+        left_out,
+        summary.errors,
+        quoting,
+    ))
 }
 
 /// COPY ... FROM STDIN or TO STDOUT: the rows go between client and server, and the log
@@ -261,7 +269,7 @@ fn window(
 /// overlap share one), its statements' texts and values kept for the run.
 fn dealt(
     sessions: Vec<Captured>,
-    database: String,
+    (database, digest): (String, String),
     left_out: LeftOut,
     capture_errors: BTreeMap<String, u64>,
     quoting: Quoting,
@@ -350,6 +358,7 @@ fn dealt(
         }
     }
     Replay {
+        digest,
         lanes,
         span: Duration::from_micros(span_us.max(0) as u64),
         database,

@@ -129,9 +129,6 @@ pub struct ReplayWorkload {
     captured_rate: f64,
     engine: String,
     name: String,
-    /// The capture's content ("sha256 1a2b3c4d5e6f"): two runs replayed the same capture
-    /// when they name the same one.
-    digest: String,
     read_only_sessions: bool,
     before_level: Option<String>,
     latency_limit: Option<Duration>,
@@ -266,7 +263,6 @@ impl ReplayWorkload {
             database,
             speeds: args.speed.0.clone(),
             engine,
-            digest: digest(&args.capture)?,
             name: args.capture.file_name().map_or_else(
                 || args.capture.display().to_string(),
                 |name| name.to_string_lossy().into_owned(),
@@ -321,7 +317,7 @@ impl Workload for ReplayWorkload {
                 statement: format!(
                     "replay of {} ({}, database '{}', {} statements over {:.3} s)",
                     self.name,
-                    self.digest,
+                    self.replay.digest,
                     self.replay.database,
                     self.replay.statements,
                     self.replay.span.as_secs_f64()
@@ -489,24 +485,6 @@ impl Workload for ReplayWorkload {
     fn server(&self) -> Option<&dyn ServerWorkload> {
         Some(self)
     }
-}
-
-/// "sha256 1a2b3c4d5e6f": the start of the capture file's SHA-256.
-fn digest(path: &std::path::Path) -> Result<String> {
-    use sha2::Digest as _;
-    let mut file = std::fs::File::open(path)
-        .with_context(|| format!("opening the capture {}", path.display()))?;
-    let mut hasher = sha2::Sha256::new();
-    std::io::copy(&mut file, &mut hasher)
-        .with_context(|| format!("reading the capture {}", path.display()))?;
-    let hash = hasher.finalize();
-    Ok(format!(
-        "sha256 {}",
-        hash[..6]
-            .iter()
-            .map(|byte| format!("{byte:02x}"))
-            .collect::<String>()
-    ))
 }
 
 /// The replay's refused statements said as what they are: divergence from the capture

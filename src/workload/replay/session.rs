@@ -11,6 +11,7 @@ use super::load::Sent;
 use crate::db::Database;
 use crate::db::driver::{DbSession, StatementFailure};
 use crate::latency::{SessionClock, StatementTimes, Turn};
+use crate::workload::figures::count_failure;
 use crate::workload::{Sessions, WorkerJob};
 
 /// What one lane counted over a level.
@@ -44,13 +45,6 @@ impl ReplayTally {
         }
         self.connections += other.connections;
         self.connecting_s += other.connecting_s;
-    }
-}
-
-fn count_failure(failures: &mut Vec<(String, u64)>, sqlstate: &str, count: u64) {
-    match failures.iter_mut().find(|(known, _)| known == sqlstate) {
-        Some((_, total)) => *total += count,
-        None => failures.push((sqlstate.to_string(), count)),
     }
 }
 

@@ -335,9 +335,12 @@ fn read_scripts(
             |name| name.to_string_lossy().into_owned(),
         );
         job.push(if args.files.len() > 1 {
-            format!("{name}@{weight} (sha256 {})", hex(&digest[..6]))
+            format!(
+                "{name}@{weight} (sha256 {})",
+                crate::format::hex(&digest[..6])
+            )
         } else {
-            format!("{name} (sha256 {})", hex(&digest[..6]))
+            format!("{name} (sha256 {})", crate::format::hex(&digest[..6]))
         });
         scripts.push(script);
     }
@@ -497,10 +500,6 @@ pub fn try_evaluations(script: &Script, variables: &Variables) -> Vec<Result<eva
         }
     }
     outcomes
-}
-
-fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|byte| format!("{byte:02x}")).collect()
 }
 
 impl Workload for ScriptWorkload {

@@ -13,6 +13,7 @@ use super::parse::{Command, Script, Statement, Variables};
 use crate::db::driver::{Answer, BoundValue, DbSession, StatementFailure};
 use crate::latency::{Arrivals, Pace, SessionClock, StatementTimes, Turn};
 use crate::rng::SessionRng;
+use crate::workload::figures::count_failure;
 use crate::workload::{Sessions, WorkerJob};
 
 /// What one session counted over a level.
@@ -118,13 +119,6 @@ impl ScriptTally {
             return 0.0;
         }
         1e3 * self.connections_s.iter().sum::<f64>() / self.connections_s.len() as f64
-    }
-}
-
-fn count_failure(failures: &mut Vec<(String, u64)>, sqlstate: &str, count: u64) {
-    match failures.iter_mut().find(|(known, _)| known == sqlstate) {
-        Some((_, total)) => *total += count,
-        None => failures.push((sqlstate.to_string(), count)),
     }
 }
 
