@@ -10,3 +10,4 @@ pub mod runner;
 mod server_sampler;
 pub(crate) mod steps;
 pub(crate) mod stop;
+mod worker;

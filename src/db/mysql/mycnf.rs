@@ -38,7 +38,6 @@ const MAX_INCLUDE_DEPTH: usize = 8;
 type Found = BTreeMap<&'static str, Setting<String>>;
 
 /// Resolves a mysql:// or mariadb:// URL into the settings the MySQL client would use.
-#[expect(clippy::too_many_lines, reason = "not yet broken along its steps")]
 pub(crate) fn resolve(
     text: &str,
     surroundings: &dyn Surroundings,
@@ -59,7 +58,60 @@ pub(crate) fn resolve(
             found.insert(option, Setting::new(value, Source::Variable(variable)));
         }
     }
-    let files: Vec<PathBuf> = match defaults_file {
+    let mut from_files = Found::new();
+    for file in option_files(defaults_file, surroundings)?
+        .iter()
+        .filter(|file| file.is_file())
+    {
+        read_option_file(file, 0, &mut from_files, &mut warnings)?;
+    }
+    let password_file = from_files
+        .remove("password")
+        .map(|setting| Setting::new(Secret(setting.value), setting.source));
+    for (option, setting) in from_files {
+        found.entry(option).or_insert(setting);
+    }
+    let password_variable = surroundings
+        .var("MYSQL_PWD")
+        .map(|password| Setting::new(Secret(password), Source::Variable("MYSQL_PWD")));
+
+    let port = port_setting(found.get("port"), DEFAULT_PORT)?;
+    let (host, endpoint) = endpoint(&found, &port, surroundings)?;
+    let user = found.get("user").cloned().unwrap_or_else(|| {
+        Setting::new(
+            surroundings.os_user().unwrap_or_else(|| "root".to_string()),
+            Source::Default,
+        )
+    });
+    let database = found
+        .get("database")
+        .cloned()
+        .unwrap_or_else(|| Setting::new(String::new(), Source::Default));
+    let tls = tls_settings(&found, (&host, &endpoint), surroundings, &mut warnings)?;
+    Ok(ConnectSettings {
+        host,
+        port,
+        endpoint,
+        user,
+        database,
+        tls,
+        connect_timeout: None,
+        application_name: None,
+        password_url: url_password(url),
+        password_variable,
+        password_file,
+        external_auth: false,
+        warnings,
+    })
+}
+
+/// The option files to read: the one `defaults-file` names (which must exist), else the
+/// system's and the user's, in MySQL's order.
+fn option_files(
+    defaults_file: Option<String>,
+    surroundings: &dyn Surroundings,
+) -> Result<Vec<PathBuf>, UsageError> {
+    Ok(match defaults_file {
         Some(file) => {
             let file = expand_home(&file, surroundings);
             if !file.is_file() {
@@ -75,47 +127,36 @@ pub(crate) fn resolve(
             .map(|file| surroundings.system_file(file))
             .chain(surroundings.home().map(|home| home.join(".my.cnf")))
             .collect(),
-    };
-    let mut from_files = Found::new();
-    for file in files.iter().filter(|file| file.is_file()) {
-        read_option_file(file, 0, &mut from_files, &mut warnings)?;
-    }
-    let password_file = from_files
-        .remove("password")
-        .map(|setting| Setting::new(Secret(setting.value), setting.source));
-    for (option, setting) in from_files {
-        found.entry(option).or_insert(setting);
-    }
-    let password_variable = surroundings
-        .var("MYSQL_PWD")
-        .map(|password| Setting::new(Secret(password), Source::Variable("MYSQL_PWD")));
+    })
+}
 
-    let port = port_setting(found.get("port"), DEFAULT_PORT)?;
+/// The host as the settings name it, and where to connect.
+///
+/// As the mysql client: no host, or "localhost", means the Unix socket when one is named;
+/// but a port written in the URL means TCP to that port, unless the URL names a socket too
+/// (MariaDB's client treats an explicit --port so since 10.6, MDEV-14974).
+fn endpoint(
+    found: &Found,
+    port: &Setting<u16>,
+    surroundings: &dyn Surroundings,
+) -> Result<(Setting<String>, Endpoint), UsageError> {
     let socket = found.get("socket").cloned();
     let host = found.get("host").cloned();
-    // As the mysql client: no host, or "localhost", means the Unix socket when one is named;
-    // but a port written in the URL means TCP to that port, unless the URL names a socket too
-    // (MariaDB's client treats an explicit --port so since 10.6, MDEV-14974).
     let port_in_url = port.source == Source::Url;
     let socket_in_url = socket
         .as_ref()
         .is_some_and(|socket| socket.source == Source::Url);
-    let (host, endpoint) = match (host, socket) {
-        (Some(host), _) if host.value != "localhost" => {
-            let endpoint = Endpoint::Tcp {
-                host: host.value.clone(),
-                port: port.value,
-            };
-            (host, endpoint)
-        }
+    let tcp = |host: Setting<String>| {
+        let endpoint = Endpoint::Tcp {
+            host: host.value.clone(),
+            port: port.value,
+        };
+        (host, endpoint)
+    };
+    Ok(match (host, socket) {
+        (Some(host), _) if host.value != "localhost" => tcp(host),
         (host, _) if port_in_url && !socket_in_url => {
-            let host =
-                host.unwrap_or_else(|| Setting::new("localhost".to_string(), Source::Default));
-            let endpoint = Endpoint::Tcp {
-                host: host.value.clone(),
-                port: port.value,
-            };
-            (host, endpoint)
+            tcp(host.unwrap_or_else(|| Setting::new("localhost".to_string(), Source::Default)))
         }
         (_, Some(socket)) => {
             let path = expand_home(&socket.value, surroundings);
@@ -124,29 +165,22 @@ pub(crate) fn resolve(
                 Endpoint::Socket(path),
             )
         }
-        (Some(host), None) => (
-            host.clone(),
-            Endpoint::Tcp {
-                host: host.value,
-                port: port.value,
-            },
-        ),
+        (Some(host), None) => tcp(host),
         (None, None) => {
             return Err(UsageError::new(
                 "--target names no host and no socket: use e.g. mysql://root@127.0.0.1:3306/test, ?socket=/run/mysqld/mysqld.sock, or host= in ~/.my.cnf",
             ));
         }
-    };
-    let user = found.get("user").cloned().unwrap_or_else(|| {
-        Setting::new(
-            surroundings.os_user().unwrap_or_else(|| "root".to_string()),
-            Source::Default,
-        )
-    });
-    let database = found
-        .get("database")
-        .cloned()
-        .unwrap_or_else(|| Setting::new(String::new(), Source::Default));
+    })
+}
+
+/// TLS as `ssl-mode` and the `ssl-*` files ask, refused over a socket when it is demanded.
+fn tls_settings(
+    found: &Found,
+    (host, endpoint): (&Setting<String>, &Endpoint),
+    surroundings: &dyn Surroundings,
+    warnings: &mut Vec<String>,
+) -> Result<TlsSettings, UsageError> {
     let mode = match found.get("ssl-mode") {
         Some(mode) => Setting::new(
             TlsMode::parse_mysql(&mode.value)
@@ -163,7 +197,7 @@ pub(crate) fn resolve(
             )
         })
     };
-    if let Endpoint::Socket(path) = &endpoint
+    if let Endpoint::Socket(path) = endpoint
         && mode.value.demands_tls()
     {
         return Err(UsageError::new(format!(
@@ -184,7 +218,7 @@ pub(crate) fn resolve(
             mode.value.mysql_name()
         ));
     }
-    let tls = TlsSettings {
+    Ok(TlsSettings {
         mode,
         root: path("ssl-ca")
             .map(|path| Setting::new(RootCertificates::File(path.value), path.source)),
@@ -192,21 +226,6 @@ pub(crate) fn resolve(
         client_key: path("ssl-key"),
         channel_binding: Setting::new(ChannelBindingMode::Disable, Source::Default),
         vocabulary: TlsVocabulary::MySql,
-    };
-    Ok(ConnectSettings {
-        host,
-        port,
-        endpoint,
-        user,
-        database,
-        tls,
-        connect_timeout: None,
-        application_name: None,
-        password_url: url_password(url),
-        password_variable,
-        password_file,
-        external_auth: false,
-        warnings,
     })
 }
 

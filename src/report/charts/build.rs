@@ -369,59 +369,13 @@ pub(super) fn markers(members: &[(usize, &SeriesAnalysis)]) -> Vec<Marker> {
         .collect()
 }
 
-#[expect(clippy::too_many_lines, reason = "not yet broken along its steps")]
 pub(super) fn group_figures(
     measure: &Measure,
     members: &[(usize, &SeriesAnalysis)],
     suffix: &str,
 ) -> Vec<Figure> {
-    let (raw_title, raw_label, speed_title, speed_label, capacity_label) = match measure {
-        Measure::JobTime => (
-            "Figure 1 - raw: job time".to_string(),
-            "job time (s)".to_string(),
-            "Figure 2 - speed per worker".to_string(),
-            "jobs per minute per worker".to_string(),
-            "jobs per minute".to_string(),
-        ),
-        Measure::Rate { unit } => (
-            format!("Figure 1 - raw: {unit}"),
-            unit.clone(),
-            format!("Figure 2 - {unit} per worker"),
-            format!("{unit} per worker"),
-            unit.clone(),
-        ),
-    };
-    type Pick = fn(&LevelFigures) -> f64;
-    type Spread = fn(&LevelFigures) -> Option<(f64, f64)>;
-    let measured = |pick: Pick, spread: Spread| -> Vec<Line> {
-        let lines = members
-            .iter()
-            .map(|(color, series)| Line {
-                label: series.name().to_string(),
-                color: *color,
-                points: series
-                    .levels
-                    .iter()
-                    .map(|level| (level.workers as f64, pick(level)))
-                    .collect(),
-                style: LineStyle::Measured,
-                bars: if series.levels.len() <= MAX_MARKED_POINTS {
-                    series
-                        .levels
-                        .iter()
-                        .filter_map(|level| {
-                            let (low, high) = spread(level)?;
-                            Some((level.workers as f64, low, high))
-                        })
-                        .collect()
-                } else {
-                    Vec::new()
-                },
-                hollow: hollow_of(series),
-            })
-            .collect::<Vec<Line>>();
-        with_disturbed_key(lines)
-    };
+    let names = FigureNames::of(measure);
+    let measured = |pick: Pick, spread: Spread| measured_lines(members, pick, spread);
     let spread_note = if members
         .iter()
         .any(|(_, series)| series.levels.iter().any(|level| level.raw_spread.is_some()))
@@ -456,14 +410,123 @@ pub(super) fn group_figures(
         y_at_least: 0.0,
         x_names: Vec::new(),
     };
+    // A rate's raw figure is its capacity: figure 1 would repeat figure 3.
+    let rate = matches!(measure, Measure::Rate { .. });
+    let mut figures = vec![
+        figure(
+            "fig1_raw",
+            names.raw_title,
+            format!("What was measured at each load level.{spread_note}"),
+            names.raw_label,
+            measured(|level| level.raw, |level| level.raw_spread),
+        ),
+        figure(
+            "fig2_speed",
+            names.speed_title,
+            format!("Speed per worker: flat while each worker has a core of its own.{spread_note}"),
+            names.speed_label,
+            measured(|level| level.speed, |level| level.speed_spread),
+        ),
+        figure(
+            "fig3_capacity",
+            "Figure 3 - capacity".to_string(),
+            format!(
+                "Total throughput of all workers: it flattens where the server saturates.{}",
+                if rate {
+                    " For a rate this is also what was measured (figure 1, raw), which is not drawn twice."
+                } else {
+                    ""
+                }
+            ),
+            names.capacity_label,
+            measured(|level| level.capacity, |_| None),
+        ),
+        speedup_figure(members, &figure),
+    ];
+    if rate {
+        figures.retain(|figure| !figure.slug.starts_with("fig1_raw"));
+    }
+    figures.extend(cache_figures(members, &figure));
+    figures.extend(latency_figure(members, &figure));
+    figures
+}
+
+/// What a level's figure is read from, and the spread drawn as its bars.
+type Pick = fn(&LevelFigures) -> f64;
+type Spread = fn(&LevelFigures) -> Option<(f64, f64)>;
+
+/// The titles and axis names of figures 1 to 3 for what the series measured.
+struct FigureNames {
+    raw_title: String,
+    raw_label: String,
+    speed_title: String,
+    speed_label: String,
+    capacity_label: String,
+}
+
+impl FigureNames {
+    fn of(measure: &Measure) -> Self {
+        match measure {
+            Measure::JobTime => FigureNames {
+                raw_title: "Figure 1 - raw: job time".to_string(),
+                raw_label: "job time (s)".to_string(),
+                speed_title: "Figure 2 - speed per worker".to_string(),
+                speed_label: "jobs per minute per worker".to_string(),
+                capacity_label: "jobs per minute".to_string(),
+            },
+            Measure::Rate { unit } => FigureNames {
+                raw_title: format!("Figure 1 - raw: {unit}"),
+                raw_label: unit.clone(),
+                speed_title: format!("Figure 2 - {unit} per worker"),
+                speed_label: format!("{unit} per worker"),
+                capacity_label: unit.clone(),
+            },
+        }
+    }
+}
+
+/// Each series' measured line of one figure, its spread as bars where few enough levels
+/// leave room for them, and the key to disturbed levels.
+fn measured_lines(members: &[(usize, &SeriesAnalysis)], pick: Pick, spread: Spread) -> Vec<Line> {
+    let lines = members
+        .iter()
+        .map(|(color, series)| Line {
+            label: series.name().to_string(),
+            color: *color,
+            points: series
+                .levels
+                .iter()
+                .map(|level| (level.workers as f64, pick(level)))
+                .collect(),
+            style: LineStyle::Measured,
+            bars: if series.levels.len() <= MAX_MARKED_POINTS {
+                series
+                    .levels
+                    .iter()
+                    .filter_map(|level| {
+                        let (low, high) = spread(level)?;
+                        Some((level.workers as f64, low, high))
+                    })
+                    .collect()
+            } else {
+                Vec::new()
+            },
+            hollow: hollow_of(series),
+        })
+        .collect::<Vec<Line>>();
+    with_disturbed_key(lines)
+}
+
+/// Figure 4: each series' speedup, its recommended fit and the ideal line.
+fn speedup_figure(members: &[(usize, &SeriesAnalysis)], figure: &MakeFigure) -> Figure {
     let top = members
         .iter()
         .flat_map(|(_, series)| series.levels.iter().map(|level| level.workers))
         .max()
         .unwrap_or(1) as f64;
-    let mut speedup_lines = measured(|level| level.speedup, |_| None);
-    speedup_lines.extend(fit_lines(members));
-    speedup_lines.push(Line {
+    let mut lines = measured_lines(members, |level| level.speedup, |_| None);
+    lines.extend(fit_lines(members));
+    lines.push(Line {
         label: "ideal (linear)".to_string(),
         color: NEUTRAL,
         points: vec![(1.0, 1.0), (top, top)],
@@ -471,23 +534,27 @@ pub(super) fn group_figures(
         bars: Vec::new(),
         hollow: Vec::new(),
     });
-    // The ideal line stays in view up to the largest P, so the distance to it shows.
-    let largest_p = members
-        .iter()
-        .filter_map(|(_, series)| series.series.physical_cores)
-        .max()
-        .map_or(top, |cores| (cores as f64).min(top));
     let mut speedup = figure(
         "fig4_speedup",
         "Figure 4 - speedup".to_string(),
         "Capacity relative to one worker, with the ideal line and the recommended Amdahl (dashed) or USL (dotted) fit over the levels it was fitted on.".to_string(),
         "speedup".to_string(),
-        speedup_lines,
+        lines,
     );
-    speedup.y_at_least = largest_p;
-    // SLOB's cache figures, where the series recorded them: a drawn curve per series.
+    // The ideal line stays in view up to the largest P, so the distance to it shows.
+    speedup.y_at_least = members
+        .iter()
+        .filter_map(|(_, series)| series.series.physical_cores)
+        .max()
+        .map_or(top, |cores| (cores as f64).min(top));
+    speedup
+}
+
+/// SLOB's cache figures, where the series recorded them: physical reads per second and the
+/// buffer cache's hit ratio, a drawn curve per series.
+fn cache_figures(members: &[(usize, &SeriesAnalysis)], figure: &MakeFigure) -> Vec<Figure> {
     let cache_lines = |pick: fn(&crate::analysis::series::CacheFigures) -> Option<f64>| {
-        members
+        let lines = members
             .iter()
             .filter_map(|(color, series)| {
                 let points: Vec<(f64, f64)> = series
@@ -504,15 +571,16 @@ pub(super) fn group_figures(
                     hollow: hollow_of(series),
                 })
             })
-            .collect::<Vec<Line>>()
+            .collect::<Vec<Line>>();
+        with_disturbed_key(lines)
     };
-    let mut cache_figures = Vec::new();
-    let pio = with_disturbed_key(cache_lines(|cache| cache.pio_per_s));
+    let mut figures = Vec::new();
+    let pio = cache_lines(|cache| cache.pio_per_s);
     if pio
         .iter()
         .any(|line| line.points.iter().any(|point| point.1 > 0.0))
     {
-        cache_figures.push(figure(
+        figures.push(figure(
             "fig_pio",
             "Physical reads per second".to_string(),
             "Blocks read from storage per second at each load (the SLOB method's PIO/s): it stops rising where the storage saturates.".to_string(),
@@ -520,9 +588,7 @@ pub(super) fn group_figures(
             pio,
         ));
     }
-    let hits = with_disturbed_key(cache_lines(|cache| {
-        cache.hit_ratio.map(|ratio| 100.0 * ratio)
-    }));
+    let hits = cache_lines(|cache| cache.hit_ratio.map(|ratio| 100.0 * ratio));
     if !hits.is_empty() {
         let mut hit_figure = figure(
             "fig_hit_ratio",
@@ -532,46 +598,8 @@ pub(super) fn group_figures(
             hits,
         );
         hit_figure.y_at_least = 100.0;
-        cache_figures.push(hit_figure);
+        figures.push(hit_figure);
     }
-    // A rate's raw figure is its capacity: figure 1 would repeat figure 3.
-    let rate = matches!(measure, Measure::Rate { .. });
-    let mut figures = vec![
-        figure(
-            "fig1_raw",
-            raw_title,
-            format!("What was measured at each load level.{spread_note}"),
-            raw_label,
-            measured(|level| level.raw, |level| level.raw_spread),
-        ),
-        figure(
-            "fig2_speed",
-            speed_title,
-            format!("Speed per worker: flat while each worker has a core of its own.{spread_note}"),
-            speed_label,
-            measured(|level| level.speed, |level| level.speed_spread),
-        ),
-        figure(
-            "fig3_capacity",
-            "Figure 3 - capacity".to_string(),
-            format!(
-                "Total throughput of all workers: it flattens where the server saturates.{}",
-                if rate {
-                    " For a rate this is also what was measured (figure 1, raw), which is not drawn twice."
-                } else {
-                    ""
-                }
-            ),
-            capacity_label,
-            measured(|level| level.capacity, |_| None),
-        ),
-        speedup,
-    ];
-    if rate {
-        figures.retain(|figure| !figure.slug.starts_with("fig1_raw"));
-    }
-    figures.extend(cache_figures);
-    figures.extend(latency_figure(members, &figure));
     figures
 }
 

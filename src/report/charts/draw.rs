@@ -111,7 +111,13 @@ pub(super) fn layer(style: LineStyle) -> u8 {
 /// Largest value an axis reaches (imported figures are checked to 1e18 already).
 pub(super) const AXIS_LIMIT: f64 = 1e18;
 
-#[expect(clippy::too_many_lines, reason = "not yet broken along its steps")]
+/// The chart's coordinates: workers (or another x) across, the figure's measure up.
+type Chart<'a, DB> = ChartContext<
+    'a,
+    DB,
+    Cartesian2d<plotters::coord::types::RangedCoordf64, plotters::coord::types::RangedCoordf64>,
+>;
+
 pub(super) fn draw<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, figure: &Figure) -> Result<()>
 where
     DB::ErrorType: 'static,
@@ -119,6 +125,99 @@ where
     let fail =
         |error: DrawingAreaErrorKind<DB::ErrorType>| anyhow!("drawing {}: {error:?}", figure.slug);
     root.fill(&WHITE).map_err(fail)?;
+    let (x_max, y_max) = axis_ends(figure);
+    let text = TextMeasures::of(root, figure);
+    // The title on top, a band naming the marker lines under it, then the plot: labels
+    // above the plot overprint neither data nor the legend.
+    let body = root
+        .titled(&figure.title, (FONT, TITLE_SIZE))
+        .map_err(fail)?;
+    let (width, height) = root.dim_in_pixel();
+    let page = Page {
+        width: width as f64,
+        title_bottom: body.get_base_pixel().1 as f64,
+        plot_bottom: (height as i32 - MARGIN - X_LABEL_AREA) as f64,
+        x_end: x_max * 1.03,
+        y_max,
+    };
+    // A legend beside the plot: in columns no taller than the plot is under the fullest
+    // band of labels, so the width set aside for it is the width it is drawn at.
+    let beside_legend = text.legend_size(
+        figure,
+        page.plot_bottom
+            - page.title_bottom
+            - MARGIN as f64
+            - MAX_LABEL_ROWS as f64 * text.row_height,
+    );
+    let place = {
+        let inside = page.layout(figure, &text, LegendPlace::Inside(figure.legend), 0.0);
+        let (width, height, _) = text.legend_size(figure, f64::MAX);
+        match free_corner(figure, &inside.frame, (width, height)) {
+            Some(corner) => LegendPlace::Inside(corner),
+            None => LegendPlace::Beside,
+        }
+    };
+    let layout = page.layout(figure, &text, place, beside_legend.0);
+    let (_, plot_area) = body.split_vertically(layout.band as u32);
+    let mut chart = ChartBuilder::on(&plot_area)
+        .margin(MARGIN)
+        .margin_right(MARGIN + layout.beside.ceil() as i32)
+        .x_label_area_size(X_LABEL_AREA)
+        .y_label_area_size(Y_LABEL_AREA)
+        .build_cartesian_2d(0.0..page.x_end, 0.0..y_max)
+        .map_err(fail)?;
+    draw_axes(&mut chart, figure, x_max, y_max).map_err(fail)?;
+    // The plot area as plotters laid it out, for the labels and the legend.
+    let (x_range, y_range) = chart.plotting_area().get_pixel_range();
+    let frame = Frame {
+        plot: Rect {
+            left: x_range.start as f64,
+            top: y_range.start as f64,
+            right: x_range.end as f64,
+            bottom: y_range.end as f64,
+        },
+        x_end: page.x_end,
+        y_max,
+    };
+    let labels = MarkerLabels {
+        text: &text,
+        placed: &layout.placed,
+        top: page.title_bottom,
+        shift: frame.plot.left - (MARGIN + Y_LABEL_AREA) as f64,
+    };
+    draw_markers(root, &mut chart, figure, &labels).map_err(fail)?;
+    let mut order: Vec<&Line> = figure.lines.iter().collect();
+    order.sort_by_key(|line| layer(line.style));
+    for line in order {
+        draw_line(&mut chart, line, y_max).map_err(fail)?;
+    }
+    let (area, per_column) = match place {
+        LegendPlace::Inside(corner) => {
+            let (width, height, per_column) = text.legend_size(figure, f64::MAX);
+            (corner_box(corner, &frame.plot, (width, height)), per_column)
+        }
+        LegendPlace::Beside => {
+            let (width, height, per_column) = beside_legend;
+            let area = Rect {
+                left: frame.plot.right + PAD,
+                top: frame.plot.top,
+                right: frame.plot.right + PAD + width,
+                bottom: frame.plot.top + height,
+            };
+            (area, per_column)
+        }
+    };
+    let legend = Legend {
+        row_height: text.row_height,
+        column_width: text.column_width,
+        per_column,
+    };
+    draw_legend(root, figure, &area, &legend, &text.font).map_err(fail)
+}
+
+/// Where the axes end, at finite, sane values whatever the data (an axis to f64::MAX never
+/// ends): the largest x, and the largest measured y with room above it.
+fn axis_ends(figure: &Figure) -> (f64, f64) {
     let x_max = figure
         .lines
         .iter()
@@ -137,126 +236,147 @@ where
         })
         .filter(|value| value.is_finite())
         .fold(0.0, f64::max);
-    // Axes end at finite, sane values whatever the data: an axis to f64::MAX never ends.
     let x_max = if x_max.is_finite() {
         x_max.min(AXIS_LIMIT)
     } else {
         1.0
     };
     let y_max = (y_data.max(figure.y_at_least) * 1.12).min(AXIS_LIMIT);
-    let y_max = if y_max > 0.0 { y_max } else { 1.0 };
-    let x_end = x_max * 1.03;
+    (x_max, if y_max > 0.0 { y_max } else { 1.0 })
+}
 
-    let text_font = (FONT, TEXT_SIZE).into_font();
-    let text_size = |text: &str| {
-        root.estimate_text_size(text, &TextStyle::from(text_font.clone()))
-            .map_or(
-                (text.chars().count() as f64 * 9.0, 14.0),
-                |(width, height)| (width as f64, height as f64),
-            )
-    };
-    let row_height = text_size("P=8 Lg").1 + 4.0;
-    let texts: Vec<String> = figure
-        .markers
-        .iter()
-        .map(|marker| format!(" {} ", marker.label))
-        .collect();
-    let widths: Vec<f64> = texts.iter().map(|text| text_size(text).0).collect();
-    let column_width = SWATCH
-        + PAD
-        + figure
+/// The room this figure's text takes: a legend row, each marker label, a legend column.
+struct TextMeasures {
+    font: FontDesc<'static>,
+    row_height: f64,
+    /// The marker labels as drawn, and their widths.
+    markers: Vec<String>,
+    widths: Vec<f64>,
+    column_width: f64,
+}
+
+impl TextMeasures {
+    fn of<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, figure: &Figure) -> Self {
+        let font = (FONT, TEXT_SIZE).into_font();
+        let text_size = |text: &str| {
+            root.estimate_text_size(text, &TextStyle::from(font.clone()))
+                .map_or(
+                    (text.chars().count() as f64 * 9.0, 14.0),
+                    |(width, height)| (width as f64, height as f64),
+                )
+        };
+        let markers: Vec<String> = figure
+            .markers
+            .iter()
+            .map(|marker| format!(" {} ", marker.label))
+            .collect();
+        let widths = markers.iter().map(|text| text_size(text).0).collect();
+        let longest_label = figure
             .lines
             .iter()
             .map(|line| text_size(&line.label).0)
-            .fold(0.0, f64::max)
-        + PAD;
-    // The legend's size in as many columns as it takes to fit `height`.
-    let legend_size = |height: f64| {
-        let fitting = (((height - 2.0 * PAD) / row_height).floor() as usize).max(1);
+            .fold(0.0, f64::max);
+        TextMeasures {
+            row_height: text_size("P=8 Lg").1 + 4.0,
+            column_width: SWATCH + PAD + longest_label + PAD,
+            font,
+            markers,
+            widths,
+        }
+    }
+
+    /// The legend's width and height in as many columns as it takes to fit `height`, and
+    /// its entries per column.
+    fn legend_size(&self, figure: &Figure, height: f64) -> (f64, f64, usize) {
+        let fitting = (((height - 2.0 * PAD) / self.row_height).floor() as usize).max(1);
         let columns = figure.lines.len().div_ceil(fitting).max(1);
         let per_column = figure.lines.len().div_ceil(columns);
         (
-            PAD + column_width * columns as f64,
-            PAD + row_height * per_column as f64 + PAD,
+            PAD + self.column_width * columns as f64,
+            PAD + self.row_height * per_column as f64 + PAD,
             per_column,
         )
-    };
+    }
+}
 
-    // The title on top, a band naming the marker lines under it, then the plot: labels
-    // above the plot overprint neither data nor the legend.
-    let body = root
-        .titled(&figure.title, (FONT, TITLE_SIZE))
-        .map_err(fail)?;
-    let (width, height) = root.dim_in_pixel();
-    let title_bottom = body.get_base_pixel().1 as f64;
-    let plot_bottom = (height as i32 - MARGIN - X_LABEL_AREA) as f64;
-    // A legend beside the plot: in columns no taller than the plot is under the fullest
-    // band of labels, so the width set aside for it is the width it is drawn at.
-    let beside_legend = legend_size(
-        plot_bottom - title_bottom - MARGIN as f64 - MAX_LABEL_ROWS as f64 * row_height,
-    );
-    let layout = |place: LegendPlace| {
+/// The page around the plot, before plotters lays out its axes.
+struct Page {
+    width: f64,
+    title_bottom: f64,
+    plot_bottom: f64,
+    x_end: f64,
+    y_max: f64,
+}
+
+/// The page laid out for one place of the legend.
+struct Layout {
+    /// The height of the band of marker labels above the plot.
+    band: f64,
+    /// Each marker label's start and row.
+    placed: Vec<(f64, usize)>,
+    frame: Frame,
+    /// The width set aside beside the plot for the legend.
+    beside: f64,
+}
+
+impl Page {
+    /// The layout with the legend at `place`, `beside_width` wide when it is beside the plot.
+    fn layout(
+        &self,
+        figure: &Figure,
+        text: &TextMeasures,
+        place: LegendPlace,
+        beside_width: f64,
+    ) -> Layout {
         let beside = match place {
-            LegendPlace::Beside => beside_legend.0 + PAD,
+            LegendPlace::Beside => beside_width + PAD,
             LegendPlace::Inside(_) => 0.0,
         };
         let (left, right) = (
             (MARGIN + Y_LABEL_AREA) as f64,
-            width as f64 - MARGIN as f64 - beside,
+            self.width - MARGIN as f64 - beside,
         );
-        let unplaced = Frame {
+        let frame = |top: f64, bottom: f64| Frame {
             plot: Rect {
                 left,
-                top: 0.0,
+                top,
                 right,
-                bottom: 1.0,
+                bottom,
             },
-            x_end,
-            y_max,
+            x_end: self.x_end,
+            y_max: self.y_max,
         };
+        let unplaced = frame(0.0, 1.0);
         let xs: Vec<f64> = figure
             .markers
             .iter()
             .map(|marker| unplaced.x_pixel(marker.x))
             .collect();
-        let placed = place_labels(&xs, &widths, right);
+        let placed = place_labels(&xs, &text.widths, right);
         let rows = placed
             .iter()
             .map(|&(_, row)| row + 1)
             .max()
             .unwrap_or(0)
             .min(MAX_LABEL_ROWS);
-        let band = (rows as f64 * row_height).ceil();
-        let frame = Frame {
-            plot: Rect {
-                left,
-                top: title_bottom + band + MARGIN as f64,
-                right,
-                bottom: plot_bottom,
-            },
-            x_end,
-            y_max,
-        };
-        (band, placed, frame, beside)
-    };
-    let place = {
-        let (_, _, frame, _) = layout(LegendPlace::Inside(figure.legend));
-        let (width, height, _) = legend_size(f64::MAX);
-        match free_corner(figure, &frame, (width, height)) {
-            Some(corner) => LegendPlace::Inside(corner),
-            None => LegendPlace::Beside,
+        let band = (rows as f64 * text.row_height).ceil();
+        Layout {
+            band,
+            placed,
+            frame: frame(self.title_bottom + band + MARGIN as f64, self.plot_bottom),
+            beside,
         }
-    };
-    let (band, placed, _, beside) = layout(place);
-    let (_, plot_area) = body.split_vertically(band as u32);
+    }
+}
+
+/// The mesh, its ticks and the axes' names.
+fn draw_axes<DB: DrawingBackend>(
+    chart: &mut Chart<'_, DB>,
+    figure: &Figure,
+    x_max: f64,
+    y_max: f64,
+) -> Result<(), DrawingAreaErrorKind<DB::ErrorType>> {
     let worker_axis = figure.x_decimals == 0;
-    let mut chart = ChartBuilder::on(&plot_area)
-        .margin(MARGIN)
-        .margin_right(MARGIN + beside.ceil() as i32)
-        .x_label_area_size(X_LABEL_AREA)
-        .y_label_area_size(Y_LABEL_AREA)
-        .build_cartesian_2d(0.0..x_end, 0.0..y_max)
-        .map_err(fail)?;
     let mut mesh = chart.configure_mesh();
     if worker_axis {
         // Whole numbers only, as many as fit: "0 1 2", never "0 0 1 2 2".
@@ -266,143 +386,127 @@ where
         .y_desc(&figure.y_label)
         .label_style((FONT, TEXT_SIZE))
         .axis_desc_style((FONT, AXIS_SIZE))
-        .x_label_formatter(&|x| {
-            let index = x.round();
-            match figure.x_names.get((index as usize).wrapping_sub(1)) {
-                Some(name) if (x - index).abs() < 1e-6 => name.clone(),
-                // Worker counts are whole: a tick between two is left unlabelled, never
-                // rounded to a neighbour's number.
-                _ if figure.x_names.is_empty() && worker_axis => {
-                    if (x - index).abs() < 1e-6 {
-                        format!("{index:.0}")
-                    } else {
-                        String::new()
-                    }
-                }
-                _ if figure.x_names.is_empty() => {
-                    format!("{x:.decimals$}", decimals = figure.x_decimals)
-                }
-                _ => String::new(),
-            }
-        })
+        .x_label_formatter(&|x| x_tick(figure, *x))
         .y_label_formatter(&|value| axis_tick(*value, y_max))
         .light_line_style(RGBColor(235, 235, 235))
         .draw()
-        .map_err(fail)?;
-    // The plot area as plotters laid it out, for the labels and the legend.
-    let (x_range, y_range) = chart.plotting_area().get_pixel_range();
-    let frame = Frame {
-        plot: Rect {
-            left: x_range.start as f64,
-            top: y_range.start as f64,
-            right: x_range.end as f64,
-            bottom: y_range.end as f64,
-        },
-        x_end,
-        y_max,
-    };
-    let shift = frame.plot.left - (MARGIN + Y_LABEL_AREA) as f64;
-    for ((marker, text), (start, row)) in figure.markers.iter().zip(texts).zip(placed) {
-        chart
-            .draw_series(DashedLineSeries::new(
-                [(marker.x, 0.0), (marker.x, y_max)],
-                6,
-                4,
-                color(marker.color).mix(0.6).stroke_width(1),
-            ))
-            .map_err(fail)?;
+}
+
+/// A tick of the x axis: a name where the figure names its x values, else the number.
+fn x_tick(figure: &Figure, x: f64) -> String {
+    let index = x.round();
+    match figure.x_names.get((index as usize).wrapping_sub(1)) {
+        Some(name) if (x - index).abs() < 1e-6 => name.clone(),
+        // Worker counts are whole: a tick between two is left unlabelled, never
+        // rounded to a neighbour's number.
+        _ if figure.x_names.is_empty() && figure.x_decimals == 0 => {
+            if (x - index).abs() < 1e-6 {
+                format!("{index:.0}")
+            } else {
+                String::new()
+            }
+        }
+        _ if figure.x_names.is_empty() => {
+            format!("{x:.decimals$}", decimals = figure.x_decimals)
+        }
+        _ => String::new(),
+    }
+}
+
+/// The marker labels' places in the band above the plot: its top, and how far plotters
+/// moved the plot from where the labels were placed.
+struct MarkerLabels<'a> {
+    text: &'a TextMeasures,
+    placed: &'a [(f64, usize)],
+    top: f64,
+    shift: f64,
+}
+
+/// The dashed verticals at the markers, and their labels in the band above the plot.
+fn draw_markers<DB: DrawingBackend>(
+    root: &DrawingArea<DB, Shift>,
+    chart: &mut Chart<'_, DB>,
+    figure: &Figure,
+    labels: &MarkerLabels<'_>,
+) -> Result<(), DrawingAreaErrorKind<DB::ErrorType>> {
+    let y_max = chart.y_range().end;
+    let marked = figure.markers.iter().zip(&labels.text.markers);
+    for ((marker, text), &(start, row)) in marked.zip(labels.placed) {
+        chart.draw_series(DashedLineSeries::new(
+            [(marker.x, 0.0), (marker.x, y_max)],
+            6,
+            4,
+            color(marker.color).mix(0.6).stroke_width(1),
+        ))?;
         if row >= MAX_LABEL_ROWS {
             continue;
         }
-        let top = title_bottom + row as f64 * row_height + 2.0;
+        let top = labels.top + row as f64 * labels.text.row_height + 2.0;
         root.draw(&Text::new(
-            text,
-            ((start + shift).round() as i32, top.round() as i32),
-            text_font.clone().color(&color(marker.color)),
-        ))
-        .map_err(fail)?;
+            text.clone(),
+            ((start + labels.shift).round() as i32, top.round() as i32),
+            labels.text.font.clone().color(&color(marker.color)),
+        ))?;
     }
-    let mut order: Vec<&Line> = figure.lines.iter().collect();
-    order.sort_by_key(|line| layer(line.style));
-    for line in order {
-        let tint = line_color(line);
-        let points = clip_to_height(&line.points, y_max);
-        match line.style {
-            LineStyle::Measured => {
-                // Past a few dozen levels the markers merge into the line: draw just the line.
-                if points.len() <= MAX_MARKED_POINTS {
-                    chart
-                        .draw_series(
-                            points
-                                .iter()
-                                .filter(|point| !line.hollow.contains(&point.0))
-                                .map(|&point| Circle::new(point, 3, tint.filled())),
-                        )
-                        .map_err(fail)?;
-                }
-                // Disturbed levels, kept: hollow, whatever the number of points.
-                chart
-                    .draw_series(
-                        points
-                            .iter()
-                            .filter(|point| line.hollow.contains(&point.0))
-                            .map(|&point| Circle::new(point, 5, tint.stroke_width(2))),
-                    )
-                    .map_err(fail)?;
-                chart
-                    .draw_series(line.bars.iter().map(|&(x, low, high)| {
-                        ErrorBar::new_vertical(
-                            x,
-                            low.min(y_max),
-                            (low + high) / 2.0,
-                            high.min(y_max),
-                            tint.mix(0.7).stroke_width(1),
-                            6,
-                        )
-                    }))
-                    .map_err(fail)?;
-                chart.draw_series(LineSeries::new(points, tint.stroke_width(2)))
+    Ok(())
+}
+
+/// One line in its style: measured levels with their markers and error bars, points, the
+/// ideal line or a fit, clipped to the plot's height.
+fn draw_line<DB: DrawingBackend>(
+    chart: &mut Chart<'_, DB>,
+    line: &Line,
+    y_max: f64,
+) -> Result<(), DrawingAreaErrorKind<DB::ErrorType>> {
+    let tint = line_color(line);
+    let points = clip_to_height(&line.points, y_max);
+    match line.style {
+        LineStyle::Measured => {
+            // Past a few dozen levels the markers merge into the line: draw just the line.
+            if points.len() <= MAX_MARKED_POINTS {
+                chart.draw_series(
+                    points
+                        .iter()
+                        .filter(|point| !line.hollow.contains(&point.0))
+                        .map(|&point| Circle::new(point, 3, tint.filled())),
+                )?;
             }
-            LineStyle::Points => chart.draw_series(
+            // Disturbed levels, kept: hollow, whatever the number of points.
+            chart.draw_series(
                 points
                     .iter()
-                    .map(|&point| Circle::new(point, 5, tint.filled())),
-            ),
-            LineStyle::DisturbedKey => continue,
-            LineStyle::Ideal => {
-                chart.draw_series(DashedLineSeries::new(points, 4, 4, tint.stroke_width(1)))
-            }
-            LineStyle::AmdahlFit | LineStyle::Dashed => {
-                chart.draw_series(DashedLineSeries::new(points, 12, 6, tint.stroke_width(2)))
-            }
-            LineStyle::UslFit => {
-                chart.draw_series(DashedLineSeries::new(points, 2, 5, tint.stroke_width(2)))
-            }
+                    .filter(|point| line.hollow.contains(&point.0))
+                    .map(|&point| Circle::new(point, 5, tint.stroke_width(2))),
+            )?;
+            chart.draw_series(line.bars.iter().map(|&(x, low, high)| {
+                ErrorBar::new_vertical(
+                    x,
+                    low.min(y_max),
+                    (low + high) / 2.0,
+                    high.min(y_max),
+                    tint.mix(0.7).stroke_width(1),
+                    6,
+                )
+            }))?;
+            chart.draw_series(LineSeries::new(points, tint.stroke_width(2)))
         }
-        .map_err(fail)?;
+        LineStyle::Points => chart.draw_series(
+            points
+                .iter()
+                .map(|&point| Circle::new(point, 5, tint.filled())),
+        ),
+        LineStyle::DisturbedKey => return Ok(()),
+        LineStyle::Ideal => {
+            chart.draw_series(DashedLineSeries::new(points, 4, 4, tint.stroke_width(1)))
+        }
+        LineStyle::AmdahlFit | LineStyle::Dashed => {
+            chart.draw_series(DashedLineSeries::new(points, 12, 6, tint.stroke_width(2)))
+        }
+        LineStyle::UslFit => {
+            chart.draw_series(DashedLineSeries::new(points, 2, 5, tint.stroke_width(2)))
+        }
     }
-    let (area, per_column) = match place {
-        LegendPlace::Inside(corner) => {
-            let (width, height, per_column) = legend_size(f64::MAX);
-            (corner_box(corner, &frame.plot, (width, height)), per_column)
-        }
-        LegendPlace::Beside => {
-            let (width, height, per_column) = beside_legend;
-            let area = Rect {
-                left: frame.plot.right + PAD,
-                top: frame.plot.top,
-                right: frame.plot.right + PAD + width,
-                bottom: frame.plot.top + height,
-            };
-            (area, per_column)
-        }
-    };
-    let legend = Legend {
-        row_height,
-        column_width,
-        per_column,
-    };
-    draw_legend(root, figure, &area, &legend, &text_font).map_err(fail)
+    .map(drop)
 }
 
 /// How the legend's entries are laid out: rows of `row_height`, `per_column` to a column.
