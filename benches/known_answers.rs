@@ -22,10 +22,21 @@ fn landing(expected: usize, tolerance: usize, answer: impl Fn(u64) -> Option<usi
         .count()
 }
 
-#[expect(clippy::too_many_lines, reason = "not yet broken along its steps")]
 fn main() {
+    knee_and_saturation_rows();
+    println!();
+    early_dip_row();
+    println!();
+    usl_rows();
+}
+
+fn knee(series: Series) -> Option<usize> {
+    one(series).knee.map(|knee| knee.workers)
+}
+
+/// Knees and saturation on the SMT, droop and plateau shapes, at noise 0, 1% and 3%.
+fn knee_and_saturation_rows() {
     println!("seeds landing, of {SEEDS} | noise 0 | 1% | 3%");
-    let knee = |series: Series| one(series).knee.map(|knee| knee.workers);
     let row = |name: &str, answer: &dyn Fn(f64, u64) -> Option<usize>, expected, tolerance| {
         let counts: Vec<String> = [0.0, 0.01, 0.03]
             .iter()
@@ -111,7 +122,10 @@ fn main() {
         0,
     );
     println!("(the rate-series row uses 3x the noise: 0, 3% and 9%)");
-    println!();
+}
+
+/// The knee when one early level is low, on SLOB's grid of worker counts.
+fn early_dip_row() {
     println!("knee 16 +-2 (one level), the level at 2 workers 15% low | noise 0 | 1% | 3% | 6%");
     let counts: Vec<String> = [0.0, 0.01, 0.03, 0.06]
         .iter()
@@ -121,7 +135,11 @@ fn main() {
         "rate series on the SLOB grid 1, 2, 4, ..., 36 | {}",
         counts.join(" | ")
     );
-    println!();
+}
+
+/// The USL fit on pure USL series (its errors, and misleading single-curve warnings), and
+/// how often it gives a peak on pure Amdahl series.
+fn usl_rows() {
     println!(
         "pure USL, 48 levels, 1% noise | misleading warnings | median |error| sigma | kappa | within 5%: sigma | kappa"
     );
@@ -160,6 +178,7 @@ fn main() {
             within(&kappa_errors)
         );
     }
+    let workers: Vec<usize> = (1..=32).collect();
     let mut peaks = 0;
     for seed in 0..SEEDS {
         for noise in [0.0, 0.01, 0.03] {

@@ -102,113 +102,124 @@ fn legend(svg: &ElementRef) -> Option<Rect> {
 }
 
 /// Checks every figure of a page; returns how many it checked.
-#[expect(clippy::too_many_lines, reason = "not yet broken along its steps")]
 pub fn assert_figures_lay_out(page: &str, what: &str) -> usize {
     let font = FontRef::try_from_slice(dejavu::sans::regular()).expect("the DejaVu font");
     let page = Html::parse_document(page);
     let figures = Selector::parse("figure").unwrap();
-    let svg_select = Selector::parse("svg").unwrap();
-    let circles = Selector::parse("circle").unwrap();
     let mut checked = 0;
     for figure in page.select(&figures) {
         let id = figure.value().attr("id").unwrap_or("?");
-        let svg = figure
-            .select(&svg_select)
-            .next()
-            .expect("an SVG in each figure");
-        let view: Vec<f64> = svg
-            .value()
-            .attr("viewBox")
-            .expect("a viewBox")
-            .split_whitespace()
-            .map(|value| value.parse().unwrap())
-            .collect();
-        let bounds = Rect {
-            left: view[0],
-            top: view[1],
-            right: view[0] + view[2],
-            bottom: view[1] + view[3],
-        };
-        let labels = labels(&svg, &font);
-        assert!(!labels.is_empty(), "{what}: {id} has no text");
-        let legend = legend(&svg);
-        if let Some(legend) = legend {
-            assert!(
-                bounds.holds(&legend),
-                "{what}: {id}: the legend {legend:?} leaves the figure"
-            );
-        }
-        // The plot keeps its height: the y axis' labels (right-aligned) span at least a
-        // third of the figure, whatever the labels above it and the legend take.
-        let ticks: Vec<f64> = svg
-            .select(&Selector::parse("text[text-anchor=\"end\"]").unwrap())
-            .map(|text| number(&text, "y"))
-            .collect();
-        let span = ticks.iter().copied().fold(f64::MIN, f64::max)
-            - ticks.iter().copied().fold(f64::MAX, f64::min);
-        assert!(
-            span >= (bounds.bottom - bounds.top) / 3.0,
-            "{what}: {id}: the plot is squeezed to {span:.0} px of {:.0}",
-            bounds.bottom - bounds.top
-        );
-        for (index, label) in labels.iter().enumerate() {
-            assert!(
-                bounds.holds(&label.area),
-                "{what}: {id}: '{}' leaves the figure: {:?}",
-                label.text,
-                label.area
-            );
-            for other in &labels[index + 1..] {
-                assert!(
-                    !label.area.overlaps(&other.area),
-                    "{what}: {id}: '{}' {:?} and '{}' {:?} overlap",
-                    label.text,
-                    label.area,
-                    other.text,
-                    other.area
-                );
-            }
-            if let Some(legend) = legend {
-                assert!(
-                    legend.holds(&label.area) || !legend.overlaps(&label.area),
-                    "{what}: {id}: the legend {legend:?} covers part of '{}' {:?}",
-                    label.text,
-                    label.area
-                );
-            }
-        }
-        // A dot under the legend is hidden; the legend's own swatch dots are in it whole.
-        if let Some(legend) = legend {
-            for circle in svg.select(&circles) {
-                let (x, y, r) = (
-                    number(&circle, "cx"),
-                    number(&circle, "cy"),
-                    number(&circle, "r"),
-                );
-                let dot = Rect {
-                    left: x - r,
-                    top: y - r,
-                    right: x + r,
-                    bottom: y + r,
-                };
-                assert!(
-                    legend.holds(&dot) || !legend.overlaps(&dot),
-                    "{what}: {id}: the legend {legend:?} hides the point at ({x}, {y})"
-                );
-                // A swatch's dot has its entry's label just right of it, on its row.
-                let swatch = legend.holds(&dot)
-                    && labels.iter().any(|label| {
-                        legend.holds(&label.area)
-                            && (label.area.left - x - 19.0).abs() <= 4.0
-                            && (label.area.top + label.area.bottom - 2.0 * y).abs() <= 6.0
-                    });
-                assert!(
-                    swatch || !legend.holds(&dot),
-                    "{what}: {id}: the legend {legend:?} hides the point at ({x}, {y})"
-                );
-            }
-        }
+        assert_figure_lays_out(&figure, &font, &format!("{what}: {id}"));
         checked += 1;
     }
     checked
+}
+
+/// One figure: its legend and labels inside it, apart, hiding no point, its plot tall.
+fn assert_figure_lays_out(figure: &ElementRef, font: &FontRef, what: &str) {
+    let svg = figure
+        .select(&Selector::parse("svg").unwrap())
+        .next()
+        .expect("an SVG in each figure");
+    let view: Vec<f64> = svg
+        .value()
+        .attr("viewBox")
+        .expect("a viewBox")
+        .split_whitespace()
+        .map(|value| value.parse().unwrap())
+        .collect();
+    let bounds = Rect {
+        left: view[0],
+        top: view[1],
+        right: view[0] + view[2],
+        bottom: view[1] + view[3],
+    };
+    let labels = labels(&svg, font);
+    assert!(!labels.is_empty(), "{what} has no text");
+    let legend = legend(&svg);
+    if let Some(legend) = legend {
+        assert!(
+            bounds.holds(&legend),
+            "{what}: the legend {legend:?} leaves the figure"
+        );
+    }
+    // The plot keeps its height: the y axis' labels (right-aligned) span at least a
+    // third of the figure, whatever the labels above it and the legend take.
+    let ticks: Vec<f64> = svg
+        .select(&Selector::parse("text[text-anchor=\"end\"]").unwrap())
+        .map(|text| number(&text, "y"))
+        .collect();
+    let span = ticks.iter().copied().fold(f64::MIN, f64::max)
+        - ticks.iter().copied().fold(f64::MAX, f64::min);
+    assert!(
+        span >= (bounds.bottom - bounds.top) / 3.0,
+        "{what}: the plot is squeezed to {span:.0} px of {:.0}",
+        bounds.bottom - bounds.top
+    );
+    assert_labels_apart(&labels, &bounds, legend, what);
+    if let Some(legend) = legend {
+        assert_legend_hides_no_point(&svg, &labels, &legend, what);
+    }
+}
+
+/// Each label inside the figure, over no other, and inside the legend or clear of it.
+fn assert_labels_apart(labels: &[Label], bounds: &Rect, legend: Option<Rect>, what: &str) {
+    for (index, label) in labels.iter().enumerate() {
+        assert!(
+            bounds.holds(&label.area),
+            "{what}: '{}' leaves the figure: {:?}",
+            label.text,
+            label.area
+        );
+        for other in &labels[index + 1..] {
+            assert!(
+                !label.area.overlaps(&other.area),
+                "{what}: '{}' {:?} and '{}' {:?} overlap",
+                label.text,
+                label.area,
+                other.text,
+                other.area
+            );
+        }
+        if let Some(legend) = legend {
+            assert!(
+                legend.holds(&label.area) || !legend.overlaps(&label.area),
+                "{what}: the legend {legend:?} covers part of '{}' {:?}",
+                label.text,
+                label.area
+            );
+        }
+    }
+}
+
+/// A dot under the legend is hidden; the legend's own swatch dots are in it whole.
+fn assert_legend_hides_no_point(svg: &ElementRef, labels: &[Label], legend: &Rect, what: &str) {
+    for circle in svg.select(&Selector::parse("circle").unwrap()) {
+        let (x, y, r) = (
+            number(&circle, "cx"),
+            number(&circle, "cy"),
+            number(&circle, "r"),
+        );
+        let dot = Rect {
+            left: x - r,
+            top: y - r,
+            right: x + r,
+            bottom: y + r,
+        };
+        assert!(
+            legend.holds(&dot) || !legend.overlaps(&dot),
+            "{what}: the legend {legend:?} hides the point at ({x}, {y})"
+        );
+        // A swatch's dot has its entry's label just right of it, on its row.
+        let swatch = legend.holds(&dot)
+            && labels.iter().any(|label| {
+                legend.holds(&label.area)
+                    && (label.area.left - x - 19.0).abs() <= 4.0
+                    && (label.area.top + label.area.bottom - 2.0 * y).abs() <= 6.0
+            });
+        assert!(
+            swatch || !legend.holds(&dot),
+            "{what}: the legend {legend:?} hides the point at ({x}, {y})"
+        );
+    }
 }

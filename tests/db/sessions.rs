@@ -1351,7 +1351,6 @@ on_each_server!(response_times_rise_with_load_on, |url, _| {
 /// curve, tabulates and draws them, and names the rate sent within an objective; the CSV
 /// reports them as the JSON does. A run at set rates only (`--rate 100,200`) gets no capacity
 /// verdict at all.
-#[expect(clippy::too_many_lines, reason = "not yet broken along its steps")]
 fn rate_steps_give_a_latency_throughput_curve(url: &str) {
     setup(url);
     let dir = tempfile::tempdir().unwrap();
@@ -1427,48 +1426,7 @@ fn rate_steps_give_a_latency_throughput_curve(url: &str) {
     };
     let (from_json, from_csv) = (analysis_of(&json), analysis_of(&csv));
     for analysis in [&from_json, &from_csv] {
-        assert_eq!(analysis["series"][0]["levels"].as_array().unwrap().len(), 1);
-        let open = analysis["open_loop"][0]["levels"].as_array().unwrap();
-        assert_eq!(open.len(), 2, "{analysis}");
-        let verdict = analysis["slo"]["verdicts"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|verdict| {
-                verdict["series"]
-                    .as_str()
-                    .unwrap()
-                    .ends_with("(at set rates)")
-            })
-            .unwrap_or_else(|| panic!("no open-loop verdict: {analysis}"));
-        assert_eq!(verdict["measured_from"], "due", "{verdict}");
-        let findings = analysis["findings"].to_string();
-        assert!(
-            findings.contains("at set rates, 1 worker: p99 goes from"),
-            "{findings}"
-        );
-        // The objective is judged on the rates the session kept up with (and that answered
-        // the 100 statements p90 needs, as any level here does): the quarter rate, unless a
-        // busy host held the session back over 1% of its statements (seen once in .ci/run).
-        if levels[1]["latency"]["rate"]["sustained"] == true {
-            let sent = levels[1]["latency"]["rate"]["achieved_per_s"]
-                .as_f64()
-                .unwrap();
-            let throughput = verdict["throughput"].as_f64();
-            assert!(
-                throughput.is_some_and(|throughput| (throughput / sent - 1.0).abs() < 1e-6),
-                "{verdict}, sent {sent}/s"
-            );
-        } else {
-            assert!(verdict["throughput"].is_null(), "{verdict}");
-            assert!(
-                verdict["reason"]
-                    .as_str()
-                    .unwrap()
-                    .starts_with("no rate the sessions kept up with"),
-                "{verdict}"
-            );
-        }
+        assert_open_loop_verdict(analysis, &levels[1]);
     }
     for (a, b) in from_json["open_loop"][0]["levels"]
         .as_array()
@@ -1481,8 +1439,63 @@ fn rate_steps_give_a_latency_throughput_curve(url: &str) {
         }
         assert_eq!(a["latency"]["p99_ms"], b["latency"]["p99_ms"]);
     }
+    set_rates_only_get_no_capacity_verdict(url, dir.path());
+}
 
-    let fixed = dir.path().join("fixed.json");
+on_each_server!(rate_steps_on, |url, _| {
+    rate_steps_give_a_latency_throughput_curve(url)
+});
+
+/// An analysis of the rate steps: one closed-loop level, two open-loop ones, and an
+/// objective judged on the rates the session kept up with (`quarter`, the level at 25%).
+fn assert_open_loop_verdict(analysis: &Value, quarter: &Value) {
+    assert_eq!(analysis["series"][0]["levels"].as_array().unwrap().len(), 1);
+    let open = analysis["open_loop"][0]["levels"].as_array().unwrap();
+    assert_eq!(open.len(), 2, "{analysis}");
+    let verdict = analysis["slo"]["verdicts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|verdict| {
+            verdict["series"]
+                .as_str()
+                .unwrap()
+                .ends_with("(at set rates)")
+        })
+        .unwrap_or_else(|| panic!("no open-loop verdict: {analysis}"));
+    assert_eq!(verdict["measured_from"], "due", "{verdict}");
+    let findings = analysis["findings"].to_string();
+    assert!(
+        findings.contains("at set rates, 1 worker: p99 goes from"),
+        "{findings}"
+    );
+    // The objective is judged on the rates the session kept up with (and that answered
+    // the 100 statements p90 needs, as any level here does): the quarter rate, unless a
+    // busy host held the session back over 1% of its statements (seen once in .ci/run).
+    if quarter["latency"]["rate"]["sustained"] == true {
+        let sent = quarter["latency"]["rate"]["achieved_per_s"]
+            .as_f64()
+            .unwrap();
+        let throughput = verdict["throughput"].as_f64();
+        assert!(
+            throughput.is_some_and(|throughput| (throughput / sent - 1.0).abs() < 1e-6),
+            "{verdict}, sent {sent}/s"
+        );
+    } else {
+        assert!(verdict["throughput"].is_null(), "{verdict}");
+        assert!(
+            verdict["reason"]
+                .as_str()
+                .unwrap()
+                .starts_with("no rate the sessions kept up with"),
+            "{verdict}"
+        );
+    }
+}
+
+/// A run at set rates only (`--rate 100,200`) gets no capacity verdict at all.
+fn set_rates_only_get_no_capacity_verdict(url: &str, dir: &std::path::Path) {
+    let fixed = dir.join("fixed.json");
     corescale()
         .args([
             "run", "db", "--target", url, "--sweep", "1,2", "--rate", "100,200",
@@ -1510,10 +1523,6 @@ fn rate_steps_give_a_latency_throughput_curve(url: &str) {
         );
     }
 }
-
-on_each_server!(rate_steps_on, |url, _| {
-    rate_steps_give_a_latency_throughput_curve(url)
-});
 
 /// A fixed-time level's timeline holds the database's own block reads per interval, read at
 /// each interval's edge: on MariaDB, whose counters are live, every interval's reads are its

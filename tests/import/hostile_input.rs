@@ -230,12 +230,14 @@ proptest! {
     }
 }
 
+/// The header of test_cpu_parallel's CSV.
+const TEST_CPU_PARALLEL_HEADER: &str = "Num_concurrent_jobs,job_median_run_time (sec),job_mean_run_time (sec),job_stdev_run_time (sec),cv,cpu_fraction,steal_pct";
+
 /// The cases found by hand and by the fuzzer, each an error naming file, line and column,
 /// quoting at most 80 characters of the input.
 #[test]
-#[expect(clippy::too_many_lines, reason = "not yet broken along its steps")]
 fn hostile_values_are_refused_with_their_place() {
-    let header = "Num_concurrent_jobs,job_median_run_time (sec),job_mean_run_time (sec),job_stdev_run_time (sec),cv,cpu_fraction,steal_pct";
+    let header = TEST_CPU_PARALLEL_HEADER;
     let cases: &[(&str, &str)] = &[
         (
             "1,0,1,0.1,,,",
@@ -292,7 +294,12 @@ fn hostile_values_are_refused_with_their_place() {
         let error = format!("{:#}", read_series(file.path()).unwrap_err());
         assert!(error.contains(message), "{row}: {error}");
     }
-    // An unclosed quote: the error quotes at most 80 characters, not the rest of the file.
+}
+
+/// An unclosed quote: the error quotes at most 80 characters, not the rest of the file.
+#[test]
+fn an_unclosed_quote_is_refused_in_a_short_error() {
+    let header = TEST_CPU_PARALLEL_HEADER;
     let mut file = tempfile::Builder::new().suffix(".csv").tempfile().unwrap();
     write!(file, "{header}\n1,\"2").unwrap();
     for _ in 0..200_000 {
@@ -300,7 +307,10 @@ fn hostile_values_are_refused_with_their_place() {
     }
     let error = format!("{:#}", read_series(file.path()).unwrap_err());
     assert!(error.len() < 400, "{} bytes of error", error.len());
-    // Control characters in a column name reach no output raw.
+}
+
+#[test]
+fn control_characters_in_a_column_name_reach_no_output_raw() {
     let mut file = tempfile::Builder::new().suffix(".csv").tempfile().unwrap();
     write!(
         file,
@@ -319,7 +329,10 @@ fn hostile_values_are_refused_with_their_place() {
         page.contains("\\<b\\>") && !page.replace("\\<", "").contains("<b"),
         "{page}"
     );
-    // A byte-order mark before JSON is not taken for CSV.
+}
+
+#[test]
+fn a_byte_order_mark_before_json_is_not_taken_for_csv() {
     let dir = tempfile::tempdir().unwrap();
     let json = dir.path().join("run.json");
     let run = assert_cmd::Command::cargo_bin("corescale")
@@ -343,12 +356,18 @@ fn hostile_values_are_refused_with_their_place() {
     text.extend(std::fs::read(&json).unwrap());
     std::fs::write(&json, text).unwrap();
     assert_eq!(read_series(&json).unwrap().points.len(), 1);
-    // A JSON value out of range names its place in the document.
-    let mut document: serde_json::Value =
+    let document: serde_json::Value =
         serde_json::from_slice(&std::fs::read(&json).unwrap()[3..]).unwrap();
+    values_out_of_range_are_named_by_their_place(document, &json);
+}
+
+/// A JSON value out of range names its place in the document, and every output refuses it
+/// at once; `json` is a scratch file beside which the outputs are written.
+fn values_out_of_range_are_named_by_their_place(mut document: serde_json::Value, json: &Path) {
+    let dir = json.parent().unwrap();
     document["levels"][0]["summary"]["job_time_s"]["median"] = serde_json::json!(-0.05);
-    std::fs::write(&json, document.to_string()).unwrap();
-    let error = format!("{:#}", read_series(&json).unwrap_err());
+    std::fs::write(json, document.to_string()).unwrap();
+    let error = format!("{:#}", read_series(json).unwrap_err());
     assert!(
         error.contains("levels[0].summary.job_time_s.median: the measurement -0.05"),
         "{error}"
@@ -379,21 +398,21 @@ fn hostile_values_are_refused_with_their_place() {
         edited["levels"][0]["summary"]["job_time_s"]["min"] = serde_json::json!(0.4);
         edited["levels"][0]["summary"]["job_time_s"]["max"] = serde_json::json!(0.6);
         edited["levels"][0]["summary"]["job_time_s"][field] = serde_json::json!(value);
-        std::fs::write(&json, edited.to_string()).unwrap();
-        let error = format!("{:#}", read_series(&json).unwrap_err());
+        std::fs::write(json, edited.to_string()).unwrap();
+        let error = format!("{:#}", read_series(json).unwrap_err());
         assert!(error.contains(message), "{field} = {value}: {error}");
     }
     // Every output refuses it at once, the page and the figures included.
     let mut edited = document.clone();
     edited["levels"][0]["summary"]["job_time_s"]["max"] = serde_json::json!(f64::MAX);
-    std::fs::write(&json, edited.to_string()).unwrap();
+    std::fs::write(json, edited.to_string()).unwrap();
     for output in ["report.html", "figures/", "report.md", "analysis.json"] {
         let started = std::time::Instant::now();
         assert_cmd::Command::cargo_bin("corescale")
             .unwrap()
             .args(["report"])
-            .arg(&json)
-            .args(["-o", &dir.path().join(output).display().to_string()])
+            .arg(json)
+            .args(["-o", &dir.join(output).display().to_string()])
             .timeout(std::time::Duration::from_secs(60))
             .assert()
             .code(predicates::ord::ne(0))
@@ -417,16 +436,16 @@ fn hostile_values_are_refused_with_their_place() {
     ] {
         let mut edited = document.clone();
         edited["levels"][0]["intervals"] = serde_json::json!(intervals);
-        std::fs::write(&json, edited.to_string()).unwrap();
-        let error = format!("{:#}", read_series(&json).unwrap_err());
+        std::fs::write(json, edited.to_string()).unwrap();
+        let error = format!("{:#}", read_series(json).unwrap_err());
         assert!(
             error.contains("levels[0].intervals[") && error.contains("not an interval"),
             "{intervals:?}: {error}"
         );
     }
     document["levels"][0]["workers"] = serde_json::json!(10_000_000_000_000_000_000u64);
-    std::fs::write(&json, document.to_string()).unwrap();
-    let error = format!("{:#}", read_series(&json).unwrap_err());
+    std::fs::write(json, document.to_string()).unwrap();
+    let error = format!("{:#}", read_series(json).unwrap_err());
     assert!(error.contains("is not a worker count"), "{error}");
 }
 

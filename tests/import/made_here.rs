@@ -287,7 +287,6 @@ fn real_pgbench_logs_join_their_summaries_with_exact_percentiles() {
     not(all(corescale_test_mysql, corescale_test_sysbench)),
     ignore = "needs CORESCALE_TEST_MYSQL and sysbench (Debian's package; see README)"
 )]
-#[expect(clippy::too_many_lines, reason = "not yet broken along its steps")]
 fn real_sysbench_outputs_give_its_rates_and_histogram_percentiles() {
     let base = required("CORESCALE_TEST_MYSQL");
     let _held = hold_server("CORESCALE_TEST_MYSQL");
@@ -342,60 +341,7 @@ fn real_sysbench_outputs_give_its_rates_and_histogram_percentiles() {
     assert_eq!(levels.len(), 3, "{analysis}");
     for ((threads, output), level) in printed.iter().zip(levels) {
         assert_eq!(level["workers"], *threads);
-        let tps: f64 = output
-            .lines()
-            .find_map(|line| line.trim().strip_prefix("transactions:"))
-            .and_then(|rest| rest.split('(').nth(1))
-            .and_then(|rate| rate.split_whitespace().next())
-            .and_then(|rate| rate.parse().ok())
-            .unwrap();
-        assert_eq!(level["raw"].as_f64().unwrap(), tps);
-        // The histogram's own rows, each value as often as counted.
-        let mut times = Vec::new();
-        let rows = output
-            .lines()
-            .skip_while(|line| !line.starts_with("Latency histogram"))
-            .skip(2)
-            .take_while(|line| line.contains('|'));
-        for row in rows {
-            let (value, rest) = row.split_once('|').unwrap();
-            let value: f64 = value.trim().parse().unwrap();
-            let count: usize = rest.split_whitespace().last().unwrap().parse().unwrap();
-            times.extend(std::iter::repeat_n(value, count));
-        }
-        let latency = &level["latency"];
-        assert_eq!(latency["count"].as_u64().unwrap(), times.len() as u64);
-        for (name, percentile) in [("p50_ms", 50.0), ("p95_ms", 95.0), ("p99_ms", 99.0)] {
-            let exact = nearest_rank(&times, percentile);
-            let report = latency[name].as_f64().unwrap();
-            assert!(
-                within_a_bucket(report, exact, 0.0),
-                "{threads} threads {name}: report {report} ms, the histogram's {exact} ms"
-            );
-        }
-        // And sysbench's own 95th percentile, printed to 0.01 ms: at most one of the rows it
-        // printed away (its own rank rule may land on a neighbouring bucket, and in a sparse
-        // tail the next row with events may be a few buckets on).
-        let own: f64 = output
-            .lines()
-            .find_map(|line| line.trim().strip_prefix("95th percentile:"))
-            .and_then(|value| value.trim().parse().ok())
-            .unwrap();
-        let p95 = latency["p95_ms"].as_f64().unwrap();
-        let mut values = times.clone();
-        values.dedup();
-        let row_of = |value: f64| {
-            values
-                .iter()
-                .enumerate()
-                .min_by(|a, b| (a.1 - value).abs().total_cmp(&(b.1 - value).abs()))
-                .map(|(row, _)| row as i64)
-                .unwrap()
-        };
-        assert!(
-            (row_of(p95) - row_of(own)).abs() <= 1,
-            "p95 {p95} against sysbench's {own}: rows {values:?}"
-        );
+        assert_level_reads_sysbench(output, level, &format!("{threads} threads"));
     }
     // One interval a --report-interval line (a busy host may print none in a 1 s run).
     let file = folder.join("t2.txt");
@@ -406,6 +352,65 @@ fn real_sysbench_outputs_give_its_rates_and_histogram_percentiles() {
         .count();
     let one = read_series(&file).unwrap();
     assert_eq!(one.points[0].intervals.len(), lines, "{:?}", one.points[0]);
+}
+
+/// A level `report` read from one sysbench output: its rate, and percentiles from the
+/// histogram sysbench printed.
+fn assert_level_reads_sysbench(output: &str, level: &serde_json::Value, what: &str) {
+    let tps: f64 = output
+        .lines()
+        .find_map(|line| line.trim().strip_prefix("transactions:"))
+        .and_then(|rest| rest.split('(').nth(1))
+        .and_then(|rate| rate.split_whitespace().next())
+        .and_then(|rate| rate.parse().ok())
+        .unwrap();
+    assert_eq!(level["raw"].as_f64().unwrap(), tps);
+    // The histogram's own rows, each value as often as counted.
+    let mut times = Vec::new();
+    let rows = output
+        .lines()
+        .skip_while(|line| !line.starts_with("Latency histogram"))
+        .skip(2)
+        .take_while(|line| line.contains('|'));
+    for row in rows {
+        let (value, rest) = row.split_once('|').unwrap();
+        let value: f64 = value.trim().parse().unwrap();
+        let count: usize = rest.split_whitespace().last().unwrap().parse().unwrap();
+        times.extend(std::iter::repeat_n(value, count));
+    }
+    let latency = &level["latency"];
+    assert_eq!(latency["count"].as_u64().unwrap(), times.len() as u64);
+    for (name, percentile) in [("p50_ms", 50.0), ("p95_ms", 95.0), ("p99_ms", 99.0)] {
+        let exact = nearest_rank(&times, percentile);
+        let report = latency[name].as_f64().unwrap();
+        assert!(
+            within_a_bucket(report, exact, 0.0),
+            "{what} {name}: report {report} ms, the histogram's {exact} ms"
+        );
+    }
+    // And sysbench's own 95th percentile, printed to 0.01 ms: at most one of the rows it
+    // printed away (its own rank rule may land on a neighbouring bucket, and in a sparse
+    // tail the next row with events may be a few buckets on).
+    let own: f64 = output
+        .lines()
+        .find_map(|line| line.trim().strip_prefix("95th percentile:"))
+        .and_then(|value| value.trim().parse().ok())
+        .unwrap();
+    let p95 = latency["p95_ms"].as_f64().unwrap();
+    let mut values = times;
+    values.dedup();
+    let row_of = |value: f64| {
+        values
+            .iter()
+            .enumerate()
+            .min_by(|a, b| (a.1 - value).abs().total_cmp(&(b.1 - value).abs()))
+            .map(|(row, _)| row as i64)
+            .unwrap()
+    };
+    assert!(
+        (row_of(p95) - row_of(own)).abs() <= 1,
+        "{what}: p95 {p95} against sysbench's {own}: rows {values:?}"
+    );
 }
 
 #[test]

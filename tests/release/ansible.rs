@@ -153,7 +153,6 @@ fn three_hosts(path: &Path) -> Hosts {
 
 #[test]
 #[ignore = "needs ansible-core, ansible-lint, openssh-server and root; .ci/run installs them and runs this"]
-#[expect(clippy::too_many_lines, reason = "not yet broken along its steps")]
 fn the_playbook_measures_three_hosts_over_ssh_and_report_shows_the_fleet() {
     let _alone = one_at_a_time();
     run("ansible-lint", &["deploy/ansible"], &[]);
@@ -209,16 +208,25 @@ fn the_playbook_measures_three_hosts_over_ssh_and_report_shows_the_fleet() {
     }
     // Nothing left behind on the hosts.
     assert_eq!(working_directories(), before);
+    assert_a_failing_run_fails_the_campaign(&hosts, &path.join("failed"));
+    assert_eq!(working_directories(), before);
+    assert_report_shows_the_fleet(&results, &path.join("analysis.json"));
+}
 
-    // A run that fails (here a flag the cpu workload refuses) fails the campaign once every
-    // host had its turn, naming the hosts, and still leaves nothing behind.
+/// A run that fails (here a flag the cpu workload refuses) fails the campaign once every
+/// host had its turn, naming the hosts.
+fn assert_a_failing_run_fails_the_campaign(hosts: &Hosts, results: &Path) {
+    let extra = |name: &str, value: &str| format!("{name}={value}");
     let failed = Command::new("ansible-playbook")
         .args([
             "-i",
-            inventory_file.to_str().unwrap(),
+            hosts.inventory.to_str().unwrap(),
             "deploy/ansible/corescale.yml",
         ])
-        .args(["-e", &extra("corescale_binary", binary.to_str().unwrap())])
+        .args([
+            "-e",
+            &extra("corescale_binary", hosts.binary.to_str().unwrap()),
+        ])
         .args([
             "-e",
             "corescale_sweep=1",
@@ -231,10 +239,7 @@ fn the_playbook_measures_three_hosts_over_ssh_and_report_shows_the_fleet() {
         .args(["-e", "corescale_extra_args=--hotspot 50%"])
         .args([
             "-e",
-            &extra(
-                "corescale_results_dir",
-                path.join("failed").to_str().unwrap(),
-            ),
+            &extra("corescale_results_dir", results.to_str().unwrap()),
         ])
         .env("ANSIBLE_NOCOLOR", "1")
         .current_dir(root())
@@ -248,17 +253,19 @@ fn the_playbook_measures_three_hosts_over_ssh_and_report_shows_the_fleet() {
             "{said}"
         );
     }
-    assert_eq!(working_directories(), before);
+}
 
-    let analysis = path.join("analysis.json");
+/// `report` on the fetched results: a fleet of the three hosts, each series tagged with
+/// the campaign and its inventory name.
+fn assert_report_shows_the_fleet(results: &Path, analysis: &Path) {
     corescale()
         .arg("report")
-        .arg(&results)
+        .arg(results)
         .args(["-q", "--include-disturbed", "--json"])
-        .arg(&analysis)
+        .arg(analysis)
         .assert()
         .success();
-    let analysis = read_json(&analysis);
+    let analysis = read_json(analysis);
     let hosts: Vec<&str> = analysis["fleet"]["hosts"]
         .as_array()
         .expect("a fleet")
