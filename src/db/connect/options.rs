@@ -125,7 +125,7 @@ impl DbTargetArgs {
         let mut typed = None;
         urls.iter()
             .map(|url| {
-                let target = Target::parse(url)?;
+                let target = crate::db::registry::target(url)?;
                 for warning in &target.settings().warnings {
                     say!("corescale: warning: {warning}");
                 }

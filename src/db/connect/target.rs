@@ -7,7 +7,7 @@ use std::time::Duration;
 use anyhow::{Context, Result, bail};
 
 use super::settings::{ConnectSettings, Endpoint, ProcessSurroundings, Secret, Setting, Source};
-use crate::db::product::{self, Product};
+use crate::db::product::Product;
 use crate::error::UsageError;
 pub use crate::redact::{carries_password, hide_passwords_from_ps, redact, redact_argument};
 
@@ -60,22 +60,9 @@ impl Target {
         format!("{self} ({})", self.settings().origin())
     }
 
-    /// Parses postgres://, postgresql://, mysql://, mariadb:// and oracle:// targets and
-    /// resolves their settings as the database's own clients would.
-    pub fn parse(text: &str) -> Result<Self, UsageError> {
-        let Some((scheme, _)) = text.split_once("://") else {
-            return Err(UsageError::new(format!(
-                "--target '{}' is not a URL: use e.g. postgres://user@127.0.0.1:5432/test, mysql://root@127.0.0.1:3306/test or oracle://user@host:1521/service",
-                redact_argument(text)
-            )));
-        };
-        let Some(product) = product::of_scheme(&scheme.to_ascii_lowercase()) else {
-            return Err(UsageError::new(format!(
-                "--target scheme '{}' is not supported: use {}",
-                printable(scheme),
-                product::all_schemes()
-            )));
-        };
+    /// A target of `product` (the row its URL's scheme names, found by
+    /// `registry::target`), its settings resolved as the database's own clients would.
+    pub fn resolve(product: &'static Product, text: &str) -> Result<Self, UsageError> {
         let settings = (product.resolve)(text, &ProcessSurroundings)?;
         let connect_timeout = settings
             .connect_timeout
@@ -223,11 +210,6 @@ pub fn within<T: Send + 'static>(
     }
 }
 
-/// Text with control characters shown as escapes, for quoting input in messages.
-fn printable(text: &str) -> String {
-    text.chars().flat_map(char::escape_debug).take(80).collect()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -255,7 +237,7 @@ mod tests {
             redact("postgres://u@h/db?sslmode=require&password=hunter2&x=1"),
             "postgres://u@h/db?sslmode=require&password=***&x=1"
         );
-        let target = Target::parse("mariadb://root:pw@127.0.0.1:3306/test").unwrap();
+        let target = crate::db::registry::target("mariadb://root:pw@127.0.0.1:3306/test").unwrap();
         assert_eq!(target.product.name, "MySQL/MariaDB");
         assert_eq!(target.to_string(), "mariadb://root:***@127.0.0.1:3306/test");
         assert_eq!(
@@ -264,18 +246,19 @@ mod tests {
         );
         assert_eq!(target.password().as_deref(), Some("pw"));
         assert!(target.is_local());
-        assert!(Target::parse("redis://x").is_err());
-        assert!(Target::parse("no url at all").is_err());
+        assert!(crate::db::registry::target("redis://x").is_err());
+        assert!(crate::db::registry::target("no url at all").is_err());
     }
 
     #[test]
     fn user_password_and_database_are_percent_decoded_as_urls_are() {
-        let target = Target::parse("postgres://b%C3%B6b:a+b%2Bc%25d%26e@h/my%20db").unwrap();
+        let target =
+            crate::db::registry::target("postgres://b%C3%B6b:a+b%2Bc%25d%26e@h/my%20db").unwrap();
         assert_eq!(target.user(), "b\u{f6}b");
         assert_eq!(target.password().as_deref(), Some("a+b+c%d&e"));
         assert_eq!(target.database(), "my db");
         // A password from the environment or prompt is kept as it is and never shown.
-        let mut target = Target::parse("postgres://u@h/db").unwrap();
+        let mut target = crate::db::registry::target("postgres://u@h/db").unwrap();
         target.password = Some(Setting::new(
             Secret("p/?#&+%2F @:x".to_string()),
             Source::Prompt,
@@ -286,14 +269,14 @@ mod tests {
 
     #[test]
     fn a_password_parameter_is_refused_without_showing_it() {
-        let error = Target::parse("postgres://u@h/db?password=hunter2")
+        let error = crate::db::registry::target("postgres://u@h/db?password=hunter2")
             .err()
             .unwrap()
             .to_string();
         assert!(error.contains(PASSWORD_VARIABLE), "{error}");
         assert!(!error.contains("hunter2"), "{error}");
         for text in ["mysql://u:se/cret@h:33x06/db", "mysql://u:se cret@h:x/db"] {
-            let error = Target::parse(text).err().unwrap().to_string();
+            let error = crate::db::registry::target(text).err().unwrap().to_string();
             assert!(!error.contains("cret"), "{error}");
         }
     }

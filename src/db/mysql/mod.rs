@@ -18,7 +18,7 @@ use session::MySqlSession;
 
 use connection::*;
 
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 use anyhow::{Context, Result, anyhow, bail};
 use mysql::prelude::Queryable;
@@ -32,11 +32,28 @@ use crate::db::connect::settings::{Endpoint, RootCertificates, Setting, TlsMode,
 use crate::db::connect::target::{Target, within};
 use crate::db::connect::tls::{self, TlsFacts};
 use crate::db::driver::{ServerCheck, drop_one_by_one};
+use crate::db::product::{Dialect, Product};
 use crate::db::{
     AtTarget, Catalogue, Database, DbCounters, DbSession, PREFIX, Replication, ServerCounters,
     ServerProcesses, SetupWindow, quote_backtick,
 };
 use crate::error::locked;
+
+/// MySQL's and MariaDB's row of the registry.
+pub(crate) static PRODUCT: Product = Product {
+    name: "MySQL/MariaDB",
+    schemes: &["mysql", "mariadb"],
+    resolve: mycnf::resolve,
+    max_pipeline: 1,
+    default_pipeline: 1,
+    dialect: Dialect::MySql,
+    placeholder: |_| "?".to_string(),
+};
+
+/// Opens a MySQL or MariaDB target's database.
+pub(crate) fn open(target: &Target) -> Result<Arc<dyn Database>> {
+    Ok(Arc::new(MySql::new(target.clone())?))
+}
 
 pub(crate) struct MySql {
     target: Target,

@@ -9,7 +9,7 @@ mod session;
 mod teardown;
 pub(crate) mod wire;
 
-use std::sync::{Mutex, MutexGuard};
+use std::sync::{Arc, Mutex, MutexGuard};
 
 use anyhow::{Context, Result, anyhow, bail};
 
@@ -20,6 +20,7 @@ use crate::db::catalog::{
 use crate::db::connect::target::Target;
 use crate::db::connect::this_host;
 use crate::db::driver::ServerCheck;
+use crate::db::product::{Dialect, Product};
 use crate::db::{
     AtTarget, Catalogue, Database, DbCounters, DbSession, Maintenance, PREFIX, Replication,
     ServerCounters, ServerProcesses, SetupWindow, mean_of_samples, quote_double,
@@ -33,6 +34,24 @@ use wire::{ServerError, WireSession};
 const UNDEFINED_TABLE: &str = "42P01";
 const UNDEFINED_FUNCTION: &str = "42883";
 const INSUFFICIENT_PRIVILEGE: &str = "42501";
+
+/// PostgreSQL's row of the registry.
+pub(crate) static PRODUCT: Product = Product {
+    name: "PostgreSQL",
+    schemes: &["postgres", "postgresql"],
+    resolve: libpq::resolve,
+    // Enough that the backend's flush and the client's wake-up are paid once per batch
+    // (see docs/db.md).
+    max_pipeline: 64,
+    default_pipeline: 32,
+    dialect: Dialect::PostgreSql,
+    placeholder: |n| format!("${n}"),
+};
+
+/// Opens a PostgreSQL target's database.
+pub(crate) fn open(target: &Target) -> Result<Arc<dyn Database>> {
+    Ok(Arc::new(Postgres::new(target.clone())?))
+}
 
 pub(crate) struct Postgres {
     target: Target,

@@ -120,7 +120,7 @@ impl ServerCounters for FakeDatabase {
 #[test]
 fn setup_and_teardown_release_the_setup_lock_even_when_they_fail() {
     let database = FakeDatabase {
-        target: Target::parse("postgres://u@db.example/test").unwrap(),
+        target: crate::db::registry::target("postgres://u@db.example/test").unwrap(),
         counters: Mutex::new(DbCounters::default()),
         setup_locked: Default::default(),
     };
@@ -143,7 +143,7 @@ fn setup_and_teardown_release_the_setup_lock_even_when_they_fail() {
 /// 1000 rows: 10 blocks a select and 6 an update.
 fn counted_workload() -> (Arc<FakeDatabase>, DbWorkload) {
     let database = Arc::new(FakeDatabase {
-        target: Target::parse("postgres://u@db.example/test").unwrap(),
+        target: crate::db::registry::target("postgres://u@db.example/test").unwrap(),
         setup_locked: Default::default(),
         counters: Mutex::new(DbCounters {
             lio: 5_000.0,

@@ -95,7 +95,7 @@ fn select_answer(count: i64) -> Vec<u8> {
 }
 
 fn target(url: &str) -> Target {
-    Target::parse(url).unwrap()
+    crate::db::registry::target(url).unwrap()
 }
 
 fn session(url: &str, script: Vec<u8>) -> (Result<WireSession<Scripted>>, Arc<Mutex<Vec<u8>>>) {
