@@ -58,6 +58,18 @@ fn test_servers() {
     if ci || installed {
         println!("cargo:rustc-cfg=corescale_test_mariadbd");
     }
+    // The test that plants a link of another owner needs root to chown it.
+    println!("cargo::rustc-check-cfg=cfg(corescale_test_root)");
+    let root = std::fs::read_to_string("/proc/self/status").is_ok_and(|status| {
+        status
+            .lines()
+            .find_map(|line| line.strip_prefix("Uid:"))
+            .and_then(|ids| ids.split_whitespace().nth(1))
+            == Some("0")
+    });
+    if ci || root {
+        println!("cargo:rustc-cfg=corescale_test_root");
+    }
     // The importer's sysbench test runs the Debian package's sysbench (.ci/run installs it).
     println!("cargo::rustc-check-cfg=cfg(corescale_test_sysbench)");
     if ci
