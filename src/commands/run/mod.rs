@@ -9,11 +9,9 @@ use crate::host::HostInfo;
 use crate::host::Topology;
 use crate::host::preflight::Look;
 use crate::host::sysfs::FsRoot;
-use crate::report::run_table;
 use crate::result::RunDocument;
-use crate::result::writer::{Format, Output, OutputLocks, write_all, write_stdout};
+use crate::result::writer::{Output, OutputLocks, write_all, write_stdout};
 use crate::sweep::campaign::Campaign;
-use crate::sweep::export::{LevelPusher, MetricsEndpoint};
 use crate::sweep::levels::{SweepObserver, run_sweep};
 use crate::sweep::plan::{LoadLevels, SweepSpec, plan};
 use crate::sweep::progress::Progress;
@@ -24,8 +22,10 @@ use crate::workload::{BuildContext, Workload};
 
 mod document;
 mod host_checks;
+mod outputs;
 
 use document::{level_settings, new_document};
+use outputs::{export_metrics, show_summary};
 use host_checks::{
     asks_idle, check_memory, check_pinning, look_ended, planning_topology, preflight,
 };
@@ -247,92 +247,6 @@ fn plan_steps(
         steps = campaign.part_steps(&steps)?;
     }
     Ok((settings, steps, campaign))
-}
-
-/// The summary table and the notes that close a run: where its results went, or that they
-/// were not saved.
-fn show_summary(args: &SweepArgs, outputs: &[Output], document: &RunDocument) -> Result<()> {
-    if !args.quiet {
-        let table = run_table::pgbench_summary(document).unwrap_or_default()
-            + &run_table::render(document, args.wide);
-        // With the document on standard output, the table goes to standard error.
-        if outputs.iter().any(Output::is_stdout) {
-            eprint!("{table}");
-        } else {
-            super::write_out(&table)?;
-        }
-    }
-    if !document.hw_counters.available
-        && let Some(reason) = &document.hw_counters.reason
-    {
-        say!("corescale: note: hardware counters unavailable: {reason}");
-    }
-    let no_responses = (document.levels.iter()).all(|level| {
-        (level.latency.as_ref())
-            .and_then(|latency| latency.histogram.as_ref())
-            .is_none()
-    });
-    if let Some(log) = outputs.iter().find(|output| output.format == Format::Hlog)
-        && no_responses
-    {
-        say!(
-            "corescale: warning: {} holds no interval line: this workload's levels keep no histogram of response times (db, script and lio runs do)",
-            log.path.display()
-        );
-    }
-    if outputs.is_empty() {
-        say!(
-            "corescale: note: the results were not saved: add -o FILE.json (and -o FILE.csv) to keep them"
-        );
-    } else if !args.quiet {
-        let names: Vec<String> = outputs
-            .iter()
-            .map(|output| {
-                if output.is_stdout() {
-                    "standard output".to_string()
-                } else {
-                    output.path.display().to_string()
-                }
-            })
-            .collect();
-        eprintln!("corescale: results written to {}", names.join(" and "));
-    }
-    Ok(())
-}
-
-/// `--metrics-listen` and `--push-gateway`: the run's figures where Prometheus reads them.
-fn export_metrics(args: &SweepArgs, document: &RunDocument, progress: &mut Progress) -> Result<()> {
-    if let Some(address) = args.metrics_listen {
-        let endpoint = MetricsEndpoint::start(address, exported_labels(document))?;
-        say!("corescale: metrics at http://{}/metrics", endpoint.address);
-        progress.export_to(endpoint);
-    }
-    if let Some(url) = &args.push_gateway {
-        let mut group = exported_labels(document);
-        group.retain(|(key, _)| matches!(key.as_str(), "host" | "part"));
-        let notes = progress.notes();
-        progress.push_with(LevelPusher::new(url, &group, move |warning| {
-            notes.note(warning);
-        }));
-    }
-    Ok(())
-}
-
-/// The labels of `corescale_run_info`: the workload, its unit, the host's label and the
-/// campaign part; bounded, and never a target, a statement or a tag's value.
-fn exported_labels(document: &RunDocument) -> Vec<(String, String)> {
-    let mut labels = vec![
-        (
-            "workload".to_string(),
-            document.workload.kind.name().to_string(),
-        ),
-        ("unit".to_string(), document.workload.unit.clone()),
-        ("host".to_string(), document.host.label.clone()),
-    ];
-    if let Some(campaign) = &document.campaign {
-        labels.push(("part".to_string(), campaign.part.to_string()));
-    }
-    labels
 }
 
 /// Writes every output after every level, so a run stopped or failed later keeps them.
