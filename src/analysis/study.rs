@@ -232,6 +232,10 @@ fn different_jobs(series: &[SeriesAnalysis], groups: &[Vec<usize>]) -> Vec<Strin
     for (position, group) in groups.iter().enumerate() {
         for other in &groups[position + 1..] {
             let (first, second) = (&series[group[0]], &series[other[0]]);
+            if let Some(warning) = order_entry_pair(first, second) {
+                warnings.push(warning);
+                continue;
+            }
             let what = if first.series.measure == second.series.measure {
                 "ran different jobs"
             } else {
@@ -247,6 +251,52 @@ fn different_jobs(series: &[SeriesAnalysis], groups: &[Vec<usize>]) -> Vec<Strin
         }
     }
     warnings
+}
+
+/// Two order-entry series on the NOPM axis that are different jobs, said by what makes them
+/// so: the warehouses (a different count is another job; an unknown one cannot be checked),
+/// or, at equal warehouses, the implementation (HammerDB's stored procedures against
+/// corescale's statements): either way compared by scaling, not by NOPM.
+fn order_entry_pair(first: &SeriesAnalysis, second: &SeriesAnalysis) -> Option<String> {
+    let nopm = |one: &SeriesAnalysis| matches!(&one.series.measure, Measure::Rate { unit } if unit == "NOPM");
+    if !nopm(first) || !nopm(second) {
+        return None;
+    }
+    let count = |one: &SeriesAnalysis| crate::analysis::input::orders::warehouses(&one.series.job);
+    let (a, b) = (first.name(), second.name());
+    let why = match (count(first), count(second)) {
+        (Some(x), Some(y)) if x == y => format!(
+            "ran order entry on the same {x} warehouse(s) in different implementations ({} and {})",
+            implementation(&first.series.job),
+            implementation(&second.series.job)
+        ),
+        (Some(x), Some(y)) => {
+            format!(
+                "ran order entry on different warehouse counts ({x} and {y}), so different jobs"
+            )
+        }
+        (Some(x), None) => format!(
+            "cannot be checked for equal warehouses: {a} ran on {x}, and {b}'s file does not say (pass --warehouses {b}=W)"
+        ),
+        (None, Some(y)) => format!(
+            "cannot be checked for equal warehouses: {b} ran on {y}, and {a}'s file does not say (pass --warehouses {a}=W)"
+        ),
+        (None, None) => format!(
+            "cannot be checked for equal warehouses: neither file says (pass --warehouses {a}=W and --warehouses {b}=W)"
+        ),
+    };
+    Some(format!(
+        "{a} and {b} {why}: compare their speedup and efficiency, not their NOPM"
+    ))
+}
+
+/// An order-entry job's implementation: its tool and workload ("corescale tpcc",
+/// "HammerDB TPROC-C on PostgreSQL").
+fn implementation(job: &Job) -> String {
+    match &job.workload {
+        Some(workload) => format!("{} {workload}", job.tool),
+        None => job.tool.clone(),
+    }
 }
 
 fn analyse_series(series: Series) -> SeriesAnalysis {

@@ -206,6 +206,12 @@ pub struct ReportArgs {
     #[arg(long = "cost", value_name = "NAME=VALUE", value_parser = parse_cost)]
     pub costs: Vec<(String, f64)>,
 
+    /// The warehouses an order-entry result ran on, where its file does not say (HammerDB's
+    /// log does not): NAME=W. Series on the NOPM axis are compared as one job only at equal
+    /// warehouses; HammerDB's stored procedures against corescale's tpcc by scaling only.
+    #[arg(long = "warehouses", value_name = "NAME=W", value_parser = parse_warehouses)]
+    pub warehouses: Vec<(String, u32)>,
+
     /// Write an output, its format by its name: FILE.html (a self-contained page with the
     /// figures, tables and findings), FILE.md (Markdown), FILE.json (the whole analysis), or
     /// DIR/ (the figures as PNG files, the folder created if missing); repeatable.
@@ -329,6 +335,16 @@ fn parse_cost(text: &str) -> Result<(String, f64), String> {
         Ok(cost) if cost.is_normal() && (1e-9..=1e15).contains(&cost) => Ok((name, cost)),
         _ => Err(format!(
             "'{value}' is not a cost: use a positive number from 1e-9 to 1e15"
+        )),
+    }
+}
+
+fn parse_warehouses(text: &str) -> Result<(String, u32), String> {
+    let (name, value) = parse_pair(text)?;
+    match value.trim().parse::<u32>() {
+        Ok(warehouses) if (1..=1_000_000).contains(&warehouses) => Ok((name, warehouses)),
+        _ => Err(format!(
+            "'{value}' is not a warehouse count: use a whole number from 1 to 1000000"
         )),
     }
 }

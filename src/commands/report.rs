@@ -237,6 +237,12 @@ fn load_series(args: &ReportArgs) -> Result<(Vec<Series>, Vec<String>)> {
         unknown(name, "--nodes")?;
         apply_nodes(args, name, files, &mut series, &mut notes)?;
     }
+    for (name, warehouses) in &args.warehouses {
+        unknown(name, "--warehouses")?;
+        for one in series.iter_mut().filter(|one| &one.name == name) {
+            crate::analysis::input::orders::set_warehouses(one, *warehouses)?;
+        }
+    }
     for (name, cost) in &args.costs {
         unknown(name, "--cost")?;
         for one in series.iter_mut().filter(|one| &one.name == name) {

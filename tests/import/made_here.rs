@@ -802,3 +802,83 @@ fn a_rac_wide_awr_report_in_html_gives_the_texts_figures() {
         .success()
         .stdout(contains(format!("awr_rac.0.24.html' line {row}: ")));
 }
+
+/// A HammerDB TPROC-C result beside a `run tpcc` run of 2 warehouses: its log does not say
+/// its warehouses, so the pair cannot be checked until `--warehouses` says them; at 2 they
+/// are order entry at the same warehouses in two implementations, at 10 different jobs.
+/// Either way they are compared by scaling, never by NOPM. A count that contradicts a
+/// run's own record, or a series off the NOPM axis, is a usage error.
+#[test]
+fn a_hammerdb_result_is_checked_for_the_warehouses_of_a_tpcc_run() {
+    let folder = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/import");
+    let (tpcc, hammerdb) = (
+        folder.join("corescale-tpcc-2w.json"),
+        folder.join("hammerdb.log"),
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let warnings = |extra: &[&str]| {
+        let out = dir.path().join("analysis.json");
+        corescale()
+            .arg("report")
+            .args([&tpcc, &hammerdb])
+            .args(extra)
+            .args(["-q", "--json"])
+            .arg(&out)
+            .assert()
+            .success();
+        let analysis = read_json(&out);
+        let pair: Vec<String> = analysis["warnings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|warning| warning.as_str().unwrap().to_string())
+            .filter(|warning| warning.starts_with("vm and hammerdb"))
+            .collect();
+        assert_eq!(pair.len(), 1, "{pair:?}");
+        pair[0].clone()
+    };
+    let unknown = warnings(&[]);
+    assert!(
+        unknown.contains("cannot be checked for equal warehouses: vm ran on 2")
+            && unknown.contains("--warehouses hammerdb=W"),
+        "{unknown}"
+    );
+    let same = warnings(&["--warehouses", "hammerdb=2"]);
+    assert!(
+        same.contains("the same 2 warehouse(s) in different implementations (corescale tpcc and HammerDB TPROC-C")
+            && same.ends_with("compare their speedup and efficiency, not their NOPM"),
+        "{same}"
+    );
+    let other = warnings(&["--warehouses", "hammerdb=10"]);
+    assert!(
+        other.contains("different warehouse counts (2 and 10), so different jobs"),
+        "{other}"
+    );
+    for (flag, said) in [
+        ("vm=10", "vm ran on 2 warehouse(s), as its file says"),
+        (
+            "nobody=2",
+            "--warehouses names 'nobody', which is none of the series",
+        ),
+        ("vm=0", "'0' is not a warehouse count"),
+    ] {
+        corescale()
+            .arg("report")
+            .args([&tpcc, &hammerdb])
+            .args(["--warehouses", flag])
+            .assert()
+            .code(2)
+            .stderr(contains(said));
+    }
+    corescale()
+        .args(["report", "--warehouses", "x=2"])
+        .arg(anchor("test_cpu_parallel_rust_RAC52.csv"))
+        .arg("--label")
+        .arg(format!(
+            "{}=x",
+            anchor("test_cpu_parallel_rust_RAC52.csv").display()
+        ))
+        .assert()
+        .code(2)
+        .stderr(contains("x is not an order-entry result on the NOPM axis"));
+}

@@ -13,7 +13,7 @@ mod hammerdb;
 mod hlog;
 mod html;
 mod nodes;
-mod orders;
+pub(crate) mod orders;
 mod pgbench;
 mod pgbench_log;
 mod sysbench;

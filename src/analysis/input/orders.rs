@@ -5,6 +5,7 @@
 use super::*;
 
 use crate::analysis::series::NEW_ORDER;
+use crate::error::UsageError;
 
 /// Said of every series on the NOPM axis, as HammerDB says it of its own.
 pub(crate) const NOT_AUDITED: &str =
@@ -93,4 +94,43 @@ fn new_order_times(figures: &std::collections::BTreeMap<String, f64>) -> Option<
         p999_ms: figure("p999_ms")?,
         max_ms: figure("max_ms")?,
     })
+}
+
+/// The warehouses an order-entry job ran on, where its shape says ("tpcc 2 warehouse(s)").
+pub(crate) fn warehouses(job: &Job) -> Option<u32> {
+    let shape = job.shape.as_deref()?;
+    shape
+        .split(", ")
+        .find_map(|part| part.strip_suffix(" warehouse(s)"))
+        .and_then(|part| part.rsplit(' ').next())
+        .and_then(|count| count.parse().ok())
+}
+
+/// Gives a series on the NOPM axis the warehouses its file does not say (HammerDB's log
+/// does not), from `report --warehouses`: it is then one job with order entry at the same
+/// warehouses and mix. Refused for a series not on that axis, or one whose file says
+/// another count.
+pub(crate) fn set_warehouses(series: &mut Series, count: u32) -> Result<(), UsageError> {
+    if !matches!(&series.measure, Measure::Rate { unit } if unit == "NOPM") {
+        return Err(UsageError::new(format!(
+            "--warehouses {}={count}: {} is not an order-entry result on the NOPM axis (a `run tpcc` run or HammerDB's TPROC-C log)",
+            series.name, series.name
+        )));
+    }
+    match warehouses(&series.job) {
+        Some(known) if known == count => Ok(()),
+        Some(known) => Err(UsageError::new(format!(
+            "--warehouses {}={count}: {} ran on {known} warehouse(s), as its file says; leave it out, or name another series",
+            series.name, series.name
+        ))),
+        None => {
+            let shape = series.job.shape.get_or_insert_with(String::new);
+            *shape = if shape.is_empty() {
+                format!("{count} warehouse(s)")
+            } else {
+                format!("{shape}, {count} warehouse(s)")
+            };
+            Ok(())
+        }
+    }
 }

@@ -25,10 +25,10 @@ mod host_checks;
 mod outputs;
 
 use document::{level_settings, new_document};
-use outputs::{export_metrics, show_summary};
 use host_checks::{
     asks_idle, check_memory, check_pinning, look_ended, planning_topology, preflight,
 };
+use outputs::{export_metrics, show_summary};
 
 /// How a run ended, for the exit code.
 pub enum RunEnd {

@@ -12,7 +12,11 @@ use crate::sweep::progress::Progress;
 
 /// The summary table and the notes that close a run: where its results went, or that they
 /// were not saved.
-pub(super) fn show_summary(args: &SweepArgs, outputs: &[Output], document: &RunDocument) -> Result<()> {
+pub(super) fn show_summary(
+    args: &SweepArgs,
+    outputs: &[Output],
+    document: &RunDocument,
+) -> Result<()> {
     if !args.quiet {
         let table = run_table::pgbench_summary(document).unwrap_or_default()
             + &run_table::render(document, args.wide);
@@ -62,7 +66,11 @@ pub(super) fn show_summary(args: &SweepArgs, outputs: &[Output], document: &RunD
 }
 
 /// `--metrics-listen` and `--push-gateway`: the run's figures where Prometheus reads them.
-pub(super) fn export_metrics(args: &SweepArgs, document: &RunDocument, progress: &mut Progress) -> Result<()> {
+pub(super) fn export_metrics(
+    args: &SweepArgs,
+    document: &RunDocument,
+    progress: &mut Progress,
+) -> Result<()> {
     if let Some(address) = args.metrics_listen {
         let endpoint = MetricsEndpoint::start(address, exported_labels(document))?;
         say!("corescale: metrics at http://{}/metrics", endpoint.address);
