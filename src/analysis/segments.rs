@@ -3,7 +3,7 @@
 //! stand on them. Breakpoints sit on measured levels; each is found by one pass over the
 //! levels with running sums, so the search stays linear in the number of levels.
 
-use nalgebra::{DMatrix, DVector};
+use nalgebra::{DMatrix, DVector, Matrix4, Vector4};
 
 /// Bayesian information criterion gain a more complex model needs over a simpler one
 /// ("strong evidence" on the usual scale).
@@ -67,7 +67,7 @@ pub(crate) fn candidates(x: &[f64], y: &[f64]) -> Vec<Segmented> {
     if x.len() < MIN_LEVELS_TWO {
         return fits;
     }
-    let Some(first) = scan(x, y, &[]) else {
+    let Some(first) = scan(x, y, None) else {
         return fits;
     };
     fits.extend(fit_knots(x, y, &[first]));
@@ -87,10 +87,10 @@ pub(crate) fn best(fits: &[Segmented]) -> Option<&Segmented> {
 /// Two breakpoints by alternating one-breakpoint scans from the best single one: each
 /// pass is linear in the levels, and a few passes settle.
 fn best_pair(x: &[f64], y: &[f64], first: usize) -> Option<[usize; 2]> {
-    let mut pair = [first, scan(x, y, &[first])?];
+    let mut pair = [first, scan(x, y, Some(first))?];
     for _ in 0..6 {
-        let moved = [scan(x, y, &[pair[1]])?, pair[1]];
-        let moved = [moved[0], scan(x, y, &[moved[0]])?];
+        let moved = [scan(x, y, Some(pair[1]))?, pair[1]];
+        let moved = [moved[0], scan(x, y, Some(moved[0]))?];
         if moved == pair {
             break;
         }
@@ -129,11 +129,13 @@ pub(crate) fn fit_knots(x: &[f64], y: &[f64], knots: &[usize]) -> Option<Segment
     Some(fit)
 }
 
-/// The level whose breakpoint, added to the `fixed` ones, leaves the least squared error.
+/// The level whose breakpoint, added to the `fixed` one, leaves the least squared error.
 /// The normal equations of every candidate come from suffix sums kept while walking the
 /// levels from the right, so one scan is linear in the levels. x and y are centred first,
-/// which keeps the sums well conditioned.
-fn scan(x: &[f64], y: &[f64], fixed: &[usize]) -> Option<usize> {
+/// which keeps the sums well conditioned. Each candidate's system (at most 4 x 4) is solved
+/// on the stack, padded with the identity: nothing is allocated per level.
+fn scan(x: &[f64], y: &[f64], fixed: Option<usize>) -> Option<usize> {
+    let fixed: &[usize] = fixed.as_slice();
     let n = x.len();
     if n < MIN_LEVELS_TWO {
         return None;
@@ -192,9 +194,9 @@ fn scan(x: &[f64], y: &[f64], fixed: &[usize]) -> Option<usize> {
             continue;
         }
         let k = x[index];
-        let mut gram = DMatrix::zeros(m + 1, m + 1);
+        let mut gram = Matrix4::identity();
         gram.view_mut((0, 0), (m, m)).copy_from(&base_gram);
-        let mut moments = DVector::zeros(m + 1);
+        let mut moments = Vector4::zeros();
         moments.rows_mut(0, m).copy_from(&base_moments);
         for column in 0..m {
             let cross = sum_bx[column] - k * sum_b[column];

@@ -30,9 +30,25 @@ details>*{display:block}details::details-content{content-visibility:visible;disp
 summary{list-style:none;break-after:avoid}}";
 
 pub fn render(analysis: &Analysis) -> Result<String> {
+    let mut page = String::new();
+    render_to(analysis, &mut |chunk| {
+        page.push_str(chunk);
+        Ok(())
+    })?;
+    Ok(page)
+}
+
+/// The page, handed to `emit` a section at a time: a page of 10^5 levels is never held whole.
+pub fn render_to(analysis: &Analysis, emit: &mut dyn FnMut(&str) -> Result<()>) -> Result<()> {
     let title = format!("corescale report: {}", analysis.names().join(", "));
-    let mut body = format!("<h1>{}</h1>\n", escape(&title));
+    let mut body = format!(
+        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><meta name=\"viewport\" content=\"width=device-width, initial-scale=1\"><title>{}</title><style>{STYLE}</style></head>\n<body>\n<h1>{}</h1>\n",
+        escape(&title),
+        escape(&title)
+    );
     for section in outline(analysis, Reach::Everything) {
+        emit(&body)?;
+        body.clear();
         match section {
             Section::Answer(answer) => body.push_str(&format!(
                 "<p class=\"answer\" id=\"answer\"><strong>Answer:</strong> {}</p>\n",
@@ -70,10 +86,10 @@ pub fn render(analysis: &Analysis) -> Result<String> {
                     escape(&table.title),
                     table.rows.len()
                 ));
-                html_table(&table, &mut body);
+                html_table(&table, &mut body, emit)?;
                 body.push_str("</details>\n");
             }
-            Section::Table(table, _) => html_table(&table, &mut body),
+            Section::Table(table, _) => html_table(&table, &mut body, emit)?,
             Section::FitNotes(notes) if notes.is_empty() => {}
             Section::FitNotes(notes) => {
                 let notes: String = notes
@@ -112,10 +128,8 @@ pub fn render(analysis: &Analysis) -> Result<String> {
             }
         }
     }
-    Ok(format!(
-        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><meta name=\"viewport\" content=\"width=device-width, initial-scale=1\"><title>{}</title><style>{STYLE}</style></head>\n<body>\n{body}</body></html>\n",
-        escape(&title)
-    ))
+    body.push_str("</body></html>\n");
+    emit(&body)
 }
 
 /// The warnings, collapsed under their count, one line per series and kind.
@@ -199,16 +213,27 @@ fn list(title: &str, items: &[String], class: &str) -> String {
     format!("<h2>{title}</h2><ul{class}>{entries}</ul>\n")
 }
 
-/// A table's HTML, appended to the page as it is made (a levels table of 10^5 rows is not
-/// built twice).
-fn html_table(table: &Table, out: &mut String) {
+/// A table's HTML, appended to the page and handed to `emit` every 64 KiB or so: a levels
+/// table of 10^5 rows is never held whole as HTML.
+fn html_table(
+    table: &Table,
+    out: &mut String,
+    emit: &mut dyn FnMut(&str) -> Result<()>,
+) -> Result<()> {
+    const CHUNK: usize = 64 << 10;
     if table.rows.is_empty() {
-        return;
+        return Ok(());
     }
     let row = |tag: &str, cells: &[String], out: &mut String| {
         out.push_str("<tr>");
         for cell in cells {
-            out.push_str(&format!("<{tag}>{}</{tag}>", escape(cell)));
+            out.push('<');
+            out.push_str(tag);
+            out.push('>');
+            escape_into(cell, out);
+            out.push_str("</");
+            out.push_str(tag);
+            out.push('>');
         }
         out.push_str("</tr>");
     };
@@ -220,8 +245,13 @@ fn html_table(table: &Table, out: &mut String) {
     out.push_str("</thead><tbody>");
     for cells in &table.rows {
         row("td", cells, out);
+        if out.len() >= CHUNK {
+            emit(out)?;
+            out.clear();
+        }
     }
     out.push_str("</tbody></table></div>\n");
+    Ok(())
 }
 
 /// The SVG without its XML declaration, and scaled by its viewBox to the page's width rather
@@ -240,10 +270,25 @@ fn strip_xml_declaration(svg: &str) -> String {
 }
 
 pub fn escape(text: &str) -> String {
-    text.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
-        .replace('"', "&quot;")
+    let mut escaped = String::with_capacity(text.len());
+    escape_into(text, &mut escaped);
+    escaped
+}
+
+/// `text` escaped for HTML, appended to `out`: one pass, no copy of the text.
+fn escape_into(text: &str, out: &mut String) {
+    let mut rest = text;
+    while let Some(at) = rest.find(['&', '<', '>', '"']) {
+        out.push_str(&rest[..at]);
+        out.push_str(match rest.as_bytes()[at] {
+            b'&' => "&amp;",
+            b'<' => "&lt;",
+            b'>' => "&gt;",
+            _ => "&quot;",
+        });
+        rest = &rest[at + 1..];
+    }
+    out.push_str(rest);
 }
 
 #[cfg(test)]

@@ -76,7 +76,9 @@ pub(crate) fn renderer(format: Format, png_folder: Option<&Path>) -> Box<dyn Ren
 
 impl Renderer for Html {
     fn write(&self, analysis: &Analysis, destination: &Path) -> Result<()> {
-        write_file(destination, html::render(analysis)?.as_bytes())
+        write_file_with(destination, &mut |file| {
+            html::render_to(analysis, &mut |chunk| Ok(file.write_all(chunk.as_bytes())?))
+        })
     }
 }
 
