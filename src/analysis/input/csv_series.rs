@@ -49,8 +49,10 @@ pub(super) fn from_csv(path: &Path, input: impl std::io::Read, stem: &str) -> Re
         inner: input,
         last: None,
     };
+    // Headers trimmed by the reader; fields here, and only in a row that has spaces to
+    // trim (the reader's own trim builds every row anew).
     let mut reader = csv::ReaderBuilder::new()
-        .trim(csv::Trim::All)
+        .trim(csv::Trim::Headers)
         .from_reader(&mut input);
     let header = reader
         .headers()
@@ -75,7 +77,11 @@ pub(super) fn from_csv(path: &Path, input: impl std::io::Read, stem: &str) -> Re
     };
     loop {
         match reader.read_record(&mut record) {
-            Ok(true) => {}
+            Ok(true) => {
+                if record.iter().any(|field| field.trim().len() != field.len()) {
+                    record.trim();
+                }
+            }
             Ok(false) => break,
             Err(error) => {
                 let line = line_of(error.position(), lines_read);
