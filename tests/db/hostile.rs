@@ -747,3 +747,103 @@ fn assert_an_account_blind_to_grants_is_told_the_grant(
         .success();
     assert_eq!(scratch.objects(), 0);
 }
+
+/// (4) A role without the privileges a script needs is refused before the run, with the
+/// statement and the server's words; one that has them runs it. PostgreSQL checks them by
+/// EXPLAIN of the prepared statement, MariaDB as it prepares.
+#[test]
+#[cfg_attr(
+    not(corescale_test_pg),
+    ignore = "needs CORESCALE_TEST_PG, a PostgreSQL URL (see README)"
+)]
+fn postgresql_a_role_lacking_a_scripts_privileges_is_refused_first() {
+    let base = server("CORESCALE_TEST_PG");
+    let _server = hold_server("CORESCALE_TEST_PG");
+    let scratch = PgScratch::new(&base, "script_privileges");
+    let reader = Role::new(&scratch, "reader");
+    scratch
+        .client()
+        .batch_execute(&format!(
+            "CREATE TABLE app (id int); INSERT INTO app VALUES (1); GRANT SELECT ON app TO \"{}\"",
+            reader.name
+        ))
+        .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let script = |name: &str, text: &str| {
+        let path = dir.path().join(name);
+        std::fs::write(&path, text).unwrap();
+        path
+    };
+    let mut url = url::Url::parse(&scratch.url).unwrap();
+    url.set_username(&reader.name).unwrap();
+    let run = |path: &std::path::Path| {
+        corescale()
+            .args(["run", "script", "--target", url.as_str(), "--file"])
+            .arg(path)
+            .args(["-w", "1", "--repeat", "1", "--job-size", "5", "-q"])
+            .assert()
+    };
+    let writes = script(
+        "writes.sql",
+        "\\set x 1\nSELECT id FROM app;\nUPDATE app SET id = id + 1 WHERE id = :x;\n",
+    );
+    let refused = run(&writes).code(1);
+    let stderr = String::from_utf8_lossy(&refused.get_output().stderr).into_owned();
+    assert!(
+        stderr.contains("lacks privileges the script needs")
+            && stderr.contains("UPDATE app SET id = id + 1")
+            && stderr.contains("permission denied for table app")
+            && !stderr.contains("SELECT id FROM app ("),
+        "{stderr}"
+    );
+    assert_eq!(scratch.count("SELECT sum(id)::bigint FROM app"), 1);
+    run(&script(
+        "reads.sql",
+        "\\set x 1\nSELECT id FROM app WHERE id = :x;\n",
+    ))
+    .success();
+}
+
+#[test]
+#[cfg_attr(
+    not(corescale_test_mysql),
+    ignore = "needs CORESCALE_TEST_MYSQL, a MySQL/MariaDB URL (see README)"
+)]
+fn mariadb_a_role_lacking_a_scripts_privileges_is_refused_first() {
+    let base = server("CORESCALE_TEST_MYSQL");
+    let _server = hold_server("CORESCALE_TEST_MYSQL");
+    let scratch =
+        common::scratch::MyScratch::new(&base, common::scratch::scratch_name("script_grants"));
+    let user = format!("cs_reader_{}", std::process::id());
+    let _user = DropUsers(base.clone(), vec![user.clone()]);
+    scratch.execute("CREATE TABLE app (id INT)");
+    scratch.execute("INSERT INTO app VALUES (1)");
+    let mut admin = mysql::Conn::new(base.as_str()).unwrap();
+    admin
+        .query_drop(format!("CREATE USER '{user}'@'127.0.0.1'"))
+        .unwrap();
+    admin
+        .query_drop(format!(
+            "GRANT SELECT ON `{}`.* TO '{user}'@'127.0.0.1'",
+            scratch.name
+        ))
+        .unwrap();
+    let mut url = url::Url::parse(&scratch.url).unwrap();
+    url.set_username(&user).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("delete.sql");
+    std::fs::write(&path, "DELETE FROM app WHERE id = 1;\n").unwrap();
+    let refused = corescale()
+        .args(["run", "script", "--target", url.as_str(), "--file"])
+        .arg(&path)
+        .args(["-w", "1", "--repeat", "1", "--job-size", "5", "-q"])
+        .assert()
+        .code(1);
+    let stderr = String::from_utf8_lossy(&refused.get_output().stderr).into_owned();
+    assert!(
+        stderr.contains("lacks privileges the script needs")
+            && stderr.contains("DELETE command denied"),
+        "{stderr}"
+    );
+    assert_eq!(scratch.count("SELECT COUNT(*) FROM app"), 1);
+}
