@@ -264,11 +264,16 @@ fn order_entry_pair(first: &SeriesAnalysis, second: &SeriesAnalysis) -> Option<S
     }
     let count = |one: &SeriesAnalysis| crate::analysis::input::orders::warehouses(&one.series.job);
     let (a, b) = (first.name(), second.name());
+    let (one, other) = (
+        implementation(&first.series.job),
+        implementation(&second.series.job),
+    );
     let why = match (count(first), count(second)) {
+        // One implementation at equal warehouses differs elsewhere (its mix, its level
+        // length): the general warning says how.
+        (Some(x), Some(y)) if x == y && one == other => return None,
         (Some(x), Some(y)) if x == y => format!(
-            "ran order entry on the same {x} warehouse(s) in different implementations ({} and {})",
-            implementation(&first.series.job),
-            implementation(&second.series.job)
+            "ran order entry on the same {x} warehouse(s) in different implementations ({one} and {other})"
         ),
         (Some(x), Some(y)) => {
             format!(

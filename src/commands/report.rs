@@ -237,8 +237,17 @@ fn load_series(args: &ReportArgs) -> Result<(Vec<Series>, Vec<String>)> {
         unknown(name, "--nodes")?;
         apply_nodes(args, name, files, &mut series, &mut notes)?;
     }
-    for (name, warehouses) in &args.warehouses {
+    for (index, (name, warehouses)) in args.warehouses.iter().enumerate() {
         unknown(name, "--warehouses")?;
+        if args.warehouses[..index]
+            .iter()
+            .any(|(given, _)| given == name)
+        {
+            return Err(UsageError::new(format!(
+                "--warehouses names '{name}' twice: give each series its count once"
+            ))
+            .into());
+        }
         for one in series.iter_mut().filter(|one| &one.name == name) {
             crate::analysis::input::orders::set_warehouses(one, *warehouses)?;
         }

@@ -871,6 +871,13 @@ fn a_hammerdb_result_is_checked_for_the_warehouses_of_a_tpcc_run() {
             .stderr(contains(said));
     }
     corescale()
+        .arg("report")
+        .args([&tpcc, &hammerdb])
+        .args(["--warehouses", "hammerdb=2", "--warehouses", "hammerdb=3"])
+        .assert()
+        .code(2)
+        .stderr(contains("--warehouses names 'hammerdb' twice"));
+    corescale()
         .args(["report", "--warehouses", "x=2"])
         .arg(anchor("test_cpu_parallel_rust_RAC52.csv"))
         .arg("--label")
