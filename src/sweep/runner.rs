@@ -347,8 +347,9 @@ impl<'a> Coordinator<'a> {
             load: None,
             os: OsFigures::default(),
         };
+        let server_window = self.server_window();
         loop {
-            self.run_batch(scope, &mut window);
+            self.run_batch(scope, server_window, &mut window);
             window.samples.extend(received.try_iter());
             self.failure = take_notes(self.notes, &mut self.collected);
             if self.failure.is_some() {
@@ -384,15 +385,19 @@ impl<'a> Coordinator<'a> {
 
     /// One batch: the workers released together and waited for, the server's counters read
     /// beside them from a thread of its own (not a worker), dated from the workers' release.
-    fn run_batch<'scope>(&self, scope: &'scope std::thread::Scope<'scope, '_>, window: &mut Window)
-    where
+    fn run_batch<'scope>(
+        &self,
+        scope: &'scope std::thread::Scope<'scope, '_>,
+        server_window: Option<(Duration, Duration)>,
+        window: &mut Window,
+    ) where
         'a: 'scope,
     {
         let meeting = self.meeting;
         meeting.start.wait();
         let released = Instant::now();
         let workload = self.workload;
-        let sampler = self.server_window().map(|(width, length)| {
+        let sampler = server_window.map(|(width, length)| {
             let stop = &meeting.sampler_stop;
             scope.spawn(move || sample_server(workload, width, length, released, stop))
         });

@@ -30,16 +30,38 @@ details>*{display:block}details::details-content{content-visibility:visible;disp
 summary{list-style:none;break-after:avoid}}";
 
 pub fn render(analysis: &Analysis) -> Result<String> {
+    let figures = figures_html(analysis)?;
     let mut page = String::new();
-    render_to(analysis, &mut |chunk| {
+    render_to(analysis, &figures, &mut |chunk| {
         page.push_str(chunk);
         Ok(())
     })?;
     Ok(page)
 }
 
-/// The page, handed to `emit` a section at a time: a page of 10^5 levels is never held whole.
-pub fn render_to(analysis: &Analysis, emit: &mut dyn FnMut(&str) -> Result<()>) -> Result<()> {
+/// The figures as the page shows them, drawn before the page is written: a figure that
+/// cannot be drawn is its own error, and no part of the page is written.
+pub fn figures_html(analysis: &Analysis) -> Result<String> {
+    let mut html = String::new();
+    for figure in figures(analysis) {
+        let svg = render_svg(&figure)?;
+        html.push_str(&format!(
+            "<figure id=\"{}\">{}<figcaption>{}</figcaption></figure>\n",
+            figure.slug,
+            strip_xml_declaration(&svg),
+            escape(&figure.caption_sentence())
+        ));
+    }
+    Ok(html)
+}
+
+/// The page around its drawn `figures`, handed to `emit` a section at a time: a page of
+/// 10^5 levels is never held whole. Only `emit` fails.
+pub fn render_to(
+    analysis: &Analysis,
+    figures: &str,
+    emit: &mut dyn FnMut(&str) -> Result<()>,
+) -> Result<()> {
     let title = format!("corescale report: {}", analysis.names().join(", "));
     let mut body = format!(
         "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><meta name=\"viewport\" content=\"width=device-width, initial-scale=1\"><title>{}</title><style>{STYLE}</style></head>\n<body>\n<h1>{}</h1>\n",
@@ -68,17 +90,7 @@ pub fn render_to(analysis: &Analysis, emit: &mut dyn FnMut(&str) -> Result<()>) 
                 escape(&headline.join(" "))
             )),
             Section::Findings(findings) => body.push_str(&list("Findings", findings, "")),
-            Section::Figures => {
-                for figure in figures(analysis) {
-                    let svg = render_svg(&figure)?;
-                    body.push_str(&format!(
-                        "<figure id=\"{}\">{}<figcaption>{}</figcaption></figure>\n",
-                        figure.slug,
-                        strip_xml_declaration(&svg),
-                        escape(&figure.caption_sentence())
-                    ));
-                }
-            }
+            Section::Figures => body.push_str(figures),
             Section::Table(table, _) if table.rows.is_empty() => {}
             Section::Table(table, Shown::Detail) => {
                 body.push_str(&format!(

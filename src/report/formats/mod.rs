@@ -76,8 +76,11 @@ pub(crate) fn renderer(format: Format, png_folder: Option<&Path>) -> Box<dyn Ren
 
 impl Renderer for Html {
     fn write(&self, analysis: &Analysis, destination: &Path) -> Result<()> {
+        let figures = html::figures_html(analysis)?;
         write_file_with(destination, &mut |file| {
-            html::render_to(analysis, &mut |chunk| Ok(file.write_all(chunk.as_bytes())?))
+            html::render_to(analysis, &figures, &mut |chunk| {
+                Ok(file.write_all(chunk.as_bytes())?)
+            })
         })
     }
 }
