@@ -815,4 +815,4 @@ impl OpenLoopSeries {
 }
 
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;

@@ -386,7 +386,7 @@ fn a_file_without_response_times_says_so() {
 /// captured pace: at speed s a session's p99 is ln(100)/(mu - s) (mu = headroom, rates in
 /// captured paces), its responses placed on the exponential's quantiles, and at a speed
 /// at or past the headroom it falls behind.
-fn replay(name: &str, headroom: f64, speeds: &[f64]) -> OpenLoopSeries {
+pub(crate) fn replay(name: &str, headroom: f64, speeds: &[f64]) -> OpenLoopSeries {
     let levels = speeds
         .iter()
         .map(|&speed| {

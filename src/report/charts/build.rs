@@ -2,6 +2,7 @@
 //! error bars and fits, as data.
 
 use super::*;
+use crate::analysis::latency::{OpenLoopSeries, PacedLevel};
 
 /// Four figures per group of series that measure the same thing, and a fifth per comparison.
 pub(crate) fn figures(analysis: &Analysis) -> Vec<Figure> {
@@ -38,7 +39,7 @@ pub(crate) fn figures(analysis: &Analysis) -> Vec<Figure> {
             figures
         })
         .chain(analysis.fleet.iter().flat_map(fleet_figures))
-        .chain(open_loop_figure(analysis))
+        .chain(open_loop_figures(analysis))
         .chain(
             analysis
                 .series
@@ -145,36 +146,10 @@ pub(super) fn timeline_figures(index: usize, series: &SeriesAnalysis) -> Vec<Fig
 }
 
 /// p99 against the rate sent, a line per series and worker count, for the open-loop levels
-/// (`run db --rate`): the latency-throughput curve capacity is planned on.
-pub(super) fn open_loop_figure(analysis: &Analysis) -> Option<Figure> {
-    let mut lines = Vec::new();
-    let mut color = 0;
-    for open in analysis.open_loop.iter().take(MAX_SERIES_IN_FIGURES) {
-        let mut counts: Vec<usize> = open.levels.iter().map(|level| level.workers).collect();
-        counts.dedup();
-        for workers in counts {
-            let mut points: Vec<(f64, f64)> = open
-                .levels
-                .iter()
-                .filter(|level| level.workers == workers)
-                .map(|level| (level.sent_per_s, level.latency.response.p99_ms))
-                .collect();
-            points.sort_by(|a, b| a.0.total_cmp(&b.0));
-            lines.push(Line {
-                label: format!(
-                    "{} {} p99",
-                    open.series,
-                    crate::format::workers_text(workers)
-                ),
-                color,
-                points,
-                style: LineStyle::Measured,
-                bars: Vec::new(),
-                hollow: Vec::new(),
-            });
-            color += 1;
-        }
-    }
+/// (`run db --rate`): the latency-throughput curve capacity is planned on. A replay's levels
+/// are drawn against their speed instead (`open_loop_figures`).
+fn rate_figure(open_loop: &[&OpenLoopSeries]) -> Option<Figure> {
+    let lines = p99_lines(open_loop, |level| level.sent_per_s);
     (!lines.is_empty()).then(|| Figure {
         slug: "fig_latency_rate".to_string(),
         title: "Response time against the rate sent".to_string(),
@@ -188,6 +163,73 @@ pub(super) fn open_loop_figure(analysis: &Analysis) -> Option<Figure> {
         x_names: Vec::new(),
         x_decimals: 0,
     })
+}
+
+/// p99 against a replay's speed over the captured pace (`run replay`): its rate sent is the
+/// capture's, which says little beside another capture's, while its speed says how much
+/// faster than production the server was driven.
+fn speed_figure(replays: &[&OpenLoopSeries]) -> Option<Figure> {
+    let lines = p99_lines(replays, |level| level.speed.unwrap_or(f64::NAN));
+    (!lines.is_empty()).then(|| Figure {
+        slug: "fig_latency_speed".to_string(),
+        title: "Response time against the replay's speed".to_string(),
+        caption: "p99 of each replayed statement, counted from when it was due, at each speed over the captured pace (run replay): flat while the server keeps up with the production workload sped up, climbing where statements queue".to_string(),
+        x_label: "speed over the captured pace (x)".to_string(),
+        y_label: "p99 response time (ms)".to_string(),
+        lines,
+        markers: Vec::new(),
+        legend: LegendCorner::UpperLeft,
+        y_at_least: 0.0,
+        x_names: Vec::new(),
+        x_decimals: 1,
+    })
+}
+
+/// The open-loop figures: rates against the rate sent, replays against their speed.
+pub(super) fn open_loop_figures(analysis: &Analysis) -> Vec<Figure> {
+    let shown: Vec<&OpenLoopSeries> = analysis
+        .open_loop
+        .iter()
+        .take(MAX_SERIES_IN_FIGURES)
+        .collect();
+    let (replays, rates): (Vec<&OpenLoopSeries>, Vec<&OpenLoopSeries>) =
+        shown.into_iter().partition(|open| open.capture.is_some());
+    rate_figure(&rates)
+        .into_iter()
+        .chain(speed_figure(&replays))
+        .collect()
+}
+
+/// A p99 line per series and worker count, its levels at `x` in order.
+fn p99_lines(open_loop: &[&OpenLoopSeries], x: impl Fn(&PacedLevel) -> f64) -> Vec<Line> {
+    let mut lines = Vec::new();
+    for open in open_loop {
+        let mut counts: Vec<usize> = open.levels.iter().map(|level| level.workers).collect();
+        counts.dedup();
+        for workers in counts {
+            let mut points: Vec<(f64, f64)> = open
+                .levels
+                .iter()
+                .filter(|level| level.workers == workers)
+                .map(|level| (x(level), level.latency.response.p99_ms))
+                .filter(|point| point.0.is_finite())
+                .collect();
+            points.sort_by(|a, b| a.0.total_cmp(&b.0));
+            lines.push(Line {
+                label: format!(
+                    "{} {} p99",
+                    open.series,
+                    crate::format::workers_text(workers)
+                ),
+                color: lines.len(),
+                points,
+                style: LineStyle::Measured,
+                bars: Vec::new(),
+                hollow: Vec::new(),
+            });
+        }
+    }
+    lines
 }
 
 /// Each host's capacity against the median of its siblings, and each repeatedly measured

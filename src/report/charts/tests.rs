@@ -79,3 +79,42 @@ fn lines_leaving_the_top_end_on_the_border() {
         vec![(1.0, 1.0), (2.0, 2.0)]
     );
 }
+
+/// A replay's p99 is drawn against its speed over the captured pace, not its rate sent
+/// (another capture's rate would say nothing beside it); its points in speed order.
+#[test]
+fn a_replay_is_drawn_against_its_speed() {
+    let mut analysis = analyse(vec![crate::analysis::synthetic::measured_job_times(
+        &[10.0, 10.0],
+        None,
+    )]);
+    analysis.open_loop = vec![crate::analysis::latency::tests::replay(
+        "new-server",
+        8.0,
+        &[4.0, 1.0, 2.0],
+    )];
+    let figures = figures(&analysis);
+    assert!(
+        figures
+            .iter()
+            .all(|figure| figure.slug != "fig_latency_rate")
+    );
+    let speed = figures
+        .iter()
+        .find(|figure| figure.slug == "fig_latency_speed")
+        .expect("a figure on the speed axis");
+    let xs: Vec<f64> = speed.lines[0].points.iter().map(|point| point.0).collect();
+    assert_eq!(xs, [1.0, 2.0, 4.0]);
+    // M/M/1 at 8 captured paces: p99 = ln(100) / (8 - s) paces, 10 ms a pace.
+    let p99_at_4 = speed.lines[0].points[2].1;
+    let expected = 1000.0 * 100f64.ln() / 4.0 / 100.0;
+    assert!(
+        (p99_at_4 / expected - 1.0).abs() < 0.05,
+        "{p99_at_4} against {expected}"
+    );
+    assert!(
+        render_svg(speed)
+            .unwrap()
+            .contains("speed over the captured pace")
+    );
+}
