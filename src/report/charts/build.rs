@@ -145,47 +145,10 @@ pub(super) fn timeline_figures(index: usize, series: &SeriesAnalysis) -> Vec<Fig
     figures
 }
 
-/// p99 against the rate sent, a line per series and worker count, for the open-loop levels
-/// (`run db --rate`): the latency-throughput curve capacity is planned on. A replay's levels
-/// are drawn against their speed instead (`open_loop_figures`).
-fn rate_figure(open_loop: &[&OpenLoopSeries]) -> Option<Figure> {
-    let lines = p99_lines(open_loop, |level| level.sent_per_s);
-    (!lines.is_empty()).then(|| Figure {
-        slug: "fig_latency_rate".to_string(),
-        title: "Response time against the rate sent".to_string(),
-        caption: "p99 of each statement, counted from when it was due, at each rate sent (run db --rate): flat while the server has room, climbing where statements queue; the rate where it crosses an objective is the throughput to plan on".to_string(),
-        x_label: "statements sent per second".to_string(),
-        y_label: "p99 response time (ms)".to_string(),
-        lines,
-        markers: Vec::new(),
-        legend: LegendCorner::UpperLeft,
-        y_at_least: 0.0,
-        x_names: Vec::new(),
-        x_decimals: 0,
-    })
-}
-
-/// p99 against a replay's speed over the captured pace (`run replay`): its rate sent is the
-/// capture's, which says little beside another capture's, while its speed says how much
-/// faster than production the server was driven.
-fn speed_figure(replays: &[&OpenLoopSeries]) -> Option<Figure> {
-    let lines = p99_lines(replays, |level| level.speed.unwrap_or(f64::NAN));
-    (!lines.is_empty()).then(|| Figure {
-        slug: "fig_latency_speed".to_string(),
-        title: "Response time against the replay's speed".to_string(),
-        caption: "p99 of each replayed statement, counted from when it was due, at each speed over the captured pace (run replay): flat while the server keeps up with the production workload sped up, climbing where statements queue".to_string(),
-        x_label: "speed over the captured pace (x)".to_string(),
-        y_label: "p99 response time (ms)".to_string(),
-        lines,
-        markers: Vec::new(),
-        legend: LegendCorner::UpperLeft,
-        y_at_least: 0.0,
-        x_names: Vec::new(),
-        x_decimals: 1,
-    })
-}
-
-/// The open-loop figures: rates against the rate sent, replays against their speed.
+/// The open-loop figures: p99 against the rate sent, a line per series and worker count,
+/// for `run db --rate` (the latency-throughput curve capacity is planned on); a replay's
+/// against its speed over the captured pace (`run replay`), since its rate sent is its
+/// capture's, which says little beside another capture's.
 pub(super) fn open_loop_figures(analysis: &Analysis) -> Vec<Figure> {
     let shown: Vec<&OpenLoopSeries> = analysis
         .open_loop
@@ -194,10 +157,44 @@ pub(super) fn open_loop_figures(analysis: &Analysis) -> Vec<Figure> {
         .collect();
     let (replays, rates): (Vec<&OpenLoopSeries>, Vec<&OpenLoopSeries>) =
         shown.into_iter().partition(|open| open.capture.is_some());
-    rate_figure(&rates)
-        .into_iter()
-        .chain(speed_figure(&replays))
-        .collect()
+    let rate = p99_figure(
+        "fig_latency_rate",
+        "Response time against the rate sent",
+        "p99 of each statement, counted from when it was due, at each rate sent (run db --rate): flat while the server has room, climbing where statements queue; the rate where it crosses an objective is the throughput to plan on",
+        ("statements sent per second", 0),
+        p99_lines(&rates, |level| level.sent_per_s),
+    );
+    let speed = p99_figure(
+        "fig_latency_speed",
+        "Response time against the replay's speed",
+        "p99 of each replayed statement, counted from when it was due, at each speed over the captured pace (run replay): flat while the server keeps up with the production workload sped up, climbing where statements queue",
+        ("speed over the captured pace (x)", 1),
+        p99_lines(&replays, |level| level.speed.unwrap_or(f64::NAN)),
+    );
+    rate.into_iter().chain(speed).collect()
+}
+
+/// A figure of p99 lines against `x_axis` (its name and decimals), None without lines.
+fn p99_figure(
+    slug: &str,
+    title: &str,
+    caption: &str,
+    (x_label, x_decimals): (&str, usize),
+    lines: Vec<Line>,
+) -> Option<Figure> {
+    (!lines.is_empty()).then(|| Figure {
+        slug: slug.to_string(),
+        title: title.to_string(),
+        caption: caption.to_string(),
+        x_label: x_label.to_string(),
+        y_label: "p99 response time (ms)".to_string(),
+        lines,
+        markers: Vec::new(),
+        legend: LegendCorner::UpperLeft,
+        y_at_least: 0.0,
+        x_names: Vec::new(),
+        x_decimals,
+    })
 }
 
 /// A p99 line per series and worker count, its levels at `x` in order.
