@@ -106,8 +106,12 @@ fn two_parts_merge_exactly_and_a_killed_part_leaves_its_level_incomplete() {
             "each part runs its half of 2 and 4 sessions, closed loop then at a set rate"
         );
         // Each judged level found the other part on this host and took its CPU out of the
-        // other processes' load: the campaign's own load is no disturbance.
+        // other processes' load: the campaign's own load is no disturbance. A part that
+        // ended before this one's last window closed is gone from /proc and counted as
+        // nothing (seen in .ci/run: 0 CPUs at the last level), so its CPU shows at some
+        // level, not necessarily at each.
         let mut judged_levels = 0;
+        let mut counted_cpu = false;
         for level in document["levels"].as_array().unwrap() {
             let judged = &level["interference"];
             if judged.is_null() {
@@ -115,14 +119,13 @@ fn two_parts_merge_exactly_and_a_killed_part_leaves_its_level_incomplete() {
             }
             judged_levels += 1;
             assert_eq!(judged["campaign_parts_here"], 1, "{judged}");
-            assert!(
-                judged["campaign_parts_cpus"].as_f64().unwrap() > 0.0,
-                "{judged}"
-            );
+            let cpus = judged["campaign_parts_cpus"].as_f64().unwrap();
+            assert!(cpus >= 0.0, "{judged}");
+            counted_cpu |= cpus > 0.0;
         }
         assert!(
-            judged_levels > 0,
-            "no level of part {} was judged",
+            judged_levels > 0 && counted_cpu,
+            "no level of part {} was judged with the other part's CPU counted",
             index + 1
         );
     }
