@@ -8,7 +8,7 @@ use std::io::BufRead;
 
 use anyhow::{Result, anyhow, bail};
 
-use super::pg_log::{Entry, LONGEST_LINE, parse_time, read_lines};
+use super::pg_log::{Entry, parse_time, read_lines, within_longest};
 
 /// Which of the two logs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -265,13 +265,12 @@ fn read_slow(
         } else if is_header(line) {
             finish_slow(&mut current, &mut databases, place)?;
         } else {
-            if current.sql.len() + line.len() > LONGEST_LINE {
-                bail!(
-                    "line {number}: the statement from line {} is longer than {} MiB: not a slow query log",
-                    current.line,
-                    LONGEST_LINE >> 20
-                );
-            }
+            within_longest(
+                current.sql.len(),
+                line.len(),
+                (number, current.line),
+                ("statement", "slow query log"),
+            )?;
             if !current.sql.is_empty() {
                 current.sql.push('\n');
             }
@@ -339,13 +338,12 @@ fn read_general(
                     place(done)?;
                 }
             } else if let Some(statement) = pending.as_mut() {
-                if statement.entry.message.len() + line.len() > LONGEST_LINE {
-                    bail!(
-                        "line {number}: the statement from line {} is longer than {} MiB: not a general query log",
-                        statement.entry.line,
-                        LONGEST_LINE >> 20
-                    );
-                }
+                within_longest(
+                    statement.entry.message.len(),
+                    line.len(),
+                    (number, statement.entry.line),
+                    ("statement", "general query log"),
+                )?;
                 statement.entry.message.push('\n');
                 statement.entry.message.push_str(line);
             }

@@ -266,6 +266,24 @@ fn read_format(
     }
 }
 
+/// Refuses an entry begun at line `from` that `adding` more bytes would grow past
+/// [`LONGEST_LINE`]: a statement continued over many lines is capped as a line is. `what`
+/// names the entry and the log ("statement", "slow query log").
+pub(super) fn within_longest(
+    held: usize,
+    adding: usize,
+    (number, from): (u64, u64),
+    (what, log): (&str, &str),
+) -> Result<()> {
+    if held + adding > LONGEST_LINE {
+        bail!(
+            "line {number}: the {what} from line {from} is longer than {} MiB: not a {log}",
+            LONGEST_LINE >> 20
+        );
+    }
+    Ok(())
+}
+
 /// Each line, as UTF-8 text without its newline, with its number (MySQL's logs too).
 pub(super) fn read_lines(
     reader: &mut dyn BufRead,
@@ -447,13 +465,12 @@ fn stderr_line(
     if let Some(continued) = line.strip_prefix('\t') {
         if let Some(entry) = pending.as_mut() {
             let held = entry.message.len() + entry.detail.as_ref().map_or(0, String::len);
-            if held + continued.len() > LONGEST_LINE {
-                bail!(
-                    "line {number}: the entry from line {} is longer than {} MiB: not a server log",
-                    entry.line,
-                    LONGEST_LINE >> 20
-                );
-            }
+            within_longest(
+                held,
+                continued.len(),
+                (number, entry.line),
+                ("entry", "server log"),
+            )?;
             match entry.detail.as_mut() {
                 Some(detail) => {
                     detail.push('\n');
@@ -530,6 +547,17 @@ fn stderr_line(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_entry_continued_past_the_longest_line_is_refused_naming_both_lines() {
+        let kind = ("statement", "slow query log");
+        assert!(within_longest(LONGEST_LINE - 10, 10, (9, 3), kind).is_ok());
+        let error = within_longest(LONGEST_LINE - 10, 11, (9, 3), kind).unwrap_err();
+        assert_eq!(
+            error.to_string(),
+            "line 9: the statement from line 3 is longer than 64 MiB: not a slow query log"
+        );
+    }
 
     fn entries(text: &str, format: &Format) -> Result<Vec<Entry>> {
         let mut found = Vec::new();
