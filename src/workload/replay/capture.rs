@@ -63,9 +63,6 @@ impl Log {
     }
 }
 
-/// The longest duration a log's entry is taken to give (longer: not a duration).
-const A_DAY_MS: f64 = 86_400_000.0;
-
 /// What a capture read, for its closing line.
 #[derive(Debug, Default, Clone, PartialEq)]
 pub struct Captured {
@@ -177,7 +174,7 @@ impl<'a> Capturer<'a> {
                     .trim()
                     .parse::<f64>()
                     .ok()
-                    .filter(|ms| ms.is_finite() && (0.0..=A_DAY_MS).contains(ms))
+                    .filter(|ms| ms.is_finite() && (0.0..=crate::latency::A_DAY_MS).contains(ms))
                     .map(|ms| (ms * 1e3).round() as u64);
                 (took, rest.trim_start())
             }

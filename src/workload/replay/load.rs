@@ -13,8 +13,9 @@ use super::fingerprint::{Class, Quoting, fingerprint};
 use crate::db::driver::BoundValue;
 use crate::latency::ResponseTimes;
 
-/// The longest duration a statement is taken to have (longer ones are a log's nonsense).
-const A_DAY_US: u64 = 86_400_000_000;
+/// The longest duration a statement is taken to have (longer ones are a log's nonsense):
+/// the day every response time is bounded by.
+const A_DAY_US: u64 = (crate::latency::A_DAY_MS * 1e3) as u64;
 
 /// The most fingerprints with figures of their own; the rest are counted together.
 pub const MOST_FINGERPRINTS: usize = 40;
