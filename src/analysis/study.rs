@@ -258,8 +258,8 @@ fn different_jobs(series: &[SeriesAnalysis], groups: &[Vec<usize>]) -> Vec<Strin
 /// or, at equal warehouses, the implementation (HammerDB's stored procedures against
 /// corescale's statements): either way compared by scaling, not by NOPM.
 fn order_entry_pair(first: &SeriesAnalysis, second: &SeriesAnalysis) -> Option<String> {
-    let nopm = |one: &SeriesAnalysis| matches!(&one.series.measure, Measure::Rate { unit } if unit == "NOPM");
-    if !nopm(first) || !nopm(second) {
+    use crate::analysis::input::orders::on_nopm_axis;
+    if !on_nopm_axis(&first.series.measure) || !on_nopm_axis(&second.series.measure) {
         return None;
     }
     let count = |one: &SeriesAnalysis| crate::analysis::input::orders::warehouses(&one.series.job);

@@ -96,6 +96,11 @@ fn new_order_times(figures: &std::collections::BTreeMap<String, f64>) -> Option<
     })
 }
 
+/// Whether a series' measure is the NOPM axis (a `run tpcc` run's, or HammerDB's).
+pub(crate) fn on_nopm_axis(measure: &Measure) -> bool {
+    matches!(measure, Measure::Rate { unit } if unit == "NOPM")
+}
+
 /// The warehouses an order-entry job ran on, where its shape says ("tpcc 2 warehouse(s)").
 pub(crate) fn warehouses(job: &Job) -> Option<u32> {
     let shape = job.shape.as_deref()?;
@@ -111,7 +116,7 @@ pub(crate) fn warehouses(job: &Job) -> Option<u32> {
 /// warehouses and mix. Refused for a series not on that axis, or one whose file says
 /// another count.
 pub(crate) fn set_warehouses(series: &mut Series, count: u32) -> Result<(), UsageError> {
-    if !matches!(&series.measure, Measure::Rate { unit } if unit == "NOPM") {
+    if !on_nopm_axis(&series.measure) {
         return Err(UsageError::new(format!(
             "--warehouses {}={count}: {} is not an order-entry result on the NOPM axis (a `run tpcc` run or HammerDB's TPROC-C log)",
             series.name, series.name
