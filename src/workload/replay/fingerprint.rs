@@ -502,7 +502,7 @@ mod tests {
     }
 
     #[test]
-    fn values_of_every_kind_leave_one_pg() {
+    fn values_of_every_kind_leave_one_fingerprint() {
         assert_eq!(
             pg("UPDATE pgbench_accounts SET abalance = abalance + -2641 WHERE aid = 72565;"),
             "UPDATE PGBENCH_ACCOUNTS SET ABALANCE = ABALANCE + ? WHERE AID = ?"
