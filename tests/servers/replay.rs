@@ -358,8 +358,9 @@ fn assert_replayed(
     sent == due
 }
 
-/// A private MariaDB whose slow query log holds a 3 s sysbench oltp_read_only run (and not
-/// its prepare).
+/// A private MariaDB whose slow query log holds a sysbench oltp_read_only run of 60
+/// transactions paced at 20/s (and not its prepare). A count of transactions, not a time:
+/// on a busy host a 3 s run once did 47, too few for the test's 50 of each statement.
 fn sysbench_in_the_slow_log() -> common::mariadb::PrivateMariaDb {
     use common::mariadb::PrivateMariaDb;
     use mysql::prelude::Queryable;
@@ -397,7 +398,10 @@ fn sysbench_in_the_slow_log() -> common::mariadb::PrivateMariaDb {
         .admin()
         .query_drop("SET GLOBAL slow_query_log = 1")
         .unwrap();
-    sysbench("run", &["--threads=2", "--time=3", "--rate=20"]);
+    sysbench(
+        "run",
+        &["--threads=2", "--time=0", "--events=60", "--rate=20"],
+    );
     server
         .admin()
         .query_drop("SET GLOBAL slow_query_log = 0")
