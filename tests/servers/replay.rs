@@ -215,14 +215,29 @@ fn diverges_on_a_missing_table(clone_url: &str, capture: &std::path::Path, csvlo
     let diverged = dir.path().join("diverged.json");
     replay(clone_url, capture, "4", true, &diverged);
     let level = &common::read_json(&diverged)["levels"][0];
-    // Every statement naming the table: the inserts, and each run's truncate at its start.
+    // Every statement naming the table: the inserts, and each run's truncate at its start;
+    // exactly when the level sent all it was due, else short by no more than it left
+    // unsent (a busy host, seen in .ci/run beside the fuzzers: 178 of 179).
     let naming = logged_mentions(csvlog, &["pgbench_history"])[0].1;
-    assert_eq!(
-        level["workload_figures"]["failures SQLSTATE 42P01"].as_f64(),
-        Some(naming as f64),
-        "{}",
-        level["workload_figures"]
+    let refused = level["workload_figures"]["failures SQLSTATE 42P01"]
+        .as_f64()
+        .unwrap() as u64;
+    let rate = &level["latency"]["rate"];
+    let (due, sent) = (
+        rate["due"].as_f64().unwrap(),
+        rate["sent"].as_f64().unwrap(),
     );
+    assert!(sent <= due && 2.0 * sent >= due, "{rate}");
+    let unsent = (due - sent) as u64;
+    if unsent == 0 {
+        assert_eq!(refused, naming, "{}", level["workload_figures"]);
+    } else {
+        assert!(
+            refused <= naming && naming - refused <= unsent,
+            "{refused} refused of {naming}, {unsent} unsent: {}",
+            level["workload_figures"]
+        );
+    }
     let warnings = level["warnings"].to_string();
     assert!(
         warnings.contains("the replay diverged from the capture"),
