@@ -124,7 +124,8 @@ mod tests {
     /// Shells started with `--campaign c1` among their arguments (`sh -c '...' --campaign
     /// c1` keeps them in its command line) are found by that name, in either spelling; one
     /// of another campaign is not, nor a process of another program. Each shell waits on a
-    /// builtin `read` of its stdin, so killing it leaves no child behind.
+    /// builtin `read` of its stdin, so killing it leaves no child behind. The search waits
+    /// for each shell's exec, as a campaign's parts are found after they started.
     #[test]
     fn the_other_parts_of_a_campaign_are_found_by_their_arguments() {
         let spawn = |arguments: &[&str]| {
@@ -141,6 +142,16 @@ mod tests {
             spawn(&["--campaign=c1"]),
             spawn(&["--campaign", "c2"]),
         ];
+        // A child just forked still shows this test's command line until its exec.
+        for child in &children {
+            let started = std::time::Instant::now();
+            while !std::fs::read(format!("/proc/{}/cmdline", child.id()))
+                .is_ok_and(|line| line.windows(10).any(|w| w == b"--campaign"))
+            {
+                assert!(started.elapsed().as_secs() < 10, "sh never started");
+                std::thread::sleep(std::time::Duration::from_millis(5));
+            }
+        }
         let root = FsRoot::new("/");
         let shell = std::fs::read_link(format!("/proc/{}/exe", children[0].id())).unwrap();
         let found = running_with(&root, &shell, "--campaign", "c1");
