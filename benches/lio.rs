@@ -84,6 +84,7 @@ fn measured(workload: &LioWorkload, workers: usize, seconds: f64) -> Level {
         duration: Some(Duration::from_secs_f64(seconds)),
         warmup: None,
         interval: Duration::from_secs(1),
+        interval_histograms: false,
         start_at: None,
         sessions: None,
         campaign: None,

@@ -470,8 +470,8 @@ pub struct SweepArgs {
     pub pin: Pin,
 
     /// Result file, format by extension (.json or .csv; .hlog for HdrHistogram's interval log
-    /// of each level's response times; - for JSON on standard output); repeatable. Rewritten
-    /// after each level.
+    /// of each level's response times, .classes.hlog for each statement or transaction
+    /// type's; - for JSON on standard output); repeatable. Rewritten after each level.
     #[arg(
         short = 'o',
         long = "output",

@@ -236,8 +236,9 @@ impl ResponseTimes {
                     format!("the histogram holds more than {MOST_RESPONSES} responses")
                 })?;
         }
-        let mut large =
-            Histogram::<u64>::new_with_bounds(1, LONGEST_NS, 3).expect("valid histogram bounds");
+        // At the precision it was written in, so its percentiles are the writer's.
+        let mut large = Histogram::<u64>::new_with_bounds(1, LONGEST_NS, digits as u8)
+            .expect("valid histogram bounds");
         large
             .add(&histogram)
             .map_err(|error| format!("the histogram cannot be read ({error:?})"))?;
@@ -422,6 +423,14 @@ mod tests {
         let back = ResponseTimes::decode(&text).unwrap();
         assert_eq!(back, times, "every count comes back");
         assert_eq!(back.percentiles(), times.percentiles());
+        // A timeline's histogram comes back at its own 2 digits, percentiles and all.
+        let mut coarse = ResponseTimes::coarse();
+        for micros in 1..=5000u64 {
+            coarse.record(Duration::from_micros(micros * micros % 9973 + 1));
+        }
+        let coarse_back = ResponseTimes::decode(&coarse.encode()).unwrap();
+        assert_eq!(coarse_back, coarse);
+        assert_eq!(coarse_back.percentiles(), coarse.percentiles());
         // Merged histograms of parts are the histogram of all their times.
         let mut half = ResponseTimes::default();
         half.record(Duration::from_millis(7));

@@ -120,6 +120,7 @@ mod tests {
                 p99_ms: Some(2.0),
                 server_lio_per_s: None,
                 server_pio_per_s: None,
+                histogram: None,
             })
             .collect()
     }
@@ -163,7 +164,7 @@ mod tests {
         for at in [10, 20, 150, 240, 260] {
             intervals.record(Duration::from_millis(at), Duration::from_micros(100));
         }
-        let figures = intervals.figures(2);
+        let figures = intervals.figures(2, false);
         let counts: Vec<u64> = figures.iter().map(|f| f.responses).collect();
         // 260 ms: an answer drained just after the window's end counts in its last interval.
         assert_eq!(counts, [2, 1, 2]);

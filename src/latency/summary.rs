@@ -43,6 +43,30 @@ pub struct Latency {
     pub histogram: Option<String>,
 }
 
+/// One class of a level's responses (a script's statement, a replay's fingerprint, an
+/// order-entry transaction type): its name, bounded and without the statement's text, and
+/// its responses encoded as `Latency::histogram` is (`levels[].classes[]`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ClassTimes {
+    pub class: String,
+    pub histogram: String,
+}
+
+impl ClassTimes {
+    /// Each class that was answered, named `name(index)`.
+    pub fn of(times: &[super::ResponseTimes], name: impl Fn(usize) -> String) -> Vec<Self> {
+        times
+            .iter()
+            .enumerate()
+            .filter(|(_, times)| times.count() > 0)
+            .map(|(index, times)| Self {
+                class: name(index),
+                histogram: times.encode(),
+            })
+            .collect()
+    }
+}
+
 /// The open loop's rate over a level.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct RateFigures {

@@ -251,8 +251,9 @@ impl Intervals {
         }
     }
 
-    /// Each interval's rate and percentiles over `windows` windows.
-    pub fn figures(&self, windows: u32) -> Vec<IntervalFigures> {
+    /// Each interval's rate and percentiles over `windows` windows, and its responses
+    /// themselves when `kept`.
+    pub fn figures(&self, windows: u32, kept: bool) -> Vec<IntervalFigures> {
         self.merged()
             .iter()
             .enumerate()
@@ -274,6 +275,7 @@ impl Intervals {
                     p99_ms: percentiles.map(|p| p.p99_ms),
                     server_lio_per_s: None,
                     server_pio_per_s: None,
+                    histogram: kept.then(|| slot.encode()),
                 }
             })
             .collect()
@@ -289,7 +291,7 @@ fn seconds(value: f64) -> String {
 const MOST_INTERVALS: usize = 600;
 
 /// One interval of a fixed-time level: `levels[].intervals[]`.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct IntervalFigures {
     /// From the start of the window, and the interval's length (the last may be shorter).
     pub start_s: f64,
@@ -305,6 +307,11 @@ pub struct IntervalFigures {
     pub server_lio_per_s: Option<f64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub server_pio_per_s: Option<f64>,
+    /// The interval's responses themselves (2 significant digits, encoded as the level's
+    /// `latency.histogram`): the lines of `-o run.hlog` at `--interval`, and a campaign's
+    /// parts merged into exact percentiles per interval.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub histogram: Option<String>,
 }
 
 /// What a level's timeline shows beyond its noise: a warm-up (its first intervals off the
@@ -398,8 +405,12 @@ mod tests {
         for (slot, (kept, direct)) in merged.iter().zip(&direct).enumerate() {
             assert_eq!(kept, direct, "interval {slot}");
         }
-        let figures = intervals.figures(4);
+        let figures = intervals.figures(4, true);
         assert_eq!(figures.iter().map(|f| f.responses).sum::<u64>(), recorded);
+        for figure in &figures {
+            let kept = ResponseTimes::decode(figure.histogram.as_deref().unwrap()).unwrap();
+            assert_eq!(kept.count(), figure.responses);
+        }
         // Merged into a level and cloned, the same.
         let mut level = intervals.clone();
         level.merge(&intervals);

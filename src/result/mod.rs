@@ -162,6 +162,11 @@ pub struct Level {
     /// (`--interval`), the i-th interval of every batch together.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub intervals: Vec<crate::latency::IntervalFigures>,
+    /// Each class's response times: a script's statements (`statement-K`), a replay's
+    /// fingerprints (`fingerprint-K`), order entry's transaction types (`new_order`); the
+    /// lines of `-o run.classes.hlog`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub classes: Vec<crate::latency::ClassTimes>,
     /// What this level's figures cannot vouch for.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub warnings: Vec<String>,

@@ -19,6 +19,8 @@ pub(crate) enum Format {
     Csv,
     /// HdrHistogram's interval log of each level's response times.
     Hlog,
+    /// The same of each level's statement classes (`*.classes.hlog`).
+    ClassesHlog,
 }
 
 /// A result file and its format, chosen by extension; `-` is the JSON document on standard
@@ -46,7 +48,17 @@ impl Output {
         let format = match path.extension().and_then(|ext| ext.to_str()) {
             Some(ext) if ext.eq_ignore_ascii_case("json") => Format::Json,
             Some(ext) if ext.eq_ignore_ascii_case("csv") => Format::Csv,
-            Some(ext) if ext.eq_ignore_ascii_case("hlog") => Format::Hlog,
+            Some(ext) if ext.eq_ignore_ascii_case("hlog") => {
+                let stem = path
+                    .file_stem()
+                    .and_then(|stem| stem.to_str())
+                    .unwrap_or("");
+                if stem.to_ascii_lowercase().ends_with(".classes") {
+                    Format::ClassesHlog
+                } else {
+                    Format::Hlog
+                }
+            }
             _ => {
                 return Err(UsageError::new(format!(
                     "cannot tell the format of output '{}': name it *.json, *.csv or *.hlog",
@@ -78,6 +90,7 @@ impl Output {
             }
             Format::Csv => csv_format::to_csv(document)?,
             Format::Hlog => super::hlog_format::to_hlog(document)?,
+            Format::ClassesHlog => super::hlog_format::to_classes_hlog(document)?,
         };
         stage(&self.path, &bytes, true).with_context(|| {
             format!(

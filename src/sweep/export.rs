@@ -5,7 +5,7 @@
 //! p99 and verdict) follow when it ends. Encoded by prometheus-client, served by tiny_http.
 
 use std::net::SocketAddr;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::thread::JoinHandle;
 use std::time::Duration;
@@ -60,7 +60,7 @@ struct Exported {
 
 /// A level's figures as its result records them, as the endpoint serves the last one and the
 /// Pushgateway takes each.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 struct EndedLevel {
     workers: usize,
     rate_per_s: f64,
@@ -69,12 +69,52 @@ struct EndedLevel {
     lag_p99_s: Option<f64>,
     offered_per_s: Option<f64>,
     disturbed: bool,
+    /// The server's own logical and physical reads per second, where read.
+    server_reads_per_s: [Option<f64>; 2],
+    /// A cluster's instances, numbered from 1 as the result lists them.
+    instances: Vec<EndedInstance>,
 }
+
+/// One instance's part of the last level: labelled by its number and role, never its target.
+#[derive(Debug, Clone)]
+struct EndedInstance {
+    role: String,
+    sessions: usize,
+    statements_per_s: f64,
+    p99_s: Option<f64>,
+    server_reads_per_s: Option<f64>,
+}
+
+/// Where workloads record the server's reads per second: the db workload's own figures, the
+/// others' `server_` ones.
+const SERVER_READS: [[&str; 2]; 2] = [
+    ["db_lio_per_s", "db_pio_per_s"],
+    ["server_lio_per_s", "server_pio_per_s"],
+];
 
 impl EndedLevel {
     fn of(level: &Level) -> Self {
         let latency = level.latency.as_ref();
+        let figure =
+            |names: [&str; 2], index: usize| level.workload_figures.get(names[index]).copied();
+        let server_reads_per_s =
+            [0, 1].map(|index| SERVER_READS.iter().find_map(|names| figure(*names, index)));
         Self {
+            server_reads_per_s,
+            instances: level
+                .instances
+                .iter()
+                .map(|instance| EndedInstance {
+                    role: instance.role.to_string(),
+                    sessions: instance.sessions,
+                    statements_per_s: instance.statements_per_s,
+                    p99_s: instance
+                        .latency
+                        .as_ref()
+                        .map(|latency| latency.p99_ms / 1e3),
+                    server_reads_per_s: instance.db_lio_per_s,
+                })
+                .collect(),
             workers: level.workers,
             rate_per_s: level.summary.rate_total,
             elapsed_s: level.elapsed_s,
@@ -94,9 +134,32 @@ impl EndedLevel {
     }
 }
 
+/// The server's own reads as the sampler thread last read them at an interval's edge
+/// (logical, physical; f64 bits, NaN until read): its cumulative counters, as it keeps them.
+pub struct ServerReadsSeen([AtomicU64; 2]);
+
+impl ServerReadsSeen {
+    fn new() -> Self {
+        Self([0, 1].map(|_| AtomicU64::new(f64::NAN.to_bits())))
+    }
+
+    /// A reading of the server's counters, from the sampler's thread.
+    pub fn set(&self, logical: f64, physical: f64) {
+        self.0[0].store(logical.to_bits(), Ordering::Relaxed);
+        self.0[1].store(physical.to_bits(), Ordering::Relaxed);
+    }
+
+    fn get(&self) -> [Option<f64>; 2] {
+        [0, 1].map(|index| {
+            Some(f64::from_bits(self.0[index].load(Ordering::Relaxed))).filter(|v| v.is_finite())
+        })
+    }
+}
+
 /// The endpoint: a thread answering scrapes until the run ends.
 pub struct MetricsEndpoint {
     state: Arc<Mutex<Exported>>,
+    server_reads: Arc<ServerReadsSeen>,
     stop: Arc<AtomicBool>,
     handle: Option<JoinHandle<()>>,
     pub address: SocketAddr,
@@ -114,20 +177,28 @@ impl MetricsEndpoint {
             .to_ip()
             .ok_or_else(|| anyhow!("--metrics-listen {address}: not an IP address"))?;
         let state = Arc::new(Mutex::new(Exported::default()));
+        let server_reads = Arc::new(ServerReadsSeen::new());
         let stop = Arc::new(AtomicBool::new(false));
         let mut registry = Registry::default();
         registry.register_collector(Box::new(RunCollector {
             state: Arc::clone(&state),
+            server_reads: Arc::clone(&server_reads),
             labels,
         }));
         let stopped = Arc::clone(&stop);
         let handle = std::thread::spawn(move || serve(&server, &registry, &stopped));
         Ok(Self {
             state,
+            server_reads,
             stop,
             handle: Some(handle),
             address,
         })
+    }
+
+    /// Where the sampler thread puts each reading of the server's counters.
+    pub fn server_reads(&self) -> Arc<ServerReadsSeen> {
+        Arc::clone(&self.server_reads)
     }
 
     fn update(&self, change: impl FnOnce(&mut Exported)) {
@@ -230,6 +301,7 @@ fn serve(server: &tiny_http::Server, registry: &Registry, stop: &AtomicBool) {
 
 struct RunCollector {
     state: Arc<Mutex<Exported>>,
+    server_reads: Arc<ServerReadsSeen>,
     labels: Vec<(String, String)>,
 }
 
@@ -322,8 +394,27 @@ impl Collector for RunCollector {
             MetricType::Histogram,
         )?;
         Responses(buckets, sum_s, count).encode(histogram)?;
-        if let Some(last) = state.last {
-            encode_last(&last, &mut encoder)?;
+        let reads: Vec<(Vec<(String, String)>, f64)> = ["logical", "physical"]
+            .iter()
+            .zip(self.server_reads.get())
+            .filter_map(|(kind, value)| Some((vec![("kind".into(), (*kind).into())], value?)))
+            .collect();
+        if !reads.is_empty() {
+            let mut family = encoder.encode_descriptor(
+                "corescale_server_reads",
+                "The server's own block reads (logical: from its cache; physical: from storage), its cumulative counters as read at each interval's edge of fixed-time levels.",
+                None,
+                MetricType::Counter,
+            )?;
+            for (labels, value) in &reads {
+                family
+                    .encode_family(labels)?
+                    .encode_counter::<NoLabelSet, _, f64>(value, None)?;
+            }
+        }
+        if let Some(last) = &state.last {
+            encode_last(last, &mut encoder)?;
+            encode_servers(last, &mut encoder)?;
         }
         drop(state);
         let mut info = encoder.encode_descriptor(
@@ -379,6 +470,81 @@ fn encode_last(last: &EndedLevel, encoder: &mut DescriptorEncoder) -> Result<(),
                 MetricType::Gauge,
             )?)?;
         }
+    }
+    Ok(())
+}
+
+/// One of an instance's figures, where it has it.
+type InstanceFigure = dyn Fn(&EndedInstance) -> Option<f64>;
+
+/// The server's reads of the last level, and a cluster's instances' figures, labelled.
+fn encode_servers(
+    last: &EndedLevel,
+    encoder: &mut DescriptorEncoder,
+) -> Result<(), std::fmt::Error> {
+    let reads: Vec<(Vec<(String, String)>, f64)> = ["logical", "physical"]
+        .iter()
+        .zip(last.server_reads_per_s)
+        .filter_map(|(kind, value)| Some((vec![("kind".into(), (*kind).into())], value?)))
+        .collect();
+    labelled_gauge(
+        encoder,
+        "corescale_last_level_server_reads_per_second",
+        "The server's own block reads per second over the last level (logical: from its cache; physical: from storage), where read.",
+        &reads,
+    )?;
+    let labels = |number: usize, instance: &EndedInstance| {
+        vec![
+            ("instance_number".to_string(), number.to_string()),
+            ("role".to_string(), instance.role.clone()),
+        ]
+    };
+    let each = |pick: &InstanceFigure| -> Vec<(Vec<(String, String)>, f64)> {
+        (last.instances.iter().enumerate())
+            .filter_map(|(index, instance)| Some((labels(index + 1, instance), pick(instance)?)))
+            .collect()
+    };
+    let figures: [(&str, &str, &InstanceFigure); 4] = [
+        (
+            "corescale_last_level_instance_sessions",
+            "Sessions of the last level on each instance of a cluster (numbered as the result lists them).",
+            &|instance| Some(instance.sessions as f64),
+        ),
+        (
+            "corescale_last_level_instance_statements_per_second",
+            "Statements per second each instance answered over the last level.",
+            &|instance| Some(instance.statements_per_s),
+        ),
+        (
+            "corescale_last_level_instance_p99_seconds",
+            "Each instance's 99th percentile response time over the last level.",
+            &|instance| instance.p99_s,
+        ),
+        (
+            "corescale_last_level_instance_server_reads_per_second",
+            "Each instance's own logical reads per second over the last level, where read.",
+            &|instance| instance.server_reads_per_s,
+        ),
+    ];
+    for (name, help, pick) in figures {
+        labelled_gauge(encoder, name, help, &each(pick))?;
+    }
+    Ok(())
+}
+
+/// A gauge with one value per label set; nothing when there is none.
+fn labelled_gauge(
+    encoder: &mut DescriptorEncoder,
+    name: &str,
+    help: &str,
+    values: &[(Vec<(String, String)>, f64)],
+) -> Result<(), std::fmt::Error> {
+    if values.is_empty() {
+        return Ok(());
+    }
+    let mut family = encoder.encode_descriptor(name, help, None, MetricType::Gauge)?;
+    for (labels, value) in values {
+        family.encode_family(labels)?.encode_gauge(value)?;
     }
     Ok(())
 }
@@ -591,6 +757,70 @@ mod tests {
             "/host@base64/bXkgaG9zdC8y"
         );
         assert_eq!(grouping_key("host", ""), "/host@base64/=");
+    }
+
+    /// The server's reads as last read, and a cluster's last level per instance, are served
+    /// labelled by kind, instance number and role; nothing of an instance's target is.
+    #[test]
+    fn server_reads_and_instances_are_served_with_bounded_labels() {
+        let server_reads = Arc::new(ServerReadsSeen::new());
+        let state = Arc::new(Mutex::new(Exported::default()));
+        let mut registry = Registry::default();
+        registry.register_collector(Box::new(RunCollector {
+            state: Arc::clone(&state),
+            server_reads: Arc::clone(&server_reads),
+            labels: vec![("workload".into(), "db".into())],
+        }));
+        let text = || {
+            let mut text = String::new();
+            prometheus_client::encoding::text::encode(&mut text, &registry).unwrap();
+            text
+        };
+        assert!(!text().contains("corescale_server_reads"), "{}", text());
+        server_reads.set(1_234_567.0, 89.0);
+        let instance = |role: &str, statements_per_s: f64, lio: Option<f64>| EndedInstance {
+            role: role.to_string(),
+            sessions: 2,
+            statements_per_s,
+            p99_s: Some(0.0025),
+            server_reads_per_s: lio,
+        };
+        state.lock().unwrap().last = Some(EndedLevel {
+            workers: 4,
+            rate_per_s: 100.0,
+            elapsed_s: 2.0,
+            p99_s: Some(0.003),
+            lag_p99_s: None,
+            offered_per_s: None,
+            disturbed: false,
+            server_reads_per_s: [Some(5000.0), None],
+            instances: vec![
+                instance("primary", 60.0, Some(3000.0)),
+                instance("replica", 40.0, None),
+            ],
+        });
+        let text = text();
+        for line in [
+            "corescale_server_reads_total{kind=\"logical\"} 1234567.0",
+            "corescale_server_reads_total{kind=\"physical\"} 89.0",
+            "corescale_last_level_server_reads_per_second{kind=\"logical\"} 5000.0",
+            "corescale_last_level_instance_statements_per_second{instance_number=\"1\",role=\"primary\"} 60.0",
+            "corescale_last_level_instance_statements_per_second{instance_number=\"2\",role=\"replica\"} 40.0",
+            "corescale_last_level_instance_sessions{instance_number=\"2\",role=\"replica\"} 2.0",
+            "corescale_last_level_instance_p99_seconds{instance_number=\"1\",role=\"primary\"} 0.0025",
+            "corescale_last_level_instance_server_reads_per_second{instance_number=\"1\",role=\"primary\"} 3000.0",
+        ] {
+            assert!(
+                text.lines().any(|served| served == line),
+                "{line} not in\n{text}"
+            );
+        }
+        // A reading not made is not served as a zero.
+        assert!(!text.contains("kind=\"physical\"} 0"), "{text}");
+        assert!(
+            !text.contains("server_reads_per_second{instance_number=\"2\""),
+            "{text}"
+        );
     }
 
     #[test]

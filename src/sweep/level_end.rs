@@ -17,14 +17,15 @@ use crate::workload::{LevelTotals, Workload};
 const JUDGED_FROM_S: f64 = 0.5;
 
 /// A measured level's figures beyond its samples: the workload's own, its intervals and
-/// their server rates, its response times, and whether other load disturbed it.
+/// their server rates, its response times, and whether other load disturbed it; with
+/// `interval_histograms` (`--interval` given), each interval's responses too.
 pub(super) fn finish_level(
     level: &mut Level,
     workload: &dyn Workload,
     latency: Option<SessionLatency>,
     server_windows: &[Vec<Option<ServerReading>>],
     load: Option<OtherLoad>,
-    mode: RunMode,
+    (mode, interval_histograms): (RunMode, bool),
 ) -> Result<()> {
     let figures = workload.level_figures(&totals(level))?;
     level.workload_figures = figures
@@ -37,10 +38,11 @@ pub(super) fn finish_level(
     level.server_cpu_s = figures.server_cpu_s;
     level.connections = figures.connections;
     level.instances = figures.instances;
+    level.classes = figures.classes;
     level.intervals = latency
         .as_ref()
         .and_then(|sessions| sessions.intervals.as_ref())
-        .map(|intervals| intervals.figures(level.batches))
+        .map(|intervals| intervals.figures(level.batches, interval_histograms))
         .unwrap_or_default();
     add_server_rates(&mut level.intervals, server_windows);
     // The intervals count responses (statements), not the workload's unit of merit.

@@ -224,6 +224,7 @@ mod tests {
             duration: None,
             warmup: None,
             interval: std::time::Duration::from_secs(1),
+            interval_histograms: false,
             start_at: None,
             sessions: None,
             campaign: None,

@@ -174,6 +174,13 @@ impl Progress {
         self.export = Some(endpoint);
     }
 
+    /// Where the server's counters go as they are read, when metrics are served.
+    pub fn server_reads(&self) -> Option<Arc<super::export::ServerReadsSeen>> {
+        self.export
+            .as_ref()
+            .map(super::export::MetricsEndpoint::server_reads)
+    }
+
     /// Whether interval lines are printed or metrics served, so workers should keep
     /// running counts.
     pub fn wants_live_counts(&self) -> bool {

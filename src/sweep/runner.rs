@@ -51,6 +51,9 @@ pub struct LevelSettings {
     pub warmup: Option<Duration>,
     /// Fixed-time levels: per-interval figures this far apart (`--interval`).
     pub interval: Duration,
+    /// Whether each interval's responses are kept in the result (`--interval` given): the
+    /// lines of `-o run.hlog`, and a campaign's merged percentiles per interval.
+    pub interval_histograms: bool,
     /// A campaign's part: when the level's first window starts, by this host's clock (its
     /// sessions connect and warm up before).
     pub start_at: Option<std::time::SystemTime>,
@@ -174,7 +177,7 @@ pub fn measure_level(
         notes.latency,
         &server_windows,
         load,
-        settings.mode(),
+        (settings.mode(), settings.interval_histograms),
     )?;
     Ok(Some(LevelOutcome {
         level,
@@ -397,9 +400,12 @@ impl<'a> Coordinator<'a> {
         meeting.start.wait();
         let released = Instant::now();
         let workload = self.workload;
+        let seen = self.progress.server_reads();
         let sampler = server_window.map(|(width, length)| {
             let stop = &meeting.sampler_stop;
-            scope.spawn(move || sample_server(workload, width, length, released, stop))
+            scope.spawn(move || {
+                sample_server(workload, width, length, released, stop, seen.as_deref())
+            })
         });
         meeting.end.wait();
         meeting.sampler_stop.store(true, Ordering::SeqCst);
@@ -447,6 +453,7 @@ impl Window {
             instances: Vec::new(),
             latency: None,
             intervals: Vec::new(),
+            classes: Vec::new(),
             warnings: Vec::new(),
             interference: None,
             campaign: None,

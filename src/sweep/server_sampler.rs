@@ -5,18 +5,21 @@
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
+use super::export::ServerReadsSeen;
 use crate::latency::IntervalFigures;
 use crate::workload::{ServerCounts, Workload};
 
 /// The server's counts at each interval's edge of one window (0, width, 2 width, ...,
 /// window), read from the sampler's own thread; cut short with one last reading when the
-/// batch ends early. Empty for a workload without a server.
+/// batch ends early. Empty for a workload without a server. Each reading is also `seen` by
+/// the metrics endpoint, when one serves the run.
 pub(super) fn sample_server(
     workload: &dyn Workload,
     width: Duration,
     window: Duration,
     began: Instant,
     stop: &AtomicBool,
+    seen: Option<&ServerReadsSeen>,
 ) -> Vec<Option<ServerReading>> {
     let edges = (window.as_secs_f64() / width.as_secs_f64()).ceil() as u32;
     let mut readings = Vec::with_capacity(edges as usize + 1);
@@ -33,9 +36,14 @@ pub(super) fn sample_server(
         let asked = began.elapsed();
         match workload.server().and_then(|server| server.server_counts()) {
             None => return Vec::new(),
-            Some(reading) => readings.push(reading.ok().map(|counts| ServerReading {
-                at_s: reading_time(asked, began.elapsed(), window),
-                counts,
+            Some(reading) => readings.push(reading.ok().map(|counts| {
+                if let Some(seen) = seen {
+                    seen.set(counts.lio, counts.pio);
+                }
+                ServerReading {
+                    at_s: reading_time(asked, began.elapsed(), window),
+                    counts,
+                }
             })),
         }
         if ended {
@@ -109,6 +117,7 @@ mod tests {
             p99_ms: None,
             server_lio_per_s: None,
             server_pio_per_s: None,
+            histogram: None,
         }
     }
 

@@ -102,6 +102,8 @@ pub struct BuildContext<'a> {
     /// The largest worker count of the plan (sizes per-session schemas).
     pub max_workers: usize,
     pub topology: &'a Topology,
+    /// `--part I/N` of a campaign: this part's number from 1, and how many there are.
+    pub campaign_part: Option<(usize, usize)>,
 }
 
 /// A workload's own options: it validates them and builds the workload for this host.
@@ -284,6 +286,8 @@ pub struct LevelFigures {
     pub connections: Vec<SessionConnection>,
     /// A cluster's level, instance by instance (empty with one instance).
     pub instances: Vec<db::InstanceFigures>,
+    /// Each class's response times (statements, fingerprints, transaction types).
+    pub classes: Vec<crate::latency::ClassTimes>,
 }
 
 /// How one session reached its server: over TLS, with its protocol and cipher, or in clear

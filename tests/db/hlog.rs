@@ -67,21 +67,7 @@ fn an_hlog_read_by_hdrhistograms_own_reader_gives_each_levels_responses() {
         .success();
     let document = read_json(&json);
     let levels = document["levels"].as_array().unwrap();
-    let read = std::process::Command::new("python3")
-        .args(["-c", READ_BACK])
-        .arg(&hlog)
-        .output()
-        .unwrap();
-    assert!(
-        read.status.success(),
-        "{}",
-        String::from_utf8_lossy(&read.stderr)
-    );
-    let lines: Vec<Vec<String>> = String::from_utf8(read.stdout)
-        .unwrap()
-        .lines()
-        .map(|line| line.split_whitespace().map(str::to_string).collect())
-        .collect();
+    let lines = read_back(&hlog);
     assert_eq!(lines.len(), levels.len(), "one interval line per level");
     let started = chrono::DateTime::parse_from_rfc3339(document["started_at"].as_str().unwrap())
         .unwrap()
@@ -122,6 +108,171 @@ fn an_hlog_read_by_hdrhistograms_own_reader_gives_each_levels_responses() {
         assert!(number(1) >= started - 1.0);
     }
     report_reads_it_back(&hlog, levels);
+}
+
+/// The log's lines as Python's hdrh reads them: `READ_BACK`'s columns.
+fn read_back(hlog: &std::path::Path) -> Vec<Vec<String>> {
+    let read = std::process::Command::new("python3")
+        .args(["-c", READ_BACK])
+        .arg(hlog)
+        .output()
+        .unwrap();
+    assert!(
+        read.status.success(),
+        "{}",
+        String::from_utf8_lossy(&read.stderr)
+    );
+    String::from_utf8(read.stdout)
+        .unwrap()
+        .lines()
+        .map(|line| line.split_whitespace().map(str::to_string).collect())
+        .collect()
+}
+
+fn column(line: &[String], index: usize) -> f64 {
+    line[index].parse().unwrap()
+}
+
+fn time_ms(text: &serde_json::Value) -> f64 {
+    chrono::DateTime::parse_from_rfc3339(text.as_str().unwrap())
+        .unwrap()
+        .timestamp_millis() as f64
+}
+
+/// Two statements a transaction, of no table: what the classes' log tells apart.
+const TWO_STATEMENTS: &str =
+    "SELECT 1;\nSELECT pg_catalog.count(*) FROM pg_catalog.generate_series(1, 200);\n";
+
+/// With `--interval`, `run.hlog` has a line per interval of each level, tagged with its
+/// level: each line the interval's responses and percentiles as the JSON's `intervals[]`
+/// has them, placed at the interval's start, the lines together every response of the
+/// level; `run.classes.hlog` has each statement's responses per level, as its figures say;
+/// `report` reads the first back as the levels and refuses the second by name.
+#[test]
+#[cfg_attr(
+    not(all(corescale_test_pg, corescale_test_hdrh)),
+    ignore = "needs CORESCALE_TEST_PG (a PostgreSQL URL, see README) and Python's hdrhistogram package (pip install hdrhistogram)"
+)]
+fn intervals_and_statement_classes_are_lines_of_their_own() {
+    let url = common::required("CORESCALE_TEST_PG");
+    let dir = tempfile::tempdir().unwrap();
+    let script = dir.path().join("two.sql");
+    std::fs::write(&script, TWO_STATEMENTS).unwrap();
+    let [json, hlog, classes] =
+        ["run.json", "run.hlog", "run.classes.hlog"].map(|name| dir.path().join(name));
+    corescale()
+        .args(["run", "script", "--target", &url, "--file"])
+        .arg(&script)
+        .args([
+            "--sweep",
+            "1,2",
+            "--duration",
+            "900ms",
+            "--interval",
+            "300ms",
+        ])
+        .args(["--repeat", "1", "-q"])
+        .args(["-o", json.to_str().unwrap(), "-o", hlog.to_str().unwrap()])
+        .args(["-o", classes.to_str().unwrap()])
+        .assert()
+        .success();
+    let document = read_json(&json);
+    let levels = document["levels"].as_array().unwrap();
+    let lines = read_back(&hlog);
+    let mut line = lines.iter();
+    for (index, level) in levels.iter().enumerate() {
+        let intervals = level["intervals"].as_array().unwrap();
+        assert_eq!(intervals.len(), 3, "level {index}");
+        let mut responses = 0.0;
+        for interval in intervals {
+            let line = line.next().expect("a line per interval");
+            assert_eq!(line[0], format!("level-{}", index + 1));
+            assert_eq!(column(line, 3), interval["responses"].as_f64().unwrap());
+            responses += column(line, 3);
+            for (at, figure) in [(4, "p50_ms"), (5, "p99_ms")] {
+                let expected = interval[figure].as_f64().unwrap();
+                assert!(
+                    (column(line, at) - expected).abs() <= expected * 1e-9,
+                    "level {index} {figure}: {} read back, {expected} in the JSON",
+                    column(line, at)
+                );
+            }
+            let start = time_ms(&level["started_at"]) + 1e3 * interval["start_s"].as_f64().unwrap();
+            assert!(
+                (column(line, 1) - start).abs() <= 2.0,
+                "{line:?} not at {start}"
+            );
+        }
+        assert_eq!(responses, level["latency"]["count"].as_f64().unwrap());
+        assert!(responses > 20.0, "level {index}: {responses} responses");
+    }
+    assert!(line.next().is_none(), "no line beyond the intervals'");
+    let classes = read_back(&classes);
+    assert_eq!(classes.len(), 2 * levels.len(), "{classes:?}");
+    for (line, (level, statement)) in classes
+        .iter()
+        .zip((0..levels.len()).flat_map(|level| [(level, 1), (level, 2)]))
+    {
+        assert_eq!(
+            line[0],
+            format!("level-{}.statement-{statement}", level + 1)
+        );
+        let figures = &levels[level]["workload_figures"];
+        for (at, figure) in [(4, "p50_ms"), (5, "p99_ms")] {
+            let expected = figures[format!("statement {statement} {figure}")]
+                .as_f64()
+                .unwrap();
+            assert!(
+                (column(line, at) - expected).abs() <= expected * 1e-9,
+                "{line:?}: {figure} {expected} in the JSON"
+            );
+        }
+        // Each transaction ran both statements; one cut short by the window's end may have
+        // run its first only.
+        let transactions = levels[level]["latency"]["count"].as_f64().unwrap();
+        let workers = levels[level]["workers"].as_f64().unwrap();
+        assert!(
+            (transactions..=transactions + workers).contains(&column(line, 3)),
+            "{line:?}: {transactions} transactions"
+        );
+    }
+    report_reads_intervals_back(&hlog, levels);
+    corescale()
+        .arg("report")
+        .arg(dir.path().join("run.classes.hlog"))
+        .assert()
+        .code(1)
+        .stderr(predicates::str::contains("-o run.classes.hlog"));
+}
+
+/// `report` on an interval log gives each level's workers and response count as the JSON
+/// does, and its percentiles within the intervals' 2 significant digits.
+fn report_reads_intervals_back(hlog: &std::path::Path, levels: &[serde_json::Value]) {
+    let report = hlog.with_extension("report.json");
+    corescale()
+        .arg("report")
+        .arg(hlog)
+        .args(["--include-disturbed", "-o"])
+        .arg(&report)
+        .assert()
+        .success();
+    let report = read_json(&report);
+    let points = report["series"][0]["series"]["points"].as_array().unwrap();
+    assert_eq!(points.len(), levels.len());
+    for (point, level) in points.iter().zip(levels) {
+        assert_eq!(point["workers"], level["workers"]);
+        assert_eq!(point["latency"]["count"], level["latency"]["count"]);
+        for figure in ["p50_ms", "p99_ms", "max_ms"] {
+            let (read, recorded) = (
+                point["latency"][figure].as_f64().unwrap(),
+                level["latency"][figure].as_f64().unwrap(),
+            );
+            assert!(
+                (read - recorded).abs() <= recorded * 0.011,
+                "{figure}: {read} read back, {recorded} in the JSON"
+            );
+        }
+    }
 }
 
 /// `report` on the .hlog alone gives each level's workers and response times exactly as the

@@ -204,6 +204,10 @@ fn prometheus_scrapes_a_run_and_a_pushgateway_holds_its_levels() {
         (scraped - p99_s).abs() <= p99_s * 1e-9,
         "{scraped} for {p99_s}"
     );
+    // The server's own reads over the level, as the run read them.
+    let lio = level["workload_figures"]["db_lio_per_s"].as_f64().unwrap();
+    let scraped = last("corescale_last_level_server_reads_per_second{kind=\"logical\"}");
+    assert!((scraped - lio).abs() <= lio * 1e-9, "{scraped} for {lio}");
     // Every response of the first level was counted before the second began (its warm-up's
     // too, which its figures leave out).
     let first = levels[0]["latency"]["count"].as_f64().unwrap();

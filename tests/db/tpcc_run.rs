@@ -91,6 +91,7 @@ fn runs_and_stays_consistent(database: &Database) {
         );
     }
     report_is_on_the_nopm_axis(&json, dir.path());
+    campaign_parts_count_their_own_orders(url, dir.path());
     killed_run_leaves_consistent_tables(database);
     let torn = corescale()
         .args(["db", "teardown", "--target", url])
@@ -149,6 +150,76 @@ fn check_level(level: &serde_json::Value, mix: [f64; 5], server_wide: bool) {
     // A hundredth of New-Orders is rolled back by its unused item.
     let new_orders = figure("new_order transactions");
     assert!(figure("rollbacks") <= new_orders * 0.05 + 5.0, "{figures}");
+}
+
+/// Two parts of a campaign run together on this host, each at home in its own warehouse:
+/// each part's NOPM, from its own districts, is within one order of the New-Orders its
+/// sessions committed (the other part's are not in it), and the merged level's NOPM is the
+/// parts' sum. A campaign of more parts than warehouses is refused.
+fn campaign_parts_count_their_own_orders(url: &str, dir: &std::path::Path) {
+    let paths: Vec<std::path::PathBuf> = (1..=2)
+        .map(|part| dir.join(format!("part{part}.json")))
+        .collect();
+    let part = |number: usize| {
+        let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_corescale"));
+        command
+            .args(["run", "tpcc", "--target", url, "--sweep", "2"])
+            .args(["--duration", "2s", "--repeat", "1", "-q"])
+            .args(["--campaign", "tpcc-parts", "--part", &format!("{number}/2")])
+            .arg("-o")
+            .arg(&paths[number - 1]);
+        command
+    };
+    let parts: Vec<std::process::Child> = (1..=2)
+        .map(|number| part(number).spawn().unwrap())
+        .collect();
+    for child in parts {
+        let ended = child.wait_with_output().unwrap();
+        assert!(ended.status.success(), "{ended:?}");
+    }
+    let mut nopm = 0.0;
+    for path in &paths {
+        let document: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap();
+        let level = &document["levels"][0];
+        let figures = &level["workload_figures"];
+        let (own, committed) = (
+            figures["nopm"].as_f64().unwrap(),
+            figures["client_nopm"].as_f64().unwrap(),
+        );
+        let elapsed_min = level["elapsed_s"].as_f64().unwrap() / 60.0;
+        assert!(own > 0.0, "{figures}");
+        assert!(
+            ((own - committed) * elapsed_min).abs() <= 1.0 + 1e-6,
+            "{}: NOPM {own} from its districts, {committed} by its sessions",
+            path.display()
+        );
+        nopm += own;
+    }
+    let analysis = common::campaign::merged_analysis(&paths, dir);
+    let merged = &analysis["series"][0]["series"]["points"][0];
+    let raw = merged["raw"].as_f64().unwrap();
+    assert!(
+        (raw - nopm).abs() <= 1e-9 * nopm,
+        "merged {raw}, parts {nopm}"
+    );
+    corescale()
+        .args([
+            "run",
+            "tpcc",
+            "--target",
+            url,
+            "--sweep",
+            "3",
+            "--duration",
+            "1s",
+        ])
+        .args(["--campaign", "tpcc-parts", "--part", "1/3"])
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains(
+            "a campaign of 3 parts needs at least 3 warehouses",
+        ));
 }
 
 /// `report` on the run's own document, as two servers priced apart: each level's capacity is

@@ -242,19 +242,28 @@ fn a_report_ended_by_a_signal_leaves_no_temporary_files() {
     );
 }
 
-/// A job workload keeps no histogram of response times: its .hlog holds the header only, and
-/// the run says so rather than leave an empty log unexplained.
+/// A job workload keeps no histogram of response times, nor any per statement class: its
+/// .hlog and .classes.hlog hold the header only, and the run says so rather than leave an
+/// empty log unexplained.
 #[test]
 fn an_hlog_of_a_run_without_histograms_is_said_to_be_empty() {
     let dir = tempfile::tempdir().unwrap();
     let hlog = dir.path().join("cpu.hlog");
+    let classes = dir.path().join("cpu.classes.hlog");
     corescale()
         .args(["run", "-w", "1", "--job-size", "1M", "-q", "-o"])
         .arg(&hlog)
+        .arg("-o")
+        .arg(&classes)
         .assert()
         .success()
-        .stderr(contains("cpu.hlog holds no interval line"));
-    let text = std::fs::read_to_string(&hlog).unwrap();
-    assert!(text.contains("#[StartTime: "), "{text}");
-    assert!(!text.contains("Tag="), "{text}");
+        .stderr(contains("cpu.hlog holds no interval line"))
+        .stderr(contains(
+            "cpu.classes.hlog holds no interval line: this workload's levels keep no response times per statement class",
+        ));
+    for log in [hlog, classes] {
+        let text = std::fs::read_to_string(&log).unwrap();
+        assert!(text.contains("#[StartTime: "), "{text}");
+        assert!(!text.contains("Tag="), "{text}");
+    }
 }

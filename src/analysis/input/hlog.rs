@@ -1,6 +1,6 @@
-//! corescale's own HdrHistogram interval log (`run -o run.hlog`) read back: each `level-N`
-//! interval line a level whose response times are its histogram's, exactly as the run's
-//! JSON has them, its workers from the log's `#level-N: W workers` comment. Another tool's
+//! corescale's own HdrHistogram interval log (`run -o run.hlog`) read back: the `level-N`
+//! interval lines (one per interval with `--interval`) a level whose response times are
+//! their histograms added, exactly as the run's JSON has them, its workers from the log's `#level-N: W workers` comment. Another tool's
 //! .hlog (YCSB, cassandra-stress) does not say its values' unit, so it is refused by name
 //! rather than read in a unit it may not have.
 
@@ -107,6 +107,47 @@ fn level_latency(response: Percentiles, schedule: Option<Schedule>, length_s: f6
     }
 }
 
+/// Each level's lines added together (one per interval with `--interval`, else one), by its
+/// number: its responses and the seconds its lines cover.
+fn level_lines(
+    path: &str,
+    text: &str,
+) -> Result<std::collections::BTreeMap<usize, (ResponseTimes, f64)>> {
+    let mut levels = std::collections::BTreeMap::<usize, (ResponseTimes, f64)>::new();
+    for entry in IntervalLogIterator::new(text.as_bytes()) {
+        let entry = entry.map_err(|error| anyhow::anyhow!("'{path}': {error:?}"))?;
+        let LogEntry::Interval(interval) = entry else {
+            continue;
+        };
+        let tag = interval.tag().map(|tag| tag.as_str().to_string());
+        if tag
+            .as_deref()
+            .is_some_and(|tag| tag.starts_with("level-") && tag.contains('.'))
+        {
+            bail!(
+                "'{path}' holds each statement class's response times (-o run.classes.hlog), not the levels': report the run's .hlog or its JSON"
+            );
+        }
+        let number = tag
+            .as_deref()
+            .and_then(|tag| tag.strip_prefix("level-")?.parse::<usize>().ok())
+            .ok_or_else(|| anyhow::anyhow!("'{path}': an interval tagged {tag:?}, not level-N"))?;
+        let problem = |problem: String| anyhow::anyhow!("'{path}' level-{number}: {problem}");
+        let times = ResponseTimes::decode(interval.encoded_histogram()).map_err(problem)?;
+        let length_s = interval.duration().as_secs_f64();
+        match levels.get_mut(&number) {
+            Some((all, seconds)) => {
+                all.try_merge(&times).map_err(problem)?;
+                *seconds += length_s;
+            }
+            None => {
+                levels.insert(number, (times, length_s));
+            }
+        }
+    }
+    Ok(levels)
+}
+
 fn from_hlog(file: &InputFile, text: &str) -> Result<Series> {
     let path = file.path.display();
     if !text
@@ -120,30 +161,25 @@ fn from_hlog(file: &InputFile, text: &str) -> Result<Series> {
     }
     let levels: std::collections::BTreeMap<usize, LevelComment> =
         text.lines().filter_map(level_comment).collect();
+    // A level whose comment does not give the run's own figures is refused first.
+    if let Some(problem) = levels
+        .values()
+        .find_map(|(_, schedule)| schedule.clone()?.err())
+    {
+        bail!("'{path}': {problem}");
+    }
     let mut points = Vec::new();
     let mut short = Vec::new();
-    for entry in IntervalLogIterator::new(text.as_bytes()) {
-        let entry = entry.map_err(|error| anyhow::anyhow!("'{path}': {error:?}"))?;
-        let LogEntry::Interval(interval) = entry else {
-            continue;
-        };
-        let tag = interval.tag().map(|tag| tag.as_str().to_string());
-        let number = tag
-            .as_deref()
-            .and_then(|tag| tag.strip_prefix("level-")?.parse::<usize>().ok())
-            .ok_or_else(|| anyhow::anyhow!("'{path}': an interval tagged {tag:?}, not level-N"))?;
+    for (number, (times, length_s)) in level_lines(&path.to_string(), text)? {
         let (workers, schedule) = levels.get(&number).cloned().ok_or_else(|| {
             anyhow::anyhow!("'{path}': level-{number} has no '#level-{number}: W workers' comment")
         })?;
         let schedule = schedule
             .transpose()
             .map_err(|problem| anyhow::anyhow!("'{path}': {problem}"))?;
-        let times = ResponseTimes::decode(interval.encoded_histogram())
-            .map_err(|problem| anyhow::anyhow!("'{path}' level-{number}: {problem}"))?;
         let response = times
             .percentiles()
             .ok_or_else(|| anyhow::anyhow!("'{path}' level-{number}: no response in it"))?;
-        let length_s = interval.duration().as_secs_f64();
         if length_s <= 0.0 {
             // Written to the millisecond: a level shorter than that has no rate to give.
             short.push(number.to_string());

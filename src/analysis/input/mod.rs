@@ -252,6 +252,7 @@ fn interval_ending(
         p99_ms: None,
         server_lio_per_s: None,
         server_pio_per_s: None,
+        histogram: None,
     })
 }
 

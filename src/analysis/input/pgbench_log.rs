@@ -510,6 +510,7 @@ fn from_aggregated_log(file: &InputFile, lines: &mut dyn BufRead) -> Result<Seri
             p99_ms: None,
             server_lio_per_s: None,
             server_pio_per_s: None,
+            histogram: None,
         });
     }
     if processed == 0 {

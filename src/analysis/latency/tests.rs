@@ -224,6 +224,7 @@ fn a_single_batch_gets_its_uncertainty_from_its_intervals() {
                 p99_ms: None,
                 server_lio_per_s: None,
                 server_pio_per_s: None,
+                histogram: None,
             })
             .collect();
     }

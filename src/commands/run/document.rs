@@ -21,6 +21,7 @@ pub(super) fn level_settings(args: &SweepArgs) -> LevelSettings {
         duration: args.duration,
         warmup: args.warmup,
         interval: args.interval.unwrap_or(DEFAULT_INTERVAL),
+        interval_histograms: args.interval.is_some(),
         start_at: None,
         sessions: None,
         campaign: None,

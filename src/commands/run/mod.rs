@@ -198,6 +198,7 @@ fn build_workload(run: &RunArgs, host: &HostInfo, largest: usize) -> Result<Box<
         duration: args.duration,
         max_workers: largest,
         topology: &host.topology,
+        campaign_part: args.campaign.part,
     };
     let workload_args = run.workload()?;
     let options = workload_args.options();

@@ -45,6 +45,17 @@ pub(super) fn show_summary(
             log.path.display()
         );
     }
+    let no_classes = (document.levels.iter()).all(|level| level.classes.is_empty());
+    if let Some(log) = outputs
+        .iter()
+        .find(|output| output.format == Format::ClassesHlog)
+        && no_classes
+    {
+        say!(
+            "corescale: warning: {} holds no interval line: this workload's levels keep no response times per statement class (script, replay and tpcc runs do)",
+            log.path.display()
+        );
+    }
     if outputs.is_empty() {
         say!(
             "corescale: note: the results were not saved: add -o FILE.json (and -o FILE.csv) to keep them"

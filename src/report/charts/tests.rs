@@ -16,6 +16,7 @@ fn timeline(rate: f64, intervals: usize, stall: usize) -> Vec<IntervalFigures> {
                 p99_ms: Some(if index == stall { 900.0 } else { 2.0 }),
                 server_lio_per_s: None,
                 server_pio_per_s: None,
+                histogram: None,
             }
         })
         .collect()

@@ -479,6 +479,9 @@ impl Workload for ReplayWorkload {
             server_cpu_s,
             connections: Vec::new(),
             instances: Vec::new(),
+            classes: crate::latency::ClassTimes::of(&total.times.times(), |index| {
+                format!("fingerprint-{}", index + 1)
+            }),
         })
     }
 

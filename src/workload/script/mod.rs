@@ -680,6 +680,9 @@ impl Workload for ScriptWorkload {
             server_cpu_s,
             connections,
             instances: Vec::new(),
+            classes: crate::latency::ClassTimes::of(&total.statements_times.times(), |index| {
+                format!("statement-{}", index + 1)
+            }),
         })
     }
 

@@ -12,11 +12,11 @@ use clap::Args;
 
 use super::session::{Shared, TpccSessionJob, TpccTally};
 use super::statements::{DISTRICT_ORDERS, Statements};
-use super::transactions::{Kind, run_c_last};
+use super::transactions::{Kind, OwnWarehouses, run_c_last};
 use crate::db::connect::options::DbTargetArgs;
 use crate::db::connect::target::Target;
 use crate::db::registry::connect;
-use crate::db::{Database, DbCounters, DbSession};
+use crate::db::{BoundValue, Database, DbCounters, DbSession};
 use crate::error::{UsageError, locked};
 use crate::latency::{Arrivals, Pace, RateSteps};
 use crate::workload::figures::{FigureSet, level_figures, named_figure};
@@ -216,6 +216,7 @@ impl TpccWorkload {
                 .duration
                 .or(context.job_size.is_none().then_some(DEFAULT_DURATION)),
             warehouses: setup.warehouses,
+            own: own_warehouses(context, setup.warehouses)?,
             nurand: setup.nurand,
             run_c_last: run_c_last(setup.nurand.c_last, &mut salt),
             sessions: Default::default(),
@@ -230,14 +231,7 @@ impl TpccWorkload {
                 length.as_secs()
             );
         }
-        if (context.max_workers as u64) < setup.warehouses {
-            say!(
-                "corescale: note: {} warehouses are set up and at most {} sessions run: warehouses 1 to {} are used",
-                setup.warehouses,
-                context.max_workers,
-                context.max_workers
-            );
-        }
+        say_unused_warehouses(context, &shared);
         Ok(Self {
             database,
             shared: Arc::new(shared),
@@ -257,8 +251,14 @@ impl TpccWorkload {
     fn district_orders(&self) -> Result<i64> {
         let mut monitor = locked(&self.monitor, "the districts' monitor session")?;
         let statement = DISTRICT_ORDERS;
+        let own = self.shared.own;
+        let [parts, part] = [own.parts, own.part].map(|value| BoundValue::Int(value as i64));
         monitor
-            .execute(statement, self.shared.statements.get(statement), &[])
+            .execute(
+                statement,
+                self.shared.statements.get(statement),
+                &[parts, part],
+            )
             .context("reading the districts' order counters")?
             .value
             .ok_or_else(|| anyhow!("the districts' order counters gave no number"))
@@ -390,6 +390,9 @@ impl Workload for TpccWorkload {
             server_cpu_s,
             connections,
             instances: Vec::new(),
+            classes: crate::latency::ClassTimes::of(&total.times.times(), |index| {
+                Kind::ALL[index].name().to_string()
+            }),
         })
     }
 
@@ -441,6 +444,54 @@ fn isolation_of(
         Err(error) => return Err(error.context("reading the sessions' isolation level")),
     };
     Ok(super::statements::isolation_name(answer.value.unwrap_or(0)))
+}
+
+/// The warehouses this run's sessions are at home in: all of them, or a campaign's part's
+/// own, so that each part's districts count its orders alone.
+fn own_warehouses(context: &BuildContext, warehouses: u64) -> Result<OwnWarehouses> {
+    let Some((part, parts)) = context.campaign_part else {
+        return Ok(OwnWarehouses::ALL);
+    };
+    if (parts as u64) > warehouses {
+        return Err(UsageError::new(format!(
+            "a campaign of {parts} parts needs at least {parts} warehouses, each part its own ({warehouses} set up): set up more (`corescale db setup --workload tpcc --warehouses {parts}`) or run fewer parts"
+        ))
+        .into());
+    }
+    Ok(OwnWarehouses {
+        part: part as u64 - 1,
+        parts: parts as u64,
+    })
+}
+
+/// Said when the largest level has fewer sessions than the run's warehouses: some stay idle.
+fn say_unused_warehouses(context: &BuildContext, shared: &Shared) {
+    let own = shared.own;
+    let count = own.count(shared.warehouses);
+    // This part's sessions at the largest level: its number, then every `parts`-th.
+    let sessions = (context.max_workers as u64)
+        .saturating_sub(own.part)
+        .div_ceil(own.parts);
+    if sessions >= count {
+        return;
+    }
+    if own == OwnWarehouses::ALL {
+        say!(
+            "corescale: note: {} warehouses are set up and at most {sessions} sessions run: warehouses 1 to {sessions} are used",
+            shared.warehouses,
+        );
+    } else {
+        say!(
+            "corescale: note: part {} of {} owns {count} of the {} warehouses (numbers {}, {}, ... every {}th) and runs at most {sessions} sessions: {} of its warehouses are used",
+            own.part + 1,
+            own.parts,
+            shared.warehouses,
+            own.part + 1,
+            own.part + 1 + own.parts,
+            own.parts,
+            sessions
+        );
+    }
 }
 
 /// Each type's count, share of the mix and response times: "new_order p90_ms".

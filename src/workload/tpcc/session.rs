@@ -33,6 +33,8 @@ pub(crate) struct Shared {
     pub job_transactions: u64,
     pub level_length: Option<Duration>,
     pub warehouses: u64,
+    /// The warehouses this run's sessions are at home in: a campaign's part owns its own.
+    pub own: super::transactions::OwnWarehouses,
     pub nurand: super::random::NurandConstants,
     pub run_c_last: u64,
     pub sessions: Sessions<TpccTally>,
@@ -162,7 +164,7 @@ impl TpccSessionJob {
         let shared_mix = shared.mix;
         let mut nurand = shared.nurand;
         nurand.c_last = shared.run_c_last;
-        let terminal = Terminal::new(worker, shared.warehouses, nurand, 0x7C_C0DE);
+        let terminal = Terminal::new(worker, (shared.warehouses, shared.own), nurand, 0x7C_C0DE);
         let mut job = Self {
             connection,
             shared,

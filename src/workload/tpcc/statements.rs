@@ -50,8 +50,10 @@ const TEMPLATES: &[&str] = &[
     // Stock-Level (clause 2.8.2).
     "SELECT d_next_o_id FROM {district} WHERE d_w_id = ? AND d_id = ?",
     "SELECT {count}(DISTINCT s.s_i_id) FROM {order_line} l, {stock} s WHERE l.ol_w_id = ? AND l.ol_d_id = ? AND l.ol_o_id < ? AND l.ol_o_id >= ? AND s.s_w_id = ? AND s.s_i_id = l.ol_i_id AND s.s_quantity < ?",
-    // The districts' order counters, read around a level for its NOPM.
-    "SELECT {sum}(d_next_o_id) FROM {district}",
+    // The order counters of the districts of the run's own warehouses (a campaign's part's:
+    // those whose number less one leaves the part divided by the parts), read around a level
+    // for its NOPM.
+    "SELECT {sum}(d_next_o_id) FROM {district} WHERE MOD(d_w_id - 1, ?) = ?",
 ];
 
 pub const NO_WAREHOUSE: Sql = 0;

@@ -150,14 +150,47 @@ pub struct Terminal {
     lines: Vec<Line>,
 }
 
+/// The warehouses a campaign's part owns: those whose number less one leaves `part` (from 0)
+/// divided by `parts`, so each part's districts count its own orders only. One part owns all.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct OwnWarehouses {
+    pub part: u64,
+    pub parts: u64,
+}
+
+impl OwnWarehouses {
+    pub const ALL: Self = Self { part: 0, parts: 1 };
+
+    /// How many of `warehouses` are the part's.
+    pub fn count(self, warehouses: u64) -> u64 {
+        warehouses.saturating_sub(self.part).div_ceil(self.parts)
+    }
+
+    /// Session `session`'s home warehouse and Stock-Level district: sessions (numbered among
+    /// all the parts', `part` first and every `parts`-th after) are dealt round-robin over the
+    /// part's warehouses, then districts.
+    fn home(self, session: usize, warehouses: u64) -> (i64, i64) {
+        let own = self.count(warehouses).max(1);
+        let index = session as u64 / self.parts;
+        let w = self.part + 1 + self.parts * (index % own);
+        (w as i64, (index / own % 10) as i64 + 1)
+    }
+}
+
 impl Terminal {
-    /// Session `session`'s terminal: warehouses are dealt round-robin, then districts.
-    pub fn new(session: usize, warehouses: u64, nurand: NurandConstants, salt: u64) -> Self {
+    /// Session `session`'s terminal, at home in one of `own`'s warehouses.
+    pub fn new(
+        session: usize,
+        (warehouses, own): (u64, OwnWarehouses),
+        nurand: NurandConstants,
+        salt: u64,
+    ) -> Self {
         let warehouses = warehouses.max(1);
+        let (w, stock_level_d) = own.home(session, warehouses);
         Terminal {
-            w: (session as u64 % warehouses) as i64 + 1,
+            w,
             warehouses: warehouses as i64,
-            stock_level_d: (session as u64 / warehouses % 10) as i64 + 1,
+            stock_level_d,
             nurand,
             random: Random::new(session, salt),
             input: None,
@@ -514,6 +547,50 @@ impl Run<'_> {
 mod tests {
     use super::*;
 
+    /// Without a campaign, sessions are dealt over every warehouse, then districts. A
+    /// campaign's parts (sessions numbered among all the parts', part I first and every N-th
+    /// after) are at home only in their own warehouses, which no other part shares, and use
+    /// every one of them once they have sessions enough.
+    #[test]
+    fn each_part_of_a_campaign_is_at_home_in_its_own_warehouses() {
+        let homes = |own: OwnWarehouses, sessions: std::ops::Range<usize>, warehouses: u64| {
+            sessions
+                .map(|session| own.home(session, warehouses))
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(
+            homes(OwnWarehouses::ALL, 0..7, 3),
+            [(1, 1), (2, 1), (3, 1), (1, 2), (2, 2), (3, 2), (1, 3)]
+        );
+        for (warehouses, parts) in [(3, 2), (4, 2), (5, 3), (10, 4), (3, 3)] {
+            let mut owner = vec![None; warehouses as usize + 1];
+            for part in 0..parts {
+                let own = OwnWarehouses { part, parts };
+                let count = own.count(warehouses);
+                // Sessions part, part + parts, ...: enough for each warehouse and district.
+                let sessions = (0..count as usize * 10).map(|k| part as usize + k * parts as usize);
+                let mut used = std::collections::BTreeSet::new();
+                for session in sessions {
+                    let (w, d) = own.home(session, warehouses);
+                    assert!((1..=warehouses as i64).contains(&w), "{w} of {warehouses}");
+                    assert!((1..=10).contains(&d));
+                    assert_eq!((w as u64 - 1) % parts, part, "warehouse {w} of part {part}");
+                    let first = *owner[w as usize].get_or_insert(part);
+                    assert_eq!(
+                        first, part,
+                        "warehouse {w} shared by parts {first} and {part}"
+                    );
+                    used.insert((w, d));
+                }
+                assert_eq!(used.len() as u64, count * 10, "part {part} of {parts}");
+            }
+            assert!(
+                owner[1..].iter().all(Option::is_some),
+                "every warehouse is a part's"
+            );
+        }
+    }
+
     #[test]
     fn the_runs_c_for_last_names_keeps_the_specifications_distance_from_the_loads() {
         let mut random = Random::new(0, 11);
@@ -534,7 +611,7 @@ mod tests {
             c_id: 2,
             ol_i_id: 3,
         };
-        let mut terminal = Terminal::new(3, 4, nurand, 9);
+        let mut terminal = Terminal::new(3, (4, OwnWarehouses::ALL), nurand, 9);
         assert_eq!((terminal.w, terminal.stock_level_d), (4, 1));
         let (mut rolled_back, mut remote, mut lines) = (0, 0, 0);
         for _ in 0..20_000 {

@@ -25,6 +25,11 @@ pub(super) const SUMMED: &[&str] = &[
     "transactions_per_s",
     "failed_transactions",
     "sessions_unpublished",
+    // Order entry: each part counts its own warehouses' orders.
+    "nopm",
+    "client_nopm",
+    "rollbacks",
+    "retries",
 ];
 
 /// Figures of one part that no sum or single part gives for the campaign (its sessions'
@@ -374,7 +379,12 @@ fn merged_point(
     let in_campaign = first.campaign.as_ref().expect("grouped by campaign");
     // The server's own count is the whole database's in every part: taken once, from the
     // first part. The parts' own counts add up.
-    let raw = if in_campaign.server_counted {
+    let raw = if orders::on_nopm_axis(&at_level[0].0.measure) {
+        at_level
+            .iter()
+            .map(|(part, point)| own_orders(name, part, point, notes))
+            .sum()
+    } else if in_campaign.server_counted {
         first.raw
     } else {
         at_level.iter().map(|(_, point)| point.raw).sum()
@@ -394,6 +404,9 @@ fn merged_point(
                     .sum(),
             );
         }
+    }
+    if orders::on_nopm_axis(&at_level[0].0.measure) {
+        figures.insert("nopm".to_string(), raw);
     }
     if let Some(rate) = figures.get("db_lio_per_s").copied() {
         figures.insert("db_lio_per_s_per_worker".to_string(), rate / workers as f64);
@@ -419,7 +432,7 @@ fn merged_point(
         figures,
         latency: latency.map(Box::new),
         parts,
-        intervals: merged_timeline(at_level),
+        intervals: merged_timeline(at_level)?,
         // The parts' counts add up; the sum is no surer than its least sure part.
         capacity_uncertainty: at_level
             .iter()
@@ -437,6 +450,35 @@ fn merged_point(
             .collect(),
         ..Point::default()
     })
+}
+
+/// An order-entry part's NOPM: its own warehouses' districts' count, which the parts add
+/// up. A part whose districts counted more than one order beyond what its sessions committed
+/// counted other parts' orders too (a run from before each part owned its warehouses): its
+/// sessions' own count stands for it, and a note says so.
+fn own_orders(name: &str, part: &Series, point: &Point, notes: &mut Vec<String>) -> f64 {
+    let (Some(districts), Some(committed)) = (
+        point.figures.get("nopm").copied(),
+        point.figures.get("client_nopm").copied(),
+    ) else {
+        return point.raw;
+    };
+    let minutes = point
+        .campaign
+        .as_ref()
+        .map_or(0.0, |campaign| campaign.elapsed_s / 60.0);
+    if (districts - committed) * minutes <= 1.0 {
+        return point.raw;
+    }
+    notes.push(format!(
+        "campaign '{}' at {} sessions: '{}' counted {} NOPM in the districts and its sessions committed {}: its districts were shared with other parts, so its sessions' count is summed",
+        quote(name),
+        point.workers,
+        part.source,
+        crate::format::significant(districts),
+        crate::format::significant(committed)
+    ));
+    committed
 }
 
 /// The level's response times: the parts' histograms added. Without every part's histogram
@@ -503,9 +545,10 @@ fn merged_latency(
 }
 
 /// The level's timeline: the parts' intervals (which started together) with their responses
-/// and rates summed, the server's rates taken once; no percentiles, which a sum of two
-/// intervals' percentiles is not. Empty when the parts' intervals do not line up.
-fn merged_timeline(at_level: &[(&Series, &Point)]) -> Vec<IntervalFigures> {
+/// and rates summed, the server's rates taken once. Percentiles only where every part kept
+/// the interval's responses (`--interval` writes them): a sum of percentiles is none.
+/// Empty when the parts' intervals do not line up.
+fn merged_timeline(at_level: &[(&Series, &Point)]) -> Result<Vec<IntervalFigures>> {
     let first = &at_level[0].1.intervals;
     let aligned =
         at_level.iter().all(|(_, point)| {
@@ -515,25 +558,52 @@ fn merged_timeline(at_level: &[(&Series, &Point)]) -> Vec<IntervalFigures> {
                 })
         });
     if !aligned {
-        return Vec::new();
+        return Ok(Vec::new());
     }
-    first
-        .iter()
-        .enumerate()
-        .map(|(index, interval)| IntervalFigures {
-            responses: at_level
-                .iter()
-                .map(|(_, point)| point.intervals[index].responses)
-                .sum(),
-            rate_per_s: at_level
-                .iter()
-                .map(|(_, point)| point.intervals[index].rate_per_s)
-                .sum(),
-            p50_ms: None,
-            p99_ms: None,
-            ..*interval
-        })
-        .collect()
+    let mut merged = Vec::with_capacity(first.len());
+    for (index, interval) in first.iter().enumerate() {
+        let parts: Vec<&IntervalFigures> = at_level
+            .iter()
+            .map(|(_, point)| &point.intervals[index])
+            .collect();
+        let times = merged_interval_times(at_level, index)?;
+        let percentiles = times.as_ref().and_then(ResponseTimes::percentiles);
+        merged.push(IntervalFigures {
+            responses: parts.iter().map(|part| part.responses).sum(),
+            rate_per_s: parts.iter().map(|part| part.rate_per_s).sum(),
+            p50_ms: percentiles.map(|p| p.p50_ms),
+            p99_ms: percentiles.map(|p| p.p99_ms),
+            histogram: times.as_ref().map(ResponseTimes::encode),
+            ..interval.clone()
+        });
+    }
+    Ok(merged)
+}
+
+/// Interval `index`'s responses over the parts, when each part kept its own.
+fn merged_interval_times(
+    at_level: &[(&Series, &Point)],
+    index: usize,
+) -> Result<Option<ResponseTimes>> {
+    let mut merged: Option<ResponseTimes> = None;
+    for (part, point) in at_level {
+        let Some(encoded) = &point.intervals[index].histogram else {
+            return Ok(None);
+        };
+        let problem = |problem: String| {
+            anyhow::anyhow!(
+                "'{}' level of {} sessions, intervals[{index}].histogram: {problem}",
+                part.source,
+                point.workers
+            )
+        };
+        let times = ResponseTimes::decode(encoded).map_err(problem)?;
+        match &mut merged {
+            Some(merged) => merged.try_merge(&times).map_err(problem)?,
+            None => merged = Some(times),
+        }
+    }
+    Ok(merged)
 }
 
 /// An open-loop level's rates: each part was asked its share and sent what it could, so

@@ -154,6 +154,7 @@ fn the_parts_timelines_add_up_when_they_line_up() {
         p99_ms: Some(0.2),
         server_lio_per_s: Some(5000.0),
         server_pio_per_s: None,
+        histogram: None,
     };
     let mut first = level(2, 4, 0, &[100], None);
     first.intervals = vec![interval(0.0, 10), interval(1.0, 20)];
@@ -185,6 +186,103 @@ fn the_parts_timelines_add_up_when_they_line_up() {
     ])
     .unwrap();
     assert!(merged[0].points[0].intervals.is_empty());
+}
+
+/// Order entry's parts each count their own warehouses' orders, so their NOPM adds up even
+/// though the count is the server's; a part whose districts counted more orders than its
+/// sessions committed (others' too) is summed by its sessions' count, and said.
+#[test]
+fn order_entry_parts_add_their_own_orders_and_a_shared_count_is_not_summed() {
+    let nopm = |districts: f64, committed: f64| {
+        let mut point = level(2, 4, 0, &[100], None);
+        point.raw = districts;
+        point.figures.insert("nopm".to_string(), districts);
+        point.figures.insert("client_nopm".to_string(), committed);
+        if let Some(campaign) = point.campaign.as_mut() {
+            campaign.server_counted = true;
+            campaign.elapsed_s = 60.0;
+        }
+        point
+    };
+    let on_nopm_axis = |mut series: Series| {
+        series.measure = Measure::Rate {
+            unit: "NOPM".to_string(),
+        };
+        series
+    };
+    let merge = |first: Point, second: Point| {
+        merge_campaigns(vec![
+            on_nopm_axis(part(1, vec![first], Vec::new())),
+            on_nopm_axis(part(2, vec![second], Vec::new())),
+        ])
+        .unwrap()
+    };
+    let (merged, notes) = merge(nopm(600.0, 600.0), nopm(400.0, 400.5));
+    assert_eq!(merged[0].points[0].raw, 1000.0);
+    assert_eq!(merged[0].points[0].figures["nopm"], 1000.0);
+    assert!(
+        !notes.iter().any(|note| note.contains("districts")),
+        "{notes:?}"
+    );
+    // Each part read every district: 1,000 NOPM in each, 600 and 400 committed.
+    let (merged, notes) = merge(nopm(1000.0, 600.0), nopm(1000.0, 400.0));
+    assert_eq!(merged[0].points[0].raw, 1000.0);
+    assert_eq!(merged[0].points[0].figures["nopm"], 1000.0);
+    assert!(
+        notes
+            .iter()
+            .any(|note| note.contains("'client-1.json' counted 1.00 K NOPM in the districts")),
+        "{notes:?}"
+    );
+}
+
+/// Parts whose intervals kept their responses (`--interval`) merge into each interval's
+/// exact percentiles: those of all the parts' responses together.
+#[test]
+fn the_parts_interval_histograms_merge_into_exact_percentiles() {
+    let interval = |start_s: f64, times_us: &[u64]| {
+        let mut times = ResponseTimes::coarse();
+        for time in times_us {
+            times.record(Duration::from_micros(*time));
+        }
+        IntervalFigures {
+            start_s,
+            length_s: 1.0,
+            responses: times.count(),
+            rate_per_s: times.count() as f64,
+            p50_ms: times.percentiles().map(|p| p.p50_ms),
+            p99_ms: times.percentiles().map(|p| p.p99_ms),
+            server_lio_per_s: None,
+            server_pio_per_s: None,
+            histogram: Some(times.encode()),
+        }
+    };
+    // Part 1 answers fast, part 2 slowly: together, half of the responses are slow.
+    let fast: Vec<u64> = vec![100; 60];
+    let slow: Vec<u64> = vec![5000; 40];
+    let mut first = level(2, 4, 0, &[100], None);
+    first.intervals = vec![interval(0.0, &fast)];
+    let mut second = level(2, 4, 0, &[100], None);
+    second.intervals = vec![interval(0.0, &slow)];
+    let (merged, _) = merge_campaigns(vec![
+        part(1, vec![first], Vec::new()),
+        part(2, vec![second], Vec::new()),
+    ])
+    .unwrap();
+    let merged = &merged[0].points[0].intervals[0];
+    let all = interval(0.0, &[fast, slow].concat());
+    assert_eq!(merged.responses, 100);
+    assert_eq!((merged.p50_ms, merged.p99_ms), (all.p50_ms, all.p99_ms));
+    assert_eq!(merged.p50_ms.map(|p50| p50 < 0.2), Some(true));
+    assert_eq!(merged.p99_ms.map(|p99| p99 > 4.9), Some(true));
+    let decoded = |interval: &IntervalFigures| {
+        ResponseTimes::decode(interval.histogram.as_deref().unwrap()).unwrap()
+    };
+    assert_eq!(
+        decoded(merged),
+        decoded(&all),
+        "the same responses in the same buckets"
+    );
 }
 
 #[test]
