@@ -490,4 +490,39 @@ fn a_sysbench_run_in_mariadb_s_slow_log_replays_statement_for_statement() {
         );
     }
     assert!(every_sent_somewhere, "no level sent all it was due");
+    each_read_only_session_is_replayed_three_times(&target, &capture, &document);
+}
+
+/// `--sessions-factor 3`: every session of a read-only capture is replayed three times, so
+/// three times the statements come due at 1x, and the run says how many were copied.
+fn each_read_only_session_is_replayed_three_times(
+    target: &str,
+    capture: &std::path::Path,
+    once: &serde_json::Value,
+) {
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("thrice.json");
+    let done = corescale()
+        .env("CORESCALE_TEST_PREFLIGHT", "100ms")
+        .args(["run", "replay", "--target", target, "--speed", "1"])
+        .args(["--sessions-factor", "3", "--capture"])
+        .arg(capture)
+        .arg("-o")
+        .arg(&json)
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&done.stderr);
+    assert!(done.status.success(), "{said}");
+    let due = |document: &serde_json::Value| {
+        document["levels"][0]["latency"]["rate"]["due"]
+            .as_f64()
+            .unwrap()
+    };
+    let (due_once, due_thrice) = (due(once), due(&common::read_json(&json)));
+    assert_eq!(due_thrice, 3.0 * due_once, "{said}");
+    let copied = format!(
+        "{} statements) are replayed 2 more times each",
+        2.0 * due_once
+    );
+    assert!(said.contains(&copied), "{copied} not in {said}");
 }

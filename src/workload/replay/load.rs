@@ -58,6 +58,8 @@ pub struct Replay {
     pub writes: (u64, Option<String>),
     pub left_out: LeftOut,
     pub capture_errors: BTreeMap<String, u64>,
+    /// `--sessions-factor`'s copies of read-only sessions: sessions, statements.
+    pub copied: (u64, u64),
 }
 
 /// Statements the capture holds that this replay does not send, by why.
@@ -81,13 +83,19 @@ pub struct Choice {
     pub window: Option<Duration>,
     pub include_ddl: bool,
     pub include_server_wide: bool,
+    /// `--sessions-factor`: each read-only session replayed this many times.
+    pub sessions_factor: u32,
 }
 
 /// A captured session while the file is read.
+#[derive(Clone)]
 struct Captured {
     database: String,
     user: String,
     statements: Vec<file::Statement>,
+    /// A copy made by `--sessions-factor`: its statements' captured durations are the
+    /// original's, not counted again.
+    copy: bool,
 }
 
 /// Reads `path` and keeps what `choice` asks for.
@@ -107,6 +115,7 @@ pub fn load(path: &Path, choice: &Choice) -> Result<Replay> {
                         database,
                         user,
                         statements: Vec::new(),
+                        copy: false,
                     },
                 );
             }
@@ -177,13 +186,53 @@ pub fn load(path: &Path, choice: &Choice) -> Result<Replay> {
         );
     }
     window(&mut kept, choice, &mut left_out, path)?;
-    Ok(dealt(
-        kept,
-        (database, digest),
-        left_out,
-        summary.errors,
-        quoting,
-    ))
+    let copied = copy_read_only(&mut kept, choice.sessions_factor);
+    let mut replay = dealt(kept, (database, digest), left_out, summary.errors, quoting);
+    replay.copied = copied;
+    Ok(replay)
+}
+
+/// `--sessions-factor K`: each session that neither writes nor resets anything gets K - 1
+/// copies, copy i sending each statement i/K of the session's mean gap between statements
+/// later (a session of one statement: at the same time), so the copies interleave with it
+/// rather than march in step. The copies' sessions and statements, counted.
+fn copy_read_only(sessions: &mut Vec<Captured>, factor: u32) -> (u64, u64) {
+    let mut copies = Vec::new();
+    for session in sessions.iter() {
+        if factor <= 1 || session.statements.iter().any(writes_or_resets) {
+            continue;
+        }
+        let (first, last) = (
+            session.statements[0].at_us,
+            session.statements[session.statements.len() - 1].at_us,
+        );
+        let gap = (last - first) / (session.statements.len() as i64 - 1).max(1);
+        for copy in 1..factor {
+            let shift = gap * i64::from(copy) / i64::from(factor);
+            let mut copied = session.clone();
+            copied.copy = true;
+            for statement in &mut copied.statements {
+                statement.at_us += shift;
+            }
+            copies.push(copied);
+        }
+    }
+    let counted = (
+        copies.len() as u64,
+        copies.iter().map(|copy| copy.statements.len() as u64).sum(),
+    );
+    sessions.extend(copies);
+    counted
+}
+
+/// What the classes call writes, and whatever the script check finds may write or change
+/// the session's access mode (DISCARD ALL, SET transaction_read_only, EXPLAIN ANALYZE
+/// DELETE, SELECT ... INTO): refused without --allow-writes, and never copied.
+fn writes_or_resets(statement: &file::Statement) -> bool {
+    matches!(
+        statement.class,
+        Class::Write | Class::Ddl | Class::ServerWide
+    ) || crate::workload::script::access::may_write(&statement.sql)
 }
 
 /// COPY ... FROM STDIN or TO STDOUT: the rows go between client and server, and the log
@@ -319,17 +368,10 @@ fn dealt(
             span_us = span_us.max(statement.at_us);
             let print = fingerprint(&statement.sql, quoting);
             let number = numbers.get(&print).copied().unwrap_or(others);
-            if let Some(took) = statement.took_us {
+            if let Some(took) = statement.took_us.filter(|_| !session.copy) {
                 captured[number].record(Duration::from_micros(took));
             }
-            // What the classes call writes, and whatever the script check finds may write
-            // or change the session's access mode (DISCARD ALL, SET transaction_read_only,
-            // EXPLAIN ANALYZE DELETE, SELECT ... INTO): refused without --allow-writes.
-            let writes_or_resets = matches!(
-                statement.class,
-                Class::Write | Class::Ddl | Class::ServerWide
-            ) || crate::workload::script::access::may_write(&statement.sql);
-            if writes_or_resets {
+            if writes_or_resets(&statement) {
                 writes.0 += 1;
                 writes.1.get_or_insert(print);
             }
@@ -371,6 +413,7 @@ fn dealt(
         writes,
         left_out,
         capture_errors,
+        copied: (0, 0),
     }
 }
 

@@ -85,6 +85,13 @@ pub struct ReplayArgs {
     #[arg(long)]
     pub include_server_wide: bool,
 
+    /// Replay each read-only captured session this many times (2 to 100), each copy a
+    /// fraction of the session's mean gap between statements later, to load more users than
+    /// were captured; sessions that write are replayed once.
+    #[arg(long, value_name = "K", default_value_t = 1,
+          value_parser = clap::value_parser!(u32).range(1..=100))]
+    pub sessions_factor: u32,
+
     /// Count the statements answered later than this after they were due (e.g. 50ms).
     #[arg(long, value_name = "TIME", help_heading = "Response time",
           value_parser = crate::values::parse_latency_limit)]
@@ -171,8 +178,17 @@ impl WorkloadOptions for ReplayArgs {
             window: self.window,
             include_ddl: self.include_ddl,
             include_server_wide: self.include_server_wide,
+            sessions_factor: self.sessions_factor,
         };
         let replay = load(&self.capture, &choice)?;
+        if self.sessions_factor > 1 {
+            let (sessions, statements) = replay.copied;
+            say!(
+                "corescale: note: --sessions-factor {}: {sessions} read-only sessions ({statements} statements) are replayed {} more times each; the sessions that write, once",
+                self.sessions_factor,
+                self.sessions_factor - 1
+            );
+        }
         let longest = replay
             .span
             .mul_f64(1.0 / self.speed.0.iter().copied().fold(f64::MAX, f64::min));
@@ -302,13 +318,14 @@ impl Workload for ReplayWorkload {
             shared_bytes: 0,
             array_bytes: None,
             description: format!(
-                "replay of the capture {} (database '{}': {} sessions on {} lanes, {} statements over {:.3} s) on {}; {}",
+                "replay of the capture {} (database '{}': {} sessions on {} lanes, {} statements over {:.3} s{}) on {}; {}",
                 self.name,
                 self.replay.database,
                 self.replay.sessions,
                 self.lanes.len(),
                 self.replay.statements,
                 self.replay.span.as_secs_f64(),
+                copies(&self.replay),
                 self.database.target(),
                 fingerprints.join("; ")
             ),
@@ -488,6 +505,15 @@ impl Workload for ReplayWorkload {
     fn server(&self) -> Option<&dyn ServerWorkload> {
         Some(self)
     }
+}
+
+/// ", 3 copies of 40 read-only sessions": what --sessions-factor added to the capture's.
+fn copies(replay: &Replay) -> String {
+    let (sessions, statements) = replay.copied;
+    if sessions == 0 {
+        return String::new();
+    }
+    format!(", {sessions} of them and {statements} of the statements copies of read-only sessions")
 }
 
 /// The replay's refused statements said as what they are: divergence from the capture
