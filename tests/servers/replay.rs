@@ -520,8 +520,18 @@ fn each_read_only_session_is_replayed_three_times(
     };
     let (due_once, due_thrice) = (due(once), due(&common::read_json(&json)));
     assert_eq!(due_thrice, 3.0 * due_once, "{said}");
+    let sessions = common::read_json(&json)["workload"]["description"]
+        .as_str()
+        .unwrap()
+        .split(": ")
+        .nth(1)
+        .and_then(|rest| rest.split(' ').next())
+        .and_then(|sessions| sessions.parse::<u64>().ok())
+        .unwrap();
     let copied = format!(
-        "{} statements) are replayed 2 more times each",
+        "each of {} read-only sessions gets 2 copies ({} sessions and {} statements added)",
+        sessions / 3,
+        2 * sessions / 3,
         2.0 * due_once
     );
     assert!(said.contains(&copied), "{copied} not in {said}");

@@ -1,8 +1,9 @@
 //! corescale's own HdrHistogram interval log (`run -o run.hlog`) read back: the `level-N`
 //! interval lines (one per interval with `--interval`) a level whose response times are
-//! their histograms added, exactly as the run's JSON has them, its workers from the log's `#level-N: W workers` comment. Another tool's
-//! .hlog (YCSB, cassandra-stress) does not say its values' unit, so it is refused by name
-//! rather than read in a unit it may not have.
+//! their histograms added: exactly the run's JSON's from a line per level, within the
+//! intervals' 2 significant digits from a line per interval; its workers from the log's
+//! `#level-N: W workers` comment. Another tool's .hlog (YCSB, cassandra-stress) does not say
+//! its values' unit, so it is refused by name rather than read in a unit it may not have.
 
 use hdrhistogram::serialization::interval_log::{IntervalLogIterator, LogEntry};
 
@@ -107,13 +108,30 @@ fn level_latency(response: Percentiles, schedule: Option<Schedule>, length_s: f6
     }
 }
 
+/// A level read: its responses' figures and the seconds its lines cover.
+type LevelRead = (Option<Percentiles>, f64);
+
+/// The level whose lines were being added, done.
+fn finish(
+    current: Option<(usize, ResponseTimes, f64)>,
+    levels: &mut std::collections::BTreeMap<usize, LevelRead>,
+) {
+    if let Some((number, times, seconds)) = current {
+        levels.insert(number, (times.percentiles(), seconds));
+    }
+}
+
 /// Each level's lines added together (one per interval with `--interval`, else one), by its
-/// number: its responses and the seconds its lines cover.
+/// number: its responses' figures and the seconds its lines cover. The writer puts a level's
+/// lines together, so one level's histogram is held at a time; a level whose lines are apart
+/// is refused, and so is a tag no `#level-N` comment names, before its histogram is read.
 fn level_lines(
     path: &str,
     text: &str,
-) -> Result<std::collections::BTreeMap<usize, (ResponseTimes, f64)>> {
-    let mut levels = std::collections::BTreeMap::<usize, (ResponseTimes, f64)>::new();
+    comments: &std::collections::BTreeMap<usize, LevelComment>,
+) -> Result<std::collections::BTreeMap<usize, LevelRead>> {
+    let mut levels = std::collections::BTreeMap::new();
+    let mut current: Option<(usize, ResponseTimes, f64)> = None;
     for entry in IntervalLogIterator::new(text.as_bytes()) {
         let entry = entry.map_err(|error| anyhow::anyhow!("'{path}': {error:?}"))?;
         let LogEntry::Interval(interval) = entry else {
@@ -132,19 +150,29 @@ fn level_lines(
             .as_deref()
             .and_then(|tag| tag.strip_prefix("level-")?.parse::<usize>().ok())
             .ok_or_else(|| anyhow::anyhow!("'{path}': an interval tagged {tag:?}, not level-N"))?;
+        if !comments.contains_key(&number) {
+            bail!("'{path}': level-{number} has no '#level-{number}: W workers' comment");
+        }
         let problem = |problem: String| anyhow::anyhow!("'{path}' level-{number}: {problem}");
         let times = ResponseTimes::decode(interval.encoded_histogram()).map_err(problem)?;
         let length_s = interval.duration().as_secs_f64();
-        match levels.get_mut(&number) {
-            Some((all, seconds)) => {
+        match &mut current {
+            Some((at, all, seconds)) if *at == number => {
                 all.try_merge(&times).map_err(problem)?;
                 *seconds += length_s;
             }
-            None => {
-                levels.insert(number, (times, length_s));
+            _ => {
+                if levels.contains_key(&number) {
+                    bail!(
+                        "'{path}': level-{number}'s lines are not together, as corescale writes them"
+                    );
+                }
+                finish(current.take(), &mut levels);
+                current = Some((number, times, length_s));
             }
         }
     }
+    finish(current, &mut levels);
     Ok(levels)
 }
 
@@ -170,15 +198,14 @@ fn from_hlog(file: &InputFile, text: &str) -> Result<Series> {
     }
     let mut points = Vec::new();
     let mut short = Vec::new();
-    for (number, (times, length_s)) in level_lines(&path.to_string(), text)? {
+    for (number, (response, length_s)) in level_lines(&path.to_string(), text, &levels)? {
         let (workers, schedule) = levels.get(&number).cloned().ok_or_else(|| {
             anyhow::anyhow!("'{path}': level-{number} has no '#level-{number}: W workers' comment")
         })?;
         let schedule = schedule
             .transpose()
             .map_err(|problem| anyhow::anyhow!("'{path}': {problem}"))?;
-        let response = times
-            .percentiles()
+        let response = response
             .ok_or_else(|| anyhow::anyhow!("'{path}' level-{number}: no response in it"))?;
         if length_s <= 0.0 {
             // Written to the millisecond: a level shorter than that has no rate to give.

@@ -390,6 +390,57 @@ fn a_log_with_lag_and_retries_is_an_open_loop_alone() {
     assert!(rate.sustained, "{rate:?}");
 }
 
+/// A level's lines (one per interval) are added together; lines of one level apart, as
+/// corescale never writes them, and a tag no comment names are refused, each before the
+/// next histogram is read (a hostile log cannot make the reader hold one per tag).
+#[test]
+fn an_hlogs_interval_lines_add_up_to_their_level() {
+    let mut times = crate::latency::ResponseTimes::coarse();
+    for micros in [100, 200, 300, 400] {
+        times.record(std::time::Duration::from_micros(micros));
+    }
+    let histogram = times.encode();
+    let log = |tags: &[&str]| {
+        let mut text = "#corescale 0.1.0: each level's response times in nanoseconds, tagged level-N\n#level-1: 2 workers\n#level-2: 4 workers\n#[StartTime: 1795935262.299 (seconds since epoch)]\n".to_string();
+        for (index, tag) in tags.iter().enumerate() {
+            text.push_str(&format!("Tag={tag},{index}.000,1.000,0.400,{histogram}\n"));
+        }
+        text
+    };
+    let read = |text: String| {
+        parse_input(
+            &InputFile::new(Path::new("run.hlog"), None),
+            text.as_bytes(),
+        )
+    };
+    let series = &read(log(&["level-1", "level-1", "level-1", "level-2"])).unwrap()[0];
+    let counts: Vec<(usize, u64, f64)> = series
+        .points
+        .iter()
+        .map(|point| {
+            (
+                point.workers,
+                point.latency.as_ref().unwrap().response.count,
+                point.raw,
+            )
+        })
+        .collect();
+    // Level 1: three lines of 4 responses over three seconds; level 2: one.
+    assert_eq!(counts, [(2, 12, 4.0), (4, 4, 4.0)]);
+    let apart = read(log(&["level-1", "level-2", "level-1"]))
+        .unwrap_err()
+        .to_string();
+    assert!(
+        apart.contains("level-1's lines are not together"),
+        "{apart}"
+    );
+    let unnamed = read(log(&["level-1", "level-7"])).unwrap_err().to_string();
+    assert!(
+        unnamed.contains("level-7 has no '#level-7: W workers' comment"),
+        "{unnamed}"
+    );
+}
+
 #[test]
 fn only_corescales_own_hdrhistogram_log_is_read() {
     // Another tool's log (YCSB writes the same header) does not state its values' unit.

@@ -28,7 +28,7 @@ use document::{level_settings, new_document};
 use host_checks::{
     asks_idle, check_memory, check_pinning, look_ended, planning_topology, preflight,
 };
-use outputs::{export_metrics, show_summary};
+use outputs::{export_metrics, note_hlog_lines, show_summary};
 
 /// How a run ended, for the exit code.
 pub enum RunEnd {
@@ -55,6 +55,7 @@ pub fn execute(run: &RunArgs, command_line: Vec<String>) -> Result<RunEnd> {
         .iter()
         .map(|path| Output::parse(path))
         .collect::<Result<Vec<_>, _>>()?;
+    note_hlog_lines(args, &outputs, run.workload()?.options().sets_sessions());
     let (plan, mut workload, _locks) = if run.workload()?.options().sets_sessions() {
         // The workload's sessions are its own (a capture's lanes): built before the plan.
         refuse_worker_counts(args)?;

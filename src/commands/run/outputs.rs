@@ -76,6 +76,23 @@ pub(super) fn show_summary(
     Ok(())
 }
 
+/// Said as a run starts: with `--interval`, a level of several batches (`--repeat`,
+/// `--precision`) adds its batches' intervals together, so its .hlog line is the level's.
+/// A workload that sets its own sessions (a replay) runs one pass a level.
+pub(super) fn note_hlog_lines(args: &SweepArgs, outputs: &[Output], sets_sessions: bool) {
+    let batches = args.repeat > 1 || args.precision.is_some();
+    if args.interval.is_some()
+        && batches
+        && !sets_sessions
+        && let Some(log) = outputs.iter().find(|output| output.format == Format::Hlog)
+    {
+        say!(
+            "corescale: note: each level's batches add their intervals together, so {} has a line per level, not per interval: give --repeat 1 for a line per interval",
+            log.path.display()
+        );
+    }
+}
+
 /// `--metrics-listen` and `--push-gateway`: the run's figures where Prometheus reads them.
 pub(super) fn export_metrics(
     args: &SweepArgs,

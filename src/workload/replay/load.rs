@@ -206,13 +206,13 @@ fn copy_read_only(sessions: &mut Vec<Captured>, factor: u32) -> (u64, u64) {
             session.statements[0].at_us,
             session.statements[session.statements.len() - 1].at_us,
         );
-        let gap = (last - first) / (session.statements.len() as i64 - 1).max(1);
+        let gap = last.saturating_sub(first) / (session.statements.len() as i64 - 1).max(1);
         for copy in 1..factor {
-            let shift = gap * i64::from(copy) / i64::from(factor);
+            let shift = gap.saturating_mul(i64::from(copy)) / i64::from(factor);
             let mut copied = session.clone();
             copied.copy = true;
             for statement in &mut copied.statements {
-                statement.at_us += shift;
+                statement.at_us = statement.at_us.saturating_add(shift);
             }
             copies.push(copied);
         }

@@ -182,11 +182,12 @@ impl WorkloadOptions for ReplayArgs {
         };
         let replay = load(&self.capture, &choice)?;
         if self.sessions_factor > 1 {
-            let (sessions, statements) = replay.copied;
+            let (copies, statements) = replay.copied;
+            let added = u64::from(self.sessions_factor - 1);
             say!(
-                "corescale: note: --sessions-factor {}: {sessions} read-only sessions ({statements} statements) are replayed {} more times each; the sessions that write, once",
+                "corescale: note: --sessions-factor {}: each of {} read-only sessions gets {added} copies ({copies} sessions and {statements} statements added); the sessions that write are replayed once",
                 self.sessions_factor,
-                self.sessions_factor - 1
+                copies / added,
             );
         }
         let longest = replay

@@ -482,14 +482,13 @@ fn say_unused_warehouses(context: &BuildContext, shared: &Shared) {
         );
     } else {
         say!(
-            "corescale: note: part {} of {} owns {count} of the {} warehouses (numbers {}, {}, ... every {}th) and runs at most {sessions} sessions: {} of its warehouses are used",
+            "corescale: note: part {} of {} owns {count} of the {} warehouses (numbers {}, {}, {}, ...) and runs at most {sessions} sessions: {sessions} of its warehouses are used",
             own.part + 1,
             own.parts,
             shared.warehouses,
             own.part + 1,
             own.part + 1 + own.parts,
-            own.parts,
-            sessions
+            own.part + 1 + 2 * own.parts,
         );
     }
 }

@@ -53,7 +53,7 @@ const TEMPLATES: &[&str] = &[
     // The order counters of the districts of the run's own warehouses (a campaign's part's:
     // those whose number less one leaves the part divided by the parts), read around a level
     // for its NOPM.
-    "SELECT {sum}(d_next_o_id) FROM {district} WHERE MOD(d_w_id - 1, ?) = ?",
+    "SELECT {sum}(d_next_o_id) FROM {district} WHERE {mod}(d_w_id - 1, ?) = ?",
 ];
 
 pub const NO_WAREHOUSE: Sql = 0;
@@ -166,13 +166,14 @@ pub fn isolation_name(level: i64) -> &'static str {
     }
 }
 
-/// `{sum}`, `{count}`, `{concat}`, `{substr}` and `{int}` as the dialect names them: on
+/// `{sum}`, `{count}`, `{mod}`, `{concat}`, `{substr}` and `{int}` as the dialect names them: on
 /// PostgreSQL qualified by `pg_catalog`, so no object of the role's own can stand in.
 fn builtins(sql: &str, dialect: Dialect) -> String {
     let postgres = dialect == Dialect::PostgreSql;
     [
         ("{sum}", "SUM"),
         ("{count}", "COUNT"),
+        ("{mod}", "MOD"),
         ("{concat}", "CONCAT"),
         ("{substr}", "SUBSTR"),
     ]

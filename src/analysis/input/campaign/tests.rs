@@ -257,7 +257,7 @@ fn the_parts_interval_histograms_merge_into_exact_percentiles() {
             histogram: Some(times.encode()),
         }
     };
-    // Part 1 answers fast, part 2 slowly: together, half of the responses are slow.
+    // Part 1 answers fast, part 2 slowly: together, 40 of the 100 responses are slow.
     let fast: Vec<u64> = vec![100; 60];
     let slow: Vec<u64> = vec![5000; 40];
     let mut first = level(2, 4, 0, &[100], None);
