@@ -202,7 +202,48 @@ fn a_logged_pgbench_run_replays_statement_for_statement_at_its_pace() {
     let logged = logged_counts(&format!("{logs}/pg.csv"));
     check_levels(&document, &logged);
 
+    sessions_that_write_are_not_copied(&url("clone"), &capture, &document);
     diverges_on_a_missing_table(&url("clone"), &capture, &format!("{logs}/pg.csv"));
+}
+
+/// `--sessions-factor 2` on a capture whose pgbench clients write: only the read-only
+/// sessions (pgbench's own, at most) are copied, so the statements due at 1x grow by the
+/// copies' statements, which are fewer than the capture's.
+fn sessions_that_write_are_not_copied(
+    clone_url: &str,
+    capture: &std::path::Path,
+    once: &serde_json::Value,
+) {
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("twice.json");
+    let done = corescale()
+        .env("CORESCALE_TEST_PREFLIGHT", "100ms")
+        .args(["run", "replay", "--target", clone_url, "--speed", "1"])
+        .args(["--sessions-factor", "2", "--allow-writes", "--capture"])
+        .arg(capture)
+        .arg("-o")
+        .arg(&json)
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&done.stderr);
+    assert!(done.status.success(), "{said}");
+    let added: f64 = said
+        .split(" sessions and ")
+        .nth(1)
+        .and_then(|rest| rest.split(' ').next())
+        .and_then(|statements| statements.parse().ok())
+        .unwrap_or_else(|| panic!("no count of copied statements in {said}"));
+    let due = |document: &serde_json::Value| {
+        document["levels"][0]["latency"]["rate"]["due"]
+            .as_f64()
+            .unwrap()
+    };
+    let (due_once, due_twice) = (due(once), due(&common::read_json(&json)));
+    assert_eq!(due_twice, due_once + added, "{said}");
+    assert!(
+        2.0 * added < due_once,
+        "{added} of {due_once} statements copied: {said}"
+    );
 }
 
 /// On data the capture did not run on (a table gone from the clone), the replay diverges:
