@@ -394,24 +394,12 @@ impl Collector for RunCollector {
             MetricType::Histogram,
         )?;
         Responses(buckets, sum_s, count).encode(histogram)?;
-        let reads: Vec<(Vec<(String, String)>, f64)> = ["logical", "physical"]
-            .iter()
-            .zip(self.server_reads.get())
-            .filter_map(|(kind, value)| Some((vec![("kind".into(), (*kind).into())], value?)))
-            .collect();
-        if !reads.is_empty() {
-            let mut family = encoder.encode_descriptor(
-                "corescale_server_reads",
-                "The server's own block reads (logical: from its cache; physical: from storage), its cumulative counters as read at each interval's edge of fixed-time levels.",
-                None,
-                MetricType::Counter,
-            )?;
-            for (labels, value) in &reads {
-                family
-                    .encode_family(labels)?
-                    .encode_counter::<NoLabelSet, _, f64>(value, None)?;
-            }
-        }
+        labelled(
+            &mut encoder,
+            ("corescale_server_reads", MetricType::Counter),
+            "The server's own block reads (logical: from its cache; physical: from storage), its cumulative counters as read at each interval's edge of fixed-time levels.",
+            &by_kind(self.server_reads.get()),
+        )?;
         if let Some(last) = &state.last {
             encode_last(last, &mut encoder)?;
             encode_servers(last, &mut encoder)?;
@@ -482,16 +470,14 @@ fn encode_servers(
     last: &EndedLevel,
     encoder: &mut DescriptorEncoder,
 ) -> Result<(), std::fmt::Error> {
-    let reads: Vec<(Vec<(String, String)>, f64)> = ["logical", "physical"]
-        .iter()
-        .zip(last.server_reads_per_s)
-        .filter_map(|(kind, value)| Some((vec![("kind".into(), (*kind).into())], value?)))
-        .collect();
-    labelled_gauge(
+    labelled(
         encoder,
-        "corescale_last_level_server_reads_per_second",
+        (
+            "corescale_last_level_server_reads_per_second",
+            MetricType::Gauge,
+        ),
         "The server's own block reads per second over the last level (logical: from its cache; physical: from storage), where read.",
-        &reads,
+        &by_kind(last.server_reads_per_s),
     )?;
     let labels = |number: usize, instance: &EndedInstance| {
         vec![
@@ -499,7 +485,7 @@ fn encode_servers(
             ("role".to_string(), instance.role.clone()),
         ]
     };
-    let each = |pick: &InstanceFigure| -> Vec<(Vec<(String, String)>, f64)> {
+    let each = |pick: &InstanceFigure| -> Vec<Labelled> {
         (last.instances.iter().enumerate())
             .filter_map(|(index, instance)| Some((labels(index + 1, instance), pick(instance)?)))
             .collect()
@@ -527,24 +513,40 @@ fn encode_servers(
         ),
     ];
     for (name, help, pick) in figures {
-        labelled_gauge(encoder, name, help, &each(pick))?;
+        labelled(encoder, (name, MetricType::Gauge), help, &each(pick))?;
     }
     Ok(())
 }
 
-/// A gauge with one value per label set; nothing when there is none.
-fn labelled_gauge(
+/// A value and its labels.
+type Labelled = (Vec<(String, String)>, f64);
+
+/// The server's logical and physical reads, labelled `kind`; those not read left out.
+fn by_kind(reads: [Option<f64>; 2]) -> Vec<Labelled> {
+    ["logical", "physical"]
+        .iter()
+        .zip(reads)
+        .filter_map(|(kind, value)| Some((vec![("kind".into(), (*kind).into())], value?)))
+        .collect()
+}
+
+/// A gauge or counter with one value per label set; nothing when there is none.
+fn labelled(
     encoder: &mut DescriptorEncoder,
-    name: &str,
+    (name, kind): (&str, MetricType),
     help: &str,
-    values: &[(Vec<(String, String)>, f64)],
+    values: &[Labelled],
 ) -> Result<(), std::fmt::Error> {
     if values.is_empty() {
         return Ok(());
     }
-    let mut family = encoder.encode_descriptor(name, help, None, MetricType::Gauge)?;
+    let mut family = encoder.encode_descriptor(name, help, None, kind)?;
     for (labels, value) in values {
-        family.encode_family(labels)?.encode_gauge(value)?;
+        let mut metric = family.encode_family(labels)?;
+        match kind {
+            MetricType::Counter => metric.encode_counter::<NoLabelSet, _, f64>(value, None)?,
+            _ => metric.encode_gauge(value)?,
+        }
     }
     Ok(())
 }

@@ -214,36 +214,52 @@ fn sessions_that_write_are_not_copied(
     capture: &std::path::Path,
     once: &serde_json::Value,
 ) {
-    let dir = tempfile::tempdir().unwrap();
-    let json = dir.path().join("twice.json");
-    let done = corescale()
-        .env("CORESCALE_TEST_PREFLIGHT", "100ms")
-        .args(["run", "replay", "--target", clone_url, "--speed", "1"])
-        .args(["--sessions-factor", "2", "--allow-writes", "--capture"])
-        .arg(capture)
-        .arg("-o")
-        .arg(&json)
-        .output()
-        .unwrap();
-    let said = String::from_utf8_lossy(&done.stderr);
-    assert!(done.status.success(), "{said}");
+    let (said, twice) = replay_with_factor(clone_url, capture, "2", &["--allow-writes"]);
     let added: f64 = said
         .split(" sessions and ")
         .nth(1)
         .and_then(|rest| rest.split(' ').next())
         .and_then(|statements| statements.parse().ok())
         .unwrap_or_else(|| panic!("no count of copied statements in {said}"));
-    let due = |document: &serde_json::Value| {
-        document["levels"][0]["latency"]["rate"]["due"]
-            .as_f64()
-            .unwrap()
-    };
-    let (due_once, due_twice) = (due(once), due(&common::read_json(&json)));
+    let (due_once, due_twice) = (due_at_first_speed(once), due_at_first_speed(&twice));
     assert_eq!(due_twice, due_once + added, "{said}");
     assert!(
         2.0 * added < due_once,
         "{added} of {due_once} statements copied: {said}"
     );
+}
+
+/// `run replay` of `capture` on `target` at 1x with `--sessions-factor factor` (and
+/// `options`); it must succeed. What it said, and its result.
+fn replay_with_factor(
+    target: &str,
+    capture: &std::path::Path,
+    factor: &str,
+    options: &[&str],
+) -> (String, serde_json::Value) {
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("copied.json");
+    let done = corescale()
+        .env("CORESCALE_TEST_PREFLIGHT", "100ms")
+        .args(["run", "replay", "--target", target, "--speed", "1"])
+        .args(["--sessions-factor", factor])
+        .args(options)
+        .arg("--capture")
+        .arg(capture)
+        .arg("-o")
+        .arg(&json)
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&done.stderr).into_owned();
+    assert!(done.status.success(), "{said}");
+    (said, common::read_json(&json))
+}
+
+/// The statements due in a replay's first level (its first speed).
+fn due_at_first_speed(document: &serde_json::Value) -> f64 {
+    document["levels"][0]["latency"]["rate"]["due"]
+        .as_f64()
+        .unwrap()
 }
 
 /// On data the capture did not run on (a table gone from the clone), the replay diverges:
@@ -541,27 +557,10 @@ fn each_read_only_session_is_replayed_three_times(
     capture: &std::path::Path,
     once: &serde_json::Value,
 ) {
-    let dir = tempfile::tempdir().unwrap();
-    let json = dir.path().join("thrice.json");
-    let done = corescale()
-        .env("CORESCALE_TEST_PREFLIGHT", "100ms")
-        .args(["run", "replay", "--target", target, "--speed", "1"])
-        .args(["--sessions-factor", "3", "--capture"])
-        .arg(capture)
-        .arg("-o")
-        .arg(&json)
-        .output()
-        .unwrap();
-    let said = String::from_utf8_lossy(&done.stderr);
-    assert!(done.status.success(), "{said}");
-    let due = |document: &serde_json::Value| {
-        document["levels"][0]["latency"]["rate"]["due"]
-            .as_f64()
-            .unwrap()
-    };
-    let (due_once, due_thrice) = (due(once), due(&common::read_json(&json)));
+    let (said, thrice) = replay_with_factor(target, capture, "3", &[]);
+    let (due_once, due_thrice) = (due_at_first_speed(once), due_at_first_speed(&thrice));
     assert_eq!(due_thrice, 3.0 * due_once, "{said}");
-    let sessions = common::read_json(&json)["workload"]["description"]
+    let sessions = thrice["workload"]["description"]
         .as_str()
         .unwrap()
         .split(": ")
