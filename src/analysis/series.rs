@@ -74,6 +74,10 @@ pub struct Point {
     /// retries: its reading as an open loop, kept until its run's summary tells which.
     #[serde(skip)]
     pub open_reading: Option<Box<crate::latency::Latency>>,
+    /// Each class of the level's responses (a run's `levels[].classes[]`), encoded as the
+    /// run wrote them: `--slo` on one class reads them, a campaign adds them up.
+    #[serde(skip)]
+    pub classes: Vec<crate::latency::ClassTimes>,
 }
 
 /// One client host's part of a merged campaign level.

@@ -7,7 +7,10 @@ use super::fit::{Fit, Model, fit};
 use super::fleet::{fleet, fleet_findings};
 use std::collections::BTreeSet;
 
-use super::latency::{OpenLoopSeries, SloRatio, SloVerdict, bend, slo_comparison, slo_verdict};
+use super::latency::{
+    OpenLoopSeries, SloRatio, SloVerdict, bend, classes_of, classes_of_open, missing_class,
+    series_of_class, slo_comparison, slo_verdict,
+};
 use super::model::SloReport;
 use super::model::{
     Analysis, FitRange, Fits, LevelFigures, MISLEADING_EVIDENCE, REPORT_SCHEMA, SeriesAnalysis,
@@ -137,13 +140,10 @@ pub fn analyse(series: Vec<Series>) -> Analysis {
 }
 
 /// `report --slo`: each series' verdict on the objective, series of one measure and job
-/// compared on it, and those sentences first among the findings.
-pub fn apply_objective(analysis: &mut Analysis, objective: &Objective) {
-    let mut verdicts: Vec<SloVerdict> = analysis
-        .series
-        .iter()
-        .map(|series| slo_verdict(&series.series, objective))
-        .collect();
+/// compared on it, and those sentences first among the findings. An objective on a class
+/// no series recorded is an error naming the classes there are.
+pub fn apply_objective(analysis: &mut Analysis, objective: &Objective) -> anyhow::Result<()> {
+    let mut verdicts = closed_loop_verdicts(&analysis.series, objective);
     let mut comparisons: Vec<SloRatio> = measure_groups(&analysis.series)
         .iter()
         .filter(|group| group.len() > 1)
@@ -154,11 +154,25 @@ pub fn apply_objective(analysis: &mut Analysis, objective: &Objective) {
         .collect();
     // Open-loop levels: the rate each series sent within the objective, compared among
     // series of one unit.
-    let open: Vec<SloVerdict> = analysis
-        .open_loop
-        .iter()
-        .map(|series| series.verdict(objective))
-        .collect();
+    let open = open_loop_verdicts(&analysis.open_loop, objective);
+    if let Some(class) = &objective.class {
+        let recorded: BTreeSet<String> = (analysis.series.iter())
+            .flat_map(|one| classes_of(&one.series))
+            .chain(analysis.open_loop.iter().flat_map(classes_of_open))
+            .collect();
+        if recorded.is_empty() {
+            anyhow::bail!(
+                "--slo '{objective}': no series recorded classes of responses (corescale's scripts, replays and order entry record them); drop '{class}:' to judge all responses"
+            );
+        }
+        if !recorded.contains(class) {
+            let names: Vec<&str> = recorded.iter().map(String::as_str).collect();
+            anyhow::bail!(
+                "--slo '{objective}': no series recorded class '{class}' (the classes recorded: {}); name one of them, or drop '{class}:' to judge all responses",
+                names.join(", ")
+            );
+        }
+    }
     let units: BTreeSet<&str> = open.iter().map(|verdict| verdict.unit.as_str()).collect();
     for unit in units {
         let members: Vec<&SloVerdict> = open.iter().filter(|v| v.unit == unit).collect();
@@ -207,6 +221,39 @@ pub fn apply_objective(analysis: &mut Analysis, objective: &Objective) {
     first.truncate(MAX_FINDINGS.max(comparisons.len() + report.verdicts.len() + 1));
     analysis.findings = first;
     analysis.slo = Some(report);
+    Ok(())
+}
+
+/// Each closed-loop series' verdict, on all its responses or on the objective's class.
+fn closed_loop_verdicts(series: &[SeriesAnalysis], objective: &Objective) -> Vec<SloVerdict> {
+    let verdict = |one: &SeriesAnalysis| {
+        let Some(class) = &objective.class else {
+            return slo_verdict(&one.series, objective);
+        };
+        let mut verdict = slo_verdict(&series_of_class(&one.series, class), objective);
+        let recorded = classes_of(&one.series);
+        if !recorded.contains(class) {
+            verdict.reason = Some(missing_class(class, &recorded));
+        }
+        verdict
+    };
+    series.iter().map(verdict).collect()
+}
+
+/// The same of the open-loop series.
+fn open_loop_verdicts(series: &[OpenLoopSeries], objective: &Objective) -> Vec<SloVerdict> {
+    let verdict = |one: &OpenLoopSeries| {
+        let Some(class) = &objective.class else {
+            return one.verdict(objective);
+        };
+        let mut verdict = one.of_class(class).verdict(objective);
+        let recorded = classes_of_open(one);
+        if !recorded.contains(class) {
+            verdict.reason = Some(missing_class(class, &recorded));
+        }
+        verdict
+    };
+    series.iter().map(verdict).collect()
 }
 
 /// Indices of the series grouped by what they measure (job time, or a rate unit) and the job

@@ -258,7 +258,10 @@ pub struct ReportArgs {
     pub verbose: bool,
 
     /// A latency objective, e.g. 'p99<=5ms' (p50, p90, p95, p99, p99.9, max, mean): the
-    /// largest throughput at which each series kept it, and the series compared on it.
+    /// largest throughput at which each series kept it, and the series compared on it. On
+    /// one class of responses with the class first: 'new_order:p99<=5ms' (order entry's
+    /// transaction types), 'fingerprint-3:p99<=2ms' (a replay's), 'statement-2:p99<=1ms'
+    /// (a script's).
     #[arg(long, value_name = "OBJECTIVE")]
     pub slo: Option<crate::latency::Objective>,
 }

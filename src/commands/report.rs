@@ -43,7 +43,7 @@ pub fn execute(args: &ReportArgs) -> Result<()> {
     }
     let mut analysis = analyse(series);
     if let Some(objective) = &args.slo {
-        apply_objective(&mut analysis, objective);
+        apply_objective(&mut analysis, objective)?;
     }
     analysis.warnings.splice(0..0, notes);
     let written = write_outputs(args, &analysis)?;

@@ -81,7 +81,22 @@ mod tests {
         assert_eq!(objective.percentile, Percentile::P999);
         assert!((objective.limit_ms - 0.5).abs() < 1e-12);
         assert_eq!(objective.to_string(), "p99.9 <= 0.5 ms");
-        for bad in ["p99<5ms", "p42<=5ms", "p99<=", "p99<=fast", "p99<=0ms", ""] {
+        assert_eq!(objective.class, None);
+        let objective: Objective = "new_order: p90<=5s".parse().unwrap();
+        assert_eq!(objective.class.as_deref(), Some("new_order"));
+        assert_eq!(objective.percentile, Percentile::P90);
+        assert_eq!(objective.to_string(), "new_order p90 <= 5000 ms");
+        for bad in [
+            "p99<5ms",
+            "p42<=5ms",
+            "p99<=",
+            "p99<=fast",
+            "p99<=0ms",
+            "",
+            ":p99<=5ms",
+            "new order:p99<=5ms",
+            "a:b:p99<=5ms",
+        ] {
             assert!(bad.parse::<Objective>().is_err(), "{bad}");
         }
     }

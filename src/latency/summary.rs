@@ -49,18 +49,33 @@ pub struct Latency {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ClassTimes {
     pub class: String,
+    /// Where each of its responses starts: a statement's send (a script's statements, a
+    /// replay's fingerprints), or the level's own (order entry's transactions, timed from
+    /// when they were due in an open loop). Documents from before it say nothing: the send.
+    #[serde(default = "from_the_send", skip_serializing_if = "Option::is_none")]
+    pub measured_from: Option<MeasuredFrom>,
     pub histogram: String,
 }
 
+fn from_the_send() -> Option<MeasuredFrom> {
+    Some(MeasuredFrom::Send)
+}
+
 impl ClassTimes {
-    /// Each class that was answered, named `name(index)`.
-    pub fn of(times: &[super::ResponseTimes], name: impl Fn(usize) -> String) -> Vec<Self> {
+    /// Each class that was answered, named `name(index)`, timed from `measured_from` (None:
+    /// as the level's responses are, filled in when the level ends).
+    pub fn of(
+        times: &[super::ResponseTimes],
+        measured_from: Option<MeasuredFrom>,
+        name: impl Fn(usize) -> String,
+    ) -> Vec<Self> {
         times
             .iter()
             .enumerate()
             .filter(|(_, times)| times.count() > 0)
             .map(|(index, times)| Self {
                 class: name(index),
+                measured_from,
                 histogram: times.encode(),
             })
             .collect()

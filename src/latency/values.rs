@@ -4,17 +4,27 @@
 use super::Percentile;
 use serde::{Deserialize, Serialize};
 
-/// A latency objective: a percentile at most a time (`p99<=5ms`).
-#[derive(Debug, Clone, Copy, PartialEq)]
+/// A latency objective: a percentile at most a time (`p99<=5ms`), on all responses or on
+/// one class of them (`new_order:p99<=5ms`, `fingerprint-3:p99<=5ms`): an order-entry
+/// proposal is argued on New-Order's latency, a replay's on the statement that matters.
+#[derive(Debug, Clone, PartialEq)]
 pub struct Objective {
     pub percentile: Percentile,
     pub limit_ms: f64,
+    /// The class of responses it holds for (`levels[].classes[].class`); None: all of them.
+    pub class: Option<String>,
 }
+
+/// The longest class name an objective takes: the names a run records are short.
+const LONGEST_CLASS: usize = 64;
 
 impl std::fmt::Display for Objective {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         // As the user wrote it: 5 ms, 0.5 ms (to the nanosecond).
         let limit = (self.limit_ms * 1e6).round() / 1e6;
+        if let Some(class) = &self.class {
+            write!(f, "{class} ")?;
+        }
         write!(f, "{} <= {limit} ms", self.percentile.name())
     }
 }
@@ -25,10 +35,14 @@ impl std::str::FromStr for Objective {
     fn from_str(text: &str) -> Result<Self, Self::Err> {
         let usage = || {
             format!(
-                "'{text}' is not a latency objective: give a percentile, <= and a time, e.g. 'p99<=5ms' (p50, p90, p95, p99, p99.9, max, mean)"
+                "'{text}' is not a latency objective: give a percentile, <= and a time, e.g. 'p99<=5ms' (p50, p90, p95, p99, p99.9, max, mean), or one class's, e.g. 'new_order:p99<=5ms'"
             )
         };
-        let (name, limit) = text.split_once("<=").ok_or_else(usage)?;
+        let (class, objective) = match text.split_once(':') {
+            Some((class, objective)) => (Some(class.trim()), objective),
+            None => (None, text),
+        };
+        let (name, limit) = objective.split_once("<=").ok_or_else(usage)?;
         let percentile = Percentile::parse(name).ok_or_else(usage)?;
         let limit = humantime::parse_duration(&limit.trim().replace(' ', ""))
             .map_err(|_| usage())?
@@ -37,11 +51,28 @@ impl std::str::FromStr for Objective {
         if limit <= 0.0 {
             return Err(format!("'{text}': the limit must be above zero"));
         }
+        let class = class
+            .map(class_name)
+            .transpose()
+            .map_err(|problem| format!("'{text}': {problem}"))?;
         Ok(Self {
             percentile,
             limit_ms: limit,
+            class,
         })
     }
+}
+
+/// A class as runs name them: letters, digits, '_', '-' and '.'.
+fn class_name(class: &str) -> Result<String, String> {
+    let fits = |c: char| c.is_ascii_alphanumeric() || "_-.".contains(c);
+    if class.is_empty() || class.len() > LONGEST_CLASS || !class.chars().all(fits) {
+        return Err(format!(
+            "'{}' is not a class of responses: name one as the run recorded it (new_order, statement-2, fingerprint-3; up to {LONGEST_CLASS} letters, digits, '_', '-' or '.')",
+            class.escape_debug()
+        ));
+    }
+    Ok(class.to_string())
 }
 
 /// The longest a response time may be in a file: a day, in ms.

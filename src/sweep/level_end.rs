@@ -64,6 +64,11 @@ pub(super) fn finish_level(
         ),
         None => None,
     };
+    // Classes timed as the level's responses are (order entry's) say from where.
+    let level_from = level.latency.as_ref().map(|latency| latency.measured_from);
+    for class in &mut level.classes {
+        class.measured_from = class.measured_from.or(level_from);
+    }
     if let Some(shortfall) = level.latency.as_ref().and_then(Latency::shortfall) {
         level.warnings.push(shortfall);
     }

@@ -293,6 +293,7 @@ fn report_is_on_the_nopm_axis(json: &std::path::Path, dir: &std::path::Path) {
         let (csv, json) = (csv["raw"].as_f64().unwrap(), json["raw"].as_f64().unwrap());
         assert!((csv - json).abs() <= 1e-6 * json, "CSV {csv}, JSON {json}");
     }
+    objective_on_a_transaction_type(json, dir);
     let row = &report["comparisons"][0]["rows"][1];
     assert_eq!(row["name"], "new");
     let capacity = row["capacity_at_saturation"].as_f64().unwrap();
@@ -310,6 +311,42 @@ fn report_is_on_the_nopm_axis(json: &std::path::Path, dir: &std::path::Path) {
     assert!(
         (stated - price).abs() <= 0.005 * price,
         "{stated} for {price}: {findings}"
+    );
+}
+
+/// `--slo` on one transaction type reads that type's responses: a limit of an hour on
+/// Payment's median holds at every level, and a type the run did not record is refused,
+/// naming the ones it did.
+fn objective_on_a_transaction_type(json: &std::path::Path, dir: &std::path::Path) {
+    let out = dir.join("payment.json");
+    corescale()
+        .arg("report")
+        .arg(json)
+        .args(["--include-disturbed", "--slo", "payment:p50<=1h", "-o"])
+        .arg(&out)
+        .assert()
+        .success();
+    let report: serde_json::Value = serde_json::from_slice(&std::fs::read(&out).unwrap()).unwrap();
+    assert_eq!(report["slo"]["objective"], "payment p50 <= 3600000 ms");
+    let verdict = &report["slo"]["verdicts"][0];
+    let largest = report["series"][0]["series"]["points"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|point| point["workers"].as_u64().unwrap())
+        .max();
+    assert_eq!(verdict["workers"].as_u64(), largest, "{verdict}");
+    assert_eq!(verdict["beyond_largest"], true, "{verdict}");
+    let refused = corescale()
+        .arg("report")
+        .arg(json)
+        .args(["--include-disturbed", "--slo", "refund:p50<=1h"])
+        .assert()
+        .code(1);
+    let said = String::from_utf8_lossy(&refused.get_output().stderr).into_owned();
+    assert!(
+        said.contains("no series recorded class 'refund' (the classes recorded: delivery, new_order, order_status, payment, stock_level)"),
+        "{said}"
     );
 }
 

@@ -201,9 +201,61 @@ fn a_logged_pgbench_run_replays_statement_for_statement_at_its_pace() {
     let document = common::read_json(&json);
     let logged = logged_counts(&format!("{logs}/pg.csv"));
     check_levels(&document, &logged);
+    objective_on_a_fingerprint(&json, &document);
 
     sessions_that_write_are_not_copied(&url("clone"), &capture, &document);
     diverges_on_a_missing_table(&url("clone"), &capture, &format!("{logs}/pg.csv"));
+}
+
+/// `--slo` on one fingerprint: the report reads that fingerprint's answers (each level's
+/// `classes[]`, as many as the level's count of it), timed from the send.
+fn objective_on_a_fingerprint(json: &std::path::Path, document: &serde_json::Value) {
+    for level in document["levels"].as_array().unwrap() {
+        let class = level["classes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|class| class["class"] == "fingerprint-1")
+            .unwrap_or_else(|| panic!("no fingerprint-1 class: {}", level["classes"]));
+        assert_eq!(class["measured_from"], "send");
+        let histogram = class["histogram"].as_str().unwrap();
+        let count = corescale::latency::ResponseTimes::decode(histogram)
+            .unwrap()
+            .count();
+        assert_eq!(
+            count as f64,
+            level["workload_figures"]["fingerprint 1 count"]
+                .as_f64()
+                .unwrap()
+        );
+    }
+    let out = json.with_file_name("fingerprint.json");
+    corescale()
+        .arg("report")
+        .arg(json)
+        .args([
+            "--include-disturbed",
+            "--slo",
+            "fingerprint-1:p50<=1h",
+            "-o",
+        ])
+        .arg(&out)
+        .assert()
+        .success();
+    let report = common::read_json(&out);
+    assert_eq!(
+        report["slo"]["objective"],
+        "fingerprint-1 p50 <= 3600000 ms"
+    );
+    let verdict = &report["slo"]["verdicts"][0];
+    assert_eq!(verdict["measured_from"], "send", "{verdict}");
+    assert!(
+        verdict["series"]
+            .as_str()
+            .unwrap()
+            .ends_with("(replaying at set speeds)"),
+        "{verdict}"
+    );
 }
 
 /// `--sessions-factor 2` on a capture whose pgbench clients write: only the read-only

@@ -438,6 +438,7 @@ impl JobTimeRows {
             // Per-instance figures are in the JSON only.
             instances: Vec::new(),
             open_reading: None,
+            classes: Vec::new(),
             spread,
             cpu_fraction: row.cpu_fraction,
             steal_pct: row.steal_pct,

@@ -156,6 +156,7 @@ fn level_point(path: &Path, document: &RunDocument, index: usize, level: &Level)
         precision_reached: level.precision_reached,
         parts: Vec::new(),
         open_reading: None,
+        classes: checked_classes(&level.classes, &|| at("classes"))?,
         instances: checked_instances(&level.instances, &|| at("instances"))?,
         campaign: level.campaign.as_ref().map(|campaign| PointInCampaign {
             // At least this part's own sessions (a hand-edited 0 would divide by zero).
@@ -270,6 +271,27 @@ fn checked_instances(
                 share_of_work: instance.share_of_work + 0.0,
                 share_of_sessions: instance.share_of_sessions + 0.0,
                 ..instance.clone()
+            })
+        })
+        .collect()
+}
+
+/// A level's classes of responses as the file gives them: each histogram decodes (a
+/// campaign adds them up, `--slo` on a class reads them), each name quoted as input is.
+fn checked_classes(
+    classes: &[crate::latency::ClassTimes],
+    at: &dyn Fn() -> String,
+) -> Result<Vec<crate::latency::ClassTimes>> {
+    classes
+        .iter()
+        .enumerate()
+        .map(|(index, class)| {
+            crate::latency::ResponseTimes::decode(&class.histogram)
+                .map_err(|problem| anyhow::anyhow!("{}[{index}].histogram: {problem}", at()))?;
+            Ok(crate::latency::ClassTimes {
+                class: quote(&class.class),
+                measured_from: class.measured_from,
+                histogram: class.histogram.clone(),
             })
         })
         .collect()

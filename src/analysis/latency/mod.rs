@@ -6,7 +6,10 @@ use serde::{Deserialize, Serialize};
 
 use super::series::{Point, Series};
 use crate::format::significant;
+
+mod class;
 use crate::latency::{Latency, MeasuredFrom, Objective, Percentile};
+pub use class::{classes_of, classes_of_open, missing_class, series_of_class};
 
 /// A step in load is a bend when the percentile grows by this factor at least...
 const BEND_GROWTH: f64 = 1.5;
@@ -522,6 +525,9 @@ pub struct PacedLevel {
     /// The level's timeline, for the spread of the rate sent.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub intervals: Vec<crate::latency::IntervalFigures>,
+    /// Its classes of responses, for an objective on one of them.
+    #[serde(skip)]
+    pub classes: Vec<crate::latency::ClassTimes>,
 }
 
 /// A series' open-loop levels: a latency-throughput curve per worker count. They are kept
@@ -556,6 +562,7 @@ impl OpenLoopSeries {
                     speed: point.figures.get(REPLAY_SPEED).copied(),
                     latency,
                     intervals: point.intervals.clone(),
+                    classes: point.classes.clone(),
                 })
             })
             .collect();
@@ -759,7 +766,11 @@ impl OpenLoopSeries {
             beyond_largest: false,
             broken_below: Vec::new(),
             reason: None,
-            measured_from: Some(MeasuredFrom::Due),
+            // From when due, unless the levels are one class's, timed from the send.
+            measured_from: Some(
+                (self.levels.first())
+                    .map_or(MeasuredFrom::Due, |level| level.latency.measured_from),
+            ),
             asked_per_s: None,
             broken_at_rates: Vec::new(),
         };

@@ -99,6 +99,7 @@ fn open_loop(service_ms: f64, counts: &[usize], noise: f64, seed: u64) -> OpenLo
             };
             levels.push(PacedLevel {
                 intervals: Vec::new(),
+                classes: Vec::new(),
                 workers,
                 asked_per_s: asked,
                 sent_per_s: sent,
@@ -406,6 +407,7 @@ pub(crate) fn replay(name: &str, headroom: f64, speeds: &[f64]) -> OpenLoopSerie
             let sent = if sustained { asked } else { 100.0 * headroom };
             PacedLevel {
                 intervals: Vec::new(),
+                classes: Vec::new(),
                 workers: 4,
                 asked_per_s: asked,
                 sent_per_s: sent,
@@ -473,4 +475,111 @@ fn a_replay_says_up_to_which_speed_it_kept_the_schedule() {
     let mut other = behind;
     other.capture = Some("replay of other.capture (sha256 0f0f0f0f0f0f)".into());
     assert!(replay_comparisons(&[new, other]).is_empty());
+}
+
+/// A closed loop of two classes at 1, 2, 4 and 8 workers: 398,000 payments of 0.5 ms a
+/// level, and 2,000 new orders of `workers` ms each (p99 of all responses stays 0.5 ms).
+fn two_classes() -> Series {
+    let record = |times: &mut ResponseTimes, ms: f64, count: u64| {
+        times.record_n(std::time::Duration::from_secs_f64(ms / 1e3), count);
+    };
+    let points = [1usize, 2, 4, 8]
+        .iter()
+        .map(|&workers| {
+            let mut payment = ResponseTimes::default();
+            let mut new_order = ResponseTimes::default();
+            record(&mut payment, 0.5, 398_000);
+            record(&mut new_order, workers as f64, 2_000);
+            let mut all = payment.clone();
+            all.merge(&new_order);
+            let class = |name: &str, times: &ResponseTimes| crate::latency::ClassTimes {
+                class: name.to_string(),
+                measured_from: Some(MeasuredFrom::Send),
+                histogram: times.encode(),
+            };
+            Point {
+                cv: Some(0.01),
+                latency: Some(Box::new(Latency {
+                    unit: "transaction".into(),
+                    measured_from: MeasuredFrom::Send,
+                    response: all.percentiles().unwrap(),
+                    service: None,
+                    schedule_lag: None,
+                    rate: None,
+                    limit_ms: None,
+                    late: None,
+                    histogram: Some(all.encode()),
+                })),
+                classes: vec![class("payment", &payment), class("new_order", &new_order)],
+                ..point(workers, 1000.0 * workers as f64)
+            }
+        })
+        .collect();
+    Series {
+        name: "orders".into(),
+        ..series(
+            Measure::Rate {
+                unit: "transactions/s".into(),
+            },
+            points,
+            None,
+        )
+    }
+}
+
+#[test]
+fn an_objective_on_one_class_reads_that_class_alone() {
+    use crate::analysis::study::apply_objective;
+    let verdict_of = |objective: &str| {
+        let mut analysis = analyse(vec![two_classes()]);
+        let objective: Objective = objective.parse().unwrap();
+        apply_objective(&mut analysis, &objective).map(|()| analysis)
+    };
+    // All responses: p99 is a payment's 0.5 ms at every level, so 8 workers kept 1 ms.
+    let all = verdict_of("p99<=1ms").unwrap();
+    let verdict = &all.slo.as_ref().unwrap().verdicts[0];
+    assert_eq!(verdict.workers, Some(8), "{verdict:?}");
+    // New orders take `workers` ms: 3 ms holds up to 2 workers, at 2 ms.
+    let new_order = verdict_of("new_order:p99<=3ms").unwrap();
+    let report = new_order.slo.as_ref().unwrap();
+    let verdict = &report.verdicts[0];
+    assert_eq!(verdict.workers, Some(2), "{verdict:?}");
+    assert!(
+        (verdict.value_ms.unwrap() - 2.0).abs() < 0.01,
+        "{verdict:?}"
+    );
+    assert_eq!(report.objective, "new_order p99 <= 3 ms");
+    assert!(
+        new_order.findings.iter().any(|finding| finding
+            == "orders sustains 2.00 K transactions/s at new_order p99 <= 3 ms with 2 workers (p99 2.00 ms)."),
+        "{:?}",
+        new_order.findings
+    );
+    // A class not recorded: an error naming the ones there are.
+    let missing = verdict_of("stock_level:p99<=3ms").unwrap_err().to_string();
+    assert!(
+        missing.contains(
+            "no series recorded class 'stock_level' (the classes recorded: new_order, payment)"
+        ),
+        "{missing}"
+    );
+    // A series without classes beside one with: its verdict says why it has none.
+    let mut plain = closed_loop("plain", 8.0, 2.0, 0.0, 1);
+    plain.measure = two_classes().measure;
+    let mut analysis = analyse(vec![two_classes(), plain]);
+    apply_objective(&mut analysis, &"new_order:p99<=3ms".parse().unwrap()).unwrap();
+    let reason = analysis.slo.unwrap().verdicts[1].reason.clone().unwrap();
+    assert!(
+        reason.contains("recorded no classes of responses"),
+        "{reason}"
+    );
+    // Nothing with classes at all: an error.
+    let mut analysis = analyse(vec![closed_loop("plain", 8.0, 2.0, 0.0, 1)]);
+    let none = apply_objective(&mut analysis, &"new_order:p99<=3ms".parse().unwrap());
+    assert!(
+        none.unwrap_err()
+            .to_string()
+            .contains("no series recorded classes"),
+        "a report without classes"
+    );
 }

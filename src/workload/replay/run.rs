@@ -497,9 +497,11 @@ impl Workload for ReplayWorkload {
             server_cpu_s,
             connections: Vec::new(),
             instances: Vec::new(),
-            classes: crate::latency::ClassTimes::of(&total.times.times(), |index| {
-                format!("fingerprint-{}", index + 1)
-            }),
+            classes: crate::latency::ClassTimes::of(
+                &total.times.times(),
+                Some(crate::latency::MeasuredFrom::Send),
+                |index| format!("fingerprint-{}", index + 1),
+            ),
         })
     }
 

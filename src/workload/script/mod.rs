@@ -680,9 +680,11 @@ impl Workload for ScriptWorkload {
             server_cpu_s,
             connections,
             instances: Vec::new(),
-            classes: crate::latency::ClassTimes::of(&total.statements_times.times(), |index| {
-                format!("statement-{}", index + 1)
-            }),
+            classes: crate::latency::ClassTimes::of(
+                &total.statements_times.times(),
+                Some(crate::latency::MeasuredFrom::Send),
+                |index| format!("statement-{}", index + 1),
+            ),
         })
     }
 

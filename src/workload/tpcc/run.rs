@@ -390,7 +390,7 @@ impl Workload for TpccWorkload {
             server_cpu_s,
             connections,
             instances: Vec::new(),
-            classes: crate::latency::ClassTimes::of(&total.times.times(), |index| {
+            classes: crate::latency::ClassTimes::of(&total.times.times(), None, |index| {
                 Kind::ALL[index].name().to_string()
             }),
         })

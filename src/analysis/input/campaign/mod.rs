@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 
 use super::*;
 use crate::analysis::series::PartOfLevel;
-use crate::latency::{IntervalFigures, RateFigures, ResponseTimes};
+use crate::latency::{ClassTimes, IntervalFigures, RateFigures, ResponseTimes};
 use crate::result::CampaignPart;
 
 /// Client-side counts and rates of a level, which the parts' add up; the server's counts
@@ -433,6 +433,7 @@ fn merged_point(
         latency: latency.map(Box::new),
         parts,
         intervals: merged_timeline(at_level)?,
+        classes: merged_classes(at_level)?,
         // The parts' counts add up; the sum is no surer than its least sure part.
         capacity_uncertainty: at_level
             .iter()
@@ -542,6 +543,32 @@ fn merged_latency(
         histogram: Some(merged.encode()),
         ..(*latency).clone()
     }))
+}
+
+/// The level's classes of responses: each class's histograms added over the parts that
+/// answered it (a part without a class answered none of it: runs record answered classes).
+fn merged_classes(at_level: &[(&Series, &Point)]) -> Result<Vec<ClassTimes>> {
+    let mut merged: Vec<(&ClassTimes, ResponseTimes)> = Vec::new();
+    for (part, point) in at_level {
+        for class in &point.classes {
+            let times = ResponseTimes::decode(&class.histogram).map_err(|problem| {
+                anyhow::anyhow!("'{}' class {}: {problem}", part.source, class.class)
+            })?;
+            match merged.iter_mut().find(|(one, _)| one.class == class.class) {
+                Some((_, all)) => all.try_merge(&times).map_err(|problem| {
+                    anyhow::anyhow!("'{}' class {}: {problem}", part.source, class.class)
+                })?,
+                None => merged.push((class, times)),
+            }
+        }
+    }
+    Ok(merged
+        .into_iter()
+        .map(|(first, times)| ClassTimes {
+            histogram: times.encode(),
+            ..first.clone()
+        })
+        .collect())
 }
 
 /// The level's timeline: the parts' intervals (which started together) with their responses

@@ -406,3 +406,43 @@ fn histograms_past_what_their_encoding_holds_are_refused() {
     assert!(half.try_merge(&other).is_err());
     assert_eq!(half.count(), 1 << 47, "a refused merge changes nothing");
 }
+
+#[test]
+fn the_parts_classes_merge_into_exact_histograms_and_a_missing_class_counts_none() {
+    let class = |name: &str, times_us: &[u64]| {
+        let mut times = ResponseTimes::default();
+        for time in times_us {
+            times.record(Duration::from_micros(*time));
+        }
+        ClassTimes {
+            class: name.to_string(),
+            measured_from: None,
+            histogram: times.encode(),
+        }
+    };
+    // Part 1 answered both classes, part 2 only new orders (it drew no delivery).
+    let mut first = level(2, 4, 0, &[100], None);
+    first.classes = vec![
+        class("new_order", &[100; 30]),
+        class("delivery", &[9000; 3]),
+    ];
+    let mut second = level(2, 4, 0, &[100], None);
+    second.classes = vec![class("new_order", &[5000; 20])];
+    let (merged, _) = merge_campaigns(vec![
+        part(1, vec![first], Vec::new()),
+        part(2, vec![second], Vec::new()),
+    ])
+    .unwrap();
+    let classes = &merged[0].points[0].classes;
+    let decoded = |name: &str| {
+        let found = classes.iter().find(|one| one.class == name).unwrap();
+        ResponseTimes::decode(&found.histogram).unwrap()
+    };
+    assert_eq!(classes.len(), 2, "{classes:?}");
+    let all = [vec![100; 30], vec![5000; 20]].concat();
+    assert_eq!(
+        decoded("new_order"),
+        ResponseTimes::decode(&class("new_order", &all).histogram).unwrap()
+    );
+    assert_eq!(decoded("delivery").count(), 3);
+}
