@@ -555,6 +555,14 @@ fn an_objective_on_one_class_reads_that_class_alone() {
         "{:?}",
         new_order.findings
     );
+    // Too few of the class's responses to read p99.9 (2,000 a level, 10,000 needed): said of
+    // the class.
+    let thin = verdict_of("new_order:p99.9<=3ms").unwrap();
+    let reason = thin.slo.unwrap().verdicts[0].reason.clone().unwrap();
+    assert!(
+        reason.starts_with("too few new_order responses at each clean level to read p99.9"),
+        "{reason}"
+    );
     // A class not recorded: an error naming the ones there are.
     let missing = verdict_of("stock_level:p99<=3ms").unwrap_err().to_string();
     assert!(
