@@ -51,17 +51,30 @@ pub struct ClassTimes {
     pub class: String,
     /// Where each of its responses starts: a statement's send (a script's statements, a
     /// replay's fingerprints), or the level's own (order entry's transactions, timed from
-    /// when they were due in an open loop). Documents from before it say nothing: the send.
-    #[serde(default = "from_the_send", skip_serializing_if = "Option::is_none")]
+    /// when they were due in an open loop). Documents from before it say nothing: see
+    /// [`ClassTimes::measured_from_or`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub measured_from: Option<MeasuredFrom>,
     pub histogram: String,
 }
 
-fn from_the_send() -> Option<MeasuredFrom> {
-    Some(MeasuredFrom::Send)
-}
-
 impl ClassTimes {
+    /// Where its responses start, for a document that did not say: a script's statements
+    /// and a replay's fingerprints were always timed from the send, order entry's types as
+    /// the level (`level`).
+    pub fn measured_from_or(&self, level: MeasuredFrom) -> MeasuredFrom {
+        self.measured_from.unwrap_or(
+            if ["statement-", "fingerprint-"]
+                .iter()
+                .any(|kind| self.class.starts_with(kind))
+            {
+                MeasuredFrom::Send
+            } else {
+                level
+            },
+        )
+    }
+
     /// Each class that was answered, named `name(index)`, timed from `measured_from` (None:
     /// as the level's responses are, filled in when the level ends).
     pub fn of(

@@ -337,6 +337,20 @@ fn objective_on_a_transaction_type(json: &std::path::Path, dir: &std::path::Path
         .max();
     assert_eq!(verdict["workers"].as_u64(), largest, "{verdict}");
     assert_eq!(verdict["beyond_largest"], true, "{verdict}");
+    // The median read is Payment's own, from the level's classes.
+    let run: serde_json::Value = serde_json::from_slice(&std::fs::read(json).unwrap()).unwrap();
+    let level = (run["levels"].as_array().unwrap().iter())
+        .rfind(|level| level["workers"].as_u64() == largest)
+        .unwrap();
+    let payment = (level["classes"].as_array().unwrap().iter())
+        .find(|class| class["class"] == "payment")
+        .unwrap();
+    let p50 = corescale::latency::ResponseTimes::decode(payment["histogram"].as_str().unwrap())
+        .unwrap()
+        .percentiles()
+        .unwrap()
+        .p50_ms;
+    assert_eq!(verdict["value_ms"].as_f64(), Some(p50), "{verdict}");
     let refused = corescale()
         .arg("report")
         .arg(json)

@@ -5,7 +5,7 @@ use std::collections::BTreeSet;
 
 use super::{OpenLoopSeries, PacedLevel};
 use crate::analysis::series::{Point, Series};
-use crate::latency::{ClassTimes, Latency, ResponseTimes};
+use crate::latency::{ClassTimes, Latency, Percentiles, ResponseTimes};
 
 /// The level's responses of `class` in place of all its responses, measured from where the
 /// class's were (a replay's fingerprints from the send); the rate and unit kept; service
@@ -21,7 +21,7 @@ fn class_latency(latency: &Latency, classes: &[ClassTimes], class: &str) -> Opti
         schedule_lag: None,
         late: None,
         histogram: Some(times.histogram.clone()),
-        measured_from: times.measured_from.unwrap_or(latency.measured_from),
+        measured_from: times.measured_from_or(latency.measured_from),
         ..latency.clone()
     })
 }
@@ -52,15 +52,30 @@ pub fn series_of_class(series: &Series, class: &str) -> Series {
 }
 
 impl OpenLoopSeries {
-    /// The same levels with `class`'s response times; a level that answered none of it is
-    /// left out.
+    /// The same levels with `class`'s response times. A level that answered none of it
+    /// stays, with no response to read: it was still asked its rate, which a verdict that
+    /// every rate kept the objective must weigh.
     pub fn of_class(&self, class: &str) -> Self {
-        let levels: Vec<PacedLevel> = (self.levels.iter())
-            .filter_map(|level| {
-                Some(PacedLevel {
-                    latency: class_latency(&level.latency, &level.classes, class)?,
-                    ..level.clone()
-                })
+        let found: Vec<Option<Latency>> = (self.levels.iter())
+            .map(|level| class_latency(&level.latency, &level.classes, class))
+            .collect();
+        let from = found
+            .iter()
+            .flatten()
+            .map(|latency| latency.measured_from)
+            .next();
+        let levels = (self.levels.iter().zip(found))
+            .map(|(level, latency)| PacedLevel {
+                latency: latency.unwrap_or_else(|| Latency {
+                    response: Percentiles::default(),
+                    service: None,
+                    schedule_lag: None,
+                    late: None,
+                    histogram: None,
+                    measured_from: from.unwrap_or(level.latency.measured_from),
+                    ..level.latency.clone()
+                }),
+                ..level.clone()
             })
             .collect();
         Self {

@@ -591,3 +591,33 @@ fn an_objective_on_one_class_reads_that_class_alone() {
         "a report without classes"
     );
 }
+
+#[test]
+fn an_open_loop_class_is_not_said_to_hold_at_a_rate_where_it_was_not_answered() {
+    // Two rates: the class answered fast at the lower, and not at all at the higher.
+    let mut series = open_loop(1.0, &[1], 0.0, 3);
+    series.levels.retain(|level| level.sustained);
+    let mut times = ResponseTimes::default();
+    times.record_n(std::time::Duration::from_micros(200), 2_000);
+    let class = crate::latency::ClassTimes {
+        class: "fingerprint-1".to_string(),
+        measured_from: None,
+        histogram: times.encode(),
+    };
+    series.levels[0].classes = vec![class];
+    let objective: Objective = "fingerprint-1:p99<=1ms".parse().unwrap();
+    let viewed = series.of_class("fingerprint-1");
+    assert_eq!(viewed.levels.len(), series.levels.len(), "no level dropped");
+    let verdict = viewed.verdict(&objective);
+    assert_eq!(
+        verdict.throughput,
+        Some(series.levels[0].sent_per_s),
+        "{verdict:?}"
+    );
+    assert!(
+        !verdict.beyond_largest,
+        "higher rates were asked: {verdict:?}"
+    );
+    // A fingerprint is timed from the send, whatever the level's responses are.
+    assert_eq!(verdict.measured_from, Some(MeasuredFrom::Send));
+}

@@ -433,7 +433,7 @@ fn merged_point(
         latency: latency.map(Box::new),
         parts,
         intervals: merged_timeline(at_level)?,
-        classes: merged_classes(at_level)?,
+        classes: merged_classes(name, workers, at_level, notes)?,
         // The parts' counts add up; the sum is no surer than its least sure part.
         capacity_uncertainty: at_level
             .iter()
@@ -547,10 +547,39 @@ fn merged_latency(
 
 /// The level's classes of responses: each class's histograms added over the parts that
 /// answered it (a part without a class answered none of it: runs record answered classes).
-fn merged_classes(at_level: &[(&Series, &Point)]) -> Result<Vec<ClassTimes>> {
+/// None when a part recorded no classes while another did (a document from before them:
+/// a class would rest on some hosts only), or the parts timed a class differently.
+fn merged_classes(
+    name: &str,
+    workers: usize,
+    at_level: &[(&Series, &Point)],
+    notes: &mut Vec<String>,
+) -> Result<Vec<ClassTimes>> {
+    let recorded = at_level
+        .iter()
+        .filter(|(_, point)| !point.classes.is_empty());
+    if recorded.count() < at_level.len() {
+        if at_level.iter().any(|(_, point)| !point.classes.is_empty()) {
+            notes.push(format!(
+                "campaign '{}' at {workers} sessions: a part recorded no classes of responses: no class is merged, so --slo on one has no verdict there",
+                quote(name)
+            ));
+        }
+        return Ok(Vec::new());
+    }
     let mut merged: Vec<(&ClassTimes, ResponseTimes)> = Vec::new();
     for (part, point) in at_level {
         for class in &point.classes {
+            if let Some((first, _)) = merged.iter().find(|(one, _)| one.class == class.class)
+                && first.measured_from != class.measured_from
+            {
+                notes.push(format!(
+                    "campaign '{}' at {workers} sessions: the parts timed class {} from different points: no class is merged",
+                    quote(name),
+                    class.class
+                ));
+                return Ok(Vec::new());
+            }
             let times = ResponseTimes::decode(&class.histogram).map_err(|problem| {
                 anyhow::anyhow!("'{}' class {}: {problem}", part.source, class.class)
             })?;

@@ -446,3 +446,29 @@ fn the_parts_classes_merge_into_exact_histograms_and_a_missing_class_counts_none
     );
     assert_eq!(decoded("delivery").count(), 3);
 }
+
+#[test]
+fn classes_are_not_merged_when_a_part_recorded_none() {
+    let mut times = ResponseTimes::default();
+    times.record(Duration::from_micros(100));
+    let mut first = level(2, 4, 0, &[100], None);
+    first.classes = vec![ClassTimes {
+        class: "new_order".to_string(),
+        measured_from: None,
+        histogram: times.encode(),
+    }];
+    // The second part's document is from before classes: it says nothing of new orders.
+    let second = level(2, 4, 0, &[100], None);
+    let (merged, notes) = merge_campaigns(vec![
+        part(1, vec![first], Vec::new()),
+        part(2, vec![second], Vec::new()),
+    ])
+    .unwrap();
+    assert!(merged[0].points[0].classes.is_empty());
+    assert!(
+        notes
+            .iter()
+            .any(|note| note.contains("a part recorded no classes")),
+        "{notes:?}"
+    );
+}
