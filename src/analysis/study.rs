@@ -231,13 +231,6 @@ fn closed_loop_verdicts(series: &[SeriesAnalysis], objective: &Objective) -> Vec
             return slo_verdict(&one.series, objective);
         };
         let mut verdict = slo_verdict(&series_of_class(&one.series, class), objective);
-        verdict.reason = (verdict.reason.take()).map(|reason| {
-            reason.replacen(
-                "too few responses",
-                &format!("too few {class} responses"),
-                1,
-            )
-        });
         let recorded = classes_of(&one.series);
         if !recorded.contains(class) {
             verdict.reason = Some(missing_class(class, &recorded));
@@ -254,13 +247,6 @@ fn open_loop_verdicts(series: &[OpenLoopSeries], objective: &Objective) -> Vec<S
             return one.verdict(objective);
         };
         let mut verdict = one.of_class(class).verdict(objective);
-        verdict.reason = (verdict.reason.take()).map(|reason| {
-            reason.replacen(
-                "enough statements",
-                &format!("enough {class} statements"),
-                1,
-            )
-        });
         let recorded = classes_of_open(one);
         if !recorded.contains(class) {
             verdict.reason = Some(missing_class(class, &recorded));

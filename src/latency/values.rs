@@ -18,6 +18,16 @@ pub struct Objective {
 /// The longest class name an objective takes: the names a run records are short.
 const LONGEST_CLASS: usize = 64;
 
+impl Objective {
+    /// `noun` of the responses it judges: "responses", or "new_order responses".
+    pub fn counted(&self, noun: &str) -> String {
+        match &self.class {
+            Some(class) => format!("{class} {noun}"),
+            None => noun.to_string(),
+        }
+    }
+}
+
 impl std::fmt::Display for Objective {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         // As the user wrote it: 5 ms, 0.5 ms (to the nanosecond).

@@ -247,7 +247,8 @@ pub fn slo_verdict(series: &Series, objective: &Objective) -> SloVerdict {
     if levels.is_empty() {
         verdict.reason = Some(if series.points.iter().any(|p| p.latency.is_some()) {
             format!(
-                "too few responses at each clean level to read {} (at least {:.0})",
+                "too few {} at each clean level to read {} (at least {:.0})",
+                objective.counted("responses"),
                 objective.percentile.name(),
                 responses_needed(objective.percentile)
             )
@@ -776,7 +777,8 @@ impl OpenLoopSeries {
         };
         if readable.is_empty() {
             verdict.reason = Some(format!(
-                "no rate the sessions kept up with answered enough statements to read {} (at least {needed:.0})",
+                "no rate the sessions kept up with answered enough {} to read {} (at least {needed:.0})",
+                objective.counted("statements"),
                 objective.percentile.name()
             ));
             return verdict;

@@ -555,11 +555,11 @@ fn merged_classes(
     at_level: &[(&Series, &Point)],
     notes: &mut Vec<String>,
 ) -> Result<Vec<ClassTimes>> {
-    let recorded = at_level
-        .iter()
-        .filter(|(_, point)| !point.classes.is_empty());
-    if recorded.count() < at_level.len() {
-        if at_level.iter().any(|(_, point)| !point.classes.is_empty()) {
+    let recorded = (at_level.iter())
+        .filter(|(_, point)| !point.classes.is_empty())
+        .count();
+    if recorded < at_level.len() {
+        if recorded > 0 {
             notes.push(format!(
                 "campaign '{}' at {workers} sessions: a part recorded no classes of responses: no class is merged, so --slo on one has no verdict there",
                 quote(name)
@@ -570,20 +570,18 @@ fn merged_classes(
     let mut merged: Vec<(&ClassTimes, ResponseTimes)> = Vec::new();
     for (part, point) in at_level {
         for class in &point.classes {
-            if let Some((first, _)) = merged.iter().find(|(one, _)| one.class == class.class)
-                && first.measured_from != class.measured_from
-            {
-                notes.push(format!(
-                    "campaign '{}' at {workers} sessions: the parts timed class {} from different points: no class is merged",
-                    quote(name),
-                    class.class
-                ));
-                return Ok(Vec::new());
-            }
             let times = ResponseTimes::decode(&class.histogram).map_err(|problem| {
                 anyhow::anyhow!("'{}' class {}: {problem}", part.source, class.class)
             })?;
             match merged.iter_mut().find(|(one, _)| one.class == class.class) {
+                Some((first, _)) if first.measured_from != class.measured_from => {
+                    notes.push(format!(
+                        "campaign '{}' at {workers} sessions: the parts timed class {} from different points: no class is merged",
+                        quote(name),
+                        class.class
+                    ));
+                    return Ok(Vec::new());
+                }
                 Some((_, all)) => all.try_merge(&times).map_err(|problem| {
                     anyhow::anyhow!("'{}' class {}: {problem}", part.source, class.class)
                 })?,
