@@ -235,12 +235,28 @@ fn assert_a_restarted_replica_ends_only_its_sessions(url: &str, replica: &Privat
     let dir = tempfile::tempdir().unwrap();
     let json = dir.path().join("restart.json");
     let mut run = std::process::Command::new(assert_cmd::cargo::cargo_bin("corescale"))
-        .args(["run", "db", "--target", url, "-w", "3", "--duration", "4s"])
+        .env("CORESCALE_TEST_PREFLIGHT", "100ms")
+        .args(["run", "db", "--target", url, "-w", "3", "--duration", "6s"])
         .args(["--repeat", "1", "-q", "-o"])
         .arg(&json)
         .spawn()
         .unwrap();
-    std::thread::sleep(std::time::Duration::from_millis(2500));
+    // Restarted once the level is under way, however long a busy host took to get there:
+    // a failure while sessions connect and warm up ends the run, by design. The level
+    // starts within moments of the replica's session connecting, and lasts 6 s.
+    let connected = std::time::Instant::now();
+    while count_on(
+        replica,
+        "SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'client backend' AND pid <> pg_backend_pid()",
+    ) == 0
+    {
+        assert!(
+            connected.elapsed() < std::time::Duration::from_secs(60),
+            "the run's session never reached the replica"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    std::thread::sleep(std::time::Duration::from_millis(2000));
     replica.restart("-c max_connections=40");
     let status = run.wait().unwrap();
     assert!(status.success(), "the run completes: {status}");
