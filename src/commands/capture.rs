@@ -67,7 +67,7 @@ pub fn execute(args: &CaptureArgs) -> Result<()> {
     println!("corescale: {said}");
     if captured.backwards > 0 {
         say!(
-            "corescale: warning: {} entries are dated more than {} s before entries read before them: the logs were given out of the order they were written in, or the server's clock or time zone changed (daylight saving); give the logs in the order written",
+            "corescale: warning: {} entries are dated more than {} s before entries read before them: the logs were given out of the order they were written in, or the server's clock was set back; give the logs in the order written",
             captured.backwards,
             crate::workload::replay::capture::BACKWARDS_US / 1_000_000
         );

@@ -19,7 +19,7 @@ const PASSWORD: &str = "Never-Stored-7";
 fn start_logging_cluster(bindir: &str) -> PrivateCluster {
     let cluster = PrivateCluster::start(
         bindir,
-        "host all postgres 127.0.0.1/32 trust\n",
+        "host all postgres,replayer 127.0.0.1/32 trust\n",
         &[],
         "",
         "",
@@ -54,22 +54,33 @@ fn pgbench(bindir: &str, cluster: &PrivateCluster, args: &[&str]) {
     );
 }
 
+/// pgbench's statements, as the log writes them.
+const PGBENCH_STATEMENTS: [&str; 5] = [
+    "UPDATE pgbench_accounts",
+    "SELECT abalance FROM pgbench_accounts",
+    "UPDATE pgbench_tellers",
+    "UPDATE pgbench_branches",
+    "INSERT INTO pgbench_history",
+];
+
 /// Each pgbench statement's count in the csvlog of database `bench`, read independently.
 fn logged_counts(csvlog: &str) -> Vec<(&'static str, u64)> {
-    logged_mentions(
-        csvlog,
-        &[
-            "UPDATE pgbench_accounts",
-            "SELECT abalance FROM pgbench_accounts",
-            "UPDATE pgbench_tellers",
-            "UPDATE pgbench_branches",
-            "INSERT INTO pgbench_history",
-        ],
-    )
+    logged_mentions(csvlog, &PGBENCH_STATEMENTS)
 }
 
 /// How many statements of database `bench` in the csvlog mention each of `statements`.
 fn logged_mentions(csvlog: &str, statements: &[&'static str]) -> Vec<(&'static str, u64)> {
+    mentions_by(csvlog, None, "bench", statements)
+}
+
+/// How many statements `user` (None: anyone) sent to `database`, by the csvlog, mention
+/// each of `statements`.
+fn mentions_by(
+    csvlog: &str,
+    user: Option<&str>,
+    database: &str,
+    statements: &[&'static str],
+) -> Vec<(&'static str, u64)> {
     let mut counts = vec![0; statements.len()];
     let mut reader = csv::ReaderBuilder::new()
         .has_headers(false)
@@ -79,7 +90,8 @@ fn logged_mentions(csvlog: &str, statements: &[&'static str]) -> Vec<(&'static s
     for record in reader.records() {
         let record = record.unwrap();
         let message = &record[13];
-        if &record[2] != "bench"
+        if user.is_some_and(|user| user != &record[1])
+            || &record[2] != database
             || !(message.starts_with("statement: ") || message.starts_with("execute "))
         {
             continue;
@@ -204,6 +216,7 @@ fn a_logged_pgbench_run_replays_statement_for_statement_at_its_pace() {
     objective_on_a_fingerprint(&json, &document);
 
     sessions_that_write_are_not_copied(&url("clone"), &capture, &document);
+    replays_as_the_mapped_user(&url("clone"), &capture, &format!("{logs}/pg.csv"));
     diverges_on_a_missing_table(&url("clone"), &capture, &format!("{logs}/pg.csv"));
 }
 
@@ -312,6 +325,59 @@ fn due_at_first_speed(document: &serde_json::Value) -> f64 {
     document["levels"][0]["latency"]["rate"]["due"]
         .as_f64()
         .unwrap()
+}
+
+/// `--map postgres=replayer`: every session the capture ran as postgres connects as
+/// replayer, as the server's own log of replayer's statements shows; a captured user no
+/// session ran as is refused, naming those there are.
+fn replays_as_the_mapped_user(clone_url: &str, capture: &std::path::Path, csvlog: &str) {
+    let mut admin = postgres::Client::connect(clone_url, postgres::NoTls).unwrap();
+    admin
+        .batch_execute(
+            "CREATE ROLE replayer LOGIN SUPERUSER; ALTER ROLE replayer SET log_statement = 'all'",
+        )
+        .unwrap();
+    drop(admin);
+    corescale()
+        .args(["run", "replay", "--target", clone_url, "--allow-writes"])
+        .args(["--map", "nobody=replayer", "--capture"])
+        .arg(capture)
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains(
+            "no replayed session ran as 'nobody'; the capture's users here are 'postgres'",
+        ));
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("mapped.json");
+    let done = corescale()
+        .env("CORESCALE_TEST_PREFLIGHT", "100ms")
+        .args(["run", "replay", "--target", clone_url, "--allow-writes"])
+        .args(["--speed", "4", "--map", "postgres=replayer", "--capture"])
+        .arg(capture)
+        .arg("-o")
+        .arg(&json)
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&done.stderr);
+    assert!(done.status.success(), "{said}");
+    // The database differs from the captured one; no user is left to the URL's.
+    assert!(
+        said.contains("they are replayed on 'clone' (--map"),
+        "{said}"
+    );
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    let document = common::read_json(&json);
+    let level = &document["levels"][0];
+    let failures = level["workload_figures"].to_string();
+    assert!(!failures.contains("failures SQLSTATE"), "{failures}");
+    for (statement, logged) in mentions_by(csvlog, Some("replayer"), "clone", &PGBENCH_STATEMENTS) {
+        assert_eq!(
+            logged,
+            replayed(&document, level, statement),
+            "{statement}: logged as replayer, and sent"
+        );
+        assert!(logged > 0, "{statement}");
+    }
 }
 
 /// On data the capture did not run on (a table gone from the clone), the replay diverges:

@@ -36,6 +36,17 @@ pub fn instance_urls(
     Ok(urls)
 }
 
+/// The URL with `user` in place of the user it names, and without the password it carries
+/// (that was its own user's); None for a text that is not a URL.
+pub fn as_user(text: &str, user: &str) -> Option<String> {
+    let (_, start, end) = authority(text)?;
+    let host = text[start..end]
+        .rsplit_once('@')
+        .map_or(&text[start..end], |(_, host)| host);
+    let user = percent_encoding::utf8_percent_encode(user, percent_encoding::NON_ALPHANUMERIC);
+    Some(format!("{}{user}@{host}{}", &text[..start], &text[end..]))
+}
+
 /// The scheme and the authority's bounds of a URL: `(scheme, start, end)`.
 fn authority(text: &str) -> Option<(&str, usize, usize)> {
     let (scheme, _) = text.split_once("://")?;
@@ -198,5 +209,22 @@ mod tests {
         }
         let many = urls(&["oracle://slob@"], Some(("rac", 65))).unwrap_err();
         assert!(many.to_string().contains("at most 64"), "{many}");
+    }
+
+    #[test]
+    fn a_url_as_another_user_keeps_the_rest_and_drops_the_password() {
+        assert_eq!(
+            as_user(
+                "postgres://app:secret@db:5433/shop?sslmode=require",
+                "rep ort"
+            )
+            .as_deref(),
+            Some("postgres://rep%20ort@db:5433/shop?sslmode=require")
+        );
+        assert_eq!(
+            as_user("mysql://db/shop", "bob").as_deref(),
+            Some("mysql://bob@db/shop")
+        );
+        assert_eq!(as_user("host=db user=app", "bob"), None);
     }
 }

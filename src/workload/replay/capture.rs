@@ -8,6 +8,7 @@ use anyhow::{Result, bail};
 
 use super::file::{Line, Statement, Summary, Writer};
 use super::fingerprint::{Class, Quoting, classify};
+use super::log_time::Zone;
 use super::mysql_log::{self, MysqlLog};
 use super::pg_log::{self, Entry};
 
@@ -72,7 +73,7 @@ pub struct Captured {
     /// Statements of the extended protocol whose parameters the log did not give.
     pub without_parameters: u64,
     /// Entries dated more than [`BACKWARDS_US`] before the latest read before them: logs
-    /// given out of order, or a clock or time zone that changed (daylight saving).
+    /// given out of order, or a clock that was set back.
     pub backwards: u64,
 }
 
@@ -89,6 +90,8 @@ pub struct Capturer<'a> {
     origin_us: Option<i64>,
     /// The latest time read so far.
     latest_us: i64,
+    /// The zone of the first entry's time.
+    zone: Option<Zone>,
     captured: Captured,
 }
 
@@ -108,20 +111,30 @@ impl<'a> Capturer<'a> {
             next_id: 0,
             origin_us: None,
             latest_us: i64::MIN,
+            zone: None,
             captured: Captured::default(),
         }
     }
 
     /// Takes one entry of the log.
     pub fn take(&mut self, entry: Entry) -> Result<()> {
+        self.same_clock(&entry)?;
         let origin = *self.origin_us.get_or_insert(entry.at_us);
         if entry.at_us < self.latest_us.saturating_sub(BACKWARDS_US) {
             self.captured.backwards += 1;
         }
         self.latest_us = self.latest_us.max(entry.at_us);
         if self.captured.summary.origin.is_empty() {
+            let zone = match &entry.zone {
+                Zone::Utc => " UTC",
+                Zone::Wall(name) => name,
+            };
             self.captured.summary.origin = chrono::DateTime::from_timestamp_micros(entry.at_us)
-                .map(|time| time.naive_utc().to_string())
+                .map(|time| {
+                    format!("{} {}", time.naive_utc(), zone.trim())
+                        .trim()
+                        .to_string()
+                })
                 .unwrap_or_default();
         }
         if entry.session.is_empty() {
@@ -205,6 +218,22 @@ impl<'a> Capturer<'a> {
             return Ok(());
         };
         self.statement(&entry, at_us, sql, parameters, took_us)
+    }
+
+    /// Refuses an entry whose time cannot be set beside the first one's: a wall clock in a
+    /// zone corescale cannot place, where the zone changes (a log that crossed a change of
+    /// daylight saving time written with a zone name it does not know, or two files).
+    fn same_clock(&mut self, entry: &Entry) -> Result<()> {
+        let first = self.zone.get_or_insert_with(|| entry.zone.clone());
+        if *first == entry.zone {
+            return Ok(());
+        }
+        bail!(
+            "line {}: the log's times change from {} to {}, which corescale cannot place on one clock: set log_timezone = 'UTC' (PostgreSQL) or log_timestamps = UTC (MySQL), or capture each part on its own",
+            entry.line,
+            quoted_zone(first),
+            quoted_zone(&entry.zone)
+        );
     }
 
     fn statement(
@@ -315,6 +344,14 @@ impl<'a> Capturer<'a> {
     }
 }
 
+/// A zone as the refusal names it.
+fn quoted_zone(zone: &Zone) -> String {
+    match zone {
+        Zone::Wall(name) if !name.is_empty() => format!("'{name}'"),
+        _ => zone.name().to_string(),
+    }
+}
+
 /// The value after `key` in "user=app database=shop application_name=x".
 fn word_after<'t>(text: &'t str, key: &str) -> Option<&'t str> {
     text.split(' ')
@@ -404,6 +441,59 @@ mod tests {
         })
         .unwrap();
         (done, statements)
+    }
+
+    fn at(text: &str, session: &str, message: &str) -> Entry {
+        let stamp = super::super::log_time::parse_time(text).unwrap();
+        Entry {
+            at_us: stamp.at_us,
+            zone: stamp.zone,
+            ..entry(0, session, message, None)
+        }
+    }
+
+    #[test]
+    fn a_log_across_a_change_of_daylight_saving_keeps_its_true_gaps() {
+        let (done, statements) = captured(vec![
+            at("2026-10-25 02:59:59.500 CEST", "s1", "statement: select 1"),
+            at("2026-10-25 02:00:00.500 CET", "s1", "statement: select 2"),
+        ]);
+        assert_eq!(done.backwards, 0);
+        let offsets: Vec<i64> = statements.iter().map(|statement| statement.at_us).collect();
+        assert_eq!(offsets, [0, 1_000_000]);
+    }
+
+    #[test]
+    fn a_change_of_zone_that_cannot_be_placed_is_refused_at_its_line() {
+        for (first, then) in [
+            ("2026-10-25 02:59:59.500 IST", "2026-10-25 02:00:00.500 XYZ"),
+            (
+                "2026-10-25 02:59:59.500 CEST",
+                "2026-10-25 02:00:00.500 XYZ",
+            ),
+            ("2026-10-25 02:59:59.500 IST", "2026-10-25 02:00:00.500 CET"),
+        ] {
+            let dir = tempfile::tempdir().unwrap();
+            let mut writer = Writer::create(&dir.path().join("test.capture")).unwrap();
+            let mut capturer = Capturer::new(&mut writer, Quoting::Postgres);
+            capturer
+                .take(at(first, "s1", "statement: select 1"))
+                .unwrap();
+            let mut second = at(then, "s1", "statement: select 2");
+            second.line = 7;
+            let error = capturer.take(second).unwrap_err().to_string();
+            assert!(
+                error.starts_with("line 7: the log's times change from"),
+                "{error}"
+            );
+            assert!(error.contains("log_timezone = 'UTC'"), "{error}");
+        }
+        // The same unplaced zone throughout is one clock: its gaps are true.
+        let (_, statements) = captured(vec![
+            at("2026-10-25 02:59:59.500 IST", "s1", "statement: select 1"),
+            at("2026-10-25 03:00:00.000 IST", "s1", "statement: select 2"),
+        ]);
+        assert_eq!(statements[1].at_us - statements[0].at_us, 500_000);
     }
 
     #[test]

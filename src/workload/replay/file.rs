@@ -66,7 +66,8 @@ pub struct Statement {
 /// What the capture kept and left out.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Summary {
-    /// The log's time of its first entry, as written (the offsets count from it).
+    /// The log's time of its first entry, in UTC where its zone said how (the offsets count
+    /// from it).
     pub origin: String,
     pub sessions: u64,
     pub statements: u64,

@@ -35,6 +35,9 @@ pub struct Sent {
     /// Whether it starts a captured session other than the one before it in the lane:
     /// the lane connects anew first.
     pub new_session: bool,
+    /// Its captured session's user, by number in [`Replay::users`] (`--map` may connect
+    /// each as a user of its own).
+    pub user: usize,
 }
 
 /// What is replayed, and what was left out.
@@ -333,13 +336,18 @@ fn dealt(
     // Each lane's end: the lane whose last session ended first takes the next.
     let mut free: BinaryHeap<std::cmp::Reverse<(i64, usize)>> = BinaryHeap::new();
     let mut lanes: Vec<Vec<Sent>> = Vec::new();
-    let mut users = std::collections::BTreeSet::new();
+    let users: Vec<String> = sorted
+        .iter()
+        .map(|session| session.user.clone())
+        .collect::<std::collections::BTreeSet<_>>()
+        .into_iter()
+        .collect();
     let mut writes = (0, None);
     let mut statements = 0;
     let mut span_us = 0;
     let sessions = sorted.len() as u64;
     for session in sorted {
-        users.insert(session.user.clone());
+        let user = users.binary_search(&session.user).unwrap_or_default();
         let start = session.statements[0].at_us;
         let end = session
             .statements
@@ -397,6 +405,7 @@ fn dealt(
                 sql: Box::leak(statement.sql.into_boxed_str()),
                 fingerprint: number,
                 new_session: index == 0,
+                user,
             });
         }
     }
@@ -405,7 +414,7 @@ fn dealt(
         lanes,
         span: Duration::from_micros(span_us.max(0) as u64),
         database,
-        users: users.into_iter().collect(),
+        users,
         statements,
         sessions,
         fingerprints,

@@ -6,6 +6,7 @@ pub mod capture;
 pub mod file;
 pub mod fingerprint;
 pub mod load;
+pub mod log_time;
 pub mod mysql_log;
 pub mod pg_log;
 pub mod run;

@@ -8,7 +8,8 @@ use std::io::BufRead;
 
 use anyhow::{Result, anyhow, bail};
 
-use super::pg_log::{Entry, parse_time, read_lines, within_longest};
+use super::log_time::{Stamp, Zone, parse_time};
+use super::pg_log::{Entry, read_lines, within_longest};
 
 /// Which of the two logs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -102,9 +103,8 @@ pub fn read_entries(
     Ok(second.spread)
 }
 
-/// "241129  9:30:44" (MariaDB) or "2024-11-29T09:30:44.123456Z" (MySQL): microseconds, and
-/// whether the time had a fraction.
-fn parse_log_time(text: &str) -> Option<(i64, bool)> {
+/// "241129  9:30:44" (MariaDB, local time) or "2024-11-29T09:30:44.123456Z" (MySQL).
+fn parse_log_time(text: &str) -> Option<Stamp> {
     let text = text.trim();
     if let Some(parsed) = parse_time(text) {
         return Some(parsed);
@@ -126,7 +126,7 @@ fn parse_log_time(text: &str) -> Option<(i64, bool)> {
 /// The state of the slow log's entry being read.
 #[derive(Default)]
 struct SlowEntry {
-    time: Option<(i64, bool)>,
+    time: Option<Stamp>,
     timestamp_s: Option<i64>,
     user: String,
     session: String,
@@ -145,7 +145,7 @@ fn finish_slow(
 ) -> Result<()> {
     let sql = current.sql.trim().trim_end_matches(';').trim().to_string();
     let entry = std::mem::take(current);
-    current.time = entry.time;
+    current.time.clone_from(&entry.time);
     if sql.is_empty() || entry.session.is_empty() {
         return Ok(());
     }
@@ -166,15 +166,16 @@ fn finish_slow(
     let database = databases.get(&entry.session).cloned().unwrap_or_default();
     // The statement started at SET timestamp (whole seconds), or at its logged end
     // less its duration.
-    let (at_us, precise) = match (entry.time, entry.timestamp_s) {
-        (Some((end, true)), _) => (end, true),
+    let (at_us, precise, zone) = match (entry.time, entry.timestamp_s) {
+        (Some(end), _) if end.precise => (end.at_us, true, end.zone),
         (_, Some(seconds)) => (
             seconds.checked_mul(1_000_000).ok_or_else(|| {
                 anyhow!("line {}: SET timestamp={seconds} is not a time", entry.line)
             })?,
             false,
+            Zone::Utc,
         ),
-        (Some((end, false)), None) => (end, false),
+        (Some(end), None) => (end.at_us, false, end.zone),
         (None, None) => bail!("line {}: a statement with no time before it", entry.line),
     };
     let message = if sql.starts_with("administrator command: Quit") {
@@ -192,6 +193,7 @@ fn finish_slow(
         precise,
         entry: Entry {
             at_us,
+            zone,
             session: entry.session,
             user: entry.user,
             database,
@@ -326,7 +328,7 @@ fn read_general(
     bytes: &dyn Fn(u64),
     place: &mut dyn FnMut(Pending) -> Result<()>,
 ) -> Result<()> {
-    let mut time: Option<(i64, bool)> = None;
+    let mut time: Option<Stamp> = None;
     let mut databases: std::collections::HashMap<String, (String, String)> =
         std::collections::HashMap::new();
     // The statement being read: its lines continue until the next entry.
@@ -358,7 +360,12 @@ fn read_general(
                     .ok_or_else(|| anyhow!("line {number}: '{}' is not a time", stamp.trim()))?,
             );
         }
-        let Some((at_us, precise)) = time else {
+        let Some(Stamp {
+            at_us,
+            precise,
+            zone,
+        }) = time.clone()
+        else {
             bail!("line {number}: an entry with no time before it");
         };
         let (user, database) = databases.entry(id.to_string()).or_default();
@@ -390,6 +397,7 @@ fn read_general(
             precise,
             entry: Entry {
                 at_us,
+                zone,
                 session: id.to_string(),
                 user: user.clone(),
                 database: database.clone(),

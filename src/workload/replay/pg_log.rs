@@ -5,8 +5,8 @@
 
 use std::io::BufRead;
 
+use super::log_time::{Zone, parse_time};
 use anyhow::{Result, anyhow, bail};
-use chrono::NaiveDateTime;
 
 /// The longest line (or csv record) read: a 10 MB statement fits, a file of binary junk
 /// without newlines is refused at its first line.
@@ -15,8 +15,9 @@ pub const LONGEST_LINE: usize = 64 << 20;
 /// One message of the log, as every format gives it.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Entry {
-    /// Microseconds since the epoch, by the log's clock (its time zone as written).
+    /// Microseconds since the epoch: UTC's, or the log's wall clock when `zone` says so.
     pub at_us: i64,
+    pub zone: Zone,
     pub session: String,
     pub user: String,
     pub database: String,
@@ -67,28 +68,6 @@ fn looks_like_csvlog(line: &str) -> bool {
         return false;
     };
     parse_time(time).is_some() && (rest.starts_with('"') || rest.starts_with(','))
-}
-
-/// "2026-11-29 08:45:19.404 UTC", "2026-11-29 08:45:19 CET", "2026-11-29T08:45:19.404+01":
-/// microseconds since the epoch of the wall time written (the zone name is not read: a log
-/// is written in one zone, and only differences between its times are used), and whether
-/// it had a fraction of a second.
-pub fn parse_time(text: &str) -> Option<(i64, bool)> {
-    let text = text.trim();
-    let stamp = text.get(..19)?;
-    let time = NaiveDateTime::parse_from_str(&stamp.replace('T', " "), "%Y-%m-%d %H:%M:%S").ok()?;
-    let mut micros = time.and_utc().timestamp_micros();
-    let rest = &text[19..];
-    let fraction = rest
-        .strip_prefix('.')
-        .map(|rest| rest.bytes().take_while(u8::is_ascii_digit).count())
-        .filter(|digits| *digits > 0);
-    if let Some(digits) = fraction {
-        let digits_text = &rest[1..1 + digits.min(6)];
-        let value: i64 = digits_text.parse().ok()?;
-        micros += value * 10_i64.pow(6 - digits.min(6) as u32);
-    }
-    Some((micros, fraction.is_some()))
 }
 
 /// A stderr log's `log_line_prefix`, as pieces to match.
@@ -341,14 +320,15 @@ fn json_entry(line: &str, number: u64) -> Result<Entry> {
     }
     let json: Json = serde_json::from_str(line)
         .map_err(|error| anyhow!("line {number} is not a jsonlog record: {error}"))?;
-    let (at_us, _) = parse_time(&json.timestamp).ok_or_else(|| {
+    let stamp = parse_time(&json.timestamp).ok_or_else(|| {
         anyhow!(
             "line {number}: '{}' is not a time",
             crate::format::printable(&json.timestamp)
         )
     })?;
     Ok(Entry {
-        at_us,
+        at_us: stamp.at_us,
+        zone: stamp.zone,
         session: json.session_id.unwrap_or_default(),
         user: json.user.unwrap_or_default(),
         database: json.dbname.unwrap_or_default(),
@@ -411,7 +391,7 @@ fn read_csv(
                 )
             })
         };
-        let (at_us, _) = parse_time(field(CSV_TIME)?).ok_or_else(|| {
+        let stamp = parse_time(field(CSV_TIME)?).ok_or_else(|| {
             anyhow!(
                 "line {line}: '{}' is not a time",
                 crate::format::printable(field(CSV_TIME).unwrap_or_default())
@@ -420,7 +400,8 @@ fn read_csv(
         let detail = field(CSV_DETAIL)?;
         let sqlstate = field(CSV_SQLSTATE)?;
         take(Entry {
-            at_us,
+            at_us: stamp.at_us,
+            zone: stamp.zone,
             session: field(CSV_SESSION)?.to_string(),
             user: field(CSV_USER)?.to_string(),
             database: field(CSV_DATABASE)?.to_string(),
@@ -511,13 +492,13 @@ fn stderr_line(
         }
         return Ok(());
     }
-    let at_us = match (field('m'), field('n')) {
-        (Some(time), _) => parse_time(time).map(|(at, _)| at),
+    let (at_us, zone) = match (field('m'), field('n')) {
+        (Some(time), _) => parse_time(time).map(|stamp| (stamp.at_us, stamp.zone)),
         (None, Some(epoch)) => epoch
             .parse::<f64>()
             .ok()
             .filter(|seconds| seconds.is_finite())
-            .map(|seconds| (seconds * 1e6) as i64),
+            .map(|seconds| ((seconds * 1e6) as i64, Zone::Utc)),
         (None, None) => None,
     }
     .ok_or_else(|| anyhow!("line {number}: the prefix's time is not a time"))?;
@@ -529,6 +510,7 @@ fn stderr_line(
     };
     let entry = Entry {
         at_us,
+        zone,
         session,
         user: known(field('u')),
         database: known(field('d')),
@@ -610,21 +592,6 @@ mod tests {
             assert!(error.contains(said), "{prefix}: {error}");
         }
         assert!(Prefix::parse("%m [%p] %q%u@%d ").is_ok());
-    }
-
-    #[test]
-    fn times_keep_their_fraction() {
-        assert_eq!(
-            parse_time("2026-11-29 08:45:19.404 UTC")
-                .map(|(at, fraction)| (at % 1_000_000, fraction)),
-            Some((404_000, true))
-        );
-        assert_eq!(
-            parse_time("2026-11-29 08:45:19 CET").map(|(_, fraction)| fraction),
-            Some(false)
-        );
-        assert!(parse_time("yesterday").is_none());
-        assert!(parse_time("2026-11-29 08:45:19.").is_some());
     }
 
     #[test]

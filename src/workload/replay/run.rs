@@ -92,10 +92,31 @@ pub struct ReplayArgs {
           value_parser = clap::value_parser!(u32).range(1..=100))]
     pub sessions_factor: u32,
 
+    /// Connect the sessions a captured user ran as another user of the target (app=bench;
+    /// repeat for each user). Unmapped users' sessions connect as the URL's user; each
+    /// mapped user's password is found as the URL user's is (never the URL's own).
+    #[arg(long, value_name = "CAPTURED=USER", value_parser = parse_mapping)]
+    pub map: Vec<(String, String)>,
+
     /// Count the statements answered later than this after they were due (e.g. 50ms).
     #[arg(long, value_name = "TIME", help_heading = "Response time",
           value_parser = crate::values::parse_latency_limit)]
     pub latency_limit: Option<Duration>,
+}
+
+/// `--map CAPTURED=USER`: a captured user and the target's user its sessions connect as.
+fn parse_mapping(text: &str) -> Result<(String, String), String> {
+    let named =
+        |name: &str| !name.is_empty() && name.len() <= 128 && !name.chars().any(char::is_control);
+    match text.split_once('=') {
+        Some((captured, user)) if named(captured) && named(user) => {
+            Ok((captured.to_string(), user.to_string()))
+        }
+        _ => Err(format!(
+            "'{}' is not a mapping: give CAPTURED=USER, the user the log names and the target's user its sessions connect as (app=bench)",
+            crate::format::printable(text)
+        )),
+    }
 }
 
 /// The value of `--speed`: speeds over the captured pace, in the order given.
@@ -129,6 +150,8 @@ fn parse_speeds(text: &str) -> Result<Speeds, String> {
 
 pub struct ReplayWorkload {
     database: Arc<dyn Database>,
+    /// The target as each captured user connects (`--map`), by number in `replay.users`.
+    as_user: Arc<[Arc<dyn Database>]>,
     replay: Replay,
     lanes: Vec<Arc<[crate::workload::replay::load::Sent]>>,
     speeds: Vec<f64>,
@@ -197,7 +220,10 @@ impl WorkloadOptions for ReplayArgs {
             .target
             .open_with(Some(longest + Duration::from_secs(60)))?;
         let database = connect(&target)?;
-        Ok(Box::new(ReplayWorkload::new(self, replay, database)?))
+        let as_user = self.as_user(&replay, &database, longest + Duration::from_secs(60))?;
+        Ok(Box::new(ReplayWorkload::new(
+            self, replay, database, as_user,
+        )?))
     }
 
     fn connects(&self) -> bool {
@@ -209,8 +235,88 @@ impl WorkloadOptions for ReplayArgs {
     }
 }
 
+impl ReplayArgs {
+    /// The target as each captured user (by number in `replay.users`) connects: as `--map`
+    /// names, else as the URL's user, said in a warning when the names differ. A mapped
+    /// user connects once here, so a wrong password ends the run before its first level.
+    fn as_user(
+        &self,
+        replay: &Replay,
+        database: &Arc<dyn Database>,
+        answer_limit: Duration,
+    ) -> Result<Vec<Arc<dyn Database>>> {
+        let target = database.target();
+        if let Some((captured, _)) = self
+            .map
+            .iter()
+            .find(|(captured, _)| !replay.users.contains(captured))
+        {
+            return Err(UsageError::new(format!(
+                "--map {captured}=...: no replayed session ran as '{captured}'; the capture's users here are {}",
+                quoted_list(&replay.users)
+            ))
+            .into());
+        }
+        let mut opened: Vec<(String, Arc<dyn Database>)> = Vec::new();
+        let mut as_user = Vec::new();
+        for user in &replay.users {
+            let mapped = self.map.iter().rev().find(|(captured, _)| captured == user);
+            let Some((_, to)) = mapped.filter(|(_, to)| *to != target.user()) else {
+                as_user.push(Arc::clone(database));
+                continue;
+            };
+            if let Some((_, open)) = opened.iter().find(|(name, _)| name == to) {
+                as_user.push(Arc::clone(open));
+                continue;
+            }
+            let open = connect(&self.target.open_as(to, Some(answer_limit))?)?;
+            drop(
+                open.open_script_session()
+                    .with_context(|| format!("connecting as '{to}' (--map {user}={to})"))?,
+            );
+            opened.push((to.clone(), Arc::clone(&open)));
+            as_user.push(open);
+        }
+        let unmapped: Vec<String> = replay
+            .users
+            .iter()
+            .filter(|user| {
+                *user != &target.user() && !self.map.iter().any(|(captured, _)| captured == *user)
+            })
+            .cloned()
+            .collect();
+        if !unmapped.is_empty() || replay.database != target.database() {
+            say!(
+                "corescale: warning: the capture's sessions ran on database '{}' as {}; they are replayed on '{}'{} (--map CAPTURED=USER connects a user's sessions as a user of the target's)",
+                replay.database,
+                quoted_list(&replay.users),
+                target.database(),
+                if unmapped.is_empty() {
+                    String::new()
+                } else {
+                    format!(", {} as '{}'", quoted_list(&unmapped), target.user())
+                }
+            );
+        }
+        Ok(as_user)
+    }
+}
+
+fn quoted_list(names: &[String]) -> String {
+    names
+        .iter()
+        .map(|name| format!("'{}'", crate::format::printable(name)))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
 impl ReplayWorkload {
-    fn new(args: &ReplayArgs, replay: Replay, database: Arc<dyn Database>) -> Result<Self> {
+    fn new(
+        args: &ReplayArgs,
+        replay: Replay,
+        database: Arc<dyn Database>,
+        as_user: Vec<Arc<dyn Database>>,
+    ) -> Result<Self> {
         let target = database.target().clone();
         if let Some(note) = database.forwarded() {
             say!("corescale: note: {note}");
@@ -231,17 +337,6 @@ impl ReplayWorkload {
                 } else {
                     " (--before-level CMD restores it before each)"
                 }
-            );
-        }
-        let captured_users = replay.users.join(", ");
-        if replay.database != target.database()
-            || replay.users.iter().any(|user| *user != target.user())
-        {
-            say!(
-                "corescale: note: the capture's sessions ran as {captured_users} on database '{}'; they are replayed as {} on '{}'",
-                replay.database,
-                target.user(),
-                target.database()
             );
         }
         let engine = database
@@ -278,6 +373,7 @@ impl ReplayWorkload {
             captured_rate: replay.statements as f64 / span_s,
             lanes,
             database,
+            as_user: as_user.into(),
             speeds: args.speed.0.clone(),
             engine,
             name: args.capture.file_name().map_or_else(
@@ -363,7 +459,7 @@ impl Workload for ReplayWorkload {
         let clock = SessionClock::scheduled("statement", self.latency_limit, due_s, lane_rate)
             .ending_after(length);
         let connector = Connector {
-            database: Arc::clone(&self.database),
+            as_user: Arc::clone(&self.as_user),
             read_only: self.read_only_sessions,
         };
         let job = ReplaySessionJob::start(

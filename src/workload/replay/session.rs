@@ -48,16 +48,19 @@ impl ReplayTally {
     }
 }
 
-/// How a lane connects: its database, and whether its sessions are held read-only.
+/// How a lane connects: the target as each captured user is replayed (`--map`), and
+/// whether its sessions are held read-only.
 #[derive(Clone)]
 pub(crate) struct Connector {
-    pub database: Arc<dyn Database>,
+    /// By number in `Replay::users`.
+    pub as_user: Arc<[Arc<dyn Database>]>,
     pub read_only: bool,
 }
 
 impl Connector {
-    pub fn connect(&self) -> Result<Box<dyn DbSession>> {
-        let mut session = self.database.open_script_session()?;
+    /// A session for a captured session of user `user` (its number).
+    pub fn connect(&self, user: usize) -> Result<Box<dyn DbSession>> {
+        let mut session = self.as_user[user].open_script_session()?;
         if self.read_only {
             session
                 .hold_read_only()
@@ -90,7 +93,7 @@ impl ReplaySessionJob {
         sessions: Arc<Sessions<ReplayTally>>,
     ) -> Result<Self> {
         let began = Instant::now();
-        let connection = connector.connect()?;
+        let connection = connector.connect(statements.first().map_or(0, |first| first.user))?;
         let mut tally = ReplayTally::empty(fingerprints);
         tally.connections = 1;
         tally.connecting_s = began.elapsed().as_secs_f64();
@@ -148,19 +151,17 @@ impl ReplaySessionJob {
             },
         }
         // The next captured session connects now, before its first statement is due.
-        if self
-            .statements
-            .get(self.next)
-            .is_some_and(|next| next.new_session)
+        if let Some(next) = self.statements.get(self.next)
+            && next.new_session
         {
-            self.reconnect()?;
+            self.reconnect(next.user)?;
         }
         Ok(1)
     }
 
-    fn reconnect(&mut self) -> Result<()> {
+    fn reconnect(&mut self, user: usize) -> Result<()> {
         let began = Instant::now();
-        self.connection = self.connector.connect().with_context(|| {
+        self.connection = self.connector.connect(user).with_context(|| {
             format!("lane {}: connecting for its next session", self.number + 1)
         })?;
         self.tally.connections += 1;
