@@ -126,13 +126,13 @@ impl<'a> Capturer<'a> {
         self.latest_us = self.latest_us.max(entry.at_us);
         if self.captured.summary.origin.is_empty() {
             let zone = match &entry.zone {
-                Zone::Utc => " UTC",
+                Zone::Utc => "UTC",
                 Zone::Wall(name) => name,
             };
             self.captured.summary.origin = chrono::DateTime::from_timestamp_micros(entry.at_us)
                 .map(|time| {
-                    format!("{} {}", time.naive_utc(), zone.trim())
-                        .trim()
+                    format!("{} {zone}", time.naive_utc())
+                        .trim_end()
                         .to_string()
                 })
                 .unwrap_or_default();
@@ -229,10 +229,9 @@ impl<'a> Capturer<'a> {
             return Ok(());
         }
         bail!(
-            "line {}: the log's times change from {} to {}, which corescale cannot place on one clock: set log_timezone = 'UTC' (PostgreSQL) or log_timestamps = UTC (MySQL), or capture each part on its own",
+            "line {}: the log's times change from {first} to {}, which corescale cannot place on one clock: set log_timezone = 'UTC' (PostgreSQL) or log_timestamps = UTC (MySQL), or capture each part on its own",
             entry.line,
-            quoted_zone(first),
-            quoted_zone(&entry.zone)
+            entry.zone
         );
     }
 
@@ -341,14 +340,6 @@ impl<'a> Capturer<'a> {
         self.writer
             .write(&Line::Summary(captured.summary.clone()))?;
         Ok(captured)
-    }
-}
-
-/// A zone as the refusal names it.
-fn quoted_zone(zone: &Zone) -> String {
-    match zone {
-        Zone::Wall(name) if !name.is_empty() => format!("'{name}'"),
-        _ => zone.name().to_string(),
     }
 }
 

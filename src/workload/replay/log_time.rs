@@ -15,13 +15,13 @@ pub enum Zone {
     Wall(Box<str>),
 }
 
-impl Zone {
-    /// How a message names it.
-    pub fn name(&self) -> &str {
+/// As a message names it: "'CET'", "local time without a zone".
+impl std::fmt::Display for Zone {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            Self::Utc => "an offset from UTC",
-            Self::Wall(name) if name.is_empty() => "local time without a zone",
-            Self::Wall(name) => name,
+            Self::Utc => formatter.write_str("an offset from UTC"),
+            Self::Wall(name) if name.is_empty() => formatter.write_str("local time without a zone"),
+            Self::Wall(name) => write!(formatter, "'{name}'"),
         }
     }
 }
@@ -95,12 +95,13 @@ pub fn parse_time(text: &str) -> Option<Stamp> {
         }
         rest = &after[digits..];
     }
-    let zone = match offset_minutes(rest.trim()) {
+    let written = rest.trim();
+    let zone = match offset_minutes(written) {
         Some(minutes) => {
             at_us -= i64::from(minutes) * 60_000_000;
             Zone::Utc
         }
-        None => Zone::Wall(rest.trim().into()),
+        None => Zone::Wall(written.into()),
     };
     Some(Stamp {
         at_us,
@@ -121,21 +122,20 @@ fn offset_minutes(zone: &str) -> Option<i32> {
         _ => return None,
     };
     let written = &zone[1..];
-    let digits: String = match written.split_once(':') {
-        Some((hours, minutes)) if hours.len() == 2 && minutes.len() == 2 => {
-            format!("{hours}{minutes}")
-        }
-        Some(_) => return None,
-        None => written.to_string(),
-    };
-    if !digits.bytes().all(|byte| byte.is_ascii_digit()) {
-        return None;
-    }
-    let (hours, minutes) = match digits.len() {
-        2 => (digits.parse::<i32>().ok()?, 0),
-        4 => (digits[..2].parse::<i32>().ok()?, digits[2..].parse().ok()?),
+    let (hours, minutes) = match (written.len(), written.split_once(':')) {
+        (2, None) => (written, "0"),
+        (4, None) => written.split_at(2),
+        (5, Some((hours, minutes))) if hours.len() == 2 => (hours, minutes),
         _ => return None,
     };
+    if !hours
+        .bytes()
+        .chain(minutes.bytes())
+        .all(|byte| byte.is_ascii_digit())
+    {
+        return None;
+    }
+    let (hours, minutes): (i32, i32) = (hours.parse().ok()?, minutes.parse().ok()?);
     (hours <= 15 && minutes < 60).then_some(sign * (hours * 60 + minutes))
 }
 

@@ -257,11 +257,16 @@ impl ReplayArgs {
             ))
             .into());
         }
+        let own = target.user();
         let mut opened: Vec<(String, Arc<dyn Database>)> = Vec::new();
         let mut as_user = Vec::new();
+        let mut unmapped = Vec::new();
         for user in &replay.users {
             let mapped = self.map.iter().rev().find(|(captured, _)| captured == user);
-            let Some((_, to)) = mapped.filter(|(_, to)| *to != target.user()) else {
+            let Some((_, to)) = mapped.filter(|(_, to)| *to != own) else {
+                if mapped.is_none() && *user != own {
+                    unmapped.push(user.clone());
+                }
                 as_user.push(Arc::clone(database));
                 continue;
             };
@@ -277,14 +282,6 @@ impl ReplayArgs {
             opened.push((to.clone(), Arc::clone(&open)));
             as_user.push(open);
         }
-        let unmapped: Vec<String> = replay
-            .users
-            .iter()
-            .filter(|user| {
-                *user != &target.user() && !self.map.iter().any(|(captured, _)| captured == *user)
-            })
-            .cloned()
-            .collect();
         if !unmapped.is_empty() || replay.database != target.database() {
             say!(
                 "corescale: warning: the capture's sessions ran on database '{}' as {}; they are replayed on '{}'{} (--map CAPTURED=USER connects a user's sessions as a user of the target's)",
@@ -294,7 +291,7 @@ impl ReplayArgs {
                 if unmapped.is_empty() {
                     String::new()
                 } else {
-                    format!(", {} as '{}'", quoted_list(&unmapped), target.user())
+                    format!(", {} as '{own}'", quoted_list(&unmapped))
                 }
             );
         }
