@@ -139,7 +139,7 @@ pub enum DbCommand {
     /// consistency conditions 1-4 of TPC-C's clause 3.3.2. Exits 0 when all is well, 1
     /// otherwise.
     #[command(
-        after_help = "Examples:\n  corescale db check \\\n    --target 'postgres://dba@db1/sales?sslmode=verify-full&sslrootcert=ca.pem'\n  # from ~/.pg_service.conf and ~/.pgpass:\n  corescale db check --target 'postgres:///?service=prod'\n  corescale db check --target postgres://       # from PGHOST, PGUSER, ...\n  corescale db check \\\n      --target 'mysql://root@db1/test?ssl-mode=VERIFY_IDENTITY&ssl-ca=ca.pem'\n  corescale db check --target mysql:///test     # from ~/.my.cnf [client]\n  corescale db check --workload tpcc --target postgres://dba@db1/sales"
+        after_help = "Examples:\n  corescale db check \\\n    --target 'postgres://dba@db1/sales?sslmode=verify-full&sslrootcert=ca.pem'\n  # from ~/.pg_service.conf and ~/.pgpass:\n  corescale db check --target 'postgres:///?service=prod'\n  corescale db check --target postgres://       # from PGHOST, PGUSER, ...\n  corescale db check \\\n      --target 'mysql://root@db1/test?ssl-mode=VERIFY_IDENTITY&ssl-ca=ca.pem'\n  corescale db check --target mysql:///test     # from ~/.my.cnf [client]\n  corescale db check --workload tpcc --target postgres://dba@db1/sales\n  corescale db check --capture --target postgres://dba@db1/shop  # before logging a capture"
     )]
     Check(DbCheckArgs),
 }
@@ -152,6 +152,10 @@ pub struct DbCheckArgs {
     /// Also check this workload's tables: tpcc (consistency conditions 1-4).
     #[arg(long, value_enum)]
     pub workload: Option<crate::workload::db::args::SetupWorkload>,
+    /// Also say whether the server logs what `corescale capture` reads, as a session of this
+    /// database has its settings, and the statement that fixes each that is missing.
+    #[arg(long)]
+    pub capture: bool,
 }
 
 const REPORT_EXAMPLES: &str = "Examples:

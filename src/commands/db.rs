@@ -191,6 +191,10 @@ fn check(args: &crate::cli::DbCheckArgs) -> Result<()> {
             missing.push(format!("{lacking} in {}", instance.database.target()));
         }
     }
+    // A capture's settings are said whatever `db setup` may do there.
+    if args.capture {
+        capture_settings(&cluster)?;
+    }
     if !missing.is_empty() {
         anyhow::bail!(
             "privileges missing: {}: grant them, or use another user",
@@ -205,6 +209,38 @@ fn check(args: &crate::cli::DbCheckArgs) -> Result<()> {
         println!(
             "\norder-entry tables: consistency conditions {} hold",
             numbered(&conditions)
+        );
+    }
+    Ok(())
+}
+
+/// `db check --capture`: each instance's logging settings as a capture needs them; an error
+/// naming those missing.
+fn capture_settings(cluster: &Cluster) -> Result<()> {
+    use crate::workload::replay::settings::{self, Standing};
+    let mut missing = Vec::new();
+    for instance in &cluster.instances {
+        let findings = settings::read(instance.database.as_ref())?;
+        println!(
+            "\nlogging, as `corescale capture` reads it ({}):",
+            instance.database.target()
+        );
+        for finding in &findings {
+            let mark = match finding.standing {
+                Standing::Ready => "ok     ",
+                Standing::Missing => "MISSING",
+                Standing::Advised => "advice ",
+            };
+            println!("  {mark} {}: {}", finding.setting, finding.meaning);
+            if finding.standing == Standing::Missing {
+                missing.push(finding.setting.clone());
+            }
+        }
+    }
+    if !missing.is_empty() {
+        anyhow::bail!(
+            "the server does not log what `corescale capture` reads: {}; set them as said above, then capture the log written after",
+            missing.join("; ")
         );
     }
     Ok(())

@@ -465,6 +465,14 @@ pub trait DbSession: Send {
     /// Runs SQL as written, with no values (a session setting, a transaction's BEGIN and
     /// COMMIT). A refusal the session outlives is a [`StatementFailure`], as `execute`'s.
     fn run_plain(&mut self, sql: &str) -> Result<()>;
+    /// Runs one statement, `values` bound as text, and answers its rows as text (NULL as
+    /// None): for reading the server's settings and a workload's own checks, never in a
+    /// timed path.
+    fn fetch_text(&mut self, _sql: &str, _values: &[&str]) -> Result<Vec<Vec<Option<String>>>> {
+        bail!(
+            "this database's driver does not answer rows as text yet (PostgreSQL and MySQL/MariaDB do)"
+        )
+    }
     /// Loads `rows` into `table` (named as [`Catalogue::own_name`] gives it), `columns` in
     /// order, by the database's bulk path; all of them or, on a failure, none.
     fn load_rows(&mut self, _table: &str, _columns: &[&str], _rows: &Rows) -> Result<()> {

@@ -218,6 +218,31 @@ fn a_logged_pgbench_run_replays_statement_for_statement_at_its_pace() {
     sessions_that_write_are_not_copied(&url("clone"), &capture, &document);
     replays_as_the_mapped_user(&url("clone"), &capture, &format!("{logs}/pg.csv"));
     diverges_on_a_missing_table(&url("clone"), &capture, &format!("{logs}/pg.csv"));
+    settings_as_each_database_has_them(&url("bench"), &url("clone"));
+}
+
+/// `db check --capture`: database `bench` logs every statement (set for it alone), so a
+/// capture of it is ready; `clone` does not, and is refused naming log_statement.
+fn settings_as_each_database_has_them(bench: &str, clone: &str) {
+    let (ok, said) = capture_settings(bench);
+    assert!(ok, "{said}");
+    for ready in [
+        "ok      log_statement = 'all'",
+        "ok      log_destination = 'csvlog,stderr,jsonlog': the csvlog file is read",
+        "ok      log_connections = 'on', log_disconnections = 'on'",
+    ] {
+        assert!(said.contains(ready), "{ready} not in {said}");
+    }
+    assert!(!said.contains("MISSING"), "{said}");
+    let (ok, said) = capture_settings(clone);
+    assert!(!ok, "{said}");
+    assert!(
+        said.contains("MISSING log_statement = 'none', log_min_duration_statement = '-1'")
+            && said.contains(
+                "the server does not log what `corescale capture` reads: log_statement = 'none'"
+            ),
+        "{said}"
+    );
 }
 
 /// `--slo` on one fingerprint: the report reads that fingerprint's answers (each level's
@@ -609,7 +634,7 @@ fn sysbench_in_the_slow_log() -> common::mariadb::PrivateMariaDb {
     ignore = "needs mariadbd, mariadb-install-db and sysbench (Debian's packages; see README)"
 )]
 fn a_sysbench_run_in_mariadb_s_slow_log_replays_statement_for_statement() {
-    let server = sysbench_in_the_slow_log();
+    let mut server = sysbench_in_the_slow_log();
     let dir = tempfile::tempdir().unwrap();
     let capture = dir.path().join("slow.capture");
     let said = corescale()
@@ -666,6 +691,41 @@ fn a_sysbench_run_in_mariadb_s_slow_log_replays_statement_for_statement() {
     }
     assert!(every_sent_somewhere, "no level sent all it was due");
     each_read_only_session_is_replayed_three_times(&target, &capture, &document);
+
+    // The server stopped its slow log after sysbench: `db check --capture` says so, and
+    // passes once it is on again.
+    let (ok, said) = capture_settings(&target);
+    assert!(!ok, "{said}");
+    assert!(
+        said.contains("MISSING slow_query_log = 'OFF', long_query_time = '0.000000'")
+            && said.contains("SET GLOBAL long_query_time = 0, GLOBAL slow_query_log = ON"),
+        "{said}"
+    );
+    mysql::prelude::Queryable::query_drop(&mut server.admin(), "SET GLOBAL slow_query_log = 1")
+        .unwrap();
+    let (ok, said) = capture_settings(&target);
+    assert!(ok, "{said}");
+    assert!(
+        said.contains("ok      slow_query_log = 'ON', long_query_time = '0.000000'")
+            && said.contains("ok      log_output = 'FILE'"),
+        "{said}"
+    );
+}
+
+/// `db check --capture` on `target`: whether it passed, and what it said on both streams.
+fn capture_settings(target: &str) -> (bool, String) {
+    let done = corescale()
+        .args(["db", "check", "--capture", "--target", target])
+        .output()
+        .unwrap();
+    (
+        done.status.success(),
+        format!(
+            "{}{}",
+            String::from_utf8_lossy(&done.stdout),
+            String::from_utf8_lossy(&done.stderr)
+        ),
+    )
 }
 
 /// `--sessions-factor 3`: every session of a read-only capture is replayed three times, so

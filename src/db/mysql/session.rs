@@ -151,6 +151,24 @@ impl DbSession for MySqlSession {
         })
     }
 
+    fn fetch_text(&mut self, sql: &str, values: &[&str]) -> Result<Vec<Vec<Option<String>>>> {
+        let rows: Vec<mysql::Row> = if values.is_empty() {
+            // The text protocol: SHOW, which a server may refuse to prepare, is read so.
+            self.connection.query(sql)
+        } else {
+            let values: Vec<mysql::Value> = values
+                .iter()
+                .map(|value| mysql::Value::Bytes(value.as_bytes().to_vec()))
+                .collect();
+            self.connection.exec(sql, mysql::Params::Positional(values))
+        }
+        .map_err(|error| describe(error, &self.target))?;
+        Ok(rows
+            .into_iter()
+            .map(|row| row.unwrap().iter().map(text).collect())
+            .collect())
+    }
+
     fn load_rows(&mut self, table: &str, columns: &[&str], rows: &Rows) -> Result<()> {
         let names: Vec<String> = columns.iter().map(|name| quote_backtick(name)).collect();
         let one_row = format!("({})", vec!["?"; rows.width()].join(","));
@@ -189,6 +207,19 @@ impl DbSession for MySqlSession {
         transaction
             .commit()
             .map_err(|error| describe(error, &self.target))
+    }
+}
+
+/// A column's value as text, as the mysql client prints it; NULL as None.
+fn text(value: &mysql::Value) -> Option<String> {
+    match value {
+        mysql::Value::NULL => None,
+        mysql::Value::Bytes(bytes) => Some(String::from_utf8_lossy(bytes).into_owned()),
+        mysql::Value::Int(value) => Some(value.to_string()),
+        mysql::Value::UInt(value) => Some(value.to_string()),
+        mysql::Value::Float(value) => Some(value.to_string()),
+        mysql::Value::Double(value) => Some(value.to_string()),
+        other => Some(other.as_sql(true).trim_matches('\'').to_string()),
     }
 }
 

@@ -112,6 +112,12 @@ impl DbSession for PostgresSession {
             .map_err(|error| explain(error, &self.target))
     }
 
+    fn fetch_text(&mut self, sql: &str, values: &[&str]) -> Result<Vec<Vec<Option<String>>>> {
+        self.wire
+            .query(sql, values)
+            .map_err(|error| explain(error, &self.target))
+    }
+
     fn load_rows(&mut self, table: &str, columns: &[&str], rows: &Rows) -> Result<()> {
         let names: Vec<String> = columns.iter().map(|name| quote_double(name)).collect();
         let copy = format!("COPY {table} ({}) FROM STDIN", names.join(", "));

@@ -11,3 +11,4 @@ pub mod mysql_log;
 pub mod pg_log;
 pub mod run;
 mod session;
+pub mod settings;
