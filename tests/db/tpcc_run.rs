@@ -465,6 +465,14 @@ fn bad_options_are_usage_errors() {
             &["--keying-time", "--rate", "100"][..],
             "cannot be used with",
         ),
+        (
+            &["--route", "reads=replicas"][..],
+            "one --target was given: add the replicas' --target",
+        ),
+        (
+            &["--target", "postgres://nobody@127.0.0.1:2/none"][..],
+            "give --route reads=replicas to send Order-Status and Stock-Level to the replicas",
+        ),
     ] {
         let output = corescale()
             .args([

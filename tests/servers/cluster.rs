@@ -656,3 +656,93 @@ fn a_replica_down_stalled_or_promoted_is_named_and_the_run_goes_on() {
     );
     assert_eq!(instances(&document["levels"][2])[1]["role"], "primary");
 }
+
+/// Order entry on a primary and its replica with `--route reads=replicas`: Order-Status
+/// and Stock-Level run on the replica (its own commit counter rises by at least as many),
+/// the writing transactions on the primary, TPM counts both instances' commits, and the
+/// tables stay consistent. Several instances without that route are refused before the run.
+#[test]
+#[cfg_attr(
+    not(corescale_test_pg_bindir),
+    ignore = "needs CORESCALE_TEST_PG_BINDIR, PostgreSQL's server binaries (see README)"
+)]
+fn order_entry_sends_its_reads_to_the_replica() {
+    let bindir = required("CORESCALE_TEST_PG_BINDIR");
+    let primary = PrivateCluster::start(
+        &bindir,
+        "local replication postgres trust\nhost all postgres 127.0.0.1/32 trust\n",
+        &[],
+        "-c max_connections=40",
+        "",
+    );
+    let replica = primary.replica("-c max_connections=40");
+    let url = host_list(&primary, std::slice::from_ref(&replica));
+    corescale()
+        .args(["db", "setup", "--workload", "tpcc", "--warehouses", "1"])
+        .args(["--target", &url])
+        .assert()
+        .success();
+    for (route, says) in [
+        (None, "give --route reads=replicas"),
+        (Some("round-robin"), "use --route reads=replicas"),
+    ] {
+        corescale()
+            .args(["run", "tpcc", "--target", &url, "--sweep", "1"])
+            .args(route.map(|route| ["--route", route]).iter().flatten())
+            .assert()
+            .code(2)
+            .stderr(contains(says));
+    }
+    let commits = |cluster: &PrivateCluster| {
+        count_on(
+            cluster,
+            "SELECT xact_commit FROM pg_catalog.pg_stat_database WHERE datname = 'postgres'",
+        )
+    };
+    let replica_before = commits(&replica);
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("tpcc.json");
+    corescale()
+        .args(["run", "tpcc", "--target", &url, "--route", "reads=replicas"])
+        .args([
+            "--sweep",
+            "2",
+            "--duration",
+            "3s",
+            "--mix",
+            "40,40,8,6,6",
+            "-o",
+        ])
+        .arg(&json)
+        .assert()
+        .success()
+        .stderr(contains("consistency conditions 1, 2, 3, 4"));
+    let document = read_json(&json);
+    let description = document["workload"]["description"].as_str().unwrap();
+    assert!(
+        description.contains("Order-Status and Stock-Level on 1 replica(s) in turn"),
+        "{description}"
+    );
+    let figures = &document["levels"][0]["workload_figures"];
+    let figure = |name: &str| {
+        figures[name]
+            .as_f64()
+            .unwrap_or_else(|| panic!("{name}: {figures}"))
+    };
+    let reads = figure("order_status transactions") + figure("stock_level transactions");
+    assert!(reads > 0.0, "{figures}");
+    let on_replica = (commits(&replica) - replica_before) as f64;
+    assert!(
+        on_replica >= reads,
+        "the replica committed {on_replica} transactions for {reads} reads sent to it"
+    );
+    let elapsed_min = document["levels"][0]["elapsed_s"].as_f64().unwrap() / 60.0;
+    assert!(
+        figure("tpm") * elapsed_min >= figure("transactions") - 0.01,
+        "TPM counts the replica's commits too: {figures}"
+    );
+    corescale()
+        .args(["db", "teardown", "--target", &url])
+        .assert()
+        .success();
+}

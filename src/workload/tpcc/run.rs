@@ -10,9 +10,11 @@ use std::time::Duration;
 use anyhow::{Context, Result, anyhow, bail};
 use clap::Args;
 
+use super::replicas::Instances;
 use super::session::{Shared, TpccSessionJob, TpccTally};
 use super::statements::{DISTRICT_ORDERS, Statements};
 use super::transactions::{Kind, OwnWarehouses, run_c_last};
+use crate::db::cluster::Route;
 use crate::db::connect::options::DbTargetArgs;
 use crate::db::connect::target::Target;
 use crate::db::registry::connect;
@@ -81,6 +83,16 @@ pub struct TpccArgs {
     #[arg(long, value_name = "TIME", help_heading = "Response time",
           value_parser = crate::values::parse_latency_limit)]
     pub latency_limit: Option<Duration>,
+
+    /// With a primary and its replicas in --target: reads=replicas runs Order-Status and
+    /// Stock-Level on the replicas in turn (each session has a connection to one), the
+    /// writing transactions on the primary.
+    #[arg(
+        long,
+        value_name = "ROUTE",
+        help_heading = "Cluster (several --target)"
+    )]
+    pub route: Option<Route>,
 }
 
 /// The five shares of `--mix`, in percent.
@@ -134,7 +146,9 @@ fn parse_mix(text: &str) -> Result<Mix, String> {
 }
 
 pub struct TpccWorkload {
+    /// The primary, where setup was made and the writing transactions run.
     database: Arc<dyn Database>,
+    instances: Instances,
     shared: Arc<Shared>,
     mix: Mix,
     engine: String,
@@ -167,9 +181,9 @@ impl WorkloadOptions for TpccArgs {
             .into());
         }
         let answer_limit = context.duration.unwrap_or(DEFAULT_DURATION) + Duration::from_secs(60);
-        let target = self.target.open_with(Some(answer_limit))?;
-        let database = connect(&target)?;
-        Ok(Box::new(TpccWorkload::new(self, database, context)?))
+        let targets = self.target.open_all_with(Some(answer_limit))?;
+        let instances = Instances::connect(&targets, self.route)?;
+        Ok(Box::new(TpccWorkload::new(self, instances, context)?))
     }
 
     fn connects(&self) -> bool {
@@ -178,7 +192,8 @@ impl WorkloadOptions for TpccArgs {
 }
 
 impl TpccWorkload {
-    fn new(args: &TpccArgs, database: Arc<dyn Database>, context: &BuildContext) -> Result<Self> {
+    fn new(args: &TpccArgs, instances: Instances, context: &BuildContext) -> Result<Self> {
+        let database = Arc::clone(&instances.primary);
         let target = database.target().clone();
         if let Some(note) = database.forwarded() {
             say!("corescale: note: {note}");
@@ -234,6 +249,7 @@ impl TpccWorkload {
         say_unused_warehouses(context, &shared);
         Ok(Self {
             database,
+            instances,
             shared: Arc::new(shared),
             mix,
             engine,
@@ -289,10 +305,11 @@ impl Workload for TpccWorkload {
             shared_bytes: 0,
             array_bytes: None,
             description: format!(
-                "order entry ({NOT_AUDITED}) on {}: {}, at {} (the sessions' default isolation)",
+                "order entry ({NOT_AUDITED}) on {}: {}, at {} (the sessions' default isolation){}",
                 self.database.target(),
                 self.job(),
-                self.isolation
+                self.isolation,
+                self.instances.placement()
             ),
             shape: Some(JobShape {
                 engine: self.engine.clone(),
@@ -309,6 +326,13 @@ impl Workload for TpccWorkload {
     fn prepare(&self, worker: usize, workers: usize, rate: Option<f64>) -> Result<PaddedJob> {
         let started = std::time::Instant::now();
         let connection = self.database.open_session()?;
+        let reader =
+            match self.instances.reader_of(worker) {
+                Some(replica) => Some(replica.open_session().with_context(|| {
+                    format!("connecting session {worker} to {}", replica.target())
+                })?),
+                None => None,
+            };
         let connection_s = started.elapsed().as_secs_f64();
         locked(&self.connections, "the sessions' connections")?.insert(worker, connection.tls());
         let pace = rate.map(|level_rate_per_s| Pace {
@@ -317,7 +341,7 @@ impl Workload for TpccWorkload {
             seed: 0x7C_C0DE,
         });
         Ok(PaddedJob::new(TpccSessionJob::start(
-            connection,
+            (connection, reader),
             Arc::clone(&self.shared),
             (worker, workers),
             pace,
@@ -339,7 +363,7 @@ impl Workload for TpccWorkload {
 
     fn level_started(&self) -> Result<()> {
         *locked(&self.baseline, "the level's baseline")? = Some((
-            self.database.counters()?,
+            self.instances.counters()?,
             server_process_cpu_s(self.database.as_ref())?,
             self.district_orders()?,
         ));
@@ -351,7 +375,7 @@ impl Workload for TpccWorkload {
     }
 
     fn level_figures(&self, totals: &LevelTotals) -> Result<LevelFigures> {
-        let after = self.database.counters()?;
+        let after = self.instances.counters()?;
         let orders_after = self.district_orders()?;
         let Some((before, server_cpu_before, orders_before)) =
             *locked(&self.baseline, "the level's baseline")?

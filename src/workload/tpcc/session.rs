@@ -139,6 +139,8 @@ fn count_by(counts: &mut Vec<(String, u64)>, sqlstate: &str, count: u64) {
 
 pub(crate) struct TpccSessionJob {
     connection: Box<dyn DbSession>,
+    /// A replica's session for Order-Status and Stock-Level (`--route reads=replicas`).
+    reader: Option<Box<dyn DbSession>>,
     shared: Arc<Shared>,
     terminal: Terminal,
     tally: TpccTally,
@@ -153,7 +155,7 @@ pub(crate) struct TpccSessionJob {
 
 impl TpccSessionJob {
     pub fn start(
-        connection: Box<dyn DbSession>,
+        (connection, reader): (Box<dyn DbSession>, Option<Box<dyn DbSession>>),
         shared: Arc<Shared>,
         (worker, workers): (usize, usize),
         pace: Option<Pace>,
@@ -167,6 +169,7 @@ impl TpccSessionJob {
         let terminal = Terminal::new(worker, (shared.warehouses, shared.own), nurand, 0x7C_C0DE);
         let mut job = Self {
             connection,
+            reader,
             shared,
             terminal,
             tally: TpccTally::empty(),
@@ -223,9 +226,11 @@ impl TpccSessionJob {
         let mut tries = 0;
         let ended = loop {
             tries += 1;
-            let outcome = self
-                .terminal
-                .run(self.connection.as_mut(), &self.shared.statements);
+            let session = match &mut self.reader {
+                Some(reader) if kind.reads_only() => reader.as_mut(),
+                _ => self.connection.as_mut(),
+            };
+            let outcome = self.terminal.run(session, &self.shared.statements);
             let error = match outcome {
                 Ok(ended) => break ended,
                 Err(error) => error,
@@ -233,7 +238,7 @@ impl TpccSessionJob {
             let Some(failure) = error.downcast_ref::<StatementFailure>() else {
                 return Err(error.context(format!("a {} transaction", kind.name())));
             };
-            self.connection
+            session
                 .run_plain("ROLLBACK")
                 .context("rolling back a refused transaction")?;
             if RETRIED.contains(&failure.sqlstate.as_str()) && tries < MOST_TRIES {
@@ -289,10 +294,27 @@ impl TpccSessionJob {
         Ok(0)
     }
 
+    /// The CPU time of the session's backends (the reader's too), where they are this
+    /// host's processes.
     fn backend_cpu(&self) -> Option<f64> {
-        self.connection
-            .backend_pid()
-            .and_then(crate::host::interference::process_cpu_seconds)
+        let cpu = |session: &dyn DbSession| {
+            session
+                .backend_pid()
+                .and_then(crate::host::interference::process_cpu_seconds)
+        };
+        let writer = cpu(self.connection.as_ref());
+        match &self.reader {
+            Some(reader) => writer.zip(cpu(reader.as_ref())).map(|(a, b)| a + b),
+            None => writer,
+        }
+    }
+
+    /// Makes both sessions' commits visible in the servers' counters.
+    fn publish_statistics(&mut self) {
+        let _ = self.connection.publish_statistics();
+        if let Some(reader) = &mut self.reader {
+            let _ = reader.publish_statistics();
+        }
     }
 }
 
@@ -328,14 +350,14 @@ impl WorkerJob for TpccSessionJob {
         // The warm-up's commits are in the server's counters before the level's baseline is
         // read, and the level's before its end is (PostgreSQL publishes them lazily; before
         // version 15 it cannot be asked to, and TPM may lag by a second's commits).
-        let _ = self.connection.publish_statistics();
+        self.publish_statistics();
         self.tally = TpccTally::empty();
         self.clock.forget();
         self.backend_cpu_start = self.backend_cpu();
     }
 
     fn hand_in_counts(&mut self) -> Result<()> {
-        let _ = self.connection.publish_statistics();
+        self.publish_statistics();
         let mut tally = std::mem::replace(&mut self.tally, TpccTally::empty());
         tally.connections_s.push(self.connection_s);
         tally.backend_cpu_s = self
