@@ -43,19 +43,20 @@ sysbench_tpcc() {
         --mysql-host=127.0.0.1 --mysql-user=root --mysql-db=sb_bench_run \
         --tables=1 --scale="$WAREHOUSES" --use_fk=0 --trx_level=$level "$@" "$command")
 }
-# Prints "tps cpu_s" of one tool's run.
+# Prints "tps cpu_s transactions" of one tool's run. corescale runs one batch (--repeat 1;
+# its default is 3 batches of --duration each), so both tools measure DURATION s.
 ours_round() {
     local url=$1
     "$corescale" run tpcc --target "$url" --sweep "$SESSIONS" --duration "${WARMUP}s" \
-        --quiet >/dev/null 2>&1
+        --repeat 1 --quiet >/dev/null 2>&1
     /usr/bin/time -f %U:%S -o "$work/time" "$corescale" run tpcc --target "$url" \
-        --sweep "$SESSIONS" --duration "${DURATION}s" --quiet \
+        --sweep "$SESSIONS" --duration "${DURATION}s" --repeat 1 --quiet \
         -o "$work/run.json" >/dev/null 2>&1
     python3 -c '
 import json, sys
 level = json.load(open(sys.argv[1]))["levels"][0]["workload_figures"]
 user, system = map(float, open(sys.argv[2]).read().replace(":", " ").split()[-2:])
-print(level["transactions_per_s"], user + system)
+print(level["transactions_per_s"], user + system, level["transactions"])
 ' "$work/run.json" "$work/time"
 }
 theirs_round() {
@@ -66,9 +67,9 @@ theirs_round() {
     python3 -c '
 import re, sys
 text = open(sys.argv[1]).read()
-tps = float(re.search(r"transactions:\s+\d+\s+\(([\d.]+) per sec", text).group(1))
+count, tps = re.search(r"transactions:\s+(\d+)\s+\(([\d.]+) per sec", text).groups()
 user, system = map(float, open(sys.argv[2]).read().replace(":", " ").split()[-2:])
-print(tps, user + system)
+print(tps, user + system, count)
 ' "$work/sysbench.out" "$work/time"
 }
 for server in pgsql mysql; do
@@ -77,20 +78,20 @@ for server in pgsql mysql; do
     sysbench_tpcc $server prepare --threads="$WAREHOUSES" >/dev/null
     rows=()
     for round in $(seq "$ROUNDS"); do
-        read -r our_tps our_cpu < <(ours_round "$url")
-        read -r their_tps their_cpu < <(theirs_round $server)
-        rows+=("$our_tps $our_cpu $their_tps $their_cpu")
-        echo "$server round $round: corescale $our_tps tps, $our_cpu s CPU; sysbench-tpcc $their_tps tps, $their_cpu s CPU"
+        read -r our_tps our_cpu our_count < <(ours_round "$url")
+        read -r their_tps their_cpu their_count < <(theirs_round $server)
+        rows+=("$our_tps $our_cpu $our_count $their_tps $their_cpu $their_count")
+        echo "$server round $round: corescale $our_tps tps, $our_cpu s CPU for $our_count; sysbench-tpcc $their_tps tps, $their_cpu s CPU for $their_count"
     done
     python3 -c '
 import statistics, sys
-server, seconds = sys.argv[1], float(sys.argv[2])
+server = sys.argv[1]
 rows = [list(map(float, row.split())) for row in sys.argv[3:]]
 ours_tps = statistics.median(r[0] for r in rows)
-theirs_tps = statistics.median(r[2] for r in rows)
-# CPU per transaction: the process CPU over the transactions of warm-up and window alike.
-ours_cpu = statistics.median(1e6 * r[1] / (r[0] * seconds) for r in rows)
-theirs_cpu = statistics.median(1e6 * r[3] / (r[2] * seconds) for r in rows)
+theirs_tps = statistics.median(r[3] for r in rows)
+# CPU per transaction: the measured process CPU over the transactions it counted.
+ours_cpu = statistics.median(1e6 * r[1] / r[2] for r in rows)
+theirs_cpu = statistics.median(1e6 * r[4] / r[5] for r in rows)
 print(f"{server}: median corescale {ours_tps:.0f} tps, {ours_cpu:.0f} us CPU/transaction; "
       f"sysbench-tpcc {theirs_tps:.0f} tps, {theirs_cpu:.0f} us CPU/transaction; "
       f"ratios {ours_tps/theirs_tps:.2f} tps, {ours_cpu/theirs_cpu:.2f} CPU/transaction")
