@@ -354,7 +354,7 @@ fn due_at_first_speed(document: &serde_json::Value) -> f64 {
 
 /// `--map postgres=replayer`: every session the capture ran as postgres connects as
 /// replayer, as the server's own log of replayer's statements shows; a captured user no
-/// session ran as is refused, naming those there are.
+/// session ran as is refused, naming those there are, and so is one mapped to two users.
 fn replays_as_the_mapped_user(clone_url: &str, capture: &std::path::Path, csvlog: &str) {
     let mut admin = postgres::Client::connect(clone_url, postgres::NoTls).unwrap();
     admin
@@ -371,6 +371,16 @@ fn replays_as_the_mapped_user(clone_url: &str, capture: &std::path::Path, csvlog
         .code(2)
         .stderr(predicates::str::contains(
             "no replayed session ran as 'nobody'; the capture's users here are 'postgres'",
+        ));
+    corescale()
+        .args(["run", "replay", "--target", clone_url, "--allow-writes"])
+        .args(["--map", "postgres=replayer", "--map", "postgres=bench"])
+        .arg("--capture")
+        .arg(capture)
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains(
+            "--map postgres=replayer and --map postgres=bench: map each captured user to one user",
         ));
     let dir = tempfile::tempdir().unwrap();
     let json = dir.path().join("mapped.json");

@@ -119,6 +119,18 @@ fn parse_mapping(text: &str) -> Result<(String, String), String> {
     }
 }
 
+/// Why `--map` cannot be followed: a captured user mapped to two users.
+fn mapped_twice(map: &[(String, String)]) -> Option<String> {
+    map.iter().enumerate().find_map(|(index, (captured, to))| {
+        let (_, other) = map[..index]
+            .iter()
+            .find(|(earlier, other)| earlier == captured && other != to)?;
+        Some(format!(
+            "--map {captured}={other} and --map {captured}={to}: map each captured user to one user"
+        ))
+    })
+}
+
 /// The value of `--speed`: speeds over the captured pace, in the order given.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Speeds(pub Vec<f64>);
@@ -246,6 +258,9 @@ impl ReplayArgs {
         answer_limit: Duration,
     ) -> Result<Vec<Arc<dyn Database>>> {
         let target = database.target();
+        if let Some(twice) = mapped_twice(&self.map) {
+            return Err(UsageError::new(twice).into());
+        }
         if let Some((captured, _)) = self
             .map
             .iter()
@@ -262,7 +277,7 @@ impl ReplayArgs {
         let mut as_user = Vec::new();
         let mut unmapped = Vec::new();
         for user in &replay.users {
-            let mapped = self.map.iter().rev().find(|(captured, _)| captured == user);
+            let mapped = self.map.iter().find(|(captured, _)| captured == user);
             let Some((_, to)) = mapped.filter(|(_, to)| *to != own) else {
                 if mapped.is_none() && *user != own {
                     unmapped.push(user.clone());
