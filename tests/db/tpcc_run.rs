@@ -128,6 +128,17 @@ fn check_level(level: &serde_json::Value, mix: [f64; 5], server_wide: bool) {
     }
     let transactions = figure("transactions");
     assert!(transactions > 0.0 && figure("transactions_per_s") > 0.0);
+    // The server's block reads per transaction: the level's over its transactions, and a
+    // New-Order alone reads tens of blocks.
+    let lio = figure("server_lio_per_transaction");
+    assert!(
+        (lio * transactions - figure("server_lio_per_s") * level["elapsed_s"].as_f64().unwrap())
+            .abs()
+            <= 1e-6 * lio * transactions + 1e-6,
+        "{figures}"
+    );
+    assert!(lio >= 10.0, "{lio} blocks read per transaction");
+    assert!(figure("server_pio_per_transaction") <= lio, "{figures}");
     // The server counts at least the run's own commits and rollbacks (PostgreSQL counts
     // the monitor's reads too); the figure is a rate, times the minutes to a float's
     // precision.

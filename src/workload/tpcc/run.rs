@@ -624,6 +624,10 @@ level_figures! {
         /// The database's own block counters over the level, per second.
         server_lio_per_s: f64,
         server_pio_per_s: f64,
+        /// The same per transaction that ran to its end: what a transaction costs the
+        /// server's buffer cache and disks, to set two servers or schemas side by side.
+        server_lio_per_transaction: f64,
+        server_pio_per_transaction: f64,
         client_cpu_s: f64,
     }
 }
@@ -638,6 +642,14 @@ impl TpccFigures {
         let per_s = |count: f64| {
             if totals.elapsed_s > 0.0 {
                 count / totals.elapsed_s
+            } else {
+                0.0
+            }
+        };
+        let transactions = total.transactions() as f64;
+        let per_transaction = |count: f64| {
+            if transactions > 0.0 {
+                count / transactions
             } else {
                 0.0
             }
@@ -664,6 +676,8 @@ impl TpccFigures {
             },
             server_lio_per_s: per_s(after.lio - before.lio),
             server_pio_per_s: per_s(after.pio - before.pio),
+            server_lio_per_transaction: per_transaction(after.lio - before.lio),
+            server_pio_per_transaction: per_transaction(after.pio - before.pio),
             client_cpu_s: totals.cpu_s,
         }
     }
