@@ -493,6 +493,7 @@ fn a_mariadb_primary_and_its_gtid_replica_are_set_up_loaded_and_torn_down() {
         (0.95..=1.05).contains(&ratio),
         "the replica's own count {lio} for {statements} statements of {blocks} blocks: {ratio}"
     );
+    order_entry_reads_on_the_gtid_replica(&targets, &mut replica);
 
     corescale()
         .args(["db", "teardown"])
@@ -509,6 +510,53 @@ fn a_mariadb_primary_and_its_gtid_replica_are_set_up_loaded_and_torn_down() {
             .unwrap();
         assert_eq!(left, Some(0));
     }
+}
+
+/// `run tpcc --route reads=replicas` on MariaDB: the replica executes at least one prepared
+/// statement per Order-Status and Stock-Level (its applier executes none), and the tables
+/// stay consistent. Teardown, after, drops them with SLOB's.
+fn order_entry_reads_on_the_gtid_replica(targets: &[&str], replica: &mut PrivateMariaDb) {
+    corescale()
+        .args(["db", "setup", "--workload", "tpcc", "--warehouses", "1"])
+        .args(targets)
+        .assert()
+        .success();
+    let mut executed = || -> f64 {
+        let row: Option<(String, String)> = replica
+            .admin()
+            .query_first("SHOW GLOBAL STATUS LIKE 'Com_stmt_execute'")
+            .unwrap();
+        row.unwrap().1.parse().unwrap()
+    };
+    let before = executed();
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("tpcc.json");
+    corescale()
+        .args(["run", "tpcc", "--route", "reads=replicas", "--sweep", "2"])
+        .args(targets)
+        .args([
+            "--duration",
+            "2s",
+            "--repeat",
+            "1",
+            "--mix",
+            "40,40,8,6,6",
+            "-o",
+        ])
+        .arg(&json)
+        .assert()
+        .success()
+        .stderr(contains("consistency conditions 1, 2, 3, 4"));
+    let document = read_json(&json);
+    let figures = &document["levels"][0]["workload_figures"];
+    let reads = figures["order_status transactions"].as_f64().unwrap()
+        + figures["stock_level transactions"].as_f64().unwrap();
+    assert!(reads > 0.0, "{figures}");
+    let on_replica = executed() - before;
+    assert!(
+        on_replica >= 2.0 * reads,
+        "the replica executed {on_replica} statements for {reads} read-only transactions"
+    );
 }
 
 /// A sweep over the cluster in the background, returned once its first level is written.
