@@ -50,10 +50,13 @@ fn column<'a>(
 }
 
 /// What a pgbench user reads first, above corescale's table, for database runs (db and
-/// script): per level the transactions and statements, per second, the failures, the
+/// script; order entry has its own): per level the transactions and statements, per second, the failures, the
 /// latency's mean and standard deviation and the connection time, where the run has them.
 /// None for other workloads.
 pub(crate) fn pgbench_summary(document: &RunDocument) -> Option<String> {
+    if document.workload.kind.name() == "tpcc" {
+        return Some(order_entry_summary(document));
+    }
     if !matches!(document.workload.kind.name(), "db" | "script") {
         return None;
     }
@@ -121,6 +124,54 @@ pub(crate) fn pgbench_summary(document: &RunDocument) -> Option<String> {
         "as pgbench sums up (tps without connection time, latency per transaction):".to_string()
     };
     Some(format!("{title}\n{}", table::render(&headers, &rows)))
+}
+
+/// What a HammerDB or pgbench user reads first for order entry: per level NOPM and TPM (as
+/// HammerDB's TEST RESULT line gives them), the transactions and their rate, the failures,
+/// the latency's mean, New-Order's 90th percentile (the specification's limit is on it) and
+/// the connection time.
+fn order_entry_summary(document: &RunDocument) -> String {
+    let figure = |level: &Level, name: &str| level.workload_figures.get(name).copied();
+    let cell = |value: Option<f64>| value.map_or("-".to_string(), significant);
+    let count = |value: Option<f64>| value.map_or("-".to_string(), |n| format!("{n:.0}"));
+    let rows: Vec<Vec<String>> = document
+        .levels
+        .iter()
+        .map(|level| {
+            vec![
+                level.workers.to_string(),
+                count(figure(level, "nopm")),
+                count(figure(level, "tpm")),
+                count(figure(level, "transactions")),
+                cell(figure(level, "transactions_per_s")),
+                count(figure(level, "failed_transactions").or(Some(0.0))),
+                cell(
+                    level
+                        .latency
+                        .as_ref()
+                        .map(|latency| latency.response.mean_ms),
+                ),
+                cell(figure(level, "new_order p90_ms")),
+                cell(figure(level, "connection_time_ms")),
+            ]
+        })
+        .collect();
+    let headers = [
+        "workers",
+        "NOPM",
+        "TPM",
+        "transactions",
+        "tps",
+        "failed",
+        "lat avg ms",
+        "New-Order p90 ms",
+        "connect ms",
+    ];
+    format!(
+        "as HammerDB and pgbench sum up ({}; TPM is the server's commits and rollbacks per minute):\n{}",
+        crate::analysis::input::orders::NOT_AUDITED,
+        table::render(&headers, &rows)
+    )
 }
 
 /// Whether a level gets the `!` mark.

@@ -56,6 +56,10 @@ fn runs_and_stays_consistent(database: &Database) {
     );
     let document: serde_json::Value =
         serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    summed_up_as_hammerdb_and_pgbench(
+        &String::from_utf8_lossy(&output.get_output().stdout),
+        &document,
+    );
     assert!(
         document["checked_after_run"]
             .as_str()
@@ -99,6 +103,35 @@ fn runs_and_stays_consistent(database: &Database) {
         .success();
     let torn = String::from_utf8_lossy(&torn.get_output().stdout).into_owned();
     assert!(torn.contains("corescale_tpcc_order_line"), "{torn}");
+}
+
+/// The summary above the run's table: per level, its workers, NOPM and TPM as the
+/// document records them, and the words that it is not an audited result.
+fn summed_up_as_hammerdb_and_pgbench(table: &str, document: &serde_json::Value) {
+    assert!(
+        table.contains(
+            "as HammerDB and pgbench sum up (NOPM derived from TPC-C: not an audited TPC-C result"
+        ),
+        "{table}"
+    );
+    for level in document["levels"].as_array().unwrap() {
+        let figures = &level["workload_figures"];
+        let row = format!(
+            "{} {:.0} {:.0} {:.0}",
+            level["workers"],
+            figures["nopm"].as_f64().unwrap(),
+            figures["tpm"].as_f64().unwrap(),
+            figures["transactions"].as_f64().unwrap()
+        );
+        assert!(
+            table.lines().any(|line| line
+                .split_whitespace()
+                .collect::<Vec<_>>()
+                .join(" ")
+                .starts_with(&row)),
+            "no row '{row}' in {table}"
+        );
+    }
 }
 
 /// One level's figures: NOPM from the districts within one order of the sessions' own
