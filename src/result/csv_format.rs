@@ -12,6 +12,8 @@ use crate::latency::{Arrivals, MeasuredFrom};
 /// Where the workload's figures (`levels[].workload_figures`) go: one column each, named
 /// after the JSON field they come from.
 pub const FIGURE_PREFIX: &str = "workload_figures.";
+/// The last column of an order-entry run's rows: that its NOPM is not an audited result.
+pub const NOPM_NOTE: &str = "nopm_note";
 
 /// One CSV row. The first four columns are test_cpu_parallel's header, byte for byte (its
 /// Rust 1.2 names read as aliases); every later column may be missing or empty, as in files
@@ -269,6 +271,13 @@ pub(crate) fn to_csv(document: &RunDocument) -> Result<Vec<u8>> {
     for name in &figures {
         header.push_field(&format!("{FIGURE_PREFIX}{name}"));
     }
+    // Every output that shows NOPM says what it is (readers skip columns they do not know).
+    let nopm_note = figures
+        .contains(&"nopm")
+        .then_some(crate::workload::tpcc::run::NOT_AUDITED);
+    if nopm_note.is_some() {
+        header.push_field(NOPM_NOTE);
+    }
     let mut writer = csv::WriterBuilder::new()
         .has_headers(false)
         .from_writer(Vec::new());
@@ -278,7 +287,10 @@ pub(crate) fn to_csv(document: &RunDocument) -> Result<Vec<u8>> {
             .iter()
             .map(|name| level.workload_figures.get(*name).copied())
             .collect();
-        writer.serialize((Row::new(level, document), cells))?;
+        match nopm_note {
+            Some(note) => writer.serialize((Row::new(level, document), cells, note))?,
+            None => writer.serialize((Row::new(level, document), cells))?,
+        }
     }
     Ok(writer.into_inner()?)
 }
