@@ -139,7 +139,7 @@ pub enum DbCommand {
     /// consistency conditions 1-4 of TPC-C's clause 3.3.2. Exits 0 when all is well, 1
     /// otherwise.
     #[command(
-        after_help = "Examples:\n  corescale db check \\\n    --target 'postgres://dba@db1/sales?sslmode=verify-full&sslrootcert=ca.pem'\n  # from ~/.pg_service.conf and ~/.pgpass:\n  corescale db check --target 'postgres:///?service=prod'\n  corescale db check --target postgres://       # from PGHOST, PGUSER, ...\n  corescale db check \\\n      --target 'mysql://root@db1/test?ssl-mode=VERIFY_IDENTITY&ssl-ca=ca.pem'\n  corescale db check --target mysql:///test     # from ~/.my.cnf [client]\n  corescale db check --workload tpcc --target postgres://dba@db1/sales\n  corescale db check --capture --target postgres://dba@db1/shop  # before logging a capture"
+        after_help = "Examples:\n  corescale db check \\\n    --target 'postgres://dba@db1/sales?sslmode=verify-full&sslrootcert=ca.pem'\n  # from ~/.pg_service.conf and ~/.pgpass:\n  corescale db check --target 'postgres:///?service=prod'\n  corescale db check --target postgres://       # from PGHOST, PGUSER, ...\n  corescale db check \\\n      --target 'mysql://root@db1/test?ssl-mode=VERIFY_IDENTITY&ssl-ca=ca.pem'\n  corescale db check --target mysql:///test     # from ~/.my.cnf [client]\n  corescale db check --workload tpcc --target postgres://dba@db1/sales\n  corescale db check --capture --target postgres://dba@db1/shop"
     )]
     Check(DbCheckArgs),
 }
