@@ -13,6 +13,7 @@ pub(crate) mod mysql;
 pub(crate) mod oracle;
 pub(crate) mod postgres;
 pub mod product;
+pub mod read_replicas;
 pub mod registry;
 
 pub use catalog::{PREFIX, loop_function, table_name};

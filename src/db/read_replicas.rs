@@ -1,35 +1,48 @@
-//! Order entry on a primary and its replicas: `--route reads=replicas` sends the two
-//! read-only transactions (Order-Status and Stock-Level) to the replicas in turn, as a
-//! DBA offloads reporting reads, while New-Order, Payment and Delivery write on the primary.
-//! The server's counters are the instances' summed, so TPM counts every commit.
+//! A workload's writes on a primary and its reads on the replicas (`--route reads=replicas`),
+//! as a DBA offloads reporting reads: order entry's Order-Status and Stock-Level, a replay's
+//! sessions that only read. The servers' counters are the instances' summed, so the run
+//! counts every commit and block read.
 
 use std::sync::Arc;
 
 use anyhow::Result;
 
-use crate::db::cluster::{Cluster, Role, Route};
-use crate::db::connect::target::Target;
-use crate::db::registry::connect;
-use crate::db::{Database, DbCounters};
+use super::cluster::{Cluster, Role, Route};
+use super::connect::target::Target;
+use super::registry::connect;
+use super::{Database, DbCounters};
 use crate::error::UsageError;
 
-/// The instances a run uses: the primary every writing transaction runs on, and the replicas
-/// the read-only ones go to (none: they run on the primary too).
-pub struct Instances {
-    pub primary: Arc<dyn Database>,
-    pub replicas: Vec<Arc<dyn Database>>,
+/// What a workload calls its parts, for its messages.
+#[derive(Debug, Clone, Copy)]
+pub struct Parts {
+    /// Who writes: "order entry".
+    pub writer: &'static str,
+    /// What may read on a replica: "Order-Status and Stock-Level".
+    pub reads: &'static str,
 }
 
-impl Instances {
-    /// Connects the targets given, refusing a cluster order entry cannot run on: several
+/// The instances a run uses: the primary every write goes to, and the replicas the reads
+/// go to (none: they run on the primary too).
+pub struct ReadReplicas {
+    pub primary: Arc<dyn Database>,
+    pub replicas: Vec<Arc<dyn Database>>,
+    /// Where the primary, then each replica, stood in the targets given.
+    pub positions: Vec<usize>,
+}
+
+impl ReadReplicas {
+    /// Connects the targets given, refusing a cluster the workload cannot run on: several
     /// instances without `--route reads=replicas`, another route, or no primary or no
     /// replica among them.
-    pub fn connect(targets: &[Target], route: Option<Route>) -> Result<Self> {
+    pub fn connect(targets: &[Target], route: Option<Route>, parts: Parts) -> Result<Self> {
+        let Parts { writer, reads } = parts;
         match (targets, route) {
             ([one], None) => {
                 return Ok(Self {
                     primary: connect(one)?,
                     replicas: Vec::new(),
+                    positions: vec![0],
                 });
             }
             ([_], Some(route)) => {
@@ -40,7 +53,7 @@ impl Instances {
             }
             (_, None) => {
                 return Err(UsageError::new(format!(
-                    "--target names {} instances: order entry writes on the primary; give --route reads=replicas to send Order-Status and Stock-Level to the replicas, or give one --target",
+                    "--target names {} instances: {writer} writes on the primary; give --route reads=replicas to send {reads} to the replicas, or give one --target",
                     targets.len()
                 ))
                 .into());
@@ -48,7 +61,7 @@ impl Instances {
             (_, Some(Route::ReadsToReplicas)) => {}
             (_, Some(route)) => {
                 return Err(UsageError::new(format!(
-                    "--route {route} would place order entry's writing transactions on any instance: use --route reads=replicas (writes on the primary, Order-Status and Stock-Level on the replicas)"
+                    "--route {route} would place {writer}'s writes on any instance: use --route reads=replicas (writes on the primary, {reads} on the replicas)"
                 ))
                 .into());
             }
@@ -64,30 +77,47 @@ impl Instances {
             .map(|instance| Arc::clone(&instance.database));
         if let Some(other) = primaries.next() {
             return Err(UsageError::new(format!(
-                "{} and {} both take writes: order entry writes on one primary; give it and its replicas",
+                "{} and {} both take writes: {writer} writes on one primary; give it and its replicas",
                 primary.as_ref().map_or_else(String::new, |one| one.target().to_string()),
                 other.database.target()
             ))
             .into());
         }
         let Some(primary) = primary else {
-            return Err(UsageError::new(
-                "every instance given is a replica: add the primary's --target (order entry writes there)",
-            )
+            return Err(UsageError::new(format!(
+                "every instance given is a replica: add the primary's --target ({writer} writes there)"
+            ))
             .into());
         };
+        let position = |role: Role| {
+            (cluster.instances.iter().enumerate())
+                .filter(move |(_, instance)| instance.role == role)
+                .map(|(position, _)| position)
+        };
+        let positions = position(Role::Primary)
+            .chain(position(Role::Replica))
+            .collect();
         let replicas = cluster
             .instances
             .iter()
             .filter(|instance| instance.role == Role::Replica)
             .map(|instance| Arc::clone(&instance.database))
             .collect();
-        Ok(Self { primary, replicas })
+        Ok(Self {
+            primary,
+            replicas,
+            positions,
+        })
     }
 
-    /// The replica session `worker` reads on, in turn; None without replicas.
-    pub fn reader_of(&self, worker: usize) -> Option<&Arc<dyn Database>> {
-        (!self.replicas.is_empty()).then(|| &self.replicas[worker % self.replicas.len()])
+    /// The primary, then each replica.
+    pub fn all(&self) -> impl Iterator<Item = &Arc<dyn Database>> {
+        std::iter::once(&self.primary).chain(&self.replicas)
+    }
+
+    /// The replica reader `number` reads on, in turn; None without replicas.
+    pub fn reader_of(&self, number: usize) -> Option<&Arc<dyn Database>> {
+        (!self.replicas.is_empty()).then(|| &self.replicas[number % self.replicas.len()])
     }
 
     /// The primary's counters with the replicas' block reads and commits added: the
@@ -110,8 +140,8 @@ impl Instances {
         Ok(total)
     }
 
-    /// Where the read-only transactions go, for the run's description ("" without replicas).
-    pub fn placement(&self) -> String {
+    /// Where the reads go, for the run's description ("" without replicas).
+    pub fn placement(&self, reads: &str) -> String {
         if self.replicas.is_empty() {
             return String::new();
         }
@@ -121,7 +151,7 @@ impl Instances {
             .map(|replica| replica.target().to_string())
             .collect();
         format!(
-            "; Order-Status and Stock-Level on {} replica(s) in turn ({})",
+            "; {reads} on {} replica(s) in turn ({})",
             names.len(),
             names.join(", ")
         )

@@ -85,6 +85,8 @@ impl PrivateCluster {
                 "-X",
                 "stream",
                 "--no-sync",
+                // Not a spread checkpoint: after a load, that waits most of a minute.
+                "--checkpoint=fast",
             ],
         );
         replica.launch(settings);

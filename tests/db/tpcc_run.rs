@@ -110,7 +110,10 @@ fn runs_and_stays_consistent(database: &Database) {
 /// `report` still reads the file, on the NOPM axis.
 fn csv_says_nopm_is_not_audited(csv: &std::path::Path) {
     let mut reader = csv::Reader::from_path(csv).unwrap();
-    assert_eq!(reader.headers().unwrap().iter().next_back(), Some("nopm_note"));
+    assert_eq!(
+        reader.headers().unwrap().iter().next_back(),
+        Some("nopm_note")
+    );
     let mut rows = 0;
     for record in reader.records() {
         let record = record.unwrap();

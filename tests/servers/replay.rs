@@ -19,7 +19,7 @@ const PASSWORD: &str = "Never-Stored-7";
 fn start_logging_cluster(bindir: &str) -> PrivateCluster {
     let cluster = PrivateCluster::start(
         bindir,
-        "host all postgres,replayer 127.0.0.1/32 trust\n",
+        "host all postgres,replayer 127.0.0.1/32 trust\nlocal replication postgres trust\n",
         &[],
         "",
         "",
@@ -34,7 +34,8 @@ fn start_logging_cluster(bindir: &str) -> PrivateCluster {
     cluster
 }
 
-fn pgbench(bindir: &str, cluster: &PrivateCluster, args: &[&str]) {
+/// Runs pgbench on the cluster; its report.
+fn pgbench(bindir: &str, cluster: &PrivateCluster, args: &[&str]) -> String {
     let output = Command::new(format!("{bindir}/pgbench"))
         .args([
             "-h",
@@ -51,6 +52,120 @@ fn pgbench(bindir: &str, cluster: &PrivateCluster, args: &[&str]) {
         output.status.success(),
         "pgbench {args:?}: {}",
         String::from_utf8_lossy(&output.stderr)
+    );
+    String::from_utf8_lossy(&output.stdout).into_owned()
+}
+
+/// The transactions a pgbench report says it processed.
+fn processed(report: &str) -> u64 {
+    report
+        .lines()
+        .find_map(|line| line.strip_prefix("number of transactions actually processed: "))
+        .and_then(|rest| rest.split(['/', ' ']).next())
+        .and_then(|count| count.parse().ok())
+        .unwrap_or_else(|| panic!("no transaction count in {report}"))
+}
+
+/// A count the instance answers about database `bench`.
+fn count_on(cluster: &PrivateCluster, sql: &str) -> i64 {
+    let url = format!("postgres://postgres@127.0.0.1:{}/bench", cluster.port);
+    let mut client = postgres::Client::connect(&url, postgres::NoTls).unwrap();
+    client.query_one(sql, &[]).unwrap().get(0)
+}
+
+/// `--route reads=replicas`: pgbench's select-only sessions and its writing ones, logged
+/// by a primary and replayed on it and its streaming replica: each select-only transaction
+/// commits on the replica, each write on the primary (its history rows, after the replayed
+/// truncate). Several instances without the route are refused.
+#[test]
+#[cfg_attr(
+    not(corescale_test_pg_bindir),
+    ignore = "needs CORESCALE_TEST_PG_BINDIR, PostgreSQL's server binaries (see README)"
+)]
+fn sessions_that_only_read_replay_on_the_replica() {
+    let bindir = required("CORESCALE_TEST_PG_BINDIR");
+    let cluster = start_logging_cluster(&bindir);
+    cluster.psql("CREATE DATABASE bench");
+    pgbench(&bindir, &cluster, &["-i", "-s", "1", "-q", "bench"]);
+    cluster.psql("ALTER DATABASE bench SET log_statement = 'all'");
+    let selects = processed(&pgbench(
+        &bindir,
+        &cluster,
+        &["-c", "2", "-T", "2", "-R", "40", "-S", "bench"],
+    ));
+    let writes = processed(&pgbench(
+        &bindir,
+        &cluster,
+        &["-c", "1", "-T", "2", "-R", "20", "bench"],
+    ));
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    let replica = cluster.replica("");
+    let dir = tempfile::tempdir().unwrap();
+    let capture_file = dir.path().join("bench.capture");
+    capture(
+        &format!("{}/pglog/pg.csv", cluster.dir.path().display()),
+        &capture_file,
+    );
+    let url = format!(
+        "postgres://postgres@127.0.0.1:{},127.0.0.1:{}/bench",
+        cluster.port, replica.port
+    );
+    corescale()
+        .args(["run", "replay", "--target", &url, "--allow-writes", "--capture"])
+        .arg(&capture_file)
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains(
+            "give --route reads=replicas to send the captured sessions that only read to the replicas",
+        ));
+    let commits = "SELECT xact_commit FROM pg_catalog.pg_stat_database WHERE datname = 'bench'";
+    let history = "SELECT count(*) FROM pgbench_history";
+    let replica_before = count_on(&replica, commits);
+    let json = dir.path().join("routed.json");
+    let done = corescale()
+        .args([
+            "run",
+            "replay",
+            "--target",
+            &url,
+            "--route",
+            "reads=replicas",
+        ])
+        .args(["--allow-writes", "--speed", "1", "--capture"])
+        .arg(&capture_file)
+        .arg("-o")
+        .arg(&json)
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&done.stderr);
+    assert!(done.status.success(), "{said}");
+    let document = common::read_json(&json);
+    let description = document["workload"]["description"].as_str().unwrap();
+    assert!(
+        description.contains("the captured sessions that only read on 1 replica(s) in turn"),
+        "{description}"
+    );
+    let level = &document["levels"][0];
+    assert_eq!(
+        level["workload_figures"]["failed_statements"].as_f64(),
+        Some(0.0),
+        "{}",
+        level["workload_figures"]
+    );
+    let rate = &level["latency"]["rate"];
+    let unsent = (rate["due"].as_f64().unwrap() - rate["sent"].as_f64().unwrap()) as i64;
+    // The replica's own count: each select-only transaction, and a few of its own.
+    let on_replica = count_on(&replica, commits) - replica_before;
+    assert!(
+        on_replica >= selects as i64 - unsent,
+        "{on_replica} commits on the replica for {selects} select-only transactions ({unsent} unsent)"
+    );
+    // pgbench truncates its history before each run: the replay's last truncate, then its
+    // inserts.
+    let inserted = count_on(&cluster, history);
+    assert!(
+        inserted <= writes as i64 && inserted >= writes as i64 - unsent,
+        "{inserted} history rows on the primary for {writes} writing transactions ({unsent} unsent)"
     );
 }
 

@@ -112,27 +112,36 @@ impl DbTargetArgs {
         Ok(targets.remove(0))
     }
 
-    /// The one target as `user` (`run replay --map`): its password found for that user as
-    /// for the target's own (prompted anew with --password-prompt), never the URL's, which
-    /// was its own user's.
-    pub(crate) fn open_as(&self, user: &str, answer_limit: Option<Duration>) -> Result<Target> {
-        let [url] = self.target.as_slice() else {
-            return Err(UsageError::new("--map needs one --target").into());
-        };
-        let url = crate::db::connect::instances::as_user(url, user).ok_or_else(|| {
-            UsageError::new("--map needs a --target URL (scheme://user@host/database)")
-        })?;
-        let target = crate::db::registry::target(&url)?;
-        if target.user() != user {
-            return Err(UsageError::new(format!(
-                "the --target URL names its user outside its authority (as '{}'): --map cannot change it; name the user before the host",
-                target.user()
-            ))
-            .into());
+    /// Every instance the targets name, each as `user` (`run replay --map`; in the order
+    /// `open_all` gives them): its password found for that user as for the target's own
+    /// (prompted once with --password-prompt), never the URL's, which was its own user's.
+    pub(crate) fn open_all_as(
+        &self,
+        user: &str,
+        answer_limit: Option<Duration>,
+    ) -> Result<Vec<Target>> {
+        let urls = crate::db::connect::instances::instance_urls(&self.target, None)?;
+        let mut prompted = None;
+        let mut targets = Vec::with_capacity(urls.len());
+        for url in &urls {
+            let url = crate::db::connect::instances::as_user(url, user).ok_or_else(|| {
+                UsageError::new("--map needs a --target URL (scheme://user@host/database)")
+            })?;
+            let target = crate::db::registry::target(&url)?;
+            if target.user() != user {
+                return Err(UsageError::new(format!(
+                    "the --target URL names its user outside its authority (as '{}'): --map cannot change it; name the user before the host",
+                    target.user()
+                ))
+                .into());
+            }
+            targets.push(
+                target
+                    .with_password(self.password_prompt, &mut prompted)?
+                    .with_timeouts(self.connect_timeout, answer_limit),
+            );
         }
-        Ok(target
-            .with_password(self.password_prompt, &mut None)?
-            .with_timeouts(self.connect_timeout, answer_limit))
+        Ok(targets)
     }
 
     /// Every instance the targets name, with their passwords and connect limits; setup's

@@ -38,6 +38,9 @@ pub struct Sent {
     /// Its captured session's user, by number in [`Replay::users`] (`--map` may connect
     /// each as a user of its own).
     pub user: usize,
+    /// Whether its captured session only reads (`--route reads=replicas` replays it on a
+    /// replica).
+    pub reads_only: bool,
 }
 
 /// What is replayed, and what was left out.
@@ -371,6 +374,7 @@ fn dealt(
             }
         };
         free.push(std::cmp::Reverse((end, lane)));
+        let reads_only = !session.statements.iter().any(writes_or_resets);
         for (index, statement) in session.statements.into_iter().enumerate() {
             statements += 1;
             span_us = span_us.max(statement.at_us);
@@ -406,6 +410,7 @@ fn dealt(
                 fingerprint: number,
                 new_session: index == 0,
                 user,
+                reads_only,
             });
         }
     }

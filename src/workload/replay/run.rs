@@ -11,8 +11,10 @@ use anyhow::{Context, Result, bail};
 use clap::Args;
 
 use super::load::{Choice, Replay, load};
-use super::session::{Connector, ReplaySessionJob, ReplayTally};
+use super::session::{AsUsers, Connector, ReplaySessionJob, ReplayTally};
+use crate::db::cluster::Route;
 use crate::db::connect::options::DbTargetArgs;
+use crate::db::read_replicas::{Parts, ReadReplicas};
 use crate::db::registry::connect;
 use crate::db::{Database, DbCounters};
 use crate::error::{UsageError, locked};
@@ -102,7 +104,22 @@ pub struct ReplayArgs {
     #[arg(long, value_name = "TIME", help_heading = "Response time",
           value_parser = crate::values::parse_latency_limit)]
     pub latency_limit: Option<Duration>,
+
+    /// With a primary and its replicas in --target: reads=replicas replays each captured
+    /// session that only reads on a replica (in turn), the others on the primary.
+    #[arg(
+        long,
+        value_name = "ROUTE",
+        help_heading = "Cluster (several --target)"
+    )]
+    pub route: Option<Route>,
 }
+
+/// Where a replay's sessions go on a primary and its replicas.
+const PARTS: Parts = Parts {
+    writer: "a replay",
+    reads: "the captured sessions that only read",
+};
 
 /// `--map CAPTURED=USER`: a captured user and the target's user its sessions connect as.
 fn parse_mapping(text: &str) -> Result<(String, String), String> {
@@ -161,9 +178,12 @@ fn parse_speeds(text: &str) -> Result<Speeds, String> {
 }
 
 pub struct ReplayWorkload {
+    /// The primary: the one instance, or where the sessions that write go.
     database: Arc<dyn Database>,
-    /// The target as each captured user connects (`--map`), by number in `replay.users`.
-    as_user: Arc<[Arc<dyn Database>]>,
+    instances: ReadReplicas,
+    /// Each instance (the primary, then the replicas) as each captured user connects
+    /// (`--map`), by number in `replay.users`.
+    as_user: Arc<[AsUsers]>,
     replay: Replay,
     lanes: Vec<Arc<[crate::workload::replay::load::Sent]>>,
     speeds: Vec<f64>,
@@ -228,13 +248,12 @@ impl WorkloadOptions for ReplayArgs {
         let longest = replay
             .span
             .mul_f64(1.0 / self.speed.0.iter().copied().fold(f64::MAX, f64::min));
-        let target = self
-            .target
-            .open_with(Some(longest + Duration::from_secs(60)))?;
-        let database = connect(&target)?;
-        let as_user = self.as_user(&replay, &database, longest + Duration::from_secs(60))?;
+        let answer_limit = longest + Duration::from_secs(60);
+        let targets = self.target.open_all_with(Some(answer_limit))?;
+        let instances = ReadReplicas::connect(&targets, self.route, PARTS)?;
+        let as_user = self.as_user(&replay, &instances, answer_limit)?;
         Ok(Box::new(ReplayWorkload::new(
-            self, replay, database, as_user,
+            self, replay, instances, as_user,
         )?))
     }
 
@@ -254,10 +273,10 @@ impl ReplayArgs {
     fn as_user(
         &self,
         replay: &Replay,
-        database: &Arc<dyn Database>,
+        instances: &ReadReplicas,
         answer_limit: Duration,
-    ) -> Result<Vec<Arc<dyn Database>>> {
-        let target = database.target();
+    ) -> Result<Vec<AsUsers>> {
+        let target = instances.primary.target();
         if let Some(twice) = mapped_twice(&self.map) {
             return Err(UsageError::new(twice).into());
         }
@@ -273,8 +292,10 @@ impl ReplayArgs {
             .into());
         }
         let own = target.user();
-        let mut opened: Vec<(String, Arc<dyn Database>)> = Vec::new();
-        let mut as_user = Vec::new();
+        // Each mapped user on each instance (the primary, then the replicas).
+        let mut opened: Vec<(String, Vec<Arc<dyn Database>>)> = Vec::new();
+        // By user, then instance.
+        let mut by_user: Vec<Vec<Arc<dyn Database>>> = Vec::new();
         let mut unmapped = Vec::new();
         for user in &replay.users {
             let mapped = self.map.iter().find(|(captured, _)| captured == user);
@@ -282,21 +303,36 @@ impl ReplayArgs {
                 if mapped.is_none() && *user != own {
                     unmapped.push(user.clone());
                 }
-                as_user.push(Arc::clone(database));
+                by_user.push(instances.all().cloned().collect());
                 continue;
             };
             if let Some((_, open)) = opened.iter().find(|(name, _)| name == to) {
-                as_user.push(Arc::clone(open));
+                by_user.push(open.clone());
                 continue;
             }
-            let open = connect(&self.target.open_as(to, Some(answer_limit))?)?;
-            drop(
-                open.open_script_session()
-                    .with_context(|| format!("connecting as '{to}' (--map {user}={to})"))?,
-            );
-            opened.push((to.clone(), Arc::clone(&open)));
-            as_user.push(open);
+            let targets = self.target.open_all_as(to, Some(answer_limit))?;
+            let mut open = Vec::with_capacity(instances.positions.len());
+            for position in &instances.positions {
+                let database = connect(&targets[*position])?;
+                drop(database.open_script_session().with_context(|| {
+                    format!(
+                        "connecting to {} as '{to}' (--map {user}={to})",
+                        database.target()
+                    )
+                })?);
+                open.push(database);
+            }
+            opened.push((to.clone(), open.clone()));
+            by_user.push(open);
         }
+        let as_user = (0..instances.positions.len())
+            .map(|instance| {
+                by_user
+                    .iter()
+                    .map(|all| Arc::clone(&all[instance]))
+                    .collect()
+            })
+            .collect();
         if !unmapped.is_empty() || replay.database != target.database() {
             say!(
                 "corescale: warning: the capture's sessions ran on database '{}' as {}; they are replayed on '{}'{} (--map CAPTURED=USER connects a user's sessions as a user of the target's)",
@@ -326,9 +362,10 @@ impl ReplayWorkload {
     fn new(
         args: &ReplayArgs,
         replay: Replay,
-        database: Arc<dyn Database>,
-        as_user: Vec<Arc<dyn Database>>,
+        instances: ReadReplicas,
+        as_user: Vec<AsUsers>,
     ) -> Result<Self> {
+        let database = Arc::clone(&instances.primary);
         let target = database.target().clone();
         if let Some(note) = database.forwarded() {
             say!("corescale: note: {note}");
@@ -385,6 +422,7 @@ impl ReplayWorkload {
             captured_rate: replay.statements as f64 / span_s,
             lanes,
             database,
+            instances,
             as_user: as_user.into(),
             speeds: args.speed.0.clone(),
             engine,
@@ -427,7 +465,7 @@ impl Workload for ReplayWorkload {
             shared_bytes: 0,
             array_bytes: None,
             description: format!(
-                "replay of the capture {} (database '{}': {} sessions on {} lanes, {} statements over {:.3} s{}) on {}; {}",
+                "replay of the capture {} (database '{}': {} sessions on {} lanes, {} statements over {:.3} s{}) on {}{}; {}",
                 self.name,
                 self.replay.database,
                 self.replay.sessions,
@@ -436,6 +474,7 @@ impl Workload for ReplayWorkload {
                 self.replay.span.as_secs_f64(),
                 copies(&self.replay),
                 self.database.target(),
+                self.instances.placement(PARTS.reads),
                 fingerprints.join("; ")
             ),
             shape: Some(JobShape {
@@ -531,7 +570,7 @@ impl Workload for ReplayWorkload {
 
     fn level_started(&self) -> Result<()> {
         *locked(&self.baseline, "the level's baseline")? = Some((
-            self.database.counters()?,
+            self.instances.counters()?,
             server_process_cpu_s(self.database.as_ref())?,
         ));
         self.sessions.take()?;
@@ -539,7 +578,7 @@ impl Workload for ReplayWorkload {
     }
 
     fn level_figures(&self, totals: &LevelTotals) -> Result<LevelFigures> {
-        let after = self.database.counters()?;
+        let after = self.instances.counters()?;
         let Some((before, server_cpu_before)) = *locked(&self.baseline, "the level's baseline")?
         else {
             bail!("the level's database counters were not read at its start");

@@ -48,19 +48,34 @@ impl ReplayTally {
     }
 }
 
-/// How a lane connects: the target as each captured user is replayed (`--map`), and
-/// whether its sessions are held read-only.
+/// One instance as each captured user connects to it, by number in `Replay::users`.
+pub(crate) type AsUsers = Arc<[Arc<dyn Database>]>;
+
+/// How a lane connects: the instances (the primary, then the replicas the sessions that
+/// only read go to), each as each captured user is replayed (`--map`), and whether its
+/// sessions are held read-only.
 #[derive(Clone)]
 pub(crate) struct Connector {
-    /// By number in `Replay::users`.
-    pub as_user: Arc<[Arc<dyn Database>]>,
+    /// By instance, then by number in `Replay::users`.
+    pub as_user: Arc<[AsUsers]>,
     pub read_only: bool,
 }
 
 impl Connector {
-    /// A session for a captured session of user `user` (its number).
-    pub fn connect(&self, user: usize) -> Result<Box<dyn DbSession>> {
-        let mut session = self.as_user[user].open_script_session()?;
+    /// The instance a captured session goes to: the primary, or, when it only reads and
+    /// there are replicas, replica `reader` (in turn).
+    pub fn instance_for(&self, reads_only: bool, reader: usize) -> usize {
+        let replicas = self.as_user.len() - 1;
+        if reads_only && replicas > 0 {
+            1 + reader % replicas
+        } else {
+            0
+        }
+    }
+
+    /// A session for a captured session of user `user` (its number) on `instance`.
+    pub fn connect(&self, user: usize, instance: usize) -> Result<Box<dyn DbSession>> {
+        let mut session = self.as_user[instance][user].open_script_session()?;
         if self.read_only {
             session
                 .hold_read_only()
@@ -81,6 +96,12 @@ pub(crate) struct ReplaySessionJob {
     tally: ReplayTally,
     fingerprints: usize,
     sessions: Arc<Sessions<ReplayTally>>,
+    /// Sessions of the lane that went to a replica: the next goes to the one after.
+    readers: usize,
+    /// The connection's captured user and instance.
+    current: (usize, usize),
+    /// A window began: the lane's first session must be connected as it was captured.
+    rewound: bool,
 }
 
 impl ReplaySessionJob {
@@ -93,7 +114,11 @@ impl ReplaySessionJob {
         sessions: Arc<Sessions<ReplayTally>>,
     ) -> Result<Self> {
         let began = Instant::now();
-        let connection = connector.connect(statements.first().map_or(0, |first| first.user))?;
+        let (user, reads_only) = statements
+            .first()
+            .map_or((0, false), |first| (first.user, first.reads_only));
+        let instance = connector.instance_for(reads_only, number);
+        let connection = connector.connect(user, instance)?;
         let mut tally = ReplayTally::empty(fingerprints);
         tally.connections = 1;
         tally.connecting_s = began.elapsed().as_secs_f64();
@@ -107,11 +132,22 @@ impl ReplaySessionJob {
             tally,
             fingerprints,
             sessions,
+            readers: usize::from(reads_only),
+            current: (user, instance),
+            rewound: false,
         })
     }
 
     /// The next statement, when it is due; 1 when one was sent.
     fn step(&mut self) -> Result<u64> {
+        if std::mem::take(&mut self.rewound)
+            && let Some(first) = self.statements.first()
+        {
+            // The last window ended on another session: the first connects as captured,
+            // before it is due where it can.
+            self.readers = 0;
+            self.reconnect(first.user, first.reads_only)?;
+        }
         let due = match self.clock.turn() {
             Turn::NotYet => return Ok(0),
             Turn::Due(due) => due,
@@ -154,14 +190,23 @@ impl ReplaySessionJob {
         if let Some(next) = self.statements.get(self.next)
             && next.new_session
         {
-            self.reconnect(next.user)?;
+            self.reconnect(next.user, next.reads_only)?;
         }
         Ok(1)
     }
 
-    fn reconnect(&mut self, user: usize) -> Result<()> {
+    fn reconnect(&mut self, user: usize, reads_only: bool) -> Result<()> {
         let began = Instant::now();
-        self.connection = self.connector.connect(user).with_context(|| {
+        let instance = self
+            .connector
+            .instance_for(reads_only, self.number + self.readers);
+        self.readers += usize::from(reads_only);
+        if (user, instance) == self.current && self.next == 0 {
+            // Rewound to a session the connection already is.
+            return Ok(());
+        }
+        self.current = (user, instance);
+        self.connection = self.connector.connect(user, instance).with_context(|| {
             format!("lane {}: connecting for its next session", self.number + 1)
         })?;
         self.tally.connections += 1;
@@ -207,6 +252,7 @@ impl WorkerJob for ReplaySessionJob {
     fn window_started(&mut self, began: Instant) {
         // Each window (a warm-up's, then the level's) replays the lane from its start.
         self.next = 0;
+        self.rewound = true;
         self.clock.window_started(began);
     }
 

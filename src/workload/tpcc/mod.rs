@@ -6,7 +6,6 @@
 pub mod consistency;
 pub mod load;
 pub mod random;
-mod replicas;
 pub mod run;
 pub mod schema;
 mod session;

@@ -10,13 +10,13 @@ use std::time::Duration;
 use anyhow::{Context, Result, anyhow, bail};
 use clap::Args;
 
-use super::replicas::Instances;
 use super::session::{Shared, TpccSessionJob, TpccTally};
 use super::statements::{DISTRICT_ORDERS, Statements};
 use super::transactions::{Kind, OwnWarehouses, run_c_last};
 use crate::db::cluster::Route;
 use crate::db::connect::options::DbTargetArgs;
 use crate::db::connect::target::Target;
+use crate::db::read_replicas::{Parts, ReadReplicas};
 use crate::db::registry::connect;
 use crate::db::{BoundValue, Database, DbCounters, DbSession};
 use crate::error::{UsageError, locked};
@@ -37,6 +37,12 @@ const STANDARD_MIX: [f64; 5] = [45.0, 43.0, 4.0, 4.0, 4.0];
 /// Said wherever NOPM is shown, as HammerDB says of its own.
 pub const NOT_AUDITED: &str =
     "derived from TPC-C; not an audited TPC-C result, and not comparable with one";
+
+/// Where order entry's transactions go on a primary and its replicas.
+const PARTS: Parts = Parts {
+    writer: "order entry",
+    reads: "Order-Status and Stock-Level",
+};
 
 /// `run tpcc`: the options.
 #[derive(Debug, Clone, Args)]
@@ -148,7 +154,7 @@ fn parse_mix(text: &str) -> Result<Mix, String> {
 pub struct TpccWorkload {
     /// The primary, where setup was made and the writing transactions run.
     database: Arc<dyn Database>,
-    instances: Instances,
+    instances: ReadReplicas,
     shared: Arc<Shared>,
     mix: Mix,
     engine: String,
@@ -182,7 +188,7 @@ impl WorkloadOptions for TpccArgs {
         }
         let answer_limit = context.duration.unwrap_or(DEFAULT_DURATION) + Duration::from_secs(60);
         let targets = self.target.open_all_with(Some(answer_limit))?;
-        let instances = Instances::connect(&targets, self.route)?;
+        let instances = ReadReplicas::connect(&targets, self.route, PARTS)?;
         Ok(Box::new(TpccWorkload::new(self, instances, context)?))
     }
 
@@ -192,7 +198,7 @@ impl WorkloadOptions for TpccArgs {
 }
 
 impl TpccWorkload {
-    fn new(args: &TpccArgs, instances: Instances, context: &BuildContext) -> Result<Self> {
+    fn new(args: &TpccArgs, instances: ReadReplicas, context: &BuildContext) -> Result<Self> {
         let database = Arc::clone(&instances.primary);
         let target = database.target().clone();
         if let Some(note) = database.forwarded() {
@@ -309,7 +315,7 @@ impl Workload for TpccWorkload {
                 self.database.target(),
                 self.job(),
                 self.isolation,
-                self.instances.placement()
+                self.instances.placement(PARTS.reads)
             ),
             shape: Some(JobShape {
                 engine: self.engine.clone(),
