@@ -191,16 +191,22 @@ fn check(args: &crate::cli::DbCheckArgs) -> Result<()> {
             missing.push(format!("{lacking} in {}", instance.database.target()));
         }
     }
-    // A capture's settings are said whatever `db setup` may do there.
-    if args.capture {
-        capture_settings(&cluster)?;
-    }
+    // A capture's settings are said whatever `db setup` may do there; both failures are.
+    let capture = if args.capture {
+        capture_settings(&cluster)
+    } else {
+        Ok(())
+    };
     if !missing.is_empty() {
         anyhow::bail!(
-            "privileges missing: {}: grant them, or use another user",
-            missing.join(", ")
+            "privileges missing: {}: grant them, or use another user{}",
+            missing.join(", "),
+            capture
+                .err()
+                .map_or_else(String::new, |error| format!("; and {error:#}"))
         );
     }
+    capture?;
     if args.workload == Some(SetupWorkload::Tpcc) {
         let database = cluster.primary()?;
         tpcc::verify(database.as_ref())?;

@@ -778,7 +778,9 @@ fn order_entry_sends_its_reads_to_the_replica() {
             .unwrap_or_else(|| panic!("{name}: {figures}"))
     };
     let reads = figure("order_status transactions") + figure("stock_level transactions");
-    assert!(reads > 0.0, "{figures}");
+    // More than the replica's own reads of its counters (a few), so a run that kept them on
+    // the primary fails below.
+    assert!(reads >= 10.0, "{figures}");
     let on_replica = (commits(&replica) - replica_before) as f64;
     assert!(
         on_replica >= reads,

@@ -241,6 +241,15 @@ fn writes_or_resets(statement: &file::Statement) -> bool {
     ) || crate::workload::script::access::may_write(&statement.sql)
 }
 
+/// Whether a captured session may replay on a replica (`--route reads=replicas`): none of
+/// its statements writes, resets anything, or uses what a hot standby refuses.
+fn only_reads(session: &Captured) -> bool {
+    !session.statements.iter().any(|statement| {
+        writes_or_resets(statement)
+            || crate::workload::script::access::needs_primary(&statement.sql)
+    })
+}
+
 /// COPY ... FROM STDIN or TO STDOUT: the rows go between client and server, and the log
 /// holds none of them.
 fn copies_with_client(sql: &str) -> bool {
@@ -374,7 +383,7 @@ fn dealt(
             }
         };
         free.push(std::cmp::Reverse((end, lane)));
-        let reads_only = !session.statements.iter().any(writes_or_resets);
+        let reads_only = only_reads(&session);
         for (index, statement) in session.statements.into_iter().enumerate() {
             statements += 1;
             span_us = span_us.max(statement.at_us);

@@ -98,10 +98,12 @@ pub(crate) struct ReplaySessionJob {
     sessions: Arc<Sessions<ReplayTally>>,
     /// Sessions of the lane that went to a replica: the next goes to the one after.
     readers: usize,
-    /// The connection's captured user and instance.
-    current: (usize, usize),
-    /// A window began: the lane's first session must be connected as it was captured.
+    /// A window began on a connection that has sent statements: the lane's first session
+    /// connects anew, as it was captured.
     rewound: bool,
+    /// Whether the connection is the lane's first session's and has sent nothing yet (no
+    /// transaction, setting or table of a session left on it).
+    fresh: bool,
 }
 
 impl ReplaySessionJob {
@@ -133,8 +135,8 @@ impl ReplaySessionJob {
             fingerprints,
             sessions,
             readers: usize::from(reads_only),
-            current: (user, instance),
             rewound: false,
+            fresh: true,
         })
     }
 
@@ -143,8 +145,8 @@ impl ReplaySessionJob {
         if std::mem::take(&mut self.rewound)
             && let Some(first) = self.statements.first()
         {
-            // The last window ended on another session: the first connects as captured,
-            // before it is due where it can.
+            // The last window used the connection: the first session connects anew, as
+            // captured, before it is due where it can.
             self.readers = 0;
             self.reconnect(first.user, first.reads_only)?;
         }
@@ -156,6 +158,7 @@ impl ReplaySessionJob {
             return Ok(0);
         };
         self.next += 1;
+        self.fresh = false;
         let sent = self.clock.elapsed();
         let outcome = match statement.prepared {
             Some((index, values)) => self
@@ -201,11 +204,7 @@ impl ReplaySessionJob {
             .connector
             .instance_for(reads_only, self.number + self.readers);
         self.readers += usize::from(reads_only);
-        if (user, instance) == self.current && self.next == 0 {
-            // Rewound to a session the connection already is.
-            return Ok(());
-        }
-        self.current = (user, instance);
+        self.fresh = self.next == 0;
         self.connection = self.connector.connect(user, instance).with_context(|| {
             format!("lane {}: connecting for its next session", self.number + 1)
         })?;
@@ -252,7 +251,7 @@ impl WorkerJob for ReplaySessionJob {
     fn window_started(&mut self, began: Instant) {
         // Each window (a warm-up's, then the level's) replays the lane from its start.
         self.next = 0;
-        self.rewound = true;
+        self.rewound = !self.fresh;
         self.clock.window_started(began);
     }
 

@@ -1,5 +1,6 @@
 //! What a server must set for `corescale capture` to read its log: the settings read as a
-//! session of the database has them, each judged, and the statement that fixes it named.
+//! session of this user in the database has them, each judged, and the statement that
+//! fixes it named.
 //! `db check --capture` prints these before the logs are written, so a week of logging is
 //! not lost to one setting.
 
@@ -43,8 +44,9 @@ impl Finding {
 }
 
 /// The settings PostgreSQL's log is judged by.
-const POSTGRES: [&str; 11] = [
+const POSTGRES: [&str; 12] = [
     "log_statement",
+    "log_min_messages",
     "log_min_duration_statement",
     "log_duration",
     "log_destination",
@@ -60,17 +62,18 @@ const POSTGRES: [&str; 11] = [
 /// The variables MySQL's and MariaDB's logs are judged by (those a server lacks are left out).
 const MYSQL: [&str; 8] = [
     "slow_query_log",
+    "version",
     "long_query_time",
     "general_log",
     "log_output",
     "min_examined_row_limit",
     "log_slow_rate_limit",
     "log_timestamps",
-    "version_comment",
 ];
 
-/// Reads the logging settings of `database` as a session of it has them (per-database and
-/// per-user settings included) and judges them.
+/// Reads the logging settings of `database` as a session of the URL's user there has them
+/// (ALTER DATABASE ... SET included; an application user's own ALTER ROLE ... SET applies
+/// to its sessions only, and is not seen here) and judges them.
 pub fn read(database: &dyn Database) -> Result<Vec<Finding>> {
     let target = database.target();
     let dialect = target.product.dialect;
@@ -162,6 +165,13 @@ fn postgres(settings: &BTreeMap<String, String>) -> Vec<Finding> {
     findings.push(connections(settings));
     match get("log_parameter_max_length") {
         None | Some("-1") => {}
+        Some("0") => findings.push(Finding::new(
+            Standing::Missing,
+            shown(settings, "log_parameter_max_length"),
+            format!(
+                "the extended protocol's parameters are not logged, and a replay could not bind them: ALTER SYSTEM SET log_parameter_max_length = -1{reload}"
+            ),
+        )),
         Some(_) => findings.push(Finding::new(
             Standing::Missing,
             shown(settings, "log_parameter_max_length"),
@@ -169,6 +179,15 @@ fn postgres(settings: &BTreeMap<String, String>) -> Vec<Finding> {
                 "the extended protocol's parameters are logged cut short, and a replay would bind the cut values: ALTER SYSTEM SET log_parameter_max_length = -1{reload}"
             ),
         )),
+    }
+    if matches!(get("log_min_messages"), Some("fatal" | "panic")) {
+        findings.push(Finding::new(
+            Standing::Missing,
+            shown(settings, "log_min_messages"),
+            format!(
+                "the LOG lines a capture reads (statements, durations, connections) are not written: ALTER SYSTEM SET log_min_messages = 'warning'{reload}"
+            ),
+        ));
     }
     findings.push(messages(settings));
     findings.push(time_zone(settings));
@@ -220,7 +239,16 @@ fn prefix(settings: &BTreeMap<String, String>) -> Finding {
             "a stderr log is read by its log_line_prefix, which this user cannot read",
         );
     };
+    // A session's user and database: named on each line, or on its connection's line.
+    let named = prefix.contains("%u") && prefix.contains("%d") || connections_logged(settings);
     match Prefix::parse(prefix) {
+        Ok(_) if !named => Finding::new(
+            Standing::Advised,
+            shown(settings, "log_line_prefix"),
+            format!(
+                "the stderr log is read with it (`capture --log-line-prefix '{prefix}'`), but it names no user (%u) or database (%d), and log_connections is off: a session's user and database are then not known; add them, as in '{PGREPLAY_PREFIX}'"
+            ),
+        ),
         Ok(_) => Finding::new(
             Standing::Ready,
             shown(settings, "log_line_prefix"),
@@ -236,14 +264,22 @@ fn prefix(settings: &BTreeMap<String, String>) -> Finding {
     }
 }
 
-/// Sessions' starts and ends, and their users; PostgreSQL 18 lists the stages it logs.
+/// Whether each session's connection is logged with its user and database; PostgreSQL 18
+/// lists the stages it logs, and keeps a boolean as it was written.
+fn connections_logged(settings: &BTreeMap<String, String>) -> bool {
+    settings.get("log_connections").is_some_and(|value| {
+        matches!(
+            value.to_ascii_lowercase().as_str(),
+            "on" | "true" | "yes" | "1" | "all"
+        ) || value
+            .split(',')
+            .any(|stage| stage.trim() == "authorization")
+    })
+}
+
+/// Sessions' starts and ends, and their users.
 fn connections(settings: &BTreeMap<String, String>) -> Finding {
-    let connected = settings.get("log_connections").is_some_and(|value| {
-        matches!(value.as_str(), "on" | "true" | "all")
-            || value
-                .split(',')
-                .any(|stage| stage.trim() == "authorization")
-    });
+    let connected = connections_logged(settings);
     let ended = settings.get("log_disconnections").map(String::as_str) == Some("on");
     let setting = format!(
         "{}, {}",
@@ -274,7 +310,7 @@ fn messages(settings: &BTreeMap<String, String>) -> Finding {
             "the log's language is not known: corescale reads its words ('statement:', 'duration:') in English",
         );
     };
-    let english = ["C", "POSIX", "en"]
+    let english = ["C", "POSIX", "en", "English"]
         .iter()
         .any(|start| language == start || language.starts_with(&format!("{start}_")));
     if english || language.starts_with("C.") {
@@ -293,7 +329,7 @@ fn messages(settings: &BTreeMap<String, String>) -> Finding {
         Finding::new(
             Standing::Missing,
             shown(settings, "lc_messages"),
-            "the log's words ('statement:', 'duration:') are written in another language, and corescale reads them in English: ALTER SYSTEM SET lc_messages = 'C'; then SELECT pg_catalog.pg_reload_conf()",
+            "the log's words ('statement:', 'duration:') are written in that language by a server built with translations (as the distributions' packages are), and corescale reads them in English: ALTER SYSTEM SET lc_messages = 'C'; then SELECT pg_catalog.pg_reload_conf()",
         )
     }
 }
@@ -332,7 +368,7 @@ fn mysql(settings: &BTreeMap<String, String>) -> Vec<Finding> {
                 shown(settings, "slow_query_log"),
                 shown(settings, "long_query_time")
             ),
-            "every statement is logged in the slow query log, with its duration",
+            "every statement is logged in the slow query log, with its duration (administrative ones, ALTER, OPTIMIZE, ANALYZE ..., only with log_slow_admin_statements = ON)",
         )
     } else if on("general_log") {
         Finding::new(
@@ -357,7 +393,7 @@ fn mysql(settings: &BTreeMap<String, String>) -> Vec<Finding> {
             findings.push(Finding::new(
                 Standing::Missing,
                 shown(settings, "min_examined_row_limit"),
-                "statements that examine fewer rows are left out of the slow log: SET GLOBAL min_examined_row_limit = 0",
+                "statements that examine fewer rows are left out of the slow log: SET GLOBAL min_examined_row_limit = 0 (sessions connected before keep theirs: reconnect them)",
             ));
         }
         if get("log_slow_rate_limit").is_some_and(|value| value != "1") {
@@ -397,11 +433,18 @@ fn mysql(settings: &BTreeMap<String, String>) -> Vec<Finding> {
             shown(settings, "log_timestamps"),
             "times are the server's local time with its offset: SET GLOBAL log_timestamps = 'UTC' is surest",
         )),
-        // MariaDB has no log_timestamps.
+        // MariaDB has no log_timestamps (nor had MySQL before 5.7).
+        None if get("version").is_some_and(|version| version.contains("MariaDB")) => {
+            findings.push(Finding::new(
+                Standing::Advised,
+                shown(settings, "version"),
+                "MariaDB times its logs to the second, and a capture spreads each second's statements over it evenly; the slow log's times are placed on UTC (its SET timestamp), the general log's are local time without a zone: a general log must not cross a change of daylight saving time",
+            ));
+        }
         None => findings.push(Finding::new(
             Standing::Advised,
-            shown(settings, "version_comment"),
-            "MariaDB times its logs to the second, and a capture spreads each second's statements over it evenly; the slow log's times are placed on UTC (its SET timestamp), the general log's are local time without a zone: a general log must not cross a change of daylight saving time",
+            shown(settings, "version"),
+            "this server writes its logs' times in local time without a zone (log_timestamps came with MySQL 5.7): a capture must not cross a change of daylight saving time",
         )),
     }
     findings
@@ -536,6 +579,54 @@ mod tests {
     }
 
     #[test]
+    fn what_silences_the_log_or_its_parameters_is_missing() {
+        let mut server = postgres_defaults();
+        server.insert("log_statement".into(), "all".into());
+        server.insert("log_parameter_max_length".into(), "0".into());
+        server.insert("log_min_messages".into(), "fatal".into());
+        let findings = judge(Dialect::PostgreSql, &server);
+        assert_eq!(
+            missing(&findings),
+            [
+                "log_parameter_max_length = '0'",
+                "log_min_messages = 'fatal'"
+            ]
+        );
+        assert!(
+            findings[findings.len() - 3]
+                .meaning
+                .contains("are not written")
+        );
+        // A prefix without user and database, and no connection lines to name them.
+        server.insert("log_line_prefix".into(), "%m [%p] ".into());
+        let prefix = prefix(&server);
+        assert_eq!(prefix.standing, Standing::Advised);
+        assert!(prefix.meaning.contains("names no user (%u)"), "{prefix:?}");
+        server.insert("log_connections".into(), "yes".into());
+        assert_eq!(super::prefix(&server).standing, Standing::Ready);
+        // Windows names its languages in words.
+        server.insert("lc_messages".into(), "English_United States.1252".into());
+        assert_eq!(messages(&server).standing, Standing::Ready);
+    }
+
+    #[test]
+    fn a_mysql_before_5_7_is_told_its_times_have_no_zone() {
+        let old = settings(&[
+            ("slow_query_log", "ON"),
+            ("long_query_time", "0.000000"),
+            ("log_output", "FILE"),
+            ("version", "5.6.51-log"),
+        ]);
+        let findings = judge(Dialect::MySql, &old);
+        let last = findings.last().unwrap();
+        assert_eq!(last.standing, Standing::Advised);
+        assert!(
+            last.meaning.contains("log_timestamps came with MySQL 5.7"),
+            "{last:?}"
+        );
+    }
+
+    #[test]
     fn settings_this_user_cannot_read_are_said_so() {
         let findings = judge(Dialect::PostgreSql, &BTreeMap::new());
         assert!(
@@ -582,7 +673,7 @@ mod tests {
             ("log_output", "FILE"),
             ("min_examined_row_limit", "10"),
             ("log_slow_rate_limit", "100"),
-            ("version_comment", "Debian n/a"),
+            ("version", "10.11.6-MariaDB-0+deb12u1"),
         ]);
         assert_eq!(
             missing(&judge(Dialect::MySql, &mariadb)),

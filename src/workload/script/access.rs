@@ -74,6 +74,33 @@ pub(crate) fn may_write(sql: &str) -> bool {
         })
 }
 
+/// Words PostgreSQL's hot standby refuses though no table changes: sequences, transaction
+/// ids, notifications, row locks for share, serializable transactions (FOR UPDATE is a
+/// write already).
+const STANDBY_REFUSES: &[&str] = &[
+    "nextval",
+    "setval",
+    "txid_current",
+    "pg_current_xact_id",
+    "listen",
+    "notify",
+    "unlisten",
+    "serializable",
+    "share",
+];
+
+/// Whether `sql` must run on a primary: it may write, or a hot standby refuses it. A
+/// function that writes inside is not seen (nor by `may_write`): its refusal on a replica
+/// is counted by SQLSTATE.
+pub(crate) fn needs_primary(sql: &str) -> bool {
+    may_write(sql)
+        || READINGS.iter().any(|reading| {
+            code_words(sql, *reading)
+                .iter()
+                .any(|word| STANDBY_REFUSES.contains(&word.as_str()))
+        })
+}
+
 /// Functions and forms that set a setting by a name built at run time (concatenated, or
 /// spelled with Unicode escapes), which no reading of the text can follow.
 const SETS_ANYTHING: &[&str] = &["set_config"];
@@ -287,7 +314,30 @@ fn comment_end(chars: &[char], start: usize, nested: bool) -> usize {
 
 #[cfg(test)]
 mod tests {
-    use super::may_write;
+    use super::{may_write, needs_primary};
+
+    #[test]
+    fn what_a_standby_refuses_needs_the_primary() {
+        for sql in [
+            "SELECT nextval('orders_seq')",
+            "SELECT * FROM t WHERE id = 1 FOR KEY SHARE",
+            "SELECT * FROM t FOR SHARE",
+            "NOTIFY orders",
+            "LISTEN orders",
+            "BEGIN ISOLATION LEVEL SERIALIZABLE",
+            "SELECT pg_catalog.txid_current()",
+            "UPDATE t SET a = 1",
+        ] {
+            assert!(needs_primary(sql), "{sql}");
+        }
+        for sql in [
+            "SELECT abalance FROM pgbench_accounts WHERE aid = $1",
+            "SELECT 'nextval' FROM t",
+            "/* for share */ SELECT 1",
+        ] {
+            assert!(!needs_primary(sql), "{sql}");
+        }
+    }
 
     #[test]
     fn reads_are_reads() {

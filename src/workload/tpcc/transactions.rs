@@ -30,12 +30,12 @@ impl Kind {
         Kind::StockLevel,
     ];
 
-    /// Its name in figures and messages.
     /// Whether it only reads (Order-Status, Stock-Level): a replica can run it.
     pub fn reads_only(self) -> bool {
         matches!(self, Kind::OrderStatus | Kind::StockLevel)
     }
 
+    /// Its name in figures and messages.
     pub fn name(self) -> &'static str {
         match self {
             Kind::NewOrder => "new_order",
