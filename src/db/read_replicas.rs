@@ -68,45 +68,35 @@ impl ReadReplicas {
         }
         let cluster = Cluster::connect(targets)?;
         Route::ReadsToReplicas.check(&cluster.roles(), false)?;
-        let mut primaries = cluster
-            .instances
-            .iter()
-            .filter(|instance| instance.role == Role::Primary);
-        let primary = primaries
-            .next()
-            .map(|instance| Arc::clone(&instance.database));
-        if let Some(other) = primaries.next() {
-            return Err(UsageError::new(format!(
-                "{} and {} both take writes: {writer} writes on one primary; give it and its replicas",
-                primary.as_ref().map_or_else(String::new, |one| one.target().to_string()),
-                other.database.target()
-            ))
-            .into());
-        }
-        let Some(primary) = primary else {
-            return Err(UsageError::new(format!(
-                "every instance given is a replica: add the primary's --target ({writer} writes there)"
-            ))
-            .into());
-        };
-        let position = |role: Role| {
+        let at = |role: Role| -> Vec<usize> {
             (cluster.instances.iter().enumerate())
-                .filter(move |(_, instance)| instance.role == role)
+                .filter(|(_, instance)| instance.role == role)
                 .map(|(position, _)| position)
+                .collect()
         };
-        let positions = position(Role::Primary)
-            .chain(position(Role::Replica))
-            .collect();
-        let replicas = cluster
-            .instances
-            .iter()
-            .filter(|instance| instance.role == Role::Replica)
-            .map(|instance| Arc::clone(&instance.database))
-            .collect();
+        let (primaries, replicas) = (at(Role::Primary), at(Role::Replica));
+        let database = |position: &usize| Arc::clone(&cluster.instances[*position].database);
+        let primary = match primaries.as_slice() {
+            [one] => database(one),
+            [] => {
+                return Err(UsageError::new(format!(
+                    "every instance given is a replica: add the primary's --target ({writer} writes there)"
+                ))
+                .into());
+            }
+            [one, other, ..] => {
+                return Err(UsageError::new(format!(
+                    "{} and {} both take writes: {writer} writes on one primary; give it and its replicas",
+                    database(one).target(),
+                    database(other).target()
+                ))
+                .into());
+            }
+        };
         Ok(Self {
             primary,
-            replicas,
-            positions,
+            replicas: replicas.iter().map(database).collect(),
+            positions: primaries.into_iter().chain(replicas).collect(),
         })
     }
 

@@ -50,8 +50,9 @@ fn column<'a>(
 }
 
 /// What a pgbench user reads first, above corescale's table, for database runs (db and
-/// script; order entry has its own): per level the transactions and statements, per second, the failures, the
-/// latency's mean and standard deviation and the connection time, where the run has them.
+/// script; order entry has its own): per level the transactions and statements, per
+/// second, the failures, the latency's mean and standard deviation and the connection time,
+/// where the run has them.
 /// None for other workloads.
 pub(crate) fn pgbench_summary(document: &RunDocument) -> Option<String> {
     if document.workload.kind.name() == "tpcc" {
@@ -60,9 +61,6 @@ pub(crate) fn pgbench_summary(document: &RunDocument) -> Option<String> {
     if !matches!(document.workload.kind.name(), "db" | "script") {
         return None;
     }
-    let figure = |level: &Level, name: &str| level.workload_figures.get(name).copied();
-    let cell = |value: Option<f64>| value.map_or("-".to_string(), significant);
-    let count = |value: Option<f64>| value.map_or("-".to_string(), |n| format!("{n:.0}"));
     // Statements sent several to a round trip (a pipeline, or a loop in the server) are no
     // application's transactions, and their latency is not what one call waits.
     let depth = document
@@ -126,14 +124,26 @@ pub(crate) fn pgbench_summary(document: &RunDocument) -> Option<String> {
     Some(format!("{title}\n{}", table::render(&headers, &rows)))
 }
 
+/// A level's workload figure, where it recorded it.
+fn figure(level: &Level, name: &str) -> Option<f64> {
+    level.workload_figures.get(name).copied()
+}
+
+/// A figure in a summary's cell, "-" where there is none.
+fn cell(value: Option<f64>) -> String {
+    value.map_or("-".to_string(), significant)
+}
+
+/// A count in a summary's cell, "-" where there is none.
+fn count(value: Option<f64>) -> String {
+    value.map_or("-".to_string(), |n| format!("{n:.0}"))
+}
+
 /// What a HammerDB or pgbench user reads first for order entry: per level NOPM and TPM (as
 /// HammerDB's TEST RESULT line gives them), the transactions and their rate, the failures,
 /// the latency's mean, New-Order's 90th percentile (the specification's limit is on it) and
 /// the connection time.
 fn order_entry_summary(document: &RunDocument) -> String {
-    let figure = |level: &Level, name: &str| level.workload_figures.get(name).copied();
-    let cell = |value: Option<f64>| value.map_or("-".to_string(), significant);
-    let count = |value: Option<f64>| value.map_or("-".to_string(), |n| format!("{n:.0}"));
     let rows: Vec<Vec<String>> = document
         .levels
         .iter()

@@ -529,6 +529,19 @@ pub fn teardown_after_a_killed_setup(url: &str) {
     }
 }
 
+/// A count the server publishes late (a backend's statistics as it exits, after its client
+/// has gone), read until it reaches `wanted` or 5 s have passed; the last one read.
+pub fn count_reaching<T: PartialOrd>(wanted: T, mut read: impl FnMut() -> T) -> T {
+    let asked = Instant::now();
+    loop {
+        let count = read();
+        if count >= wanted || asked.elapsed() >= Duration::from_secs(5) {
+            return count;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
 /// A one-level db run on `url` (one session for 300 ms): the document and what the run said
 /// on standard error.
 pub fn one_db_level(url: &str) -> (Value, String) {

@@ -777,15 +777,7 @@ fn order_entry_sends_its_reads_to_the_replica() {
     // More than the replica's own reads of its counters (a few), so a run that kept them on
     // the primary fails below.
     assert!(reads >= 10.0, "{figures}");
-    // A backend publishes its counts as it exits, after the client has gone.
-    let mut on_replica = 0.0;
-    for _ in 0..50 {
-        on_replica = (commits(&replica) - replica_before) as f64;
-        if on_replica >= reads {
-            break;
-        }
-        std::thread::sleep(std::time::Duration::from_millis(100));
-    }
+    let on_replica = common::count_reaching(reads, || (commits(&replica) - replica_before) as f64);
     assert!(
         on_replica >= reads,
         "the replica committed {on_replica} transactions for {reads} reads sent to it"

@@ -157,14 +157,8 @@ fn sessions_that_only_read_replay_on_the_replica() {
     // The replica's own count: each select-only transaction, and a few of its own; a
     // backend publishes its counts as it exits, after the client has gone.
     let wanted = selects as i64 - unsent;
-    let mut on_replica = 0;
-    for _ in 0..50 {
-        on_replica = count_on(&replica, commits) - replica_before;
-        if on_replica >= wanted {
-            break;
-        }
-        std::thread::sleep(std::time::Duration::from_millis(100));
-    }
+    let on_replica =
+        common::count_reaching(wanted, || count_on(&replica, commits) - replica_before);
     assert!(
         on_replica >= wanted,
         "{on_replica} commits on the replica for {selects} select-only transactions ({unsent} unsent)"

@@ -246,7 +246,7 @@ fn writes_or_resets(statement: &file::Statement) -> bool {
 fn only_reads(session: &Captured) -> bool {
     !session.statements.iter().any(|statement| {
         writes_or_resets(statement)
-            || crate::workload::script::access::needs_primary(&statement.sql)
+            || crate::workload::script::access::standby_refuses(&statement.sql)
     })
 }
 

@@ -178,8 +178,8 @@ fn parse_speeds(text: &str) -> Result<Speeds, String> {
 }
 
 pub struct ReplayWorkload {
-    /// The primary: the one instance, or where the sessions that write go.
-    database: Arc<dyn Database>,
+    /// The primary (the one instance, or where the sessions that write go), and the
+    /// replicas the sessions that only read may go to.
     instances: ReadReplicas,
     /// Each instance (the primary, then the replicas) as each captured user connects
     /// (`--map`), by number in `replay.users`.
@@ -421,7 +421,6 @@ impl ReplayWorkload {
         Ok(Self {
             captured_rate: replay.statements as f64 / span_s,
             lanes,
-            database,
             instances,
             as_user: as_user.into(),
             speeds: args.speed.0.clone(),
@@ -473,7 +472,7 @@ impl Workload for ReplayWorkload {
                 self.replay.statements,
                 self.replay.span.as_secs_f64(),
                 copies(&self.replay),
-                self.database.target(),
+                self.instances.primary.target(),
                 self.instances.placement(PARTS.reads),
                 fingerprints.join("; ")
             ),
@@ -492,7 +491,7 @@ impl Workload for ReplayWorkload {
                 open_loop: true,
                 arrivals_seed: None,
             }),
-            server_on_this_host: Some(self.database.on_this_host()),
+            server_on_this_host: Some(self.instances.primary.on_this_host()),
         }
     }
 
@@ -571,7 +570,7 @@ impl Workload for ReplayWorkload {
     fn level_started(&self) -> Result<()> {
         *locked(&self.baseline, "the level's baseline")? = Some((
             self.instances.counters()?,
-            server_process_cpu_s(self.database.as_ref())?,
+            server_process_cpu_s(self.instances.primary.as_ref())?,
         ));
         self.sessions.take()?;
         Ok(())
@@ -592,7 +591,7 @@ impl Workload for ReplayWorkload {
         let failed: u64 = total.failures.iter().map(|(_, count)| count).sum();
         let left_out = &self.replay.left_out;
         let server_cpu_s = match (
-            server_process_cpu_s(self.database.as_ref())?,
+            server_process_cpu_s(self.instances.primary.as_ref())?,
             server_cpu_before,
         ) {
             (Some(now), Some(then)) => Some(now - then),
@@ -696,7 +695,7 @@ fn divergence(
 
 impl OnOneDatabase for ReplayWorkload {
     fn database(&self) -> &dyn Database {
-        self.database.as_ref()
+        self.instances.primary.as_ref()
     }
 }
 

@@ -89,16 +89,15 @@ const STANDBY_REFUSES: &[&str] = &[
     "share",
 ];
 
-/// Whether `sql` must run on a primary: it may write, or a hot standby refuses it. A
-/// function that writes inside is not seen (nor by `may_write`): its refusal on a replica
-/// is counted by SQLSTATE.
-pub(crate) fn needs_primary(sql: &str) -> bool {
-    may_write(sql)
-        || READINGS.iter().any(|reading| {
-            code_words(sql, *reading)
-                .iter()
-                .any(|word| STANDBY_REFUSES.contains(&word.as_str()))
-        })
+/// Whether a hot standby refuses `sql` though it writes nothing `may_write` sees: with
+/// `may_write`, what keeps a statement on the primary. A function that writes inside is not
+/// seen by either: its refusal on a replica is counted by SQLSTATE.
+pub(crate) fn standby_refuses(sql: &str) -> bool {
+    READINGS.iter().any(|reading| {
+        code_words(sql, *reading)
+            .iter()
+            .any(|word| STANDBY_REFUSES.contains(&word.as_str()))
+    })
 }
 
 /// Functions and forms that set a setting by a name built at run time (concatenated, or
@@ -314,7 +313,12 @@ fn comment_end(chars: &[char], start: usize, nested: bool) -> usize {
 
 #[cfg(test)]
 mod tests {
-    use super::{may_write, needs_primary};
+    use super::{may_write, standby_refuses};
+
+    /// What `--route reads=replicas` keeps on the primary.
+    fn needs_primary(sql: &str) -> bool {
+        may_write(sql) || standby_refuses(sql)
+    }
 
     #[test]
     fn what_a_standby_refuses_needs_the_primary() {

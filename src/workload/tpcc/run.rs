@@ -152,8 +152,8 @@ fn parse_mix(text: &str) -> Result<Mix, String> {
 }
 
 pub struct TpccWorkload {
-    /// The primary, where setup was made and the writing transactions run.
-    database: Arc<dyn Database>,
+    /// The primary, where setup was made and the writing transactions run, and the
+    /// replicas Order-Status and Stock-Level may go to.
     instances: ReadReplicas,
     shared: Arc<Shared>,
     mix: Mix,
@@ -254,7 +254,6 @@ impl TpccWorkload {
         }
         say_unused_warehouses(context, &shared);
         Ok(Self {
-            database,
             instances,
             shared: Arc::new(shared),
             mix,
@@ -312,7 +311,7 @@ impl Workload for TpccWorkload {
             array_bytes: None,
             description: format!(
                 "order entry ({NOT_AUDITED}) on {}: {}, at {} (the sessions' default isolation){}",
-                self.database.target(),
+                self.instances.primary.target(),
                 self.job(),
                 self.isolation,
                 self.instances.placement(PARTS.reads)
@@ -325,13 +324,13 @@ impl Workload for TpccWorkload {
                 open_loop: !self.rates.is_empty(),
                 arrivals_seed: None,
             }),
-            server_on_this_host: Some(self.database.on_this_host()),
+            server_on_this_host: Some(self.instances.primary.on_this_host()),
         }
     }
 
     fn prepare(&self, worker: usize, workers: usize, rate: Option<f64>) -> Result<PaddedJob> {
         let started = std::time::Instant::now();
-        let connection = self.database.open_session()?;
+        let connection = self.instances.primary.open_session()?;
         let reader =
             match self.instances.reader_of(worker) {
                 Some(replica) => Some(replica.open_session().with_context(|| {
@@ -370,7 +369,7 @@ impl Workload for TpccWorkload {
     fn level_started(&self) -> Result<()> {
         *locked(&self.baseline, "the level's baseline")? = Some((
             self.instances.counters()?,
-            server_process_cpu_s(self.database.as_ref())?,
+            server_process_cpu_s(self.instances.primary.as_ref())?,
             self.district_orders()?,
         ));
         self.shared.sessions.take()?;
@@ -390,7 +389,7 @@ impl Workload for TpccWorkload {
         };
         let total = TpccTally::sum(self.shared.sessions.take()?);
         let server_cpu_s = match (
-            server_process_cpu_s(self.database.as_ref())?,
+            server_process_cpu_s(self.instances.primary.as_ref())?,
             server_cpu_before,
         ) {
             (Some(now), Some(then)) => Some(now - then),
@@ -447,7 +446,7 @@ impl Workload for TpccWorkload {
 
 impl OnOneDatabase for TpccWorkload {
     fn database(&self) -> &dyn Database {
-        self.database.as_ref()
+        self.instances.primary.as_ref()
     }
 }
 
