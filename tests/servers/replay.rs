@@ -34,6 +34,16 @@ fn start_logging_cluster(bindir: &str) -> PrivateCluster {
     cluster
 }
 
+/// A logging cluster with pgbench's tables, scale 1, in database `bench`, whose every
+/// statement from now on is logged.
+fn logging_bench(bindir: &str) -> PrivateCluster {
+    let cluster = start_logging_cluster(bindir);
+    cluster.psql("CREATE DATABASE bench");
+    pgbench(bindir, &cluster, &["-i", "-s", "1", "-q", "bench"]);
+    cluster.psql("ALTER DATABASE bench SET log_statement = 'all'");
+    cluster
+}
+
 /// Runs pgbench on the cluster; its report.
 fn pgbench(bindir: &str, cluster: &PrivateCluster, args: &[&str]) -> String {
     let output = Command::new(format!("{bindir}/pgbench"))
@@ -84,10 +94,7 @@ fn count_on(cluster: &PrivateCluster, sql: &str) -> i64 {
 )]
 fn sessions_that_only_read_replay_on_the_replica() {
     let bindir = required("CORESCALE_TEST_PG_BINDIR");
-    let cluster = start_logging_cluster(&bindir);
-    cluster.psql("CREATE DATABASE bench");
-    pgbench(&bindir, &cluster, &["-i", "-s", "1", "-q", "bench"]);
-    cluster.psql("ALTER DATABASE bench SET log_statement = 'all'");
+    let cluster = logging_bench(&bindir);
     let selects = processed(&pgbench(
         &bindir,
         &cluster,
@@ -241,12 +248,10 @@ fn capture(log: &str, output: &std::path::Path) -> String {
 /// A private cluster that logged, in all three formats, a pgbench run in each protocol on
 /// database `bench` (cloned before them as `clone`), and a password set.
 fn logged_pgbench_runs(bindir: &str) -> PrivateCluster {
-    let cluster = start_logging_cluster(bindir);
-    cluster.psql("CREATE DATABASE bench");
-    pgbench(bindir, &cluster, &["-i", "-s", "1", "-q", "bench"]);
-    // The clone holds the data as it was before the run.
+    let cluster = logging_bench(bindir);
+    // The clone holds the data as it was before the run (and not bench's log_statement,
+    // a setting of that database alone).
     cluster.psql("CREATE DATABASE clone TEMPLATE bench");
-    cluster.psql("ALTER DATABASE bench SET log_statement = 'all'");
     pgbench(
         bindir,
         &cluster,
