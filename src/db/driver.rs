@@ -281,6 +281,11 @@ pub struct SampledStatement<'a> {
     pub undo: Option<&'a str>,
     /// Each sample's bound values.
     pub samples: &'a [Vec<BoundValue>],
+    /// A change's values that reach every page of its table, run once and rolled back
+    /// before the samples where a page's first change costs more than its later ones
+    /// (PostgreSQL clears the page's visibility-map bit once): the sessions then pay what
+    /// the samples counted from their first level on.
+    pub every_page: Option<&'a [BoundValue]>,
 }
 
 /// The server's processes on this host, whose CPU time a run reads, and its clock.

@@ -27,6 +27,15 @@ fn explain_samples(
     if let Some(settings) = statement.settings {
         session.simple(settings)?;
     }
+    if let Some(values) = statement.every_page {
+        let texts: Vec<String> = values.iter().map(ToString::to_string).collect();
+        let values: Vec<&str> = texts.iter().map(String::as_str).collect();
+        session.simple("BEGIN")?;
+        let changed = session.query(statement.sql, &values);
+        let rolled_back = session.simple("ROLLBACK");
+        changed?;
+        rolled_back?;
+    }
     let explained = format!("EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) {}", statement.sql);
     // A change's first touch of a page VACUUM marked all-visible also clears its bit in the
     // visibility map, one more block per page (263 blocks against 200 for 64 keys here), and

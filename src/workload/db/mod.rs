@@ -192,9 +192,9 @@ impl DbWorkload {
             .blocks_per_statement(database.as_ref(), rows, options.work_unit, false)
             .context("measuring the blocks one select visits")?;
         // Updates are sampled on every table: on PostgreSQL a page's first update after
-        // VACUUM also clears its visibility-map bit, one block more, once. The samples pay it
-        // for the pages they touch (all of a table of up to 16 work units), so a level whose
-        // sessions reach a table for the first time counts what later levels do.
+        // VACUUM also clears its visibility-map bit, one block more, once. Every page of a
+        // table of up to 1 GiB is changed once before the samples, rolled back, so a level
+        // whose sessions reach a table for the first time counts what later levels do.
         let update = if options.update_share > 0.0 {
             let mut per_table = Vec::new();
             for schema in 0..schemas {
