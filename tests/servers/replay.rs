@@ -86,7 +86,9 @@ fn count_on(cluster: &PrivateCluster, sql: &str) -> i64 {
 /// `--route reads=replicas`: pgbench's select-only sessions and its writing ones, logged
 /// by a primary and replayed on it and its streaming replica: each select-only transaction
 /// commits on the replica, each write on the primary (its history rows, after the replayed
-/// truncate). Several instances without the route are refused.
+/// truncate). Several instances without the route are refused. With `--map`, each instance's
+/// own log shows the mapped user's statements: the selects on the replica, the writes on the
+/// primary.
 #[test]
 #[cfg_attr(
     not(corescale_test_pg_bindir),
@@ -106,7 +108,13 @@ fn sessions_that_only_read_replay_on_the_replica() {
         &["-c", "1", "-T", "2", "-R", "20", "bench"],
     ));
     std::thread::sleep(std::time::Duration::from_millis(500));
-    let replica = cluster.replica("");
+    // The role and `bench`'s log_statement reach the replica through the primary's catalogue.
+    cluster.psql("CREATE ROLE replayer LOGIN SUPERUSER");
+    // Its log in its data directory, where the server may write.
+    let replica = cluster.replica(
+        "-c logging_collector=on -c log_directory=pglog -c log_filename=pg \
+         -c log_destination=csvlog",
+    );
     let dir = tempfile::tempdir().unwrap();
     let capture_file = dir.path().join("bench.capture");
     capture(
@@ -138,7 +146,14 @@ fn sessions_that_only_read_replay_on_the_replica() {
             "--route",
             "reads=replicas",
         ])
-        .args(["--allow-writes", "--speed", "1", "--capture"])
+        .args([
+            "--allow-writes",
+            "--speed",
+            "1",
+            "--map",
+            "postgres=replayer",
+        ])
+        .arg("--capture")
         .arg(&capture_file)
         .arg("-o")
         .arg(&json)
@@ -176,6 +191,34 @@ fn sessions_that_only_read_replay_on_the_replica() {
     assert!(
         inserted <= writes as i64 && inserted >= writes as i64 - unsent,
         "{inserted} history rows on the primary for {writes} writing transactions ({unsent} unsent)"
+    );
+    ran_as_replayer(&cluster, &replica, wanted, writes as i64 - unsent);
+}
+
+/// Each instance's own log holds the statements it was sent as the mapped user: `selects`
+/// of pgbench's select on the replica, `writes` of its update on the primary.
+fn ran_as_replayer(primary: &PrivateCluster, replica: &PrivateCluster, selects: i64, writes: i64) {
+    // The collector writes a moment after the statement ran.
+    let by_replayer = |log: String, statement: &'static str, wanted: i64| {
+        common::count_reaching(wanted, || {
+            mentions_by(&log, Some("replayer"), "bench", &[statement])[0].1 as i64
+        })
+    };
+    let replica_log = format!("{}/pglog/pg.csv", replica.data());
+    let primary_log = format!("{}/pglog/pg.csv", primary.dir.path().display());
+    let on_replica = by_replayer(
+        replica_log,
+        "SELECT abalance FROM pgbench_accounts",
+        selects,
+    );
+    assert!(
+        on_replica >= selects,
+        "{on_replica} selects as replayer on the replica, {selects} sent"
+    );
+    let on_primary = by_replayer(primary_log, "UPDATE pgbench_accounts", writes.max(1));
+    assert!(
+        on_primary >= writes && on_primary > 0,
+        "{on_primary} updates as replayer on the primary, {writes} sent"
     );
 }
 
