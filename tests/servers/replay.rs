@@ -195,6 +195,96 @@ fn sessions_that_only_read_replay_on_the_replica() {
     ran_as_replayer(&cluster, &replica, wanted, writes as i64 - unsent);
 }
 
+/// The captures of two instances, given together, replay together on one server: each
+/// instance's selects as often as its log shows, over the span the two logs' statements
+/// cover on the clock (the instances started 3 s apart and were loaded at once: each
+/// capture's offsets from its own start would make it 3 s longer). The same capture twice
+/// is refused.
+#[test]
+#[cfg_attr(
+    not(corescale_test_pg_bindir),
+    ignore = "needs CORESCALE_TEST_PG_BINDIR, PostgreSQL's server binaries (see README)"
+)]
+fn a_cluster_s_captures_replay_together_on_one_server() {
+    let bindir = required("CORESCALE_TEST_PG_BINDIR");
+    let first = logging_bench(&bindir);
+    std::thread::sleep(std::time::Duration::from_secs(3));
+    let second = logging_bench(&bindir);
+    let selects = ["-n", "-c", "1", "-T", "2", "-R", "30", "-S", "bench"];
+    std::thread::scope(|scope| {
+        scope.spawn(|| pgbench(&bindir, &first, &selects));
+        pgbench(&bindir, &second, &selects);
+    });
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    let dir = tempfile::tempdir().unwrap();
+    let mut logged = 0;
+    let mut captures = Vec::new();
+    let mut clock = (i64::MAX, i64::MIN);
+    for (name, instance) in [("first", &first), ("second", &second)] {
+        let log = format!("{}/pglog/pg.csv", instance.dir.path().display());
+        logged += logged_mentions(&log, &["SELECT abalance FROM pgbench_accounts"])[0].1;
+        let (earliest, latest) = statements_logged_between(&log);
+        clock = (clock.0.min(earliest), clock.1.max(latest));
+        let file = dir.path().join(format!("{name}.capture"));
+        capture(&log, &file);
+        captures.push(file);
+    }
+    let url = format!("postgres://postgres@127.0.0.1:{}/bench", first.port);
+    corescale()
+        .args(["run", "replay", "--target", &url, "--capture"])
+        .arg(&captures[0])
+        .arg("--capture")
+        .arg(&captures[0])
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains(
+            "first.capture holds the same capture as",
+        ));
+    let json = dir.path().join("together.json");
+    let done = corescale()
+        .env("CORESCALE_TEST_PREFLIGHT", "100ms")
+        .args(["run", "replay", "--target", &url, "--capture"])
+        .arg(&captures[0])
+        .arg("--capture")
+        .arg(&captures[1])
+        .arg("-o")
+        .arg(&json)
+        .output()
+        .unwrap();
+    assert!(
+        done.status.success(),
+        "{}",
+        String::from_utf8_lossy(&done.stderr)
+    );
+    let document = common::read_json(&json);
+    let description = document["workload"]["description"].as_str().unwrap();
+    assert!(
+        description.contains("first.capture + second.capture"),
+        "{description}"
+    );
+    let span_s: f64 = description
+        .split(" statements over ")
+        .nth(1)
+        .and_then(|rest| rest.split(' ').next())
+        .unwrap()
+        .parse()
+        .unwrap();
+    let on_the_clock = (clock.1 - clock.0) as f64 / 1e3;
+    assert!(
+        (span_s - on_the_clock).abs() < 0.01,
+        "the two captures span {span_s} s, their logs' statements {on_the_clock} s"
+    );
+    let level = &document["levels"][0];
+    let rate = &level["latency"]["rate"];
+    let unsent = (rate["due"].as_f64().unwrap() - rate["sent"].as_f64().unwrap()) as u64;
+    let sent = replayed(&document, level, "SELECT abalance FROM pgbench_accounts");
+    assert!(logged >= 60, "{logged} selects in the two logs");
+    assert!(
+        sent <= logged && sent + unsent >= logged,
+        "{sent} selects sent of the {logged} the two logs hold ({unsent} unsent)"
+    );
+}
+
 /// Each instance's own log holds the statements it was sent as the mapped user: `selects`
 /// of pgbench's select on the replica, `writes` of its update on the primary.
 fn ran_as_replayer(primary: &PrivateCluster, replica: &PrivateCluster, selects: i64, writes: i64) {
@@ -239,6 +329,33 @@ fn logged_counts(csvlog: &str) -> Vec<(&'static str, u64)> {
 /// How many statements of database `bench` in the csvlog mention each of `statements`.
 fn logged_mentions(csvlog: &str, statements: &[&'static str]) -> Vec<(&'static str, u64)> {
     mentions_by(csvlog, None, "bench", statements)
+}
+
+/// The times, in milliseconds since the epoch, of the first and last statement the csvlog
+/// shows sent to database `bench`.
+fn statements_logged_between(csvlog: &str) -> (i64, i64) {
+    let mut reader = csv::ReaderBuilder::new()
+        .has_headers(false)
+        .flexible(true)
+        .from_path(csvlog)
+        .unwrap();
+    let mut between = (i64::MAX, i64::MIN);
+    for record in reader.records() {
+        let record = record.unwrap();
+        let message = &record[13];
+        if &record[2] != "bench"
+            || !(message.starts_with("statement: ") || message.starts_with("execute "))
+        {
+            continue;
+        }
+        let written = record[0].trim_end_matches(" UTC");
+        let at = chrono::NaiveDateTime::parse_from_str(written, "%Y-%m-%d %H:%M:%S%.3f")
+            .unwrap_or_else(|_| panic!("a csvlog time on UTC: {}", &record[0]))
+            .and_utc()
+            .timestamp_millis();
+        between = (between.0.min(at), between.1.max(at));
+    }
+    between
 }
 
 /// How many statements `user` (None: anyone) sent to `database`, by the csvlog, mention

@@ -1,16 +1,19 @@
-//! A replay file read for a run: one database's sessions within the chosen part of the
+//! Replay files read for a run: one database's sessions within the chosen part of the
 //! capture, each with its statements in order, dealt to lanes (sessions that never overlap
-//! share one, as a connection pool would); each lane is one session of the replay.
+//! share one, as a connection pool would); each lane is one session of the replay. The
+//! captures of a cluster's instances, given together, are replayed together, each on the
+//! clock of its log.
 
 use std::collections::{BTreeMap, BinaryHeap, HashMap};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use anyhow::{Result, bail};
+use anyhow::{Result, anyhow, bail};
 
 use super::file::{self, Line};
 use super::fingerprint::{Class, Quoting, fingerprint};
 use crate::db::driver::BoundValue;
+use crate::error::UsageError;
 use crate::latency::ResponseTimes;
 
 /// The longest duration a statement is taken to have (longer ones are a log's nonsense):
@@ -46,7 +49,8 @@ pub struct Sent {
 /// What is replayed, and what was left out.
 #[derive(Debug)]
 pub struct Replay {
-    /// The capture's content ("sha256 1a2b3c4d5e6f", `file::read`).
+    /// The captures' content ("sha256 1a2b3c4d5e6f", `file::read`; joined by " + " for
+    /// several).
     pub digest: String,
     pub lanes: Vec<Vec<Sent>>,
     /// The replayed part's length at 1x.
@@ -104,14 +108,22 @@ struct Captured {
     copy: bool,
 }
 
-/// Reads `path` and keeps what `choice` asks for.
-pub fn load(path: &Path, choice: &Choice) -> Result<Replay> {
-    let mut sessions: HashMap<u32, Captured> = HashMap::new();
+/// One replay file, read whole.
+struct Read {
+    /// Its sessions, by their number in the file.
+    sessions: BTreeMap<u32, Captured>,
+    summary: file::Summary,
+    product: String,
+    digest: String,
+}
+
+fn read(path: &Path) -> Result<Read> {
+    let mut sessions = BTreeMap::new();
     let mut summary = None;
-    let mut quoting = Quoting::Postgres;
+    let mut product = String::new();
     let digest = file::read(path, &mut |line| {
         match line {
-            Line::Header { product, .. } => quoting = Quoting::of_product(&product),
+            Line::Header { product: read, .. } => product = read,
             Line::Session {
                 id, user, database, ..
             } => {
@@ -141,21 +153,103 @@ pub fn load(path: &Path, choice: &Choice) -> Result<Replay> {
             path.display()
         );
     };
+    Ok(Read {
+        sessions,
+        summary,
+        product,
+        digest,
+    })
+}
+
+/// Microseconds to add to each capture's offsets to put it on the earliest one's clock (its
+/// first entry's time, as its log wrote it). Captures of two products, of one log twice,
+/// or of clocks that cannot be placed on one are refused.
+fn shifts(reads: &[Read], names: &[String]) -> Result<Vec<i64>> {
+    let mut origins = Vec::with_capacity(reads.len());
+    for (index, (read, name)) in reads.iter().zip(names).enumerate() {
+        if let Some(first) = reads[..index]
+            .iter()
+            .position(|other| other.digest == read.digest)
+        {
+            return Err(UsageError::new(format!(
+                "{name} holds the same capture as {}: give each instance's capture once",
+                names[first]
+            ))
+            .into());
+        }
+        if read.product != reads[0].product {
+            return Err(UsageError::new(format!(
+                "{name} is a capture of {}, {} of {}: replay the captures of one product together",
+                read.product, names[0], reads[0].product
+            ))
+            .into());
+        }
+        let origin = super::log_time::parse_time(&read.summary.origin).ok_or_else(|| {
+            anyhow!(
+                "{name}: its first entry's time '{}' is not one corescale reads: make the capture again with `corescale capture`",
+                read.summary.origin
+            )
+        })?;
+        origins.push(origin);
+    }
+    if let Some(other) = origins
+        .iter()
+        .position(|origin| origin.zone != origins[0].zone)
+    {
+        return Err(UsageError::new(format!(
+            "{} was logged on {} and {} on {}, which corescale cannot place on one clock: set log_timezone = 'UTC' (PostgreSQL) or log_timestamps = UTC (MySQL) on every instance, or replay each capture on its own",
+            names[0], origins[0].zone, names[other], origins[other].zone
+        ))
+        .into());
+    }
+    let earliest = origins.iter().map(|origin| origin.at_us).min().unwrap_or(0);
+    Ok(origins
+        .iter()
+        .map(|origin| origin.at_us - earliest)
+        .collect())
+}
+
+/// Reads the captures at `paths` (one, or one per instance of a cluster) and keeps what
+/// `choice` asks for.
+pub fn load(paths: &[PathBuf], choice: &Choice) -> Result<Replay> {
+    let reads = paths
+        .iter()
+        .map(|path| read(path))
+        .collect::<Result<Vec<_>>>()?;
+    let names = paths
+        .iter()
+        .map(|path| path.display().to_string())
+        .collect::<Vec<_>>();
+    let shifts = shifts(&reads, &names)?;
+    let named = names.join(" + ");
+    let quoting = Quoting::of_product(&reads[0].product);
+    let digest = reads
+        .iter()
+        .map(|read| read.digest.as_str())
+        .collect::<Vec<_>>()
+        .join(" + ");
+    let mut left_out = LeftOut::default();
+    let mut capture_errors = BTreeMap::new();
+    let mut sessions = Vec::new();
+    for (read, shift) in reads.into_iter().zip(shifts) {
+        left_out.passwords += read.summary.passwords_left_out;
+        for (sqlstate, count) in read.summary.errors {
+            *capture_errors.entry(sqlstate).or_default() += count;
+        }
+        for mut session in read.sessions.into_values() {
+            for statement in &mut session.statements {
+                statement.at_us = statement.at_us.saturating_add(shift);
+            }
+            sessions.push(session);
+        }
+    }
     let database = match &choice.database {
         Some(database) => database.clone(),
         None => busiest_database(&sessions).unwrap_or_default(),
     };
-    let mut left_out = LeftOut {
-        passwords: summary.passwords_left_out,
-        ..LeftOut::default()
-    };
+    let known = database_names(&sessions);
     let mut kept: Vec<Captured> = Vec::new();
-    let mut ids: Vec<u32> = sessions.keys().copied().collect();
-    ids.sort_unstable();
-    for id in ids {
-        let Some(mut session) = sessions.remove(&id) else {
-            continue;
-        };
+    for mut session in sessions {
         if session.database != database {
             left_out.other_databases += session.statements.len() as u64;
             continue;
@@ -184,16 +278,14 @@ pub fn load(path: &Path, choice: &Choice) -> Result<Replay> {
         }
     }
     if kept.is_empty() {
-        let known = database_names(path)?;
         bail!(
-            "{}: no statement of database '{database}' to replay (the capture has {}): name one with --database",
-            path.display(),
+            "{named}: no statement of database '{database}' to replay (the capture has {}): name one with --database",
             known.join(", ")
         );
     }
-    window(&mut kept, choice, &mut left_out, path)?;
+    window(&mut kept, choice, &mut left_out, &named)?;
     let copied = copy_read_only(&mut kept, choice.sessions_factor);
-    let mut replay = dealt(kept, (database, digest), left_out, summary.errors, quoting);
+    let mut replay = dealt(kept, (database, digest), left_out, capture_errors, quoting);
     replay.copied = copied;
     Ok(replay)
 }
@@ -257,25 +349,24 @@ fn copies_with_client(sql: &str) -> bool {
     upper.starts_with("COPY") && (upper.contains("STDIN") || upper.contains("STDOUT"))
 }
 
-/// The databases a capture's sessions named, for a refusal.
-fn database_names(path: &Path) -> Result<Vec<String>> {
-    let mut names = std::collections::BTreeSet::new();
-    file::read(path, &mut |line| {
-        if let Line::Session { database, .. } = line {
-            names.insert(if database.is_empty() {
+/// The databases the captures' sessions named, for a refusal.
+fn database_names(sessions: &[Captured]) -> Vec<String> {
+    let names: std::collections::BTreeSet<String> = sessions
+        .iter()
+        .map(|session| {
+            if session.database.is_empty() {
                 "(none named)".to_string()
             } else {
-                format!("'{database}'")
-            });
-        }
-        Ok(())
-    })?;
-    Ok(names.into_iter().collect())
+                format!("'{}'", session.database)
+            }
+        })
+        .collect();
+    names.into_iter().collect()
 }
 
-fn busiest_database(sessions: &HashMap<u32, Captured>) -> Option<String> {
+fn busiest_database(sessions: &[Captured]) -> Option<String> {
     let mut counts: BTreeMap<&str, usize> = BTreeMap::new();
-    for session in sessions.values() {
+    for session in sessions {
         *counts.entry(session.database.as_str()).or_default() += session.statements.len();
     }
     counts
@@ -290,7 +381,7 @@ fn window(
     sessions: &mut Vec<Captured>,
     choice: &Choice,
     left_out: &mut LeftOut,
-    path: &Path,
+    named: &str,
 ) -> Result<()> {
     let first = sessions
         .iter()
@@ -322,9 +413,7 @@ fn window(
     sessions.retain(|session| !session.statements.is_empty());
     if sessions.is_empty() {
         bail!(
-            "{}: no statement within --from and --window: the capture's statements span {:.3} s from its first; give a part within it",
-            path.display(),
-            span_s
+            "{named}: no statement within --from and --window: the capture's statements span {span_s:.3} s from its first; give a part within it"
         );
     }
     Ok(())
@@ -466,4 +555,79 @@ fn ranked_fingerprints(
         names.push("(others)".to_string());
     }
     (names, numbers)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn read_at(origin: &str, product: &str, digest: &str) -> Read {
+        Read {
+            sessions: BTreeMap::new(),
+            summary: file::Summary {
+                origin: origin.to_string(),
+                ..file::Summary::default()
+            },
+            product: product.to_string(),
+            digest: digest.to_string(),
+        }
+    }
+
+    /// Each capture moves onto the earliest one's clock; captures of two products, of one
+    /// log twice, or of clocks that cannot be placed on one are refused, naming both.
+    #[test]
+    fn captures_go_on_the_earliest_one_s_clock_or_are_refused() {
+        let names = ["a.capture".to_string(), "b.capture".to_string()];
+        let utc = |origin: &str, digest: &str| read_at(origin, "postgresql", digest);
+        let shifted = shifts(
+            &[
+                utc("2026-12-04 10:00:00.5 UTC", "sha256 a"),
+                utc("2026-12-04 09:59:59 UTC", "sha256 b"),
+            ],
+            &names,
+        )
+        .unwrap();
+        assert_eq!(shifted, [1_500_000, 0]);
+        // One wall clock, unplaced but the same, is one clock.
+        let wall = |origin: &str, digest: &str| read_at(origin, "mysql", digest);
+        let shifted = shifts(
+            &[
+                wall("2026-12-04 10:00:00", "sha256 a"),
+                wall("2026-12-04 10:00:02", "sha256 b"),
+            ],
+            &names,
+        )
+        .unwrap();
+        assert_eq!(shifted, [0, 2_000_000]);
+        let refused = |reads: &[Read]| shifts(reads, &names).unwrap_err().to_string();
+        let said = refused(&[
+            utc("2026-12-04 10:00:00 UTC", "sha256 a"),
+            wall("2026-12-04 10:00:00 UTC", "sha256 b"),
+        ]);
+        assert!(
+            said.contains("b.capture is a capture of mysql, a.capture of postgresql"),
+            "{said}"
+        );
+        let said = refused(&[
+            utc("2026-12-04 10:00:00 UTC", "sha256 a"),
+            utc("2026-12-04 10:00:00", "sha256 b"),
+        ]);
+        assert!(
+            said.contains("a.capture was logged on an offset from UTC and b.capture on local time without a zone"),
+            "{said}"
+        );
+        let said = refused(&[
+            utc("2026-12-04 10:00:00 UTC", "sha256 a"),
+            utc("2026-12-04 10:00:00 UTC", "sha256 a"),
+        ]);
+        assert!(
+            said.contains("b.capture holds the same capture as a.capture"),
+            "{said}"
+        );
+        let said = refused(&[utc("yesterday", "sha256 a")]);
+        assert!(
+            said.contains("a.capture: its first entry's time 'yesterday'"),
+            "{said}"
+        );
+    }
 }

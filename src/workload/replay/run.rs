@@ -34,7 +34,7 @@ const MOST_SPEEDS: usize = 50;
 /// `run replay`: the options.
 #[derive(Debug, Clone, Args)]
 #[command(
-    after_help = "A capture is made from the server's log by `corescale capture`. Each captured session is replayed on a session of its own (sessions that never overlapped share one, connecting anew for each), its statements sent at their captured times over the speed and timed from then, so falling behind is measured, not hidden. Each speed is one pass of the capture: --duration, --job-size and --repeat do not apply.\n\nExamples:\n  corescale capture /var/log/postgresql/postgresql.csv -o shop.capture\n  corescale run replay --target postgres://app@new-server/shop \\\n      --capture shop.capture --speed 1,2,4,8 -o new-server.json\n  corescale run replay --target postgres://app@clone/shop \\\n      --capture shop.capture --speed 1,2 --allow-writes \\\n      --before-level './restore-clone.sh'"
+    after_help = "A capture is made from the server's log by `corescale capture`. Each captured session is replayed on a session of its own (sessions that never overlapped share one, connecting anew for each), its statements sent at their captured times over the speed and timed from then, so falling behind is measured, not hidden. Each speed is one pass of the capture: --duration, --job-size and --repeat do not apply.\n\nExamples:\n  corescale capture /var/log/postgresql/postgresql.csv -o shop.capture\n  corescale run replay --target postgres://app@new-server/shop \\\n      --capture shop.capture --speed 1,2,4,8 -o new-server.json\n  corescale run replay --target postgres://app@clone/shop \\\n      --capture shop.capture --speed 1,2 --allow-writes \\\n      --before-level './restore-clone.sh'\n  corescale run replay --target postgres://app@new-server/shop \\\n      --capture node1.capture --capture node2.capture --speed 1,2,4"
 )]
 #[command(next_help_heading = "replay (a captured workload)")]
 #[command(mut_arg("in_schema", |arg| arg.hide(true)))]
@@ -45,9 +45,11 @@ pub struct ReplayArgs {
     #[command(flatten)]
     pub target: DbTargetArgs,
 
-    /// The capture to replay (`corescale capture LOG -o FILE`).
-    #[arg(long, value_name = "FILE")]
-    pub capture: PathBuf,
+    /// The capture to replay (`corescale capture LOG -o FILE`). Repeat it with each
+    /// instance's capture to replay a cluster's workloads together, each at the times its
+    /// log gave.
+    #[arg(long, value_name = "FILE", required = true)]
+    pub capture: Vec<PathBuf>,
 
     /// Speeds to replay at, each a level: 1 the captured pace, 2 twice as fast (a list,
     /// 1,2,4,8).
@@ -350,6 +352,20 @@ impl ReplayArgs {
     }
 }
 
+/// The captures by file name: "shop.capture", "node1.capture + node2.capture".
+fn name_of(captures: &[PathBuf]) -> String {
+    captures
+        .iter()
+        .map(|capture| {
+            capture.file_name().map_or_else(
+                || capture.display().to_string(),
+                |name| name.to_string_lossy().into_owned(),
+            )
+        })
+        .collect::<Vec<_>>()
+        .join(" + ")
+}
+
 fn quoted_list(names: &[String]) -> String {
     names
         .iter()
@@ -398,7 +414,7 @@ impl ReplayWorkload {
         if span_s <= 0.0 {
             bail!(
                 "{}: the replayed part holds statements at a single instant: there is no pace to replay; give a longer --window",
-                args.capture.display()
+                name_of(&args.capture)
             );
         }
         let names = (0..replay.fingerprints.len())
@@ -425,10 +441,7 @@ impl ReplayWorkload {
             as_user: as_user.into(),
             speeds: args.speed.0.clone(),
             engine,
-            name: args.capture.file_name().map_or_else(
-                || args.capture.display().to_string(),
-                |name| name.to_string_lossy().into_owned(),
-            ),
+            name: name_of(&args.capture),
             read_only_sessions: !args.allow_writes,
             before_level: args.before_level.clone(),
             latency_limit: args.latency_limit,
