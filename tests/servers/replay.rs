@@ -262,13 +262,7 @@ fn a_cluster_s_captures_replay_together_on_one_server() {
         description.contains("first.capture + second.capture"),
         "{description}"
     );
-    let span_s: f64 = description
-        .split(" statements over ")
-        .nth(1)
-        .and_then(|rest| rest.split(' ').next())
-        .unwrap()
-        .parse()
-        .unwrap();
+    let span_s = captured_span_s(&document);
     let on_the_clock = (clock.1 - clock.0) as f64 / 1e3;
     assert!(
         (span_s - on_the_clock).abs() < 0.01,
@@ -790,17 +784,22 @@ fn replayed(document: &serde_json::Value, level: &serde_json::Value, statement: 
         .unwrap() as u64
 }
 
-/// Each level sent each pgbench statement as often as the log shows, kept its schedule
-/// and lasted the captured span over its speed.
-fn check_levels(document: &serde_json::Value, logged: &[(&str, u64)]) {
+/// The replayed part's span at 1x, as the run's description gives it.
+fn captured_span_s(document: &serde_json::Value) -> f64 {
     let description = document["workload"]["description"].as_str().unwrap();
-    let span_s: f64 = description
+    description
         .split(" statements over ")
         .nth(1)
         .and_then(|rest| rest.split(' ').next())
         .unwrap()
         .parse()
-        .unwrap();
+        .unwrap()
+}
+
+/// Each level sent each pgbench statement as often as the log shows, kept its schedule
+/// and lasted the captured span over its speed.
+fn check_levels(document: &serde_json::Value, logged: &[(&str, u64)]) {
+    let span_s = captured_span_s(document);
     // Two 2 s runs and the gap between them, which a busy host stretches (7.4 s once).
     assert!(
         span_s > 3.5 && span_s < 60.0,
