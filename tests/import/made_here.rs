@@ -203,9 +203,11 @@ fn real_pgbench_outputs_give_the_tps_pgbench_printed() {
     );
 }
 
-/// The value at a percentile of sorted values, by nearest rank.
-fn nearest_rank(sorted: &[f64], percentile: f64) -> f64 {
-    let rank = ((percentile / 100.0) * sorted.len() as f64).ceil() as usize;
+/// The value at a quantile (in thousandths) of sorted values, by nearest rank, in whole
+/// numbers: `99.9 / 100.0` is a hair above 0.999, so a float rank lands one value high
+/// whenever the count is a multiple of 1,000.
+fn nearest_rank(sorted: &[f64], per_mille: usize) -> f64 {
+    let rank = (per_mille * sorted.len()).div_ceil(1000);
     sorted[rank.clamp(1, sorted.len()) - 1]
 }
 
@@ -271,8 +273,8 @@ fn real_pgbench_logs_join_their_summaries_with_exact_percentiles() {
             times.len() as u64,
             "{latency}"
         );
-        for (name, percentile) in [("p50_ms", 50.0), ("p99_ms", 99.0), ("p999_ms", 99.9)] {
-            let exact = nearest_rank(times, percentile);
+        for (name, per_mille) in [("p50_ms", 500), ("p99_ms", 990), ("p999_ms", 999)] {
+            let exact = nearest_rank(times, per_mille);
             let report = latency[name].as_f64().unwrap();
             assert!(
                 within_a_bucket(report, exact, 0.0),
@@ -380,8 +382,8 @@ fn assert_level_reads_sysbench(output: &str, level: &serde_json::Value, what: &s
     }
     let latency = &level["latency"];
     assert_eq!(latency["count"].as_u64().unwrap(), times.len() as u64);
-    for (name, percentile) in [("p50_ms", 50.0), ("p95_ms", 95.0), ("p99_ms", 99.0)] {
-        let exact = nearest_rank(&times, percentile);
+    for (name, per_mille) in [("p50_ms", 500), ("p95_ms", 950), ("p99_ms", 990)] {
+        let exact = nearest_rank(&times, per_mille);
         let report = latency[name].as_f64().unwrap();
         assert!(
             within_a_bucket(report, exact, 0.0),
