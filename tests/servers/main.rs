@@ -4,6 +4,7 @@
 #[path = "../common/mod.rs"]
 mod common;
 
+mod autovacuum;
 mod cluster;
 mod mysql_tls;
 mod pg_auth;
