@@ -240,13 +240,14 @@ fn a_cluster_s_captures_replay_together_on_one_server() {
         .stderr(predicates::str::contains(
             "first.capture holds the same capture as",
         ));
+    // Given the later one first: named, and so compared, in the order of their clocks.
     let json = dir.path().join("together.json");
     let done = corescale()
         .env("CORESCALE_TEST_PREFLIGHT", "100ms")
         .args(["run", "replay", "--target", &url, "--capture"])
-        .arg(&captures[0])
-        .arg("--capture")
         .arg(&captures[1])
+        .arg("--capture")
+        .arg(&captures[0])
         .arg("-o")
         .arg(&json)
         .output()

@@ -12,6 +12,7 @@ use anyhow::{Result, anyhow, bail};
 
 use super::file::{self, Line};
 use super::fingerprint::{Class, Quoting, fingerprint};
+use super::log_time::Zone;
 use crate::db::driver::BoundValue;
 use crate::error::UsageError;
 use crate::latency::ResponseTimes;
@@ -49,9 +50,14 @@ pub struct Sent {
 /// What is replayed, and what was left out.
 #[derive(Debug)]
 pub struct Replay {
+    /// The captures' file names ("shop.capture", "node1.capture + node2.capture"), in the
+    /// order of their clocks whatever the command line's.
+    pub name: String,
     /// The captures' content ("sha256 1a2b3c4d5e6f", `file::read`; joined by " + " for
-    /// several).
+    /// several, in the same order).
     pub digest: String,
+    /// Said before the run: several captures kept on one local clock.
+    pub warnings: Vec<String>,
     pub lanes: Vec<Vec<Sent>>,
     /// The replayed part's length at 1x.
     pub span: Duration,
@@ -162,9 +168,12 @@ fn read(path: &Path) -> Result<Read> {
 }
 
 /// Microseconds to add to each capture's offsets to put it on the earliest one's clock (its
-/// first entry's time, as its log wrote it). Captures of two products, of one log twice,
-/// or of clocks that cannot be placed on one are refused.
-fn shifts(reads: &[Read], names: &[String]) -> Result<Vec<i64>> {
+/// first entry's time, as its log wrote it), and that clock. Captures of two products, of
+/// one log twice, or of clocks that cannot be placed on one are refused.
+fn shifts(reads: &[Read], names: &[String]) -> Result<(Vec<i64>, Zone)> {
+    if reads.len() == 1 {
+        return Ok((vec![0], Zone::Utc));
+    }
     let mut origins = Vec::with_capacity(reads.len());
     for (index, (read, name)) in reads.iter().zip(names).enumerate() {
         if let Some(first) = reads[..index]
@@ -203,15 +212,80 @@ fn shifts(reads: &[Read], names: &[String]) -> Result<Vec<i64>> {
         .into());
     }
     let earliest = origins.iter().map(|origin| origin.at_us).min().unwrap_or(0);
-    Ok(origins
+    let shifts = origins
         .iter()
         .map(|origin| origin.at_us - earliest)
-        .collect())
+        .collect();
+    Ok((shifts, origins.swap_remove(0).zone))
 }
 
-/// Reads the captures at `paths` (one, or one per instance of a cluster) and keeps what
-/// `choice` asks for.
-pub fn load(paths: &[PathBuf], choice: &Choice) -> Result<Replay> {
+/// Refuses captures logged over different times: each must begin before those that began
+/// earlier have all ended, as a cluster's instances logged at once do; else the replay
+/// would wait through the gap, hours or years of it.
+fn overlapping(reads: &[Read], shifts: &[i64], names: &[String]) -> Result<()> {
+    let mut spans: Vec<(i64, i64, usize)> = reads
+        .iter()
+        .zip(shifts)
+        .enumerate()
+        .map(|(index, (read, shift))| {
+            let last = read
+                .sessions
+                .values()
+                .flat_map(|session| session.statements.iter().map(|statement| statement.at_us))
+                .max()
+                .unwrap_or(0);
+            (*shift, shift.saturating_add(last), index)
+        })
+        .collect();
+    spans.sort_unstable();
+    let (mut end, mut ending) = (spans[0].1, spans[0].2);
+    for &(start, last, index) in &spans[1..] {
+        if start > end {
+            return Err(UsageError::new(format!(
+                "{} begins {:.1} s after {}'s last statement: captures replay together only when their instances were logged over the same time; capture one period on each instance, or replay each capture on its own",
+                names[index],
+                (start - end) as f64 / 1e6,
+                names[ending]
+            ))
+            .into());
+        }
+        if last > end {
+            (end, ending) = (last, index);
+        }
+    }
+    Ok(())
+}
+
+/// A capture as results name it: its file name.
+fn file_name(path: &Path) -> String {
+    path.file_name().map_or_else(
+        || path.display().to_string(),
+        |name| name.to_string_lossy().into_owned(),
+    )
+}
+
+/// One capture on the replay's clock: the microseconds that put it there, and its place
+/// on the command line.
+struct Placed {
+    read: Read,
+    shift: i64,
+    given: usize,
+}
+
+/// The captures read and put on one clock, in that clock's order.
+struct Together {
+    placed: Vec<Placed>,
+    /// Their paths (for messages), file names (for results) and contents, each joined by
+    /// " + ".
+    named: String,
+    name: String,
+    digest: String,
+    warnings: Vec<String>,
+}
+
+/// Reads the captures and puts them on one clock, in its order (then by content) whatever
+/// the command line's: the same captures are one replay, compared as one.
+fn together(paths: &[PathBuf]) -> Result<Together> {
     let reads = paths
         .iter()
         .map(|path| read(path))
@@ -220,18 +294,50 @@ pub fn load(paths: &[PathBuf], choice: &Choice) -> Result<Replay> {
         .iter()
         .map(|path| path.display().to_string())
         .collect::<Vec<_>>();
-    let shifts = shifts(&reads, &names)?;
-    let named = names.join(" + ");
-    let quoting = Quoting::of_product(&reads[0].product);
-    let digest = reads
-        .iter()
-        .map(|read| read.digest.as_str())
-        .collect::<Vec<_>>()
-        .join(" + ");
+    let (shifts, clock) = shifts(&reads, &names)?;
+    overlapping(&reads, &shifts, &names)?;
+    let mut placed: Vec<Placed> = reads
+        .into_iter()
+        .zip(shifts)
+        .enumerate()
+        .map(|(given, (read, shift))| Placed { read, shift, given })
+        .collect();
+    placed.sort_by(|a, b| (a.shift, &a.read.digest).cmp(&(b.shift, &b.read.digest)));
+    let joined =
+        |text: &dyn Fn(&Placed) -> String| placed.iter().map(text).collect::<Vec<_>>().join(" + ");
+    let named = joined(&|capture| names[capture.given].clone());
+    let mut warnings = Vec::new();
+    if let Zone::Wall(_) = clock
+        && placed.len() > 1
+    {
+        warnings.push(format!(
+            "{named} were logged on {clock}: they are replayed as if every instance's clock kept the same local time; where they did not, capture with times in UTC (log_timezone = 'UTC' on PostgreSQL, log_timestamps = UTC on MySQL, MariaDB started with TZ=UTC)"
+        ));
+    }
+    Ok(Together {
+        name: joined(&|capture| file_name(&paths[capture.given])),
+        digest: joined(&|capture| capture.read.digest.clone()),
+        named,
+        warnings,
+        placed,
+    })
+}
+
+/// Reads the captures at `paths` (one, or one per instance of a cluster) and keeps what
+/// `choice` asks for.
+pub fn load(paths: &[PathBuf], choice: &Choice) -> Result<Replay> {
+    let Together {
+        placed,
+        named,
+        name,
+        digest,
+        warnings,
+    } = together(paths)?;
+    let quoting = Quoting::of_product(&placed[0].read.product);
     let mut left_out = LeftOut::default();
     let mut capture_errors = BTreeMap::new();
     let mut sessions = Vec::new();
-    for (read, shift) in reads.into_iter().zip(shifts) {
+    for Placed { read, shift, .. } in placed {
         left_out.passwords += read.summary.passwords_left_out;
         for (sqlstate, count) in read.summary.errors {
             *capture_errors.entry(sqlstate).or_default() += count;
@@ -287,6 +393,8 @@ pub fn load(paths: &[PathBuf], choice: &Choice) -> Result<Replay> {
     let copied = copy_read_only(&mut kept, choice.sessions_factor);
     let mut replay = dealt(kept, (database, digest), left_out, capture_errors, quoting);
     replay.copied = copied;
+    replay.name = name;
+    replay.warnings = warnings;
     Ok(replay)
 }
 
@@ -513,7 +621,9 @@ fn dealt(
         }
     }
     Replay {
+        name: String::new(),
         digest,
+        warnings: Vec::new(),
         lanes,
         span: Duration::from_micros(span_us.max(0) as u64),
         database,
@@ -587,7 +697,7 @@ mod tests {
             &names,
         )
         .unwrap();
-        assert_eq!(shifted, [1_500_000, 0]);
+        assert_eq!(shifted, ([1_500_000, 0].to_vec(), Zone::Utc));
         // One wall clock, unplaced but the same, is one clock.
         let wall = |origin: &str, digest: &str| read_at(origin, "mysql", digest);
         let shifted = shifts(
@@ -598,7 +708,7 @@ mod tests {
             &names,
         )
         .unwrap();
-        assert_eq!(shifted, [0, 2_000_000]);
+        assert_eq!(shifted, ([0, 2_000_000].to_vec(), Zone::Wall("".into())));
         let refused = |reads: &[Read]| shifts(reads, &names).unwrap_err().to_string();
         let said = refused(&[
             utc("2026-12-04 10:00:00 UTC", "sha256 a"),
@@ -624,10 +734,66 @@ mod tests {
             said.contains("b.capture holds the same capture as a.capture"),
             "{said}"
         );
-        let said = refused(&[utc("yesterday", "sha256 a")]);
+        let said = refused(&[
+            utc("2026-12-04 10:00:00 UTC", "sha256 a"),
+            utc("yesterday", "sha256 b"),
+        ]);
         assert!(
-            said.contains("a.capture: its first entry's time 'yesterday'"),
+            said.contains("b.capture: its first entry's time 'yesterday'"),
             "{said}"
         );
+        // One capture needs no clock but its own.
+        assert_eq!(
+            shifts(&[utc("yesterday", "sha256 a")], &names[..1]).unwrap(),
+            ([0].to_vec(), Zone::Utc)
+        );
+    }
+
+    /// A capture whose statements run from `first_s` to `last_s` after its origin.
+    fn spanning(first_s: i64, last_s: i64) -> Read {
+        let statement = |at_s: i64| file::Statement {
+            session: 1,
+            at_us: at_s * 1_000_000,
+            sql: "SELECT 1".into(),
+            parameters: None,
+            took_us: None,
+            class: Class::Read,
+            failed: None,
+        };
+        let mut read = read_at("2026-12-04 10:00:00 UTC", "postgresql", "sha256 a");
+        read.sessions.insert(
+            1,
+            Captured {
+                database: "shop".into(),
+                user: "app".into(),
+                statements: vec![statement(first_s), statement(last_s)],
+                copy: false,
+            },
+        );
+        read
+    }
+
+    /// Captures replay together when their instances were logged over one time: a later
+    /// capture that begins after every earlier one has ended is refused, naming the gap and
+    /// the capture that ended last.
+    #[test]
+    fn captures_of_different_times_are_refused() {
+        let names = ["a", "b", "c"].map(String::from);
+        let reads = [spanning(0, 60), spanning(0, 10), spanning(0, 30)];
+        // On one clock: a from 0 to 60 s, b from 50 to 60 s, c from 55 to 85 s.
+        let second = 1_000_000;
+        overlapping(&reads, &[0, 50 * second, 55 * second], &names).unwrap();
+        // c from 65 s, after a and b have ended.
+        let said = overlapping(&reads, &[0, 50 * second, 65 * second], &names)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            said.contains("c begins 5.0 s after a's last statement"),
+            "{said}"
+        );
+        let said = overlapping(&reads[..2], &[0, 7_200 * second], &names[..2])
+            .unwrap_err()
+            .to_string();
+        assert!(said.contains("b begins 7140.0 s after a's"), "{said}");
     }
 }

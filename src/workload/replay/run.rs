@@ -352,20 +352,6 @@ impl ReplayArgs {
     }
 }
 
-/// The captures by file name: "shop.capture", "node1.capture + node2.capture".
-fn name_of(captures: &[PathBuf]) -> String {
-    captures
-        .iter()
-        .map(|capture| {
-            capture.file_name().map_or_else(
-                || capture.display().to_string(),
-                |name| name.to_string_lossy().into_owned(),
-            )
-        })
-        .collect::<Vec<_>>()
-        .join(" + ")
-}
-
 fn quoted_list(names: &[String]) -> String {
     names
         .iter()
@@ -385,6 +371,9 @@ impl ReplayWorkload {
         let target = database.target().clone();
         if let Some(note) = database.forwarded() {
             say!("corescale: note: {note}");
+        }
+        for warning in &replay.warnings {
+            say!("corescale: warning: {warning}");
         }
         let (writes, first_write) = &replay.writes;
         if *writes > 0 && !args.allow_writes {
@@ -414,7 +403,7 @@ impl ReplayWorkload {
         if span_s <= 0.0 {
             bail!(
                 "{}: the replayed part holds statements at a single instant: there is no pace to replay; give a longer --window",
-                name_of(&args.capture)
+                replay.name.clone()
             );
         }
         let names = (0..replay.fingerprints.len())
@@ -441,7 +430,7 @@ impl ReplayWorkload {
             as_user: as_user.into(),
             speeds: args.speed.0.clone(),
             engine,
-            name: name_of(&args.capture),
+            name: replay.name.clone(),
             read_only_sessions: !args.allow_writes,
             before_level: args.before_level.clone(),
             latency_limit: args.latency_limit,
