@@ -284,7 +284,8 @@ pub struct SampledStatement<'a> {
     /// A change's values that reach every page of its table, run once and rolled back
     /// before the samples where a page's first change costs more than its later ones
     /// (PostgreSQL clears the page's visibility-map bit once): the sessions then pay what
-    /// the samples counted from their first level on.
+    /// the samples counted from their first level on. Only PostgreSQL's driver runs it;
+    /// the others' samples count no such first change.
     pub every_page: Option<&'a [BoundValue]>,
 }
 
