@@ -245,8 +245,9 @@ fn update_mix_agrees_with(url: &str, extra: &[&str]) {
     assert!(description.contains("per update"), "{description}");
     for (level, figures) in document["levels"].as_array().unwrap().iter().zip(&levels) {
         let agreement = number(figures, "db_lio_over_client_blocks");
-        // Autovacuum may come for the rows updated, in this database of the test's own; its
-        // reads are in the database's count, and the level says so.
+        // Autovacuum leaves corescale's tables alone, but may come for this database's
+        // catalogue after the setup's changes; its reads are in the database's count, and
+        // the level says so.
         let said = |text: &str| level["warnings"].to_string().contains(text);
         let autovacuum = said("autovacuum ran");
         assert!(
@@ -389,7 +390,7 @@ fn every_statement_is_counted_once(url: &str) {
     // scans uncounted on top of those; one counted twice, 32 fewer.
     let uncounted = (index_scans() - before) as f64 - counted - 3.0 * 50.0 - 5.0 * 16.0 - 2.0;
     assert!(
-        (0.0..=20.0).contains(&uncounted),
+        (0.0..=30.0).contains(&uncounted),
         "the server ran {uncounted} index scans more than the client counted"
     );
 }

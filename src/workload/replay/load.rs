@@ -242,9 +242,9 @@ fn overlapping(reads: &[Read], shifts: &[i64], names: &[String]) -> Result<()> {
     for &(start, last, index) in &spans[1..] {
         if start > end {
             return Err(UsageError::new(format!(
-                "{} begins {:.1} s after {}'s last statement: captures replay together only when their instances were logged over the same time; capture one period on each instance, or replay each capture on its own",
+                "{} begins {:.1} s after {} ends: captures replay together only when their instances were logged over the same time; capture one period on each instance, or replay each capture on its own",
                 names[index],
-                (start - end) as f64 / 1e6,
+                start.abs_diff(end) as f64 / 1e6,
                 names[ending]
             ))
             .into());
@@ -787,13 +787,22 @@ mod tests {
         let said = overlapping(&reads, &[0, 50 * second, 65 * second], &names)
             .unwrap_err()
             .to_string();
-        assert!(
-            said.contains("c begins 5.0 s after a's last statement"),
-            "{said}"
-        );
+        assert!(said.contains("c begins 5.0 s after a ends"), "{said}");
         let said = overlapping(&reads[..2], &[0, 7_200 * second], &names[..2])
             .unwrap_err()
             .to_string();
-        assert!(said.contains("b begins 7140.0 s after a's"), "{said}");
+        assert!(said.contains("b begins 7140.0 s after a ends"), "{said}");
+        // A file's offsets are not checked: one at the end of time is refused, not an
+        // overflow.
+        let mut hostile = spanning(0, 0);
+        for session in hostile.sessions.values_mut() {
+            for statement in &mut session.statements {
+                statement.at_us = i64::MIN;
+            }
+        }
+        let said = overlapping(&[hostile, spanning(0, 10)], &[0, second], &names[..2])
+            .unwrap_err()
+            .to_string();
+        assert!(said.contains("b begins 9223372036855"), "{said}");
     }
 }
