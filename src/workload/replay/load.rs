@@ -314,6 +314,7 @@ fn together(paths: &[PathBuf]) -> Result<Together> {
             "{named} were logged on {clock}: they are replayed as if every instance's clock kept the same local time; where they did not, capture with times in UTC (log_timezone = 'UTC' on PostgreSQL, log_timestamps = UTC on MySQL, MariaDB started with TZ=UTC)"
         ));
     }
+    warnings.extend(one_log_twice(&placed, &names));
     Ok(Together {
         name: joined(&|capture| file_name(&paths[capture.given])),
         digest: joined(&|capture| capture.read.digest.clone()),
@@ -321,6 +322,22 @@ fn together(paths: &[PathBuf]) -> Result<Together> {
         warnings,
         placed,
     })
+}
+
+/// Captures whose first entries fell in the same instant to a fraction of a second: most
+/// likely one log captured twice (with other options, so another content), which doubles
+/// its load. Said, not refused: instances started together may log their first entry at
+/// once, and a log in whole seconds (MariaDB's slow log) proves nothing.
+fn one_log_twice(placed: &[Placed], names: &[String]) -> Option<String> {
+    let pair = placed.windows(2).find(|pair| {
+        pair[0].shift == pair[1].shift
+            && super::log_time::parse_time(&pair[0].read.summary.origin)
+                .is_some_and(|origin| origin.precise)
+    })?;
+    Some(format!(
+        "{} and {} begin at the same instant ({}): if they are one log captured twice, give it once, or the replay sends its statements twice",
+        names[pair[0].given], names[pair[1].given], pair[0].read.summary.origin
+    ))
 }
 
 /// Reads the captures at `paths` (one, or one per instance of a cluster) and keeps what
@@ -747,6 +764,35 @@ mod tests {
             shifts(&[utc("yesterday", "sha256 a")], &names[..1]).unwrap(),
             ([0].to_vec(), Zone::Utc)
         );
+    }
+
+    /// Captures that begin at one instant to a fraction of a second are said to be one log
+    /// twice, maybe; in whole seconds, or a moment apart, they are not.
+    #[test]
+    fn one_log_captured_twice_is_said() {
+        let names = ["a".to_string(), "b".to_string()];
+        let placed = |origins: [&str; 2], shifts: [i64; 2]| -> Vec<Placed> {
+            origins
+                .iter()
+                .zip(shifts)
+                .enumerate()
+                .map(|(given, (origin, shift))| Placed {
+                    read: read_at(origin, "postgresql", "sha256 a"),
+                    shift,
+                    given,
+                })
+                .collect()
+        };
+        let at = "2026-12-04 10:00:00.123 UTC";
+        let said = one_log_twice(&placed([at, at], [0, 0]), &names).unwrap();
+        assert!(
+            said.contains("a and b begin at the same instant (2026-12-04 10:00:00.123 UTC)"),
+            "{said}"
+        );
+        let whole = "2026-12-04 10:00:00 UTC";
+        assert_eq!(one_log_twice(&placed([whole, whole], [0, 0]), &names), None);
+        let later = "2026-12-04 10:00:00.124 UTC";
+        assert_eq!(one_log_twice(&placed([at, later], [0, 1000]), &names), None);
     }
 
     /// A capture whose statements run from `first_s` to `last_s` after its origin.
