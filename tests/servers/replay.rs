@@ -484,7 +484,7 @@ fn a_logged_pgbench_run_replays_statement_for_statement_at_its_pace() {
         .arg(&capture)
         .assert()
         .code(2)
-        .stderr(predicates::str::contains("the capture writes"));
+        .stderr(predicates::str::contains("the captured workload writes"));
 
     let json = dir.path().join("replay.json");
     replay(&url("clone"), &capture, "1,4", true, &json);
@@ -648,7 +648,7 @@ fn replays_as_the_mapped_user(clone_url: &str, capture: &std::path::Path, csvlog
         .assert()
         .code(2)
         .stderr(predicates::str::contains(
-            "no replayed session ran as 'nobody'; the capture's users here are 'postgres'",
+            "no replayed session ran as 'nobody'; the captured users here are 'postgres'",
         ));
     corescale()
         .args(["run", "replay", "--target", clone_url, "--allow-writes"])

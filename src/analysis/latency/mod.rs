@@ -488,15 +488,19 @@ fn replay_comparison(replays: &[&OpenLoopSeries]) -> Option<String> {
             )),
         }
     }
-    let mut text = format!(
-        "Replaying one capture{}: ",
-        replays[0]
-            .capture
-            .as_deref()
-            .and_then(|capture| capture.strip_prefix("replay of "))
-            .map(|capture| format!(" ({})", capture.split(" (").next().unwrap_or(capture)))
-            .unwrap_or_default()
-    );
+    let named = replays[0]
+        .capture
+        .as_deref()
+        .and_then(|capture| capture.strip_prefix("replay of "))
+        .map(|capture| capture.split(" (").next().unwrap_or(capture));
+    let mut text = match named {
+        // Several captures, one per instance, replayed together: "a.capture + b.capture".
+        Some(names) if names.contains(" + ") => {
+            format!("Replaying one cluster's captures together ({names}): ")
+        }
+        Some(name) => format!("Replaying one capture ({name}): "),
+        None => "Replaying one capture: ".to_string(),
+    };
     text.push_str(&kept.join("; "));
     if !behind.is_empty() {
         if !kept.is_empty() {

@@ -474,7 +474,19 @@ fn a_replay_says_up_to_which_speed_it_kept_the_schedule() {
     assert!(replay_comparisons(&[new.clone(), open_loop(1.0, &[2], 0.0, 1)]).is_empty());
     let mut other = behind;
     other.capture = Some("replay of other.capture (sha256 0f0f0f0f0f0f)".into());
-    assert!(replay_comparisons(&[new, other]).is_empty());
+    assert!(replay_comparisons(&[new.clone(), other.clone()]).is_empty());
+    // A cluster's captures replayed together are named as such.
+    let together = "replay of a.capture + b.capture (sha256 0a0a0a0a0a0a + sha256 0b0b0b0b0b0b)";
+    let [mut new, mut other] = [new, other];
+    new.capture = Some(together.into());
+    other.capture = Some(together.into());
+    let compared = replay_comparisons(&[new, other]);
+    assert!(
+        compared[0].starts_with(
+            "Replaying one cluster's captures together (a.capture + b.capture): new-server kept up"
+        ),
+        "{compared:?}"
+    );
 }
 
 /// A closed loop of two classes at 1, 2, 4 and 8 workers: 398,000 payments of 0.5 ms a

@@ -402,7 +402,7 @@ pub fn load(paths: &[PathBuf], choice: &Choice) -> Result<Replay> {
     }
     if kept.is_empty() {
         bail!(
-            "{named}: no statement of database '{database}' to replay (the capture has {}): name one with --database",
+            "{named}: no statement of database '{database}' to replay (databases captured: {}): name one with --database",
             known.join(", ")
         );
     }
@@ -538,7 +538,7 @@ fn window(
     sessions.retain(|session| !session.statements.is_empty());
     if sessions.is_empty() {
         bail!(
-            "{named}: no statement within --from and --window: the capture's statements span {span_s:.3} s from its first; give a part within it"
+            "{named}: no statement within --from and --window: the captured statements span {span_s:.3} s from the first; give a part within it"
         );
     }
     Ok(())

@@ -288,7 +288,7 @@ impl ReplayArgs {
             .find(|(captured, _)| !replay.users.contains(captured))
         {
             return Err(UsageError::new(format!(
-                "--map {captured}=...: no replayed session ran as '{captured}'; the capture's users here are {}",
+                "--map {captured}=...: no replayed session ran as '{captured}'; the captured users here are {}",
                 quoted_list(&replay.users)
             ))
             .into());
@@ -337,7 +337,7 @@ impl ReplayArgs {
             .collect();
         if !unmapped.is_empty() || replay.database != target.database() {
             say!(
-                "corescale: warning: the capture's sessions ran on database '{}' as {}; they are replayed on '{}'{} (--map CAPTURED=USER connects a user's sessions as a user of the target's)",
+                "corescale: warning: the captured sessions ran on database '{}' as {}; they are replayed on '{}'{} (--map CAPTURED=USER connects a user's sessions as a user of the target's)",
                 replay.database,
                 quoted_list(&replay.users),
                 target.database(),
@@ -378,7 +378,7 @@ impl ReplayWorkload {
         let (writes, first_write) = &replay.writes;
         if *writes > 0 && !args.allow_writes {
             return Err(UsageError::new(format!(
-                "the capture writes ({writes} statements, the first: {}): replaying them changes {target}'s data; give --allow-writes to replay them there (with --before-level to restore the data before each speed), or capture a read-only workload",
+                "the captured workload writes ({writes} statements, the first: {}): replaying them changes {target}'s data; give --allow-writes to replay them there (with --before-level to restore the data before each speed), or capture a read-only workload",
                 first_write.as_deref().unwrap_or_default()
             ))
             .into());
@@ -466,7 +466,7 @@ impl Workload for ReplayWorkload {
             shared_bytes: 0,
             array_bytes: None,
             description: format!(
-                "replay of the capture {} (database '{}': {} sessions on {} lanes, {} statements over {:.3} s{}) on {}{}; {}",
+                "replay of {} (database '{}': {} sessions on {} lanes, {} statements over {:.3} s{}) on {}{}; {}",
                 self.name,
                 self.replay.database,
                 self.replay.sessions,
@@ -685,7 +685,7 @@ fn divergence(
     let replayed: u64 = failures.iter().map(|(_, count)| count).sum();
     let logged: u64 = captured.values().sum();
     vec![format!(
-        "{replayed} replayed statements failed ({}) where the capture logged {logged} errors{}: the replay diverged from the capture (data it changed, rows it expected); restore the data before each speed with --before-level",
+        "{replayed} replayed statements failed ({}) where the captured log had {logged} errors{}: the replay diverged from the captured workload (data it changed, rows it expected); restore the data before each speed with --before-level",
         said(&mut failures.iter().map(|(sqlstate, count)| (sqlstate, count))),
         if captured.is_empty() {
             String::new()
