@@ -261,3 +261,33 @@ fn a_plateau_is_not_placed_from_levels_two_batches_cannot_tell_apart() {
     );
     assert!(!said.contains("plateau"), "{said}");
 }
+
+/// A noisy level within the cores is one where jobs should not spread; past them, a level
+/// is noisy only by a jump over the levels beside it, and the warning says that instead.
+#[test]
+fn a_noisy_level_is_said_for_what_makes_it_noisy() {
+    let noisy = |cvs: [f64; 3]| {
+        let mut series = levels(
+            "host",
+            &[(1, 1.0e6, None), (2, 2.0e6, None), (3, 2.0e6, None)],
+            Some((2, 2)),
+        );
+        for (point, cv) in series.points.iter_mut().zip(cvs) {
+            point.cv = Some(cv);
+        }
+        analyse(vec![series]).series[0].warnings.join(" ")
+    };
+    let within = noisy([0.01, 0.09, 0.02]);
+    assert!(
+        within.contains("CV above 5% at 2 workers, where jobs should not spread"),
+        "{within}"
+    );
+    let past = noisy([0.01, 0.02, 0.09]);
+    assert!(
+        past.contains("CV above 5% at 3 workers, more than twice that of the levels beside them (past the cores, where jobs spread anyway)"),
+        "{past}"
+    );
+    assert!(!past.contains("should not spread"), "{past}");
+    // Past the cores, a CV like its neighbour's is the spread expected there.
+    assert!(!noisy([0.01, 0.06, 0.09]).contains("3 workers"));
+}

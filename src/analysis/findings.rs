@@ -658,14 +658,7 @@ pub(crate) fn series_warnings(series: &SeriesAnalysis) -> Vec<String> {
             .map(|level| level.workers.to_string())
             .collect()
     };
-    let noisy = noisy_levels(series);
-    if !noisy.is_empty() {
-        warnings.push(format!(
-            "job-to-job CV above {:.0}% at {} workers, where jobs should not spread: treat those levels as noisy",
-            100.0 * NOISY_CV,
-            noisy.join(", ")
-        ));
-    }
+    warnings.extend(noisy_warnings(series));
     if let Some(noise) = series
         .noise
         .as_ref()
@@ -741,33 +734,57 @@ fn too_few_levels(series: &SeriesAnalysis) -> Option<String> {
     ))
 }
 
+/// The noisy levels in words, by what makes them noisy.
+fn noisy_warnings(series: &SeriesAnalysis) -> Vec<String> {
+    let (quiet, jumped) = noisy_levels(series);
+    let mut warnings = Vec::new();
+    if !quiet.is_empty() {
+        warnings.push(format!(
+            "job-to-job CV above {:.0}% at {} workers, where jobs should not spread: treat those levels as noisy",
+            100.0 * NOISY_CV,
+            quiet.join(", ")
+        ));
+    }
+    if !jumped.is_empty() {
+        warnings.push(format!(
+            "job-to-job CV above {:.0}% at {} workers, more than twice that of the levels beside them (past the cores, where jobs spread anyway): treat those levels as noisy",
+            100.0 * NOISY_CV,
+            jumped.join(", ")
+        ));
+    }
+    warnings
+}
+
 /// Levels whose job-to-job CV is above the noisy mark where jobs should not spread (up to
-/// the physical core count, else the knee, else everywhere), or past it where the CV jumps
-/// to more than twice that of both neighbours. Past P, threads share cores and jobs spread
-/// by design: that is expected dispersion, not noise.
-fn noisy_levels(series: &SeriesAnalysis) -> Vec<String> {
+/// the physical core count, else the knee, else everywhere), and those past it where the
+/// CV jumps to more than twice that of each neighbour: said apart, since past P threads
+/// share cores and jobs spread by design (expected dispersion, not noise).
+fn noisy_levels(series: &SeriesAnalysis) -> (Vec<String>, Vec<String>) {
     let quiet_until = series
         .series
         .physical_cores
         .or(series.knee.as_ref().map(|knee| knee.workers))
         .unwrap_or(usize::MAX);
     let levels = &series.levels;
-    (0..levels.len())
-        .filter(|&index| {
-            let Some(cv) = levels[index].cv.filter(|cv| *cv > NOISY_CV) else {
-                return false;
-            };
-            if levels[index].workers <= quiet_until {
-                return true;
-            }
-            let neighbour = |at: Option<usize>| at.and_then(|at| levels.get(at)?.cv);
-            [neighbour(index.checked_sub(1)), neighbour(Some(index + 1))]
-                .into_iter()
-                .flatten()
-                .all(|other| cv > 2.0 * other)
-        })
-        .map(|index| levels[index].workers.to_string())
-        .collect()
+    let (mut quiet, mut jumped) = (Vec::new(), Vec::new());
+    for (index, level) in levels.iter().enumerate() {
+        let Some(cv) = level.cv.filter(|cv| *cv > NOISY_CV) else {
+            continue;
+        };
+        if level.workers <= quiet_until {
+            quiet.push(level.workers.to_string());
+            continue;
+        }
+        let neighbour = |at: Option<usize>| at.and_then(|at| levels.get(at)?.cv);
+        if [neighbour(index.checked_sub(1)), neighbour(Some(index + 1))]
+            .into_iter()
+            .flatten()
+            .all(|other| cv > 2.0 * other)
+        {
+            jumped.push(level.workers.to_string());
+        }
+    }
+    (quiet, jumped)
 }
 
 /// One curve over both sides of a bend averages two regimes; a fit that does not describe

@@ -287,11 +287,16 @@ fn noise_is_reported_where_it_is_and_spread_past_the_cores_is_not() {
         .iter()
         .filter(|text| text.contains("job-to-job CV"))
         .collect();
-    assert_eq!(cv_warning.len(), 1);
+    assert_eq!(cv_warning.len(), 2, "{cv_warning:?}");
     assert!(
-        cv_warning[0].contains("at 5, 24 workers"),
+        cv_warning[0].contains("at 5 workers, where jobs should not spread"),
         "{}",
         cv_warning[0]
+    );
+    assert!(
+        cv_warning[1].contains("at 24 workers, more than twice that of the levels beside them"),
+        "{}",
+        cv_warning[1]
     );
 }
 

@@ -12,5 +12,7 @@ pub(crate) mod outline;
 pub(crate) mod run_table;
 pub(crate) mod table;
 pub(crate) mod tables;
+#[cfg(test)]
+mod tables_tests;
 
 pub use formats::{html, markdown};

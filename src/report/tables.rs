@@ -175,9 +175,18 @@ pub(crate) fn series_table(analysis: &Analysis) -> Table {
     }
 }
 
-/// "16.6 from n=38", or ">=34.3 at n=40" when still rising at the last level.
+/// "16.6 from n=38", ">=34.3 at n=40" when still rising at the last level, or "untold (max
+/// 4.51 M at n=2 ±58%)" when the highest level is too uncertain to place a plateau (what
+/// the findings say of it, not a second answer).
 fn saturation_text(saturation: &Saturation) -> String {
-    if saturation.censored {
+    if let Some(untold) = saturation.untold.filter(|_| !saturation.censored) {
+        format!(
+            "untold (max {} at n={} ±{:.0}%)",
+            significant(saturation.max_capacity),
+            saturation.max_workers,
+            100.0 * untold
+        )
+    } else if saturation.censored {
         format!(
             ">={} at n={}",
             significant(saturation.capacity),
