@@ -75,7 +75,7 @@ pub enum Command {
     GenerateMan(GenerateManArgs),
 }
 
-const CAPTURE_EXAMPLES: &str = "The server logs each statement with log_statement = 'all' (or log_min_duration_statement = 0), and its sessions with log_connections and log_disconnections = on, in csvlog, jsonlog, or stderr with a log_line_prefix naming the time (%m), user (%u), database (%d) and session (%c). Statements that set passwords are never stored; the capture is readable by its owner only.
+const CAPTURE_EXAMPLES: &str = "PostgreSQL logs each statement with log_statement = 'all' (or log_min_duration_statement = 0), and its sessions with log_connections and log_disconnections = on, in csvlog, jsonlog, or stderr with a log_line_prefix naming the time (%m), user (%u), database (%d) and session (%c). MySQL and MariaDB: the slow query log with long_query_time = 0, or the general query log. `corescale db check --capture --target URL` names the settings a server still lacks. Statements that set passwords are never stored; the capture is readable by its owner only.
 
 Examples:
   corescale capture /var/lib/postgresql/15/main/log/postgresql.csv \\

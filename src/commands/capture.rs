@@ -49,10 +49,12 @@ pub fn execute(args: &CaptureArgs) -> Result<()> {
     writer.finish()?;
     bar.finish_and_clear();
     let summary = &captured.summary;
+    let counted =
+        |count: u64, noun: &str| format!("{count} {noun}{}", if count == 1 { "" } else { "s" });
     let mut said = format!(
-        "captured {} statements of {} sessions into {}",
-        summary.statements,
-        summary.sessions,
+        "captured {} of {} into {}",
+        counted(summary.statements, "statement"),
+        counted(summary.sessions, "session"),
         args.output.display()
     );
     if summary.with_duration > 0 {

@@ -284,7 +284,7 @@ fn check_instance(database: &dyn crate::db::Database, role: Option<Role>) -> Res
             if read_only {
                 "refused: read-only (a replica, or by its settings); `run script` runs only scripts that read"
             } else {
-                "taken"
+                "allowed"
             }
             .to_string(),
             String::new(),

@@ -77,7 +77,7 @@ pub(super) fn finish_level(
         level.interference = load.map(|load| interference(level, &load, workload));
     } else if load.is_some() {
         level.warnings.push(format!(
-            "interference not judged: {:.3} s is too short for 10 ms CPU ticks (judged from {JUDGED_FROM_S} s: a larger --job-size or --repeat)",
+            "interference not judged: {:.3} s is too short for 10 ms CPU ticks (it needs at least {JUDGED_FROM_S} s: a larger --job-size or --repeat)",
             level.elapsed_s
         ));
     }
