@@ -2,7 +2,7 @@
 //! sessions' settings set and its values bound, in transactions rolled back.
 
 use super::*;
-use crate::db::SampledStatement;
+use crate::db::{BoundValue, SampledStatement};
 
 impl Postgres {
     pub(super) fn blocks_by_explain(&self, statement: &SampledStatement) -> Result<f64> {
@@ -17,6 +17,25 @@ impl Postgres {
     }
 }
 
+/// Bound values as the text the session sends.
+fn as_texts(values: &[BoundValue]) -> Vec<String> {
+    values.iter().map(ToString::to_string).collect()
+}
+
+/// Runs `run` in a transaction rolled back whatever it did; `run`'s own error, if any, is
+/// the one to report.
+fn rolled_back<T>(
+    session: &mut WireSession,
+    run: impl FnOnce(&mut WireSession) -> Result<T>,
+) -> Result<T> {
+    session.simple("BEGIN")?;
+    let done = run(session);
+    let rolled_back = session.simple("ROLLBACK");
+    let done = done?;
+    rolled_back?;
+    Ok(done)
+}
+
 /// Blocks each sample visits, by EXPLAIN (ANALYZE, BUFFERS) in a transaction that is rolled
 /// back: a change changes no row.
 fn explain_samples(
@@ -28,13 +47,9 @@ fn explain_samples(
         session.simple(settings)?;
     }
     if let Some(values) = statement.every_page {
-        let texts: Vec<String> = values.iter().map(ToString::to_string).collect();
+        let texts = as_texts(values);
         let values: Vec<&str> = texts.iter().map(String::as_str).collect();
-        session.simple("BEGIN")?;
-        let changed = session.query(statement.sql, &values);
-        let rolled_back = session.simple("ROLLBACK");
-        changed?;
-        rolled_back?;
+        rolled_back(session, |session| session.query(statement.sql, &values))?;
     }
     let explained = format!("EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) {}", statement.sql);
     // A change's first touch of a page VACUUM marked all-visible also clears its bit in the
@@ -45,16 +60,13 @@ fn explain_samples(
     // `--update-pct 20%` example count 0.88x the client's blocks).
     let passes = if statement.changes { 2 } else { 1 };
     for values in statement.samples {
-        let texts: Vec<String> = values.iter().map(ToString::to_string).collect();
+        let texts = as_texts(values);
         let values: Vec<&str> = texts.iter().map(String::as_str).collect();
         let mut blocks = 0.0;
         for _ in 0..passes {
-            session.simple("BEGIN")?;
-            let plan = session.query_value::<String>(&explained, &values);
-            // Rolled back whatever EXPLAIN said; its own error, if any, is the one to report.
-            let rolled_back = session.simple("ROLLBACK");
-            let plan = plan?;
-            rolled_back?;
+            let plan = rolled_back(session, |session| {
+                session.query_value::<String>(&explained, &values)
+            })?;
             let plan: serde_json::Value =
                 serde_json::from_str(&plan).context("reading EXPLAIN's JSON plan")?;
             let top = &plan[0]["Plan"];

@@ -192,7 +192,6 @@ pub struct ReplayWorkload {
     /// Statements per second of the replayed part at 1x.
     captured_rate: f64,
     engine: String,
-    name: String,
     read_only_sessions: bool,
     before_level: Option<String>,
     latency_limit: Option<Duration>,
@@ -403,7 +402,7 @@ impl ReplayWorkload {
         if span_s <= 0.0 {
             bail!(
                 "{}: the replayed part holds statements at a single instant: there is no pace to replay; give a longer --window",
-                replay.name.clone()
+                replay.name
             );
         }
         let names = (0..replay.fingerprints.len())
@@ -430,7 +429,6 @@ impl ReplayWorkload {
             as_user: as_user.into(),
             speeds: args.speed.0.clone(),
             engine,
-            name: replay.name.clone(),
             read_only_sessions: !args.allow_writes,
             before_level: args.before_level.clone(),
             latency_limit: args.latency_limit,
@@ -467,7 +465,7 @@ impl Workload for ReplayWorkload {
             array_bytes: None,
             description: format!(
                 "replay of {} (database '{}': {} sessions on {} lanes, {} statements over {:.3} s{}) on {}{}; {}",
-                self.name,
+                self.replay.name,
                 self.replay.database,
                 self.replay.sessions,
                 self.lanes.len(),
@@ -482,7 +480,7 @@ impl Workload for ReplayWorkload {
                 engine: self.engine.clone(),
                 statement: format!(
                     "replay of {} ({}, database '{}', {} statements over {:.3} s)",
-                    self.name,
+                    self.replay.name,
                     self.replay.digest,
                     self.replay.database,
                     self.replay.statements,
