@@ -1,6 +1,10 @@
 //! Command-line definitions. test_cpu_parallel's flags are accepted as aliases so its users
 //! can switch without relearning.
 
+mod one_line;
+
+pub use one_line::one_line;
+
 use std::ffi::OsString;
 use std::path::PathBuf;
 use std::time::Duration;
@@ -436,21 +440,20 @@ pub struct SweepArgs {
     )]
     pub sweep: Option<SweepSpec>,
 
-    /// Batches per level; in each batch every worker runs one job.
+    /// Batches per level (default: 3); in each batch every worker runs one job.
     #[arg(long, visible_alias = "num_job_execution_loops", value_name = "K",
-          default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..=10_000),
-          global = true)]
-    pub repeat: u32,
+          value_parser = clap::value_parser!(u32).range(1..=10_000), global = true)]
+    pub repeat: Option<u32>,
 
     /// Add batches until the CV of job times (of job rates with --duration) is under this
     /// target (e.g. 2%).
     #[arg(long, value_name = "PCT", value_parser = parse_percent, global = true)]
     pub precision: Option<f64>,
 
-    /// Most batches per level with --precision.
-    #[arg(long, value_name = "K", default_value_t = 10,
+    /// Most batches per level with --precision (default: 10).
+    #[arg(long, value_name = "K",
           value_parser = clap::value_parser!(u32).range(1..=10_000), global = true)]
-    pub max_repeat: u32,
+    pub max_repeat: Option<u32>,
 
     /// Work per job in the workload's unit (its `--help` says which, and the default); for
     /// lio, pio and db it makes fixed-work jobs of N statements. Suffixes K, M, G.
@@ -547,6 +550,16 @@ pub struct SweepArgs {
 }
 
 impl SweepArgs {
+    /// Batches per level: `--repeat`, 3 when not given.
+    pub fn repeat(&self) -> u32 {
+        self.repeat.unwrap_or(3)
+    }
+
+    /// Most batches per level with `--precision`: `--max-repeat`, 10 when not given.
+    pub fn max_repeat(&self) -> u32 {
+        self.max_repeat.unwrap_or(10)
+    }
+
     /// Checks what clap cannot: each tag key given once.
     pub fn check(&self) -> Result<(), UsageError> {
         let mut keys: Vec<&str> = self.tags.iter().map(|(key, _)| key.as_str()).collect();

@@ -365,6 +365,20 @@ const BAD_INPUT: &[(&[&str], &str)] = &[
         ],
         "leave --sweep out (--speed lists the levels)",
     ),
+    // Once accepted and ignored: each speed replays the capture once.
+    (
+        &[
+            "run",
+            "replay",
+            "--target",
+            "postgres://u@127.0.0.1:1/x",
+            "--capture",
+            "c",
+            "--repeat",
+            "3",
+        ],
+        "leave --repeat out (--speed lists the levels)",
+    ),
     (
         &[
             "run",
@@ -406,7 +420,7 @@ const BAD_INPUT: &[(&[&str], &str)] = &[
     ),
     (
         &["capture", "/nonexistent/pg.csv", "-o", "x"],
-        "reading the log /nonexistent/pg.csv",
+        "the log /nonexistent/pg.csv does not exist: check the path",
     ),
     // A URL in the workload's place keeps its password hidden, spaces and all.
     (

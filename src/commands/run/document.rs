@@ -15,9 +15,9 @@ const DEFAULT_INTERVAL: std::time::Duration = std::time::Duration::from_secs(1);
 /// The levels' settings: batches, precision, fixed time, warm-up and intervals.
 pub(super) fn level_settings(args: &SweepArgs) -> LevelSettings {
     LevelSettings {
-        repeat: args.repeat,
+        repeat: args.repeat(),
         precision: args.precision,
-        max_repeat: args.max_repeat.max(args.repeat),
+        max_repeat: args.max_repeat().max(args.repeat()),
         duration: args.duration,
         warmup: args.warmup,
         interval: args.interval.unwrap_or(DEFAULT_INTERVAL),

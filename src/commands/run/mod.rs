@@ -182,6 +182,9 @@ fn refuse_worker_counts(args: &SweepArgs) -> Result<(), UsageError> {
         (args.campaign.campaign.is_some(), "--campaign"),
         // A warm-up would replay the capture's start, writes and all, before the level.
         (args.warmup.is_some(), "--warmup"),
+        // Each speed replays the capture once.
+        (args.repeat.is_some(), "--repeat"),
+        (args.max_repeat.is_some(), "--max-repeat"),
     ];
     match given.iter().find(|(given, _)| *given) {
         Some((_, option)) => Err(UsageError::new(format!(

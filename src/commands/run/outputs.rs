@@ -18,7 +18,7 @@ pub(super) fn show_summary(
     document: &RunDocument,
 ) -> Result<()> {
     if !args.quiet {
-        let table = run_table::pgbench_summary(document).unwrap_or_default()
+        let table = run_table::pgbench_summary(document, args.wide).unwrap_or_default()
             + &run_table::render(document, args.wide);
         // With the document on standard output, the table goes to standard error.
         if outputs.iter().any(Output::is_stdout) {
@@ -80,7 +80,7 @@ pub(super) fn show_summary(
 /// `--precision`) adds its batches' intervals together, so its .hlog line is the level's.
 /// A workload that sets its own sessions (a replay) runs one pass a level.
 pub(super) fn note_hlog_lines(args: &SweepArgs, outputs: &[Output], sets_sessions: bool) {
-    let batches = args.repeat > 1 || args.precision.is_some();
+    let batches = args.repeat() > 1 || args.precision.is_some();
     if args.interval.is_some()
         && batches
         && !sets_sessions
