@@ -1,7 +1,7 @@
 use clap::Parser;
 use clap::error::{ContextKind, ContextValue, ErrorKind};
 // Prints that ignore a closed pipe instead of panicking (see the crate's root).
-use corescale::{eprint, eprintln};
+use corescale::eprintln;
 
 use corescale::cli::{self, Cli, Command};
 use corescale::commands::{self, run::RunEnd, run::STRICT_EXIT_CODE};
@@ -48,7 +48,7 @@ fn main() {
         }
         let text = redact(&error.render().to_string());
         if error.use_stderr() {
-            eprint!("{text}");
+            eprintln!("{}", cli::one_line(&text));
         } else if let Err(error) = commands::write_out(&text) {
             eprintln!("corescale: {error:#}");
         }

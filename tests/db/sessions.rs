@@ -547,7 +547,7 @@ fn bad_targets_and_options_are_refused_before_connecting() {
         .assert()
         .code(2)
         .stderr(contains(
-            "required arguments were not provided:\n  --target <URL>",
+            "required arguments were not provided: --target <URL>: see `corescale run db --help`",
         ));
     corescale()
         .args(["run", "db", "--target", "mysql://root@127.0.0.1:1/test"])
