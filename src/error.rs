@@ -17,6 +17,16 @@ impl UsageError {
     }
 }
 
+/// Why an input the command line names cannot be opened: a path that is not there is a
+/// usage error (exit 2) saying what to check; any other failure (permissions, I/O) is not.
+pub fn unreadable(what: &str, error: std::io::Error) -> anyhow::Error {
+    if error.kind() == std::io::ErrorKind::NotFound {
+        UsageError::new(format!("{what} does not exist: check the path")).into()
+    } else {
+        anyhow::Error::new(error).context(format!("cannot read {what}"))
+    }
+}
+
 /// Exit code for an error: 2 when any cause is a [`UsageError`], else 1.
 pub fn exit_code(error: &anyhow::Error) -> i32 {
     if error.chain().any(|cause| cause.is::<UsageError>()) {

@@ -132,7 +132,7 @@ fn checked_logs(args: &CaptureArgs) -> Result<u64> {
     let mut total = 0;
     for log in &args.logs {
         let meta = std::fs::metadata(log).map_err(|error| {
-            UsageError::new(format!("reading the log {}: {error}", log.display()))
+            crate::error::unreadable(&format!("the log {}", log.display()), error)
         })?;
         if !meta.is_file() {
             return Err(UsageError::new(format!(

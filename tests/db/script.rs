@@ -270,8 +270,8 @@ fn script_errors_are_usage_errors_naming_file_line_and_column() {
         .code(2)
         .stderr(contains("no script uses :other"));
     run(&dir.path().join("missing.sql"), &[])
-        .code(1)
-        .stderr(contains("cannot read the script"));
+        .code(2)
+        .stderr(contains("missing.sql' does not exist: check the path"));
     // MySQL and MariaDB answer each statement before the next: no pipelines there.
     let pipelined = write(
         dir.path(),

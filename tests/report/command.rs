@@ -342,8 +342,10 @@ fn unreadable_inputs_name_the_file_and_line() {
     corescale()
         .args(["report", "/no/such/file.csv"])
         .assert()
-        .code(1)
-        .stderr(contains("cannot read '/no/such/file.csv'"));
+        .code(2)
+        .stderr(contains(
+            "'/no/such/file.csv' does not exist: check the path",
+        ));
     corescale()
         .arg("report")
         .arg(anchor("RAC55_SLOB_Oracle_LIO.csv"))
@@ -1240,8 +1242,10 @@ fn a_remote_servers_cores_come_from_its_nodes_host_files() {
             &format!("{name}=tests/fixtures/engines/missing.json"),
         ])
         .assert()
-        .code(1)
-        .stderr(predicates::str::contains("cannot read"));
+        .code(2)
+        .stderr(predicates::str::contains(
+            "'tests/fixtures/engines/missing.json' does not exist: check the path",
+        ));
 }
 
 /// `report`'s analysis of `args`, written in `dir`.

@@ -126,9 +126,9 @@ fn a_url_in_the_wrong_place_hides_its_password() {
                 let (code, text) = run_hidden(dir.path(), args, &[]);
                 assert_eq!(code, Some(2), "{args:?}: {text}");
             }
-            // A file report cannot read, named in the message without its password.
+            // A file report cannot find, named in the message without its password.
             let (code, text) = run_hidden(dir.path(), &["report", url], &[]);
-            assert_eq!(code, Some(1), "{text}");
+            assert_eq!(code, Some(2), "{text}");
             assert!(text.contains("u:***@127.0.0.1:1/db"), "{text}");
         }
     }

@@ -303,7 +303,8 @@ pub fn read_input(file: &InputFile) -> Result<Vec<Series>> {
         return parse_input(&InputFile::new(Path::new("stdin"), file.level), &bytes);
     }
     let cannot_read = || format!("cannot read '{}'", path.display());
-    let mut opened = std::fs::File::open(path).with_context(cannot_read)?;
+    let mut opened = std::fs::File::open(path)
+        .map_err(|error| crate::error::unreadable(&format!("'{}'", path.display()), error))?;
     let mut head = Vec::with_capacity(HEAD_BYTES);
     (&mut opened)
         .take(HEAD_BYTES as u64)

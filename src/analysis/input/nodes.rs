@@ -23,7 +23,8 @@ const MOST_CPUS: u64 = 1 << 20;
 /// run's JSON (`host.topology`).
 pub fn node_cores(path: &Path) -> Result<NodeCores> {
     let cannot_read = || format!("cannot read '{}'", path.display());
-    let file = std::fs::File::open(path).with_context(cannot_read)?;
+    let file = std::fs::File::open(path)
+        .map_err(|error| crate::error::unreadable(&format!("'{}'", path.display()), error))?;
     let mut text = String::new();
     file.take(MOST_BYTES + 1)
         .read_to_string(&mut text)

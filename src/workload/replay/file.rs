@@ -148,8 +148,9 @@ impl<R: std::io::Read> std::io::Read for Hashing<R> {
 /// they name the same.
 pub fn read(path: &Path, take: &mut dyn FnMut(Line) -> Result<()>) -> Result<String> {
     use sha2::Digest as _;
-    let file = std::fs::File::open(path)
-        .with_context(|| format!("opening the capture {}", path.display()))?;
+    let file = std::fs::File::open(path).map_err(|error| {
+        crate::error::unreadable(&format!("the capture {}", path.display()), error)
+    })?;
     let mut reader = BufReader::new(flate2::read::GzDecoder::new(Hashing {
         inner: BufReader::new(file),
         hasher: sha2::Sha256::new(),

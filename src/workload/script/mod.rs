@@ -236,8 +236,8 @@ fn read_script(path: &std::path::Path, variables: &mut Variables) -> Result<(Scr
 fn read_script_text(path: &std::path::Path) -> Result<String> {
     use std::io::Read;
     let shown = crate::format::printable(&path.display().to_string());
-    let metadata =
-        std::fs::metadata(path).with_context(|| format!("cannot read the script '{shown}'"))?;
+    let metadata = std::fs::metadata(path)
+        .map_err(|error| crate::error::unreadable(&format!("the script '{shown}'"), error))?;
     if !metadata.is_file() {
         return Err(UsageError::new(format!(
             "the script '{shown}' is not a regular file (a device, a FIFO or a directory): give a file of SQL"
