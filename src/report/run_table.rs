@@ -52,11 +52,12 @@ fn column<'a>(
 /// What a pgbench user reads first, above corescale's table, for database runs (db and
 /// script; order entry has its own): per level the transactions and statements, per
 /// second, the failures, the latency's mean and standard deviation and the connection time,
-/// where the run has them.
+/// where the run has them (a column no level has is left out). Its title is wrapped to the
+/// terminal unless `wide`.
 /// None for other workloads.
-pub(crate) fn pgbench_summary(document: &RunDocument) -> Option<String> {
+pub(crate) fn pgbench_summary(document: &RunDocument, wide: bool) -> Option<String> {
     if document.workload.kind.name() == "tpcc" {
-        return Some(order_entry_summary(document));
+        return Some(order_entry_summary(document, wide));
     }
     if !matches!(document.workload.kind.name(), "db" | "script") {
         return None;
@@ -121,7 +122,28 @@ pub(crate) fn pgbench_summary(document: &RunDocument) -> Option<String> {
     } else {
         "as pgbench sums up (tps without connection time, latency per transaction):".to_string()
     };
-    Some(format!("{title}\n{}", table::render(&headers, &rows)))
+    let (headers, rows) = without_empty_columns(&headers, rows);
+    Some(format!(
+        "{}{}",
+        wrap(&title, wide),
+        table::render(&headers, &rows)
+    ))
+}
+
+/// The columns where some level has a figure: "-" in every row says only that the run
+/// does not record it (db runs time no connections).
+fn without_empty_columns<'a>(
+    headers: &[&'a str],
+    rows: Vec<Vec<String>>,
+) -> (Vec<&'a str>, Vec<Vec<String>>) {
+    let kept: Vec<usize> = (0..headers.len())
+        .filter(|&index| rows.is_empty() || rows.iter().any(|row| row[index] != "-"))
+        .collect();
+    let rows = rows
+        .into_iter()
+        .map(|row| kept.iter().map(|&index| row[index].clone()).collect())
+        .collect();
+    (kept.iter().map(|&index| headers[index]).collect(), rows)
 }
 
 /// A level's workload figure, where it recorded it.
@@ -143,7 +165,7 @@ fn count(value: Option<f64>) -> String {
 /// HammerDB's TEST RESULT line gives them), the transactions and their rate, the failures,
 /// the latency's mean, New-Order's 90th percentile (the specification's limit is on it) and
 /// the connection time.
-fn order_entry_summary(document: &RunDocument) -> String {
+fn order_entry_summary(document: &RunDocument, wide: bool) -> String {
     let rows: Vec<Vec<String>> = document
         .levels
         .iter()
@@ -166,7 +188,7 @@ fn order_entry_summary(document: &RunDocument) -> String {
             ]
         })
         .collect();
-    let headers = [
+    let headers = vec![
         "workers",
         "NOPM",
         "TPM",
@@ -177,11 +199,12 @@ fn order_entry_summary(document: &RunDocument) -> String {
         "New-Order p90 ms",
         "connect ms",
     ];
-    format!(
-        "as HammerDB and pgbench sum up ({}; TPM is the server's commits and rollbacks per minute):\n{}",
+    let title = format!(
+        "as HammerDB and pgbench sum up ({}; TPM is the server's commits and rollbacks per minute):",
         crate::analysis::input::orders::NOT_AUDITED,
-        table::render(&headers, &rows)
-    )
+    );
+    let (headers, rows) = without_empty_columns(&headers, rows);
+    format!("{}{}", wrap(&title, wide), table::render(&headers, &rows))
 }
 
 /// Whether a level gets the `!` mark.
@@ -706,4 +729,29 @@ fn footnotes(document: &RunDocument) -> Vec<String> {
         );
     }
     notes
+}
+
+#[cfg(test)]
+mod tests {
+    use super::without_empty_columns;
+
+    #[test]
+    fn a_column_no_level_has_is_left_out() {
+        let row = |cells: &[&str]| cells.iter().map(|cell| cell.to_string()).collect();
+        let (headers, rows) = without_empty_columns(
+            &["workers", "stmt/s", "stddev ms", "connect ms"],
+            vec![
+                row(&["1", "39.0 K", "-", "-"]),
+                row(&["2", "70.1 K", "-", "1.2"]),
+            ],
+        );
+        assert_eq!(headers, ["workers", "stmt/s", "connect ms"]);
+        assert_eq!(
+            rows,
+            [row(&["1", "39.0 K", "-"]), row(&["2", "70.1 K", "1.2"])]
+        );
+        // No levels: the headers stay, for a table that says so.
+        let (headers, rows) = without_empty_columns(&["workers", "stmt/s"], Vec::new());
+        assert_eq!((headers.len(), rows.len()), (2, 0));
+    }
 }
