@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # `run script` beside sysbench on MySQL/MariaDB: sysbench's own Lua test oltp_point_select
 # (one point select by uniform random key a transaction) and a corescale script issuing the
-# same statement, alternating ROUNDS times at 1 and 2 clients for SECONDS_EACH each. Prints
+# same statement, alternating ROUNDS times at each of CLIENTS (default 1 2 8) for
+# SECONDS_EACH each. Prints
 # transactions per second (target: corescale within 10% of sysbench, median of rounds),
-# client CPU per transaction (each tool's whole process, from the kernel's accounting) and
+# client CPU per transaction (each tool's whole process, from the kernel's accounting, and
+# its user-space part) and
 # p50/p99 (sysbench's from its --histogram rows, corescale's from its histograms). Needs a
 # MySQL/MariaDB URL in CORESCALE_TEST_MYSQL and sysbench on PATH; works in a database of its
 # own, dropped at the end.
@@ -12,6 +14,7 @@ cd "$(dirname "$0")/.."
 : "${CORESCALE_TEST_MYSQL:?set CORESCALE_TEST_MYSQL to a MySQL/MariaDB URL}"
 ROUNDS=${ROUNDS:-3}
 SECONDS_EACH=${SECONDS_EACH:-5}
+CLIENTS=${CLIENTS:-1 2 8}
 ROWS=10000
 cargo build --release --quiet
 work=$(mktemp -d)
@@ -31,12 +34,13 @@ cat >"$work/point_select.sql" <<SQL
 \\set id random(1, $ROWS)
 SELECT c FROM sbtest1 WHERE id = :id;
 SQL
-python3 - "$work" "$url" "$ROUNDS" "$SECONDS_EACH" "$host" "$port" "$user" "$database" <<'PY'
+python3 - "$work" "$url" "$ROUNDS" "$SECONDS_EACH" "$host" "$port" "$user" "$database" "$CLIENTS" <<'PY'
 import statistics, sys
 sys.path.insert(0, "benches")
 from beside import child_cpu, corescale_script
 work, url, rounds, seconds, host, port, user, database = sys.argv[1:9]
 rounds = int(rounds)
+counts = [int(clients) for clients in sys.argv[9].split()]
 
 def rank(pairs, percentile):
     """Nearest rank over (value, count) rows."""
@@ -49,7 +53,7 @@ def rank(pairs, percentile):
             return value
 
 def run_sysbench(clients):
-    output, cpu = child_cpu(["sysbench", "oltp_point_select", f"--mysql-host={host}",
+    output, cpu, user_cpu = child_cpu(["sysbench", "oltp_point_select", f"--mysql-host={host}",
                              f"--mysql-port={port}", f"--mysql-user={user}", f"--mysql-db={database}",
                              "--tables=1", "--table-size=10000", "--point-selects=1",
                              "--rand-type=uniform", f"--threads={clients}", f"--time={seconds}",
@@ -58,24 +62,25 @@ def run_sysbench(clients):
     done = int(next(l for l in lines if l.strip().startswith("transactions:")).split()[1])
     tps = float(next(l for l in lines if l.strip().startswith("transactions:")).split("(")[1].split()[0])
     rows = [(float(l.split("|")[0]), int(l.split()[-1])) for l in lines if "|" in l and l.split("|")[0].strip()[:1].isdigit()]
-    return tps, cpu / done, rank(rows, 50), rank(rows, 99)
+    return tps, cpu / done, rank(rows, 50), rank(rows, 99), user_cpu / done
 
 def run_corescale(clients):
     return corescale_script(url, f"{work}/point_select.sql", clients, seconds, work)
 
 results = {}
 for _ in range(rounds):
-    for clients in [1, 2]:
+    for clients in counts:
         for tool, run in [("sysbench", run_sysbench), ("corescale", run_corescale)]:
             results.setdefault((clients, tool), []).append(run(clients))
 
 print(f"median of {rounds} alternating rounds, {seconds} s each, point select by uniform random key")
-print("clients  sysbench tps  corescale tps  ratio  CPU us/xact sysbench  corescale"
-      "  p50 ms sysbench  corescale  p99 ms sysbench  corescale")
-for clients in [1, 2]:
+print("clients  sysbench tps  corescale tps  ratio  CPU us/xact sysbench  corescale  ratio"
+      "  user us/xact sysbench  corescale  p50 ms sysbench  corescale  p99 ms sysbench  corescale")
+for clients in counts:
     theirs = [statistics.median(column) for column in zip(*results[(clients, "sysbench")])]
     ours = [statistics.median(column) for column in zip(*results[(clients, "corescale")])]
     print(f"{clients:7}  {theirs[0]:12.0f}  {ours[0]:13.0f}  {ours[0] / theirs[0]:5.2f}"
-          f"  {1e6 * theirs[1]:20.1f}  {1e6 * ours[1]:9.1f}  {theirs[2]:15.3f}  {ours[2]:9.3f}"
+          f"  {1e6 * theirs[1]:20.1f}  {1e6 * ours[1]:9.1f}  {ours[1] / theirs[1]:5.2f}"
+          f"  {1e6 * theirs[4]:21.1f}  {1e6 * ours[4]:9.1f}  {theirs[2]:15.3f}  {ours[2]:9.3f}"
           f"  {theirs[3]:15.3f}  {ours[3]:9.3f}")
 PY
