@@ -25,6 +25,9 @@ pub struct Progress {
     export: Option<super::export::MetricsEndpoint>,
     /// `--push-gateway`: where each level's figures go as it ends.
     pusher: Option<super::export::LevelPusher>,
+    /// The level in progress in the bar's words, long and short ("level 3/6, 4 workers",
+    /// "3/6, n=4"): the short one where the long would push the batch's CV off the line.
+    level_words: std::sync::Mutex<(String, String)>,
 }
 
 /// What the interval lines say, updated by the runner between batches.
@@ -161,6 +164,7 @@ impl Progress {
             live,
             export: None,
             pusher: None,
+            level_words: std::sync::Mutex::default(),
         }
     }
 
@@ -230,7 +234,12 @@ impl Progress {
                 state.cv = None;
             });
         }
+        let short = format!("{}/{levels}, n={workers}{at}", index + 1);
         self.bar.set_message(fitted(&text));
+        *self
+            .level_words
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner) = (text, short);
     }
 
     /// A batch finished, with its figures ("median 1.02 s, CV 0.8%"); batches beyond the
@@ -240,10 +249,11 @@ impl Progress {
             self.bar.inc_length(1);
         }
         self.bar.inc(1);
-        let message = self.bar.message();
-        let level = message.split(" | ").next().unwrap_or_default().to_string();
+        let (long, short) = (self.level_words.lock())
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone();
         self.bar
-            .set_message(fitted(&format!("{level} | {figures}")));
+            .set_message(bar_message(&long, &short, figures, message_columns()));
         if let Some(live) = &self.live {
             live.update(|state| {
                 state.batch = figures.to_string();
@@ -297,11 +307,25 @@ const BAR_PREFIX: usize = 34;
 /// The bar's message cut to whole words so the line fits the terminal (80 columns where
 /// its width is unknown), ending in "..." where words were left out.
 fn fitted(text: &str) -> String {
-    let width = crate::format::stderr_columns()
+    fit_words(text, message_columns())
+}
+
+/// Columns the bar leaves its message.
+fn message_columns() -> usize {
+    crate::format::stderr_columns()
         .unwrap_or(80)
         .max(40)
-        .saturating_sub(BAR_PREFIX);
-    fit_words(text, width)
+        .saturating_sub(BAR_PREFIX)
+}
+
+/// The level and its last batch's figures in `width` columns: the level in its short words
+/// where the long ones would cut the figures.
+fn bar_message(long: &str, short: &str, figures: &str, width: usize) -> String {
+    let message = format!("{long} | {figures}");
+    if message.chars().count() <= width {
+        return message;
+    }
+    fit_words(&format!("{short} | {figures}"), width)
 }
 
 fn fit_words(text: &str, width: usize) -> String {
@@ -345,7 +369,38 @@ impl Notes {
 
 #[cfg(test)]
 mod tests {
-    use super::fit_words;
+    use super::{BAR_PREFIX, bar_message, fit_words};
+
+    #[test]
+    fn the_batch_figures_keep_their_cv_at_80_columns() {
+        let width = 80 - BAR_PREFIX;
+        for (long, short, figures) in [
+            (
+                "level 3/6, 4 workers",
+                "3/6, n=4",
+                "median 1.234 s, CV 0.8%",
+            ),
+            (
+                "level 10/12, 16 workers",
+                "10/12, n=16",
+                "median 12.345 s, CV 10.5%",
+            ),
+            (
+                "level 2/9, 2 workers",
+                "2/9, n=2",
+                "10.9 K transactions/s, CV 2.1%",
+            ),
+        ] {
+            let message = bar_message(long, short, figures, width);
+            assert!(message.ends_with(figures), "{message}");
+            assert!(message.chars().count() <= width, "{message}");
+        }
+        // Where it fits, the level keeps its words.
+        assert_eq!(
+            bar_message("level 1/2, 1 worker", "1/2, n=1", "median 1.2 s, CV 0%", 80),
+            "level 1/2, 1 worker | median 1.2 s, CV 0%"
+        );
+    }
 
     #[test]
     fn a_long_message_is_cut_between_words() {

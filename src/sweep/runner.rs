@@ -552,7 +552,8 @@ impl WorkerNotes {
 
 /// The last batch in a few words: its median job time, or its total rate for fixed-time
 /// jobs, and the CV of the level so far. Short enough for a `--report-interval` line with
-/// the host's figures to fit 80 columns (the per-worker rate is the total over n).
+/// the host's figures to fit 80 columns (the per-worker rate is the total over n), and for
+/// the bar's "level 3/6, 4 workers | ..." to keep its CV there (the bar says which batch).
 fn batch_figures(batch: &[Sample], settings: &LevelSettings, cv: f64, unit: &str) -> String {
     let median = |mut values: Vec<f64>| {
         values.sort_by(f64::total_cmp);
@@ -560,7 +561,7 @@ fn batch_figures(batch: &[Sample], settings: &LevelSettings, cv: f64, unit: &str
     };
     let figure = match settings.mode() {
         RunMode::FixedWork => format!(
-            "last batch median {:.3} s",
+            "median {:.3} s",
             median(batch.iter().map(|sample| sample.wall_s).collect())
         ),
         RunMode::FixedTime => {
@@ -568,7 +569,7 @@ fn batch_figures(batch: &[Sample], settings: &LevelSettings, cv: f64, unit: &str
                 .iter()
                 .map(|sample| sample.ops as f64 / sample.wall_s.max(1e-9))
                 .sum();
-            format!("last batch {} {unit}/s", significant(total))
+            format!("{} {unit}/s", significant(total))
         }
     };
     format!("{figure}, CV {:.1}%", 100.0 * cv)
