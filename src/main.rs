@@ -1,7 +1,7 @@
 use clap::Parser;
 use clap::error::{ContextKind, ContextValue, ErrorKind};
 // Prints that ignore a closed pipe instead of panicking (see the crate's root).
-use corescale::eprintln;
+use corescale::{eprint, eprintln};
 
 use corescale::cli::{self, Cli, Command};
 use corescale::commands::{self, run::RunEnd, run::STRICT_EXIT_CODE};
@@ -47,7 +47,10 @@ fn main() {
             std::process::exit(2);
         }
         let text = redact(&error.render().to_string());
-        if error.use_stderr() {
+        // `corescale` or `corescale db` alone: clap shows the command's help, on stderr.
+        if error.kind() == ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand {
+            eprint!("{text}");
+        } else if error.use_stderr() {
             eprintln!("{}", cli::one_line(&text));
         } else if let Err(error) = commands::write_out(&text) {
             eprintln!("corescale: {error:#}");

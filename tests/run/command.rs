@@ -841,6 +841,25 @@ fn help_shows_examples() {
         .stdout(contains("--job-size counts statements"));
 }
 
+/// A command named without the subcommand it needs shows its help, whole, on stderr (exit
+/// 2): it is help, not an error folded onto one line.
+#[test]
+fn a_missing_subcommand_shows_the_help() {
+    for (args, lists) in [(&[][..], "run"), (&["db"][..], "setup")] {
+        let output = corescale().args(args).output().unwrap();
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(output.status.code(), Some(2), "{args:?}: {stderr}");
+        assert!(stderr.contains("Usage: corescale"), "{args:?}: {stderr}");
+        assert!(
+            stderr
+                .lines()
+                .any(|line| line.trim_start().starts_with(lists)),
+            "{args:?}: {stderr}"
+        );
+        assert!(!stderr.starts_with("error:"), "{args:?}: {stderr}");
+    }
+}
+
 /// Starts a long sweep and returns once its first level is in `json`.
 fn start_long_sweep(json: &Path) -> std::process::Child {
     let sweep = [
