@@ -25,9 +25,10 @@ pub struct Progress {
     export: Option<super::export::MetricsEndpoint>,
     /// `--push-gateway`: where each level's figures go as it ends.
     pusher: Option<super::export::LevelPusher>,
-    /// The level in progress in the bar's words, long and short ("level 3/6, 4 workers",
-    /// "3/6, n=4"): the short one where the long would push the batch's CV off the line.
-    level_words: std::sync::Mutex<(String, String)>,
+    /// The level in progress in the bar's words, long and short ("level 3/6, 4 workers at
+    /// 500/s", "3/6, n=4"): the short one where the long would push the batch's CV off the
+    /// line.
+    level_words: Mutex<(String, String)>,
 }
 
 /// What the interval lines say, updated by the runner between batches.
@@ -115,7 +116,7 @@ impl LiveLines {
                     (Some(rate), Some(cv)) => format!("{rate}, CV {:.1}%", 100.0 * cv),
                     (Some(rate), None) => rate,
                     (None, _) if state.batch.is_empty() => "first batch running".to_string(),
-                    (None, _) => state.batch.clone(),
+                    (None, _) => format!("last batch {}", state.batch),
                 };
                 eprintln!(
                     "[{:.1}s] {}: {figures}, {host}",
@@ -164,7 +165,7 @@ impl Progress {
             live,
             export: None,
             pusher: None,
-            level_words: std::sync::Mutex::default(),
+            level_words: Mutex::default(),
         }
     }
 
@@ -234,7 +235,7 @@ impl Progress {
                 state.cv = None;
             });
         }
-        let short = format!("{}/{levels}, n={workers}{at}", index + 1);
+        let short = format!("{}/{levels}, n={workers}", index + 1);
         self.bar.set_message(fitted(&text));
         *self
             .level_words
@@ -389,6 +390,12 @@ mod tests {
                 "level 2/9, 2 workers",
                 "2/9, n=2",
                 "10.9 K transactions/s, CV 2.1%",
+            ),
+            // An open-loop level: its asked rate goes before the CV does.
+            (
+                "level 1/4, 12 workers at 12.3 K/s",
+                "1/4, n=12",
+                "12.3 K statements/s, CV 0.0%",
             ),
         ] {
             let message = bar_message(long, short, figures, width);
