@@ -52,8 +52,8 @@ fn column<'a>(
 /// What a pgbench user reads first, above corescale's table, for database runs (db and
 /// script; order entry has its own): per level the transactions and statements, per
 /// second, the failures, the latency's mean and standard deviation and the connection time,
-/// where the run has them (a column no level has is left out). Its title is wrapped to the
-/// terminal unless `wide`.
+/// where the run has them (a column no level has is left out). Its title is wrapped to 80
+/// columns unless `wide`.
 /// None for other workloads.
 pub(crate) fn pgbench_summary(document: &RunDocument, wide: bool) -> Option<String> {
     if document.workload.kind.name() == "tpcc" {

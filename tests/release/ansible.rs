@@ -132,8 +132,8 @@ fn three_hosts(path: &Path) -> Hosts {
     ));
     let inventory_file = path.join("inventory");
     std::fs::write(&inventory_file, inventory).unwrap();
-    // Stripped, as the release is: the test build's line tables would more than double what
-    // the playbook copies to each host.
+    // Stripped, as the release is: the test build's symbol tables would add to what the
+    // playbook copies to each host.
     let binary = path.join("corescale");
     run(
         "strip",
