@@ -74,7 +74,16 @@ pub(crate) fn stderr_columns() -> Option<usize> {
 
 /// "1 worker", "2 workers".
 pub(crate) fn workers_text(workers: usize) -> String {
-    format!("{workers} worker{}", if workers == 1 { "" } else { "s" })
+    counted(workers, "worker")
+}
+
+/// A count and its noun, plural unless one: "1 session", "3 statements".
+pub(crate) fn counted<N>(count: N, noun: &str) -> String
+where
+    N: std::fmt::Display + PartialEq + From<u8>,
+{
+    let plural = if count == N::from(1) { "" } else { "s" };
+    format!("{count} {noun}{plural}")
 }
 
 /// "2.1 ± 0.3", with as many decimals as the uncertainty needs: never "± 0.0" (an
@@ -316,6 +325,8 @@ mod tests {
         assert_eq!(significant(2.5e9), "2.50 G");
         assert_eq!(workers_text(1), "1 worker");
         assert_eq!(workers_text(2), "2 workers");
+        assert_eq!(counted(1_u64, "session"), "1 session");
+        assert_eq!(counted(0_u64, "statement"), "0 statements");
     }
 
     #[test]

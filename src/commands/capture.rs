@@ -49,8 +49,7 @@ pub fn execute(args: &CaptureArgs) -> Result<()> {
     writer.finish()?;
     bar.finish_and_clear();
     let summary = &captured.summary;
-    let counted =
-        |count: u64, noun: &str| format!("{count} {noun}{}", if count == 1 { "" } else { "s" });
+    let counted = crate::format::counted::<u64>;
     let mut said = format!(
         "captured {} of {} into {}",
         counted(summary.statements, "statement"),

@@ -165,9 +165,8 @@ fn warnings_section(analysis: &Analysis, warnings: &[String]) -> String {
         })
         .collect();
     format!(
-        "<h2>Warnings</h2><details><summary>{} warning{}: what these data cannot support</summary><ul class=\"warn\">{entries}</ul></details>\n",
-        warnings.len(),
-        if warnings.len() == 1 { "" } else { "s" }
+        "<h2>Warnings</h2><details><summary>{}: what these data cannot support</summary><ul class=\"warn\">{entries}</ul></details>\n",
+        crate::format::counted(warnings.len(), "warning")
     )
 }
 
