@@ -11,4 +11,5 @@ mod dist;
 mod fleet;
 mod layers;
 mod oracle_client;
+mod profiles;
 mod skips;
