@@ -4,7 +4,8 @@
 //! inlining their own (the cpu workload's loop ran 3x slower: docs/measurements/tests.md).
 
 use std::collections::BTreeSet;
-use std::process::Command;
+
+use crate::common;
 
 /// The packages `[profile.dev.package]` of Cargo.toml builds at opt-level 0.
 fn unoptimized(manifest: &str) -> BTreeSet<String> {
@@ -23,19 +24,21 @@ fn unoptimized(manifest: &str) -> BTreeSet<String> {
 
 /// Every package the corescale binary links, from `cargo tree` (normal dependencies only).
 fn linked_by_the_binary() -> BTreeSet<String> {
-    let output = Command::new(env!("CARGO"))
-        .args(["tree", "--offline", "-e", "normal", "--prefix", "none"])
-        .args(["--format", "{p}", "--manifest-path"])
-        .arg(concat!(env!("CARGO_MANIFEST_DIR"), "/Cargo.toml"))
-        .output()
-        .expect("cargo tree runs");
-    assert!(
-        output.status.success(),
-        "cargo tree: {}",
-        String::from_utf8_lossy(&output.stderr)
+    let tree = common::run_tool(
+        env!("CARGO"),
+        &[
+            "tree",
+            "--offline",
+            "-e",
+            "normal",
+            "--prefix",
+            "none",
+            "--format",
+            "{p}",
+        ],
+        &[],
     );
-    String::from_utf8_lossy(&output.stdout)
-        .lines()
+    tree.lines()
         .filter_map(|line| line.split_whitespace().next())
         .map(str::to_string)
         .collect()

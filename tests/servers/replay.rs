@@ -88,9 +88,9 @@ fn count_on(cluster: &PrivateCluster, sql: &str) -> i64 {
 /// commits on the replica, each write on the primary (the history rows it adds). pgbench runs
 /// without its vacuum and truncate (`-n`): a replay keeps each session's schedule, not the
 /// order of statements across sessions when one falls behind, and a truncate replayed late
-/// would take inserts with it. Several instances without the route are refused. With `--map`, each instance's
-/// own log shows the mapped user's statements: the selects on the replica, the writes on the
-/// primary.
+/// would take inserts with it. Several instances without the route are refused. With
+/// `--map`, each instance's own log shows the mapped user's statements: the selects on the
+/// replica, the writes on the primary.
 #[test]
 #[cfg_attr(
     not(corescale_test_pg_bindir),
