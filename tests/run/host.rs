@@ -138,7 +138,10 @@ fn the_nominal_frequency_falls_back_to_cpuinfo() {
 }
 
 /// A cgroup of the test's own with a CPU quota (v1 `cpu` controller, else v2), removed when
-/// dropped (its processes have ended by then).
+/// dropped (its processes have ended by then). Its CPU weight is the highest the kernel takes,
+/// as a pod's CPU request would give it. Otherwise, on a busy host, other sessions (each one a
+/// scheduling group of its own where the kernel groups tasks by session) hold its workers
+/// below the quota: six `setsid yes` hogs failed this test 5 of 5 times, and pass it now.
 struct QuotaGroup {
     directory: std::path::PathBuf,
 }
@@ -161,6 +164,7 @@ impl QuotaGroup {
                 quota_us.to_string(),
             )
             .unwrap();
+            std::fs::write(group.directory.join("cpu.shares"), "262144").unwrap();
             return group;
         }
         let directory = std::path::Path::new("/sys/fs/cgroup").join(name);
@@ -171,6 +175,7 @@ impl QuotaGroup {
             format!("{quota_us} {period_us}"),
         )
         .unwrap();
+        std::fs::write(group.directory.join("cpu.weight"), "10000").unwrap();
         group
     }
 
