@@ -1,5 +1,5 @@
 //! `run tpcc` on the real PostgreSQL and MariaDB: NOPM from the districts equal to the
-//! New-Orders the sessions committed, the mix within a percent of its shares, TPM from the
+//! New-Orders the sessions committed, the mix as near its shares as its deck allows, TPM from the
 //! server's counters, the consistency conditions true after a run and after a run killed
 //! at a random moment, and a teardown that leaves nothing. Each test works in a database of
 //! its own, dropped when it ends.
@@ -106,6 +106,18 @@ fn runs_and_stays_consistent(database: &Database) {
     assert!(torn.contains("corescale_tpcc_order_line"), "{torn}");
 }
 
+/// How far a type's share of a level may stray from the mix, in percent: 4.5 standard
+/// deviations of the deck's draw. Each session's full decks of 100 cards hold the mix
+/// exactly; two are dealt in part within the level (the one in play when a warm-up ends,
+/// and the last). Drawing k of 100 cards, the count of a type of share p varies by
+/// k·p(1-p)·(100-k)/99, at most 25.25·p(1-p). Four sessions' 3,000 transactions are held to
+/// 1.0%, a busy host's 690 to 4.5% (a level of 690 once strayed 1.0%, about one deviation).
+fn mix_tolerance_percent(share_percent: f64, sessions: f64, transactions: f64) -> f64 {
+    let p = share_percent / 100.0;
+    let cards = (2.0 * sessions * 25.25 * p * (1.0 - p)).sqrt();
+    100.0 * 4.5 * cards / transactions
+}
+
 /// The CSV's last column says, on each row, that its NOPM is not an audited result, and
 /// `report` still reads the file, on the NOPM axis.
 fn csv_says_nopm_is_not_audited(csv: &std::path::Path) {
@@ -163,7 +175,7 @@ fn summed_up_as_hammerdb_and_pgbench(table: &str, document: &serde_json::Value) 
 }
 
 /// One level's figures: NOPM from the districts within one order of the sessions' own
-/// count, each type's share within a percent of the mix, TPM at least the transactions and,
+/// count, each type's share as near the mix as its deck allows, TPM at least the transactions and,
 /// where the counters are this database's, at most its tries and a few of corescale's own.
 fn check_level(level: &serde_json::Value, mix: [f64; 5], server_wide: bool) {
     let figures = &level["workload_figures"];
@@ -179,16 +191,18 @@ fn check_level(level: &serde_json::Value, mix: [f64; 5], server_wide: bool) {
         ((nopm - client_nopm) * elapsed_min).abs() <= 1.0 + 1e-6,
         "NOPM {nopm} from the districts, {client_nopm} by the sessions"
     );
+    let transactions = figure("transactions");
+    assert!(transactions > 0.0 && figure("transactions_per_s") > 0.0);
+    let workers = level["workers"].as_f64().unwrap();
     for (kind, share) in KINDS.iter().zip(mix) {
         let measured = figure(&format!("{kind} share_percent"));
+        let within = mix_tolerance_percent(share, workers, transactions);
         assert!(
-            (measured - share).abs() <= 1.0,
-            "{kind}: {measured}% for {share}%"
+            (measured - share).abs() <= within,
+            "{kind}: {measured}% for {share}% (within {within:.2}% of {transactions} transactions by {workers} sessions)"
         );
         assert!(figure(&format!("{kind} p90_ms")) > 0.0, "{kind}");
     }
-    let transactions = figure("transactions");
-    assert!(transactions > 0.0 && figure("transactions_per_s") > 0.0);
     // The server's block reads per transaction: the level's over its transactions, and a
     // New-Order alone reads tens of blocks.
     let lio = figure("server_lio_per_transaction");
