@@ -1368,10 +1368,9 @@ fn rate_steps_give_a_latency_throughput_curve(url: &str) {
     corescale()
         .args(["run", "db", "--target", url, "-w", "1"])
         .args(["--rate", "25%,1000000"])
-        // Short statements over 5 s: a server answering 800 a second (this guest gave 3,500
-        // with the hypervisor stealing 10%, and 1,256 beside four CPU hogs, when 3 s gave 942
-        // statements at a quarter) still answers at a quarter of its rate the thousand
-        // statements p99 needs.
+        // Short statements over 5 s: a server answering over 800 a second answers at a
+        // quarter of its rate the 1,000 statements p99 needs. This guest gave 3,500 a second
+        // with the hypervisor stealing 10%, and 1,256 beside four CPU hogs (3 s then gave 942).
         .args([
             "--work-unit",
             "8",

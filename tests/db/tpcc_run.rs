@@ -107,14 +107,14 @@ fn runs_and_stays_consistent(database: &Database) {
 }
 
 /// How far a type's share of a level may stray from the mix, in percent: 4.5 standard
-/// deviations of the deck's draw. Each session's full decks of 100 cards hold the mix
-/// exactly; two are dealt in part within the level (the one in play when a warm-up ends,
-/// and the last). Drawing k of 100 cards, the count of a type of share p varies by
-/// k·p(1-p)·(100-k)/99, at most 25.25·p(1-p). Four sessions' 3,000 transactions are held to
-/// 1.0%, a busy host's 690 to 4.5% (a level of 690 once strayed 1.0%, about one deviation).
+/// deviations of the deck's draw. Each session deals a freshly shuffled deck of 100 cards
+/// when the level starts (these runs have no warm-up, which could end mid-deck), and its full
+/// decks hold the mix exactly: only its last deck, dealt in part, strays. Drawing k of 100
+/// cards, the count of a type of share p varies by k·p(1-p)·(100-k)/99, at most 25.25·p(1-p).
+/// For a 40% share, four sessions' 3,000 transactions are held to 0.74%, their 690 to 3.2%.
 fn mix_tolerance_percent(share_percent: f64, sessions: f64, transactions: f64) -> f64 {
     let p = share_percent / 100.0;
-    let cards = (2.0 * sessions * 25.25 * p * (1.0 - p)).sqrt();
+    let cards = (sessions * 25.25 * p * (1.0 - p)).sqrt();
     100.0 * 4.5 * cards / transactions
 }
 

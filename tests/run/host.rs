@@ -139,9 +139,10 @@ fn the_nominal_frequency_falls_back_to_cpuinfo() {
 
 /// A cgroup of the test's own with a CPU quota (v1 `cpu` controller, else v2), removed when
 /// dropped (its processes have ended by then). Its CPU weight is the highest the kernel takes,
-/// as a pod's CPU request would give it. Otherwise, on a busy host, other sessions (each one a
-/// scheduling group of its own where the kernel groups tasks by session) hold its workers
-/// below the quota: six `setsid yes` hogs failed this test 5 of 5 times, and pass it now.
+/// so only the quota limits it. Otherwise, on a busy host, other sessions (each a scheduling
+/// group of its own where the kernel groups tasks by session) hold its workers below the
+/// quota: beside six `yes` hogs, each started with `setsid`, this test failed 5 of 5 times;
+/// it now passes 5 of 5 beside them.
 struct QuotaGroup {
     directory: std::path::PathBuf,
 }
