@@ -14,6 +14,7 @@ pub mod replay;
 pub mod script;
 pub mod server;
 pub(crate) mod slob;
+pub(crate) mod sql_text;
 pub mod tpcc;
 
 use std::time::Duration;

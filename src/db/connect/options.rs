@@ -150,6 +150,17 @@ impl DbTargetArgs {
         self.open_all_with(None)
     }
 
+    /// The database the first instance's URL names (with its service files and variables
+    /// applied), read without connecting or asking for a password.
+    pub(crate) fn database(&self) -> Result<String> {
+        let services = self.service_base.as_deref().zip(self.service_max);
+        let urls = crate::db::connect::instances::instance_urls(&self.target, services)?;
+        let first = urls
+            .first()
+            .ok_or_else(|| UsageError::new("give --target URL: the database to connect to"))?;
+        Ok(crate::db::registry::target(first)?.database())
+    }
+
     /// Every instance, with a limit on each answer too.
     pub(crate) fn open_all_with(&self, answer_limit: Option<Duration>) -> Result<Vec<Target>> {
         let services = self.service_base.as_deref().zip(self.service_max);

@@ -6,8 +6,9 @@ use std::collections::HashMap;
 
 use anyhow::{Result, bail};
 
+use super::class::{Class, classify};
 use super::file::{Line, Statement, Summary, Writer};
-use super::fingerprint::{Class, Quoting, classify};
+use super::fingerprint::Quoting;
 use super::log_time::Zone;
 use super::mysql_log::{self, MysqlLog};
 use super::pg_log::{self, Entry};
@@ -99,6 +100,8 @@ pub struct Capturer<'a> {
 /// that complete it (its duration, its error) have been read.
 struct Open {
     id: u32,
+    /// The database the session began in: a statement run in another says so.
+    database: String,
     pending: Option<Statement>,
 }
 
@@ -277,6 +280,7 @@ impl<'a> Capturer<'a> {
                 took_us,
                 class,
                 failed: None,
+                database: (entry.database != open.database).then(|| entry.database.clone()),
             });
         }
         self.sessions.insert(entry.session.clone(), open);
@@ -301,8 +305,14 @@ impl<'a> Capturer<'a> {
             user: entry.user.clone(),
             database: entry.database.clone(),
         })?;
-        self.sessions
-            .insert(entry.session.clone(), Open { id, pending: None });
+        self.sessions.insert(
+            entry.session.clone(),
+            Open {
+                id,
+                database: entry.database.clone(),
+                pending: None,
+            },
+        );
         Ok(())
     }
 

@@ -9,7 +9,7 @@ use std::path::Path;
 use anyhow::{Context, Result, anyhow, bail};
 use serde::{Deserialize, Serialize};
 
-use super::fingerprint::Class;
+use super::class::Class;
 
 /// What the file calls itself, and its version.
 pub const FORMAT: &str = "corescale-capture";
@@ -61,6 +61,10 @@ pub struct Statement {
     /// The SQLSTATE of the error the capture logged for it ("" when the log gives none).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub failed: Option<String>,
+    /// The database it ran in, where its session had moved from the one it began in
+    /// (MySQL's `use`, `Init DB`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub database: Option<String>,
 }
 
 /// What the capture kept and left out.

@@ -1,23 +1,6 @@
 //! What a captured statement is without its values: its fingerprint (literals, parameters
 //! and lists of them normalised away, as pg_stat_statements and pt-query-digest group
-//! statements), and its class, which decides whether it is kept, skipped or never stored.
-
-/// What a statement does, as far as its text tells.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Class {
-    /// Reads, or session housekeeping (BEGIN, SET, SHOW, ...).
-    Read,
-    /// Changes rows: INSERT, UPDATE, DELETE, MERGE, COPY ... FROM, TRUNCATE, ... FOR UPDATE.
-    Write,
-    /// Data definition (log_statement's `ddl` class): CREATE, ALTER, DROP, GRANT, ...
-    Ddl,
-    /// Changes the role or the whole server: ALTER SYSTEM, SET ROLE, SET SESSION
-    /// AUTHORIZATION, CREATE/DROP DATABASE, CHECKPOINT.
-    ServerWide,
-    /// Sets a password: never stored, never replayed.
-    Password,
-}
+//! statements).
 
 /// How a server reads quotes: PostgreSQL's `"name"` and standard strings, or MySQL's and
 /// MariaDB's `"string"` and backslash escapes in every string.
@@ -37,116 +20,6 @@ impl Quoting {
             Self::Postgres
         }
     }
-}
-
-/// The leading words of a statement, upper-cased, past comments and parentheses.
-fn words(sql: &str, quoting: Quoting, count: usize) -> Vec<String> {
-    let mut words = Vec::with_capacity(count);
-    for token in Lexer::new(sql, quoting) {
-        if let Token::Word(word) = token {
-            words.push(word.to_ascii_uppercase());
-            if words.len() == count {
-                break;
-            }
-        }
-    }
-    words
-}
-
-/// The class of `sql`: password-setting statements first (whatever else they are), then
-/// server-wide ones, DDL, writes; the rest reads.
-pub fn classify(sql: &str, quoting: Quoting) -> Class {
-    if sql.contains(';') {
-        // Several statements in one: the most sensitive part's class.
-        let parts: Vec<Class> = sql
-            .split(';')
-            .filter(|part| !part.trim().is_empty())
-            .map(|part| classify_one(part, quoting))
-            .collect();
-        if parts.len() > 1 {
-            return [Class::Password, Class::ServerWide, Class::Ddl, Class::Write]
-                .into_iter()
-                .find(|class| parts.contains(class))
-                .unwrap_or(Class::Read);
-        }
-    }
-    classify_one(sql, quoting)
-}
-
-/// [`classify`] of one statement.
-fn classify_one(sql: &str, quoting: Quoting) -> Class {
-    let lead: Vec<String> = words(sql, quoting, 6)
-        .into_iter()
-        .filter(|word| !matches!(word.as_str(), "OR" | "REPLACE" | "IF" | "NOT" | "EXISTS"))
-        .collect();
-    let first = lead.first().map_or("", String::as_str);
-    let second = lead.get(1).map_or("", String::as_str);
-    let third = lead.get(2).map_or("", String::as_str);
-    if sets_password(sql, quoting, first) {
-        return Class::Password;
-    }
-    match (first, second) {
-        ("ALTER", "SYSTEM")
-        | ("SET" | "RESET", "ROLE" | "SESSION")
-        | ("CREATE" | "DROP" | "ALTER", "DATABASE" | "TABLESPACE" | "ROLE" | "USER")
-        | ("CHECKPOINT" | "SHUTDOWN" | "KILL" | "FLUSH" | "INSTALL" | "UNINSTALL", _)
-        | ("SET", "GLOBAL" | "PERSIST") => return Class::ServerWide,
-        ("SET", "LOCAL") if third == "ROLE" || third == "SESSION" => return Class::ServerWide,
-        _ => {}
-    }
-    match first {
-        "CREATE" | "ALTER" | "DROP" | "GRANT" | "REVOKE" | "COMMENT" | "RENAME" | "REINDEX"
-        | "CLUSTER" | "SECURITY" | "IMPORT" => Class::Ddl,
-        "INSERT" | "UPDATE" | "DELETE" | "MERGE" | "TRUNCATE" | "REPLACE" | "LOAD" | "CALL"
-        | "DO" | "VACUUM" | "ANALYZE" | "REFRESH" | "LOCK" | "NOTIFY" => Class::Write,
-        // COPY FROM, and COPY TO a file or a program (run by the server).
-        "COPY" if !upper(sql).contains("STDOUT") => Class::Write,
-        // A query that locks rows for an update, or writes through a CTE.
-        "SELECT" | "WITH" if locks_or_writes(sql, quoting) => Class::Write,
-        _ => Class::Read,
-    }
-}
-
-fn upper(sql: &str) -> String {
-    sql.to_ascii_uppercase()
-}
-
-/// Anything that carries a password in its text: ALTER/CREATE ROLE|USER ... PASSWORD or
-/// IDENTIFIED BY, SET PASSWORD, GRANT ... IDENTIFIED BY, CHANGE MASTER ... MASTER_PASSWORD,
-/// CREATE SERVER/USER MAPPING/SUBSCRIPTION with a password option or a connection string
-/// holding `password=`.
-fn sets_password(sql: &str, quoting: Quoting, first: &str) -> bool {
-    let words: Vec<String> = Lexer::new(sql, quoting)
-        .filter_map(|token| match token {
-            Token::Word(word) => Some(word.to_ascii_uppercase()),
-            _ => None,
-        })
-        .collect();
-    let configures = matches!(
-        first,
-        "ALTER" | "CREATE" | "SET" | "GRANT" | "CHANGE" | "START" | "IMPORT"
-    );
-    let names_one = words.iter().enumerate().any(|(index, word)| {
-        word.contains("PASSWORD")
-            || (word == "IDENTIFIED" && words.get(index + 1).is_some_and(|next| next == "BY"))
-    });
-    configures && names_one || sql.to_ascii_lowercase().contains("password=")
-}
-
-/// SELECT ... FOR UPDATE/SHARE, or a WITH whose parts insert, update or delete.
-fn locks_or_writes(sql: &str, quoting: Quoting) -> bool {
-    let words: Vec<String> = Lexer::new(sql, quoting)
-        .filter_map(|token| match token {
-            Token::Word(word) => Some(word.to_ascii_uppercase()),
-            _ => None,
-        })
-        .collect();
-    words.windows(2).any(|pair| {
-        pair[0] == "FOR" && matches!(pair[1].as_str(), "UPDATE" | "SHARE" | "NO" | "KEY")
-    }) || words
-        .iter()
-        .skip(1)
-        .any(|word| matches!(word.as_str(), "INSERT" | "UPDATE" | "DELETE" | "MERGE"))
 }
 
 /// `sql` without its values: each literal (string, number, dollar-quoted, E'', B'', X'')
@@ -476,32 +349,6 @@ mod tests {
     }
 
     #[test]
-    fn passwords_are_found_in_every_form_and_part() {
-        for sql in [
-            "CREATE OR REPLACE USER u IDENTIFIED BY 'pw'",
-            "BEGIN; ALTER ROLE app PASSWORD 'x'; COMMIT",
-            "CREATE SUBSCRIPTION s CONNECTION 'host=a password=pw' PUBLICATION p",
-            "CHANGE MASTER TO MASTER_HOST='a', MASTER_PASSWORD='pw'",
-            "CREATE USER MAPPING FOR app SERVER s OPTIONS (user 'a', password 'pw')",
-        ] {
-            assert_eq!(classify(sql, Quoting::Mysql), Class::Password, "{sql}");
-        }
-        // A column named password is read, not set.
-        assert_eq!(
-            classify("SELECT password FROM users WHERE id = 1", Quoting::Postgres),
-            Class::Read
-        );
-        assert_eq!(
-            classify("COPY t TO '/tmp/x'", Quoting::Postgres),
-            Class::Write
-        );
-        assert_eq!(
-            classify("COPY (SELECT 1) TO PROGRAM 'id'", Quoting::Postgres),
-            Class::Write
-        );
-    }
-
-    #[test]
     fn values_of_every_kind_leave_one_fingerprint() {
         assert_eq!(
             pg("UPDATE pgbench_accounts SET abalance = abalance + -2641 WHERE aid = 72565;"),
@@ -557,47 +404,7 @@ mod tests {
             "\u{0}\u{FFFD}",
         ] {
             let _ = pg(text);
-            let _ = classify(text, Quoting::Mysql);
             let _ = fingerprint(text, Quoting::Mysql);
-        }
-    }
-
-    #[test]
-    fn classes_follow_the_statements_words() {
-        let cases = [
-            ("SELECT 1", Class::Read),
-            ("BEGIN", Class::Read),
-            ("SET search_path = x", Class::Read),
-            ("SELECT * FROM t FOR UPDATE", Class::Write),
-            (
-                "WITH d AS (DELETE FROM t RETURNING *) SELECT * FROM d",
-                Class::Write,
-            ),
-            ("update t set a = 1", Class::Write),
-            ("/* app */ INSERT INTO t VALUES (1)", Class::Write),
-            ("COPY t FROM STDIN", Class::Write),
-            ("COPY t TO STDOUT", Class::Read),
-            ("CREATE INDEX i ON t (a)", Class::Ddl),
-            ("drop table t", Class::Ddl),
-            ("ALTER SYSTEM SET work_mem = '1GB'", Class::ServerWide),
-            ("SET ROLE admin", Class::ServerWide),
-            ("set session authorization bob", Class::ServerWide),
-            ("CREATE DATABASE x", Class::ServerWide),
-            ("alter role postgres password 'sekret'", Class::Password),
-            (
-                "ALTER USER bob WITH ENCRYPTED PASSWORD 'md5abc'",
-                Class::Password,
-            ),
-            ("CREATE USER 'a'@'%' IDENTIFIED BY 'pw'", Class::Password),
-            ("SET PASSWORD FOR 'a'@'%' = PASSWORD('x')", Class::Password),
-            (
-                "GRANT ALL ON db.* TO 'a'@'%' IDENTIFIED BY 'pw'",
-                Class::Password,
-            ),
-            ("CREATE ROLE reader", Class::ServerWide),
-        ];
-        for (sql, class) in cases {
-            assert_eq!(classify(sql, Quoting::Postgres), class, "{sql}");
         }
     }
 }

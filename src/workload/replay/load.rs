@@ -10,8 +10,9 @@ use std::time::Duration;
 
 use anyhow::{Result, anyhow, bail};
 
+use super::class::Class;
 use super::file::{self, Line};
-use super::fingerprint::{Class, Quoting, fingerprint};
+use super::fingerprint::{Quoting, fingerprint};
 use super::log_time::Zone;
 use crate::db::driver::BoundValue;
 use crate::error::UsageError;
@@ -87,8 +88,13 @@ pub struct LeftOut {
     pub server_wide: u64,
     /// COPY with the client's data (FROM STDIN, TO STDOUT), which no log holds.
     pub copy: u64,
-    /// Never stored by the capture.
+    /// Never stored by the capture, or found in it and not sent.
     pub passwords: u64,
+    /// `USE` statements (a replay stays in the URL's database).
+    pub database_changes: u64,
+    /// Refused in production for want of a privilege (SQLSTATE 42501): never sent, so a
+    /// replay cannot do what the application could not.
+    pub denied: u64,
 }
 
 /// Which part of the capture, and what of it.
@@ -101,6 +107,9 @@ pub struct Choice {
     pub include_server_wide: bool,
     /// `--sessions-factor`: each read-only session replayed this many times.
     pub sessions_factor: u32,
+    /// The database the replay connects to (the URL's): a statement naming another
+    /// database, or the captured one under another name, is left out.
+    pub target_database: Option<String>,
 }
 
 /// A captured session while the file is read.
@@ -373,28 +382,10 @@ pub fn load(paths: &[PathBuf], choice: &Choice) -> Result<Replay> {
     let known = database_names(&sessions);
     let mut kept: Vec<Captured> = Vec::new();
     for mut session in sessions {
-        if session.database != database {
-            left_out.other_databases += session.statements.len() as u64;
-            continue;
-        }
+        in_one_database(&mut session, &database, choice, quoting, &mut left_out);
         session
             .statements
-            .retain(|statement| match statement.class {
-                _ if copies_with_client(&statement.sql) => {
-                    left_out.copy += 1;
-                    false
-                }
-                Class::Ddl if !choice.include_ddl => {
-                    left_out.ddl += 1;
-                    false
-                }
-                Class::ServerWide if !choice.include_server_wide => {
-                    left_out.server_wide += 1;
-                    false
-                }
-                Class::Password => false,
-                _ => true,
-            });
+            .retain_mut(|statement| kept_by_class(statement, choice, quoting, &mut left_out));
         session.statements.sort_by_key(|statement| statement.at_us);
         if !session.statements.is_empty() {
             kept.push(session);
@@ -414,6 +405,75 @@ pub fn load(paths: &[PathBuf], choice: &Choice) -> Result<Replay> {
     replay.warnings = warnings;
     Ok(replay)
 }
+
+/// Keeps the session's statements that run in `database`, as the capture says where each
+/// ran and its `USE` statements move it: `USE` itself is left out (the replay stays in the
+/// URL's database), as is every statement naming a database other than the URL's.
+fn in_one_database(
+    session: &mut Captured,
+    database: &str,
+    choice: &Choice,
+    quoting: Quoting,
+    left_out: &mut LeftOut,
+) {
+    let mut current = session.database.clone();
+    let target = choice.target_database.as_deref();
+    session.statements.retain(|statement| {
+        if let Some(moved) = &statement.database {
+            current.clone_from(moved);
+        }
+        if let Some(used) = super::class::used_database(&statement.sql, quoting) {
+            current = used;
+            left_out.database_changes += 1;
+            return false;
+        }
+        let elsewhere = super::class::databases_named(&statement.sql, quoting)
+            .iter()
+            .any(|named| named != database || target.is_some_and(|target| target != named));
+        if current != database || elsewhere {
+            left_out.other_databases += 1;
+            return false;
+        }
+        true
+    });
+}
+
+/// Whether a statement is sent, by its class read anew from its text (a capture file is
+/// input, never trusted) and by whether production refused it for want of a privilege.
+fn kept_by_class(
+    statement: &mut file::Statement,
+    choice: &Choice,
+    quoting: Quoting,
+    left_out: &mut LeftOut,
+) -> bool {
+    statement.class = super::class::classify(&statement.sql, quoting);
+    if statement.failed.as_deref() == Some(INSUFFICIENT_PRIVILEGE) {
+        left_out.denied += 1;
+        return false;
+    }
+    match statement.class {
+        _ if copies_with_client(&statement.sql) => {
+            left_out.copy += 1;
+            false
+        }
+        Class::Ddl if !choice.include_ddl => {
+            left_out.ddl += 1;
+            false
+        }
+        Class::ServerWide if !choice.include_server_wide => {
+            left_out.server_wide += 1;
+            false
+        }
+        Class::Password => {
+            left_out.passwords += 1;
+            false
+        }
+        _ => true,
+    }
+}
+
+/// PostgreSQL's SQLSTATE for a statement refused for want of a privilege.
+const INSUFFICIENT_PRIVILEGE: &str = "42501";
 
 /// `--sessions-factor K`: each session that neither writes nor resets anything gets K - 1
 /// copies, copy i sending each statement i/K of the session's mean gap between statements
@@ -805,6 +865,7 @@ mod tests {
             took_us: None,
             class: Class::Read,
             failed: None,
+            database: None,
         };
         let mut read = read_at("2026-12-04 10:00:00 UTC", "postgresql", "sha256 a");
         read.sessions.insert(

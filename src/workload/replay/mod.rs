@@ -3,6 +3,7 @@
 //! and verdicts as the other database workloads. Its SQL is the application's own.
 
 pub mod capture;
+pub mod class;
 pub mod file;
 pub mod fingerprint;
 pub mod load;

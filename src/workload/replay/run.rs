@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, Result, bail};
 use clap::Args;
 
-use super::load::{Choice, Replay, load};
+use super::load::{Choice, LeftOut, Replay, load};
 use super::session::{AsUsers, Connector, ReplaySessionJob, ReplayTally};
 use crate::db::cluster::Route;
 use crate::db::connect::options::DbTargetArgs;
@@ -235,8 +235,12 @@ impl WorkloadOptions for ReplayArgs {
             include_ddl: self.include_ddl,
             include_server_wide: self.include_server_wide,
             sessions_factor: self.sessions_factor,
+            target_database: Some(self.target.database()?),
         };
         let replay = load(&self.capture, &choice)?;
+        if let Some(said) = left_out_said(&replay.left_out) {
+            say!("corescale: note: left out of the replay: {said}");
+        }
         if self.sessions_factor > 1 {
             let (copies, statements) = replay.copied;
             let added = u64::from(self.sessions_factor - 1);
@@ -349,6 +353,32 @@ impl ReplayArgs {
         }
         Ok(as_user)
     }
+}
+
+/// The statements a replay does not send for what they reach, in words; None when none.
+fn left_out_said(left_out: &LeftOut) -> Option<String> {
+    let parts: Vec<String> = [
+        (left_out.other_databases, "in or naming another database"),
+        (
+            left_out.database_changes,
+            "USE (the replay stays in the URL's database)",
+        ),
+        (
+            left_out.denied,
+            "refused in production for want of a privilege",
+        ),
+        (
+            left_out.server_wide,
+            "reaching beyond the data (--include-server-wide sends them)",
+        ),
+        (left_out.ddl, "data definition (--include-ddl sends them)"),
+        (left_out.passwords, "setting or holding a password"),
+    ]
+    .into_iter()
+    .filter(|(count, _)| *count > 0)
+    .map(|(count, why)| format!("{count} {why}"))
+    .collect();
+    (!parts.is_empty()).then(|| parts.join("; "))
 }
 
 fn quoted_list(names: &[String]) -> String {
@@ -615,6 +645,8 @@ impl Workload for ReplayWorkload {
             left_out_server_wide: left_out.server_wide as f64,
             left_out_copy: left_out.copy as f64,
             left_out_passwords: left_out.passwords as f64,
+            left_out_database_changes: left_out.database_changes as f64,
+            left_out_denied: left_out.denied as f64,
             server_lio_per_s: per(after.lio - before.lio),
             server_pio_per_s: per(after.pio - before.pio),
             client_cpu_s: totals.cpu_s,
@@ -722,6 +754,10 @@ level_figures! {
         left_out_server_wide: f64,
         left_out_copy: f64,
         left_out_passwords: f64,
+        /// `USE` statements: the replay stays in the URL's database.
+        left_out_database_changes: f64,
+        /// Refused in production for want of a privilege: never sent.
+        left_out_denied: f64,
         /// The database's own block counters over the level, per second.
         server_lio_per_s: f64,
         server_pio_per_s: f64,

@@ -6,6 +6,8 @@
 //! those readings finds a write in it. The server holds read-only runs read-only as well
 //! (`DbSession::hold_read_only`); this check refuses them early, with the statement named.
 
+use crate::workload::sql_text::{READINGS, code_words};
+
 /// Words that change data wherever they stand: in a data-modifying WITH, after EXPLAIN
 /// ANALYZE or PREPARE, in SELECT ... INTO (a new table on PostgreSQL) or FOR UPDATE.
 const WRITING_ANYWHERE: &[&str] = &[
@@ -58,7 +60,7 @@ const WRITING_FIRST: &[&str] = &[
 pub(crate) fn may_write(sql: &str) -> bool {
     changes_access_mode(sql)
         || READINGS.iter().any(|reading| {
-            let words = code_words(sql, *reading);
+            let words = code_words(sql, reading);
             words
                 .first()
                 .is_some_and(|first| WRITING_FIRST.contains(&first.as_str()))
@@ -94,7 +96,7 @@ const STANDBY_REFUSES: &[&str] = &[
 /// seen by either: its refusal on a replica is counted by SQLSTATE.
 pub(crate) fn standby_refuses(sql: &str) -> bool {
     READINGS.iter().any(|reading| {
-        code_words(sql, *reading)
+        code_words(sql, reading)
             .iter()
             .any(|word| STANDBY_REFUSES.contains(&word.as_str()))
     })
@@ -118,197 +120,6 @@ fn changes_access_mode(sql: &str) -> bool {
         || flat.contains("read-write")
         || flat.contains("u&\"")
         || flat.contains("u&'")
-}
-
-/// How one server reads comments.
-#[derive(Clone, Copy)]
-struct Reading {
-    /// `/* /* */ */` is one comment (PostgreSQL), or ends at the first `*/` (MySQL).
-    nested: bool,
-    /// `#` starts a comment to the line's end (MySQL, MariaDB).
-    hash: bool,
-    /// `--` starts a comment only before a blank (MySQL, MariaDB).
-    dash_needs_blank: bool,
-    /// `/*! ... */` and `/*M! ... */` are code (MySQL, MariaDB).
-    executable: bool,
-    /// A backslash escapes the next character in a quoted string (MySQL's default; on
-    /// PostgreSQL only in `E'...'`, which this reading takes as it takes any string).
-    backslash: bool,
-    /// `$tag$ ... $tag$` is a string (PostgreSQL).
-    dollar_quotes: bool,
-}
-
-/// PostgreSQL's reading (standard_conforming_strings on, and off), MySQL's and MariaDB's
-/// (with and without NO_BACKSLASH_ESCAPES).
-const READINGS: [Reading; 4] = [
-    Reading {
-        nested: true,
-        hash: false,
-        dash_needs_blank: false,
-        executable: false,
-        backslash: false,
-        dollar_quotes: true,
-    },
-    Reading {
-        nested: true,
-        hash: false,
-        dash_needs_blank: false,
-        executable: false,
-        backslash: true,
-        dollar_quotes: true,
-    },
-    Reading {
-        nested: false,
-        hash: true,
-        dash_needs_blank: true,
-        executable: true,
-        backslash: true,
-        dollar_quotes: false,
-    },
-    Reading {
-        nested: false,
-        hash: true,
-        dash_needs_blank: true,
-        executable: true,
-        backslash: false,
-        dollar_quotes: false,
-    },
-];
-
-/// The statement's words outside quotes and comments, in lower case, as `reading` sees them.
-fn code_words(sql: &str, reading: Reading) -> Vec<String> {
-    let chars: Vec<char> = sql.chars().collect();
-    let mut words = Vec::new();
-    let mut word = String::new();
-    let mut at = 0;
-    let mut executable_open = false;
-    let end_word = |word: &mut String, words: &mut Vec<String>| {
-        if !word.is_empty() {
-            words.push(std::mem::take(word).to_ascii_lowercase());
-        }
-    };
-    while at < chars.len() {
-        let c = chars[at];
-        let next = chars.get(at + 1).copied();
-        let starts = |text: &str| {
-            chars[at..]
-                .iter()
-                .take(text.len())
-                .copied()
-                .eq(text.chars())
-        };
-        if c == '\'' || c == '"' || c == '`' {
-            end_word(&mut word, &mut words);
-            at += 1;
-            while at < chars.len() {
-                if chars[at] == c {
-                    if chars.get(at + 1) == Some(&c) {
-                        at += 2;
-                        continue;
-                    }
-                    break;
-                }
-                if reading.backslash && chars[at] == '\\' && c != '`' {
-                    at += 1;
-                }
-                at += 1;
-            }
-            at += 1;
-            continue;
-        }
-        if reading.dollar_quotes
-            && c == '$'
-            && word.is_empty()
-            && let Some(tag_end) = dollar_tag_end(&chars, at)
-        {
-            let tag: String = chars[at..=tag_end].iter().collect();
-            let body = tag_end + 1;
-            let close = (body..chars.len()).find(|&index| {
-                chars[index..]
-                    .iter()
-                    .take(tag.len())
-                    .copied()
-                    .eq(tag.chars())
-            });
-            at = close.map_or(chars.len(), |close| close + tag.len());
-            continue;
-        }
-        if reading.executable && (starts("/*!") || starts("/*M!")) {
-            end_word(&mut word, &mut words);
-            at += if starts("/*!") { 3 } else { 4 };
-            while at < chars.len() && chars[at].is_ascii_digit() {
-                at += 1;
-            }
-            executable_open = true;
-            continue;
-        }
-        if executable_open && starts("*/") {
-            end_word(&mut word, &mut words);
-            executable_open = false;
-            at += 2;
-            continue;
-        }
-        if starts("/*") {
-            end_word(&mut word, &mut words);
-            at = comment_end(&chars, at, reading.nested);
-            continue;
-        }
-        let dash = c == '-'
-            && next == Some('-')
-            && (!reading.dash_needs_blank
-                || chars.get(at + 2).is_none_or(|after| after.is_whitespace()));
-        if dash || (reading.hash && c == '#') {
-            end_word(&mut word, &mut words);
-            while at < chars.len() && chars[at] != '\n' {
-                at += 1;
-            }
-            continue;
-        }
-        if c.is_alphanumeric() || c == '_' || c == '$' {
-            word.push(c);
-        } else {
-            end_word(&mut word, &mut words);
-        }
-        at += 1;
-    }
-    end_word(&mut word, &mut words);
-    words
-}
-
-/// Where the opening tag of a dollar quote at `start` (`$$`, `$tag$`) ends: the index of its
-/// second `$`; None when `$` starts no tag (a placeholder `$1`).
-fn dollar_tag_end(chars: &[char], start: usize) -> Option<usize> {
-    let mut at = start + 1;
-    while at < chars.len() && (chars[at].is_alphanumeric() || chars[at] == '_') {
-        if at == start + 1 && chars[at].is_ascii_digit() {
-            return None;
-        }
-        at += 1;
-    }
-    (chars.get(at) == Some(&'$')).then_some(at)
-}
-
-/// Where the block comment opening at `start` ends (just past its `*/`, or the text's end).
-fn comment_end(chars: &[char], start: usize, nested: bool) -> usize {
-    let mut depth = 0;
-    let mut at = start;
-    while at + 1 < chars.len() {
-        match (chars[at], chars[at + 1]) {
-            ('/', '*') if nested || depth == 0 => {
-                depth += 1;
-                at += 2;
-            }
-            ('*', '/') => {
-                depth -= 1;
-                at += 2;
-                if depth == 0 {
-                    return at;
-                }
-            }
-            _ => at += 1,
-        }
-    }
-    chars.len()
 }
 
 #[cfg(test)]
