@@ -10,6 +10,7 @@ pub mod load;
 pub mod log_time;
 pub mod mysql_log;
 pub mod pg_log;
+mod powers;
 pub mod run;
 mod session;
 pub mod settings;

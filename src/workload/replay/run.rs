@@ -273,8 +273,10 @@ impl WorkloadOptions for ReplayArgs {
 
 impl ReplayArgs {
     /// The target as each captured user (by number in `replay.users`) connects: as `--map`
-    /// names, else as the URL's user, said in a warning when the names differ. A mapped
-    /// user connects once here, so a wrong password ends the run before its first level.
+    /// names; else as the URL's user when that user holds no power the captured user's
+    /// role on the target lacks (said in a warning when the names differ), or as that role
+    /// itself, found as a mapped user's password is. A user connected as another connects
+    /// once here, so a wrong password or a missing role ends the run before its first level.
     fn as_user(
         &self,
         replay: &Replay,
@@ -297,37 +299,48 @@ impl ReplayArgs {
             .into());
         }
         let own = target.user();
-        // Each mapped user on each instance (the primary, then the replicas).
+        let mut powers = PowersOnTarget::read(instances.primary.as_ref(), &own)?;
+        // Each user connected as on each instance (the primary, then the replicas).
         let mut opened: Vec<(String, Vec<Arc<dyn Database>>)> = Vec::new();
         // By user, then instance.
         let mut by_user: Vec<Vec<Arc<dyn Database>>> = Vec::new();
         let mut unmapped = Vec::new();
         for user in &replay.users {
             let mapped = self.map.iter().find(|(captured, _)| captured == user);
-            let Some((_, to)) = mapped.filter(|(_, to)| *to != own) else {
-                if mapped.is_none() && *user != own {
-                    unmapped.push(user.clone());
-                }
+            let to = match mapped {
+                Some((_, to)) => to.clone(),
+                None if *user == own => own.clone(),
+                None => match powers.beyond(user)? {
+                    None => {
+                        unmapped.push(user.clone());
+                        own.clone()
+                    }
+                    Some(_) => user.clone(),
+                },
+            };
+            if to == own {
                 by_user.push(instances.all().cloned().collect());
                 continue;
-            };
-            if let Some((_, open)) = opened.iter().find(|(name, _)| name == to) {
+            }
+            if let Some((_, open)) = opened.iter().find(|(name, _)| *name == to) {
                 by_user.push(open.clone());
                 continue;
             }
-            let targets = self.target.open_all_as(to, Some(answer_limit))?;
-            let mut open = Vec::with_capacity(instances.positions.len());
-            for position in &instances.positions {
-                let database = connect(&targets[*position])?;
-                drop(database.open_script_session().with_context(|| {
-                    format!(
-                        "connecting to {} as '{to}' (--map {user}={to})",
-                        database.target()
-                    )
-                })?);
-                open.push(database);
-            }
-            opened.push((to.clone(), open.clone()));
+            let open = self
+                .open_as(&to, instances, answer_limit)
+                .map_err(|error| match (mapped, powers.beyond(user)) {
+                    (None, Ok(Some(beyond))) => UsageError::new(format!(
+                        "the captured user '{}' cannot be replayed as '{own}', which holds {beyond} that '{}' does not on the target, and connecting as '{}' failed ({}): create that role with the application's grants, or give --map {}=USER naming a user without those powers",
+                        printable(user),
+                        printable(user),
+                        printable(user),
+                        first_line(&error),
+                        printable(user),
+                    ))
+                    .into(),
+                    _ => error,
+                })?;
+            opened.push((to, open.clone()));
             by_user.push(open);
         }
         let as_user = (0..instances.positions.len())
@@ -347,12 +360,80 @@ impl ReplayArgs {
                 if unmapped.is_empty() {
                     String::new()
                 } else {
-                    format!(", {} as '{own}'", quoted_list(&unmapped))
+                    format!(
+                        ", {} as '{own}', which holds no power they lack",
+                        quoted_list(&unmapped)
+                    )
                 }
             );
         }
         Ok(as_user)
     }
+
+    /// Each instance (the primary, then the replicas) as `user`, connected once.
+    fn open_as(
+        &self,
+        user: &str,
+        instances: &ReadReplicas,
+        answer_limit: Duration,
+    ) -> Result<Vec<Arc<dyn Database>>> {
+        let targets = self.target.open_all_as(user, Some(answer_limit))?;
+        let mut open = Vec::with_capacity(instances.positions.len());
+        for position in &instances.positions {
+            let database = connect(&targets[*position])?;
+            drop(database.open_script_session().with_context(|| {
+                format!(
+                    "connecting to {} as '{}'",
+                    database.target(),
+                    printable(user)
+                )
+            })?);
+            open.push(database);
+        }
+        Ok(open)
+    }
+}
+
+/// The powers of the URL's user and of each captured user's role, read once on the
+/// primary.
+struct PowersOnTarget {
+    session: Box<dyn crate::db::DbSession>,
+    dialect: crate::db::product::Dialect,
+    own: super::powers::Powers,
+}
+
+impl PowersOnTarget {
+    fn read(primary: &dyn Database, own: &str) -> Result<Self> {
+        let dialect = primary.target().product.dialect;
+        let mut session = primary.open_session()?;
+        let own = super::powers::of_role(session.as_mut(), dialect, own)?.unwrap_or_default();
+        Ok(Self {
+            session,
+            dialect,
+            own,
+        })
+    }
+
+    /// The URL user's powers that the captured `user`'s role on the target lacks, in
+    /// words (all of them where no such role exists); None when it lacks none.
+    fn beyond(&mut self, user: &str) -> Result<Option<String>> {
+        let theirs =
+            super::powers::of_role(self.session.as_mut(), self.dialect, user)?.unwrap_or_default();
+        Ok((!theirs.cover(&self.own)).then(|| theirs.missing_from(&self.own)))
+    }
+}
+
+fn printable(name: &str) -> String {
+    crate::format::printable(name).to_string()
+}
+
+/// An error's first line, without the context below it.
+fn first_line(error: &anyhow::Error) -> String {
+    format!("{error:#}")
+        .lines()
+        .next()
+        .unwrap_or_default()
+        .to_string()
 }
 
 /// The statements a replay does not send for what they reach, in words; None when none.
