@@ -27,13 +27,17 @@ pub fn unreadable(what: &str, error: std::io::Error) -> anyhow::Error {
     }
 }
 
-/// Exit code for an error: 2 when any cause is a [`UsageError`], else 1.
+/// Exit code for an error: 2 when any cause is a [`UsageError`] (also one an io error
+/// carries, as a bounded reader's refusals do), else 1.
 pub fn exit_code(error: &anyhow::Error) -> i32 {
-    if error.chain().any(|cause| cause.is::<UsageError>()) {
-        2
-    } else {
-        1
-    }
+    let usage = |cause: &(dyn std::error::Error + 'static)| {
+        cause.is::<UsageError>()
+            || cause
+                .downcast_ref::<std::io::Error>()
+                .and_then(std::io::Error::get_ref)
+                .is_some_and(|inner| inner.is::<UsageError>())
+    };
+    if error.chain().any(usage) { 2 } else { 1 }
 }
 
 /// Locks what threads share (a monitor connection, a level's baseline). A thread that panicked

@@ -53,6 +53,7 @@ pub mod db;
 pub mod error;
 pub(crate) mod format;
 pub mod host;
+pub mod input_file;
 pub(crate) mod interrupt;
 pub mod latency;
 pub mod redact;

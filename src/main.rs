@@ -6,10 +6,12 @@ use corescale::{eprint, eprintln};
 use corescale::cli::{self, Cli, Command};
 use corescale::commands::{self, run::RunEnd, run::STRICT_EXIT_CODE};
 use corescale::db::connect::target::{
-    PASSWORD_VARIABLE, carries_password, hide_passwords_from_ps, redact, redact_argument,
+    PASSWORD_VARIABLE, carries_password, hide_passwords_from_ps, redact,
 };
 use corescale::error::exit_code;
-use corescale::redact::{redact_misplaced, register_argument_secrets, register_variable_secrets};
+use corescale::redact::{
+    redact_command_word, redact_misplaced, register_argument_secrets, register_variable_secrets,
+};
 
 /// Environment variables whose value is a password: corescale's own and libpq's.
 const PASSWORD_VARIABLES: [&str; 2] = [PASSWORD_VARIABLE, "PGPASSWORD"];
@@ -75,7 +77,7 @@ fn main() {
         Command::GenerateMan(args) => commands::about::man_pages(&args.directory).map(|()| 0),
         Command::Run(args) => {
             let command_line = std::env::args_os()
-                .map(|arg| redact_argument(&arg.to_string_lossy()))
+                .map(|arg| redact_command_word(&arg.to_string_lossy()))
                 .collect();
             commands::run::execute(args, command_line).map(|end| match end {
                 RunEnd::Complete => 0,

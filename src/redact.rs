@@ -153,7 +153,116 @@ fn hide_registered(text: &str) -> String {
 /// password between the user's `:` and the `@` before the host (see [`url_password`]), and
 /// the value of any `password=` parameter.
 pub fn redact(text: &str) -> String {
-    redact_urls(&hide_registered(text))
+    hide_command_secrets(&redact_urls(&hide_registered(text)))
+}
+
+/// [`redact_argument`] for a word of a command line stored in a result, which may itself be
+/// a command (`--before-level 'PGPASSWORD=... psql ...'`): also the secrets of
+/// [`hide_command_secrets`].
+pub fn redact_command_word(word: &str) -> String {
+    hide_command_secrets(&redact_argument(word))
+}
+
+/// Whether a name's value is a secret: an environment variable (`PGPASSWORD`, `MYSQL_PWD`,
+/// `AWS_SECRET_ACCESS_KEY`, `GITHUB_TOKEN`), a libpq keyword (`password`, `sslpassword`),
+/// an option (`--password`). `PWD` and `OLDPWD` are the shell's directories.
+fn names_a_secret(name: &str) -> bool {
+    let name = name.to_ascii_uppercase();
+    !matches!(name.as_str(), "PWD" | "OLDPWD")
+        && ["PASSWORD", "PASSWD", "PWD", "SECRET", "TOKEN"]
+            .iter()
+            .any(|secret| name.contains(secret))
+}
+
+/// Where a value starting at `start` ends: after its closing quote when it is quoted (a
+/// backslash escaping the next character), else at white space, a shell's `;`, `&` or `|`,
+/// or a quote (the one closing a libpq string given within quotes).
+fn value_end(text: &[u8], start: usize) -> usize {
+    match text.get(start) {
+        Some(&quote @ (b'\'' | b'"')) => {
+            let mut at = start + 1;
+            while at < text.len() && text[at] != quote {
+                at += if text[at] == b'\\' { 2 } else { 1 };
+            }
+            (at + 1).min(text.len())
+        }
+        _ => {
+            start
+                + text[start..]
+                    .iter()
+                    .take_while(|byte| {
+                        !byte.is_ascii_whitespace()
+                            && !matches!(byte, b';' | b'&' | b'|' | b'\'' | b'"' | b'`')
+                    })
+                    .count()
+        }
+    }
+}
+
+/// Hides secrets a command or connection string holds outside URLs: the value of each
+/// assignment to a name that holds one (`PGPASSWORD=...`, `MYSQL_PWD=...`, libpq's
+/// `password = '...'` with or without spaces around `=`, `--password=...`), and in a text
+/// naming a MySQL or MariaDB client, each `-p<password>`.
+pub fn hide_command_secrets(text: &str) -> String {
+    let bytes = text.as_bytes();
+    let is_name = |byte: u8| byte.is_ascii_alphanumeric() || byte == b'_';
+    let mut hidden: Vec<std::ops::Range<usize>> = Vec::new();
+    let mut at = 0;
+    while at < bytes.len() {
+        if !is_name(bytes[at]) || at > 0 && is_name(bytes[at - 1]) {
+            at += 1;
+            continue;
+        }
+        let name_end = at
+            + bytes[at..]
+                .iter()
+                .take_while(|byte| is_name(**byte))
+                .count();
+        let spaces = |from: usize| from + bytes[from..].iter().take_while(|b| **b == b' ').count();
+        let equals = spaces(name_end);
+        if bytes.get(equals) == Some(&b'=')
+            && bytes.get(equals + 1) != Some(&b'=')
+            && names_a_secret(&text[at..name_end])
+        {
+            let start = spaces(equals + 1);
+            let end = value_end(bytes, start);
+            if end > start {
+                hidden.push(start..end);
+            }
+            at = end.max(name_end);
+            continue;
+        }
+        at = name_end;
+    }
+    let lower = text.to_ascii_lowercase();
+    if lower.contains("mysql") || lower.contains("mariadb") {
+        for (option, _) in text.match_indices("-p") {
+            let word_start = option == 0
+                || bytes[option - 1].is_ascii_whitespace()
+                || matches!(bytes[option - 1], b'\'' | b'"');
+            let start = option + 2;
+            let end = value_end(bytes, start);
+            if word_start && end > start && !hidden.iter().any(|span| span.contains(&start)) {
+                hidden.push(start..end);
+            }
+        }
+    }
+    if hidden.is_empty() {
+        return text.to_string();
+    }
+    hidden.sort_by_key(|span| span.start);
+    let mut shown = String::with_capacity(text.len());
+    let mut copied = 0;
+    for span in hidden {
+        if span.start < copied {
+            continue;
+        }
+        shown.push_str(&text[copied..span.start]);
+        shown.push_str(HIDDEN);
+        copied = span.end;
+    }
+    shown.push_str(&text[copied..]);
+    shown
 }
 
 /// Whether `c` ends a URL in free text when no password is involved: a URL's host, path and
@@ -541,6 +650,57 @@ mod tests {
         assert_eq!(placed[10], OsString::from("***"));
         assert_eq!(placed[11], OsString::from("--sweep=***"));
         assert_eq!(placed[12], arguments[12]);
+    }
+
+    #[test]
+    fn commands_hide_their_secrets() {
+        for (command, shown) in [
+            (
+                "PGPASSWORD=Cmd1 psql -h db -c 'select 1'",
+                "PGPASSWORD=*** psql -h db -c 'select 1'",
+            ),
+            (
+                "env MYSQL_PWD='Cmd 2' mysql -e x",
+                "env MYSQL_PWD=*** mysql -e x",
+            ),
+            (
+                "export AWS_SECRET_ACCESS_KEY=\"Cmd\\\"3\"; GH_TOKEN=Cmd4 x",
+                "export AWS_SECRET_ACCESS_KEY=***; GH_TOKEN=*** x",
+            ),
+            (
+                "psql \"host=db password = Cmd5 dbname=shop\"",
+                "psql \"host=db password = *** dbname=shop\"",
+            ),
+            (
+                "psql \"host=db password='Cmd 6\\' x' user=u\"",
+                "psql \"host=db password=*** user=u\"",
+            ),
+            (
+                "psql \"sslpassword=Cmd7\" -p 5432",
+                "psql \"sslpassword=***\" -p 5432",
+            ),
+            (
+                "mysql -uroot -pCmd8 shop < restore.sql && mysqladmin --password=Cmd9 x",
+                "mysql -uroot -p*** shop < restore.sql && mysqladmin --password=*** x",
+            ),
+            ("mariadb -p'Cmd 10' -e x", "mariadb -p*** -e x"),
+            (
+                "./restore.sh postgres://u:Cmd11@h/db",
+                "./restore.sh postgres://u:***@h/db",
+            ),
+        ] {
+            assert_eq!(redact(command), shown, "{command}");
+            assert_eq!(redact_command_word(command), shown, "{command}");
+        }
+        // Left alone: no secret's name, an option -p of another client, the shell's PWD.
+        for text in [
+            "psql -p5432 -c 'select 1'",
+            "PWD=/tmp OLDPWD=/ ./x",
+            "password authentication failed for user \"u\"",
+            "a == PASSWORD",
+        ] {
+            assert_eq!(redact(text), text);
+        }
     }
 
     #[test]

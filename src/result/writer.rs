@@ -117,6 +117,7 @@ fn final_path(path: &Path) -> Result<PathBuf> {
     let own_uid = std::fs::metadata("/proc/self").map(|meta| meta.uid()).ok();
     let mut current = path.to_path_buf();
     for _ in 0..40 {
+        check_folders(parent_directory(&current))?;
         match std::fs::symlink_metadata(&current) {
             Ok(metadata) if metadata.file_type().is_symlink() => {
                 if Some(metadata.uid()) != own_uid {
@@ -134,6 +135,33 @@ fn final_path(path: &Path) -> Result<PathBuf> {
         }
     }
     Ok(current)
+}
+
+/// Refuses an output folder (`report -o DIR/`, the folder of any output file) that is, or
+/// lies under, a symbolic link owned by another user, as [`final_path`] refuses such a link
+/// to a file: a link planted in a shared directory must not send corescale's files where
+/// its owner chose. Links root owns (`/var/run`) are the system's, and followed.
+pub(crate) fn check_folders(folder: &Path) -> Result<()> {
+    use std::os::unix::fs::MetadataExt;
+    let own_uid = std::fs::metadata("/proc/self").map(|meta| meta.uid()).ok();
+    // Without a trailing slash, which would make the link's target looked at, not the link.
+    let folder: PathBuf = folder.components().collect();
+    for folder in folder.ancestors() {
+        if folder.as_os_str().is_empty() {
+            continue;
+        }
+        if let Ok(metadata) = std::fs::symlink_metadata(folder)
+            && metadata.file_type().is_symlink()
+            && Some(metadata.uid()) != own_uid
+            && metadata.uid() != 0
+        {
+            anyhow::bail!(
+                "the output folder '{}' is a symbolic link owned by another user: corescale does not write through it (remove it or choose another folder)",
+                folder.display()
+            );
+        }
+    }
+    Ok(())
 }
 
 /// The permissions a new file gets under this process's umask (rw for whom the umask allows).

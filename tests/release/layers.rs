@@ -4,7 +4,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
-const LEAVES: [&str; 7] = [
+const LEAVES: [&str; 8] = [
     "values",
     "stats",
     "format",
@@ -12,12 +12,15 @@ const LEAVES: [&str; 7] = [
     "error",
     "interrupt",
     "rng",
+    "input_file",
 ];
 
 /// What each module may use besides the leaves.
 fn allowed(module: &str) -> Option<&'static [&'static str]> {
     Some(match module {
         "values" | "stats" | "format" | "redact" | "error" | "interrupt" | "rng" => &[],
+        // Its refusals are usage errors.
+        "input_file" => &["error"],
         "host" | "latency" | "db" => &[],
         "workload" => &["host", "latency", "db"],
         "result" => &["host", "latency", "workload"],

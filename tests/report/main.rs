@@ -6,3 +6,4 @@ mod common;
 
 mod browser;
 mod command;
+mod inputs;

@@ -370,3 +370,73 @@ fn a_tag_holding_a_known_password_is_masked() {
     assert_eq!(document["tags"]["note"], "***");
     assert_eq!(document["tags"]["also"], "before-***-after");
 }
+
+/// A command kept in a result's command line (`--before-level 'PGPASSWORD=... psql ...'`, a
+/// tag naming how the data was loaded) has its secrets masked as messages do: environment
+/// assignments, libpq's `password = '...'`, mysql's `-p...` and `--password=...`. A tag
+/// carries each here, as `run cpu` takes one without a database.
+#[test]
+fn secrets_of_commands_in_the_stored_command_line_are_masked() {
+    let dir = tempfile::tempdir().unwrap();
+    let (json, csv) = (dir.path().join("cmd.json"), dir.path().join("cmd.csv"));
+    let commands = [
+        (
+            "restore=PGPASSWORD=Cmd-Secret-1 psql -h db -f dump.sql",
+            "restore=PGPASSWORD=*** psql -h db -f dump.sql",
+        ),
+        (
+            "load=mysql -uroot -pCmd-Secret-2 shop",
+            "load=mysql -uroot -p*** shop",
+        ),
+        (
+            "conn=host=db password = 'Cmd Secret 3' dbname=shop",
+            "conn=host=db password = *** dbname=shop",
+        ),
+        (
+            "dump=MYSQL_PWD=Cmd-Secret-4 mysqldump --password=Cmd-Secret-5 shop",
+            "dump=MYSQL_PWD=*** mysqldump --password=*** shop",
+        ),
+    ];
+    let mut command = corescale();
+    command.args([
+        "run",
+        "cpu",
+        "-w",
+        "1",
+        "--job-size",
+        "1M",
+        "--repeat",
+        "1",
+        "-q",
+    ]);
+    for (tag, _) in commands {
+        command.args(["--tag", tag]);
+    }
+    command
+        .arg("-o")
+        .arg(&json)
+        .arg("-o")
+        .arg(&csv)
+        .timeout(Duration::from_secs(60))
+        .assert()
+        .success();
+    for file in [&json, &csv] {
+        let text = std::fs::read_to_string(file).unwrap();
+        assert!(!text.contains("Cmd-Secret"), "{}: {text}", file.display());
+        assert!(!text.contains("Cmd Secret"), "{}: {text}", file.display());
+    }
+    let document = common::read_json(&json);
+    let stored: Vec<&str> = document["command_line"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|word| word.as_str().unwrap())
+        .collect();
+    for (_, shown) in commands {
+        assert!(stored.contains(&shown), "{shown}: {stored:?}");
+    }
+    assert_eq!(
+        document["tags"]["restore"],
+        "PGPASSWORD=*** psql -h db -f dump.sql"
+    );
+}

@@ -90,6 +90,17 @@ pub(super) fn from_csv(path: &Path, input: impl std::io::Read, stem: &str) -> Re
         }
         let line = line_of(record.position(), lines_read);
         lines_read = line;
+        if record
+            .iter()
+            .any(|field| field.len() > crate::input_file::MOST_STRING_BYTES)
+        {
+            return Err(crate::error::UsageError::new(format!(
+                "'{}' line {line}: a field longer than {}, the longest corescale reads in a result: check that it is the file meant",
+                path.display(),
+                crate::input_file::size_in_words(crate::input_file::MOST_STRING_BYTES as u64)
+            ))
+            .into());
+        }
         // An empty line between rows (or at the end) is no level.
         if record.iter().all(str::is_empty) {
             continue;
@@ -130,6 +141,19 @@ impl<R: std::io::Read> std::io::Read for LastByte<R> {
 
 /// A line the CSV reader could not read (unequal fields, invalid UTF-8, a read error).
 fn unreadable(path: &Path, line: usize, error: &csv::Error) -> anyhow::Error {
+    // A bound the reader under it refused (a row past 1 MiB, a file past its most): its
+    // own words, which name the line.
+    if let csv::ErrorKind::Io(io) = error.kind()
+        && let Some(refused) = io
+            .get_ref()
+            .and_then(|inner| inner.downcast_ref::<crate::error::UsageError>())
+    {
+        return crate::error::UsageError::new(format!(
+            "cannot read '{}': {refused}",
+            path.display()
+        ))
+        .into();
+    }
     let what = match error.kind() {
         csv::ErrorKind::Utf8 { .. } => NOT_TEXT.to_string(),
         _ => format!("malformed CSV ({})", printable(&error.to_string())),

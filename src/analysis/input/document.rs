@@ -4,6 +4,8 @@ use super::*;
 
 /// The document, its schema checked first: a report's analysis or another version is named.
 fn parsed(path: &Path, text: &str) -> Result<RunDocument> {
+    // A string of hundreds of megabytes (a label) would take gigabytes once parsed.
+    crate::input_file::check_json_strings(&format!("'{}'", path.display()), text.as_bytes())?;
     let value: serde_json::Value = serde_json::from_str(text).map_err(|error| {
         anyhow::anyhow!(
             "'{}' line {} column {}: not JSON ({error})",

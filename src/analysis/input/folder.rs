@@ -41,11 +41,19 @@ pub fn result_files(inputs: &[PathBuf]) -> Result<Vec<PathBuf>> {
                 .extension()
                 .map(|extension| extension.to_string_lossy().to_ascii_lowercase());
             let ours = matches!(extension.as_deref(), Some("json" | "csv"));
-            if entry.file_type().is_file()
+            let file_type = entry.file_type();
+            if file_type.is_file()
                 && (ours && !is_report_analysis(entry.path())
                     || !ours && other_tools_output(entry.path()).is_some())
             {
                 found.push(entry.into_path());
+            } else if ours && !file_type.is_file() && !file_type.is_dir() {
+                // A FIFO or a device (perhaps behind a link) is never opened: it could wait
+                // for ever or never end.
+                say!(
+                    "corescale: note: left out '{}': not a regular file",
+                    printable(&entry.path().display().to_string())
+                );
             }
         }
         let all: std::collections::BTreeSet<&PathBuf> = found.iter().collect();
@@ -100,7 +108,7 @@ pub(super) fn other_tools_output(path: &Path) -> Option<&'static Importer> {
         return None;
     }
     use std::io::{Read, Seek};
-    let mut file = std::fs::File::open(path).ok()?;
+    let mut file = crate::input_file::open_regular(path, "").ok()?;
     let mut head = Vec::with_capacity(HEAD_BYTES);
     (&mut file)
         .take(HEAD_BYTES as u64)

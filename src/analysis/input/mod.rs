@@ -293,18 +293,21 @@ fn only_one(path: &Path, mut series: Vec<Series>) -> Result<Series> {
 /// state may stay unknown (0) until [`pgbench_logs_joined`] joins it to its run's summary, or
 /// [`levels_into_sweeps`] says what is missing.
 pub fn read_input(file: &InputFile) -> Result<Vec<Series>> {
+    use crate::input_file::{Bounded, MOST_STREAMED_BYTES, MOST_WHOLE_BYTES};
     use std::io::Read;
     let path = file.path;
     if path.as_os_str() == "-" {
-        let mut bytes = Vec::new();
-        std::io::stdin()
-            .read_to_end(&mut bytes)
-            .context("cannot read standard input")?;
+        let bytes = crate::input_file::read_stdin(MOST_WHOLE_BYTES)?;
         return parse_input(&InputFile::new(Path::new("stdin"), file.level), &bytes);
     }
     let cannot_read = || format!("cannot read '{}'", path.display());
-    let mut opened = std::fs::File::open(path)
-        .map_err(|error| crate::error::unreadable(&format!("'{}'", path.display()), error))?;
+    let what = format!("'{}'", path.display());
+    let regular = crate::input_file::open_regular(path, &what)?;
+    let length = regular.metadata().with_context(cannot_read)?.len();
+    if length > MOST_STREAMED_BYTES {
+        return Err(crate::input_file::too_large(&what, MOST_STREAMED_BYTES));
+    }
+    let mut opened = Bounded::new(regular, MOST_STREAMED_BYTES);
     let mut head = Vec::with_capacity(HEAD_BYTES);
     (&mut opened)
         .take(HEAD_BYTES as u64)
@@ -315,19 +318,33 @@ pub fn read_input(file: &InputFile) -> Result<Vec<Series>> {
         ..
     }) = detect(&String::from_utf8_lossy(&head), "")
     {
-        // A log: streamed, never held whole.
+        // A log: streamed, never held whole, nor any of its lines past the bound.
+        opened.bound_lines();
         let mut lines =
             std::io::BufReader::with_capacity(1 << 20, std::io::Cursor::new(head).chain(opened));
         return Ok(vec![finish(path, read(file, &mut lines)?)?]);
     }
     let head_text = String::from_utf8_lossy(&head).into_owned();
-    let tail = tail_of(&mut opened, head.len()).with_context(cannot_read)?;
+    let tail = tail_of(opened.get_mut(), head.len()).with_context(cannot_read)?;
     if streams_as_csv(&head_text, &tail) {
-        // A CSV: read row by row, never held whole.
+        // A CSV: read row by row, never held whole, nor any of its rows past the bound.
+        opened.bound_lines();
+        opened.csv_records();
         let rest = std::io::BufReader::with_capacity(1 << 16, opened);
         return streamed_csv(file, std::io::Cursor::new(head).chain(rest));
     }
-    opened.read_to_end(&mut head).with_context(cannot_read)?;
+    // Read whole: a document, a tool's report.
+    if length > MOST_WHOLE_BYTES {
+        return Err(crate::input_file::too_large(&what, MOST_WHOLE_BYTES));
+    }
+    let rest = MOST_WHOLE_BYTES + 1 - head.len() as u64;
+    opened
+        .take(rest)
+        .read_to_end(&mut head)
+        .with_context(cannot_read)?;
+    if head.len() as u64 > MOST_WHOLE_BYTES {
+        return Err(crate::input_file::too_large(&what, MOST_WHOLE_BYTES));
+    }
     parse_input(file, &head)
 }
 
@@ -516,8 +533,9 @@ fn logged_document(text: &str) -> Option<&str> {
 /// folder's report leaves it out and says so.
 fn is_report_analysis(path: &Path) -> bool {
     let mut head = [0u8; 4096];
-    let read = std::fs::File::open(path)
-        .and_then(|mut file| std::io::Read::read(&mut file, &mut head))
+    let read = crate::input_file::open_regular(path, "")
+        .ok()
+        .and_then(|mut file| std::io::Read::read(&mut file, &mut head).ok())
         .unwrap_or(0);
     let found = String::from_utf8_lossy(&head[..read]).contains("\"schema\": \"corescale-report/");
     if found {

@@ -23,8 +23,7 @@ const MOST_CPUS: u64 = 1 << 20;
 /// run's JSON (`host.topology`).
 pub fn node_cores(path: &Path) -> Result<NodeCores> {
     let cannot_read = || format!("cannot read '{}'", path.display());
-    let file = std::fs::File::open(path)
-        .map_err(|error| crate::error::unreadable(&format!("'{}'", path.display()), error))?;
+    let file = crate::input_file::open_regular(path, &format!("'{}'", path.display()))?;
     let mut text = String::new();
     file.take(MOST_BYTES + 1)
         .read_to_string(&mut text)
@@ -38,6 +37,7 @@ pub fn node_cores(path: &Path) -> Result<NodeCores> {
     if text.len() as u64 > MOST_BYTES {
         return Err(not_a_host("is larger than a host description"));
     }
+    crate::input_file::check_json_strings(&format!("'{}'", path.display()), text.as_bytes())?;
     let value: serde_json::Value =
         serde_json::from_str(&text).map_err(|_| not_a_host("is not JSON"))?;
     let host = if value.get("topology").is_some() {

@@ -144,11 +144,13 @@ fn each_line(
     };
     read(file.path, first)?;
     for thread in thread_files(file) {
-        let opened = std::fs::File::open(&thread)
-            .with_context(|| format!("cannot read '{}'", thread.display()))?;
+        let opened = crate::input_file::open_regular(&thread, &format!("'{}'", thread.display()))?;
+        let mut bounded =
+            crate::input_file::Bounded::new(opened, crate::input_file::MOST_STREAMED_BYTES);
+        bounded.bound_lines();
         read(
             &thread,
-            &mut std::io::BufReader::with_capacity(1 << 20, opened),
+            &mut std::io::BufReader::with_capacity(1 << 20, bounded),
         )?;
     }
     Ok(())

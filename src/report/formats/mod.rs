@@ -118,6 +118,7 @@ impl Renderer for Json {
 
 impl Renderer for Png {
     fn write(&self, analysis: &Analysis, destination: &Path) -> Result<()> {
+        crate::result::writer::check_folders(destination)?;
         std::fs::create_dir_all(destination)
             .with_context(|| format!("cannot create '{}'", destination.display()))?;
         for figure in figures(analysis) {

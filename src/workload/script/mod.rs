@@ -254,8 +254,10 @@ fn read_script_text(path: &std::path::Path) -> Result<String> {
         return Err(too_large().into());
     }
     let mut bytes = Vec::new();
-    std::fs::File::open(path)
-        .and_then(|file| file.take(MOST_SCRIPT_BYTES + 1).read_to_end(&mut bytes))
+    // Opened non-blocking and looked at again: a FIFO swapped in meanwhile is not waited on.
+    crate::input_file::open_regular(path, &format!("the script '{shown}'"))?
+        .take(MOST_SCRIPT_BYTES + 1)
+        .read_to_end(&mut bytes)
         .with_context(|| format!("cannot read the script '{shown}'"))?;
     if bytes.len() as u64 > MOST_SCRIPT_BYTES {
         return Err(too_large().into());
