@@ -7,6 +7,8 @@ use std::io::{BufRead, BufReader, Write};
 use std::path::Path;
 
 use anyhow::{Context, Result, anyhow, bail};
+
+use crate::error::UsageError;
 use serde::{Deserialize, Serialize};
 
 use super::class::Class;
@@ -131,6 +133,32 @@ impl Writer {
     }
 }
 
+/// The longest statement, and the longest of its parameters together, a capture keeps:
+/// the longest line a log may hold.
+const LONGEST_STATEMENT: usize = super::pg_log::LONGEST_LINE;
+
+/// The longest record read: a statement and its parameters at their longest, with room for
+/// the rest of the record (a longer line is refused before it is parsed).
+const LONGEST_RECORD: usize = 2 * LONGEST_STATEMENT + (1 << 20);
+
+/// Why a statement record is longer than a capture keeps.
+fn within_longest(statement: &Statement) -> std::result::Result<(), String> {
+    let parameters: usize = statement
+        .parameters
+        .iter()
+        .flatten()
+        .flatten()
+        .map(String::len)
+        .sum();
+    if statement.sql.len() > LONGEST_STATEMENT {
+        return Err(format!("a statement of {} MiB", statement.sql.len() >> 20));
+    }
+    if parameters > LONGEST_STATEMENT {
+        return Err(format!("parameters of {} MiB", parameters >> 20));
+    }
+    Ok(())
+}
+
 /// A reader that hashes what it reads: the capture is named by its content in one pass.
 struct Hashing<R> {
     inner: R,
@@ -152,9 +180,7 @@ impl<R: std::io::Read> std::io::Read for Hashing<R> {
 /// they name the same.
 pub fn read(path: &Path, take: &mut dyn FnMut(Line) -> Result<()>) -> Result<String> {
     use sha2::Digest as _;
-    let file = std::fs::File::open(path).map_err(|error| {
-        crate::error::unreadable(&format!("the capture {}", path.display()), error)
-    })?;
+    let file = crate::input_file::open_regular(path, &format!("the capture '{}'", path.display()))?;
     let mut reader = BufReader::new(flate2::read::GzDecoder::new(Hashing {
         inner: BufReader::new(file),
         hasher: sha2::Sha256::new(),
@@ -164,7 +190,9 @@ pub fn read(path: &Path, take: &mut dyn FnMut(Line) -> Result<()>) -> Result<Str
     loop {
         number += 1;
         text.clear();
-        let read = reader.read_line(&mut text).map_err(|error| {
+        let read = std::io::Read::take(&mut reader, LONGEST_RECORD as u64 + 1)
+            .read_line(&mut text)
+            .map_err(|error| {
             anyhow!(
                 "{}: line {number}: {error}: not a capture of `corescale capture`",
                 path.display()
@@ -184,12 +212,30 @@ pub fn read(path: &Path, take: &mut dyn FnMut(Line) -> Result<()>) -> Result<Str
             let hash = std::mem::take(&mut hashing.hasher).finalize();
             return Ok(format!("sha256 {}", crate::format::hex(&hash[..6])));
         }
+        if text.len() > LONGEST_RECORD {
+            return Err(UsageError::new(format!(
+                "{}: line {number} is longer than {} MiB: not a record of `corescale capture`, which keeps no statement over {} MiB",
+                path.display(),
+                LONGEST_RECORD >> 20,
+                LONGEST_STATEMENT >> 20
+            ))
+            .into());
+        }
         let line: Line = serde_json::from_str(&text).map_err(|error| {
             anyhow!(
                 "{}: line {number} is not a capture's record ({error}): make it again with `corescale capture`",
                 path.display()
             )
         })?;
+        if let Line::Statement(statement) = &line {
+            within_longest(statement).map_err(|why| {
+                UsageError::new(format!(
+                    "{}: line {number}: {why}: not a record of `corescale capture`, which keeps no statement over {} MiB",
+                    path.display(),
+                    LONGEST_STATEMENT >> 20
+                ))
+            })?;
+        }
         if number == 1 {
             match &line {
                 Line::Header {
