@@ -562,6 +562,28 @@ impl Catalogue for Postgres {
         self.on_monitor(|monitor| current_identity(monitor, &self.schema, kind, name))
     }
 
+    /// As every driver checks them, then the monitor's statistics published: a run checks
+    /// its tables just before each level reads the counters, and the checks' transactions
+    /// and blocks, published a moment later, would be counted in that level.
+    fn verify_owned(&self, objects: &[Owned]) -> Result<Vec<Verdict>> {
+        let verdicts = objects
+            .iter()
+            .map(|object| {
+                let current = match object.kind {
+                    Some(kind) => self.identity_now(kind, &object.name)?,
+                    None => None,
+                };
+                Ok(crate::db::catalog::verdict(
+                    object.identity.as_ref(),
+                    current.as_ref(),
+                ))
+            })
+            .collect::<Result<Vec<Verdict>>>()?;
+        // Older servers cannot be asked; their backends publish within half a second.
+        let _ = self.on_monitor(publish_statistics);
+        Ok(verdicts)
+    }
+
     /// Roles (other than the user, superusers and the predefined `pg_` roles) that own the
     /// schema (`pg_database_owner`: the database's owner) or one of `tables`, are members of
     /// their owners or of the user (and so may act as them: drop, rename, alter, replace),
@@ -577,7 +599,7 @@ impl Catalogue for Postgres {
             let (role, what, object) = (column(0), column(1), column(2));
             let object = crate::format::printable(&object);
             let reason = match what.as_str() {
-                "schema" if object == "t" => {
+                "schema" if object == "true" => {
                     "owns the database, and so the schema (pg_database_owner)".to_string()
                 }
                 "schema" => "owns the schema".to_string(),
@@ -708,6 +730,11 @@ impl crate::db::TablesHeld for PostgresHold {
                     self.target
                 )
             })?;
+        // The query's portal keeps its snapshot, and so the server's xmin, until it is
+        // dropped: a simple query drops it, so the held transaction holds back no vacuum.
+        self.session
+            .simple("SELECT 1")
+            .map_err(|error| explain(error, &self.target))?;
         if held < self.tables.len() as i64 {
             bail!(
                 "{}: the connection locking corescale's tables holds {held} of {} locks: they could be dropped or replaced",
