@@ -10,3 +10,4 @@ mod mysql_tls;
 mod pg_auth;
 mod pg_tls;
 mod replay;
+mod tables_own;
