@@ -125,6 +125,22 @@ pub trait Catalogue: AtTarget {
     fn schema_warning(&self) -> Result<Option<String>> {
         Ok(None)
     }
+    /// Why roles other than corescale's user (and superusers, or on MySQL/MariaDB accounts
+    /// with global privileges) could alter, drop or replace corescale's tables where it works,
+    /// or put code on them: they own the schema, may act as the tables' owner, or may make
+    /// triggers on them. `tables` are the names of corescale's tables there, made or to be
+    /// made (the catalogue among them). One sentence naming them, without the advice; None
+    /// when no one else can, or where the database cannot tell.
+    fn others_in_control(&self, _tables: &[String]) -> Result<Option<String>> {
+        Ok(None)
+    }
+    /// Holds a lock on `tables` (existing tables of corescale's) from a connection of its
+    /// own until the answer is dropped, so no one can drop, rename or replace them
+    /// meanwhile: PostgreSQL ACCESS SHARE, MySQL/MariaDB a metadata lock through an open
+    /// transaction. None where the database's driver holds none.
+    fn hold_tables(&self, _tables: &[String]) -> Result<Option<Box<dyn TablesHeld>>> {
+        Ok(None)
+    }
     /// What the object of `kind` named `name` in corescale's schema is now (its id, owner,
     /// mark, ...); None when there is none of that kind (a view is no table).
     fn identity_now(&self, kind: ObjectKind, name: &str) -> Result<Option<Identity>>;
@@ -143,6 +159,13 @@ pub trait Catalogue: AtTarget {
             })
             .collect()
     }
+}
+
+/// A lock on corescale's tables, held by a connection of its own for as long as this lives
+/// (closing the connection ends its transaction, and frees the lock).
+pub trait TablesHeld: Send {
+    /// Fails when the lock may be gone: its connection no longer answers.
+    fn still_held(&mut self) -> Result<()>;
 }
 
 /// The setup lock, and the window a setup's objects are marked with.

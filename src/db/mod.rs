@@ -20,5 +20,5 @@ pub use catalog::{PREFIX, loop_function, table_name};
 pub use driver::{
     Answer, AtTarget, BoundValue, Catalogue, Database, DbCounters, DbSession, Field, Maintenance,
     Replication, Rows, SampledStatement, ServerCounters, ServerProcesses, SetupWindow,
-    StatementFailure, mean_of_samples, quote_backtick, quote_double,
+    StatementFailure, TablesHeld, mean_of_samples, quote_backtick, quote_double,
 };

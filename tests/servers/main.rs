@@ -11,3 +11,4 @@ mod pg_auth;
 mod pg_tls;
 mod replay;
 mod replay_attacks;
+mod tables_own;

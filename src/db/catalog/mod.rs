@@ -21,9 +21,14 @@ pub use record::{
 use super::Database;
 
 /// Drops what the catalogue lists (functions first) while it still is what setup created,
-/// only `of` one workload's setup when given, then the catalogue when it lists nothing any
-/// more.
-fn drop_catalogued(database: &dyn Database, of: Option<SetupOf>) -> Result<Teardown> {
+/// only `of` one workload's setup when given, then, with `empty_catalogue` (teardown), the
+/// catalogue when it lists nothing any more. A setup keeps an empty catalogue and works in
+/// it: it never drops an object it did not create, and the catalogue may be another's.
+fn drop_catalogued(
+    database: &dyn Database,
+    of: Option<SetupOf>,
+    empty_catalogue: bool,
+) -> Result<Teardown> {
     let writers = database.catalogue_writers()?;
     if !writers.is_empty() {
         bail!(
@@ -60,7 +65,7 @@ fn drop_catalogued(database: &dyn Database, of: Option<SetupOf>) -> Result<Teard
             }),
         }
     }
-    if database.has_catalogue()? {
+    if empty_catalogue && database.has_catalogue()? {
         if torn.refused.is_empty() && torn.not_created.is_empty() && database.drop_catalogue()? {
             torn.dropped.push(CATALOG_TABLE.to_string());
         } else {
@@ -102,7 +107,7 @@ fn under_setup_lock<T>(database: &dyn Database, work: impl FnOnce() -> Result<T>
 }
 
 fn teardown_locked(database: &dyn Database) -> Result<Teardown> {
-    let mut torn = drop_catalogued(database, None)?;
+    let mut torn = drop_catalogued(database, None, true)?;
     // Listed once: what the catalogue lists is reported above, dropped or not.
     let reported: Vec<&str> = torn
         .dropped
@@ -131,6 +136,7 @@ pub(crate) fn setup_owned(
     create: impl FnOnce(&SetupStamp) -> Result<()>,
 ) -> Result<Vec<String>> {
     under_setup_lock(database, || {
+        refuse_others_in_control(database, wanted)?;
         let previous = drop_earlier_setup(database, of)?;
         // Kept when it lists another workload's objects.
         let has_catalogue = database.has_catalogue()?;
@@ -162,7 +168,7 @@ pub(crate) fn setup_owned(
 /// Drops what the workload's earlier setup created; refuses to go on when the catalogue
 /// lists anything else teardown would not drop.
 fn drop_earlier_setup(database: &dyn Database, of: SetupOf) -> Result<Vec<String>> {
-    let torn = drop_catalogued(database, Some(of))?;
+    let torn = drop_catalogued(database, Some(of), false)?;
     if !torn.refused.is_empty() {
         bail!(
             "{CATALOG_TABLE} in {} lists {} which corescale never creates: fix or drop the catalogue by hand before a new setup",
@@ -210,6 +216,55 @@ fn refuse_unlisted(database: &dyn Database, wanted: &[String], has_catalogue: bo
         );
     }
     Ok(())
+}
+
+/// Refuses to work where a role other than corescale's user (and superusers) could alter,
+/// drop or replace corescale's tables, or put a trigger on them (`Catalogue::
+/// others_in_control`): a view or a trigger of theirs would run their code as corescale's
+/// user. `wanted` names the tables the command makes or reads; the catalogue's are added,
+/// once the catalogue itself is known to be out of others' reach. A usage error: the fix
+/// is a schema (or database) of corescale's own.
+pub(crate) fn refuse_others_in_control(database: &dyn Database, wanted: &[String]) -> Result<()> {
+    let mut names: Vec<String> = wanted.to_vec();
+    names.push(CATALOG_TABLE.to_string());
+    if let Some(why) = database.others_in_control(&names)? {
+        return Err(crate::error::UsageError::new(why).into());
+    }
+    let listed: Vec<String> = database
+        .catalogue()?
+        .into_iter()
+        .filter(|object| object.kind == Some(ObjectKind::Table))
+        .map(|object| object.name)
+        .filter(|name| !names.iter().any(|known| known.eq_ignore_ascii_case(name)))
+        .collect();
+    if listed.is_empty() {
+        return Ok(());
+    }
+    if let Some(why) = database.others_in_control(&listed)? {
+        return Err(crate::error::UsageError::new(why).into());
+    }
+    Ok(())
+}
+
+/// The tables of `objects` and the catalogue, locked from a connection of their own for as
+/// long as the answer lives (`Catalogue::hold_tables`): a run holds them so that no one
+/// can drop or replace them under it.
+pub(crate) fn hold_tables(
+    database: &dyn Database,
+    objects: &[Owned],
+) -> Result<Option<Box<dyn super::TablesHeld>>> {
+    let mut names: Vec<String> = objects
+        .iter()
+        .filter(|object| object.kind == Some(ObjectKind::Table))
+        .map(|object| object.name.clone())
+        .collect();
+    names.push(CATALOG_TABLE.to_string());
+    database.hold_tables(&names).with_context(|| {
+        format!(
+            "locking corescale's tables in {} for the run",
+            database.target()
+        )
+    })
 }
 
 /// Says, as a warning, why the schema corescale works in may hold others' objects beside its

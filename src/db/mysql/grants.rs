@@ -23,6 +23,10 @@ pub(super) enum Privilege {
     Update,
     Create,
     Drop,
+    Alter,
+    CreateView,
+    Trigger,
+    Super,
 }
 
 impl Privilege {
@@ -32,6 +36,10 @@ impl Privilege {
             Self::Update => "Update_priv",
             Self::Create => "Create_priv",
             Self::Drop => "Drop_priv",
+            Self::Alter => "Alter_priv",
+            Self::CreateView => "Create_view_priv",
+            Self::Trigger => "Trigger_priv",
+            Self::Super => "Super_priv",
         }
     }
 
@@ -41,6 +49,11 @@ impl Privilege {
             Self::Update => "Update",
             Self::Create => "Create",
             Self::Drop => "Drop",
+            Self::Alter => "Alter",
+            Self::CreateView => "Create View",
+            Self::Trigger => "Trigger",
+            // Global only: no table grant holds it.
+            Self::Super => "",
         }
     }
 }
@@ -61,6 +74,45 @@ pub(super) fn others_holding(
     tables: &[&str],
     privileges: &[Privilege],
 ) -> Result<Vec<String>, mysql::Error> {
+    let holders = holding(connection, database, tables, privileges, true)?;
+    shown_others(connection, holders)
+}
+
+/// The accounts other than corescale's, and other than accounts holding DROP, ALTER, CREATE
+/// VIEW, TRIGGER or SUPER globally (administrators, as superusers are on PostgreSQL), that
+/// hold DROP, ALTER, CREATE VIEW or TRIGGER on `database` or one of `tables`: they could drop
+/// or replace corescale's tables, or put triggers on them, during a run.
+pub(super) fn others_in_control(
+    connection: &mut Conn,
+    database: &str,
+    tables: &[&str],
+) -> Result<Vec<String>, mysql::Error> {
+    let powers = [
+        Privilege::Drop,
+        Privilege::Alter,
+        Privilege::CreateView,
+        Privilege::Trigger,
+    ];
+    let local = holding(connection, database, tables, &powers, false)?;
+    let mut global_powers = powers.to_vec();
+    global_powers.push(Privilege::Super);
+    let global = holding(connection, "", &[], &global_powers, true)?;
+    let local = local
+        .into_iter()
+        .filter(|account| !global.contains(account))
+        .collect();
+    shown_others(connection, local)
+}
+
+/// The accounts (and roles) holding any of `privileges` on `database` by a name pattern, on
+/// one of `tables`, and with `global` on every database, directly or through a role.
+fn holding(
+    connection: &mut Conn,
+    database: &str,
+    tables: &[&str],
+    privileges: &[Privilege],
+    global: bool,
+) -> Result<BTreeSet<Account>, mysql::Error> {
     let any_column = |privileges: &[Privilege]| {
         privileges
             .iter()
@@ -69,20 +121,25 @@ pub(super) fn others_holding(
             .join(" OR ")
     };
     let mut holders: BTreeSet<Account> = BTreeSet::new();
-    holders.extend(connection.query::<Account, _>(format!(
-        "SELECT User, Host FROM mysql.user WHERE {}",
-        any_column(privileges)
-    ))?);
-    holders.extend(connection.exec::<Account, _, _>(
-        format!(
-            "SELECT User, Host FROM mysql.db WHERE ? LIKE Db AND ({})",
+    if global {
+        holders.extend(connection.query::<Account, _>(format!(
+            "SELECT User, Host FROM mysql.user WHERE {}",
             any_column(privileges)
-        ),
-        (database,),
-    )?);
+        ))?);
+    }
+    if !database.is_empty() {
+        holders.extend(connection.exec::<Account, _, _>(
+            format!(
+                "SELECT User, Host FROM mysql.db WHERE ? LIKE Db AND ({})",
+                any_column(privileges)
+            ),
+            (database,),
+        )?);
+    }
     // A grant on some columns (`GRANT INSERT (kind, name) ON ...`) writes rows as well.
     let members = privileges
         .iter()
+        .filter(|privilege| !privilege.table_privilege().is_empty())
         .map(|privilege| {
             format!(
                 "FIND_IN_SET('{0}', Table_priv) > 0 OR FIND_IN_SET('{0}', Column_priv) > 0",
@@ -113,6 +170,16 @@ pub(super) fn others_holding(
         }
         holders.extend(granted);
     }
+    Ok(holders)
+}
+
+/// `holders` as `user@host`, the current account and roles left out (a role is counted
+/// through the accounts granted it; PUBLIC is every account).
+fn shown_others(
+    connection: &mut Conn,
+    holders: BTreeSet<Account>,
+) -> Result<Vec<String>, mysql::Error> {
+    let mapping = role_grants(connection)?;
     let current: Option<String> = connection.query_first("SELECT CURRENT_USER()")?;
     let current = current.unwrap_or_default();
     let roles: BTreeSet<Account> = mapping.iter().map(|(_, role)| role.clone()).collect();

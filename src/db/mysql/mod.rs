@@ -420,6 +420,80 @@ impl Catalogue for MySql {
             .map_err(|error| describe(error, &self.target))
     }
 
+    /// Accounts without global privileges holding DROP, ALTER, CREATE VIEW or TRIGGER on the
+    /// database or one of `tables`, from the grant tables; None where they are unreadable
+    /// (`schema_warning` then says so).
+    fn others_in_control(&self, tables: &[String]) -> Result<Option<String>> {
+        let mut connection = locked(&self.monitor, "the monitor connection")?;
+        let database = current_database(&mut connection, &self.target)?;
+        let account = current_account(&mut connection, &self.target)?;
+        let names: Vec<&str> = tables.iter().map(String::as_str).collect();
+        let Ok(others) = grants::others_in_control(&mut connection, &database, &names) else {
+            return Ok(None);
+        };
+        if others.is_empty() {
+            return Ok(None);
+        }
+        let count = others.len();
+        let mut named: Vec<String> = others.into_iter().take(5).collect();
+        if count > 5 {
+            named.push(format!("and {} more", count - 5));
+        }
+        Ok(Some(format!(
+            "in database {} of {}, {} may drop, alter, make views or triggers where corescale's tables are, and so replace them or run their code as {account} while a run reads them: give corescale a database of its own in the URL (mysql://{}@host/corescale, with no grants to others), or REVOKE DROP, ALTER, CREATE VIEW, TRIGGER ON {}.* FROM them",
+            crate::format::printable(&database),
+            self.target,
+            named.join(", "),
+            account.split('@').next().unwrap_or_default(),
+            quote_backtick(&database)
+        )))
+    }
+
+    /// Where the grant tables are unreadable, corescale cannot tell who else could drop or
+    /// replace its tables.
+    fn schema_warning(&self) -> Result<Option<String>> {
+        let mut connection = locked(&self.monitor, "the monitor connection")?;
+        if connection
+            .query_drop("SELECT 1 FROM mysql.db LIMIT 0")
+            .is_ok()
+        {
+            return Ok(None);
+        }
+        let account = current_account(&mut connection, &self.target)?;
+        Ok(Some(format!(
+            "{account} cannot read the grant tables, so corescale cannot tell whether other accounts could drop or replace its tables in {} during a run: GRANT SELECT ON mysql.* TO {account} lets it check",
+            self.target
+        )))
+    }
+
+    /// A metadata lock: a transaction at READ COMMITTED (no read view kept between
+    /// statements, so purge is not held back) that has read each table once and stays open.
+    fn hold_tables(&self, tables: &[String]) -> Result<Option<Box<dyn crate::db::TablesHeld>>> {
+        let mut connection = connect(&self.target)?;
+        let database = current_database(&mut connection, &self.target)?;
+        let mut statements = vec![
+            "SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED".to_string(),
+            // An idle connection outlives any run (a year, the server's largest).
+            "SET SESSION wait_timeout = 31536000".to_string(),
+            "SET SESSION lock_wait_timeout = 60".to_string(),
+            "START TRANSACTION".to_string(),
+        ];
+        statements.extend(
+            tables
+                .iter()
+                .map(|name| format!("SELECT 1 FROM {} LIMIT 0", qualified(&database, name))),
+        );
+        for statement in statements {
+            connection
+                .query_drop(statement)
+                .map_err(|error| describe(error, &self.target))?;
+        }
+        Ok(Some(Box::new(MySqlHold {
+            connection,
+            target: self.target.clone(),
+        })))
+    }
+
     /// Setup creates tables only here: any other kind names nothing of corescale's.
     fn identity_now(&self, kind: ObjectKind, name: &str) -> Result<Option<Identity>> {
         if kind != ObjectKind::Table {
@@ -601,6 +675,40 @@ impl Replication for MySql {
             .exec_first(sql, (position, limit.as_secs_f64()))
             .map_err(|error| describe(error, &self.target))?;
         Ok(answer == Some(0))
+    }
+}
+
+/// corescale's tables under a metadata lock of a connection of their own.
+struct MySqlHold {
+    connection: Conn,
+    target: Target,
+}
+
+impl crate::db::TablesHeld for MySqlHold {
+    /// The connection answers, its transaction still open (MariaDB's `in_transaction`;
+    /// MySQL has none: there the connection answering is all that is read).
+    fn still_held(&mut self) -> Result<()> {
+        const UNKNOWN_VARIABLE: u16 = 1193;
+        let open: Option<i64> = match self.connection.query_first("SELECT @@in_transaction") {
+            Err(mysql::Error::MySqlError(server)) if server.code == UNKNOWN_VARIABLE => {
+                self.connection.query_first("SELECT 1")
+            }
+            other => other,
+        }
+        .map_err(|error| describe(error, &self.target))
+            .with_context(|| {
+                format!(
+                    "the connection locking corescale's tables in {} was lost: they could be dropped or replaced",
+                    self.target
+                )
+            })?;
+        if open != Some(1) {
+            bail!(
+                "{}: the transaction locking corescale's tables ended: they could be dropped or replaced",
+                self.target
+            );
+        }
+        Ok(())
     }
 }
 

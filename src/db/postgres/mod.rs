@@ -561,6 +561,189 @@ impl Catalogue for Postgres {
     fn identity_now(&self, kind: ObjectKind, name: &str) -> Result<Option<Identity>> {
         self.on_monitor(|monitor| current_identity(monitor, &self.schema, kind, name))
     }
+
+    /// As every driver checks them, then the monitor's statistics published: a run checks
+    /// its tables just before each level reads the counters, and the checks' transactions
+    /// and blocks, published a moment later, would be counted in that level.
+    fn verify_owned(&self, objects: &[Owned]) -> Result<Vec<Verdict>> {
+        let verdicts = objects
+            .iter()
+            .map(|object| {
+                let current = match object.kind {
+                    Some(kind) => self.identity_now(kind, &object.name)?,
+                    None => None,
+                };
+                Ok(crate::db::catalog::verdict(
+                    object.identity.as_ref(),
+                    current.as_ref(),
+                ))
+            })
+            .collect::<Result<Vec<Verdict>>>()?;
+        // Older servers cannot be asked; their backends publish within half a second.
+        let _ = self.on_monitor(publish_statistics);
+        Ok(verdicts)
+    }
+
+    /// Roles (other than the user, superusers and the predefined `pg_` roles) that own the
+    /// schema (`pg_database_owner`: the database's owner) or one of `tables`, are members of
+    /// their owners or of the user (and so may act as them: drop, rename, alter, replace),
+    /// may make triggers on one of `tables`, or before PostgreSQL 16 have CREATEROLE while
+    /// an owner is no superuser (they may grant themselves membership in it).
+    fn others_in_control(&self, tables: &[String]) -> Result<Option<String>> {
+        let rows = self.on_monitor(|monitor| {
+            monitor.query(OTHERS_IN_CONTROL, &[&self.schema, &tables.join("\n")])
+        })?;
+        let mut roles: Vec<(String, Vec<String>)> = Vec::new();
+        for row in rows {
+            let column = |index: usize| row.get(index).cloned().flatten().unwrap_or_default();
+            let (role, what, object) = (column(0), column(1), column(2));
+            let object = crate::format::printable(&object);
+            let reason = match what.as_str() {
+                "schema" if object == "true" => {
+                    "owns the database, and so the schema (pg_database_owner)".to_string()
+                }
+                "schema" => "owns the schema".to_string(),
+                "table" => format!("owns {object}"),
+                "member" => format!("is a member of {object}"),
+                "trigger" => format!("may create triggers on {object}"),
+                _ => "has CREATEROLE (before PostgreSQL 16: may make itself a member of any role but a superuser)".to_string(),
+            };
+            match roles.iter_mut().find(|(name, _)| *name == role) {
+                Some((_, reasons)) => reasons.push(reason),
+                None => roles.push((role, vec![reason])),
+            }
+        }
+        if roles.is_empty() {
+            return Ok(None);
+        }
+        let count = roles.len();
+        let mut named: Vec<String> = roles
+            .into_iter()
+            .take(5)
+            .map(|(role, reasons)| {
+                format!(
+                    "{} ({})",
+                    crate::format::printable(&role),
+                    reasons.join(", ")
+                )
+            })
+            .collect();
+        if count > 5 {
+            named.push(format!("and {} more", count - 5));
+        }
+        Ok(Some(format!(
+            "schema {} of {}, where corescale works, is not its own: {} could drop, replace or put triggers on corescale's tables while a run reads them, running their code as this user; give corescale a schema of its own: `--in-schema corescale` (db setup creates it, owned by the user; give the same --in-schema to every run, db check and db teardown)",
+            crate::format::printable(&self.schema),
+            self.target,
+            named.join("; ")
+        )))
+    }
+
+    /// ACCESS SHARE, in a transaction left open: it conflicts only with what takes ACCESS
+    /// EXCLUSIVE (DROP, ALTER, TRUNCATE, a rename, VACUUM FULL), and holds no snapshot
+    /// between statements, so vacuum is not held back.
+    fn hold_tables(&self, tables: &[String]) -> Result<Option<Box<dyn crate::db::TablesHeld>>> {
+        let mut session = self.connect_own()?;
+        let list: Vec<String> = tables
+            .iter()
+            .map(|name| qualified(&self.schema, name))
+            .collect();
+        session
+            .simple(&format!(
+                "SET idle_in_transaction_session_timeout = 0; SET statement_timeout = 0; SET lock_timeout = '60s'; BEGIN; LOCK TABLE {} IN ACCESS SHARE MODE",
+                list.join(", ")
+            ))
+            .map_err(|error| explain(error, &self.target))?;
+        let mut held = PostgresHold {
+            session,
+            schema: self.schema.clone(),
+            tables: tables.to_vec(),
+            target: self.target.clone(),
+        };
+        crate::db::TablesHeld::still_held(&mut held)?;
+        Ok(Some(Box::new(held)))
+    }
+}
+
+/// The rows of `others_in_control`: (role, what, object) for schema $1 and tables $2 (names
+/// a line each). `what` is `schema` (object: whether through pg_database_owner), `table`,
+/// `member` (of the role named), `trigger` or `createrole`.
+const OTHERS_IN_CONTROL: &str = "WITH me AS (SELECT r.oid FROM pg_catalog.pg_roles r WHERE r.rolname OPERATOR(pg_catalog.=) CURRENT_USER),
+     nsp AS (
+       SELECT n.oid,
+              CASE WHEN pg_catalog.pg_get_userbyid(n.nspowner) OPERATOR(pg_catalog.=) 'pg_database_owner'
+                   THEN (SELECT d.datdba FROM pg_catalog.pg_database d WHERE d.datname OPERATOR(pg_catalog.=) pg_catalog.current_database())
+                   ELSE n.nspowner END AS owner,
+              (pg_catalog.pg_get_userbyid(n.nspowner) OPERATOR(pg_catalog.=) 'pg_database_owner')::pg_catalog.text AS through_database
+       FROM pg_catalog.pg_namespace n WHERE n.nspname OPERATOR(pg_catalog.=) $1::pg_catalog.text),
+     tabs AS (
+       SELECT c.oid, c.relname::pg_catalog.text AS relname, c.relowner FROM pg_catalog.pg_class c, nsp
+       WHERE c.relnamespace OPERATOR(pg_catalog.=) nsp.oid
+         AND c.relname::pg_catalog.text OPERATOR(pg_catalog.=) ANY (pg_catalog.string_to_array($2::pg_catalog.text, E'\\n'))),
+     owners AS (SELECT nsp.owner AS oid FROM nsp UNION SELECT tabs.relowner FROM tabs UNION SELECT me.oid FROM me),
+     others AS (
+       SELECT r.oid, r.rolname::pg_catalog.text AS rolname, r.rolcreaterole FROM pg_catalog.pg_roles r
+       WHERE NOT r.rolsuper AND r.oid OPERATOR(pg_catalog.<>) ALL (SELECT me.oid FROM me)
+         AND NOT pg_catalog.starts_with(r.rolname::pg_catalog.text, 'pg_'))
+SELECT o.rolname, 'schema', nsp.through_database FROM others o, nsp WHERE o.oid OPERATOR(pg_catalog.=) nsp.owner
+UNION ALL
+SELECT o.rolname, 'table', t.relname FROM others o, tabs t WHERE o.oid OPERATOR(pg_catalog.=) t.relowner
+UNION ALL
+SELECT o.rolname, 'member', pg_catalog.pg_get_userbyid(w.oid)::pg_catalog.text FROM others o, owners w
+WHERE o.oid OPERATOR(pg_catalog.<>) w.oid AND pg_catalog.pg_has_role(o.oid, w.oid, 'MEMBER')
+UNION ALL
+SELECT o.rolname, 'trigger', t.relname FROM others o, tabs t
+WHERE o.oid OPERATOR(pg_catalog.<>) t.relowner AND NOT pg_catalog.pg_has_role(o.oid, t.relowner, 'MEMBER')
+  AND pg_catalog.has_table_privilege(o.oid, t.oid, 'TRIGGER')
+UNION ALL
+SELECT o.rolname, 'createrole', '' FROM others o
+WHERE o.rolcreaterole AND pg_catalog.current_setting('server_version_num')::pg_catalog.int4 OPERATOR(pg_catalog.<) 160000
+  AND EXISTS (SELECT 1 FROM owners w JOIN pg_catalog.pg_roles r ON r.oid OPERATOR(pg_catalog.=) w.oid WHERE NOT r.rolsuper)
+ORDER BY 1, 2, 3";
+
+/// corescale's tables locked by a connection of their own (`Catalogue::hold_tables`).
+struct PostgresHold {
+    session: WireSession,
+    schema: String,
+    tables: Vec<String>,
+    target: Target,
+}
+
+impl crate::db::TablesHeld for PostgresHold {
+    /// The connection answers, and still holds ACCESS SHARE on every table.
+    fn still_held(&mut self) -> Result<()> {
+        let held: i64 = self
+            .session
+            .query_value(
+                "SELECT pg_catalog.count(DISTINCT c.oid) FROM pg_catalog.pg_locks l
+                   JOIN pg_catalog.pg_class c ON c.oid OPERATOR(pg_catalog.=) l.relation
+                   JOIN pg_catalog.pg_namespace n ON n.oid OPERATOR(pg_catalog.=) c.relnamespace
+                 WHERE l.pid OPERATOR(pg_catalog.=) pg_catalog.pg_backend_pid() AND l.granted AND l.mode OPERATOR(pg_catalog.=) 'AccessShareLock'
+                   AND n.nspname OPERATOR(pg_catalog.=) $1::pg_catalog.text
+                   AND c.relname::pg_catalog.text OPERATOR(pg_catalog.=) ANY (pg_catalog.string_to_array($2::pg_catalog.text, E'\\n'))",
+                &[&self.schema, &self.tables.join("\n")],
+            )
+            .map_err(|error| explain(error, &self.target))
+            .with_context(|| {
+                format!(
+                    "the connection locking corescale's tables in {} was lost: they could be dropped or replaced",
+                    self.target
+                )
+            })?;
+        // The query's portal keeps its snapshot, and so the server's xmin, until it is
+        // dropped: a simple query drops it, so the held transaction holds back no vacuum.
+        self.session
+            .simple("SELECT 1")
+            .map_err(|error| explain(error, &self.target))?;
+        if held < self.tables.len() as i64 {
+            bail!(
+                "{}: the connection locking corescale's tables holds {held} of {} locks: they could be dropped or replaced",
+                self.target,
+                self.tables.len()
+            );
+        }
+        Ok(())
+    }
 }
 
 impl SetupWindow for Postgres {

@@ -26,7 +26,7 @@ use super::{
 use crate::db::catalog::{ObjectKind, Owned, SetupOf, Verdict};
 use crate::db::cluster::{Cluster, Replay, Route};
 use crate::db::connect::{target::Target, tls};
-use crate::db::{Database, DbCounters, Maintenance};
+use crate::db::{Database, DbCounters, Maintenance, TablesHeld};
 use crate::error::UsageError;
 use crate::error::locked;
 pub use instances::InstanceFigures;
@@ -91,6 +91,11 @@ pub struct DbWorkload {
     sessions: Arc<Sessions<SessionTally>>,
     /// Which instances are up, and their roles, as the level being run found them.
     watch: watch::InstanceWatch,
+    /// The tables (and loop functions) the run reads, as setup recorded them: checked again
+    /// before each level.
+    read: Vec<Owned>,
+    /// The lock on the tables, from a connection of its own, for the whole run.
+    held: Mutex<Option<Box<dyn TablesHeld>>>,
 }
 
 /// One instance's counters at a level's start; None where they could not be read (an
@@ -101,11 +106,9 @@ struct Baseline {
     server_cpu_s: Option<f64>,
 }
 
-/// Refuses a run whose tables (and server-side loops, with `--server-loop`) are not the
-/// objects setup created: another role's table or view put under a catalogued name would be
-/// read, or its function run, as corescale's.
-fn verify_tables(database: &dyn Database, server_loop: bool) -> Result<()> {
-    let read: Vec<Owned> = database
+/// The objects a run reads: SLOB's tables, and with `--server-loop` its loop functions.
+fn objects_read(database: &dyn Database, server_loop: bool) -> Result<Vec<Owned>> {
+    Ok(database
         .catalogue()?
         .into_iter()
         .filter(|object| object.setup_of(database.upper_case_names()) == Some(SetupOf::Slob))
@@ -114,12 +117,19 @@ fn verify_tables(database: &dyn Database, server_loop: bool) -> Result<()> {
             Some(ObjectKind::Function) => server_loop,
             None => false,
         })
-        .collect();
-    let verdicts = database.verify_owned(&read)?;
+        .collect())
+}
+
+/// Refuses a run whose tables (and server-side loops, with `--server-loop`) are not the
+/// objects setup created: another role's table or view put under a catalogued name would be
+/// read, or its function run, as corescale's. Checked before the run and again before each
+/// level, by oid (`when` says which).
+fn verify_tables(database: &dyn Database, read: &[Owned], when: &str) -> Result<()> {
+    let verdicts = database.verify_owned(read)?;
     for (object, verdict) in read.iter().zip(verdicts) {
         if verdict != Verdict::Same {
             bail!(
-                "{} in {} is not the object `corescale db setup` created ({}): corescale reads only its own tables; check it, then run `corescale db teardown` and `corescale db setup` again",
+                "{} in {} is not the object `corescale db setup` created ({}){when}: corescale reads only its own tables; check it, then run `corescale db teardown` and `corescale db setup` again",
                 crate::format::printable(&object.name),
                 database.target(),
                 verdict.reason()
@@ -149,6 +159,7 @@ impl DbWorkload {
             say!("corescale: warning: {why}");
         }
         (cluster.forwarded().iter()).for_each(|note| say!("corescale: note: {note}"));
+        crate::db::catalog::refuse_others_in_control(database.as_ref(), &[])?;
         let (schemas, rows) = crate::db::catalog::inventory(database.as_ref())?;
         if schemas == 0 {
             bail!(
@@ -156,7 +167,10 @@ impl DbWorkload {
             );
         }
         crate::db::catalog::warn_of_schema(database.as_ref())?;
-        verify_tables(database.as_ref(), options.server_loop)?;
+        // Locked first, then checked: what is checked stays for the whole run.
+        let read = objects_read(database.as_ref(), options.server_loop)?;
+        let held = crate::db::catalog::hold_tables(database.as_ref(), &read)?;
+        verify_tables(database.as_ref(), &read, "")?;
         if by_schema_idle && (schemas as usize) < cluster.len() {
             return Err(UsageError::new(format!(
                 "--route by-schema places table k on instance k mod {}, and there are {schemas} table(s): some instances would get no session (set up at least {} schemas, or use --route round-robin)",
@@ -235,6 +249,8 @@ impl DbWorkload {
             baseline: Mutex::new(None),
             connections: Mutex::new(std::collections::BTreeMap::new()),
             sessions: Arc::default(),
+            read,
+            held: Mutex::new(held),
         })
     }
 
@@ -569,8 +585,17 @@ impl Workload for DbWorkload {
         false
     }
 
+    /// The instances looked at again, and the tables: still locked, still setup's.
     fn level_preparing(&self) -> Result<()> {
-        self.watch.look(&self.cluster)
+        self.watch.look(&self.cluster)?;
+        if let Some(held) = locked(&self.held, "the lock on the tables")?.as_mut() {
+            held.still_held()?;
+        }
+        verify_tables(
+            self.database.as_ref(),
+            &self.read,
+            " any more: it changed during the run, which ends here",
+        )
     }
 
     fn level_started(&self) -> Result<()> {

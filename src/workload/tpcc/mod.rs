@@ -100,12 +100,27 @@ pub fn setup(
     })
 }
 
+/// A finished order-entry setup, its tables checked and locked for the run.
+pub struct Verified {
+    pub setup: TpccSetup,
+    /// The tables as setup recorded them, to check again before each level.
+    pub tables: Vec<Owned>,
+    /// The lock on them, from a connection of its own, held for as long as this lives.
+    pub held: Option<Box<dyn crate::db::TablesHeld>>,
+}
+
 /// Refuses to read tables that are not the ones a finished order-entry setup created (a
 /// view or another role's table under one of their names would run its code as this
-/// user); answers what the setup recorded.
-pub fn verify(database: &dyn Database) -> Result<TpccSetup> {
+/// user), or that another role could drop, replace or put triggers on; locks them, then
+/// checks them, and answers what the setup recorded.
+pub fn verify(database: &dyn Database) -> Result<Verified> {
     let target = database.target();
     let upper_case = database.upper_case_names();
+    let names: Vec<String> = schema::TABLES
+        .iter()
+        .map(|table| table.stored_name())
+        .collect();
+    catalog::refuse_others_in_control(database, &names)?;
     let owned: Vec<Owned> = database
         .catalogue()?
         .into_iter()
@@ -134,15 +149,9 @@ pub fn verify(database: &dyn Database) -> Result<TpccSetup> {
         }
         listed.push(object.clone());
     }
-    for (object, verdict) in listed.iter().zip(database.verify_owned(&listed)?) {
-        if verdict != catalog::Verdict::Same {
-            bail!(
-                "{target}: {} is not the table corescale's setup created ({}): it is not read; check it, then run `corescale db setup --workload tpcc` again",
-                object.name,
-                verdict.reason()
-            );
-        }
-    }
+    // Locked first, then checked: what is checked stays for the whole run.
+    let held = catalog::hold_tables(database, &listed)?;
+    check_tables(database, &listed, "")?;
     let setup: TpccSetup = serde_json::from_str(&listed[0].parameters).map_err(|error| {
         anyhow!(
             "{target}: corescale's catalogue has unreadable parameters for {}: {error}",
@@ -161,7 +170,26 @@ pub fn verify(database: &dyn Database) -> Result<TpccSetup> {
             nurand.ol_i_id
         );
     }
-    Ok(setup)
+    Ok(Verified {
+        setup,
+        tables: listed,
+        held,
+    })
+}
+
+/// Refuses tables that are not the ones setup created, by oid (`when` says at which check).
+pub fn check_tables(database: &dyn Database, tables: &[Owned], when: &str) -> Result<()> {
+    for (object, verdict) in tables.iter().zip(database.verify_owned(tables)?) {
+        if verdict != catalog::Verdict::Same {
+            bail!(
+                "{}: {} is not the table corescale's setup created ({}){when}: it is not read; check it, then run `corescale db setup --workload tpcc` again",
+                database.target(),
+                object.name,
+                verdict.reason()
+            );
+        }
+    }
+    Ok(())
 }
 
 /// Each load draws its own values.

@@ -172,6 +172,10 @@ pub struct TpccWorkload {
     /// The target without the run's answer limit: the consistency check after the run scans
     /// whole tables, in a session of its own.
     check_target: Target,
+    /// The tables as setup recorded them, checked again before each level.
+    tables: Vec<crate::db::catalog::Owned>,
+    /// The lock on them, from a connection of its own, for the whole run.
+    held: Mutex<Option<Box<dyn crate::db::TablesHeld>>>,
 }
 
 impl WorkloadOptions for TpccArgs {
@@ -213,7 +217,11 @@ impl TpccWorkload {
             ))
             .into());
         }
-        let setup = super::verify(database.as_ref())?;
+        let super::Verified {
+            setup,
+            tables,
+            held,
+        } = super::verify(database.as_ref())?;
         let engine = database
             .engine()
             .context("reading the database's version")?;
@@ -265,6 +273,8 @@ impl TpccWorkload {
             connections: Mutex::default(),
             check_target: target.with_timeouts(None, None),
             isolation,
+            tables,
+            held: Mutex::new(held),
         })
     }
 
@@ -364,6 +374,18 @@ impl Workload for TpccWorkload {
 
     fn cpu_bound(&self) -> bool {
         false
+    }
+
+    /// The tables: still locked, still setup's.
+    fn level_preparing(&self) -> Result<()> {
+        if let Some(held) = locked(&self.held, "the lock on the tables")?.as_mut() {
+            held.still_held()?;
+        }
+        super::check_tables(
+            self.instances.primary.as_ref(),
+            &self.tables,
+            " any more: it changed during the run, which ends here",
+        )
     }
 
     fn level_started(&self) -> Result<()> {
