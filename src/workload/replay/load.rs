@@ -77,6 +77,8 @@ pub struct Replay {
     pub capture_errors: BTreeMap<String, u64>,
     /// `--sessions-factor`'s copies of read-only sessions: sessions, statements.
     pub copied: (u64, u64),
+    /// Idle gaps longer than `--max-idle`, shortened to it, and the time taken out.
+    pub idle_shortened: (u64, Duration),
 }
 
 /// Statements the capture holds that this replay does not send, by why.
@@ -110,6 +112,8 @@ pub struct Choice {
     /// The database the replay connects to (the URL's): a statement naming another
     /// database, or the captured one under another name, is left out.
     pub target_database: Option<String>,
+    /// `--max-idle`: longer idle time (no statement sent or running) is shortened to it.
+    pub max_idle: Option<Duration>,
 }
 
 /// A captured session while the file is read.
@@ -398,9 +402,13 @@ pub fn load(paths: &[PathBuf], choice: &Choice) -> Result<Replay> {
         );
     }
     window(&mut kept, choice, &mut left_out, &named)?;
+    let idle_shortened = choice
+        .max_idle
+        .map_or((0, Duration::ZERO), |most| shorten_idle(&mut kept, most));
     let copied = copy_read_only(&mut kept, choice.sessions_factor);
     let mut replay = dealt(kept, (database, digest), left_out, capture_errors, quoting);
     replay.copied = copied;
+    replay.idle_shortened = idle_shortened;
     replay.name = name;
     replay.warnings = warnings;
     Ok(replay)
@@ -604,6 +612,50 @@ fn window(
     Ok(())
 }
 
+/// Shortens each stretch longer than `most` in which no statement was sent or running
+/// (by the captured durations) to `most`, moving every later statement earlier: a capture
+/// dated years apart, or with a night's gap, replays without waiting through it. The gaps
+/// shortened, and the time taken out.
+fn shorten_idle(sessions: &mut [Captured], most: Duration) -> (u64, Duration) {
+    let most_us = i64::try_from(most.as_micros()).unwrap_or(i64::MAX);
+    let mut busy: Vec<(i64, i64)> = sessions
+        .iter()
+        .flat_map(|session| &session.statements)
+        .map(|statement| {
+            let took = statement.took_us.unwrap_or(0).min(A_DAY_US) as i64;
+            (statement.at_us, statement.at_us.saturating_add(took))
+        })
+        .collect();
+    busy.sort_unstable();
+    // Each gap's end, and the time taken out up to and including it.
+    let mut cuts: Vec<(i64, i64)> = Vec::new();
+    let mut busy_until = i64::MIN;
+    let mut taken = 0_i64;
+    for (start, end) in busy {
+        if busy_until != i64::MIN && start.saturating_sub(busy_until) > most_us {
+            taken = taken.saturating_add(start - busy_until - most_us);
+            cuts.push((start, taken));
+        }
+        busy_until = busy_until.max(end);
+    }
+    if cuts.is_empty() {
+        return (0, Duration::ZERO);
+    }
+    for statement in sessions
+        .iter_mut()
+        .flat_map(|session| &mut session.statements)
+    {
+        let before = cuts.partition_point(|(end, _)| *end <= statement.at_us);
+        if before > 0 {
+            statement.at_us -= cuts[before - 1].1;
+        }
+    }
+    (
+        cuts.len() as u64,
+        Duration::from_micros(u64::try_from(taken).unwrap_or(0)),
+    )
+}
+
 /// Sessions dealt to lanes: each to the first lane free when it starts (sessions that never
 /// overlap share one), its statements' texts and values kept for the run.
 fn dealt(
@@ -713,6 +765,7 @@ fn dealt(
         left_out,
         capture_errors,
         copied: (0, 0),
+        idle_shortened: (0, Duration::ZERO),
     }
 }
 
@@ -911,5 +964,58 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(said.contains("b begins 9223372036855"), "{said}");
+    }
+
+    fn session_at(times_s: &[(i64, u64)]) -> Captured {
+        Captured {
+            database: "shop".into(),
+            user: "app".into(),
+            statements: times_s
+                .iter()
+                .map(|(at_s, took_s)| file::Statement {
+                    session: 1,
+                    at_us: at_s * 1_000_000,
+                    sql: "SELECT 1".into(),
+                    parameters: None,
+                    took_us: Some(took_s * 1_000_000),
+                    class: Class::Read,
+                    failed: None,
+                    database: None,
+                })
+                .collect(),
+            copy: false,
+        }
+    }
+
+    #[test]
+    fn idle_longer_than_the_most_is_shortened_to_it() {
+        const DAY: i64 = 86_400;
+        let mut sessions = vec![
+            session_at(&[(0, 0), (1, 0), (10 * DAY, 0)]),
+            session_at(&[(10 * DAY + 2, 0), (73 * 365 * DAY, 0)]),
+        ];
+        let (gaps, taken) = shorten_idle(&mut sessions, Duration::from_secs(300));
+        assert_eq!(gaps, 2);
+        let at = |session: usize| -> Vec<i64> {
+            sessions[session]
+                .statements
+                .iter()
+                .map(|statement| statement.at_us / 1_000_000)
+                .collect()
+        };
+        assert_eq!(at(0), [0, 1, 301]);
+        assert_eq!(at(1), [303, 603]);
+        assert_eq!(
+            taken.as_secs() as i64,
+            73 * 365 * DAY - 603,
+            "every second but the kept ones"
+        );
+        // A statement running through the gap keeps it busy: nothing is shortened.
+        let mut running = vec![session_at(&[(0, 1200), (900, 0)])];
+        assert_eq!(
+            shorten_idle(&mut running, Duration::from_secs(300)),
+            (0, Duration::ZERO)
+        );
+        assert_eq!(running[0].statements[1].at_us, 900_000_000);
     }
 }

@@ -79,6 +79,12 @@ pub struct ReplayArgs {
     #[arg(long, value_name = "CMD")]
     pub before_level: Option<String>,
 
+    /// Idle time longer than this, within and between captures (no statement sent or
+    /// running), is shortened to it, and said (e.g. 30s, 1h).
+    #[arg(long, value_name = "TIME", default_value = "5m",
+          value_parser = crate::values::parse_duration)]
+    pub max_idle: Duration,
+
     /// Replay data definition (CREATE, ALTER, DROP, GRANT, ...), skipped and counted unless
     /// given.
     #[arg(long)]
@@ -97,8 +103,10 @@ pub struct ReplayArgs {
     pub sessions_factor: u32,
 
     /// Connect the sessions a captured user ran as another user of the target (app=bench;
-    /// repeat for each user). Unmapped users' sessions connect as the URL's user; each
-    /// mapped user's password is found as the URL user's is (never the URL's own).
+    /// repeat for each user). An unmapped user's sessions connect as the URL's user when it
+    /// holds no power (superuser, a predefined role, a global privilege) that user's role on
+    /// the target lacks, else as that role; each user connected as another has its
+    /// password found as the URL user's is (never the URL's own).
     #[arg(long, value_name = "CAPTURED=USER", value_parser = parse_mapping)]
     pub map: Vec<(String, String)>,
 
@@ -236,8 +244,18 @@ impl WorkloadOptions for ReplayArgs {
             include_server_wide: self.include_server_wide,
             sessions_factor: self.sessions_factor,
             target_database: Some(self.target.database()?),
+            max_idle: Some(self.max_idle),
         };
         let replay = load(&self.capture, &choice)?;
+        let (count, shortened) = replay.idle_shortened;
+        if count > 0 {
+            say!(
+                "corescale: note: {count} idle {} longer than --max-idle {} shortened to it ({:.1} s of the capture's idle time not waited for)",
+                if count == 1 { "gap" } else { "gaps" },
+                humantime::format_duration(self.max_idle),
+                shortened.as_secs_f64()
+            );
+        }
         if let Some(said) = left_out_said(&replay.left_out) {
             say!("corescale: note: left out of the replay: {said}");
         }
