@@ -340,7 +340,8 @@ fn timed_job(
         Some(duration) => {
             let mut ops = 0;
             let mut outcome = Ok(());
-            while began.elapsed() < duration {
+            let ends_on_stop = job.window_ends_on_stop();
+            while began.elapsed() < duration && !(ends_on_stop && super::stop::stop_requested()) {
                 match job.run_slice() {
                     Ok(done) => {
                         ops += done;

@@ -444,6 +444,13 @@ pub trait WorkerJob: Send {
     /// A short slice of work (about a millisecond) for fixed-time runs; returns operations.
     fn run_slice(&mut self) -> Result<u64>;
 
+    /// Whether a stop request (a signal) ends this job's fixed-time window at once rather
+    /// than after it: a replay's window is one pass of its capture, which may last hours,
+    /// and what it sent until then is kept.
+    fn window_ends_on_stop(&self) -> bool {
+        false
+    }
+
     /// Finishes work still in flight when a fixed-time window ends (pipelined statements);
     /// runs inside the window and returns operations.
     fn end_window(&mut self) -> Result<u64> {

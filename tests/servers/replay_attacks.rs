@@ -182,3 +182,203 @@ fn a_replay_by_a_superuser_gives_the_application_no_more_power() {
         .stderr(predicates::str::contains("--map app=USER"));
     assert!(!planted_file.exists());
 }
+
+/// A capture file written by hand, as an attacker may: `(session user, database)`, then
+/// each statement's offset in seconds, text and the class the file claims for it.
+fn forged_capture(path: &std::path::Path, user: &str, statements: &[(f64, &str, &str)]) {
+    use std::io::Write;
+    let mut lines = vec![
+        serde_json::json!({"record": "header", "format": "corescale-capture", "version": 1,
+            "product": "postgresql", "logs": ["forged.csv"]}),
+        serde_json::json!({"record": "session", "id": 0, "at_us": 0, "user": user,
+            "database": "postgres"}),
+    ];
+    for (at_s, sql, class) in statements {
+        lines.push(serde_json::json!({"record": "statement", "session": 0,
+            "at_us": (at_s * 1e6) as i64, "sql": sql, "class": class}));
+    }
+    lines.push(
+        serde_json::json!({"record": "summary", "origin": "2026-12-07 10:00:00 UTC",
+        "sessions": 1, "statements": statements.len(), "passwords_left_out": 0,
+        "errors": {}, "with_duration": 0}),
+    );
+    let file = std::fs::File::create(path).unwrap();
+    let mut encoder = flate2::write::GzEncoder::new(file, flate2::Compression::fast());
+    for line in lines {
+        writeln!(encoder, "{line}").unwrap();
+    }
+    encoder.finish().unwrap();
+}
+
+/// A capture file is input: the class it claims for `COPY ... TO PROGRAM` (a read) is read
+/// anew from the text, so the program never runs, even for a superuser's own sessions; a
+/// gap of years is shortened to --max-idle and said, so the replay ends at once; a FIFO
+/// given as the capture is refused, not waited on.
+#[test]
+#[cfg_attr(
+    not(corescale_test_pg_bindir),
+    ignore = "needs CORESCALE_TEST_PG_BINDIR, PostgreSQL's server binaries (see README)"
+)]
+fn a_forged_capture_runs_no_program_and_waits_no_years() {
+    let bindir = required("CORESCALE_TEST_PG_BINDIR");
+    let cluster = PrivateCluster::start(
+        &bindir,
+        "host all postgres 127.0.0.1/32 trust\n",
+        &[],
+        "",
+        "",
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let planted_file = dir.path().join("ran-as-the-server");
+    let copy = format!(
+        "COPY (SELECT 1) TO PROGRAM 'touch {}'",
+        planted_file.display()
+    );
+    let capture = dir.path().join("forged.capture");
+    forged_capture(
+        &capture,
+        "postgres",
+        &[
+            (0.0, "SELECT 1", "read"),
+            (0.1, &copy, "read"),
+            (0.2, "SELECT 1; ALTER SYSTEM SET work_mem = '1TB'", "read"),
+            (73.0 * 365.0 * 86_400.0, "SELECT 2", "read"),
+        ],
+    );
+    let url = format!("postgres://postgres@127.0.0.1:{}/postgres", cluster.port);
+    let began = std::time::Instant::now();
+    let done = corescale()
+        .env("CORESCALE_TEST_PREFLIGHT", "100ms")
+        .args([
+            "run",
+            "replay",
+            "--target",
+            &url,
+            "--max-idle",
+            "1s",
+            "--capture",
+        ])
+        .arg(&capture)
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&done.stderr);
+    assert!(done.status.success(), "{said}");
+    assert!(
+        began.elapsed() < std::time::Duration::from_secs(60),
+        "{said}"
+    );
+    assert!(
+        said.contains("1 idle gap longer than --max-idle 1s shortened to it"),
+        "{said}"
+    );
+    assert!(
+        said.contains("2 reaching beyond the data (--include-server-wide sends them)"),
+        "{said}"
+    );
+    assert!(
+        !planted_file.exists(),
+        "a forged class ran a program as the server"
+    );
+    let work_mem: String = client(&cluster, "postgres")
+        .query_one(
+            "SELECT setting FROM pg_settings WHERE name = 'work_mem'",
+            &[],
+        )
+        .unwrap()
+        .get(0);
+    assert_eq!(work_mem, "4096");
+
+    let fifo = dir.path().join("fifo.capture");
+    assert!(
+        Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .unwrap()
+            .success()
+    );
+    let began = std::time::Instant::now();
+    corescale()
+        .args(["run", "replay", "--target", &url, "--capture"])
+        .arg(&fifo)
+        .timeout(std::time::Duration::from_secs(30))
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains("not a regular file"));
+    assert!(began.elapsed() < std::time::Duration::from_secs(30));
+}
+
+/// SIGTERM ends a replay's long wait within a second or so, keeping what it measured: a
+/// level of ten minutes (two statements that far apart, within --max-idle) stops at once.
+#[test]
+#[cfg_attr(
+    not(corescale_test_pg_bindir),
+    ignore = "needs CORESCALE_TEST_PG_BINDIR, PostgreSQL's server binaries (see README)"
+)]
+fn sigterm_ends_a_replay_s_wait_and_keeps_what_it_measured() {
+    let bindir = required("CORESCALE_TEST_PG_BINDIR");
+    let cluster = PrivateCluster::start(
+        &bindir,
+        "host all postgres 127.0.0.1/32 trust\n",
+        &[],
+        "",
+        "",
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let capture = dir.path().join("slow.capture");
+    forged_capture(
+        &capture,
+        "postgres",
+        &[(0.0, "SELECT 1", "read"), (600.0, "SELECT 2", "read")],
+    );
+    let url = format!("postgres://postgres@127.0.0.1:{}/postgres", cluster.port);
+    let json = dir.path().join("stopped.json");
+    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("corescale"))
+        .env("CORESCALE_TEST_PREFLIGHT", "100ms")
+        .args([
+            "run",
+            "replay",
+            "--target",
+            &url,
+            "--max-idle",
+            "20m",
+            "--capture",
+        ])
+        .arg(&capture)
+        .arg("-o")
+        .arg(&json)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Into the level's wait: its first statement sent, the second due in ten minutes.
+    std::thread::sleep(std::time::Duration::from_secs(4));
+    let signalled = std::time::Instant::now();
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(child.id() as i32),
+        nix::sys::signal::Signal::SIGTERM,
+    )
+    .unwrap();
+    let deadline = signalled + std::time::Duration::from_secs(20);
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if std::time::Instant::now() > deadline {
+            child.kill().unwrap();
+            panic!("the replay still waited 20 s after SIGTERM");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    };
+    let mut said = String::new();
+    std::io::Read::read_to_string(child.stderr.as_mut().unwrap(), &mut said).unwrap();
+    assert_eq!(status.code(), Some(143), "{said}");
+    assert!(
+        signalled.elapsed() < std::time::Duration::from_secs(5),
+        "{said}"
+    );
+    let document = common::read_json(&json);
+    assert_eq!(document["complete"], false, "{said}");
+    let level = &document["levels"][0];
+    assert_eq!(level["workload_figures"]["statements_sent"], 1.0, "{said}");
+}

@@ -239,6 +239,10 @@ impl WorkerJob for ReplaySessionJob {
         self.step()
     }
 
+    fn window_ends_on_stop(&self) -> bool {
+        true
+    }
+
     fn end_window(&mut self) -> Result<u64> {
         self.clock.window_ended();
         Ok(0)
