@@ -96,6 +96,20 @@ fn a_replay_by_a_superuser_gives_the_application_no_more_power() {
         .get(0);
     let dir = tempfile::tempdir().unwrap();
     let planted_file = dir.path().join("ran-as-the-server");
+    let capture = app_s_workload_captured(&bindir, &cluster, &planted_file, victim_pid);
+    replayed_with_no_more_power(&cluster, &capture, &planted_file, victim_pid);
+    assert!(victim.query_one("SELECT 1", &[]).is_ok());
+}
+
+/// `app`'s session, logged and captured: its functions' calls, and a termination of
+/// another session that production refused.
+fn app_s_workload_captured(
+    bindir: &str,
+    cluster: &PrivateCluster,
+    planted_file: &std::path::Path,
+    victim_pid: i32,
+) -> std::path::PathBuf {
+    let logs = format!("{}/pglog", cluster.dir.path().display());
     // One session, each statement its own transaction: the setting lift() changes holds
     // for the next.
     let session = Command::new(format!("{bindir}/psql"))
@@ -113,7 +127,7 @@ fn a_replay_by_a_superuser_gives_the_application_no_more_power() {
         "app may not terminate others' sessions, and nothing else failed: {refused}"
     );
     std::thread::sleep(std::time::Duration::from_millis(500));
-    let capture = dir.path().join("shop.capture");
+    let capture = planted_file.with_file_name("shop.capture");
     let captured = corescale()
         .args(["capture", &format!("{logs}/pg.csv"), "-o"])
         .arg(&capture)
@@ -125,12 +139,23 @@ fn a_replay_by_a_superuser_gives_the_application_no_more_power() {
         String::from_utf8_lossy(&captured.stderr)
     );
 
+    capture
+}
+
+/// The replay by a superuser, with no flags, and the harm looked for at the server.
+fn replayed_with_no_more_power(
+    cluster: &PrivateCluster,
+    capture: &std::path::Path,
+    planted_file: &std::path::Path,
+    victim_pid: i32,
+) {
+    let dir = tempfile::tempdir().unwrap();
     let clone_url = format!("postgres://postgres@127.0.0.1:{}/clone", cluster.port);
     let json = dir.path().join("replay.json");
     let replayed = corescale()
         .env("CORESCALE_TEST_PREFLIGHT", "100ms")
         .args(["run", "replay", "--target", &clone_url, "--capture"])
-        .arg(&capture)
+        .arg(capture)
         .arg("-o")
         .arg(&json)
         .output()
@@ -142,7 +167,7 @@ fn a_replay_by_a_superuser_gives_the_application_no_more_power() {
         "{said}"
     );
     // The harm, looked for at the server.
-    let mut admin = client(&cluster, "postgres");
+    let mut admin = client(cluster, "postgres");
     let superuser: bool = admin
         .query_one("SELECT rolsuper FROM pg_roles WHERE rolname = 'app'", &[])
         .unwrap()
@@ -156,7 +181,6 @@ fn a_replay_by_a_superuser_gives_the_application_no_more_power() {
         .unwrap()
         .get(0);
     assert_eq!(alive, 1, "the replay terminated another session");
-    assert!(victim.query_one("SELECT 1", &[]).is_ok());
     assert!(
         !planted_file.exists(),
         "the replay ran a program as the server"
@@ -173,7 +197,7 @@ fn a_replay_by_a_superuser_gives_the_application_no_more_power() {
     cluster.psql("ALTER ROLE app NOLOGIN");
     corescale()
         .args(["run", "replay", "--target", &clone_url, "--capture"])
-        .arg(&capture)
+        .arg(capture)
         .assert()
         .code(2)
         .stderr(predicates::str::contains(

@@ -49,7 +49,7 @@ pub struct Sent {
 }
 
 /// What is replayed, and what was left out.
-#[derive(Debug)]
+#[derive(Debug, Default)]
 pub struct Replay {
     /// The captures' file names ("shop.capture", "node1.capture + node2.capture"), in the
     /// order of their clocks whatever the command line's.
@@ -750,9 +750,7 @@ fn dealt(
         }
     }
     Replay {
-        name: String::new(),
         digest,
-        warnings: Vec::new(),
         lanes,
         span: Duration::from_micros(span_us.max(0) as u64),
         database,
@@ -764,8 +762,7 @@ fn dealt(
         writes,
         left_out,
         capture_errors,
-        copied: (0, 0),
-        idle_shortened: (0, Duration::ZERO),
+        ..Replay::default()
     }
 }
 
