@@ -16,6 +16,13 @@ pub fn execute(args: &CaptureArgs) -> Result<()> {
     let total = checked_logs(args)?;
     let formats = formats(args)?;
     let bar = progress_bar(total, args.quiet);
+    if let Some(folder) = args
+        .output
+        .parent()
+        .filter(|folder| !folder.as_os_str().is_empty())
+    {
+        crate::result::writer::check_folders(folder)?;
+    }
     let mut writer = Writer::create(&args.output)?;
     writer.write(&Line::Header {
         format: file::FORMAT.to_string(),
@@ -179,7 +186,7 @@ fn formats(args: &CaptureArgs) -> Result<Vec<Log>> {
 }
 
 fn open(log: &std::path::Path) -> Result<std::io::BufReader<std::fs::File>> {
-    let file = std::fs::File::open(log).with_context(|| format!("opening {}", log.display()))?;
+    let file = crate::input_file::open_regular(log, &format!("the log '{}'", log.display()))?;
     Ok(std::io::BufReader::with_capacity(1 << 20, file))
 }
 

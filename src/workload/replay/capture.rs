@@ -6,7 +6,7 @@ use std::collections::HashMap;
 
 use anyhow::{Result, bail};
 
-use super::class::{Class, classify};
+use super::class::{Class, classify, parameter_holds_password};
 use super::file::{Line, Statement, Summary, Writer};
 use super::fingerprint::Quoting;
 use super::log_time::Zone;
@@ -247,7 +247,12 @@ impl<'a> Capturer<'a> {
         took_us: Option<u64>,
     ) -> Result<()> {
         let class = classify(sql, self.quoting);
-        if class == Class::Password {
+        let password_bound = parameters
+            .iter()
+            .flatten()
+            .flatten()
+            .any(|value| parameter_holds_password(value));
+        if class == Class::Password || password_bound {
             self.captured.summary.passwords_left_out += 1;
             return Ok(());
         }
@@ -451,6 +456,54 @@ mod tests {
             zone: stamp.zone,
             ..entry(0, session, message, None)
         }
+    }
+
+    /// Passwords in every form a log holds are left out and counted, never stored; a
+    /// statement run after its session moved to another database says which.
+    #[test]
+    fn no_password_is_stored_and_a_moved_session_is_said() {
+        let mut moved = entry(60, "s1", "statement: INSERT INTO orders VALUES (1)", None);
+        moved.database = "other".into();
+        let (done, statements) = captured(vec![
+            entry(
+                0,
+                "s1",
+                "connection authorized: user=app database=shop",
+                None,
+            ),
+            entry(
+                10,
+                "s1",
+                "execute P_1: SELECT dblink_connect($1)",
+                Some("parameters: $1 = 'host=a password = s3cret'"),
+            ),
+            entry(
+                20,
+                "s1",
+                "statement: DO $$BEGIN ALTER ROLE app PASSWORD 's3cret'; END$$",
+                None,
+            ),
+            entry(
+                30,
+                "s1",
+                "statement: CREATE SUBSCRIPTION s CONNECTION 'host=a password =s3cret' PUBLICATION p",
+                None,
+            ),
+            entry(40, "s1", "statement: SELECT 1", None),
+            moved,
+        ]);
+        assert_eq!(done.summary.passwords_left_out, 3);
+        let kept: Vec<(&str, Option<&str>)> = statements
+            .iter()
+            .map(|statement| (statement.sql.as_str(), statement.database.as_deref()))
+            .collect();
+        assert_eq!(
+            kept,
+            [
+                ("SELECT 1", None),
+                ("INSERT INTO orders VALUES (1)", Some("other"))
+            ]
+        );
     }
 
     #[test]

@@ -202,6 +202,12 @@ fn carries_password(tokens: &[CodeToken], words: &[&str]) -> bool {
     identified || (names_password && configures) || password_function || in_text
 }
 
+/// Whether a statement's parameter carries a password (a connection string bound as a
+/// value: `SELECT dblink_connect($1)`).
+pub fn parameter_holds_password(value: &str) -> bool {
+    connection_password(value)
+}
+
 /// `password=...` in a libpq keyword string or a URL's query, with or without blanks
 /// around `=`; and a URL with a password (`user:secret@host`).
 fn connection_password(text: &str) -> bool {

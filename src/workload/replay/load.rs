@@ -455,6 +455,15 @@ fn kept_by_class(
     left_out: &mut LeftOut,
 ) -> bool {
     statement.class = super::class::classify(&statement.sql, quoting);
+    let password_bound = statement
+        .parameters
+        .iter()
+        .flatten()
+        .flatten()
+        .any(|value| super::class::parameter_holds_password(value));
+    if password_bound {
+        statement.class = Class::Password;
+    }
     if statement.failed.as_deref() == Some(INSUFFICIENT_PRIVILEGE) {
         left_out.denied += 1;
         return false;
@@ -1014,5 +1023,88 @@ mod tests {
             (0, Duration::ZERO)
         );
         assert_eq!(running[0].statements[1].at_us, 900_000_000);
+    }
+
+    #[test]
+    fn a_replay_stays_in_the_url_s_database() {
+        let mut session = session_at(&[
+            (0, 0),
+            (1, 0),
+            (2, 0),
+            (3, 0),
+            (4, 0),
+            (5, 0),
+            (6, 0),
+            (7, 0),
+        ]);
+        let texts = [
+            "SELECT 1",
+            "USE shop",
+            "INSERT INTO orders VALUES (1)",
+            "use `other`",
+            "DELETE FROM orders",
+            "USE shop",
+            "INSERT INTO shop.orders VALUES (2)",
+            "UPDATE orders SET a = 1",
+        ];
+        for (statement, text) in session.statements.iter_mut().zip(texts) {
+            statement.sql = text.to_string();
+        }
+        // The log says the last statement ran after its session moved elsewhere.
+        session.statements[7].database = Some("archive".into());
+        let choice = Choice {
+            target_database: Some("shopclone".into()),
+            ..Choice::default()
+        };
+        let mut left_out = LeftOut::default();
+        in_one_database(&mut session, "shop", &choice, Quoting::Mysql, &mut left_out);
+        let kept: Vec<&str> = session.statements.iter().map(|s| s.sql.as_str()).collect();
+        assert_eq!(kept, ["SELECT 1", "INSERT INTO orders VALUES (1)"]);
+        assert_eq!(left_out.database_changes, 3);
+        assert_eq!(left_out.other_databases, 3);
+        // Replayed on the captured database's own name, its qualified names stay.
+        let mut same = session_at(&[(0, 0)]);
+        same.statements[0].sql = "INSERT INTO shop.orders VALUES (2)".into();
+        let choice = Choice {
+            target_database: Some("shop".into()),
+            ..Choice::default()
+        };
+        in_one_database(&mut same, "shop", &choice, Quoting::Mysql, &mut left_out);
+        assert_eq!(same.statements.len(), 1);
+    }
+
+    #[test]
+    fn a_class_is_read_anew_and_refused_privileges_are_not_sent() {
+        let mut left_out = LeftOut::default();
+        let choice = Choice::default();
+        let mut statement = session_at(&[(0, 0)]).statements.remove(0);
+        statement.sql = "COPY (SELECT 1) TO PROGRAM 'id'".into();
+        statement.class = Class::Read;
+        assert!(!kept_by_class(
+            &mut statement,
+            &choice,
+            Quoting::Postgres,
+            &mut left_out
+        ));
+        assert_eq!(left_out.server_wide, 1);
+        statement.sql = "SELECT pg_catalog.now()".into();
+        statement.failed = Some("42501".into());
+        assert!(!kept_by_class(
+            &mut statement,
+            &choice,
+            Quoting::Postgres,
+            &mut left_out
+        ));
+        assert_eq!(left_out.denied, 1);
+        statement.failed = None;
+        statement.sql = "SELECT dblink_connect($1)".into();
+        statement.parameters = Some(vec![Some("host=h password=x".into())]);
+        assert!(!kept_by_class(
+            &mut statement,
+            &choice,
+            Quoting::Postgres,
+            &mut left_out
+        ));
+        assert_eq!(left_out.passwords, 1);
     }
 }
