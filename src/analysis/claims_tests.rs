@@ -291,3 +291,36 @@ fn a_noisy_level_is_said_for_what_makes_it_noisy() {
     // Past the cores, a CV like its neighbour's is the spread expected there.
     assert!(!noisy([0.01, 0.06, 0.09]).contains("3 workers"));
 }
+
+/// Two series that both measured 2, 4 and 8 workers, neither one worker: the comparison
+/// names the loads they share, never "no load level in common"; the per-worker figure is
+/// the median of the shared levels' ratios (1.10 at 2, 1.20 at 4, 1.30 at 8: 1.20).
+#[test]
+fn series_sharing_levels_without_one_worker_are_compared_at_them() {
+    let cluster = levels(
+        "cluster",
+        &[
+            (2, 2.2e6, Some(0.01)),
+            (4, 4.8e6, Some(0.01)),
+            (8, 10.4e6, Some(0.01)),
+        ],
+        None,
+    );
+    let server = levels(
+        "server",
+        &[
+            (2, 2.0e6, Some(0.01)),
+            (4, 4.0e6, Some(0.01)),
+            (8, 8.0e6, Some(0.01)),
+        ],
+        None,
+    );
+    let analysis = analyse(vec![cluster, server]);
+    let said = analysis.findings.join(" ");
+    assert!(!said.contains("no load level in common"), "{said}");
+    assert!(
+        said.contains("at the loads both measured (2, 4 and 8 workers)"),
+        "{said}"
+    );
+    assert!(said.contains("1.20x"), "{said}");
+}

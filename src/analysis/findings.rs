@@ -233,6 +233,28 @@ fn leader_versus(versus: &Versus, leader: &ComparisonRow, other: &ComparisonRow)
     format!("{}; {capacity_text}.", speed_clause(versus))
 }
 
+/// Where neither a low-load band nor one worker is shared: the median speed ratio over the
+/// loads both measured, with those loads named.
+fn common_loads(versus: &Versus) -> Option<(f64, String)> {
+    let mut ratios: Vec<f64> = versus.by_load.iter().map(|load| load.speed_ratio).collect();
+    if ratios.is_empty() {
+        return None;
+    }
+    ratios.sort_by(f64::total_cmp);
+    let median = crate::stats::median(&ratios);
+    let loads: Vec<String> = versus
+        .by_load
+        .iter()
+        .map(|load| load.workers.to_string())
+        .collect();
+    let named = match loads.as_slice() {
+        [one] => format!("{one} workers"),
+        [rest @ .., last] => format!("{} and {last} workers", rest.join(", ")),
+        [] => String::new(),
+    };
+    Some((median, format!(" at the loads both measured ({named})")))
+}
+
 /// Per-worker speed: the low-load band (else single-threaded), and the high-load band.
 fn speed_clause(versus: &Versus) -> String {
     let (leader, other) = (&versus.series, &versus.against);
@@ -269,7 +291,10 @@ fn speed_clause(versus: &Versus) -> String {
             format!(" up to {}", workers_text(low.to_workers)),
         ),
         (None, Some(single)) => (single, " single-threaded".to_string()),
-        (None, None) => return format!("{leader} and {other} have no load level in common"),
+        (None, None) => match common_loads(versus) {
+            Some(common) => common,
+            None => return format!("{leader} and {other} have no load level in common"),
+        },
     };
     // Said from the faster one's side.
     let orient = |ratio: f64| if reference >= 1.0 { ratio } else { 1.0 / ratio };

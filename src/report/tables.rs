@@ -536,14 +536,22 @@ pub(crate) fn comparison_table(comparison: &Comparison) -> Table {
                     }
                 })
             };
+            // A band's ± covers only the noise of one ratio: where its levels spread wider,
+            // the range they span is shown instead, as the findings give it.
             let band = |band: Option<&BandRatio>| {
                 band.map_or("-".into(), |band| {
-                    format!(
-                        "{} ({}..{})",
-                        ratio(Some(band.speed_ratio)),
-                        band.from_workers,
-                        band.to_workers
-                    )
+                    let margin = band.speed_ratio * row.versus.ratio_uncertainty;
+                    let spread = band.speed_ratio_min < band.speed_ratio - margin
+                        || band.speed_ratio_max > band.speed_ratio + margin;
+                    let shown = if spread && !exact {
+                        format!(
+                            "{:.2}x ({:.2}-{:.2}x)",
+                            band.speed_ratio, band.speed_ratio_min, band.speed_ratio_max
+                        )
+                    } else {
+                        ratio(Some(band.speed_ratio))
+                    };
+                    format!("{shown} ({}..{})", band.from_workers, band.to_workers)
                 })
             };
             // Without a known uncertainty the bare ratio: the findings say it is unknown.
@@ -863,5 +871,34 @@ pub(crate) fn history_levels_table(history: &HostHistory) -> Table {
         title: format!("{}: every level over its runs", history.host),
         headers: cells(["workers", "runs", "capacity", "range", "on CPU", "speedup"]),
         rows,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::analysis::synthetic::rate_series;
+
+    /// Two engines that trade places per worker (0.87x at 1 worker, 1.13x at 2): the low-load
+    /// cell shows the range its levels span, not a ± that covers neither.
+    #[test]
+    fn a_band_wider_than_its_noise_shows_its_range() {
+        let mut first = rate_series(|_| 1.0, &[1, 2, 4], 0.0, 1, Some((2, 4)));
+        let rates = [0.87e6, 2.26e6, 3.0e6];
+        for (point, rate) in first.points.iter_mut().zip(rates) {
+            point.raw = rate;
+        }
+        first.name = "postgresql".into();
+        let mut second = rate_series(|workers| workers * 1.0e6, &[1, 2, 4], 0.0, 1, Some((2, 4)));
+        second.points[2].raw = 3.0e6;
+        second.name = "mariadb".into();
+        let analysis = crate::analysis::study::analyse(vec![second, first]);
+        let comparison = analysis.comparisons.first().expect("two series compared");
+        let table = super::comparison_table(comparison);
+        let row = table
+            .rows
+            .iter()
+            .find(|row| row[0] == "postgresql")
+            .expect("a row for postgresql");
+        assert_eq!(row[3], "1.00x (0.87-1.13x) (1..2)", "{row:?}");
     }
 }

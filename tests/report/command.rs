@@ -485,7 +485,7 @@ fn png_and_markdown_are_written() {
     }
     assert!(text.contains("| RAC52 | "), "provenance: {text}");
     assert!(
-        text.contains("| RAC55 | 2.05 | 2.25x ± 0.04 | 2.59x ± 0.04 (1..16) |"),
+        text.contains("| RAC55 | 2.05 | 2.25x ± 0.04 | 2.59x (2.24-2.81x) (1..16) |"),
         "{text}"
     );
 }
