@@ -26,6 +26,8 @@ struct Taken {
     condition: Option<String>,
     /// "from" for a plateau (its median, from its first level on), "at" for one level.
     word: &'static str,
+    /// Taken from open-loop levels (the rates sent): no batches give their uncertainty.
+    open_loop: bool,
 }
 
 /// The answer of an analysis: a server against a cluster when the first comparison holds
@@ -66,11 +68,14 @@ pub(crate) fn answer(
     let word = taken.word;
     let ratio = taken.server.0 / taken.against.0;
     let equivalent = ratio * pair.nodes.map_or(1.0, |nodes| nodes as f64);
-    let relative = pair
-        .server
-        .capacity_uncertainty(taken.server.1)
-        .zip(pair.against.capacity_uncertainty(taken.against.1))
-        .map(|(a, b)| a.hypot(b));
+    let relative = if taken.open_loop {
+        None
+    } else {
+        pair.server
+            .capacity_uncertainty(taken.server.1)
+            .zip(pair.against.capacity_uncertainty(taken.against.1))
+            .map(|(a, b)| a.hypot(b))
+    };
     answer.equivalent = Some(equivalent).filter(|value| value.is_finite());
     answer.uncertainty = relative.map(|relative| relative * equivalent);
     answer.bound = taken.bound;
@@ -108,10 +113,12 @@ pub(crate) fn answer(
         crate::format::workers_text(taken.against.1),
         answer.against,
         taken.at,
-        if relative.is_none() {
-            " (its uncertainty is unknown: one batch per level and too few levels to measure the noise; measure with --repeat 3)"
-        } else {
-            ""
+        match (taken.open_loop, relative) {
+            (true, _) =>
+                " (open loop: the rates sent at which each kept it; their uncertainty is not measured)",
+            (false, None) =>
+                " (its uncertainty is unknown: one batch per level and too few levels to measure the noise; measure with --repeat 3)",
+            (false, Some(_)) => "",
         }
     );
     Some(answer)
@@ -167,6 +174,7 @@ fn at_saturation(pair: &Pair) -> Result<Taken, String> {
             at: String::new(),
             condition: None,
             word: "from",
+            open_loop: false,
         });
     }
     let why = |series: &SeriesAnalysis, saturation: &super::scaling::Saturation| {
@@ -202,16 +210,19 @@ fn at_saturation(pair: &Pair) -> Result<Taken, String> {
             crate::format::workers_text(common.0.workers)
         )),
         word: "at",
+        open_loop: false,
     })
 }
 
 /// The largest throughput at which each kept the objective.
 fn at_objective(pair: &Pair, report: &SloReport) -> Result<Taken, String> {
+    // A series with open-loop levels is judged on them (the rates sent, from when each
+    // statement was due), as its own findings judge it; else on its closed-loop levels.
     let verdict = |series: &SeriesAnalysis| -> Result<&SloVerdict, String> {
-        let verdict = report
-            .verdicts
-            .iter()
-            .find(|verdict| verdict.series == series.name())
+        let open = format!("{} (", series.name());
+        let verdict = (report.verdicts.iter())
+            .find(|verdict| verdict.series.starts_with(&open))
+            .or_else(|| (report.verdicts.iter()).find(|verdict| verdict.series == series.name()))
             .ok_or_else(|| format!("{} has no verdict on the objective", series.name()))?;
         match verdict.workers.zip(verdict.throughput) {
             Some(_) => Ok(verdict),
@@ -238,8 +249,13 @@ fn at_objective(pair: &Pair, report: &SloReport) -> Result<Taken, String> {
         (false, true) => Some(Bound::AtMost),
         (true, true) => {
             return Err(format!(
-                "both kept {} at every level measured, so neither's limit is known: measure more workers",
-                report.objective
+                "both kept {} at every level measured, so neither's limit is known: {}",
+                report.objective,
+                if server.asked_per_s.is_some() {
+                    "measure higher rates (--rate)"
+                } else {
+                    "measure more workers"
+                }
             ));
         }
     };
@@ -269,6 +285,7 @@ fn at_objective(pair: &Pair, report: &SloReport) -> Result<Taken, String> {
             against.series
         ));
     }
+    let open_loop = server.asked_per_s.is_some() || server.series != pair.server.name();
     Ok(Taken {
         server: taken(server),
         against: taken(against),
@@ -276,6 +293,7 @@ fn at_objective(pair: &Pair, report: &SloReport) -> Result<Taken, String> {
         at,
         condition: None,
         word: "at",
+        open_loop,
     })
 }
 

@@ -295,9 +295,12 @@ pub fn slo_verdict(series: &Series, objective: &Objective) -> SloVerdict {
     verdict.value_ms = Some(latency.response.at(objective.percentile));
     // Judged on every level measured, read or not: a larger level too thin to read, or one
     // that missed its rate, may have broken it.
+    // The limit lies beyond only where the largest throughput kept is the last level's:
+    // past a fall in capacity, more workers deliver less, whatever their p99.
     let largest = series.points.iter().map(|point| point.workers).max();
     verdict.beyond_largest = levels.iter().all(|(_, latency)| kept(latency))
-        && largest == levels.last().map(|(point, _)| point.workers);
+        && largest == levels.last().map(|(point, _)| point.workers)
+        && largest == Some(point.workers);
     verdict.broken_below = levels
         .iter()
         .filter(|(other, latency)| other.workers < point.workers && !kept(latency))

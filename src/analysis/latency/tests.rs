@@ -633,3 +633,55 @@ fn an_open_loop_class_is_not_said_to_hold_at_a_rate_where_it_was_not_answered() 
     // A fingerprint is timed from the send, whatever the level's responses are.
     assert_eq!(verdict.measured_from, Some(MeasuredFrom::Send));
 }
+
+/// Capacity that peaks at 8 workers and falls after, every level within a lenient
+/// objective: the limit at the objective is the peak, not beyond the last level, and no
+/// sentence advises more workers past the fall.
+#[test]
+fn past_a_fall_in_capacity_the_limit_is_the_peak() {
+    let mut series = closed_loop("falls", 8.0, 2.0, 0.0, 1);
+    // 16 and 32 workers deliver less than 8 did.
+    let peak = series.points[3].raw;
+    series.points[4].raw = peak * 0.8;
+    series.points[5].raw = peak * 0.7;
+    let lenient: Objective = "p99<=10s".parse().unwrap();
+    let verdict = slo_verdict(&series, &lenient);
+    assert_eq!(verdict.workers, Some(8), "{verdict:?}");
+    assert!(!verdict.beyond_largest, "{verdict:?}");
+    let sentence = verdict.sentence(&lenient);
+    assert!(!sentence.contains("measure more workers"), "{sentence}");
+    // Still rising at its last level, it lies beyond, and is said so.
+    let rising = closed_loop("rises", 64.0, 2.0, 0.0, 1);
+    let verdict = slo_verdict(&rising, &lenient);
+    assert!(verdict.beyond_largest, "{verdict:?}");
+    assert!(verdict.sentence(&lenient).contains("measure more workers"));
+}
+
+/// Two series whose closed-loop levels all kept the objective but whose open-loop levels
+/// (the rates sent, timed from when due) all broke it: the answer is taken from the open
+/// loop, as each series' own verdict is, and never says both kept it.
+#[test]
+fn the_answer_judges_a_series_on_its_open_loop_levels() {
+    let mut analysis = crate::analysis::study::analyse(vec![
+        closed_loop("cluster", 64.0, 2.0, 0.0, 1),
+        closed_loop("server", 64.0, 2.0, 0.0, 2),
+    ]);
+    let mut cluster = open_loop(2.0, &[1, 2], 0.0, 3);
+    cluster.series = "cluster".into();
+    let mut server = open_loop(2.0, &[1, 2], 0.0, 4);
+    server.series = "server".into();
+    analysis.open_loop = vec![cluster, server];
+    let objective: Objective = "p99<=8ms".parse().unwrap();
+    crate::analysis::study::apply_objective(&mut analysis, &objective).unwrap();
+    let answer = analysis.answer.as_ref().expect("two series answer");
+    assert!(
+        !answer.sentence.contains("both kept"),
+        "{}",
+        answer.sentence
+    );
+    assert!(
+        answer.sentence.contains("no rate kept p99 <= 8 ms"),
+        "{}",
+        answer.sentence
+    );
+}
