@@ -193,11 +193,11 @@ pub fn read(path: &Path, take: &mut dyn FnMut(Line) -> Result<()>) -> Result<Str
         let read = std::io::Read::take(&mut reader, LONGEST_RECORD as u64 + 1)
             .read_line(&mut text)
             .map_err(|error| {
-            anyhow!(
-                "{}: line {number}: {error}: not a capture of `corescale capture`",
-                path.display()
-            )
-        })?;
+                anyhow!(
+                    "{}: line {number}: {error}: not a capture of `corescale capture`",
+                    path.display()
+                )
+            })?;
         if read == 0 {
             if number == 1 {
                 bail!(
