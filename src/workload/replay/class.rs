@@ -316,7 +316,7 @@ fn by_first_words(
         "insert" | "update" | "delete" | "merge" | "upsert" | "truncate" | "replace" | "call"
         | "do" | "vacuum" | "analyze" | "refresh" | "lock" | "notify" | "execute" | "exec"
         | "handler" => Class::Write,
-        "copy" if words.iter().any(|word| *word == "stdout") => Class::Read,
+        "copy" if words.contains(&"stdout") => Class::Read,
         "select" | "with" | "values" | "table" | "declare" => {
             if locks_or_writes(words) {
                 Class::Write
