@@ -54,6 +54,35 @@ fn client(cluster: &PrivateCluster, database: &str) -> postgres::Client {
     postgres::Client::connect(&url, postgres::NoTls).unwrap()
 }
 
+/// The harm, looked for at the server: app is no superuser, the other session lives, no
+/// program ran as the server.
+fn unharmed(
+    cluster: &PrivateCluster,
+    victim: &mut postgres::Client,
+    victim_pid: i32,
+    planted_file: &std::path::Path,
+) {
+    let mut admin = client(cluster, "postgres");
+    let superuser: bool = admin
+        .query_one("SELECT rolsuper FROM pg_roles WHERE rolname = 'app'", &[])
+        .unwrap()
+        .get(0);
+    assert!(!superuser, "the replay made app a superuser");
+    let alive: i64 = admin
+        .query_one(
+            "SELECT count(*) FROM pg_stat_activity WHERE pid = $1",
+            &[&victim_pid],
+        )
+        .unwrap()
+        .get(0);
+    assert_eq!(alive, 1, "the replay terminated another session");
+    assert!(victim.query_one("SELECT 1", &[]).is_ok());
+    assert!(
+        !planted_file.exists(),
+        "the replay ran a program as the server"
+    );
+}
+
 /// Role `app` owns database `shop` and its functions; its workload (three calls of
 /// `lift()`, one of `shell()`, a `pg_terminate_backend` of another session that failed for
 /// it) is logged in csvlog and captured. A superuser replays it on a clone with no flags:
@@ -141,26 +170,7 @@ fn a_replay_by_a_superuser_gives_the_application_no_more_power() {
         said.contains("1 refused in production for want of a privilege"),
         "{said}"
     );
-    // The harm, looked for at the server.
-    let mut admin = client(&cluster, "postgres");
-    let superuser: bool = admin
-        .query_one("SELECT rolsuper FROM pg_roles WHERE rolname = 'app'", &[])
-        .unwrap()
-        .get(0);
-    assert!(!superuser, "the replay made app a superuser");
-    let alive: i64 = admin
-        .query_one(
-            "SELECT count(*) FROM pg_stat_activity WHERE pid = $1",
-            &[&victim_pid],
-        )
-        .unwrap()
-        .get(0);
-    assert_eq!(alive, 1, "the replay terminated another session");
-    assert!(victim.query_one("SELECT 1", &[]).is_ok());
-    assert!(
-        !planted_file.exists(),
-        "the replay ran a program as the server"
-    );
+    unharmed(&cluster, &mut victim, victim_pid, &planted_file);
     // The application's statements were sent: as app, which the functions answer.
     let document = common::read_json(&json);
     let level = &document["levels"][0];

@@ -227,18 +227,11 @@ fn sent_by(text: &str, start: &str) -> Vec<String> {
         .collect()
 }
 
-/// Mallory's two workloads on a private MariaDB, logged in its general log (and the one
-/// that reads in its slow log too) and captured; root replays them on `shopclone`, the
-/// clone, with no flags, with every flag that sends more, and with `--allow-writes` for
-/// the one that writes. Mallory's sessions connect as mallory: root's password, the
-/// global settings and replication stay as they were, `shop` gets no row, the statements
-/// left out are counted. Where mallory cannot connect, the replay refuses, naming --map.
-#[test]
-#[cfg_attr(
-    not(corescale_test_mariadbd),
-    ignore = "needs mariadbd and mariadb-install-db (Debian's packages; see README)"
-)]
-fn a_replay_by_root_gives_mallory_no_more_power_on_mariadb() {
+/// A private MariaDB where mallory has planted its routines and run its two workloads:
+/// the one that reads logged in `reads.log` (general log) and `slow.log`, the one that
+/// writes in `writes.log`; the general log goes on in `replay.log`. With the operator's
+/// connection, whose statements are not logged.
+fn mallory_s_workloads() -> (PrivateMariaDb, mysql::Conn) {
     let mut server = PrivateMariaDb::start("corescale-replay-attacks-", |dir| {
         vec![
             "--general-log=1".into(),
@@ -289,6 +282,23 @@ fn a_replay_by_root_gives_mallory_no_more_power_on_mariadb() {
     switch_to("writes.log", false);
     mallory_session(&server, WRITES);
     switch_to("replay.log", false);
+    (server, admin)
+}
+
+/// Mallory's two workloads on a private MariaDB, logged in its general log (and the one
+/// that reads in its slow log too) and captured; root replays them on `shopclone`, the
+/// clone, with no flags, with every flag that sends more, and with `--allow-writes` for
+/// the one that writes. Mallory's sessions connect as mallory: root's password, the
+/// global settings and replication stay as they were, `shop` gets no row, the statements
+/// left out are counted. Where mallory cannot connect, the replay refuses, naming --map.
+#[test]
+#[cfg_attr(
+    not(corescale_test_mariadbd),
+    ignore = "needs mariadbd and mariadb-install-db (Debian's packages; see README)"
+)]
+fn a_replay_by_root_gives_mallory_no_more_power_on_mariadb() {
+    let (server, mut admin) = mallory_s_workloads();
+    let logged = |name: &str| server.path(name);
     let before = state(&server);
     assert_eq!(
         (before.max_connections, before.wait_timeout),
