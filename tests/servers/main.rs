@@ -11,4 +11,5 @@ mod pg_auth;
 mod pg_tls;
 mod replay;
 mod replay_attacks;
+mod replay_attacks_mariadb;
 mod tables_own;

@@ -120,17 +120,36 @@ fn postgres(session: &mut dyn DbSession, role: &str) -> Result<Option<Powers>> {
 /// A MySQL or MariaDB user's powers over all its accounts (every host), with those of the
 /// roles granted to it: global privileges beyond an application's, any grant on the
 /// `mysql` schema, GRANT OPTION and PROXY, from `SHOW GRANTS`, which alone lists every
-/// kind on both servers (dynamic privileges, roles).
+/// kind on both servers (dynamic privileges, roles). The session's own account is read
+/// with `SHOW GRANTS` alone, which needs no privilege; where the grants of the session's
+/// own user cannot all be read, it counts as holding every power (so no captured user is
+/// replayed as it), and another user's unread grants count as none (its sessions connect
+/// as that user, whom the server then checks).
 fn mysql(session: &mut dyn DbSession, user: &str) -> Result<Option<Powers>> {
-    let hosts: Vec<String> =
+    let current = session
+        .fetch_text("SELECT CURRENT_USER()", &[])?
+        .into_iter()
+        .next()
+        .and_then(|mut row| row.remove(0))
+        .unwrap_or_default();
+    let own = current
+        .rsplit_once('@')
+        .filter(|(name, _)| *name == user)
+        .map(|(name, host)| (name.to_string(), host.to_string()));
+    let mut hosts: Vec<String> =
         match session.fetch_text("SELECT Host FROM mysql.user WHERE User = ?", &[user]) {
             Ok(rows) => rows
                 .into_iter()
                 .filter_map(|mut row| row.remove(0))
                 .collect(),
             // mysql.user unreadable: the grants of the account any host may use.
-            Err(_) => vec!["%".to_string()],
+            Err(_) if own.is_none() => vec!["%".to_string()],
+            Err(_) => Vec::new(),
         };
+    if let Some((_, host)) = &own {
+        hosts.retain(|other| other != host);
+        hosts.push(host.clone());
+    }
     if hosts.is_empty() {
         return Ok(None);
     }
@@ -144,7 +163,15 @@ fn mysql(session: &mut dyn DbSession, user: &str) -> Result<Option<Powers>> {
         if !seen.insert(account.clone()) || seen.len() > 64 {
             continue;
         }
-        let Ok(lines) = session.fetch_text(&show_grants(&account), &[]) else {
+        let statement = if own.as_ref() == Some(&account) {
+            "SHOW GRANTS".to_string()
+        } else {
+            show_grants(&account)
+        };
+        let Ok(lines) = session.fetch_text(&statement, &[]) else {
+            if own.is_some() {
+                powers.all = true;
+            }
             continue;
         };
         for line in lines.into_iter().filter_map(|mut row| row.remove(0)) {
@@ -353,6 +380,74 @@ mod tests {
         assert!(pattern.named.contains("grants on the mysql schema"));
         let (escaped, _) = read(&["GRANT SELECT ON `my\\_db`.* TO `x`@`%`"]);
         assert!(escaped.named.is_empty());
+    }
+
+    /// A server that answers `SHOW GRANTS` (and CURRENT_USER()) as MariaDB 10.11 answers
+    /// `ops`@`127.0.0.1`, which holds SUPER and PROCESS but may read nothing of `mysql`.
+    struct Unprivileged {
+        role_readable: bool,
+    }
+
+    impl DbSession for Unprivileged {
+        fn execute(
+            &mut self,
+            _index: usize,
+            _sql: &str,
+            _values: &[crate::db::driver::BoundValue],
+        ) -> Result<crate::db::driver::Answer> {
+            anyhow::bail!("not asked")
+        }
+        fn run_plain(&mut self, _sql: &str) -> Result<()> {
+            anyhow::bail!("not asked")
+        }
+        fn fetch_text(&mut self, sql: &str, _values: &[&str]) -> Result<Vec<Vec<Option<String>>>> {
+            let lines: &[&str] = match sql {
+                "SELECT CURRENT_USER()" => &["ops@127.0.0.1"],
+                "SHOW GRANTS" => &[
+                    "GRANT PROCESS, SUPER ON *.* TO `ops`@`127.0.0.1`",
+                    "GRANT ALL PRIVILEGES ON `shopclone`.* TO `ops`@`127.0.0.1`",
+                    "GRANT `helper` TO `ops`@`127.0.0.1`",
+                ],
+                "SHOW GRANTS FOR 'helper'" if self.role_readable => {
+                    &["GRANT SELECT ON *.* TO `helper`"]
+                }
+                // SELECT command denied for mysql.user; access denied to database 'mysql'.
+                _ => anyhow::bail!("access denied"),
+            };
+            Ok(lines
+                .iter()
+                .map(|line| vec![Some((*line).to_string())])
+                .collect())
+        }
+    }
+
+    #[test]
+    fn an_account_that_may_not_read_mysql_still_reads_its_own_powers() {
+        let mut session = Unprivileged {
+            role_readable: true,
+        };
+        let own = of_role(&mut session, Dialect::MySql, "ops")
+            .unwrap()
+            .unwrap();
+        assert_eq!(
+            own.named.iter().map(String::as_str).collect::<Vec<_>>(),
+            ["PROCESS", "SUPER"]
+        );
+        assert!(!own.all);
+        // Another user's grants, unread, count as none: its sessions connect as it.
+        let theirs = of_role(&mut session, Dialect::MySql, "mallory")
+            .unwrap()
+            .unwrap();
+        assert_eq!(theirs, Powers::default());
+        assert!(!theirs.cover(&own));
+        // Its own grants not all read: every power.
+        let mut session = Unprivileged {
+            role_readable: false,
+        };
+        let own = of_role(&mut session, Dialect::MySql, "ops")
+            .unwrap()
+            .unwrap();
+        assert!(own.all);
     }
 
     #[test]
