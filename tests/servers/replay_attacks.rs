@@ -126,6 +126,11 @@ fn app_s_workload_captured(
         refused.contains("ERROR") && refused.matches("ERROR").count() == 1,
         "app may not terminate others' sessions, and nothing else failed: {refused}"
     );
+    // A later session of app's, so the statements above are not the capture's last (a lane
+    // late on a busy host may leave the last instant's unsent).
+    std::thread::sleep(std::time::Duration::from_secs(1));
+    let later = psql_as(bindir, cluster, "app", "shop", "SELECT 1");
+    assert!(later.status.success());
     std::thread::sleep(std::time::Duration::from_millis(500));
     let capture = planted_file.with_file_name("shop.capture");
     let captured = corescale()
@@ -191,7 +196,7 @@ fn replayed_with_no_more_power(
     let sent = level["workload_figures"]["statements_sent"]
         .as_f64()
         .unwrap();
-    assert_eq!(sent, 4.0, "{}", level["workload_figures"]);
+    assert!((4.0..=5.0).contains(&sent), "{}", level["workload_figures"]);
 
     // A role the replay cannot connect as: refused before the first level, naming --map.
     cluster.psql("ALTER ROLE app NOLOGIN");
