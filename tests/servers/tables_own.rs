@@ -165,6 +165,72 @@ fn postgresql_the_schema_owner_cannot_put_a_view_under_a_run() {
     assert!(pg_harm(&cluster).is_empty(), "{:?}", pg_harm(&cluster));
 }
 
+/// Order entry likewise: the schema's owner swaps a table of `run tpcc`'s for one of hers
+/// with a trigger calling her function on every new order line; `run tpcc` refuses with exit
+/// 2, naming her and --in-schema, and her function never ran.
+#[test]
+#[cfg_attr(
+    not(corescale_test_pg_bindir),
+    ignore = "needs CORESCALE_TEST_PG_BINDIR, PostgreSQL's server binaries (see README)"
+)]
+fn postgresql_the_schema_owner_cannot_put_a_trigger_under_order_entry() {
+    let cluster = start_postgresql();
+    let url = pg_url(&cluster);
+    let made = run(&[
+        "db",
+        "setup",
+        "--workload",
+        "tpcc",
+        "--warehouses",
+        "1",
+        "--target",
+        &url,
+    ]);
+    assert!(made.status.success(), "{}", printed(&made));
+    cluster.psql("ALTER DATABASE shop OWNER TO mallory");
+    // Her table has the columns the catalogue shows anyone.
+    let columns: String = pg_client(&cluster, "mallory")
+        .query_one(
+            "SELECT string_agg(quote_ident(attname) || ' ' || format_type(atttypid, atttypmod), ', ' ORDER BY attnum)
+             FROM pg_attribute WHERE attrelid = 'public.corescale_tpcc_order_line'::regclass
+             AND attnum > 0 AND NOT attisdropped",
+            &[],
+        )
+        .unwrap()
+        .get(0);
+    pg_client(&cluster, "mallory")
+        .batch_execute(&format!(
+            "BEGIN;
+             CREATE FUNCTION mallory.noted() RETURNS trigger LANGUAGE plpgsql AS
+                 $$ BEGIN PERFORM mallory.evil(); RETURN NEW; END $$;
+             DROP TABLE public.corescale_tpcc_order_line;
+             CREATE TABLE public.corescale_tpcc_order_line ({columns});
+             CREATE TRIGGER noted BEFORE INSERT ON public.corescale_tpcc_order_line
+                 FOR EACH ROW EXECUTE FUNCTION mallory.noted();
+             COMMIT"
+        ))
+        .unwrap();
+    let refused = run(&[
+        "run",
+        "tpcc",
+        "--target",
+        &url,
+        "--sweep",
+        "1",
+        "--duration",
+        "1s",
+        "--repeat",
+        "1",
+    ]);
+    let said = printed(&refused);
+    assert_eq!(refused.status.code(), Some(2), "{said}");
+    assert!(
+        said.contains("mallory") && said.contains("--in-schema"),
+        "{said}"
+    );
+    assert!(pg_harm(&cluster).is_empty(), "{:?}", pg_harm(&cluster));
+}
+
 /// A role that may only create objects in the schema keeps the warning: setup and run work.
 #[test]
 #[cfg_attr(
