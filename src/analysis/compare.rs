@@ -44,6 +44,7 @@ pub(crate) fn compare(group: &[&SeriesAnalysis]) -> Comparison {
                 saturation_workers: figures.saturation_workers,
                 capacity_at_saturation: figures.capacity,
                 saturation_censored: figures.censored,
+                saturation_untold: figures.untold,
                 physical_cores: series.series.physical_cores,
                 logical_cpus: series.series.logical_cpus,
                 capacity_per_core: figures.per_core,
@@ -100,10 +101,16 @@ fn rank(group: &[&SeriesAnalysis], rows: &[ComparisonRow]) -> Vec<usize> {
         })
         .and_then(|shared| shared.last().copied());
     let key: Vec<f64> = match common {
-        Some(load) if rows.iter().any(|row| row.saturation_censored) => group
-            .iter()
-            .map(|series| series.level(load).map_or(0.0, |level| level.capacity))
-            .collect(),
+        Some(load)
+            if rows
+                .iter()
+                .any(|row| row.saturation_censored || row.saturation_untold) =>
+        {
+            group
+                .iter()
+                .map(|series| series.level(load).map_or(0.0, |level| level.capacity))
+                .collect()
+        }
         _ => rows
             .iter()
             .map(|row| row.capacity_at_saturation.unwrap_or(0.0))
@@ -119,20 +126,23 @@ struct Own {
     saturation_workers: Option<usize>,
     capacity: Option<f64>,
     censored: bool,
+    /// Where the plateau starts cannot be told from the batches (`Saturation::untold`).
+    untold: bool,
     per_core: Option<f64>,
     per_cost: Option<f64>,
 }
 
 fn own_figures(series: &SeriesAnalysis) -> Own {
-    let (saturation_workers, capacity, censored) = series
+    let (saturation_workers, capacity, censored, untold) = series
         .saturation
         .as_ref()
         .filter(|saturation| saturation.capacity.is_finite() && saturation.capacity > 0.0)
-        .map_or((None, None, false), |saturation| {
+        .map_or((None, None, false, false), |saturation| {
             (
                 Some(saturation.workers),
                 Some(saturation.capacity),
                 saturation.censored,
+                saturation.untold.is_some() && !saturation.censored,
             )
         });
     Own {
@@ -146,6 +156,7 @@ fn own_figures(series: &SeriesAnalysis) -> Own {
         saturation_workers,
         capacity,
         censored,
+        untold,
         per_core: capacity
             .zip(series.series.physical_cores)
             .map(|(capacity, cores)| capacity / cores as f64),
@@ -189,7 +200,8 @@ fn versus(
         (None, Some(single)) => (within(single), false),
         (None, None) => (false, false),
     };
-    let censored = own.censored || theirs.censored;
+    // A plateau not reached, or not placed: capacities compare at the largest common load.
+    let censored = own.censored || theirs.censored || own.untold || theirs.untold;
     let common_load = censored.then(|| by_load.last().cloned()).flatten();
     let node_equivalence = node_equivalence(series, other, capacity_ratio, common_load.as_ref());
     // Each side's capacity as the ratio takes it: at the largest common load when either

@@ -204,7 +204,16 @@ fn leader_versus(versus: &Versus, leader: &ComparisonRow, other: &ComparisonRow)
     let no_estimate = [leader, other]
         .into_iter()
         .find(|row| row.capacity_at_saturation.is_none());
+    let untold: Vec<&str> = [leader, other]
+        .into_iter()
+        .filter(|row| row.saturation_untold)
+        .map(|row| row.name.as_str())
+        .collect();
     let capacity_text = match (leader.saturation_censored, other.saturation_censored) {
+        _ if !untold.is_empty() => format!(
+            "where {} saturates cannot be told from its batches, so capacities at saturation are not compared{at_common}{cores}",
+            untold.join(" and ")
+        ),
         _ if no_estimate.is_some() || !capacity.is_finite() => format!(
             "the capacity of {} could not be estimated (too few levels kept), so capacities are not compared{cores}",
             no_estimate.map_or(other.name.as_str(), |row| row.name.as_str())

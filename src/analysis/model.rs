@@ -313,6 +313,10 @@ pub struct ComparisonRow {
     pub capacity_at_saturation: Option<f64>,
     #[serde(default)]
     pub saturation_censored: bool,
+    /// Where the plateau starts cannot be told from the batches: its capacity is no
+    /// estimate to compare (the series table says "untold").
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub saturation_untold: bool,
     pub physical_cores: Option<usize>,
     pub logical_cpus: Option<usize>,
     pub capacity_per_core: Option<f64>,

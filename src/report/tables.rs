@@ -555,7 +555,11 @@ pub(crate) fn comparison_table(comparison: &Comparison) -> Table {
                 })
             };
             // Without a known uncertainty the bare ratio: the findings say it is unknown.
+            // A plateau not placed, this row's or the baseline's, is no capacity to divide.
+            let baseline_untold = (comparison.rows.iter())
+                .any(|other| other.name == comparison.baseline && other.saturation_untold);
             let capacity_ratio = |value: Option<f64>| match value {
+                _ if row.saturation_untold || baseline_untold => "-".into(),
                 Some(value) if !exact && row.versus.capacity_ratio_uncertainty.is_some() => {
                     row.versus.shown_capacity(value)
                 }
@@ -569,6 +573,7 @@ pub(crate) fn comparison_table(comparison: &Comparison) -> Table {
                 .position(|name| *name == row.name)
                 .map_or("-".into(), |index| (index + 1).to_string());
             let capacity = match (row.capacity_at_saturation, row.saturation_workers) {
+                _ if row.saturation_untold => "untold".into(),
                 (Some(capacity), Some(workers)) if row.saturation_censored => {
                     format!(">={} at n={workers}", significant(capacity))
                 }
@@ -871,34 +876,5 @@ pub(crate) fn history_levels_table(history: &HostHistory) -> Table {
         title: format!("{}: every level over its runs", history.host),
         headers: cells(["workers", "runs", "capacity", "range", "on CPU", "speedup"]),
         rows,
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use crate::analysis::synthetic::rate_series;
-
-    /// Two engines that trade places per worker (0.87x at 1 worker, 1.13x at 2): the low-load
-    /// cell shows the range its levels span, not a ± that covers neither.
-    #[test]
-    fn a_band_wider_than_its_noise_shows_its_range() {
-        let mut first = rate_series(|_| 1.0, &[1, 2, 4], 0.0, 1, Some((2, 4)));
-        let rates = [0.87e6, 2.26e6, 3.0e6];
-        for (point, rate) in first.points.iter_mut().zip(rates) {
-            point.raw = rate;
-        }
-        first.name = "postgresql".into();
-        let mut second = rate_series(|workers| workers * 1.0e6, &[1, 2, 4], 0.0, 1, Some((2, 4)));
-        second.points[2].raw = 3.0e6;
-        second.name = "mariadb".into();
-        let analysis = crate::analysis::study::analyse(vec![second, first]);
-        let comparison = analysis.comparisons.first().expect("two series compared");
-        let table = super::comparison_table(comparison);
-        let row = table
-            .rows
-            .iter()
-            .find(|row| row[0] == "postgresql")
-            .expect("a row for postgresql");
-        assert_eq!(row[3], "1.00x (0.87-1.13x) (1..2)", "{row:?}");
     }
 }

@@ -20,6 +20,18 @@ const USER: &str = "corescale_tls";
 const PASSWORD: &str = "tls-Secret-1";
 /// A second user whose password holds every ASCII punctuation character and a space.
 const PUNCTUATION_USER: &str = "corescale_punct";
+/// The punctuation user's own database: an account that may drop tables where
+/// corescale's are is refused (it could swap them under a run).
+const PUNCTUATION_DATABASE: &str = "corescale_punct";
+
+/// Each user's own database.
+fn database_of(user: &str) -> &'static str {
+    if user == PUNCTUATION_USER {
+        PUNCTUATION_DATABASE
+    } else {
+        DATABASE
+    }
+}
 const PUNCTUATION_PASSWORD: &str = "!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~ Z9";
 /// Where the server also listens: an address its certificate does not name.
 const UNNAMED_ADDRESS: &str = "127.0.0.2";
@@ -64,9 +76,11 @@ impl PrivateMariaDb {
     /// socket); the passwords are checked over the socket, so a failure later is corescale's.
     fn create_users(&mut self) {
         let mut admin = self.admin();
-        admin
-            .query_drop(format!("CREATE DATABASE {DATABASE}"))
-            .unwrap();
+        for database in [DATABASE, PUNCTUATION_DATABASE] {
+            admin
+                .query_drop(format!("CREATE DATABASE {database}"))
+                .unwrap();
+        }
         for (user, password) in [(USER, PASSWORD), (PUNCTUATION_USER, PUNCTUATION_PASSWORD)] {
             let literal = password.replace('\\', "\\\\").replace('\'', "\\'");
             for host in ["127.0.0.1", "localhost"] {
@@ -76,7 +90,10 @@ impl PrivateMariaDb {
                     ))
                     .unwrap();
                 admin
-                    .query_drop(format!("GRANT ALL ON {DATABASE}.* TO '{user}'@'{host}'"))
+                    .query_drop(format!(
+                        "GRANT ALL ON {}.* TO '{user}'@'{host}'",
+                        database_of(user)
+                    ))
                     .unwrap();
                 // Teardown proves ownership from table ids and the grant tables.
                 admin
@@ -106,11 +123,12 @@ impl PrivateMariaDb {
         value.unwrap().1.parse().unwrap()
     }
 
-    /// `mysql://USER@HOST:PORT/corescale_tls?ssl-mode=MODE&ssl-ca=CA`.
+    /// `mysql://USER@HOST:PORT/DATABASE?ssl-mode=MODE&ssl-ca=CA`, the user's own database.
     fn url(&self, user: &str, host: &str, mode: &str, ca: &str) -> String {
         format!(
-            "mysql://{user}@{host}:{}/{DATABASE}?ssl-mode={mode}&ssl-ca={}",
+            "mysql://{user}@{host}:{}/{}?ssl-mode={mode}&ssl-ca={}",
             self.port,
+            database_of(user),
             self.path(ca)
         )
     }
@@ -373,9 +391,10 @@ fn the_option_file_gives_everything_but_the_database() {
             ),
         )
         .unwrap();
+        let database = database_of(user);
         for target in [
-            format!("mysql:///{DATABASE}"),
-            format!("mysql://127.0.0.1/{DATABASE}"),
+            format!("mysql:///{database}"),
+            format!("mysql://127.0.0.1/{database}"),
         ] {
             let output = corescale()
                 .args(["db", "teardown", "--target", &target])

@@ -428,9 +428,18 @@ impl Catalogue for MySql {
         let database = current_database(&mut connection, &self.target)?;
         let account = current_account(&mut connection, &self.target)?;
         let names: Vec<&str> = tables.iter().map(String::as_str).collect();
-        let Ok(others) = grants::others_in_control(&mut connection, &database, &names) else {
+        let Ok(mut others) = grants::others_in_control(&mut connection, &database, &names) else {
             return Ok(None);
         };
+        // corescale's own user from another host is corescale's, not another's.
+        let own_user = account
+            .rsplit_once('@')
+            .map_or(account.as_str(), |(user, _)| user);
+        others.retain(|other| {
+            other
+                .rsplit_once('@')
+                .is_none_or(|(user, _)| user != own_user)
+        });
         if others.is_empty() {
             return Ok(None);
         }

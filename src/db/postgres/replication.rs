@@ -6,6 +6,30 @@ use anyhow::Result;
 
 use super::Postgres;
 
+impl crate::db::Replication for Postgres {
+    fn read_only(&self) -> Result<bool> {
+        let answer: String = self.on_monitor(|monitor| {
+            monitor.query_value(
+                "SELECT (pg_catalog.pg_is_in_recovery() OR pg_catalog.current_setting('default_transaction_read_only')::pg_catalog.bool)::pg_catalog.text",
+                &[],
+            )
+        })?;
+        Ok(answer == "true")
+    }
+
+    fn is_replica(&self) -> Result<bool> {
+        is_replica(self)
+    }
+
+    fn replication_position(&self) -> Result<Option<String>> {
+        position(self)
+    }
+
+    fn wait_replayed(&self, position: &str, limit: std::time::Duration) -> Result<bool> {
+        wait_replayed(self, position, limit)
+    }
+}
+
 /// Whether the server is a standby (in recovery).
 pub(super) fn is_replica(postgres: &Postgres) -> Result<bool> {
     let ask = |monitor: &mut super::wire::WireSession| -> Result<String> {
