@@ -574,3 +574,18 @@ pub fn free_port() -> u16 {
         .unwrap()
         .port()
 }
+
+/// `corescale capture LOG -o OUTPUT`, which must succeed; what it printed.
+pub fn capture_log(log: &str, output: &Path) -> String {
+    let captured = corescale()
+        .args(["capture", log, "-o"])
+        .arg(output)
+        .output()
+        .unwrap();
+    assert!(
+        captured.status.success(),
+        "{}",
+        String::from_utf8_lossy(&captured.stderr)
+    );
+    String::from_utf8_lossy(&captured.stdout).into_owned()
+}

@@ -133,16 +133,7 @@ fn app_s_workload_captured(
     assert!(later.status.success());
     std::thread::sleep(std::time::Duration::from_millis(500));
     let capture = planted_file.with_file_name("shop.capture");
-    let captured = corescale()
-        .args(["capture", &format!("{logs}/pg.csv"), "-o"])
-        .arg(&capture)
-        .output()
-        .unwrap();
-    assert!(
-        captured.status.success(),
-        "{}",
-        String::from_utf8_lossy(&captured.stderr)
-    );
+    common::capture_log(&format!("{logs}/pg.csv"), &capture);
 
     capture
 }
@@ -212,6 +203,18 @@ fn replayed_with_no_more_power(
     assert!(!planted_file.exists());
 }
 
+/// A private cluster that only its superuser reaches over TCP.
+fn superuser_only_cluster() -> PrivateCluster {
+    let bindir = required("CORESCALE_TEST_PG_BINDIR");
+    PrivateCluster::start(
+        &bindir,
+        "host all postgres 127.0.0.1/32 trust\n",
+        &[],
+        "",
+        "",
+    )
+}
+
 /// A capture file written by hand, as an attacker may: `(session user, database)`, then
 /// each statement's offset in seconds, text and the class the file claims for it.
 fn forged_capture(path: &std::path::Path, user: &str, statements: &[(f64, &str, &str)]) {
@@ -249,14 +252,7 @@ fn forged_capture(path: &std::path::Path, user: &str, statements: &[(f64, &str, 
     ignore = "needs CORESCALE_TEST_PG_BINDIR, PostgreSQL's server binaries (see README)"
 )]
 fn a_forged_capture_runs_no_program_and_waits_no_years() {
-    let bindir = required("CORESCALE_TEST_PG_BINDIR");
-    let cluster = PrivateCluster::start(
-        &bindir,
-        "host all postgres 127.0.0.1/32 trust\n",
-        &[],
-        "",
-        "",
-    );
+    let cluster = superuser_only_cluster();
     let dir = tempfile::tempdir().unwrap();
     let planted_file = dir.path().join("ran-as-the-server");
     let copy = format!(
@@ -344,14 +340,7 @@ fn a_forged_capture_runs_no_program_and_waits_no_years() {
     ignore = "needs CORESCALE_TEST_PG_BINDIR, PostgreSQL's server binaries (see README)"
 )]
 fn sigterm_ends_a_replay_s_wait_and_keeps_what_it_measured() {
-    let bindir = required("CORESCALE_TEST_PG_BINDIR");
-    let cluster = PrivateCluster::start(
-        &bindir,
-        "host all postgres 127.0.0.1/32 trust\n",
-        &[],
-        "",
-        "",
-    );
+    let cluster = superuser_only_cluster();
     let dir = tempfile::tempdir().unwrap();
     let capture = dir.path().join("slow.capture");
     forged_capture(

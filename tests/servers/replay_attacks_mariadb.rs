@@ -138,16 +138,7 @@ fn state(server: &PrivateMariaDb) -> State {
 
 fn capture(log: &str, dir: &Path, name: &str) -> PathBuf {
     let capture = dir.join(name);
-    let captured = corescale()
-        .args(["capture", log, "-o"])
-        .arg(&capture)
-        .output()
-        .unwrap();
-    assert!(
-        captured.status.success(),
-        "{}",
-        String::from_utf8_lossy(&captured.stderr)
-    );
+    common::capture_log(log, &capture);
     capture
 }
 
