@@ -25,6 +25,13 @@ use folder::{HEAD_BYTES, detect, level_from_name, level_known};
 pub use folder::{levels_into_sweeps, pgbench_logs_joined, result_files};
 pub use nodes::{NodeCores, node_cores};
 
+/// Why a `.json` or `.csv` is no result at all (another harness's `params.json`, a
+/// `samples.csv` of its own): found in a folder, such a file is left out with a note naming
+/// it, so the folder's results are still read; named alone, it is refused.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct NotAResult(pub String);
+
 /// What a file holding bytes that are not UTF-8 is, in every reader's message.
 const NOT_TEXT: &str = "not a text file (invalid UTF-8)";
 
