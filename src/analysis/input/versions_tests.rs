@@ -515,3 +515,55 @@ fn a_sysbench_rate_of_zero_is_no_capacity() {
     .to_string();
     assert!(error.contains("transactions"), "{error}");
 }
+
+#[test]
+fn pgbench_with_reconnections_reads_its_tps_with_a_note_saying_so() {
+    let series = read("pgbench-15-C.txt");
+    assert_eq!(levels(&series[0]), [(2, 114.302542)]);
+    assert!(
+        series[0]
+            .notes
+            .iter()
+            .any(|note| note.contains("line 14: pgbench ran with -C")),
+        "{:?}",
+        series[0].notes
+    );
+}
+
+#[test]
+fn a_run_pasted_indented_in_markdown_notes_is_a_repeat_of_its_level() {
+    let series = read("pgbench-15-pasted-notes.md");
+    assert_eq!(series.len(), 1, "{series:?}");
+    let point = &series[0].points[0];
+    assert_eq!(series[0].points.len(), 1);
+    assert_eq!(point.workers, 8);
+    // Both runs read: their mean, their range the spread.
+    assert!((point.raw - (14159.817499 + 13859.460299) / 2.0).abs() < 1e-6);
+    assert_eq!(point.spread, Some((13859.460299, 14159.817499)));
+    assert!(
+        series[0]
+            .notes
+            .iter()
+            .any(|note| note.contains("lines 24-37: indented")),
+        "{:?}",
+        series[0].notes
+    );
+}
+
+#[test]
+fn sysbench_with_a_prompt_and_warnings_above_its_banner_is_read() {
+    let series = read("sysbench-1.0.20-prompt-warning.txt");
+    assert_eq!(series.len(), 1);
+    assert_eq!(series[0].points.len(), 1);
+    assert_eq!(series[0].points[0].workers, 2);
+    assert!((series[0].points[0].raw - 2127.66).abs() < 1e-9);
+}
+
+#[test]
+fn indented_blocks_that_are_no_run_are_left_as_they_are() {
+    // pgbench -r's statement lines and sysbench's statistics are indented, and no run.
+    for name in ["pgbench-15-r.txt", "sysbench-1.0.20-cpu.txt"] {
+        let text = String::from_utf8(fixture(name)).unwrap();
+        assert!(indented_runs(&text).is_none(), "{name}");
+    }
+}
