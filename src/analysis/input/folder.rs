@@ -120,13 +120,29 @@ pub(super) fn other_tools_output(path: &Path) -> Option<&'static Importer> {
     if length > 2 * HEAD_BYTES as u64 {
         file.seek(std::io::SeekFrom::End(-(HEAD_BYTES as i64)))
             .ok()?;
-        file.take(HEAD_BYTES as u64).read_to_end(&mut tail).ok()?;
+        (&mut file)
+            .take(HEAD_BYTES as u64)
+            .read_to_end(&mut tail)
+            .ok()?;
     }
-    detect(
+    let found = detect(
         &String::from_utf8_lossy(&head),
         &String::from_utf8_lossy(&tail),
-    )
+    );
+    if found.is_some() || length <= HEAD_BYTES as u64 || length > MOST_SNIFFED_WHOLE {
+        return found;
+    }
+    // A key line between head and tail (HammerDB's result after 100 virtual users' lines):
+    // the whole file looked at, as `report` reads it.
+    file.seek(std::io::SeekFrom::Start(0)).ok()?;
+    let mut whole = Vec::new();
+    file.take(MOST_SNIFFED_WHOLE).read_to_end(&mut whole).ok()?;
+    detect(&String::from_utf8_lossy(&whole), "")
 }
+
+/// The largest file in a folder looked at whole when its head and tail do not say whose
+/// output it is.
+const MOST_SNIFFED_WHOLE: u64 = 64 << 20;
 
 /// The importer that reads a text, from its first and last 64 KiB.
 pub(super) fn detect(head: &str, tail: &str) -> Option<&'static Importer> {

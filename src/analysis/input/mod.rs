@@ -626,7 +626,9 @@ fn parse_input(file: &InputFile, bytes: &[u8]) -> Result<Vec<Series>> {
         vec![from_document(path, document)?]
     } else if text.trim_start().starts_with('{') {
         vec![from_document(path, text)?]
-    } else if let Some(importer) = detect(head, tail) {
+    } else if let Some(importer) = detect(head, tail).or_else(|| detect(text, "")) {
+        // Key lines anywhere: HammerDB's result past the first 64 KiB (100 virtual users
+        // print that much before it) in a file too short to have a tail of its own.
         read_runs(file, text, importer)?
     } else {
         // Not claimed: a CSV unless it holds two of a tool's lines, or no comma at all.

@@ -567,3 +567,20 @@ fn indented_blocks_that_are_no_run_are_left_as_they_are() {
         assert!(indented_runs(&text).is_none(), "{name}");
     }
 }
+
+#[test]
+fn hammerdb_result_past_the_first_64_kib_is_found() {
+    let bytes = fixture("hammerdb-4.7-100-vusers.log");
+    let at = String::from_utf8_lossy(&bytes).find("TEST RESULT").unwrap();
+    assert!(at > HEAD_BYTES && bytes.len() < 2 * HEAD_BYTES);
+    let series = read("hammerdb-4.7-100-vusers.log");
+    assert_eq!(levels(&series[0]), [(100, 412087.0)]);
+}
+
+#[test]
+fn a_folder_finds_hammerdb_result_past_the_first_64_kib() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/import/hammerdb-4.7-100-vusers.log");
+    let found = folder::other_tools_output(&path).expect("claimed");
+    assert_eq!(found.tool, hammerdb::TOOL);
+}
