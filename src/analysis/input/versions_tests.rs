@@ -584,3 +584,33 @@ fn a_folder_finds_hammerdb_result_past_the_first_64_kib() {
     let found = folder::other_tools_output(&path).expect("claimed");
     assert_eq!(found.tool, hammerdb::TOOL);
 }
+
+#[test]
+fn a_rac_wide_awr_reports_active_sessions_far_from_its_load() {
+    let name = "awr_rac-11.2.txt";
+    let read_at = |level: usize| {
+        parse_input(
+            &InputFile::new(Path::new(name), Some(level)),
+            &fixture(name),
+        )
+        .unwrap_or_else(|error| panic!("{name}: {error:#}"))
+    };
+    // 7.96 + 8.02 + 7.93 = 23.91 average active sessions over the cluster.
+    let far = read_at(48);
+    assert!(
+        far[0].notes.iter().any(|note| note.contains(
+            "23.9 average active sessions (DB time per second) at a load of 48 sessions"
+        )),
+        "{:?}",
+        far[0].notes
+    );
+    let near = read_at(24);
+    assert!(
+        !near[0]
+            .notes
+            .iter()
+            .any(|note| note.contains("average active sessions")),
+        "{:?}",
+        near[0].notes
+    );
+}
