@@ -6,8 +6,8 @@ use std::path::{Path, PathBuf};
 use anyhow::Result;
 
 use crate::analysis::input::{
-    InputFile, NodeCores, levels_into_sweeps, merge_campaigns, node_cores, pgbench_logs_joined,
-    printable, read_input, result_files, traced,
+    InputFile, NodeCores, NotAResult, levels_into_sweeps, merge_campaigns, node_cores,
+    pgbench_logs_joined, printable, read_input, result_files, traced,
 };
 use crate::analysis::model::Analysis;
 use crate::analysis::series::Series;
@@ -75,13 +75,25 @@ fn same_file(a: &Path, b: &Path) -> bool {
 /// cut is left out (and said) unless `--accept-truncated`.
 fn read_all(args: &ReportArgs, files: &[PathBuf], notes: &mut Vec<String>) -> Result<Vec<Series>> {
     let mut series = Vec::new();
+    let mut not_results = Vec::new();
     for path in files {
         let level = args
             .levels
             .iter()
             .find(|(file, _)| same_file(path, file))
             .map(|(_, level)| *level);
-        for mut one in read_input(&InputFile::new(path, level))? {
+        let read = match read_input(&InputFile::new(path, level)) {
+            // A folder's file that is no result (a harness's params.json) is left out.
+            Err(error)
+                if error.downcast_ref::<NotAResult>().is_some()
+                    && !args.files.iter().any(|given| given == path) =>
+            {
+                not_results.push(error);
+                continue;
+            }
+            read => read?,
+        };
+        for mut one in read {
             if let Some((line, point)) = one.cut_last_line.take() {
                 if args.accept_truncated {
                     one.points.push(point);
@@ -97,6 +109,12 @@ fn read_all(args: &ReportArgs, files: &[PathBuf], notes: &mut Vec<String>) -> Re
             }
             series.push(one);
         }
+    }
+    if series.is_empty() && !not_results.is_empty() {
+        return Err(not_results.swap_remove(0));
+    }
+    for error in &not_results {
+        notes.push(format!("left out, not a result: {error}"));
     }
     Ok(series)
 }

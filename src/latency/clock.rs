@@ -154,6 +154,18 @@ impl SessionClock {
             .and_then(|length| self.window_start.checked_add(length))
     }
 
+    /// Whether a schedule's next request is due within the fixed-time window's length, its
+    /// last instant included: such a request is sent even once the window's clock has run
+    /// out (a replay's statements due at the capture's end).
+    pub fn next_due_in_window(&self) -> bool {
+        match (&self.pacer, self.window_length) {
+            (Some(Pacing::Schedule(schedule)), Some(length)) => {
+                schedule.due_s() <= length.as_secs_f64()
+            }
+            _ => false,
+        }
+    }
+
     /// A response answered at `answered` (since the window began), sent at `sent`, due at
     /// `due` in an open loop: recorded, and counted for the interval lines.
     #[inline]
@@ -227,5 +239,38 @@ impl SessionClock {
     /// Forgets what was recorded (a warm-up's).
     pub fn forget(&mut self) {
         self.latency = self.latency.emptied();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_schedules_request_due_at_the_windows_last_instant_is_in_it() {
+        let due: std::sync::Arc<[f64]> = vec![0.0, 1.0, 1.0].into();
+        let mut clock = SessionClock::scheduled("statement", None, due, 3.0)
+            .ending_after(Some(Duration::from_secs(1)));
+        clock.window_started(Instant::now());
+        assert!(clock.next_due_in_window());
+        assert!(matches!(clock.turn(), Turn::Due(Some(due)) if due.is_zero()));
+        // The two due at 1 s, the window's length: both still in it.
+        for _ in 0..2 {
+            assert!(clock.next_due_in_window());
+            clock.pacer.as_mut().unwrap().advance();
+        }
+        // None left.
+        assert!(!clock.next_due_in_window());
+    }
+
+    #[test]
+    fn a_request_due_after_the_window_or_a_closed_loop_is_not() {
+        let due: std::sync::Arc<[f64]> = vec![2.0].into();
+        let clock = SessionClock::scheduled("statement", None, due, 1.0)
+            .ending_after(Some(Duration::from_secs(1)));
+        assert!(!clock.next_due_in_window());
+        let closed = SessionClock::new("statement", None, None, (0, 1))
+            .ending_after(Some(Duration::from_secs(1)));
+        assert!(!closed.next_due_in_window());
     }
 }

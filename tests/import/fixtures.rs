@@ -230,3 +230,61 @@ fn a_hammerdb_folder_reads_its_counter_log_at_the_results_users() {
         .code(2)
         .stderr(contains("--level"));
 }
+
+#[test]
+fn a_sweep_kept_one_level_a_folder_is_one_series_and_other_files_are_noted() {
+    let folder = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/import/sysbench-sweep-folders");
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("report.json");
+    let output = corescale()
+        .arg("report")
+        .arg(&folder)
+        .args(["--verbose", "--json"])
+        .arg(&json)
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let output = String::from_utf8(output).unwrap();
+    let analysis = read_json(&json);
+    assert_eq!(series_names(&analysis), ["sysbench-sweep-folders"]);
+    let levels: Vec<u64> = analysis["series"][0]["series"]["points"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|point| point["workers"].as_u64().unwrap())
+        .collect();
+    assert_eq!(levels, [1, 2, 4]);
+    assert!(
+        output.contains("thr1, thr2, thr4 each hold one level"),
+        "{output}"
+    );
+    for left_out in ["params.json", "samples.csv"] {
+        let note = format!(
+            "left out, not a result: '{}",
+            folder.join(left_out).display()
+        );
+        assert!(
+            output
+                .split_whitespace()
+                .collect::<Vec<_>>()
+                .join(" ")
+                .contains(&note),
+            "{left_out} not named: {output}"
+        );
+    }
+}
+
+#[test]
+fn a_non_result_json_named_alone_is_still_refused() {
+    let folder = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/import/sysbench-sweep-folders");
+    corescale()
+        .arg("report")
+        .arg(folder.join("params.json"))
+        .assert()
+        .failure()
+        .stderr(contains("not a corescale result document"));
+}

@@ -383,7 +383,7 @@ fn top_event_row(
 
 /// What the report's load rests on: the number in its name, and how far its average active
 /// sessions are from it.
-fn level_notes(file: &InputFile, figures: &Figures, level: usize) -> Vec<String> {
+pub(super) fn level_notes(file: &InputFile, figures: &Figures, level: usize) -> Vec<String> {
     let path = file.path;
     let mut notes = Vec::new();
     if file.level.is_none() && level > 0 {

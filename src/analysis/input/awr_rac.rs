@@ -236,11 +236,13 @@ fn from_awr_rac(file: &InputFile, text: &str) -> Result<Series> {
     );
     series.nodes = (nodes > 1).then_some(nodes);
     series.provenance = imported(TOOL, release, &format!("{workload}, {nodes} instance(s)"));
-    if file.level.is_none() && level > 0 {
-        series.notes.push(format!(
-            "'{}': its load, {level} sessions, is the number in its name (--level sets it)",
-            path.display()
-        ));
-    }
+    // The cluster's average active sessions (the instances' sum) against the load, as an
+    // instance's report is checked.
+    let notes = series
+        .points
+        .first()
+        .map(|point| super::awr::level_notes(file, &point.figures, level))
+        .unwrap_or_default();
+    series.notes.extend(notes);
     Ok(series)
 }

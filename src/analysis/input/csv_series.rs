@@ -60,11 +60,12 @@ pub(super) fn from_csv(path: &Path, input: impl std::io::Read, stem: &str) -> Re
         .clone();
     let names: Vec<String> = header.iter().map(str::to_string).collect();
     let Some(layout) = detect(&names) else {
-        bail!(
+        return Err(super::NotAResult(format!(
             "'{}' line 1: unknown header '{}': expected corescale or test_cpu_parallel job times, or Num_concurrent_workers,<rate>",
             path.display(),
             quote(&names.join(","))
-        );
+        ))
+        .into());
     };
     let mut levels = Levels::new(layout);
     let mut last_cells = LastCells::default();

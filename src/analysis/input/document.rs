@@ -25,10 +25,13 @@ fn parsed(path: &Path, text: &str) -> Result<RunDocument> {
             path.display(),
             quote(schema)
         ),
-        None => bail!(
-            "'{}': not a corescale result document (no \"schema\" field)",
-            path.display()
-        ),
+        None => {
+            return Err(super::NotAResult(format!(
+                "'{}': not a corescale result document (no \"schema\" field)",
+                path.display()
+            ))
+            .into());
+        }
     }
     serde_json::from_value(value).map_err(|error| {
         anyhow::anyhow!(

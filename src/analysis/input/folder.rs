@@ -120,13 +120,29 @@ pub(super) fn other_tools_output(path: &Path) -> Option<&'static Importer> {
     if length > 2 * HEAD_BYTES as u64 {
         file.seek(std::io::SeekFrom::End(-(HEAD_BYTES as i64)))
             .ok()?;
-        file.take(HEAD_BYTES as u64).read_to_end(&mut tail).ok()?;
+        (&mut file)
+            .take(HEAD_BYTES as u64)
+            .read_to_end(&mut tail)
+            .ok()?;
     }
-    detect(
+    let found = detect(
         &String::from_utf8_lossy(&head),
         &String::from_utf8_lossy(&tail),
-    )
+    );
+    if found.is_some() || length <= HEAD_BYTES as u64 || length > MOST_SNIFFED_WHOLE {
+        return found;
+    }
+    // A key line between head and tail (HammerDB's result after 100 virtual users' lines):
+    // the whole file looked at, as `report` reads it.
+    file.seek(std::io::SeekFrom::Start(0)).ok()?;
+    let mut whole = Vec::new();
+    file.take(MOST_SNIFFED_WHOLE).read_to_end(&mut whole).ok()?;
+    detect(&String::from_utf8_lossy(&whole), "")
 }
+
+/// The largest file in a folder looked at whole when its head and tail do not say whose
+/// output it is.
+const MOST_SNIFFED_WHOLE: u64 = 64 << 20;
 
 /// The importer that reads a text, from its first and last 64 KiB.
 pub(super) fn detect(head: &str, tail: &str) -> Option<&'static Importer> {
@@ -310,13 +326,90 @@ pub fn levels_into_sweeps(series: Vec<Series>) -> Result<Vec<Series>> {
             None => merged.push((folder, one)),
         }
     }
-    Ok(merged
+    let merged = merged
         .into_iter()
-        .map(|(_, mut sweep)| {
+        .map(|(folder, mut sweep)| {
             sweep.points = repeats_averaged(std::mem::take(&mut sweep.points));
-            sweep
+            (folder, sweep)
         })
+        .collect();
+    Ok(subfolders_joined(merged, &imported)
+        .into_iter()
+        .map(|(_, sweep)| sweep)
         .collect())
+}
+
+/// A sweep kept one level a folder (`thr1/res.txt`, `thr2/res.txt`, ...): sibling folders
+/// whose series are each one level of one job and host, at levels all different, are the
+/// levels of one series named after their parent, with a note naming them. Siblings that
+/// each hold a whole sweep, or that repeat a level, stay a series each.
+fn subfolders_joined(
+    merged: Vec<(PathBuf, Series)>,
+    imported: &dyn Fn(&Series) -> bool,
+) -> Vec<(PathBuf, Series)> {
+    let one_level = |(folder, one): &(PathBuf, Series)| {
+        imported(one)
+            && one.points.len() == 1
+            && one.paced.is_empty()
+            && folder
+                .parent()
+                .is_some_and(|parent| !parent.as_os_str().is_empty())
+    };
+    let same_kind = |a: &(PathBuf, Series), b: &(PathBuf, Series)| {
+        a.0.parent() == b.0.parent()
+            && a.1.job == b.1.job
+            && a.1.provenance.hostname == b.1.provenance.hostname
+    };
+    let mut groups: Vec<Vec<(PathBuf, Series)>> = Vec::new();
+    for entry in merged {
+        let group = groups.iter_mut().find(|group| {
+            one_level(&entry) && one_level(&group[0]) && same_kind(&group[0], &entry)
+        });
+        match group {
+            Some(group) => group.push(entry),
+            None => groups.push(vec![entry]),
+        }
+    }
+    let mut joined = Vec::new();
+    for group in groups {
+        let levels: std::collections::BTreeSet<usize> = group
+            .iter()
+            .flat_map(|(_, one)| one.points.iter().map(|point| point.workers))
+            .collect();
+        if group.len() < 2 || levels.len() < group.len() {
+            joined.extend(group);
+            continue;
+        }
+        let parent = group[0]
+            .0
+            .parent()
+            .map(Path::to_path_buf)
+            .unwrap_or_default();
+        let names: Vec<String> = group
+            .iter()
+            .map(|(folder, _)| printable(&folder.file_name().unwrap_or_default().to_string_lossy()))
+            .collect();
+        let mut entries = group.into_iter();
+        let Some((_, mut sweep)) = entries.next() else {
+            continue;
+        };
+        for (_, one) in entries {
+            sweep.absorb(one);
+        }
+        sweep.points.sort_by_key(|point| point.workers);
+        if let Some(name) = parent.file_name() {
+            sweep.name = printable(&name.to_string_lossy());
+        }
+        sweep.source = parent.display().to_string();
+        sweep.notes.push(format!(
+            "'{}': its folders {} each hold one level of {}: read as the levels of one sweep",
+            printable(&sweep.source),
+            names.join(", "),
+            sweep.job.tool
+        ));
+        joined.push((parent, sweep));
+    }
+    joined
 }
 
 /// A HammerDB transaction counter log whose virtual users neither its name nor `--level`

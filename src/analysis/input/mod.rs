@@ -25,6 +25,13 @@ use folder::{HEAD_BYTES, detect, level_from_name, level_known};
 pub use folder::{levels_into_sweeps, pgbench_logs_joined, result_files};
 pub use nodes::{NodeCores, node_cores};
 
+/// Why a `.json` or `.csv` is no result at all (another harness's `params.json`, a
+/// `samples.csv` of its own): found in a folder, such a file is left out with a note naming
+/// it, so the folder's results are still read; named alone, it is refused.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct NotAResult(pub String);
+
 /// What a file holding bytes that are not UTF-8 is, in every reader's message.
 const NOT_TEXT: &str = "not a text file (invalid UTF-8)";
 
@@ -591,6 +598,16 @@ fn parse_input(file: &InputFile, bytes: &[u8]) -> Result<Vec<Series>> {
             path.display()
         );
     }
+    // A run pasted as an indented code block (in a Markdown list) is read as a run.
+    let (dedented, pasted) = if text.trim_start().starts_with('{') {
+        (None, Vec::new())
+    } else {
+        match indented_runs(text) {
+            Some((dedented, pasted)) => (Some(dedented), pasted),
+            None => (None, Vec::new()),
+        }
+    };
+    let text = dedented.as_deref().unwrap_or(text);
     // Cut at character boundaries (at most 3 bytes away).
     let head = match text.char_indices().find(|(at, _)| *at >= HEAD_BYTES) {
         Some((cut, _)) => &text[..cut],
@@ -609,7 +626,9 @@ fn parse_input(file: &InputFile, bytes: &[u8]) -> Result<Vec<Series>> {
         vec![from_document(path, document)?]
     } else if text.trim_start().starts_with('{') {
         vec![from_document(path, text)?]
-    } else if let Some(importer) = detect(head, tail) {
+    } else if let Some(importer) = detect(head, tail).or_else(|| detect(text, "")) {
+        // Key lines anywhere: HammerDB's result past the first 64 KiB (100 virtual users
+        // print that much before it) in a file too short to have a tail of its own.
         read_runs(file, text, importer)?
     } else {
         // Not claimed: a CSV unless it holds two of a tool's lines, or no comma at all.
@@ -620,7 +639,69 @@ fn parse_input(file: &InputFile, bytes: &[u8]) -> Result<Vec<Series>> {
             _ => return Err(unclaimed(path, None)),
         }
     };
-    series.into_iter().map(|one| finish(path, one)).collect()
+    series
+        .into_iter()
+        .map(|mut one| {
+            for (first, last) in &pasted {
+                one.notes.push(format!(
+                    "'{}' lines {}-{}: indented (a pasted code block), read as a run",
+                    path.display(),
+                    first + 1,
+                    last + 1
+                ));
+            }
+            finish(path, one)
+        })
+        .collect()
+}
+
+/// A text whose indented blocks (consecutive lines that are blank or begin with a space or a
+/// tab) that each are another tool's run on their own are taken out of their indentation,
+/// line for line, with the first and last line (from 0) of each; `None` when there is none.
+fn indented_runs(text: &str) -> Option<(String, Vec<(usize, usize)>)> {
+    let lines: Vec<&str> = text.lines().collect();
+    let indented = |line: &str| line.trim().is_empty() || line.starts_with([' ', '\t']);
+    let mut out: Vec<std::borrow::Cow<str>> = Vec::with_capacity(lines.len());
+    let mut pasted = Vec::new();
+    let mut number = 0;
+    while number < lines.len() {
+        if !indented(lines[number]) || lines[number].trim().is_empty() {
+            out.push(lines[number].into());
+            number += 1;
+            continue;
+        }
+        let end = (number..lines.len())
+            .find(|at| !indented(lines[*at]))
+            .unwrap_or(lines.len());
+        let block = &lines[number..end];
+        let depth = block
+            .iter()
+            .filter(|line| !line.trim().is_empty())
+            .map(|line| line.len() - line.trim_start_matches([' ', '\t']).len())
+            .min()
+            .unwrap_or(0);
+        let dedented: Vec<&str> = block
+            .iter()
+            .map(|line| {
+                line.get(depth..)
+                    .unwrap_or("")
+                    .trim_end_matches([' ', '\t'])
+            })
+            .collect();
+        if detect(&dedented.join("\n"), "").is_some() {
+            let last = number
+                + block
+                    .iter()
+                    .rposition(|line| !line.trim().is_empty())
+                    .unwrap_or(0);
+            pasted.push((number, last));
+            out.extend(dedented.into_iter().map(Into::into));
+        } else {
+            out.extend(block.iter().map(|line| (*line).into()));
+        }
+        number = end;
+    }
+    (!pasted.is_empty()).then(|| (out.join("\n"), pasted))
 }
 
 /// Whether a text may be a CSV: its first line that is not blank has a comma.

@@ -103,6 +103,8 @@ struct Summary {
     clients: Option<usize>,
     tps_without: Option<f64>,
     tps_with: Option<f64>,
+    /// The tps line of a run with `-C` ("including reconnection times").
+    reconnecting_at: Option<usize>,
     figures: std::collections::BTreeMap<String, f64>,
     /// The line saying -R was given...
     scheduled_at: Option<usize>,
@@ -177,6 +179,9 @@ impl Summary {
             {
                 self.tps_without = Some(value);
             } else {
+                if how.contains("including reconnection times") {
+                    self.reconnecting_at = Some(number);
+                }
                 self.tps_with = Some(value);
             }
         } else {
@@ -284,6 +289,12 @@ impl Summary {
         let mut series = tps_series(file, point, &script, shape);
         series.provenance = imported(TOOL, self.version, &script);
         series.notes.extend(file.level_ignored(clients));
+        if let (None, Some(number)) = (self.tps_without, self.reconnecting_at) {
+            series.notes.push(format!(
+                "{}: pgbench ran with -C (a connection per transaction): its tps, the rate read, includes reconnecting, so it is not comparable with runs that keep their connections",
+                file.line(number)
+            ));
+        }
         if let Some(first) = self.progress_after.first() {
             series.notes.push(format!(
                 "{}: {} progress lines from here on, after the summary, left out (a run without its summary)",

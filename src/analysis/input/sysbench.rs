@@ -41,9 +41,10 @@ fn is_sysbench(text: &str) -> bool {
             .any(|line| line.starts_with("Number of threads: "))
 }
 
-/// Where each run begins: at its header line.
+/// Where each run begins: at its header line; what is above the first (a shell prompt,
+/// `--test=`'s deprecation warning, blank lines) is the first run's.
 fn headers(text: &str) -> Vec<usize> {
-    lines_where(text, is_header)
+    lines_where(text, is_header).into_iter().skip(1).collect()
 }
 
 /// "sysbench 0.5:  multi-threaded system evaluation benchmark".

@@ -515,3 +515,102 @@ fn a_sysbench_rate_of_zero_is_no_capacity() {
     .to_string();
     assert!(error.contains("transactions"), "{error}");
 }
+
+#[test]
+fn pgbench_with_reconnections_reads_its_tps_with_a_note_saying_so() {
+    let series = read("pgbench-15-C.txt");
+    assert_eq!(levels(&series[0]), [(2, 114.302542)]);
+    assert!(
+        series[0]
+            .notes
+            .iter()
+            .any(|note| note.contains("line 14: pgbench ran with -C")),
+        "{:?}",
+        series[0].notes
+    );
+}
+
+#[test]
+fn a_run_pasted_indented_in_markdown_notes_is_a_repeat_of_its_level() {
+    let series = read("pgbench-15-pasted-notes.md");
+    assert_eq!(series.len(), 1, "{series:?}");
+    let point = &series[0].points[0];
+    assert_eq!(series[0].points.len(), 1);
+    assert_eq!(point.workers, 8);
+    // Both runs read: their mean, their range the spread.
+    assert!((point.raw - (14159.817499 + 13859.460299) / 2.0).abs() < 1e-6);
+    assert_eq!(point.spread, Some((13859.460299, 14159.817499)));
+    assert!(
+        series[0]
+            .notes
+            .iter()
+            .any(|note| note.contains("lines 24-37: indented")),
+        "{:?}",
+        series[0].notes
+    );
+}
+
+#[test]
+fn sysbench_with_a_prompt_and_warnings_above_its_banner_is_read() {
+    let series = read("sysbench-1.0.20-prompt-warning.txt");
+    assert_eq!(series.len(), 1);
+    assert_eq!(series[0].points.len(), 1);
+    assert_eq!(series[0].points[0].workers, 2);
+    assert!((series[0].points[0].raw - 2127.66).abs() < 1e-9);
+}
+
+#[test]
+fn indented_blocks_that_are_no_run_are_left_as_they_are() {
+    // pgbench -r's statement lines and sysbench's statistics are indented, and no run.
+    for name in ["pgbench-15-r.txt", "sysbench-1.0.20-cpu.txt"] {
+        let text = String::from_utf8(fixture(name)).unwrap();
+        assert!(indented_runs(&text).is_none(), "{name}");
+    }
+}
+
+#[test]
+fn hammerdb_result_past_the_first_64_kib_is_found() {
+    let bytes = fixture("hammerdb-4.7-100-vusers.log");
+    let at = String::from_utf8_lossy(&bytes).find("TEST RESULT").unwrap();
+    assert!(at > HEAD_BYTES && bytes.len() < 2 * HEAD_BYTES);
+    let series = read("hammerdb-4.7-100-vusers.log");
+    assert_eq!(levels(&series[0]), [(100, 412087.0)]);
+}
+
+#[test]
+fn a_folder_finds_hammerdb_result_past_the_first_64_kib() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/import/hammerdb-4.7-100-vusers.log");
+    let found = folder::other_tools_output(&path).expect("claimed");
+    assert_eq!(found.tool, hammerdb::TOOL);
+}
+
+#[test]
+fn a_rac_wide_awr_reports_active_sessions_far_from_its_load() {
+    let name = "awr_rac-11.2.txt";
+    let read_at = |level: usize| {
+        parse_input(
+            &InputFile::new(Path::new(name), Some(level)),
+            &fixture(name),
+        )
+        .unwrap_or_else(|error| panic!("{name}: {error:#}"))
+    };
+    // 7.96 + 8.02 + 7.93 = 23.91 average active sessions over the cluster.
+    let far = read_at(48);
+    assert!(
+        far[0].notes.iter().any(|note| note.contains(
+            "23.9 average active sessions (DB time per second) at a load of 48 sessions"
+        )),
+        "{:?}",
+        far[0].notes
+    );
+    let near = read_at(24);
+    assert!(
+        !near[0]
+            .notes
+            .iter()
+            .any(|note| note.contains("average active sessions")),
+        "{:?}",
+        near[0].notes
+    );
+}

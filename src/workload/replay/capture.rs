@@ -102,6 +102,8 @@ struct Open {
     id: u32,
     /// The database the session began in: a statement run in another says so.
     database: String,
+    /// When it began, from the origin: none of its statements starts before.
+    started_us: i64,
     pending: Option<Statement>,
 }
 
@@ -256,12 +258,19 @@ impl<'a> Capturer<'a> {
             self.captured.summary.passwords_left_out += 1;
             return Ok(());
         }
+        // A duration's entry is written when the statement ended: it started that long
+        // before, but never before the log's origin (the first entry's time, perhaps itself
+        // an end) nor its session's start.
+        let mut start_us = at_us
+            .saturating_sub(took_us.map_or(0, |took| took as i64))
+            .max(0);
         if !self.sessions.contains_key(&entry.session) {
-            self.open(entry, at_us)?;
+            self.open(entry, start_us)?;
         }
         let Some(mut open) = self.sessions.remove(&entry.session) else {
             return Ok(());
         };
+        start_us = start_us.max(open.started_us);
         // log_statement and log_min_duration_statement both on: the duration's entry is the
         // statement logged before it, now complete.
         let same = open.pending.as_ref().is_some_and(|pending| {
@@ -278,8 +287,7 @@ impl<'a> Capturer<'a> {
             }
             open.pending = Some(Statement {
                 session: open.id,
-                // A duration's entry is written when the statement ended.
-                at_us: at_us.saturating_sub(took_us.map_or(0, |took| took as i64)),
+                at_us: start_us,
                 sql: sql.to_string(),
                 parameters: parameters.filter(|values| !values.is_empty()),
                 took_us,
@@ -315,6 +323,7 @@ impl<'a> Capturer<'a> {
             Open {
                 id,
                 database: entry.database.clone(),
+                started_us: at_us,
                 pending: None,
             },
         );
@@ -503,6 +512,32 @@ mod tests {
                 ("SELECT 1", None),
                 ("INSERT INTO orders VALUES (1)", Some("other"))
             ]
+        );
+    }
+
+    /// A slow log's entries are written at each statement's end: its start, that less its
+    /// duration, is never before the log's origin nor its session's start.
+    #[test]
+    fn statements_start_neither_before_the_origin_nor_their_session() {
+        let (_, statements) = captured(vec![
+            entry(10, "s1", "duration: 50.000 ms  statement: SELECT 1", None),
+            entry(
+                20,
+                "s2",
+                "connection authorized: user=app database=shop",
+                None,
+            ),
+            entry(40, "s2", "duration: 30.000 ms  statement: SELECT 2", None),
+            entry(90, "s1", "duration: 5.000 ms  statement: SELECT 3", None),
+        ]);
+        let mut starts: Vec<(&str, i64)> = statements
+            .iter()
+            .map(|statement| (statement.sql.as_str(), statement.at_us))
+            .collect();
+        starts.sort_unstable();
+        assert_eq!(
+            starts,
+            [("SELECT 1", 0), ("SELECT 2", 10_000), ("SELECT 3", 75_000)]
         );
     }
 

@@ -140,7 +140,7 @@ struct SlowEntry {
 /// changes its database) and starts the next one at the same time.
 fn finish_slow(
     current: &mut SlowEntry,
-    databases: &mut std::collections::HashMap<String, String>,
+    logged: &mut String,
     place: &mut dyn FnMut(Pending) -> Result<()>,
 ) -> Result<()> {
     let sql = current.sql.trim().trim_end_matches(';').trim().to_string();
@@ -154,16 +154,15 @@ fn finish_slow(
         .or_else(|| sql.strip_prefix("USE "))
         .filter(|rest| !rest.contains(char::is_whitespace))
     {
-        databases.insert(
-            entry.session.clone(),
-            database.trim_matches('`').to_string(),
-        );
+        *logged = database.trim_matches('`').to_string();
         return Ok(());
     }
+    // The server writes `use db;` only when the database differs from the one it last
+    // wrote, whatever the thread: every later entry ran there until the next `use`.
     if !entry.database.is_empty() {
-        databases.insert(entry.session.clone(), entry.database.clone());
+        logged.clone_from(&entry.database);
     }
-    let database = databases.get(&entry.session).cloned().unwrap_or_default();
+    let database = logged.clone();
     // The statement started at SET timestamp (whole seconds), or at its logged end
     // less its duration.
     let (at_us, precise, zone) = match (entry.time, entry.timestamp_s) {
@@ -212,17 +211,17 @@ fn read_slow(
     place: &mut dyn FnMut(Pending) -> Result<()>,
 ) -> Result<()> {
     let mut current = SlowEntry::default();
-    // Each session's database as its "use" statements and Schema fields left it.
-    let mut databases: std::collections::HashMap<String, String> = std::collections::HashMap::new();
+    // The database the log last named (`use`, a Schema field): the log's, not a session's.
+    let mut logged = String::new();
     read_lines(reader, bytes, &mut |line, number| {
         if let Some(time) = line.strip_prefix("# Time:") {
-            finish_slow(&mut current, &mut databases, place)?;
+            finish_slow(&mut current, &mut logged, place)?;
             current.time = Some(
                 parse_log_time(time)
                     .ok_or_else(|| anyhow!("line {number}: '{}' is not a time", time.trim()))?,
             );
         } else if let Some(who) = line.strip_prefix("# User@Host:") {
-            finish_slow(&mut current, &mut databases, place)?;
+            finish_slow(&mut current, &mut logged, place)?;
             current.line = number;
             current.user = who
                 .trim()
@@ -239,7 +238,12 @@ fn read_slow(
             current.session = words.next().unwrap_or_default().to_string();
             while let Some(word) = words.next() {
                 if word == "Schema:" {
-                    current.database = words.next().unwrap_or_default().to_string();
+                    // MariaDB leaves it empty ("Schema:  QC_hit: No") outside a database.
+                    current.database = words
+                        .next()
+                        .filter(|name| !name.ends_with(':'))
+                        .unwrap_or_default()
+                        .to_string();
                 }
             }
         } else if let Some(fields) = line.strip_prefix("# Query_time:") {
@@ -265,7 +269,7 @@ fn read_slow(
             // MySQL names a session's new database before its statement.
             current.database = database.trim_matches('`').to_string();
         } else if is_header(line) {
-            finish_slow(&mut current, &mut databases, place)?;
+            finish_slow(&mut current, &mut logged, place)?;
         } else {
             within_longest(
                 current.sql.len(),
@@ -280,7 +284,7 @@ fn read_slow(
         }
         Ok(())
     })?;
-    finish_slow(&mut current, &mut databases, place)
+    finish_slow(&mut current, &mut logged, place)
 }
 
 /// The lines a server writes when it opens a log (at start and after FLUSH LOGS).
@@ -467,6 +471,61 @@ UPDATE sbtest1\n  SET k=k+1 WHERE id=7;\n";
         );
         // Two statements that ended in one second: at its start and half-way.
         assert_eq!(found[1].at_us - found[0].at_us, 500_000);
+    }
+
+    #[test]
+    fn mysql_s_use_holds_for_every_later_entry_whatever_its_thread() {
+        // MySQL 8.0's slow log (sql/log.cc, File_query_log::write_slow): `use db;` is
+        // written only when the thread's database differs from the one the log last
+        // named, so thread 9 ran in shop and thread 8, later, in stock.
+        let slow = "# Time: 2024-11-29T09:30:44.100000Z\n\
+# User@Host: app[app] @ localhost []  Id:     8\n\
+# Query_time: 0.000100  Lock_time: 0.000000 Rows_sent: 1  Rows_examined: 0\n\
+use shop;\n\
+SET timestamp=1732872644;\n\
+SELECT 1;\n\
+# Time: 2024-11-29T09:30:44.200000Z\n\
+# User@Host: app[app] @ localhost []  Id:     9\n\
+# Query_time: 0.000100  Lock_time: 0.000000 Rows_sent: 1  Rows_examined: 0\n\
+SET timestamp=1732872644;\n\
+SELECT 2;\n\
+# Time: 2024-11-29T09:30:44.300000Z\n\
+# User@Host: app[app] @ localhost []  Id:    10\n\
+# Query_time: 0.000100  Lock_time: 0.000000 Rows_sent: 1  Rows_examined: 0\n\
+use stock;\n\
+SET timestamp=1732872644;\n\
+SELECT 3;\n\
+# Time: 2024-11-29T09:30:44.400000Z\n\
+# User@Host: app[app] @ localhost []  Id:     8\n\
+# Query_time: 0.000100  Lock_time: 0.000000 Rows_sent: 1  Rows_examined: 0\n\
+SET timestamp=1732872644;\n\
+SELECT 4;\n";
+        let found = entries(slow, MysqlLog::Slow).unwrap();
+        let databases: Vec<(&str, &str)> = found
+            .iter()
+            .map(|entry| (entry.session.as_str(), entry.database.as_str()))
+            .collect();
+        assert_eq!(
+            databases,
+            [
+                ("8", "shop"),
+                ("9", "shop"),
+                ("10", "stock"),
+                ("8", "stock")
+            ]
+        );
+    }
+
+    #[test]
+    fn mariadb_s_empty_schema_names_no_database() {
+        let slow = "# Time: 241129  9:30:44\n\
+# User@Host: root[root] @ localhost []\n\
+# Thread_id: 31  Schema:   QC_hit: No\n\
+# Query_time: 0.000250  Lock_time: 0.000012  Rows_sent: 1  Rows_examined: 1\n\
+SET timestamp=1732872644;\n\
+SELECT 1;\n";
+        let found = entries(slow, MysqlLog::Slow).unwrap();
+        assert_eq!(found[0].database, "");
     }
 
     #[test]

@@ -222,7 +222,10 @@ fn read_format(
             if line.trim().is_empty() {
                 return Ok(());
             }
-            take(json_entry(line, number)?)
+            match json_entry(line, number)? {
+                Some(entry) => take(entry),
+                None => Ok(()),
+            }
         }),
         Format::Stderr(prefix) => {
             let mut pending: Option<Entry> = None;
@@ -299,10 +302,14 @@ pub(super) fn read_lines(
     Ok(())
 }
 
-fn json_entry(line: &str, number: u64) -> Result<Entry> {
+/// A jsonlog record, or CloudNativePG's envelope of one (each PostgreSQL record in its
+/// `record` field, named as csvlog's columns); `None` for the envelope's other lines (its
+/// instance manager's own, with a `logger` and no record).
+fn json_entry(line: &str, number: u64) -> Result<Option<Entry>> {
     #[derive(serde::Deserialize)]
     struct Json {
-        timestamp: String,
+        #[serde(default)]
+        timestamp: Option<String>,
         #[serde(default)]
         user: Option<String>,
         #[serde(default)]
@@ -317,27 +324,79 @@ fn json_entry(line: &str, number: u64) -> Result<Entry> {
         message: Option<String>,
         #[serde(default)]
         detail: Option<String>,
+        /// CloudNativePG: the PostgreSQL record, and the logger that wrote the line.
+        #[serde(default)]
+        record: Option<Record>,
+        #[serde(default)]
+        logger: Option<String>,
+    }
+    #[derive(serde::Deserialize)]
+    struct Record {
+        log_time: String,
+        #[serde(default)]
+        user_name: Option<String>,
+        #[serde(default)]
+        database_name: Option<String>,
+        #[serde(default)]
+        session_id: Option<String>,
+        #[serde(default)]
+        error_severity: Option<String>,
+        #[serde(default)]
+        sql_state_code: Option<String>,
+        #[serde(default)]
+        message: Option<String>,
+        #[serde(default)]
+        detail: Option<String>,
     }
     let json: Json = serde_json::from_str(line)
         .map_err(|error| anyhow!("line {number} is not a jsonlog record: {error}"))?;
-    let stamp = parse_time(&json.timestamp).ok_or_else(|| {
+    let (timestamp, session, user, database, severity, sqlstate, message, detail) = match (
+        json.record,
+        json.timestamp,
+    ) {
+        (Some(record), _) => (
+            record.log_time,
+            record.session_id,
+            record.user_name,
+            record.database_name,
+            record.error_severity,
+            record.sql_state_code,
+            record.message,
+            record.detail,
+        ),
+        (None, Some(timestamp)) => (
+            timestamp,
+            json.session_id,
+            json.user,
+            json.dbname,
+            json.error_severity,
+            json.state_code,
+            json.message,
+            json.detail,
+        ),
+        (None, None) if json.logger.is_some() => return Ok(None),
+        (None, None) => bail!(
+            "line {number} is not a jsonlog record: no \"timestamp\" (nor CloudNativePG's \"record\")"
+        ),
+    };
+    let stamp = parse_time(&timestamp).ok_or_else(|| {
         anyhow!(
             "line {number}: '{}' is not a time",
-            crate::format::printable(&json.timestamp)
+            crate::format::printable(&timestamp)
         )
     })?;
-    Ok(Entry {
+    Ok(Some(Entry {
         at_us: stamp.at_us,
         zone: stamp.zone,
-        session: json.session_id.unwrap_or_default(),
-        user: json.user.unwrap_or_default(),
-        database: json.dbname.unwrap_or_default(),
-        severity: json.error_severity.unwrap_or_default(),
-        sqlstate: json.state_code,
-        message: json.message.unwrap_or_default(),
-        detail: json.detail,
+        session: session.unwrap_or_default(),
+        user: user.unwrap_or_default(),
+        database: database.unwrap_or_default(),
+        severity: severity.unwrap_or_default(),
+        sqlstate,
+        message: message.unwrap_or_default(),
+        detail,
         line: number,
-    })
+    }))
 }
 
 /// csvlog's columns, as PostgreSQL 9.0 to 17 write them.
@@ -554,6 +613,50 @@ mod tests {
             },
         )?;
         Ok(found)
+    }
+
+    #[test]
+    fn cloudnative_pg_s_envelope_is_read_and_its_other_lines_left() {
+        let text = std::fs::read_to_string(
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("tests/fixtures/capture/cloudnative-pg.json"),
+        )
+        .unwrap();
+        let first = text.lines().next().unwrap();
+        let format = Format::detect(first, PGREPLAY_PREFIX).unwrap();
+        let found = entries(&text, &format).unwrap();
+        let read: Vec<(&str, &str, &str, u64)> = found
+            .iter()
+            .map(|entry| {
+                (
+                    entry.session.as_str(),
+                    entry.database.as_str(),
+                    entry.message.as_str(),
+                    entry.line,
+                )
+            })
+            .collect();
+        assert_eq!(read.len(), 3, "{read:?}");
+        assert_eq!(
+            read[1],
+            (
+                "6753f0ad.445",
+                "app",
+                "duration: 0.412 ms  statement: SELECT abalance FROM pgbench_accounts WHERE aid = 4711",
+                3
+            )
+        );
+        assert_eq!(found[1].at_us - found[0].at_us, 6_000);
+        assert_eq!(found[0].user, "app");
+        assert_eq!(found[0].severity, "LOG");
+    }
+
+    #[test]
+    fn a_json_line_neither_jsonlog_nor_an_envelope_is_refused() {
+        let error = entries("{\"level\":\"info\"}\n", &Format::Json)
+            .unwrap_err()
+            .to_string();
+        assert!(error.contains("no \"timestamp\""), "{error}");
     }
 
     #[test]

@@ -244,8 +244,18 @@ impl WorkerJob for ReplaySessionJob {
     }
 
     fn end_window(&mut self) -> Result<u64> {
+        // The statements due within the level, its last instant included, are all sent:
+        // the window's clock may run out while the last of them wait their turn (a
+        // reconnection before them), unless a stop was asked for.
+        let mut sent = 0;
+        while self.next < self.statements.len()
+            && self.clock.next_due_in_window()
+            && !crate::interrupt::stop_requested()
+        {
+            sent += self.step()?;
+        }
         self.clock.window_ended();
-        Ok(0)
+        Ok(sent)
     }
 
     fn session_clock(&mut self) -> Option<&mut SessionClock> {
