@@ -14,6 +14,9 @@ use crate::latency::{SessionClock, StatementTimes, Turn};
 use crate::workload::figures::count_failure;
 use crate::workload::{Sessions, WorkerJob};
 
+/// How long past its window's end a lane may go on sending the statements due within it.
+const END_GRACE: Duration = Duration::from_millis(250);
+
 /// What one lane counted over a level.
 pub(crate) struct ReplayTally {
     pub sent: u64,
@@ -244,13 +247,17 @@ impl WorkerJob for ReplaySessionJob {
     }
 
     fn end_window(&mut self) -> Result<u64> {
-        // The statements due within the level, its last instant included, are all sent:
-        // the window's clock may run out while the last of them wait their turn (a
-        // reconnection before them), unless a stop was asked for.
+        // The statements due within the level, its last instant included, are sent: the
+        // window's clock may run out while the last of them wait their turn (a reconnection
+        // before them), unless a stop was asked for. A lane that fell behind gets no more
+        // than END_GRACE to catch up, so a backlog stays unsent and is said as falling
+        // behind, not hidden by a level that lasts as long as the lane needs.
+        let deadline = self.clock.window_end().map(|end| end + END_GRACE);
         let mut sent = 0;
         while self.next < self.statements.len()
             && self.clock.next_due_in_window()
             && !crate::interrupt::stop_requested()
+            && deadline.is_none_or(|deadline| Instant::now() < deadline)
         {
             sent += self.step()?;
         }
