@@ -36,7 +36,7 @@ pub(crate) struct SearchRun<'a> {
     pub workload: &'a dyn Workload,
     /// The levels' settings: --warmup, --interval; each probe sets its own length.
     pub settings: &'a LevelSettings,
-    pub search: &'a SearchSettings,
+    pub search: SearchSettings,
     /// The most sessions a probe opens (-w), and those of the capacity measurement.
     pub most_sessions: usize,
     pub capacity_sessions: usize,
@@ -59,7 +59,7 @@ pub(crate) fn run_search(
         sessions_ready,
         mean_response_s: 0.0,
     };
-    let record = search(&mut probes, run.search)?;
+    let record = search(&mut probes, &run.search)?;
     document.search = Some(record);
     document.updated_at = Utc::now();
     Ok(())

@@ -59,29 +59,8 @@ pub fn execute(run: &RunArgs, command_line: Vec<String>) -> Result<RunEnd> {
         .collect::<Result<Vec<_>, _>>()?;
     note_hlog_lines(args, &outputs, run.workload()?.options().sets_sessions());
     let find = search_settings(args, run.workload()?.options().find(), &host.topology)?;
-    let (plan, mut workload, _locks) = if let Some((_, ceiling)) = &find {
-        // A search opens as many sessions as its rate needs, up to the ceiling.
-        let plan = plan(&LoadLevels::Single(*ceiling), &host.topology, args.force)?;
-        let locks = OutputLocks::acquire(&outputs)?;
-        (plan, build_workload(run, &host, *ceiling)?, locks)
-    } else if run.workload()?.options().sets_sessions() {
-        // The workload's sessions are its own (a capture's lanes): built before the plan.
-        refuse_worker_counts(args)?;
-        let workload = build_workload(run, &host, 1)?;
-        let locks = OutputLocks::acquire(&outputs)?;
-        (vec![workload.own_sessions().unwrap_or(1)], workload, locks)
-    } else {
-        let levels = load_levels(args, &host.topology);
-        // Only the automatic plan brackets the CPUs given; a list is checked against the
-        // host's.
-        let plan = match levels {
-            LoadLevels::Auto => plan(&levels, &planning_topology(&host, &levels), args.force)?,
-            _ => plan(&levels, &host.topology, args.force)?,
-        };
-        let locks = OutputLocks::acquire(&outputs)?;
-        let largest = plan.iter().copied().max().unwrap_or(1);
-        (plan, build_workload(run, &host, largest)?, locks)
-    };
+    let ceiling = find.as_ref().map(|(_, ceiling)| *ceiling);
+    let (plan, mut workload, _locks) = plan_and_build(run, &host, &outputs, ceiling)?;
     let largest = plan.iter().copied().max().unwrap_or(1);
     check_memory(&workload.info(), largest, &host, args.force)?;
     check_pinning(&host.topology, args.pin, largest)?;
@@ -119,20 +98,9 @@ pub fn execute(run: &RunArgs, command_line: Vec<String>) -> Result<RunEnd> {
         })
     });
     let measured = match &find {
-        Some((search, ceiling)) => {
-            let search = SearchSettings {
-                unit: format!("{}/s", workload.info().unit),
-                ..search.clone()
-            };
-            let run = SearchRun {
-                workload,
-                settings: &settings,
-                search: &search,
-                most_sessions: *ceiling,
-                capacity_sessions: (*ceiling).min(document.host.topology.logical_cpus.max(1)),
-                pin: args.pin,
-                progress: &progress,
-            };
+        Some(find) => {
+            let logical = document.host.topology.logical_cpus;
+            let run = search_run(workload, find, &settings, (args.pin, logical), &progress);
             run_search(&run, &mut document, &mut writer, sessions_ready)
         }
         None => run_sweep(
@@ -180,6 +148,63 @@ pub fn execute(run: &RunArgs, command_line: Vec<String>) -> Result<RunEnd> {
         None if args.strict && flagged => RunEnd::Flagged,
         None => RunEnd::Complete,
     })
+}
+
+/// The worker counts to measure and the workload built for the largest, the outputs locked
+/// between: a search's ceiling (`ceiling`), a workload's own sessions, or the user's levels.
+fn plan_and_build(
+    run: &RunArgs,
+    host: &HostInfo,
+    outputs: &[Output],
+    ceiling: Option<usize>,
+) -> Result<(Vec<usize>, Box<dyn Workload>, OutputLocks)> {
+    let args = &run.sweep;
+    Ok(if let Some(ceiling) = ceiling {
+        // A search opens as many sessions as its rate needs, up to the ceiling.
+        let plan = plan(&LoadLevels::Single(ceiling), &host.topology, args.force)?;
+        let locks = OutputLocks::acquire(outputs)?;
+        (plan, build_workload(run, host, ceiling)?, locks)
+    } else if run.workload()?.options().sets_sessions() {
+        // The workload's sessions are its own (a capture's lanes): built before the plan.
+        refuse_worker_counts(args)?;
+        let workload = build_workload(run, host, 1)?;
+        let locks = OutputLocks::acquire(outputs)?;
+        (vec![workload.own_sessions().unwrap_or(1)], workload, locks)
+    } else {
+        let levels = load_levels(args, &host.topology);
+        // Only the automatic plan brackets the CPUs given; a list is checked against the
+        // host's.
+        let plan = match levels {
+            LoadLevels::Auto => plan(&levels, &planning_topology(host, &levels), args.force)?,
+            _ => plan(&levels, &host.topology, args.force)?,
+        };
+        let locks = OutputLocks::acquire(outputs)?;
+        let largest = plan.iter().copied().max().unwrap_or(1);
+        (plan, build_workload(run, host, largest)?, locks)
+    })
+}
+
+/// What a search runs on: the workload's rate unit, and a capacity measured on a session per
+/// logical CPU of this host, within the ceiling.
+fn search_run<'a>(
+    workload: &'a dyn Workload,
+    (search, ceiling): &'a (SearchSettings, usize),
+    settings: &'a LevelSettings,
+    (pin, logical_cpus): (crate::host::pinning::Pin, usize),
+    progress: &'a Progress,
+) -> SearchRun<'a> {
+    SearchRun {
+        workload,
+        settings,
+        search: SearchSettings {
+            unit: format!("{}/s", workload.info().unit),
+            ..search.clone()
+        },
+        most_sessions: *ceiling,
+        capacity_sessions: (*ceiling).min(logical_cpus.max(1)),
+        pin,
+        progress,
+    }
 }
 
 /// `--find`'s settings and the most sessions its probes open (-w, else
