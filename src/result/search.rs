@@ -36,8 +36,8 @@ pub struct ProbeRecord {
     /// Whether the sessions kept up with the schedule (no growing backlog).
     pub kept_up: bool,
     pub sessions: usize,
-    /// Every session was busy as often as it could be: the client, not the server, may have
-    /// bounded this probe.
+    /// Every session was busy as often as it could be, and there were -w of them: the
+    /// client, not the server, may have bounded this probe.
     #[serde(default)]
     pub sessions_busy: bool,
     pub objectives: Vec<ObjectiveCheck>,
@@ -198,7 +198,7 @@ impl SearchRecord {
         }
         if broken.is_some_and(|probe| probe.sessions_busy) {
             text.push_str(&format!(
-                "; the broken probe's {} sessions were all busy: the client's session count may have bounded it (raise --workers)",
+                "; the broken probe's {} sessions (-w) were all busy: the client's session count may have bounded it (raise -w)",
                 broken.map_or(0, |probe| probe.sessions)
             ));
         }

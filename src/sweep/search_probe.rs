@@ -28,7 +28,8 @@ const SHORTEST_PROBE: Duration = Duration::from_secs(2);
 const LONGEST_PROBE: Duration = Duration::from_secs(60);
 /// The sessions a search may open when -w does not say.
 pub(crate) const DEFAULT_MOST_SESSIONS: usize = 32;
-/// Sessions busy this share of the window: the client, not the server, may be the limit.
+/// Sessions busy this share of the window: the client, not the server, may be the limit (a
+/// probe behind its schedule is measured again with more sessions, up to -w).
 const BUSY_SESSIONS: f64 = 0.9;
 
 /// What a search runs on and where its levels go.
@@ -160,7 +161,7 @@ impl ProbeExecutor for LevelProbes<'_, '_> {
     fn probe(&mut self, rate: f64, number: usize, longer: bool) -> Result<Option<ProbeRecord>> {
         let started = Instant::now();
         let run = self.run;
-        let sessions = sessions_for(rate, self.mean_response_s, run.most_sessions);
+        let mut sessions = sessions_for(rate, self.mean_response_s, run.most_sessions);
         let needed = (run.search.objectives.iter())
             .map(|objective| responses_needed(objective.percentile))
             .max()
@@ -172,28 +173,37 @@ impl ProbeExecutor for LevelProbes<'_, '_> {
             SHORTEST_PROBE * stretch,
             LONGEST_PROBE * stretch,
         );
-        let Some(index) = self.measure(sessions, Some(rate), length, SearchStep::Probe(number))?
-        else {
-            return Ok(None);
-        };
-        let level = &self.document.levels[index];
-        let figures = level.latency.as_ref().and_then(|latency| latency.rate);
-        let achieved = figures.map_or(0.0, |figures| figures.achieved_per_s);
-        let objectives = (run.search.objectives.iter())
-            .map(|objective| judged(level, objective))
-            .collect::<Result<Vec<_>>>()?;
-        Ok(Some(ProbeRecord {
-            rate_per_s: rate,
-            achieved_per_s: achieved,
-            kept_up: figures.is_some_and(|figures| figures.sustained),
-            sessions,
-            sessions_busy: achieved * held_s(level).unwrap_or(0.0)
-                >= BUSY_SESSIONS * sessions as f64,
-            objectives,
-            verdict: Verdict::Undecided,
-            spent_s: started.elapsed().as_secs_f64(),
-            level: Some(index),
-        }))
+        loop {
+            let step = SearchStep::Probe(number);
+            let Some(index) = self.measure(sessions, Some(rate), length, step)? else {
+                return Ok(None);
+            };
+            let level = &self.document.levels[index];
+            let figures = level.latency.as_ref().and_then(|latency| latency.rate);
+            let achieved = figures.map_or(0.0, |figures| figures.achieved_per_s);
+            let kept_up = figures.is_some_and(|figures| figures.sustained);
+            let busy = achieved * held_s(level).unwrap_or(0.0) >= BUSY_SESSIONS * sessions as f64;
+            // Behind with every session busy: the client's sessions may be the limit, not
+            // the server. Measured again with twice the sessions, up to the ceiling.
+            if !kept_up && busy && sessions < run.most_sessions {
+                sessions = (2 * sessions).min(run.most_sessions);
+                continue;
+            }
+            let objectives = (run.search.objectives.iter())
+                .map(|objective| judged(level, objective))
+                .collect::<Result<Vec<_>>>()?;
+            return Ok(Some(ProbeRecord {
+                rate_per_s: rate,
+                achieved_per_s: achieved,
+                kept_up,
+                sessions,
+                sessions_busy: busy && sessions == run.most_sessions,
+                objectives,
+                verdict: Verdict::Undecided,
+                spent_s: started.elapsed().as_secs_f64(),
+                level: Some(index),
+            }));
+        }
     }
 }
 

@@ -197,7 +197,8 @@ fn search_run<'a>(
         workload,
         settings,
         search: SearchSettings {
-            unit: format!("{}/s", workload.info().unit),
+            // The rate's unit, which --rate counts in: transactions, statements.
+            unit: format!("{}/s", workload.info().job_size_unit),
             ..search.clone()
         },
         most_sessions: *ceiling,
