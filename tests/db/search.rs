@@ -74,12 +74,18 @@ fn the_search_finds_the_capacity_of_a_server_that_serves_one_at_a_time() {
         "kept {kept:.0}/s is {:.2} of the closed loop's {capacity:.0}/s; {said}",
         kept / capacity
     );
-    // Every level is the search's: the capacity first, then each probe in order, and each
-    // probe's record names its level.
+    // Every level is the search's: the capacity first, then each probe in order (one
+    // measured again with more sessions when all were busy behind the schedule), and each
+    // probe's record names its last level.
     let levels = document["levels"].as_array().unwrap();
     let probes = search["probes"].as_array().unwrap();
-    assert_eq!(levels.len(), probes.len() + 1, "{said}");
+    assert!(levels.len() > probes.len(), "{said}");
     assert_eq!(levels[0]["search_step"], "capacity");
+    assert!(
+        levels[1..]
+            .iter()
+            .all(|level| level["search_step"]["probe"].is_u64())
+    );
     for (number, probe) in probes.iter().enumerate() {
         let index = probe["level"].as_u64().unwrap() as usize;
         assert_eq!(levels[index]["search_step"]["probe"], number + 1);
