@@ -5,12 +5,13 @@
 //!
 //! In parts: `histogram` (recording), `pacing` (the open-loop schedule), `clock` (a
 //! database session's windows and schedule), `session` (what a
-//! session records), `timeline` (intervals), `summary` (the result's figures) and `values`
+//! session records), `interval` (a percentile's confidence interval), `timeline` (intervals), `summary` (the result's figures) and `values`
 //! (what the command line gives); the analysis of latency is `analysis::latency`.
 
 mod clock;
 mod counts;
 mod histogram;
+mod interval;
 mod live;
 mod pacing;
 mod session;
@@ -21,6 +22,7 @@ mod values;
 
 pub use clock::*;
 pub use histogram::*;
+pub use interval::*;
 pub use live::{LiveCounts, LiveResponses, LiveSlot, classic_buckets, interval_percentiles};
 pub use pacing::*;
 pub use session::*;

@@ -3,6 +3,7 @@
 pub mod csv_format;
 pub(crate) mod hlog_format;
 pub mod ranges;
+pub mod search;
 pub(crate) mod summary;
 pub(crate) mod writer;
 
@@ -53,6 +54,10 @@ pub struct RunDocument {
     /// consistency conditions), and what it found; absent where nothing is checked.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub checked_after_run: Option<String>,
+    /// A search for the largest rate that holds an objective (`run --find`): its probes are
+    /// levels too, each marked by `search_step`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub search: Option<search::SearchRecord>,
 }
 
 /// One client host's part of a campaign of several loading one database.
@@ -176,6 +181,9 @@ pub struct Level {
     /// A campaign part's level (`run --campaign`): the campaign's sessions and clock.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub campaign: Option<LevelInCampaign>,
+    /// A search's level (`run --find`): its closed-loop capacity, or probe N.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub search_step: Option<search::SearchStep>,
 }
 
 /// Where documents written before `workload_rate` and `server_cpu_s` existed keep those

@@ -25,7 +25,7 @@ use crate::workload::Workload;
 const LATE_START_MS: i64 = 100;
 
 /// What the user must know about a level as soon as it ends: interference, missed precision.
-fn level_troubles(level: &Level, settings: &LevelSettings) -> Vec<String> {
+pub(super) fn level_troubles(level: &Level, settings: &LevelSettings) -> Vec<String> {
     let mut troubles = Vec::new();
     let disturbances = level.disturbances();
     if !disturbances.is_empty() {

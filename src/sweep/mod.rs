@@ -7,6 +7,8 @@ pub(crate) mod levels;
 pub(crate) mod plan;
 pub mod progress;
 pub mod runner;
+pub(crate) mod search;
+pub(crate) mod search_probe;
 mod server_sampler;
 pub(crate) mod steps;
 pub(crate) mod stop;

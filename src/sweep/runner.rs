@@ -457,6 +457,7 @@ impl Window {
             warnings: Vec::new(),
             interference: None,
             campaign: None,
+            search_step: None,
         };
         (level, self.load)
     }

@@ -129,6 +129,11 @@ pub trait WorkloadOptions {
     fn sets_sessions(&self) -> bool {
         false
     }
+
+    /// The search's options when `--find` was given (the workloads that take `--rate`).
+    fn find(&self) -> Option<&crate::latency::FindArgs> {
+        None
+    }
 }
 
 /// The line each workload's `--help` ends with: what `--job-size` counts, and its default.

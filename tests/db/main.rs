@@ -8,6 +8,7 @@ mod hlog;
 mod hostile;
 mod metrics;
 mod script;
+mod search;
 mod sessions;
 mod teardown;
 mod tpcc;

@@ -558,6 +558,14 @@ fn bad_options_are_usage_errors() {
             "cannot be used with",
         ),
         (
+            &["--keying-time", "--find", "p99<=5ms"][..],
+            "cannot be used with",
+        ),
+        (
+            &["--find", "p99<=5ms", "--rate", "100"][..],
+            "cannot be used with",
+        ),
+        (
             &["--route", "reads=replicas"][..],
             "one --target was given: add the replicas' --target",
         ),

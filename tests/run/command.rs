@@ -351,6 +351,77 @@ const BAD_INPUT: &[(&[&str], &str)] = &[
         "'disk' is not a workload: use cpu, memory, bandwidth, lio, pio, db, script, tpcc or replay",
     ),
     (&["run", "--mode", "disk"], "'disk' is not a workload"),
+    // A search chooses its rates and sessions: refused before connecting.
+    (
+        &[
+            "run",
+            "script",
+            "--target",
+            "postgres://nobody@127.0.0.1:1/none",
+            "--file",
+            "x.sql",
+            "--find",
+            "p99<=5ms",
+            "--rate",
+            "100",
+        ],
+        "'--find <OBJECTIVE>' cannot be used with '--rate <PER_S>'",
+    ),
+    (
+        &[
+            "run",
+            "script",
+            "--target",
+            "postgres://nobody@127.0.0.1:1/none",
+            "--file",
+            "x.sql",
+            "--find",
+            "p99<=5ms",
+            "--sweep",
+            "1,2",
+        ],
+        "leave --sweep out (-w caps the sessions)",
+    ),
+    (
+        &[
+            "run",
+            "script",
+            "--target",
+            "postgres://nobody@127.0.0.1:1/none",
+            "--file",
+            "x.sql",
+            "--find",
+            "p99<=5ms",
+            "--full",
+        ],
+        "leave --full out",
+    ),
+    (
+        &[
+            "run",
+            "script",
+            "--target",
+            "postgres://nobody@127.0.0.1:1/none",
+            "--file",
+            "x.sql",
+            "--find",
+            "mean<=5ms",
+        ],
+        "use p50, p90, p95, p99 or p99.9",
+    ),
+    (
+        &[
+            "run",
+            "script",
+            "--target",
+            "postgres://nobody@127.0.0.1:1/none",
+            "--file",
+            "x.sql",
+            "--max-time",
+            "5m",
+        ],
+        "--find <OBJECTIVE>",
+    ),
     // A replay's sessions and levels are the capture's and --speed's.
     (
         &[

@@ -70,5 +70,6 @@ pub(super) fn new_document(
         },
         levels: Vec::new(),
         checked_after_run: None,
+        search: None,
     }
 }

@@ -13,9 +13,11 @@ use crate::result::RunDocument;
 use crate::result::writer::{Output, OutputLocks, write_all, write_stdout};
 use crate::sweep::campaign::Campaign;
 use crate::sweep::levels::{SweepObserver, run_sweep};
-use crate::sweep::plan::{LoadLevels, SweepSpec, plan};
+use crate::sweep::plan::{LoadLevels, OVERSUBSCRIPTION_LIMIT, SweepSpec, plan};
 use crate::sweep::progress::Progress;
 use crate::sweep::runner::{LevelSettings, SessionsReady};
+use crate::sweep::search::SearchSettings;
+use crate::sweep::search_probe::{DEFAULT_MOST_SESSIONS, SearchRun, run_search};
 use crate::sweep::steps::{LevelStep, level_steps};
 use crate::sweep::stop;
 use crate::workload::{BuildContext, Workload};
@@ -56,24 +58,9 @@ pub fn execute(run: &RunArgs, command_line: Vec<String>) -> Result<RunEnd> {
         .map(|path| Output::parse(path))
         .collect::<Result<Vec<_>, _>>()?;
     note_hlog_lines(args, &outputs, run.workload()?.options().sets_sessions());
-    let (plan, mut workload, _locks) = if run.workload()?.options().sets_sessions() {
-        // The workload's sessions are its own (a capture's lanes): built before the plan.
-        refuse_worker_counts(args)?;
-        let workload = build_workload(run, &host, 1)?;
-        let locks = OutputLocks::acquire(&outputs)?;
-        (vec![workload.own_sessions().unwrap_or(1)], workload, locks)
-    } else {
-        let levels = load_levels(args, &host.topology);
-        // Only the automatic plan brackets the CPUs given; a list is checked against the
-        // host's.
-        let plan = match levels {
-            LoadLevels::Auto => plan(&levels, &planning_topology(&host, &levels), args.force)?,
-            _ => plan(&levels, &host.topology, args.force)?,
-        };
-        let locks = OutputLocks::acquire(&outputs)?;
-        let largest = plan.iter().copied().max().unwrap_or(1);
-        (plan, build_workload(run, &host, largest)?, locks)
-    };
+    let find = search_settings(args, run.workload()?.options().find(), &host.topology)?;
+    let ceiling = find.as_ref().map(|(_, ceiling)| *ceiling);
+    let (plan, mut workload, _locks) = plan_and_build(run, &host, &outputs, ceiling)?;
     let largest = plan.iter().copied().max().unwrap_or(1);
     check_memory(&workload.info(), largest, &host, args.force)?;
     check_pinning(&host.topology, args.pin, largest)?;
@@ -110,17 +97,25 @@ pub fn execute(run: &RunArgs, command_line: Vec<String>) -> Result<RunEnd> {
             Ok(())
         })
     });
-    if let Err(error) = run_sweep(
-        workload,
-        &steps,
-        &settings,
-        campaign.as_ref(),
-        args.pin,
-        &progress,
-        &mut document,
-        &mut writer,
-        sessions_ready,
-    ) {
+    let measured = match &find {
+        Some(find) => {
+            let logical = document.host.topology.logical_cpus;
+            let run = search_run(workload, find, &settings, (args.pin, logical), &progress);
+            run_search(&run, &mut document, &mut writer, sessions_ready)
+        }
+        None => run_sweep(
+            workload,
+            &steps,
+            &settings,
+            campaign.as_ref(),
+            args.pin,
+            &progress,
+            &mut document,
+            &mut writer,
+            sessions_ready,
+        ),
+    };
+    if let Err(error) = measured {
         // Keep every level measured so far; the document says why the run ended.
         drop(confirming.take());
         progress.finish();
@@ -143,6 +138,7 @@ pub fn execute(run: &RunArgs, command_line: Vec<String>) -> Result<RunEnd> {
     progress.finish();
     write_stdout(&outputs, &document)?;
     show_summary(args, &outputs, &document)?;
+    show_answer(&outputs, &document)?;
     checked?;
     let flagged = document.levels.iter().any(|level| {
         level.precision_reached == Some(false) || level.is_disturbed() || level.fell_behind()
@@ -152,6 +148,118 @@ pub fn execute(run: &RunArgs, command_line: Vec<String>) -> Result<RunEnd> {
         None if args.strict && flagged => RunEnd::Flagged,
         None => RunEnd::Complete,
     })
+}
+
+/// The worker counts to measure and the workload built for the largest, the outputs locked
+/// between: a search's ceiling (`ceiling`), a workload's own sessions, or the user's levels.
+fn plan_and_build(
+    run: &RunArgs,
+    host: &HostInfo,
+    outputs: &[Output],
+    ceiling: Option<usize>,
+) -> Result<(Vec<usize>, Box<dyn Workload>, OutputLocks)> {
+    let args = &run.sweep;
+    Ok(if let Some(ceiling) = ceiling {
+        // A search opens as many sessions as its rate needs, up to the ceiling.
+        let plan = plan(&LoadLevels::Single(ceiling), &host.topology, args.force)?;
+        let locks = OutputLocks::acquire(outputs)?;
+        (plan, build_workload(run, host, ceiling)?, locks)
+    } else if run.workload()?.options().sets_sessions() {
+        // The workload's sessions are its own (a capture's lanes): built before the plan.
+        refuse_worker_counts(args)?;
+        let workload = build_workload(run, host, 1)?;
+        let locks = OutputLocks::acquire(outputs)?;
+        (vec![workload.own_sessions().unwrap_or(1)], workload, locks)
+    } else {
+        let levels = load_levels(args, &host.topology);
+        // Only the automatic plan brackets the CPUs given; a list is checked against the
+        // host's.
+        let plan = match levels {
+            LoadLevels::Auto => plan(&levels, &planning_topology(host, &levels), args.force)?,
+            _ => plan(&levels, &host.topology, args.force)?,
+        };
+        let locks = OutputLocks::acquire(outputs)?;
+        let largest = plan.iter().copied().max().unwrap_or(1);
+        (plan, build_workload(run, host, largest)?, locks)
+    })
+}
+
+/// What a search runs on: the workload's rate unit, and a capacity measured on a session per
+/// logical CPU of this host, within the ceiling.
+fn search_run<'a>(
+    workload: &'a dyn Workload,
+    (search, ceiling): &'a (SearchSettings, usize),
+    settings: &'a LevelSettings,
+    (pin, logical_cpus): (crate::host::pinning::Pin, usize),
+    progress: &'a Progress,
+) -> SearchRun<'a> {
+    SearchRun {
+        workload,
+        settings,
+        search: SearchSettings {
+            // The rate's unit, which --rate counts in: transactions, statements.
+            unit: format!("{}/s", workload.info().job_size_unit),
+            ..search.clone()
+        },
+        most_sessions: *ceiling,
+        capacity_sessions: (*ceiling).min(logical_cpus.max(1)),
+        pin,
+        progress,
+    }
+}
+
+/// `--find`'s settings and the most sessions its probes open (-w, else
+/// [`DEFAULT_MOST_SESSIONS`] within the oversubscription limit); None without `--find`.
+/// What a search sets itself is refused.
+fn search_settings(
+    args: &SweepArgs,
+    find: Option<&crate::latency::FindArgs>,
+    topology: &Topology,
+) -> Result<Option<(SearchSettings, usize)>, UsageError> {
+    let Some(find) = find else {
+        return Ok(None);
+    };
+    let given = [
+        (args.sweep.is_some(), "--sweep"),
+        (args.full, "--full"),
+        (args.precision.is_some(), "--precision"),
+        (args.repeat.is_some(), "--repeat"),
+        (args.max_repeat.is_some(), "--max-repeat"),
+        (args.campaign.campaign.is_some(), "--campaign"),
+    ];
+    if let Some((_, option)) = given.iter().find(|(given, _)| *given) {
+        return Err(UsageError::new(format!(
+            "--find chooses its own rates and sessions, one level per probe: leave {option} out (-w caps the sessions)"
+        )));
+    }
+    let ceiling = args.workers.map_or(
+        DEFAULT_MOST_SESSIONS.min(OVERSUBSCRIPTION_LIMIT * topology.logical_cpus.max(1)),
+        |workers| workers.0,
+    );
+    let settings = SearchSettings {
+        objectives: find.find.clone().map(|found| found.0).unwrap_or_default(),
+        precision: find
+            .find_precision
+            .unwrap_or(crate::latency::FIND_PRECISION),
+        max_time: find.max_time.unwrap_or(crate::latency::FIND_MAX_TIME),
+        unit: String::new(),
+    };
+    Ok(Some((settings, ceiling)))
+}
+
+/// A search's answer, the run's last line: on standard output, or standard error when the
+/// document goes there.
+fn show_answer(outputs: &[Output], document: &RunDocument) -> Result<()> {
+    let Some(search) = &document.search else {
+        return Ok(());
+    };
+    let line = format!("corescale: {}\n", search.answer);
+    if outputs.iter().any(Output::is_stdout) {
+        eprint!("{line}");
+        Ok(())
+    } else {
+        crate::commands::write_out(&line)
+    }
 }
 
 /// The workload's check of what the run left, said and recorded in the document; a

@@ -40,6 +40,7 @@ fn setup_only(_: &str) -> Result<String, String> {
 #[derive(Debug, Clone, Args)]
 #[command(after_help = crate::workload::slob::job_help())]
 #[command(next_help_heading = "db (SLOB/pgio method on a real database)")]
+#[command(group(clap::ArgGroup::new("paced").args(["rate", "find"]).multiple(true)))]
 pub struct DbArgs {
     #[command(flatten)]
     pub target: DbTargetArgs,
@@ -73,7 +74,7 @@ pub struct DbArgs {
     pub rate: Option<RateSteps>,
 
     /// How --rate spaces statements: evenly, or at random as independent users arrive.
-    #[arg(long, value_enum, default_value_t = Arrivals::Uniform, requires = "rate",
+    #[arg(long, value_enum, default_value_t = Arrivals::Uniform, requires = "paced",
           help_heading = "Response time")]
     pub arrivals: Arrivals,
 
@@ -82,7 +83,7 @@ pub struct DbArgs {
     #[arg(
         long,
         value_name = "N",
-        requires = "rate",
+        requires = "paced",
         help_heading = "Response time"
     )]
     pub seed: Option<u64>,
@@ -92,6 +93,9 @@ pub struct DbArgs {
     #[arg(long, value_name = "TIME", help_heading = "Response time",
           value_parser = crate::values::parse_latency_limit)]
     pub latency_limit: Option<Duration>,
+
+    #[command(flatten)]
+    pub search: crate::latency::FindArgs,
 
     /// For benches/db_latency.rs only: leave out each statement's clock reads and histogram
     /// (a closed loop then records no response times), to measure what they cost.
@@ -112,6 +116,11 @@ pub struct DbArgs {
 }
 
 impl DbArgs {
+    /// An open loop: `--rate`, or a search's probes.
+    fn paced(&self) -> bool {
+        self.rate.is_some() || self.search.find.is_some()
+    }
+
     /// The target and the sessions' settings, checked against what the driver can do.
     pub fn request(&self, context: &BuildContext) -> Result<(Vec<Target>, DbOptions)> {
         // One answer may take a whole job's duration and a margin before the server counts
@@ -128,20 +137,20 @@ impl DbArgs {
                 ))
                 .into());
             }
-            Some(depth) if depth > 1 && self.rate.is_some() => {
+            Some(depth) if depth > 1 && self.paced() => {
                 return Err(UsageError::new(
-                    "--rate sends each statement when it is due: use --pipeline 1 (the default with --rate)",
+                    "--rate and --find send each statement when it is due: use --pipeline 1 (their default)",
                 )
                 .into());
             }
             Some(depth) => depth as usize,
             // A think time or a rate paces single statements, so they are sent one by one.
-            None if self.slob.think_time.is_some() || self.rate.is_some() => 1,
+            None if self.slob.think_time.is_some() || self.paced() => 1,
             None => driver.default_pipeline,
         };
-        if self.rate.is_some() && (self.server_loop || self.slob.think_time.is_some()) {
+        if self.paced() && (self.server_loop || self.slob.think_time.is_some()) {
             return Err(UsageError::new(
-                "--rate paces statements itself: leave out --server-loop and --think-time",
+                "--rate and --find pace statements themselves: leave out --server-loop and --think-time",
             )
             .into());
         }
@@ -163,6 +172,7 @@ impl DbArgs {
                 job_statements: context.job_size.unwrap_or(DEFAULT_JOB_STATEMENTS),
                 pipeline,
                 rates: self.rate.clone().map(|steps| steps.0).unwrap_or_default(),
+                searched: self.search.find.is_some(),
                 rate: None,
                 replay_limit: self.target.replay_limit(),
                 record_latency: !self.no_response_times,
@@ -188,6 +198,10 @@ impl WorkloadOptions for DbArgs {
 
     fn connects(&self) -> bool {
         true
+    }
+
+    fn find(&self) -> Option<&crate::latency::FindArgs> {
+        self.search.find.is_some().then_some(&self.search)
     }
 }
 

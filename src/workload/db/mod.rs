@@ -54,6 +54,8 @@ pub struct DbOptions {
     pub pipeline: usize,
     /// `--rate`: the open-loop steps of each worker count (empty: closed loop only).
     pub rates: Vec<crate::latency::OfferedRate>,
+    /// `--find`: every level but the first is paced by the search.
+    pub searched: bool,
     /// The level's rate, statements per second for all its sessions (None: closed loop).
     pub rate: Option<f64>,
     /// Time every statement (false only to measure what that costs: benches/db_latency.rs).
@@ -528,8 +530,8 @@ impl Workload for DbWorkload {
                 ),
                 blocks_per_statement: self.blocks.select,
                 pipeline_depth: self.pipeline_depth(),
-                open_loop: !self.options.rates.is_empty(),
-                arrivals_seed: (!self.options.rates.is_empty()
+                open_loop: !self.options.rates.is_empty() || self.options.searched,
+                arrivals_seed: ((!self.options.rates.is_empty() || self.options.searched)
                     && self.options.arrivals == crate::latency::Arrivals::Poisson)
                     .then_some(self.options.arrivals_seed),
             }),

@@ -564,6 +564,7 @@ mod tests {
             job_statements: 1000,
             pipeline,
             rates: Vec::new(),
+            searched: false,
             rate: None,
             record_latency: true,
             arrivals: crate::latency::Arrivals::Uniform,

@@ -162,6 +162,7 @@ fn counted_workload() -> (Arc<FakeDatabase>, DbWorkload) {
         job_statements: 100,
         pipeline: 1,
         rates: Vec::new(),
+        searched: false,
         rate: None,
         record_latency: true,
         arrivals: crate::latency::Arrivals::Uniform,

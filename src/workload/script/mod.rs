@@ -43,7 +43,7 @@ const HEADING: &str = "script (a DBA's own statements)";
 /// `run script`: the options.
 #[derive(Debug, Clone, Args)]
 #[command(
-    after_help = "A script is pgbench's: SQL statements ending in ';' with :name variables (bound, never pasted in), \\set name expression (random, random_gaussian, random_exponential, random_zipfian, abs, least, greatest, int, double, sqrt, pi, mod) \\sleep n [us|ms|s], and on PostgreSQL \\startpipeline ... \\endpipeline around statements sent together. One file is one transaction.\n\nExamples:\n  corescale run script --target postgres://app@db1/shop --file select.sql \\\n      --sweep 1,2,4,8\n  corescale run script --target mysql://root@127.0.0.1/test \\\n      --file order.sql@9 --file report.sql@1 --init load.sql\n  corescale run script --target postgres:///shop --file select.sql \\\n      --set scale=100 --rate 1000,2000 --latency-limit 20ms"
+    after_help = "A script is pgbench's: SQL statements ending in ';' with :name variables (bound, never pasted in), \\set name expression (random, random_gaussian, random_exponential, random_zipfian, abs, least, greatest, int, double, sqrt, pi, mod) \\sleep n [us|ms|s], and on PostgreSQL \\startpipeline ... \\endpipeline around statements sent together. One file is one transaction.\n\nExamples:\n  corescale run script --target postgres://app@db1/shop --file select.sql \\\n      --sweep 1,2,4,8\n  corescale run script --target mysql://root@127.0.0.1/test \\\n      --file order.sql@9 --file report.sql@1 --init load.sql\n  corescale run script --target postgres:///shop --file select.sql \\\n      --set scale=100 --rate 1000,2000 --latency-limit 20ms\n  # the largest rate that holds p99 <= 5 ms, within 5%:\n  corescale run script --target postgres:///shop --file select.sql \\\n      --find 'p99<=5ms' -o found.json"
 )]
 #[command(next_help_heading = HEADING)]
 // A script's statements are the DBA's, in the role's own schema, on PostgreSQL or MySQL/MariaDB
@@ -53,6 +53,7 @@ const HEADING: &str = "script (a DBA's own statements)";
 #[command(mut_arg("service_base", |arg| arg.hide(true)))]
 #[command(mut_arg("service_max", |arg| arg.hide(true)))]
 #[command(mut_arg("replay_limit", |arg| arg.hide(true)))]
+#[command(group(clap::ArgGroup::new("paced").args(["rate", "find"]).multiple(true)))]
 pub struct ScriptArgs {
     #[command(flatten)]
     pub target: DbTargetArgs,
@@ -83,7 +84,7 @@ pub struct ScriptArgs {
     pub rate: Option<RateSteps>,
 
     /// How --rate spaces transactions: evenly, or at random as independent users arrive.
-    #[arg(long, value_enum, default_value_t = Arrivals::Uniform, requires = "rate",
+    #[arg(long, value_enum, default_value_t = Arrivals::Uniform, requires = "paced",
           help_heading = "Response time")]
     pub arrivals: Arrivals,
 
@@ -91,6 +92,9 @@ pub struct ScriptArgs {
     #[arg(long, value_name = "TIME", help_heading = "Response time",
           value_parser = crate::values::parse_latency_limit)]
     pub latency_limit: Option<Duration>,
+
+    #[command(flatten)]
+    pub search: crate::latency::FindArgs,
 }
 
 /// "a.sql@9": the file and its weight (1 when not given).
@@ -278,6 +282,8 @@ pub struct ScriptWorkload {
     job: String,
     engine: String,
     rates: Vec<crate::latency::OfferedRate>,
+    /// `--find`: every level but the first is paced by the search.
+    searched: bool,
     arrivals: Arrivals,
     /// The database's counters, and its local server process's CPU time, at the level's start.
     baseline: Mutex<Option<(DbCounters, Option<f64>)>>,
@@ -318,6 +324,10 @@ impl WorkloadOptions for ScriptArgs {
 
     fn connects(&self) -> bool {
         true
+    }
+
+    fn find(&self) -> Option<&crate::latency::FindArgs> {
+        self.search.find.is_some().then_some(&self.search)
     }
 }
 
@@ -471,6 +481,7 @@ impl ScriptWorkload {
             job: job.join(" + "),
             engine,
             rates: args.rate.clone().map(|steps| steps.0).unwrap_or_default(),
+            searched: args.search.find.is_some(),
             arrivals: args.arrivals,
             baseline: Mutex::new(None),
             connections: Mutex::default(),
@@ -535,7 +546,7 @@ impl Workload for ScriptWorkload {
                 statement: format!("script {}", self.job),
                 blocks_per_statement: 0.0,
                 pipeline_depth: 1,
-                open_loop: !self.rates.is_empty(),
+                open_loop: !self.rates.is_empty() || self.searched,
                 arrivals_seed: None,
             }),
             server_on_this_host: Some(self.database.on_this_host()),

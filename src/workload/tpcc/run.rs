@@ -53,6 +53,7 @@ const PARTS: Parts = Parts {
 #[command(mut_arg("service_base", |arg| arg.hide(true)))]
 #[command(mut_arg("service_max", |arg| arg.hide(true)))]
 #[command(mut_arg("replay_limit", |arg| arg.hide(true)))]
+#[command(group(clap::ArgGroup::new("paced").args(["rate", "find"]).multiple(true)))]
 pub struct TpccArgs {
     #[command(flatten)]
     pub target: DbTargetArgs,
@@ -65,7 +66,7 @@ pub struct TpccArgs {
     /// The specification's keying and think times around each transaction (18 s and 12 s
     /// for a New-Order): a terminal then runs a few transactions a minute. Default: none,
     /// as HammerDB runs it. Not with --rate: the terminals' own times are their schedule.
-    #[arg(long, conflicts_with = "rate")]
+    #[arg(long, conflicts_with = "paced")]
     pub keying_time: bool,
 
     /// Count up to this many failed transactions per level by SQLSTATE and go on (a failed
@@ -81,7 +82,7 @@ pub struct TpccArgs {
     pub rate: Option<RateSteps>,
 
     /// How --rate spaces transactions: evenly, or at random as independent users arrive.
-    #[arg(long, value_enum, default_value_t = Arrivals::Uniform, requires = "rate",
+    #[arg(long, value_enum, default_value_t = Arrivals::Uniform, requires = "paced",
           help_heading = "Response time")]
     pub arrivals: Arrivals,
 
@@ -89,6 +90,9 @@ pub struct TpccArgs {
     #[arg(long, value_name = "TIME", help_heading = "Response time",
           value_parser = crate::values::parse_latency_limit)]
     pub latency_limit: Option<Duration>,
+
+    #[command(flatten)]
+    pub search: crate::latency::FindArgs,
 
     /// With a primary and its replicas in --target: reads=replicas runs Order-Status and
     /// Stock-Level on the replicas in turn (each session has a connection to one), the
@@ -159,6 +163,8 @@ pub struct TpccWorkload {
     mix: Mix,
     engine: String,
     rates: Vec<crate::latency::OfferedRate>,
+    /// `--find`: every level but the first is paced by the search.
+    searched: bool,
     arrivals: Arrivals,
     /// The session that reads the districts' order counters around each level.
     monitor: Mutex<Box<dyn DbSession>>,
@@ -198,6 +204,10 @@ impl WorkloadOptions for TpccArgs {
 
     fn connects(&self) -> bool {
         true
+    }
+
+    fn find(&self) -> Option<&crate::latency::FindArgs> {
+        self.search.find.is_some().then_some(&self.search)
     }
 }
 
@@ -267,6 +277,7 @@ impl TpccWorkload {
             mix,
             engine,
             rates: args.rate.clone().map(|steps| steps.0).unwrap_or_default(),
+            searched: args.search.find.is_some(),
             arrivals: args.arrivals,
             monitor: Mutex::new(monitor),
             baseline: Mutex::new(None),
@@ -331,7 +342,7 @@ impl Workload for TpccWorkload {
                 statement: self.job(),
                 blocks_per_statement: 0.0,
                 pipeline_depth: 1,
-                open_loop: !self.rates.is_empty(),
+                open_loop: !self.rates.is_empty() || self.searched,
                 arrivals_seed: None,
             }),
             server_on_this_host: Some(self.instances.primary.on_this_host()),
