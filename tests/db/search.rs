@@ -23,11 +23,11 @@ SELECT pg_sleep(0.002);
 COMMIT;
 ";
 
+/// Its p99 must be the server's alone: beside other tests (and CI's fuzzing) a probe's
+/// responses wait for the client's CPU, and the search keeps half the capacity (0.48 was
+/// seen in CI). `.ci/run` runs it with --ignored, alone, as the interference tests.
 #[test]
-#[cfg_attr(
-    not(corescale_test_pg),
-    ignore = "needs CORESCALE_TEST_PG (a PostgreSQL server; see README)"
-)]
+#[ignore = "needs an idle host and CORESCALE_TEST_PG (a PostgreSQL server): .ci/run runs it with --ignored, alone"]
 fn the_search_finds_the_capacity_of_a_server_that_serves_one_at_a_time() {
     let base = required("CORESCALE_TEST_PG");
     let _held = hold_server("CORESCALE_TEST_PG");
