@@ -821,12 +821,15 @@ fn check_levels(document: &serde_json::Value, logged: &[(&str, u64)]) {
             "{figures}"
         );
         // The replayed span over the speed, within 1% (and the window's 5 ms of grace),
-        // when every statement was sent; a host that held some back may overrun it.
+        // when every statement was sent, and the quarter second a lane late at the end may
+        // take to send the statements due at the level's last instant; a host that held
+        // some back may overrun it.
         let elapsed = level["elapsed_s"].as_f64().unwrap();
         let expected = span_s / speed;
         every_sent_somewhere |= all_sent;
         assert!(
-            elapsed >= 0.99 * expected - 0.006 && (!all_sent || elapsed <= 1.01 * expected + 0.006),
+            elapsed >= 0.99 * expected - 0.006
+                && (!all_sent || elapsed <= 1.01 * expected + 0.006 + 0.25),
             "at {speed}x: {elapsed} s against {expected} s"
         );
     }
