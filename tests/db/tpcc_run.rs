@@ -428,7 +428,19 @@ fn objective_on_a_transaction_type(json: &std::path::Path, dir: &std::path::Path
         })
         .map(|point| point["workers"].as_u64().unwrap());
     assert_eq!(verdict["workers"].as_u64(), largest, "{verdict}");
-    assert_eq!(verdict["beyond_largest"], true, "{verdict}");
+    // The limit lies beyond only where that level is the last: past a fall in throughput,
+    // more sessions deliver less, whatever their p50.
+    let last = (report["series"][0]["series"]["points"]
+        .as_array()
+        .unwrap()
+        .iter())
+    .filter_map(|point| point["workers"].as_u64())
+    .max();
+    assert_eq!(
+        verdict["beyond_largest"].as_bool(),
+        Some(largest == last),
+        "{verdict}"
+    );
     // The median read is Payment's own, from the level's classes.
     let run: serde_json::Value = serde_json::from_slice(&std::fs::read(json).unwrap()).unwrap();
     let level = (run["levels"].as_array().unwrap().iter())
