@@ -5,7 +5,8 @@
 #![no_main]
 
 use corescale::workload::replay::capture::parse_parameters;
-use corescale::workload::replay::fingerprint::{Quoting, classify, fingerprint};
+use corescale::workload::replay::class::classify;
+use corescale::workload::replay::fingerprint::{Quoting, fingerprint};
 use corescale::workload::replay::mysql_log::{self, MysqlLog};
 use corescale::workload::replay::pg_log::{Format, PGREPLAY_PREFIX, Prefix, read_entries};
 use libfuzzer_sys::fuzz_target;
