@@ -6,7 +6,7 @@ use std::collections::HashMap;
 
 use anyhow::{Result, bail};
 
-use super::class::{Class, classify, parameter_holds_password};
+use super::class::{Class, classify, parameters_hold_password};
 use super::file::{Line, Statement, Summary, Writer};
 use super::fingerprint::Quoting;
 use super::log_time::Zone;
@@ -249,12 +249,7 @@ impl<'a> Capturer<'a> {
         took_us: Option<u64>,
     ) -> Result<()> {
         let class = classify(sql, self.quoting);
-        let password_bound = parameters
-            .iter()
-            .flatten()
-            .flatten()
-            .any(|value| parameter_holds_password(value));
-        if class == Class::Password || password_bound {
+        if class == Class::Password || parameters_hold_password(parameters.as_deref()) {
             self.captured.summary.passwords_left_out += 1;
             return Ok(());
         }

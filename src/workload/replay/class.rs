@@ -202,10 +202,14 @@ fn carries_password(tokens: &[CodeToken], words: &[&str]) -> bool {
     identified || (names_password && configures) || password_function || in_text
 }
 
-/// Whether a statement's parameter carries a password (a connection string bound as a
-/// value: `SELECT dblink_connect($1)`).
-pub fn parameter_holds_password(value: &str) -> bool {
-    connection_password(value)
+/// Whether any of a statement's parameters carries a password (a connection string bound
+/// as a value: `SELECT dblink_connect($1)`).
+pub fn parameters_hold_password(parameters: Option<&[Option<String>]>) -> bool {
+    parameters
+        .into_iter()
+        .flatten()
+        .flatten()
+        .any(|value| connection_password(value))
 }
 
 /// `password=...` in a libpq keyword string or a URL's query, with or without blanks

@@ -455,13 +455,7 @@ fn kept_by_class(
     left_out: &mut LeftOut,
 ) -> bool {
     statement.class = super::class::classify(&statement.sql, quoting);
-    let password_bound = statement
-        .parameters
-        .iter()
-        .flatten()
-        .flatten()
-        .any(|value| super::class::parameter_holds_password(value));
-    if password_bound {
+    if super::class::parameters_hold_password(statement.parameters.as_deref()) {
         statement.class = Class::Password;
     }
     if statement.failed.as_deref() == Some(INSUFFICIENT_PRIVILEGE) {

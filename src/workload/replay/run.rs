@@ -325,16 +325,21 @@ impl ReplayArgs {
         let mut unmapped = Vec::new();
         for user in &replay.users {
             let mapped = self.map.iter().find(|(captured, _)| captured == user);
-            let to = match mapped {
-                Some((_, to)) => to.clone(),
-                None if *user == own => own.clone(),
-                None => match powers.beyond(user)? {
-                    None => {
+            // The URL user's powers this user's role lacks, read once: None when it may
+            // connect as the URL's user.
+            let beyond = match mapped {
+                None if *user != own => powers.beyond(user)?,
+                _ => None,
+            };
+            let to = match (mapped, &beyond) {
+                (Some((_, to)), _) => to.clone(),
+                (None, Some(_)) => user.clone(),
+                (None, None) => {
+                    if *user != own {
                         unmapped.push(user.clone());
-                        own.clone()
                     }
-                    Some(_) => user.clone(),
-                },
+                    own.clone()
+                }
             };
             if to == own {
                 by_user.push(instances.all().cloned().collect());
@@ -346,8 +351,8 @@ impl ReplayArgs {
             }
             let open = self
                 .open_as(&to, instances, answer_limit)
-                .map_err(|error| match (mapped, powers.beyond(user)) {
-                    (None, Ok(Some(beyond))) => UsageError::new(format!(
+                .map_err(|error| match &beyond {
+                    Some(beyond) => UsageError::new(format!(
                         "the captured user '{}' cannot be replayed as '{own}', which holds {beyond} that '{}' does not on the target, and connecting as '{}' failed ({}): create that role with the application's grants, or give --map {}=USER naming a user without those powers",
                         printable(user),
                         printable(user),
@@ -356,7 +361,7 @@ impl ReplayArgs {
                         printable(user),
                     ))
                     .into(),
-                    _ => error,
+                    None => error,
                 })?;
             opened.push((to, open.clone()));
             by_user.push(open);
