@@ -165,10 +165,11 @@ impl std::str::FromStr for RateSteps {
 }
 
 /// How statements are spaced in an open loop.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
 #[serde(rename_all = "snake_case")]
 pub enum Arrivals {
     /// Evenly, sessions offset from each other.
+    #[default]
     Uniform,
     /// At random, as independent users arrive (exponential gaps).
     Poisson,
@@ -203,35 +204,4 @@ impl std::str::FromStr for Objectives {
             .collect::<Result<Vec<_>, _>>()?;
         Ok(Self(objectives))
     }
-}
-
-/// The default of `--find-precision`: the kept and broken rates within 5%.
-pub const FIND_PRECISION: f64 = 0.05;
-/// The default of `--max-time`: every measurement of the search included.
-pub const FIND_MAX_TIME: std::time::Duration = std::time::Duration::from_secs(600);
-
-/// The search's options, on the workloads that take `--rate`.
-#[derive(Debug, Clone, Default, clap::Args)]
-pub struct FindArgs {
-    /// Search the largest rate that holds this objective ('p99<=5ms'; a class's
-    /// 'statement-2:p99<=1ms'; several with ',', all to hold): open-loop probes, each judged
-    /// by the percentile's 95% confidence interval. -w caps the sessions (default 32).
-    #[arg(
-        long,
-        value_name = "OBJECTIVE",
-        conflicts_with = "rate",
-        help_heading = "Search"
-    )]
-    pub find: Option<Objectives>,
-
-    /// End the search when the smallest broken rate is within this of the largest kept one
-    /// [default: 5%].
-    #[arg(long, value_name = "PCT", value_parser = crate::values::parse_percent,
-          requires = "find", help_heading = "Search")]
-    pub find_precision: Option<f64>,
-
-    /// End the search after this long, every probe included [default: 10m].
-    #[arg(long, value_name = "TIME", value_parser = crate::values::parse_duration,
-          requires = "find", help_heading = "Search")]
-    pub max_time: Option<std::time::Duration>,
 }

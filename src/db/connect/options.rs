@@ -180,3 +180,17 @@ impl DbTargetArgs {
             .collect()
     }
 }
+
+/// `--route`: where each session goes when `--target` names several instances. Written once
+/// for the workloads that load a cluster; each words its help for the routes it takes (order
+/// entry and a replay take reads=replicas alone) and checks them where it connects.
+#[derive(Debug, Clone, Default, Args)]
+pub struct RouteArgs {
+    /// Where each session goes when --target names several instances.
+    #[arg(
+        long,
+        value_name = "ROUTE",
+        help_heading = "Cluster (several --target)"
+    )]
+    pub route: Option<crate::db::cluster::Route>,
+}

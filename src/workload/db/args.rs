@@ -7,11 +7,10 @@ use anyhow::Result;
 use clap::Args;
 
 use super::{DbOptions, DbWorkload};
-use crate::db::cluster::Route;
-use crate::db::connect::options::DbTargetArgs;
+use crate::db::connect::options::{DbTargetArgs, RouteArgs};
 use crate::db::connect::target::Target;
 use crate::error::UsageError;
-use crate::latency::{Arrivals, RateSteps};
+use crate::latency::{LatencyLimitArgs, PacingArgs};
 use crate::values::{Scale, parse_scale};
 use crate::workload::slob::{DEFAULT_DURATION, DEFAULT_JOB_STATEMENTS, SlobArgs};
 use crate::workload::{BuildContext, Workload, WorkloadOptions};
@@ -36,11 +35,17 @@ fn setup_only(_: &str) -> Result<String, String> {
     Err("it sets corescale's tables in the database: give it to `corescale db setup`, not to run db".to_string())
 }
 
+/// `run db`'s wording of `--rate`: a session sends one statement at a time when paced.
+const RATE_HELP: &str = "Open loop: statements per second for the whole level, shared by its sessions, each timed from when it was due, however late its session could send it (a session sends one at a time), so a stall is measured by every statement it delays (--pipeline 1). A list (1000,2000,5000) measures each worker count at each rate; shares (50%,90%) take the throughput of a closed-loop level measured first at that worker count";
+
 /// `run db`: the SLOB/pgio method on a real database.
 #[derive(Debug, Clone, Args)]
 #[command(after_help = crate::workload::slob::job_help())]
 #[command(next_help_heading = "db (SLOB/pgio method on a real database)")]
-#[command(group(clap::ArgGroup::new("paced").args(["rate", "find"]).multiple(true)))]
+#[command(mut_arg("rate", |arg| arg.help(RATE_HELP)))]
+#[command(mut_arg("route", |arg| arg.help("Where each session goes when --target names several instances: round-robin (session k on instance k mod N; the default), by-schema (table k on instance k mod N, as SLOB), random, or reads=replicas (read-only sessions on the replicas; updates need the primary)")))]
+#[command(mut_arg("arrivals", |arg| arg.help("How --rate spaces statements: evenly, or at random as independent users arrive")))]
+#[command(mut_arg("latency_limit", |arg| arg.help("Count the statements answered later than this (e.g. 50ms); unlike pgbench's, late statements are still sent and timed")))]
 pub struct DbArgs {
     #[command(flatten)]
     pub target: DbTargetArgs,
@@ -65,18 +70,8 @@ pub struct DbArgs {
           value_parser = clap::value_parser!(u64).range(1..=64))]
     pub pipeline: Option<u64>,
 
-    /// Open loop: statements per second for the whole level, shared by its sessions, each
-    /// timed from when it was due, however late its session could send it (a session sends
-    /// one at a time), so a stall is measured by every statement it delays (--pipeline 1).
-    /// A list (1000,2000,5000) measures each worker count at each rate; shares (50%,90%)
-    /// take the throughput of a closed-loop level measured first at that worker count.
-    #[arg(long, value_name = "PER_S", help_heading = "Response time")]
-    pub rate: Option<RateSteps>,
-
-    /// How --rate spaces statements: evenly, or at random as independent users arrive.
-    #[arg(long, value_enum, default_value_t = Arrivals::Uniform, requires = "paced",
-          help_heading = "Response time")]
-    pub arrivals: Arrivals,
+    #[command(flatten)]
+    pub pacing: PacingArgs,
 
     /// The seed of `--arrivals poisson`: drawn anew each run (and recorded in the result's
     /// workload.shape.arrivals_seed); give a recorded one to repeat a run's arrivals exactly.
@@ -88,11 +83,8 @@ pub struct DbArgs {
     )]
     pub seed: Option<u64>,
 
-    /// Count the statements answered later than this (e.g. 50ms); unlike pgbench's, late
-    /// statements are still sent and timed.
-    #[arg(long, value_name = "TIME", help_heading = "Response time",
-          value_parser = crate::values::parse_latency_limit)]
-    pub latency_limit: Option<Duration>,
+    #[command(flatten)]
+    pub latency: LatencyLimitArgs,
 
     #[command(flatten)]
     pub search: crate::latency::FindArgs,
@@ -102,12 +94,8 @@ pub struct DbArgs {
     #[arg(long, hide = true, conflicts_with = "rate")]
     pub no_response_times: bool,
 
-    /// Where each session goes when --target names several instances: round-robin (session
-    /// k on instance k mod N), by-schema (table k on instance k mod N, as SLOB), random, or
-    /// reads=replicas (read-only sessions on the replicas; updates need the primary).
-    #[arg(long, value_name = "ROUTE", default_value_t = Route::RoundRobin,
-          help_heading = "Cluster (several --target)")]
-    pub route: Route,
+    #[command(flatten)]
+    pub routing: RouteArgs,
 
     /// Keys changed by each update statement (default: the work unit).
     #[arg(long, value_name = "N", help_heading = "db (SLOB/pgio method on a real database)",
@@ -118,7 +106,7 @@ pub struct DbArgs {
 impl DbArgs {
     /// An open loop: `--rate`, or a search's probes.
     fn paced(&self) -> bool {
-        self.rate.is_some() || self.search.find.is_some()
+        self.pacing.rate.is_some() || self.search.find.is_some()
     }
 
     /// The target and the sessions' settings, checked against what the driver can do.
@@ -171,15 +159,20 @@ impl DbArgs {
                 think_time: self.slob.think_time,
                 job_statements: context.job_size.unwrap_or(DEFAULT_JOB_STATEMENTS),
                 pipeline,
-                rates: self.rate.clone().map(|steps| steps.0).unwrap_or_default(),
+                rates: self
+                    .pacing
+                    .rate
+                    .clone()
+                    .map(|steps| steps.0)
+                    .unwrap_or_default(),
                 searched: self.search.find.is_some(),
                 rate: None,
                 replay_limit: self.target.replay_limit(),
                 record_latency: !self.no_response_times,
-                arrivals: self.arrivals,
+                arrivals: self.pacing.arrivals,
                 arrivals_seed: self.seed.unwrap_or_else(fresh_seed),
-                latency_limit: self.latency_limit,
-                route: self.route,
+                latency_limit: self.latency.latency_limit,
+                route: self.routing.route.unwrap_or_default(),
                 instance: None,
             },
         ))

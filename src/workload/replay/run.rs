@@ -12,7 +12,6 @@ use clap::Args;
 
 use super::load::{Choice, LeftOut, Replay, load};
 use super::session::{AsUsers, Connector, ReplaySessionJob, ReplayTally};
-use crate::db::cluster::Route;
 use crate::db::connect::options::DbTargetArgs;
 use crate::db::read_replicas::{Parts, ReadReplicas};
 use crate::db::registry::connect;
@@ -37,6 +36,8 @@ const MOST_SPEEDS: usize = 50;
     after_help = "A capture is made from the server's log by `corescale capture`. Each captured session is replayed on a session of its own (sessions that never overlapped share one, connecting anew for each), its statements sent at their captured times over the speed and timed from then, so falling behind is measured, not hidden. Each speed is one pass of the capture: --duration, --job-size, --repeat and --max-repeat do not apply.\n\nExamples:\n  corescale capture /var/log/postgresql/postgresql.csv -o shop.capture\n  corescale run replay --target postgres://app@new-server/shop \\\n      --capture shop.capture --speed 1,2,4,8 -o new-server.json\n  corescale run replay --target postgres://app@clone/shop \\\n      --capture shop.capture --speed 1,2 --allow-writes \\\n      --before-level './restore-clone.sh'\n  corescale run replay --target postgres://app@new-server/shop \\\n      --capture node1.capture --capture node2.capture --speed 1,2,4"
 )]
 #[command(next_help_heading = "replay (a captured workload)")]
+#[command(mut_arg("route", |arg| arg.help("With a primary and its replicas in --target: reads=replicas replays each captured session that only reads on a replica (in turn), the others on the primary")))]
+#[command(mut_arg("latency_limit", |arg| arg.help("Count the statements answered later than this after they were due (e.g. 50ms)")))]
 #[command(mut_arg("in_schema", |arg| arg.hide(true)))]
 #[command(mut_arg("service_base", |arg| arg.hide(true)))]
 #[command(mut_arg("service_max", |arg| arg.hide(true)))]
@@ -110,19 +111,11 @@ pub struct ReplayArgs {
     #[arg(long, value_name = "CAPTURED=USER", value_parser = parse_mapping)]
     pub map: Vec<(String, String)>,
 
-    /// Count the statements answered later than this after they were due (e.g. 50ms).
-    #[arg(long, value_name = "TIME", help_heading = "Response time",
-          value_parser = crate::values::parse_latency_limit)]
-    pub latency_limit: Option<Duration>,
+    #[command(flatten)]
+    pub latency: crate::latency::LatencyLimitArgs,
 
-    /// With a primary and its replicas in --target: reads=replicas replays each captured
-    /// session that only reads on a replica (in turn), the others on the primary.
-    #[arg(
-        long,
-        value_name = "ROUTE",
-        help_heading = "Cluster (several --target)"
-    )]
-    pub route: Option<Route>,
+    #[command(flatten)]
+    pub routing: crate::db::connect::options::RouteArgs,
 }
 
 /// Where a replay's sessions go on a primary and its replicas.
@@ -273,7 +266,7 @@ impl WorkloadOptions for ReplayArgs {
             .mul_f64(1.0 / self.speed.0.iter().copied().fold(f64::MAX, f64::min));
         let answer_limit = longest + Duration::from_secs(60);
         let targets = self.target.open_all_with(Some(answer_limit))?;
-        let instances = ReadReplicas::connect(&targets, self.route, PARTS)?;
+        let instances = ReadReplicas::connect(&targets, self.routing.route, PARTS)?;
         let as_user = self.as_user(&replay, &instances, answer_limit)?;
         Ok(Box::new(ReplayWorkload::new(
             self, replay, instances, as_user,
@@ -565,7 +558,7 @@ impl ReplayWorkload {
             engine,
             read_only_sessions: !args.allow_writes,
             before_level: args.before_level.clone(),
-            latency_limit: args.latency_limit,
+            latency_limit: args.latency.latency_limit,
             names,
             sessions: Arc::default(),
             baseline: Mutex::new(None),

@@ -21,7 +21,7 @@ use crate::db::connect::target::Target;
 use crate::db::registry::connect;
 use crate::db::{Database, DbCounters};
 use crate::error::{UsageError, locked};
-use crate::latency::{Arrivals, RateSteps};
+use crate::latency::Arrivals;
 use crate::workload::ServerWorkload;
 use crate::workload::figures::{level_figures, named_figure};
 use crate::workload::server::{OnOneDatabase, server_process_cpu_s};
@@ -53,7 +53,9 @@ const HEADING: &str = "script (a DBA's own statements)";
 #[command(mut_arg("service_base", |arg| arg.hide(true)))]
 #[command(mut_arg("service_max", |arg| arg.hide(true)))]
 #[command(mut_arg("replay_limit", |arg| arg.hide(true)))]
-#[command(group(clap::ArgGroup::new("paced").args(["rate", "find"]).multiple(true)))]
+#[command(mut_arg("rate", |arg| arg.help(crate::latency::TRANSACTIONS_RATE_HELP)))]
+#[command(mut_arg("arrivals", |arg| arg.help(crate::latency::TRANSACTIONS_ARRIVALS_HELP)))]
+#[command(mut_arg("latency_limit", |arg| arg.help("Count the transactions answered later than this (e.g. 50ms)")))]
 pub struct ScriptArgs {
     #[command(flatten)]
     pub target: DbTargetArgs,
@@ -77,21 +79,11 @@ pub struct ScriptArgs {
     #[arg(long, value_name = "N", default_value_t = 0)]
     pub max_failures: u64,
 
-    /// Open loop: transactions per second for the whole level, shared by its sessions,
-    /// each timed from when it was due. A list measures each worker count at each rate;
-    /// shares (50%) take a closed-loop level's throughput measured first.
-    #[arg(long, value_name = "PER_S", help_heading = "Response time")]
-    pub rate: Option<RateSteps>,
+    #[command(flatten)]
+    pub pacing: crate::latency::PacingArgs,
 
-    /// How --rate spaces transactions: evenly, or at random as independent users arrive.
-    #[arg(long, value_enum, default_value_t = Arrivals::Uniform, requires = "paced",
-          help_heading = "Response time")]
-    pub arrivals: Arrivals,
-
-    /// Count the transactions answered later than this (e.g. 50ms).
-    #[arg(long, value_name = "TIME", help_heading = "Response time",
-          value_parser = crate::values::parse_latency_limit)]
-    pub latency_limit: Option<Duration>,
+    #[command(flatten)]
+    pub latency: crate::latency::LatencyLimitArgs,
 
     #[command(flatten)]
     pub search: crate::latency::FindArgs,
@@ -468,7 +460,7 @@ impl ScriptWorkload {
             settings,
             rendered,
             max_failures: args.max_failures,
-            latency_limit: args.latency_limit,
+            latency_limit: args.latency.latency_limit,
             job_transactions: context.job_size.unwrap_or(DEFAULT_JOB_TRANSACTIONS),
             level_length: context
                 .duration
@@ -480,9 +472,14 @@ impl ScriptWorkload {
             init,
             job: job.join(" + "),
             engine,
-            rates: args.rate.clone().map(|steps| steps.0).unwrap_or_default(),
+            rates: args
+                .pacing
+                .rate
+                .clone()
+                .map(|steps| steps.0)
+                .unwrap_or_default(),
             searched: args.search.find.is_some(),
-            arrivals: args.arrivals,
+            arrivals: args.pacing.arrivals,
             baseline: Mutex::new(None),
             connections: Mutex::default(),
             sessions: Arc::default(),

@@ -13,14 +13,13 @@ use clap::Args;
 use super::session::{Shared, TpccSessionJob, TpccTally};
 use super::statements::{DISTRICT_ORDERS, Statements};
 use super::transactions::{Kind, OwnWarehouses, run_c_last};
-use crate::db::cluster::Route;
 use crate::db::connect::options::DbTargetArgs;
 use crate::db::connect::target::Target;
 use crate::db::read_replicas::{Parts, ReadReplicas};
 use crate::db::registry::connect;
 use crate::db::{BoundValue, Database, DbCounters, DbSession};
 use crate::error::{UsageError, locked};
-use crate::latency::{Arrivals, Pace, RateSteps};
+use crate::latency::{Arrivals, Pace};
 use crate::workload::figures::{FigureSet, level_figures, named_figure};
 use crate::workload::server::{OnOneDatabase, server_process_cpu_s};
 use crate::workload::{
@@ -53,7 +52,10 @@ const PARTS: Parts = Parts {
 #[command(mut_arg("service_base", |arg| arg.hide(true)))]
 #[command(mut_arg("service_max", |arg| arg.hide(true)))]
 #[command(mut_arg("replay_limit", |arg| arg.hide(true)))]
-#[command(group(clap::ArgGroup::new("paced").args(["rate", "find"]).multiple(true)))]
+#[command(mut_arg("rate", |arg| arg.help(crate::latency::TRANSACTIONS_RATE_HELP)))]
+#[command(mut_arg("arrivals", |arg| arg.help(crate::latency::TRANSACTIONS_ARRIVALS_HELP)))]
+#[command(mut_arg("route", |arg| arg.help("With a primary and its replicas in --target: reads=replicas runs Order-Status and Stock-Level on the replicas in turn (each session has a connection to one), the writing transactions on the primary")))]
+#[command(mut_arg("latency_limit", |arg| arg.help("Count the transactions answered later than this (e.g. 50ms)")))]
 pub struct TpccArgs {
     #[command(flatten)]
     pub target: DbTargetArgs,
@@ -76,33 +78,17 @@ pub struct TpccArgs {
     #[arg(long, value_name = "N", default_value_t = 0)]
     pub max_failures: u64,
 
-    /// Open loop: transactions per second for the whole level, shared by its sessions,
-    /// each timed from when it was due. A list measures each worker count at each rate.
-    #[arg(long, value_name = "PER_S", help_heading = "Response time")]
-    pub rate: Option<RateSteps>,
+    #[command(flatten)]
+    pub pacing: crate::latency::PacingArgs,
 
-    /// How --rate spaces transactions: evenly, or at random as independent users arrive.
-    #[arg(long, value_enum, default_value_t = Arrivals::Uniform, requires = "paced",
-          help_heading = "Response time")]
-    pub arrivals: Arrivals,
-
-    /// Count the transactions answered later than this (e.g. 50ms).
-    #[arg(long, value_name = "TIME", help_heading = "Response time",
-          value_parser = crate::values::parse_latency_limit)]
-    pub latency_limit: Option<Duration>,
+    #[command(flatten)]
+    pub latency: crate::latency::LatencyLimitArgs,
 
     #[command(flatten)]
     pub search: crate::latency::FindArgs,
 
-    /// With a primary and its replicas in --target: reads=replicas runs Order-Status and
-    /// Stock-Level on the replicas in turn (each session has a connection to one), the
-    /// writing transactions on the primary.
-    #[arg(
-        long,
-        value_name = "ROUTE",
-        help_heading = "Cluster (several --target)"
-    )]
-    pub route: Option<Route>,
+    #[command(flatten)]
+    pub routing: crate::db::connect::options::RouteArgs,
 }
 
 /// The five shares of `--mix`, in percent.
@@ -198,7 +184,7 @@ impl WorkloadOptions for TpccArgs {
         }
         let answer_limit = context.duration.unwrap_or(DEFAULT_DURATION) + Duration::from_secs(60);
         let targets = self.target.open_all_with(Some(answer_limit))?;
-        let instances = ReadReplicas::connect(&targets, self.route, PARTS)?;
+        let instances = ReadReplicas::connect(&targets, self.routing.route, PARTS)?;
         Ok(Box::new(TpccWorkload::new(self, instances, context)?))
     }
 
@@ -249,7 +235,7 @@ impl TpccWorkload {
             mix: mix.cumulative(),
             keying: args.keying_time,
             max_failures: args.max_failures,
-            latency_limit: args.latency_limit,
+            latency_limit: args.latency.latency_limit,
             job_transactions: context.job_size.unwrap_or(DEFAULT_JOB_TRANSACTIONS),
             level_length: context
                 .duration
@@ -276,9 +262,14 @@ impl TpccWorkload {
             shared: Arc::new(shared),
             mix,
             engine,
-            rates: args.rate.clone().map(|steps| steps.0).unwrap_or_default(),
+            rates: args
+                .pacing
+                .rate
+                .clone()
+                .map(|steps| steps.0)
+                .unwrap_or_default(),
             searched: args.search.find.is_some(),
-            arrivals: args.arrivals,
+            arrivals: args.pacing.arrivals,
             monitor: Mutex::new(monitor),
             baseline: Mutex::new(None),
             connections: Mutex::default(),
