@@ -97,10 +97,10 @@ pub struct CaptureArgs {
     #[arg(short = 'o', long = "output", value_name = "FILE", required = true)]
     pub output: PathBuf,
 
-    /// The server's log_line_prefix, for a log written to stderr.
-    #[arg(long, value_name = "PREFIX",
-          default_value = crate::workload::replay::pg_log::PGREPLAY_PREFIX)]
-    pub log_line_prefix: String,
+    /// The server's log_line_prefix, for a PostgreSQL log written to stderr (default:
+    /// pgreplay's '%m|%u|%d|%c|'); csvlog, jsonlog and MySQL's logs name their fields.
+    #[arg(long, value_name = "PREFIX")]
+    pub log_line_prefix: Option<String>,
 
     /// No progress bar.
     #[arg(short, long)]

@@ -36,6 +36,7 @@ pub fn execute(args: &CaptureArgs) -> Result<()> {
             .collect(),
     })?;
     let mut capturer = Capturer::new(&mut writer, Quoting::of_product(formats[0].product()));
+    capturer.sessions_by_process(formats.iter().any(Log::sessions_by_process));
     let mut to_the_second = false;
     for (log, format) in args.logs.iter().zip(&formats) {
         let name = log.display().to_string();
@@ -167,8 +168,11 @@ fn formats(args: &CaptureArgs) -> Result<Vec<Log>> {
     for log in &args.logs {
         let name = log.display().to_string();
         let mut reader = open(log)?;
-        let format = Log::detect(&first_bytes(&mut reader, &name)?, &args.log_line_prefix)
-            .map_err(|error| anyhow::anyhow!("{name}: {error:#}"))?;
+        let format = Log::detect(
+            &first_bytes(&mut reader, &name)?,
+            args.log_line_prefix.as_deref(),
+        )
+        .map_err(|error| anyhow::anyhow!("{name}: {error:#}"))?;
         if let Some(first) = formats.first()
             && Log::product(first) != format.product()
         {
@@ -181,6 +185,20 @@ fn formats(args: &CaptureArgs) -> Result<Vec<Log>> {
             .into());
         }
         formats.push(format);
+    }
+    if let Some(given) = &args.log_line_prefix
+        && !formats.iter().any(Log::has_prefix)
+    {
+        return Err(UsageError::new(format!(
+            "--log-line-prefix '{given}' reads PostgreSQL's stderr logs, and {} {}: its records name their fields; leave --log-line-prefix out",
+            args.logs[0].display(),
+            match formats.first() {
+                Some(Log::Postgres(format)) => format!("is a {}", format.name()),
+                Some(log) => format!("is MySQL's {}", log.name()),
+                None => "is none".to_string(),
+            }
+        ))
+        .into());
     }
     Ok(formats)
 }

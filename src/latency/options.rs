@@ -26,6 +26,13 @@ pub struct PacingArgs {
     pub arrivals: Arrivals,
 }
 
+impl PacingArgs {
+    /// The rates each worker count is measured at, in order; empty for a closed loop.
+    pub fn rates(&self) -> Vec<super::OfferedRate> {
+        self.rate.clone().map(|steps| steps.0).unwrap_or_default()
+    }
+}
+
 /// `--rate`'s words for the workloads that pace transactions (script, tpcc).
 pub const TRANSACTIONS_RATE_HELP: &str = "Open loop: transactions per second for the whole level, shared by its sessions, each timed from when it was due. A list measures each worker count at each rate; shares (50%) take a closed-loop level's throughput measured first";
 /// `--arrivals`' words for the workloads that pace transactions.

@@ -6,6 +6,7 @@ use crate::common;
 use std::path::Path;
 
 use common::{corescale, read_json, spawn_until_first_level};
+use predicates::prelude::PredicateBooleanExt;
 use predicates::str::contains;
 use serde_json::Value;
 
@@ -1410,4 +1411,54 @@ fn every_table_fits_80_columns() {
             }
         }
     }
+}
+
+/// Logs as operators keep them: a csvlog given the stderr prefix, MySQL's general log with its
+/// tabs turned to spaces, and a stderr log naming sessions by pid without connection lines.
+#[test]
+fn capture_reads_logs_as_kept_and_refuses_what_it_cannot_tell_apart() {
+    let dir = tempfile::tempdir().unwrap();
+    let write = |name: &str, text: &str| {
+        let path = dir.path().join(name);
+        std::fs::write(&path, text).unwrap();
+        path
+    };
+    let capture = |log: &Path, extra: &[&str]| {
+        let output = dir.path().join("out.capture");
+        let _ = std::fs::remove_file(&output);
+        corescale()
+            .arg("capture")
+            .arg(log)
+            .arg("-o")
+            .arg(&output)
+            .args(extra)
+            .assert()
+    };
+    let csv = write(
+        "pg.csv",
+        "2024-03-01 10:00:00.123 UTC,\"app\",\"shop\",1234,\"127.0.0.1:5000\",65e1a1a0.4d2,1,\"SELECT\",2024-03-01 10:00:00 UTC,3/4,0,LOG,00000,\"statement: SELECT 1\",,,,,,,,,\"psql\",\"client backend\",,0\n",
+    );
+    capture(&csv, &[]).success();
+    capture(&csv, &["--log-line-prefix", "%m [%p] %c "])
+        .code(2)
+        .stderr(contains("pg.csv is a csvlog").and(contains("leave --log-line-prefix out")));
+
+    let spaced = write(
+        "general.log",
+        "2024-01-01T10:00:00.123456Z    12 Connect   app@localhost on shop using TCP/IP\n\
+         2024-01-01T10:00:00.223456Z    12 Query     SELECT 1\n\
+         2024-01-01T10:00:01.123456Z    12 Quit\n",
+    );
+    capture(&spaced, &[])
+        .success()
+        .stdout(contains("captured 1 statement of 1 session"));
+
+    let by_pid = write(
+        "pg.log",
+        "2024-03-01 10:00:00.123 UTC [7] app@shop LOG:  statement: SELECT 1\n\
+         2024-03-01 10:00:00.623 UTC [7] app@shop LOG:  statement: SELECT 2\n",
+    );
+    capture(&by_pid, &["--log-line-prefix", "%m [%p] %q%u@%d "])
+        .code(1)
+        .stderr(contains("process id alone").and(contains("add %c to log_line_prefix")));
 }

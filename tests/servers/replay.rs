@@ -390,7 +390,12 @@ fn capture(log: &str, output: &std::path::Path) -> String {
     let done = corescale()
         .args(["capture", log, "-o"])
         .arg(output)
-        .args(["--log-line-prefix", PREFIX])
+        // The prefix reads the stderr log (named "pg"); csvlog and jsonlog name their fields.
+        .args(if log.ends_with("/pg") {
+            vec!["--log-line-prefix", PREFIX]
+        } else {
+            vec![]
+        })
         .output()
         .unwrap();
     assert!(

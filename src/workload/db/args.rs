@@ -159,12 +159,7 @@ impl DbArgs {
                 think_time: self.slob.think_time,
                 job_statements: context.job_size.unwrap_or(DEFAULT_JOB_STATEMENTS),
                 pipeline,
-                rates: self
-                    .pacing
-                    .rate
-                    .clone()
-                    .map(|steps| steps.0)
-                    .unwrap_or_default(),
+                rates: self.pacing.rates(),
                 searched: self.search.find.is_some(),
                 rate: None,
                 replay_limit: self.target.replay_limit(),

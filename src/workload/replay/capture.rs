@@ -22,13 +22,24 @@ pub enum Log {
 }
 
 impl Log {
-    /// The kind of a log from its first bytes (`start`); a stderr log is read with `prefix`.
-    pub fn detect(start: &str, prefix: &str) -> Result<Self> {
+    /// The kind of a log from its first bytes (`start`); a stderr log is read with `prefix`
+    /// (`--log-line-prefix`; None: pgreplay's).
+    pub fn detect(start: &str, prefix: Option<&str>) -> Result<Self> {
         if let Some(log) = mysql_log::detect(start) {
             return Ok(Self::Mysql(log));
         }
-        let first = start.lines().next().unwrap_or_default();
-        Ok(Self::Postgres(pg_log::Format::detect(first, prefix)?))
+        Ok(Self::Postgres(pg_log::Format::detect(start, prefix)?))
+    }
+
+    /// Whether it is read by a `log_line_prefix` (a PostgreSQL stderr log).
+    pub fn has_prefix(&self) -> bool {
+        matches!(self, Self::Postgres(pg_log::Format::Stderr(_)))
+    }
+
+    /// Whether sessions are told apart by their process id alone (a stderr prefix with %p
+    /// and no %c): a later session may reuse an ended one's pid.
+    pub fn sessions_by_process(&self) -> bool {
+        matches!(self, Self::Postgres(pg_log::Format::Stderr(prefix)) if prefix.sessions_by_process())
     }
 
     pub fn name(&self) -> &'static str {
@@ -94,6 +105,9 @@ pub struct Capturer<'a> {
     /// The zone of the first entry's time.
     zone: Option<Zone>,
     captured: Captured,
+    /// Sessions told apart by their process id alone: their connection lines must mark
+    /// where one ends and a later one with the same pid begins.
+    by_process: bool,
 }
 
 /// A session seen in the log: its number, and its last statement, kept until the entries
@@ -118,7 +132,13 @@ impl<'a> Capturer<'a> {
             latest_us: i64::MIN,
             zone: None,
             captured: Captured::default(),
+            by_process: false,
         }
+    }
+
+    /// The logs name sessions by their process id alone (a stderr prefix with %p, no %c).
+    pub fn sessions_by_process(&mut self, by_process: bool) {
+        self.by_process = by_process;
     }
 
     /// Takes one entry of the log.
@@ -346,8 +366,21 @@ impl<'a> Capturer<'a> {
         }
         let captured = self.captured;
         if captured.summary.statements == 0 {
+            let settings = match self.quoting {
+                Quoting::Postgres => {
+                    "set log_statement = 'all' (or log_min_duration_statement = 0), log_connections = on and log_disconnections = on"
+                }
+                Quoting::Mysql => {
+                    "set general_log = ON (or slow_query_log = ON with long_query_time = 0), with log_output = FILE; a general log whose tabs were turned to spaces is read too"
+                }
+            };
             bail!(
-                "{logs}: the log has no statement of any session: set log_statement = 'all' (or log_min_duration_statement = 0), log_connections = on and log_disconnections = on, reload the server, and capture the log written after"
+                "{logs}: the log has no statement of any session: {settings}, reload the server, and capture the log written after"
+            );
+        }
+        if self.by_process && !captured.connections_logged {
+            bail!(
+                "{logs}: sessions are named by their process id alone (%p, no %c, in log_line_prefix) and the log has no connection lines: a later session reusing an ended one's pid would be read as the same session; set log_connections = on and log_disconnections = on, or add %c to log_line_prefix, reload the server, and capture the log written after"
             );
         }
         if captured.without_parameters > 0 {
@@ -451,6 +484,71 @@ mod tests {
         })
         .unwrap();
         (done, statements)
+    }
+
+    #[test]
+    fn sessions_named_by_their_pid_need_their_connection_lines() {
+        let capture = |entries: Vec<Entry>| {
+            let dir = tempfile::tempdir().unwrap();
+            let mut writer = Writer::create(&dir.path().join("test.capture")).unwrap();
+            let mut capturer = Capturer::new(&mut writer, Quoting::Postgres);
+            capturer.sessions_by_process(true);
+            for entry in entries {
+                capturer.take(entry).unwrap();
+            }
+            capturer
+                .finish("test.log")
+                .map(|done| done.summary.sessions)
+        };
+        // Pid 7 ran two sessions, one after the other: without connection lines they would
+        // be read as one.
+        let statements = || {
+            vec![
+                entry(0, "7", "statement: SELECT 1", None),
+                entry(500, "7", "statement: SELECT 2", None),
+            ]
+        };
+        let refused = capture(statements()).unwrap_err().to_string();
+        assert!(
+            refused.contains("process id alone") && refused.contains("log_connections = on"),
+            "{refused}"
+        );
+        let mut logged = statements();
+        logged.insert(
+            0,
+            entry(
+                0,
+                "7",
+                "connection authorized: user=app database=shop",
+                None,
+            ),
+        );
+        logged.insert(
+            2,
+            entry(400, "7", "disconnection: session time: 0:00:00.400", None),
+        );
+        logged.insert(
+            3,
+            entry(
+                450,
+                "7",
+                "connection authorized: user=app database=shop",
+                None,
+            ),
+        );
+        assert_eq!(capture(logged).unwrap(), 2);
+    }
+
+    #[test]
+    fn a_mysql_log_without_statements_is_told_mysql_s_settings() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut writer = Writer::create(&dir.path().join("test.capture")).unwrap();
+        let capturer = Capturer::new(&mut writer, Quoting::Mysql);
+        let refused = capturer.finish("general.log").unwrap_err().to_string();
+        assert!(
+            refused.contains("general_log = ON") && !refused.contains("log_statement"),
+            "{refused}"
+        );
     }
 
     fn at(text: &str, session: &str, message: &str) -> Entry {

@@ -294,37 +294,72 @@ fn is_header(line: &str) -> bool {
         || line.starts_with("Time ") && line.contains("Id Command")
 }
 
-/// A general log line's time (when it has one), session, command and argument.
+/// The commands a general log line names after its session id.
+const COMMANDS: [&str; 12] = [
+    "Connect",
+    "Query",
+    "Quit",
+    "Init DB",
+    "Prepare",
+    "Execute",
+    "Close stmt",
+    "Field List",
+    "Statistics",
+    "Ping",
+    "Reset stmt",
+    "Change user",
+];
+
+/// A general log line's time (when it has one), session, command and argument: as the server
+/// writes it, tab-separated, or with its tabs turned to spaces (a log passed through an
+/// editor or a ticket).
 fn general_fields(line: &str) -> Option<(Option<&str>, &str, &str, &str)> {
-    let (time, rest) = match line.split_once('\t') {
-        Some((time, rest)) if !time.trim().is_empty() => (Some(time), rest),
-        Some((_, rest)) => (None, rest.trim_start_matches('\t')),
-        None => return None,
+    let (time, rest) = if line.contains('\t') {
+        match line.split_once('\t') {
+            Some((time, rest)) if !time.trim().is_empty() => (Some(time), rest),
+            Some((_, rest)) => (None, rest.trim_start_matches('\t')),
+            None => return None,
+        }
+    } else {
+        spaced_time(line)?
     };
     let rest = rest.trim_start();
     let (id, rest) = rest.split_once(' ')?;
     if id.is_empty() || !id.bytes().all(|byte| byte.is_ascii_digit()) {
         return None;
     }
-    let (command, argument) = rest.split_once('\t').unwrap_or((rest, ""));
-    let command = command.trim();
-    const COMMANDS: [&str; 12] = [
-        "Connect",
-        "Query",
-        "Quit",
-        "Init DB",
-        "Prepare",
-        "Execute",
-        "Close stmt",
-        "Field List",
-        "Statistics",
-        "Ping",
-        "Reset stmt",
-        "Change user",
-    ];
-    COMMANDS
-        .contains(&command)
-        .then_some((time, id, command, argument))
+    let rest = rest.trim_start();
+    let command = COMMANDS.into_iter().find(|command| {
+        rest.strip_prefix(command)
+            .is_some_and(|after| after.is_empty() || after.starts_with([' ', '\t']))
+    })?;
+    let argument = rest[command.len()..].strip_prefix('\t').unwrap_or_else(|| {
+        // Spaces stand for the tab: the argument starts after them.
+        rest[command.len()..].trim_start_matches(' ')
+    });
+    Some((time, id, command, argument))
+}
+
+/// A line without tabs: its time (MySQL 5.7's one word, 5.0-5.6's and MariaDB's
+/// "YYMMDD HH:MM:SS", or none where the line starts with spaces) and the rest.
+fn spaced_time(line: &str) -> Option<(Option<&str>, &str)> {
+    if line.starts_with(' ') {
+        return Some((None, line));
+    }
+    let (first, rest) = line.split_once(' ')?;
+    if first.contains('T') && first.starts_with(|c: char| c.is_ascii_digit()) {
+        return Some((Some(first), rest));
+    }
+    // MariaDB pads a one-digit hour with a space: "241129  9:30:44".
+    let from_clock = rest.trim_start_matches(' ');
+    let (clock, after) = from_clock.split_once(' ')?;
+    let short_date = first.len() == 6 && first.bytes().all(|byte| byte.is_ascii_digit());
+    let is_clock = clock.len() >= 7
+        && clock
+            .bytes()
+            .all(|byte| byte.is_ascii_digit() || byte == b':');
+    let time_ends = line.len() - from_clock.len() + clock.len();
+    (short_date && is_clock).then(|| (Some(&line[..time_ends]), after))
 }
 
 fn read_general(
@@ -555,6 +590,37 @@ b'\n\
         assert_eq!(found[1].message, "statement: SELECT 'a\nb'");
         assert_eq!(found[1].at_us - found[0].at_us, 100_000);
         assert!(found[2].message.starts_with("disconnection"));
+    }
+
+    #[test]
+    fn a_general_log_with_its_tabs_turned_to_spaces_reads_as_written() {
+        // MySQL 8.0's and MariaDB's general logs as the servers write them (sql/log.cc:
+        // time, tab, the id right-aligned, command, tab, argument), then with every tab
+        // turned to spaces, as an editor or a ticket leaves them.
+        let mysql = "/usr/sbin/mysqld, Version: 8.0.36. started with:\n\
+Tcp port: 3306  Unix socket: /var/run/mysqld/mysqld.sock\n\
+Time                 Id Command    Argument\n\
+2024-01-01T10:00:00.123456Z\t   12 Connect\tapp@localhost on shop using TCP/IP\n\
+2024-01-01T10:00:00.223456Z\t   12 Query\tSELECT  1\n\
+2024-01-01T10:00:01.123456Z\t   12 Init DB\tshop\n\
+2024-01-01T10:00:01.323456Z\t   12 Quit\t\n";
+        let mariadb = "241129  9:30:44\t    31 Connect\troot@localhost on test using Socket\n\
+\t\t    31 Query\tSELECT 1\n\
+241129  9:30:45\t    31 Quit\t\n";
+        for (tabbed, kind) in [(mysql, "MySQL"), (mariadb, "MariaDB")] {
+            let spaced = tabbed.replace('\t', "    ");
+            assert_eq!(detect(&spaced), Some(MysqlLog::General), "{kind}");
+            let read = entries(tabbed, MysqlLog::General).unwrap();
+            assert!(read.len() >= 3, "{kind}: {read:?}");
+            assert_eq!(entries(&spaced, MysqlLog::General).unwrap(), read, "{kind}");
+        }
+        // A statement's own text keeps its spaces; a line of it that is no entry stays its.
+        let read = entries(&mysql.replace('\t', "    "), MysqlLog::General).unwrap();
+        assert!(
+            read.iter()
+                .any(|entry| entry.message.ends_with("SELECT  1")),
+            "{read:?}"
+        );
     }
 
     #[test]

@@ -39,18 +39,31 @@ pub enum Format {
     Stderr(Prefix),
 }
 
+/// How many lines of a log's start its format is told from: a rotated log may begin inside a
+/// record (a multi-line statement's tail), and a statement's own lines may look like anything.
+const LINES_LOOKED_AT: usize = 200;
+
 impl Format {
-    /// The format of a log from its first line: a JSON object, a csvlog record, else stderr
-    /// with `prefix`.
-    pub fn detect(first_line: &str, prefix: &str) -> Result<Self> {
-        let line = first_line.trim_start_matches('\u{feff}');
-        if line.starts_with('{') {
-            return Ok(Self::Json);
-        }
-        if looks_like_csvlog(line) {
-            return Ok(Self::Csv);
-        }
-        Ok(Self::Stderr(Prefix::parse(prefix)?))
+    /// The format of a log from the records of its start (`start`): JSON objects, csvlog
+    /// records or lines starting with the stderr prefix (`--log-line-prefix`; None:
+    /// pgreplay's), whichever most of its lines are.
+    pub fn detect(start: &str, prefix: Option<&str>) -> Result<Self> {
+        let stderr = Prefix::parse(prefix.unwrap_or(PGREPLAY_PREFIX))?;
+        let lines = || {
+            (start.trim_start_matches('\u{feff}').lines())
+                .take(LINES_LOOKED_AT)
+                .filter(|line| !line.trim().is_empty())
+        };
+        let json = lines().filter(|line| is_json_record(line)).count();
+        let csv = lines().filter(|line| looks_like_csvlog(line)).count();
+        let prefixed = lines().filter(|line| stderr.split(line).is_some()).count();
+        Ok(if json > csv.max(prefixed) {
+            Self::Json
+        } else if csv > prefixed {
+            Self::Csv
+        } else {
+            Self::Stderr(stderr)
+        })
     }
 
     pub fn name(&self) -> &'static str {
@@ -60,6 +73,15 @@ impl Format {
             Self::Stderr(_) => "stderr",
         }
     }
+}
+
+/// A jsonlog record, or CloudNativePG's envelope of one: a JSON object a line.
+fn is_json_record(line: &str) -> bool {
+    let line = line.trim();
+    line.starts_with('{')
+        && line.ends_with('}')
+        && serde_json::from_str::<serde_json::Map<String, serde_json::Value>>(line)
+            .is_ok_and(|object| object.contains_key("timestamp") || object.contains_key("record"))
 }
 
 /// A csvlog record starts with a timestamp and a quoted user name field (or an empty one).
@@ -150,6 +172,12 @@ impl Prefix {
             pieces,
             text: prefix.to_string(),
         })
+    }
+
+    /// Whether it names a session by its process id alone (%p without %c).
+    pub fn sessions_by_process(&self) -> bool {
+        let has = |letter: char| self.pieces.contains(&Piece::Field(letter));
+        has('p') && !has('c')
     }
 
     /// The fields of a line that starts with this prefix, and the rest of the line; None
@@ -616,14 +644,38 @@ mod tests {
     }
 
     #[test]
+    fn the_format_is_told_from_the_records_not_the_first_line() {
+        // A rotated csvlog that begins inside a multi-line statement, of two records.
+        let csv = "  FROM orders\n WHERE id = 1\",,,,,,,,,\"psql\",\"client backend\",,0\n\
+2024-03-01 10:00:00.123 UTC,\"app\",\"shop\",1234,\"127.0.0.1:5000\",65e1a1a0.4d2,1,\"SELECT\",2024-03-01 10:00:00 UTC,3/4,0,LOG,00000,\"statement: SELECT 1\",,,,,,,,,\"psql\",\"client backend\",,0\n\
+2024-03-01 10:00:01.123 UTC,\"app\",\"shop\",1234,\"127.0.0.1:5000\",65e1a1a0.4d2,2,\"idle\",2024-03-01 10:00:00 UTC,,0,LOG,00000,\"disconnection: session time: 0:00:01.000 user=app database=shop\",,,,,,,,,\"psql\",\"client backend\",,0\n";
+        assert_eq!(Format::detect(csv, None).unwrap(), Format::Csv);
+        assert_eq!(
+            Format::detect(csv, Some("%m [%p] %c ")).unwrap(),
+            Format::Csv
+        );
+        // A stderr log whose statement has a line that looks like a csvlog record: its
+        // prefixed lines are more.
+        let prefix = "%m [%p] %c ";
+        let stderr = "2024-03-01 10:00:00.123 UTC [1234] 65e1a1a0.4d2 LOG:  statement: SELECT\n\
+\t2024-03-01 10:00:00.123 UTC,\"a\"\n\
+2024-03-01 10:00:00.223 UTC [1234] 65e1a1a0.4d2 LOG:  statement: SELECT 2\n";
+        let read = Format::detect(stderr, Some(prefix)).unwrap();
+        assert!(
+            matches!(&read, Format::Stderr(found) if found.text == prefix),
+            "{read:?}"
+        );
+        assert_eq!(entries(stderr, &read).unwrap().len(), 2);
+    }
+
+    #[test]
     fn cloudnative_pg_s_envelope_is_read_and_its_other_lines_left() {
         let text = std::fs::read_to_string(
             std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
                 .join("tests/fixtures/capture/cloudnative-pg.json"),
         )
         .unwrap();
-        let first = text.lines().next().unwrap();
-        let format = Format::detect(first, PGREPLAY_PREFIX).unwrap();
+        let format = Format::detect(&text, None).unwrap();
         let found = entries(&text, &format).unwrap();
         let read: Vec<(&str, &str, &str, u64)> = found
             .iter()

@@ -472,12 +472,7 @@ impl ScriptWorkload {
             init,
             job: job.join(" + "),
             engine,
-            rates: args
-                .pacing
-                .rate
-                .clone()
-                .map(|steps| steps.0)
-                .unwrap_or_default(),
+            rates: args.pacing.rates(),
             searched: args.search.find.is_some(),
             arrivals: args.pacing.arrivals,
             baseline: Mutex::new(None),

@@ -262,12 +262,7 @@ impl TpccWorkload {
             shared: Arc::new(shared),
             mix,
             engine,
-            rates: args
-                .pacing
-                .rate
-                .clone()
-                .map(|steps| steps.0)
-                .unwrap_or_default(),
+            rates: args.pacing.rates(),
             searched: args.search.find.is_some(),
             arrivals: args.pacing.arrivals,
             monitor: Mutex::new(monitor),
