@@ -7,13 +7,32 @@
 pub(super) fn as_text(html: &str) -> String {
     let mut text = String::with_capacity(html.len() / 2);
     let mut rest = html;
+    // The source's own line ends are spaces, as a browser shows them (a report re-saved with
+    // each cell on a line of its own is the same report), except in preformatted text.
+    let mut preformatted = false;
+    let mut push_text = |text: &mut String, run: &str, preformatted: bool| {
+        if preformatted {
+            text.push_str(run);
+        } else {
+            text.extend(
+                run.chars()
+                    .map(|c| if c == '\n' || c == '\r' { ' ' } else { c }),
+            );
+        }
+    };
     while let Some(open) = rest.find('<') {
-        text.push_str(&rest[..open]);
+        push_text(&mut text, &rest[..open], preformatted);
         let Some(close) = rest[open..].find('>') else {
             rest = "";
             break;
         };
         let tag = rest[open + 1..open + close].to_ascii_lowercase();
+        if tag == "pre" || tag.starts_with("pre ") {
+            preformatted = true;
+        } else if tag.starts_with("/pre") {
+            preformatted = false;
+            text.push('\n');
+        }
         if tag.starts_with("/table") {
             text.push_str(TABLE_END);
         } else if tag.starts_with("/tr")
@@ -27,7 +46,7 @@ pub(super) fn as_text(html: &str) -> String {
         }
         rest = &rest[open + close + 1..];
     }
-    text.push_str(rest);
+    push_text(&mut text, rest, preformatted);
     // The source's own line ends between rows are no blank lines of the report: a table's
     // end is, as in the text report.
     let text = text

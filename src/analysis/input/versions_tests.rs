@@ -252,6 +252,38 @@ fn awr_html_gives_what_its_text_gives() {
 }
 
 #[test]
+fn awr_html_re_saved_with_a_cell_a_line_and_upper_case_tags_reads_the_same() {
+    let html = String::from_utf8(fixture("awr-11.2.0.4.html")).unwrap();
+    // As an HTML editor re-saves it: every cell and row on a line of its own, tags in
+    // upper case.
+    let mut resaved = html.clone();
+    for (tag, upper) in [
+        ("<td", "\n<TD"),
+        ("</td>", "\n</TD>\n"),
+        ("<th", "\n<TH"),
+        ("</th>", "</TH>\n"),
+        ("<tr>", "<TR>\n"),
+        ("</tr>", "</TR>\n"),
+        ("<table", "<TABLE"),
+        ("</table>", "</TABLE>"),
+    ] {
+        resaved = resaved.replace(tag, upper);
+    }
+    assert!(resaved.lines().count() > 3 * html.lines().count());
+    let read = |text: &str| {
+        let file = InputFile::new(Path::new("awr-11.2.0.4.html"), Some(4));
+        parse_input(&file, text.as_bytes())
+            .unwrap()
+            .remove(0)
+            .points
+            .remove(0)
+    };
+    let (as_written, as_resaved) = (read(&html), read(&resaved));
+    assert_eq!(as_resaved.raw, 528424.6);
+    assert_eq!(as_resaved.figures, as_written.figures);
+}
+
+#[test]
 fn a_load_profile_alone_is_read_with_its_level() {
     for (name, lio) in [
         ("awr-load-profile-12c.txt", 6323758.9),
