@@ -10,7 +10,7 @@ pub(super) fn as_text(html: &str) -> String {
     // The source's own line ends are spaces, as a browser shows them (a report re-saved with
     // each cell on a line of its own is the same report), except in preformatted text.
     let mut preformatted = false;
-    let mut push_text = |text: &mut String, run: &str, preformatted: bool| {
+    let push_text = |text: &mut String, run: &str, preformatted: bool| {
         if preformatted {
             text.push_str(run);
         } else {
