@@ -14,6 +14,7 @@ pub mod latency;
 pub mod model;
 pub(crate) mod noise;
 pub(crate) mod scaling;
+pub(crate) mod searched;
 pub(crate) mod segments;
 pub mod series;
 pub mod study;

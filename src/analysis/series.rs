@@ -180,6 +180,17 @@ pub struct Series {
     /// One client host's part of a campaign (`run --campaign`), before `report` merges it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub campaign: Option<crate::result::CampaignPart>,
+    /// The search for the largest rate at an objective (`run --find`) the run made.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub search: Option<crate::result::search::SearchRecord>,
+    /// How many of the search's probes the run judged disturbed (other processes took the
+    /// CPUs): their verdicts, and the answer, are said to be so.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub search_disturbed: usize,
+}
+
+fn is_zero(count: &usize) -> bool {
+    *count == 0
 }
 
 /// The run behind a series, for the report's provenance block: what a corescale JSON holds;
@@ -301,6 +312,8 @@ impl Series {
             notes: Vec::new(),
             nodes: None,
             campaign: None,
+            search: None,
+            search_disturbed: 0,
         }
     }
 

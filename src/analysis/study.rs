@@ -99,11 +99,14 @@ pub fn analyse(series: Vec<Series>) -> Analysis {
         );
     }
     let fleet = fleet(&analysed);
-    let answer = super::answer::answer(&analysed, &comparisons, None);
+    // Two searches at one objective answer more finely than any sweep.
+    let answer = super::searched::answer(&analysed)
+        .or_else(|| super::answer::answer(&analysed, &comparisons, None));
     let mut all_findings: Vec<String> = answer
         .iter()
         .map(|answer| answer.sentence.clone())
         .collect();
+    all_findings.extend(super::searched::findings(&analysed));
     all_findings.extend(fleet.as_ref().map(fleet_findings).unwrap_or_default());
     all_findings.extend(findings(
         &analysed,
@@ -193,7 +196,8 @@ pub fn apply_objective(analysis: &mut Analysis, objective: &Objective) -> anyhow
     analysis
         .findings
         .retain(|finding| Some(finding) != said_at_saturation.as_ref());
-    analysis.answer = super::answer::answer(&analysis.series, &analysis.comparisons, Some(&report));
+    analysis.answer = super::searched::answer(&analysis.series)
+        .or_else(|| super::answer::answer(&analysis.series, &analysis.comparisons, Some(&report)));
     let answered = |ratio: &SloRatio| {
         analysis.answer.as_ref().is_some_and(|answer| {
             let pair = [answer.server.as_str(), answer.against.as_str()];

@@ -10,6 +10,7 @@ pub(crate) mod host_text;
 pub(crate) mod instance_table;
 pub(crate) mod outline;
 pub(crate) mod run_table;
+pub(crate) mod search_table;
 pub(crate) mod table;
 pub(crate) mod tables;
 #[cfg(test)]

@@ -102,6 +102,11 @@ pub(crate) fn outline(analysis: &Analysis, reach: Reach) -> Vec<Section<'_>> {
     sections.push(Section::Figures);
     add(&mut sections, Shown::Summary, &|| series_table(analysis));
     add(&mut sections, Shown::Summary, &|| slo_table(analysis));
+    for series in &analysis.series {
+        add(&mut sections, Shown::Summary, &|| {
+            super::search_table::probes_table(series)
+        });
+    }
     for comparison in &analysis.comparisons {
         add(&mut sections, Shown::Summary, &|| {
             comparison_table(comparison)

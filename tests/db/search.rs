@@ -99,4 +99,23 @@ fn the_search_finds_the_capacity_of_a_server_that_serves_one_at_a_time() {
         );
         assert!(["kept", "broken", "undecided"].contains(&probe["verdict"].as_str().unwrap()));
     }
+    // The report says the search's answer first and tables its probes.
+    let report = corescale().arg("report").arg(&found).output().unwrap();
+    let text = String::from_utf8_lossy(&report.stdout);
+    assert!(report.status.success(), "{text}");
+    let answer = text
+        .find("holds p99 <= 50 ms up to ")
+        .unwrap_or_else(|| panic!("{text}"));
+    assert!(
+        answer
+            < text
+                .find("the search's probes")
+                .unwrap_or_else(|| panic!("{text}")),
+        "{text}"
+    );
+    let probe_rows = text
+        .lines()
+        .filter(|line| line.contains("kept") || line.contains("broken"))
+        .count();
+    assert!(probe_rows >= probes.len(), "{text}");
 }

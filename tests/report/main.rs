@@ -7,3 +7,4 @@ mod common;
 mod browser;
 mod command;
 mod inputs;
+mod searches;

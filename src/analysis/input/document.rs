@@ -99,9 +99,87 @@ pub(super) fn from_document(path: &Path, text: &str) -> Result<Series> {
         client_cpus: Some(topology.logical_cpus),
         complete: document.complete,
         provenance: provenance(&document, &job),
+        search: document
+            .search
+            .as_ref()
+            .map(|search| checked_search(path, search, document.levels.len()))
+            .transpose()?,
+        search_disturbed: (document.search.iter())
+            .flat_map(|search| &search.probes)
+            .filter_map(|probe| document.levels.get(probe.level?))
+            .filter(|level| level.is_disturbed())
+            .count(),
         ..Series::new(document.host.label.clone(), measure, points, job)
     };
     Ok(series)
+}
+
+/// The most objectives and probes a search's record may hold: a search of `--max-time`
+/// probes a few dozen rates.
+const MOST_OBJECTIVES: usize = 16;
+const MOST_PROBES: usize = 10_000;
+
+/// A document's search, its words made printable and its figures checked where they are:
+/// the report re-derives its sentence from them, never repeats the file's own.
+fn checked_search(
+    path: &Path,
+    search: &crate::result::search::SearchRecord,
+    levels: usize,
+) -> Result<crate::result::search::SearchRecord> {
+    let at = |field: &str| format!("'{}' search.{field}", path.display());
+    let mut search = search.clone();
+    if search.objectives.is_empty() || search.objectives.len() > MOST_OBJECTIVES {
+        bail!(
+            "{}: 1 to {MOST_OBJECTIVES} objectives, not {}",
+            at("objectives"),
+            search.objectives.len()
+        );
+    }
+    if search.probes.len() > MOST_PROBES.min(levels) {
+        bail!(
+            "{}: {} probes, more than the document's {levels} levels",
+            at("probes"),
+            search.probes.len()
+        );
+    }
+    for objective in &mut search.objectives {
+        *objective = quote(objective);
+    }
+    search.unit = quote(&search.unit);
+    search.answer = String::new();
+    let rate = |value: f64, field: &str| in_range(value, &RAW, "a rate per second", &|| at(field));
+    for (index, probe) in search.probes.iter_mut().enumerate() {
+        rate(probe.rate_per_s, &format!("probes[{index}].rate_per_s"))?;
+        in_range(probe.achieved_per_s, &COUNT, "a rate per second", &|| {
+            at(&format!("probes[{index}].achieved_per_s"))
+        })?;
+        for check in &mut probe.objectives {
+            check.objective = quote(&check.objective);
+            if let Some(interval) = &check.interval {
+                let times = [interval.estimate_ms, interval.lower_ms]
+                    .into_iter()
+                    .chain(interval.upper_ms);
+                for time in times {
+                    in_range(
+                        time,
+                        &(0.0..=crate::latency::A_DAY_MS),
+                        "a response time in ms",
+                        &|| at(&format!("probes[{index}].objectives")),
+                    )?;
+                }
+            }
+        }
+    }
+    for (value, field) in [
+        (search.kept_rate, "kept_rate"),
+        (search.broken_rate, "broken_rate"),
+        (search.capacity_per_s, "capacity_per_s"),
+    ] {
+        if let Some(value) = value {
+            rate(value, field)?;
+        }
+    }
+    Ok(search)
 }
 
 /// Level `index` as the analysis reads it, every value checked at its own place.
