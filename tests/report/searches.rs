@@ -78,6 +78,23 @@ fn two_searches_are_answered_from_their_brackets_and_their_probes_tabled() {
             .count();
         assert_eq!(rows, probes, "{text}");
     }
+    // Each search drawn: its probes' p99 against the rate offered, beside the objective.
+    let figures = tempfile::tempdir().unwrap();
+    corescale()
+        .arg("report")
+        .arg(&slow)
+        .arg(&fast)
+        .args(["--include-disturbed", "-q", "--png"])
+        .arg(figures.path())
+        .assert()
+        .success();
+    for number in [1, 2] {
+        let png = figures.path().join(format!("fig_search_{number}.png"));
+        assert!(
+            std::fs::metadata(&png).is_ok_and(|meta| meta.len() > 10_000),
+            "{png:?}"
+        );
+    }
 }
 
 #[test]

@@ -40,6 +40,7 @@ pub(crate) fn figures(analysis: &Analysis) -> Vec<Figure> {
         })
         .chain(analysis.fleet.iter().flat_map(fleet_figures))
         .chain(open_loop_figures(analysis))
+        .chain(super::search::search_figures(analysis))
         .chain(
             analysis
                 .series

@@ -8,6 +8,7 @@
 mod build;
 mod draw;
 mod labels;
+mod search;
 #[cfg(test)]
 mod tests;
 
