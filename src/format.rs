@@ -188,6 +188,17 @@ pub(crate) fn duration_ms(value_ms: f64) -> String {
     format!("{} {unit}", time_in_unit(value_ms * factor))
 }
 
+/// A span of time as a person says it: "850 ms", "42.5 s", "12 min 5 s", "3 h 20 min".
+pub(crate) fn span(seconds: f64) -> String {
+    let whole = seconds.round() as u64;
+    match seconds {
+        s if s < 1.0 => format!("{:.0} ms", s * 1e3),
+        s if s < 120.0 => format!("{s:.1} s"),
+        s if s < 7200.0 => format!("{} min {} s", whole / 60, whole % 60),
+        _ => format!("{} h {} min", whole / 3600, whole % 3600 / 60),
+    }
+}
+
 /// A fitted coefficient with its confidence half-width: fixed decimals, or scientific
 /// notation where those decimals would show a nonzero figure as zero (kappa 1.0e-8 ±
 /// 3.0e-9, never "0.000000 ± 0.000000").
@@ -240,6 +251,16 @@ pub(crate) fn optional(value: Option<f64>, decimals: usize) -> String {
 
 #[cfg(test)]
 mod tests {
+    use super::span;
+
+    #[test]
+    fn spans_read_as_a_person_says_them() {
+        assert_eq!(span(0.85), "850 ms");
+        assert_eq!(span(42.54), "42.5 s");
+        assert_eq!(span(725.0), "12 min 5 s");
+        assert_eq!(span(12_000.0), "3 h 20 min");
+    }
+
     use super::*;
 
     #[test]

@@ -58,12 +58,20 @@ pub fn execute(args: &CaptureArgs) -> Result<()> {
     bar.finish_and_clear();
     let summary = &captured.summary;
     let counted = crate::format::counted::<u64>;
+    let span_s = captured.span_us as f64 / 1e6;
     let mut said = format!(
-        "captured {} of {} into {}",
+        "captured {} of {} over {}",
         counted(summary.statements, "statement"),
         counted(summary.sessions, "session"),
-        args.output.display()
+        crate::format::span(span_s),
     );
+    if span_s > 0.0 {
+        said.push_str(&format!(
+            " ({} statements/s)",
+            crate::format::significant(summary.statements as f64 / span_s)
+        ));
+    }
+    said.push_str(&format!(" into {}", args.output.display()));
     if summary.with_duration > 0 {
         said.push_str(&format!(", {} with their duration", summary.with_duration));
     }
@@ -74,6 +82,26 @@ pub fn execute(args: &CaptureArgs) -> Result<()> {
         ));
     }
     println!("corescale: {said}");
+    if captured.databases.len() > 1 {
+        let each: Vec<String> = (captured.databases.iter())
+            .map(|(database, sessions)| {
+                let name = if database.is_empty() {
+                    "(none named)"
+                } else {
+                    database
+                };
+                format!(
+                    "{} {}",
+                    crate::format::printable(name),
+                    counted(*sessions, "session")
+                )
+            })
+            .collect();
+        println!(
+            "corescale: sessions by database: {}; a replay runs those of its --target's database and leaves the others out",
+            each.join(", ")
+        );
+    }
     if captured.backwards > 0 {
         say!(
             "corescale: warning: {} entries are dated more than {} s before entries read before them: the logs were given out of the order they were written in, or the server's clock was set back; give the logs in the order written",
@@ -83,7 +111,7 @@ pub fn execute(args: &CaptureArgs) -> Result<()> {
     }
     if to_the_second {
         say!(
-            "corescale: note: the log times statements to the second only (MariaDB's logs do): each second's statements are spread over it evenly, in the order the log has them"
+            "corescale: note: the log times statements to the second only (MariaDB's logs and MySQL's before 5.6 do): each second's statements are spread over it evenly, in the order the log has them"
         );
     }
     if !captured.connections_logged {

@@ -87,6 +87,10 @@ pub struct Captured {
     /// Entries dated more than [`BACKWARDS_US`] before the latest read before them: logs
     /// given out of order, or a clock that was set back.
     pub backwards: u64,
+    /// From the first entry read to the latest, in microseconds.
+    pub span_us: i64,
+    /// Sessions by the database they began in: a replay runs its target database's alone.
+    pub databases: std::collections::BTreeMap<String, u64>,
 }
 
 /// How far an entry may be dated before the latest one read (a log's lines are written a
@@ -327,6 +331,9 @@ impl<'a> Capturer<'a> {
         let id = self.next_id;
         self.next_id += 1;
         self.captured.summary.sessions += 1;
+        *(self.captured.databases)
+            .entry(entry.database.clone())
+            .or_default() += 1;
         self.writer.write(&Line::Session {
             id,
             at_us,
@@ -364,6 +371,7 @@ impl<'a> Capturer<'a> {
         for mut session in open {
             self.flush(&mut session)?;
         }
+        self.captured.span_us = self.latest_us - self.origin_us.unwrap_or(self.latest_us);
         let captured = self.captured;
         if captured.summary.statements == 0 {
             let settings = match self.quoting {
@@ -484,6 +492,33 @@ mod tests {
         })
         .unwrap();
         (done, statements)
+    }
+
+    #[test]
+    fn the_capture_counts_its_span_and_each_database_s_sessions() {
+        let mut other = entry(
+            900,
+            "b",
+            "connection authorized: user=app database=reports",
+            None,
+        );
+        other.database = "reports".into();
+        let (done, _) = captured(vec![
+            entry(
+                100,
+                "a",
+                "connection authorized: user=app database=shop",
+                None,
+            ),
+            entry(200, "a", "statement: SELECT 1", None),
+            other,
+            entry(2_600, "a", "statement: SELECT 2", None),
+        ]);
+        assert_eq!(done.span_us, 2_500_000);
+        let databases: Vec<(&str, u64)> = (done.databases.iter())
+            .map(|(name, sessions)| (name.as_str(), *sessions))
+            .collect();
+        assert_eq!(databases, [("reports", 1), ("shop", 1)]);
     }
 
     #[test]
