@@ -56,6 +56,16 @@ pub fn execute(args: &CaptureArgs) -> Result<()> {
     let captured = capturer.finish(&logs)?;
     writer.finish()?;
     bar.finish_and_clear();
+    say_captured(args, &captured, to_the_second);
+    Ok(())
+}
+
+/// The capture's closing lines: what it wrote, over what time, and what to know of it.
+fn say_captured(
+    args: &CaptureArgs,
+    captured: &crate::workload::replay::capture::Captured,
+    to_the_second: bool,
+) {
     let summary = &captured.summary;
     let counted = crate::format::counted::<u64>;
     let span_s = captured.span_us as f64 / 1e6;
@@ -119,7 +129,6 @@ pub fn execute(args: &CaptureArgs) -> Result<()> {
             "corescale: note: the log does not say when sessions connected (log_connections and log_disconnections are off): each session is taken from its first statement to its last"
         );
     }
-    Ok(())
 }
 
 /// A log's first bytes (up to 64 KiB), to tell its kind, left in the reader.
