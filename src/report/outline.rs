@@ -13,13 +13,14 @@ use crate::analysis::model::{Analysis, SeriesAnalysis};
 /// Findings the headline repeats, above everything else.
 const HEADLINE_FINDINGS: usize = 3;
 /// Warnings repeated under the headline, where a reader of the first screen sees them.
-const TOP_WARNINGS: usize = 3;
+pub(crate) const TOP_WARNINGS: usize = 3;
 
 /// One section of a report.
 pub(crate) enum Section<'a> {
     /// The one sentence a proposal quotes (`analysis.answer`), before everything.
     Answer(&'a str),
-    /// The most important warnings, under the headline: the rest are at the end.
+    /// Every warning, the most important first, under the headline: the first
+    /// [`TOP_WARNINGS`] said, the rest folded (the page) or counted with a link (Markdown).
     TopWarnings(&'a [String]),
     /// The first findings as one paragraph (the comparisons and the first series' verdict).
     Headline(Vec<&'a str>),
@@ -86,8 +87,7 @@ pub(crate) fn outline(analysis: &Analysis, reach: Reach) -> Vec<Section<'_>> {
         ));
     }
     if !analysis.warnings.is_empty() {
-        let top = analysis.warnings.len().min(TOP_WARNINGS);
-        sections.push(Section::TopWarnings(&analysis.warnings[..top]));
+        sections.push(Section::TopWarnings(&analysis.warnings));
     }
     sections.push(Section::Findings(findings));
     if let Some(fleet) = &analysis.fleet {

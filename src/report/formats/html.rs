@@ -77,12 +77,21 @@ pub fn render_to(
                 escape(answer)
             )),
             Section::TopWarnings(warnings) => {
-                let items: String = warnings
-                    .iter()
-                    .map(|warning| format!("<li>{}</li>", escape(warning)))
-                    .collect();
+                let item = |warning: &String| format!("<li>{}</li>", escape(warning));
+                let top = warnings.len().min(crate::report::outline::TOP_WARNINGS);
+                let items: String = warnings[..top].iter().map(item).collect();
+                // The rest folded here, each reachable from the first screen.
+                let rest = match &warnings[top..] {
+                    [] => String::new(),
+                    rest => format!(
+                        "<details><summary>{} more warning{}</summary><ul>{}</ul></details>",
+                        rest.len(),
+                        if rest.len() == 1 { "" } else { "s" },
+                        rest.iter().map(item).collect::<String>()
+                    ),
+                };
                 body.push_str(&format!(
-                    "<div class=\"top-warnings warn\" id=\"top-warnings\"><strong>Read first:</strong><ul>{items}</ul></div>\n"
+                    "<div class=\"top-warnings warn\" id=\"top-warnings\"><strong>Read first:</strong><ul>{items}</ul>{rest}</div>\n"
                 ));
             }
             Section::Headline(headline) => body.push_str(&format!(

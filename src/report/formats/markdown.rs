@@ -19,8 +19,15 @@ pub fn render(analysis: &Analysis, figures: Option<&str>) -> String {
             }
             Section::TopWarnings(warnings) => {
                 out.push_str("**Read first:**\n\n");
-                for warning in warnings {
+                let top = warnings.len().min(crate::report::outline::TOP_WARNINGS);
+                for warning in &warnings[..top] {
                     out.push_str(&format!("- {}\n", escape(warning)));
+                }
+                if warnings.len() > top {
+                    out.push_str(&format!(
+                        "- and {} more: see [Warnings](#warnings)\n",
+                        warnings.len() - top
+                    ));
                 }
                 out.push('\n');
             }
