@@ -406,14 +406,16 @@ impl Answer {
     }
 }
 
-/// A value bound to a statement: pgbench's integers and doubles, text a workload keeps for
-/// the whole run (order entry's customer last names, a capture's parameters), borrowed so
-/// nothing is copied per statement, and a captured NULL.
-#[derive(Debug, Clone, Copy, PartialEq)]
+/// A value bound to a statement: pgbench's integers and doubles, text, and a captured NULL.
+/// Text is borrowed where it is a constant of the run (order entry's customer last names)
+/// and owned where a workload loaded it (a capture's parameters, held by the statement
+/// for as long as the replay keeps it and freed with it); either way a statement binds it
+/// by reference, nothing copied per statement.
+#[derive(Debug, Clone, PartialEq)]
 pub enum BoundValue {
     Int(i64),
     Double(f64),
-    Text(&'static str),
+    Text(std::borrow::Cow<'static, str>),
     Null,
 }
 

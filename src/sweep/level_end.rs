@@ -31,7 +31,7 @@ pub(super) fn finish_level(
     level.workload_figures = figures
         .recorded
         .into_iter()
-        .map(|(name, value)| (name.to_string(), value))
+        .map(|(name, value)| (name.into_owned(), value))
         .collect();
     level.warnings = figures.warnings;
     level.workload_rate = figures.rate_of_merit;

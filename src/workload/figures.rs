@@ -3,8 +3,11 @@
 //! `workload_figures`, the CSV's `workload_figures.*` columns and `report`'s table of them are
 //! made of) and the typed names other modules read a figure by. A new figure is one field.
 
-/// One figure of a level, under its field name.
-pub type Figure = (&'static str, f64);
+use std::borrow::Cow;
+
+/// One figure of a level, under its name: a field's name borrowed, a name made for the run
+/// ("statement 2 p99_ms") owned, so nothing outlives the workload that made it.
+pub type Figure = (Cow<'static, str>, f64);
 
 /// A workload's figures of one level, as the list the result records.
 pub trait FigureSet {
@@ -72,7 +75,7 @@ macro_rules! level_figures {
                     if let Some(value) =
                         $crate::workload::figures::FigureValue::value(&self.$field)
                     {
-                        figures.push((stringify!($field), value));
+                        figures.push((std::borrow::Cow::Borrowed(stringify!($field)), value));
                     }
                 )*
                 figures
@@ -84,19 +87,9 @@ macro_rules! level_figures {
 pub(crate) use level_figures;
 
 /// A figure named by its subject and what it is ("failures SQLSTATE 40001", "new_order
-/// p90_ms"), made once for the run: the result records figures by `&'static str`.
-pub(crate) fn named_figure(subject: &str, figure: &str) -> &'static str {
-    static NAMES: std::sync::Mutex<Vec<&'static str>> = std::sync::Mutex::new(Vec::new());
-    let name = format!("{subject} {figure}");
-    let Ok(mut names) = NAMES.lock() else {
-        return "(a figure whose name could not be made)";
-    };
-    if let Some(known) = names.iter().find(|known| **known == name) {
-        return known;
-    }
-    let made: &'static str = name.leak();
-    names.push(made);
-    made
+/// p90_ms"), made when a level's figures are: owned by them, freed with them.
+pub(crate) fn named_figure(subject: &str, figure: &str) -> Cow<'static, str> {
+    Cow::Owned(format!("{subject} {figure}"))
 }
 
 #[cfg(test)]
@@ -118,12 +111,17 @@ mod tests {
             rate: 2.5,
             read_p99: Some(7.0),
         };
-        assert_eq!(full.figures(), vec![("rate", 2.5), ("read_p99", 7.0)]);
+        assert_eq!(
+            full.figures(),
+            vec![(Cow::from("rate"), 2.5), (Cow::from("read_p99"), 7.0)]
+        );
+        // A field's name is borrowed, never made anew per level.
+        assert!(matches!(full.figures()[0].0, Cow::Borrowed("rate")));
         let lacking = Example {
             read_p99: None,
             ..full
         };
-        assert_eq!(lacking.figures(), vec![("rate", 2.5)]);
+        assert_eq!(lacking.figures(), vec![(Cow::from("rate"), 2.5)]);
         assert_eq!(Example::NAMES.read_p99, "read_p99");
         assert_eq!(Example::NAMES.rate, "rate");
     }

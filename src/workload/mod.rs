@@ -342,7 +342,7 @@ impl LevelFigures {
     pub fn figure(&self, name: &str) -> Option<f64> {
         self.recorded
             .iter()
-            .find_map(|&(recorded, value)| (recorded == name).then_some(value))
+            .find_map(|(recorded, value)| (recorded == name).then_some(*value))
     }
 }
 

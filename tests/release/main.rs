@@ -10,6 +10,7 @@ mod deploy;
 mod dist;
 mod fleet;
 mod layers;
+mod leaks;
 mod oracle_client;
 mod profiles;
 mod skips;

@@ -569,7 +569,8 @@ fn bound<'a>(
     let as_sql = |value: &'a BoundValue| match value {
         BoundValue::Int(value) => value as &dyn oracle::sql_type::ToSql,
         BoundValue::Double(value) => value as &dyn oracle::sql_type::ToSql,
-        BoundValue::Text(text) => text as &dyn oracle::sql_type::ToSql,
+        BoundValue::Text(std::borrow::Cow::Borrowed(text)) => text as &dyn oracle::sql_type::ToSql,
+        BoundValue::Text(std::borrow::Cow::Owned(text)) => text as &dyn oracle::sql_type::ToSql,
         BoundValue::Null => &NULL_TEXT as &dyn oracle::sql_type::ToSql,
     };
     if values.len() > BOUND_ON_STACK {

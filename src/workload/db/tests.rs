@@ -230,8 +230,11 @@ fn level_figures_come_from_the_databases_counters_checked_against_the_clients() 
     let (database, workload) = counted_workload();
     workload.level_started().unwrap();
     let figures = level_with(&database, &workload, CLIENT_BLOCKS);
-    let recorded: std::collections::BTreeMap<&str, f64> =
-        figures.recorded.iter().copied().collect();
+    let recorded: std::collections::BTreeMap<&str, f64> = figures
+        .recorded
+        .iter()
+        .map(|(name, value)| (name.as_ref(), *value))
+        .collect();
     assert_eq!(recorded["statements"], 150.0);
     assert_eq!(recorded["updates"], 50.0);
     assert_eq!(recorded["db_lio_per_s"], CLIENT_BLOCKS / 2.0);
@@ -255,7 +258,7 @@ fn a_server_counting_more_blocks_than_the_clients_read_is_said() {
     assert!(
         figures
             .recorded
-            .contains(&(DbFigures::NAMES.db_lio_over_client_blocks, 2.0))
+            .contains(&(DbFigures::NAMES.db_lio_over_client_blocks.into(), 2.0))
     );
     assert!(
         figures.warnings[0].contains("counted 2.000x the blocks"),
@@ -297,9 +300,10 @@ fn the_figure_names_read_back_are_the_recorded_ones() {
         db_lio_over_client_blocks: 1.0,
         ..DbFigures::default()
     };
-    let recorded: std::collections::BTreeMap<&str, f64> = LevelFigures::of(&figures, Vec::new())
+    let recorded: std::collections::BTreeMap<String, f64> = LevelFigures::of(&figures, Vec::new())
         .recorded
         .into_iter()
+        .map(|(name, value)| (name.into_owned(), value))
         .collect();
     assert_eq!(recorded["db_lio_per_s"], 5.0);
     assert_eq!(recorded["db_cpu_s"], 2.0);

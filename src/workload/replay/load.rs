@@ -25,16 +25,17 @@ const A_DAY_US: u64 = (crate::latency::A_DAY_MS * 1e3) as u64;
 /// The most fingerprints with figures of their own; the rest are counted together.
 pub const MOST_FINGERPRINTS: usize = 40;
 
-/// One statement as a lane sends it: kept for the whole run (its text and values leaked
-/// once, so sending binds them without copying).
+/// One statement as a lane sends it: it owns its text and values, which its lane's
+/// sessions borrow to send it (nothing copied per statement) and which are freed with the
+/// replay.
 #[derive(Debug, Clone)]
 pub struct Sent {
     /// Microseconds from the start of the replayed part.
     pub at_us: u64,
-    pub sql: &'static str,
+    pub sql: Box<str>,
     /// The extended protocol's values and its prepared statement's number; None for a
     /// statement sent as text.
-    pub prepared: Option<(usize, &'static [BoundValue])>,
+    pub prepared: Option<(usize, Box<[BoundValue]>)>,
     /// Its fingerprint's number (the last number: the others, together).
     pub fingerprint: usize,
     /// Whether it starts a captured session other than the one before it in the lane:
@@ -725,15 +726,13 @@ fn dealt(
                 writes.0 += 1;
                 writes.1.get_or_insert(print);
             }
-            let values: Option<&'static [BoundValue]> = statement.parameters.map(|values| {
-                let bound: Vec<BoundValue> = values
+            let values: Option<Box<[BoundValue]>> = statement.parameters.map(|values| {
+                values
                     .into_iter()
-                    .map(|value| match value {
-                        Some(text) => BoundValue::Text(Box::leak(text.into_boxed_str())),
-                        None => BoundValue::Null,
+                    .map(|value| {
+                        value.map_or(BoundValue::Null, |text| BoundValue::Text(text.into()))
                     })
-                    .collect();
-                &*Box::leak(bound.into_boxed_slice())
+                    .collect()
             });
             let next = prepared.len();
             lanes[lane].push(Sent {
@@ -744,7 +743,7 @@ fn dealt(
                         values,
                     )
                 }),
-                sql: Box::leak(statement.sql.into_boxed_str()),
+                sql: statement.sql.into_boxed_str(),
                 fingerprint: number,
                 new_session: index == 0,
                 user,

@@ -196,8 +196,6 @@ pub struct ReplayWorkload {
     read_only_sessions: bool,
     before_level: Option<String>,
     latency_limit: Option<Duration>,
-    /// Per fingerprint: the names its figures are recorded under.
-    names: Vec<[&'static str; 5]>,
     sessions: Arc<Sessions<ReplayTally>>,
     baseline: Mutex<Option<(DbCounters, Option<f64>)>>,
     before_level_s: Mutex<Option<f64>>,
@@ -489,7 +487,7 @@ fn quoted_list(names: &[String]) -> String {
 impl ReplayWorkload {
     fn new(
         args: &ReplayArgs,
-        replay: Replay,
+        mut replay: Replay,
         instances: ReadReplicas,
         as_user: Vec<AsUsers>,
     ) -> Result<Self> {
@@ -532,22 +530,10 @@ impl ReplayWorkload {
                 replay.name
             );
         }
-        let names = (0..replay.fingerprints.len())
-            .map(|index| {
-                [
-                    "count",
-                    "p50_ms",
-                    "p99_ms",
-                    "captured_p50_ms",
-                    "captured_p99_ms",
-                ]
-                .map(|figure| &*format!("fingerprint {} {figure}", index + 1).leak())
-            })
-            .collect();
-        let lanes = replay
-            .lanes
-            .iter()
-            .map(|lane| Arc::from(lane.as_slice()))
+        // The lanes move to where the sessions share them: the statements are held once.
+        let lanes = std::mem::take(&mut replay.lanes)
+            .into_iter()
+            .map(Arc::from)
             .collect();
         Ok(Self {
             captured_rate: replay.statements as f64 / span_s,
@@ -559,7 +545,6 @@ impl ReplayWorkload {
             read_only_sessions: !args.allow_writes,
             before_level: args.before_level.clone(),
             latency_limit: args.latency.latency_limit,
-            names,
             sessions: Arc::default(),
             baseline: Mutex::new(None),
             before_level_s: Mutex::new(None),
@@ -750,15 +735,16 @@ impl Workload for ReplayWorkload {
         };
         let mut recorded = crate::workload::figures::FigureSet::figures(&figures);
         for (index, times) in total.times.times().iter().enumerate() {
-            let names = self.names[index];
-            recorded.push((names[0], times.count() as f64));
+            let subject = format!("fingerprint {}", index + 1);
+            let name = |figure: &str| named_figure(&subject, figure);
+            recorded.push((name("count"), times.count() as f64));
             if let Some(times) = times.percentiles() {
-                recorded.push((names[1], times.p50_ms));
-                recorded.push((names[2], times.p99_ms));
+                recorded.push((name("p50_ms"), times.p50_ms));
+                recorded.push((name("p99_ms"), times.p99_ms));
             }
             if let Some(captured) = self.replay.captured[index].percentiles() {
-                recorded.push((names[3], captured.p50_ms));
-                recorded.push((names[4], captured.p99_ms));
+                recorded.push((name("captured_p50_ms"), captured.p50_ms));
+                recorded.push((name("captured_p99_ms"), captured.p99_ms));
             }
         }
         for (sqlstate, count) in &total.failures {

@@ -163,12 +163,12 @@ impl ReplaySessionJob {
         self.next += 1;
         self.fresh = false;
         let sent = self.clock.elapsed();
-        let outcome = match statement.prepared {
+        let outcome = match &statement.prepared {
             Some((index, values)) => self
                 .connection
-                .execute(index, statement.sql, values)
+                .execute(*index, &statement.sql, values)
                 .map(drop),
-            None => self.connection.run_plain(statement.sql),
+            None => self.connection.run_plain(&statement.sql),
         };
         let answered = self.clock.elapsed();
         self.clock.answered(due, sent, answered);

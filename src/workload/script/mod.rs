@@ -284,8 +284,6 @@ pub struct ScriptWorkload {
     sessions: Arc<Sessions<ScriptTally>>,
     /// The level's failed transactions over all sessions (`--max-failures` is per level).
     failures: Arc<std::sync::atomic::AtomicU64>,
-    /// Each statement's figure names ("statement 2 p99_ms"), made once for the run.
-    statement_names: Vec<[&'static str; 5]>,
     /// The target takes no writes: each session is held read-only at the server too, so a
     /// write the statement check could not see fails whoever the user is.
     read_only: bool,
@@ -444,15 +442,6 @@ impl ScriptWorkload {
         database
             .counters()
             .context("reading the database's block counters")?;
-        let statement_names = scripts
-            .iter()
-            .flat_map(Script::statements)
-            .enumerate()
-            .map(|(index, _)| {
-                ["mean_ms", "p50_ms", "p99_ms", "p999_ms", "failures"]
-                    .map(|figure| &*format!("statement {} {figure}", index + 1).leak())
-            })
-            .collect();
         let scripts = Scripts {
             weights: args.files.iter().map(|(_, weight)| *weight).collect(),
             scripts,
@@ -479,7 +468,6 @@ impl ScriptWorkload {
             connections: Mutex::default(),
             sessions: Arc::default(),
             failures: Arc::default(),
-            statement_names,
             read_only,
         })
     }
@@ -643,14 +631,15 @@ impl Workload for ScriptWorkload {
         };
         let mut recorded = crate::workload::figures::FigureSet::figures(&figures);
         for (index, statement) in total.statements_times.times().iter().enumerate() {
-            let names = self.statement_names[index];
+            let subject = format!("statement {}", index + 1);
+            let name = |figure: &str| named_figure(&subject, figure);
             if let Some(times) = statement.percentiles() {
-                recorded.push((names[0], times.mean_ms));
-                recorded.push((names[1], times.p50_ms));
-                recorded.push((names[2], times.p99_ms));
-                recorded.push((names[3], times.p999_ms));
+                recorded.push((name("mean_ms"), times.mean_ms));
+                recorded.push((name("p50_ms"), times.p50_ms));
+                recorded.push((name("p99_ms"), times.p99_ms));
+                recorded.push((name("p999_ms"), times.p999_ms));
             }
-            recorded.push((names[4], total.statement_failures[index] as f64));
+            recorded.push((name("failures"), total.statement_failures[index] as f64));
         }
         for (sqlstate, count) in &total.failures {
             recorded.push((named_figure("failures SQLSTATE", sqlstate), *count as f64));

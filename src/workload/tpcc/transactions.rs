@@ -120,10 +120,11 @@ enum Input {
     },
 }
 
-/// The thousand last names, made once for the run (bound by reference, never copied).
-fn last_names() -> &'static [&'static str] {
-    static NAMES: OnceLock<Vec<&'static str>> = OnceLock::new();
-    NAMES.get_or_init(|| (0..1000).map(|number| &*last_name(number).leak()).collect())
+/// The thousand last names, made once for the process (bound by reference, never copied):
+/// a fixed table, the same for every run, so it is made once and never grows.
+fn last_names() -> &'static [String] {
+    static NAMES: OnceLock<Box<[String]>> = OnceLock::new();
+    NAMES.get_or_init(|| (0..1000).map(last_name).collect())
 }
 
 /// The run's C for last names: it differs from the load's by 65 to 119, but not 96 or 112
@@ -321,13 +322,13 @@ fn other_warehouse(random: &mut Random, home: i64, warehouses: i64) -> i64 {
 fn customer_key(random: &mut Random, nurand: NurandConstants) -> CustomerKey {
     if random.uniform(1, 100) <= 60 {
         let number = random.nurand(255, (0, 999), nurand.c_last);
-        CustomerKey::LastName(last_names()[number as usize])
+        CustomerKey::LastName(&last_names()[number as usize])
     } else {
         CustomerKey::Id(random.nurand(1023, (1, 3000), nurand.c_id) as i64)
     }
 }
 
-use BoundValue::{Int, Text};
+use BoundValue::{Double, Int, Text};
 
 /// One transaction's statements on one session.
 struct Run<'a> {
@@ -357,7 +358,7 @@ impl Run<'_> {
         match customer {
             CustomerKey::Id(id) => Ok(id),
             CustomerKey::LastName(name) => {
-                let named = [Int(w), Int(d), Text(name)];
+                let named = [Int(w), Int(d), Text(name.into())];
                 let count = self.value(sql::BY_NAME_COUNT, &named, "a customer count")?;
                 if count == 0 {
                     return Err(anyhow!(
@@ -367,7 +368,7 @@ impl Run<'_> {
                 let offset = (count + 1) / 2 - 1;
                 self.value(
                     sql::BY_NAME_PICK,
-                    &[Int(w), Int(d), Text(name), Int(offset)],
+                    &[Int(w), Int(d), Text(name.into()), Int(offset)],
                     "a customer by last name",
                 )
             }
@@ -415,11 +416,19 @@ impl Run<'_> {
             }
             let stock = [Int(line.item), Int(line.supply_w)];
             self.execute(sql::STOCK_READ + district, &stock)?;
-            let q = Int(line.quantity);
+            let q = line.quantity;
             let remote = Int(i64::from(line.supply_w != w));
             self.execute(
                 sql::NO_STOCK_UPDATE,
-                &[q, q, q, q, remote, Int(line.item), Int(line.supply_w)],
+                &[
+                    Int(q),
+                    Int(q),
+                    Int(q),
+                    Int(q),
+                    remote,
+                    Int(line.item),
+                    Int(line.supply_w),
+                ],
             )?;
             self.execute(
                 sql::LINE_INSERT + district,
@@ -430,8 +439,8 @@ impl Run<'_> {
                     Int(number as i64 + 1),
                     Int(line.item),
                     Int(line.supply_w),
-                    q,
-                    q,
+                    Int(q),
+                    Int(q),
                     Int(line.item),
                     Int(line.item),
                     Int(line.supply_w),
@@ -449,10 +458,10 @@ impl Run<'_> {
         customer: CustomerKey,
         cents: i64,
     ) -> Result<Ended> {
-        let amount = BoundValue::Double(cents as f64 / 100.0);
-        self.execute(sql::P_WAREHOUSE, &[amount, Int(w)])?;
+        let amount = cents as f64 / 100.0;
+        self.execute(sql::P_WAREHOUSE, &[Double(amount), Int(w)])?;
         self.execute(sql::P_WAREHOUSE_READ, &[Int(w)])?;
-        self.execute(sql::P_DISTRICT, &[amount, Int(w), Int(d)])?;
+        self.execute(sql::P_DISTRICT, &[Double(amount), Int(w), Int(d)])?;
         self.execute(sql::P_DISTRICT_READ, &[Int(w), Int(d)])?;
         let c = self.customer(c_w, c_d, customer)?;
         let customer = [Int(c_w), Int(c_d), Int(c)];
@@ -461,11 +470,11 @@ impl Run<'_> {
             self.execute(
                 sql::P_CUSTOMER_PAY_BC,
                 &[
-                    amount,
-                    amount,
+                    Double(amount),
+                    Double(amount),
                     Int(d),
                     Int(w),
-                    amount,
+                    Double(amount),
                     Int(c_w),
                     Int(c_d),
                     Int(c),
@@ -474,7 +483,7 @@ impl Run<'_> {
         } else {
             self.execute(
                 sql::P_CUSTOMER_PAY,
-                &[amount, amount, Int(c_w), Int(c_d), Int(c)],
+                &[Double(amount), Double(amount), Int(c_w), Int(c_d), Int(c)],
             )?;
         }
         self.execute(
@@ -485,7 +494,7 @@ impl Run<'_> {
                 Int(c_w),
                 Int(d),
                 Int(w),
-                amount,
+                Double(amount),
                 Int(w),
                 Int(w),
                 Int(d),
