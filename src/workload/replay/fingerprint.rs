@@ -27,6 +27,17 @@ impl Quoting {
 /// whitespace collapses and words are upper-cased outside quotes. Two executions of one
 /// statement with other values have one fingerprint.
 pub fn fingerprint(sql: &str, quoting: Quoting) -> String {
+    made(sql, quoting, true)
+}
+
+/// The fingerprint as the statement was written: its words in their own case, as the
+/// server's log and a DBA's eye have them; what a report shows of the statements that share
+/// one [`fingerprint`].
+pub fn as_written(sql: &str, quoting: Quoting) -> String {
+    made(sql, quoting, false)
+}
+
+fn made(sql: &str, quoting: Quoting, upper: bool) -> String {
     let mut out = String::with_capacity(sql.len().min(1024));
     let mut last_was_value = false;
     // The output length before the last "(" and whether everything since it was values.
@@ -35,7 +46,8 @@ pub fn fingerprint(sql: &str, quoting: Quoting) -> String {
     while let Some(token) = lexer.next() {
         let piece: std::borrow::Cow<'_, str> = match token {
             Token::Value => "?".into(),
-            Token::Word(word) => word.to_ascii_uppercase().into(),
+            Token::Word(word) if upper => word.to_ascii_uppercase().into(),
+            Token::Word(word) => word.into(),
             Token::Quoted(name) => name.into(),
             Token::Punct(punct) => punct.into(),
         };
@@ -384,6 +396,19 @@ mod tests {
         assert_eq!(
             pg("SELECT SUM(k) FROM t WHERE id IN (1,2)"),
             "SELECT SUM(K) FROM T WHERE ID IN (?...)"
+        );
+    }
+
+    #[test]
+    fn statements_are_shown_in_their_own_case_and_grouped_in_any() {
+        let lower = "select abalance from pgbench_accounts where aid = 72565";
+        assert_eq!(
+            as_written(lower, Quoting::Postgres),
+            "select abalance from pgbench_accounts where aid = ?"
+        );
+        assert_eq!(
+            pg(lower),
+            pg("SELECT abalance FROM pgbench_accounts WHERE aid = $1")
         );
     }
 

@@ -12,7 +12,7 @@ use anyhow::{Result, anyhow, bail};
 
 use super::class::Class;
 use super::file::{self, Line};
-use super::fingerprint::{Quoting, fingerprint};
+use super::fingerprint::{Quoting, as_written, fingerprint};
 use super::log_time::Zone;
 use crate::db::driver::BoundValue;
 use crate::error::UsageError;
@@ -774,22 +774,26 @@ fn ranked_fingerprints(
     sessions: &[Captured],
     quoting: Quoting,
 ) -> (Vec<String>, HashMap<String, usize>) {
-    let mut counts: HashMap<String, u64> = HashMap::new();
+    // Each fingerprint's count, and how its first statement was written: what is shown.
+    let mut counts: HashMap<String, (u64, String)> = HashMap::new();
     for statement in sessions.iter().flat_map(|session| &session.statements) {
-        *counts
+        let (count, _) = counts
             .entry(fingerprint(&statement.sql, quoting))
-            .or_default() += 1;
+            .or_insert_with(|| (0, as_written(&statement.sql, quoting)));
+        *count += 1;
     }
-    let mut ranked: Vec<(String, u64)> = counts.into_iter().collect();
+    let mut ranked: Vec<(String, u64, String)> = (counts.into_iter())
+        .map(|(print, (count, shown))| (print, count, shown))
+        .collect();
     ranked.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
     let more = ranked.len() > MOST_FINGERPRINTS;
     ranked.truncate(MOST_FINGERPRINTS - usize::from(more));
     let numbers = ranked
         .iter()
         .enumerate()
-        .map(|(number, (print, _))| (print.clone(), number))
+        .map(|(number, (print, _, _))| (print.clone(), number))
         .collect();
-    let mut names: Vec<String> = ranked.into_iter().map(|(print, _)| print).collect();
+    let mut names: Vec<String> = ranked.into_iter().map(|(_, _, shown)| shown).collect();
     if more {
         names.push("(others)".to_string());
     }
