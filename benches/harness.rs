@@ -32,6 +32,8 @@ fn main() {
         start_at: None,
         sessions: None,
         campaign: None,
+        length: corescale::workload::LevelLength::Run,
+        cpu_bound: true,
     };
 
     let mut bare = Vec::new();

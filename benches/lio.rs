@@ -88,6 +88,8 @@ fn measured(workload: &LioWorkload, workers: usize, seconds: f64) -> Level {
         start_at: None,
         sessions: None,
         campaign: None,
+        length: corescale::workload::LevelLength::Run,
+        cpu_bound: true,
     };
     measure_level(
         workload,

@@ -5,6 +5,7 @@ use anyhow::Result;
 use nix::sched::{CpuSet, sched_getaffinity};
 use nix::unistd::Pid;
 
+use super::runner::LevelSettings;
 use super::server_sampler::{ServerReading, add_server_rates};
 use crate::host::cpu_limit::{self, ThrottleCounts};
 use crate::host::interference::{Interference, LevelLoad, judge};
@@ -18,15 +19,16 @@ const JUDGED_FROM_S: f64 = 0.5;
 
 /// A measured level's figures beyond its samples: the workload's own, its intervals and
 /// their server rates, its response times, and whether other load disturbed it; with
-/// `interval_histograms` (`--interval` given), each interval's responses too.
+/// `settings.interval_histograms` (`--interval` given), each interval's responses too.
 pub(super) fn finish_level(
     level: &mut Level,
     workload: &dyn Workload,
     latency: Option<SessionLatency>,
     server_windows: &[Vec<Option<ServerReading>>],
     load: Option<OtherLoad>,
-    (mode, interval_histograms): (RunMode, bool),
+    settings: &LevelSettings,
 ) -> Result<()> {
+    let mode = settings.mode();
     let figures = workload.level_figures(&totals(level))?;
     level.workload_figures = figures
         .recorded
@@ -42,7 +44,7 @@ pub(super) fn finish_level(
     level.intervals = latency
         .as_ref()
         .and_then(|sessions| sessions.intervals.as_ref())
-        .map(|intervals| intervals.figures(level.batches, interval_histograms))
+        .map(|intervals| intervals.figures(level.batches, settings.interval_histograms))
         .unwrap_or_default();
     add_server_rates(&mut level.intervals, server_windows);
     // The intervals count responses (statements), not the workload's unit of merit.
@@ -74,7 +76,8 @@ pub(super) fn finish_level(
     }
     // /proc/stat counts in 10 ms ticks: a shorter level holds too few to judge.
     if level.elapsed_s >= JUDGED_FROM_S {
-        level.interference = load.map(|load| interference(level, &load, workload));
+        level.interference =
+            load.map(|load| interference(level, &load, workload, settings.cpu_bound));
     } else if load.is_some() {
         level.warnings.push(format!(
             "interference not judged: {:.3} s is too short for 10 ms CPU ticks (it needs at least {JUDGED_FROM_S} s: a larger --job-size or --repeat)",
@@ -100,7 +103,12 @@ pub(super) struct OtherLoad {
 
 /// The level's verdict. A local database server's CPU time is part of the workload, not
 /// interference: it is taken out of the other processes' share.
-fn interference(level: &Level, load: &OtherLoad, workload: &dyn Workload) -> Interference {
+fn interference(
+    level: &Level,
+    load: &OtherLoad,
+    workload: &dyn Workload,
+    cpu_bound: bool,
+) -> Interference {
     // Only a server on this host spends this host's CPUs.
     let server_cpus = level
         .server_cpu_s
@@ -147,7 +155,7 @@ fn interference(level: &Level, load: &OtherLoad, workload: &dyn Workload) -> Int
         }),
         steal_pct: level.os.steal_pct,
         // Workers that wait need no CPU each: where they ran says nothing then.
-        cpus_seen: if workload.cpu_bound() {
+        cpus_seen: if cpu_bound {
             level
                 .samples
                 .iter()

@@ -104,7 +104,7 @@ pub(crate) fn run_sweep(
         // A campaign's part: its clock checked against the server's, its start scheduled.
         let mut in_campaign = None;
         let mut level_settings = settings.clone();
-        if let Some(length) = workload.level_length(offered) {
+        if let Some(length) = settings.length.at(offered) {
             level_settings.duration = Some(length);
         }
         let scheduled = match campaign {
@@ -228,6 +228,8 @@ mod tests {
             start_at: None,
             sessions: None,
             campaign: None,
+            length: crate::workload::LevelLength::Run,
+            cpu_bound: true,
         };
         let steps = level_steps(&[1, 2], &[]);
         let progress = Progress::new(4, true, None);

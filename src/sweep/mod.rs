@@ -12,4 +12,6 @@ pub(crate) mod search_probe;
 mod server_sampler;
 pub(crate) mod steps;
 pub(crate) mod stop;
+#[cfg(test)]
+mod tests;
 mod worker;

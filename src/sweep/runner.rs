@@ -30,7 +30,7 @@ use crate::host::sysfs::FsRoot;
 use crate::latency::{LiveResponses, SessionLatency, interval_width};
 use crate::result::summary::job_variation;
 use crate::result::{Level, LevelSummary, RunMode, Sample};
-use crate::workload::Workload;
+use crate::workload::{LevelLength, Workload};
 
 /// An interval gets the server's counts when it is at least this many times as long as the
 /// server takes to publish them: within 10%, then.
@@ -62,6 +62,10 @@ pub struct LevelSettings {
     /// A campaign's part: the campaign's name, by which its other parts on this host are
     /// found (their load is the campaign's, not a disturbance).
     pub campaign: Option<String>,
+    /// A level's timed window where the workload sets it (its plan's), over `duration`.
+    pub length: LevelLength,
+    /// Whether each worker needs a CPU of its own (the workload's plan says).
+    pub cpu_bound: bool,
 }
 
 impl LevelSettings {
@@ -177,7 +181,7 @@ pub fn measure_level(
         notes.latency,
         &server_windows,
         load,
-        (settings.mode(), settings.interval_histograms),
+        settings,
     )?;
     Ok(Some(LevelOutcome {
         level,

@@ -10,6 +10,7 @@ pub mod db;
 pub mod figures;
 pub mod lio;
 pub(crate) mod memory;
+pub mod plan;
 pub mod replay;
 pub mod script;
 pub mod server;
@@ -27,6 +28,7 @@ use serde::{Deserialize, Serialize};
 use crate::error::UsageError;
 use crate::host::Topology;
 use crate::latency::{SessionClock, SessionLatency};
+pub use plan::{LevelLength, LevelPlan, LevelSessions};
 pub use server::ServerWorkload;
 
 /// The table of workloads: for each, its name in results and on the command line, its options
@@ -105,6 +107,10 @@ pub struct BuildContext<'a> {
     pub topology: &'a Topology,
     /// `--part I/N` of a campaign: this part's number from 1, and how many there are.
     pub campaign_part: Option<(usize, usize)>,
+    /// The options shaping the sweep's worker counts and batches that the user gave
+    /// (`--sweep`, `--workers`, `--repeat`, ...): a workload whose plan has sessions of its
+    /// own ([`LevelSessions::Own`]) refuses them.
+    pub sweep_options: Vec<&'static str>,
 }
 
 /// A workload's own options: it validates them and builds the workload for this host.
@@ -121,12 +127,6 @@ pub trait WorkloadOptions {
     /// is a runtime failure unless it is a [`UsageError`]. Otherwise building only checks
     /// the options, and every failure is a bad setting.
     fn connects(&self) -> bool {
-        false
-    }
-
-    /// Whether the workload sets its own sessions (a capture's lanes): then the run's
-    /// worker counts are not the user's to give, and each level is one batch.
-    fn sets_sessions(&self) -> bool {
         false
     }
 
@@ -380,33 +380,10 @@ pub trait Workload: Send + Sync {
     /// the whole level (shared among them; None: closed loop).
     fn prepare(&self, worker: usize, workers: usize, rate: Option<f64>) -> Result<PaddedJob>;
 
-    /// The open-loop rates (`--rate`) each worker count is measured at, in order; empty for
-    /// a closed loop only. A share needs the closed-loop level measured just before it.
-    fn offered_rates(&self) -> Vec<crate::latency::OfferedRate> {
-        Vec::new()
-    }
-
-    /// Fixed-time jobs of this length unless the user chose otherwise (rate workloads).
-    fn default_duration(&self) -> Option<std::time::Duration> {
-        None
-    }
-
-    /// The one worker count of a workload that sets its own sessions (a capture's lanes).
-    fn own_sessions(&self) -> Option<usize> {
-        None
-    }
-
-    /// A level's length at `rate`, where the workload sets it (a replay's span over its
-    /// speed); None: the run's `--duration`.
-    fn level_length(&self, _rate: Option<f64>) -> Option<Duration> {
-        None
-    }
-
-    /// Whether each worker needs a CPU of its own: then workers crowded onto fewer CPUs than
-    /// they could have make a level disturbed. Workloads that wait (for reads, for a server)
-    /// say no.
-    fn cpu_bound(&self) -> bool {
-        true
+    /// What the workload tells the sweep about its levels (whose sessions, how long, at
+    /// which rates, whether each worker needs a CPU), read once before the first level.
+    fn plan(&self) -> LevelPlan {
+        LevelPlan::default()
     }
 
     /// Called on the main thread before a level's sessions are prepared: a cluster looks at

@@ -7,7 +7,7 @@ use crate::host::HostInfo;
 use crate::host::counters::CounterStatus;
 use crate::result::{RunDocument, RunSettings, SCHEMA, Tool};
 use crate::sweep::runner::LevelSettings;
-use crate::workload::WorkloadInfo;
+use crate::workload::{LevelLength, WorkloadInfo};
 
 /// The width of the intervals a fixed-time level keeps unless `--interval` says.
 const DEFAULT_INTERVAL: std::time::Duration = std::time::Duration::from_secs(1);
@@ -25,6 +25,8 @@ pub(super) fn level_settings(args: &SweepArgs) -> LevelSettings {
         start_at: None,
         sessions: None,
         campaign: None,
+        length: LevelLength::Run,
+        cpu_bound: true,
     }
 }
 

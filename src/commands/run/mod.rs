@@ -20,7 +20,7 @@ use crate::sweep::search::SearchSettings;
 use crate::sweep::search_probe::{DEFAULT_MOST_SESSIONS, SearchRun, run_search};
 use crate::sweep::steps::{LevelStep, level_steps};
 use crate::sweep::stop;
-use crate::workload::{BuildContext, Workload};
+use crate::workload::{BuildContext, LevelPlan, LevelSessions, Workload};
 
 mod document;
 mod host_checks;
@@ -57,10 +57,12 @@ pub fn execute(run: &RunArgs, command_line: Vec<String>) -> Result<RunEnd> {
         .iter()
         .map(|path| Output::parse(path))
         .collect::<Result<Vec<_>, _>>()?;
-    note_hlog_lines(args, &outputs, run.workload()?.options().sets_sessions());
     let find = search_settings(args, run.workload()?.options().find(), &host.topology)?;
     let ceiling = find.as_ref().map(|(_, ceiling)| *ceiling);
     let (plan, mut workload, _locks) = plan_and_build(run, &host, &outputs, ceiling)?;
+    // What the workload tells the sweep about its levels, read once.
+    let level_plan = workload.plan();
+    note_hlog_lines(args, &outputs, &level_plan.sessions);
     let largest = plan.iter().copied().max().unwrap_or(1);
     check_memory(&workload.info(), largest, &host, args.force)?;
     check_pinning(&host.topology, args.pin, largest)?;
@@ -75,9 +77,9 @@ pub fn execute(run: &RunArgs, command_line: Vec<String>) -> Result<RunEnd> {
         preflight(args, &server_processes(workload.as_ref()))?;
     }
     let workload: &dyn Workload = workload.as_ref();
-    let (settings, steps, campaign) = plan_steps(args, workload, &plan)?;
+    let (settings, steps, campaign) = plan_steps(args, &level_plan, &plan)?;
     let mut document = new_document(args, &settings, command_line, host, workload.info(), &plan);
-    document.settings.rates = workload.offered_rates();
+    document.settings.rates = level_plan.rates;
     document.campaign = campaign.as_ref().map(|campaign| campaign.record.clone());
     let mut progress = Progress::new(
         steps.len() as u64 * u64::from(settings.repeat),
@@ -151,7 +153,8 @@ pub fn execute(run: &RunArgs, command_line: Vec<String>) -> Result<RunEnd> {
 }
 
 /// The worker counts to measure and the workload built for the largest, the outputs locked
-/// between: a search's ceiling (`ceiling`), a workload's own sessions, or the user's levels.
+/// between: a search's ceiling (`ceiling`), the user's levels, or a workload's own sessions
+/// (its plan's), which it built refusing the user's.
 fn plan_and_build(
     run: &RunArgs,
     host: &HostInfo,
@@ -164,12 +167,6 @@ fn plan_and_build(
         let plan = plan(&LoadLevels::Single(ceiling), &host.topology, args.force)?;
         let locks = OutputLocks::acquire(outputs)?;
         (plan, build_workload(run, host, ceiling)?, locks)
-    } else if run.workload()?.options().sets_sessions() {
-        // The workload's sessions are its own (a capture's lanes): built before the plan.
-        refuse_worker_counts(args)?;
-        let workload = build_workload(run, host, 1)?;
-        let locks = OutputLocks::acquire(outputs)?;
-        (vec![workload.own_sessions().unwrap_or(1)], workload, locks)
     } else {
         let levels = load_levels(args, &host.topology);
         // Only the automatic plan brackets the CPUs given; a list is checked against the
@@ -180,7 +177,12 @@ fn plan_and_build(
         };
         let locks = OutputLocks::acquire(outputs)?;
         let largest = plan.iter().copied().max().unwrap_or(1);
-        (plan, build_workload(run, host, largest)?, locks)
+        let workload = build_workload(run, host, largest)?;
+        match workload.plan().sessions {
+            // The workload's sessions are its own (a capture's lanes): the one level.
+            LevelSessions::Own(sessions) => (vec![sessions], workload, locks),
+            LevelSessions::Given => (plan, workload, locks),
+        }
     })
 }
 
@@ -279,29 +281,6 @@ fn checked_after_run(workload: &dyn Workload, document: &mut RunDocument) -> Res
     }
 }
 
-/// Refuses what a workload that sets its own sessions (run replay) cannot take: worker
-/// counts, batches until a precision, a campaign's parts.
-fn refuse_worker_counts(args: &SweepArgs) -> Result<(), UsageError> {
-    let given = [
-        (args.sweep.is_some(), "--sweep"),
-        (args.workers.is_some(), "--workers"),
-        (args.full, "--full"),
-        (args.precision.is_some(), "--precision"),
-        (args.campaign.campaign.is_some(), "--campaign"),
-        // A warm-up would replay the capture's start, writes and all, before the level.
-        (args.warmup.is_some(), "--warmup"),
-        // Each speed replays the capture once.
-        (args.repeat.is_some(), "--repeat"),
-        (args.max_repeat.is_some(), "--max-repeat"),
-    ];
-    match given.iter().find(|(given, _)| *given) {
-        Some((_, option)) => Err(UsageError::new(format!(
-            "run replay replays each captured session on a session of its own, once per speed: leave {option} out (--speed lists the levels)"
-        ))),
-        None => Ok(()),
-    }
-}
-
 /// The workload named (cpu when none is), built from its options for the plan's largest level.
 fn build_workload(run: &RunArgs, host: &HostInfo, largest: usize) -> Result<Box<dyn Workload>> {
     let args = &run.sweep;
@@ -311,6 +290,7 @@ fn build_workload(run: &RunArgs, host: &HostInfo, largest: usize) -> Result<Box<
         max_workers: largest,
         topology: &host.topology,
         campaign_part: args.campaign.part,
+        sweep_options: sweep_options(args),
     };
     let workload_args = run.workload()?;
     let options = workload_args.options();
@@ -336,20 +316,22 @@ fn build_workload(run: &RunArgs, host: &HostInfo, largest: usize) -> Result<Box<
 /// and for a campaign's part its share of each.
 fn plan_steps(
     args: &SweepArgs,
-    workload: &dyn Workload,
+    level_plan: &LevelPlan,
     plan: &[usize],
 ) -> Result<(LevelSettings, Vec<LevelStep>, Option<Campaign>)> {
     let mut settings = level_settings(args);
+    settings.length = level_plan.length;
+    settings.cpu_bound = level_plan.cpu_bound;
     // Rate workloads run fixed-time jobs unless a job size asks for fixed work.
     if args.job_size.is_none() {
-        settings.duration = settings.duration.or(workload.default_duration());
+        settings.duration = settings.duration.or(level_plan.default_duration);
     }
     // A workload with its own sessions replays once per level.
-    if workload.own_sessions().is_some() {
+    if let LevelSessions::Own(_) = level_plan.sessions {
         settings.repeat = 1;
         settings.max_repeat = 1;
     }
-    let mut steps = level_steps(plan, &workload.offered_rates());
+    let mut steps = level_steps(plan, &level_plan.rates);
     // A campaign's part runs its share of every level, at the agreed times.
     let level_length = settings
         .duration
@@ -390,4 +372,22 @@ fn server_processes(workload: &dyn Workload) -> Vec<u32> {
         .server()
         .map(|server| server.server_processes())
         .unwrap_or_default()
+}
+
+/// The options that shape the sweep's worker counts and batches, as far as the user gave
+/// them: a workload with sessions of its own refuses them while it builds.
+fn sweep_options(args: &SweepArgs) -> Vec<&'static str> {
+    [
+        (args.sweep.is_some(), "--sweep"),
+        (args.workers.is_some(), "--workers"),
+        (args.full, "--full"),
+        (args.precision.is_some(), "--precision"),
+        (args.campaign.campaign.is_some(), "--campaign"),
+        (args.warmup.is_some(), "--warmup"),
+        (args.repeat.is_some(), "--repeat"),
+        (args.max_repeat.is_some(), "--max-repeat"),
+    ]
+    .into_iter()
+    .filter_map(|(given, option)| given.then_some(option))
+    .collect()
 }

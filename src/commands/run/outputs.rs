@@ -9,6 +9,7 @@ use crate::result::RunDocument;
 use crate::result::writer::{Format, Output};
 use crate::sweep::export::{LevelPusher, MetricsEndpoint};
 use crate::sweep::progress::Progress;
+use crate::workload::LevelSessions;
 
 /// The summary table and the notes that close a run: where its results went, or that they
 /// were not saved.
@@ -79,11 +80,11 @@ pub(super) fn show_summary(
 /// Said as a run starts: with `--interval`, a level of several batches (`--repeat`,
 /// `--precision`) adds its batches' intervals together, so its .hlog line is the level's.
 /// A workload that sets its own sessions (a replay) runs one pass a level.
-pub(super) fn note_hlog_lines(args: &SweepArgs, outputs: &[Output], sets_sessions: bool) {
+pub(super) fn note_hlog_lines(args: &SweepArgs, outputs: &[Output], sessions: &LevelSessions) {
     let batches = args.repeat() > 1 || args.precision.is_some();
     if args.interval.is_some()
         && batches
-        && !sets_sessions
+        && *sessions == LevelSessions::Given
         && let Some(log) = outputs.iter().find(|output| output.format == Format::Hlog)
     {
         say!(

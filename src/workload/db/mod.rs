@@ -574,17 +574,14 @@ impl Workload for DbWorkload {
         Ok(PaddedJob::new(session))
     }
 
-    fn offered_rates(&self) -> Vec<crate::latency::OfferedRate> {
-        self.options.rates.clone()
-    }
-
-    fn default_duration(&self) -> Option<Duration> {
-        Some(super::slob::DEFAULT_DURATION)
-    }
-
-    /// Sessions wait for the server's answers.
-    fn cpu_bound(&self) -> bool {
-        false
+    /// Sessions wait for the server's answers: they need no CPU each.
+    fn plan(&self) -> crate::workload::LevelPlan {
+        crate::workload::LevelPlan {
+            rates: self.options.rates.clone(),
+            default_duration: Some(super::slob::DEFAULT_DURATION),
+            cpu_bound: false,
+            ..Default::default()
+        }
     }
 
     /// The instances looked at again, and the tables: still locked, still setup's.

@@ -233,13 +233,13 @@ impl Workload for LioWorkload {
         Ok(PaddedJob::new(session))
     }
 
-    fn default_duration(&self) -> Option<Duration> {
-        Some(crate::workload::slob::DEFAULT_DURATION)
-    }
-
     /// pio sessions wait for reads: they need no CPU of their own.
-    fn cpu_bound(&self) -> bool {
-        self.kind == WorkloadKind::Lio
+    fn plan(&self) -> crate::workload::LevelPlan {
+        crate::workload::LevelPlan {
+            default_duration: Some(crate::workload::slob::DEFAULT_DURATION),
+            cpu_bound: self.kind == WorkloadKind::Lio,
+            ..Default::default()
+        }
     }
 
     fn level_started(&self) -> Result<()> {

@@ -21,8 +21,8 @@ use crate::latency::{OfferedRate, SessionClock};
 use crate::workload::figures::{level_figures, named_figure};
 use crate::workload::server::{OnOneDatabase, server_process_cpu_s};
 use crate::workload::{
-    BuildContext, JobShape, LevelFigures, LevelTotals, PaddedJob, ServerWorkload, Sessions,
-    Workload, WorkloadInfo, WorkloadKind, WorkloadOptions,
+    BuildContext, JobShape, LevelFigures, LevelLength, LevelPlan, LevelSessions, LevelTotals,
+    PaddedJob, ServerWorkload, Sessions, Workload, WorkloadInfo, WorkloadKind, WorkloadOptions,
 };
 
 /// Time past the span a level's window keeps, so the last statement due goes.
@@ -209,6 +209,13 @@ impl WorkloadOptions for ReplayArgs {
     }
 
     fn build(&self, context: &BuildContext) -> Result<Box<dyn Workload>> {
+        // Its sessions and levels are the capture's and --speed's (its plan's own sessions).
+        if let Some(option) = context.sweep_options.first() {
+            return Err(UsageError::new(format!(
+                "run replay replays each captured session on a session of its own, once per speed: leave {option} out (--speed lists the levels)"
+            ))
+            .into());
+        }
         if context.duration.is_some() || context.job_size.is_some() {
             return Err(UsageError::new(
                 "a replay's level is one pass of the capture at its speed: leave --duration and --job-size out (--from and --window pick a part of the capture)",
@@ -272,10 +279,6 @@ impl WorkloadOptions for ReplayArgs {
     }
 
     fn connects(&self) -> bool {
-        true
-    }
-
-    fn sets_sessions(&self) -> bool {
         true
     }
 }
@@ -556,6 +559,15 @@ impl ReplayWorkload {
     fn speed_of(&self, rate: Option<f64>) -> f64 {
         rate.map_or(1.0, |rate| rate / self.captured_rate)
     }
+
+    /// A level's length: one pass of the capture at its speed, and a little grace.
+    fn pass(&self) -> LevelLength {
+        LevelLength::Pass {
+            span: self.replay.span,
+            rate_1x: self.captured_rate,
+            grace: GRACE,
+        }
+    }
 }
 
 impl Workload for ReplayWorkload {
@@ -615,7 +627,7 @@ impl Workload for ReplayWorkload {
             .iter()
             .map(|statement| statement.at_us as f64 / 1e6 / speed)
             .collect();
-        let length = self.level_length(rate);
+        let length = self.pass().at(rate);
         // The lane's share of the captured rate at this speed: the lanes sum to it.
         let lane_rate = lane.len() as f64 * speed / self.replay.span.as_secs_f64();
         let clock = SessionClock::scheduled("statement", self.latency_limit, due_s, lane_rate)
@@ -635,27 +647,19 @@ impl Workload for ReplayWorkload {
         Ok(PaddedJob::new(job))
     }
 
-    fn offered_rates(&self) -> Vec<OfferedRate> {
-        self.speeds
-            .iter()
-            .map(|speed| OfferedRate::PerSecond(speed * self.captured_rate))
-            .collect()
-    }
-
-    fn default_duration(&self) -> Option<Duration> {
-        Some(self.replay.span + GRACE)
-    }
-
-    fn own_sessions(&self) -> Option<usize> {
-        Some(self.lanes.len())
-    }
-
-    fn level_length(&self, rate: Option<f64>) -> Option<Duration> {
-        Some(self.replay.span.mul_f64(1.0 / self.speed_of(rate)) + GRACE)
-    }
-
-    fn cpu_bound(&self) -> bool {
-        false
+    /// One level per speed, each one pass of the capture on its own lanes.
+    fn plan(&self) -> LevelPlan {
+        LevelPlan {
+            sessions: LevelSessions::Own(self.lanes.len()),
+            rates: self
+                .speeds
+                .iter()
+                .map(|speed| OfferedRate::PerSecond(speed * self.captured_rate))
+                .collect(),
+            default_duration: self.pass().at(None),
+            length: self.pass(),
+            cpu_bound: false,
+        }
     }
 
     fn level_preparing(&self) -> Result<()> {

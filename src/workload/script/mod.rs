@@ -568,16 +568,13 @@ impl Workload for ScriptWorkload {
         Ok(PaddedJob::new(job))
     }
 
-    fn offered_rates(&self) -> Vec<crate::latency::OfferedRate> {
-        self.rates.clone()
-    }
-
-    fn default_duration(&self) -> Option<Duration> {
-        Some(DEFAULT_DURATION)
-    }
-
-    fn cpu_bound(&self) -> bool {
-        false
+    fn plan(&self) -> crate::workload::LevelPlan {
+        crate::workload::LevelPlan {
+            rates: self.rates.clone(),
+            default_duration: Some(DEFAULT_DURATION),
+            cpu_bound: false,
+            ..Default::default()
+        }
     }
 
     fn level_started(&self) -> Result<()> {
