@@ -3,7 +3,7 @@ use std::io::Cursor;
 use std::sync::{Arc, Mutex};
 
 use super::*;
-use crate::db::StatementFailure;
+use crate::db::SessionError;
 
 /// Plays the server: answers from a script, records what the client sent.
 struct Scripted {
@@ -223,6 +223,9 @@ fn a_server_that_says_why_and_hangs_up_is_quoted() {
     .concat();
     let (shut, _) = session("postgres://alice@db/shop", answers);
     let error = shut.unwrap().execute(0, SELECT, &keys(0)).unwrap_err();
+    let SessionError::ConnectionLost(error) = error else {
+        panic!("not a lost connection: {error:#}");
+    };
     assert_eq!(error.downcast_ref::<ServerError>().unwrap().code, "57P01");
     assert!(
         format!("{error:#}").contains("closed the connection"),
@@ -318,8 +321,8 @@ fn an_error_mid_batch_fails_the_batch_with_its_sqlstate_and_the_session_goes_on(
     session.send_batch().unwrap();
     let mut answered = Vec::new();
     let error = session.answer_batch(&mut answered).unwrap_err();
-    let failure = error.downcast_ref::<StatementFailure>().unwrap();
-    assert_eq!(failure.sqlstate, "40P01");
+    let failure = error.refusal().unwrap();
+    assert_eq!(failure.code.to_string(), "40P01");
     assert_eq!(format!("{error}"), "deadlock detected (SQLSTATE 40P01)");
     // The statement before the failure was answered.
     assert_eq!(values(&answered), [Some(10)]);
@@ -344,10 +347,7 @@ fn a_parse_the_server_refused_is_sent_again() {
     let (session, sent) = session("postgres://alice@db/shop", answers);
     let mut session = session.unwrap();
     let error = session.execute(0, SELECT, &keys(0)).unwrap_err();
-    assert_eq!(
-        error.downcast_ref::<StatementFailure>().unwrap().sqlstate,
-        "42P01"
-    );
+    assert_eq!(error.refusal().unwrap().code.to_string(), "42P01");
     let before = sent.lock().unwrap().len();
     assert_eq!(session.execute(0, SELECT, &keys(0)).unwrap().value, Some(3));
     assert!(contains(&sent.lock().unwrap()[before..], b"SELECT sum"));
@@ -536,10 +536,7 @@ fn a_statement_whose_parse_failed_in_a_batch_on_its_way_is_parsed_again() {
     );
     let mut answered = Vec::new();
     let refused = session.answer_batch(&mut answered).unwrap_err();
-    assert_eq!(
-        refused.downcast_ref::<StatementFailure>().unwrap().sqlstate,
-        "40P01"
-    );
+    assert_eq!(refused.refusal().unwrap().code.to_string(), "40P01");
     assert!(answered.is_empty());
     session.answer_batch(&mut answered).unwrap();
     assert_eq!(answered.len(), 1);
