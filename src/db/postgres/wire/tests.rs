@@ -397,6 +397,67 @@ fn a_server_that_closes_mid_answer_is_a_clear_failure() {
 }
 
 #[test]
+fn a_closed_connection_and_a_stalled_server_are_their_kinds_not_refusals() {
+    let answers = [greeting(1), message(b'1', &[]), select_answer(10)].concat();
+    let (session, _) = session("postgres://alice@db/shop", answers);
+    let closed = session.unwrap().execute(0, SELECT, &keys(0)).unwrap_err();
+    assert_eq!(closed.kind(), crate::db::ErrorKind::ConnectionLost);
+    assert!(closed.refusal().is_none() && !closed.is_retryable());
+
+    /// A server that answers the handshake, then nothing more: each read waits out its limit.
+    struct Stalled(Cursor<Vec<u8>>);
+    impl Read for Stalled {
+        fn read(&mut self, buffer: &mut [u8]) -> std::io::Result<usize> {
+            match self.0.read(buffer)? {
+                0 => Err(std::io::ErrorKind::WouldBlock.into()),
+                read => Ok(read),
+            }
+        }
+    }
+    impl Write for Stalled {
+        fn write(&mut self, buffer: &[u8]) -> std::io::Result<usize> {
+            Ok(buffer.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let stalled = Stalled(Cursor::new(greeting(1)));
+    let target = target("postgres://alice@db/shop");
+    let mut session = WireSession::start(stalled, &target, Transport::default()).unwrap();
+    let timed_out = session.execute(0, SELECT, &keys(0)).unwrap_err();
+    assert_eq!(timed_out.kind(), crate::db::ErrorKind::Timeout);
+    assert!(
+        timed_out
+            .to_string()
+            .contains("the server did not answer within"),
+        "{timed_out}"
+    );
+    assert!(timed_out.refusal().is_none());
+}
+
+#[test]
+fn the_servers_error_is_a_refusal_alone_and_a_lost_connection_when_it_hung_up() {
+    let server = |code: &str| ServerError {
+        code: code.to_string(),
+        message: "words".to_string(),
+    };
+    let refused = session_error(anyhow::Error::new(server("40001")));
+    assert_eq!(
+        refused.code(),
+        Some(ServerCode::SqlState(SqlState::SERIALIZATION_FAILURE))
+    );
+    assert!(refused.is_retryable());
+    let hung_up = anyhow::Error::new(server("57P01")).context("the server closed the connection");
+    assert!(matches!(
+        session_error(hung_up),
+        SessionError::ConnectionLost(_)
+    ));
+    let unreadable = session_error(anyhow::Error::new(server("")));
+    assert!(matches!(unreadable, SessionError::Other(_)));
+}
+
+#[test]
 fn text_queries_bind_values_and_read_nulls() {
     let answers = [
         greeting(1),
