@@ -4,10 +4,11 @@
 
 use std::time::Instant;
 
-use anyhow::{Result, bail};
+use anyhow::{Result, anyhow, bail};
 
 use super::catalog::{Identity, ObjectKind, Owned, SetupStamp, Verdict, verdict};
 use super::connect::target::Target;
+use super::session_error::SessionError;
 
 /// An identifier in double quotes, embedded quotes doubled (PostgreSQL, Oracle, SQL standard).
 pub fn quote_double(name: &str) -> String {
@@ -430,15 +431,6 @@ impl std::fmt::Display for BoundValue {
     }
 }
 
-/// A statement the server refused: its SQLSTATE and message, so a script's failures can be
-/// counted by SQLSTATE.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{message} (SQLSTATE {sqlstate})")]
-pub struct StatementFailure {
-    pub sqlstate: String,
-    pub message: String,
-}
-
 /// One session: a client that prepares, binds, executes and pipelines the statements a
 /// workload gives it, as sysbench's drivers do, and knows no workload's SQL. Statements are
 /// named by the workload's index for them and prepared on first use. PostgreSQL sessions
@@ -450,24 +442,36 @@ pub trait DbSession: Send {
     }
     /// Runs statement `index`: prepared from `sql` (the product's placeholders) on first
     /// use, `values` bound, never pasted into the text; answered before it returns. A
-    /// refusal the session outlives is a [`StatementFailure`] (a server that refuses and
+    /// refusal the session outlives is [`SessionError::Refused`] (a server that refuses and
     /// hangs up is a lost connection).
-    fn execute(&mut self, index: usize, sql: &str, values: &[BoundValue]) -> Result<Answer>;
+    fn execute(
+        &mut self,
+        index: usize,
+        sql: &str,
+        values: &[BoundValue],
+    ) -> Result<Answer, SessionError>;
     /// Queues statement `index` for the next batch, encoded as [`DbSession::execute`] sends
     /// it (drivers that pipeline: [`Product::max_pipeline`] over 1).
     ///
     /// [`Product::max_pipeline`]: super::product::Product
-    fn queue(&mut self, _index: usize, _sql: &str, _values: &[BoundValue]) -> Result<()> {
-        bail!(
+    fn queue(
+        &mut self,
+        _index: usize,
+        _sql: &str,
+        _values: &[BoundValue],
+    ) -> Result<(), SessionError> {
+        Err(anyhow!(
             "this database's driver answers each statement before the next is sent: pipelines need PostgreSQL"
         )
+        .into())
     }
     /// Sends the queued statements as one batch (one Sync: one implicit transaction)
     /// without waiting for their answers.
-    fn send_batch(&mut self) -> Result<()> {
-        bail!(
+    fn send_batch(&mut self) -> Result<(), SessionError> {
+        Err(anyhow!(
             "this database's driver answers each statement before the next is sent: pipelines need PostgreSQL"
         )
+        .into())
     }
     /// Statements queued for the next batch, not yet sent.
     fn queued(&self) -> usize {
@@ -479,9 +483,9 @@ pub trait DbSession: Send {
     }
     /// Reads the oldest batch's answers in order, each with when it was read, into
     /// `answered` (answers read early, before a statement outside the pipeline, are handed
-    /// out first, together). A refusal is a [`StatementFailure`], after the statements
+    /// out first, together). A refusal is [`SessionError::Refused`], after the statements
     /// before it were answered (the server skipped the rest of its batch).
-    fn answer_batch(&mut self, _answered: &mut Vec<(Answer, Instant)>) -> Result<()> {
+    fn answer_batch(&mut self, _answered: &mut Vec<(Answer, Instant)>) -> Result<(), SessionError> {
         Ok(())
     }
     /// The session's server process, where it is one of this host's processes (PostgreSQL's
@@ -494,8 +498,8 @@ pub trait DbSession: Send {
         Ok(())
     }
     /// Runs SQL as written, with no values (a session setting, a transaction's BEGIN and
-    /// COMMIT). A refusal the session outlives is a [`StatementFailure`], as `execute`'s.
-    fn run_plain(&mut self, sql: &str) -> Result<()>;
+    /// COMMIT). A refusal the session outlives is [`SessionError::Refused`], as `execute`'s.
+    fn run_plain(&mut self, sql: &str) -> Result<(), SessionError>;
     /// Runs one statement, `values` bound as text, and answers its rows as text (NULL as
     /// None): for reading the server's settings and a workload's own checks, never in a
     /// timed path.

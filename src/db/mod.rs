@@ -15,10 +15,14 @@ pub(crate) mod postgres;
 pub mod product;
 pub mod read_replicas;
 pub mod registry;
+pub mod session_error;
 
 pub use catalog::{PREFIX, loop_function, table_name};
 pub use driver::{
     Answer, AtTarget, BoundValue, Catalogue, Database, DbCounters, DbSession, Field, Maintenance,
-    Replication, Rows, SampledStatement, ServerCounters, ServerProcesses, SetupWindow,
-    StatementFailure, TablesHeld, mean_of_samples, quote_backtick, quote_double,
+    Replication, Rows, SampledStatement, ServerCounters, ServerProcesses, SetupWindow, TablesHeld,
+    mean_of_samples, quote_backtick, quote_double,
+};
+pub use session_error::{
+    ErrorKind, MySqlCode, OraCode, Refusal, ServerCode, SessionError, SqlState,
 };

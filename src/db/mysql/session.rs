@@ -1,13 +1,14 @@
 //! A MySQL/MariaDB session: a workload's statements prepared on first use, their refusals
 //! counted by SQLSTATE.
 
-use anyhow::{Result, bail};
+use anyhow::{Result, anyhow};
 use mysql::prelude::Queryable;
 use mysql::{Conn, Statement};
 
 use super::{advice, describe, readable};
 use crate::db::connect::target::Target;
 use crate::db::connect::tls::TlsFacts;
+use crate::db::session_error::{MySqlCode, ServerCode, SessionError, SqlState};
 use crate::db::{Answer, BoundValue, DbSession, Field, Rows, quote_backtick};
 
 pub(super) struct MySqlSession {
@@ -43,18 +44,45 @@ fn integer(value: &mysql::Value) -> Option<i64> {
     }
 }
 
-/// The server's refusal as a workload counts it (by SQLSTATE); other errors as they are.
-fn statement_failure(error: mysql::Error, target: &Target) -> anyhow::Error {
+/// The server's refusal as a workload counts it (by its error number and SQLSTATE); a lost
+/// connection or a timeout as such; other errors as they are.
+fn statement_failure(error: mysql::Error, target: &Target) -> SessionError {
     match &error {
         // Its words as every MySQL error's, the error number kept: many errors share
         // SQLSTATE HY000.
-        mysql::Error::MySqlError(refused) => {
-            anyhow::Error::new(crate::db::driver::StatementFailure {
-                sqlstate: refused.state.clone(),
-                message: readable(&error),
-            })
+        mysql::Error::MySqlError(refused) => match SqlState::new(&refused.state) {
+            Some(state) => SessionError::refused(
+                ServerCode::MySql(MySqlCode(refused.code), state),
+                readable(&error),
+            ),
+            None => SessionError::Other(describe(error, target)),
+        },
+        _ => broken(error, target),
+    }
+}
+
+/// A failure of the connection itself: lost, or no answer in time, where the I/O error says
+/// which.
+fn broken(error: mysql::Error, target: &Target) -> SessionError {
+    let io = match &error {
+        mysql::Error::IoError(io)
+        | mysql::Error::CodecError(mysql_common::proto::codec::error::PacketCodecError::Io(io)) => {
+            Some(io.kind())
         }
-        _ => describe(error, target),
+        _ => None,
+    };
+    let described = describe(error, target);
+    match io {
+        Some(std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut) => {
+            SessionError::TimedOut(described)
+        }
+        Some(
+            std::io::ErrorKind::ConnectionReset
+            | std::io::ErrorKind::BrokenPipe
+            | std::io::ErrorKind::UnexpectedEof
+            | std::io::ErrorKind::ConnectionAborted,
+        ) => SessionError::ConnectionLost(described),
+        _ => SessionError::Other(described),
     }
 }
 
@@ -63,12 +91,18 @@ impl DbSession for MySqlSession {
         self.tls.clone()
     }
 
-    fn execute(&mut self, index: usize, sql: &str, values: &[BoundValue]) -> Result<Answer> {
+    fn execute(
+        &mut self,
+        index: usize,
+        sql: &str,
+        values: &[BoundValue],
+    ) -> Result<Answer, SessionError> {
         if index >= super::connection::MOST_STATEMENTS {
-            bail!(
+            return Err(anyhow!(
                 "a session prepares at most {} statements on MySQL/MariaDB: give fewer",
                 super::connection::MOST_STATEMENTS
-            );
+            )
+            .into());
         }
         if self.statements.len() <= index {
             self.statements.resize(index + 1, None);
@@ -113,9 +147,7 @@ impl DbSession for MySqlSession {
                     .map_err(|error| describe(error, &self.target))?;
                 Ok(None)
             }
-            Err(mysql::Error::MySqlError(server))
-                if [1142, 1143, 1044, 1370].contains(&server.code) =>
-            {
+            Err(mysql::Error::MySqlError(server)) if MySqlCode(server.code).is_privilege() => {
                 Ok(Some(server.message))
             }
             Err(_) => Ok(None),
@@ -131,10 +163,10 @@ impl DbSession for MySqlSession {
         Ok(true)
     }
 
-    fn run_plain(&mut self, sql: &str) -> Result<()> {
+    fn run_plain(&mut self, sql: &str) -> Result<(), SessionError> {
         self.connection.query_drop(sql).map_err(|error| {
-            // A refusal the session outlives stays a StatementFailure (a COMMIT's deadlock is
-            // retried), named with its target; one corescale has advice for gets the advice.
+            // A refusal the session outlives stays one (a COMMIT's deadlock is retried), named
+            // with its target; one corescale has advice for gets the advice.
             let advised = match &error {
                 mysql::Error::MySqlError(refused) => {
                     advice(refused.code, &readable(&error), &self.target)
@@ -142,11 +174,11 @@ impl DbSession for MySqlSession {
                 _ => None,
             };
             match (advised, error) {
-                (Some(advised), _) => advised,
+                (Some(advised), _) => SessionError::Other(advised),
                 (None, refused @ mysql::Error::MySqlError(_)) => {
-                    statement_failure(refused, &self.target).context(self.target.to_string())
+                    statement_failure(refused, &self.target).at(&self.target)
                 }
-                (None, other) => describe(other, &self.target),
+                (None, other) => broken(other, &self.target),
             }
         })
     }

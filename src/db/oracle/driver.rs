@@ -15,6 +15,7 @@ use crate::db::catalog::{
 };
 use crate::db::connect::target::{Target, within};
 use crate::db::driver::ServerCheck;
+use crate::db::session_error::{OraCode, ServerCode, SessionError};
 use crate::db::{
     Answer, AtTarget, BoundValue, Catalogue, Database, DbCounters, DbSession, Field, Replication,
     Rows, SampledStatement, ServerCounters, ServerProcesses, SetupWindow, mean_of_samples,
@@ -591,20 +592,25 @@ struct OracleSession {
 
 /// The server's refusal as a workload counts it (by its ORA- code: Oracle sends no
 /// SQLSTATE to its clients); other errors as they are.
-fn statement_failure(error: oracle::Error, target: &Target) -> anyhow::Error {
-    match error.oci_code() {
-        Some(code) => anyhow::Error::new(crate::db::driver::StatementFailure {
-            sqlstate: format!("ORA-{code:05}"),
-            message: error
+fn statement_failure(error: oracle::Error, target: &Target) -> SessionError {
+    match error.oci_code().and_then(|code| u32::try_from(code).ok()) {
+        Some(code) => SessionError::refused(
+            ServerCode::Oracle(OraCode(code)),
+            error
                 .db_error()
                 .map_or_else(|| error.to_string(), |db| db.message().to_string()),
-        }),
-        None => describe(error, target),
+        ),
+        None => SessionError::Other(describe(error, target)),
     }
 }
 
 impl DbSession for OracleSession {
-    fn execute(&mut self, index: usize, sql: &str, values: &[BoundValue]) -> Result<Answer> {
+    fn execute(
+        &mut self,
+        index: usize,
+        sql: &str,
+        values: &[BoundValue],
+    ) -> Result<Answer, SessionError> {
         if self.statements.len() <= index {
             self.statements.resize_with(index + 1, || None);
         }
@@ -639,7 +645,7 @@ impl DbSession for OracleSession {
         Ok(answer)
     }
 
-    fn run_plain(&mut self, sql: &str) -> Result<()> {
+    fn run_plain(&mut self, sql: &str) -> Result<(), SessionError> {
         self.connection
             .execute(sql, &[])
             .map(drop)

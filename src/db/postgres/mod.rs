@@ -22,6 +22,7 @@ use crate::db::connect::target::Target;
 use crate::db::connect::this_host;
 use crate::db::driver::ServerCheck;
 use crate::db::product::{Dialect, Product};
+use crate::db::session_error::SessionError;
 use crate::db::{
     AtTarget, Catalogue, Database, DbCounters, DbSession, Maintenance, PREFIX, ServerCounters,
     ServerProcesses, SetupWindow, mean_of_samples, quote_double,
@@ -150,15 +151,13 @@ fn explain(error: anyhow::Error, target: &Target) -> anyhow::Error {
         Some(INSUFFICIENT_PRIVILEGE) if ours => anyhow!(
             "{error:#} in {target}: the user needs CREATE on the database and SELECT/UPDATE on corescale_* tables"
         ),
-        // A refusal the session outlives stays a StatementFailure (a workload retries or
-        // counts it by SQLSTATE), named with its target.
-        Some(_) if error.chain().count() == 1 => match error.downcast::<ServerError>() {
-            Ok(server) => anyhow::Error::new(crate::db::driver::StatementFailure {
-                sqlstate: server.code,
-                message: server.message,
-            })
-            .context(target.to_string()),
-            Err(error) => error,
+        // A refusal the session outlives stays one (a workload retries or counts it by its
+        // code), named with its target.
+        Some(_) if error.chain().count() == 1 => match wire::session_error(error) {
+            refused @ SessionError::Refused { .. } => refused.at(target).into(),
+            SessionError::ConnectionLost(error)
+            | SessionError::TimedOut(error)
+            | SessionError::Other(error) => error,
         },
         Some(_) => anyhow!("{target}: {error:#}"),
         None => error,

@@ -4,8 +4,9 @@
 use anyhow::{Result, bail};
 
 use super::explain;
-use super::wire::WireSession;
+use super::wire::{WireSession, session_error};
 use crate::db::connect::target::Target;
+use crate::db::session_error::SessionError;
 use crate::db::{Answer, BoundValue, DbSession, Field, Rows, quote_double};
 
 /// A session on corescale's own protocol client, which can pipeline (see `wire`).
@@ -21,16 +22,26 @@ impl DbSession for PostgresSession {
         self.wire.tls().cloned()
     }
 
-    // A server's refusal stays a StatementFailure (its SQLSTATE is counted), unexplained.
-    fn execute(&mut self, index: usize, sql: &str, values: &[BoundValue]) -> Result<Answer> {
+    // A server's refusal stays a refusal (its code is counted), unexplained.
+    fn execute(
+        &mut self,
+        index: usize,
+        sql: &str,
+        values: &[BoundValue],
+    ) -> Result<Answer, SessionError> {
         self.wire.execute(index, sql, values)
     }
 
-    fn queue(&mut self, index: usize, sql: &str, values: &[BoundValue]) -> Result<()> {
+    fn queue(
+        &mut self,
+        index: usize,
+        sql: &str,
+        values: &[BoundValue],
+    ) -> Result<(), SessionError> {
         self.wire.queue(index, sql, values)
     }
 
-    fn send_batch(&mut self) -> Result<()> {
+    fn send_batch(&mut self) -> Result<(), SessionError> {
         self.wire.send_batch()
     }
 
@@ -42,7 +53,10 @@ impl DbSession for PostgresSession {
         self.wire.batches_in_flight()
     }
 
-    fn answer_batch(&mut self, answered: &mut Vec<(Answer, std::time::Instant)>) -> Result<()> {
+    fn answer_batch(
+        &mut self,
+        answered: &mut Vec<(Answer, std::time::Instant)>,
+    ) -> Result<(), SessionError> {
         self.wire.answer_batch(answered)
     }
 
@@ -106,10 +120,10 @@ impl DbSession for PostgresSession {
         Ok(true)
     }
 
-    fn run_plain(&mut self, sql: &str) -> Result<()> {
+    fn run_plain(&mut self, sql: &str) -> Result<(), SessionError> {
         self.wire
             .simple(sql)
-            .map_err(|error| explain(error, &self.target))
+            .map_err(|error| session_error(explain(error, &self.target)))
     }
 
     fn fetch_text(&mut self, sql: &str, values: &[&str]) -> Result<Vec<Vec<Option<String>>>> {

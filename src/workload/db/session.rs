@@ -9,7 +9,7 @@ use anyhow::{Context, Result, bail};
 
 use super::statements::{Answered, SELECT, SERVER_LOOP, SlobStatements, UPDATE, keys};
 use super::{DbOptions, process_cpu_seconds};
-use crate::db::{Answer, BoundValue, DbSession, StatementFailure};
+use crate::db::{Answer, BoundValue, DbSession, ErrorKind, SessionError};
 use crate::latency::{Pace, ResponseTimes, SessionClock, SessionLatency, Turn};
 use crate::rng::SessionRng;
 use crate::workload::{Sessions, WorkerJob};
@@ -215,21 +215,18 @@ impl DbSessionJob {
 
     /// A statement's failure with what to do about it: a missing table was never set up,
     /// or was dropped since; a refused one needs privileges.
-    fn failed(&self, error: anyhow::Error) -> anyhow::Error {
+    fn failed(&self, error: SessionError) -> anyhow::Error {
         let SlobStatements { table, target, .. } = &self.sql;
-        let sqlstate = error
-            .downcast_ref::<StatementFailure>()
-            .map(|failure| failure.sqlstate.as_str());
-        let hint = match sqlstate {
-            Some("42P01" | "42S02" | "ORA-00942") => format!(
+        let hint = match error.refusal().map(|refusal| refusal.code.kind()) {
+            Some(ErrorKind::MissingTable) => format!(
                 "SLOB's table {table} is missing in {target}: run `corescale db setup --target {target}` first"
             ),
-            Some("42501" | "ORA-01031") => format!(
+            Some(ErrorKind::Privilege) => format!(
                 "SLOB's statement on {table} in {target}: the user needs SELECT and UPDATE on corescale's tables"
             ),
             _ => format!("SLOB's statement on {table} in {target}"),
         };
-        error.context(hint)
+        anyhow::Error::new(error).context(hint)
     }
 
     /// Counts answered statements; returns the blocks they visited by the client's count.
@@ -495,16 +492,26 @@ mod tests {
     }
 
     impl DbSession for Fake {
-        fn execute(&mut self, index: usize, sql: &str, values: &[BoundValue]) -> Result<Answer> {
+        fn execute(
+            &mut self,
+            index: usize,
+            sql: &str,
+            values: &[BoundValue],
+        ) -> Result<Answer, SessionError> {
             assert!(self.batches.is_empty(), "a statement outside the pipeline");
             Ok(answer(&self.record(index, sql, values)))
         }
-        fn queue(&mut self, index: usize, sql: &str, values: &[BoundValue]) -> Result<()> {
+        fn queue(
+            &mut self,
+            index: usize,
+            sql: &str,
+            values: &[BoundValue],
+        ) -> Result<(), SessionError> {
             let sent = self.record(index, sql, values);
             self.queued.push(sent);
             Ok(())
         }
-        fn send_batch(&mut self) -> Result<()> {
+        fn send_batch(&mut self) -> Result<(), SessionError> {
             let batch = std::mem::take(&mut self.queued);
             self.batches.push_back(batch);
             Ok(())
@@ -515,12 +522,15 @@ mod tests {
         fn batches_in_flight(&self) -> usize {
             self.batches.len()
         }
-        fn answer_batch(&mut self, answered: &mut Vec<(Answer, Instant)>) -> Result<()> {
+        fn answer_batch(
+            &mut self,
+            answered: &mut Vec<(Answer, Instant)>,
+        ) -> Result<(), SessionError> {
             let batch = self.batches.pop_front().unwrap_or_default();
             answered.extend(batch.iter().map(|sent| (answer(sent), Instant::now())));
             Ok(())
         }
-        fn run_plain(&mut self, _sql: &str) -> Result<()> {
+        fn run_plain(&mut self, _sql: &str) -> Result<(), SessionError> {
             Ok(())
         }
         fn publish_statistics(&mut self) -> Result<()> {
@@ -697,11 +707,9 @@ mod tests {
     fn a_refused_statement_says_what_to_do_and_where() {
         let (job, _) = session(options(0.0, 1));
         let refused = |sqlstate: &str| {
-            let failure = StatementFailure {
-                sqlstate: sqlstate.to_string(),
-                message: "the server's words".to_string(),
-            };
-            format!("{:#}", job.failed(anyhow::Error::new(failure)))
+            let code = crate::db::ServerCode::SqlState(crate::db::SqlState::new(sqlstate).unwrap());
+            let failure = SessionError::refused(code, "the server's words");
+            format!("{:#}", job.failed(failure))
         };
         let missing = refused("42P01");
         assert!(

@@ -394,11 +394,11 @@ mod tests {
             _index: usize,
             _sql: &str,
             _values: &[crate::db::driver::BoundValue],
-        ) -> Result<crate::db::driver::Answer> {
-            anyhow::bail!("not asked")
+        ) -> Result<crate::db::driver::Answer, crate::db::SessionError> {
+            Err(anyhow::anyhow!("not asked").into())
         }
-        fn run_plain(&mut self, _sql: &str) -> Result<()> {
-            anyhow::bail!("not asked")
+        fn run_plain(&mut self, _sql: &str) -> Result<(), crate::db::SessionError> {
+            Err(anyhow::anyhow!("not asked").into())
         }
         fn fetch_text(&mut self, sql: &str, _values: &[&str]) -> Result<Vec<Vec<Option<String>>>> {
             let lines: &[&str] = match sql {

@@ -9,7 +9,8 @@ use anyhow::{Context, Result, anyhow};
 
 use super::load::Sent;
 use crate::db::Database;
-use crate::db::driver::{DbSession, StatementFailure};
+use crate::db::driver::DbSession;
+use crate::db::session_error::SessionError;
 use crate::latency::{SessionClock, StatementTimes, Turn};
 use crate::workload::figures::count_failure;
 use crate::workload::{Sessions, WorkerJob};
@@ -178,9 +179,11 @@ impl ReplaySessionJob {
                 .tally
                 .times
                 .record(statement.fingerprint, answered.saturating_sub(sent)),
-            Err(error) => match error.downcast_ref::<StatementFailure>() {
-                // Counted by SQLSTATE, never with its message (which may quote values).
-                Some(failure) => count_failure(&mut self.tally.failures, &failure.sqlstate, 1),
+            Err(error) => match error.refusal() {
+                // Counted by its code, never with its message (which may quote values).
+                Some(failure) => {
+                    count_failure(&mut self.tally.failures, &failure.code.to_string(), 1)
+                }
                 None => {
                     return Err(anyhow!(
                         "lane {}, fingerprint {} (statement {} of the lane): {}",
@@ -218,7 +221,7 @@ impl ReplaySessionJob {
 }
 
 /// An error's words without the statement's text or values: the first line of its chain.
-fn without_text(error: &anyhow::Error) -> String {
+fn without_text(error: &SessionError) -> String {
     let text = format!("{error:#}");
     text.lines().next().unwrap_or_default().to_string()
 }

@@ -10,7 +10,8 @@ use anyhow::{Context, Result, anyhow};
 use super::Scripts;
 use super::eval::{Value, evaluate};
 use super::parse::{Command, Script, Statement, Variables};
-use crate::db::driver::{Answer, BoundValue, DbSession, StatementFailure};
+use crate::db::driver::{Answer, BoundValue, DbSession};
+use crate::db::session_error::SessionError;
 use crate::latency::{Arrivals, Pace, SessionClock, StatementTimes, Turn};
 use crate::rng::SessionRng;
 use crate::workload::figures::count_failure;
@@ -422,7 +423,7 @@ fn run_pipeline(
     answers: &mut Vec<(Answer, Instant)>,
     tally: &mut ScriptTally,
     first: usize,
-) -> std::result::Result<(), (anyhow::Error, usize)> {
+) -> std::result::Result<(), (SessionError, usize)> {
     answers.clear();
     let began = Instant::now();
     let outcome = connection
@@ -469,15 +470,19 @@ fn sleep_length(length: Value, unit_us: u64) -> Duration {
 /// back (Ok(0)) until more than `--max-failures` failed in the level; anything else, or one
 /// failure too many, ends the level with the statement and the server's words.
 fn failed(
-    error: anyhow::Error,
+    error: SessionError,
     Failing { written, statement }: Failing,
     scripts: &Scripts,
     tally: &mut ScriptTally,
     level_failures: &std::sync::atomic::AtomicU64,
     connection: &mut dyn DbSession,
 ) -> Result<u64> {
-    let Some(failure) = error.downcast_ref::<StatementFailure>() else {
-        return Err(error.context(format!("{}: {}", written.place, written.shown())));
+    let Some(failure) = error.refusal() else {
+        return Err(anyhow::Error::new(error).context(format!(
+            "{}: {}",
+            written.place,
+            written.shown()
+        )));
     };
     let failed = level_failures.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
     if failed > scripts.max_failures {
@@ -497,7 +502,7 @@ fn failed(
     }
     tally.failed += 1;
     tally.statement_failures[statement] += 1;
-    count_failure(&mut tally.failures, &failure.sqlstate, 1);
+    count_failure(&mut tally.failures, &failure.code.to_string(), 1);
     // Whatever the script opened (BEGIN, START, a savepoint, a chained commit) is closed:
     // ROLLBACK outside a transaction only warns.
     connection
@@ -507,7 +512,7 @@ fn failed(
 }
 
 /// A pipeline's failure that no statement of it explains (answers beyond its statements).
-fn error_without_statement(error: &anyhow::Error) -> anyhow::Error {
+fn error_without_statement(error: &SessionError) -> anyhow::Error {
     anyhow!("a pipeline failed after its last statement: {error:#}")
 }
 

@@ -477,16 +477,12 @@ fn isolation_of(
     let [asked, older] = super::statements::isolation_queries(dialect);
     let answer = match session.execute(first, asked, &[]) {
         Ok(answer) => answer,
-        Err(error)
-            if error
-                .downcast_ref::<crate::db::StatementFailure>()
-                .is_some() =>
-        {
-            session
-                .execute(first + 1, older, &[])
-                .context("reading the sessions' isolation level")?
+        Err(error) if error.refusal().is_some() => session
+            .execute(first + 1, older, &[])
+            .context("reading the sessions' isolation level")?,
+        Err(error) => {
+            return Err(anyhow::Error::new(error).context("reading the sessions' isolation level"));
         }
-        Err(error) => return Err(error.context("reading the sessions' isolation level")),
     };
     Ok(super::statements::isolation_name(answer.value.unwrap_or(0)))
 }

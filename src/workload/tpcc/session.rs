@@ -11,14 +11,11 @@ use anyhow::{Context, Result, anyhow};
 
 use super::statements::Statements;
 use super::transactions::{Ended, Kind, Terminal};
-use crate::db::{DbSession, StatementFailure};
+use crate::db::{DbSession, Refusal};
 use crate::latency::{Pace, SessionClock, StatementTimes, Turn};
 use crate::workload::script::sleep_within;
 use crate::workload::{Sessions, WorkerJob};
 
-/// SQLSTATEs a transaction is run again after: a serialization failure (MySQL/MariaDB's
-/// deadlock too) and PostgreSQL's deadlock.
-const RETRIED: [&str; 2] = ["40001", "40P01"];
 /// Tries of one transaction before its refusal ends the level.
 const MOST_TRIES: u32 = 100;
 
@@ -235,14 +232,17 @@ impl TpccSessionJob {
                 Ok(ended) => break ended,
                 Err(error) => error,
             };
-            let Some(failure) = error.downcast_ref::<StatementFailure>() else {
-                return Err(error.context(format!("a {} transaction", kind.name())));
+            let Some(failure) = error.refusal() else {
+                return Err(
+                    anyhow::Error::new(error).context(format!("a {} transaction", kind.name()))
+                );
             };
             session
                 .run_plain("ROLLBACK")
                 .context("rolling back a refused transaction")?;
-            if RETRIED.contains(&failure.sqlstate.as_str()) && tries < MOST_TRIES {
-                count_by(&mut self.tally.retries, &failure.sqlstate, 1);
+            // Serialization failures and deadlocks are run again (`ServerCode::is_retryable`).
+            if failure.code.is_retryable() && tries < MOST_TRIES {
+                count_by(&mut self.tally.retries, &failure.code.to_string(), 1);
                 continue;
             }
             return self.failed(kind, failure);
@@ -273,7 +273,7 @@ impl TpccSessionJob {
     }
 
     /// A refusal not retried: counted under `--max-failures`, else the level's end.
-    fn failed(&mut self, kind: Kind, failure: &StatementFailure) -> Result<u64> {
+    fn failed(&mut self, kind: Kind, failure: &Refusal) -> Result<u64> {
         let failed = self.shared.failures.fetch_add(1, Ordering::Relaxed) + 1;
         if failed > self.shared.max_failures {
             return Err(anyhow!(
@@ -290,7 +290,7 @@ impl TpccSessionJob {
             ));
         }
         self.tally.failed += 1;
-        count_by(&mut self.tally.failures, &failure.sqlstate, 1);
+        count_by(&mut self.tally.failures, &failure.code.to_string(), 1);
         Ok(0)
     }
 

@@ -5,11 +5,16 @@
 
 use std::sync::OnceLock;
 
-use anyhow::{Result, anyhow};
+use anyhow::anyhow;
 
 use super::random::{NurandConstants, Random, last_name};
 use super::statements::{self as sql, Sql, Statements};
-use crate::db::{Answer, BoundValue, DbSession};
+use crate::db::{Answer, BoundValue, DbSession, SessionError};
+
+/// What a transaction's statements meet: the server's refusals typed, so the terminal retries
+/// or counts them; anything else (tables not as the setup left them) as
+/// [`SessionError::Other`].
+type Result<T> = std::result::Result<T, SessionError>;
 
 /// A transaction type, in the order of `--mix`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -276,8 +281,8 @@ impl Terminal {
     }
 
     /// Runs the drawn transaction from BEGIN to COMMIT (or the intended ROLLBACK). A
-    /// statement's refusal is returned as it came (a `StatementFailure`), the transaction
-    /// left for the caller to roll back.
+    /// statement's refusal is returned as it came ([`SessionError::Refused`]), the
+    /// transaction left for the caller to roll back.
     pub fn run(&self, session: &mut dyn DbSession, statements: &Statements) -> Result<Ended> {
         let input = self
             .input
@@ -349,6 +354,7 @@ impl Run<'_> {
                 "{what} was not found ({}): the order-entry tables are not as the setup left them; run `corescale db check --workload tpcc`",
                 self.statements.get(statement)
             )
+            .into()
         })
     }
 
@@ -363,7 +369,8 @@ impl Run<'_> {
                 if count == 0 {
                     return Err(anyhow!(
                         "no customer of warehouse {w} district {d} is named {name}: the order-entry tables are not as the setup left them"
-                    ));
+                    )
+                    .into());
                 }
                 let offset = (count + 1) / 2 - 1;
                 self.value(
@@ -411,7 +418,8 @@ impl Run<'_> {
                     Err(anyhow!(
                         "item {} is missing: the order-entry tables are not as the setup left them",
                         line.item
-                    ))
+                    )
+                    .into())
                 };
             }
             let stock = [Int(line.item), Int(line.supply_w)];

@@ -26,6 +26,7 @@ use postgres_protocol::message::frontend;
 use crate::db::connect::settings::{ChannelBindingMode, Endpoint, TlsMode};
 use crate::db::connect::target::Target;
 use crate::db::connect::tls::TlsFacts;
+use crate::db::session_error::{ServerCode, SessionError, SqlState};
 use crate::db::{Answer, BoundValue};
 
 /// SQLSTATE of pg_hba.conf's refusals ("no pg_hba.conf entry ... no encryption").
@@ -169,7 +170,7 @@ pub(crate) struct WireSession<S: Read + Write = Stream> {
     early: Vec<(Answer, Instant)>,
     one: Vec<(Answer, Instant)>,
     /// A refusal met while reading answers early: handed out with them.
-    early_failure: Option<anyhow::Error>,
+    early_failure: Option<SessionError>,
     /// Batches sent so far: the number of the one being queued.
     batches_sent: u64,
     /// The limit on one wait for the server.
@@ -374,7 +375,7 @@ impl<S: Read + Write> WireSession<S> {
         index: usize,
         sql: &str,
         values: &[BoundValue],
-    ) -> Result<Answer> {
+    ) -> Result<Answer, SessionError> {
         self.settle()?;
         self.queue(index, sql, values)?;
         self.send_batch()?;
@@ -391,7 +392,12 @@ impl<S: Read + Write> WireSession<S> {
 
     /// Encodes statement `index` (Parse on first use, Bind, Execute) without a Sync: sent
     /// with whatever else is queued by [`WireSession::send_batch`].
-    pub(crate) fn queue(&mut self, index: usize, sql: &str, values: &[BoundValue]) -> Result<()> {
+    pub(crate) fn queue(
+        &mut self,
+        index: usize,
+        sql: &str,
+        values: &[BoundValue],
+    ) -> Result<(), SessionError> {
         while self.statements.len() <= index {
             let name = format!("cs_{}", self.statements.len());
             self.statements.push((name, Prepared::No));
@@ -407,7 +413,8 @@ impl<S: Read + Write> WireSession<S> {
         let batch = self.batches_sent;
         let (name, prepared) = &mut self.statements[index];
         if *prepared == Prepared::No {
-            frontend::parse(name, sql, std::iter::empty(), &mut self.outgoing)?;
+            frontend::parse(name, sql, std::iter::empty(), &mut self.outgoing)
+                .map_err(|error| anyhow!("encoding a Parse message: {error}"))?;
             *prepared = Prepared::Sent(batch);
         }
         bind_execute(&mut self.outgoing, name, values)?;
@@ -418,9 +425,9 @@ impl<S: Read + Write> WireSession<S> {
 
     /// Sends the queued statements under one Sync (one implicit transaction), without
     /// waiting for their answers.
-    pub(crate) fn send_batch(&mut self) -> Result<()> {
+    pub(crate) fn send_batch(&mut self) -> Result<(), SessionError> {
         frontend::sync(&mut self.outgoing);
-        self.send()?;
+        self.send().map_err(session_error)?;
         self.in_flight.push_back(self.unsent);
         self.unsent = 0;
         self.batches_sent += 1;
@@ -443,9 +450,12 @@ impl<S: Read + Write> WireSession<S> {
 
     /// Hands out the answers read early (with the refusal met among them, if any), else
     /// reads the oldest batch's: each statement's answer and when it was read. A server's
-    /// refusal is a [`crate::db::driver::StatementFailure`]; the statements before it are in
-    /// `answered`, the ones after it in its batch were skipped.
-    pub(crate) fn answer_batch(&mut self, answered: &mut Vec<(Answer, Instant)>) -> Result<()> {
+    /// refusal is [`SessionError::Refused`]; the statements before it are in `answered`, the
+    /// ones after it in its batch were skipped.
+    pub(crate) fn answer_batch(
+        &mut self,
+        answered: &mut Vec<(Answer, Instant)>,
+    ) -> Result<(), SessionError> {
         if self.has_early() {
             answered.append(&mut self.early);
             return self.early_failure.take().map_or(Ok(()), Err);
@@ -454,7 +464,7 @@ impl<S: Read + Write> WireSession<S> {
     }
 
     /// Reads the oldest batch's answers up to its ReadyForQuery.
-    fn answer_oldest(&mut self, answered: &mut Vec<(Answer, Instant)>) -> Result<()> {
+    fn answer_oldest(&mut self, answered: &mut Vec<(Answer, Instant)>) -> Result<(), SessionError> {
         let Some(size) = self.in_flight.pop_front() else {
             return Ok(());
         };
@@ -500,26 +510,13 @@ impl<S: Read + Write> WireSession<S> {
         }
         self.statements = statements;
         self.pending = pending;
-        // A refusal the session outlives; a server that said why and hung up stays a
-        // closed connection (its SQLSTATE kept for the hints).
-        result.map_err(|error| {
-            if error.chain().count() > 1 {
-                return error;
-            }
-            match error.downcast::<ServerError>() {
-                Ok(server) => anyhow::Error::new(crate::db::driver::StatementFailure {
-                    sqlstate: server.code,
-                    message: server.message,
-                }),
-                Err(other) => other,
-            }
-        })
+        result.map_err(session_error)
     }
 
     /// Finishes the pipeline before a statement outside it, keeping its answers, and a
     /// refusal among them, for [`WireSession::answer_batch`]; a connection that failed fails
     /// the statement outside it.
-    fn settle(&mut self) -> Result<()> {
+    fn settle(&mut self) -> Result<(), SessionError> {
         if self.unsent > 0 {
             self.send_batch()?;
         }
@@ -536,7 +533,7 @@ impl<S: Read + Write> WireSession<S> {
             };
             match self.answer_oldest(into) {
                 Ok(()) => {}
-                Err(refused) if refused.is::<crate::db::driver::StatementFailure>() => {
+                Err(refused @ SessionError::Refused { .. }) => {
                     self.early_failure.get_or_insert(refused);
                 }
                 Err(failed) => {
@@ -669,7 +666,8 @@ impl<S: Read + Write> WireSession<S> {
         }
     }
 
-    /// An I/O failure in words: a wait that hit its limit says so.
+    /// An I/O failure in words: a wait that hit its limit says so. Once connected, a lost
+    /// connection or a timeout, typed for the session (see [`session_error`]).
     fn failure(&self, error: std::io::Error) -> anyhow::Error {
         match error.kind() {
             std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut if !self.connected => {
@@ -679,15 +677,23 @@ impl<S: Read + Write> WireSession<S> {
                     humantime::format_duration(self.target.connect_timeout)
                 )
             }
-            std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut => anyhow!(
-                "{}: the server did not answer within {} (stalled or overloaded?)",
-                self.target,
-                self.timeout.map_or_else(
-                    || "its limit".to_string(),
-                    |limit| humantime::format_duration(limit).to_string()
-                )
-            ),
-            _ => anyhow!("{}: the connection failed: {error}", self.target),
+            std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut => {
+                SessionError::TimedOut(anyhow!(
+                    "{}: the server did not answer within {} (stalled or overloaded?)",
+                    self.target,
+                    self.timeout.map_or_else(
+                        || "its limit".to_string(),
+                        |limit| humantime::format_duration(limit).to_string()
+                    )
+                ))
+                .into()
+            }
+            _ if !self.connected => anyhow!("{}: the connection failed: {error}", self.target),
+            _ => SessionError::ConnectionLost(anyhow!(
+                "{}: the connection failed: {error}",
+                self.target
+            ))
+            .into(),
         }
     }
 
@@ -720,7 +726,11 @@ impl<S: Read + Write> WireSession<S> {
             };
             if read == 0 {
                 if self.connected {
-                    bail!("{}: the server closed the connection", self.target);
+                    return Err(SessionError::ConnectionLost(anyhow!(
+                        "{}: the server closed the connection",
+                        self.target
+                    ))
+                    .into());
                 }
                 bail!(
                     "cannot connect to {}: the server closed the connection during the handshake (is this a PostgreSQL port?)",
@@ -739,6 +749,26 @@ impl<S: Read + Write> Drop for WireSession<S> {
         self.outgoing.clear();
         frontend::terminate(&mut self.outgoing);
         let _ = self.stream.write_all(&self.outgoing);
+    }
+}
+
+/// A failure of the client as a session meets it: the server's refusal, which the session
+/// outlives; a lost connection or a timeout, as [`WireSession::failure`] typed them, or a
+/// server that said why and then hung up; anything else as it is.
+pub(crate) fn session_error(error: anyhow::Error) -> SessionError {
+    let error = match error.downcast::<SessionError>() {
+        Ok(typed) => return typed,
+        Err(error) => error,
+    };
+    let Some(server) = error.downcast_ref::<ServerError>() else {
+        return SessionError::Other(error);
+    };
+    match SqlState::new(&server.code) {
+        Some(state) if error.chain().count() == 1 => {
+            SessionError::refused(ServerCode::SqlState(state), server.message.clone())
+        }
+        _ if error.chain().count() > 1 => SessionError::ConnectionLost(error),
+        _ => SessionError::Other(error),
     }
 }
 

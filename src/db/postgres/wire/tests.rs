@@ -3,7 +3,7 @@ use std::io::Cursor;
 use std::sync::{Arc, Mutex};
 
 use super::*;
-use crate::db::StatementFailure;
+use crate::db::SessionError;
 
 /// Plays the server: answers from a script, records what the client sent.
 struct Scripted {
@@ -223,6 +223,9 @@ fn a_server_that_says_why_and_hangs_up_is_quoted() {
     .concat();
     let (shut, _) = session("postgres://alice@db/shop", answers);
     let error = shut.unwrap().execute(0, SELECT, &keys(0)).unwrap_err();
+    let SessionError::ConnectionLost(error) = error else {
+        panic!("not a lost connection: {error:#}");
+    };
     assert_eq!(error.downcast_ref::<ServerError>().unwrap().code, "57P01");
     assert!(
         format!("{error:#}").contains("closed the connection"),
@@ -318,8 +321,8 @@ fn an_error_mid_batch_fails_the_batch_with_its_sqlstate_and_the_session_goes_on(
     session.send_batch().unwrap();
     let mut answered = Vec::new();
     let error = session.answer_batch(&mut answered).unwrap_err();
-    let failure = error.downcast_ref::<StatementFailure>().unwrap();
-    assert_eq!(failure.sqlstate, "40P01");
+    let failure = error.refusal().unwrap();
+    assert_eq!(failure.code.to_string(), "40P01");
     assert_eq!(format!("{error}"), "deadlock detected (SQLSTATE 40P01)");
     // The statement before the failure was answered.
     assert_eq!(values(&answered), [Some(10)]);
@@ -344,10 +347,7 @@ fn a_parse_the_server_refused_is_sent_again() {
     let (session, sent) = session("postgres://alice@db/shop", answers);
     let mut session = session.unwrap();
     let error = session.execute(0, SELECT, &keys(0)).unwrap_err();
-    assert_eq!(
-        error.downcast_ref::<StatementFailure>().unwrap().sqlstate,
-        "42P01"
-    );
+    assert_eq!(error.refusal().unwrap().code.to_string(), "42P01");
     let before = sent.lock().unwrap().len();
     assert_eq!(session.execute(0, SELECT, &keys(0)).unwrap().value, Some(3));
     assert!(contains(&sent.lock().unwrap()[before..], b"SELECT sum"));
@@ -394,6 +394,67 @@ fn a_server_that_closes_mid_answer_is_a_clear_failure() {
         text,
         "postgres://alice@db/shop: the server closed the connection"
     );
+}
+
+#[test]
+fn a_closed_connection_and_a_stalled_server_are_their_kinds_not_refusals() {
+    let answers = [greeting(1), message(b'1', &[]), select_answer(10)].concat();
+    let (session, _) = session("postgres://alice@db/shop", answers);
+    let closed = session.unwrap().execute(0, SELECT, &keys(0)).unwrap_err();
+    assert_eq!(closed.kind(), crate::db::ErrorKind::ConnectionLost);
+    assert!(closed.refusal().is_none() && !closed.is_retryable());
+
+    /// A server that answers the handshake, then nothing more: each read waits out its limit.
+    struct Stalled(Cursor<Vec<u8>>);
+    impl Read for Stalled {
+        fn read(&mut self, buffer: &mut [u8]) -> std::io::Result<usize> {
+            match self.0.read(buffer)? {
+                0 => Err(std::io::ErrorKind::WouldBlock.into()),
+                read => Ok(read),
+            }
+        }
+    }
+    impl Write for Stalled {
+        fn write(&mut self, buffer: &[u8]) -> std::io::Result<usize> {
+            Ok(buffer.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let stalled = Stalled(Cursor::new(greeting(1)));
+    let target = target("postgres://alice@db/shop");
+    let mut session = WireSession::start(stalled, &target, Transport::default()).unwrap();
+    let timed_out = session.execute(0, SELECT, &keys(0)).unwrap_err();
+    assert_eq!(timed_out.kind(), crate::db::ErrorKind::Timeout);
+    assert!(
+        timed_out
+            .to_string()
+            .contains("the server did not answer within"),
+        "{timed_out}"
+    );
+    assert!(timed_out.refusal().is_none());
+}
+
+#[test]
+fn the_servers_error_is_a_refusal_alone_and_a_lost_connection_when_it_hung_up() {
+    let server = |code: &str| ServerError {
+        code: code.to_string(),
+        message: "words".to_string(),
+    };
+    let refused = session_error(anyhow::Error::new(server("40001")));
+    assert_eq!(
+        refused.code(),
+        Some(ServerCode::SqlState(SqlState::SERIALIZATION_FAILURE))
+    );
+    assert!(refused.is_retryable());
+    let hung_up = anyhow::Error::new(server("57P01")).context("the server closed the connection");
+    assert!(matches!(
+        session_error(hung_up),
+        SessionError::ConnectionLost(_)
+    ));
+    let unreadable = session_error(anyhow::Error::new(server("")));
+    assert!(matches!(unreadable, SessionError::Other(_)));
 }
 
 #[test]
@@ -536,10 +597,7 @@ fn a_statement_whose_parse_failed_in_a_batch_on_its_way_is_parsed_again() {
     );
     let mut answered = Vec::new();
     let refused = session.answer_batch(&mut answered).unwrap_err();
-    assert_eq!(
-        refused.downcast_ref::<StatementFailure>().unwrap().sqlstate,
-        "40P01"
-    );
+    assert_eq!(refused.refusal().unwrap().code.to_string(), "40P01");
     assert!(answered.is_empty());
     session.answer_batch(&mut answered).unwrap();
     assert_eq!(answered.len(), 1);
