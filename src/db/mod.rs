@@ -16,7 +16,7 @@ pub mod product;
 pub mod read_replicas;
 pub mod registry;
 
-pub use catalog::{PREFIX, loop_function, table_name};
+pub use catalog::PREFIX;
 pub use driver::{
     Answer, AtTarget, BoundValue, Catalogue, Database, DbCounters, DbSession, Field, Maintenance,
     Replication, Rows, SampledStatement, ServerCounters, ServerProcesses, SetupWindow,
