@@ -179,7 +179,6 @@ fn postgresql_the_schema_owner_cannot_put_a_trigger_under_order_entry() {
     let made = run(&[
         "db",
         "setup",
-        "--workload",
         "tpcc",
         "--warehouses",
         "1",
