@@ -62,3 +62,69 @@ pub fn refused_setup_option(arguments: &[OsString], unknown: &str) -> Option<Str
         owners.join(" or ")
     ))
 }
+
+#[cfg(test)]
+mod tests {
+    use clap::Parser;
+    use clap::error::{ContextKind, ContextValue};
+
+    use super::*;
+
+    /// What `corescale LINE` is refused with: corescale's words where it has them, else
+    /// clap's.
+    fn refused(line: &str) -> String {
+        let arguments: Vec<OsString> = std::iter::once("corescale")
+            .chain(line.split_whitespace())
+            .map(OsString::from)
+            .collect();
+        let error = crate::cli::Cli::try_parse_from(&arguments).expect_err(line);
+        match error.get(ContextKind::InvalidArg) {
+            Some(ContextValue::String(option)) => refused_setup_option(&arguments, option),
+            _ => None,
+        }
+        .unwrap_or_else(|| error.to_string())
+    }
+
+    #[test]
+    fn the_workload_flag_and_another_setups_options_name_the_setup_to_run() {
+        let target = "--target postgres://u@h/d";
+        for (line, says) in [
+            (
+                format!("db setup --workload tpcc --warehouses 2 {target}"),
+                "`corescale db setup tpcc --target URL`",
+            ),
+            (
+                format!("db setup {target} --workload=slob"),
+                "`corescale db setup slob --target URL`",
+            ),
+            (
+                format!("db setup --workload oracle {target}"),
+                "`corescale db setup slob|tpcc --target URL`",
+            ),
+            (
+                format!("db setup --warehouses 2 {target}"),
+                "--warehouses is an option of `db setup tpcc`, not of `db setup slob`",
+            ),
+            (
+                format!("db setup tpcc --scale 64M {target}"),
+                "--scale is an option of `db setup slob`, not of `db setup tpcc`",
+            ),
+        ] {
+            let said = refused(&line);
+            assert!(said.contains(says), "{line}: {said}");
+        }
+        // An option no setup takes is clap's to refuse.
+        assert!(refused(&format!("db setup --bogus {target}")).contains("unexpected argument"));
+        // Both forms of the default parse.
+        for line in [
+            format!("corescale db setup {target} --schemas 3"),
+            format!("corescale db setup slob {target} --schemas 3"),
+            format!("corescale db setup tpcc {target} --warehouses 3"),
+        ] {
+            assert!(
+                crate::cli::Cli::try_parse_from(line.split_whitespace()).is_ok(),
+                "{line}"
+            );
+        }
+    }
+}

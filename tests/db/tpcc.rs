@@ -142,13 +142,7 @@ fn order_entry_tables_on_postgresql() {
         .client()
         .batch_execute("CREATE TABLE corescale_tpcc_orders (mine int); INSERT INTO corescale_tpcc_orders VALUES (7)")
         .unwrap();
-    let stderr = failing(&[
-        "db",
-        "setup",
-        "tpcc",
-        "--target",
-        &scratch.url,
-    ]);
+    let stderr = failing(&["db", "setup", "tpcc", "--target", &scratch.url]);
     assert!(
         stderr.contains("corescale_tpcc_orders already exist")
             && stderr.contains("does not overwrite"),
@@ -252,10 +246,7 @@ fn setup_options_of_the_other_workload_are_refused() {
             &["tpcc", "--schemas", "3"][..],
             "--schemas is an option of `db setup slob`",
         ),
-        (
-            &["tpcc", "--warehouses", "0"][..],
-            "--warehouses",
-        ),
+        (&["tpcc", "--warehouses", "0"][..], "--warehouses"),
     ] {
         let output = corescale()
             .args(["db", "setup"])
