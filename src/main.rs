@@ -44,6 +44,7 @@ fn main() {
         if error.kind() == ErrorKind::UnknownArgument
             && let Some(ContextValue::String(option)) = error.get(ContextKind::InvalidArg)
             && let Some(text) = cli::foreign_option(&arguments, option)
+                .or_else(|| cli::refused_setup_option(&arguments, option))
         {
             eprintln!("error: {}", redact(&text));
             std::process::exit(2);

@@ -2,8 +2,10 @@
 //! can switch without relearning.
 
 mod one_line;
+mod setup;
 
 pub use one_line::one_line;
+pub use setup::refused_setup_option;
 
 use std::ffi::OsString;
 use std::path::PathBuf;
@@ -17,7 +19,6 @@ use crate::host::pinning::Pin;
 use crate::redact::redact_argument;
 use crate::sweep::plan::SweepSpec;
 use crate::values::{Workers, parse_count, parse_duration, parse_percent, parse_workers};
-use crate::workload::db::args::DbSetupArgs;
 use crate::workload::{WorkloadArgs, WorkloadKind};
 
 /// The version line of `--version` and `version`: version, commit, build date, target.
@@ -130,11 +131,12 @@ pub struct GenerateManArgs {
 
 #[derive(Debug, Subcommand)]
 pub enum DbCommand {
-    /// Create corescale_tN tables of one-row blocks with a random-order key index.
+    /// Create a workload's tables: SLOB's corescale_tN tables of one-row blocks with a
+    /// random-order key index, unless another workload is named.
     #[command(
-        after_help = "Examples:\n  corescale db setup --target postgres://postgres@127.0.0.1:5432/test \\\n      --schemas 4 --scale 64M\n  corescale db setup --target mysql://root@127.0.0.1:3306/test \\\n      --schemas 2 --scale 8192\n  # the order-entry tables derived from TPC-C, 4 warehouses:\n  corescale db setup --workload tpcc --warehouses 4 \\\n      --target postgres://postgres@127.0.0.1:5432/test"
+        after_help = "Examples:\n  corescale db setup --target postgres://postgres@127.0.0.1:5432/test \\\n      --schemas 4 --scale 64M\n  corescale db setup --target mysql://root@127.0.0.1:3306/test \\\n      --schemas 2 --scale 8192\n  # the order-entry tables derived from TPC-C, 4 warehouses:\n  corescale db setup tpcc --warehouses 4 \\\n      --target postgres://postgres@127.0.0.1:5432/test"
     )]
-    Setup(DbSetupArgs),
+    Setup(crate::workload::SetupArgs),
     /// Drop corescale's own tables and functions, and nothing else.
     Teardown(DbTargetArgs),
     /// Connect, and say what was reached: server, user, database, TLS, where each setting
@@ -153,9 +155,9 @@ pub enum DbCommand {
 pub struct DbCheckArgs {
     #[command(flatten)]
     pub target: DbTargetArgs,
-    /// Also check this workload's tables: tpcc (consistency conditions 1-4).
+    /// Also check this workload's tables (tpcc: the consistency conditions 1-4).
     #[arg(long, value_enum)]
-    pub workload: Option<crate::workload::db::args::SetupWorkload>,
+    pub workload: Option<crate::workload::SetupName>,
     /// Also say whether the server logs what `corescale capture` reads, as a session of this
     /// database has its settings, and the statement that fixes each that is missing.
     #[arg(long)]

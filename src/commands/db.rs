@@ -1,25 +1,18 @@
-//! `corescale db setup|teardown`: corescale's tables in a real database.
+//! `corescale db setup|teardown|check`: corescale's tables in a real database. Which
+//! tables, and how they are made and checked, is each workload's (`workload::objects`).
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 use indicatif::{ProgressBar, ProgressStyle};
 
 use crate::cli::DbCommand;
 use crate::db::catalog::{self, Teardown};
 use crate::db::cluster::{Cluster, Replay, Role};
-use crate::workload::db::args::{DEFAULT_SETUP_ROWS, DbSetupArgs, SetupWorkload};
-use crate::workload::db::tables;
-use crate::workload::tpcc;
+use crate::workload::objects::Progress;
 
 pub fn execute(command: &DbCommand) -> Result<()> {
     match command {
         DbCommand::Check(args) => check(args),
-        DbCommand::Setup(args) => {
-            args.check_workload()?;
-            match args.workload {
-                SetupWorkload::Slob => setup_slob(args),
-                SetupWorkload::Tpcc => setup_tpcc(args),
-            }
-        }
+        DbCommand::Setup(args) => setup(args),
         DbCommand::Teardown(args) => {
             let cluster = Cluster::connect(&args.open_all()?)?;
             let database = cluster.primary()?;
@@ -31,7 +24,7 @@ pub fn execute(command: &DbCommand) -> Result<()> {
                 left_alone,
                 refused,
                 catalogue_kept,
-            } = catalog::teardown(database.as_ref())?;
+            } = catalog::teardown(database.as_ref(), crate::workload::CLAIMS)?;
             wait_for_replicas(&cluster, args.replay_limit())?;
             if dropped.is_empty() && not_created.is_empty() && refused.is_empty() {
                 tell(format!("no objects of corescale's catalogue in {target}"));
@@ -68,67 +61,26 @@ pub fn execute(command: &DbCommand) -> Result<()> {
     }
 }
 
-fn setup_slob(args: &DbSetupArgs) -> Result<()> {
-    let asked = args.rows()?;
-    let schemas = args.schemas();
-    let cluster = Cluster::connect(&args.target.open_all()?)?;
+/// `db setup [NAME]`: the workload's objects made on the primary, the replicas waited for.
+fn setup(args: &crate::workload::SetupArgs) -> Result<()> {
+    let request = args.request();
+    request.validate()?;
+    let cluster = Cluster::connect(&request.target().open_all()?)?;
     // Setup writes on the primary; the replicas replay it.
     let database = cluster.primary()?;
-    let target = database.target();
     catalog::warn_of_schema(database.as_ref())?;
-    let cache = database.buffer_cache()?;
-    let bytes_per_row = tables::bytes_per_row(target.product.dialect);
-    let rows = match asked {
-        Some(rows) => {
-            warn_when_larger_than_the_cache(cache, bytes_per_row, schemas, rows);
-            rows
-        }
-        None => rows_that_fit(cache, bytes_per_row, schemas),
-    };
-    let bar = rows_bar(schemas.saturating_mul(rows));
-    let previous = tables::setup(database.as_ref(), schemas, rows, &|count| bar.inc(count))
-        .context("setting up corescale's tables")?;
+    let bar = rows_bar(0);
+    let done = request.setup(
+        database.as_ref(),
+        &Progress {
+            total: &|rows| bar.set_length(rows),
+            loaded: &|count| bar.inc(count),
+        },
+    )?;
     bar.finish_and_clear();
-    wait_for_replicas(&cluster, args.target.replay_limit())?;
-    tell_dropped(&previous);
-    tell(format!(
-        "created {schemas} table(s) corescale_t0..corescale_t{} of {rows} one-row blocks in {target}",
-        schemas - 1
-    ));
-    Ok(())
-}
-
-/// The order-entry tables: created, loaded in parallel, indexed, then checked against the
-/// specification's consistency conditions.
-fn setup_tpcc(args: &DbSetupArgs) -> Result<()> {
-    let warehouses = args.warehouses.unwrap_or(1);
-    let loaders = args.loaders.map_or_else(
-        || std::thread::available_parallelism().map_or(1, usize::from),
-        |loaders| loaders as usize,
-    );
-    let loaders = loaders.min(warehouses as usize).max(1);
-    let cluster = Cluster::connect(&args.target.open_all()?)?;
-    let database = cluster.primary()?;
-    let target = database.target();
-    catalog::warn_of_schema(database.as_ref())?;
-    let bar = rows_bar(tpcc::load::ITEMS + warehouses * tpcc::load::ROWS_PER_WAREHOUSE);
-    let started = std::time::Instant::now();
-    let loaded = tpcc::setup(database.as_ref(), warehouses, loaders, &|count| {
-        bar.inc(count)
-    })
-    .context("setting up the order-entry tables")?;
-    bar.finish_and_clear();
-    let took = started.elapsed();
-    let mut session = database.open_session()?;
-    let conditions = tpcc::consistency::check(database.as_ref(), session.as_mut())?;
-    wait_for_replicas(&cluster, args.target.replay_limit())?;
-    tell_dropped(&loaded.previous);
-    tell(format!(
-        "created the nine order-entry tables corescale_tpcc_* (derived from TPC-C, not an audited TPC-C) of {warehouses} warehouse(s) in {target}: {} rows by {loaders} session(s) in {:.1} s; consistency conditions {} hold",
-        loaded.rows,
-        took.as_secs_f64(),
-        numbered(&conditions)
-    ));
+    wait_for_replicas(&cluster, request.target().replay_limit())?;
+    tell_dropped(&done.previous);
+    tell(done.summary);
     Ok(())
 }
 
@@ -207,15 +159,10 @@ fn check(args: &crate::cli::DbCheckArgs) -> Result<()> {
         );
     }
     capture?;
-    if args.workload == Some(SetupWorkload::Tpcc) {
-        let database = cluster.primary()?;
-        tpcc::verify(database.as_ref())?;
-        let mut session = database.open_session()?;
-        let conditions = tpcc::consistency::check(database.as_ref(), session.as_mut())?;
-        println!(
-            "\norder-entry tables: consistency conditions {} hold",
-            numbered(&conditions)
-        );
+    if let Some(workload) = args.workload
+        && let Some(held) = workload.check(cluster.primary()?.as_ref())?
+    {
+        println!("\n{held}");
     }
     Ok(())
 }
@@ -250,15 +197,6 @@ fn capture_settings(cluster: &Cluster) -> Result<()> {
         );
     }
     Ok(())
-}
-
-/// "1, 2, 3, 4".
-fn numbered(conditions: &[u8]) -> String {
-    conditions
-        .iter()
-        .map(u8::to_string)
-        .collect::<Vec<_>>()
-        .join(", ")
 }
 
 /// One instance's part of `db check`; answers how many privileges are missing.
@@ -349,58 +287,5 @@ fn print_rows(rows: &[(String, String, String)]) {
         for piece in textwrap::wrap(&line, options) {
             println!("{piece}");
         }
-    }
-}
-
-/// Rows per table that `schemas` tables may have to leave a fifth of the buffer cache free
-/// (for indexes, catalogues and other tables).
-fn rows_in_cache(cache: u64, bytes_per_row: u64, schemas: u64) -> u64 {
-    cache * 4 / 5 / bytes_per_row.max(1) / schemas.max(1)
-}
-
-/// Rows per table for a setup without `--scale`: the default, or as many as leave a fifth of
-/// the buffer cache (`cache`: its size and setting) free, so the default sweep is cached.
-fn rows_that_fit(cache: Option<(u64, &str)>, bytes_per_row: u64, schemas: u64) -> u64 {
-    let Some((bytes, setting)) = cache else {
-        return DEFAULT_SETUP_ROWS;
-    };
-    let fit = rows_in_cache(bytes, bytes_per_row, schemas);
-    if fit >= DEFAULT_SETUP_ROWS {
-        return DEFAULT_SETUP_ROWS;
-    }
-    let rows = fit.max(128);
-    say!(
-        "corescale: note: {schemas} table(s) of {rows} rows, sized to fit {setting} = {} MiB with a fifth to spare (a cached test); --scale sets the size",
-        bytes >> 20
-    );
-    if fit < 128 {
-        warn_when_larger_than_the_cache(cache, bytes_per_row, schemas, rows);
-    }
-    rows
-}
-
-/// Says, before loading, when the tables will not fit the database's buffer cache (`cache`:
-/// its size and setting): runs would then read from disk (the run warns on every level, too
-/// late to change anything).
-fn warn_when_larger_than_the_cache(
-    cache: Option<(u64, &str)>,
-    bytes_per_row: u64,
-    schemas: u64,
-    rows: u64,
-) {
-    let Some((cache, setting)) = cache else {
-        return;
-    };
-    let data = schemas.saturating_mul(rows).saturating_mul(bytes_per_row);
-    // The cache also holds indexes, catalogues and other tables: keep a fifth free.
-    if data.saturating_mul(5) / 4 > cache {
-        let mib = |bytes: u64| bytes as f64 / (1u64 << 20) as f64;
-        let rows_that_fit = rows_in_cache(cache, bytes_per_row, schemas).max(1);
-        say!(
-            "corescale: warning: {schemas} table(s) of {rows} rows take about {:.0} MiB, more than fits in {setting} = {:.0} MiB with room to spare: runs will read from disk instead of measuring logical IO. Raise {setting} to at least {:.0} MiB, or use --scale {rows_that_fit} or fewer --schemas",
-            mib(data),
-            mib(cache),
-            mib(data * 5 / 4)
-        );
     }
 }

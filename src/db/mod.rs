@@ -17,7 +17,7 @@ pub mod read_replicas;
 pub mod registry;
 pub mod session_error;
 
-pub use catalog::{PREFIX, loop_function, table_name};
+pub use catalog::PREFIX;
 pub use driver::{
     Answer, AtTarget, BoundValue, Catalogue, Database, DbCounters, DbSession, Field, Maintenance,
     Replication, Rows, SampledStatement, ServerCounters, ServerProcesses, SetupWindow, TablesHeld,

@@ -10,6 +10,7 @@ pub mod db;
 pub mod figures;
 pub mod lio;
 pub(crate) mod memory;
+pub mod objects;
 pub mod plan;
 pub mod replay;
 pub mod script;
@@ -89,11 +90,22 @@ workloads! {
     Db = "db" => db::args::DbArgs,
     /// A DBA's own statements (pgbench's script syntax) against a real database.
     Script = "script" => script::ScriptArgs,
-    /// Order entry derived from TPC-C (NOPM, TPM) on tables of `db setup --workload tpcc`.
+    /// Order entry derived from TPC-C (NOPM, TPM) on tables of `db setup tpcc`.
     Tpcc = "tpcc" => tpcc::run::TpccArgs,
     /// A production workload captured from the server's log (`corescale capture`), replayed
     /// at rising speeds.
     Replay = "replay" => replay::run::ReplayArgs,
+}
+
+// The workloads that keep objects in a database (`workload::objects`): `db setup NAME` and
+// the claims teardown honours. The first, SLOB's, is `db setup`'s default.
+objects::database_objects! {
+    default db::objects::SlobTables;
+    /// SLOB's corescale_tN tables of one-row blocks with a random-order key index (the
+    /// default).
+    Slob = "slob" => db::objects::SlobTables;
+    /// The nine order-entry tables derived from TPC-C, loaded as its clause 4.3 says.
+    Tpcc = "tpcc" => tpcc::objects::OrderEntryTables;
 }
 
 /// What every workload is told about the run it is built for.

@@ -1,4 +1,4 @@
-//! The order-entry tables derived from TPC-C (`db setup --workload tpcc`) on the real
+//! The order-entry tables derived from TPC-C (`db setup tpcc`) on the real
 //! PostgreSQL and MariaDB: the row counts of clause 4.3 exactly, the consistency conditions,
 //! the specification's table and column names after corescale's prefix, a setup that
 //! replaces only its own workload's earlier tables, and a teardown that leaves nothing and
@@ -22,10 +22,10 @@ const ONE_WAREHOUSE: [(&str, i64); 8] = [
     ("new_order", 9_000),
 ];
 
-/// Runs `db setup --workload tpcc` of one warehouse by two loaders; answers what it printed.
+/// Runs `db setup tpcc` of one warehouse by two loaders; answers what it printed.
 fn setup_tpcc(url: &str) -> String {
     let output = corescale()
-        .args(["db", "setup", "--workload", "tpcc", "--warehouses", "1"])
+        .args(["db", "setup", "tpcc", "--warehouses", "1"])
         .args(["--loaders", "2", "--target", url])
         .assert()
         .success();
@@ -142,14 +142,7 @@ fn order_entry_tables_on_postgresql() {
         .client()
         .batch_execute("CREATE TABLE corescale_tpcc_orders (mine int); INSERT INTO corescale_tpcc_orders VALUES (7)")
         .unwrap();
-    let stderr = failing(&[
-        "db",
-        "setup",
-        "--workload",
-        "tpcc",
-        "--target",
-        &scratch.url,
-    ]);
+    let stderr = failing(&["db", "setup", "tpcc", "--target", &scratch.url]);
     assert!(
         stderr.contains("corescale_tpcc_orders already exist")
             && stderr.contains("does not overwrite"),
@@ -213,7 +206,7 @@ fn order_entry_tables_on_mariadb() {
     let scratch = MyScratch::new(&base, scratch_name("tpcc"));
     let stderr = failing_check(&scratch.url);
     assert!(
-        stderr.contains("has no order-entry tables") && stderr.contains("--workload tpcc"),
+        stderr.contains("has no order-entry tables") && stderr.contains("db setup tpcc"),
         "{stderr}"
     );
     let printed = setup_tpcc(&scratch.url);
@@ -244,31 +237,46 @@ fn order_entry_tables_on_mariadb() {
 #[test]
 fn setup_options_of_the_other_workload_are_refused() {
     for (args, says) in [
-        (&["--warehouses", "2"][..], "add --workload tpcc"),
+        (&["--warehouses", "2"][..], "run `db setup tpcc`"),
         (
-            &["--workload", "tpcc", "--scale", "10"][..],
-            "give --warehouses",
+            &["tpcc", "--scale", "10"][..],
+            "--scale is an option of `db setup slob`",
         ),
         (
-            &["--workload", "tpcc", "--schemas", "3"][..],
-            "give --warehouses",
+            &["tpcc", "--schemas", "3"][..],
+            "--schemas is an option of `db setup slob`",
         ),
-        (
-            &["--workload", "tpcc", "--warehouses", "0"][..],
-            "--warehouses",
-        ),
+        (&["tpcc", "--warehouses", "0"][..], "--warehouses"),
     ] {
         let output = corescale()
-            .args([
-                "db",
-                "setup",
-                "--target",
-                "postgres://nobody@127.0.0.1:1/none",
-            ])
+            .args(["db", "setup"])
             .args(args)
+            .args(["--target", "postgres://nobody@127.0.0.1:1/none"])
             .assert()
             .code(2);
         let stderr = String::from_utf8_lossy(&output.get_output().stderr);
         assert!(stderr.contains(says), "{args:?}: {stderr}");
+    }
+}
+
+/// `--workload NAME` became `db setup NAME`: the old form is refused in one line naming the
+/// new one, before anything connects.
+#[test]
+fn setup_workload_flag_names_the_subcommand() {
+    for (flag, named) in [
+        (&["--workload", "tpcc"][..], "`corescale db setup tpcc"),
+        (&["--workload=slob"][..], "`corescale db setup slob"),
+    ] {
+        let output = corescale()
+            .args(["db", "setup"])
+            .args(flag)
+            .args(["--target", "postgres://nobody@127.0.0.1:1/none"])
+            .assert()
+            .code(2);
+        let stderr = String::from_utf8_lossy(&output.get_output().stderr);
+        assert!(
+            stderr.contains(named) && stderr.trim_end().lines().count() == 1,
+            "{flag:?}: {stderr}"
+        );
     }
 }

@@ -35,7 +35,7 @@ struct Database<'a> {
 fn runs_and_stays_consistent(database: &Database) {
     let url = database.url;
     corescale()
-        .args(["db", "setup", "--workload", "tpcc", "--warehouses", "2"])
+        .args(["db", "setup", "tpcc", "--warehouses", "2"])
         .args(["--target", url])
         .assert()
         .success();

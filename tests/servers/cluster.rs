@@ -517,7 +517,7 @@ fn a_mariadb_primary_and_its_gtid_replica_are_set_up_loaded_and_torn_down() {
 /// stay consistent. Teardown, after, drops them with SLOB's.
 fn order_entry_reads_on_the_gtid_replica(targets: &[&str], replica: &mut PrivateMariaDb) {
     corescale()
-        .args(["db", "setup", "--workload", "tpcc", "--warehouses", "1"])
+        .args(["db", "setup", "tpcc", "--warehouses", "1"])
         .args(targets)
         .assert()
         .success();
@@ -740,7 +740,7 @@ fn order_entry_sends_its_reads_to_the_replica() {
     let replica = primary.replica("-c max_connections=40");
     let url = host_list(&primary, std::slice::from_ref(&replica));
     corescale()
-        .args(["db", "setup", "--workload", "tpcc", "--warehouses", "1"])
+        .args(["db", "setup", "tpcc", "--warehouses", "1"])
         .args(["--target", &url])
         .assert()
         .success();

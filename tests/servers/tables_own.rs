@@ -176,16 +176,7 @@ fn postgresql_the_schema_owner_cannot_put_a_view_under_a_run() {
 fn postgresql_the_schema_owner_cannot_put_a_trigger_under_order_entry() {
     let cluster = start_postgresql();
     let url = pg_url(&cluster);
-    let made = run(&[
-        "db",
-        "setup",
-        "--workload",
-        "tpcc",
-        "--warehouses",
-        "1",
-        "--target",
-        &url,
-    ]);
+    let made = run(&["db", "setup", "tpcc", "--warehouses", "1", "--target", &url]);
     assert!(made.status.success(), "{}", printed(&made));
     cluster.psql("ALTER DATABASE shop OWNER TO mallory");
     // Her table has the columns the catalogue shows anyone.

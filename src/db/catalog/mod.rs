@@ -13,20 +13,19 @@ pub(crate) use record::{
     CATALOG_TABLE, IDENTITY_COLUMNS, LOADING, LOCK_NAME, NotCreated, PG_LOCK_KEY, Teardown,
     identity_select, listed, verdict,
 };
-pub use record::{
-    Identity, ObjectKind, Owned, PREFIX, SetupOf, SetupRecord, SetupStamp, TPCC_PREFIX, Verdict,
-    loop_function, table_name,
-};
+pub use record::{Claim, Identity, ObjectKind, Owned, PREFIX, SetupStamp, Verdict};
 
 use super::Database;
 
 /// Drops what the catalogue lists (functions first) while it still is what setup created,
-/// only `of` one workload's setup when given, then, with `empty_catalogue` (teardown), the
-/// catalogue when it lists nothing any more. A setup keeps an empty catalogue and works in
-/// it: it never drops an object it did not create, and the catalogue may be another's.
+/// only what `of` one setup claims when given, then, with `empty_catalogue` (teardown), the
+/// catalogue when it lists nothing any more. Rows no setup of `claims` claims are refused,
+/// never dropped. A setup keeps an empty catalogue and works in it: it never drops an object
+/// it did not create, and the catalogue may be another's.
 fn drop_catalogued(
     database: &dyn Database,
-    of: Option<SetupOf>,
+    claims: &[&dyn Claim],
+    of: Option<&dyn Claim>,
     empty_catalogue: bool,
 ) -> Result<Teardown> {
     let writers = database.catalogue_writers()?;
@@ -40,13 +39,14 @@ fn drop_catalogued(
     let upper_case = database.upper_case_names();
     let mut owned = database.catalogue()?;
     owned.retain(|object| {
-        of.is_none() || object.setup_of(upper_case) == of || object.setup_of(upper_case).is_none()
+        of.is_none_or(|of| object.claimed_by(of, upper_case))
+            || !object.is_corescale_shaped(claims, upper_case)
     });
     owned.sort_by_key(|object| object.kind != Some(ObjectKind::Function));
     let mut torn = Teardown::default();
     let (shaped, refused): (Vec<Owned>, Vec<Owned>) = owned
         .into_iter()
-        .partition(|object| object.is_corescale_shaped(upper_case));
+        .partition(|object| object.is_corescale_shaped(claims, upper_case));
     torn.refused = refused.into_iter().map(|object| object.name).collect();
     let verdicts = database.drop_owned_all(&shaped)?;
     ensure!(
@@ -75,9 +75,10 @@ fn drop_catalogued(
     Ok(torn)
 }
 
-/// Drops corescale's own objects, by its catalogue, under the setup lock.
-pub(crate) fn teardown(database: &dyn Database) -> Result<Teardown> {
-    under_setup_lock(database, || teardown_locked(database))
+/// Drops corescale's own objects, by its catalogue, under the setup lock: those some setup
+/// of `claims` (every workload's) claims, and only while each still is what setup created.
+pub(crate) fn teardown(database: &dyn Database, claims: &[&dyn Claim]) -> Result<Teardown> {
+    under_setup_lock(database, || teardown_locked(database, claims))
 }
 
 /// Runs `work` holding the setup lock, and releases it whatever `work` answered.
@@ -106,8 +107,8 @@ fn under_setup_lock<T>(database: &dyn Database, work: impl FnOnce() -> Result<T>
     Ok(done)
 }
 
-fn teardown_locked(database: &dyn Database) -> Result<Teardown> {
-    let mut torn = drop_catalogued(database, None, true)?;
+fn teardown_locked(database: &dyn Database, claims: &[&dyn Claim]) -> Result<Teardown> {
+    let mut torn = drop_catalogued(database, claims, None, true)?;
     // Listed once: what the catalogue lists is reported above, dropped or not.
     let reported: Vec<&str> = torn
         .dropped
@@ -124,20 +125,21 @@ fn teardown_locked(database: &dyn Database) -> Result<Teardown> {
     Ok(torn)
 }
 
-/// One workload's setup under the setup lock: what its earlier setup created is dropped
-/// first (other workloads' objects stay), objects named as `wanted` that the catalogue does
-/// not list are refused, never overwritten; then `create` makes the objects, each marked
-/// with the stamp it is given and recorded. Returns the objects the earlier setup left, now
-/// dropped.
+/// One setup under the setup lock: what `of` claims of the catalogue is dropped first (the
+/// objects of the other setups of `claims` stay), objects named as `wanted` that the
+/// catalogue does not list are refused, never overwritten; then `create` makes the objects,
+/// each marked with the stamp it is given and recorded. Returns the objects the earlier
+/// setup left, now dropped.
 pub(crate) fn setup_owned(
     database: &dyn Database,
-    of: SetupOf,
+    claims: &[&dyn Claim],
+    of: &dyn Claim,
     wanted: &[String],
     create: impl FnOnce(&SetupStamp) -> Result<()>,
 ) -> Result<Vec<String>> {
     under_setup_lock(database, || {
         refuse_others_in_control(database, wanted)?;
-        let previous = drop_earlier_setup(database, of)?;
+        let previous = drop_earlier_setup(database, claims, of)?;
         // Kept when it lists another workload's objects.
         let has_catalogue = database.has_catalogue()?;
         if has_catalogue
@@ -167,8 +169,12 @@ pub(crate) fn setup_owned(
 
 /// Drops what the workload's earlier setup created; refuses to go on when the catalogue
 /// lists anything else teardown would not drop.
-fn drop_earlier_setup(database: &dyn Database, of: SetupOf) -> Result<Vec<String>> {
-    let torn = drop_catalogued(database, Some(of), false)?;
+fn drop_earlier_setup(
+    database: &dyn Database,
+    claims: &[&dyn Claim],
+    of: &dyn Claim,
+) -> Result<Vec<String>> {
+    let torn = drop_catalogued(database, claims, Some(of), false)?;
     if !torn.refused.is_empty() {
         bail!(
             "{CATALOG_TABLE} in {} lists {} which corescale never creates: fix or drop the catalogue by hand before a new setup",
@@ -188,7 +194,7 @@ fn drop_earlier_setup(database: &dyn Database, of: SetupOf) -> Result<Vec<String
         && database
             .catalogue()?
             .iter()
-            .any(|object| object.setup_of(upper_case) == Some(of))
+            .any(|object| object.claimed_by(of, upper_case))
     {
         bail!(
             "{CATALOG_TABLE} in {} gained rows while its objects were dropped: is something else writing it? Check it before a new setup",
@@ -274,47 +280,6 @@ pub(crate) fn warn_of_schema(database: &dyn Database) -> Result<()> {
         say!("corescale: warning: {warning}");
     }
     Ok(())
-}
-
-/// The tables a finished setup recorded: how many schemas, and rows per schema.
-pub(crate) fn inventory(database: &dyn Database) -> Result<(u64, u64)> {
-    let mut tables: Vec<(u64, SetupRecord)> = Vec::new();
-    for object in database.catalogue()? {
-        if object.kind != Some(ObjectKind::Table)
-            || object.setup_of(database.upper_case_names()) != Some(SetupOf::Slob)
-        {
-            continue;
-        }
-        if object.state != READY {
-            bail!(
-                "{} in {} was not fully loaded (an interrupted `corescale db setup`?): run the setup again",
-                object.name,
-                database.target()
-            );
-        }
-        let record: SetupRecord = serde_json::from_str(&object.parameters).map_err(|error| {
-            anyhow::anyhow!(
-                "{CATALOG_TABLE} in {} has unreadable parameters for {}: {error}",
-                database.target(),
-                object.name
-            )
-        })?;
-        tables.push((record.schema, record));
-    }
-    tables.sort_by_key(|(schema, _)| *schema);
-    let Some((_, first)) = tables.first() else {
-        return Ok((0, 0));
-    };
-    let consistent = tables.iter().enumerate().all(|(index, (schema, record))| {
-        *schema == index as u64 && record.rows == first.rows && record.schemas == first.schemas
-    });
-    if !consistent || first.schemas != tables.len() as u64 {
-        bail!(
-            "{CATALOG_TABLE} in {} lists an incomplete or mixed set of tables: run `corescale db setup` again",
-            database.target()
-        );
-    }
-    Ok((first.schemas, first.rows))
 }
 
 #[cfg(test)]

@@ -3,55 +3,17 @@
 //! one setup created. Data only: the drivers fill it, `catalog` acts on it.
 
 use anyhow::Result;
-use serde::{Deserialize, Serialize};
 
 /// Every object corescale creates starts with this; teardown drops what its catalogue lists.
 pub const PREFIX: &str = "corescale_";
 
-pub fn table_name(schema: u64) -> String {
-    format!("{PREFIX}t{schema}")
-}
-
-/// The server-side loop over table corescale_tN is the function corescale_loop_tN.
-pub fn loop_function(schema: u64) -> String {
-    format!("{PREFIX}loop_t{schema}")
-}
-
-/// The order-entry workload's tables: this, then the TPC-C specification's table name.
-pub const TPCC_PREFIX: &str = "corescale_tpcc_";
-
-/// The workloads whose setups create catalogued objects, each owning its names.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum SetupOf {
-    /// `corescale_tN` and `corescale_loop_tN`.
-    Slob,
-    /// `corescale_tpcc_<name>`.
-    Tpcc,
-}
-
-impl SetupOf {
-    /// The workload whose setup creates an object of `kind` named `name` (lower case; Oracle's
-    /// upper-case names folded by the caller); None for a name corescale never creates.
-    pub fn of(kind: ObjectKind, name: &str) -> Option<Self> {
-        let numbered = |prefix: &str| {
-            name.strip_prefix(prefix).is_some_and(|digits| {
-                !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit())
-            })
-        };
-        match kind {
-            ObjectKind::Table if numbered(&format!("{PREFIX}t")) => Some(SetupOf::Slob),
-            ObjectKind::Function if numbered(&format!("{PREFIX}loop_t")) => Some(SetupOf::Slob),
-            ObjectKind::Table
-                if name.strip_prefix(TPCC_PREFIX).is_some_and(|rest| {
-                    (1..=16).contains(&rest.len())
-                        && rest.bytes().all(|b| b.is_ascii_lowercase() || b == b'_')
-                }) =>
-            {
-                Some(SetupOf::Tpcc)
-            }
-            _ => None,
-        }
-    }
+/// A setup's claim on the objects it creates, by their kind and name: what a workload
+/// answers for its own (`workload::objects`), so the catalogue drops only objects some
+/// setup claims and its records prove, and knows no workload's names itself.
+pub trait Claim: Sync {
+    /// Whether an object of `kind` named `name` (lower case; Oracle's upper-case names
+    /// folded by the caller) is one this setup creates.
+    fn claims(&self, kind: ObjectKind, name: &str) -> bool;
 }
 
 /// corescale's catalogue of the objects it created.
@@ -89,20 +51,6 @@ impl ObjectKind {
 /// once), `ready` when it holds its rows.
 pub(crate) const LOADING: &str = "loading";
 pub const READY: &str = "ready";
-
-/// The setup parameters stored with each object, as JSON.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-pub struct SetupRecord {
-    pub schema: u64,
-    pub schemas: u64,
-    pub rows: u64,
-}
-
-impl SetupRecord {
-    pub fn to_json(self) -> String {
-        serde_json::to_string(&self).expect("three integers serialise")
-    }
-}
 
 /// Catalogue columns holding an object's identity. A catalogue without all of them (an older
 /// corescale's) records no identity: teardown then leaves every object it lists alone.
@@ -402,27 +350,26 @@ impl Owned {
         })
     }
 
-    /// Whether the row names an object of a shape corescale creates. A row that does not is
-    /// never dropped: whoever can write the catalogue must not steer teardown elsewhere.
-    /// corescale's names are all lower case, or all upper case where the database folds
-    /// unquoted names so (`upper_case`, Oracle); any other spelling is never one of them.
-    pub fn is_corescale_shaped(&self, upper_case: bool) -> bool {
-        self.setup_of(upper_case).is_some()
+    /// Whether the row names an object of a shape some setup of `claims` creates. A row that
+    /// does not is never dropped: whoever can write the catalogue must not steer teardown
+    /// elsewhere.
+    pub fn is_corescale_shaped(&self, claims: &[&dyn Claim], upper_case: bool) -> bool {
+        claims
+            .iter()
+            .any(|claim| self.claimed_by(*claim, upper_case))
     }
 
-    /// The workload whose setup created this row's object, by its kind and name (see
-    /// [`Owned::is_corescale_shaped`]); None for a row of any other shape.
-    pub fn setup_of(&self, upper_case: bool) -> Option<SetupOf> {
+    /// Whether `claim`'s setup creates this row's object, by its kind and name. corescale's
+    /// names are all lower case, or all upper case where the database folds unquoted names
+    /// so (`upper_case`, Oracle); any other spelling is never one of them.
+    pub fn claimed_by(&self, claim: &dyn Claim, upper_case: bool) -> bool {
         let lower = self.name.to_ascii_lowercase();
         let expected = if upper_case {
             self.name.to_ascii_uppercase()
         } else {
             lower.clone()
         };
-        if self.name != expected {
-            return None;
-        }
-        SetupOf::of(self.kind?, &lower)
+        self.name == expected && self.kind.is_some_and(|kind| claim.claims(kind, &lower))
     }
 }
 

@@ -193,31 +193,15 @@ impl WorkloadOptions for DbArgs {
     }
 }
 
-/// `db setup`: corescale's tables in a database.
+/// `db setup [slob]`: SLOB's tables in a database (`db setup`'s default).
 #[derive(Debug, Args)]
 pub struct DbSetupArgs {
     #[command(flatten)]
     pub target: DbTargetArgs,
 
-    /// What to create: slob (tables of one-row blocks, for `run db`) or tpcc (the nine
-    /// order-entry tables derived from TPC-C, loaded as its clause 4.3 says; not an audited
-    /// TPC-C). Each replaces only its own earlier setup.
-    #[arg(long, value_enum, default_value = "slob")]
-    pub workload: SetupWorkload,
-
     /// Tables to create, one per session (run sessions beyond this share them); default 2.
-    /// SLOB only.
     #[arg(long, value_parser = clap::value_parser!(u64).range(1..=1000))]
     pub schemas: Option<u64>,
-
-    /// Warehouses of the order-entry tables (--workload tpcc; about 100 MB each on disk).
-    #[arg(long, value_parser = clap::value_parser!(u64).range(1..=100_000))]
-    pub warehouses: Option<u64>,
-
-    /// Sessions loading the order-entry tables in parallel (--workload tpcc). Default: this
-    /// host's CPUs, at most one per warehouse.
-    #[arg(long, value_parser = clap::value_parser!(u64).range(1..=256))]
-    pub loaders: Option<u64>,
 
     /// Rows (one-row blocks) per table, as a count (8192) or a size at 8 KiB per row (64M).
     /// Default: 64M, or less so that the tables fit the server's buffer cache with a fifth of
@@ -229,31 +213,7 @@ pub struct DbSetupArgs {
 /// Rows per table when `--scale` is not given, before fitting them to the buffer cache.
 pub(crate) const DEFAULT_SETUP_ROWS: u64 = (64 << 20) / SETUP_ROW_BYTES;
 
-/// The workloads `db setup` creates tables for.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum SetupWorkload {
-    Slob,
-    Tpcc,
-}
-
 impl DbSetupArgs {
-    /// Refuses options of the other workload's setup.
-    pub fn check_workload(&self) -> Result<(), UsageError> {
-        match self.workload {
-            SetupWorkload::Slob if self.warehouses.is_some() || self.loaders.is_some() => {
-                Err(UsageError::new(
-                    "--warehouses and --loaders size the order-entry tables: add --workload tpcc",
-                ))
-            }
-            SetupWorkload::Tpcc if self.scale.is_some() || self.schemas.is_some() => {
-                Err(UsageError::new(
-                    "--scale and --schemas size SLOB's tables: for --workload tpcc give --warehouses",
-                ))
-            }
-            _ => Ok(()),
-        }
-    }
-
     /// SLOB's tables: `--schemas`, else 2.
     pub fn schemas(&self) -> u64 {
         self.schemas.unwrap_or(2)

@@ -5,6 +5,7 @@
 
 pub(crate) mod args;
 pub(crate) mod instances;
+pub(crate) mod objects;
 pub(crate) mod session;
 mod statements;
 pub(crate) mod tables;
@@ -23,7 +24,7 @@ use super::{
     JobShape, LevelFigures, LevelTotals, SessionConnection, Sessions, Workload, WorkloadInfo,
     WorkloadKind,
 };
-use crate::db::catalog::{ObjectKind, Owned, SetupOf, Verdict};
+use crate::db::catalog::{ObjectKind, Owned, Verdict};
 use crate::db::cluster::{Cluster, Replay, Route};
 use crate::db::connect::{target::Target, tls};
 use crate::db::{Database, DbCounters, Maintenance, TablesHeld};
@@ -113,7 +114,7 @@ fn objects_read(database: &dyn Database, server_loop: bool) -> Result<Vec<Owned>
     Ok(database
         .catalogue()?
         .into_iter()
-        .filter(|object| object.setup_of(database.upper_case_names()) == Some(SetupOf::Slob))
+        .filter(|object| object.claimed_by(&objects::SlobTables, database.upper_case_names()))
         .filter(|object| match object.kind {
             Some(ObjectKind::Table) => true,
             Some(ObjectKind::Function) => server_loop,
@@ -162,7 +163,7 @@ impl DbWorkload {
         }
         (cluster.forwarded().iter()).for_each(|note| say!("corescale: note: {note}"));
         crate::db::catalog::refuse_others_in_control(database.as_ref(), &[])?;
-        let (schemas, rows) = crate::db::catalog::inventory(database.as_ref())?;
+        let (schemas, rows) = objects::inventory(database.as_ref())?;
         if schemas == 0 {
             bail!(
                 "no corescale tables in {target}: run `corescale db setup --target {target}` first"
@@ -188,7 +189,7 @@ impl DbWorkload {
             .filter(|instance| !Arc::ptr_eq(&instance.database, &database))
         {
             let other = instance.database.target();
-            let tables = crate::db::catalog::inventory(instance.database.as_ref())?;
+            let tables = objects::inventory(instance.database.as_ref())?;
             if tables != (schemas, rows) {
                 bail!(
                     "{other} has {} corescale table(s) of {} rows, {target} {schemas} of {rows}: each instance must hold the primary's tables (run `corescale db setup` with every --target, which waits for the replicas)",

@@ -2,7 +2,7 @@
 //! database layer's sessions prepare, bind and send them, knowing no workload (as sysbench's
 //! drivers run its Lua scripts' SQL).
 
-use crate::db::catalog::{loop_function, table_name};
+use super::objects::{loop_function, table_name};
 use crate::db::product::Dialect;
 use crate::db::{Answer, BoundValue, Database, SampledStatement};
 

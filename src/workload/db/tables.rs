@@ -6,9 +6,10 @@
 
 use anyhow::{Context, Result};
 
-use crate::db::catalog::{self, ObjectKind, SetupOf, SetupRecord, SetupStamp};
+use super::objects::{SetupRecord, SlobTables, loop_function, table_name};
+use crate::db::catalog::{self, ObjectKind, SetupStamp};
 use crate::db::product::Dialect;
-use crate::db::{Database, Field, Rows, loop_function, table_name};
+use crate::db::{Database, Field, Rows};
 use crate::rng::permutation;
 
 /// PostgreSQL and Oracle: a 1000-byte filler and fillfactor 10 (PCTFREE 99) leave one row
@@ -42,26 +43,32 @@ pub fn setup(
     let wanted: Vec<String> = (0..schemas)
         .flat_map(|schema| [table_name(schema), loop_function(schema)])
         .collect();
-    catalog::setup_owned(database, SetupOf::Slob, &wanted, |stamp| {
-        std::thread::scope(|scope| -> Result<()> {
-            let loaders: Vec<_> = (0..schemas)
-                .map(|schema| {
-                    let record = SetupRecord {
-                        schema,
-                        schemas,
-                        rows,
-                    };
-                    scope.spawn(move || load_table(database, record, stamp, loaded))
-                })
-                .collect();
-            for loader in loaders {
-                loader
-                    .join()
-                    .map_err(|_| anyhow::anyhow!("a loader thread panicked"))??;
-            }
-            Ok(())
-        })
-    })
+    catalog::setup_owned(
+        database,
+        crate::workload::CLAIMS,
+        &SlobTables,
+        &wanted,
+        |stamp| {
+            std::thread::scope(|scope| -> Result<()> {
+                let loaders: Vec<_> = (0..schemas)
+                    .map(|schema| {
+                        let record = SetupRecord {
+                            schema,
+                            schemas,
+                            rows,
+                        };
+                        scope.spawn(move || load_table(database, record, stamp, loaded))
+                    })
+                    .collect();
+                for loader in loaders {
+                    loader
+                        .join()
+                        .map_err(|_| anyhow::anyhow!("a loader thread panicked"))??;
+                }
+                Ok(())
+            })
+        },
+    )
 }
 
 /// One table: created and recorded as loading, its rows in the key order of its schema's

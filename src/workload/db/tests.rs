@@ -1,10 +1,11 @@
 //! The db workload's level figures and setup lock, on a fake database.
 use super::*;
-use crate::db::catalog::{ObjectKind, Owned, READY, SetupRecord, Verdict};
+use crate::db::catalog::{ObjectKind, Owned, READY, Verdict};
 use crate::db::{
     AtTarget, Catalogue, DbSession, Replication, ServerCounters, ServerProcesses, SetupWindow,
-    catalog, driver, table_name,
+    catalog, driver,
 };
+use objects::{SetupRecord, table_name};
 use std::sync::atomic::{AtomicBool, Ordering};
 
 /// A database of two catalogued tables whose block counters advance by what the test
@@ -125,7 +126,10 @@ fn setup_and_teardown_release_the_setup_lock_even_when_they_fail() {
         setup_locked: Default::default(),
     };
     for _ in 0..2 {
-        let failed = format!("{:#}", catalog::teardown(&database).unwrap_err());
+        let failed = format!(
+            "{:#}",
+            catalog::teardown(&database, crate::workload::CLAIMS).unwrap_err()
+        );
         assert!(
             failed.contains("read only") && failed.contains("nothing was dropped"),
             "{failed}"

@@ -5,6 +5,7 @@
 
 pub mod consistency;
 pub mod load;
+pub mod objects;
 pub mod random;
 pub mod run;
 pub mod schema;
@@ -18,7 +19,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use anyhow::{Context, Result, anyhow, bail};
 use serde::{Deserialize, Serialize};
 
-use crate::db::catalog::{self, ObjectKind, Owned, SetupOf, SetupStamp};
+use crate::db::catalog::{self, ObjectKind, Owned, SetupStamp};
 use crate::db::product::Dialect;
 use crate::db::{Database, DbSession};
 use load::Batch;
@@ -78,19 +79,26 @@ pub fn setup(
         per_table[index].fetch_add(count, Ordering::Relaxed);
         loaded(count);
     };
-    let previous = catalog::setup_owned(database, SetupOf::Tpcc, &wanted, |stamp| {
-        let recorded = TpccSetup {
-            workload: Workload::Tpcc,
-            warehouses,
-            nurand: NurandConstants::draw(&mut Random::new(0, stamp_salt(stamp))),
-        };
-        create_tables(database, dialect, stamp, &recorded)?;
-        load_rows(database, &recorded, loaders, &counted)?;
-        let rows = per_table
-            .each_ref()
-            .map(|count| count.load(Ordering::Relaxed));
-        finish_tables(database, dialect, rows)
-    })?;
+    let claims = crate::workload::CLAIMS;
+    let previous = catalog::setup_owned(
+        database,
+        claims,
+        &objects::OrderEntryTables,
+        &wanted,
+        |stamp| {
+            let recorded = TpccSetup {
+                workload: Workload::Tpcc,
+                warehouses,
+                nurand: NurandConstants::draw(&mut Random::new(0, stamp_salt(stamp))),
+            };
+            create_tables(database, dialect, stamp, &recorded)?;
+            load_rows(database, &recorded, loaders, &counted)?;
+            let rows = per_table
+                .each_ref()
+                .map(|count| count.load(Ordering::Relaxed));
+            finish_tables(database, dialect, rows)
+        },
+    )?;
     Ok(Loaded {
         previous,
         rows: per_table
@@ -124,11 +132,11 @@ pub fn verify(database: &dyn Database) -> Result<Verified> {
     let owned: Vec<Owned> = database
         .catalogue()?
         .into_iter()
-        .filter(|object| object.setup_of(upper_case) == Some(SetupOf::Tpcc))
+        .filter(|object| object.claimed_by(&objects::OrderEntryTables, upper_case))
         .collect();
     if owned.is_empty() {
         bail!(
-            "{target} has no order-entry tables of corescale's: run `corescale db setup --workload tpcc --target {target}` first"
+            "{target} has no order-entry tables of corescale's: run `corescale db setup tpcc --target {target}` first"
         );
     }
     let mut listed = Vec::with_capacity(schema::TABLES.len());
@@ -139,12 +147,12 @@ pub fn verify(database: &dyn Database) -> Result<Verified> {
             .find(|object| object.name.eq_ignore_ascii_case(&name))
         else {
             bail!(
-                "{target}: corescale's catalogue does not list {name}: run `corescale db setup --workload tpcc` again"
+                "{target}: corescale's catalogue does not list {name}: run `corescale db setup tpcc` again"
             );
         };
         if object.state != catalog::READY {
             bail!(
-                "{target}: {name} was not fully loaded (an interrupted setup?): run `corescale db setup --workload tpcc` again"
+                "{target}: {name} was not fully loaded (an interrupted setup?): run `corescale db setup tpcc` again"
             );
         }
         listed.push(object.clone());
@@ -163,7 +171,7 @@ pub fn verify(database: &dyn Database) -> Result<Verified> {
     let nurand = setup.nurand;
     if setup.warehouses == 0 || nurand.c_last > 255 || nurand.c_id > 1023 || nurand.ol_i_id > 8191 {
         bail!(
-            "{target}: corescale's catalogue records {} warehouses and C constants {}/{}/{} (at most 255/1023/8191): not a setup of corescale's; run `corescale db setup --workload tpcc` again",
+            "{target}: corescale's catalogue records {} warehouses and C constants {}/{}/{} (at most 255/1023/8191): not a setup of corescale's; run `corescale db setup tpcc` again",
             setup.warehouses,
             nurand.c_last,
             nurand.c_id,
@@ -182,7 +190,7 @@ pub fn check_tables(database: &dyn Database, tables: &[Owned], when: &str) -> Re
     for (object, verdict) in tables.iter().zip(database.verify_owned(tables)?) {
         if verdict != catalog::Verdict::Same {
             bail!(
-                "{}: {} is not the table corescale's setup created ({}){when}: it is not read; check it, then run `corescale db setup --workload tpcc` again",
+                "{}: {} is not the table corescale's setup created ({}){when}: it is not read; check it, then run `corescale db setup tpcc` again",
                 database.target(),
                 object.name,
                 verdict.reason()

@@ -46,7 +46,7 @@ const PARTS: Parts = Parts {
 /// `run tpcc`: the options.
 #[derive(Debug, Clone, Args)]
 #[command(
-    after_help = "Order entry derived from TPC-C (not an audited TPC-C result): set the tables up first with `corescale db setup --workload tpcc --warehouses W`. Each session is a terminal of one home warehouse (sessions are dealt to warehouses in turn); NOPM counts new orders per minute from the districts' order counters, TPM the server's commits and rollbacks per minute.\n\nExamples:\n  corescale db setup --workload tpcc --warehouses 4 \\\n      --target postgres://bench@db1/shop\n  corescale run tpcc --target postgres://bench@db1/shop --sweep 1,2,4,8 \\\n      --duration 60s\n  corescale run tpcc --target mysql://root@127.0.0.1/test --sweep 4 \\\n      --mix 50,40,4,3,3 --max-failures 10"
+    after_help = "Order entry derived from TPC-C (not an audited TPC-C result): set the tables up first with `corescale db setup tpcc --warehouses W`. Each session is a terminal of one home warehouse (sessions are dealt to warehouses in turn); NOPM counts new orders per minute from the districts' order counters, TPM the server's commits and rollbacks per minute.\n\nExamples:\n  corescale db setup tpcc --warehouses 4 \\\n      --target postgres://bench@db1/shop\n  corescale run tpcc --target postgres://bench@db1/shop --sweep 1,2,4,8 \\\n      --duration 60s\n  corescale run tpcc --target mysql://root@127.0.0.1/test --sweep 4 \\\n      --mix 50,40,4,3,3 --max-failures 10"
 )]
 #[command(next_help_heading = "tpcc (order entry derived from TPC-C)")]
 #[command(mut_arg("service_base", |arg| arg.hide(true)))]
@@ -495,7 +495,7 @@ fn own_warehouses(context: &BuildContext, warehouses: u64) -> Result<OwnWarehous
     };
     if (parts as u64) > warehouses {
         return Err(UsageError::new(format!(
-            "a campaign of {parts} parts needs at least {parts} warehouses, each part its own ({warehouses} set up): set up more (`corescale db setup --workload tpcc --warehouses {parts}`) or run fewer parts"
+            "a campaign of {parts} parts needs at least {parts} warehouses, each part its own ({warehouses} set up): set up more (`corescale db setup tpcc --warehouses {parts}`) or run fewer parts"
         ))
         .into());
     }

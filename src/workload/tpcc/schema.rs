@@ -2,7 +2,7 @@
 //! after corescale's prefix, their primary keys, and the two indexes its transactions'
 //! lookups need (customers by last name, a customer's last order), written for each dialect.
 
-use crate::db::catalog::TPCC_PREFIX;
+use super::objects::TPCC_PREFIX;
 use crate::db::product::Dialect;
 
 /// A column's type, as clause 1.3 gives it.
