@@ -274,7 +274,7 @@ pub(crate) fn to_csv(document: &RunDocument) -> Result<Vec<u8>> {
     // Every output that shows NOPM says what it is (readers skip columns they do not know).
     let nopm_note = figures
         .contains(&"nopm")
-        .then_some(crate::workload::tpcc::run::NOT_AUDITED);
+        .then_some(super::workload::NOT_AUDITED);
     if nopm_note.is_some() {
         header.push_field(NOPM_NOTE);
     }

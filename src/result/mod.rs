@@ -1,17 +1,20 @@
 //! The versioned result document (`corescale/1`) and its writers.
 
 pub mod csv_format;
+#[cfg(test)]
+mod document_tests;
 pub(crate) mod hlog_format;
 pub mod ranges;
 pub mod search;
 pub(crate) mod summary;
+pub mod workload;
 pub(crate) mod writer;
 
 pub use crate::stats::Stats;
 
-/// A cluster level's instance, as `report` reads it back.
-pub use crate::workload::db::InstanceFigures;
 use std::collections::BTreeMap;
+/// A cluster level's instance, as `report` reads it back.
+pub use workload::InstanceFigures;
 
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
@@ -21,9 +24,8 @@ use crate::host::counters::CounterStatus;
 use crate::host::interference::Interference;
 use crate::host::os_stats::OsFigures;
 use crate::host::pinning::Pin;
-use crate::workload::WorkloadInfo;
-use crate::workload::db::{DbFigureNames, DbFigures};
-use crate::workload::lio::{SlobFigureNames, SlobFigures};
+use workload::WorkloadInfo;
+use workload::figure_names as names;
 
 pub const SCHEMA: &str = "corescale/1";
 
@@ -155,11 +157,11 @@ pub struct Level {
     pub server_cpu_s: Option<f64>,
     /// How each session reached its server: TLS protocol and cipher, or clear text (db).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub connections: Vec<crate::workload::SessionConnection>,
+    pub connections: Vec<workload::SessionConnection>,
     /// A cluster's level, instance by instance: sessions, statements, response times and
     /// each instance's own counters (db on several instances; the CSV keeps the totals).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub instances: Vec<crate::workload::db::InstanceFigures>,
+    pub instances: Vec<workload::InstanceFigures>,
     /// Response times: of each statement (db, lio, pio) or each job (fixed work).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub latency: Option<crate::latency::Latency>,
@@ -188,10 +190,10 @@ pub struct Level {
 
 /// Where documents written before `workload_rate` and `server_cpu_s` existed keep those
 /// figures: the db workload's `workload_figures`.
-const LEGACY_RATE: &str = DbFigures::NAMES.db_lio_per_s;
-const LEGACY_SERVER_CPU: &str = DbFigures::NAMES.db_cpu_s;
+const LEGACY_RATE: &str = names::DB_LIO_PER_S;
+const LEGACY_SERVER_CPU: &str = names::DB_CPU_S;
 /// The workload figures that the rate columns show already: the database's own LIO count.
-pub(crate) const RATE_FIGURES: [&str; 2] = [LEGACY_RATE, DbFigures::NAMES.db_lio_per_s_per_worker];
+pub(crate) const RATE_FIGURES: [&str; 2] = [LEGACY_RATE, names::DB_LIO_PER_S_PER_WORKER];
 
 impl Level {
     /// CPU seconds a server spent for the workers over the level, where measured, and the
@@ -398,14 +400,12 @@ impl CacheFigure {
     /// The names the workloads record it under, from their declarations: lio and pio's
     /// first, db's second.
     pub(crate) fn names(self) -> &'static [&'static str] {
-        const SLOB: SlobFigureNames = SlobFigures::NAMES;
-        const DB: DbFigureNames = DbFigures::NAMES;
         match self {
-            Self::HitRatio => &[SLOB.cache_hit_ratio, DB.db_hit_ratio],
-            Self::LatchGets => &[SLOB.latch_gets],
-            Self::LatchMisses => &[SLOB.latch_misses],
-            Self::PioPerS => &[SLOB.pio_per_s, DB.db_pio_per_s],
-            Self::ReadP99Us => &[SLOB.read_us_p99],
+            Self::HitRatio => &[names::CACHE_HIT_RATIO, names::DB_HIT_RATIO],
+            Self::LatchGets => &[names::LATCH_GETS],
+            Self::LatchMisses => &[names::LATCH_MISSES],
+            Self::PioPerS => &[names::PIO_PER_S, names::DB_PIO_PER_S],
+            Self::ReadP99Us => &[names::READ_US_P99],
         }
     }
 
@@ -514,7 +514,7 @@ impl Level {
         if connections.is_empty() {
             return None;
         }
-        let encrypted: Vec<&crate::workload::SessionConnection> = connections
+        let encrypted: Vec<&workload::SessionConnection> = connections
             .iter()
             .filter(|connection| connection.tls)
             .collect();

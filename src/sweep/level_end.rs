@@ -5,8 +5,8 @@ use anyhow::Result;
 use nix::sched::{CpuSet, sched_getaffinity};
 use nix::unistd::Pid;
 
-use super::runner::LevelSettings;
 use super::server_sampler::{ServerReading, add_server_rates};
+use super::settings::LevelSettings;
 use crate::host::cpu_limit::{self, ThrottleCounts};
 use crate::host::interference::{Interference, LevelLoad, judge};
 use crate::host::sysfs::FsRoot;

@@ -10,6 +10,7 @@ pub mod runner;
 pub(crate) mod search;
 pub(crate) mod search_probe;
 mod server_sampler;
+pub mod settings;
 pub(crate) mod steps;
 pub(crate) mod stop;
 #[cfg(test)]

@@ -72,7 +72,7 @@ impl Workload for BandwidthWorkload {
     fn info(&self) -> WorkloadInfo {
         let array_bytes = self.elements as u64 * 8;
         WorkloadInfo {
-            kind: WorkloadKind::Bandwidth,
+            kind: WorkloadKind::Bandwidth.into(),
             unit: "bytes".to_string(),
             job_size: self.job_passes,
             job_size_unit: "passes".to_string(),

@@ -65,7 +65,7 @@ impl WorkloadOptions for CpuArgs {
 impl Workload for CpuWorkload {
     fn info(&self) -> WorkloadInfo {
         WorkloadInfo {
-            kind: WorkloadKind::Cpu,
+            kind: WorkloadKind::Cpu.into(),
             unit: "iterations".to_string(),
             job_size: self.job_iterations,
             job_size_unit: "iterations".to_string(),

@@ -90,7 +90,7 @@ impl Workload for MemoryWorkload {
     fn info(&self) -> WorkloadInfo {
         let bytes = self.array_words as u64 * 8;
         WorkloadInfo {
-            kind: WorkloadKind::Memory,
+            kind: WorkloadKind::Memory.into(),
             unit: "accesses".to_string(),
             job_size: self.job_accesses,
             job_size_unit: "accesses".to_string(),

@@ -29,6 +29,7 @@ use serde::{Deserialize, Serialize};
 use crate::error::UsageError;
 use crate::host::Topology;
 use crate::latency::{SessionClock, SessionLatency};
+pub use crate::result::workload::{JobShape, SessionConnection, WorkloadInfo, WorkloadName};
 pub use plan::{LevelLength, LevelPlan, LevelSessions};
 pub use server::ServerWorkload;
 
@@ -179,83 +180,6 @@ impl InnerLoopArgs {
     }
 }
 
-/// A description of the workload as the result document records it.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct WorkloadInfo {
-    pub kind: WorkloadKind,
-    /// What one counted operation is: "iterations", "accesses", "bytes".
-    pub unit: String,
-    /// Operations of one fixed-work job.
-    pub job_size: u64,
-    /// What `job_size` counts when it differs from `unit` (bandwidth: passes over the arrays).
-    pub job_size_unit: String,
-    /// Bytes each worker allocates (0 for cpu).
-    pub bytes_per_worker: u64,
-    /// Bytes allocated once for all workers (the lio buffer cache).
-    #[serde(default)]
-    pub shared_bytes: u64,
-    pub array_bytes: Option<u64>,
-    pub description: String,
-    /// What a database job was, beyond its workload and size: only runs of one shape compare
-    /// by speed or capacity (db runs; none for the others).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub shape: Option<JobShape>,
-    /// A database workload's server: on this host (its cores are this host's) or elsewhere
-    /// (`report` then knows them only from `--cores` or `--nodes`). None for the workloads
-    /// that run on this host itself, and in documents written before it was recorded.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub server_on_this_host: Option<bool>,
-}
-
-/// A database job's shape: the engine, the statement, how many statements go per round trip,
-/// and whether the load was paced (open loop) or as fast as answered (closed loop).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct JobShape {
-    /// The product and major version: "PostgreSQL 15", "MariaDB 10.11".
-    pub engine: String,
-    /// The statement: "work unit 64, 20% updates of 64 rows".
-    pub statement: String,
-    /// Blocks one select visits by the database's own count, measured before the run.
-    pub blocks_per_statement: f64,
-    /// Statements per round trip: 1 one at a time, 32 pipelined, 200 looped in the server.
-    pub pipeline_depth: u64,
-    /// Whether the load was paced (`--rate`): then even its closed-loop level is one
-    /// statement at a time.
-    pub open_loop: bool,
-    /// The seed of random arrivals (`--arrivals poisson`), drawn anew each run: `--seed`
-    /// repeats them. Not part of the job: two runs of one job differ in it.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub arrivals_seed: Option<u64>,
-}
-
-impl JobShape {
-    /// The shape in words, as the report names a job; the measured blocks are said, not
-    /// compared (a rounding apart in two runs of one setup).
-    pub fn describe(&self) -> String {
-        format!(
-            "{}, {}, {} blocks per select, {} statement{} per round trip, {} loop",
-            self.engine,
-            self.statement,
-            crate::format::significant(self.blocks_per_statement),
-            self.pipeline_depth,
-            if self.pipeline_depth == 1 { "" } else { "s" },
-            if self.open_loop { "open" } else { "closed" }
-        )
-    }
-
-    /// What must be equal for two runs to be the same job.
-    pub fn key(&self) -> String {
-        format!(
-            "{}, {}, {} statement{} per round trip, {} loop",
-            self.engine,
-            self.statement,
-            self.pipeline_depth,
-            if self.pipeline_depth == 1 { "" } else { "s" },
-            if self.open_loop { "open" } else { "closed" }
-        )
-    }
-}
-
 /// The sessions' own counts of one level, in the workload's own type: each session hands its
 /// counts in once after the level's last batch ([`WorkerJob::hand_in_counts`]) and the
 /// workload takes them all in [`Workload::level_figures`]. Typed end to end: the runner
@@ -306,18 +230,6 @@ pub struct LevelFigures {
     pub instances: Vec<db::InstanceFigures>,
     /// Each class's response times (statements, fingerprints, transaction types).
     pub classes: Vec<crate::latency::ClassTimes>,
-}
-
-/// How one session reached its server: over TLS, with its protocol and cipher, or in clear
-/// text. Recorded per level, so a `prefer` that fell back to clear text is seen.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct SessionConnection {
-    pub session: usize,
-    pub tls: bool,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub protocol: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub cipher: Option<String>,
 }
 
 impl SessionConnection {
@@ -596,3 +508,10 @@ fn no_campaign<T>(_: &str) -> Result<T, String> {
 
 /// Why the campaign options are refused by the workloads that load no database.
 pub const NO_CAMPAIGN: &str = "a campaign splits one database's load among client hosts: it applies to run db and run script; for several hosts of the built-in workloads, run each and report them together (a fleet)";
+
+impl From<WorkloadKind> for WorkloadName {
+    /// The name the workloads table gives it, as the result document records it.
+    fn from(kind: WorkloadKind) -> Self {
+        WorkloadName::new(kind.name())
+    }
+}

@@ -22,8 +22,9 @@ fn allowed(module: &str) -> Option<&'static [&'static str]> {
         // Its refusals are usage errors.
         "input_file" => &["error"],
         "host" | "latency" | "db" => &[],
-        "workload" => &["host", "latency", "db"],
-        "result" => &["host", "latency", "workload"],
+        // Workloads fill the document's types; the document knows no workload.
+        "workload" => &["host", "latency", "db", "result"],
+        "result" => &["host", "latency"],
         "sweep" => &["host", "latency", "workload", "result"],
         "analysis" => &["host", "latency", "result"],
         "report" => &["host", "latency", "result", "analysis"],

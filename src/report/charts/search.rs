@@ -2,7 +2,9 @@
 //! offered, kept and broken probes apart, and the objective's limit as a line, so the
 //! bracket the answer names is seen between the last kept and the first broken mark.
 
-use super::*;
+use super::{
+    Analysis, Figure, LegendCorner, Line, LineStyle, MAX_SERIES_IN_FIGURES, NEUTRAL, SeriesAnalysis,
+};
 
 /// One figure per searched series (its first objective's percentile); none without.
 pub(super) fn search_figures(analysis: &Analysis) -> Vec<Figure> {

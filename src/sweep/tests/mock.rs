@@ -114,7 +114,7 @@ impl MockWorkload {
 impl Workload for MockWorkload {
     fn info(&self) -> WorkloadInfo {
         WorkloadInfo {
-            kind: WorkloadKind::Cpu,
+            kind: WorkloadKind::Cpu.into(),
             unit: "operations".to_string(),
             job_size: OPS_PER_JOB,
             job_size_unit: "operations".to_string(),

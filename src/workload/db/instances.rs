@@ -2,44 +2,10 @@
 //! times and own counters (`levels[].instances[]` in the result), and whether the work was
 //! shared as the sessions were.
 
-use serde::{Deserialize, Serialize};
-
 use super::session::SessionTally;
 use crate::db::cluster::Role;
-use crate::latency::{Percentiles, ResponseTimes};
-
-/// One instance's part of a level: `levels[].instances[]` in the result document.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct InstanceFigures {
-    /// The instance's target, as shown (its password hidden).
-    pub instance: String,
-    pub role: Role,
-    pub sessions: usize,
-    /// Statements its sessions had answered, and per second of the level.
-    pub statements: f64,
-    pub statements_per_s: f64,
-    /// The instance's own block counters over the level (None: they could not be read).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub db_lio: Option<f64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub db_pio: Option<f64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub db_lio_per_s: Option<f64>,
-    /// CPU seconds the instance spent for its sessions, where measured.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub db_cpu_s: Option<f64>,
-    /// Its sessions' response times.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub latency: Option<Percentiles>,
-    /// Its share of the level's sessions and of the statements answered.
-    pub share_of_sessions: f64,
-    pub share_of_work: f64,
-    /// Why some of its sessions ended early (the instance went away), and how many.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub failed: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub sessions_failed: Option<usize>,
-}
+use crate::latency::ResponseTimes;
+pub use crate::result::workload::{InstanceFigures, InstanceRole};
 
 /// What the workload read of one instance over the level.
 pub(crate) struct InstanceReading {
@@ -114,7 +80,7 @@ pub(crate) fn instance_figures(
             }
             InstanceFigures {
                 instance: reading.instance,
-                role: reading.role,
+                role: reading.role.into(),
                 sessions: own.len(),
                 statements,
                 statements_per_s: per(statements, elapsed_s),
@@ -203,6 +169,15 @@ fn imbalance_bound(spread: Option<f64>, sessions: usize) -> Option<f64> {
         return None;
     }
     Some((3.0 * spread / (sessions as f64).sqrt()).max(0.05))
+}
+
+impl From<Role> for InstanceRole {
+    fn from(role: Role) -> Self {
+        match role {
+            Role::Primary => InstanceRole::Primary,
+            Role::Replica => InstanceRole::Replica,
+        }
+    }
 }
 
 #[cfg(test)]

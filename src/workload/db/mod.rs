@@ -492,7 +492,7 @@ impl DbWorkload {
 impl Workload for DbWorkload {
     fn info(&self) -> WorkloadInfo {
         WorkloadInfo {
-            kind: WorkloadKind::Db,
+            kind: WorkloadKind::Db.into(),
             unit: "LIO".to_string(),
             job_size: self.options.job_statements,
             job_size_unit: "statements".to_string(),

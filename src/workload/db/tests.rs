@@ -328,3 +328,18 @@ fn the_figure_names_read_back_are_the_recorded_ones() {
     assert!(cached.warnings().is_empty(), "{:?}", cached.warnings());
     assert_eq!(short.warnings().len(), 2, "{:?}", short.warnings());
 }
+
+/// The figures the result reads back by name are declared under those names.
+#[test]
+fn the_figures_the_result_reads_are_declared_by_its_names() {
+    use crate::result::workload::figure_names as names;
+    let declared = DbFigures::NAMES;
+    assert_eq!(declared.db_lio_per_s, names::DB_LIO_PER_S);
+    assert_eq!(
+        declared.db_lio_per_s_per_worker,
+        names::DB_LIO_PER_S_PER_WORKER
+    );
+    assert_eq!(declared.db_cpu_s, names::DB_CPU_S);
+    assert_eq!(declared.db_hit_ratio, names::DB_HIT_RATIO);
+    assert_eq!(declared.db_pio_per_s, names::DB_PIO_PER_S);
+}

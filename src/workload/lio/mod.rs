@@ -153,7 +153,7 @@ impl Workload for LioWorkload {
             format!("; setup {:.2} s", engine.setup_s)
         });
         WorkloadInfo {
-            kind: self.kind,
+            kind: self.kind.into(),
             unit: if direct { "PIO" } else { "LIO" }.to_string(),
             job_size: self.sessions.job_statements,
             job_size_unit: "statements".to_string(),
@@ -500,6 +500,18 @@ impl WorkerJob for Session {
 
 #[cfg(test)]
 mod tests {
+    /// The figures the result reads back by name are declared under those names.
+    #[test]
+    fn the_figures_the_result_reads_are_declared_by_its_names() {
+        use crate::result::workload::figure_names as names;
+        let declared = super::SlobFigures::NAMES;
+        assert_eq!(declared.cache_hit_ratio, names::CACHE_HIT_RATIO);
+        assert_eq!(declared.latch_gets, names::LATCH_GETS);
+        assert_eq!(declared.latch_misses, names::LATCH_MISSES);
+        assert_eq!(declared.pio_per_s, names::PIO_PER_S);
+        assert_eq!(declared.read_us_p99, names::READ_US_P99);
+    }
+
     use super::args::default_rows;
     use super::*;
 

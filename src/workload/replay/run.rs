@@ -580,7 +580,7 @@ impl Workload for ReplayWorkload {
             .map(|(index, print)| format!("fingerprint {}: {print}", index + 1))
             .collect();
         WorkloadInfo {
-            kind: WorkloadKind::Replay,
+            kind: WorkloadKind::Replay.into(),
             unit: "statements".to_string(),
             job_size: self.replay.statements,
             job_size_unit: "statements".to_string(),

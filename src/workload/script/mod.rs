@@ -504,7 +504,7 @@ impl Workload for ScriptWorkload {
             .map(|(index, statement)| format!("statement {}: {}", index + 1, statement.text))
             .collect();
         WorkloadInfo {
-            kind: WorkloadKind::Script,
+            kind: WorkloadKind::Script.into(),
             unit: "transactions".to_string(),
             job_size: self.scripts.job_transactions,
             job_size_unit: "transactions".to_string(),

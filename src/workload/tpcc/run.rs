@@ -33,9 +33,7 @@ const DEFAULT_DURATION: Duration = Duration::from_secs(10);
 const DEFAULT_JOB_TRANSACTIONS: u64 = 1_000;
 /// The specification's mix (clause 5.2.3), in percent.
 const STANDARD_MIX: [f64; 5] = [45.0, 43.0, 4.0, 4.0, 4.0];
-/// Said wherever NOPM is shown, as HammerDB says of its own.
-pub const NOT_AUDITED: &str =
-    "derived from TPC-C; not an audited TPC-C result, and not comparable with one";
+pub use crate::result::workload::NOT_AUDITED;
 
 /// Where order entry's transactions go on a primary and its replicas.
 const PARTS: Parts = Parts {
@@ -309,7 +307,7 @@ impl TpccWorkload {
 impl Workload for TpccWorkload {
     fn info(&self) -> WorkloadInfo {
         WorkloadInfo {
-            kind: WorkloadKind::Tpcc,
+            kind: WorkloadKind::Tpcc.into(),
             unit: "new orders".to_string(),
             job_size: self.shared.job_transactions,
             job_size_unit: "transactions".to_string(),
