@@ -152,7 +152,8 @@ pub(crate) use database_objects;
 mod tests {
     use crate::db::catalog::{ObjectKind, Owned, READY};
     use crate::workload::CLAIMS;
-    use crate::workload::db::objects::{SetupRecord, SlobTables};
+    use crate::workload::db::objects::SlobTables;
+    use crate::workload::db::tables::SetupRecord;
     use crate::workload::tpcc::objects::OrderEntryTables;
 
     fn owned(kind: Option<ObjectKind>, name: &str) -> Owned {

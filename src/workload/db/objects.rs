@@ -3,39 +3,14 @@
 //! how large a setup is when no size is given, and the setup itself as [`DatabaseObjects`].
 
 use anyhow::{Context, Result, bail};
-use serde::{Deserialize, Serialize};
 
 use super::args::{DEFAULT_SETUP_ROWS, DbSetupArgs};
-use super::tables;
+use super::tables::{self, SetupRecord, loop_function, table_name};
 use crate::db::Database;
-use crate::db::catalog::{CATALOG_TABLE, Claim, ObjectKind, PREFIX, READY};
+use crate::db::catalog::{self, CATALOG_TABLE, Claim, ObjectKind, PREFIX, READY};
 use crate::db::connect::options::DbTargetArgs;
 use crate::error::UsageError;
 use crate::workload::objects::{DatabaseObjects, Progress, SetupDone};
-
-/// SLOB's table of schema N: `corescale_tN`.
-pub fn table_name(schema: u64) -> String {
-    format!("{PREFIX}t{schema}")
-}
-
-/// The server-side loop over table corescale_tN is the function corescale_loop_tN.
-pub fn loop_function(schema: u64) -> String {
-    format!("{PREFIX}loop_t{schema}")
-}
-
-/// The setup parameters stored with each object, as JSON.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-pub struct SetupRecord {
-    pub schema: u64,
-    pub schemas: u64,
-    pub rows: u64,
-}
-
-impl SetupRecord {
-    pub fn to_json(self) -> String {
-        serde_json::to_string(&self).expect("three integers serialise")
-    }
-}
 
 /// SLOB's tables of one-row blocks, and on PostgreSQL their server-side loops.
 pub struct SlobTables;
@@ -85,7 +60,7 @@ impl DatabaseObjects for SlobTables {
             None => rows_that_fit(cache, bytes_per_row, schemas),
         };
         (progress.total)(schemas.saturating_mul(rows));
-        let previous = tables::setup(database, schemas, rows, progress.loaded)
+        let previous = setup(database, schemas, rows, progress.loaded)
             .context("setting up corescale's tables")?;
         Ok(SetupDone {
             previous,
@@ -95,6 +70,24 @@ impl DatabaseObjects for SlobTables {
             ),
         })
     }
+}
+
+/// Creates `schemas` tables of `rows` one-row blocks under the setup lock, loaded in
+/// parallel: what an earlier SLOB setup created is dropped first, and nothing corescale did
+/// not create is overwritten. Returns the objects the earlier setup left, now dropped.
+pub fn setup(
+    database: &dyn Database,
+    schemas: u64,
+    rows: u64,
+    loaded: &(dyn Fn(u64) + Sync),
+) -> Result<Vec<String>> {
+    let wanted: Vec<String> = (0..schemas)
+        .flat_map(|schema| [table_name(schema), loop_function(schema)])
+        .collect();
+    let claims = crate::workload::CLAIMS;
+    catalog::setup_owned(database, claims, &SlobTables, &wanted, |stamp| {
+        tables::load(database, schemas, rows, stamp, loaded)
+    })
 }
 
 /// The tables a finished setup recorded: how many schemas, and rows per schema.

@@ -2,7 +2,7 @@
 //! database layer's sessions prepare, bind and send them, knowing no workload (as sysbench's
 //! drivers run its Lua scripts' SQL).
 
-use super::objects::{loop_function, table_name};
+use super::tables::{loop_function, table_name};
 use crate::db::product::Dialect;
 use crate::db::{Answer, BoundValue, Database, SampledStatement};
 

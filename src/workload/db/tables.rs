@@ -6,11 +6,36 @@
 
 use anyhow::{Context, Result};
 
-use super::objects::{SetupRecord, SlobTables, loop_function, table_name};
-use crate::db::catalog::{self, ObjectKind, SetupStamp};
+use serde::{Deserialize, Serialize};
+
+use crate::db::catalog::{ObjectKind, PREFIX, SetupStamp};
 use crate::db::product::Dialect;
 use crate::db::{Database, Field, Rows};
 use crate::rng::permutation;
+
+/// SLOB's table of schema N: `corescale_tN`.
+pub fn table_name(schema: u64) -> String {
+    format!("{PREFIX}t{schema}")
+}
+
+/// The server-side loop over table corescale_tN is the function corescale_loop_tN.
+pub fn loop_function(schema: u64) -> String {
+    format!("{PREFIX}loop_t{schema}")
+}
+
+/// The setup parameters stored with each object, as JSON.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SetupRecord {
+    pub schema: u64,
+    pub schemas: u64,
+    pub rows: u64,
+}
+
+impl SetupRecord {
+    pub fn to_json(self) -> String {
+        serde_json::to_string(&self).expect("three integers serialise")
+    }
+}
 
 /// PostgreSQL and Oracle: a 1000-byte filler and fillfactor 10 (PCTFREE 99) leave one row
 /// per 8 KiB block (pgio, SLOB).
@@ -30,45 +55,33 @@ pub fn bytes_per_row(dialect: Dialect) -> u64 {
     }
 }
 
-/// Creates `schemas` tables of `rows` one-row blocks under the setup lock, loaded in
-/// parallel, one session each: what an earlier SLOB setup created is dropped first, and
-/// nothing corescale did not create is overwritten. Returns the objects the earlier setup
-/// left, now dropped.
-pub fn setup(
+/// Creates `schemas` tables of `rows` one-row blocks, each marked with `stamp` (its setup
+/// runs under the setup lock: `objects.rs`), loaded in parallel, one session each.
+pub fn load(
     database: &dyn Database,
     schemas: u64,
     rows: u64,
+    stamp: &SetupStamp,
     loaded: &(dyn Fn(u64) + Sync),
-) -> Result<Vec<String>> {
-    let wanted: Vec<String> = (0..schemas)
-        .flat_map(|schema| [table_name(schema), loop_function(schema)])
-        .collect();
-    catalog::setup_owned(
-        database,
-        crate::workload::CLAIMS,
-        &SlobTables,
-        &wanted,
-        |stamp| {
-            std::thread::scope(|scope| -> Result<()> {
-                let loaders: Vec<_> = (0..schemas)
-                    .map(|schema| {
-                        let record = SetupRecord {
-                            schema,
-                            schemas,
-                            rows,
-                        };
-                        scope.spawn(move || load_table(database, record, stamp, loaded))
-                    })
-                    .collect();
-                for loader in loaders {
-                    loader
-                        .join()
-                        .map_err(|_| anyhow::anyhow!("a loader thread panicked"))??;
-                }
-                Ok(())
+) -> Result<()> {
+    std::thread::scope(|scope| -> Result<()> {
+        let loaders: Vec<_> = (0..schemas)
+            .map(|schema| {
+                let record = SetupRecord {
+                    schema,
+                    schemas,
+                    rows,
+                };
+                scope.spawn(move || load_table(database, record, stamp, loaded))
             })
-        },
-    )
+            .collect();
+        for loader in loaders {
+            loader
+                .join()
+                .map_err(|_| anyhow::anyhow!("a loader thread panicked"))??;
+        }
+        Ok(())
+    })
 }
 
 /// One table: created and recorded as loading, its rows in the key order of its schema's

@@ -5,8 +5,8 @@ use crate::db::{
     AtTarget, Catalogue, DbSession, Replication, ServerCounters, ServerProcesses, SetupWindow,
     catalog, driver,
 };
-use objects::{SetupRecord, table_name};
 use std::sync::atomic::{AtomicBool, Ordering};
+use tables::{SetupRecord, table_name};
 
 /// A database of two catalogued tables whose block counters advance by what the test
 /// says, and whose sessions answer at once.
@@ -136,7 +136,7 @@ fn setup_and_teardown_release_the_setup_lock_even_when_they_fail() {
         );
         let failed = format!(
             "{:#}",
-            super::tables::setup(&database, 1, 10, &|_| {}).unwrap_err()
+            super::objects::setup(&database, 1, 10, &|_| {}).unwrap_err()
         );
         assert!(failed.contains("read only"), "{failed}");
     }

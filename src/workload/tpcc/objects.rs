@@ -7,13 +7,11 @@ use anyhow::{Context, Result};
 use clap::Args;
 
 use super::consistency;
+use super::schema::TPCC_PREFIX;
 use crate::db::Database;
 use crate::db::catalog::{Claim, ObjectKind};
 use crate::db::connect::options::DbTargetArgs;
 use crate::workload::objects::{DatabaseObjects, Progress, SetupDone};
-
-/// The order-entry workload's tables: this, then the TPC-C specification's table name.
-pub const TPCC_PREFIX: &str = "corescale_tpcc_";
 
 /// `db setup tpcc`: the nine order-entry tables derived from TPC-C, loaded as its clause 4.3
 /// says (not an audited TPC-C). Replaces only its own earlier setup.

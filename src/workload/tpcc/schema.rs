@@ -2,8 +2,10 @@
 //! after corescale's prefix, their primary keys, and the two indexes its transactions'
 //! lookups need (customers by last name, a customer's last order), written for each dialect.
 
-use super::objects::TPCC_PREFIX;
 use crate::db::product::Dialect;
+
+/// The order-entry workload's tables: this, then the TPC-C specification's table name.
+pub const TPCC_PREFIX: &str = "corescale_tpcc_";
 
 /// A column's type, as clause 1.3 gives it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
