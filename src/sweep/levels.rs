@@ -194,17 +194,7 @@ mod tests {
     use crate::sweep::steps::level_steps;
     use crate::workload::cpu::CpuWorkload;
 
-    /// Keeps what the sweep hands it: the worker counts of the document's levels each time.
-    #[derive(Default)]
-    struct Kept(Vec<Vec<usize>>);
-
-    impl SweepObserver for Kept {
-        fn level_done(&mut self, document: &RunDocument) -> Result<()> {
-            self.0
-                .push(document.levels.iter().map(|level| level.workers).collect());
-            Ok(())
-        }
-    }
+    use crate::sweep::tests::Kept;
 
     /// A small sweep through the library, without the binary: two levels of the cpu
     /// workload, each summarised into the document and handed to the observer in turn.

@@ -36,7 +36,8 @@ fn allowed(module: &str) -> Option<&'static [&'static str]> {
     })
 }
 
-fn sources(path: &Path) -> Vec<PathBuf> {
+/// Every file under `path`, or `path` itself.
+pub(crate) fn sources(path: &Path) -> Vec<PathBuf> {
     if path.is_file() {
         return vec![path.to_path_buf()];
     }

@@ -4,18 +4,9 @@
 //! words of the source, comments included: a word holding "leak", or one beginning with
 //! "intern" other than "internal" (intern, interner, interned, internment).
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
-fn sources(path: &Path) -> Vec<PathBuf> {
-    if path.is_file() {
-        return vec![path.to_path_buf()];
-    }
-    let mut files = Vec::new();
-    for entry in std::fs::read_dir(path).unwrap() {
-        files.extend(sources(&entry.unwrap().path()));
-    }
-    files
-}
+use super::layers::sources;
 
 /// The words of `line`, lowercased: split at anything but letters and digits (so
 /// `string_interner` gives "interner") and where a capital follows a small letter (so

@@ -253,7 +253,7 @@ fn a_warm_up_runs_before_the_level_starts_and_is_forgotten() {
 
 /// Keeps the worker counts of the document's levels each time the sweep hands it over.
 #[derive(Default)]
-struct Kept(Vec<Vec<usize>>);
+pub(super) struct Kept(pub(super) Vec<Vec<usize>>);
 
 impl SweepObserver for Kept {
     fn level_done(&mut self, document: &RunDocument) -> Result<()> {
