@@ -4,7 +4,6 @@
 use anyhow::{Context, Result};
 
 use crate::cli::{RunArgs, SweepArgs};
-use crate::error::UsageError;
 use crate::host::HostInfo;
 use crate::host::Topology;
 use crate::host::preflight::Look;
@@ -13,24 +12,27 @@ use crate::result::RunDocument;
 use crate::result::writer::{Output, OutputLocks, write_all, write_stdout};
 use crate::sweep::campaign::Campaign;
 use crate::sweep::levels::{SweepObserver, run_sweep};
-use crate::sweep::plan::{LoadLevels, OVERSUBSCRIPTION_LIMIT, SweepSpec, plan};
+use crate::sweep::plan::{LoadLevels, SweepSpec, plan};
 use crate::sweep::progress::Progress;
 use crate::sweep::runner::{LevelSettings, SessionsReady};
-use crate::sweep::search::SearchSettings;
-use crate::sweep::search_probe::{DEFAULT_MOST_SESSIONS, SearchRun, run_search};
+use crate::sweep::search_probe::run_search;
 use crate::sweep::steps::{LevelStep, level_steps};
 use crate::sweep::stop;
-use crate::workload::{BuildContext, LevelPlan, LevelSessions, Workload};
+use crate::workload::{LevelPlan, LevelSessions, Workload};
 
+mod build;
 mod document;
 mod host_checks;
 mod outputs;
+mod search;
 
+use build::build_workload;
 use document::{level_settings, new_document};
 use host_checks::{
     asks_idle, check_memory, check_pinning, look_ended, planning_topology, preflight,
 };
 use outputs::{export_metrics, note_hlog_lines, show_summary};
+use search::{search_run, search_settings, show_answer};
 
 /// How a run ended, for the exit code.
 pub enum RunEnd {
@@ -186,84 +188,6 @@ fn plan_and_build(
     })
 }
 
-/// What a search runs on: the workload's rate unit, and a capacity measured on a session per
-/// logical CPU of this host, within the ceiling.
-fn search_run<'a>(
-    workload: &'a dyn Workload,
-    (search, ceiling): &'a (SearchSettings, usize),
-    settings: &'a LevelSettings,
-    (pin, logical_cpus): (crate::host::pinning::Pin, usize),
-    progress: &'a Progress,
-) -> SearchRun<'a> {
-    SearchRun {
-        workload,
-        settings,
-        search: SearchSettings {
-            // The rate's unit, which --rate counts in: transactions, statements.
-            unit: format!("{}/s", workload.info().job_size_unit),
-            ..search.clone()
-        },
-        most_sessions: *ceiling,
-        capacity_sessions: (*ceiling).min(logical_cpus.max(1)),
-        pin,
-        progress,
-    }
-}
-
-/// `--find`'s settings and the most sessions its probes open (-w, else
-/// [`DEFAULT_MOST_SESSIONS`] within the oversubscription limit); None without `--find`.
-/// What a search sets itself is refused.
-fn search_settings(
-    args: &SweepArgs,
-    find: Option<&crate::latency::FindArgs>,
-    topology: &Topology,
-) -> Result<Option<(SearchSettings, usize)>, UsageError> {
-    let Some(find) = find else {
-        return Ok(None);
-    };
-    let given = [
-        (args.sweep.is_some(), "--sweep"),
-        (args.full, "--full"),
-        (args.precision.is_some(), "--precision"),
-        (args.repeat.is_some(), "--repeat"),
-        (args.max_repeat.is_some(), "--max-repeat"),
-        (args.campaign.campaign.is_some(), "--campaign"),
-    ];
-    if let Some((_, option)) = given.iter().find(|(given, _)| *given) {
-        return Err(UsageError::new(format!(
-            "--find chooses its own rates and sessions, one level per probe: leave {option} out (-w caps the sessions)"
-        )));
-    }
-    let ceiling = args.workers.map_or(
-        DEFAULT_MOST_SESSIONS.min(OVERSUBSCRIPTION_LIMIT * topology.logical_cpus.max(1)),
-        |workers| workers.0,
-    );
-    let settings = SearchSettings {
-        objectives: find.find.clone().map(|found| found.0).unwrap_or_default(),
-        precision: find
-            .find_precision
-            .unwrap_or(crate::latency::FIND_PRECISION),
-        max_time: find.max_time.unwrap_or(crate::latency::FIND_MAX_TIME),
-        unit: String::new(),
-    };
-    Ok(Some((settings, ceiling)))
-}
-
-/// A search's answer, the run's last line: on standard output, or standard error when the
-/// document goes there.
-fn show_answer(outputs: &[Output], document: &RunDocument) -> Result<()> {
-    let Some(search) = &document.search else {
-        return Ok(());
-    };
-    let line = format!("corescale: {}\n", search.answer);
-    if outputs.iter().any(Output::is_stdout) {
-        eprint!("{line}");
-        Ok(())
-    } else {
-        crate::commands::write_out(&line)
-    }
-}
-
 /// The workload's check of what the run left, said and recorded in the document; a
 /// failure is recorded too, and fails the run once every output is written.
 fn checked_after_run(workload: &dyn Workload, document: &mut RunDocument) -> Result<()> {
@@ -279,37 +203,6 @@ fn checked_after_run(workload: &dyn Workload, document: &mut RunDocument) -> Res
             Err(error.context("checking the database after the run"))
         }
     }
-}
-
-/// The workload named (cpu when none is), built from its options for the plan's largest level.
-fn build_workload(run: &RunArgs, host: &HostInfo, largest: usize) -> Result<Box<dyn Workload>> {
-    let args = &run.sweep;
-    let context = BuildContext {
-        job_size: args.job_size,
-        duration: args.duration,
-        max_workers: largest,
-        topology: &host.topology,
-        campaign_part: args.campaign.part,
-        sweep_options: sweep_options(args),
-    };
-    let workload_args = run.workload()?;
-    let options = workload_args.options();
-    if args.interval.is_some() && !options.keeps_intervals() {
-        return Err(UsageError::new(crate::workload::NO_INTERVALS).into());
-    }
-    if args.campaign.campaign.is_some() && !options.connects() {
-        return Err(UsageError::new(crate::workload::NO_CAMPAIGN).into());
-    }
-    options.build(&context).map_err(|error| {
-        // A workload that only checks its settings fails on a bad one: a usage error. One
-        // that connects somewhere marks its usage errors itself; the rest are runtime failures.
-        if options.connects() || error.is::<UsageError>() {
-            error
-        } else {
-            // The whole chain, "A: B: C", not only its outermost message.
-            UsageError::new(format!("{error:#}")).into()
-        }
-    })
 }
 
 /// The levels' settings and the steps the sweep runs: each worker count, at each offered rate,
@@ -372,22 +265,4 @@ fn server_processes(workload: &dyn Workload) -> Vec<u32> {
         .server()
         .map(|server| server.server_processes())
         .unwrap_or_default()
-}
-
-/// The options that shape the sweep's worker counts and batches, as far as the user gave
-/// them: a workload with sessions of its own refuses them while it builds.
-fn sweep_options(args: &SweepArgs) -> Vec<&'static str> {
-    [
-        (args.sweep.is_some(), "--sweep"),
-        (args.workers.is_some(), "--workers"),
-        (args.full, "--full"),
-        (args.precision.is_some(), "--precision"),
-        (args.campaign.campaign.is_some(), "--campaign"),
-        (args.warmup.is_some(), "--warmup"),
-        (args.repeat.is_some(), "--repeat"),
-        (args.max_repeat.is_some(), "--max-repeat"),
-    ]
-    .into_iter()
-    .filter_map(|(given, option)| given.then_some(option))
-    .collect()
 }
