@@ -99,20 +99,20 @@ fn the_search_finds_the_capacity_of_a_server_that_serves_one_at_a_time() {
         );
         assert!(["kept", "broken", "undecided"].contains(&probe["verdict"].as_str().unwrap()));
     }
-    // The report says the search's answer first and tables its probes.
+    // The report says the search's answer (its first finding: the page's headline) and
+    // tables its probes.
     let report = corescale().arg("report").arg(&found).output().unwrap();
-    let text = String::from_utf8_lossy(&report.stdout);
+    let text = String::from_utf8_lossy(&report.stdout).replace("\n  ", " ");
     assert!(report.status.success(), "{text}");
-    let answer = text
-        .find("holds p99 <= 50 ms up to ")
+    let findings = text
+        .find("Findings\n- ")
         .unwrap_or_else(|| panic!("{text}"));
     assert!(
-        answer
-            < text
-                .find("the search's probes")
-                .unwrap_or_else(|| panic!("{text}")),
+        (text[findings + "Findings\n- ".len()..].lines().next())
+            .is_some_and(|first| first.contains(": holds p99 <= 50 ms up to ")),
         "{text}"
     );
+    assert!(text.contains("the search's probes, in order"), "{text}");
     let probe_rows = text
         .lines()
         .filter(|line| line.contains("kept") || line.contains("broken"))
