@@ -6,10 +6,10 @@
 mod common;
 
 use std::path::Path;
-use std::process::{Child, Command};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
+use common::hog::Hog;
 use common::{corescale, read_json, spawn_until_first_level};
 use nix::sys::signal::{Signal, kill};
 use nix::unistd::Pid;
@@ -22,27 +22,6 @@ fn machine() -> std::sync::MutexGuard<'static, ()> {
     MACHINE
         .lock()
         .unwrap_or_else(|poisoned| poisoned.into_inner())
-}
-
-/// A process that keeps one CPU busy until it is dropped.
-struct Hog(Child);
-
-impl Hog {
-    fn start() -> Self {
-        Self(
-            Command::new("sh")
-                .args(["-c", "while :; do :; done"])
-                .spawn()
-                .unwrap(),
-        )
-    }
-}
-
-impl Drop for Hog {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
 }
 
 /// Waits (as `--wait-idle` does, up to a minute) until the host is idle, for the tests that

@@ -161,6 +161,7 @@ mod tests {
             kept_up: true,
             sessions: 8,
             sessions_busy: false,
+            disturbed: false,
             objectives: vec![ObjectiveCheck {
                 objective: "p99 <= 5 ms".into(),
                 limit_ms: 5.0,

@@ -17,7 +17,12 @@ pub struct PacingArgs {
     /// timed from when it was due. A list (1000,2000,5000) measures each worker count at
     /// each rate; shares (50%,90%) take the throughput of a closed-loop level measured first
     /// at that worker count.
-    #[arg(long, value_name = "PER_S", help_heading = "Response time")]
+    #[arg(
+        long,
+        value_name = "PER_S",
+        conflicts_with = "find",
+        help_heading = "Response time"
+    )]
     pub rate: Option<RateSteps>,
 
     /// How --rate spaces operations: evenly, or at random as independent users arrive.
@@ -53,18 +58,14 @@ pub const FIND_PRECISION: f64 = 0.05;
 /// The default of `--max-time`: every measurement of the search included.
 pub const FIND_MAX_TIME: std::time::Duration = std::time::Duration::from_secs(600);
 
-/// The search's options, on the workloads that take `--rate`.
+/// The search's options, on the workloads that take `--rate` (which refuses `--find`) and
+/// on a replay (its `--speed` does).
 #[derive(Debug, Clone, Default, clap::Args)]
 pub struct FindArgs {
     /// Search the largest rate that holds this objective ('p99<=5ms'; a class's
     /// 'statement-2:p99<=1ms'; several with ',', all to hold): open-loop probes, each judged
     /// by the percentile's 95% confidence interval. -w caps the sessions (default 32).
-    #[arg(
-        long,
-        value_name = "OBJECTIVE",
-        conflicts_with = "rate",
-        help_heading = "Search"
-    )]
+    #[arg(long, value_name = "OBJECTIVE", help_heading = "Search")]
     pub find: Option<Objectives>,
 
     /// End the search when the smallest broken rate is within this of the largest kept one

@@ -41,6 +41,10 @@ pub struct ProbeRecord {
     #[serde(default)]
     pub sessions_busy: bool,
     pub objectives: Vec<ObjectiveCheck>,
+    /// Other processes took the CPUs while it ran, and again when it was measured again:
+    /// its verdict may be the host's, not the server's.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub disturbed: bool,
     /// Kept when every objective was kept and the schedule was; broken when one was broken
     /// or the schedule was not kept; undecided (counted as broken) otherwise.
     pub verdict: Verdict,
@@ -195,6 +199,18 @@ impl SearchRecord {
             )),
             SearchStop::Stopped => text.push_str("; stopped by a signal before the end"),
             _ => {}
+        }
+        let disturbed: Vec<String> = [kept, broken]
+            .into_iter()
+            .flatten()
+            .filter(|probe| probe.disturbed)
+            .map(|probe| significant(probe.rate_per_s))
+            .collect();
+        if !disturbed.is_empty() {
+            text.push_str(&format!(
+                "; the probe at {} was disturbed twice (other processes took the CPUs): search again on an idle host",
+                disturbed.join(" and at ")
+            ));
         }
         if broken.is_some_and(|probe| probe.sessions_busy) {
             text.push_str(&format!(

@@ -37,11 +37,14 @@ pub(crate) struct SearchSettings {
     pub unit: String,
 }
 
-/// The closed-loop measurement the probes start from.
+/// Where the probes start: twice the first probe's rate, a closed-loop measurement of
+/// capacity or (a replay's) none: its first probe is the captured pace.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub(crate) struct Capacity {
     pub rate_per_s: f64,
     pub spent: Duration,
+    /// Measured (the record's `capacity_per_s`), not set.
+    pub measured: bool,
 }
 
 /// Who measures: the capacity once, then each probe at an offered rate. None: stopped by a
@@ -130,7 +133,7 @@ pub(crate) fn search(
     let Some(capacity) = executor.capacity()? else {
         return Ok(finished(record, Bracket::default(), SearchStop::Stopped));
     };
-    record.capacity_per_s = Some(capacity.rate_per_s);
+    record.capacity_per_s = capacity.measured.then_some(capacity.rate_per_s);
     let mut spent = capacity.spent;
     let mut bracket = Bracket::default();
     // The last probe's length predicts the next one's: one that would end past --max-time
@@ -252,6 +255,7 @@ mod tests {
             Ok(Some(Capacity {
                 rate_per_s: self.capacity,
                 spent: Duration::from_secs(3),
+                measured: true,
             }))
         }
 
@@ -280,6 +284,7 @@ mod tests {
                 kept_up: rate <= self.keeps_up_to,
                 sessions: 4,
                 sessions_busy: false,
+                disturbed: false,
                 objectives: vec![ObjectiveCheck {
                     objective: "p99 <= 50 ms".into(),
                     limit_ms: 50.0,

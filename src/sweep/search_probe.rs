@@ -10,7 +10,9 @@ use chrono::Utc;
 use super::levels::{SweepObserver, level_troubles};
 use super::progress::Progress;
 use super::runner::{LevelSettings, SessionsReady, measure_level};
-use super::search::{Capacity, ProbeExecutor, SearchSettings, probe_length, search, sessions_for};
+use super::search::{
+    Capacity, ProbeExecutor, START_SHARE, SearchSettings, probe_length, search, sessions_for,
+};
 use super::stop;
 use crate::format::{significant, workers_text};
 use crate::host::pinning::{self, Pin};
@@ -43,6 +45,18 @@ pub(crate) struct SearchRun<'a> {
     pub capacity_sessions: usize,
     pub pin: Pin,
     pub progress: &'a Progress,
+    /// A replay's search: its probes are speeds on its own sessions.
+    pub pace: Option<Pace>,
+}
+
+/// A replay's search: its sessions are the capture's lanes, its rates speeds (times the
+/// captured pace's statements/s), and its first probe the captured pace, as no closed loop
+/// replays a capture.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Pace {
+    pub sessions: usize,
+    /// Statements/s at speed 1.
+    pub rate_1x: f64,
 }
 
 /// Runs the search, each probe a level of `document` handed to `observer`; the record goes
@@ -97,7 +111,8 @@ impl LevelProbes<'_, '_> {
         run.progress.level(index, index + 1, workers, rate);
         let placement = pinning::placement(&self.document.host.topology, run.pin, workers);
         let mut settings = run.settings.clone();
-        settings.duration = Some(length);
+        // A workload's own window (a replay's pass at the rate's speed) over the probe's.
+        settings.duration = Some(settings.length.at(rate).unwrap_or(length));
         settings.repeat = 1;
         settings.max_repeat = 1;
         settings.precision = None;
@@ -142,6 +157,13 @@ impl LevelProbes<'_, '_> {
 
 impl ProbeExecutor for LevelProbes<'_, '_> {
     fn capacity(&mut self) -> Result<Option<Capacity>> {
+        if self.run.pace.is_some() {
+            return Ok(Some(Capacity {
+                rate_per_s: 1.0 / START_SHARE,
+                spent: Duration::ZERO,
+                measured: false,
+            }));
+        }
         let started = Instant::now();
         let sessions = self.run.capacity_sessions;
         let Some(index) = self.measure(sessions, None, CAPACITY_LENGTH, SearchStep::Capacity)?
@@ -155,38 +177,46 @@ impl ProbeExecutor for LevelProbes<'_, '_> {
         Ok(Some(Capacity {
             rate_per_s: rate,
             spent: started.elapsed(),
+            measured: true,
         }))
     }
 
     fn probe(&mut self, rate: f64, number: usize, longer: bool) -> Result<Option<ProbeRecord>> {
         let started = Instant::now();
         let run = self.run;
-        let mut sessions = sessions_for(rate, self.mean_response_s, run.most_sessions);
-        let needed = (run.search.objectives.iter())
-            .map(|objective| responses_needed(objective.percentile))
-            .max()
-            .unwrap_or(1_000);
-        let stretch: u32 = if longer { 2 } else { 1 };
-        let length = probe_length(
-            rate,
-            needed * u64::from(stretch),
-            SHORTEST_PROBE * stretch,
-            LONGEST_PROBE * stretch,
-        );
+        // A replay's rate is a speed: its sessions and statements/s are the capture's.
+        let (mut sessions, most_sessions, per_unit) = match run.pace {
+            Some(pace) => (pace.sessions, pace.sessions, pace.rate_1x),
+            None => (
+                sessions_for(rate, self.mean_response_s, run.most_sessions),
+                run.most_sessions,
+                1.0,
+            ),
+        };
+        let length = self.probe_window(rate, longer);
+        let mut measured_again = false;
         loop {
             let step = SearchStep::Probe(number);
-            let Some(index) = self.measure(sessions, Some(rate), length, step)? else {
+            let Some(index) = self.measure(sessions, Some(rate * per_unit), length, step)? else {
                 return Ok(None);
             };
             let level = &self.document.levels[index];
+            // Disturbed: measured again, once, so the verdict is the server's where it can be.
+            if level.is_disturbed() && !measured_again {
+                measured_again = true;
+                run.progress.note(&format!(
+                    "corescale: probe {number} was disturbed (other processes took the CPUs): measuring it again"
+                ));
+                continue;
+            }
             let figures = level.latency.as_ref().and_then(|latency| latency.rate);
             let achieved = figures.map_or(0.0, |figures| figures.achieved_per_s);
             let kept_up = figures.is_some_and(|figures| figures.sustained);
             let busy = achieved * held_s(level).unwrap_or(0.0) >= BUSY_SESSIONS * sessions as f64;
             // Behind with every session busy: the client's sessions may be the limit, not
             // the server. Measured again with twice the sessions, up to the ceiling.
-            if !kept_up && busy && sessions < run.most_sessions {
-                sessions = (2 * sessions).min(run.most_sessions);
+            if !kept_up && busy && sessions < most_sessions {
+                sessions = (2 * sessions).min(most_sessions);
                 continue;
             }
             let objectives = (run.search.objectives.iter())
@@ -194,16 +224,37 @@ impl ProbeExecutor for LevelProbes<'_, '_> {
                 .collect::<Result<Vec<_>>>()?;
             return Ok(Some(ProbeRecord {
                 rate_per_s: rate,
-                achieved_per_s: achieved,
+                achieved_per_s: achieved / per_unit,
                 kept_up,
                 sessions,
-                sessions_busy: busy && sessions == run.most_sessions,
+                // A replay's sessions are the application's own: all busy is its limit.
+                sessions_busy: busy && sessions == run.most_sessions && run.pace.is_none(),
+                disturbed: level.is_disturbed(),
                 objectives,
                 verdict: Verdict::Undecided,
                 spent_s: started.elapsed().as_secs_f64(),
                 level: Some(index),
             }));
         }
+    }
+}
+
+impl LevelProbes<'_, '_> {
+    /// A probe's window: long enough for the responses its objectives' percentiles need at
+    /// `rate` (twice that when `longer`). A replay's is one pass of the capture, whatever
+    /// this says (its plan's length).
+    fn probe_window(&self, rate: f64, longer: bool) -> Duration {
+        let needed = (self.run.search.objectives.iter())
+            .map(|objective| responses_needed(objective.percentile))
+            .max()
+            .unwrap_or(1_000);
+        let stretch: u32 = if longer { 2 } else { 1 };
+        probe_length(
+            rate,
+            needed * u64::from(stretch),
+            SHORTEST_PROBE * stretch,
+            LONGEST_PROBE * stretch,
+        )
     }
 }
 

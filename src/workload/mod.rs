@@ -143,7 +143,8 @@ pub trait WorkloadOptions {
         false
     }
 
-    /// The search's options when `--find` was given (the workloads that take `--rate`).
+    /// The search's options when `--find` was given (the workloads that take `--rate`, and
+    /// a replay).
     fn find(&self) -> Option<&crate::latency::FindArgs> {
         None
     }

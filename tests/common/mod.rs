@@ -3,6 +3,7 @@
 #![allow(dead_code)]
 
 pub mod campaign;
+pub mod hog;
 pub mod layout;
 pub mod mariadb;
 pub mod pg_cluster;

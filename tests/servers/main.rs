@@ -12,4 +12,5 @@ mod pg_tls;
 mod replay;
 mod replay_attacks;
 mod replay_attacks_mariadb;
+mod replay_search;
 mod tables_own;

@@ -16,7 +16,7 @@ use common::{corescale, required};
 const PREFIX: &str = "%m|%u|%d|%c|";
 const PASSWORD: &str = "Never-Stored-7";
 
-fn start_logging_cluster(bindir: &str) -> PrivateCluster {
+pub(crate) fn start_logging_cluster(bindir: &str) -> PrivateCluster {
     let cluster = PrivateCluster::start(
         bindir,
         "host all postgres,replayer 127.0.0.1/32 trust\nlocal replication postgres trust\n",
@@ -386,7 +386,7 @@ fn mentions_by(
     statements.iter().copied().zip(counts).collect()
 }
 
-fn capture(log: &str, output: &std::path::Path) -> String {
+pub(crate) fn capture(log: &str, output: &std::path::Path) -> String {
     let done = corescale()
         .args(["capture", log, "-o"])
         .arg(output)

@@ -104,8 +104,8 @@ pub fn execute(run: &RunArgs, command_line: Vec<String>) -> Result<RunEnd> {
     let measured = match &find {
         Some(find) => {
             let logical = document.host.topology.logical_cpus;
-            let run = search_run(workload, find, &settings, (args.pin, logical), &progress);
-            run_search(&run, &mut document, &mut writer, sessions_ready)
+            search_run(workload, find, &settings, (args.pin, logical), &progress)
+                .and_then(|run| run_search(&run, &mut document, &mut writer, sessions_ready))
         }
         None => run_sweep(
             workload,

@@ -13,31 +13,79 @@ use crate::sweep::plan::OVERSUBSCRIPTION_LIMIT;
 use crate::sweep::progress::Progress;
 use crate::sweep::runner::LevelSettings;
 use crate::sweep::search::SearchSettings;
-use crate::sweep::search_probe::{DEFAULT_MOST_SESSIONS, SearchRun};
-use crate::workload::Workload;
+use crate::sweep::search_probe::{DEFAULT_MOST_SESSIONS, Pace, SearchRun};
+use crate::workload::{LevelLength, LevelSessions, Workload};
 
 /// What a search runs on: the workload's rate unit, and a capacity measured on a session per
-/// logical CPU of this host, within the ceiling.
+/// logical CPU of this host, within the ceiling. A replay's search is in speeds, on the
+/// capture's own sessions, each probe one pass: a capture too short for the percentile
+/// asked is refused.
 pub(super) fn search_run<'a>(
     workload: &'a dyn Workload,
     (search, ceiling): &'a (SearchSettings, usize),
     settings: &'a LevelSettings,
     (pin, logical_cpus): (crate::host::pinning::Pin, usize),
     progress: &'a Progress,
-) -> SearchRun<'a> {
-    SearchRun {
+) -> Result<SearchRun<'a>> {
+    let plan = workload.plan();
+    let info = workload.info();
+    let pace = match (plan.sessions, plan.length) {
+        (LevelSessions::Own(sessions), LevelLength::Pass { rate_1x, .. }) => {
+            Some(Pace { sessions, rate_1x })
+        }
+        _ => None,
+    };
+    let unit = match pace {
+        Some(_) => REPLAY_UNIT.to_string(),
+        // The rate's unit, which --rate counts in: transactions, statements.
+        None => format!("{}/s", info.job_size_unit),
+    };
+    if pace.is_some() {
+        check_capture_long_enough(&search.objectives, info.job_size)?;
+    }
+    Ok(SearchRun {
         workload,
         settings,
         search: SearchSettings {
-            // The rate's unit, which --rate counts in: transactions, statements.
-            unit: format!("{}/s", workload.info().job_size_unit),
+            unit,
             ..search.clone()
         },
         most_sessions: *ceiling,
         capacity_sessions: (*ceiling).min(logical_cpus.max(1)),
         pin,
         progress,
+        pace,
+    })
+}
+
+/// A replay's rates: speeds, as `--speed` gives them.
+const REPLAY_UNIT: &str = "x the captured pace";
+
+/// A replay's probe is one pass of the capture: its statements must be enough to judge each
+/// objective's percentile.
+fn check_capture_long_enough(
+    objectives: &[crate::latency::Objective],
+    statements: u64,
+) -> Result<(), UsageError> {
+    let Some((needed, objective)) = objectives
+        .iter()
+        .filter(|objective| objective.class.is_none())
+        .map(|objective| {
+            (
+                crate::latency::responses_needed(objective.percentile),
+                objective,
+            )
+        })
+        .max_by_key(|(needed, _)| *needed)
+    else {
+        return Ok(());
+    };
+    if statements >= needed {
+        return Ok(());
     }
+    Err(UsageError::new(format!(
+        "the capture holds {statements} statements and each probe of --find replays it once: judging '{objective}' needs at least {needed}; capture a longer stretch of the log (or --sessions-factor for more read-only sessions)"
+    )))
 }
 
 /// `--find`'s settings and the most sessions its probes open (-w, else

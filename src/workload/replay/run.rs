@@ -33,7 +33,7 @@ const MOST_SPEEDS: usize = 50;
 /// `run replay`: the options.
 #[derive(Debug, Clone, Args)]
 #[command(
-    after_help = "A capture is made from the server's log by `corescale capture`. Each captured session is replayed on a session of its own (sessions that never overlapped share one, connecting anew for each), its statements sent at their captured times over the speed and timed from then, so falling behind is measured, not hidden. Each speed is one pass of the capture: --duration, --job-size, --repeat and --max-repeat do not apply.\n\nExamples:\n  corescale capture /var/log/postgresql/postgresql.csv -o shop.capture\n  corescale run replay --target postgres://app@new-server/shop \\\n      --capture shop.capture --speed 1,2,4,8 -o new-server.json\n  corescale run replay --target postgres://app@clone/shop \\\n      --capture shop.capture --speed 1,2 --allow-writes \\\n      --before-level './restore-clone.sh'\n  corescale run replay --target postgres://app@new-server/shop \\\n      --capture node1.capture --capture node2.capture --speed 1,2,4"
+    after_help = "A capture is made from the server's log by `corescale capture`. Each captured session is replayed on a session of its own (sessions that never overlapped share one, connecting anew for each), its statements sent at their captured times over the speed and timed from then, so falling behind is measured, not hidden. Each speed is one pass of the capture: --duration, --job-size, --repeat and --max-repeat do not apply.\n\nExamples:\n  corescale capture /var/log/postgresql/postgresql.csv -o shop.capture\n  corescale run replay --target postgres://app@new-server/shop \\\n      --capture shop.capture --speed 1,2,4,8 -o new-server.json\n  corescale run replay --target postgres://app@new-server/shop \\\n      --capture shop.capture --find 'p99<=5ms' -o new-server-limit.json\n  corescale run replay --target postgres://app@clone/shop \\\n      --capture shop.capture --speed 1,2 --allow-writes \\\n      --before-level './restore-clone.sh'\n  corescale run replay --target postgres://app@new-server/shop \\\n      --capture node1.capture --capture node2.capture --speed 1,2,4"
 )]
 #[command(next_help_heading = "replay (a captured workload)")]
 #[command(mut_arg("route", |arg| arg.help("With a primary and its replicas in --target: reads=replicas replays each captured session that only reads on a replica (in turn), the others on the primary")))]
@@ -42,6 +42,7 @@ const MOST_SPEEDS: usize = 50;
 #[command(mut_arg("service_base", |arg| arg.hide(true)))]
 #[command(mut_arg("service_max", |arg| arg.hide(true)))]
 #[command(mut_arg("replay_limit", |arg| arg.hide(true)))]
+#[command(mut_arg("find", |arg| arg.conflicts_with("speed").help(FIND_HELP)))]
 pub struct ReplayArgs {
     #[command(flatten)]
     pub target: DbTargetArgs,
@@ -116,7 +117,13 @@ pub struct ReplayArgs {
 
     #[command(flatten)]
     pub routing: crate::db::connect::options::RouteArgs,
+
+    #[command(flatten)]
+    pub search: crate::latency::FindArgs,
 }
+
+/// `--find`'s words for a replay, whose rate is its speed.
+const FIND_HELP: &str = "Search the largest speed that holds this objective ('p99<=5ms'; a fingerprint's 'fingerprint-3:p99<=2ms'; several with ',', all to hold): one pass of the capture per probe, from the captured pace up, each judged by the percentile's 95% confidence interval";
 
 /// Where a replay's sessions go on a primary and its replicas.
 const PARTS: Parts = Parts {
@@ -206,6 +213,10 @@ pub struct ReplayWorkload {
 impl WorkloadOptions for ReplayArgs {
     fn keeps_intervals(&self) -> bool {
         true
+    }
+
+    fn find(&self) -> Option<&crate::latency::FindArgs> {
+        self.search.find.is_some().then_some(&self.search)
     }
 
     fn build(&self, context: &BuildContext) -> Result<Box<dyn Workload>> {
