@@ -97,6 +97,7 @@ fn runs_and_stays_consistent(database: &Database) {
     }
     report_is_on_the_nopm_axis(&json, dir.path());
     campaign_parts_count_their_own_orders(url, dir.path());
+    searched_on_new_orders(url, dir.path());
     killed_run_leaves_consistent_tables(database);
     let torn = corescale()
         .args(["db", "teardown", "--target", url])
@@ -466,6 +467,68 @@ fn objective_on_a_transaction_type(json: &std::path::Path, dir: &std::path::Path
         said.contains("no series recorded class 'refund' (the classes recorded: delivery, new_order, order_status, payment, stock_level)"),
         "{said}"
     );
+}
+
+/// `--find` on one transaction type: each probe judges New-Order's own responses (its class
+/// in the level, fewer than the level's), the rate is the mix's transactions/s, and the run
+/// ends with the answer and its check of the tables.
+fn searched_on_new_orders(url: &str, dir: &std::path::Path) {
+    let json = dir.join("found.json");
+    let output = corescale()
+        .args([
+            "run",
+            "tpcc",
+            "--target",
+            url,
+            "--find",
+            "new_order:p90<=1s",
+        ])
+        .args(["--max-time", "20s", "-w", "4", "-q", "-o"])
+        .arg(&json)
+        .assert()
+        .success();
+    let stdout = String::from_utf8_lossy(&output.get_output().stdout).into_owned();
+    let document: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    let search = &document["search"];
+    assert!(
+        stdout.ends_with(&format!(
+            "corescale: {}\n",
+            search["answer"].as_str().unwrap()
+        )),
+        "{stdout}"
+    );
+    assert_eq!(
+        search["objectives"][0], "new_order p90 <= 1000 ms",
+        "{search:#}"
+    );
+    assert_eq!(search["unit"], "transactions/s", "{search:#}");
+    assert!(
+        document["checked_after_run"]
+            .as_str()
+            .is_some_and(|text| text.contains("conditions 1, 2, 3, 4")),
+        "{}",
+        document["checked_after_run"]
+    );
+    let probes = search["probes"].as_array().unwrap();
+    assert!(!probes.is_empty(), "{search:#}");
+    for probe in probes {
+        let level = &document["levels"][probe["level"].as_u64().unwrap() as usize];
+        let new_orders = (level["classes"].as_array().unwrap().iter())
+            .find(|class| class["class"] == "new_order")
+            .map(|class| {
+                corescale::latency::ResponseTimes::decode(class["histogram"].as_str().unwrap())
+                    .unwrap()
+                    .count()
+            })
+            .unwrap();
+        let judged = &probe["objectives"][0]["interval"]["responses"];
+        assert_eq!(judged.as_u64(), Some(new_orders), "{probe}");
+        assert!(
+            new_orders < level["latency"]["count"].as_u64().unwrap(),
+            "{probe}"
+        );
+    }
 }
 
 /// A run killed (SIGKILL) at a random moment, while it writes orders, leaves every
