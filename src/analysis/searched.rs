@@ -16,25 +16,32 @@ pub(crate) fn findings(series: &[SeriesAnalysis]) -> Vec<String> {
         .filter_map(|one| {
             let search = one.series.search.as_ref()?;
             let mut sentence = format!("{}: {}", one.name(), search.sentence());
-            if one.series.search_disturbed > 0 {
-                sentence.push_str(&format!("; {}", disturbed(one)));
+            let disturbed = disturbed(one, true);
+            if !disturbed.is_empty() {
+                sentence.push_str(&format!("; {disturbed}"));
             }
             Some(sentence + ".")
         })
         .collect()
 }
 
-/// "3 of its 7 probes were disturbed ..." where the run judged some so.
-fn disturbed(series: &SeriesAnalysis) -> String {
-    let probes = series
-        .series
-        .search
-        .as_ref()
-        .map_or(0, |search| search.probes.len());
+/// "3 of its 7 probes were disturbed ..." where the run judged some so; with `ends_said`,
+/// only when more than the bracket's ends were, which the search's own sentence says.
+fn disturbed(series: &SeriesAnalysis, ends_said: bool) -> String {
+    let Some(search) = series.series.search.as_ref() else {
+        return String::new();
+    };
+    let (kept, broken) = search.bracket();
+    let said = [kept, broken]
+        .into_iter()
+        .flatten()
+        .filter(|probe| ends_said && probe.disturbed)
+        .count();
     match series.series.search_disturbed {
-        0 => String::new(),
+        count if count <= said => String::new(),
         count => format!(
-            "{count} of its {probes} probes were disturbed (other processes took the CPUs): measure again on an idle host"
+            "{count} of its {} probes were disturbed (other processes took the CPUs): measure again on an idle host",
+            search.probes.len()
         ),
     }
 }
@@ -129,12 +136,11 @@ pub(crate) fn answer(series: &[SeriesAnalysis]) -> Option<Answer> {
         ));
     }
     for side in [server, against] {
-        if side.series.search_disturbed > 0 {
-            answer.sentence.push_str(&format!(
-                "; {}{}",
-                side.name(),
-                disturbed(side).trim_start_matches(';')
-            ));
+        let disturbed = disturbed(side, false);
+        if !disturbed.is_empty() {
+            answer
+                .sentence
+                .push_str(&format!("; {}: {disturbed}", side.name()));
         }
     }
     answer.sentence.push('.');
@@ -279,5 +285,40 @@ mod tests {
             "{:?}",
             analysis.answer
         );
+    }
+
+    /// Disturbed ends are said once, by the search's sentence, in the plural for both; a
+    /// disturbed probe inside the bracket is counted by the report.
+    #[test]
+    fn disturbed_probes_are_said_once() {
+        let disturbed = |mut probe: ProbeRecord| {
+            probe.disturbed = true;
+            probe
+        };
+        let mut ends = searched(
+            "ends",
+            vec![disturbed(probe(1000.0, 4.0)), disturbed(probe(1050.0, 6.0))],
+            None,
+        );
+        ends.search_disturbed = 2;
+        let said = findings(&crate::analysis::study::analyse(vec![ends]).series).join(" ");
+        assert!(
+            said.contains("; the probes at 1.00 K and at 1.05 K were disturbed twice"),
+            "{said}"
+        );
+        assert!(!said.contains("probes were disturbed"), "{said}");
+        let mut inside = searched(
+            "inside",
+            vec![
+                disturbed(probe(500.0, 1.0)),
+                probe(1000.0, 4.0),
+                probe(1050.0, 6.0),
+            ],
+            None,
+        );
+        inside.search_disturbed = 1;
+        let said = findings(&crate::analysis::study::analyse(vec![inside]).series).join(" ");
+        assert!(!said.contains("disturbed twice"), "{said}");
+        assert!(said.contains("1 of its 3 probes were disturbed"), "{said}");
     }
 }

@@ -99,14 +99,18 @@ pub fn analyse(series: Vec<Series>) -> Analysis {
         );
     }
     let fleet = fleet(&analysed);
-    // Two searches at one objective answer more finely than any sweep.
-    let answer = super::searched::answer(&analysed)
-        .or_else(|| super::answer::answer(&analysed, &comparisons, None));
-    let mut all_findings: Vec<String> = answer
-        .iter()
-        .map(|answer| answer.sentence.clone())
-        .collect();
-    all_findings.extend(super::searched::findings(&analysed));
+    // Two searches at one objective answer more finely than any sweep; a single search's
+    // answer comes before a sweep's.
+    let searched = super::searched::answer(&analysed);
+    let from_searches = searched.is_some();
+    let answer = searched.or_else(|| super::answer::answer(&analysed, &comparisons, None));
+    let answer_sentence = answer.iter().map(|answer| answer.sentence.clone());
+    let searches = super::searched::findings(&analysed);
+    let mut all_findings: Vec<String> = if from_searches {
+        answer_sentence.chain(searches).collect()
+    } else {
+        searches.into_iter().chain(answer_sentence).collect()
+    };
     all_findings.extend(fleet.as_ref().map(fleet_findings).unwrap_or_default());
     all_findings.extend(findings(
         &analysed,

@@ -206,11 +206,14 @@ impl SearchRecord {
             .filter(|probe| probe.disturbed)
             .map(|probe| significant(probe.rate_per_s))
             .collect();
-        if !disturbed.is_empty() {
-            text.push_str(&format!(
-                "; the probe at {} was disturbed twice (other processes took the CPUs): search again on an idle host",
-                disturbed.join(" and at ")
-            ));
+        match &disturbed[..] {
+            [] => {}
+            [one] => text.push_str(&format!(
+                "; the probe at {one} was disturbed twice (other processes took the CPUs): search again on an idle host"
+            )),
+            [kept, broken, ..] => text.push_str(&format!(
+                "; the probes at {kept} and at {broken} were disturbed twice (other processes took the CPUs): search again on an idle host"
+            )),
         }
         if broken.is_some_and(|probe| probe.sessions_busy) {
             text.push_str(&format!(

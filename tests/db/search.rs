@@ -26,6 +26,20 @@ COMMIT;
 \\endpipeline
 ";
 
+/// PostgreSQL held for this test alone, a database of its own there, and a folder.
+fn held_scratch(
+    name: &str,
+) -> (
+    std::sync::MutexGuard<'static, ()>,
+    PgScratch,
+    tempfile::TempDir,
+) {
+    let base = required("CORESCALE_TEST_PG");
+    let held = hold_server("CORESCALE_TEST_PG");
+    let scratch = PgScratch::new(&base, name);
+    (held, scratch, tempfile::tempdir().unwrap())
+}
+
 /// The lock's script in `dir`, its path.
 fn lock_script(dir: &Path) -> String {
     let script = dir.join("lock.sql");
@@ -33,18 +47,18 @@ fn lock_script(dir: &Path) -> String {
     script.to_str().unwrap().to_string()
 }
 
+/// `run script` of the lock's script on `url`.
+fn lock_run(url: &str, dir: &Path) -> assert_cmd::Command {
+    let mut command = corescale();
+    let script = lock_script(dir);
+    command.args(["run", "script", "--target", url, "--file", &script]);
+    command
+}
+
 /// Transactions/s of one closed-loop session running the lock's script for 3 s.
 fn closed_loop_rate(url: &str, dir: &Path) -> f64 {
     let closed = dir.join("closed.json");
-    corescale()
-        .args([
-            "run",
-            "script",
-            "--target",
-            url,
-            "--file",
-            &lock_script(dir),
-        ])
+    lock_run(url, dir)
         .args(["-w", "1", "--duration", "3s", "--repeat", "1", "-q", "-o"])
         .arg(&closed)
         .assert()
@@ -57,15 +71,7 @@ fn closed_loop_rate(url: &str, dir: &Path) -> f64 {
 /// The search for p99 <= 50 ms on the lock's script at these arrivals; its result's path.
 fn searched(url: &str, dir: &Path, arrivals: &str) -> std::path::PathBuf {
     let found = dir.join(format!("found-{arrivals}.json"));
-    corescale()
-        .args([
-            "run",
-            "script",
-            "--target",
-            url,
-            "--file",
-            &lock_script(dir),
-        ])
+    lock_run(url, dir)
         .args([
             "--find",
             "p99<=50ms",
@@ -88,10 +94,7 @@ fn searched(url: &str, dir: &Path, arrivals: &str) -> std::path::PathBuf {
 #[test]
 #[ignore = "needs an idle host and CORESCALE_TEST_PG (a PostgreSQL server): .ci/run runs it with --ignored, alone"]
 fn the_search_finds_the_capacity_of_a_server_that_serves_one_at_a_time() {
-    let base = required("CORESCALE_TEST_PG");
-    let _held = hold_server("CORESCALE_TEST_PG");
-    let scratch = PgScratch::new(&base, "search_lock");
-    let dir = tempfile::tempdir().unwrap();
+    let (_held, scratch, dir) = held_scratch("search_lock");
     // The reference: transactions/s one closed-loop session measures.
     let capacity = closed_loop_rate(&scratch.url, dir.path());
     // The search, its answer the run's last line.
@@ -165,10 +168,7 @@ fn the_search_finds_the_capacity_of_a_server_that_serves_one_at_a_time() {
 #[test]
 #[ignore = "needs an idle host but for its own helper, and CORESCALE_TEST_PG: .ci/run runs it with --ignored, alone"]
 fn a_disturbed_probe_is_measured_again_and_said() {
-    let base = required("CORESCALE_TEST_PG");
-    let _held = hold_server("CORESCALE_TEST_PG");
-    let scratch = PgScratch::new(&base, "search_hog");
-    let dir = tempfile::tempdir().unwrap();
+    let (_held, scratch, dir) = held_scratch("search_hog");
     let script = dir.path().join("one.sql");
     std::fs::write(&script, "SELECT 1;\n").unwrap();
     let found = dir.path().join("found.json");
@@ -225,7 +225,7 @@ fn a_disturbed_probe_is_measured_again_and_said() {
         .any(|probe| probe["rate_per_s"] == *kept || probe["rate_per_s"] == *broken);
     assert_eq!(
         stdout.contains(
-            "was disturbed twice (other processes took the CPUs): search again on an idle host"
+            "disturbed twice (other processes took the CPUs): search again on an idle host"
         ),
         ends_disturbed,
         "{stdout}"
@@ -240,10 +240,7 @@ fn a_disturbed_probe_is_measured_again_and_said() {
 #[test]
 #[ignore = "needs an idle host and CORESCALE_TEST_PG (a PostgreSQL server): .ci/run runs it with --ignored, alone"]
 fn poisson_arrivals_at_the_lock_keep_the_m_d_1_queue_s_rate() {
-    let base = required("CORESCALE_TEST_PG");
-    let _held = hold_server("CORESCALE_TEST_PG");
-    let scratch = PgScratch::new(&base, "search_md1");
-    let dir = tempfile::tempdir().unwrap();
+    let (_held, scratch, dir) = held_scratch("search_md1");
     let capacity = closed_loop_rate(&scratch.url, dir.path());
     let service_s = 1.0 / capacity;
     let load = md1_load_at(0.050, service_s);
