@@ -12,6 +12,15 @@ use crate::analysis::model::Analysis;
 /// Warnings the terminal lists without --verbose; past that it counts them.
 const TERMINAL_WARNINGS: usize = 5;
 
+/// A search's sentence, the findings' first where no answer compares runs.
+fn single_search(analysis: &Analysis) -> Option<&String> {
+    let searched = analysis
+        .series
+        .iter()
+        .any(|series| series.series.search.is_some());
+    analysis.findings.first().filter(|_| searched)
+}
+
 /// The outline's summary tables in its order, then the findings and warnings last, where
 /// the eye lands when a command ends.
 pub fn render(analysis: &Analysis, wide: bool, verbose: bool) -> String {
@@ -20,12 +29,14 @@ pub fn render(analysis: &Analysis, wide: bool, verbose: bool) -> String {
     if let Some(answer) = &analysis.answer {
         out.push_str(&wrap(&format!("Answer: {}", answer.sentence), wide));
         out.push('\n');
+    } else if let Some(searched) = single_search(analysis) {
+        // A search's own answer, the first finding, is the answer where none compares two.
+        out.push_str(&wrap(&format!("Answer: {searched}"), wide));
+        out.push('\n');
     }
     // Kept disturbed levels are said first, before any figure of theirs is read.
-    if let Some(first) = analysis
-        .findings
-        .first()
-        .filter(|finding| finding.starts_with("Kept though disturbed"))
+    if let Some(first) = (analysis.findings.iter().take(2))
+        .find(|finding| finding.starts_with("Kept though disturbed"))
     {
         out.push_str(&wrap(first, wide));
         out.push('\n');

@@ -97,6 +97,39 @@ fn two_searches_are_answered_from_their_brackets_and_their_probes_tabled() {
     }
 }
 
+/// One search is its own answer: the terminal says it first, as the page's headline does,
+/// before the tables and again among the findings, rederived from the record's figures.
+#[test]
+fn a_single_search_is_the_terminal_s_answer() {
+    let path = fixture("search-one-at-a-time.json");
+    let search = read_json(&path)["search"].clone();
+    let output = corescale()
+        .arg("report")
+        .arg(&path)
+        .arg("--include-disturbed")
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&output.stdout).replace("\n  ", " ");
+    assert!(output.status.success(), "{text}");
+    let kept = search["kept_rate"].as_f64().unwrap();
+    let broken = search["broken_rate"].as_f64().unwrap();
+    let expected = format!(
+        "Answer: vm: holds p99 <= 50 ms up to {:.0} transactions/s (kept at {kept:.0}, ",
+        (kept * broken).sqrt()
+    );
+    assert!(text.starts_with(&expected), "{expected}\n{text}");
+    let findings = text
+        .find("Findings\n- ")
+        .unwrap_or_else(|| panic!("{text}"));
+    assert!(
+        text[findings..].contains(&expected["Answer: ".len()..]),
+        "{text}"
+    );
+    // The levels the run judged disturbed are still said before any table.
+    let disturbed = text.find("Kept though disturbed").unwrap_or(usize::MAX);
+    assert!(disturbed < text.find("Series\n").unwrap(), "{text}");
+}
+
 #[test]
 fn a_search_with_a_forged_rate_is_refused_naming_the_field() {
     let mut document = read_json(&fixture("search-four-sessions.json"));
