@@ -17,6 +17,7 @@ pub(crate) mod scaling;
 pub(crate) mod searched;
 pub(crate) mod segments;
 pub mod series;
+pub mod statements;
 pub mod study;
 /// Known-answer series for tests and the known-answers bench; not shipped in the binary.
 #[cfg(any(test, feature = "testing"))]

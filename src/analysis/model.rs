@@ -39,6 +39,9 @@ pub struct Analysis {
     /// Each series' open-loop levels (`run db --rate`), apart from its capacity curve.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub open_loop: Vec<super::latency::OpenLoopSeries>,
+    /// Replays of one capture compared statement by statement, at each speed both ran.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub statements: Vec<super::statements::StatementComparison>,
 }
 
 impl Analysis {

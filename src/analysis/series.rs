@@ -187,6 +187,10 @@ pub struct Series {
     /// CPUs): their verdicts, and the answer, are said to be so.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub search_disturbed: usize,
+    /// A replay's statements by class (`fingerprint-3`), as normalised, for the comparison
+    /// statement by statement.
+    #[serde(skip)]
+    pub statements: std::collections::BTreeMap<String, String>,
 }
 
 fn is_zero(count: &usize) -> bool {
@@ -314,6 +318,7 @@ impl Series {
             campaign: None,
             search: None,
             search_disturbed: 0,
+            statements: std::collections::BTreeMap::new(),
         }
     }
 

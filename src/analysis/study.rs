@@ -5,6 +5,7 @@ use super::compare::compare;
 use super::findings::{MAX_FINDINGS, findings, fit_notes, series_warnings};
 use super::fit::{Fit, Model, fit};
 use super::fleet::{fleet, fleet_findings};
+use super::statements::StatementComparison;
 use std::collections::BTreeSet;
 
 use super::latency::{
@@ -111,6 +112,9 @@ pub fn analyse(series: Vec<Series>) -> Analysis {
     } else {
         searches.into_iter().chain(answer_sentence).collect()
     };
+    // A migration's statements, compared on the captured workload itself.
+    let statements = super::statements::compare(&open_loop);
+    all_findings.extend(statements.iter().map(StatementComparison::sentence));
     all_findings.extend(fleet.as_ref().map(fleet_findings).unwrap_or_default());
     all_findings.extend(findings(
         &analysed,
@@ -143,6 +147,7 @@ pub fn analyse(series: Vec<Series>) -> Analysis {
         warnings,
         slo: None,
         open_loop,
+        statements,
     }
 }
 

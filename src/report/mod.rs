@@ -11,6 +11,7 @@ pub(crate) mod instance_table;
 pub(crate) mod outline;
 pub(crate) mod run_table;
 pub(crate) mod search_table;
+pub(crate) mod statements_table;
 pub(crate) mod table;
 pub(crate) mod tables;
 #[cfg(test)]

@@ -3,6 +3,8 @@
 //! entry here; a new format is one renderer of these sections.
 
 use super::cell_table::Table;
+use super::search_table::probes_table;
+use super::statements_table::statements_table;
 use super::tables::{
     cache_table, comparison_table, fits_notes, fits_table, fleet_table, history_levels_table,
     history_table, latency_table, levels_table, open_loop_table, p99_at_loads_table,
@@ -57,17 +59,10 @@ pub(crate) enum Shown {
     Full,
 }
 
-/// The sections of `analysis`'s report, in order: what it found, the figures, the results
-/// (series, comparisons, fits, every level), then where the series came from and what the
-/// data cannot support.
-pub(crate) fn outline(analysis: &Analysis, reach: Reach) -> Vec<Section<'_>> {
+/// The report's opening: the answer, the first findings as a headline, the warnings, and
+/// the findings.
+fn opening(analysis: &Analysis) -> Vec<Section<'_>> {
     let mut sections = Vec::new();
-    // The terminal's summary builds only its own tables: not a levels table of 10^5 rows.
-    let add = |sections: &mut Vec<Section<'_>>, shown: Shown, build: &dyn Fn() -> Table| {
-        if reach == Reach::Everything || shown == Shown::Summary {
-            sections.push(Section::Table(build(), shown));
-        }
-    };
     let answer = analysis
         .answer
         .as_ref()
@@ -90,6 +85,20 @@ pub(crate) fn outline(analysis: &Analysis, reach: Reach) -> Vec<Section<'_>> {
         sections.push(Section::TopWarnings(&analysis.warnings));
     }
     sections.push(Section::Findings(findings));
+    sections
+}
+
+/// The sections of `analysis`'s report, in order: what it found, the figures, the results
+/// (series, comparisons, fits, every level), then where the series came from and what the
+/// data cannot support.
+pub(crate) fn outline(analysis: &Analysis, reach: Reach) -> Vec<Section<'_>> {
+    let mut sections = opening(analysis);
+    // The terminal's summary builds only its own tables: not a levels table of 10^5 rows.
+    let add = |sections: &mut Vec<Section<'_>>, shown: Shown, build: &dyn Fn() -> Table| {
+        if reach == Reach::Everything || shown == Shown::Summary {
+            sections.push(Section::Table(build(), shown));
+        }
+    };
     if let Some(fleet) = &analysis.fleet {
         add(&mut sections, Shown::Summary, &|| fleet_table(fleet));
         for history in &fleet.histories {
@@ -103,8 +112,11 @@ pub(crate) fn outline(analysis: &Analysis, reach: Reach) -> Vec<Section<'_>> {
     add(&mut sections, Shown::Summary, &|| series_table(analysis));
     add(&mut sections, Shown::Summary, &|| slo_table(analysis));
     for series in &analysis.series {
+        add(&mut sections, Shown::Summary, &|| probes_table(series));
+    }
+    for comparison in &analysis.statements {
         add(&mut sections, Shown::Summary, &|| {
-            super::search_table::probes_table(series)
+            statements_table(comparison)
         });
     }
     for comparison in &analysis.comparisons {

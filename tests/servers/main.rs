@@ -13,4 +13,5 @@ mod replay;
 mod replay_attacks;
 mod replay_attacks_mariadb;
 mod replay_search;
+mod replay_statements;
 mod tables_own;

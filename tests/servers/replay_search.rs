@@ -16,11 +16,10 @@ const RATE: &str = "40";
 /// The captured gap over the sleep: the speed the lane can keep.
 const LIMIT_SPEED: f64 = 5.0;
 
+/// Its response times must be the server's alone: beside other tests a busy client's
+/// scheduling delays are in them (CI saw a probe at 1x break p90 <= 20 ms, disturbed).
 #[test]
-#[cfg_attr(
-    not(corescale_test_pg_bindir),
-    ignore = "needs CORESCALE_TEST_PG_BINDIR, PostgreSQL's server binaries (see README)"
-)]
+#[ignore = "needs an idle host and CORESCALE_TEST_PG_BINDIR: .ci/run runs it with --ignored, alone"]
 fn a_replay_search_finds_the_speed_its_one_session_can_keep() {
     let bindir = required("CORESCALE_TEST_PG_BINDIR");
     let cluster = start_logging_cluster(&bindir);

@@ -109,9 +109,33 @@ pub(super) fn from_document(path: &Path, text: &str) -> Result<Series> {
             .filter_map(|probe| document.levels.get(probe.level?))
             .filter(|level| level.is_disturbed())
             .count(),
+        statements: replayed_statements(&workload.description),
         ..Series::new(document.host.label.clone(), measure, points, job)
     };
     Ok(series)
+}
+
+/// A replay's fingerprints from its description ("...; fingerprint 1: SELECT ...;
+/// fingerprint 2: ..."), by class: each runs to the next one's marker, numbered in order.
+fn replayed_statements(description: &str) -> std::collections::BTreeMap<String, String> {
+    let mut statements = std::collections::BTreeMap::new();
+    let Some(first) = description.find("; fingerprint 1: ") else {
+        return statements;
+    };
+    let mut rest = &description[first..];
+    for number in 1.. {
+        let Some(text) = rest.strip_prefix(&format!("; fingerprint {number}: ")) else {
+            break;
+        };
+        let next = format!("; fingerprint {}: ", number + 1);
+        let end = text.find(&next).unwrap_or(text.len());
+        statements.insert(
+            format!("fingerprint-{number}"),
+            crate::format::printable(&text[..end]),
+        );
+        rest = &text[end..];
+    }
+    statements
 }
 
 /// The most objectives and probes a search's record may hold: a search of `--max-time`

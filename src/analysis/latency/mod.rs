@@ -536,6 +536,10 @@ pub struct PacedLevel {
     /// Its classes of responses, for an objective on one of them.
     #[serde(skip)]
     pub classes: Vec<crate::latency::ClassTimes>,
+    /// The run judged it disturbed (other processes took the CPUs): its times may be the
+    /// host's.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub disturbed: bool,
 }
 
 /// A series' open-loop levels: a latency-throughput curve per worker count. They are kept
@@ -550,6 +554,9 @@ pub struct OpenLoopSeries {
     pub capture: Option<String>,
     /// By workers, then by the rate asked.
     pub levels: Vec<PacedLevel>,
+    /// A replay's statements by class, as normalised.
+    #[serde(skip)]
+    pub statements: std::collections::BTreeMap<String, String>,
 }
 
 impl OpenLoopSeries {
@@ -571,6 +578,7 @@ impl OpenLoopSeries {
                     latency,
                     intervals: point.intervals.clone(),
                     classes: point.classes.clone(),
+                    disturbed: !point.disturbed.is_empty(),
                 })
             })
             .collect();
@@ -588,6 +596,7 @@ impl OpenLoopSeries {
             series: series.name.clone(),
             capture,
             levels,
+            statements: series.statements.clone(),
         })
     }
 

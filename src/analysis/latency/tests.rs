@@ -100,6 +100,7 @@ fn open_loop(service_ms: f64, counts: &[usize], noise: f64, seed: u64) -> OpenLo
             levels.push(PacedLevel {
                 intervals: Vec::new(),
                 classes: Vec::new(),
+                disturbed: false,
                 workers,
                 asked_per_s: asked,
                 sent_per_s: sent,
@@ -124,6 +125,7 @@ fn open_loop(service_ms: f64, counts: &[usize], noise: f64, seed: u64) -> OpenLo
         series: "db".into(),
         capture: None,
         levels,
+        statements: Default::default(),
     }
 }
 
@@ -408,6 +410,7 @@ pub(crate) fn replay(name: &str, headroom: f64, speeds: &[f64]) -> OpenLoopSerie
             PacedLevel {
                 intervals: Vec::new(),
                 classes: Vec::new(),
+                disturbed: false,
                 workers: 4,
                 asked_per_s: asked,
                 sent_per_s: sent,
@@ -440,6 +443,7 @@ pub(crate) fn replay(name: &str, headroom: f64, speeds: &[f64]) -> OpenLoopSerie
         series: name.into(),
         capture: Some("replay of shop.capture (sha256 1a2b3c4d5e6f)".into()),
         levels,
+        statements: Default::default(),
     }
 }
 

@@ -301,7 +301,7 @@ impl<'a> Capturer<'a> {
             }
         } else {
             self.flush(&mut open)?;
-            if parameters.as_ref().is_some_and(Vec::is_empty) && sql.contains("$1") {
+            if parameters.as_ref().is_some_and(Vec::is_empty) && takes_parameters(sql) {
                 self.captured.without_parameters += 1;
             }
             open.pending = Some(Statement {
@@ -445,6 +445,21 @@ pub fn parse_parameters(text: &str) -> Vec<Option<String>> {
         rest = &quoted[end.min(quoted.len())..];
     }
     values
+}
+
+/// Whether a statement sent by the extended protocol binds parameters of its own: `$1` in
+/// it, but not in the body of a PREPARE or of a CREATE (a function's), whose placeholders
+/// are the body's.
+fn takes_parameters(sql: &str) -> bool {
+    let first = sql
+        .trim_start()
+        .split(|c: char| !c.is_ascii_alphabetic())
+        .next()
+        .unwrap_or("");
+    let body_of_its_own = ["PREPARE", "CREATE"]
+        .iter()
+        .any(|keyword| first.eq_ignore_ascii_case(keyword));
+    !body_of_its_own && sql.contains("$1")
 }
 
 #[cfg(test)]
@@ -803,5 +818,19 @@ mod tests {
             parse_parameters("$1 = 'unterminated"),
             vec![Some("unterminated".into())]
         );
+    }
+
+    /// corescale's own privilege check, `PREPARE ... AS ... $1` sent unnamed, was taken for a
+    /// statement logged without its parameters, and the capture refused.
+    #[test]
+    fn a_prepare_s_placeholders_are_its_body_s() {
+        assert!(takes_parameters("SELECT 1 FROM t WHERE a = $1"));
+        assert!(!takes_parameters(
+            "PREPARE p AS SELECT 1 FROM t WHERE a = $1"
+        ));
+        assert!(!takes_parameters("  prepare p(int) AS SELECT $1"));
+        assert!(!takes_parameters(
+            "CREATE FUNCTION f(int) RETURNS int AS 'SELECT $1' LANGUAGE sql"
+        ));
     }
 }

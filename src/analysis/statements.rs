@@ -1,0 +1,399 @@
+//! Two replays of one capture compared statement by statement: at each speed both replayed,
+//! each fingerprint's p50 and p99 service time (sent to answered: lateness inherited from a
+//! slow statement before does not count) as a ratio with an interval, and a verdict that
+//! calls a change only beyond the noise, as SQL Performance Analyzer classifies statements
+//! improved or regressed. The workload-wide change weighs each fingerprint by its share of
+//! the baseline's time.
+
+use serde::{Deserialize, Serialize};
+
+use super::latency::OpenLoopSeries;
+use crate::latency::{Percentile, PercentileInterval, ResponseTimes};
+
+/// A ratio beyond this (or below its inverse), interval and all, is a change.
+pub(crate) const CHANGE_RATIO: f64 = 1.2;
+/// Nor is a difference smaller than this, whatever its ratio: a timer's and a network's
+/// grain.
+pub(crate) const CHANGE_MS: f64 = 0.1;
+
+/// A statement's verdict, or a workload's.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum StatementVerdict {
+    Regressed,
+    Improved,
+    /// Within the noise: the interval reaches the band around 1, or the difference is small.
+    Unchanged,
+    /// Too few answers on one side to bound the percentile.
+    TooFew,
+}
+
+impl StatementVerdict {
+    pub fn word(self) -> &'static str {
+        match self {
+            Self::Regressed => "regressed",
+            Self::Improved => "improved",
+            Self::Unchanged => "unchanged",
+            Self::TooFew => "too few to tell",
+        }
+    }
+}
+
+/// One percentile on both sides: the candidate's over the baseline's.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct RatioFigure {
+    pub baseline_ms: f64,
+    pub candidate_ms: f64,
+    pub ratio: f64,
+    /// The ratio's bounds from the two 95% intervals (the candidate's low end over the
+    /// baseline's high end, and the other way): None where a side is unbounded.
+    pub low: Option<f64>,
+    pub high: Option<f64>,
+    pub verdict: StatementVerdict,
+}
+
+impl RatioFigure {
+    fn of(baseline: PercentileInterval, candidate: PercentileInterval) -> Option<Self> {
+        let ratio = candidate.estimate_ms / baseline.estimate_ms;
+        if !ratio.is_finite() {
+            return None;
+        }
+        let low = (baseline.upper_ms)
+            .filter(|upper| *upper > 0.0)
+            .map(|upper| candidate.lower_ms / upper);
+        let high = (candidate.upper_ms)
+            .filter(|_| baseline.lower_ms > 0.0)
+            .map(|upper| upper / baseline.lower_ms);
+        let difference = candidate.estimate_ms - baseline.estimate_ms;
+        let verdict = match (low, high) {
+            (Some(low), _) if low > CHANGE_RATIO && difference > CHANGE_MS => {
+                StatementVerdict::Regressed
+            }
+            (_, Some(high)) if high < 1.0 / CHANGE_RATIO && -difference > CHANGE_MS => {
+                StatementVerdict::Improved
+            }
+            (Some(_), Some(_)) => StatementVerdict::Unchanged,
+            _ => StatementVerdict::TooFew,
+        };
+        Some(Self {
+            baseline_ms: baseline.estimate_ms,
+            candidate_ms: candidate.estimate_ms,
+            ratio,
+            low,
+            high,
+            verdict,
+        })
+    }
+
+    /// "2.40x [2.10, 2.80]", or "2.40x [2.10, -]" where a bound is unknown.
+    pub fn text(&self) -> String {
+        let bound =
+            |value: Option<f64>| value.map_or("-".to_string(), |value| format!("{value:.2}"));
+        format!(
+            "{:.2}x [{}, {}]",
+            self.ratio,
+            bound(self.low),
+            bound(self.high)
+        )
+    }
+}
+
+/// One fingerprint at one speed, both replays.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StatementChange {
+    /// Its class: `fingerprint-3`.
+    pub class: String,
+    /// Its normalised text, where the run recorded it.
+    pub text: String,
+    pub baseline_answers: u64,
+    pub candidate_answers: u64,
+    /// None where one side answered too few to read it.
+    pub p50: Option<RatioFigure>,
+    pub p99: Option<RatioFigure>,
+    /// Its share of the baseline's statement time at this speed.
+    pub share_of_time: f64,
+    /// The candidate's mean service time over the baseline's.
+    pub mean_ratio: f64,
+    pub verdict: StatementVerdict,
+}
+
+/// Two replays of one capture at one speed.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StatementComparison {
+    pub baseline: String,
+    pub candidate: String,
+    pub speed: f64,
+    /// Regressions first, then improvements, then the rest; each by share of time.
+    pub statements: Vec<StatementChange>,
+    /// Σ share × (candidate's mean / baseline's mean) - 1: the statements' time at the
+    /// baseline's counts, relative; None without a statement both answered.
+    pub weighted_change: Option<f64>,
+    /// Either level was judged disturbed: its verdicts may be the client host's.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub disturbed: bool,
+}
+
+/// Every pair of replays of one capture (the first given as the baseline of the others), at
+/// each speed both replayed.
+pub fn compare(series: &[OpenLoopSeries]) -> Vec<StatementComparison> {
+    let replays: Vec<&OpenLoopSeries> = series.iter().filter(|one| one.is_replay()).collect();
+    let mut comparisons = Vec::new();
+    for (index, baseline) in replays.iter().enumerate() {
+        let earlier_of_capture = replays[..index]
+            .iter()
+            .any(|earlier| earlier.capture == baseline.capture);
+        if baseline.capture.is_none() || earlier_of_capture {
+            continue;
+        }
+        for candidate in &replays[index + 1..] {
+            if candidate.capture == baseline.capture {
+                comparisons.extend(at_each_speed(baseline, candidate));
+            }
+        }
+    }
+    comparisons
+}
+
+fn at_each_speed(
+    baseline: &OpenLoopSeries,
+    candidate: &OpenLoopSeries,
+) -> Vec<StatementComparison> {
+    let mut speeds: Vec<f64> = baseline
+        .levels
+        .iter()
+        .filter_map(|level| level.speed)
+        .collect();
+    speeds.sort_by(f64::total_cmp);
+    speeds.dedup();
+    speeds
+        .into_iter()
+        .filter_map(|speed| {
+            let before = (baseline.levels.iter()).find(|level| level.speed == Some(speed))?;
+            let after = (candidate.levels.iter()).find(|level| level.speed == Some(speed))?;
+            let mut statements: Vec<StatementChange> = (before.classes.iter())
+                .filter(|class| class.class.starts_with("fingerprint-"))
+                .filter_map(|class| {
+                    let other = after
+                        .classes
+                        .iter()
+                        .find(|other| other.class == class.class)?;
+                    let text = baseline
+                        .statements
+                        .get(&class.class)
+                        .cloned()
+                        .unwrap_or_default();
+                    change(&class.class, text, &class.histogram, &other.histogram)
+                })
+                .collect();
+            let (weighted_change, total) = weigh(&mut statements);
+            (total > 0.0).then(|| {
+                statements.sort_by(|a, b| {
+                    (a.verdict, -a.share_of_time)
+                        .partial_cmp(&(b.verdict, -b.share_of_time))
+                        .unwrap_or(std::cmp::Ordering::Equal)
+                });
+                StatementComparison {
+                    baseline: baseline.series.clone(),
+                    candidate: candidate.series.clone(),
+                    speed,
+                    statements,
+                    weighted_change,
+                    disturbed: before.disturbed || after.disturbed,
+                }
+            })
+        })
+        .collect()
+}
+
+/// One fingerprint's change from the two levels' histograms; None where either is unreadable
+/// or empty. Its share of time is its baseline time until [`weigh`] divides it.
+fn change(class: &str, text: String, before: &str, after: &str) -> Option<StatementChange> {
+    let (before, after) = (
+        ResponseTimes::decode(before).ok()?,
+        ResponseTimes::decode(after).ok()?,
+    );
+    let (before_figures, after_figures) = (before.percentiles()?, after.percentiles()?);
+    let ratio = |percentile| {
+        RatioFigure::of(
+            PercentileInterval::of(&before, percentile)?,
+            PercentileInterval::of(&after, percentile)?,
+        )
+    };
+    let (p50, p99) = (ratio(Percentile::P50), ratio(Percentile::P99));
+    // The gravest of its percentiles' verdicts: a regression at either is one.
+    let verdict = [p50, p99]
+        .iter()
+        .flatten()
+        .map(|figure| figure.verdict)
+        .min()
+        .unwrap_or(StatementVerdict::TooFew);
+    Some(StatementChange {
+        class: class.to_string(),
+        text,
+        baseline_answers: before.count(),
+        candidate_answers: after.count(),
+        p50,
+        p99,
+        share_of_time: before_figures.mean_ms * before.count() as f64,
+        mean_ratio: after_figures.mean_ms / before_figures.mean_ms,
+        verdict,
+    })
+}
+
+/// Turns each statement's baseline time into its share, and gives the weighted change with
+/// the total time (0: nothing to weigh).
+fn weigh(statements: &mut [StatementChange]) -> (Option<f64>, f64) {
+    let total: f64 = statements.iter().map(|one| one.share_of_time).sum();
+    if total <= 0.0 || !total.is_finite() {
+        return (None, 0.0);
+    }
+    let mut weighted = 0.0;
+    for one in statements.iter_mut() {
+        one.share_of_time /= total;
+        if one.mean_ratio.is_finite() {
+            weighted += one.share_of_time * one.mean_ratio;
+        }
+    }
+    (Some(weighted - 1.0), total)
+}
+
+impl StatementComparison {
+    /// "new against old, replaying one capture at 1x: 1 of 13 statements regressed beyond
+    /// the noise (the worst: fingerprint-2, SELECT ...: p99 2.40x [2.10, 2.80]), 0 improved,
+    /// 10 unchanged, 2 too few to tell; the statements' time, each weighted by its share of
+    /// old's: 31% slower."
+    pub fn sentence(&self) -> String {
+        let count = |verdict| {
+            (self.statements.iter())
+                .filter(|one| one.verdict == verdict)
+                .count()
+        };
+        let worst = (self.statements.iter())
+            .filter(|one| one.verdict == StatementVerdict::Regressed)
+            .filter_map(|one| {
+                let (name, figure) = [("p99", one.p99), ("p50", one.p50)].into_iter().find_map(
+                    |(name, figure)| {
+                        figure
+                            .filter(|figure| figure.verdict == StatementVerdict::Regressed)
+                            .map(|figure| (name, figure))
+                    },
+                )?;
+                Some((one, name, figure))
+            })
+            .max_by(|a, b| a.2.ratio.total_cmp(&b.2.ratio));
+        let mut text = format!(
+            "{} against {}, replaying one capture at {}: {} of {} statements regressed beyond the noise",
+            self.candidate,
+            self.baseline,
+            crate::format::times(self.speed),
+            count(StatementVerdict::Regressed),
+            self.statements.len()
+        );
+        if let Some((one, name, figure)) = worst {
+            text.push_str(&format!(
+                " (the worst: {}, {}: {name} {})",
+                one.class,
+                shortened(&one.text),
+                figure.text()
+            ));
+        }
+        text.push_str(&format!(
+            ", {} improved, {} unchanged, {} too few to tell",
+            count(StatementVerdict::Improved),
+            count(StatementVerdict::Unchanged),
+            count(StatementVerdict::TooFew)
+        ));
+        if let Some(change) = self.weighted_change {
+            let said = if change.abs() < 0.01 {
+                "within 1%".to_string()
+            } else if change > 0.0 {
+                format!("{} slower", crate::format::percent(change))
+            } else {
+                format!("{} faster", crate::format::percent(-change))
+            };
+            text.push_str(&format!(
+                "; the statements' mean time, each weighted by its share of {}'s: {said}",
+                self.baseline
+            ));
+        }
+        if self.disturbed {
+            text.push_str(
+                "; other processes took the client's CPUs during these replays: the verdicts may be the host's, replay again on an idle one",
+            );
+        }
+        text + "."
+    }
+}
+
+/// A statement's text for a sentence: its first 80 characters, then "...".
+pub(crate) fn shortened(text: &str) -> String {
+    const SHOWN: usize = 80;
+    if text.chars().count() <= SHOWN {
+        return text.to_string();
+    }
+    let cut: String = text.chars().take(SHOWN).collect();
+    format!("{cut}...")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    /// `count` answers spread evenly over [0.9, 1.1] × `ms`, encoded as a level's class.
+    fn answers(ms: f64, count: u32) -> String {
+        let mut times = ResponseTimes::per_statement();
+        for k in 0..count {
+            let spread = 0.9 + 0.2 * f64::from(k) / f64::from(count);
+            times.record(Duration::from_secs_f64(ms * spread / 1e3));
+        }
+        times.encode()
+    }
+
+    #[test]
+    fn a_change_is_called_only_beyond_the_band_and_the_grain() {
+        let judged = |before: f64, after: f64, count: u32| {
+            change(
+                "fingerprint-1",
+                String::new(),
+                &answers(before, count),
+                &answers(after, count),
+            )
+            .unwrap()
+            .verdict
+        };
+        assert_eq!(judged(1.0, 3.0, 2000), StatementVerdict::Regressed);
+        assert_eq!(judged(3.0, 1.0, 2000), StatementVerdict::Improved);
+        // 10% slower: inside the band of 1.2.
+        assert_eq!(judged(1.0, 1.1, 2000), StatementVerdict::Unchanged);
+        // Twice as slow, but 0.05 ms: under a timer's grain.
+        assert_eq!(judged(0.05, 0.1, 2000), StatementVerdict::Unchanged);
+        // Three answers bound neither percentile.
+        assert_eq!(judged(1.0, 3.0, 3), StatementVerdict::TooFew);
+    }
+
+    #[test]
+    fn the_workload_s_change_weighs_each_statement_by_its_time() {
+        // A statement of 3/4 of the time twice as slow, the other unchanged: 1.75x.
+        let mut statements = vec![
+            change(
+                "fingerprint-1",
+                String::new(),
+                &answers(3.0, 1000),
+                &answers(6.0, 1000),
+            )
+            .unwrap(),
+            change(
+                "fingerprint-2",
+                String::new(),
+                &answers(1.0, 1000),
+                &answers(1.0, 1000),
+            )
+            .unwrap(),
+        ];
+        let (change, _) = weigh(&mut statements);
+        let change = change.unwrap();
+        assert!((change - 0.75).abs() < 0.02, "{change}");
+        assert!((statements[0].share_of_time - 0.75).abs() < 0.01);
+    }
+}
