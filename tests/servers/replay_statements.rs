@@ -145,6 +145,13 @@ fn a_dropped_index_is_the_one_regression_named() {
     let text = String::from_utf8_lossy(&output.stdout).replace("\n  ", " ");
     assert!(output.status.success(), "{text}");
     let analysis = read_json(&analysis);
+    // The findings, for the docs' figures (--nocapture).
+    if let Some(finding) = text
+        .lines()
+        .find(|line| line.contains("slow against before, replaying"))
+    {
+        eprintln!("{finding}");
+    }
     assert_eq!(
         analysis["statements"].as_array().unwrap().len(),
         2,
