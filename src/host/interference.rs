@@ -136,6 +136,30 @@ pub fn process_cpu_seconds(pid: u32) -> Option<f64> {
     Some(process_ticks(&stat)? as f64 / ticks_per_second())
 }
 
+/// CPU seconds of a process, of the children it reaped and of its live children, from /proc:
+/// a server that starts a process per session (PostgreSQL's postmaster) spends its CPU in
+/// them, and an ended session's time is its parent's once reaped.
+pub fn process_tree_cpu_seconds(pid: u32) -> Option<f64> {
+    let stat_of = |pid: u32| {
+        std::fs::read_to_string(format!("/proc/{pid}/stat"))
+            .ok()
+            .and_then(|text| process_stat(&text))
+    };
+    let own = stat_of(pid)?;
+    let reaped = u64::try_from(own.cutime.max(0) + own.cstime.max(0)).unwrap_or(0);
+    let mut ticks = own.utime + own.stime + reaped;
+    for entry in std::fs::read_dir("/proc").ok()?.flatten() {
+        let Some(child) = (entry.file_name().to_str()).and_then(|name| name.parse::<u32>().ok())
+        else {
+            continue;
+        };
+        if let Some(stat) = stat_of(child).filter(|stat| u32::try_from(stat.ppid) == Ok(pid)) {
+            ticks += stat.utime + stat.stime;
+        }
+    }
+    Some(ticks as f64 / ticks_per_second())
+}
+
 /// utime + stime from a /proc/PID/stat line, parsed by procfs-core.
 fn process_ticks(stat: &str) -> Option<u64> {
     let stat = process_stat(stat)?;
@@ -380,5 +404,39 @@ mod tests {
             throttled.reasons
         );
         assert_eq!(throttled.throttled_s, Some(0.9));
+    }
+
+    /// A shell whose child burns CPU and exits: the child's time is the shell's once reaped,
+    /// which the tree counts and the shell's own time does not.
+    #[test]
+    fn a_process_tree_counts_the_children_it_reaped() {
+        let mut shell = std::process::Command::new("sh")
+            .args([
+                "-c",
+                "( i=0; while [ $i -lt 300000 ]; do i=$((i+1)); done ); sleep 30",
+            ])
+            .spawn()
+            .unwrap();
+        let pid = shell.id();
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+        let counted = loop {
+            let tree = process_tree_cpu_seconds(pid).unwrap();
+            let own = process_cpu_seconds(pid).unwrap();
+            // Reaped: no child left, and its time in the tree.
+            let children = std::fs::read_to_string(format!("/proc/{pid}/task/{pid}/children"))
+                .unwrap_or_default();
+            if tree - own >= 0.1 && children.split_whitespace().count() == 1 {
+                break Some((tree, own));
+            }
+            if std::time::Instant::now() > deadline {
+                break None;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(100));
+        };
+        let _ = shell.kill();
+        let _ = shell.wait();
+        let (tree, own) = counted.expect("the child's CPU time never reached the tree's count");
+        assert!(own < 0.05, "the shell itself burned {own} s");
+        assert!(tree >= 0.1, "{tree}");
     }
 }

@@ -67,6 +67,21 @@ impl<T: OnOneDatabase> ServerWorkload for T {
     }
 }
 
+/// CPU seconds of a server on this host and every process it started: MariaDB's one
+/// process, or PostgreSQL's postmaster with its sessions' backends, live and ended. A replay
+/// reads it around a level, so its own busy server is not taken for other work.
+pub(crate) fn server_tree_cpu_s(database: &dyn Database) -> Result<Option<f64>> {
+    if !database.on_this_host() {
+        return Ok(None);
+    }
+    if let Some(pid) = database.server_pid()? {
+        return Ok(process_cpu_seconds(pid));
+    }
+    Ok(database
+        .server_main_pid()?
+        .and_then(crate::host::interference::process_tree_cpu_seconds))
+}
+
 /// CPU seconds of an instance's server process, when it runs on this host and one process
 /// serves every session (MariaDB); `run db` and `run script` read it around a level.
 pub(crate) fn server_process_cpu_s(database: &dyn Database) -> Result<Option<f64>> {

@@ -145,6 +145,22 @@ fn a_dropped_index_is_the_one_regression_named() {
     let text = String::from_utf8_lossy(&output.stdout).replace("\n  ", " ");
     assert!(output.status.success(), "{text}");
     let analysis = read_json(&analysis);
+    // The server's own CPU time, its backends' included, is read around each level (not
+    // taken for other processes' work): the scans without the index spend more of it.
+    let server_cpu = |run: &PathBuf| {
+        let document = read_json(run);
+        eprintln!(
+            "{}: {}",
+            run.display(),
+            document["levels"][0]["interference"]
+        );
+        document["levels"][0]["server_cpu_s"].as_f64().unwrap()
+    };
+    let (before_cpu, slow_cpu) = (server_cpu(&runs[0]), server_cpu(&runs[2]));
+    assert!(
+        before_cpu > 0.0 && slow_cpu > 2.0 * before_cpu,
+        "{before_cpu} {slow_cpu}"
+    );
     // The findings, for the docs' figures (--nocapture).
     if let Some(finding) = text
         .lines()

@@ -19,7 +19,7 @@ use crate::db::{Database, DbCounters};
 use crate::error::{UsageError, locked};
 use crate::latency::{OfferedRate, SessionClock};
 use crate::workload::figures::{level_figures, named_figure};
-use crate::workload::server::{OnOneDatabase, server_process_cpu_s};
+use crate::workload::server::{OnOneDatabase, server_tree_cpu_s};
 use crate::workload::{
     BuildContext, JobShape, LevelFigures, LevelLength, LevelPlan, LevelSessions, LevelTotals,
     PaddedJob, ServerWorkload, Sessions, Workload, WorkloadInfo, WorkloadKind, WorkloadOptions,
@@ -697,7 +697,7 @@ impl Workload for ReplayWorkload {
     fn level_started(&self) -> Result<()> {
         *locked(&self.baseline, "the level's baseline")? = Some((
             self.instances.counters()?,
-            server_process_cpu_s(self.instances.primary.as_ref())?,
+            server_tree_cpu_s(self.instances.primary.as_ref())?,
         ));
         self.sessions.take()?;
         Ok(())
@@ -718,7 +718,7 @@ impl Workload for ReplayWorkload {
         let failed: u64 = total.failures.iter().map(|(_, count)| count).sum();
         let left_out = &self.replay.left_out;
         let server_cpu_s = match (
-            server_process_cpu_s(self.instances.primary.as_ref())?,
+            server_tree_cpu_s(self.instances.primary.as_ref())?,
             server_cpu_before,
         ) {
             (Some(now), Some(then)) => Some(now - then),
