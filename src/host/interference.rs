@@ -413,8 +413,12 @@ mod tests {
         let mut shell = std::process::Command::new("sh")
             .args([
                 "-c",
-                "( i=0; while [ $i -lt 300000 ]; do i=$((i+1)); done ); sleep 30",
+                "( i=0; while [ $i -lt 300000 ]; do i=$((i+1)); done ); exec sleep 30",
             ])
+            // The shell becomes the sleep once its child has ended (the reaped time kept):
+            // killing it leaves no process behind holding the test's output.
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
             .spawn()
             .unwrap();
         let pid = shell.id();
@@ -425,7 +429,7 @@ mod tests {
             // Reaped: no child left, and its time in the tree.
             let children = std::fs::read_to_string(format!("/proc/{pid}/task/{pid}/children"))
                 .unwrap_or_default();
-            if tree - own >= 0.1 && children.split_whitespace().count() == 1 {
+            if tree - own >= 0.1 && children.split_whitespace().count() == 0 {
                 break Some((tree, own));
             }
             if std::time::Instant::now() > deadline {
