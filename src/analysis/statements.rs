@@ -185,12 +185,10 @@ fn at_each_speed(
                     change(&class.class, text, &class.histogram, &other.histogram)
                 })
                 .collect();
-            let (weighted_change, total) = weigh(&mut statements);
-            (total > 0.0).then(|| {
+            let weighted_change = weigh(&mut statements);
+            weighted_change.is_some().then(|| {
                 statements.sort_by(|a, b| {
-                    (a.verdict, -a.share_of_time)
-                        .partial_cmp(&(b.verdict, -b.share_of_time))
-                        .unwrap_or(std::cmp::Ordering::Equal)
+                    (a.verdict.cmp(&b.verdict)).then(b.share_of_time.total_cmp(&a.share_of_time))
                 });
                 StatementComparison {
                     baseline: baseline.series.clone(),
@@ -240,12 +238,12 @@ fn change(class: &str, text: String, before: &str, after: &str) -> Option<Statem
     })
 }
 
-/// Turns each statement's baseline time into its share, and gives the weighted change with
-/// the total time (0: nothing to weigh).
-fn weigh(statements: &mut [StatementChange]) -> (Option<f64>, f64) {
+/// Turns each statement's baseline time into its share, and gives the weighted change;
+/// None when there is no time to weigh.
+fn weigh(statements: &mut [StatementChange]) -> Option<f64> {
     let total: f64 = statements.iter().map(|one| one.share_of_time).sum();
     if total <= 0.0 || !total.is_finite() {
-        return (None, 0.0);
+        return None;
     }
     let mut weighted = 0.0;
     for one in statements.iter_mut() {
@@ -254,7 +252,7 @@ fn weigh(statements: &mut [StatementChange]) -> (Option<f64>, f64) {
             weighted += one.share_of_time * one.mean_ratio;
         }
     }
-    (Some(weighted - 1.0), total)
+    Some(weighted - 1.0)
 }
 
 impl StatementComparison {
@@ -391,8 +389,7 @@ mod tests {
             )
             .unwrap(),
         ];
-        let (change, _) = weigh(&mut statements);
-        let change = change.unwrap();
+        let change = weigh(&mut statements).unwrap();
         assert!((change - 0.75).abs() < 0.02, "{change}");
         assert!((statements[0].share_of_time - 0.75).abs() < 0.01);
     }
