@@ -104,6 +104,8 @@ fn write_capture(path: &Path) {
             class: Class::Read,
             failed: None,
             database: None,
+            rows: None,
+            ends_within_us: None,
         };
         writer.write(&Line::Statement(statement)).unwrap();
     }

@@ -45,7 +45,7 @@ fn logging_bench(bindir: &str) -> PrivateCluster {
 }
 
 /// Runs pgbench on the cluster; its report.
-fn pgbench(bindir: &str, cluster: &PrivateCluster, args: &[&str]) -> String {
+pub(crate) fn pgbench(bindir: &str, cluster: &PrivateCluster, args: &[&str]) -> String {
     let output = Command::new(format!("{bindir}/pgbench"))
         .args([
             "-h",
@@ -86,9 +86,8 @@ fn count_on(cluster: &PrivateCluster, sql: &str) -> i64 {
 /// `--route reads=replicas`: pgbench's select-only sessions and its writing ones, logged
 /// by a primary and replayed on it and its streaming replica: each select-only transaction
 /// commits on the replica, each write on the primary (the history rows it adds). pgbench runs
-/// without its vacuum and truncate (`-n`): a replay keeps each session's schedule, not the
-/// order of statements across sessions when one falls behind, and a truncate replayed late
-/// would take inserts with it. Several instances without the route are refused. With
+/// without its vacuum and truncate (`-n`), which `replay_order` tests. Several instances
+/// without the route are refused. With
 /// `--map`, each instance's own log shows the mapped user's statements: the selects on the
 /// replica, the writes on the primary.
 #[test]

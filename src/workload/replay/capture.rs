@@ -313,6 +313,8 @@ impl<'a> Capturer<'a> {
                 class,
                 failed: None,
                 database: (entry.database != open.database).then(|| entry.database.clone()),
+                rows: None,
+                ends_within_us: None,
             });
         }
         self.sessions.insert(entry.session.clone(), open);

@@ -67,6 +67,14 @@ pub struct Statement {
     /// (MySQL's `use`, `Init DB`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub database: Option<String>,
+    /// Rows it returned or changed, where the log says (MySQL's slow log `Rows_sent`, or
+    /// `Rows_affected` where it has them): compared with the replay's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rows: Option<u64>,
+    /// How long after its start it had ended at the latest: its duration, else until its
+    /// session's next statement or disconnection (never stored: worked out on reading).
+    #[serde(skip)]
+    pub ends_within_us: Option<u64>,
 }
 
 /// What the capture kept and left out.

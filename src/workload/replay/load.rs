@@ -11,6 +11,7 @@ use std::time::Duration;
 use anyhow::{Result, anyhow, bail};
 
 use super::class::Class;
+use super::commit_order::{Order, Planner, Transactions};
 use super::file::{self, Line};
 use super::fingerprint::{Quoting, as_written, fingerprint};
 use super::log_time::Zone;
@@ -47,11 +48,15 @@ pub struct Sent {
     /// Whether its captured session only reads (`--route reads=replicas` replays it on a
     /// replica).
     pub reads_only: bool,
+    /// Its place in the capture's commit order.
+    pub order: Order,
 }
 
 /// What is replayed, and what was left out.
 #[derive(Debug, Default)]
 pub struct Replay {
+    /// Commits numbered in the capture's commit order (`commit_order`).
+    pub commits: usize,
     /// The captures' file names ("shop.capture", "node1.capture + node2.capture"), in the
     /// order of their clocks whatever the command line's.
     pub name: String,
@@ -123,6 +128,8 @@ struct Captured {
     database: String,
     user: String,
     statements: Vec<file::Statement>,
+    /// When the session disconnected, where the log says.
+    ended_us: Option<i64>,
     /// A copy made by `--sessions-factor`: its statements' captured durations are the
     /// original's, not counted again.
     copy: bool,
@@ -153,6 +160,7 @@ fn read(path: &Path) -> Result<Read> {
                         database,
                         user,
                         statements: Vec::new(),
+                        ended_us: None,
                         copy: false,
                     },
                 );
@@ -163,10 +171,17 @@ fn read(path: &Path) -> Result<Read> {
                 }
             }
             Line::Summary(read) => summary = Some(read),
-            Line::End { .. } => {}
+            Line::End { id, at_us } => {
+                if let Some(session) = sessions.get_mut(&id) {
+                    session.ended_us = Some(at_us);
+                }
+            }
         }
         Ok(())
     })?;
+    for session in sessions.values_mut() {
+        ending_within(session);
+    }
     let Some(summary) = summary else {
         bail!(
             "{} ends before its summary: the capture was cut short; make it again with `corescale capture`",
@@ -179,6 +194,18 @@ fn read(path: &Path) -> Result<Read> {
         product,
         digest,
     })
+}
+
+/// Each statement's latest end after its start: its duration, else until the session's
+/// next statement, else until its disconnection.
+fn ending_within(session: &mut Captured) {
+    let mut next_start = session.ended_us;
+    for statement in session.statements.iter_mut().rev() {
+        statement.ends_within_us = statement.took_us.or_else(|| {
+            next_start.map(|next| u64::try_from(next.saturating_sub(statement.at_us)).unwrap_or(0))
+        });
+        next_start = Some(statement.at_us);
+    }
 }
 
 /// Microseconds to add to each capture's offsets to put it on the earliest one's clock (its
@@ -660,6 +687,52 @@ fn shorten_idle(sessions: &mut [Captured], most: Duration) -> (u64, Duration) {
     )
 }
 
+/// Lanes as sessions are dealt to them: each one's statements, their captured starts and
+/// whether each leaves a transaction open, and when each lane's last session ends.
+#[derive(Default)]
+struct Lanes {
+    sent: Vec<Vec<Sent>>,
+    starts: Vec<Vec<i64>>,
+    open: Vec<Vec<bool>>,
+    /// The lane whose last session ended first takes the next.
+    free: BinaryHeap<std::cmp::Reverse<(i64, usize)>>,
+}
+
+impl Lanes {
+    /// The lane for a session from `start` to `end`: the first free then, else a new one.
+    fn take(&mut self, start: i64, end: i64) -> usize {
+        let lane = match self.free.peek() {
+            Some(std::cmp::Reverse((ended, lane))) if *ended <= start => {
+                let lane = *lane;
+                self.free.pop();
+                lane
+            }
+            _ => {
+                self.sent.push(Vec::new());
+                self.starts.push(Vec::new());
+                self.open.push(Vec::new());
+                self.sent.len() - 1
+            }
+        };
+        self.free.push(std::cmp::Reverse((end, lane)));
+        lane
+    }
+}
+
+/// When a session's last statement ended, by the captured durations.
+fn session_end(session: &Captured) -> i64 {
+    session
+        .statements
+        .iter()
+        .map(|statement| {
+            statement
+                .at_us
+                .saturating_add(statement.took_us.unwrap_or(0).min(A_DAY_US) as i64)
+        })
+        .max()
+        .unwrap_or(i64::MIN)
+}
+
 /// Sessions dealt to lanes: each to the first lane free when it starts (sessions that never
 /// overlap share one), its statements' texts and values kept for the run.
 fn dealt(
@@ -675,9 +748,7 @@ fn dealt(
     let mut prepared: HashMap<String, usize> = HashMap::new();
     let mut sorted = sessions;
     sorted.sort_by_key(|session| session.statements[0].at_us);
-    // Each lane's end: the lane whose last session ended first takes the next.
-    let mut free: BinaryHeap<std::cmp::Reverse<(i64, usize)>> = BinaryHeap::new();
-    let mut lanes: Vec<Vec<Sent>> = Vec::new();
+    let mut lanes = Lanes::default();
     let users: Vec<String> = sorted
         .iter()
         .map(|session| session.user.clone())
@@ -685,37 +756,24 @@ fn dealt(
         .into_iter()
         .collect();
     let mut writes = (0, None);
+    let mut planner = Planner::default();
     let mut statements = 0;
     let mut span_us = 0;
     let sessions = sorted.len() as u64;
     for session in sorted {
         let user = users.binary_search(&session.user).unwrap_or_default();
-        let start = session.statements[0].at_us;
-        let end = session
-            .statements
-            .iter()
-            .map(|statement| {
-                statement
-                    .at_us
-                    .saturating_add(statement.took_us.unwrap_or(0).min(A_DAY_US) as i64)
-            })
-            .max()
-            .unwrap_or(start);
-        let lane = match free.peek() {
-            Some(std::cmp::Reverse((ended, lane))) if *ended <= start => {
-                let lane = *lane;
-                free.pop();
-                lane
-            }
-            _ => {
-                lanes.push(Vec::new());
-                lanes.len() - 1
-            }
-        };
-        free.push(std::cmp::Reverse((end, lane)));
+        let lane = lanes.take(session.statements[0].at_us, session_end(&session));
         let reads_only = only_reads(&session);
+        let mut transactions = Transactions::default();
         for (index, statement) in session.statements.into_iter().enumerate() {
             statements += 1;
+            let (commits, left_open) = transactions.step(&statement.sql, statement.class);
+            if commits && let Some(within) = statement.ends_within_us {
+                let end = statement.at_us.saturating_add(within.min(A_DAY_US) as i64);
+                planner.commit(end, lane, lanes.sent[lane].len());
+            }
+            lanes.starts[lane].push(statement.at_us);
+            lanes.open[lane].push(left_open);
             span_us = span_us.max(statement.at_us);
             let print = fingerprint(&statement.sql, quoting);
             let number = numbers.get(&print).copied().unwrap_or(others);
@@ -735,7 +793,7 @@ fn dealt(
                     .collect()
             });
             let next = prepared.len();
-            lanes[lane].push(Sent {
+            lanes.sent[lane].push(Sent {
                 at_us: statement.at_us.max(0) as u64,
                 prepared: values.map(|values| {
                     (
@@ -748,12 +806,21 @@ fn dealt(
                 new_session: index == 0,
                 user,
                 reads_only,
+                order: Order::default(),
             });
         }
     }
+    let commits = planner.commits();
+    let orders = planner.orders(&lanes.starts, &lanes.open);
+    for (lane, orders) in lanes.sent.iter_mut().zip(orders) {
+        for (sent, order) in lane.iter_mut().zip(orders) {
+            sent.order = order;
+        }
+    }
     Replay {
+        commits,
         digest,
-        lanes,
+        lanes: lanes.sent,
         span: Duration::from_micros(span_us.max(0) as u64),
         database,
         users,

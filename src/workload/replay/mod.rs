@@ -4,6 +4,7 @@
 
 pub mod capture;
 pub mod class;
+mod commit_order;
 pub mod file;
 pub mod fingerprint;
 pub mod load;

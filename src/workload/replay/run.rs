@@ -10,6 +10,7 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, Result, bail};
 use clap::Args;
 
+use super::commit_order::CommitBoard;
 use super::load::{Choice, LeftOut, Replay, load};
 use super::session::{AsUsers, Connector, ReplaySessionJob, ReplayTally};
 use crate::db::connect::options::DbTargetArgs;
@@ -112,6 +113,12 @@ pub struct ReplayArgs {
     #[arg(long, value_name = "CAPTURED=USER", value_parser = parse_mapping)]
     pub map: Vec<(String, String)>,
 
+    /// Keep the capture's commit order (commits): a statement logged after another
+    /// session's commit ended is sent only once that commit is answered, at every speed;
+    /// none times each session on its own.
+    #[arg(long, value_name = "WHAT", default_value = "commits")]
+    pub synchronize: Synchronize,
+
     #[command(flatten)]
     pub latency: crate::latency::LatencyLimitArgs,
 
@@ -120,6 +127,15 @@ pub struct ReplayArgs {
 
     #[command(flatten)]
     pub search: crate::latency::FindArgs,
+}
+
+/// What a replay keeps of the order of statements across sessions.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Synchronize {
+    /// The capture's commit order.
+    Commits,
+    /// None: each session on its own schedule.
+    None,
 }
 
 /// `--find`'s words for a replay, whose rate is its speed.
@@ -208,6 +224,9 @@ pub struct ReplayWorkload {
     before_level_s: Mutex<Option<f64>>,
     /// The level's speed, as its sessions were prepared for it.
     level_speed: Mutex<f64>,
+    synchronize: Synchronize,
+    /// The level's commits as its lanes answer them (`--synchronize commits`).
+    commits: Mutex<Option<Arc<CommitBoard>>>,
 }
 
 impl WorkloadOptions for ReplayArgs {
@@ -563,6 +582,8 @@ impl ReplayWorkload {
             baseline: Mutex::new(None),
             before_level_s: Mutex::new(None),
             level_speed: Mutex::new(1.0),
+            synchronize: args.synchronize,
+            commits: Mutex::new(None),
             replay,
         })
     }
@@ -654,6 +675,7 @@ impl Workload for ReplayWorkload {
             clock,
             self.replay.fingerprints.len(),
             Arc::clone(&self.sessions),
+            locked(&self.commits, "the level's commits")?.clone(),
         )?;
         Ok(PaddedJob::new(job))
     }
@@ -674,6 +696,9 @@ impl Workload for ReplayWorkload {
     }
 
     fn level_preparing(&self) -> Result<()> {
+        // Each level keeps the commit order afresh.
+        *locked(&self.commits, "the level's commits")? = (self.synchronize == Synchronize::Commits)
+            .then(|| Arc::new(CommitBoard::new(self.replay.commits)));
         let Some(command) = &self.before_level else {
             return Ok(());
         };
@@ -730,6 +755,7 @@ impl Workload for ReplayWorkload {
             statements_per_s: per(total.sent as f64),
             failed_statements: failed as f64,
             connections: total.connections as f64,
+            statements_out_of_order: total.out_of_order as f64,
             connection_time_ms: if total.connections > 0 {
                 1e3 * total.connecting_s / total.connections as f64
             } else {
@@ -765,7 +791,13 @@ impl Workload for ReplayWorkload {
         for (sqlstate, count) in &total.failures {
             recorded.push((named_figure("failures SQLSTATE", sqlstate), *count as f64));
         }
-        let warnings = divergence(&total.failures, &self.replay.capture_errors);
+        let mut warnings = divergence(&total.failures, &self.replay.capture_errors);
+        if total.out_of_order > 0 {
+            warnings.push(format!(
+                "{} statements were sent before a commit the capture shows before them had been answered: the level ended while a session waited; its rows may differ from the capture's",
+                total.out_of_order
+            ));
+        }
         Ok(LevelFigures {
             recorded,
             warnings,
@@ -840,6 +872,9 @@ level_figures! {
         statements_per_s: f64,
         /// Statements the server refused, counted by SQLSTATE.
         failed_statements: f64,
+        /// Statements sent before a commit the capture shows before them was answered (the
+        /// level's end came first; `--synchronize commits`).
+        statements_out_of_order: f64,
         /// Connections the lanes opened (one per captured session), and their mean time.
         connections: f64,
         connection_time_ms: f64,

@@ -7,6 +7,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, anyhow};
 
+use super::commit_order::{CommitBoard, Waited};
 use super::load::Sent;
 use crate::db::Database;
 use crate::db::driver::DbSession;
@@ -28,6 +29,9 @@ pub(crate) struct ReplayTally {
     pub failures: Vec<(String, u64)>,
     pub connections: u64,
     pub connecting_s: f64,
+    /// Statements sent before a commit the capture shows before them was answered: the
+    /// level's end came first.
+    pub out_of_order: u64,
 }
 
 impl ReplayTally {
@@ -38,6 +42,7 @@ impl ReplayTally {
             failures: Vec::new(),
             connections: 0,
             connecting_s: 0.0,
+            out_of_order: 0,
         }
     }
 
@@ -49,6 +54,7 @@ impl ReplayTally {
         }
         self.connections += other.connections;
         self.connecting_s += other.connecting_s;
+        self.out_of_order += other.out_of_order;
     }
 }
 
@@ -108,6 +114,13 @@ pub(crate) struct ReplaySessionJob {
     /// Whether the connection is the lane's first session's and has sent nothing yet (no
     /// transaction, setting or table of a session left on it).
     fresh: bool,
+    /// The level's commits as answered (None: `--synchronize none`).
+    commits: Option<Arc<CommitBoard>>,
+    /// The window being replayed, counted from 1: the board's marks carry it.
+    window: u32,
+    /// When waits for commits end: once the level's end has passed, an open transaction
+    /// is finished without them.
+    waits_end: Option<Instant>,
 }
 
 impl ReplaySessionJob {
@@ -118,6 +131,7 @@ impl ReplaySessionJob {
         clock: SessionClock,
         fingerprints: usize,
         sessions: Arc<Sessions<ReplayTally>>,
+        commits: Option<Arc<CommitBoard>>,
     ) -> Result<Self> {
         let began = Instant::now();
         let (user, reads_only) = statements
@@ -141,6 +155,9 @@ impl ReplaySessionJob {
             readers: usize::from(reads_only),
             rewound: false,
             fresh: true,
+            commits,
+            window: 0,
+            waits_end: None,
         })
     }
 
@@ -163,6 +180,12 @@ impl ReplaySessionJob {
         };
         self.next += 1;
         self.fresh = false;
+        if let Some(board) = &self.commits
+            && board.wait(self.window.max(1), statement.order.after, self.waits_end)
+                == Waited::GaveUp
+        {
+            self.tally.out_of_order += 1;
+        }
         let sent = self.clock.elapsed();
         let outcome = match &statement.prepared {
             Some((index, values)) => self
@@ -172,6 +195,9 @@ impl ReplaySessionJob {
             None => self.connection.run_plain(&statement.sql),
         };
         let answered = self.clock.elapsed();
+        if let (Some(board), Some(number)) = (&self.commits, statement.order.commit) {
+            board.answered(self.window.max(1), number);
+        }
         self.clock.answered(due, sent, answered);
         self.tally.sent += 1;
         match outcome {
@@ -202,6 +228,14 @@ impl ReplaySessionJob {
             self.reconnect(next.user, next.reads_only)?;
         }
         Ok(1)
+    }
+
+    /// Whether the last statement sent left its session in a transaction.
+    fn in_transaction(&self) -> bool {
+        self.next
+            .checked_sub(1)
+            .and_then(|last| self.statements.get(last))
+            .is_some_and(|last| last.order.open)
     }
 
     fn reconnect(&mut self, user: usize, reads_only: bool) -> Result<()> {
@@ -254,16 +288,20 @@ impl WorkerJob for ReplaySessionJob {
         // window's clock may run out while the last of them wait their turn (a reconnection
         // before them), unless a stop was asked for. A lane that fell behind gets no more
         // than END_GRACE to catch up, so a backlog stays unsent and is said as falling
-        // behind, not hidden by a level that lasts as long as the lane needs.
+        // behind, not hidden by a level that lasts as long as the lane needs. A transaction
+        // begun is finished all the same (its lateness counted): a level never cuts one.
         let deadline = self.clock.window_end().map(|end| end + END_GRACE);
+        self.waits_end = deadline;
         let mut sent = 0;
         while self.next < self.statements.len()
-            && self.clock.next_due_in_window()
             && !crate::interrupt::stop_requested()
-            && deadline.is_none_or(|deadline| Instant::now() < deadline)
+            && ((self.clock.next_due_in_window()
+                && deadline.is_none_or(|deadline| Instant::now() < deadline))
+                || self.in_transaction())
         {
             sent += self.step()?;
         }
+        self.waits_end = None;
         self.clock.window_ended();
         Ok(sent)
     }
@@ -275,6 +313,7 @@ impl WorkerJob for ReplaySessionJob {
     fn window_started(&mut self, began: Instant) {
         // Each window (a warm-up's, then the level's) replays the lane from its start.
         self.next = 0;
+        self.window += 1;
         self.rewound = !self.fresh;
         self.clock.window_started(began);
     }

@@ -120,6 +120,8 @@ fn spanning(first_s: i64, last_s: i64) -> Read {
         class: Class::Read,
         failed: None,
         database: None,
+        rows: None,
+        ends_within_us: None,
     };
     let mut read = read_at("2026-12-04 10:00:00 UTC", "postgresql", "sha256 a");
     read.sessions.insert(
@@ -128,6 +130,7 @@ fn spanning(first_s: i64, last_s: i64) -> Read {
             database: "shop".into(),
             user: "app".into(),
             statements: vec![statement(first_s), statement(last_s)],
+            ended_us: None,
             copy: false,
         },
     );
@@ -182,8 +185,11 @@ fn session_at(times_s: &[(i64, u64)]) -> Captured {
                 class: Class::Read,
                 failed: None,
                 database: None,
+                rows: None,
+                ends_within_us: None,
             })
             .collect(),
+        ended_us: None,
         copy: false,
     }
 }
