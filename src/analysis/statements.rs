@@ -98,6 +98,53 @@ impl RatioFigure {
     }
 }
 
+/// A level's figures by name.
+type Figures = std::collections::BTreeMap<String, f64>;
+
+/// One fingerprint's answers as rows in both replays: what a different plan, other data
+/// or another collation changes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RowsCompared {
+    pub baseline_rows: u64,
+    pub candidate_rows: u64,
+    pub baseline_failed: u64,
+    pub candidate_failed: u64,
+    /// The same rows in all, the same refusals, and the same row counts statement by
+    /// statement (their checksums agree).
+    pub matched: bool,
+}
+
+impl RowsCompared {
+    /// From the two levels' figures for `class` ("fingerprint-3"); None where a level has
+    /// none (a replay before rows were recorded) or the two answered different numbers of
+    /// statements (a level that left some unsent).
+    fn of(class: &str, before: &Figures, after: &Figures) -> Option<Self> {
+        let subject = class.replacen('-', " ", 1);
+        let figures = |level: &Figures| -> Option<(u64, u64, u64, u64)> {
+            let figure = |name: &str| {
+                level
+                    .get(&format!("{subject} {name}"))
+                    .map(|value| *value as u64)
+            };
+            Some((
+                figure("rows")?,
+                figure("failed")?,
+                figure("rows_checksum")?,
+                figure("count")? + figure("failed")?,
+            ))
+        };
+        let (rows, failed, checksum, answered) = figures(before)?;
+        let (other_rows, other_failed, other_checksum, other_answered) = figures(after)?;
+        (answered == other_answered).then_some(Self {
+            baseline_rows: rows,
+            candidate_rows: other_rows,
+            baseline_failed: failed,
+            candidate_failed: other_failed,
+            matched: rows == other_rows && failed == other_failed && checksum == other_checksum,
+        })
+    }
+}
+
 /// One fingerprint at one speed, both replays.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct StatementChange {
@@ -115,6 +162,9 @@ pub struct StatementChange {
     /// The candidate's mean service time over the baseline's.
     pub mean_ratio: f64,
     pub verdict: StatementVerdict,
+    /// Its rows and refusals in both, where both recorded them for the same statements.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rows: Option<RowsCompared>,
 }
 
 /// Two replays of one capture at one speed.
@@ -131,6 +181,24 @@ pub struct StatementComparison {
     /// Either level was judged disturbed: its verdicts may be the client host's.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub disturbed: bool,
+    /// Replay quality: the share of the statements compared (by the baseline's answers)
+    /// whose fingerprint's rows and outcome all matched; rows are checked per fingerprint,
+    /// so one statement that differs counts its fingerprint's all. None where no
+    /// fingerprint's rows could be compared.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rows_matched: Option<f64>,
+}
+
+/// The share of statements, by the baseline's answers, whose fingerprint's rows and
+/// outcome matched, of those whose rows were compared.
+fn rows_matched(statements: &[StatementChange]) -> Option<f64> {
+    let compared = statements
+        .iter()
+        .filter_map(|one| one.rows.map(|rows| (one.baseline_answers, rows.matched)));
+    let (all, matched) = compared.fold((0, 0), |(all, matched), (answers, same)| {
+        (all + answers, matched + if same { answers } else { 0 })
+    });
+    (all > 0).then(|| matched as f64 / all as f64)
 }
 
 /// Every pair of replays of one capture (the first given as the baseline of the others), at
@@ -182,7 +250,10 @@ fn at_each_speed(
                         .get(&class.class)
                         .cloned()
                         .unwrap_or_default();
-                    change(&class.class, text, &class.histogram, &other.histogram)
+                    let mut change =
+                        change(&class.class, text, &class.histogram, &other.histogram)?;
+                    change.rows = RowsCompared::of(&class.class, &before.figures, &after.figures);
+                    Some(change)
                 })
                 .collect();
             let weighted_change = weigh(&mut statements);
@@ -194,9 +265,10 @@ fn at_each_speed(
                     baseline: baseline.series.clone(),
                     candidate: candidate.series.clone(),
                     speed,
-                    statements,
                     weighted_change,
                     disturbed: before.disturbed || after.disturbed,
+                    rows_matched: rows_matched(&statements),
+                    statements,
                 }
             })
         })
@@ -235,6 +307,7 @@ fn change(class: &str, text: String, before: &str, after: &str) -> Option<Statem
         share_of_time: before_figures.mean_ms * before.count() as f64,
         mean_ratio: after_figures.mean_ms / before_figures.mean_ms,
         verdict,
+        rows: None,
     })
 }
 
@@ -314,12 +387,46 @@ impl StatementComparison {
                 self.baseline
             ));
         }
+        text.push_str(&self.rows_said());
         if self.disturbed {
             text.push_str(
                 "; other processes took the client's CPUs during these replays: the verdicts may be the host's, replay again on an idle one",
             );
         }
         text + "."
+    }
+}
+
+impl StatementComparison {
+    /// "; rows and outcome matched for every statement compared", or the share and the
+    /// statements that diverged; nothing where no rows were compared.
+    fn rows_said(&self) -> String {
+        let Some(share) = self.rows_matched else {
+            return String::new();
+        };
+        let differing: Vec<&StatementChange> = (self.statements.iter())
+            .filter(|one| one.rows.is_some_and(|rows| !rows.matched))
+            .collect();
+        let Some(first) = differing.first() else {
+            return "; rows and outcome matched for every statement compared".to_string();
+        };
+        let Some(rows) = first.rows else {
+            return String::new();
+        };
+        let compared = (self.statements.iter())
+            .filter(|one| one.rows.is_some())
+            .count();
+        format!(
+            "; rows or outcome differ for {} of the {compared} statements compared ({} of the statements sent are theirs), the first {} ({}): {} rows and {} refused against {} and {}",
+            differing.len(),
+            crate::format::percent(1.0 - share),
+            first.class,
+            shortened(&first.text),
+            rows.candidate_rows,
+            rows.candidate_failed,
+            rows.baseline_rows,
+            rows.baseline_failed,
+        )
     }
 }
 
@@ -392,5 +499,77 @@ mod tests {
         let change = weigh(&mut statements).unwrap();
         assert!((change - 0.75).abs() < 0.02, "{change}");
         assert!((statements[0].share_of_time - 0.75).abs() < 0.01);
+    }
+
+    fn figures(class: u32, rows: f64, failed: f64, checksum: f64, count: f64) -> Figures {
+        [
+            ("rows", rows),
+            ("failed", failed),
+            ("rows_checksum", checksum),
+            ("count", count),
+        ]
+        .into_iter()
+        .map(|(name, value)| (format!("fingerprint {class} {name}"), value))
+        .collect()
+    }
+
+    #[test]
+    fn rows_match_only_when_sums_refusals_and_order_all_agree() {
+        let of = |after: &Figures| {
+            RowsCompared::of("fingerprint-2", &figures(2, 40.0, 1.0, 7.0, 19.0), after)
+        };
+        assert!(of(&figures(2, 40.0, 1.0, 7.0, 19.0)).unwrap().matched);
+        // The same sum in another order: the checksum tells.
+        assert!(!of(&figures(2, 40.0, 1.0, 8.0, 19.0)).unwrap().matched);
+        // One row fewer; one more refusal (and one fewer answered).
+        assert!(!of(&figures(2, 39.0, 1.0, 7.0, 19.0)).unwrap().matched);
+        assert!(!of(&figures(2, 40.0, 2.0, 7.0, 18.0)).unwrap().matched);
+        // A level that answered fewer statements is not compared, nor one without rows.
+        assert_eq!(of(&figures(2, 38.0, 1.0, 7.0, 18.0)), None);
+        assert_eq!(of(&figures(3, 40.0, 1.0, 7.0, 19.0)), None);
+    }
+
+    #[test]
+    fn the_sentence_names_the_statements_whose_rows_differ_and_the_share_that_matched() {
+        let mut statements: Vec<StatementChange> = [(1, 300, true), (2, 100, false)]
+            .into_iter()
+            .map(|(class, answers, matched)| {
+                let mut one = change(
+                    &format!("fingerprint-{class}"),
+                    format!("SELECT {class}"),
+                    &answers_n(answers),
+                    &answers_n(answers),
+                )
+                .unwrap();
+                one.rows = Some(RowsCompared {
+                    baseline_rows: 10,
+                    candidate_rows: if matched { 10 } else { 9 },
+                    baseline_failed: 0,
+                    candidate_failed: 0,
+                    matched,
+                });
+                one
+            })
+            .collect();
+        let weighted_change = weigh(&mut statements);
+        let comparison = StatementComparison {
+            baseline: "old".into(),
+            candidate: "new".into(),
+            speed: 1.0,
+            weighted_change,
+            disturbed: false,
+            rows_matched: rows_matched(&statements),
+            statements,
+        };
+        assert_eq!(comparison.rows_matched, Some(0.75));
+        let said = comparison.sentence();
+        assert!(
+            said.contains("; rows or outcome differ for 1 of the 2 statements compared (25% of the statements sent are theirs), the first fingerprint-2 (SELECT 2): 9 rows and 0 refused against 10 and 0"),
+            "{said}"
+        );
+    }
+
+    fn answers_n(count: u32) -> String {
+        answers(1.0, count)
     }
 }

@@ -499,7 +499,7 @@ pub trait DbSession: Send {
     }
     /// Runs SQL as written, with no values (a session setting, a transaction's BEGIN and
     /// COMMIT). A refusal the session outlives is [`SessionError::Refused`], as `execute`'s.
-    fn run_plain(&mut self, sql: &str) -> Result<(), SessionError>;
+    fn run_plain(&mut self, sql: &str) -> Result<Answer, SessionError>;
     /// Runs one statement, `values` bound as text, and answers its rows as text (NULL as
     /// None): for reading the server's settings and a workload's own checks, never in a
     /// timed path.

@@ -4,8 +4,28 @@
 
 use super::cell_table::{Table, percent};
 use crate::analysis::statements::{
-    CHANGE_MS, CHANGE_RATIO, RatioFigure, StatementComparison, shortened,
+    CHANGE_MS, CHANGE_RATIO, RatioFigure, RowsCompared, StatementComparison, shortened,
 };
+
+/// "same", or "12 -> 11 (1 refused)" where the rows or refusals differ, or "-" where they
+/// were not compared.
+fn rows_word(rows: Option<&RowsCompared>) -> String {
+    match rows {
+        None => "-".to_string(),
+        Some(rows) if rows.matched => "same".to_string(),
+        Some(rows) => {
+            let refused = if rows.candidate_failed > 0 || rows.baseline_failed > 0 {
+                format!(
+                    " ({} -> {} refused)",
+                    rows.baseline_failed, rows.candidate_failed
+                )
+            } else {
+                String::new()
+            };
+            format!("{} -> {}{refused}", rows.baseline_rows, rows.candidate_rows)
+        }
+    }
+}
 
 /// One comparison at one speed; no rows when no statement was answered by both.
 pub(crate) fn statements_table(comparison: &StatementComparison) -> Table {
@@ -28,6 +48,7 @@ pub(crate) fn statements_table(comparison: &StatementComparison) -> Table {
                 figure(&one.p50),
                 figure(&one.p99),
                 percent(one.share_of_time),
+                rows_word(one.rows.as_ref()),
                 shortened(&one.text),
             ]
         })
@@ -46,11 +67,12 @@ pub(crate) fn statements_table(comparison: &StatementComparison) -> Table {
             "p50",
             "p99",
             "share of time",
+            "rows",
             "text",
         ]
         .map(String::from)
         .to_vec(),
         rows,
-        drop_first: vec!["answers", "share of time"],
+        drop_first: vec!["answers", "rows", "share of time"],
     }
 }

@@ -983,12 +983,16 @@ fn a_sysbench_run_in_mariadb_s_slow_log_replays_statement_for_statement() {
             .iter()
             .map(|(statement, count)| (statement.as_str(), *count))
             .collect();
-        every_sent_somewhere |= assert_replayed(&document, level, &spaced);
+        let all_sent = assert_replayed(&document, level, &spaced);
+        every_sent_somewhere |= all_sent;
         assert_eq!(
             figures["failed_statements"].as_f64(),
             Some(0.0),
             "{figures}"
         );
+        if all_sent {
+            rows_as_the_slow_log_gave_them(figures);
+        }
     }
     assert!(every_sent_somewhere, "no level sent all it was due");
     each_read_only_session_is_replayed_three_times(&target, &capture, &document);
@@ -1011,6 +1015,23 @@ fn a_sysbench_run_in_mariadb_s_slow_log_replays_statement_for_statement() {
             && said.contains("ok      log_output = 'FILE'"),
         "{said}"
     );
+}
+
+/// MariaDB's slow log gives each statement's Rows_sent and Rows_affected: every fingerprint
+/// has its captured rows, and a level that sent every statement returned as many.
+fn rows_as_the_slow_log_gave_them(figures: &serde_json::Value) {
+    let captured: Vec<(&String, f64)> = (figures.as_object().unwrap().iter())
+        .filter(|(name, _)| name.ends_with(" captured_rows"))
+        .map(|(name, value)| (name, value.as_f64().unwrap()))
+        .collect();
+    let counted = (figures.as_object().unwrap().keys())
+        .filter(|name| name.ends_with(" count"))
+        .count();
+    assert_eq!(captured.len(), counted, "{figures}");
+    for (name, rows) in captured {
+        let replayed = &figures[name.replace(" captured_rows", " rows")];
+        assert_eq!(replayed.as_f64(), Some(rows), "{name}: {figures}");
+    }
 }
 
 /// `db check --capture` on `target`: whether it passed, and what it said on both streams.

@@ -540,6 +540,9 @@ pub struct PacedLevel {
     /// host's.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub disturbed: bool,
+    /// The level's own figures (a replay's rows per fingerprint among them).
+    #[serde(skip)]
+    pub figures: std::collections::BTreeMap<String, f64>,
 }
 
 /// A series' open-loop levels: a latency-throughput curve per worker count. They are kept
@@ -579,6 +582,7 @@ impl OpenLoopSeries {
                     intervals: point.intervals.clone(),
                     classes: point.classes.clone(),
                     disturbed: !point.disturbed.is_empty(),
+                    figures: point.figures.clone(),
                 })
             })
             .collect();

@@ -86,6 +86,23 @@ fn broken(error: mysql::Error, target: &Target) -> SessionError {
     }
 }
 
+impl MySqlSession {
+    /// Runs `sql` in the text protocol, counting the rows each of its result sets returned
+    /// and changed (a string of several statements answers one set each).
+    fn answered_text(&mut self, sql: &str) -> Result<Answer, mysql::Error> {
+        let mut answer = Answer::default();
+        let mut result = self.connection.query_iter(sql)?;
+        while let Some(mut set) = result.iter() {
+            answer.changed += set.affected_rows();
+            for row in set.by_ref() {
+                row?;
+                answer.returned += 1;
+            }
+        }
+        Ok(answer)
+    }
+}
+
 impl DbSession for MySqlSession {
     fn tls(&self) -> Option<TlsFacts> {
         self.tls.clone()
@@ -163,8 +180,8 @@ impl DbSession for MySqlSession {
         Ok(true)
     }
 
-    fn run_plain(&mut self, sql: &str) -> Result<(), SessionError> {
-        self.connection.query_drop(sql).map_err(|error| {
+    fn run_plain(&mut self, sql: &str) -> Result<Answer, SessionError> {
+        self.answered_text(sql).map_err(|error| {
             // A refusal the session outlives stays one (a COMMIT's deadlock is retried), named
             // with its target; one corescale has advice for gets the advice.
             let advised = match &error {

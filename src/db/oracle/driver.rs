@@ -645,11 +645,19 @@ impl DbSession for OracleSession {
         Ok(answer)
     }
 
-    fn run_plain(&mut self, sql: &str) -> Result<(), SessionError> {
-        self.connection
+    fn run_plain(&mut self, sql: &str) -> Result<Answer, SessionError> {
+        let statement = self
+            .connection
             .execute(sql, &[])
-            .map(drop)
-            .map_err(|error| statement_failure(error, &self.target))
+            .map_err(|error| statement_failure(error, &self.target))?;
+        // The rows a query returns are not fetched here: only a command's count is known.
+        let changed = statement
+            .row_count()
+            .map_err(|error| statement_failure(error, &self.target))?;
+        Ok(Answer {
+            changed,
+            ..Answer::default()
+        })
     }
 
     /// Array DML: the rows bound in batches of up to 1,000, committed once at the end.

@@ -120,9 +120,9 @@ impl DbSession for PostgresSession {
         Ok(true)
     }
 
-    fn run_plain(&mut self, sql: &str) -> Result<(), SessionError> {
+    fn run_plain(&mut self, sql: &str) -> Result<Answer, SessionError> {
         self.wire
-            .simple(sql)
+            .simple_answered(sql)
             .map_err(|error| session_error(explain(error, &self.target)))
     }
 

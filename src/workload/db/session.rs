@@ -530,8 +530,8 @@ mod tests {
             answered.extend(batch.iter().map(|sent| (answer(sent), Instant::now())));
             Ok(())
         }
-        fn run_plain(&mut self, _sql: &str) -> Result<(), SessionError> {
-            Ok(())
+        fn run_plain(&mut self, _sql: &str) -> Result<Answer, SessionError> {
+            Ok(Answer::default())
         }
         fn publish_statistics(&mut self) -> Result<()> {
             if self.published {

@@ -313,7 +313,7 @@ impl<'a> Capturer<'a> {
                 class,
                 failed: None,
                 database: (entry.database != open.database).then(|| entry.database.clone()),
-                rows: None,
+                rows: entry.rows,
                 ends_within_us: None,
             });
         }
@@ -477,6 +477,7 @@ mod tests {
             severity: "LOG".into(),
             message: message.into(),
             detail: detail.map(str::to_string),
+            rows: None,
             ..Entry::default()
         }
     }

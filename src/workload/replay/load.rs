@@ -77,6 +77,10 @@ pub struct Replay {
     pub fingerprints: Vec<String>,
     /// Each fingerprint's captured durations, where the log gave them.
     pub captured: Vec<ResponseTimes>,
+    /// Each fingerprint's statements, and their rows summed where the log gave every one's
+    /// (MySQL's slow log; copies made by `--sessions-factor` not counted).
+    pub counts: Vec<u64>,
+    pub captured_rows: Vec<Option<u64>>,
     /// Writes kept: their count and the first one's fingerprint.
     pub writes: (u64, Option<String>),
     pub left_out: LeftOut,
@@ -719,6 +723,14 @@ impl Lanes {
     }
 }
 
+/// A captured statement's parameters as it binds them (None a NULL).
+fn bound_values(values: Vec<Option<String>>) -> Box<[BoundValue]> {
+    values
+        .into_iter()
+        .map(|value| value.map_or(BoundValue::Null, |text| BoundValue::Text(text.into())))
+        .collect()
+}
+
 /// When a session's last statement ended, by the captured durations.
 fn session_end(session: &Captured) -> i64 {
     session
@@ -745,6 +757,9 @@ fn dealt(
     let (fingerprints, numbers) = ranked_fingerprints(&sessions, quoting);
     let others = fingerprints.len().saturating_sub(1);
     let mut captured = vec![ResponseTimes::default(); fingerprints.len()];
+    let mut counts = vec![0; fingerprints.len()];
+    // Each fingerprint's rows summed, while every statement of it had them.
+    let mut rows: Vec<Option<u64>> = vec![Some(0); fingerprints.len()];
     let mut prepared: HashMap<String, usize> = HashMap::new();
     let mut sorted = sessions;
     sorted.sort_by_key(|session| session.statements[0].at_us);
@@ -780,18 +795,17 @@ fn dealt(
             if let Some(took) = statement.took_us.filter(|_| !session.copy) {
                 captured[number].record(Duration::from_micros(took));
             }
+            if !session.copy {
+                counts[number] += 1;
+                rows[number] = rows[number]
+                    .zip(statement.rows)
+                    .map(|(sum, more)| sum + more);
+            }
             if writes_or_resets(&statement) {
                 writes.0 += 1;
                 writes.1.get_or_insert(print);
             }
-            let values: Option<Box<[BoundValue]>> = statement.parameters.map(|values| {
-                values
-                    .into_iter()
-                    .map(|value| {
-                        value.map_or(BoundValue::Null, |text| BoundValue::Text(text.into()))
-                    })
-                    .collect()
-            });
+            let values = statement.parameters.map(bound_values);
             let next = prepared.len();
             lanes.sent[lane].push(Sent {
                 at_us: statement.at_us.max(0) as u64,
@@ -828,6 +842,12 @@ fn dealt(
         sessions,
         fingerprints,
         captured,
+        captured_rows: rows
+            .into_iter()
+            .zip(&counts)
+            .map(|(rows, count)| rows.filter(|_| *count > 0))
+            .collect(),
+        counts,
         writes,
         left_out,
         capture_errors,

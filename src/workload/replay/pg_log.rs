@@ -26,6 +26,8 @@ pub struct Entry {
     pub sqlstate: Option<String>,
     pub message: String,
     pub detail: Option<String>,
+    /// Rows it returned or changed, where the log says (MySQL's slow log).
+    pub rows: Option<u64>,
     /// Where the entry starts in its file (1-based).
     pub line: u64,
 }
@@ -423,6 +425,7 @@ fn json_entry(line: &str, number: u64) -> Result<Option<Entry>> {
         sqlstate,
         message: message.unwrap_or_default(),
         detail,
+        rows: None,
         line: number,
     }))
 }
@@ -496,6 +499,7 @@ fn read_csv(
             sqlstate: (!sqlstate.is_empty()).then(|| sqlstate.to_string()),
             message: field(CSV_MESSAGE)?.to_string(),
             detail: (!detail.is_empty()).then(|| detail.to_string()),
+            rows: None,
             line,
         })?;
     }
@@ -605,6 +609,7 @@ fn stderr_line(
         sqlstate: field('e').map(str::to_string),
         message: message.to_string(),
         detail: None,
+        rows: None,
         line: number,
     };
     if let Some(done) = pending.replace(entry) {

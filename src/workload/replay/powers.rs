@@ -397,7 +397,10 @@ mod tests {
         ) -> Result<crate::db::driver::Answer, crate::db::SessionError> {
             Err(anyhow::anyhow!("not asked").into())
         }
-        fn run_plain(&mut self, _sql: &str) -> Result<(), crate::db::SessionError> {
+        fn run_plain(
+            &mut self,
+            _sql: &str,
+        ) -> Result<crate::db::driver::Answer, crate::db::SessionError> {
             Err(anyhow::anyhow!("not asked").into())
         }
         fn fetch_text(&mut self, sql: &str, _values: &[&str]) -> Result<Vec<Vec<Option<String>>>> {

@@ -588,6 +588,66 @@ impl ReplayWorkload {
         })
     }
 
+    /// Each fingerprint's figures: its count, percentiles, rows (summed, refused, and their
+    /// checksum in statement order, in the 52 bits a JSON number holds exactly), and the
+    /// capture's own where the log gave them.
+    fn fingerprint_figures(
+        &self,
+        total: &ReplayTally,
+    ) -> Vec<(std::borrow::Cow<'static, str>, f64)> {
+        let mut recorded = Vec::new();
+        let rows = total.rows.iter();
+        for (index, (times, rows)) in total.times.times().iter().zip(rows).enumerate() {
+            let subject = format!("fingerprint {}", index + 1);
+            let name = |figure: &str| named_figure(&subject, figure);
+            recorded.push((name("count"), times.count() as f64));
+            if let Some(times) = times.percentiles() {
+                recorded.push((name("p50_ms"), times.p50_ms));
+                recorded.push((name("p99_ms"), times.p99_ms));
+            }
+            if let Some(captured) = self.replay.captured[index].percentiles() {
+                recorded.push((name("captured_p50_ms"), captured.p50_ms));
+                recorded.push((name("captured_p99_ms"), captured.p99_ms));
+            }
+            recorded.push((name("rows"), rows.rows as f64));
+            recorded.push((name("failed"), rows.failed as f64));
+            recorded.push((name("rows_checksum"), (rows.checksum >> 12) as f64));
+            if let Some(captured) = self.replay.captured_rows.get(index).copied().flatten() {
+                recorded.push((name("captured_rows"), captured as f64));
+            }
+        }
+        recorded
+    }
+
+    /// The fingerprints whose every captured statement was answered and whose rows differ
+    /// from those the log gave: a divergence from production (other data, another plan).
+    fn rows_against_capture(&self, total: &ReplayTally) -> Option<String> {
+        if self.replay.copied.0 > 0 {
+            return None;
+        }
+        let differing: Vec<String> = (total.rows.iter().enumerate())
+            .filter_map(|(index, rows)| {
+                let captured = self.replay.captured_rows.get(index).copied().flatten()?;
+                let answered = rows.failed + total.times.times()[index].count();
+                (answered == self.replay.counts[index] && rows.rows != captured).then(|| {
+                    format!(
+                        "fingerprint-{} ({} rows, the capture's {captured})",
+                        index + 1,
+                        rows.rows
+                    )
+                })
+            })
+            .collect();
+        (!differing.is_empty()).then(|| {
+            format!(
+                "{} {} returned or changed other rows than the captured log says: {}; the replayed data or plans differ from production's",
+                differing.len(),
+                if differing.len() == 1 { "statement" } else { "statements" },
+                differing.join(", ")
+            )
+        })
+    }
+
     fn speed_of(&self, rate: Option<f64>) -> f64 {
         rate.map_or(1.0, |rate| rate / self.captured_rate)
     }
@@ -775,23 +835,12 @@ impl Workload for ReplayWorkload {
             client_cpu_s: totals.cpu_s,
         };
         let mut recorded = crate::workload::figures::FigureSet::figures(&figures);
-        for (index, times) in total.times.times().iter().enumerate() {
-            let subject = format!("fingerprint {}", index + 1);
-            let name = |figure: &str| named_figure(&subject, figure);
-            recorded.push((name("count"), times.count() as f64));
-            if let Some(times) = times.percentiles() {
-                recorded.push((name("p50_ms"), times.p50_ms));
-                recorded.push((name("p99_ms"), times.p99_ms));
-            }
-            if let Some(captured) = self.replay.captured[index].percentiles() {
-                recorded.push((name("captured_p50_ms"), captured.p50_ms));
-                recorded.push((name("captured_p99_ms"), captured.p99_ms));
-            }
-        }
+        recorded.extend(self.fingerprint_figures(&total));
         for (sqlstate, count) in &total.failures {
             recorded.push((named_figure("failures SQLSTATE", sqlstate), *count as f64));
         }
         let mut warnings = divergence(&total.failures, &self.replay.capture_errors);
+        warnings.extend(self.rows_against_capture(&total));
         if total.out_of_order > 0 {
             warnings.push(format!(
                 "{} statements were sent before a commit the capture shows before them had been answered: the level ended while a session waited; its rows may differ from the capture's",

@@ -32,6 +32,28 @@ pub(crate) struct ReplayTally {
     /// Statements sent before a commit the capture shows before them was answered: the
     /// level's end came first.
     pub out_of_order: u64,
+    /// Each fingerprint's answers as rows: summed, failed, and a checksum of the row
+    /// counts in the order each lane sent them.
+    pub rows: Vec<FingerprintRows>,
+}
+
+/// One fingerprint's rows over a level: what two replays of one capture compare.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct FingerprintRows {
+    /// Rows returned (or, where none, changed), summed.
+    pub rows: u64,
+    /// Statements the server refused.
+    pub failed: u64,
+    /// The row counts in statement order: a lane's running hash while it replays, then
+    /// summed over lanes, each mixed with its lane's number.
+    pub checksum: u64,
+}
+
+/// splitmix64's finaliser: a well-mixed 64-bit hash step.
+fn mixed(mut value: u64) -> u64 {
+    value = (value ^ (value >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    value = (value ^ (value >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    value ^ (value >> 31)
 }
 
 impl ReplayTally {
@@ -43,6 +65,7 @@ impl ReplayTally {
             connections: 0,
             connecting_s: 0.0,
             out_of_order: 0,
+            rows: vec![FingerprintRows::default(); fingerprints],
         }
     }
 
@@ -55,6 +78,33 @@ impl ReplayTally {
         self.connections += other.connections;
         self.connecting_s += other.connecting_s;
         self.out_of_order += other.out_of_order;
+        for (mine, theirs) in self.rows.iter_mut().zip(other.rows) {
+            mine.rows += theirs.rows;
+            mine.failed += theirs.failed;
+            mine.checksum = mine.checksum.wrapping_add(theirs.checksum);
+        }
+    }
+
+    /// One statement's answer: its rows (None when refused) in its fingerprint's figures.
+    fn answered(&mut self, fingerprint: usize, rows: Option<u64>) {
+        let Some(figures) = self.rows.get_mut(fingerprint) else {
+            return;
+        };
+        match rows {
+            Some(rows) => figures.rows += rows,
+            None => figures.failed += 1,
+        }
+        // A refusal is its own mark in the order, distinct from every count of rows.
+        figures.checksum = mixed(figures.checksum ^ rows.map_or(u64::MAX, mixed));
+    }
+
+    /// Hands the lane's checksums in: each mixed with its lane's number, so two lanes'
+    /// answers swapped read as a change.
+    fn sealed(mut self, lane: usize) -> Self {
+        for figures in &mut self.rows {
+            figures.checksum = mixed(figures.checksum ^ mixed(lane as u64 + 1));
+        }
+        self
     }
 }
 
@@ -188,10 +238,7 @@ impl ReplaySessionJob {
         }
         let sent = self.clock.elapsed();
         let outcome = match &statement.prepared {
-            Some((index, values)) => self
-                .connection
-                .execute(*index, &statement.sql, values)
-                .map(drop),
+            Some((index, values)) => self.connection.execute(*index, &statement.sql, values),
             None => self.connection.run_plain(&statement.sql),
         };
         let answered = self.clock.elapsed();
@@ -201,14 +248,18 @@ impl ReplaySessionJob {
         self.clock.answered(due, sent, answered);
         self.tally.sent += 1;
         match outcome {
-            Ok(()) => self
-                .tally
-                .times
-                .record(statement.fingerprint, answered.saturating_sub(sent)),
+            Ok(answer) => {
+                self.tally
+                    .times
+                    .record(statement.fingerprint, answered.saturating_sub(sent));
+                self.tally
+                    .answered(statement.fingerprint, Some(answer.rows()));
+            }
             Err(error) => match error.refusal() {
                 // Counted by its code, never with its message (which may quote values).
                 Some(failure) => {
-                    count_failure(&mut self.tally.failures, &failure.code.to_string(), 1)
+                    count_failure(&mut self.tally.failures, &failure.code.to_string(), 1);
+                    self.tally.answered(statement.fingerprint, None);
                 }
                 None => {
                     return Err(anyhow!(
@@ -325,6 +376,6 @@ impl WorkerJob for ReplaySessionJob {
 
     fn hand_in_counts(&mut self) -> Result<()> {
         let tally = std::mem::replace(&mut self.tally, ReplayTally::empty(self.fingerprints));
-        self.sessions.hand_in(tally)
+        self.sessions.hand_in(tally.sealed(self.number))
     }
 }

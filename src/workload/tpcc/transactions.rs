@@ -312,7 +312,7 @@ impl Terminal {
         match ended {
             Ended::Committed | Ended::Delivered { .. } => run.session.run_plain("COMMIT")?,
             Ended::RolledBack => run.session.run_plain("ROLLBACK")?,
-        }
+        };
         Ok(ended)
     }
 }

@@ -328,6 +328,27 @@ impl<S: Read + Write> WireSession<S> {
         Ok(tag)
     }
 
+    /// [`WireSession::simple`], answering the rows its statements returned and changed
+    /// (summed over a string of several).
+    pub(crate) fn simple_answered(&mut self, sql: &str) -> Result<Answer> {
+        self.settle()?;
+        frontend::query(sql, &mut self.outgoing)?;
+        self.send()?;
+        let (mut answer, mut returned) = (Answer::default(), 0);
+        self.read_until_ready(|message| {
+            match message {
+                Message::DataRow(_) => returned += 1,
+                Message::CommandComplete(body) => {
+                    answer.changed += changed_rows(body.tag()?, returned);
+                    answer.returned += std::mem::take(&mut returned);
+                }
+                _ => {}
+            }
+            Ok(())
+        })?;
+        Ok(answer)
+    }
+
     /// Runs `copy` (a `COPY ... FROM STDIN`) with `data` in COPY's text format, all in one
     /// round trip: a server that refuses the COPY ignores the data that follows, as the
     /// protocol says. Answers the rows the server copied.
