@@ -136,6 +136,15 @@ pub fn process_cpu_seconds(pid: u32) -> Option<f64> {
     Some(process_ticks(&stat)? as f64 / ticks_per_second())
 }
 
+/// How long the calling thread has waited, runnable, for a CPU since it started
+/// (`/proc/thread-self/schedstat`'s run delay): a client short of CPU, pinned, throttled by
+/// its quota or sharing its CPUs, waits there. None where the kernel does not keep it.
+pub fn thread_run_delay() -> Option<std::time::Duration> {
+    let text = std::fs::read_to_string("/proc/thread-self/schedstat").ok()?;
+    let nanoseconds: u64 = text.split_whitespace().nth(1)?.parse().ok()?;
+    Some(std::time::Duration::from_nanos(nanoseconds))
+}
+
 /// CPU seconds of a process, of the children it reaped and of its live children, from /proc:
 /// a server that starts a process per session (PostgreSQL's postmaster) spends its CPU in
 /// them, and an ended session's time is its parent's once reaped.

@@ -7,6 +7,7 @@ pub mod hog;
 pub mod layout;
 pub mod mariadb;
 pub mod pg_cluster;
+pub mod quota_group;
 pub mod scratch;
 
 use std::fs;

@@ -12,6 +12,7 @@ mod pg_tls;
 mod replay;
 mod replay_attacks;
 mod replay_attacks_mariadb;
+mod replay_limit;
 mod replay_order;
 mod replay_search;
 mod replay_statements;

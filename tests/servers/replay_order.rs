@@ -24,7 +24,7 @@ const STATE: &str = "SELECT (SELECT count(*) FROM pgbench_history)::text || ' ' 
      (SELECT sum(bbalance) FROM pgbench_branches)::text || ' ' || \
      (SELECT sum(tbalance) FROM pgbench_tellers)::text";
 
-fn url(cluster: &PrivateCluster, database: &str) -> String {
+pub(crate) fn url(cluster: &PrivateCluster, database: &str) -> String {
     format!("postgres://postgres@127.0.0.1:{}/{database}", cluster.port)
 }
 
@@ -36,7 +36,7 @@ fn state(cluster: &PrivateCluster, database: &str) -> String {
 /// A logging cluster whose database `bench` logged a pgbench run (its opening TRUNCATE,
 /// `-M prepared`, four clients on one branch row) and whose `fresh` holds the data as the
 /// run found it; the capture of the run, in `dir`.
-fn logged_pgbench(bindir: &str, dir: &Path) -> (PrivateCluster, PathBuf) {
+pub(crate) fn logged_pgbench(bindir: &str, dir: &Path) -> (PrivateCluster, PathBuf) {
     let cluster = start_logging_cluster(bindir);
     cluster.psql("CREATE DATABASE bench");
     pgbench(bindir, &cluster, &["-i", "-s", "1", "-q", "bench"]);

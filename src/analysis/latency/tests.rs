@@ -495,6 +495,65 @@ fn a_replay_says_up_to_which_speed_it_kept_the_schedule() {
     );
 }
 
+/// The level a replay fell behind at, with its sessions' waiting and the client's CPU.
+fn behind_with(busiest: f64, average: f64, cores: f64, cpus: f64) -> String {
+    let mut series = replay("new-server", 5.0, &[1.0, 8.0]);
+    series.levels[1].figures = [
+        ("busiest_session_waiting_share", busiest),
+        ("sessions_waiting_share", average),
+        ("client_cpu_cores", cores),
+        ("client_cpus", cpus),
+    ]
+    .into_iter()
+    .map(|(name, value)| (name.to_string(), value))
+    .collect();
+    series.replay_finding().unwrap()
+}
+
+#[test]
+fn a_replay_that_fell_behind_says_whether_the_server_or_the_client_held_it() {
+    let server = behind_with(0.97, 0.4, 0.3, 2.0);
+    assert!(
+        server.ends_with("fell behind at 8x (sent 500/s of 800/s asked), so latency there counts a growing backlog; the server was the limit: its answers kept the busiest session waiting 97% of the level (40% on average)."),
+        "{server}"
+    );
+    // Short of CPU, a client reads its answers late: its waits look long.
+    let client = behind_with(0.9, 0.7, 0.98, 1.0);
+    assert!(
+        client.ends_with("; the client was the limit: its CPU was busy 0.98 of the 1 CPU it may use."),
+        "{client}"
+    );
+    let sending = behind_with(0.2, 0.1, 0.3, 2.0);
+    assert!(
+        sending.contains(
+            "; the client was the limit (its CPU 0.30 of the 2 CPUs it may use): no session waited"
+        ),
+        "{sending}"
+    );
+    // Sessions that waited for a CPU: the client, whatever its waits on answers say.
+    let mut series = replay("new-server", 5.0, &[1.0, 8.0]);
+    series.levels[1].figures = [
+        ("busiest_session_waiting_share", 0.95),
+        ("sessions_waiting_share", 0.9),
+        ("sessions_starved_share", 0.45),
+        ("client_cpu_cores", 0.5),
+        ("client_cpus", 1.0),
+    ]
+    .into_iter()
+    .map(|(name, value)| (name.to_string(), value))
+    .collect();
+    let starved = series.replay_finding().unwrap();
+    assert!(
+        starved.ends_with("; the client was the limit: its sessions waited for a CPU 45% of the level, its CPU time 0.50 of the 1 CPU it may use."),
+        "{starved}"
+    );
+    // A result without the figures says nothing of the limit.
+    let before = replay("new-server", 5.0, &[1.0, 8.0])
+        .replay_finding()
+        .unwrap();
+    assert!(!before.contains("limit"), "{before}");
+}
+
 /// A closed loop of two classes at 1, 2, 4 and 8 workers: 398,000 payments of 0.5 ms a
 /// level, and 2,000 new orders of `workers` ms each (p99 of all responses stays 0.5 ms).
 fn two_classes() -> Series {

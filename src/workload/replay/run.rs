@@ -833,6 +833,13 @@ impl Workload for ReplayWorkload {
             server_lio_per_s: per(after.lio - before.lio),
             server_pio_per_s: per(after.pio - before.pio),
             client_cpu_s: totals.cpu_s,
+            client_cpu_cores: totals.cpu_s / elapsed_s,
+            client_cpus: std::thread::available_parallelism().map_or(1, usize::from) as f64,
+            sessions_waiting_share: total.waiting_s / (self.lanes.len().max(1) as f64 * elapsed_s),
+            busiest_session_waiting_share: total.busiest_waiting_s / elapsed_s,
+            sessions_starved_share: total
+                .starved_s
+                .map(|starved| starved / (self.lanes.len().max(1) as f64 * elapsed_s)),
         };
         let mut recorded = crate::workload::figures::FigureSet::figures(&figures);
         recorded.extend(self.fingerprint_figures(&total));
@@ -944,5 +951,17 @@ level_figures! {
         server_lio_per_s: f64,
         server_pio_per_s: f64,
         client_cpu_s: f64,
+        /// The client's CPU over the level, in cores, and the CPUs it may use (its
+        /// affinity and quota): near them, the client limited the replay.
+        client_cpu_cores: f64,
+        client_cpus: f64,
+        /// The share of the level the sessions spent waiting on answers, on average and the
+        /// busiest one's: who limited a replay that fell behind (the server, when a session
+        /// waited on it most of the level; else the client, late in sending).
+        sessions_waiting_share: f64,
+        busiest_session_waiting_share: f64,
+        /// The share of the level the sessions' threads waited, runnable, for a CPU of the
+        /// client's (its run delay): a client short of CPU, whatever its CPU time says.
+        sessions_starved_share: Option<f64>,
     }
 }

@@ -35,6 +35,14 @@ pub(crate) struct ReplayTally {
     /// Each fingerprint's answers as rows: summed, failed, and a checksum of the row
     /// counts in the order each lane sent them.
     pub rows: Vec<FingerprintRows>,
+    /// Seconds the lanes waited on answers (sent to answered), and the most one lane did:
+    /// a lane that waited most of the level was held by the server, one that did not was
+    /// late in sending.
+    pub waiting_s: f64,
+    pub busiest_waiting_s: f64,
+    /// Seconds the lanes' threads waited, runnable, for a CPU (None where the kernel does
+    /// not say): a client short of CPU.
+    pub starved_s: Option<f64>,
 }
 
 /// One fingerprint's rows over a level: what two replays of one capture compare.
@@ -66,6 +74,9 @@ impl ReplayTally {
             connecting_s: 0.0,
             out_of_order: 0,
             rows: vec![FingerprintRows::default(); fingerprints],
+            waiting_s: 0.0,
+            busiest_waiting_s: 0.0,
+            starved_s: Some(0.0),
         }
     }
 
@@ -78,6 +89,9 @@ impl ReplayTally {
         self.connections += other.connections;
         self.connecting_s += other.connecting_s;
         self.out_of_order += other.out_of_order;
+        self.waiting_s += other.waiting_s;
+        self.busiest_waiting_s = self.busiest_waiting_s.max(other.busiest_waiting_s);
+        self.starved_s = self.starved_s.zip(other.starved_s).map(|(a, b)| a + b);
         for (mine, theirs) in self.rows.iter_mut().zip(other.rows) {
             mine.rows += theirs.rows;
             mine.failed += theirs.failed;
@@ -101,6 +115,7 @@ impl ReplayTally {
     /// Hands the lane's checksums in: each mixed with its lane's number, so two lanes'
     /// answers swapped read as a change.
     fn sealed(mut self, lane: usize) -> Self {
+        self.busiest_waiting_s = self.waiting_s;
         for figures in &mut self.rows {
             figures.checksum = mixed(figures.checksum ^ mixed(lane as u64 + 1));
         }
@@ -171,6 +186,8 @@ pub(crate) struct ReplaySessionJob {
     /// When waits for commits end: once the level's end has passed, an open transaction
     /// is finished without them.
     waits_end: Option<Instant>,
+    /// The thread's run delay when the window began.
+    run_delay: Option<Duration>,
 }
 
 impl ReplaySessionJob {
@@ -208,6 +225,7 @@ impl ReplaySessionJob {
             commits,
             window: 0,
             waits_end: None,
+            run_delay: None,
         })
     }
 
@@ -247,6 +265,7 @@ impl ReplaySessionJob {
         }
         self.clock.answered(due, sent, answered);
         self.tally.sent += 1;
+        self.tally.waiting_s += answered.saturating_sub(sent).as_secs_f64();
         match outcome {
             Ok(answer) => {
                 self.tally
@@ -365,6 +384,7 @@ impl WorkerJob for ReplaySessionJob {
         // Each window (a warm-up's, then the level's) replays the lane from its start.
         self.next = 0;
         self.window += 1;
+        self.run_delay = crate::host::interference::thread_run_delay();
         self.rewound = !self.fresh;
         self.clock.window_started(began);
     }
@@ -375,7 +395,11 @@ impl WorkerJob for ReplaySessionJob {
     }
 
     fn hand_in_counts(&mut self) -> Result<()> {
-        let tally = std::mem::replace(&mut self.tally, ReplayTally::empty(self.fingerprints));
+        let mut tally = std::mem::replace(&mut self.tally, ReplayTally::empty(self.fingerprints));
+        tally.starved_s = self
+            .run_delay
+            .zip(crate::host::interference::thread_run_delay())
+            .map(|(then, now)| now.saturating_sub(then).as_secs_f64());
         self.sessions.hand_in(tally.sealed(self.number))
     }
 }
