@@ -520,7 +520,9 @@ fn a_replay_that_fell_behind_says_whether_the_server_or_the_client_held_it() {
     // Short of CPU, a client reads its answers late: its waits look long.
     let client = behind_with(0.9, 0.7, 0.98, 1.0);
     assert!(
-        client.ends_with("; the client was the limit: its CPU was busy 0.98 of the 1 CPU it may use."),
+        client.ends_with(
+            "; the client was the limit: its CPU was busy 0.98 of the 1 CPU it may use."
+        ),
         "{client}"
     );
     let sending = behind_with(0.2, 0.1, 0.3, 2.0);
