@@ -56,6 +56,7 @@ pub(crate) fn answer(
         server_workers: None,
         against_workers: None,
         why_not: None,
+        migration: None,
     };
     let taken = match taken {
         Ok(taken) => taken,

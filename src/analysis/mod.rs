@@ -11,6 +11,7 @@ pub mod input;
 #[cfg(test)]
 mod known_answers;
 pub mod latency;
+pub mod migration;
 pub mod model;
 pub(crate) mod noise;
 pub(crate) mod scaling;

@@ -84,6 +84,10 @@ pub struct Answer {
     /// Why the figure asked for cannot be given.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub why_not: Option<String>,
+    /// A migration's answer, from two replays of one capture: `equivalent` is then the
+    /// ratio of the largest speeds each kept.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub migration: Option<super::migration::Migration>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

@@ -90,6 +90,7 @@ pub(crate) fn answer(series: &[SeriesAnalysis]) -> Option<Answer> {
         server_workers: None,
         against_workers: None,
         why_not: None,
+        migration: None,
     };
     let (Some(ours_bracket), Some(theirs_bracket)) = (bracket(ours), bracket(theirs)) else {
         let why = "a search that kept or broke every rate it tried has no bracket to compare";

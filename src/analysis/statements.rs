@@ -162,6 +162,10 @@ pub struct StatementChange {
     /// The candidate's mean service time over the baseline's.
     pub mean_ratio: f64,
     pub verdict: StatementVerdict,
+    /// The variance of `mean_ratio` (the delta method on the two means' standard errors),
+    /// for the workload-wide change's interval.
+    #[serde(skip)]
+    pub mean_ratio_variance: f64,
     /// Its rows and refusals in both, where both recorded them for the same statements.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rows: Option<RowsCompared>,
@@ -178,6 +182,10 @@ pub struct StatementComparison {
     /// Σ share × (candidate's mean / baseline's mean) - 1: the statements' time at the
     /// baseline's counts, relative; None without a statement both answered.
     pub weighted_change: Option<f64>,
+    /// Its 95% interval, from each statement's mean ratio's: the means' standard errors
+    /// taken as independent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub weighted_interval: Option<[f64; 2]>,
     /// Either level was judged disturbed: its verdicts may be the client host's.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub disturbed: bool,
@@ -238,7 +246,7 @@ fn at_each_speed(
         .filter_map(|speed| {
             let before = (baseline.levels.iter()).find(|level| level.speed == Some(speed))?;
             let after = (candidate.levels.iter()).find(|level| level.speed == Some(speed))?;
-            let mut statements: Vec<StatementChange> = (before.classes.iter())
+            let statements: Vec<StatementChange> = (before.classes.iter())
                 .filter(|class| class.class.starts_with("fingerprint-"))
                 .filter_map(|class| {
                     let other = after
@@ -256,28 +264,24 @@ fn at_each_speed(
                     Some(change)
                 })
                 .collect();
-            let weighted_change = weigh(&mut statements);
-            weighted_change.is_some().then(|| {
-                statements.sort_by(|a, b| {
-                    (a.verdict.cmp(&b.verdict)).then(b.share_of_time.total_cmp(&a.share_of_time))
-                });
-                StatementComparison {
-                    baseline: baseline.series.clone(),
-                    candidate: candidate.series.clone(),
-                    speed,
-                    weighted_change,
-                    disturbed: before.disturbed || after.disturbed,
-                    rows_matched: rows_matched(&statements),
-                    statements,
-                }
-            })
+            StatementComparison::of(
+                (&baseline.series, &candidate.series),
+                speed,
+                statements,
+                before.disturbed || after.disturbed,
+            )
         })
         .collect()
 }
 
 /// One fingerprint's change from the two levels' histograms; None where either is unreadable
 /// or empty. Its share of time is its baseline time until [`weigh`] divides it.
-fn change(class: &str, text: String, before: &str, after: &str) -> Option<StatementChange> {
+pub(crate) fn change(
+    class: &str,
+    text: String,
+    before: &str,
+    after: &str,
+) -> Option<StatementChange> {
     let (before, after) = (
         ResponseTimes::decode(before).ok()?,
         ResponseTimes::decode(after).ok()?,
@@ -306,9 +310,37 @@ fn change(class: &str, text: String, before: &str, after: &str) -> Option<Statem
         p99,
         share_of_time: before_figures.mean_ms * before.count() as f64,
         mean_ratio: after_figures.mean_ms / before_figures.mean_ms,
+        mean_ratio_variance: ratio_variance(&before, &after),
         verdict,
         rows: None,
     })
+}
+
+/// The variance of the ratio of the two means: (m'/m)^2 (se'^2/m'^2 + se^2/m^2), each
+/// standard error its times' deviation over the root of their count.
+fn ratio_variance(before: &ResponseTimes, after: &ResponseTimes) -> f64 {
+    let relative = |times: &ResponseTimes| {
+        let (Some(figures), Some(stdev)) = (times.percentiles(), times.stdev_ms()) else {
+            return f64::INFINITY;
+        };
+        (stdev / figures.mean_ms).powi(2) / figures.count as f64
+    };
+    let ratio = match (after.percentiles(), before.percentiles()) {
+        (Some(after), Some(before)) => after.mean_ms / before.mean_ms,
+        _ => return f64::INFINITY,
+    };
+    ratio * ratio * (relative(before) + relative(after))
+}
+
+/// The 95% interval of the weighted change, once [`weigh`] has made each statement's time
+/// its share; None where a statement's variance is unknown.
+fn weighted_interval(statements: &[StatementChange], change: f64) -> Option<[f64; 2]> {
+    let variance: f64 = (statements.iter())
+        .filter(|one| one.mean_ratio.is_finite())
+        .map(|one| one.share_of_time.powi(2) * one.mean_ratio_variance)
+        .sum();
+    let half = 1.96 * variance.sqrt();
+    half.is_finite().then_some([change - half, change + half])
 }
 
 /// Turns each statement's baseline time into its share, and gives the weighted change;
@@ -339,19 +371,7 @@ impl StatementComparison {
                 .filter(|one| one.verdict == verdict)
                 .count()
         };
-        let worst = (self.statements.iter())
-            .filter(|one| one.verdict == StatementVerdict::Regressed)
-            .filter_map(|one| {
-                let (name, figure) = [("p99", one.p99), ("p50", one.p50)].into_iter().find_map(
-                    |(name, figure)| {
-                        figure
-                            .filter(|figure| figure.verdict == StatementVerdict::Regressed)
-                            .map(|figure| (name, figure))
-                    },
-                )?;
-                Some((one, name, figure))
-            })
-            .max_by(|a, b| a.2.ratio.total_cmp(&b.2.ratio));
+        let worst = self.worst_regression();
         let mut text = format!(
             "{} against {}, replaying one capture at {}: {} of {} statements regressed beyond the noise",
             self.candidate,
@@ -374,14 +394,7 @@ impl StatementComparison {
             count(StatementVerdict::Unchanged),
             count(StatementVerdict::TooFew)
         ));
-        if let Some(change) = self.weighted_change {
-            let said = if change.abs() < 0.01 {
-                "within 1%".to_string()
-            } else if change > 0.0 {
-                format!("{} slower", crate::format::percent(change))
-            } else {
-                format!("{} faster", crate::format::percent(-change))
-            };
+        if let Some(said) = self.change_said() {
             text.push_str(&format!(
                 "; the statements' mean time, each weighted by its share of {}'s: {said}",
                 self.baseline
@@ -398,6 +411,84 @@ impl StatementComparison {
 }
 
 impl StatementComparison {
+    /// The comparison of `statements` at `speed` (each with its baseline time as its share
+    /// until now): shares weighed, the change and its interval, regressions first, each by
+    /// share; None where there is no time to weigh.
+    pub(crate) fn of(
+        (baseline, candidate): (&str, &str),
+        speed: f64,
+        mut statements: Vec<StatementChange>,
+        disturbed: bool,
+    ) -> Option<Self> {
+        let weighted_change = weigh(&mut statements)?;
+        let weighted_interval = weighted_interval(&statements, weighted_change);
+        statements.sort_by(|a, b| {
+            (a.verdict.cmp(&b.verdict)).then(b.share_of_time.total_cmp(&a.share_of_time))
+        });
+        Some(Self {
+            baseline: baseline.to_string(),
+            candidate: candidate.to_string(),
+            speed,
+            weighted_change: Some(weighted_change),
+            weighted_interval,
+            disturbed,
+            rows_matched: rows_matched(&statements),
+            statements,
+        })
+    }
+
+    /// The regression with the largest ratio: the statement, which percentile and its
+    /// figure (p99's where it regressed, else p50's).
+    pub fn worst_regression(&self) -> Option<(&StatementChange, &'static str, RatioFigure)> {
+        (self.statements.iter())
+            .filter(|one| one.verdict == StatementVerdict::Regressed)
+            .filter_map(|one| {
+                let (name, figure) = [("p99", one.p99), ("p50", one.p50)].into_iter().find_map(
+                    |(name, figure)| {
+                        figure
+                            .filter(|figure| figure.verdict == StatementVerdict::Regressed)
+                            .map(|figure| (name, figure))
+                    },
+                )?;
+                Some((one, name, figure))
+            })
+            .max_by(|a, b| a.2.ratio.total_cmp(&b.2.ratio))
+    }
+
+    /// The workload-wide change in words: "31% faster [26, 36]", "within the noise: 2%
+    /// slower [-1, 5]" (the interval in the estimate's direction, in percent), "within 1%".
+    pub fn change_said(&self) -> Option<String> {
+        let change = self.weighted_change?;
+        let (word, sign) = if change > 0.0 {
+            ("slower", 1.0)
+        } else {
+            ("faster", -1.0)
+        };
+        let Some([low, high]) = self.weighted_interval else {
+            return Some(if change.abs() < 0.01 {
+                "within 1%".to_string()
+            } else {
+                format!("{} {word}", crate::format::percent(sign * change))
+            });
+        };
+        let (near, far) = if sign > 0.0 {
+            (low, high)
+        } else {
+            (-high, -low)
+        };
+        let said = format!(
+            "{} {word} [{:.0}, {:.0}]",
+            crate::format::percent(sign * change),
+            100.0 * near,
+            100.0 * far
+        );
+        Some(if low <= 0.0 && high >= 0.0 {
+            format!("within the noise: {said}")
+        } else {
+            said
+        })
+    }
+
     /// "; rows and outcome matched for every statement compared", or the share and the
     /// statements that diverged; nothing where no rows were compared.
     fn rows_said(&self) -> String {
@@ -441,12 +532,12 @@ pub(crate) fn shortened(text: &str) -> String {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use std::time::Duration;
 
     /// `count` answers spread evenly over [0.9, 1.1] × `ms`, encoded as a level's class.
-    fn answers(ms: f64, count: u32) -> String {
+    pub(crate) fn answers(ms: f64, count: u32) -> String {
         let mut times = ResponseTimes::per_statement();
         for k in 0..count {
             let spread = 0.9 + 0.2 * f64::from(k) / f64::from(count);
@@ -499,6 +590,57 @@ mod tests {
         let change = weigh(&mut statements).unwrap();
         assert!((change - 0.75).abs() < 0.02, "{change}");
         assert!((statements[0].share_of_time - 0.75).abs() < 0.01);
+    }
+
+    #[test]
+    fn the_change_s_interval_narrows_with_answers_and_says_the_noise() {
+        let interval = |count: u32| {
+            let mut statements = vec![
+                change(
+                    "fingerprint-1",
+                    String::new(),
+                    &answers(3.0, count),
+                    &answers(6.0, count),
+                )
+                .unwrap(),
+                change(
+                    "fingerprint-2",
+                    String::new(),
+                    &answers(1.0, count),
+                    &answers(1.0, count),
+                )
+                .unwrap(),
+            ];
+            let change = weigh(&mut statements).unwrap();
+            (change, weighted_interval(&statements, change).unwrap())
+        };
+        let (change, [low, high]) = interval(1000);
+        assert!(
+            low < change && change < high && high - low < 0.03,
+            "{low} {change} {high}"
+        );
+        let (_, [few_low, few_high]) = interval(100);
+        let widened = (few_high - few_low) / (high - low);
+        assert!((widened - 10_f64.sqrt()).abs() < 0.5, "{widened}");
+        let said = |change: f64, interval: [f64; 2]| {
+            StatementComparison {
+                baseline: "old".into(),
+                candidate: "new".into(),
+                speed: 1.0,
+                statements: Vec::new(),
+                weighted_change: Some(change),
+                weighted_interval: Some(interval),
+                disturbed: false,
+                rows_matched: None,
+            }
+            .change_said()
+            .unwrap()
+        };
+        assert_eq!(said(-0.31, [-0.36, -0.26]), "31% faster [26, 36]");
+        assert_eq!(
+            said(0.02, [-0.01, 0.05]),
+            "within the noise: 2% slower [-1, 5]"
+        );
     }
 
     fn figures(class: u32, rows: f64, failed: f64, checksum: f64, count: f64) -> Figures {
@@ -557,6 +699,7 @@ mod tests {
             candidate: "new".into(),
             speed: 1.0,
             weighted_change,
+            weighted_interval: None,
             disturbed: false,
             rows_matched: rows_matched(&statements),
             statements,

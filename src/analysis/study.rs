@@ -102,7 +102,11 @@ pub fn analyse(series: Vec<Series>) -> Analysis {
     let fleet = fleet(&analysed);
     // Two searches at one objective answer more finely than any sweep; a single search's
     // answer comes before a sweep's.
-    let searched = super::searched::answer(&analysed);
+    // A migration's statements, compared on the captured workload itself: two replays of
+    // one capture answer before anything.
+    let statements = super::statements::compare(&open_loop);
+    let migration = super::migration::answer(&analysed, &open_loop, &statements);
+    let searched = migration.or_else(|| super::searched::answer(&analysed));
     let from_searches = searched.is_some();
     let answer = searched.or_else(|| super::answer::answer(&analysed, &comparisons, None));
     let answer_sentence = answer.iter().map(|answer| answer.sentence.clone());
@@ -112,8 +116,6 @@ pub fn analyse(series: Vec<Series>) -> Analysis {
     } else {
         searches.into_iter().chain(answer_sentence).collect()
     };
-    // A migration's statements, compared on the captured workload itself.
-    let statements = super::statements::compare(&open_loop);
     all_findings.extend(statements.iter().map(StatementComparison::sentence));
     all_findings.extend(fleet.as_ref().map(fleet_findings).unwrap_or_default());
     all_findings.extend(findings(
@@ -205,8 +207,12 @@ pub fn apply_objective(analysis: &mut Analysis, objective: &Objective) -> anyhow
     analysis
         .findings
         .retain(|finding| Some(finding) != said_at_saturation.as_ref());
-    analysis.answer = super::searched::answer(&analysis.series)
-        .or_else(|| super::answer::answer(&analysis.series, &analysis.comparisons, Some(&report)));
+    analysis.answer =
+        super::migration::answer(&analysis.series, &analysis.open_loop, &analysis.statements)
+            .or_else(|| super::searched::answer(&analysis.series))
+            .or_else(|| {
+                super::answer::answer(&analysis.series, &analysis.comparisons, Some(&report))
+            });
     let answered = |ratio: &SloRatio| {
         analysis.answer.as_ref().is_some_and(|answer| {
             let pair = [answer.server.as_str(), answer.against.as_str()];

@@ -245,6 +245,11 @@ impl ResponseTimes {
         Ok(Self(Counts::Large(large)))
     }
 
+    /// The times' standard deviation, in milliseconds; None when nothing was recorded.
+    pub fn stdev_ms(&self) -> Option<f64> {
+        (self.count() > 0).then(|| self.histogram().stdev() / 1e6)
+    }
+
     /// The figures of these times, in milliseconds; None when nothing was recorded.
     pub fn percentiles(&self) -> Option<Percentiles> {
         // Before a session's counts are widened for reading: a timeline's empty intervals

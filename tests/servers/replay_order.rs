@@ -178,6 +178,20 @@ fn two_replays_compared_name_the_statements_whose_rows_diverged() {
             .map(|one| one["text"].as_str().unwrap().to_string())
             .collect()
     };
+    // The migration's answer comes first: the first pair's, its rows matched.
+    let answer = text.lines().next().unwrap();
+    assert!(
+        answer.starts_with("Answer: again keeps the captured workload up to 1x (before: 1x); at 1x its statements are "),
+        "{text}"
+    );
+    assert!(
+        answer.contains("rows matched for every statement compared"),
+        "{text}"
+    );
+    assert_eq!(
+        analysis["answer"]["migration"]["speed"], 1.0,
+        "{analysis:#}"
+    );
     let again = comparison("again");
     assert_eq!(differing(&again), Vec::<String>::new(), "{text}");
     assert_eq!(again["rows_matched"], 1.0, "{again:#}");

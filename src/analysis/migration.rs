@@ -1,0 +1,181 @@
+//! A migration's answer from its own workload: two replays of one capture (the old server
+//! or settings first, the new after) said in one sentence, first in every output: up to
+//! which speed each kept the captured schedule (or, where it searched, the largest speed it
+//! kept), how much faster or slower the workload's statements were at the lowest speed both
+//! replayed, which statements regressed beyond the noise, and whether their rows matched.
+
+use serde::{Deserialize, Serialize};
+
+use super::latency::OpenLoopSeries;
+use super::model::{Answer, SeriesAnalysis};
+use super::statements::{StatementComparison, StatementVerdict, shortened};
+
+/// What the migration's answer rests on (`answer.migration` in `report --json`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Migration {
+    /// The largest speed each kept: the candidate's, the baseline's; None where it fell
+    /// behind at its first.
+    pub kept_speed: Option<f64>,
+    pub baseline_kept_speed: Option<f64>,
+    /// The speed the statements were compared at (the lowest both replayed).
+    pub speed: f64,
+    /// The statements' weighted change there, with its 95% interval.
+    pub change: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub change_interval: Option<[f64; 2]>,
+    pub regressed: usize,
+    pub statements: usize,
+    /// The share of the statements compared whose rows and outcome matched.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rows_matched: Option<f64>,
+}
+
+/// The answer for the first pair of replays compared statement by statement; None without
+/// one.
+pub(crate) fn answer(
+    analysed: &[SeriesAnalysis],
+    open_loop: &[OpenLoopSeries],
+    statements: &[StatementComparison],
+) -> Option<Answer> {
+    // Sorted by speed within a pair: the first is the pair's lowest common speed.
+    let compared = statements.first()?;
+    let kept = |name: &str| kept_speed(analysed, open_loop, name);
+    let (kept_speed, baseline_kept_speed) = (kept(&compared.candidate), kept(&compared.baseline));
+    let migration = Migration {
+        kept_speed,
+        baseline_kept_speed,
+        speed: compared.speed,
+        change: compared.weighted_change,
+        change_interval: compared.weighted_interval,
+        regressed: (compared.statements.iter())
+            .filter(|one| one.verdict == StatementVerdict::Regressed)
+            .count(),
+        statements: compared.statements.len(),
+        rows_matched: compared.rows_matched,
+    };
+    Some(Answer {
+        sentence: sentence(compared, &migration),
+        server: compared.candidate.clone(),
+        against: compared.baseline.clone(),
+        nodes: None,
+        equivalent: kept_speed
+            .zip(baseline_kept_speed)
+            .map(|(ours, theirs)| ours / theirs),
+        uncertainty: None,
+        bound: None,
+        objective: None,
+        server_workers: None,
+        against_workers: None,
+        why_not: None,
+        migration: Some(migration),
+    })
+}
+
+/// The largest speed a replay kept: its search's kept speed where it searched (its unit is
+/// the captured pace), else the largest up to which every speed kept the schedule.
+fn kept_speed(
+    analysed: &[SeriesAnalysis],
+    open_loop: &[OpenLoopSeries],
+    name: &str,
+) -> Option<f64> {
+    let searched = (analysed.iter())
+        .find(|one| one.name() == name)
+        .and_then(|one| one.series.search.as_ref())
+        .filter(|search| search.unit.contains("captured pace"));
+    if let Some(search) = searched {
+        return search.kept_rate;
+    }
+    (open_loop.iter())
+        .find(|one| one.series == name)
+        .and_then(OpenLoopSeries::kept_up_to)
+        .map(|(speed, _)| speed)
+}
+
+/// "new keeps the captured workload up to 4x (old: 2x); at 1x its statements are 31%
+/// faster [26, 36]; 3 of 41 statements regressed beyond the noise, the worst fingerprint-7
+/// (UPDATE stock ...) p99 2.40x [2.10, 2.80]; rows matched for every statement compared."
+fn sentence(compared: &StatementComparison, migration: &Migration) -> String {
+    let times = |speed: Option<f64>| speed.map(crate::format::times);
+    let mut text = match (
+        times(migration.kept_speed),
+        times(migration.baseline_kept_speed),
+    ) {
+        (Some(ours), Some(theirs)) => format!(
+            "{} keeps the captured workload up to {ours} ({}: {theirs})",
+            compared.candidate, compared.baseline
+        ),
+        (Some(ours), None) => format!(
+            "{} keeps the captured workload up to {ours} ({} fell behind at its first speed)",
+            compared.candidate, compared.baseline
+        ),
+        (None, Some(theirs)) => format!(
+            "{} falls behind the captured workload at its first speed ({}: up to {theirs})",
+            compared.candidate, compared.baseline
+        ),
+        (None, None) => format!(
+            "neither {} nor {} kept the captured schedule at its first speed",
+            compared.candidate, compared.baseline
+        ),
+    };
+    if let Some(change) = compared.change_said() {
+        text.push_str(&format!(
+            "; at {} its statements are {change} against {}'s (each weighted by its share of the time)",
+            crate::format::times(migration.speed),
+            compared.baseline
+        ));
+    }
+    text.push_str(&format!(
+        "; {} of {} statements regressed beyond the noise{}",
+        migration.regressed,
+        migration.statements,
+        worst(compared)
+    ));
+    text.push_str(&rows_said(compared, migration));
+    if compared.disturbed {
+        text.push_str(
+            "; other processes took the client's CPUs during these replays: replay again on an idle host before quoting it",
+        );
+    }
+    text + "."
+}
+
+/// ", the worst fingerprint-7 (UPDATE ...) p99 2.40x [2.10, 2.80]", or nothing.
+fn worst(compared: &StatementComparison) -> String {
+    compared
+        .worst_regression()
+        .map_or(String::new(), |(one, name, figure)| {
+            format!(
+                ", the worst {} ({}) {name} {}",
+                one.class,
+                shortened(&one.text),
+                figure.text()
+            )
+        })
+}
+
+/// "; rows matched for every statement compared", the statements that differ, or nothing
+/// where no rows were compared.
+fn rows_said(compared: &StatementComparison, migration: &Migration) -> String {
+    let Some(share) = migration.rows_matched else {
+        return String::new();
+    };
+    let differing: Vec<&str> = (compared.statements.iter())
+        .filter(|one| one.rows.is_some_and(|rows| !rows.matched))
+        .map(|one| one.class.as_str())
+        .collect();
+    match differing.as_slice() {
+        [] => "; rows matched for every statement compared".to_string(),
+        [one] => format!(
+            "; rows differ for {one} ({} of the statements sent are its)",
+            crate::format::percent(1.0 - share)
+        ),
+        [first, ..] => format!(
+            "; rows differ for {} statements, the first {first} ({} of the statements sent are theirs)",
+            differing.len(),
+            crate::format::percent(1.0 - share)
+        ),
+    }
+}
+
+#[cfg(test)]
+mod tests;
