@@ -4,30 +4,22 @@
 //! kept), how much faster or slower the workload's statements were at the lowest speed both
 //! replayed, which statements regressed beyond the noise, and whether their rows matched.
 
-use serde::{Deserialize, Serialize};
-
 use super::latency::OpenLoopSeries;
-use super::model::{Answer, SeriesAnalysis};
+use super::model::{Answer, Migration, SeriesAnalysis};
 use super::statements::{StatementComparison, StatementVerdict, shortened};
 
-/// What the migration's answer rests on (`answer.migration` in `report --json`).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Migration {
-    /// The largest speed each kept: the candidate's, the baseline's; None where it fell
-    /// behind at its first.
-    pub kept_speed: Option<f64>,
-    pub baseline_kept_speed: Option<f64>,
-    /// The speed the statements were compared at (the lowest both replayed).
-    pub speed: f64,
-    /// The statements' weighted change there, with its 95% interval.
-    pub change: Option<f64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub change_interval: Option<[f64; 2]>,
-    pub regressed: usize,
-    pub statements: usize,
-    /// The share of the statements compared whose rows and outcome matched.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub rows_matched: Option<f64>,
+/// The answer before any other: two replays of one capture as a migration, else two
+/// searches at one objective, else a replay alone against its capture's logged durations.
+pub(crate) fn first_answer(
+    analysed: &[SeriesAnalysis],
+    open_loop: &[OpenLoopSeries],
+    statements: &[StatementComparison],
+) -> Option<Answer> {
+    let (logged, pairs): (Vec<StatementComparison>, Vec<StatementComparison>) =
+        statements.iter().cloned().partition(|one| one.against_log);
+    answer(analysed, open_loop, &pairs)
+        .or_else(|| super::searched::answer(analysed))
+        .or_else(|| answer(analysed, open_loop, &logged))
 }
 
 /// The answer for the first pair of replays compared statement by statement; None without
@@ -40,7 +32,12 @@ pub(crate) fn answer(
     // Sorted by speed within a pair: the first is the pair's lowest common speed.
     let compared = statements.first()?;
     let kept = |name: &str| kept_speed(analysed, open_loop, name);
-    let (kept_speed, baseline_kept_speed) = (kept(&compared.candidate), kept(&compared.baseline));
+    let (kept_speed, baseline_kept_speed) = (
+        kept(&compared.candidate),
+        (!compared.against_log)
+            .then(|| kept(&compared.baseline))
+            .flatten(),
+    );
     let migration = Migration {
         kept_speed,
         baseline_kept_speed,
@@ -100,6 +97,14 @@ fn sentence(compared: &StatementComparison, migration: &Migration) -> String {
         times(migration.kept_speed),
         times(migration.baseline_kept_speed),
     ) {
+        (Some(ours), _) if compared.against_log => format!(
+            "{} keeps the captured workload up to {ours}",
+            compared.candidate
+        ),
+        (None, _) if compared.against_log => format!(
+            "{} falls behind the captured workload at its first speed",
+            compared.candidate
+        ),
         (Some(ours), Some(theirs)) => format!(
             "{} keeps the captured workload up to {ours} ({}: {theirs})",
             compared.candidate, compared.baseline
@@ -118,10 +123,15 @@ fn sentence(compared: &StatementComparison, migration: &Migration) -> String {
         ),
     };
     if let Some(change) = compared.change_said() {
+        let against = if compared.against_log {
+            "the captured log's durations (the server's alone; a replay's answers add the round trip)"
+                .to_string()
+        } else {
+            format!("{}'s", compared.baseline)
+        };
         text.push_str(&format!(
-            "; at {} its statements are {change} against {}'s (each weighted by its share of the time)",
+            "; at {} its statements are {change} against {against} (each weighted by its share of the time)",
             crate::format::times(migration.speed),
-            compared.baseline
         ));
     }
     text.push_str(&format!(

@@ -87,7 +87,7 @@ pub struct Answer {
     /// A migration's answer, from two replays of one capture: `equivalent` is then the
     /// ratio of the largest speeds each kept.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub migration: Option<super::migration::Migration>,
+    pub migration: Option<Migration>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -642,4 +642,24 @@ pub struct HistoryLevel {
     pub cpu_fraction_median: Option<f64>,
     /// Median capacity over the median capacity at the first level, times its workers.
     pub speedup_median: f64,
+}
+
+/// What the migration's answer rests on (`answer.migration` in `report --json`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Migration {
+    /// The largest speed each kept: the candidate's, the baseline's; None where it fell
+    /// behind at its first.
+    pub kept_speed: Option<f64>,
+    pub baseline_kept_speed: Option<f64>,
+    /// The speed the statements were compared at (the lowest both replayed).
+    pub speed: f64,
+    /// The statements' weighted change there, with its 95% interval.
+    pub change: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub change_interval: Option<[f64; 2]>,
+    pub regressed: usize,
+    pub statements: usize,
+    /// The share of the statements compared whose rows and outcome matched.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rows_matched: Option<f64>,
 }

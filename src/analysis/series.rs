@@ -78,6 +78,10 @@ pub struct Point {
     /// run wrote them: `--slo` on one class reads them, a campaign adds them up.
     #[serde(skip)]
     pub classes: Vec<crate::latency::ClassTimes>,
+    /// A replay's capture's logged durations, by fingerprint (`log:fingerprint-K` in the
+    /// run's classes): what a replay alone is compared with.
+    #[serde(skip)]
+    pub logged: Vec<crate::latency::ClassTimes>,
 }
 
 /// One client host's part of a merged campaign level.

@@ -189,6 +189,10 @@ pub struct StatementComparison {
     /// Either level was judged disturbed: its verdicts may be the client host's.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub disturbed: bool,
+    /// The baseline is the capture's logged durations (the server's alone, without the
+    /// round trip a replay's answers include), a replay alone being compared with them.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub against_log: bool,
     /// Replay quality: the share of the statements compared (by the baseline's answers)
     /// whose fingerprint's rows and outcome all matched; rows are checked per fingerprint,
     /// so one statement that differs counts its fingerprint's all. None where no
@@ -210,10 +214,21 @@ fn rows_matched(statements: &[StatementChange]) -> Option<f64> {
 }
 
 /// Every pair of replays of one capture (the first given as the baseline of the others), at
-/// each speed both replayed.
+/// each speed both replayed; a replay of a capture replayed once, at 1x, against the
+/// capture's logged durations.
 pub fn compare(series: &[OpenLoopSeries]) -> Vec<StatementComparison> {
     let replays: Vec<&OpenLoopSeries> = series.iter().filter(|one| one.is_replay()).collect();
     let mut comparisons = Vec::new();
+    for replay in &replays {
+        let alone = replays
+            .iter()
+            .filter(|other| other.capture == replay.capture)
+            .count()
+            == 1;
+        if alone {
+            comparisons.extend(against_the_log(replay));
+        }
+    }
     for (index, baseline) in replays.iter().enumerate() {
         let earlier_of_capture = replays[..index]
             .iter()
@@ -229,6 +244,29 @@ pub fn compare(series: &[OpenLoopSeries]) -> Vec<StatementComparison> {
     }
     comparisons
 }
+
+/// A replay's level at 1x against the capture's logged durations of each fingerprint.
+fn against_the_log(replay: &OpenLoopSeries) -> Option<StatementComparison> {
+    let level = (replay.levels.iter()).find(|level| level.speed == Some(1.0))?;
+    let statements: Vec<StatementChange> = (level.logged.iter())
+        .filter_map(|logged| {
+            let answered = (level.classes.iter()).find(|class| class.class == logged.class)?;
+            let text = replay
+                .statements
+                .get(&logged.class)
+                .cloned()
+                .unwrap_or_default();
+            change(&logged.class, text, &logged.histogram, &answered.histogram)
+        })
+        .collect();
+    let mut comparison =
+        StatementComparison::of((LOG, &replay.series), 1.0, statements, level.disturbed)?;
+    comparison.against_log = true;
+    Some(comparison)
+}
+
+/// The baseline's name where a replay is compared with its capture's logged durations.
+pub const LOG: &str = "the captured log";
 
 fn at_each_speed(
     baseline: &OpenLoopSeries,
@@ -372,11 +410,22 @@ impl StatementComparison {
                 .count()
         };
         let worst = self.worst_regression();
+        let against = if self.against_log {
+            format!(
+                "{} against the captured log's durations (the server's alone; a replay's answers add the round trip), at {}",
+                self.candidate,
+                crate::format::times(self.speed)
+            )
+        } else {
+            format!(
+                "{} against {}, replaying one capture at {}",
+                self.candidate,
+                self.baseline,
+                crate::format::times(self.speed)
+            )
+        };
         let mut text = format!(
-            "{} against {}, replaying one capture at {}: {} of {} statements regressed beyond the noise",
-            self.candidate,
-            self.baseline,
-            crate::format::times(self.speed),
+            "{against}: {} of {} statements regressed beyond the noise",
             count(StatementVerdict::Regressed),
             self.statements.len()
         );
@@ -397,7 +446,7 @@ impl StatementComparison {
         if let Some(said) = self.change_said() {
             text.push_str(&format!(
                 "; the statements' mean time, each weighted by its share of {}'s: {said}",
-                self.baseline
+                self.baseline_said()
             ));
         }
         text.push_str(&self.rows_said());
@@ -432,6 +481,7 @@ impl StatementComparison {
             weighted_change: Some(weighted_change),
             weighted_interval,
             disturbed,
+            against_log: false,
             rows_matched: rows_matched(&statements),
             statements,
         })
@@ -453,6 +503,15 @@ impl StatementComparison {
                 Some((one, name, figure))
             })
             .max_by(|a, b| a.2.ratio.total_cmp(&b.2.ratio))
+    }
+
+    /// The baseline as a sentence names it: a series, or the captured log's durations.
+    pub fn baseline_said(&self) -> &str {
+        if self.against_log {
+            "the captured log"
+        } else {
+            &self.baseline
+        }
     }
 
     /// The workload-wide change in words: "31% faster [26, 36]", "within the noise: 2%
@@ -631,6 +690,7 @@ pub(crate) mod tests {
                 weighted_change: Some(change),
                 weighted_interval: Some(interval),
                 disturbed: false,
+                against_log: false,
                 rows_matched: None,
             }
             .change_said()
@@ -641,6 +701,43 @@ pub(crate) mod tests {
             said(0.02, [-0.01, 0.05]),
             "within the noise: 2% slower [-1, 5]"
         );
+    }
+
+    #[test]
+    fn a_replay_alone_is_compared_at_1x_with_its_capture_s_logged_durations() {
+        let class = |name: &str, ms: f64| crate::latency::ClassTimes {
+            class: name.to_string(),
+            measured_from: Some(crate::latency::MeasuredFrom::Send),
+            histogram: answers(ms, 2000),
+        };
+        let mut alone = crate::analysis::latency::tests::replay("new", 5.0, &[1.0, 2.0]);
+        for level in &mut alone.levels {
+            level.classes = vec![class("fingerprint-1", 3.0), class("fingerprint-2", 1.0)];
+            level.logged = vec![class("fingerprint-1", 1.0), class("fingerprint-2", 1.0)];
+        }
+        let compared = compare(std::slice::from_ref(&alone));
+        assert_eq!(compared.len(), 1, "at 1x only");
+        assert!(compared[0].against_log);
+        assert_eq!(compared[0].speed, 1.0);
+        let verdicts: Vec<StatementVerdict> = compared[0]
+            .statements
+            .iter()
+            .map(|one| one.verdict)
+            .collect();
+        assert_eq!(
+            verdicts,
+            [StatementVerdict::Regressed, StatementVerdict::Unchanged]
+        );
+        let said = compared[0].sentence();
+        assert!(
+            said.starts_with("new against the captured log's durations (the server's alone; a replay's answers add the round trip), at 1x: 1 of 2 statements regressed"),
+            "{said}"
+        );
+        // A second replay of the capture: the two are compared, not each with the log.
+        let mut again = alone.clone();
+        again.series = "again".into();
+        let pair = compare(&[alone, again]);
+        assert!(pair.iter().all(|one| !one.against_log), "{pair:?}");
     }
 
     fn figures(class: u32, rows: f64, failed: f64, checksum: f64, count: f64) -> Figures {
@@ -701,6 +798,7 @@ pub(crate) mod tests {
             weighted_change,
             weighted_interval: None,
             disturbed: false,
+            against_log: false,
             rows_matched: rows_matched(&statements),
             statements,
         };

@@ -105,8 +105,7 @@ pub fn analyse(series: Vec<Series>) -> Analysis {
     // A migration's statements, compared on the captured workload itself: two replays of
     // one capture answer before anything.
     let statements = super::statements::compare(&open_loop);
-    let migration = super::migration::answer(&analysed, &open_loop, &statements);
-    let searched = migration.or_else(|| super::searched::answer(&analysed));
+    let searched = super::migration::first_answer(&analysed, &open_loop, &statements);
     let from_searches = searched.is_some();
     let answer = searched.or_else(|| super::answer::answer(&analysed, &comparisons, None));
     let answer_sentence = answer.iter().map(|answer| answer.sentence.clone());
@@ -208,8 +207,7 @@ pub fn apply_objective(analysis: &mut Analysis, objective: &Objective) -> anyhow
         .findings
         .retain(|finding| Some(finding) != said_at_saturation.as_ref());
     analysis.answer =
-        super::migration::answer(&analysis.series, &analysis.open_loop, &analysis.statements)
-            .or_else(|| super::searched::answer(&analysis.series))
+        super::migration::first_answer(&analysis.series, &analysis.open_loop, &analysis.statements)
             .or_else(|| {
                 super::answer::answer(&analysis.series, &analysis.comparisons, Some(&report))
             });

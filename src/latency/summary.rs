@@ -16,6 +16,10 @@ pub enum MeasuredFrom {
     JobStart,
 }
 
+/// The prefix of a replay's classes that hold its capture's logged durations
+/// (`log:fingerprint-3`), not its own answers: kept apart from the level's classes.
+pub const LOGGED: &str = "log:";
+
 /// A level's response times: `levels[].latency` in the result document.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Latency {

@@ -95,7 +95,7 @@ workloads! {
     Tpcc = "tpcc" => tpcc::run::TpccArgs,
     /// A production workload captured from the server's log (`corescale capture`), replayed
     /// at rising speeds.
-    Replay = "replay" => replay::run::ReplayArgs,
+    Replay = "replay" => replay::options::ReplayArgs,
 }
 
 // The workloads that keep objects in a database (`workload::objects`): `db setup NAME` and

@@ -995,6 +995,7 @@ fn a_sysbench_run_in_mariadb_s_slow_log_replays_statement_for_statement() {
         }
     }
     assert!(every_sent_somewhere, "no level sent all it was due");
+    against_the_slow_log_s_durations(&json);
     each_read_only_session_is_replayed_three_times(&target, &capture, &document);
 
     // The server stopped its slow log after sysbench: `db check --capture` says so, and
@@ -1015,6 +1016,41 @@ fn a_sysbench_run_in_mariadb_s_slow_log_replays_statement_for_statement() {
             && said.contains("ok      log_output = 'FILE'"),
         "{said}"
     );
+}
+
+/// A replay alone, of a log with durations, is compared at 1x with them: its answer comes
+/// first and names the log, every fingerprint with enough answers judged.
+fn against_the_slow_log_s_durations(json: &std::path::Path) {
+    let dir = tempfile::tempdir().unwrap();
+    let analysis = dir.path().join("analysis.json");
+    let output = corescale()
+        .arg("report")
+        .arg(json)
+        .args(["--include-disturbed", "--json"])
+        .arg(&analysis)
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&output.stdout).replace("\n  ", " ");
+    assert!(output.status.success(), "{text}");
+    let answer = text.lines().next().unwrap_or_default();
+    assert!(
+        answer.starts_with("Answer: ")
+            && (answer.contains(" keeps the captured workload up to ")
+                || answer.contains(" falls behind the captured workload at its first speed")),
+        "{text}"
+    );
+    assert!(
+        text.contains("against the captured log's durations (the server's alone; a replay's answers add the round trip)"),
+        "{text}"
+    );
+    let analysis = common::read_json(&analysis);
+    let compared = &analysis["statements"][0];
+    assert_eq!(compared["against_log"], true, "{compared:#}");
+    assert_eq!(compared["speed"], 1.0, "{compared:#}");
+    let judged = (compared["statements"].as_array().unwrap().iter())
+        .filter(|one| one["verdict"] != "too_few")
+        .count();
+    assert!(judged >= 3, "{compared:#}");
 }
 
 /// MariaDB's slow log gives each statement's Rows_sent and Rows_affected: every fingerprint

@@ -464,6 +464,7 @@ impl JobTimeRows {
             instances: Vec::new(),
             open_reading: None,
             classes: Vec::new(),
+            logged: Vec::new(),
             spread,
             cpu_fraction: row.cpu_fraction,
             steal_pct: row.steal_pct,

@@ -228,6 +228,7 @@ fn level_point(path: &Path, document: &RunDocument, index: usize, level: &Level)
             .transpose()?,
         RunMode::FixedTime => None,
     };
+    let checked = checked_classes(&level.classes, &|| at("classes"))?;
     let point = Point {
         workers,
         scheduled: None,
@@ -263,7 +264,21 @@ fn level_point(path: &Path, document: &RunDocument, index: usize, level: &Level)
         precision_reached: level.precision_reached,
         parts: Vec::new(),
         open_reading: None,
-        classes: checked_classes(&level.classes, &|| at("classes"))?,
+        classes: checked
+            .iter()
+            .filter(|class| !class.class.starts_with(crate::latency::LOGGED))
+            .cloned()
+            .collect(),
+        logged: checked
+            .iter()
+            .filter_map(|class| {
+                let name = class.class.strip_prefix(crate::latency::LOGGED)?;
+                Some(crate::latency::ClassTimes {
+                    class: name.to_string(),
+                    ..class.clone()
+                })
+            })
+            .collect(),
         instances: checked_instances(&level.instances, &|| at("instances"))?,
         campaign: level.campaign.as_ref().map(|campaign| PointInCampaign {
             // At least this part's own sessions (a hand-edited 0 would divide by zero).

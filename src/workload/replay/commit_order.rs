@@ -9,8 +9,11 @@
 //! Planned once from the capture ([`Planner`]), kept at replay by a [`CommitBoard`]: the
 //! commits numbered in the order they ended, a watermark of how many of them, from the
 //! first, have been answered, and each statement's count of commits it must see first.
-//! A statement waits only on commits that ended before it started, so no wait is ever on a
-//! statement that comes later in capture time, and no cycle of waits can form.
+//! A statement waits only on commits that ended before it started, and only outside a
+//! transaction, holding no lock: at replay another session may take a row lock first that
+//! it took second in production, and a session in a transaction that waited for that
+//! session's commit would wait forever. So no wait is on a statement later in capture time,
+//! no waiting session holds what another needs, and no cycle of waits can form.
 
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
@@ -54,11 +57,23 @@ pub struct Transactions {
 
 impl Transactions {
     /// Whether the statement commits a change (a COMMIT of a transaction that wrote, or a
-    /// change outside a transaction), and whether a transaction is open once it is
-    /// answered.
-    pub fn step(&mut self, sql: &str, class: Class) -> (bool, bool) {
+    /// change outside a transaction), and whether a transaction is open before it and once
+    /// it is answered.
+    pub fn step(&mut self, sql: &str, class: Class) -> (bool, Within) {
+        let before = self.open;
+        let commits = self.commits(sql, class);
+        (
+            commits,
+            Within {
+                before,
+                after: self.open,
+            },
+        )
+    }
+
+    fn commits(&mut self, sql: &str, class: Class) -> bool {
         let writes = matches!(class, Class::Write | Class::Ddl);
-        let commits = match word(sql) {
+        match word(sql) {
             Word::Begin => {
                 (self.open, self.wrote) = (true, false);
                 false
@@ -73,9 +88,15 @@ impl Transactions {
                 false
             }
             Word::Other => writes,
-        };
-        (commits, self.open)
+        }
     }
+}
+
+/// Whether a statement's session is in a transaction before it and once it is answered.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Within {
+    pub before: bool,
+    pub after: bool,
 }
 
 /// A statement's place in the commit order, as a lane keeps it.
@@ -104,21 +125,29 @@ impl Planner {
     }
 
     /// Each statement's order, by lane: `starts` gives each lane's statements' captured
-    /// starts, `open` whether each leaves a transaction open.
-    pub fn orders(mut self, starts: &[Vec<i64>], open: &[Vec<bool>]) -> Vec<Vec<Order>> {
+    /// starts, `within` whether each is in a transaction before and after it. A statement
+    /// within a transaction waits for no commit: its session may hold locks the commit
+    /// needs (at replay another session's statement may take a row lock first that it took
+    /// second in production), so only a session outside a transaction, holding nothing,
+    /// waits; the transaction's first statement waited for what came before it.
+    pub fn orders(mut self, starts: &[Vec<i64>], within: &[Vec<Within>]) -> Vec<Vec<Order>> {
         self.commits.sort_unstable();
         let ends: Vec<i64> = self.commits.iter().map(|(end, _, _)| *end).collect();
         let mut orders: Vec<Vec<Order>> = starts
             .iter()
-            .zip(open)
-            .map(|(starts, open)| {
+            .zip(within)
+            .map(|(starts, within)| {
                 starts
                     .iter()
-                    .zip(open)
-                    .map(|(start, open)| Order {
-                        after: count(ends.partition_point(|end| end < start)),
+                    .zip(within)
+                    .map(|(start, within)| Order {
+                        after: if within.before {
+                            0
+                        } else {
+                            count(ends.partition_point(|end| end < start))
+                        },
                         commit: None,
-                        open: *open,
+                        open: within.after,
                     })
                     .collect()
             })

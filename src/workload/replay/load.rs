@@ -11,7 +11,7 @@ use std::time::Duration;
 use anyhow::{Result, anyhow, bail};
 
 use super::class::Class;
-use super::commit_order::{Order, Planner, Transactions};
+use super::commit_order::{Order, Planner, Transactions, Within};
 use super::file::{self, Line};
 use super::fingerprint::{Quoting, as_written, fingerprint};
 use super::log_time::Zone;
@@ -692,12 +692,12 @@ fn shorten_idle(sessions: &mut [Captured], most: Duration) -> (u64, Duration) {
 }
 
 /// Lanes as sessions are dealt to them: each one's statements, their captured starts and
-/// whether each leaves a transaction open, and when each lane's last session ends.
+/// whether each is in a transaction, and when each lane's last session ends.
 #[derive(Default)]
 struct Lanes {
     sent: Vec<Vec<Sent>>,
     starts: Vec<Vec<i64>>,
-    open: Vec<Vec<bool>>,
+    within: Vec<Vec<Within>>,
     /// The lane whose last session ended first takes the next.
     free: BinaryHeap<std::cmp::Reverse<(i64, usize)>>,
 }
@@ -714,7 +714,7 @@ impl Lanes {
             _ => {
                 self.sent.push(Vec::new());
                 self.starts.push(Vec::new());
-                self.open.push(Vec::new());
+                self.within.push(Vec::new());
                 self.sent.len() - 1
             }
         };
@@ -782,13 +782,13 @@ fn dealt(
         let mut transactions = Transactions::default();
         for (index, statement) in session.statements.into_iter().enumerate() {
             statements += 1;
-            let (commits, left_open) = transactions.step(&statement.sql, statement.class);
+            let (commits, within) = transactions.step(&statement.sql, statement.class);
             if commits && let Some(within) = statement.ends_within_us {
                 let end = statement.at_us.saturating_add(within.min(A_DAY_US) as i64);
                 planner.commit(end, lane, lanes.sent[lane].len());
             }
             lanes.starts[lane].push(statement.at_us);
-            lanes.open[lane].push(left_open);
+            lanes.within[lane].push(within);
             span_us = span_us.max(statement.at_us);
             let print = fingerprint(&statement.sql, quoting);
             let number = numbers.get(&print).copied().unwrap_or(others);
@@ -825,7 +825,7 @@ fn dealt(
         }
     }
     let commits = planner.commits();
-    let orders = planner.orders(&lanes.starts, &lanes.open);
+    let orders = planner.orders(&lanes.starts, &lanes.within);
     for (lane, orders) in lanes.sent.iter_mut().zip(orders) {
         for (sent, order) in lane.iter_mut().zip(orders) {
             sent.order = order;

@@ -10,6 +10,7 @@ pub mod fingerprint;
 pub mod load;
 pub mod log_time;
 pub mod mysql_log;
+pub mod options;
 pub mod pg_log;
 mod powers;
 pub mod run;

@@ -434,6 +434,7 @@ fn merged_point(
         parts,
         intervals: merged_timeline(at_level)?,
         classes: merged_classes(name, workers, at_level, notes)?,
+        logged: Vec::new(),
         // The parts' counts add up; the sum is no surer than its least sure part.
         capacity_uncertainty: at_level
             .iter()

@@ -18,39 +18,85 @@ fn transaction_words_are_read_from_the_first_words() {
 #[test]
 fn a_commit_closes_a_transaction_and_a_write_outside_one_commits_itself() {
     let mut session = Transactions::default();
-    assert_eq!(session.step("TRUNCATE h", Class::Write), (true, false));
-    assert_eq!(session.step("SELECT 1", Class::Read), (false, false));
-    assert_eq!(session.step("BEGIN", Class::Read), (false, true));
+    let step = |session: &mut Transactions, sql: &str, class: Class| {
+        let (commits, within) = session.step(sql, class);
+        (commits, within.before, within.after)
+    };
     assert_eq!(
-        session.step("UPDATE t SET a = 1", Class::Write),
-        (false, true)
+        step(&mut session, "TRUNCATE h", Class::Write),
+        (true, false, false)
     );
-    assert_eq!(session.step("COMMIT", Class::Read), (true, false));
+    assert_eq!(
+        step(&mut session, "SELECT 1", Class::Read),
+        (false, false, false)
+    );
+    assert_eq!(
+        step(&mut session, "BEGIN", Class::Read),
+        (false, false, true)
+    );
+    assert_eq!(
+        step(&mut session, "UPDATE t SET a = 1", Class::Write),
+        (false, true, true)
+    );
+    assert_eq!(
+        step(&mut session, "COMMIT", Class::Read),
+        (true, true, false)
+    );
     // A COMMIT outside a transaction commits nothing.
-    assert_eq!(session.step("COMMIT", Class::Read), (false, false));
-    assert_eq!(session.step("BEGIN", Class::Read), (false, true));
-    assert_eq!(session.step("ROLLBACK", Class::Read), (false, false));
+    assert_eq!(
+        step(&mut session, "COMMIT", Class::Read),
+        (false, false, false)
+    );
+    assert_eq!(
+        step(&mut session, "BEGIN", Class::Read),
+        (false, false, true)
+    );
+    assert_eq!(
+        step(&mut session, "ROLLBACK", Class::Read),
+        (false, true, false)
+    );
     // A transaction that only read publishes nothing.
-    assert_eq!(session.step("BEGIN", Class::Read), (false, true));
-    assert_eq!(session.step("SELECT 1", Class::Read), (false, true));
-    assert_eq!(session.step("END", Class::Read), (false, false));
+    assert_eq!(
+        step(&mut session, "BEGIN", Class::Read),
+        (false, false, true)
+    );
+    assert_eq!(
+        step(&mut session, "SELECT 1", Class::Read),
+        (false, true, true)
+    );
+    assert_eq!(step(&mut session, "END", Class::Read), (false, true, false));
 }
 
 #[test]
-fn each_statement_waits_for_the_commits_that_ended_before_it_started() {
-    // Lane 0: a TRUNCATE from 0 to 10 µs. Lane 1: BEGIN at 5, INSERT at 12, COMMIT 20..30.
-    // Lane 2: a SELECT at 25, a SELECT at 31.
+fn each_statement_outside_a_transaction_waits_for_the_commits_that_ended_before_it() {
+    // Lane 0: a TRUNCATE from 0 to 10 us. Lane 1: BEGIN at 5, INSERT at 12, COMMIT 20..30.
+    // Lane 2: a SELECT at 25, a SELECT at 31; lane 3: BEGIN at 11, UPDATE at 32.
     let mut planner = Planner::default();
     planner.commit(10, 0, 0);
     planner.commit(30, 1, 2);
-    let starts = vec![vec![0], vec![5, 12, 20], vec![25, 31]];
-    let open = vec![vec![false], vec![true, true, false], vec![false, false]];
-    let orders = planner.orders(&starts, &open);
+    let starts = vec![vec![0], vec![5, 12, 20], vec![25, 31], vec![11, 32]];
+    let within = |pairs: &[(bool, bool)]| -> Vec<Within> {
+        pairs
+            .iter()
+            .map(|&(before, after)| Within { before, after })
+            .collect()
+    };
+    let within = vec![
+        within(&[(false, false)]),
+        within(&[(false, true), (true, true), (true, false)]),
+        within(&[(false, false), (false, false)]),
+        within(&[(false, true), (true, true)]),
+    ];
+    let orders = planner.orders(&starts, &within);
     let after: Vec<Vec<u32>> = orders
         .iter()
         .map(|lane| lane.iter().map(|order| order.after).collect())
         .collect();
-    assert_eq!(after, vec![vec![0], vec![0, 1, 1], vec![1, 2]]);
+    // Lane 1's BEGIN began before the TRUNCATE ended; its INSERT, within its transaction,
+    // waits for nothing (it may hold locks the commit needs). Lane 3's BEGIN waits for the
+    // TRUNCATE; its UPDATE, within the transaction, for nothing, though lane 1's commit
+    // ended before it.
+    assert_eq!(after, vec![vec![0], vec![0, 0, 0], vec![1, 2], vec![1, 0]]);
     assert_eq!(orders[0][0].commit, Some(0));
     assert_eq!(orders[1][2].commit, Some(1));
     assert_eq!(orders[1][1].commit, None);
