@@ -134,10 +134,11 @@ fn a_replay_leaves_the_rows_the_captured_run_left_at_every_speed_it_keeps_up_wit
     );
 }
 
-/// Three replays at 1x: on the data as the run found it, on a second copy of it, and on a
-/// copy missing one account the run updated. Against the first, the second's rows match
-/// for every statement; the third's differ for exactly the two statements that touch the
-/// account (its UPDATE changes no row, its SELECT returns none).
+/// Four replays at 1x: on the data as the run found it, on a second copy of it, on a copy
+/// missing one account the run updated, and on one without the history table. Against the
+/// first, the second's rows match for every statement; the third's differ for exactly the
+/// two statements that touch the account (its UPDATE changes no row, its SELECT returns
+/// none); the fourth's errors differ, by SQLSTATE, in each session that wrote.
 #[test]
 #[cfg_attr(
     not(corescale_test_pg_bindir),
@@ -153,8 +154,13 @@ fn two_replays_compared_name_the_statements_whose_rows_diverged() {
         .unwrap()
         .get(0);
     let missing = format!("DELETE FROM pgbench_accounts WHERE aid = {aid}");
-    let runs = [("before", ""), ("again", ""), ("missing", missing.as_str())]
-        .map(|clone| replayed(&cluster, &file, clone, "1"));
+    let runs = [
+        ("before", ""),
+        ("again", ""),
+        ("missing", missing.as_str()),
+        ("unlogged", "DROP TABLE pgbench_history"),
+    ]
+    .map(|clone| replayed(&cluster, &file, clone, "1"));
     let analysis = dir.path().join("analysis.json");
     let output = corescale()
         .arg("report")
@@ -218,4 +224,23 @@ fn two_replays_compared_name_the_statements_whose_rows_diverged() {
         text.contains("; rows or outcome differ for 2 of the "),
         "{text}"
     );
+    // Without the history table, each transaction's INSERT is refused, and the rest of its
+    // transaction with it: errors by SQLSTATE, in every session that wrote.
+    let unlogged = comparison("unlogged");
+    let errors = unlogged["errors"].as_array().unwrap();
+    let codes: Vec<&str> = errors
+        .iter()
+        .map(|one| one["sqlstate"].as_str().unwrap())
+        .collect();
+    assert!(codes.contains(&"42P01"), "{unlogged:#}");
+    assert!(
+        errors.iter().all(|one| one["baseline"] == 0),
+        "{unlogged:#}"
+    );
+    assert_eq!(unlogged["sessions_with_errors"][0], 0, "{unlogged:#}");
+    assert!(
+        unlogged["sessions_with_errors"][1].as_u64().unwrap() >= 4,
+        "{unlogged:#}"
+    );
+    assert!(text.contains("; errors differ: SQLSTATE 42P01 "), "{text}");
 }

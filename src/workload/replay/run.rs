@@ -661,6 +661,7 @@ impl Workload for ReplayWorkload {
             statements_sent: total.sent as f64,
             statements_per_s: per(total.sent as f64),
             failed_statements: failed as f64,
+            sessions_with_errors: total.sessions_with_errors as f64,
             connections: total.connections as f64,
             statements_out_of_order: total.out_of_order as f64,
             connection_time_ms: if total.connections > 0 {
@@ -771,6 +772,8 @@ level_figures! {
         statements_per_s: f64,
         /// Statements the server refused, counted by SQLSTATE.
         failed_statements: f64,
+        /// Captured sessions with a statement refused.
+        sessions_with_errors: f64,
         /// Statements sent before a commit the capture shows before them was answered (the
         /// level's end came first; `--synchronize commits`).
         statements_out_of_order: f64,

@@ -43,6 +43,9 @@ pub(crate) struct ReplayTally {
     /// Seconds the lanes' threads waited, runnable, for a CPU (None where the kernel does
     /// not say): a client short of CPU.
     pub starved_s: Option<f64>,
+    /// Captured sessions with a statement the server refused (Database Replay's failed
+    /// sessions).
+    pub sessions_with_errors: u64,
 }
 
 /// One fingerprint's rows over a level: what two replays of one capture compare.
@@ -77,6 +80,7 @@ impl ReplayTally {
             waiting_s: 0.0,
             busiest_waiting_s: 0.0,
             starved_s: Some(0.0),
+            sessions_with_errors: 0,
         }
     }
 
@@ -92,6 +96,7 @@ impl ReplayTally {
         self.waiting_s += other.waiting_s;
         self.busiest_waiting_s = self.busiest_waiting_s.max(other.busiest_waiting_s);
         self.starved_s = self.starved_s.zip(other.starved_s).map(|(a, b)| a + b);
+        self.sessions_with_errors += other.sessions_with_errors;
         for (mine, theirs) in self.rows.iter_mut().zip(other.rows) {
             mine.rows += theirs.rows;
             mine.failed += theirs.failed;
@@ -188,6 +193,8 @@ pub(crate) struct ReplaySessionJob {
     waits_end: Option<Instant>,
     /// The thread's run delay when the window began.
     run_delay: Option<Duration>,
+    /// Whether the captured session being replayed has had a statement refused.
+    session_failed: bool,
 }
 
 impl ReplaySessionJob {
@@ -226,6 +233,7 @@ impl ReplaySessionJob {
             window: 0,
             waits_end: None,
             run_delay: None,
+            session_failed: false,
         })
     }
 
@@ -279,6 +287,9 @@ impl ReplaySessionJob {
                 Some(failure) => {
                     count_failure(&mut self.tally.failures, &failure.code.to_string(), 1);
                     self.tally.answered(statement.fingerprint, None);
+                    if !std::mem::replace(&mut self.session_failed, true) {
+                        self.tally.sessions_with_errors += 1;
+                    }
                 }
                 None => {
                     return Err(anyhow!(
@@ -315,6 +326,7 @@ impl ReplaySessionJob {
             .instance_for(reads_only, self.number + self.readers);
         self.readers += usize::from(reads_only);
         self.fresh = self.next == 0;
+        self.session_failed = false;
         self.connection = self.connector.connect(user, instance).with_context(|| {
             format!("lane {}: connecting for its next session", self.number + 1)
         })?;
@@ -384,6 +396,7 @@ impl WorkerJob for ReplaySessionJob {
         // Each window (a warm-up's, then the level's) replays the lane from its start.
         self.next = 0;
         self.window += 1;
+        self.session_failed = false;
         self.run_delay = crate::host::interference::thread_run_delay();
         self.rewound = !self.fresh;
         self.clock.window_started(began);
