@@ -33,6 +33,23 @@ pub fn read_json(path: &Path) -> serde_json::Value {
     serde_json::from_str(&fs::read_to_string(path).unwrap()).unwrap()
 }
 
+/// `corescale report RUNS --include-disturbed --json`: its terminal text (each wrapped
+/// sentence on one line) and its analysis; it must succeed.
+pub fn reported(runs: &[&Path]) -> (String, serde_json::Value) {
+    let dir = tempfile::tempdir().unwrap();
+    let analysis = dir.path().join("analysis.json");
+    let output = corescale()
+        .arg("report")
+        .args(runs)
+        .args(["--include-disturbed", "--json"])
+        .arg(&analysis)
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&output.stdout).replace("\n  ", " ");
+    assert!(output.status.success(), "{text}");
+    (text, read_json(&analysis))
+}
+
 /// The corescale binary built by cargo for this test run, its 1 s look at the host before
 /// a run shortened to 100 ms (`CORESCALE_TEST_PREFLIGHT`: a hundred runs need not wait a
 /// hundred seconds; the interference tests that judge the host use their own command).

@@ -1021,17 +1021,7 @@ fn a_sysbench_run_in_mariadb_s_slow_log_replays_statement_for_statement() {
 /// A replay alone, of a log with durations, is compared at 1x with them: its answer comes
 /// first and names the log, every fingerprint with enough answers judged.
 fn against_the_slow_log_s_durations(json: &std::path::Path) {
-    let dir = tempfile::tempdir().unwrap();
-    let analysis = dir.path().join("analysis.json");
-    let output = corescale()
-        .arg("report")
-        .arg(json)
-        .args(["--include-disturbed", "--json"])
-        .arg(&analysis)
-        .output()
-        .unwrap();
-    let text = String::from_utf8_lossy(&output.stdout).replace("\n  ", " ");
-    assert!(output.status.success(), "{text}");
+    let (text, analysis) = common::reported(&[json]);
     let answer = text.lines().next().unwrap_or_default();
     assert!(
         answer.starts_with("Answer: ")
@@ -1043,7 +1033,6 @@ fn against_the_slow_log_s_durations(json: &std::path::Path) {
         text.contains("against the captured log's durations (the server's alone; a replay's answers add the round trip)"),
         "{text}"
     );
-    let analysis = common::read_json(&analysis);
     let compared = &analysis["statements"][0];
     assert_eq!(compared["against_log"], true, "{compared:#}");
     assert_eq!(compared["speed"], 1.0, "{compared:#}");

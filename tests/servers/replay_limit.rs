@@ -13,20 +13,24 @@ use crate::replay_order::{logged_pgbench, url};
 use common::quota_group::QuotaGroup;
 use common::{corescale, read_json, required};
 
-/// The report's finding on a replay's result.
+/// The report's finding on a replay's result, its figures of who held it back shown.
 fn finding(json: &std::path::Path) -> String {
-    let output = corescale()
-        .arg("report")
-        .arg(json)
-        .arg("--include-disturbed")
-        .output()
-        .unwrap();
-    let text = String::from_utf8_lossy(&output.stdout).replace("\n  ", " ");
-    assert!(output.status.success(), "{text}");
-    text.lines()
+    let level = &read_json(json)["levels"][0];
+    let figures = &level["workload_figures"];
+    eprintln!(
+        "starved {} waiting {} cpu {}",
+        figures["sessions_starved_share"],
+        figures["busiest_session_waiting_share"],
+        figures["client_cpu_cores"]
+    );
+    let (text, _) = common::reported(&[json]);
+    let said = text
+        .lines()
         .find(|line| line.contains("replaying its capture"))
         .unwrap_or_else(|| panic!("no replay finding in {text}"))
-        .to_string()
+        .to_string();
+    eprintln!("{said}");
+    said
 }
 
 #[test]
@@ -79,16 +83,7 @@ fn a_lock_held_elsewhere_is_said_to_be_the_server_s_limit() {
         "{}",
         String::from_utf8_lossy(&done.stderr)
     );
-    let level = &read_json(&json)["levels"][0];
-    let figures = &level["workload_figures"];
-    eprintln!(
-        "starved {} waiting {} cpu {}",
-        figures["sessions_starved_share"],
-        figures["busiest_session_waiting_share"],
-        figures["client_cpu_cores"]
-    );
     let said = finding(&json);
-    eprintln!("{said}");
     assert!(said.contains("fell behind at 1x"), "{said}");
     assert!(
         said.contains("; the server was the limit: its answers kept the busiest session waiting"),
@@ -159,16 +154,7 @@ fn a_client_held_to_a_fifth_of_a_cpu_is_said_to_be_the_limit() {
         "{}",
         String::from_utf8_lossy(&done.stderr)
     );
-    let level = &read_json(&json)["levels"][0];
-    let figures = &level["workload_figures"];
-    eprintln!(
-        "starved {} waiting {} cpu {}",
-        figures["sessions_starved_share"],
-        figures["busiest_session_waiting_share"],
-        figures["client_cpu_cores"]
-    );
     let said = finding(&json);
-    eprintln!("{said}");
     assert!(said.contains("fell behind at 32x"), "{said}");
     assert!(said.contains("; the client was the limit"), "{said}");
 }

@@ -161,17 +161,7 @@ fn two_replays_compared_name_the_statements_whose_rows_diverged() {
         ("unlogged", "DROP TABLE pgbench_history"),
     ]
     .map(|clone| replayed(&cluster, &file, clone, "1"));
-    let analysis = dir.path().join("analysis.json");
-    let output = corescale()
-        .arg("report")
-        .args(&runs)
-        .args(["--include-disturbed", "--json"])
-        .arg(&analysis)
-        .output()
-        .unwrap();
-    let text = String::from_utf8_lossy(&output.stdout).replace("\n  ", " ");
-    assert!(output.status.success(), "{text}");
-    let analysis = read_json(&analysis);
+    let (text, analysis) = common::reported(&runs.each_ref().map(PathBuf::as_path));
     let comparison = |candidate: &str| {
         (analysis["statements"].as_array().unwrap().iter())
             .find(|one| one["candidate"].as_str().unwrap().contains(candidate))

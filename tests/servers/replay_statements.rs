@@ -134,17 +134,7 @@ fn a_dropped_index_is_the_one_regression_named() {
     let dir = tempfile::tempdir().unwrap();
     let captured = captured_lookups(&cluster, dir.path());
     let runs = CLONES.map(|clone| replayed(&cluster, &captured, clone, dir.path()));
-    let analysis = dir.path().join("analysis.json");
-    let output = corescale()
-        .arg("report")
-        .args(&runs)
-        .args(["--include-disturbed", "--json"])
-        .arg(&analysis)
-        .output()
-        .unwrap();
-    let text = String::from_utf8_lossy(&output.stdout).replace("\n  ", " ");
-    assert!(output.status.success(), "{text}");
-    let analysis = read_json(&analysis);
+    let (text, analysis) = common::reported(&runs.each_ref().map(PathBuf::as_path));
     // The server's own CPU time, its backends' included, is read around each level (not
     // taken for other processes' work): the scans without the index spend more of it.
     let server_cpu = |run: &PathBuf| {

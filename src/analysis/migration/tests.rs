@@ -1,7 +1,7 @@
 use super::*;
 use crate::analysis::latency::tests::replay;
-use crate::analysis::statements::tests::answers;
-use crate::analysis::statements::{RowsCompared, change};
+use crate::analysis::statements::change;
+use crate::analysis::statements::tests::{answers, rows};
 
 /// new against old at 1x: an UPDATE three times slower on 2,000 answers, a SELECT a third
 /// faster on 2,000, both answering the same rows unless `diverged`.
@@ -30,13 +30,7 @@ fn compared(diverged: bool) -> StatementComparison {
         )
         .unwrap();
         let matched = !(diverged && class == "fingerprint-2");
-        one.rows = Some(RowsCompared {
-            baseline_rows: 2000,
-            candidate_rows: if matched { 2000 } else { 1999 },
-            baseline_failed: 0,
-            candidate_failed: 0,
-            matched,
-        });
+        one.rows = Some(rows(2000, if matched { 2000 } else { 1999 }));
         one
     })
     .collect();

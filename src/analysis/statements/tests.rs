@@ -235,13 +235,7 @@ fn the_sentence_names_the_statements_whose_rows_differ_and_the_share_that_matche
                 &answers_n(answers),
             )
             .unwrap();
-            one.rows = Some(RowsCompared {
-                baseline_rows: 10,
-                candidate_rows: if matched { 10 } else { 9 },
-                baseline_failed: 0,
-                candidate_failed: 0,
-                matched,
-            });
+            one.rows = Some(rows(10, if matched { 10 } else { 9 }));
             one
         })
         .collect();
@@ -269,4 +263,15 @@ fn the_sentence_names_the_statements_whose_rows_differ_and_the_share_that_matche
 
 fn answers_n(count: u32) -> String {
     answers(1.0, count)
+}
+
+/// Rows compared without refusals: matched when the counts are equal.
+pub(crate) fn rows(baseline: u64, candidate: u64) -> RowsCompared {
+    RowsCompared {
+        baseline_rows: baseline,
+        candidate_rows: candidate,
+        baseline_failed: 0,
+        candidate_failed: 0,
+        matched: baseline == candidate,
+    }
 }
