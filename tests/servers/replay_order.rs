@@ -16,6 +16,9 @@ use common::pg_cluster::PrivateCluster;
 use common::{corescale, read_json, required};
 
 const SPEEDS: [&str; 3] = ["1", "8", "32"];
+/// Half the captured pace: the replays whose rows are compared keep up on a busy host
+/// (beside the suite's other tests, 1x fell behind with p99 2.9 s once).
+const SLOW: &str = "0.5";
 
 /// What pgbench's tables hold, summed: history rows, their deltas, and the three balances.
 const STATE: &str = "SELECT (SELECT count(*) FROM pgbench_history)::text || ' ' || \
@@ -160,7 +163,7 @@ fn two_replays_compared_name_the_statements_whose_rows_diverged() {
         ("missing", missing.as_str()),
         ("unlogged", "DROP TABLE pgbench_history"),
     ]
-    .map(|clone| replayed(&cluster, &file, clone, "1"));
+    .map(|clone| replayed(&cluster, &file, clone, SLOW));
     let (text, analysis) = common::reported(&runs.each_ref().map(PathBuf::as_path));
     let comparison = |candidate: &str| {
         (analysis["statements"].as_array().unwrap().iter())
@@ -174,10 +177,15 @@ fn two_replays_compared_name_the_statements_whose_rows_diverged() {
             .map(|one| one["text"].as_str().unwrap().to_string())
             .collect()
     };
+    // Each replay sent every statement: the rows of each fingerprint are compared.
+    for run in &runs {
+        let rate = &read_json(run)["levels"][0]["latency"]["rate"];
+        assert_eq!(rate["sent"], rate["due"], "{}: {rate}", run.display());
+    }
     // The migration's answer comes first: the first pair's, its rows matched.
     let answer = text.lines().next().unwrap();
     assert!(
-        answer.starts_with("Answer: again keeps the captured workload up to 1x (before: 1x); at 1x its statements are "),
+        answer.starts_with("Answer: again keeps the captured workload up to 0.5x (before: 0.5x); at 0.5x its statements are "),
         "{text}"
     );
     assert!(
@@ -185,7 +193,7 @@ fn two_replays_compared_name_the_statements_whose_rows_diverged() {
         "{text}"
     );
     assert_eq!(
-        analysis["answer"]["migration"]["speed"], 1.0,
+        analysis["answer"]["migration"]["speed"], 0.5,
         "{analysis:#}"
     );
     let again = comparison("again");
