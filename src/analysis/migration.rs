@@ -15,22 +15,23 @@ pub(crate) fn first_answer(
     open_loop: &[OpenLoopSeries],
     statements: &[StatementComparison],
 ) -> Option<Answer> {
-    let (logged, pairs): (Vec<StatementComparison>, Vec<StatementComparison>) =
-        statements.iter().cloned().partition(|one| one.against_log);
-    answer(analysed, open_loop, &pairs)
+    // Sorted by speed within a pair: a pair's first is its lowest common speed.
+    let first = |against_log: bool| {
+        (statements.iter())
+            .find(|one| one.against_log == against_log)
+            .map(|compared| answer(analysed, open_loop, compared))
+    };
+    first(false)
         .or_else(|| super::searched::answer(analysed))
-        .or_else(|| answer(analysed, open_loop, &logged))
+        .or_else(|| first(true))
 }
 
-/// The answer for the first pair of replays compared statement by statement; None without
-/// one.
+/// The answer from one comparison of two replays (or of a replay and its log).
 pub(crate) fn answer(
     analysed: &[SeriesAnalysis],
     open_loop: &[OpenLoopSeries],
-    statements: &[StatementComparison],
-) -> Option<Answer> {
-    // Sorted by speed within a pair: the first is the pair's lowest common speed.
-    let compared = statements.first()?;
+    compared: &StatementComparison,
+) -> Answer {
     let kept = |name: &str| kept_speed(analysed, open_loop, name);
     let (kept_speed, baseline_kept_speed) = (
         kept(&compared.candidate),
@@ -50,7 +51,7 @@ pub(crate) fn answer(
         statements: compared.statements.len(),
         rows_matched: compared.rows_matched,
     };
-    Some(Answer {
+    Answer {
         sentence: sentence(compared, &migration),
         server: compared.candidate.clone(),
         against: compared.baseline.clone(),
@@ -65,7 +66,7 @@ pub(crate) fn answer(
         against_workers: None,
         why_not: None,
         migration: Some(migration),
-    })
+    }
 }
 
 /// The largest speed a replay kept: its search's kept speed where it searched (its unit is

@@ -494,7 +494,7 @@ impl StatementComparison {
         if let Some(said) = self.change_said() {
             text.push_str(&format!(
                 "; the statements' mean time, each weighted by its share of {}'s: {said}",
-                self.baseline_said()
+                self.baseline
             ));
         }
         text.push_str(&self.rows_said());
@@ -554,15 +554,6 @@ impl StatementComparison {
                 Some((one, name, figure))
             })
             .max_by(|a, b| a.2.ratio.total_cmp(&b.2.ratio))
-    }
-
-    /// The baseline as a sentence names it: a series, or the captured log's durations.
-    pub fn baseline_said(&self) -> &str {
-        if self.against_log {
-            "the captured log"
-        } else {
-            &self.baseline
-        }
     }
 
     /// The workload-wide change in words: "31% faster [26, 36]", "within the noise: 2%

@@ -71,11 +71,11 @@ impl<T: OnOneDatabase> ServerWorkload for T {
 /// process, or PostgreSQL's postmaster with its sessions' backends, live and ended. A replay
 /// reads it around a level, so its own busy server is not taken for other work.
 pub(crate) fn server_tree_cpu_s(database: &dyn Database) -> Result<Option<f64>> {
+    if let Some(seconds) = server_process_cpu_s(database)? {
+        return Ok(Some(seconds));
+    }
     if !database.on_this_host() {
         return Ok(None);
-    }
-    if let Some(pid) = database.server_pid()? {
-        return Ok(process_cpu_seconds(pid));
     }
     Ok(database
         .server_main_pid()?

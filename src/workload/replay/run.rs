@@ -646,6 +646,8 @@ impl Workload for ReplayWorkload {
             total.add(tally);
         }
         let elapsed_s = totals.elapsed_s.max(f64::MIN_POSITIVE);
+        // Every lane's time over the level: what their waits are a share of.
+        let lanes_s = self.lanes.len().max(1) as f64 * elapsed_s;
         let per = |count: f64| count / elapsed_s;
         let failed: u64 = total.failures.iter().map(|(_, count)| count).sum();
         let left_out = &self.replay.left_out;
@@ -683,11 +685,9 @@ impl Workload for ReplayWorkload {
             client_cpu_s: totals.cpu_s,
             client_cpu_cores: totals.cpu_s / elapsed_s,
             client_cpus: std::thread::available_parallelism().map_or(1, usize::from) as f64,
-            sessions_waiting_share: total.waiting_s / (self.lanes.len().max(1) as f64 * elapsed_s),
+            sessions_waiting_share: total.waiting_s / lanes_s,
             busiest_session_waiting_share: total.busiest_waiting_s / elapsed_s,
-            sessions_starved_share: total
-                .starved_s
-                .map(|starved| starved / (self.lanes.len().max(1) as f64 * elapsed_s)),
+            sessions_starved_share: total.starved_s.map(|starved| starved / lanes_s),
         };
         let mut recorded = crate::workload::figures::FigureSet::figures(&figures);
         recorded.extend(self.fingerprint_figures(&total));

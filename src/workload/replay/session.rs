@@ -186,7 +186,8 @@ pub(crate) struct ReplaySessionJob {
     fresh: bool,
     /// The level's commits as answered (None: `--synchronize none`).
     commits: Option<Arc<CommitBoard>>,
-    /// The window being replayed, counted from 1: the board's marks carry it.
+    /// The window being replayed, counted from 1 (each window moves it on): the board's
+    /// marks carry it.
     window: u32,
     /// When waits for commits end: once the level's end has passed, an open transaction
     /// is finished without them.
@@ -230,7 +231,7 @@ impl ReplaySessionJob {
             rewound: false,
             fresh: true,
             commits,
-            window: 0,
+            window: 1,
             waits_end: None,
             run_delay: None,
             session_failed: false,
@@ -257,8 +258,7 @@ impl ReplaySessionJob {
         self.next += 1;
         self.fresh = false;
         if let Some(board) = &self.commits
-            && board.wait(self.window.max(1), statement.order.after, self.waits_end)
-                == Waited::GaveUp
+            && board.wait(self.window, statement.order.after, self.waits_end) == Waited::GaveUp
         {
             self.tally.out_of_order += 1;
         }
@@ -269,16 +269,15 @@ impl ReplaySessionJob {
         };
         let answered = self.clock.elapsed();
         if let (Some(board), Some(number)) = (&self.commits, statement.order.commit) {
-            board.answered(self.window.max(1), number);
+            board.answered(self.window, number);
         }
         self.clock.answered(due, sent, answered);
         self.tally.sent += 1;
-        self.tally.waiting_s += answered.saturating_sub(sent).as_secs_f64();
+        let service = answered.saturating_sub(sent);
+        self.tally.waiting_s += service.as_secs_f64();
         match outcome {
             Ok(answer) => {
-                self.tally
-                    .times
-                    .record(statement.fingerprint, answered.saturating_sub(sent));
+                self.tally.times.record(statement.fingerprint, service);
                 self.tally
                     .answered(statement.fingerprint, Some(answer.rows()));
             }
