@@ -747,25 +747,30 @@ fn replay(
     allow_writes: bool,
     json: &std::path::Path,
 ) {
-    let mut command = corescale();
-    command
-        .env("CORESCALE_TEST_PREFLIGHT", "100ms")
-        .args([
-            "run",
-            "replay",
-            "--target",
-            target,
-            "--speed",
-            speeds,
-            "--capture",
-        ])
-        .arg(capture)
-        .arg("-o")
-        .arg(json);
+    let mut options = vec!["--speed", speeds];
     if allow_writes {
-        command.arg("--allow-writes");
+        options.push("--allow-writes");
     }
-    let done = command.output().unwrap();
+    run_replay(target, capture, &options, json);
+}
+
+/// `corescale run replay` of `capture` on `target` with `options`, its result in `json`; it
+/// must succeed.
+pub(crate) fn run_replay(
+    target: &str,
+    capture: &std::path::Path,
+    options: &[&str],
+    json: &std::path::Path,
+) {
+    let done = corescale()
+        .env("CORESCALE_TEST_PREFLIGHT", "100ms")
+        .args(["run", "replay", "--target", target, "--capture"])
+        .arg(capture)
+        .args(options)
+        .arg("-o")
+        .arg(json)
+        .output()
+        .unwrap();
     assert!(
         done.status.success(),
         "{}",

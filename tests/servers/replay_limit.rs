@@ -7,7 +7,7 @@
 use std::time::Duration;
 
 use crate::common;
-use crate::replay::{capture, start_logging_cluster};
+use crate::replay::{capture, run_replay, start_logging_cluster};
 use crate::replay_order::{logged_pgbench, url};
 
 use common::quota_group::QuotaGroup;
@@ -62,27 +62,8 @@ fn a_lock_held_elsewhere_is_said_to_be_the_server_s_limit() {
     };
     std::thread::sleep(Duration::from_millis(300));
     let json = dir.path().join("locked.json");
-    let done = corescale()
-        .env("CORESCALE_TEST_PREFLIGHT", "100ms")
-        .args([
-            "run",
-            "replay",
-            "--allow-writes",
-            "--target",
-            &target,
-            "--capture",
-        ])
-        .arg(&file)
-        .arg("-o")
-        .arg(&json)
-        .output()
-        .unwrap();
+    run_replay(&target, &file, &["--allow-writes"], &json);
     holder.join().unwrap();
-    assert!(
-        done.status.success(),
-        "{}",
-        String::from_utf8_lossy(&done.stderr)
-    );
     let said = finding(&json);
     assert!(said.contains("fell behind at 1x"), "{said}");
     assert!(

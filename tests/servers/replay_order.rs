@@ -8,12 +8,12 @@
 //! the statements whose rows diverged: a clone missing one account the run updated.
 
 use crate::common;
-use crate::replay::{capture, pgbench, start_logging_cluster};
+use crate::replay::{capture, pgbench, run_replay, start_logging_cluster};
 
 use std::path::{Path, PathBuf};
 
 use common::pg_cluster::PrivateCluster;
-use common::{corescale, read_json, required};
+use common::{read_json, required};
 
 const SPEEDS: [&str; 3] = ["1", "8", "32"];
 /// Half the captured pace: the replays whose rows are compared keep up on a busy host
@@ -76,26 +76,8 @@ fn replayed(
         client.batch_execute(change).unwrap();
     }
     let json = file.with_file_name(format!("{clone}.json"));
-    let done = corescale()
-        .env("CORESCALE_TEST_PREFLIGHT", "100ms")
-        .args(["run", "replay", "--allow-writes", "--speed", speed])
-        .args([
-            "--target",
-            &url(cluster, clone),
-            "--label",
-            clone,
-            "--capture",
-        ])
-        .arg(file)
-        .arg("-o")
-        .arg(&json)
-        .output()
-        .unwrap();
-    assert!(
-        done.status.success(),
-        "{}",
-        String::from_utf8_lossy(&done.stderr)
-    );
+    let options = ["--allow-writes", "--speed", speed, "--label", clone];
+    run_replay(&url(cluster, clone), file, &options, &json);
     json
 }
 
