@@ -363,14 +363,24 @@ fn the_primary_alone_is_counted_in_the_clusters_nodes(url: &str, primary: &Priva
         answer["objective"].as_str().unwrap().starts_with("p99 <= "),
         "{answer}"
     );
-    // One series kept it at every level: a bound, the right way round, else a reason.
+    // One series kept it at every level: a bound, the right way round, else a reason. A
+    // series that kept it everywhere is a bound only where its largest throughput kept is
+    // its last level's (`beyond_largest`): where its capacity fell past a smaller level
+    // (two workers on this 2-core host, as here on a quiet host), the answer compares the
+    // best level each kept, naming both, with no bound.
     match answer["why_not"].as_str() {
         None => {
             assert!(answer["equivalent"].as_f64().unwrap() > 0.0, "{answer}");
-            assert!(
-                matches!(answer["bound"].as_str(), Some("at_least" | "at_most")),
-                "{answer}"
-            );
+            match answer["bound"].as_str() {
+                Some("at_least" | "at_most") => {}
+                None => assert!(
+                    answer["server_workers"].is_u64()
+                        && answer["against_workers"].is_u64()
+                        && sentence.contains(" workers against "),
+                    "{answer}"
+                ),
+                Some(other) => panic!("bound {other}: {answer}"),
+            }
             assert!(sentence.contains(" at p99 <= "), "{sentence}");
         }
         Some(_) => assert!(sentence.starts_with("At p99 <= "), "{sentence}"),
