@@ -144,7 +144,7 @@ fn sentence(compared: &StatementComparison, migration: &Migration) -> String {
     text.push_str(&rows_said(compared, migration));
     if compared.disturbed {
         text.push_str(
-            "; other processes took the client's CPUs during these replays: replay again on an idle host before quoting it",
+            "; these replays were disturbed, so each statement was judged by its p50 alone: replay again on an idle host before quoting it",
         );
     }
     text + "."

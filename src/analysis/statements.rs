@@ -225,7 +225,10 @@ pub struct StatementComparison {
     /// taken as independent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub weighted_interval: Option<[f64; 2]>,
-    /// Either level was judged disturbed: its verdicts may be the client host's.
+    /// Either level was judged disturbed: each statement's verdict is then its p50's alone,
+    /// since a disturbance (a stall, the hypervisor's steal) moves the tail of every
+    /// statement answered during it, which p99's interval, counting answers as independent,
+    /// takes for the server's.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub disturbed: bool,
     /// Refusals by SQLSTATE in both (each code either refused), and the captured sessions
@@ -501,7 +504,7 @@ impl StatementComparison {
         text.push_str(&self.errors_said());
         if self.disturbed {
             text.push_str(
-                "; other processes took the client's CPUs during these replays: the verdicts may be the host's, replay again on an idle one",
+                "; these replays were disturbed (see their levels' notes): the verdicts are p50's alone, as a disturbance moves every statement's tail; replay again on an idle host to judge p99",
             );
         }
         text + "."
@@ -520,6 +523,11 @@ impl StatementComparison {
     ) -> Option<Self> {
         let weighted_change = weigh(&mut statements)?;
         let weighted_interval = weighted_interval(&statements, weighted_change);
+        if disturbed {
+            for one in &mut statements {
+                one.verdict = one.p50.map_or(StatementVerdict::TooFew, |p50| p50.verdict);
+            }
+        }
         statements.sort_by(|a, b| {
             (a.verdict.cmp(&b.verdict)).then(b.share_of_time.total_cmp(&a.share_of_time))
         });
@@ -539,18 +547,21 @@ impl StatementComparison {
     }
 
     /// The regression with the largest ratio: the statement, which percentile and its
-    /// figure (p99's where it regressed, else p50's).
+    /// figure (p99's where it regressed and the replays were not disturbed, else p50's).
     pub fn worst_regression(&self) -> Option<(&StatementChange, &'static str, RatioFigure)> {
+        let p99_judged = !self.disturbed;
         (self.statements.iter())
             .filter(|one| one.verdict == StatementVerdict::Regressed)
             .filter_map(|one| {
-                let (name, figure) = [("p99", one.p99), ("p50", one.p50)].into_iter().find_map(
-                    |(name, figure)| {
-                        figure
-                            .filter(|figure| figure.verdict == StatementVerdict::Regressed)
-                            .map(|figure| (name, figure))
-                    },
-                )?;
+                let p99 = one.p99.filter(|_| p99_judged);
+                let (name, figure) =
+                    [("p99", p99), ("p50", one.p50)]
+                        .into_iter()
+                        .find_map(|(name, figure)| {
+                            figure
+                                .filter(|figure| figure.verdict == StatementVerdict::Regressed)
+                                .map(|figure| (name, figure))
+                        })?;
                 Some((one, name, figure))
             })
             .max_by(|a, b| a.2.ratio.total_cmp(&b.2.ratio))

@@ -275,3 +275,49 @@ pub(crate) fn rows(baseline: u64, candidate: u64) -> RowsCompared {
         matched: baseline == candidate,
     }
 }
+
+/// `count` answers as `answers` gives them, the last 3% of them `tail_ms` long.
+fn with_a_tail(ms: f64, tail_ms: f64, count: u32) -> String {
+    let mut times = ResponseTimes::per_statement();
+    for k in 0..count {
+        let spread = 0.9 + 0.2 * f64::from(k) / f64::from(count);
+        let tail = f64::from(k) >= 0.97 * f64::from(count);
+        let ms = if tail { tail_ms } else { ms * spread };
+        times.record(Duration::from_secs_f64(ms / 1e3));
+    }
+    times.encode()
+}
+
+#[test]
+fn a_disturbed_pair_is_judged_by_p50_alone() {
+    let tail_only = || {
+        change(
+            "fingerprint-1",
+            "SELECT 1".into(),
+            &answers(1.0, 3000),
+            &with_a_tail(1.0, 8.0, 3000),
+        )
+        .unwrap()
+    };
+    let judged = |disturbed| {
+        StatementComparison::of(("old", "new"), 1.0, vec![tail_only()], disturbed).unwrap()
+    };
+    let quiet = judged(false);
+    assert_eq!(quiet.statements[0].verdict, StatementVerdict::Regressed);
+    assert_eq!(quiet.worst_regression().unwrap().1, "p99");
+    // The same answers, a level disturbed: the tail a stall made is not the server's.
+    let disturbed = judged(true);
+    assert_eq!(disturbed.statements[0].verdict, StatementVerdict::Unchanged);
+    assert_eq!(
+        disturbed.statements[0].p99.unwrap().verdict,
+        StatementVerdict::Regressed,
+        "p99's own figure is kept for the table"
+    );
+    assert!(disturbed.worst_regression().is_none());
+    let said = disturbed.sentence();
+    assert!(
+        said.contains("0 of 1 statements regressed")
+            && said.contains("the verdicts are p50's alone"),
+        "{said}"
+    );
+}
