@@ -14,6 +14,7 @@ mod replay_attacks;
 mod replay_attacks_mariadb;
 mod replay_limit;
 mod replay_order;
+mod replay_rows_mariadb;
 mod replay_search;
 mod replay_statements;
 mod tables_own;

@@ -882,7 +882,7 @@ fn assert_replayed(
 /// A private MariaDB whose slow query log holds a sysbench oltp_read_only run of 60
 /// transactions paced at 20/s (and not its prepare). A count of transactions, not a time:
 /// on a busy host a 3 s run once did 47, too few for the test's 50 of each statement.
-fn sysbench_in_the_slow_log() -> common::mariadb::PrivateMariaDb {
+pub(crate) fn sysbench_in_the_slow_log() -> common::mariadb::PrivateMariaDb {
     use common::mariadb::PrivateMariaDb;
     use mysql::prelude::Queryable;
     let mut server = PrivateMariaDb::start("corescale-replay-", |dir| {
