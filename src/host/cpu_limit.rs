@@ -224,6 +224,17 @@ pub(crate) fn affinity_cpus() -> Option<usize> {
     (count > 0).then_some(count)
 }
 
+/// The CPUs' worth of time this process may use: its quota where one is set (0.2, where
+/// `available_parallelism` rounds up to 1), else its affinity's and cpuset's count.
+pub fn usable_cpus() -> f64 {
+    let logical = std::thread::available_parallelism().map_or(1, usize::from);
+    read(&FsRoot::new("/"), logical).map_or(logical as f64, |limit| {
+        (limit.quota_cpus)
+            .unwrap_or(f64::INFINITY)
+            .min(limit.effective_cpus as f64)
+    })
+}
+
 /// The limits on this process's CPUs below the host's `logical` CPUs; None when nothing is
 /// known beyond them.
 pub fn read(root: &FsRoot, logical: usize) -> Option<CpuLimit> {

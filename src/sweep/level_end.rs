@@ -2,8 +2,6 @@
 //! server rates, its response times, and the verdict on the other load beside it.
 
 use anyhow::Result;
-use nix::sched::{CpuSet, sched_getaffinity};
-use nix::unistd::Pid;
 
 use super::server_sampler::{ServerReading, add_server_rates};
 use super::settings::LevelSettings;
@@ -118,11 +116,7 @@ fn interference(
                 .is_some_and(|server| server.local_server())
         })
         .map_or(0.0, |seconds| seconds / level.elapsed_s.max(1e-9));
-    let allowed_cpus = sched_getaffinity(Pid::from_raw(0)).map_or(0, |set| {
-        (0..CpuSet::count())
-            .filter(|cpu| set.is_set(*cpu).unwrap_or(false))
-            .count()
-    });
+    let allowed_cpus = cpu_limit::affinity_cpus().unwrap_or(0);
     // A campaign's other parts here: their CPU time, and as many runnable tasks on average
     // as the CPUs they kept busy, plus a local server's thread for each of their sessions
     // (as for this part's own: each part runs as many sessions as this one).

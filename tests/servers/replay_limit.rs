@@ -138,4 +138,7 @@ fn a_client_held_to_a_fifth_of_a_cpu_is_said_to_be_the_limit() {
     let said = finding(&json);
     assert!(said.contains("fell behind at 32x"), "{said}");
     assert!(said.contains("; the client was the limit"), "{said}");
+    // The quota is the CPU it may use, not the one CPU a thread count rounds it up to.
+    let figures = &read_json(&json)["levels"][0]["workload_figures"];
+    assert_eq!(figures["client_cpus"].as_f64(), Some(0.2), "{figures}");
 }

@@ -97,25 +97,39 @@ fn mariadb_a_deleted_row_is_named_for_the_statements_that_read_it() {
     let dir = tempfile::tempdir().unwrap();
     let capture = dir.path().join("slow.capture");
     crate::replay::capture(&server.path("slow.log"), &capture);
-    let replays = [("before", "sbtest"), ("again", "sbtest"), ("deleted", "sbcopy")].map(
-        |(label, database)| {
-            let json = dir.path().join(format!("{label}.json"));
-            let target = format!("mysql://root@127.0.0.1:{}/{database}", server.port);
-            run_replay(&target, &capture, &["--speed", "1", "--label", label], &json);
-            json
-        },
-    );
+    let replays = [
+        ("before", "sbtest"),
+        ("again", "sbtest"),
+        ("deleted", "sbcopy"),
+    ]
+    .map(|(label, database)| {
+        let json = dir.path().join(format!("{label}.json"));
+        let target = format!("mysql://root@127.0.0.1:{}/{database}", server.port);
+        run_replay(
+            &target,
+            &capture,
+            &["--speed", "1", "--label", label],
+            &json,
+        );
+        json
+    });
     let (text, analysis) = common::reported(&replays.each_ref().map(|json| json.as_path()));
 
     let (kinds, compared) = diverged(&analysis, "again");
-    assert!(kinds.is_empty() && compared == 5, "{kinds:?} of {compared}\n{text}");
+    assert!(
+        kinds.is_empty() && compared == 5,
+        "{kinds:?} of {compared}\n{text}"
+    );
     assert!(
         text.contains("again against before, replaying one capture at 1x: ")
             && text.contains("; rows and outcome matched for every statement compared"),
         "{text}"
     );
     // The finding, for the docs (--nocapture).
-    if let Some(finding) = text.lines().find(|line| line.starts_with("- deleted against before")) {
+    if let Some(finding) = text
+        .lines()
+        .find(|line| line.starts_with("- deleted against before"))
+    {
         eprintln!("{finding}");
     }
     let (kinds, compared) = diverged(&analysis, "deleted");

@@ -56,10 +56,12 @@ pub(super) fn behind_because(level: &PacedLevel) -> String {
     }
 }
 
-/// "the 1 CPU it may use", "the 2 CPUs it may use".
+/// "the 1 CPU it may use", "the 2 CPUs it may use", "the 0.2 CPU it may use" (a quota).
 fn may_use(cpus: f64) -> String {
-    let plural = if (cpus - 1.0).abs() < 0.5 { "" } else { "s" };
-    format!("the {cpus:.0} CPU{plural} it may use")
+    let plural = if cpus > 1.0 { "s" } else { "" };
+    let count = format!("{cpus:.2}");
+    let count = count.trim_end_matches('0').trim_end_matches('.');
+    format!("the {count} CPU{plural} it may use")
 }
 
 /// A client whose CPU time reached this share of the CPUs it may use was short of CPU.

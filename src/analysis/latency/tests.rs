@@ -527,6 +527,14 @@ fn a_replay_that_fell_behind_says_whether_the_server_or_the_client_held_it() {
         ),
         "{client}"
     );
+    // A cgroup's quota of a fifth of a CPU, not the one CPU it rounds up to.
+    let quota = behind_with(0.9, 0.7, 0.19, 0.2);
+    assert!(
+        quota.ends_with(
+            "; the client was the limit: its CPU was busy 0.19 of the 0.2 CPU it may use."
+        ),
+        "{quota}"
+    );
     let sending = behind_with(0.2, 0.1, 0.3, 2.0);
     assert!(
         sending.contains(

@@ -684,7 +684,7 @@ impl Workload for ReplayWorkload {
             server_pio_per_s: per(after.pio - before.pio),
             client_cpu_s: totals.cpu_s,
             client_cpu_cores: totals.cpu_s / elapsed_s,
-            client_cpus: std::thread::available_parallelism().map_or(1, usize::from) as f64,
+            client_cpus: crate::host::cpu_limit::usable_cpus(),
             sessions_waiting_share: total.waiting_s / lanes_s,
             busiest_session_waiting_share: total.busiest_waiting_s / elapsed_s,
             sessions_starved_share: total.starved_s.map(|starved| starved / lanes_s),
