@@ -149,14 +149,14 @@ pub(crate) fn answer(series: &[SeriesAnalysis]) -> Option<Answer> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::latency::{PercentileInterval, Verdict};
     use crate::result::search::{ObjectiveCheck, ProbeRecord, SearchStop};
 
     /// A probe at `rate` whose p99 was `p99_ms` (a narrow interval around it), judged
     /// against 5 ms.
-    fn probe(rate: f64, p99_ms: f64) -> ProbeRecord {
+    pub(crate) fn probe(rate: f64, p99_ms: f64) -> ProbeRecord {
         let verdict = if p99_ms <= 5.0 {
             Verdict::Kept
         } else {
@@ -186,7 +186,7 @@ mod tests {
         }
     }
 
-    fn searched(
+    pub(crate) fn searched(
         name: &str,
         probes: Vec<ProbeRecord>,
         nodes: Option<usize>,

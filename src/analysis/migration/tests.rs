@@ -98,3 +98,31 @@ fn a_replay_that_fell_behind_at_once_is_said_so_and_no_pair_gives_no_answer() {
     );
     assert_eq!(first_answer(&[], &open_loop, &[]), None);
 }
+
+#[test]
+fn where_both_searched_the_answer_quotes_the_largest_speed_each_kept() {
+    use crate::analysis::searched::tests::{probe, searched};
+    let replay_search = |name: &str, kept: f64| {
+        let mut series = searched(name, vec![probe(kept, 4.0), probe(kept * 1.1, 6.0)], None);
+        let search = series.search.as_mut().unwrap();
+        search.unit = "x the captured pace".into();
+        search.kept_rate = Some(kept);
+        series
+    };
+    let analysed =
+        crate::analysis::study::analyse(vec![replay_search("old", 2.5), replay_search("new", 5.5)])
+            .series;
+    // Their levels at set speeds reach only 1x: the searches went further.
+    let open_loop = [replay("old", 3.0, &[1.0]), replay("new", 6.0, &[1.0])];
+    let answered = answer(&analysed, &open_loop, &compared(false));
+    let migration = answered.migration.as_ref().unwrap();
+    assert_eq!(
+        (migration.kept_speed, migration.baseline_kept_speed),
+        (Some(5.5), Some(2.5))
+    );
+    assert!(
+        (answered.sentence).starts_with("new keeps the captured workload up to 5.5x (old: 2.5x)"),
+        "{}",
+        answered.sentence
+    );
+}
