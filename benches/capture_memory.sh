@@ -10,34 +10,7 @@ SESSIONS=${SESSIONS:-200}
 cargo build --release --quiet
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-python3 - "$work/big.csv" "$SIZE_MB" "$SESSIONS" <<'PY'
-import sys, datetime
-path, size_mb, sessions = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
-limit = size_mb << 20
-start = datetime.datetime(2026, 11, 29, 8, 0, 0)
-statements = [
-    ('UPDATE pgbench_accounts SET abalance = abalance + $1 WHERE aid = $2;', 2),
-    ('SELECT abalance FROM pgbench_accounts WHERE aid = $1', 1),
-    ('UPDATE pgbench_tellers SET tbalance = tbalance + $1 WHERE tid = $2;', 2),
-    ('INSERT INTO pgbench_history (tid, bid, aid, delta, mtime) VALUES ($1, $2, $3, $4, CURRENT_TIMESTAMP);', 4),
-]
-written = 0
-line = 0
-with open(path, "w") as out:
-    tick = 0
-    while written < limit:
-        for session in range(sessions):
-            tick += 1
-            at = (start + datetime.timedelta(microseconds=tick * 50)).strftime("%Y-%m-%d %H:%M:%S.%f")[:-3] + " UTC"
-            sid = "6b0be61f.%x" % (session + (tick // 100000) * sessions)
-            sql, count = statements[tick % len(statements)]
-            params = ", ".join("$%d = '%d'" % (n + 1, (tick * 7919 + n) % 100000) for n in range(count))
-            row = '%s,"app","shop",%d,"[local]",%s,%d,"UPDATE",2026-11-29 08:00:00 UTC,3/1,0,LOG,00000,"execute P_%d: %s","parameters: %s",,,,,,,,"pgbench","client backend",,0\n' % (
-                at, 1000 + session, sid, tick, tick % 4, sql, params)
-            out.write(row)
-            written += len(row)
-print("made %.0f MB" % (written / 2**20))
-PY
+python3 benches/common/pg_csvlog.py "$work/big.csv" "$SIZE_MB" "$SESSIONS"
 python3 - "$PWD/target/release/corescale" "$work/big.csv" "$work/big.capture" <<'PY'
 import os, resource, subprocess, sys, time
 began = time.monotonic()

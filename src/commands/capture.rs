@@ -154,7 +154,7 @@ fn progress_bar(total: u64, quiet: bool) -> ProgressBar {
     let bar = ProgressBar::new(total);
     bar.set_style(
         ProgressStyle::with_template(
-            "{spinner} [{elapsed_precise}] {bar:30} {bytes}/{total_bytes}  ETA {eta}",
+            "{spinner} [{elapsed_precise}] {bar:30} {bytes}/{total_bytes} at {bytes_per_sec}  ETA {eta}",
         )
         .expect("the progress template is valid"),
     );
