@@ -32,7 +32,7 @@ def rank(values, percentile):
 def run_pgbench(script, clients):
     for old in glob.glob(f"{work}/log.*"):
         os.remove(old)
-    output, cpu, user = child_cpu([pgbench, "-n", "-M", "prepared", "-f", f"{work}/{script}.sql",
+    output, cpu, user, _ = child_cpu([pgbench, "-n", "-M", "prepared", "-f", f"{work}/{script}.sql",
                              "-D", "scale=1", "-c", str(clients), "-j", str(clients), "-T", seconds,
                              "-l", "--log-prefix", f"{work}/log", url])
     tps = float(next(line for line in output.splitlines() if line.startswith("tps = ")).split()[2])

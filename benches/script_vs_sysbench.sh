@@ -6,7 +6,8 @@
 # transactions per second (target: corescale within 10% of sysbench, median of rounds),
 # client CPU per transaction (each tool's whole process, from the kernel's accounting, and
 # its user-space part) and
-# p50/p99 (sysbench's from its --histogram rows, corescale's from its histograms). Needs a
+# p50/p99 (sysbench's from its --histogram rows, corescale's from its histograms) and peak
+# memory (GNU time's; target at 8 clients: corescale at most 1.5x sysbench). Needs a
 # MySQL/MariaDB URL in CORESCALE_TEST_MYSQL and sysbench on PATH; works in a database of its
 # own, dropped at the end.
 set -euo pipefail
@@ -53,7 +54,7 @@ def rank(pairs, percentile):
             return value
 
 def run_sysbench(clients):
-    output, cpu, user_cpu = child_cpu(["sysbench", "oltp_point_select", f"--mysql-host={host}",
+    output, cpu, user_cpu, peak = child_cpu(["sysbench", "oltp_point_select", f"--mysql-host={host}",
                              f"--mysql-port={port}", f"--mysql-user={user}", f"--mysql-db={database}",
                              "--tables=1", "--table-size=10000", "--point-selects=1",
                              "--rand-type=uniform", f"--threads={clients}", f"--time={seconds}",
@@ -62,10 +63,11 @@ def run_sysbench(clients):
     done = int(next(l for l in lines if l.strip().startswith("transactions:")).split()[1])
     tps = float(next(l for l in lines if l.strip().startswith("transactions:")).split("(")[1].split()[0])
     rows = [(float(l.split("|")[0]), int(l.split()[-1])) for l in lines if "|" in l and l.split("|")[0].strip()[:1].isdigit()]
-    return tps, cpu / done, rank(rows, 50), rank(rows, 99), user_cpu / done
+    return tps, cpu / done, rank(rows, 50), rank(rows, 99), user_cpu / done, peak
 
 def run_corescale(clients):
-    return corescale_script(url, f"{work}/point_select.sql", clients, seconds, work)
+    # --force: more sessions than 8 a CPU is the point of a footprint's 128.
+    return corescale_script(url, f"{work}/point_select.sql", clients, seconds, work, ["--force"])
 
 results = {}
 for _ in range(rounds):
@@ -75,12 +77,14 @@ for _ in range(rounds):
 
 print(f"median of {rounds} alternating rounds, {seconds} s each, point select by uniform random key")
 print("clients  sysbench tps  corescale tps  ratio  CPU us/xact sysbench  corescale  ratio"
-      "  user us/xact sysbench  corescale  p50 ms sysbench  corescale  p99 ms sysbench  corescale")
+      "  user us/xact sysbench  corescale  p50 ms sysbench  corescale  p99 ms sysbench  corescale"
+      "  peak MB sysbench  corescale  ratio")
 for clients in counts:
     theirs = [statistics.median(column) for column in zip(*results[(clients, "sysbench")])]
     ours = [statistics.median(column) for column in zip(*results[(clients, "corescale")])]
     print(f"{clients:7}  {theirs[0]:12.0f}  {ours[0]:13.0f}  {ours[0] / theirs[0]:5.2f}"
           f"  {1e6 * theirs[1]:20.1f}  {1e6 * ours[1]:9.1f}  {ours[1] / theirs[1]:5.2f}"
           f"  {1e6 * theirs[4]:21.1f}  {1e6 * ours[4]:9.1f}  {theirs[2]:15.3f}  {ours[2]:9.3f}"
-          f"  {theirs[3]:15.3f}  {ours[3]:9.3f}")
+          f"  {theirs[3]:15.3f}  {ours[3]:9.3f}  {theirs[5]:16.1f}  {ours[5]:9.1f}"
+          f"  {ours[5] / theirs[5]:5.2f}")
 PY

@@ -98,9 +98,8 @@ pub struct Summary {
 pub struct Writer {
     /// Buffered before the encoder: flate2 clears its 32 KiB output buffer on every write,
     /// which, record by record, was 60% of a capture's time.
-    encoder: std::io::BufWriter<
-        flate2::write::GzEncoder<std::io::BufWriter<tempfile::NamedTempFile>>,
-    >,
+    encoder:
+        std::io::BufWriter<flate2::write::GzEncoder<std::io::BufWriter<tempfile::NamedTempFile>>>,
     path: std::path::PathBuf,
 }
 
