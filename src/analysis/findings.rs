@@ -345,6 +345,21 @@ fn speed_clause(versus: &Versus) -> String {
     clause
 }
 
+/// A series' one level as it was measured: "4 workers, 1.01 K tps, latency average 3.96
+/// ms" (an imported tool's summary gives a mean only), or its p99 where one was measured.
+fn only_level(level: &super::model::LevelFigures, unit: &str) -> String {
+    let latency = match (&level.latency, level.figures.get("latency_average_ms")) {
+        (Some(latency), _) => format!(", p99 {} ms", significant(latency.response.p99_ms)),
+        (None, Some(mean)) => format!(", latency average {} ms", significant(*mean)),
+        (None, None) => String::new(),
+    };
+    format!(
+        "{}, {} {unit}{latency}",
+        workers_text(level.workers),
+        significant(level.capacity)
+    )
+}
+
 /// Where one series bends and saturates.
 fn scaling_sentence(series: &SeriesAnalysis) -> String {
     let name = series.name();
@@ -373,9 +388,10 @@ fn scaling_sentence(series: &SeriesAnalysis) -> String {
                 workers_text(knee.workers),
             )
         }
-        None if series.levels.len() == 1 => {
-            format!("{name} has one level only: no knee, speedup or fit can be measured")
-        }
+        None if series.levels.len() == 1 => format!(
+            "{name} has one level only ({}): no knee, speedup or fit can be measured",
+            only_level(&series.levels[0], unit)
+        ),
         None => format!(
             "{name} shows no clear knee over {} levels",
             series.levels.len()

@@ -180,13 +180,16 @@ fn verbose_traces_every_number_read_to_its_line() {
             "{line} {figure}: {trace}"
         );
     }
-    // Without --verbose, none.
+    // Without --verbose, none; the run's own rate and latency are stated all the same.
     corescale()
         .arg("report")
         .arg(&file)
         .assert()
         .success()
-        .stdout(contains("Numbers read").not());
+        .stdout(contains("Numbers read").not())
+        .stdout(contains(
+            "run has one level only (4 workers, 1.01 K tps, latency average 3.96 ms)",
+        ));
 }
 
 #[test]
