@@ -8,6 +8,8 @@ use super::model::{
 use super::noise::NOISY_JITTER;
 use crate::format::{significant, workers_text};
 
+mod price;
+
 /// At most this many findings are written, the answer among them.
 pub(crate) const MAX_FINDINGS: usize = 9;
 
@@ -27,8 +29,8 @@ pub(crate) fn findings(
     sentences.extend(series.iter().filter_map(limit_sentence));
     sentences.extend(series.iter().filter_map(superlinear_sentence));
     sentences.extend(series.iter().map(scaling_sentence));
-    sentences.extend(comparisons.iter().filter_map(cost_sentence));
-    sentences.extend(comparisons.iter().filter_map(price_sentence));
+    sentences.extend(comparisons.iter().filter_map(price::cost_sentence));
+    sentences.extend(comparisons.iter().filter_map(price::price_sentence));
     sentences.extend(series.iter().filter_map(fit_sentence));
     sentences.truncate(MAX_FINDINGS);
     sentences
@@ -464,54 +466,6 @@ fn scaling_sentence(series: &SeriesAnalysis) -> String {
     }
     sentence.push('.');
     sentence
-}
-
-/// On the NOPM axis, what each server's cost buys: its price per NOPM (an upper bound where
-/// its capacity is a lower one).
-fn price_sentence(comparison: &Comparison) -> Option<String> {
-    if comparison.unit != "NOPM" {
-        return None;
-    }
-    let prices: Vec<String> = comparison
-        .rows
-        .iter()
-        .filter_map(|row| {
-            let (cost, capacity) = (row.cost?, row.capacity_at_saturation?);
-            (capacity > 0.0).then_some(())?;
-            let (most, least) = if row.saturation_censored {
-                ("at most ", "at least ")
-            } else {
-                ("", "")
-            };
-            Some(format!(
-                "{} {most}{} ({} for {least}{} NOPM)",
-                row.name,
-                significant(cost / capacity),
-                cost,
-                significant(capacity)
-            ))
-        })
-        .collect();
-    (!prices.is_empty()).then(|| format!("Price per NOPM: {}.", prices.join("; ")))
-}
-
-fn cost_sentence(comparison: &Comparison) -> Option<String> {
-    let mut priced: Vec<(&ComparisonRow, f64)> = comparison
-        .rows
-        .iter()
-        .filter_map(|row| Some((row, row.capacity_per_cost?)))
-        .collect();
-    if priced.len() < 2 {
-        return None;
-    }
-    priced.sort_by(|a, b| b.1.total_cmp(&a.1));
-    let ((best, most), (worst, least)) = (priced[0], priced[priced.len() - 1]);
-    Some(format!(
-        "Per unit of cost, {} delivers the most capacity: {:.2}x that of {}.",
-        best.name,
-        most / least,
-        worst.name
-    ))
 }
 
 /// The recommended fit, in words; none when no fit describes the data.

@@ -181,7 +181,9 @@ fn without_tests(text: &str) -> String {
     while let Some(line) = lines.next() {
         if line.trim() == "#[cfg(test)]"
             && let Some(next) = lines.peek().map(|next| next.trim())
-            && (next.starts_with("mod ") || next.starts_with("pub mod "))
+            && (next.starts_with("mod ")
+                || next.starts_with("pub mod ")
+                || next.starts_with("pub(crate) mod "))
         {
             if next.ends_with(';') {
                 lines.next();
