@@ -10,6 +10,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 SIZE_MB=${SIZE_MB:-200}
 ROUNDS=${ROUNDS:-2}
+[ -x /usr/bin/time ] || { echo "needs GNU time at /usr/bin/time (apt-get install time)" >&2; exit 1; }
 command -v pgreplay >/dev/null || { echo "pgreplay is needed (Debian's package)"; exit 1; }
 cargo build --release --quiet
 work=$(mktemp -d)
@@ -18,17 +19,16 @@ for format in csv stderr json slow; do
     python3 benches/common/pg_csvlog.py "$work/log.$format" "$SIZE_MB" 200 "$format" >/dev/null
 done
 python3 - "$PWD/target/release/corescale" "$work" "$ROUNDS" <<'PY'
-import os, subprocess, sys
+import os, sys, time
+sys.path.insert(0, "benches")
+from beside import child_cpu
 corescale, work, rounds = sys.argv[1], sys.argv[2], int(sys.argv[3])
 
 def timed(command):
-    """Wall, CPU (user + system) seconds and peak resident MB, as GNU time measures them
-    (a forked Python's own memory would count in wait4's maximum before the exec)."""
-    figures = work + "/time"
-    subprocess.run(["/usr/bin/time", "-f", "%e %U %S %M", "-o", figures] + command,
-                   check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    wall, user, system, peak_kb = open(figures).read().split()[-4:]
-    return float(wall), float(user) + float(system), int(peak_kb) / 1024
+    """Wall and CPU (user + system) seconds and peak resident MB."""
+    began = time.monotonic()
+    _, cpu, _, peak = child_cpu(command)
+    return time.monotonic() - began, cpu, peak
 
 reads = {
     "csv": [("corescale", [corescale, "capture", "LOG", "-o", "OUT", "-q"]),

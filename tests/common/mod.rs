@@ -50,6 +50,14 @@ pub fn reported(runs: &[&Path]) -> (String, serde_json::Value) {
     (text, read_json(&analysis))
 }
 
+/// The statement-by-statement comparison of the replay labelled `candidate` (against the
+/// first replay of its capture) in a report's analysis.
+pub fn comparison_of<'a>(analysis: &'a Value, candidate: &str) -> &'a Value {
+    (analysis["statements"].as_array().unwrap().iter())
+        .find(|one| one["candidate"].as_str().unwrap().contains(candidate))
+        .unwrap_or_else(|| panic!("no comparison of {candidate}: {analysis:#}"))
+}
+
 /// The corescale binary built by cargo for this test run, its 1 s look at the host before
 /// a run shortened to 100 ms (`CORESCALE_TEST_PREFLIGHT`: a hundred runs need not wait a
 /// hundred seconds; the interference tests that judge the host use their own command).

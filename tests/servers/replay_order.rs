@@ -147,12 +147,6 @@ fn two_replays_compared_name_the_statements_whose_rows_diverged() {
     ]
     .map(|clone| replayed(&cluster, &file, clone, SLOW));
     let (text, analysis) = common::reported(&runs.each_ref().map(PathBuf::as_path));
-    let comparison = |candidate: &str| {
-        (analysis["statements"].as_array().unwrap().iter())
-            .find(|one| one["candidate"].as_str().unwrap().contains(candidate))
-            .unwrap_or_else(|| panic!("no comparison of {candidate}: {analysis:#}"))
-            .clone()
-    };
     let differing = |comparison: &serde_json::Value| -> Vec<String> {
         (comparison["statements"].as_array().unwrap().iter())
             .filter(|one| one["rows"]["matched"] == false)
@@ -178,11 +172,11 @@ fn two_replays_compared_name_the_statements_whose_rows_diverged() {
         analysis["answer"]["migration"]["speed"], 0.5,
         "{analysis:#}"
     );
-    let again = comparison("again");
-    assert_eq!(differing(&again), Vec::<String>::new(), "{text}");
+    let again = common::comparison_of(&analysis, "again");
+    assert_eq!(differing(again), Vec::<String>::new(), "{text}");
     assert_eq!(again["rows_matched"], 1.0, "{again:#}");
-    let gone = comparison("missing");
-    let mut named = differing(&gone);
+    let gone = common::comparison_of(&analysis, "missing");
+    let mut named = differing(gone);
     named.sort();
     assert_eq!(
         named,
@@ -206,7 +200,7 @@ fn two_replays_compared_name_the_statements_whose_rows_diverged() {
     );
     // Without the history table, each transaction's INSERT is refused, and the rest of its
     // transaction with it: errors by SQLSTATE, in every session that wrote.
-    let unlogged = comparison("unlogged");
+    let unlogged = common::comparison_of(&analysis, "unlogged");
     let errors = unlogged["errors"].as_array().unwrap();
     let codes: Vec<&str> = errors
         .iter()

@@ -28,11 +28,16 @@ fn kind(statement: &str) -> &'static str {
     }
 }
 
-/// The first `SELECT c FROM sbtest1 WHERE id=N` in the log: the row to delete.
+/// The row a point select (`SELECT c FROM sbtest1 WHERE id=N;`) read, if the line is one.
+fn point_select(line: &str) -> Option<u64> {
+    let id = line.strip_prefix("SELECT c FROM sbtest1 WHERE id=")?;
+    id.trim_end_matches(';').parse().ok()
+}
+
+/// The first row a point select read in the log: the row to delete.
 fn a_row_read_by_a_point_select(slow: &str) -> u64 {
     (slow.lines())
-        .find_map(|line| line.strip_prefix("SELECT c FROM sbtest1 WHERE id="))
-        .and_then(|rest| rest.trim_end_matches(';').parse().ok())
+        .find_map(point_select)
         .expect("a point select in the slow log")
 }
 
@@ -40,8 +45,8 @@ fn a_row_read_by_a_point_select(slow: &str) -> u64 {
 /// a range over it that returns rows (not SUM's one).
 fn kinds_that_read(slow: &str, id: u64) -> BTreeSet<&'static str> {
     let touches = |line: &str| {
-        if let Some(rest) = line.strip_prefix("SELECT c FROM sbtest1 WHERE id=") {
-            return rest.trim_end_matches(';').parse() == Ok(id);
+        if let Some(read) = point_select(line) {
+            return read == id;
         }
         let bounds: Vec<u64> = (line.split("BETWEEN ").nth(1).unwrap_or_default())
             .split([' ', ';'])
@@ -59,9 +64,7 @@ fn kinds_that_read(slow: &str, id: u64) -> BTreeSet<&'static str> {
 /// The kinds of statement the comparison of `candidate` found rows differing for, and how
 /// many it compared.
 fn diverged(analysis: &serde_json::Value, candidate: &str) -> (BTreeSet<&'static str>, usize) {
-    let comparison = (analysis["statements"].as_array().unwrap().iter())
-        .find(|comparison| comparison["candidate"] == candidate)
-        .unwrap_or_else(|| panic!("no comparison of {candidate}: {analysis:#}"));
+    let comparison = common::comparison_of(analysis, candidate);
     let sysbench: Vec<&serde_json::Value> = (comparison["statements"].as_array().unwrap())
         .iter()
         .filter(|one| one["text"].as_str().unwrap().contains("sbtest1"))

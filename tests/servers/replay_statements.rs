@@ -98,14 +98,7 @@ fn replayed(cluster: &PrivateCluster, captured: &Path, database: &str, dir: &Pat
 
 /// Each statement's (verdict, text) in the comparison of `candidate` against `before`.
 fn verdicts(analysis: &serde_json::Value, candidate: &str) -> Vec<(String, String)> {
-    let comparison = (analysis["statements"].as_array().unwrap().iter())
-        .find(|comparison| {
-            comparison["candidate"]
-                .as_str()
-                .unwrap()
-                .contains(candidate)
-        })
-        .unwrap_or_else(|| panic!("no comparison of {candidate}: {analysis:#}"));
+    let comparison = common::comparison_of(analysis, candidate);
     assert!(comparison["baseline"].as_str().unwrap().contains("before"));
     (comparison["statements"].as_array().unwrap().iter())
         .map(|one| {
